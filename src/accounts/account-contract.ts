@@ -1,0 +1,60 @@
+import { z } from 'zod'
+import { timestamp, uuid } from '../contract/fields.ts'
+import { operation } from '../contract/operation.ts'
+
+export const accountMetadata = z.record(z.string(), z.unknown())
+
+export const accountCreated = z.object({
+  account_id: z.string(),
+  entity_id: z.string(),
+  account_number: z.string(),
+  country: z.string(),
+  created_at: timestamp,
+})
+export type AccountCreated = z.output<typeof accountCreated>
+
+export const accountSummary = z.object({
+  account_id: z.string(),
+  account_number: z.string(),
+  created_at: timestamp,
+  metadata: accountMetadata,
+})
+
+/** Integer cents as a decimal string (RULINGS, Money). */
+export const centsString = z.string().regex(/^-?\d+$/)
+
+export const accountDetails = z.object({
+  account_id: z.string(),
+  account_number: z.string(),
+  balance: centsString,
+  available_balance: centsString,
+  metadata: accountMetadata,
+})
+export type AccountDetails = z.output<typeof accountDetails>
+
+export const accountOperations = {
+  create: operation({
+    name: 'account_create',
+    subject: 'svc.account.<partner_id>.create',
+    permission: 'write',
+    summary: 'Open a further account for an approved entity.',
+    request: z.strictObject({ entity_id: uuid() }),
+    response: accountCreated,
+  }),
+  getByEntity: operation({
+    name: 'account_get_by_entity',
+    subject: 'svc.account.<partner_id>.get_by_entity',
+    permission: 'read',
+    summary: "An entity's accounts, oldest first.",
+    request: z.strictObject({ entity_id: uuid() }),
+    response: z.object({ entity_id: z.string(), accounts: z.array(accountSummary) }),
+  }),
+  getDetails: operation({
+    name: 'account_get_details',
+    subject: 'svc.account.<partner_id>.get_details',
+    permission: 'read',
+    summary: "One account's number, balances and metadata.",
+    request: z.strictObject({ account_id: uuid() }),
+    response: accountDetails,
+  }),
+}

@@ -1,0 +1,118 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { Clock } from '../clock.ts'
+import { luhnCheckDigit } from '../contract/fields.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import type { AccountsTable, Database } from '../db/schema.ts'
+import type { EntityRow, EntityService } from '../entities/entity-service.ts'
+import { Invalid, NotFound, Unavailable } from '../errors.ts'
+import type { AccountCreated, AccountDetails } from './account-contract.ts'
+
+export type AccountRow = Selectable<AccountsTable>
+
+export interface AccountNumberPool {
+  first: number
+  last: number
+}
+
+// Accounts belong to approved entities. Numbers come from a configured range
+// (`BANK_ACCOUNT_NUMBER_FIRST`..`_LAST`) through a database sequence, so every instance
+// draws from one pool without collisions; a Luhn check digit is appended so that a
+// mistyped account number is caught before money moves.
+export class AccountService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly entities: EntityService,
+    private readonly pool: AccountNumberPool,
+    private readonly defaultCountry: string,
+  ) {}
+
+  async create(partnerId: string, entityId: string): Promise<AccountCreated> {
+    return this.db.transaction().execute(async (trx) => {
+      const entity = await this.entities.get(partnerId, entityId, trx)
+      if (entity.review_status !== 'approved') {
+        throw new Invalid('the entity is not approved yet (KYB/KYC pending or rejected)', [
+          { field: 'entity_id', message: 'entity is not approved' },
+        ])
+      }
+      return toCreated(await this.open(trx, entity, 'standard'))
+    })
+  }
+
+  /**
+   * Opens an account for an entity whose approval the caller has checked. The root
+   * entity's first account is the partner's pool account (interface.md).
+   */
+  async open(executor: Kysely<Database>, entity: EntityRow, kind: AccountRow['kind']): Promise<AccountRow> {
+    return executor
+      .insertInto('accounts')
+      .values({
+        id: randomUUID(),
+        partner_id: entity.partner_id,
+        entity_id: entity.id,
+        account_number: await this.nextAccountNumber(executor),
+        country: entity.country || this.defaultCountry,
+        kind,
+        metadata: JSON.stringify({ currency: 'ZAR', kind }),
+        created_at: this.clock.now(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+  }
+
+  async byEntity(partnerId: string, entityId: string) {
+    await this.entities.get(partnerId, entityId)
+    const rows = await this.list(entityId)
+    return {
+      entity_id: entityId,
+      accounts: rows.map((row) => ({
+        account_id: row.id,
+        account_number: row.account_number,
+        created_at: formatTimestamp(row.created_at),
+        metadata: row.metadata,
+      })),
+    }
+  }
+
+  async list(entityId: string, executor: Kysely<Database> = this.db): Promise<AccountRow[]> {
+    return executor.selectFrom('accounts').selectAll().where('entity_id', '=', entityId).orderBy('created_seq').execute()
+  }
+
+  /** The partner's account, or 404 whether it is missing or another partner's. */
+  async get(partnerId: string, accountId: string, executor: Kysely<Database> = this.db): Promise<AccountRow> {
+    const row = await executor
+      .selectFrom('accounts')
+      .selectAll()
+      .where('id', '=', accountId)
+      .where('partner_id', '=', partnerId)
+      .executeTakeFirst()
+    if (!row) throw new NotFound('account')
+    return row
+  }
+
+  async details(partnerId: string, accountId: string): Promise<AccountDetails> {
+    const row = await this.get(partnerId, accountId)
+    // No money moves yet in this version: balances are zero until the ledger exists.
+    return { account_id: row.id, account_number: row.account_number, balance: '0', available_balance: '0', metadata: row.metadata }
+  }
+
+  private async nextAccountNumber(executor: Kysely<Database>): Promise<string> {
+    const { rows } = await sql<{ value: string }>`select nextval('account_number_seq')::text as value`.execute(executor)
+    const offset = BigInt(rows[0]!.value) - 1n
+    const value = BigInt(this.pool.first) + offset
+    if (value > BigInt(this.pool.last)) throw new Unavailable('the account number pool is exhausted; the bank must widen it')
+    const body = value.toString().padStart(String(this.pool.last).length, '0')
+    return body + luhnCheckDigit(body)
+  }
+}
+
+function toCreated(row: AccountRow): AccountCreated {
+  return {
+    account_id: row.id,
+    entity_id: row.entity_id,
+    account_number: row.account_number,
+    country: row.country,
+    created_at: formatTimestamp(row.created_at),
+  }
+}

@@ -1,0 +1,123 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { sql } from 'kysely'
+import type { Clock } from './clock.ts'
+import type { Config } from './config.ts'
+import { allOperations } from './contract/index.ts'
+import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/database.ts'
+import type { Logger } from './logger.ts'
+import { createServices, type Services } from './services.ts'
+import { wrapEndpoint } from './transport/nats/endpoint.ts'
+import { endpointTable, unboundOperations } from './transport/nats/endpoint-table.ts'
+import { MicroService } from './transport/nats/micro.ts'
+
+export const serviceVersion = '0.1.0'
+
+export interface BankOptions {
+  config: Config
+  clock: Clock
+  log: Logger
+  natsUrl: string
+  /** PGlite directory override (tests use `memory://`). */
+  pgliteDir?: string
+  validateResponses?: boolean
+}
+
+export interface Bank {
+  services: Services
+  database: DatabaseHandle
+  nc: NatsConnection
+  micro: MicroService
+  /** The operator token created on first start, if this start created one. */
+  bootstrapToken: string | undefined
+  stop(): Promise<void>
+}
+
+// Starts one instance of the service: storage (with migrations), services, and the NATS
+// micro service in its queue group. Many instances may run against one PostgreSQL.
+export async function startBank(options: BankOptions): Promise<Bank> {
+  const { config, clock, log } = options
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
+    poolMax: config.dbPoolMax,
+  })
+  const services = createServices(database.db, clock, config)
+  const bootstrapToken = config.bootstrapOperator ? await bootstrapOperator(database, services, config, log) : undefined
+
+  const nc = await connect({
+    servers: options.natsUrl,
+    name: `${config.serviceName}-${process.pid}`,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 250,
+  })
+  void watchConnection(nc, log)
+
+  const micro = new MicroService(
+    nc,
+    { name: config.serviceName, version: serviceVersion, description: 'Partner banking service', queue: config.queueGroup },
+    (error) => log.error({ err: error }, 'endpoint wrapper fault'),
+  )
+  const table = endpointTable(services)
+  const missing = unboundOperations(table, allOperations())
+  if (missing.length > 0) throw new Error(`operations without a handler: ${missing.map((o) => o.name).join(', ')}`)
+  const deps = {
+    credentials: services.credentials,
+    entityPartner: (id: string) => services.entities.partnerOf(id),
+    log,
+    requestBytesMax: config.requestBytesMax,
+    validateResponses: options.validateResponses ?? false,
+  }
+  for (const entry of table) {
+    const op = entry.operation
+    micro.addEndpoint(op.name, op.subject.replace(/<(partner_id|entity_id)>/, '*'), wrapEndpoint(entry, deps), {
+      permission: op.permission,
+    })
+  }
+  micro.start()
+  await nc.flush()
+  log.info({ storage: database.storage, nats: options.natsUrl, endpoints: table.length }, 'bank started')
+
+  let stopped: Promise<void> | undefined
+  return {
+    services,
+    database,
+    nc,
+    micro,
+    bootstrapToken,
+    stop: () =>
+      (stopped ??= (async () => {
+        await micro.stop(config.shutdownGraceMs)
+        await nc.drain().catch(() => nc.close())
+        await database.close()
+        log.info('bank stopped')
+      })()),
+  }
+}
+
+async function watchConnection(nc: NatsConnection, log: Logger): Promise<void> {
+  for await (const status of nc.status()) {
+    if (status.type === 'disconnect' || status.type === 'reconnect') log.warn({ nats: status.type }, 'NATS connection changed')
+  }
+}
+
+/**
+ * On the first start of a bank, create an operator credential and write it to
+ * `<data dir>/operator-token` (mode 0600) for the CLI. An advisory lock keeps two
+ * instances starting together from both creating one.
+ */
+async function bootstrapOperator(database: DatabaseHandle, services: Services, config: Config, log: Logger) {
+  const token = await database.db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(727001)`.execute(trx)
+    const exists = await trx.selectFrom('credentials').select('id').where('role', '=', 'operator').limit(1).executeTakeFirst()
+    if (exists) return undefined
+    return (await services.credentials.issue(trx, { partnerId: null, permissions: [], label: 'bootstrap' })).token
+  })
+  if (!token) return undefined
+  const file = path.join(config.dataDir, 'operator-token')
+  fs.mkdirSync(config.dataDir, { recursive: true })
+  fs.writeFileSync(file, `${token}\n`, { mode: 0o600 })
+  log.info({ file }, 'created the first operator credential; the CLI reads it from this file')
+  return token
+}

@@ -1,0 +1,137 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import { Invalid, NotFound, Unauthorized } from '../errors.ts'
+import type { Database } from '../db/schema.ts'
+import { permissions as allPermissions, type Permission } from '../contract/operation.ts'
+import { formatTimestamp } from '../contract/format.ts'
+
+// Credentials: a random bearer token shown once at creation. Only its SHA-256 is stored;
+// the token carries 256 random bits, so a fast unsalted hash is enough to make the stored
+// value useless to a thief, and it lets us find the row by hash in one indexed lookup.
+
+export interface Caller {
+  role: 'partner' | 'operator'
+  credentialId: string
+  partnerId: string | null
+  permissions: ReadonlySet<Permission>
+}
+
+export interface IssuedCredential {
+  id: string
+  token: string
+}
+
+export interface CredentialView {
+  id: string
+  partner_id: string | null
+  permissions: Permission[]
+  label: string
+  created_at: string
+  expires_at: string | null
+  revoked_at: string | null
+}
+
+const tokenPattern = /^(pbk|opk)_[A-Za-z0-9_-]{43}$/
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+export class CredentialStore {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async issue(
+    executor: Kysely<Database>,
+    input: { partnerId: string | null; permissions: readonly Permission[]; expiresAt?: Date | null; label?: string },
+  ): Promise<IssuedCredential> {
+    const role = input.partnerId === null ? 'operator' : 'partner'
+    const token = `${role === 'operator' ? 'opk' : 'pbk'}_${randomBytes(32).toString('base64url')}`
+    const id = randomUUID()
+    await executor
+      .insertInto('credentials')
+      .values({
+        id,
+        partner_id: input.partnerId,
+        role,
+        permissions: role === 'operator' ? '' : normalisePermissions(input.permissions).join(','),
+        token_hash: hashToken(token),
+        label: input.label ?? '',
+        created_at: this.clock.now(),
+        expires_at: input.expiresAt ?? null,
+      })
+      .execute()
+    return { id, token }
+  }
+
+  /** The caller a token stands for; any fault in the token is the same 401. */
+  async verify(token: string | undefined): Promise<Caller> {
+    if (!token || !tokenPattern.test(token)) throw new Unauthorized()
+    const row = await this.db
+      .selectFrom('credentials')
+      .select(['id', 'role', 'partner_id', 'permissions', 'expires_at', 'revoked_at'])
+      .where('token_hash', '=', hashToken(token))
+      .executeTakeFirst()
+    if (!row || row.revoked_at) throw new Unauthorized()
+    if (row.expires_at && row.expires_at.getTime() <= this.clock.now().getTime()) throw new Unauthorized()
+    return {
+      role: row.role,
+      credentialId: row.id,
+      partnerId: row.partner_id,
+      permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
+    }
+  }
+
+  async revoke(id: string): Promise<CredentialView> {
+    const row = await this.db
+      .updateTable('credentials')
+      .set({ revoked_at: this.clock.now() })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst()
+    if (row) return view(row)
+    const existing = await this.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst()
+    if (!existing) throw new NotFound('credential')
+    return view(existing)
+  }
+
+  async list(partnerId: string | null): Promise<CredentialView[]> {
+    let query = this.db.selectFrom('credentials').selectAll().orderBy('created_at').orderBy('id')
+    query = partnerId === null ? query.where('partner_id', 'is', null) : query.where('partner_id', '=', partnerId)
+    return (await query.execute()).map(view)
+  }
+
+  async operatorExists(): Promise<boolean> {
+    const row = await this.db.selectFrom('credentials').select('id').where('role', '=', 'operator').limit(1).executeTakeFirst()
+    return row !== undefined
+  }
+}
+
+function normalisePermissions(input: readonly Permission[]): Permission[] {
+  if (input.length === 0) throw Invalid.field('permissions', 'name at least one of read, write, payments')
+  return allPermissions.filter((p) => input.includes(p))
+}
+
+function view(row: {
+  id: string
+  partner_id: string | null
+  permissions: string
+  label: string
+  created_at: Date
+  expires_at: Date | null
+  revoked_at: Date | null
+}): CredentialView {
+  return {
+    id: row.id,
+    partner_id: row.partner_id,
+    permissions: row.permissions.split(',').filter(Boolean) as Permission[],
+    label: row.label,
+    created_at: formatTimestamp(row.created_at),
+    expires_at: row.expires_at ? formatTimestamp(row.expires_at) : null,
+    revoked_at: row.revoked_at ? formatTimestamp(row.revoked_at) : null,
+  }
+}

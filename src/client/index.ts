@@ -1,0 +1,5 @@
+export { BankClient, type BankClientOptions } from './bank-client.ts'
+export { OperatorClient } from './operator-client.ts'
+export { BankApiError, type ConnectionOptions } from './transport.ts'
+export { contract } from '../contract/index.ts'
+export type { Operation, RequestOf, ResponseOf, Permission } from '../contract/operation.ts'

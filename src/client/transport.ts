@@ -1,0 +1,76 @@
+import { connect, errors, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
+import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
+
+/** An error reply from the bank: the code, type, message and per-field details of RULINGS.md. */
+export class BankApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly type: string,
+    message: string,
+    readonly details: unknown[] = [],
+  ) {
+    super(message)
+    this.name = 'BankApiError'
+  }
+}
+
+export interface ConnectionOptions {
+  /** NATS server URL(s); ignored when `connection` is given. */
+  servers?: string | string[]
+  /** An existing NATS connection to share; the client will not close it. */
+  connection?: NatsConnection
+  token: string
+  /** How long to wait for a reply. */
+  timeoutMs?: number
+}
+
+const decoder = new TextDecoder()
+
+// The request/reply plumbing both clients share: one connection, the token header,
+// error replies turned into BankApiError.
+export class NatsApi {
+  private nc: Promise<NatsConnection> | undefined
+  private readonly ownsConnection: boolean
+
+  constructor(private readonly options: ConnectionOptions) {
+    this.ownsConnection = options.connection === undefined
+    if (options.connection) this.nc = Promise.resolve(options.connection)
+  }
+
+  async call<O extends Operation>(op: O, body: RequestOf<O>, subjectId?: string): Promise<ResponseOf<O>> {
+    const nc = await (this.nc ??= connect({ servers: this.options.servers ?? 'nats://127.0.0.1:4222', maxReconnectAttempts: -1 }))
+    const h = natsHeaders()
+    h.set('token', this.options.token)
+    let reply
+    try {
+      reply = await nc.request(subjectFor(op, subjectId), JSON.stringify(body ?? {}), {
+        timeout: this.options.timeoutMs ?? 10_000,
+        headers: h,
+      })
+    } catch (error) {
+      if (error instanceof errors.NoRespondersError) throw new BankApiError(503, 'unavailable', 'no bank instance is answering')
+      if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout', 'the bank did not answer in time')
+      throw error
+    }
+    const text = decoder.decode(reply.data)
+    const code = reply.headers?.get('Nats-Service-Error-Code')
+    if (code) {
+      const parsed = safeJson(text) as { error?: { code?: number; type?: string; message?: string; details?: unknown[] } }
+      const e = parsed?.error
+      throw new BankApiError(Number(code), e?.type ?? 'error', e?.message ?? reply.headers?.get('Nats-Service-Error') ?? '', e?.details ?? [])
+    }
+    return JSON.parse(text) as ResponseOf<O>
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection && this.nc) await (await this.nc).close()
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}

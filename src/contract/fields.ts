@@ -1,0 +1,97 @@
+import { z } from 'zod'
+import { countryCodes } from './countries.ts'
+
+// Field schemas shared by every contract. Each string has an upper bound so that no
+// request can make us store an unbounded value (TIGER_STYLE: a limit on everything).
+
+export const text_length_max = 200
+export const email_length_max = 254
+
+export const uuid = () => z.uuid({ error: 'must be a UUID' })
+
+export const text = (min = 1, max = text_length_max) =>
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .min(min, { error: min === 1 ? 'must not be empty' : `must be at least ${min} characters` })
+    .max(max, { error: `must be at most ${max} characters` })
+
+export const optionalText = (max = text_length_max) =>
+  z.string({ error: 'must be a string' }).trim().max(max, { error: `must be at most ${max} characters` })
+
+export const email = () =>
+  z
+    .string({ error: 'must be a string' })
+    .trim()
+    .max(email_length_max, { error: `must be at most ${email_length_max} characters` })
+    .pipe(z.email({ error: 'must be a valid e-mail address' }))
+
+export const country = () =>
+  z
+    .string({ error: 'must be a string' })
+    .refine((value) => countryCodes.has(value), { error: 'must be an ISO 3166 alpha-3 country code, e.g. ZAF' })
+
+/** `YYYY-MM-DDTHH:MM:SSZ` (fractions allowed), UTC, as interface.md writes entity dates. */
+export const utcTimestamp = () =>
+  z.iso.datetime({ error: 'must be a UTC timestamp like 2026-11-21T08:30:00Z' })
+
+/** ISO 8601 timestamp with any offset, or a plain date; used by user records. */
+export const isoTimestamp = () =>
+  z.union([z.iso.datetime({ offset: true }), z.iso.date()], {
+    error: 'must be an ISO 8601 timestamp like 1990-05-01T00:00:00Z',
+  })
+
+/** Responses: RFC 3339 in UTC. */
+export const timestamp = z.string()
+
+/** South African registration number YYYY/NNNNNN/NN written as 12 digits (RULINGS). */
+export const registrationNumber = () =>
+  z.string({ error: 'must be a string' }).regex(/^\d{12}$/, { error: 'must be 12 digits (YYYYNNNNNNNN, no slashes)' })
+
+export const branchCode = () => z.string({ error: 'must be a string' }).regex(/^\d{6}$/, { error: 'must be 6 digits' })
+
+/**
+ * A South African national identity number: YYMMDD SSSS C A Z, 13 digits whose first six
+ * are a real date and whose last is a Luhn check digit (RULINGS, Entities and users).
+ */
+export function isSouthAfricanIdNumber(value: string): boolean {
+  if (!/^\d{13}$/.test(value)) return false
+  const month = Number(value.slice(2, 4))
+  const day = Number(value.slice(4, 6))
+  if (month < 1 || month > 12 || day < 1) return false
+  // Any century: a 29 February is valid when some century makes the year a leap year.
+  const year2 = Number(value.slice(0, 2))
+  const daysIn = (year: number) => new Date(Date.UTC(year, month, 0)).getUTCDate()
+  if (day > Math.max(daysIn(1900 + year2), daysIn(2000 + year2))) return false
+  return luhnValid(value)
+}
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0
+  for (let i = 0; i < digits.length; i++) {
+    let digit = Number(digits[digits.length - 1 - i])
+    if (i % 2 === 1) {
+      digit *= 2
+      if (digit > 9) digit -= 9
+    }
+    sum += digit
+  }
+  return sum % 10 === 0
+}
+
+export function luhnCheckDigit(digitsWithoutCheck: string): string {
+  for (let d = 0; d <= 9; d++) if (luhnValid(digitsWithoutCheck + d)) return String(d)
+  throw new Error('unreachable: some check digit always fits')
+}
+
+export const addressSchema = z.strictObject({
+  address_line_1: text(),
+  address_line_2: optionalText().optional(),
+  city: optionalText().optional(),
+  state: optionalText().optional(),
+  postcode: optionalText(20).optional(),
+  country: country().optional(),
+})
+
+export const emptyRequest = z.strictObject({})
+export const emptyResponse = z.strictObject({})

@@ -1,0 +1,166 @@
+import { z } from 'zod'
+import {
+  addressSchema,
+  country,
+  email,
+  isSouthAfricanIdNumber,
+  optionalText,
+  registrationNumber,
+  text,
+  timestamp,
+  utcTimestamp,
+  uuid,
+} from '../contract/fields.ts'
+import { operation } from '../contract/operation.ts'
+
+const businessCreate = z.strictObject({
+  entity_type: z.literal('business'),
+  email: email(),
+  country: country(),
+  name: text(),
+  trading_name: text(),
+  registration_number: registrationNumber(),
+  tax_number: optionalText(30).optional(),
+})
+
+const personalCreate = z
+  .strictObject({
+    entity_type: z.literal('personal'),
+    email: email(),
+    country: country(),
+    name: text().optional(),
+    first_name: text(),
+    last_name: text(),
+    phone_number: text(1, 30),
+    gender: z.enum(['male', 'female', 'other'], { error: 'must be one of male, female, other' }),
+    date_of_birth: utcTimestamp(),
+    id_number: text(1, 30).regex(/^[A-Za-z0-9]+$/, { error: 'must be letters and digits only' }),
+    id_type: z.enum(['National', 'Passport'], { error: 'must be National or Passport' }),
+    id_issue_date: utcTimestamp(),
+    id_issue_expiry_date: utcTimestamp().optional(),
+    city: optionalText().optional(),
+    residency: optionalText().optional(),
+    title: optionalText(30).optional(),
+    permit_number: optionalText(50).optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.id_type === 'National' && !isSouthAfricanIdNumber(value.id_number)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['id_number'],
+        message: 'must be a 13-digit South African ID number with a valid date and check digit',
+      })
+    }
+  })
+
+export const entityCreateRequest = z.discriminatedUnion('entity_type', [businessCreate, personalCreate], {
+  error: 'must be business or personal',
+})
+export type EntityCreateRequest = z.output<typeof entityCreateRequest>
+
+const addressResponse = z
+  .object({
+    address_line_1: z.string(),
+    address_line_2: z.string(),
+    city: z.string(),
+    state: z.string(),
+    postcode: z.string(),
+    country: z.string(),
+  })
+  .nullable()
+
+export const businessInfo = z.object({
+  id: z.string(),
+  date_created: timestamp,
+  name: z.string(),
+  trading_name: z.string(),
+  entity_type: z.literal('business'),
+  email: z.string(),
+  approved: z.boolean(),
+  address: addressResponse,
+})
+
+export const personalInfo = z.object({
+  id: z.string(),
+  date_created: timestamp,
+  name: z.string(),
+  entity_type: z.literal('personal'),
+  email: z.string(),
+  approved: z.boolean(),
+  first_name: z.string(),
+  last_name: z.string(),
+  phone_number: z.string(),
+  gender: z.string(),
+  date_of_birth: z.string(),
+  id_number: z.string(),
+  id_type: z.string(),
+  id_issue_date: z.string(),
+  id_issue_expiry_date: z.string(),
+  city: z.string(),
+  residency: z.string(),
+  title: z.string(),
+  permit_number: z.string(),
+  address: addressResponse,
+})
+
+export const entityInfo = z.union([businessInfo, personalInfo])
+export type EntityInfo = z.output<typeof entityInfo>
+
+export const entityListItem = z.object({
+  id: z.string(),
+  name: z.string(),
+  trading_name: z.string(),
+  registration_number: z.string(),
+  email: z.string(),
+  created_at: timestamp,
+  entity_type: z.enum(['Business', 'Personal']),
+  first_name: z.string(),
+  last_name: z.string(),
+  phone_number: z.string(),
+  gender: z.string(),
+  date_of_birth: timestamp,
+  id_number: z.string(),
+  id_type: z.string(),
+  id_issue_date: timestamp,
+  id_issue_expiry_date: timestamp,
+  city: z.string(),
+  residency: z.string(),
+  title: z.string(),
+  permit_number: z.string(),
+})
+export type EntityListItem = z.output<typeof entityListItem>
+
+export const entityOperations = {
+  create: operation({
+    name: 'entity_create',
+    subject: 'svc.entity.<partner_id>.create',
+    permission: 'write',
+    summary: 'Create a business or personal entity (a personal one also gets its single user).',
+    request: entityCreateRequest,
+    response: z.object({ id: z.string() }),
+  }),
+  info: operation({
+    name: 'entity_info',
+    subject: 'svc.entity.<partner_id>.info',
+    permission: 'read',
+    summary: 'Get one entity, with its stored address.',
+    request: z.strictObject({ entity_id: uuid() }),
+    response: entityInfo,
+  }),
+  list: operation({
+    name: 'entity_list',
+    subject: 'svc.entity.<partner_id>.list-entities',
+    permission: 'read',
+    summary: "List the caller's entities, oldest first.",
+    request: z.strictObject({}),
+    response: z.object({ entities: z.array(entityListItem) }),
+  }),
+  updateAddress: operation({
+    name: 'entity_update_address',
+    subject: 'svc.entity.<partner_id>.update_address',
+    permission: 'write',
+    summary: "Write (replace) an entity's address.",
+    request: addressSchema.extend({ entity_id: uuid() }),
+    response: z.strictObject({}),
+  }),
+}

@@ -1,0 +1,66 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { startBank } from './app.ts'
+import { systemClock } from './clock.ts'
+import { loadConfig } from './config.ts'
+import { createLogger } from './logger.ts'
+import {
+  canConnect,
+  findNatsServerBinary,
+  natsMissingMessage,
+  startNatsServer,
+  type PrivateNatsServer,
+} from './transport/nats/nats-server.ts'
+
+// Composition root: config → NATS (found or started) → bank → signals. Nothing else.
+const defaultNatsUrl = 'nats://127.0.0.1:4222'
+
+async function main(): Promise<void> {
+  const config = loadConfig()
+  const log = createLogger(config.logLevel)
+  fs.mkdirSync(config.dataDir, { recursive: true })
+  const natsUrlFile = path.join(config.dataDir, 'nats-url')
+
+  let privateNats: PrivateNatsServer | undefined
+  let natsUrl = config.natsUrl ?? defaultNatsUrl
+  if (!config.natsUrl && !(await canConnect(defaultNatsUrl))) {
+    const binary = findNatsServerBinary()
+    if (!binary) {
+      process.stderr.write(`${natsMissingMessage}\n`)
+      process.exit(2)
+    }
+    privateNats = await startNatsServer({ binary, storeDir: path.join(config.dataDir, 'nats') })
+    natsUrl = privateNats.url
+    log.info({ nats: natsUrl, binary }, 'no NATS server at the default address; started a private one')
+  }
+  // The CLI finds the server through this file when NATS_URL is not set.
+  fs.writeFileSync(natsUrlFile, `${natsUrl}\n`)
+
+  const bank = await startBank({ config, clock: systemClock, log, natsUrl })
+  if (bank.database.storage === 'pglite') {
+    log.warn('embedded PGlite storage: one process, no fsync (survives a crash, not a power cut); production runs on PostgreSQL (DATABASE_URL)')
+  }
+
+  let stopping = false
+  const shutdown = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info({ signal }, 'stopping: no new requests, finishing those in flight')
+    try {
+      await bank.stop()
+      await privateNats?.stop()
+      fs.rmSync(natsUrlFile, { force: true })
+      process.exit(0)
+    } catch (error) {
+      log.error({ err: error }, 'unclean stop')
+      process.exit(1)
+    }
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`partner bank failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})

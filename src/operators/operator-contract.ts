@@ -1,0 +1,131 @@
+import { z } from 'zod'
+import { accountSummary } from '../accounts/account-contract.ts'
+import { entityListItem } from '../entities/entity-contract.ts'
+import { country, email, registrationNumber, text, timestamp, uuid } from '../contract/fields.ts'
+import { operation, permissions } from '../contract/operation.ts'
+import { kycStatus, userRecord } from '../users/user-contract.ts'
+
+// The bank's side, which interface.md does not cover: operators onboard partners, issue
+// and revoke credentials and decide KYB/KYC, on `ops.` subjects with an operator credential.
+
+const credentialView = z.object({
+  id: z.string(),
+  partner_id: z.string().nullable(),
+  permissions: z.array(z.enum(['read', 'write', 'payments'])),
+  label: z.string(),
+  created_at: timestamp,
+  expires_at: timestamp.nullable(),
+  revoked_at: timestamp.nullable(),
+})
+
+const issuedCredential = z.object({ id: z.string(), token: z.string() })
+
+/** The longest a credential may be issued for: ten years. */
+export const credential_ttl_seconds_max = 10 * 365 * 24 * 3600
+
+export const operatorOperations = {
+  partnerCreate: operation({
+    name: 'ops_partner_create',
+    subject: 'ops.partner.create',
+    permission: 'operator',
+    summary: "Onboard a partner: its root business entity (pending KYB) and a first credential with every permission.",
+    request: z.strictObject({
+      name: text(),
+      email: email(),
+      registration_number: registrationNumber(),
+      trading_name: text(),
+      country: country().default('ZAF'),
+    }),
+    response: z.object({ partner_id: z.string(), root_entity_id: z.string(), credential: issuedCredential }),
+  }),
+  partnerList: operation({
+    name: 'ops_partner_list',
+    subject: 'ops.partner.list',
+    permission: 'operator',
+    summary: 'Every partner, oldest first.',
+    request: z.strictObject({}),
+    response: z.object({
+      partners: z.array(
+        z.object({ partner_id: z.string(), name: z.string(), email: z.string(), root_entity_id: z.string(), created_at: timestamp }),
+      ),
+    }),
+  }),
+  credentialCreate: operation({
+    name: 'ops_credential_create',
+    subject: 'ops.credential.create',
+    permission: 'operator',
+    summary: 'Issue a partner credential; the token is shown once and only its hash is kept.',
+    request: z.strictObject({
+      partner_id: uuid(),
+      permissions: z.array(z.enum(permissions as ['read', 'write', 'payments'], { error: 'must be read, write or payments' })).min(1, { error: 'name at least one permission' }),
+      expires_in_seconds: z.int({ error: 'must be a whole number of seconds' }).min(60).max(credential_ttl_seconds_max).optional(),
+      label: z.string().max(100).optional(),
+    }),
+    response: issuedCredential,
+  }),
+  credentialRevoke: operation({
+    name: 'ops_credential_revoke',
+    subject: 'ops.credential.revoke',
+    permission: 'operator',
+    summary: 'Revoke a credential at once.',
+    request: z.strictObject({ credential_id: uuid() }),
+    response: credentialView,
+  }),
+  credentialList: operation({
+    name: 'ops_credential_list',
+    subject: 'ops.credential.list',
+    permission: 'operator',
+    summary: "A partner's credentials (never their tokens).",
+    request: z.strictObject({ partner_id: uuid() }),
+    response: z.object({ credentials: z.array(credentialView) }),
+  }),
+  entityReview: operation({
+    name: 'ops_entity_review',
+    subject: 'ops.entity.review',
+    permission: 'operator',
+    summary: "Decide an entity's KYB/KYC; the first approval opens its first account (the pool account for a root entity).",
+    request: z
+      .strictObject({
+        entity_id: uuid(),
+        decision: z.enum(['approve', 'reject'], { error: 'must be approve or reject' }),
+        reason: text(1, 500).optional(),
+      })
+      .refine((r) => r.decision === 'approve' || r.reason !== undefined, { path: ['reason'], error: 'is required when rejecting' }),
+    response: z.object({
+      entity_id: z.string(),
+      review_status: z.enum(['pending', 'approved', 'rejected']),
+      approved: z.boolean(),
+      account: accountSummary.extend({ kind: z.string() }).nullable(),
+    }),
+  }),
+  entityList: operation({
+    name: 'ops_entity_list',
+    subject: 'ops.entity.list',
+    permission: 'operator',
+    summary: "A partner's entities with their review state.",
+    request: z.strictObject({ partner_id: uuid() }),
+    response: z.object({
+      entities: z.array(entityListItem.extend({ partner_id: z.string(), review_status: z.string(), is_root: z.boolean() })),
+    }),
+  }),
+  userKyc: operation({
+    name: 'ops_user_kyc',
+    subject: 'ops.user.kyc',
+    permission: 'operator',
+    summary: "Set a user's KYC state: pending (resubmitted), approved or rejected (with a reason).",
+    request: z.strictObject({
+      user_id: uuid(),
+      status: kycStatus.exclude(['not_started'], { error: 'must be pending, approved or rejected' }),
+      reason: text(1, 500).optional(),
+    }),
+    response: z.object({ user: userRecord }),
+  }),
+  accountList: operation({
+    name: 'ops_account_list',
+    subject: 'ops.account.list',
+    permission: 'operator',
+    summary: "An entity's accounts, oldest first.",
+    request: z.strictObject({ entity_id: uuid() }),
+    response: z.object({ entity_id: z.string(), accounts: z.array(accountSummary.extend({ kind: z.string(), partner_id: z.string() })) }),
+  }),
+}

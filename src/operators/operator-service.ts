@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { AccountService } from '../accounts/account-service.ts'
+import type { CredentialStore, IssuedCredential } from '../auth/credential-store.ts'
+import type { Clock } from '../clock.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import type { Permission } from '../contract/operation.ts'
+import type { Database } from '../db/schema.ts'
+import { isUniqueViolation } from '../db/errors.ts'
+import type { EntityService } from '../entities/entity-service.ts'
+import { Conflict, NotFound } from '../errors.ts'
+
+// The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
+export class OperatorService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly credentials: CredentialStore,
+    private readonly entities: EntityService,
+    private readonly accounts: AccountService,
+  ) {}
+
+  async createPartner(input: {
+    name: string
+    email: string
+    registration_number: string
+    trading_name: string
+    country: string
+  }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential }> {
+    const partnerId = randomUUID()
+    const rootEntityId = randomUUID()
+    const now = this.clock.now()
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('partners')
+          .values({ id: partnerId, name: input.name, email: input.email, root_entity_id: rootEntityId, created_at: now })
+          .execute()
+        await this.entities.insert(trx, partnerId, rootEntityId, { entity_type: 'business', ...input }, now, true)
+        const credential = await this.credentials.issue(trx, {
+          partnerId,
+          permissions: ['read', 'write', 'payments'],
+          label: 'onboarding',
+        })
+        return { partner_id: partnerId, root_entity_id: rootEntityId, credential }
+      })
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new Conflict('a partner with this registration number already exists')
+      throw error
+    }
+  }
+
+  async listPartners() {
+    const rows = await this.db.selectFrom('partners').selectAll().orderBy('created_at').orderBy('id').execute()
+    return rows.map((row) => ({
+      partner_id: row.id,
+      name: row.name,
+      email: row.email,
+      root_entity_id: row.root_entity_id,
+      created_at: formatTimestamp(row.created_at),
+    }))
+  }
+
+  async issueCredential(input: { partner_id: string; permissions: Permission[]; expires_in_seconds?: number | undefined; label?: string | undefined }) {
+    await this.requirePartner(input.partner_id)
+    const expiresAt = input.expires_in_seconds ? new Date(this.clock.now().getTime() + input.expires_in_seconds * 1000) : null
+    return this.credentials.issue(this.db, {
+      partnerId: input.partner_id,
+      permissions: input.permissions,
+      expiresAt,
+      label: input.label ?? '',
+    })
+  }
+
+  async listCredentials(partnerId: string) {
+    await this.requirePartner(partnerId)
+    return this.credentials.list(partnerId)
+  }
+
+  async review(entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
+    return this.db.transaction().execute(async (trx) => {
+      const { before, after } = await this.entities.review(
+        trx,
+        entityId,
+        decision === 'approve' ? { approve: true } : { approve: false, reason: reason ?? '' },
+      )
+      // The first approval opens the entity's first account (interface.md); approving
+      // again, after a later rejection was refused, opens nothing more.
+      const existing = await this.accounts.list(entityId, trx)
+      const opened =
+        decision === 'approve' && before.review_status !== 'approved' && existing.length === 0
+          ? await this.accounts.open(trx, after, after.is_root ? 'pool' : 'standard')
+          : null
+      return {
+        entity_id: entityId,
+        review_status: after.review_status,
+        approved: after.review_status === 'approved',
+        account: opened
+          ? {
+              account_id: opened.id,
+              account_number: opened.account_number,
+              created_at: formatTimestamp(opened.created_at),
+              metadata: opened.metadata,
+              kind: opened.kind,
+            }
+          : null,
+      }
+    })
+  }
+
+  async listAccounts(entityId: string) {
+    await this.entities.getAny(entityId)
+    const rows = await this.accounts.list(entityId)
+    return {
+      entity_id: entityId,
+      accounts: rows.map((row) => ({
+        account_id: row.id,
+        account_number: row.account_number,
+        created_at: formatTimestamp(row.created_at),
+        metadata: row.metadata,
+        kind: row.kind,
+        partner_id: row.partner_id,
+      })),
+    }
+  }
+
+  private async requirePartner(partnerId: string): Promise<void> {
+    const row = await this.db.selectFrom('partners').select('id').where('id', '=', partnerId).executeTakeFirst()
+    if (!row) throw new NotFound('partner')
+  }
+}

@@ -1,0 +1,45 @@
+import { contract, type Operation } from '../../contract/index.ts'
+import type { Services } from '../../services.ts'
+import { endpoint, type Endpoint } from './endpoint.ts'
+
+const { entities, users, accounts, operators } = contract
+
+// The endpoint table: each operation of the contract bound to its use case. Handlers stay
+// one line; the wrapper has already authenticated, checked tenancy and validated, so the
+// caller's partner is known and the body has its schema's types.
+export function endpointTable(s: Services): Endpoint[] {
+  const partner = (c: { caller: { partnerId: string | null } }) => c.caller.partnerId as string
+  return [
+    endpoint(entities.create, (r, c) => s.entities.create(partner(c), r)),
+    endpoint(entities.info, (r, c) => s.entities.info(partner(c), r.entity_id)),
+    endpoint(entities.list, async (_r, c) => ({ entities: await s.entities.list(partner(c)) })),
+    endpoint(entities.updateAddress, async ({ entity_id, ...address }, c) => {
+      await s.entities.updateAddress(partner(c), entity_id, address)
+      return {}
+    }),
+
+    endpoint(users.create, (r, c) => s.users.create(partner(c), r)),
+    endpoint(users.update, (r, c) => s.users.update(partner(c), r)),
+    endpoint(users.get, async (r, c) => ({ user: await s.users.get(partner(c), r.user_id) })),
+    endpoint(users.list, async (r, c) => ({ users: await s.users.list(partner(c), r.entity_id) })),
+
+    endpoint(accounts.create, (r, c) => s.accounts.create(partner(c), r.entity_id)),
+    endpoint(accounts.getByEntity, (r, c) => s.accounts.byEntity(partner(c), r.entity_id)),
+    endpoint(accounts.getDetails, (r, c) => s.accounts.details(partner(c), r.account_id)),
+
+    endpoint(operators.partnerCreate, (r) => s.operators.createPartner(r)),
+    endpoint(operators.partnerList, async () => ({ partners: await s.operators.listPartners() })),
+    endpoint(operators.credentialCreate, (r) => s.operators.issueCredential(r)),
+    endpoint(operators.credentialRevoke, (r) => s.credentials.revoke(r.credential_id)),
+    endpoint(operators.credentialList, async (r) => ({ credentials: await s.operators.listCredentials(r.partner_id) })),
+    endpoint(operators.entityReview, (r) => s.operators.review(r.entity_id, r.decision, r.reason)),
+    endpoint(operators.entityList, async (r) => ({ entities: await s.entities.listForOperator(r.partner_id) })),
+    endpoint(operators.userKyc, async (r) => ({ user: await s.users.setKyc(r.user_id, r.status, r.reason) })),
+    endpoint(operators.accountList, (r) => s.operators.listAccounts(r.entity_id)),
+  ]
+}
+
+export function unboundOperations(table: Endpoint[], operations: Operation[]): Operation[] {
+  const bound = new Set(table.map((e) => e.operation))
+  return operations.filter((op) => !bound.has(op))
+}

@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto'
+import type { Msg, MsgHdrs } from '@nats-io/transport-node'
+import type { z } from 'zod'
+import type { Caller, CredentialStore } from '../../auth/credential-store.ts'
+import { placeholderIndex, scopeOf, type Operation } from '../../contract/operation.ts'
+import {
+  BankError,
+  Forbidden,
+  Invalid,
+  InvalidJson,
+  PayloadTooLarge,
+  internalErrorBody,
+  type FieldIssue,
+} from '../../errors.ts'
+import type { Logger } from '../../logger.ts'
+import type { Reply } from './micro.ts'
+
+// The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
+// call the service, encode, map errors. Every operation goes through it, so none can
+// forget a step. Order matters: a caller learns nothing about a body before it has shown
+// who it is and that it may use the subject.
+
+export interface RequestContext {
+  caller: Caller
+  requestId: string
+  log: Logger
+  /** The `<partner_id>` or `<entity_id>` token of the subject, already checked to be the caller's. */
+  subjectId: string | null
+}
+
+export type Handler<O extends Operation> = (
+  request: z.output<O['request']>,
+  context: RequestContext,
+) => Promise<z.input<O['response']>>
+
+export interface Endpoint {
+  operation: Operation
+  handler: Handler<Operation>
+}
+
+export function endpoint<O extends Operation>(operation: O, handler: Handler<O>): Endpoint {
+  return { operation, handler: handler as Handler<Operation> }
+}
+
+export interface EndpointDependencies {
+  credentials: CredentialStore
+  /** Which partner owns an entity, for `<entity_id>` subjects. */
+  entityPartner(entityId: string): Promise<string | undefined>
+  log: Logger
+  requestBytesMax: number
+  /** Check every reply against its response schema (tests turn this on). */
+  validateResponses: boolean
+}
+
+const encoder = new TextEncoder()
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg: Msg) => Promise<Reply> {
+  const { operation } = target
+  const scope = scopeOf(operation)
+  const tokenIndex = placeholderIndex(operation)
+  return async (msg) => {
+    const requestId = randomUUID()
+    const log = deps.log.child({ request_id: requestId, endpoint: operation.name })
+    const started = performance.now()
+    let reply: Reply
+    try {
+      const caller = await deps.credentials.verify(credentialFrom(msg.headers))
+      const subjectId = tokenIndex < 0 ? null : (msg.subject.split('.')[tokenIndex] ?? '')
+      await authorize(caller, operation, scope, subjectId, deps)
+      const request = decode(msg.data, operation, deps.requestBytesMax)
+      const response = await target.handler(request, { caller, requestId, log, subjectId })
+      if (deps.validateResponses) operation.response.parse(response)
+      reply = { body: encoder.encode(JSON.stringify(response)) }
+    } catch (error) {
+      reply = errorReply(error, requestId, log)
+    }
+    log.info({ code: reply.error?.code ?? 200, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request')
+    return reply
+  }
+}
+
+function credentialFrom(headers: MsgHdrs | undefined): string | undefined {
+  if (!headers) return undefined
+  const token = headers.get('token')
+  if (token) return token.trim()
+  const authorization = headers.get('Authorization') || headers.get('authorization')
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization.trim())
+  return match?.[1]
+}
+
+async function authorize(
+  caller: Caller,
+  operation: Operation,
+  scope: ReturnType<typeof scopeOf>,
+  subjectId: string | null,
+  deps: EndpointDependencies,
+): Promise<void> {
+  if (scope === 'operator') {
+    if (caller.role !== 'operator') throw new Forbidden('an operator credential is required')
+    return
+  }
+  if (caller.role !== 'partner') throw new Forbidden('operator credentials act on ops. subjects only')
+  if (scope === 'partner' && subjectId !== caller.partnerId) {
+    throw new Forbidden('the subject names another partner')
+  }
+  if (scope === 'entity') {
+    const owner = subjectId && uuidPattern.test(subjectId) ? await deps.entityPartner(subjectId.toLowerCase()) : undefined
+    if (owner !== caller.partnerId) throw new Forbidden('the subject names an entity of another partner')
+  }
+  const needed = operation.permission as Exclude<Operation['permission'], 'operator'>
+  if (!caller.permissions.has(needed)) throw new Forbidden(`the credential lacks the ${needed} permission`)
+}
+
+function decode(data: Uint8Array, operation: Operation, bytesMax: number): unknown {
+  if (data.length > bytesMax) throw new PayloadTooLarge(data.length, bytesMax)
+  let body: unknown = {}
+  if (data.length > 0) {
+    try {
+      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data))
+    } catch {
+      throw new InvalidJson()
+    }
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new Invalid('request body must be a JSON object', [{ field: '(body)', message: 'must be a JSON object' }])
+  }
+  const parsed = operation.request.safeParse(body)
+  if (!parsed.success) {
+    const details = parsed.error.issues.flatMap(issueToFields)
+    throw new Invalid(`invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details)
+  }
+  return parsed.data
+}
+
+function issueToFields(issue: z.core.$ZodIssue): FieldIssue[] {
+  const path = issue.path.map(String).join('.')
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ field: path ? `${path}.${key}` : key, message: 'is not a known field' }))
+  }
+  if (issue.code === 'invalid_type' && issue.input === undefined) {
+    return [{ field: path || '(body)', message: 'is required' }]
+  }
+  return [{ field: path || '(body)', message: issue.message }]
+}
+
+function errorReply(error: unknown, requestId: string, log: Logger): Reply {
+  if (error instanceof BankError) {
+    return {
+      body: encoder.encode(JSON.stringify(error.toBody())),
+      error: { code: error.code, message: oneLine(error.message) },
+    }
+  }
+  // A programmer's mistake or an outage: the caller gets a correlation id, never internals.
+  log.error({ err: error }, 'request failed')
+  const body = internalErrorBody(requestId)
+  return { body: encoder.encode(JSON.stringify(body)), error: { code: 500, message: body.error.message } }
+}
+
+function oneLine(message: string): string {
+  return message.replace(/[\r\n]+/g, ' ').slice(0, 300)
+}

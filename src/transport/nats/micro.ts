@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto'
+import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node'
+
+// A small implementation of the NATS services protocol (ADR-32, "micro") on the official
+// client. We wrote it rather than use `@nats-io/services`, whose only npm releases are
+// prereleases that pull a second copy of nats-core, and whose stats neither count error
+// replies nor time async handlers. Here every reply, error or not, is counted and timed
+// from receipt to reply, so `$SRV.STATS` tells the truth. `$SRV.PING`, `$SRV.INFO` and
+// `$SRV.STATS` answer on all three subject forms; the official client's `Svcm` reads them.
+
+export interface Reply {
+  body: Uint8Array
+  /** Set for error replies: becomes `Nats-Service-Error-Code` / `Nats-Service-Error`. */
+  error?: { code: number; message: string }
+}
+
+export type MicroHandler = (msg: Msg) => Promise<Reply>
+
+export interface MicroServiceOptions {
+  name: string
+  version: string
+  description: string
+  queue: string
+  metadata?: Record<string, string>
+}
+
+interface EndpointState {
+  name: string
+  subject: string
+  metadata: Record<string, string>
+  handler: MicroHandler
+  subscription?: Subscription
+  num_requests: number
+  num_errors: number
+  last_error: string
+  processing_time: number
+}
+
+export class MicroService {
+  readonly id = randomUUID().replaceAll('-', '')
+  private readonly endpoints: EndpointState[] = []
+  private readonly internal: Subscription[] = []
+  private readonly inFlight = new Set<Promise<void>>()
+  private started = ''
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly options: MicroServiceOptions,
+    private readonly onHandlerFault: (error: unknown, msg: Msg) => void,
+  ) {}
+
+  addEndpoint(name: string, subject: string, handler: MicroHandler, metadata: Record<string, string> = {}): void {
+    if (this.started) throw new Error('endpoints must be added before start()')
+    this.endpoints.push({ name, subject, metadata, handler, num_requests: 0, num_errors: 0, last_error: '', processing_time: 0 })
+  }
+
+  start(): void {
+    this.started = new Date().toISOString()
+    for (const endpoint of this.endpoints) {
+      endpoint.subscription = this.nc.subscribe(endpoint.subject, {
+        queue: this.options.queue,
+        callback: (error, msg) => {
+          if (!error) this.track(this.serve(endpoint, msg))
+        },
+      })
+    }
+    const verbs: Record<string, () => unknown> = {
+      PING: () => ({ type: 'io.nats.micro.v1.ping_response', ...this.identity() }),
+      INFO: () => this.info(),
+      STATS: () => this.stats(),
+    }
+    for (const [verb, answer] of Object.entries(verbs)) {
+      for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${this.options.name}`, `$SRV.${verb}.${this.options.name}.${this.id}`]) {
+        this.internal.push(
+          this.nc.subscribe(subject, {
+            callback: (error, msg) => {
+              if (!error) msg.respond(JSON.stringify(answer()))
+            },
+          }),
+        )
+      }
+    }
+  }
+
+  /** Stop taking requests, then wait (at most `graceMs`) for those in flight to be answered. */
+  async stop(graceMs: number): Promise<void> {
+    for (const subscription of [...this.endpoints.map((e) => e.subscription), ...this.internal]) subscription?.unsubscribe()
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())
+    await Promise.race([Promise.allSettled([...this.inFlight]), deadline])
+  }
+
+  info() {
+    return {
+      type: 'io.nats.micro.v1.info_response',
+      ...this.identity(),
+      description: this.options.description,
+      endpoints: this.endpoints.map((e) => ({
+        name: e.name,
+        subject: e.subject,
+        queue_group: this.options.queue,
+        metadata: e.metadata,
+      })),
+    }
+  }
+
+  stats() {
+    return {
+      type: 'io.nats.micro.v1.stats_response',
+      ...this.identity(),
+      started: this.started,
+      endpoints: this.endpoints.map((e) => ({
+        name: e.name,
+        subject: e.subject,
+        queue_group: this.options.queue,
+        num_requests: e.num_requests,
+        num_errors: e.num_errors,
+        last_error: e.last_error,
+        processing_time: e.processing_time,
+        average_processing_time: e.num_requests === 0 ? 0 : Math.round(e.processing_time / e.num_requests),
+      })),
+    }
+  }
+
+  private identity() {
+    return { name: this.options.name, id: this.id, version: this.options.version, metadata: this.options.metadata ?? {} }
+  }
+
+  private track(work: Promise<void>): void {
+    this.inFlight.add(work)
+    void work.finally(() => this.inFlight.delete(work))
+  }
+
+  private async serve(endpoint: EndpointState, msg: Msg): Promise<void> {
+    const start = process.hrtime.bigint()
+    let reply: Reply
+    try {
+      reply = await endpoint.handler(msg)
+    } catch (error) {
+      // The endpoint wrapper maps every error; reaching here is a fault in the wrapper itself.
+      this.onHandlerFault(error, msg)
+      reply = { body: new TextEncoder().encode('{"error":{"code":500,"type":"internal_error","message":"internal error","details":[]}}'), error: { code: 500, message: 'internal error' } }
+    }
+    endpoint.num_requests++
+    if (reply.error) {
+      endpoint.num_errors++
+      endpoint.last_error = `${reply.error.code}:${reply.error.message}`
+    }
+    endpoint.processing_time += Number(process.hrtime.bigint() - start)
+    if (!msg.reply) return
+    if (reply.error) {
+      const h = natsHeaders()
+      h.set('Nats-Service-Error-Code', String(reply.error.code))
+      h.set('Nats-Service-Error', reply.error.message)
+      msg.respond(reply.body, { headers: h })
+    } else {
+      msg.respond(reply.body)
+    }
+  }
+}

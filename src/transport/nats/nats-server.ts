@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { connect } from '@nats-io/transport-node'
+
+// Finding or starting a NATS server, for `npm start` on a machine with nothing set up
+// and for tests, which each start a private server so that no two suites share a queue group.
+
+export const natsMissingMessage =
+  'No NATS server answers at nats://127.0.0.1:4222 and no `nats-server` binary is on the PATH, ' +
+  'so the bank cannot start one of its own. Install one (Debian/Ubuntu: `sudo apt-get install nats-server`; ' +
+  'macOS: `brew install nats-server`; or a release from the NATS project) and run `npm start` again, ' +
+  'or point the bank at a running server with NATS_URL=nats://host:4222.'
+
+export async function canConnect(url: string, timeoutMs = 1000): Promise<boolean> {
+  try {
+    const nc = await connect({ servers: url, timeout: timeoutMs, reconnect: false })
+    await nc.close()
+    return true
+  } catch {
+    return false
+  }
+}
+
+export function findNatsServerBinary(): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/local/bin', '/usr/local/sbin']
+  for (const dir of dirs) {
+    if (!dir) continue
+    const candidate = path.join(dir, 'nats-server')
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK)
+      return candidate
+    } catch {
+      // not here
+    }
+  }
+  return undefined
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+export interface PrivateNatsServer {
+  url: string
+  port: number
+  process: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Starts `nats-server` with JetStream on a free loopback port; resolves once it accepts clients. */
+export async function startNatsServer(options: { binary: string; storeDir: string; port?: number }): Promise<PrivateNatsServer> {
+  fs.mkdirSync(options.storeDir, { recursive: true })
+  const port = options.port ?? (await freePort())
+  const child = spawn(options.binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir], {
+    stdio: 'ignore',
+  })
+  // The server must never outlive us, nor keep an otherwise finished process alive.
+  child.unref()
+  const killOnExit = () => child.kill('SIGTERM')
+  process.once('exit', killOnExit)
+  const url = `nats://127.0.0.1:${port}`
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const stop = async () => {
+    process.removeListener('exit', killOnExit)
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM')
+      await exited
+    }
+  }
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (child.exitCode !== null) throw new Error(`nats-server exited with code ${child.exitCode} before accepting clients`)
+    if (await canConnect(url, 200)) return { url, port, process: child, stop }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  await stop()
+  throw new Error(`nats-server did not accept clients on ${url} within 5 s`)
+}

@@ -1,0 +1,148 @@
+import { z } from 'zod'
+import { addressSchema, country, email, isoTimestamp, isSouthAfricanIdNumber, text, timestamp, uuid } from '../contract/fields.ts'
+import { operation } from '../contract/operation.ts'
+
+// interface.md writes `National` and `passport`; we accept either spelling of each and
+// store `National` / `Passport`.
+const idType = z
+  .string({ error: 'must be National or passport' })
+  .transform((value) => value.toLowerCase())
+  .pipe(z.enum(['national', 'passport'], { error: 'must be National or passport' }))
+  .transform((value) => (value === 'national' ? 'National' : 'Passport'))
+
+const text2 = () => text(2)
+
+interface IdentityFields {
+  id_type?: 'National' | 'Passport' | undefined
+  id_number?: string | undefined
+  id_issue_expiry_date?: string | undefined
+}
+
+/** Cross-field identity rules, shared by create and by update (after merging with the stored record). */
+export function identityIssues(value: IdentityFields): Array<{ field: string; message: string }> {
+  const issues: Array<{ field: string; message: string }> = []
+  if (value.id_type === 'Passport' && !value.id_issue_expiry_date) {
+    issues.push({ field: 'id_issue_expiry_date', message: 'is required for a passport' })
+  }
+  if (value.id_type === 'National' && value.id_number !== undefined && !isSouthAfricanIdNumber(value.id_number)) {
+    issues.push({ field: 'id_number', message: 'must be a 13-digit South African ID number with a valid date and check digit' })
+  }
+  return issues
+}
+
+function refineIdentity(value: IdentityFields, ctx: z.RefinementCtx): void {
+  for (const issue of identityIssues(value)) ctx.addIssue({ code: 'custom', path: [issue.field], message: issue.message })
+}
+
+export const userCreateRequest = z
+  .strictObject({
+    entity_id: uuid(),
+    first_name: text2(),
+    last_name: text2(),
+    email: email(),
+    phone_number: text(2, 30),
+    gender: text(1, 30),
+    date_of_birth: isoTimestamp(),
+    country: country(),
+    city: text2(),
+    residency: text2(),
+    id_number: text(2, 30),
+    id_type: idType,
+    id_issue_date: isoTimestamp(),
+    id_issue_expiry_date: isoTimestamp().optional(),
+    title: text(2, 30),
+    verified: z.boolean({ error: 'must be true or false' }),
+    permit_number: text(2, 50),
+    address: addressSchema.optional(),
+  })
+  .superRefine(refineIdentity)
+export type UserCreateRequest = z.output<typeof userCreateRequest>
+
+export const userUpdateRequest = z.strictObject({
+  user_id: uuid(),
+  first_name: text2().optional(),
+  last_name: text2().optional(),
+  email: email().optional(),
+  phone_number: text(2, 30).optional(),
+  gender: text(2, 30).optional(),
+  date_of_birth: isoTimestamp().optional(),
+  birth_country: country().optional(),
+  birth_city: text2().optional(),
+  residency: text2().optional(),
+  id_number: text(2, 30).optional(),
+  id_type: idType.optional(),
+  id_issue_date: isoTimestamp().optional(),
+  id_issue_expiry_date: isoTimestamp().optional(),
+  title: text(2, 30).optional(),
+  permit_number: text(2, 50).optional(),
+})
+export type UserUpdateRequest = z.output<typeof userUpdateRequest>
+
+export const kycStatus = z.enum(['not_started', 'pending', 'approved', 'rejected'])
+
+export const userRecord = z.object({
+  id: z.string(),
+  first_name: z.string(),
+  last_name: z.string(),
+  email: z.string(),
+  phone_number: z.string(),
+  entity_id: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  verified: z.boolean(),
+  verified_at: timestamp,
+  gender: z.string(),
+  country: z.string(),
+  city: z.string(),
+  residency: z.string(),
+  id_number: z.string(),
+  id_type: z.string(),
+  title: z.string(),
+  permit_number: z.string(),
+  birth_country: z.string(),
+  birth_city: z.string(),
+  date_of_birth: timestamp,
+  id_issue_date: timestamp,
+  id_issue_expiry: timestamp,
+  date_registered: timestamp.optional(),
+  kyc_status: kycStatus,
+  kyc_submitted_at: timestamp.optional(),
+  kyc_reviewed_at: timestamp.optional(),
+  kyc_rejection_reason: z.string().optional(),
+})
+export type UserRecord = z.output<typeof userRecord>
+
+export const userOperations = {
+  create: operation({
+    name: 'user_create',
+    subject: 'svc.user.<partner_id>.create',
+    permission: 'write',
+    summary: 'Create a user of a business entity.',
+    request: userCreateRequest,
+    response: z.object({ userId: z.string() }),
+  }),
+  update: operation({
+    name: 'user_update',
+    subject: 'svc.user.<partner_id>.update',
+    permission: 'write',
+    summary: "Change a user's details; only the fields given change.",
+    request: userUpdateRequest,
+    response: z.object({ userId: z.string() }),
+  }),
+  get: operation({
+    name: 'user_get',
+    subject: 'svc.user.<partner_id>.get',
+    permission: 'read',
+    summary: 'Get one user.',
+    request: z.strictObject({ user_id: uuid() }),
+    response: z.object({ user: userRecord }),
+  }),
+  list: operation({
+    name: 'user_list',
+    subject: 'svc.user.<partner_id>.list',
+    permission: 'read',
+    summary: "List the partner's users, optionally of one entity, oldest first.",
+    request: z.strictObject({ entity_id: uuid().optional() }),
+    response: z.object({ users: z.array(userRecord) }),
+  }),
+}
