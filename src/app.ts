@@ -43,7 +43,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
     poolMax: config.dbPoolMax,
   })
-  const services = createServices(database.db, clock, config)
+  const services = createServices(database.db, clock, config, log)
   const bootstrapToken = config.bootstrapOperator ? await bootstrapOperator(database, services, config, log) : undefined
 
   const nc = await connect({
@@ -77,6 +77,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   }
   micro.start()
   await nc.flush()
+  if (config.clearingSchedule) services.clearing.startSchedule()
   log.info({ storage: database.storage, nats: options.natsUrl, endpoints: table.length }, 'bank started')
 
   let stopped: Promise<void> | undefined
@@ -89,6 +90,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     stop: () =>
       (stopped ??= (async () => {
         await micro.stop(config.shutdownGraceMs)
+        await services.clearing.stopSchedule()
         await nc.drain().catch(() => nc.close())
         await database.close()
         log.info('bank stopped')

@@ -19,6 +19,17 @@ const settings = z.object({
   BANK_ACCOUNT_NUMBER_LAST: z.coerce.number().int().min(1).max(99_999_999).default(99_999_999),
   BANK_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   BANK_BOOTSTRAP_OPERATOR: z.enum(['true', 'false']).default('true'),
+  BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
+  BANK_FEE_RTC_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(700),
+  BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
+  BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
+  BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
+  BANK_LEDGER_QUEUE_JOBS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+  BANK_EFT_CYCLES_SAST: z.string().regex(/^\d{2}:\d{2}(,\d{2}:\d{2})*$/).default('07:00,10:00,13:00,16:00'),
+  BANK_CLEARING_SCHEDULE: z.enum(['on', 'off']).default('on'),
+  BANK_CLEARING_POLL_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
+  BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
+  BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
 })
 
 export interface Config {
@@ -35,6 +46,17 @@ export interface Config {
   accountNumberLast: number
   shutdownGraceMs: number
   bootstrapOperator: boolean
+  fees: { EFT: bigint; RTC: bigint }
+  transferKeyWindowMs: number
+  ledgerBatchJobsMax: number
+  ledgerBatchesInFlightMax: number
+  ledgerQueueJobsMax: number
+  /** EFT clearing cycles, minutes after 00:00 SAST on business days. */
+  eftCyclesSast: number[]
+  clearingSchedule: boolean
+  clearingPollMs: number
+  clearingChunkMax: number
+  declaredHolidays: Set<string>
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -61,5 +83,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accountNumberLast: s.BANK_ACCOUNT_NUMBER_LAST,
     shutdownGraceMs: s.BANK_SHUTDOWN_GRACE_MS,
     bootstrapOperator: s.BANK_BOOTSTRAP_OPERATOR === 'true',
+    fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS) },
+    transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
+    ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
+    ledgerBatchesInFlightMax: s.BANK_LEDGER_BATCHES_IN_FLIGHT_MAX,
+    ledgerQueueJobsMax: s.BANK_LEDGER_QUEUE_JOBS_MAX,
+    eftCyclesSast: s.BANK_EFT_CYCLES_SAST.split(',')
+      .map((t) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5)))
+      .sort((a, b) => a - b),
+    clearingSchedule: s.BANK_CLEARING_SCHEDULE === 'on',
+    clearingPollMs: s.BANK_CLEARING_POLL_MS,
+    clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
+    declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
   }
 }

@@ -7,6 +7,14 @@ import type { Database } from './db/schema.ts'
 import { EntityService } from './entities/entity-service.ts'
 import { OperatorService } from './operators/operator-service.ts'
 import { UserService } from './users/user-service.ts'
+import { SouthAfricanCalendar } from './calendar/sa-calendar.ts'
+import { LedgerService } from './ledger/ledger-service.ts'
+import type { Logger } from './logger.ts'
+import type { Rail } from './rails/rail.ts'
+import { SimulatedRail } from './rails/simulated-rail.ts'
+import { ClearingService } from './transfers/clearing-service.ts'
+import { TransactionService } from './transfers/transaction-service.ts'
+import { TransferService } from './transfers/transfer-service.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -14,10 +22,16 @@ export interface Services {
   users: UserService
   accounts: AccountService
   operators: OperatorService
+  calendar: SouthAfricanCalendar
+  rail: Rail
+  ledger: LedgerService
+  transfers: TransferService
+  transactions: TransactionService
+  clearing: ClearingService
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
-export function createServices(db: Kysely<Database>, clock: Clock, config: Config): Services {
+export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail): Services {
   const credentials = new CredentialStore(db, clock)
   const entities = new EntityService(db, clock)
   const users = new UserService(db, clock, entities)
@@ -29,5 +43,24 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     config.defaultCountry,
   )
   const operators = new OperatorService(db, clock, credentials, entities, accounts)
-  return { credentials, entities, users, accounts, operators }
+  const calendar = new SouthAfricanCalendar(config.declaredHolidays)
+  const bankRail = rail ?? new SimulatedRail(db)
+  const ledger = new LedgerService(db, clock)
+  const transfers = new TransferService(db, clock, calendar, bankRail, {
+    fees: config.fees,
+    keyWindowMs: config.transferKeyWindowMs,
+    batchJobsMax: config.ledgerBatchJobsMax,
+    batchesInFlightMax: config.ledgerBatchesInFlightMax,
+    queueJobsMax: config.ledgerQueueJobsMax,
+  })
+  const transactions = new TransactionService(db)
+  const clearing = new ClearingService(
+    db,
+    clock,
+    calendar,
+    bankRail,
+    { cyclesSast: config.eftCyclesSast, chunkMax: config.clearingChunkMax, pollMs: config.clearingPollMs },
+    log,
+  )
+  return { credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing }
 }

@@ -75,8 +75,19 @@ export class AccountService {
     }
   }
 
+  /**
+   * Oldest first by `created_at`, as interface.md promises for get_by_entity; the insert
+   * sequence breaks ties. Sorting by the sequence alone is not enough: instances' clocks
+   * differ, so an account inserted later may carry an earlier `created_at`.
+   */
   async list(entityId: string, executor: Kysely<Database> = this.db): Promise<AccountRow[]> {
-    return executor.selectFrom('accounts').selectAll().where('entity_id', '=', entityId).orderBy('created_seq').execute()
+    return executor
+      .selectFrom('accounts')
+      .selectAll()
+      .where('entity_id', '=', entityId)
+      .orderBy('created_at')
+      .orderBy('created_seq')
+      .execute()
   }
 
   /** The partner's account, or 404 whether it is missing or another partner's. */
@@ -93,8 +104,14 @@ export class AccountService {
 
   async details(partnerId: string, accountId: string): Promise<AccountDetails> {
     const row = await this.get(partnerId, accountId)
-    // No money moves yet in this version: balances are zero until the ledger exists.
-    return { account_id: row.id, account_number: row.account_number, balance: '0', available_balance: '0', metadata: row.metadata }
+    const balance = BigInt(row.balance)
+    return {
+      account_id: row.id,
+      account_number: row.account_number,
+      balance: balance.toString(),
+      available_balance: (balance - BigInt(row.held)).toString(),
+      metadata: row.metadata,
+    }
   }
 
   private async nextAccountNumber(executor: Kysely<Database>): Promise<string> {

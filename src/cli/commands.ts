@@ -13,6 +13,8 @@ export interface Command {
   words: string
   usage: string
   run(client: OperatorClient, args: Args): Promise<unknown>
+  /** Exit code for a result the bank answered but that is not a success (e.g. a ledger mismatch). */
+  exitCode?(result: unknown): number
 }
 
 function flag(args: Args, name: string): string {
@@ -98,6 +100,26 @@ export const commands: Command[] = [
         ...(optionalFlag(a, 'reason') ? { reason: optionalFlag(a, 'reason') } : {}),
       }),
   },
+  {
+    words: 'account deposit',
+    usage: 'account deposit <account_id> <amount_cents> [--ref R]',
+    run: (c, a) => {
+      const amount = positional(a, 1, 'amount_cents')
+      if (!/^\d+$/.test(amount)) throw new UsageError('<amount_cents> must be a whole number of cents, e.g. 150000 for R1,500.00')
+      return c.accounts.deposit({
+        account_id: positional(a, 0, 'account_id'),
+        amount: Number(amount),
+        ...(optionalFlag(a, 'ref') ? { ref: optionalFlag(a, 'ref') } : {}),
+      })
+    },
+  },
+  {
+    words: 'ledger verify',
+    usage: 'ledger verify',
+    run: (c) => c.ledger.verify(),
+    exitCode: (result) => ((result as { ok: boolean }).ok ? 0 : 3),
+  },
+  { words: 'clearing run', usage: 'clearing run', run: (c) => c.clearing.run() },
   {
     words: 'account list',
     usage: 'account list --entity E',

@@ -4,7 +4,8 @@ import { natsUrl, operatorToken, UsageError } from './cli-context.ts'
 import { commands, parseArgs } from './commands.ts'
 
 // `bank <command>`: calls the service's `ops.` subjects over NATS and prints JSON.
-// Exit codes: 0 done, 1 the bank refused (the error JSON is on stderr), 2 a usage mistake.
+// Exit codes: 0 done, 1 the bank refused (the error JSON is on stderr), 2 a usage mistake,
+// 3 `ledger verify` found a mismatch (the report is on stdout).
 
 function help(): string {
   return ['usage: bank <command>', '', ...commands.map((c) => `  bank ${c.usage}`), ''].join('\n')
@@ -24,7 +25,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const result = await command.run(client, args)
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
-    return 0
+    return command.exitCode?.(result) ?? 0
   } finally {
     await client.close()
   }

@@ -2,7 +2,7 @@ import { contract } from '../contract/index.ts'
 import type { RequestOf } from '../contract/operation.ts'
 import { NatsApi, type ConnectionOptions } from './transport.ts'
 
-const { entities: E, users: U, accounts: A } = contract
+const { entities: E, users: U, accounts: A, transfers: T } = contract
 
 export interface BankClientOptions extends ConnectionOptions {
   partnerId: string
@@ -42,6 +42,10 @@ export class BankClient {
     create: (r: RequestOf<typeof A.create>) => this.api.call(A.create, r, this.partnerId),
     getByEntity: (r: RequestOf<typeof A.getByEntity>) => this.api.call(A.getByEntity, r, this.partnerId),
     getDetails: (r: RequestOf<typeof A.getDetails>) => this.api.call(A.getDetails, r, this.partnerId),
+    /** EFT, or RTC with `pay_and_clear: true`. */
+    transfer: (r: RequestOf<typeof T.transfer>) => this.api.call(T.transfer, r, this.partnerId),
+    listTransactions: (r: RequestOf<typeof T.list>) => this.api.call(T.list, r, this.partnerId),
+    getTransaction: (r: RequestOf<typeof T.getTransaction>) => this.api.call(T.getTransaction, r, this.partnerId),
   }
 
   close(): Promise<void> {

@@ -34,6 +34,15 @@ export class OperatorClient {
 
   readonly accounts = {
     list: (r: RequestOf<typeof O.accountList>) => this.api.call(O.accountList, r),
+    deposit: (r: RequestOf<typeof O.accountDeposit>) => this.api.call(O.accountDeposit, r),
+  }
+
+  readonly ledger = {
+    verify: () => this.api.call(O.ledgerVerify, {}),
+  }
+
+  readonly clearing = {
+    run: () => this.api.call(O.clearingRun, {}),
   }
 
   close(): Promise<void> {

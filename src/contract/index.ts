@@ -1,6 +1,7 @@
 import { accountOperations } from '../accounts/account-contract.ts'
 import { entityOperations } from '../entities/entity-contract.ts'
 import { operatorOperations } from '../operators/operator-contract.ts'
+import { transferOperations } from '../transfers/transfer-contract.ts'
 import { userOperations } from '../users/user-contract.ts'
 import type { Operation } from './operation.ts'
 
@@ -10,6 +11,7 @@ export const contract = {
   entities: entityOperations,
   users: userOperations,
   accounts: accountOperations,
+  transfers: transferOperations,
   operators: operatorOperations,
 } as const
 

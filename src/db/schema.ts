@@ -6,6 +6,9 @@ import type { ColumnType, Generated } from 'kysely'
 type Timestamp = ColumnType<Date, Date | string, Date | string>
 type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>
 type Json<T> = ColumnType<T, string, string>
+/** int8 columns: pg reads them as strings, PGlite as bigint; `cents()` makes them bigint. */
+export type Cents = ColumnType<bigint | string, bigint | string | number, bigint | string | number>
+type GeneratedCents = ColumnType<bigint | string, bigint | string | number | undefined, bigint | string | number>
 
 export interface Address {
   address_line_1: string
@@ -115,6 +118,74 @@ export interface AccountsTable {
   kind: 'pool' | 'standard'
   metadata: Json<Record<string, unknown>>
   created_at: Timestamp
+  balance: GeneratedCents
+  held: GeneratedCents
+  last_seq: GeneratedCents
+  last_sha: Generated<string>
+  last_posted: GeneratedCents
+}
+
+export type TxType = 'transfer' | 'fee' | 'deposit' | 'bulk_payment' | 'debit_order' | 'reversal' | 'refund'
+export type TxPaymentType = 'EFT' | 'RTC' | 'INTERNAL' | 'DEBIT_ORDER'
+export type TxStatus = 'Invalid' | 'Pending' | 'Successful' | 'Failed' | 'Reversed'
+
+export interface TransactionsTable {
+  id: string
+  partner_id: string
+  account_id: string
+  seq: Cents
+  parent_tx_id: string | null
+  created_at: Timestamp
+  tx_type: TxType
+  tx_payment_type: TxPaymentType
+  status: TxStatus
+  amount: Cents
+  fee: Cents
+  credit: Cents
+  debit: Cents
+  hold_amount: Cents
+  running_balance: Cents
+  posted_order: Cents | null
+  ref: string
+  own_ref: string
+  recipient_name: string
+  recipient_account: string
+  recipient_branch: string
+  user_id: string
+  added_by: string
+  status_reason: string | null
+  status_at: NullableTimestamp
+  prev_sha: string
+  tx_sha: string
+}
+
+export interface PostingsTable {
+  id: GeneratedCents
+  journal_id: string
+  tx_id: string | null
+  account_id: string | null
+  internal_account: string | null
+  amount: Cents
+  created_at: Timestamp
+}
+
+export interface TransferKeysTable {
+  partner_id: string
+  client_tx_id: string
+  tx_id: string
+  created_at: Timestamp
+}
+
+export interface ClearingRunsTable {
+  id: string
+  cycle: string
+  cutoff: Timestamp
+  status: 'running' | 'done'
+  started_at: Timestamp
+  finished_at: NullableTimestamp
+  settled_count: GeneratedCents
+  failed_count: GeneratedCents
+  returned_count: GeneratedCents
 }
 
 export interface Database {
@@ -123,4 +194,8 @@ export interface Database {
   entities: EntitiesTable
   users: UsersTable
   accounts: AccountsTable
+  transactions: TransactionsTable
+  postings: PostingsTable
+  transfer_keys: TransferKeysTable
+  clearing_runs: ClearingRunsTable
 }

@@ -23,6 +23,14 @@ const issuedCredential = z.object({ id: z.string(), token: z.string() })
 /** The longest a credential may be issued for: ten years. */
 export const credential_ttl_seconds_max = 10 * 365 * 24 * 3600
 
+const ledgerProblem = z.object({
+  kind: z.string(),
+  account_id: z.string().optional(),
+  tx_id: z.string().optional(),
+  journal_id: z.string().optional(),
+  message: z.string(),
+})
+
 export const operatorOperations = {
   partnerCreate: operation({
     name: 'ops_partner_create',
@@ -127,5 +135,55 @@ export const operatorOperations = {
     summary: "An entity's accounts, oldest first.",
     request: z.strictObject({ entity_id: uuid() }),
     response: z.object({ entity_id: z.string(), accounts: z.array(accountSummary.extend({ kind: z.string(), partner_id: z.string() })) }),
+  }),
+  accountDeposit: operation({
+    name: 'ops_account_deposit',
+    subject: 'ops.account.deposit',
+    permission: 'operator',
+    summary: 'Credit an account as an inbound payment would (how a sandbox partner funds an account).',
+    request: z.strictObject({
+      account_id: uuid(),
+      amount: z.int({ error: 'must be a whole number of cents (a JSON integer)' }).min(1, { error: 'must be at least 1 cent' }),
+      ref: text(1, 30).default('deposit'),
+    }),
+    response: z.object({
+      tx_id: z.string(),
+      account_id: z.string(),
+      amount: z.string(),
+      balance: z.string(),
+      available_balance: z.string(),
+    }),
+  }),
+  ledgerVerify: operation({
+    name: 'ops_ledger_verify',
+    subject: 'ops.ledger.verify',
+    permission: 'operator',
+    summary: 'Recompute every balance from postings, every hold, running balance and hash chain; report mismatches.',
+    request: z.strictObject({}),
+    response: z.object({
+      ok: z.boolean(),
+      accounts_checked: z.number(),
+      transactions_checked: z.number(),
+      journals_checked: z.number(),
+      postings_total: z.string(),
+      internal_balances: z.record(z.string(), z.string()),
+      problems: z.array(ledgerProblem),
+    }),
+  }),
+  clearingRun: operation({
+    name: 'ops_clearing_run',
+    subject: 'ops.clearing.run',
+    permission: 'operator',
+    summary: 'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded RTCs.',
+    request: z.strictObject({}),
+    response: z.object({
+      cycle: z.string(),
+      resumed: z.boolean(),
+      settled: z.number(),
+      failed: z.number(),
+      invalid: z.number(),
+      returned: z.number(),
+      rtc_recovered: z.number(),
+    }),
   }),
 }

@@ -63,6 +63,7 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
     LOG_LEVEL: process.env.BANK_TEST_LOG_LEVEL ?? 'silent',
     ...(database ? { DATABASE_URL: database.url } : {}),
     BANK_DB_POOL_MAX: '5',
+    BANK_CLEARING_SCHEDULE: 'off',
     ...options.env,
   })
   const clock = options.clock ?? new ManualClock('2026-11-23T08:00:00Z')

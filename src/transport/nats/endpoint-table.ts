@@ -2,7 +2,7 @@ import { contract, type Operation } from '../../contract/index.ts'
 import type { Services } from '../../services.ts'
 import { endpoint, type Endpoint } from './endpoint.ts'
 
-const { entities, users, accounts, operators } = contract
+const { entities, users, accounts, transfers, operators } = contract
 
 // The endpoint table: each operation of the contract bound to its use case. Handlers stay
 // one line; the wrapper has already authenticated, checked tenancy and validated, so the
@@ -27,6 +27,10 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(accounts.getByEntity, (r, c) => s.accounts.byEntity(partner(c), r.entity_id)),
     endpoint(accounts.getDetails, (r, c) => s.accounts.details(partner(c), r.account_id)),
 
+    endpoint(transfers.transfer, (r, c) => s.transfers.transfer(c.caller, r)),
+    endpoint(transfers.list, (r, c) => s.transactions.list(partner(c), r.account_id, r.limit, r.cursor)),
+    endpoint(transfers.getTransaction, (r, c) => s.transactions.get(partner(c), r.tx_id)),
+
     endpoint(operators.partnerCreate, (r) => s.operators.createPartner(r)),
     endpoint(operators.partnerList, async () => ({ partners: await s.operators.listPartners() })),
     endpoint(operators.credentialCreate, (r) => s.operators.issueCredential(r)),
@@ -36,6 +40,9 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(operators.entityList, async (r) => ({ entities: await s.entities.listForOperator(r.partner_id) })),
     endpoint(operators.userKyc, async (r) => ({ user: await s.users.setKyc(r.user_id, r.status, r.reason) })),
     endpoint(operators.accountList, (r) => s.operators.listAccounts(r.entity_id)),
+    endpoint(operators.accountDeposit, (r) => s.ledger.deposit(r.account_id, BigInt(r.amount), r.ref)),
+    endpoint(operators.ledgerVerify, () => s.ledger.verify()),
+    endpoint(operators.clearingRun, () => s.clearing.runNow()),
   ]
 }
 

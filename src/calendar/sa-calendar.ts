@@ -1,0 +1,74 @@
+import Holidays from 'date-holidays'
+
+// South African business days and SAST wall-clock times (RULINGS, Time). SAST is UTC+2
+// all year (no daylight saving), so conversion is a fixed offset. Public holidays come
+// from date-holidays' ZA rules (Public Holidays Act, a Sunday holiday moves to Monday),
+// plus one-off declared holidays the bank configures.
+
+const sast_offset_ms = 2 * 3600 * 1000
+
+export interface SastTime {
+  /** YYYY-MM-DD in SAST. */
+  date: string
+  /** Minutes since 00:00 SAST. */
+  minutes: number
+}
+
+export function toSast(at: Date): SastTime {
+  const shifted = new Date(at.getTime() + sast_offset_ms)
+  return { date: shifted.toISOString().slice(0, 10), minutes: shifted.getUTCHours() * 60 + shifted.getUTCMinutes() }
+}
+
+/** The UTC instant of a SAST wall-clock time. */
+export function fromSast(date: string, minutes = 0): Date {
+  return new Date(Date.parse(`${date}T00:00:00Z`) - sast_offset_ms + minutes * 60_000)
+}
+
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
+}
+
+export class SouthAfricanCalendar {
+  private readonly holidays = new Holidays('ZA')
+  private readonly cache = new Map<number, Set<string>>()
+
+  constructor(private readonly declared: ReadonlySet<string> = new Set()) {}
+
+  isHoliday(date: string): boolean {
+    if (this.declared.has(date)) return true
+    const year = Number(date.slice(0, 4))
+    let days = this.cache.get(year)
+    if (!days) {
+      days = new Set(
+        this.holidays
+          .getHolidays(year)
+          .filter((h) => h.type === 'public')
+          .map((h) => h.date.slice(0, 10)),
+      )
+      this.cache.set(year, days)
+    }
+    return days.has(date)
+  }
+
+  isBusinessDay(date: string): boolean {
+    const weekday = new Date(`${date}T00:00:00Z`).getUTCDay()
+    return weekday !== 0 && weekday !== 6 && !this.isHoliday(date)
+  }
+
+  /** The date itself if it is a business day, else the next one. */
+  onOrAfter(date: string): string {
+    let day = date
+    for (let i = 0; i < 30 && !this.isBusinessDay(day); i++) day = addDays(day, 1)
+    return day
+  }
+
+  /** The n-th business day after `date` (n ≥ 1). */
+  addBusinessDays(date: string, n: number): string {
+    let day = date
+    for (let counted = 0; counted < n; ) {
+      day = addDays(day, 1)
+      if (this.isBusinessDay(day)) counted++
+    }
+    return day
+  }
+}

@@ -1,0 +1,84 @@
+// Group commit: requests arriving while a batch is being written wait in a queue and go
+// together in the next batch, so a hot account pays one database transaction for many
+// debits instead of one each, and each request is still answered on its own. No timer:
+// the queue fills exactly while the previous batch commits, so an idle service answers at
+// once and a busy one batches more. A limit on the queue keeps memory bounded.
+
+export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown }
+
+export interface GroupCommitterOptions {
+  /** Most jobs in one batch. */
+  batch_jobs_max: number
+  /** Batches being written at once (more overlap the commit wait of one with the work of the next). */
+  batches_in_flight_max: number
+  /** Jobs waiting at most; past it `submit` fails fast with the `overloaded` error. */
+  queue_jobs_max: number
+  overloaded: () => Error
+  /** Whether a failed batch may be tried again as a whole (deadlock, serialization failure). */
+  retryable: (error: unknown) => boolean
+  attempts_max: number
+}
+
+interface Waiting<J, R> {
+  job: J
+  resolve: (value: R) => void
+  reject: (error: unknown) => void
+}
+
+export class GroupCommitter<J, R> {
+  private readonly queue: Waiting<J, R>[] = []
+  private inFlight = 0
+
+  constructor(
+    private readonly runBatch: (jobs: J[]) => Promise<BatchOutcome<R>[]>,
+    private readonly options: GroupCommitterOptions,
+  ) {}
+
+  submit(job: J): Promise<R> {
+    if (this.queue.length >= this.options.queue_jobs_max) return Promise.reject(this.options.overloaded())
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ job, resolve, reject })
+      this.pump()
+    })
+  }
+
+  get pending(): number {
+    return this.queue.length + this.inFlight
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.batches_in_flight_max && this.queue.length > 0) {
+      const batch = this.queue.splice(0, this.options.batch_jobs_max)
+      this.inFlight++
+      void this.write(batch).finally(() => {
+        this.inFlight--
+        this.pump()
+      })
+    }
+  }
+
+  private async write(batch: Waiting<J, R>[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const outcomes = await this.runBatch(batch.map((w) => w.job))
+        batch.forEach((w, i) => {
+          const outcome = outcomes[i]
+          if (!outcome) w.reject(new Error('batch returned no outcome for a job'))
+          else if (outcome.ok) w.resolve(outcome.value)
+          else w.reject(outcome.error)
+        })
+        return
+      } catch (error) {
+        if (attempt < this.options.attempts_max && this.options.retryable(error)) continue
+        for (const w of batch) w.reject(error)
+        return
+      }
+    }
+  }
+}
+
+/** PostgreSQL's deadlock and serialization failures: safe to try the whole transaction again. */
+export function isRetryableDatabaseError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  return code === '40P01' || code === '40001'
+}

@@ -1,0 +1,279 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type Insertable, type Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from '../db/schema.ts'
+import { assert } from '../errors.ts'
+import { cents } from './cents.ts'
+import { chainHash } from './tx-chain.ts'
+
+// The only code that moves money. A LedgerBatch is one unit of work inside one database
+// transaction: it locks the accounts it touches (in id order, so that concurrent batches
+// on any instance cannot deadlock), applies holds, postings and transaction rows in
+// memory in request order, and writes everything with a few set-based statements. Every
+// movement is a journal whose postings sum to zero; balances change only with postings.
+
+/** The bank's own ledger accounts; their balances are derived from postings when asked. */
+export type InternalAccount = 'settlement:EFT' | 'settlement:RTC' | 'fee_income'
+
+export interface AccountState {
+  id: string
+  partner_id: string
+  balance: bigint
+  held: bigint
+  last_seq: bigint
+  last_sha: string
+  last_posted: bigint
+}
+
+export interface JournalEntry {
+  account?: string
+  internal?: InternalAccount
+  /** Signed cents: a credit is positive, a debit negative. */
+  amount: bigint
+  tx_id?: string
+}
+
+export interface NewTransaction {
+  id?: string
+  account_id: string
+  parent_tx_id?: string | null
+  tx_type: TxType
+  tx_payment_type: TxPaymentType
+  status: TxStatus
+  amount: bigint
+  fee?: bigint
+  credit: bigint
+  debit: bigint
+  hold_amount?: bigint
+  ref?: string
+  own_ref?: string
+  recipient_name?: string
+  recipient_account?: string
+  recipient_branch?: string
+  user_id?: string
+  added_by: string
+  /** True when the row's money was posted with it (its running balance is final). */
+  posted: boolean
+  status_reason?: string | null
+}
+
+interface StatusChange {
+  status: TxStatus
+  status_reason: string | null
+  hold_amount: bigint
+  running_balance?: bigint
+  posted_order?: bigint
+}
+
+const insert_rows_max = 1000
+
+export class LedgerBatch {
+  private readonly newRows: Insertable<TransactionsTable>[] = []
+  private readonly newPostings: Insertable<PostingsTable>[] = []
+  private readonly changes = new Map<string, StatusChange>()
+  private readonly touched = new Set<string>()
+  readonly now: Date
+
+  private constructor(
+    private readonly trx: Kysely<Database>,
+    private readonly states: Map<string, AccountState>,
+    clock: Clock,
+  ) {
+    this.now = clock.now()
+  }
+
+  /** Locks the accounts (in id order) for the rest of the database transaction. */
+  static async open(trx: Kysely<Database>, clock: Clock, accountIds: Iterable<string>): Promise<LedgerBatch> {
+    const ids = [...new Set(accountIds)].sort()
+    const states = new Map<string, AccountState>()
+    if (ids.length > 0) {
+      const rows = await trx
+        .selectFrom('accounts')
+        .select(['id', 'partner_id', 'balance', 'held', 'last_seq', 'last_sha', 'last_posted'])
+        .where('id', 'in', ids)
+        .orderBy('id')
+        .forUpdate()
+        .execute()
+      for (const row of rows) {
+        states.set(row.id, {
+          id: row.id,
+          partner_id: row.partner_id,
+          balance: cents(row.balance),
+          held: cents(row.held),
+          last_seq: cents(row.last_seq),
+          last_sha: row.last_sha,
+          last_posted: cents(row.last_posted),
+        })
+      }
+    }
+    return new LedgerBatch(trx, states, clock)
+  }
+
+  has(accountId: string): boolean {
+    return this.states.has(accountId)
+  }
+
+  account(accountId: string): AccountState {
+    const state = this.states.get(accountId)
+    assert(state, `account ${accountId} was not locked by this batch`)
+    return state
+  }
+
+  available(accountId: string): bigint {
+    const a = this.account(accountId)
+    return a.balance - a.held
+  }
+
+  /** Reserves money for a pending payment; false (and nothing changes) when available is short. */
+  tryHold(accountId: string, amount: bigint): boolean {
+    assert(amount >= 0n, 'a hold is never negative')
+    const a = this.account(accountId)
+    if (a.balance - a.held < amount) return false
+    a.held += amount
+    this.touched.add(accountId)
+    return true
+  }
+
+  releaseHold(accountId: string, amount: bigint): void {
+    const a = this.account(accountId)
+    assert(amount >= 0n && a.held >= amount, `release of ${amount} exceeds the ${a.held} held on ${accountId}`)
+    a.held -= amount
+    this.touched.add(accountId)
+  }
+
+  /**
+   * Posts one journal. Customer debits must be covered by the posted balance less other
+   * holds; callers that captured a hold release it first.
+   */
+  post(entries: JournalEntry[]): string {
+    const journalId = randomUUID()
+    let sum = 0n
+    for (const entry of entries) {
+      sum += entry.amount
+      assert((entry.account === undefined) !== (entry.internal === undefined), 'a posting names one account')
+      if (entry.account) {
+        const a = this.account(entry.account)
+        a.balance += entry.amount
+        assert(a.balance >= a.held, `posting would take ${entry.account} below zero`)
+        this.touched.add(entry.account)
+      }
+      this.newPostings.push({
+        journal_id: journalId,
+        tx_id: entry.tx_id ?? null,
+        account_id: entry.account ?? null,
+        internal_account: entry.internal ?? null,
+        amount: entry.amount,
+        created_at: this.now,
+      })
+    }
+    assert(sum === 0n, `journal postings sum to ${sum}, not zero`)
+    return journalId
+  }
+
+  /** Appends a transaction to its account's hash chain; returns its id. */
+  append(tx: NewTransaction): string {
+    const a = this.account(tx.account_id)
+    const id = tx.id ?? randomUUID()
+    a.last_seq += 1n
+    const row = {
+      id,
+      account_id: tx.account_id,
+      seq: a.last_seq,
+      created_at: this.now,
+      tx_type: tx.tx_type,
+      tx_payment_type: tx.tx_payment_type,
+      amount: tx.amount,
+      fee: tx.fee ?? 0n,
+      credit: tx.credit,
+      debit: tx.debit,
+      ref: tx.ref ?? '',
+      own_ref: tx.own_ref ?? '',
+      recipient_name: tx.recipient_name ?? '',
+      recipient_account: tx.recipient_account ?? '',
+      recipient_branch: tx.recipient_branch ?? '',
+      parent_tx_id: tx.parent_tx_id ?? null,
+      added_by: tx.added_by,
+      user_id: tx.user_id ?? '',
+    }
+    const sha = chainHash(a.last_sha, row)
+    let postedOrder: bigint | null = null
+    if (tx.posted) {
+      a.last_posted += 1n
+      postedOrder = a.last_posted
+    }
+    this.newRows.push({
+      ...row,
+      partner_id: a.partner_id,
+      status: tx.status,
+      hold_amount: tx.hold_amount ?? 0n,
+      running_balance: a.balance,
+      posted_order: postedOrder,
+      status_reason: tx.status_reason ?? null,
+      status_at: this.now,
+      prev_sha: a.last_sha,
+      tx_sha: sha,
+    })
+    a.last_sha = sha
+    this.touched.add(tx.account_id)
+    return id
+  }
+
+  /** Records a status change of an existing row; `posted` fixes its running balance now. */
+  setStatus(txId: string, accountId: string, change: { status: TxStatus; reason?: string | null; posted?: boolean }): void {
+    const a = this.account(accountId)
+    const entry: StatusChange = { status: change.status, status_reason: change.reason ?? null, hold_amount: 0n }
+    if (change.posted) {
+      a.last_posted += 1n
+      entry.posted_order = a.last_posted
+      entry.running_balance = a.balance
+    }
+    this.changes.set(txId, entry)
+    this.touched.add(accountId)
+  }
+
+  /** Writes rows, postings, status changes and account states; a handful of statements. */
+  async flush(): Promise<void> {
+    for (let i = 0; i < this.newRows.length; i += insert_rows_max) {
+      await this.trx.insertInto('transactions').values(this.newRows.slice(i, i + insert_rows_max)).execute()
+    }
+    for (let i = 0; i < this.newPostings.length; i += insert_rows_max) {
+      await this.trx.insertInto('postings').values(this.newPostings.slice(i, i + insert_rows_max)).execute()
+    }
+    if (this.changes.size > 0) await this.writeStatusChanges()
+    if (this.touched.size > 0) await this.writeAccounts()
+  }
+
+  private async writeStatusChanges(): Promise<void> {
+    const values = [...this.changes].map(
+      ([id, c]) =>
+        sql`(${id}::uuid, ${c.status}, ${c.status_reason}, ${c.hold_amount}::bigint, ${c.running_balance ?? null}::bigint, ${c.posted_order ?? null}::bigint)`,
+    )
+    const result = await sql`
+      update transactions as t set
+        status = v.status,
+        status_reason = v.status_reason,
+        status_at = ${this.now},
+        hold_amount = v.hold_amount,
+        running_balance = coalesce(v.running_balance, t.running_balance),
+        posted_order = coalesce(v.posted_order, t.posted_order)
+      from (values ${sql.join(values)}) as v(id, status, status_reason, hold_amount, running_balance, posted_order)
+      where t.id = v.id`.execute(this.trx)
+    assert(Number(result.numAffectedRows) === this.changes.size, 'every status change found its transaction')
+  }
+
+  private async writeAccounts(): Promise<void> {
+    const states = [...this.touched].sort().map((id) => this.account(id))
+    for (const a of states) {
+      assert(a.held >= 0n && a.balance >= a.held, `account ${a.id} would end below zero`)
+    }
+    const values = states.map(
+      (a) => sql`(${a.id}::uuid, ${a.balance}::bigint, ${a.held}::bigint, ${a.last_seq}::bigint, ${a.last_sha}, ${a.last_posted}::bigint)`,
+    )
+    const result = await sql`
+      update accounts as a set
+        balance = v.balance, held = v.held, last_seq = v.last_seq, last_sha = v.last_sha, last_posted = v.last_posted
+      from (values ${sql.join(values)}) as v(id, balance, held, last_seq, last_sha, last_posted)
+      where a.id = v.id`.execute(this.trx)
+    assert(Number(result.numAffectedRows) === states.length, 'every touched account was written')
+  }
+}

@@ -1,0 +1,174 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import type { Database } from '../db/schema.ts'
+import { NotFound } from '../errors.ts'
+import { cents, centsText } from './cents.ts'
+import { LedgerBatch } from './ledger-batch.ts'
+import { chainHash } from './tx-chain.ts'
+
+export interface LedgerProblem {
+  kind: string
+  account_id?: string
+  tx_id?: string
+  journal_id?: string
+  message: string
+}
+
+export interface LedgerReport {
+  ok: boolean
+  accounts_checked: number
+  transactions_checked: number
+  journals_checked: number
+  postings_total: string
+  internal_balances: Record<string, string>
+  problems: LedgerProblem[]
+}
+
+const verify_page_rows = 5000
+const problems_max = 1000
+
+// Operator-side ledger use cases: inbound deposits (how a sandbox partner funds an
+// account) and the full verification behind `bank ledger verify`.
+export class LedgerService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Credits an account as an inbound EFT would: settlement:EFT → customer. */
+  async deposit(accountId: string, amount: bigint, ref: string) {
+    return this.db.transaction().execute(async (trx) => {
+      const batch = await LedgerBatch.open(trx, this.clock, [accountId])
+      if (!batch.has(accountId)) throw new NotFound('account')
+      const txId = crypto.randomUUID()
+      batch.post([
+        { internal: 'settlement:EFT', amount: -amount, tx_id: txId },
+        { account: accountId, amount, tx_id: txId },
+      ])
+      batch.append({
+        id: txId,
+        account_id: accountId,
+        tx_type: 'deposit',
+        tx_payment_type: 'EFT',
+        status: 'Successful',
+        amount,
+        credit: amount,
+        debit: 0n,
+        ref,
+        added_by: 'system',
+        posted: true,
+      })
+      await batch.flush()
+      const a = batch.account(accountId)
+      return { tx_id: txId, account_id: accountId, amount: centsText(amount), balance: centsText(a.balance), available_balance: centsText(a.balance - a.held) }
+    })
+  }
+
+  /**
+   * Recomputes every balance and hold from postings and pending rows, checks that every
+   * journal sums to zero, walks every account's hash chain and running balances.
+   */
+  async verify(): Promise<LedgerReport> {
+    const problems: LedgerProblem[] = []
+    const report = (p: LedgerProblem) => {
+      if (problems.length < problems_max) problems.push(p)
+    }
+    const journals = await this.db
+      .selectFrom('postings')
+      .select(['journal_id', (eb) => eb.fn.sum<string>('amount').as('total')])
+      .groupBy('journal_id')
+      .having((eb) => eb.fn.sum('amount'), '<>', 0)
+      .execute()
+    for (const j of journals) report({ kind: 'journal_unbalanced', journal_id: j.journal_id, message: `postings sum to ${j.total}` })
+    const journalCount = await this.db.selectFrom('postings').select((eb) => eb.fn.count<string>('journal_id').distinct().as('n')).executeTakeFirstOrThrow()
+    const total = await this.db.selectFrom('postings').select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'), eb.lit(0)).as('t')).executeTakeFirstOrThrow()
+    if (cents(total.t) !== 0n) report({ kind: 'ledger_unbalanced', message: `all postings sum to ${total.t}` })
+    const internal = await this.db
+      .selectFrom('postings')
+      .select(['internal_account', (eb) => eb.fn.sum<string>('amount').as('total')])
+      .where('internal_account', 'is not', null)
+      .groupBy('internal_account')
+      .execute()
+
+    const accounts = await this.db.selectFrom('accounts').select(['id', 'balance', 'held', 'last_seq', 'last_sha']).orderBy('id').execute()
+    let transactionsChecked = 0
+    for (const account of accounts) {
+      transactionsChecked += await this.verifyAccount(account, report)
+    }
+    return {
+      ok: problems.length === 0,
+      accounts_checked: accounts.length,
+      transactions_checked: transactionsChecked,
+      journals_checked: Number(journalCount.n),
+      postings_total: centsText(total.t),
+      internal_balances: Object.fromEntries(internal.map((r) => [r.internal_account as string, centsText(r.total)])),
+      problems,
+    }
+  }
+
+  private async verifyAccount(
+    account: { id: string; balance: bigint | string; held: bigint | string; last_seq: bigint | string; last_sha: string },
+    report: (p: LedgerProblem) => void,
+  ): Promise<number> {
+    const id = account.id
+    const posted = await this.db
+      .selectFrom('postings')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'), eb.lit(0)).as('t'))
+      .where('account_id', '=', id)
+      .executeTakeFirstOrThrow()
+    const balance = cents(account.balance)
+    const held = cents(account.held)
+    if (cents(posted.t) !== balance) report({ kind: 'balance_mismatch', account_id: id, message: `balance ${balance} but postings sum to ${posted.t}` })
+    if (balance < 0n || held < 0n || held > balance) report({ kind: 'below_zero', account_id: id, message: `balance ${balance}, held ${held}` })
+
+    let prevSha = ''
+    let expectedSeq = 1n
+    let holds = 0n
+    let running = 0n
+    const postedRows: Array<{ order: bigint; credit: bigint; debit: bigint; running: bigint; id: string }> = []
+    let count = 0
+    for (let after = 0n; ; ) {
+      const rows = await this.db
+        .selectFrom('transactions')
+        .selectAll()
+        .where('account_id', '=', id)
+        .where('seq', '>', after.toString())
+        .orderBy('seq')
+        .limit(verify_page_rows)
+        .execute()
+      for (const row of rows) {
+        count++
+        const seq = cents(row.seq)
+        if (seq !== expectedSeq) report({ kind: 'chain_gap', account_id: id, tx_id: row.id, message: `seq ${seq} where ${expectedSeq} was expected` })
+        expectedSeq = seq + 1n
+        const fields = { ...row, seq, amount: cents(row.amount), fee: cents(row.fee), credit: cents(row.credit), debit: cents(row.debit) }
+        if (row.prev_sha !== prevSha || chainHash(row.prev_sha, fields) !== row.tx_sha) {
+          report({ kind: 'chain_broken', account_id: id, tx_id: row.id, message: 'tx_sha does not match the row and its predecessor' })
+        }
+        prevSha = row.tx_sha
+        if (row.status === 'Pending') holds += cents(row.hold_amount)
+        if (row.posted_order !== null) {
+          postedRows.push({ order: cents(row.posted_order), credit: fields.credit, debit: fields.debit, running: cents(row.running_balance), id: row.id })
+        }
+      }
+      if (rows.length < verify_page_rows) break
+      after = cents(rows.at(-1)!.seq)
+    }
+    if (prevSha !== account.last_sha || expectedSeq - 1n !== cents(account.last_seq)) {
+      report({ kind: 'chain_head_mismatch', account_id: id, message: 'the account does not point at its last transaction' })
+    }
+    if (holds !== held) report({ kind: 'hold_mismatch', account_id: id, message: `held ${held} but pending rows hold ${holds}` })
+    postedRows.sort((a, b) => (a.order < b.order ? -1 : 1))
+    for (const row of postedRows) {
+      running += row.credit - row.debit
+      if (row.running !== running) {
+        report({ kind: 'running_balance_mismatch', account_id: id, tx_id: row.id, message: `running balance ${row.running}, expected ${running}` })
+        running = row.running
+      }
+    }
+    if (postedRows.length > 0 && running !== balance) {
+      report({ kind: 'running_balance_mismatch', account_id: id, message: `last running balance ${running} but balance ${balance}` })
+    }
+    return count
+  }
+}

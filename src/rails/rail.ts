@@ -1,0 +1,33 @@
+// The bank's payment rails (the outside world) behind one interface. The default is the
+// simulated rail; a real adapter implements the same calls.
+
+export interface RailPayment {
+  tx_id: string
+  payment_type: 'EFT' | 'RTC'
+  amount: bigint
+  account_number: string
+  branch_code: string
+  name: string
+  ref: string
+}
+
+export type RailOutcome =
+  | { status: 'accepted'; reference: string }
+  /** The rail or the recipient's bank declined the payment: money stays with the payer. */
+  | { status: 'failed'; reason: string }
+  /** The recipient details are not a real account: no money moves. */
+  | { status: 'invalid'; reason: string }
+
+export interface RailReturn {
+  tx_id: string
+  reason: string
+}
+
+export interface Rail {
+  /** Real-time clearing: the rail answers at once. Idempotent by tx_id. */
+  payRealTime(payment: RailPayment): Promise<RailOutcome>
+  /** One EFT clearing cycle: the batch is submitted and each payment is answered. Idempotent by tx_id. */
+  submitEftBatch(payments: RailPayment[]): Promise<Map<string, RailOutcome>>
+  /** Payments that recipients' banks sent back after success, not yet reported. */
+  collectReturns(): Promise<RailReturn[]>
+}

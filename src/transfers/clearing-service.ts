@@ -1,0 +1,237 @@
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
+import type { Clock } from '../clock.ts'
+import type { Database } from '../db/schema.ts'
+import { cents } from '../ledger/cents.ts'
+import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { Logger } from '../logger.ts'
+import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
+import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts'
+
+export interface ClearingReport {
+  cycle: string
+  resumed: boolean
+  settled: number
+  failed: number
+  invalid: number
+  returned: number
+  rtc_recovered: number
+}
+
+/** An RTC still Pending this long after it was taken lost its settle step (a crash); ask the rail again. */
+const rtc_recovery_after_ms = 60_000
+
+// The bank's side of EFT clearing, run as durable work from the database: each cycle is
+// a `clearing_runs` row (unique per cycle, so one instance runs it); pending EFTs taken
+// before the cycle's cut-off are submitted to the rail and settled in chunks, each chunk
+// one transaction whose rows are re-read under the account locks, so a run that dies
+// half-way resumes without settling anything twice. The same run collects returns from
+// the rail (→ Reversed) and recovers RTCs that lost their settle step.
+export class ClearingService {
+  private timer: NodeJS.Timeout | undefined
+  private running: Promise<unknown> | undefined
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly calendar: SouthAfricanCalendar,
+    private readonly rail: Rail,
+    private readonly options: { cyclesSast: number[]; chunkMax: number; pollMs: number },
+    private readonly log: Logger,
+  ) {}
+
+  /** Runs a cycle now (the operator's `bank clearing run`). */
+  runNow(): Promise<ClearingReport> {
+    const now = this.clock.now()
+    return this.run(`manual:${now.toISOString()}:${randomUUID().slice(0, 8)}`, now)
+  }
+
+  /** The latest scheduled cycle due now, if it has not run: `YYYY-MM-DDTHH:MM` SAST. */
+  dueCycle(now: Date): { cycle: string; cutoff: Date } | undefined {
+    const sast = toSast(now)
+    if (!this.calendar.isBusinessDay(sast.date)) return undefined
+    const due = this.options.cyclesSast.filter((m) => m <= sast.minutes).at(-1)
+    if (due === undefined) return undefined
+    const hhmm = `${String(Math.floor(due / 60)).padStart(2, '0')}:${String(due % 60).padStart(2, '0')}`
+    return { cycle: `${sast.date}T${hhmm}`, cutoff: fromSast(sast.date, due) }
+  }
+
+  /** Runs the due scheduled cycle unless it already ran (on any instance). */
+  async runDue(): Promise<ClearingReport | undefined> {
+    const due = this.dueCycle(this.clock.now())
+    if (!due) return undefined
+    const existing = await this.db.selectFrom('clearing_runs').select('status').where('cycle', '=', due.cycle).executeTakeFirst()
+    if (existing?.status === 'done') return undefined
+    return this.run(due.cycle, due.cutoff)
+  }
+
+  startSchedule(): void {
+    const tick = () => {
+      if (this.running) return
+      this.running = this.runDue()
+        .catch((error: unknown) => this.log.error({ err: error }, 'scheduled clearing run failed; it resumes at the next tick'))
+        .finally(() => {
+          this.running = undefined
+        })
+    }
+    this.timer = setInterval(tick, this.options.pollMs)
+    this.timer.unref()
+    tick()
+  }
+
+  async stopSchedule(): Promise<void> {
+    if (this.timer) clearInterval(this.timer)
+    await this.running
+  }
+
+  async run(cycle: string, cutoff: Date): Promise<ClearingReport> {
+    const inserted = await this.db
+      .insertInto('clearing_runs')
+      .values({ id: randomUUID(), cycle, cutoff, status: 'running', started_at: this.clock.now() })
+      .onConflict((oc) => oc.column('cycle').doNothing())
+      .returning('id')
+      .executeTakeFirst()
+    const report: ClearingReport = { cycle, resumed: !inserted, settled: 0, failed: 0, invalid: 0, returned: 0, rtc_recovered: 0 }
+    // Returns first: a payment settled in this run is returned, at the earliest, in the next.
+    await this.collectReturns(report)
+    for (;;) {
+      const chunk = await this.pendingPayouts('EFT', cutoff)
+      if (chunk.length === 0) break
+      const outcomes = await this.rail.submitEftBatch(chunk.map((c) => c.payment))
+      await this.settleChunk(chunk, (id) => outcomes.get(id), report)
+    }
+    await this.recoverRealTime(report)
+    await this.db
+      .updateTable('clearing_runs')
+      .set({
+        status: 'done',
+        finished_at: this.clock.now(),
+        settled_count: report.settled,
+        failed_count: report.failed + report.invalid,
+        returned_count: report.returned,
+      })
+      .where('cycle', '=', cycle)
+      .execute()
+    this.log.info(report, 'clearing run finished')
+    return report
+  }
+
+  private async recoverRealTime(report: ClearingReport): Promise<void> {
+    const before = new Date(this.clock.now().getTime() - rtc_recovery_after_ms)
+    for (;;) {
+      const chunk = await this.pendingPayouts('RTC', before)
+      if (chunk.length === 0) return
+      const outcomes = new Map<string, RailOutcome>()
+      for (const c of chunk) outcomes.set(c.payout.tx_id, await this.rail.payRealTime(c.payment))
+      const counts = { ...report, settled: 0, failed: 0, invalid: 0 }
+      await this.settleChunk(chunk, (id) => outcomes.get(id), counts)
+      report.rtc_recovered += counts.settled + counts.failed + counts.invalid
+    }
+  }
+
+  private async pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date) {
+    const rows = await this.db
+      .selectFrom('transactions as t')
+      .leftJoin('transactions as f', (join) => join.onRef('f.parent_tx_id', '=', 't.id').on('f.tx_type', '=', 'fee'))
+      .select([
+        't.id', 't.account_id', 't.amount', 't.fee', 't.hold_amount', 't.ref',
+        't.recipient_account', 't.recipient_branch', 't.recipient_name', 'f.id as fee_tx_id',
+      ])
+      .where('t.status', '=', 'Pending')
+      .where('t.tx_payment_type', '=', paymentType)
+      .where('t.tx_type', '=', 'transfer')
+      .where('t.created_at', '<=', takenBefore)
+      .orderBy('t.created_at')
+      .orderBy('t.id')
+      .limit(this.options.chunkMax)
+      .execute()
+    return rows.map((row) => {
+      const payout: PendingPayout = {
+        tx_id: row.id,
+        fee_tx_id: row.fee_tx_id,
+        account_id: row.account_id,
+        payment_type: paymentType,
+        amount: cents(row.amount),
+        fee: cents(row.fee),
+        hold_amount: cents(row.hold_amount),
+      }
+      const payment: RailPayment = {
+        tx_id: row.id,
+        payment_type: paymentType,
+        amount: payout.amount,
+        account_number: row.recipient_account,
+        branch_code: row.recipient_branch,
+        name: row.recipient_name,
+        ref: row.ref,
+      }
+      return { payout, payment }
+    })
+  }
+
+  /** Settles a chunk in one transaction, skipping rows another run settled meanwhile. */
+  private async settleChunk(
+    chunk: Array<{ payout: PendingPayout }>,
+    outcomeOf: (txId: string) => RailOutcome | undefined,
+    report: ClearingReport,
+  ): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const batch = await LedgerBatch.open(trx, this.clock, chunk.map((c) => c.payout.account_id))
+      // Every status change happens under the account lock, so this read is final.
+      const still = await trx
+        .selectFrom('transactions')
+        .select(['id', 'hold_amount'])
+        .where('id', 'in', chunk.map((c) => c.payout.tx_id))
+        .where('status', '=', 'Pending')
+        .execute()
+      const pending = new Map(still.map((r) => [r.id, cents(r.hold_amount)]))
+      for (const { payout } of chunk) {
+        const outcome = outcomeOf(payout.tx_id)
+        if (!pending.has(payout.tx_id) || !outcome) continue
+        const status = settlePayout(batch, { ...payout, hold_amount: pending.get(payout.tx_id)! }, outcome)
+        if (status === 'Successful') report.settled++
+        else if (status === 'Failed') report.failed++
+        else report.invalid++
+      }
+      await batch.flush()
+    })
+  }
+
+  private async collectReturns(report: ClearingReport): Promise<void> {
+    const returns = await this.rail.collectReturns()
+    if (returns.length === 0) return
+    const originals = await this.db
+      .selectFrom('transactions')
+      .select(['id', 'account_id', 'amount', 'tx_payment_type', 'ref', 'recipient_name'])
+      .where('id', 'in', returns.map((r) => r.tx_id))
+      .execute()
+    await this.db.transaction().execute(async (trx) => {
+      const batch = await LedgerBatch.open(trx, this.clock, originals.map((o) => o.account_id))
+      const still = await trx
+        .selectFrom('transactions')
+        .select('id')
+        .where('id', 'in', originals.map((o) => o.id))
+        .where('status', '=', 'Successful')
+        .execute()
+      const successful = new Set(still.map((r) => r.id))
+      for (const original of originals) {
+        if (!successful.has(original.id)) continue
+        const reason = returns.find((r) => r.tx_id === original.id)?.reason ?? 'returned'
+        reversePayout(
+          batch,
+          {
+            tx_id: original.id,
+            account_id: original.account_id,
+            amount: cents(original.amount),
+            payment_type: original.tx_payment_type as 'EFT' | 'RTC',
+            ref: original.ref,
+            recipient_name: original.recipient_name,
+          },
+          reason,
+        )
+        report.returned++
+      }
+      await batch.flush()
+    })
+  }
+}

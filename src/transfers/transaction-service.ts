@@ -1,0 +1,119 @@
+import type { Kysely, Selectable } from 'kysely'
+import { formatTimestamp } from '../contract/format.ts'
+import type { Database, TransactionsTable } from '../db/schema.ts'
+import { Invalid, NotFound } from '../errors.ts'
+import { cents, centsText } from '../ledger/cents.ts'
+import { chainHash } from '../ledger/tx-chain.ts'
+import { transaction_page_limit_default, type TransactionView } from './transfer-contract.ts'
+
+type TransactionRow = Selectable<TransactionsTable>
+
+// Reading transactions: newest first by the account's sequence, keyset-paged on the
+// (account_id, seq) unique index so a page costs the same on an account with a million
+// rows as on one with ten. `verified` checks each row's link of the hash chain on read:
+// its hash recomputed from its fields and its predecessor's hash.
+
+export class TransactionService {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async list(partnerId: string, accountId: string, limit = transaction_page_limit_default, cursor?: string) {
+    const account = await this.db
+      .selectFrom('accounts')
+      .select('id')
+      .where('id', '=', accountId)
+      .where('partner_id', '=', partnerId)
+      .executeTakeFirst()
+    if (!account) throw new NotFound('account')
+    const before = cursor === undefined ? undefined : decodeCursor(cursor)
+    let query = this.db.selectFrom('transactions').selectAll().where('account_id', '=', accountId)
+    if (before !== undefined) query = query.where('seq', '<', before.toString())
+    // One row more than the page: it tells whether another page follows and links the last row.
+    const rows = await query.orderBy('seq', 'desc').limit(limit + 1).execute()
+    const page = rows.slice(0, limit)
+    const transactions = page.map((row, i) => toView(row, rows[i + 1]?.tx_sha ?? (cents(row.seq) === 1n ? '' : undefined)))
+    // The oldest row on a full page links to the extra row; on the last page it is seq 1.
+    const last = page.at(-1)
+    return {
+      account_id: accountId,
+      transactions,
+      ...(rows.length > limit && last ? { next_cursor: encodeCursor(cents(last.seq)) } : {}),
+    }
+  }
+
+  async get(partnerId: string, txId: string): Promise<{ transaction: TransactionView }> {
+    const row = await this.db
+      .selectFrom('transactions')
+      .selectAll()
+      .where('id', '=', txId)
+      .where('partner_id', '=', partnerId)
+      .executeTakeFirst()
+    if (!row) throw new NotFound('transaction')
+    const seq = cents(row.seq)
+    let previousSha = ''
+    if (seq > 1n) {
+      const previous = await this.db
+        .selectFrom('transactions')
+        .select('tx_sha')
+        .where('account_id', '=', row.account_id)
+        .where('seq', '=', (seq - 1n).toString())
+        .executeTakeFirst()
+      previousSha = previous?.tx_sha ?? '\u0000missing'
+    }
+    return { transaction: toView(row, previousSha) }
+  }
+}
+
+/** `previousSha` undefined means the predecessor was not read; the row's own link is still checked. */
+function toView(row: TransactionRow, previousSha: string | undefined): TransactionView {
+  const fields = {
+    id: row.id,
+    account_id: row.account_id,
+    seq: cents(row.seq),
+    created_at: row.created_at,
+    tx_type: row.tx_type,
+    tx_payment_type: row.tx_payment_type,
+    amount: cents(row.amount),
+    fee: cents(row.fee),
+    credit: cents(row.credit),
+    debit: cents(row.debit),
+    ref: row.ref,
+    own_ref: row.own_ref,
+    recipient_name: row.recipient_name,
+    recipient_account: row.recipient_account,
+    recipient_branch: row.recipient_branch,
+    parent_tx_id: row.parent_tx_id,
+    added_by: row.added_by,
+    user_id: row.user_id,
+  }
+  const linkHolds = previousSha === undefined || previousSha === row.prev_sha
+  const verified = linkHolds && chainHash(row.prev_sha, fields) === row.tx_sha
+  return {
+    tx_id: row.id,
+    parent_tx_id: row.parent_tx_id ?? '',
+    date: formatTimestamp(row.created_at),
+    amount: centsText(row.amount),
+    ref: row.ref,
+    status: row.status,
+    tx_sha: row.tx_sha,
+    user_id: row.user_id,
+    added_by: row.added_by,
+    tx_type: row.tx_type,
+    tx_payment_type: row.tx_payment_type,
+    fee: centsText(row.fee),
+    recipient_name: row.recipient_name,
+    credit: centsText(row.credit),
+    debit: centsText(row.debit),
+    running_balance: centsText(row.running_balance),
+    verified,
+  }
+}
+
+function encodeCursor(seq: bigint): string {
+  return Buffer.from(`s${seq}`).toString('base64url')
+}
+
+function decodeCursor(cursor: string): bigint {
+  const text = Buffer.from(cursor, 'base64url').toString()
+  if (!/^s\d{1,19}$/.test(text)) throw Invalid.field('cursor', 'must be a next_cursor from an earlier page')
+  return BigInt(text.slice(1))
+}
