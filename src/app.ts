@@ -13,6 +13,7 @@ import { endpointTable, unboundOperations } from './transport/nats/endpoint-tabl
 import { MicroService } from './transport/nats/micro.ts'
 
 export const serviceVersion = '0.1.0'
+const credentialRevokedSubject = 'bank.internal.credential.revoked'
 
 export interface BankOptions {
   config: Config
@@ -53,6 +54,9 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     reconnectTimeWait: 250,
   })
   void watchConnection(nc, log)
+  // Revocations reach every instance's credential cache at once (see CredentialStore).
+  nc.subscribe(credentialRevokedSubject, { callback: (_error, msg) => services.credentials.forget(msg.string()) })
+  services.credentials.onRevoked = (credentialId) => nc.publish(credentialRevokedSubject, credentialId)
 
   const micro = new MicroService(
     nc,

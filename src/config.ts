@@ -19,6 +19,7 @@ const settings = z.object({
   BANK_ACCOUNT_NUMBER_LAST: z.coerce.number().int().min(1).max(99_999_999).default(99_999_999),
   BANK_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   BANK_BOOTSTRAP_OPERATOR: z.enum(['true', 'false']).default('true'),
+  BANK_CREDENTIAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
   BANK_FEE_RTC_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(700),
   BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
@@ -46,6 +47,7 @@ export interface Config {
   accountNumberLast: number
   shutdownGraceMs: number
   bootstrapOperator: boolean
+  credentialCacheTtlMs: number
   fees: { EFT: bigint; RTC: bigint }
   transferKeyWindowMs: number
   ledgerBatchJobsMax: number
@@ -83,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     accountNumberLast: s.BANK_ACCOUNT_NUMBER_LAST,
     shutdownGraceMs: s.BANK_SHUTDOWN_GRACE_MS,
     bootstrapOperator: s.BANK_BOOTSTRAP_OPERATOR === 'true',
+    credentialCacheTtlMs: s.BANK_CREDENTIAL_CACHE_TTL_MS,
     fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS) },
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,

@@ -38,11 +38,34 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
 
+interface CachedCaller {
+  caller: Caller
+  expiresAt: number | null
+  /** Process time (ms) until which the entry may be used without asking the database. */
+  freshUntil: number
+}
+
+const cache_entries_max = 10_000
+
 export class CredentialStore {
+  // Verified credentials are remembered for a few seconds so that a busy partner does not
+  // cost a database read per request. A revocation clears the entry at once on this
+  // instance and, through `onRevoked` (a NATS broadcast), on every other; the TTL bounds
+  // how long a lost broadcast could let a revoked credential in. Expiry is checked on
+  // every use against the service clock.
+  private readonly cache = new Map<string, CachedCaller>()
+  onRevoked: (credentialId: string) => void = () => {}
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly cacheTtlMs = 0,
   ) {}
+
+  /** Drops a credential from this instance's cache (after a revocation anywhere). */
+  forget(credentialId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.caller.credentialId === credentialId) this.cache.delete(hash)
+  }
 
   async issue(
     executor: Kysely<Database>,
@@ -70,18 +93,36 @@ export class CredentialStore {
   /** The caller a token stands for; any fault in the token is the same 401. */
   async verify(token: string | undefined): Promise<Caller> {
     if (!token || !tokenPattern.test(token)) throw new Unauthorized()
+    const hash = hashToken(token)
+    const cached = this.cache.get(hash)
+    if (cached && cached.freshUntil > performance.now()) {
+      if (cached.expiresAt !== null && cached.expiresAt <= this.clock.now().getTime()) throw new Unauthorized()
+      return cached.caller
+    }
+    const caller = await this.lookUp(hash)
+    if (this.cacheTtlMs > 0) {
+      if (this.cache.size >= cache_entries_max) this.cache.delete(this.cache.keys().next().value as string)
+      this.cache.set(hash, { ...caller, freshUntil: performance.now() + this.cacheTtlMs })
+    }
+    if (caller.expiresAt !== null && caller.expiresAt <= this.clock.now().getTime()) throw new Unauthorized()
+    return caller.caller
+  }
+
+  private async lookUp(hash: string): Promise<{ caller: Caller; expiresAt: number | null }> {
     const row = await this.db
       .selectFrom('credentials')
       .select(['id', 'role', 'partner_id', 'permissions', 'expires_at', 'revoked_at'])
-      .where('token_hash', '=', hashToken(token))
+      .where('token_hash', '=', hash)
       .executeTakeFirst()
     if (!row || row.revoked_at) throw new Unauthorized()
-    if (row.expires_at && row.expires_at.getTime() <= this.clock.now().getTime()) throw new Unauthorized()
     return {
-      role: row.role,
-      credentialId: row.id,
-      partnerId: row.partner_id,
-      permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
+      caller: {
+        role: row.role,
+        credentialId: row.id,
+        partnerId: row.partner_id,
+        permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
+      },
+      expiresAt: row.expires_at ? row.expires_at.getTime() : null,
     }
   }
 
@@ -93,6 +134,8 @@ export class CredentialStore {
       .where('revoked_at', 'is', null)
       .returningAll()
       .executeTakeFirst()
+    this.forget(id)
+    this.onRevoked(id)
     if (row) return view(row)
     const existing = await this.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst()
     if (!existing) throw new NotFound('credential')

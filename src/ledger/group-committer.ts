@@ -6,7 +6,7 @@
 
 export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown }
 
-export interface GroupCommitterOptions {
+export interface GroupCommitterOptions<J> {
   /** Most jobs in one batch. */
   batch_jobs_max: number
   /** Batches being written at once (more overlap the commit wait of one with the work of the next). */
@@ -17,6 +17,13 @@ export interface GroupCommitterOptions {
   /** Whether a failed batch may be tried again as a whole (deadlock, serialization failure). */
   retryable: (error: unknown) => boolean
   attempts_max: number
+  /**
+   * The rows a job writes (its accounts). A job whose rows an in-flight batch is writing
+   * waits for the next batch instead of joining one that would only queue on the row
+   * lock: a hot account's requests then pile into one large batch, while requests for
+   * other accounts still go out in parallel batches.
+   */
+  keysOf?: (job: J) => readonly string[]
 }
 
 interface Waiting<J, R> {
@@ -26,12 +33,13 @@ interface Waiting<J, R> {
 }
 
 export class GroupCommitter<J, R> {
-  private readonly queue: Waiting<J, R>[] = []
+  private queue: Waiting<J, R>[] = []
   private inFlight = 0
+  private readonly busy = new Map<string, number>()
 
   constructor(
     private readonly runBatch: (jobs: J[]) => Promise<BatchOutcome<R>[]>,
-    private readonly options: GroupCommitterOptions,
+    private readonly options: GroupCommitterOptions<J>,
   ) {}
 
   submit(job: J): Promise<R> {
@@ -48,13 +56,35 @@ export class GroupCommitter<J, R> {
 
   private pump(): void {
     while (this.inFlight < this.options.batches_in_flight_max && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.options.batch_jobs_max)
+      const batch = this.take()
+      if (batch.length === 0) return
+      const keys = this.options.keysOf ? batch.flatMap((w) => this.options.keysOf!(w.job)) : []
+      for (const key of keys) this.busy.set(key, (this.busy.get(key) ?? 0) + 1)
       this.inFlight++
       void this.write(batch).finally(() => {
+        for (const key of keys) {
+          const n = (this.busy.get(key) ?? 1) - 1
+          if (n === 0) this.busy.delete(key)
+          else this.busy.set(key, n)
+        }
         this.inFlight--
         this.pump()
       })
     }
+  }
+
+  /** The next batch: queued jobs in order, skipping those whose rows are being written. */
+  private take(): Waiting<J, R>[] {
+    const keysOf = this.options.keysOf
+    if (!keysOf || this.busy.size === 0) return this.queue.splice(0, this.options.batch_jobs_max)
+    const batch: Waiting<J, R>[] = []
+    const rest: Waiting<J, R>[] = []
+    for (const waiting of this.queue) {
+      if (batch.length < this.options.batch_jobs_max && !keysOf(waiting.job).some((key) => this.busy.has(key))) batch.push(waiting)
+      else rest.push(waiting)
+    }
+    this.queue = rest
+    return batch
   }
 
   private async write(batch: Waiting<J, R>[]): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
@@ -73,8 +73,8 @@ export class TransferService {
       retryable: isRetryableDatabaseError,
       attempts_max: 3,
     }
-    this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), options)
-    this.settler = new GroupCommitter((jobs) => this.settleBatch(jobs), options)
+    this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), { ...options, keysOf: (job) => [job.request.account_id] })
+    this.settler = new GroupCommitter((jobs) => this.settleBatch(jobs), { ...options, keysOf: (job) => [job.payout.account_id] })
   }
 
   async transfer(caller: Caller, request: TransferRequest): Promise<TransferResult> {
@@ -178,14 +178,18 @@ export class TransferService {
     const sorted = [...jobs].sort((a, b) =>
       a.partnerId === b.partnerId ? a.request.clientTxId.localeCompare(b.request.clientTxId) : a.partnerId.localeCompare(b.partnerId),
     )
+    // A key older than the duplicate window no longer counts (RULINGS: configurable,
+    // 24 h): the upsert takes it over; a live key is left alone and reported as a duplicate.
     const cutoff = new Date(now.getTime() - this.settings.keyWindowMs)
-    const pairs = sorted.map((j) => sql`(${j.partnerId}::uuid, ${j.request.clientTxId}::uuid)`)
-    // Keys older than the duplicate window no longer count (RULINGS: configurable, 24 h).
-    await sql`delete from transfer_keys where created_at < ${cutoff} and (partner_id, client_tx_id) in (${sql.join(pairs)})`.execute(trx)
     const inserted = await trx
       .insertInto('transfer_keys')
       .values(sorted.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.request.clientTxId, tx_id: j.txId, created_at: now })))
-      .onConflict((oc) => oc.columns(['partner_id', 'client_tx_id']).doNothing())
+      .onConflict((oc) =>
+        oc
+          .columns(['partner_id', 'client_tx_id'])
+          .doUpdateSet((eb) => ({ tx_id: eb.ref('excluded.tx_id'), created_at: eb.ref('excluded.created_at') }))
+          .where('transfer_keys.created_at', '<', cutoff),
+      )
       .returning('tx_id')
       .execute()
     return new Set(inserted.map((r) => r.tx_id))
