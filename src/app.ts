@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { sql } from 'kysely'
@@ -60,7 +62,13 @@ export async function startBank(options: BankOptions): Promise<Bank> {
 
   const micro = new MicroService(
     nc,
-    { name: config.serviceName, version: serviceVersion, description: 'Partner banking service', queue: config.queueGroup },
+    {
+      name: config.serviceName,
+      version: serviceVersion,
+      description: 'Partner banking service',
+      queue: config.queueGroup,
+      metadata: { storage: database.storage, store: storeIdentity(config, options.pgliteDir) },
+    },
     (error) => log.error({ err: error }, 'endpoint wrapper fault'),
   )
   const table = endpointTable(services)
@@ -100,6 +108,21 @@ export async function startBank(options: BankOptions): Promise<Bank> {
         log.info('bank stopped')
       })()),
   }
+}
+
+/**
+ * Names the storage an instance serves from, without secrets: instances of one bank share
+ * one PostgreSQL database; an embedded PGlite store belongs to one process on one host.
+ */
+export function storeIdentity(config: Config, pgliteDir?: string): string {
+  let source: string
+  if (config.databaseUrl) {
+    const url = new URL(config.databaseUrl)
+    source = `postgres:${url.hostname}:${url.port || '5432'}${url.pathname}`
+  } else {
+    source = `pglite:${os.hostname()}:${path.resolve(pgliteDir ?? pgliteDirFor(config.dataDir))}`
+  }
+  return createHash('sha256').update(source).digest('hex').slice(0, 16)
 }
 
 async function watchConnection(nc: NatsConnection, log: Logger): Promise<void> {

@@ -1,6 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { startBank } from './app.ts'
+import { connect, errors } from '@nats-io/transport-node'
+import { startBank, storeIdentity } from './app.ts'
+import type { Config } from './config.ts'
 import { systemClock } from './clock.ts'
 import { loadConfig } from './config.ts'
 import { createLogger } from './logger.ts'
@@ -36,6 +38,11 @@ async function main(): Promise<void> {
   // The CLI finds the server through this file when NATS_URL is not set.
   fs.writeFileSync(natsUrlFile, `${natsUrl}\n`)
 
+  const conflict = await conflictingInstance(natsUrl, config)
+  if (conflict) {
+    process.stderr.write(`${conflict}\n`)
+    process.exit(2)
+  }
   const bank = await startBank({ config, clock: systemClock, log, natsUrl })
   if (bank.database.storage === 'pglite') {
     log.warn('embedded PGlite storage: one process, no fsync (survives a crash, not a power cut); production runs on PostgreSQL (DATABASE_URL)')
@@ -58,6 +65,40 @@ async function main(): Promise<void> {
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+/**
+ * Instances in one queue group must serve one store, or requests would be answered from
+ * different databases. Asks `$SRV.PING` who is already serving and refuses to join a
+ * group that uses other storage, or an embedded store another process already has open.
+ */
+async function conflictingInstance(natsUrl: string, config: Config): Promise<string | undefined> {
+  const ours = storeIdentity(config)
+  const nc = await connect({ servers: natsUrl, timeout: 2000 })
+  try {
+    const replies = await nc.requestMany(`$SRV.PING.${config.serviceName}`, '', { strategy: 'timer', maxWait: 500 })
+    for await (const reply of replies) {
+      const ping = JSON.parse(reply.string()) as { id?: string; metadata?: { storage?: string; store?: string } }
+      const theirs = ping.metadata?.store
+      if (theirs !== ours) {
+        return (
+          `Another ${config.serviceName} instance (${ping.id}) already serves on ${natsUrl} from different storage ` +
+          `(${ping.metadata?.storage ?? 'unknown'}). Instances in one queue group must share one PostgreSQL database; ` +
+          'stop that instance, point this one at the same DATABASE_URL, or use another NATS server (NATS_URL).'
+        )
+      }
+      if (!config.databaseUrl) {
+        return `Another ${config.serviceName} instance (${ping.id}) already has the embedded store in ${config.dataDir} open; PGlite is one process only. Stop it first, or run production on PostgreSQL (DATABASE_URL).`
+      }
+    }
+    return undefined
+  } catch (error) {
+    // Nobody serving yet is the usual first start.
+    if (error instanceof errors.NoRespondersError) return undefined
+    throw error
+  } finally {
+    await nc.close()
+  }
 }
 
 main().catch((error: unknown) => {
