@@ -31,9 +31,26 @@ export const country = () =>
     .string({ error: 'must be a string' })
     .refine((value) => countryCodes.has(value), { error: 'must be an ISO 3166 alpha-3 country code, e.g. ZAF' })
 
+/**
+ * The earliest year an entity's dates (birth, ID issue and expiry) may carry. Earlier
+ * ones are typing mistakes, and very early years do not survive storage: year 0 made
+ * PostgreSQL fail (a 500) and PGlite read year 1 back as 2001.
+ */
+export const timestamp_year_min = 1900
+
 /** `YYYY-MM-DDTHH:MM:SSZ` (fractions allowed), UTC, as interface.md writes entity dates. */
 export const utcTimestamp = () =>
-  z.iso.datetime({ error: 'must be a UTC timestamp like 2026-11-21T08:30:00Z' })
+  z.iso
+    .datetime({ error: 'must be a UTC timestamp like 2026-11-21T08:30:00Z' })
+    // A value without a leading year has already failed the format check; one issue is enough.
+    .refine((value) => !/^\d{4}-/.test(value) || Number(value.slice(0, 4)) >= timestamp_year_min, {
+      error: `must not be before the year ${timestamp_year_min}`,
+    })
+
+/** Whether a value passes `utcTimestamp()`, for cross-field rules that compare dates. */
+export function isUtcTimestamp(value: unknown): value is string {
+  return utcTimestamp().safeParse(value).success
+}
 
 /** ISO 8601 timestamp with any offset, or a plain date; used by user records. */
 export const isoTimestamp = () =>

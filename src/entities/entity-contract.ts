@@ -4,6 +4,7 @@ import {
   country,
   email,
   isSouthAfricanIdNumber,
+  isUtcTimestamp,
   optionalText,
   registrationNumber,
   text,
@@ -50,6 +51,13 @@ const personalCreate = z
         path: ['id_number'],
         message: 'must be a 13-digit South African ID number with a valid date and check digit',
       })
+    }
+    // A document cannot expire before it was issued. Compared only when both dates are
+    // well formed; a malformed one has its own issue already.
+    const issued = value.id_issue_date
+    const expires = value.id_issue_expiry_date
+    if (isUtcTimestamp(issued) && isUtcTimestamp(expires) && Date.parse(expires) < Date.parse(issued)) {
+      ctx.addIssue({ code: 'custom', path: ['id_issue_expiry_date'], message: 'must not be before id_issue_date' })
     }
   })
 

@@ -22,6 +22,10 @@ export class EntityService {
   async create(partnerId: string, request: EntityCreateRequest): Promise<{ id: string }> {
     const id = randomUUID()
     const now = this.clock.now()
+    if (request.entity_type === 'personal') {
+      const issues = futureDateIssues(request, now)
+      if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join('; '), issues)
+    }
     try {
       await this.db.transaction().execute(async (trx) => {
         await this.insert(trx, partnerId, id, request, now, false)
@@ -199,6 +203,20 @@ export class EntityService {
       .execute()
     return rows.map((row) => ({ ...toListItem(row), partner_id: row.partner_id, review_status: row.review_status, is_root: row.is_root }))
   }
+}
+
+/**
+ * A person is not born, and an identity document not issued, after today. Checked here
+ * rather than in the contract because "today" is the service's clock.
+ */
+function futureDateIssues(
+  request: Extract<EntityCreateRequest, { entity_type: 'personal' }>,
+  now: Date,
+): Array<{ field: string; message: string }> {
+  const fields = ['date_of_birth', 'id_issue_date'] as const
+  return fields
+    .filter((field) => Date.parse(request[field]) > now.getTime())
+    .map((field) => ({ field, message: 'must not be in the future' }))
 }
 
 async function insertHolder(
