@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { assertLedgerClean, balances, feeOf, fund, newAccount, refused, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
+
+// A bank configured away from the defaults: fees per payment type (RULINGS: "Fees are
+// configurable per payment type"), a zero fee meaning no fee transaction, and a declared
+// one-off holiday (RULINGS, Time: "plus a maintained list of declared one-off holidays").
+
+const rtc_fee = 1234
+const low_max = 25_000_000
+
+let tb: TestBank
+let p: TestPartner
+
+before(async () => {
+  tb = await startTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: String(rtc_fee), BANK_DECLARED_HOLIDAYS: '2026-11-24' } })
+  p = await onboardPartner(tb, { approve: true })
+})
+
+after(async () => {
+  await tb.stop()
+})
+
+function sast(date: string, hhmm: string): string {
+  return new Date(Date.parse(`${date}T${hhmm}:00+02:00`)).toISOString()
+}
+
+test('transfers - with a zero EFT fee an EFT holds only its amount and writes no fee transaction', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 10_000 }))
+  assert.equal(sent.status, 'Pending')
+  assert.deepEqual(await balances(p, account), { balance: '10000', available: '0' })
+  await tb.operator.clearing.run()
+  const rows = await transactionsOf(p, account)
+  assert.equal(feeOf(rows, sent.tx_id), undefined)
+  assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'deposit'])
+  const transfer = await txById(p, sent.tx_id)
+  assert.equal(transfer.status, 'Successful')
+  assert.equal(transfer.fee, '0')
+  assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
+})
+
+test('transfers - a configured RTC fee is charged and covered by the funds check', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000 + rtc_fee - 1)
+  const before = await snapshot(p, account)
+  await refused(p.client.accounts.transfer(transferBody(account, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
+  assert.deepEqual(await snapshot(p, account), before)
+  await fund(tb, account, 1)
+  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 10_000, pay_and_clear: true }))
+  assert.equal(sent.status, 'Successful')
+  const rows = await transactionsOf(p, account)
+  const fee = feeOf(rows, sent.tx_id)
+  assert.ok(fee)
+  assert.equal(fee.amount, String(rtc_fee))
+  assert.equal(fee.debit, String(rtc_fee))
+  assert.equal(rows.find((r) => r.tx_id === sent.tx_id)!.fee, String(rtc_fee))
+  assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
+})
+
+test('transfers - a declared one-off holiday lowers the RTC limit like a public holiday', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000_000)
+  const send = (amount: number) => p.client.accounts.transfer(transferBody(account, { amount, pay_and_clear: true }))
+  tb.clock.set(sast('2026-11-24', '10:00'))
+  const before = await snapshot(p, account)
+  await refused(send(low_max + 1), 400, 'amount')
+  assert.deepEqual(await snapshot(p, account), before)
+  assert.equal((await send(low_max)).status, 'Successful')
+  tb.clock.set(sast('2026-11-25', '10:00'))
+  assert.equal((await send(low_max + 1)).status, 'Successful')
+})
+
+test('transfers - the ledger verifies clean with configured fees', async () => {
+  await assertLedgerClean(tb)
+})

@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { after, before, test } from 'node:test'
+import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { assertLedgerClean, balances, day_ms, fund, newAccount, refused, snapshot, transactionsOf, transferBody } from './helpers.ts'
+
+// clientTxId (RULINGS, Accounts and the ledger): a duplicate within the window (default
+// 24 hours) is 409 whose details carry the original tx_id, and moves no money; after the
+// window the key may be used again. Keys belong to a partner.
+
+const eft_fee = 250
+
+let tb: TestBank
+let p: TestPartner
+let other: TestPartner
+
+before(async () => {
+  tb = await startTestBank()
+  p = await onboardPartner(tb, { approve: true })
+  other = await onboardPartner(tb, { approve: true })
+})
+
+after(async () => {
+  await tb.stop()
+})
+
+async function assertDuplicate(call: Promise<unknown>, originalTxId: string): Promise<void> {
+  const error = await refused(call, 409)
+  assert.equal(error.type, 'conflict')
+  const details = error.details as Array<{ tx_id?: string }>
+  assert.equal(details[0]?.tx_id, originalTxId)
+}
+
+test('transfers - the same clientTxId twice is 409 carrying the original tx_id, and moves nothing', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const body = transferBody(account, { amount: 10_000 })
+  const first = await p.client.accounts.transfer(body)
+  const before = await snapshot(p, account)
+  await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
+  assert.deepEqual(await snapshot(p, account), before)
+  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
+})
+
+test('transfers - a duplicate is 409 whatever else differs: amount, rail, recipient', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const clientTxId = randomUUID()
+  const first = await p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 1_000 }))
+  const before = await snapshot(p, account)
+  for (const change of [{ amount: 2_000 }, { pay_and_clear: true }, { account_number: '1234567890', name: 'Someone Else' }]) {
+    await assertDuplicate(p.client.accounts.transfer(transferBody(account, { clientTxId, ...change })), first.tx_id)
+  }
+  assert.deepEqual(await snapshot(p, account), before)
+})
+
+test('transfers - a duplicate of an RTC is 409 after it settled', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const body = transferBody(account, { amount: 5_000, pay_and_clear: true })
+  const first = await p.client.accounts.transfer(body)
+  assert.equal(first.status, 'Successful')
+  const before = await snapshot(p, account)
+  await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
+  assert.deepEqual(await snapshot(p, account), before)
+})
+
+test('transfers - the same clientTxId for a different account of the same partner is still a duplicate', async () => {
+  const a = await newAccount(p)
+  const b = await newAccount(p)
+  await fund(tb, a, 50_000)
+  await fund(tb, b, 50_000)
+  const clientTxId = randomUUID()
+  const first = await p.client.accounts.transfer(transferBody(a, { clientTxId }))
+  const before = await snapshot(p, b)
+  await assertDuplicate(p.client.accounts.transfer(transferBody(b, { clientTxId })), first.tx_id)
+  assert.deepEqual(await snapshot(p, b), before)
+})
+
+test("transfers - the same clientTxId from another partner is independent", async () => {
+  const mine = await newAccount(p)
+  const theirs = await newAccount(other)
+  await fund(tb, mine, 50_000)
+  await fund(tb, theirs, 50_000)
+  const clientTxId = randomUUID()
+  const first = await p.client.accounts.transfer(transferBody(mine, { clientTxId, amount: 1_000 }))
+  const second = await other.client.accounts.transfer(transferBody(theirs, { clientTxId, amount: 2_000 }))
+  assert.notEqual(second.tx_id, first.tx_id)
+  assert.equal(second.status, 'Pending')
+  assert.equal((await balances(other, theirs)).available, String(50_000 - 2_000 - eft_fee))
+  // And each partner's own repeat is still its own duplicate, answered with its own tx_id.
+  await assertDuplicate(other.client.accounts.transfer(transferBody(theirs, { clientTxId })), second.tx_id)
+  await assertDuplicate(p.client.accounts.transfer(transferBody(mine, { clientTxId })), first.tx_id)
+})
+
+test("transfers - a 409 reply carries its code in the header and the original tx_id in the body's details", async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 50_000)
+  const body = transferBody(account)
+  const first = await p.client.accounts.transfer(body)
+  const reply = await rawRequest(tb, `svc.account.${p.partnerId}.transfer_eft_rtc`, JSON.stringify(body), { token: p.token })
+  assert.equal(reply.code, 409)
+  assert.equal(reply.headers['Nats-Service-Error-Code'], '409')
+  assert.equal(reply.body.error.code, 409)
+  assert.equal(reply.body.error.type, 'conflict')
+  assert.equal(reply.body.error.details[0].tx_id, first.tx_id)
+})
+
+test('transfers - a duplicate sent at once with its original moves money once', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const body = transferBody(account, { amount: 10_000 })
+  const outcomes = await Promise.allSettled([1, 2, 3, 4, 5].map(() => p.client.accounts.transfer(body)))
+  const accepted = outcomes.filter((o) => o.status === 'fulfilled')
+  assert.equal(accepted.length, 1, JSON.stringify(outcomes))
+  const txId = (accepted[0] as PromiseFulfilledResult<{ tx_id: string }>).value.tx_id
+  for (const o of outcomes) {
+    if (o.status === 'rejected') await assertDuplicate(Promise.reject(o.reason), txId)
+  }
+  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
+  assert.equal((await transactionsOf(p, account)).filter((r) => r.tx_type === 'transfer').length, 1)
+})
+
+test('transfers - a key refused for funds may be used again, while a key that moved money may not', async () => {
+  const account = await newAccount(p)
+  const body = transferBody(account, { amount: 1_000 })
+  await refused(p.client.accounts.transfer(body), 400, 'amount')
+  await refused(p.client.accounts.transfer(body), 400, 'amount')
+  await fund(tb, account, 1_000 + eft_fee)
+  const sent = await p.client.accounts.transfer(body)
+  await fund(tb, account, 100_000)
+  await assertDuplicate(p.client.accounts.transfer(body), sent.tx_id)
+})
+
+test('transfers - a key is a duplicate for the whole 24 hour window and usable again 1 ms after it', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const body = transferBody(account, { amount: 3_000 })
+  const first = await p.client.accounts.transfer(body)
+  tb.clock.advance(day_ms - 60_000)
+  await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
+  tb.clock.advance(60_000)
+  await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
+  const before = await snapshot(p, account)
+  assert.equal(before.details.available_balance, String(100_000 - 3_000 - eft_fee))
+  tb.clock.advance(1)
+  const again = await p.client.accounts.transfer(body)
+  assert.notEqual(again.tx_id, first.tx_id)
+  assert.equal(again.status, 'Pending')
+  assert.equal((await balances(p, account)).available, String(100_000 - 2 * (3_000 + eft_fee)))
+  // The new use starts a new window: a repeat now names the new transaction.
+  await assertDuplicate(p.client.accounts.transfer(body), again.tx_id)
+})
+
+test('transfers - a clientTxId repeated in upper case is the same key: 409 with the original tx_id', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const body = transferBody(account, { amount: 1_000 })
+  const first = await p.client.accounts.transfer(body)
+  const before = await snapshot(p, account)
+  await assertDuplicate(p.client.accounts.transfer({ ...body, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id)
+  assert.deepEqual(await snapshot(p, account), before)
+})
+
+test('transfers - one clientTxId sent at once in two letter cases moves money once and fails no other request', async () => {
+  // Both spellings are the same key. Sent together with other payments, they may share one
+  // grouped ledger batch with other accounts' and other partners' transfers; whatever the
+  // batching, those others must not be refused because of them.
+  const mine = await newAccount(p)
+  const keyed = await newAccount(p)
+  const theirs = await newAccount(other)
+  const theirsToo = await newAccount(other)
+  for (const account of [mine, keyed]) await fund(tb, account, 100_000)
+  for (const account of [theirs, theirsToo]) await fund(tb, account, 100_000)
+  for (let round = 0; round < 3; round++) {
+    const clientTxId = randomUUID()
+    const outcomes = await Promise.allSettled([
+      p.client.accounts.transfer(transferBody(mine, { amount: 100 })),
+      other.client.accounts.transfer(transferBody(theirs, { amount: 100 })),
+      p.client.accounts.transfer(transferBody(keyed, { clientTxId, amount: 100 })),
+      p.client.accounts.transfer(transferBody(keyed, { clientTxId: clientTxId.toUpperCase(), amount: 100 })),
+      other.client.accounts.transfer(transferBody(theirsToo, { amount: 100 })),
+    ])
+    const describe = JSON.stringify(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.status : String(o.reason))))
+    for (const i of [0, 1, 4]) assert.equal(outcomes[i]!.status, 'fulfilled', `round ${round}, unrelated request ${i}: ${describe}`)
+    const keyedOutcomes = [outcomes[2]!, outcomes[3]!]
+    assert.equal(keyedOutcomes.filter((o) => o.status === 'fulfilled').length, 1, `round ${round}: ${describe}`)
+    const winner = keyedOutcomes.find((o) => o.status === 'fulfilled') as PromiseFulfilledResult<{ tx_id: string }>
+    const loser = keyedOutcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult
+    await assertDuplicate(Promise.reject(loser.reason), winner.value.tx_id)
+  }
+  assert.equal((await balances(p, keyed)).available, String(100_000 - 3 * (100 + eft_fee)))
+})
+
+test('transfers - the ledger verifies clean after duplicates', async () => {
+  await assertLedgerClean(tb)
+})
