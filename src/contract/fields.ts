@@ -7,7 +7,8 @@ import { countryCodes } from './countries.ts'
 export const text_length_max = 200
 export const email_length_max = 254
 
-export const uuid = () => z.uuid({ error: 'must be a UUID' })
+/** A UUID, lower-cased: the database compares UUIDs without regard to case, and so must we. */
+export const uuid = () => z.uuid({ error: 'must be a UUID' }).toLowerCase()
 
 export const text = (min = 1, max = text_length_max) =>
   z

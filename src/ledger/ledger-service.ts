@@ -147,6 +147,12 @@ export class LedgerService {
         }
         prevSha = row.tx_sha
         if (row.status === 'Pending') holds += cents(row.hold_amount)
+        // Money moved exactly for Successful and Reversed rows: a posted row shown as
+        // Failed, or a Successful one that never posted, is an edited history.
+        const settled = row.status === 'Successful' || row.status === 'Reversed'
+        if ((row.posted_order !== null) !== settled) {
+          report({ kind: 'status_mismatch', account_id: id, tx_id: row.id, message: `status ${row.status} but ${row.posted_order === null ? 'never posted' : 'posted'}` })
+        }
         if (row.posted_order !== null) {
           postedRows.push({ order: cents(row.posted_order), credit: fields.credit, debit: fields.debit, running: cents(row.running_balance), id: row.id })
         }

@@ -99,7 +99,13 @@ export class ClearingService {
       const chunk = await this.pendingPayouts('EFT', cutoff)
       if (chunk.length === 0) break
       const outcomes = await this.rail.submitEftBatch(chunk.map((c) => c.payment))
+      const before = report.settled + report.failed + report.invalid
       await this.settleChunk(chunk, (id) => outcomes.get(id), report)
+      if (report.settled + report.failed + report.invalid === before) {
+        // The rail answered none of this chunk; they stay Pending for the next cycle.
+        this.log.warn({ cycle, pending: chunk.length }, 'the rail left a clearing chunk unanswered')
+        break
+      }
     }
     await this.recoverRealTime(report)
     await this.db
@@ -126,7 +132,9 @@ export class ClearingService {
       for (const c of chunk) outcomes.set(c.payout.tx_id, await this.rail.payRealTime(c.payment))
       const counts = { ...report, settled: 0, failed: 0, invalid: 0 }
       await this.settleChunk(chunk, (id) => outcomes.get(id), counts)
-      report.rtc_recovered += counts.settled + counts.failed + counts.invalid
+      const recovered = counts.settled + counts.failed + counts.invalid
+      report.rtc_recovered += recovered
+      if (recovered === 0) return
     }
   }
 

@@ -114,6 +114,8 @@ function encodeCursor(seq: bigint): string {
 
 function decodeCursor(cursor: string): bigint {
   const text = Buffer.from(cursor, 'base64url').toString()
-  if (!/^s\d{1,19}$/.test(text)) throw Invalid.field('cursor', 'must be a next_cursor from an earlier page')
-  return BigInt(text.slice(1))
+  const seq = /^s\d{1,19}$/.test(text) ? BigInt(text.slice(1)) : -1n
+  // A sequence is a PostgreSQL bigint; anything else did not come from us.
+  if (seq < 1n || seq > 9_223_372_036_854_775_807n) throw Invalid.field('cursor', 'must be a next_cursor from an earlier page')
+  return seq
 }

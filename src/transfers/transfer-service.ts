@@ -4,7 +4,7 @@ import type { Caller } from '../auth/credential-store.ts'
 import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
-import { Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
+import { assert, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from '../ledger/group-committer.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
@@ -167,8 +167,9 @@ export class TransferService {
           .execute()
       }
       await batch.flush()
+      // Inside the transaction: should the batch be retried, it must not find its own keys.
+      if (duplicates.length > 0) await this.answerDuplicates(trx, jobs, duplicates, outcomes)
     })
-    if (duplicates.length > 0) await this.answerDuplicates(jobs, duplicates, outcomes)
     return outcomes
   }
 
@@ -195,8 +196,13 @@ export class TransferService {
     return new Set(inserted.map((r) => r.tx_id))
   }
 
-  private async answerDuplicates(jobs: ReserveJob[], indexes: number[], outcomes: BatchOutcome<PendingPayout>[]): Promise<void> {
-    const rows = await this.db
+  private async answerDuplicates(
+    trx: Kysely<Database>,
+    jobs: ReserveJob[],
+    indexes: number[],
+    outcomes: BatchOutcome<PendingPayout>[],
+  ): Promise<void> {
+    const rows = await trx
       .selectFrom('transfer_keys')
       .select(['partner_id', 'client_tx_id', 'tx_id'])
       .where('client_tx_id', 'in', [...new Set(indexes.map((i) => jobs[i]!.request.clientTxId))])
@@ -222,7 +228,22 @@ export class TransferService {
   private async settleBatch(jobs: Array<{ payout: PendingPayout; outcome: RailOutcome }>): Promise<BatchOutcome<SettledStatus>[]> {
     return this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, jobs.map((j) => j.payout.account_id))
-      const outcomes = jobs.map(({ payout, outcome }) => ({ ok: true as const, value: settlePayout(batch, payout, outcome) }))
+      // A clearing run recovers an RTC still Pending a minute after it was taken, so a slow
+      // rail call may find its payout already settled. Every status change happens under the
+      // account lock, so this read is final: a payout no longer Pending is answered with the
+      // status it has (the rail's answer is the same for the same tx_id), never settled twice.
+      const rows = await trx
+        .selectFrom('transactions')
+        .select(['id', 'status'])
+        .where('id', 'in', jobs.map((j) => j.payout.tx_id))
+        .execute()
+      const current = new Map(rows.map((r) => [r.id, r.status]))
+      const outcomes = jobs.map(({ payout, outcome }) => {
+        const status = current.get(payout.tx_id)
+        assert(status !== undefined, `payout ${payout.tx_id} has no transaction row`)
+        if (status !== 'Pending') return { ok: true as const, value: status === 'Reversed' ? ('Successful' as const) : status }
+        return { ok: true as const, value: settlePayout(batch, payout, outcome) }
+      })
       await batch.flush()
       return outcomes
     })
