@@ -1,5 +1,15 @@
 import { z } from 'zod'
-import { addressSchema, country, email, isoTimestamp, isSouthAfricanIdNumber, text, timestamp, uuid } from '../contract/fields.ts'
+import {
+  addressSchema,
+  country,
+  email,
+  isoTimestamp,
+  isSouthAfricanIdNumber,
+  text,
+  timestamp,
+  timestamp_year_min,
+  uuid,
+} from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
 // interface.md writes `National` and `passport`; we accept either spelling of each and
@@ -11,6 +21,20 @@ const idType = z
   .transform((value) => (value === 'national' ? 'National' : 'Passport'))
 
 const text2 = () => text(2)
+
+/**
+ * An ISO 8601 timestamp or plain date, not before `timestamp_year_min` (as for entities:
+ * year 0 made PostgreSQL fail with a 500, and PGlite read years below 100 back as 19xx or
+ * 20xx). A plain date means midnight UTC of that day (RULINGS, Time): written out here,
+ * because the database would otherwise read it in its session's time zone, and a
+ * PostgreSQL set up in SAST would store the day before.
+ */
+const userTimestamp = () =>
+  isoTimestamp()
+    .refine((value) => Number(value.slice(0, 4)) >= timestamp_year_min, {
+      error: `must not be before the year ${timestamp_year_min}`,
+    })
+    .transform((value) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value))
 
 interface IdentityFields {
   id_type?: 'National' | 'Passport' | undefined
@@ -42,14 +66,14 @@ export const userCreateRequest = z
     email: email(),
     phone_number: text(2, 30),
     gender: text(1, 30),
-    date_of_birth: isoTimestamp(),
+    date_of_birth: userTimestamp(),
     country: country(),
     city: text2(),
     residency: text2(),
     id_number: text(2, 30),
     id_type: idType,
-    id_issue_date: isoTimestamp(),
-    id_issue_expiry_date: isoTimestamp().optional(),
+    id_issue_date: userTimestamp(),
+    id_issue_expiry_date: userTimestamp().optional(),
     title: text(2, 30),
     verified: z.boolean({ error: 'must be true or false' }),
     permit_number: text(2, 50),
@@ -65,14 +89,14 @@ export const userUpdateRequest = z.strictObject({
   email: email().optional(),
   phone_number: text(2, 30).optional(),
   gender: text(2, 30).optional(),
-  date_of_birth: isoTimestamp().optional(),
+  date_of_birth: userTimestamp().optional(),
   birth_country: country().optional(),
   birth_city: text2().optional(),
   residency: text2().optional(),
   id_number: text(2, 30).optional(),
   id_type: idType.optional(),
-  id_issue_date: isoTimestamp().optional(),
-  id_issue_expiry_date: isoTimestamp().optional(),
+  id_issue_date: userTimestamp().optional(),
+  id_issue_expiry_date: userTimestamp().optional(),
   title: text(2, 30).optional(),
   permit_number: text(2, 50).optional(),
 })

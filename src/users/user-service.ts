@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Kysely, Selectable } from 'kysely'
+import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatOptionalTimestamp, formatTimestamp } from '../contract/format.ts'
 import type { Database, KycStatus, UsersTable } from '../db/schema.ts'
@@ -99,7 +99,10 @@ export class UserService {
       .updateTable('users')
       .set({
         kyc_status: status,
-        kyc_submitted_at: status === 'pending' ? now : undefined,
+        // A decision on KYC that was never marked submitted (the operator went straight
+        // from not_started) means it was submitted now: a reviewed record must not read as
+        // unsubmitted (interface.md omits kyc_submitted_at only before submission).
+        kyc_submitted_at: status === 'pending' ? now : sql<Date>`coalesce(kyc_submitted_at, ${now})`,
         kyc_reviewed_at: status === 'pending' ? null : now,
         kyc_rejection_reason: status === 'rejected' ? reason : null,
         verified_at: status === 'approved' ? now : null,
