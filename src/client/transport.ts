@@ -48,7 +48,9 @@ export class NatsApi {
         headers: h,
       })
     } catch (error) {
-      if (error instanceof errors.NoRespondersError) throw new BankApiError(503, 'unavailable', 'no bank instance is answering')
+      // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
+      const noResponders = error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())
+      if (noResponders) throw new BankApiError(503, 'unavailable', 'no bank instance is answering')
       if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout', 'the bank did not answer in time')
       throw error
     }

@@ -84,8 +84,13 @@ export class MicroService {
 
   /** Stop taking requests, then wait (at most `graceMs`) for those in flight to be answered. */
   async stop(graceMs: number): Promise<void> {
-    for (const subscription of [...this.endpoints.map((e) => e.subscription), ...this.internal]) subscription?.unsubscribe()
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, graceMs).unref())
+    // Drain, not unsubscribe: the server may already have routed requests to this instance
+    // that the client has not read yet. Unsubscribing would drop them and leave each caller
+    // waiting for its timeout; draining serves every message that arrives until the server
+    // has confirmed the UNSUB, after which the queue group sends new work elsewhere.
+    const subscriptions = [...this.endpoints.map((e) => e.subscription), ...this.internal].filter((s) => s !== undefined)
+    await Promise.race([Promise.allSettled(subscriptions.map((s) => s.drain())), deadline])
     await Promise.race([Promise.allSettled([...this.inFlight]), deadline])
   }
 

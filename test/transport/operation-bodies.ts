@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto'
+import { allOperations, subjectFor, type Operation } from '../../src/contract/index.ts'
+import { onboardPartner, rawRequest, type RawReply, type TestBank, type TestPartner } from '../support/harness.ts'
+import { businessEntity, userRequest } from '../support/fixtures.ts'
+
+// One schema-valid request body for every operation of the endpoint table, so that the
+// cross-cutting suites (auth matrix, malformed input) can be driven by `allOperations()`
+// instead of by hand-kept lists. A new operation without a body here fails those suites.
+
+export interface OperationFixture {
+  tb: TestBank
+  /** An approved partner with one business user and its pool account. */
+  partner: TestPartner
+  userId: string
+  accountId: string
+  /** A credential of `partner` that `ops_credential_revoke` may revoke. */
+  revocableCredentialId: string
+  /** A transaction on `accountId`: the funding deposit. */
+  transactionId: string
+}
+
+/** Funds the pool account so that payments sent by the suites can succeed. */
+async function fund(tb: TestBank, accountId: string): Promise<string> {
+  const deposit = await tb.operator.accounts.deposit({ account_id: accountId, amount: 100_000_000 })
+  return deposit.tx_id
+}
+
+export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
+  const partner = await onboardPartner(tb, { approve: true })
+  const { userId } = await partner.client.users.create(userRequest(partner.rootEntityId))
+  const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
+  const accountId = accounts[0]?.account_id
+  if (!accountId) throw new Error('an approved root entity should have its pool account')
+  const revocable = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'to revoke' })
+  const transactionId = await fund(tb, accountId)
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId }
+}
+
+type BodyFactory = (f: OperationFixture) => Record<string, unknown>
+
+const bodies: Record<string, BodyFactory> = {
+  entity_create: () => businessEntity(),
+  entity_info: (f) => ({ entity_id: f.partner.rootEntityId }),
+  entity_list: () => ({}),
+  entity_update_address: (f) => ({ entity_id: f.partner.rootEntityId, address_line_1: '1 Main Road', city: 'Cape Town', country: 'ZAF' }),
+  user_create: (f) => userRequest(f.partner.rootEntityId),
+  user_update: (f) => ({ user_id: f.userId, first_name: 'Lindiwe' }),
+  user_get: (f) => ({ user_id: f.userId }),
+  user_list: () => ({}),
+  account_create: (f) => ({ entity_id: f.partner.rootEntityId }),
+  account_get_by_entity: (f) => ({ entity_id: f.partner.rootEntityId }),
+  account_get_details: (f) => ({ account_id: f.accountId }),
+  ops_partner_create: () => {
+    const e = businessEntity()
+    return { name: e.name, email: e.email, registration_number: e.registration_number, trading_name: e.trading_name }
+  },
+  ops_partner_list: () => ({}),
+  ops_credential_create: (f) => ({ partner_id: f.partner.partnerId, permissions: ['read'] }),
+  ops_credential_revoke: (f) => ({ credential_id: f.revocableCredentialId }),
+  ops_credential_list: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_entity_review: (f) => ({ entity_id: f.partner.rootEntityId, decision: 'approve' }),
+  ops_entity_list: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_user_kyc: (f) => ({ user_id: f.userId, status: 'pending' }),
+  ops_account_list: (f) => ({ entity_id: f.partner.rootEntityId }),
+  // Payments and ledger operations (RULINGS, "Accounts and the ledger").
+  account_transfer_eft_rtc: (f) => ({
+    account_id: f.accountId,
+    clientTxId: randomUUID(),
+    amount: 100,
+    ref: 'invoice 1',
+    own_ref: 'supplier run',
+    account_number: '62000000001',
+    branch_code: '250655',
+    name: 'Bongani Supplies',
+  }),
+  account_list_transactions: (f) => ({ account_id: f.accountId, limit: 5 }),
+  account_get_transaction: (f) => ({ tx_id: f.transactionId }),
+  ops_account_deposit: (f) => ({ account_id: f.accountId, amount: 100 }),
+  ops_ledger_verify: () => ({}),
+  ops_clearing_run: () => ({}),
+}
+
+/**
+ * Operations with a sample body. It may name operations the table does not have yet (the
+ * contract grows while capabilities are built), but every operation the table has must be here.
+ */
+export const sampledOperationNames: readonly string[] = Object.keys(bodies)
+
+/** A fresh, schema-valid body for the operation, naming the fixture's own resources. */
+export function validBody(op: Operation, f: OperationFixture): Record<string, unknown> {
+  const factory = bodies[op.name]
+  if (!factory) throw new Error(`no sample body for operation ${op.name}; add one to operation-bodies.ts`)
+  return factory(f)
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** The same body with every id replaced by a random UUID that names nothing. */
+export function withRandomIds(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' && uuidPattern.test(v) ? randomUUID() : v]))
+}
+
+export const partnerOperations = (): Operation[] => allOperations().filter((op) => op.permission !== 'operator')
+export const operatorOperations = (): Operation[] => allOperations().filter((op) => op.permission === 'operator')
+
+/** The concrete subject; partner operations are sent on `partnerId`'s subject. */
+export function subjectOf(op: Operation, partnerId: string): string {
+  return subjectFor(op, op.permission === 'operator' ? undefined : partnerId)
+}
+
+/** The token that may use the operation: the operator's for `ops.`, the partner's otherwise. */
+export function rightfulToken(op: Operation, f: OperationFixture): string {
+  return op.permission === 'operator' ? f.tb.operatorToken : f.partner.token
+}
+
+/** Sends the operation's request on the fixture partner's subject, as raw bytes or JSON. */
+export function send(
+  f: OperationFixture,
+  op: Operation,
+  body: string | Uint8Array | Record<string, unknown>,
+  auth: { token?: string; authorization?: string },
+  partnerId = f.partner.partnerId,
+): Promise<RawReply> {
+  const data = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body)
+  return rawRequest(f.tb, subjectOf(op, partnerId), data, auth)
+}
