@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Insertable, type Kysely } from 'kysely'
+import { insertUnnest, unnestRows, type PgType } from '../db/bulk.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from '../db/schema.ts'
 import { assert } from '../errors.ts'
@@ -65,7 +66,19 @@ interface StatusChange {
   posted_order?: bigint
 }
 
-const insert_rows_max = 1000
+const transaction_columns: Array<[keyof Insertable<TransactionsTable> & string, PgType]> = [
+  ['id', 'uuid'], ['partner_id', 'uuid'], ['account_id', 'uuid'], ['seq', 'bigint'], ['parent_tx_id', 'uuid'],
+  ['created_at', 'timestamptz'], ['tx_type', 'text'], ['tx_payment_type', 'text'], ['status', 'text'],
+  ['amount', 'bigint'], ['fee', 'bigint'], ['credit', 'bigint'], ['debit', 'bigint'], ['hold_amount', 'bigint'],
+  ['running_balance', 'bigint'], ['posted_order', 'bigint'], ['ref', 'text'], ['own_ref', 'text'],
+  ['recipient_name', 'text'], ['recipient_account', 'text'], ['recipient_branch', 'text'], ['user_id', 'text'],
+  ['added_by', 'text'], ['status_reason', 'text'], ['status_at', 'timestamptz'], ['prev_sha', 'text'], ['tx_sha', 'text'],
+]
+
+const posting_columns: Array<[keyof Insertable<PostingsTable> & string, PgType]> = [
+  ['journal_id', 'uuid'], ['tx_id', 'uuid'], ['account_id', 'uuid'], ['internal_account', 'text'],
+  ['amount', 'bigint'], ['created_at', 'timestamptz'],
+]
 
 export class LedgerBatch {
   private readonly newRows: Insertable<TransactionsTable>[] = []
@@ -90,7 +103,7 @@ export class LedgerBatch {
       const rows = await trx
         .selectFrom('accounts')
         .select(['id', 'partner_id', 'balance', 'held', 'last_seq', 'last_sha', 'last_posted'])
-        .where('id', 'in', ids)
+        .where('id', '=', sql<string>`any(${ids}::uuid[])`)
         .orderBy('id')
         .forUpdate()
         .execute()
@@ -233,21 +246,14 @@ export class LedgerBatch {
 
   /** Writes rows, postings, status changes and account states; a handful of statements. */
   async flush(): Promise<void> {
-    for (let i = 0; i < this.newRows.length; i += insert_rows_max) {
-      await this.trx.insertInto('transactions').values(this.newRows.slice(i, i + insert_rows_max)).execute()
-    }
-    for (let i = 0; i < this.newPostings.length; i += insert_rows_max) {
-      await this.trx.insertInto('postings').values(this.newPostings.slice(i, i + insert_rows_max)).execute()
-    }
+    await insertUnnest(this.trx, 'transactions', this.newRows, transaction_columns)
+    await insertUnnest(this.trx, 'postings', this.newPostings, posting_columns)
     if (this.changes.size > 0) await this.writeStatusChanges()
     if (this.touched.size > 0) await this.writeAccounts()
   }
 
   private async writeStatusChanges(): Promise<void> {
-    const values = [...this.changes].map(
-      ([id, c]) =>
-        sql`(${id}::uuid, ${c.status}, ${c.status_reason}, ${c.hold_amount}::bigint, ${c.running_balance ?? null}::bigint, ${c.posted_order ?? null}::bigint)`,
-    )
+    const rows = [...this.changes].map(([id, c]) => ({ id, ...c }))
     const result = await sql`
       update transactions as t set
         status = v.status,
@@ -256,7 +262,10 @@ export class LedgerBatch {
         hold_amount = v.hold_amount,
         running_balance = coalesce(v.running_balance, t.running_balance),
         posted_order = coalesce(v.posted_order, t.posted_order)
-      from (values ${sql.join(values)}) as v(id, status, status_reason, hold_amount, running_balance, posted_order)
+      from ${unnestRows(rows, [
+        ['id', 'uuid'], ['status', 'text'], ['status_reason', 'text'], ['hold_amount', 'bigint'],
+        ['running_balance', 'bigint'], ['posted_order', 'bigint'],
+      ])}
       where t.id = v.id`.execute(this.trx)
     assert(Number(result.numAffectedRows) === this.changes.size, 'every status change found its transaction')
   }
@@ -266,13 +275,12 @@ export class LedgerBatch {
     for (const a of states) {
       assert(a.held >= 0n && a.balance >= a.held, `account ${a.id} would end below zero`)
     }
-    const values = states.map(
-      (a) => sql`(${a.id}::uuid, ${a.balance}::bigint, ${a.held}::bigint, ${a.last_seq}::bigint, ${a.last_sha}, ${a.last_posted}::bigint)`,
-    )
     const result = await sql`
       update accounts as a set
         balance = v.balance, held = v.held, last_seq = v.last_seq, last_sha = v.last_sha, last_posted = v.last_posted
-      from (values ${sql.join(values)}) as v(id, balance, held, last_seq, last_sha, last_posted)
+      from ${unnestRows(states, [
+        ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'], ['last_sha', 'text'], ['last_posted', 'bigint'],
+      ])}
       where a.id = v.id`.execute(this.trx)
     assert(Number(result.numAffectedRows) === states.length, 'every touched account was written')
   }

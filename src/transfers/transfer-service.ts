@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
+import { unnestRows } from '../db/bulk.ts'
 import type { Caller } from '../auth/credential-store.ts'
 import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
@@ -182,17 +183,14 @@ export class TransferService {
     // A key older than the duplicate window no longer counts (RULINGS: configurable,
     // 24 h): the upsert takes it over; a live key is left alone and reported as a duplicate.
     const cutoff = new Date(now.getTime() - this.settings.keyWindowMs)
-    const inserted = await trx
-      .insertInto('transfer_keys')
-      .values(sorted.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.request.clientTxId, tx_id: j.txId, created_at: now })))
-      .onConflict((oc) =>
-        oc
-          .columns(['partner_id', 'client_tx_id'])
-          .doUpdateSet((eb) => ({ tx_id: eb.ref('excluded.tx_id'), created_at: eb.ref('excluded.created_at') }))
-          .where('transfer_keys.created_at', '<', cutoff),
-      )
-      .returning('tx_id')
-      .execute()
+    const rows = sorted.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.request.clientTxId, tx_id: j.txId }))
+    const { rows: inserted } = await sql<{ tx_id: string }>`
+      insert into transfer_keys (partner_id, client_tx_id, tx_id, created_at)
+      select v.partner_id, v.client_tx_id, v.tx_id, ${now}::timestamptz
+      from ${unnestRows(rows, [['partner_id', 'uuid'], ['client_tx_id', 'uuid'], ['tx_id', 'uuid']])}
+      on conflict (partner_id, client_tx_id) do update set tx_id = excluded.tx_id, created_at = excluded.created_at
+        where transfer_keys.created_at < ${cutoff}
+      returning tx_id`.execute(trx)
     return new Set(inserted.map((r) => r.tx_id))
   }
 
