@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import { Invalid, NotFound, Unauthorized } from '../errors.ts'
+import { Conflict, Invalid, NotFound, Unauthorized } from '../errors.ts'
 import type { Database } from '../db/schema.ts'
 import { permissions as allPermissions, type Permission } from '../contract/operation.ts'
 import { formatTimestamp } from '../contract/format.ts'
@@ -127,6 +127,7 @@ export class CredentialStore {
   }
 
   async revoke(id: string): Promise<CredentialView> {
+    await this.refuseLastOperator(id)
     const row = await this.db
       .updateTable('credentials')
       .set({ revoked_at: this.clock.now() })
@@ -143,14 +144,23 @@ export class CredentialStore {
   }
 
   async list(partnerId: string | null): Promise<CredentialView[]> {
-    let query = this.db.selectFrom('credentials').selectAll().orderBy('created_at').orderBy('id')
+    let query = this.db.selectFrom('credentials').selectAll().orderBy('created_seq')
     query = partnerId === null ? query.where('partner_id', 'is', null) : query.where('partner_id', '=', partnerId)
     return (await query.execute()).map(view)
   }
 
-  async operatorExists(): Promise<boolean> {
-    const row = await this.db.selectFrom('credentials').select('id').where('role', '=', 'operator').limit(1).executeTakeFirst()
-    return row !== undefined
+  /** Revoking the last live operator credential would lock the bank's operators out. */
+  private async refuseLastOperator(id: string): Promise<void> {
+    const live = await this.db
+      .selectFrom('credentials')
+      .select('id')
+      .where('role', '=', 'operator')
+      .where('revoked_at', 'is', null)
+      .limit(2)
+      .execute()
+    if (live.length === 1 && live[0]!.id === id) {
+      throw new Conflict('this is the last live operator credential; revoking it would lock every operator out')
+    }
   }
 }
 

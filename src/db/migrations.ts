@@ -19,6 +19,7 @@ export const migrations: Record<string, Migration> = {
       await runStatements(db, `
         create table partners (
           id uuid primary key,
+          created_seq bigint generated always as identity,
           name text not null,
           email text not null,
           root_entity_id uuid not null,
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
         );
         create table credentials (
           id uuid primary key,
+          created_seq bigint generated always as identity,
           partner_id uuid references partners(id),
           role text not null check (role in ('partner', 'operator')),
           permissions text not null,

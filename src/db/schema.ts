@@ -21,6 +21,7 @@ export interface Address {
 
 export interface PartnersTable {
   id: string
+  created_seq: Generated<string>
   name: string
   email: string
   root_entity_id: string
@@ -29,6 +30,7 @@ export interface PartnersTable {
 
 export interface CredentialsTable {
   id: string
+  created_seq: Generated<string>
   partner_id: string | null
   role: 'partner' | 'operator'
   permissions: string

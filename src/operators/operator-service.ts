@@ -51,7 +51,7 @@ export class OperatorService {
   }
 
   async listPartners() {
-    const rows = await this.db.selectFrom('partners').selectAll().orderBy('created_at').orderBy('id').execute()
+    const rows = await this.db.selectFrom('partners').selectAll().orderBy('created_seq').execute()
     return rows.map((row) => ({
       partner_id: row.id,
       name: row.name,

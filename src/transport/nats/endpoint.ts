@@ -127,21 +127,31 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   }
   const parsed = operation.request.safeParse(body)
   if (!parsed.success) {
-    const details = parsed.error.issues.flatMap(issueToFields)
+    const details = parsed.error.issues.flatMap((issue) => issueToFields(issue, body))
     throw new Invalid(`invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details)
   }
   return parsed.data
 }
 
-function issueToFields(issue: z.core.$ZodIssue): FieldIssue[] {
+function issueToFields(issue: z.core.$ZodIssue, body: unknown): FieldIssue[] {
   const path = issue.path.map(String).join('.')
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({ field: path ? `${path}.${key}` : key, message: 'is not a known field' }))
   }
-  if (issue.code === 'invalid_type' && issue.input === undefined) {
-    return [{ field: path || '(body)', message: 'is required' }]
+  if (issue.path.length > 0 && valueAt(body, issue.path) === undefined) {
+    return [{ field: path, message: 'is required' }]
   }
   return [{ field: path || '(body)', message: issue.message }]
+}
+
+/** The request's value at a schema path; undefined when the field was not sent. */
+function valueAt(body: unknown, path: PropertyKey[]): unknown {
+  let value = body
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined
+    value = (value as Record<PropertyKey, unknown>)[key]
+  }
+  return value
 }
 
 function errorReply(error: unknown, requestId: string, log: Logger): Reply {
