@@ -3,7 +3,8 @@
 // production) on a fresh PostgreSQL database, funds 1,000 accounts, and drives 128 requests
 // in flight: (a) EFT transfers spread over the 1,000 accounts, (b) all from one hot
 // account, and (c) a no-op request/reply echo served by a separate process, the ceiling
-// the transport allows. Prints a table and writes bench/results.json.
+// the transport allows; then (d) times transaction-list pages on a 1,000,000-row account.
+// Prints a table and writes bench/results.json.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
@@ -82,6 +83,7 @@ async function main(): Promise<void> {
     const spread = await drive(nc, () => transfer(accounts[next++ % accounts.length]!))
     const hotResult = await drive(nc, () => transfer(hot))
     const verify = await operator.ledger.verify()
+    const paging = await pageOnAMillion(client, dbUrl.toString(), client.partnerId)
 
     const results = {
       date: new Date().toISOString(),
@@ -106,6 +108,8 @@ async function main(): Promise<void> {
       hot_to_echo: round(hotResult.ops_per_s / echoResult.ops_per_s),
       hot_to_spread: round(hotResult.ops_per_s / spread.ops_per_s),
       ledger_verified: verify.ok,
+      million_rows_first_page_ms: paging.first_page_ms,
+      million_rows_deep_page_ms: paging.deep_page_ms,
     }
     printTable(results)
     fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
@@ -117,6 +121,39 @@ async function main(): Promise<void> {
     await admin(`drop database if exists ${dbName} with (force)`)
     fs.rmSync(work, { recursive: true, force: true })
   }
+}
+
+/**
+ * Keyset paging on a big account: 1,000,000 rows written straight into one fresh account
+ * (their hashes are not a real chain; only the read path is timed), then the mean time of
+ * a 100-row page at the newest end and half-way down, over NATS.
+ */
+async function pageOnAMillion(client: BankClient, dbUrl: string, partnerId: string) {
+  const rows = Number(process.env.BENCH_PAGING_ROWS ?? 1_000_000)
+  const { account_id } = await client.accounts.create({ entity_id: (await client.entities.list()).entities[0]!.id })
+  const db = new pg.Client({ connectionString: dbUrl })
+  await db.connect()
+  await db.query(
+    `insert into transactions (id, partner_id, account_id, seq, created_at, tx_type, tx_payment_type, status, amount, fee,
+       credit, debit, hold_amount, running_balance, added_by, prev_sha, tx_sha)
+     select gen_random_uuid(), $1, $2, g, now(), 'deposit', 'EFT', 'Successful', 100, 0, 100, 0, 0, g * 100, 'system', '', ''
+     from generate_series(1, $3::bigint) g`,
+    [partnerId, account_id, rows],
+  )
+  await db.query('update accounts set last_seq = $2 where id = $1', [account_id, rows])
+  await db.query('analyze transactions')
+  await db.end()
+  const time = async (cursor?: string) => {
+    const n = 50
+    const t0 = performance.now()
+    for (let i = 0; i < n; i++) {
+      const page = await client.accounts.listTransactions({ account_id, limit: 100, ...(cursor ? { cursor } : {}) })
+      if (page.transactions.length !== 100) throw new Error('a page came back short')
+    }
+    return round((performance.now() - t0) / n)
+  }
+  const deepCursor = Buffer.from(`s${Math.floor(rows / 2)}`).toString('base64url')
+  return { first_page_ms: await time(), deep_page_ms: await time(deepCursor) }
 }
 
 function round(value: number): number {
@@ -218,6 +255,9 @@ function printTable(r: Record<string, unknown>): void {
   for (const row of rows) process.stdout.write(`${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}\n`)
   process.stdout.write(
     `\ntransfer/echo: spread ${r.spread_to_echo}, hot ${r.hot_to_echo}; hot/spread ${r.hot_to_spread}; ledger verified: ${r.ledger_verified}\n`,
+  )
+  process.stdout.write(
+    `transaction list on a 1,000,000-row account (100-row page, one request at a time): newest ${r.million_rows_first_page_ms} ms, half-way down ${r.million_rows_deep_page_ms} ms\n`,
   )
 }
 
