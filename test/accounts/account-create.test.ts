@@ -1,24 +1,14 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
-import { luhnCheckDigit, luhnValid } from '../../src/contract/fields.ts'
+import { luhnValid } from '../../src/contract/fields.ts'
 import { formatTimestamp } from '../../src/contract/format.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { businessEntity, personalEntity } from '../support/fixtures.ts'
+import { businessEntity, numberedPersonalEntity } from '../support/fixtures.ts'
+import { expectApiError, type FieldIssue, uuidPattern } from '../support/assertions.ts'
 
 // svc.account.<partner_id>.create / get_by_entity / get_details. RULINGS (Entities and
 // users): an entity's first account opens on KYB/KYC approval; creating an account for an
 // unapproved entity is 400. interface.md: get_by_entity is oldest first.
-
-// The fixture's id numbers carry a random sequence; a counter keeps this file's many
-// personal entities from ever colliding into a 409 by chance.
-let idSequence = 0
-function person(overrides: Record<string, unknown> = {}) {
-  const body = `750101${String(++idSequence).padStart(4, '0')}08`
-  return personalEntity({ id_number: body + luhnCheckDigit(body), ...overrides })
-}
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 let tb: TestBank
 let p: TestPartner
@@ -32,21 +22,6 @@ after(async () => {
   await tb.stop()
 })
 
-interface FieldIssue {
-  field: string
-  message: string
-}
-
-async function apiError(promise: Promise<unknown>): Promise<BankApiError> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('expected the request to be refused')
-}
-
 async function approvedBusiness(overrides: Record<string, unknown> = {}, partner = p): Promise<string> {
   const { id } = await partner.client.entities.create(businessEntity(overrides))
   await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
@@ -55,7 +30,7 @@ async function approvedBusiness(overrides: Record<string, unknown> = {}, partner
 
 test('accounts - create for an unapproved entity is 400 and creates nothing', async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  const error = await apiError(p.client.accounts.create({ entity_id: id }))
+  const error = await expectApiError(p.client.accounts.create({ entity_id: id }))
   assert.equal(error.code, 400)
   assert.equal(error.type, 'invalid_request')
   assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), ['entity_id'])
@@ -63,8 +38,8 @@ test('accounts - create for an unapproved entity is 400 and creates nothing', as
 })
 
 test('accounts - create for an unapproved personal entity is 400 and creates nothing', async () => {
-  const { id } = await p.client.entities.create(person())
-  const error = await apiError(p.client.accounts.create({ entity_id: id }))
+  const { id } = await p.client.entities.create(numberedPersonalEntity())
+  const error = await expectApiError(p.client.accounts.create({ entity_id: id }))
   assert.equal(error.code, 400)
   assert.deepEqual(await p.client.accounts.getByEntity({ entity_id: id }), { entity_id: id, accounts: [] })
 })
@@ -73,7 +48,7 @@ test('accounts - create for a rejected entity is 400 and creates nothing', async
   const { id } = await p.client.entities.create(businessEntity())
   await tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'documents unreadable' })
   assert.equal((await p.client.entities.info({ entity_id: id })).approved, false)
-  const error = await apiError(p.client.accounts.create({ entity_id: id }))
+  const error = await expectApiError(p.client.accounts.create({ entity_id: id }))
   assert.equal(error.code, 400)
   assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: id })).accounts, [])
 })
@@ -107,7 +82,7 @@ test('accounts - approving a business opens its first account', async () => {
 })
 
 test('accounts - approving a personal entity opens its first account and approves its user', async () => {
-  const { id } = await p.client.entities.create(person())
+  const { id } = await p.client.entities.create(numberedPersonalEntity())
   await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
   const { accounts } = await p.client.accounts.getByEntity({ entity_id: id })
   assert.equal(accounts.length, 1)
@@ -163,7 +138,7 @@ test("accounts - country comes from the entity's registered country", async () =
   const namibian = await approvedBusiness({ country: 'NAM' })
   assert.equal((await p.client.accounts.create({ entity_id: namibian })).country, 'NAM')
 
-  const { id: motswana } = await p.client.entities.create(person({ country: 'BWA' }))
+  const { id: motswana } = await p.client.entities.create(numberedPersonalEntity({ country: 'BWA' }))
   await tb.operator.entities.review({ entity_id: motswana, decision: 'approve' })
   assert.equal((await p.client.accounts.create({ entity_id: motswana })).country, 'BWA')
 })
@@ -188,7 +163,7 @@ test('accounts - get_details has every field, zero balances and the metadata obj
 test("accounts - approving the partner's root entity opens the pool account", async () => {
   const fresh = await onboardPartner(tb)
   assert.deepEqual((await fresh.client.accounts.getByEntity({ entity_id: fresh.rootEntityId })).accounts, [])
-  assert.equal((await apiError(fresh.client.accounts.create({ entity_id: fresh.rootEntityId }))).code, 400)
+  assert.equal((await expectApiError(fresh.client.accounts.create({ entity_id: fresh.rootEntityId }))).code, 400)
 
   const review = await tb.operator.entities.review({ entity_id: fresh.rootEntityId, decision: 'approve' })
   assert.equal(review.account?.kind, 'pool')

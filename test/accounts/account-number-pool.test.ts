@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
 import { businessEntity } from '../support/fixtures.ts'
+import { expectApiError } from '../support/assertions.ts'
 
 // Account numbers come from a configured pool (BANK_ACCOUNT_NUMBER_FIRST.._LAST) with a
 // Luhn check digit appended. A pool of three numbers, used up to and just over its limit.
@@ -40,20 +40,13 @@ test('accounts - numbers are drawn in order from the configured pool', async () 
   assert.equal(third.account_number, numbered(last))
 
   // The pool is used up: one more is refused, as unavailable, and nothing is stored.
-  await assert.rejects(p.client.accounts.create({ entity_id: id }), (e) => {
-    assert.ok(e instanceof BankApiError)
-    assert.equal(e.code, 503)
-    assert.equal(e.type, 'unavailable')
-    return true
-  })
+  const exhausted = await expectApiError(p.client.accounts.create({ entity_id: id }), 503)
+  assert.equal(exhausted.type, 'unavailable')
   assert.equal((await p.client.accounts.getByEntity({ entity_id: id })).accounts.length, 2)
 
   // An approval that would open a first account cannot either, and leaves the entity pending.
   const { id: late } = await p.client.entities.create(businessEntity())
-  await assert.rejects(
-    tb.operator.entities.review({ entity_id: late, decision: 'approve' }),
-    (e) => e instanceof BankApiError && e.code === 503,
-  )
+  await expectApiError(tb.operator.entities.review({ entity_id: late, decision: 'approve' }), 503)
   assert.equal((await p.client.entities.info({ entity_id: late })).approved, false)
   assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: late })).accounts, [])
 })

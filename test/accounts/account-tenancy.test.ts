@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
+import type { BankApiError } from '../../src/client/index.ts'
 import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity } from '../support/fixtures.ts'
+import { errorBody, expectApiError, type FieldIssue } from '../support/assertions.ts'
 
 // RULINGS (Tenancy): another partner's entity or account is answered exactly as a missing
 // one (404); nothing about it leaks. Also the 400s of the account operations, and their
@@ -31,27 +32,8 @@ after(async () => {
   await tb.stop()
 })
 
-interface FieldIssue {
-  field: string
-  message: string
-}
-
-async function apiError(promise: Promise<unknown>): Promise<BankApiError> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('expected the request to be refused')
-}
-
-function body(error: BankApiError) {
-  return { code: error.code, type: error.type, message: error.message, details: error.details }
-}
-
 function mustNotLeak(error: BankApiError): void {
-  const text = JSON.stringify(body(error))
+  const text = JSON.stringify(errorBody(error))
   for (const secret of [theirEntity, theirAccount.account_id, theirAccount.account_number, other.partnerId]) {
     assert.ok(!text.includes(secret), `${text} leaks ${secret}`)
   }
@@ -59,33 +41,33 @@ function mustNotLeak(error: BankApiError): void {
 
 test("accounts - create for another partner's entity is 404 like a missing one and creates nothing", async () => {
   const theirsBefore = await other.client.accounts.getByEntity({ entity_id: theirEntity })
-  const missing = body(await apiError(p.client.accounts.create({ entity_id: randomUUID() })))
+  const missing = errorBody(await expectApiError(p.client.accounts.create({ entity_id: randomUUID() })))
   assert.equal(missing.code, 404)
   assert.equal(missing.type, 'not_found')
   for (const entityId of [theirEntity, other.rootEntityId]) {
-    const error = await apiError(p.client.accounts.create({ entity_id: entityId }))
-    assert.deepEqual(body(error), missing)
+    const error = await expectApiError(p.client.accounts.create({ entity_id: entityId }))
+    assert.deepEqual(errorBody(error), missing)
     mustNotLeak(error)
   }
   assert.deepEqual(await other.client.accounts.getByEntity({ entity_id: theirEntity }), theirsBefore)
 })
 
 test("accounts - get_by_entity of another partner's entity is 404 like a missing one", async () => {
-  const missing = body(await apiError(p.client.accounts.getByEntity({ entity_id: randomUUID() })))
+  const missing = errorBody(await expectApiError(p.client.accounts.getByEntity({ entity_id: randomUUID() })))
   assert.equal(missing.code, 404)
   for (const entityId of [theirEntity, other.rootEntityId]) {
-    const error = await apiError(p.client.accounts.getByEntity({ entity_id: entityId }))
-    assert.deepEqual(body(error), missing)
+    const error = await expectApiError(p.client.accounts.getByEntity({ entity_id: entityId }))
+    assert.deepEqual(errorBody(error), missing)
     mustNotLeak(error)
   }
 })
 
 test("accounts - get_details of another partner's account is 404 like a missing one", async () => {
-  const missing = body(await apiError(p.client.accounts.getDetails({ account_id: randomUUID() })))
+  const missing = errorBody(await expectApiError(p.client.accounts.getDetails({ account_id: randomUUID() })))
   assert.equal(missing.code, 404)
   assert.equal(missing.type, 'not_found')
-  const error = await apiError(p.client.accounts.getDetails({ account_id: theirAccount.account_id }))
-  assert.deepEqual(body(error), missing)
+  const error = await expectApiError(p.client.accounts.getDetails({ account_id: theirAccount.account_id }))
+  assert.deepEqual(errorBody(error), missing)
   mustNotLeak(error)
 
   const subject = `svc.account.${p.partnerId}.get_details`
@@ -98,9 +80,9 @@ test("accounts - get_details of another partner's account is 404 like a missing 
 test("accounts - an entity id is not an account id and an account id is not an entity id", async () => {
   const [mine] = (await p.client.accounts.getByEntity({ entity_id: mineEntity })).accounts
   assert.ok(mine)
-  assert.equal((await apiError(p.client.accounts.getDetails({ account_id: mineEntity }))).code, 404)
-  assert.equal((await apiError(p.client.accounts.getByEntity({ entity_id: mine.account_id }))).code, 404)
-  assert.equal((await apiError(p.client.accounts.create({ entity_id: mine.account_id }))).code, 404)
+  assert.equal((await expectApiError(p.client.accounts.getDetails({ account_id: mineEntity }))).code, 404)
+  assert.equal((await expectApiError(p.client.accounts.getByEntity({ entity_id: mine.account_id }))).code, 404)
+  assert.equal((await expectApiError(p.client.accounts.create({ entity_id: mine.account_id }))).code, 404)
 })
 
 test('accounts - a subject naming another partner is 403 and creates nothing', async () => {
@@ -111,7 +93,7 @@ test('accounts - a subject naming another partner is 403 and creates nothing', a
     intruder.accounts.getByEntity({ entity_id: theirEntity }),
     intruder.accounts.getDetails({ account_id: theirAccount.account_id }),
   ]) {
-    const error = await apiError(call)
+    const error = await expectApiError(call)
     assert.equal(error.code, 403)
     mustNotLeak(error)
   }
@@ -124,7 +106,7 @@ test('accounts - a read-only credential may read accounts but not create them', 
   const before = await p.client.accounts.getByEntity({ entity_id: mineEntity })
   assert.deepEqual(await reader.accounts.getByEntity({ entity_id: mineEntity }), before)
   assert.equal((await reader.accounts.getDetails({ account_id: before.accounts[0]!.account_id })).balance, '0')
-  assert.equal((await apiError(reader.accounts.create({ entity_id: mineEntity }))).code, 403)
+  assert.equal((await expectApiError(reader.accounts.create({ entity_id: mineEntity }))).code, 403)
   assert.deepEqual(await p.client.accounts.getByEntity({ entity_id: mineEntity }), before)
 })
 
@@ -133,8 +115,8 @@ test('accounts - a write-only credential may create accounts but not read them',
   const writer = clientFor(tb, p.partnerId, issued.token)
   const created = await writer.accounts.create({ entity_id: mineEntity })
   assert.equal(created.entity_id, mineEntity)
-  assert.equal((await apiError(writer.accounts.getByEntity({ entity_id: mineEntity }))).code, 403)
-  assert.equal((await apiError(writer.accounts.getDetails({ account_id: created.account_id }))).code, 403)
+  assert.equal((await expectApiError(writer.accounts.getByEntity({ entity_id: mineEntity }))).code, 403)
+  assert.equal((await expectApiError(writer.accounts.getDetails({ account_id: created.account_id }))).code, 403)
 })
 
 // Validation ------------------------------------------------------------------------------
@@ -149,7 +131,7 @@ const badEntityRequests: Array<[string, unknown, string]> = [
 for (const [label, request, field] of badEntityRequests) {
   test(`accounts - create with ${label} is 400 and creates nothing`, async () => {
     const before = await p.client.accounts.getByEntity({ entity_id: mineEntity })
-    const error = await apiError(p.client.accounts.create(request as never))
+    const error = await expectApiError(p.client.accounts.create(request as never))
     assert.equal(error.code, 400)
     assert.equal(error.type, 'invalid_request')
     assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), [field])
@@ -157,7 +139,7 @@ for (const [label, request, field] of badEntityRequests) {
   })
 
   test(`accounts - get_by_entity with ${label} is 400`, async () => {
-    const error = await apiError(p.client.accounts.getByEntity(request as never))
+    const error = await expectApiError(p.client.accounts.getByEntity(request as never))
     assert.equal(error.code, 400)
     assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), [field])
   })
@@ -165,7 +147,7 @@ for (const [label, request, field] of badEntityRequests) {
 
 test('accounts - create cannot set metadata (unknown field) and creates nothing', async () => {
   const before = await p.client.accounts.getByEntity({ entity_id: mineEntity })
-  const error = await apiError(p.client.accounts.create({ entity_id: mineEntity, metadata: { kind: 'pool' } } as never))
+  const error = await expectApiError(p.client.accounts.create({ entity_id: mineEntity, metadata: { kind: 'pool' } } as never))
   assert.equal(error.code, 400)
   assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), ['metadata'])
   assert.deepEqual(await p.client.accounts.getByEntity({ entity_id: mineEntity }), before)
@@ -178,7 +160,7 @@ for (const [label, request, field] of [
   ['an unknown field', { account_id: '00000000-0000-4000-8000-000000000000', entity_id: '00000000-0000-4000-8000-000000000000' }, 'entity_id'],
 ] as Array<[string, unknown, string]>) {
   test(`accounts - get_details with ${label} is 400`, async () => {
-    const error = await apiError(p.client.accounts.getDetails(request as never))
+    const error = await expectApiError(p.client.accounts.getDetails(request as never))
     assert.equal(error.code, 400)
     assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), [field])
   })
@@ -186,7 +168,7 @@ for (const [label, request, field] of [
 
 test('accounts - get_details by account number instead of id is 400', async () => {
   const [mine] = (await p.client.accounts.getByEntity({ entity_id: mineEntity })).accounts
-  const error = await apiError(p.client.accounts.getDetails({ account_id: mine!.account_number }))
+  const error = await expectApiError(p.client.accounts.getDetails({ account_id: mine!.account_number }))
   assert.equal(error.code, 400)
 })
 

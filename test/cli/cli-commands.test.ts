@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
 import { clientFor, onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
-import { rejects } from '../users/helpers.ts'
+import { expectRefusal, iso } from '../support/assertions.ts'
 import { bankEnv, json, removeTempDirs, runBank } from './run-bank.ts'
 
 let tb: TestBank
@@ -16,7 +16,6 @@ after(async () => {
 })
 
 const bank = (...args: string[]) => runBank(args, bankEnv(tb))
-const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z')
 
 const issue2Commands = [
   'partner create',
@@ -91,7 +90,7 @@ test('cli - credential create with permissions, expiry and label; list; revoke',
   assert.deepEqual(Object.keys(issued).sort(), ['id', 'token'])
   const reader = clientFor(tb, p.partnerId, issued.token)
   await reader.users.list()
-  await rejects(reader.entities.create(businessEntity()), 403)
+  await expectRefusal(reader.entities.create(businessEntity()), 403)
 
   const listRun = await bank('credential', 'list', '--partner', p.partnerId)
   const { credentials } = json(listRun)
@@ -114,7 +113,7 @@ test('cli - credential create with permissions, expiry and label; list; revoke',
   const revoked = json(await bank('credential', 'revoke', issued.id))
   assert.equal(revoked.id, issued.id)
   assert.equal(revoked.revoked_at, iso(tb.clock.now().getTime()))
-  await rejects(reader.users.list(), 401)
+  await expectRefusal(reader.users.list(), 401)
   const again = await bank('credential', 'revoke', issued.id)
   assert.equal(again.code, 0)
   assert.deepEqual(json(again), revoked)

@@ -1,20 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { BankApiError } from '../../src/client/index.ts'
 import { onboardPartner, type TestBank, type TestPartner } from '../support/harness.ts'
 
-// Shared by the concurrency suites (each file runs its own bank on its own nats-server).
-
-export type Outcome<T> = { ok: true; value: T } | { ok: false; error: BankApiError }
-
-/** Settles a request to its reply or its BankApiError; anything else (a client fault) rethrows. */
-export async function outcome<T>(request: Promise<T>): Promise<Outcome<T>> {
-  try {
-    return { ok: true, value: await request }
-  } catch (error) {
-    if (error instanceof BankApiError) return { ok: false, error }
-    throw error
-  }
-}
+// Shared by the concurrency suites (each file runs its own bank on its own nats-server);
+// `outcome` and the ledger check live in test/support.
 
 export interface FundedAccount {
   partner: TestPartner

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { RailOutcome, RailPayment } from '../../src/rails/rail.ts'
 import { startTestBank, type TestBank } from '../support/harness.ts'
-import { fundedAccount, outcome, transferBody } from './helpers.ts'
+import { outcome } from '../support/assertions.ts'
+import { fundedAccount, transferBody } from './helpers.ts'
 
 // An RTC is taken in two steps (src/transfers/transfer-service.ts): reserve (hold), then
 // the rail call and settle. A clearing run "recovers" an RTC still Pending a minute after

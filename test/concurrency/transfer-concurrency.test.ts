@@ -5,7 +5,8 @@ import { contract } from '../../src/contract/index.ts'
 import { createLogger } from '../../src/logger.ts'
 import { magicRecipients } from '../../src/rails/simulated-rail.ts'
 import { startTestBank, storage, type TestBank } from '../support/harness.ts'
-import { fundedAccount as openFunded, outcome, transferBody, type FundedAccount, type Outcome } from './helpers.ts'
+import { assertLedgerClean, outcome, type Outcome } from '../support/assertions.ts'
+import { fundedAccount as openFunded, transferBody, type FundedAccount } from './helpers.ts'
 
 // svc.account.<partner_id>.transfer_eft_rtc under concurrency. RULINGS (Accounts and the
 // ledger): the funds check covers amount plus fee and balances never go below zero; two
@@ -40,13 +41,6 @@ function assertNotBelowZero(b: { balance: bigint; available: bigint }, when: str
   assert.ok(b.balance >= 0n, `${when}: balance ${b.balance} is below zero`)
   assert.ok(b.available >= 0n, `${when}: available ${b.available} is below zero`)
   assert.ok(b.available <= b.balance, `${when}: available ${b.available} exceeds balance ${b.balance}`)
-}
-
-async function assertLedgerVerifies(): Promise<void> {
-  const report = await tb.operator.ledger.verify()
-  assert.deepEqual(report.problems, [])
-  assert.equal(report.ok, true)
-  assert.equal(report.postings_total, '0')
 }
 
 async function transferRows(f: FundedAccount) {
@@ -119,7 +113,7 @@ async function finishOverspend(plan: OverspendPlan, started: Awaited<ReturnType<
   assert.deepEqual(settled, { balance: BigInt(plan.unit - 1), available: BigInt(plan.unit - 1) })
   const after = await transferRows(f)
   assert.ok(after.filter((t) => t.tx_type === 'transfer').every((t) => t.status === 'Successful'))
-  await assertLedgerVerifies()
+  await assertLedgerClean(tb)
 }
 
 async function overspend(): Promise<number> {
@@ -166,7 +160,7 @@ async function finishDuplicates(started: Awaited<ReturnType<typeof startDuplicat
 
   await tb.operator.clearing.run()
   assert.deepEqual(await balances(f), { balance: expected, available: expected })
-  await assertLedgerVerifies()
+  await assertLedgerClean(tb)
 }
 
 async function duplicates(rtc: boolean): Promise<number> {
@@ -223,7 +217,7 @@ async function racingClearingRuns(runClearing: Array<() => Promise<unknown>>): P
   const reversals = rows.filter((t) => t.tx_type === 'reversal')
   assert.equal(reversals.length, 30, 'every returned payment is reversed exactly once')
   assert.equal(new Set(reversals.map((t) => t.parent_tx_id)).size, 30)
-  await assertLedgerVerifies()
+  await assertLedgerClean(tb)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { startTestBank, type TestBank } from '../support/harness.ts'
-import { fundedAccount, outcome, transferBody } from './helpers.ts'
+import { outcome } from '../support/assertions.ts'
+import { fundedAccount, transferBody } from './helpers.ts'
 
 // Concurrency with fees set to zero (BANK_FEE_EFT_CENTS / BANK_FEE_RTC_CENTS = 0), so the
 // arithmetic is exact in whole transfers: overspending requests and repeats of one

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
+import { expectApiError, type FieldIssue } from '../support/assertions.ts'
 
 // svc.entity.<partner_id>.update_address writes (replaces) an entity's address; entity
 // info returns it as `address`, null until one is written (RULINGS, Entities and users).
@@ -19,21 +19,6 @@ before(async () => {
 after(async () => {
   await tb.stop()
 })
-
-interface FieldIssue {
-  field: string
-  message: string
-}
-
-async function apiError(promise: Promise<unknown>): Promise<BankApiError> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('expected the request to be refused')
-}
 
 const fullAddress = {
   address_line_1: '12 Long Street',
@@ -141,7 +126,7 @@ for (const [label, fields, field] of refusals) {
   test(`entities - update_address ${label} is 400`, async () => {
     const { id } = await p.client.entities.create(businessEntity())
     await p.client.entities.updateAddress({ entity_id: id, ...fullAddress })
-    const error = await apiError(p.client.entities.updateAddress({ entity_id: id, ...fields } as never))
+    const error = await expectApiError(p.client.entities.updateAddress({ entity_id: id, ...fields } as never))
     assert.equal(error.code, 400)
     assert.equal(error.type, 'invalid_request')
     assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), [field])
@@ -150,16 +135,16 @@ for (const [label, fields, field] of refusals) {
 }
 
 test('entities - update_address without entity_id or with a bad one is 400', async () => {
-  const missing = await apiError(p.client.entities.updateAddress({ address_line_1: 'x' } as never))
+  const missing = await expectApiError(p.client.entities.updateAddress({ address_line_1: 'x' } as never))
   assert.equal(missing.code, 400)
   assert.deepEqual((missing.details as FieldIssue[]).map((d) => d.field), ['entity_id'])
-  const bad = await apiError(p.client.entities.updateAddress({ entity_id: 'not-a-uuid', address_line_1: 'x' }))
+  const bad = await expectApiError(p.client.entities.updateAddress({ entity_id: 'not-a-uuid', address_line_1: 'x' }))
   assert.equal(bad.code, 400)
   assert.deepEqual((bad.details as FieldIssue[]).map((d) => d.field), ['entity_id'])
 })
 
 test('entities - update_address of an unknown entity is 404', async () => {
-  const error = await apiError(p.client.entities.updateAddress({ entity_id: randomUUID(), address_line_1: 'x' }))
+  const error = await expectApiError(p.client.entities.updateAddress({ entity_id: randomUUID(), address_line_1: 'x' }))
   assert.equal(error.code, 404)
   assert.equal(error.type, 'not_found')
 })

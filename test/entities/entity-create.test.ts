@@ -1,22 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { formatTimestamp, zeroTimestamp } from '../../src/contract/format.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { businessEntity, personalEntity, registrationNumber, saIdNumber } from '../support/fixtures.ts'
+import { businessEntity, numberedPersonalEntity, personalEntity, registrationNumber, saIdNumber } from '../support/fixtures.ts'
+import { uuidPattern } from '../support/assertions.ts'
 
 // Happy paths of svc.entity.<partner_id>.create / info / list-entities: every field of
 // every response shape, the personal entity's automatic user and the generated name.
-
-// The fixture's id numbers carry a random sequence; a counter keeps this file's many
-// personal entities from ever colliding into a 409 by chance.
-let idSequence = 0
-function person(overrides: Record<string, unknown> = {}) {
-  const body = `750101${String(++idSequence).padStart(4, '0')}08`
-  return personalEntity({ id_number: body + luhnCheckDigit(body), ...overrides })
-}
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 let tb: TestBank
 let p: TestPartner
@@ -104,7 +94,7 @@ test('entities - create personal returns id and info has every personal field', 
 })
 
 test('entities - personal info without the optional fields gives empty strings', async () => {
-  const request = person()
+  const request = numberedPersonalEntity()
   const { id } = await p.client.entities.create(request)
   const info = await p.client.entities.info({ entity_id: id })
   assert.equal(info.entity_type, 'personal')
@@ -118,10 +108,10 @@ test('entities - personal info without the optional fields gives empty strings',
 })
 
 test('entities - personal name is generated from first and last name when omitted', async () => {
-  const omitted = await p.client.entities.create(person({ first_name: 'Lerato', last_name: 'Mokoena' }))
+  const omitted = await p.client.entities.create(numberedPersonalEntity({ first_name: 'Lerato', last_name: 'Mokoena' }))
   assert.equal((await p.client.entities.info({ entity_id: omitted.id })).name, 'Lerato Mokoena')
 
-  const given = await p.client.entities.create(person({ first_name: 'Lerato', last_name: 'Mokoena', name: 'Dr L. Mokoena' }))
+  const given = await p.client.entities.create(numberedPersonalEntity({ first_name: 'Lerato', last_name: 'Mokoena', name: 'Dr L. Mokoena' }))
   assert.equal((await p.client.entities.info({ entity_id: given.id })).name, 'Dr L. Mokoena')
 })
 
@@ -216,7 +206,7 @@ test('entities - list items carry capitalised type and blanks for the other type
 test('entities - list starts with the root entity and keeps creation order', async () => {
   const fresh = await onboardPartner(tb)
   const first = await fresh.client.entities.create(businessEntity())
-  const second = await fresh.client.entities.create(person())
+  const second = await fresh.client.entities.create(numberedPersonalEntity())
   const third = await fresh.client.entities.create(businessEntity())
 
   const { entities } = await fresh.client.entities.list()

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test'
 import { BankApiError } from '../../src/client/index.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity, registrationNumber, saIdNumber } from '../support/fixtures.ts'
+import { expectApiError } from '../support/assertions.ts'
 
 // RULINGS (Entities and users): a duplicate id_number (personal) or registration_number
 // (business) within one partner is 409; another partner may hold the same numbers.
@@ -21,16 +22,6 @@ after(async () => {
   await tb.stop()
 })
 
-async function apiError(promise: Promise<unknown>): Promise<BankApiError> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('expected the request to be refused')
-}
-
 async function snapshot(partner: TestPartner) {
   return { entities: await partner.client.entities.list(), users: await partner.client.users.list() }
 }
@@ -40,7 +31,7 @@ test('entities - duplicate registration_number within a partner is 409', async (
   await p.client.entities.create(businessEntity({ registration_number: reg }))
   const before = await snapshot(p)
 
-  const error = await apiError(p.client.entities.create(businessEntity({ registration_number: reg, name: 'Other Name Ltd' })))
+  const error = await expectApiError(p.client.entities.create(businessEntity({ registration_number: reg, name: 'Other Name Ltd' })))
   assert.equal(error.code, 409)
   assert.equal(error.type, 'conflict')
   assert.deepEqual(error.details, [{ field: 'registration_number', message: 'already exists' }])
@@ -52,7 +43,7 @@ test("entities - the root entity's registration_number is taken within its partn
   const root = entities.find((e) => e.id === p.rootEntityId)
   assert.ok(root)
   const before = await snapshot(p)
-  const error = await apiError(p.client.entities.create(businessEntity({ registration_number: root.registration_number })))
+  const error = await expectApiError(p.client.entities.create(businessEntity({ registration_number: root.registration_number })))
   assert.equal(error.code, 409)
   assert.deepEqual(await snapshot(p), before)
 })
@@ -62,7 +53,7 @@ test('entities - duplicate national id_number within a partner is 409 and makes 
   await p.client.entities.create(personalEntity({ id_number: idNumber }))
   const before = await snapshot(p)
 
-  const error = await apiError(p.client.entities.create(personalEntity({ id_number: idNumber, first_name: 'Someone', email: 'x@example.com' })))
+  const error = await expectApiError(p.client.entities.create(personalEntity({ id_number: idNumber, first_name: 'Someone', email: 'x@example.com' })))
   assert.equal(error.code, 409)
   assert.equal(error.type, 'conflict')
   assert.deepEqual(error.details, [{ field: 'id_number', message: 'already exists' }])
@@ -73,7 +64,7 @@ test('entities - duplicate passport id_number within a partner is 409', async ()
   const passport = `DUP${Date.now() % 100_000_000}`
   await p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: passport }))
   const before = await snapshot(p)
-  const error = await apiError(p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: passport })))
+  const error = await expectApiError(p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: passport })))
   assert.equal(error.code, 409)
   assert.deepEqual(error.details, [{ field: 'id_number', message: 'already exists' }])
   assert.deepEqual(await snapshot(p), before)

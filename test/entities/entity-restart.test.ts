@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
+import { expectApiError } from '../support/assertions.ts'
 
 // Entities, their addresses and the personal entity's user live in storage, not in the
 // process: a restart on the same storage answers exactly as before.
@@ -42,7 +42,7 @@ test('entities - data survives a restart', async () => {
 
   // The uniqueness rules are stored too: the same numbers are still duplicates.
   for (const request of [business, personal]) {
-    await assert.rejects(p.client.entities.create(request), (error) => error instanceof BankApiError && error.code === 409)
+    await expectApiError(p.client.entities.create(request), 409)
   }
   // And new entities can still be created after the restart.
   const fresh = await p.client.entities.create(businessEntity())

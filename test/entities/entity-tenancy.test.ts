@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
+import { errorBody, expectApiError } from '../support/assertions.ts'
 
 // RULINGS (Tenancy): another partner's entity is answered exactly as a missing one (404),
 // and no operation reveals another partner's data. Permissions per RULINGS: read for
@@ -28,27 +28,13 @@ after(async () => {
   await tb.stop()
 })
 
-async function apiError(promise: Promise<unknown>): Promise<BankApiError> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('expected the request to be refused')
-}
-
-function body(error: BankApiError) {
-  return { code: error.code, type: error.type, message: error.message, details: error.details }
-}
-
 test("entities - info of another partner's entity is 404 exactly like a missing one", async () => {
-  const missing = body(await apiError(p.client.entities.info({ entity_id: randomUUID() })))
+  const missing = errorBody(await expectApiError(p.client.entities.info({ entity_id: randomUUID() })))
   assert.equal(missing.code, 404)
   assert.equal(missing.type, 'not_found')
   for (const entityId of [theirBusiness, theirPersonal, other.rootEntityId]) {
-    const error = await apiError(p.client.entities.info({ entity_id: entityId }))
-    assert.deepEqual(body(error), missing)
+    const error = await expectApiError(p.client.entities.info({ entity_id: entityId }))
+    assert.deepEqual(errorBody(error), missing)
     assert.ok(!error.message.includes(entityId))
     assert.ok(!error.message.includes('Secret'))
   }
@@ -64,12 +50,12 @@ test("entities - info of another partner's entity gives the same raw reply as a 
 })
 
 test("entities - update_address of another partner's entity is 404 and changes nothing", async () => {
-  const missing = body(await apiError(p.client.entities.updateAddress({ entity_id: randomUUID(), address_line_1: 'Mine' })))
+  const missing = errorBody(await expectApiError(p.client.entities.updateAddress({ entity_id: randomUUID(), address_line_1: 'Mine' })))
   assert.equal(missing.code, 404)
-  const error = await apiError(p.client.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'Hijacked' }))
-  assert.deepEqual(body(error), missing)
-  const personal = await apiError(p.client.entities.updateAddress({ entity_id: theirPersonal, address_line_1: 'Hijacked' }))
-  assert.deepEqual(body(personal), missing)
+  const error = await expectApiError(p.client.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'Hijacked' }))
+  assert.deepEqual(errorBody(error), missing)
+  const personal = await expectApiError(p.client.entities.updateAddress({ entity_id: theirPersonal, address_line_1: 'Hijacked' }))
+  assert.deepEqual(errorBody(personal), missing)
 
   assert.equal((await other.client.entities.info({ entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
   assert.equal((await other.client.entities.info({ entity_id: theirPersonal })).address, null)
@@ -99,14 +85,14 @@ test("entities - a subject naming another partner is 403 and stores nothing", as
   const theirsBefore = await other.client.entities.list()
   const mineBefore = await p.client.entities.list()
 
-  const create = await apiError(intruder.entities.create(businessEntity()))
+  const create = await expectApiError(intruder.entities.create(businessEntity()))
   assert.equal(create.code, 403)
   assert.equal(create.type, 'forbidden')
-  const info = await apiError(intruder.entities.info({ entity_id: theirBusiness }))
+  const info = await expectApiError(intruder.entities.info({ entity_id: theirBusiness }))
   assert.equal(info.code, 403)
-  const list = await apiError(intruder.entities.list())
+  const list = await expectApiError(intruder.entities.list())
   assert.equal(list.code, 403)
-  const address = await apiError(intruder.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'x' }))
+  const address = await expectApiError(intruder.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'x' }))
   assert.equal(address.code, 403)
 
   assert.deepEqual(await other.client.entities.list(), theirsBefore)
@@ -122,9 +108,9 @@ test('entities - a read-only credential may read but not create or update_addres
   assert.deepEqual(await reader.entities.list(), before)
   assert.equal((await reader.entities.info({ entity_id: p.rootEntityId })).id, p.rootEntityId)
 
-  const create = await apiError(reader.entities.create(businessEntity()))
+  const create = await expectApiError(reader.entities.create(businessEntity()))
   assert.equal(create.code, 403)
-  const address = await apiError(reader.entities.updateAddress({ entity_id: p.rootEntityId, address_line_1: 'Read Only Road' }))
+  const address = await expectApiError(reader.entities.updateAddress({ entity_id: p.rootEntityId, address_line_1: 'Read Only Road' }))
   assert.equal(address.code, 403)
 
   assert.deepEqual(await p.client.entities.list(), before)
@@ -138,8 +124,8 @@ test('entities - a write-only credential may create but not read', async () => {
   const { id } = await writer.entities.create(businessEntity())
   assert.ok((await p.client.entities.list()).entities.some((e) => e.id === id))
 
-  assert.equal((await apiError(writer.entities.info({ entity_id: id }))).code, 403)
-  assert.equal((await apiError(writer.entities.list())).code, 403)
+  assert.equal((await expectApiError(writer.entities.info({ entity_id: id }))).code, 403)
+  assert.equal((await expectApiError(writer.entities.list())).code, 403)
 })
 
 test('entities - a request without a credential is 401 and stores nothing', async () => {
@@ -152,17 +138,17 @@ test('entities - a request without a credential is 401 and stores nothing', asyn
 
 test('entities - info without entity_id or with a bad one is 400', async () => {
   for (const request of [{}, { entity_id: 'nope' }, { entity_id: 42 }, { entity_id: `${p.rootEntityId}x` }]) {
-    const error = await apiError(p.client.entities.info(request as never))
+    const error = await expectApiError(p.client.entities.info(request as never))
     assert.equal(error.code, 400)
     assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['entity_id'])
   }
-  const extra = await apiError(p.client.entities.info({ entity_id: p.rootEntityId, verbose: true } as never))
+  const extra = await expectApiError(p.client.entities.info({ entity_id: p.rootEntityId, verbose: true } as never))
   assert.equal(extra.code, 400)
   assert.deepEqual((extra.details as Array<{ field: string }>).map((d) => d.field), ['verbose'])
 })
 
 test('entities - list with fields in the body is 400', async () => {
-  const error = await apiError(p.client.entities.list({ partner_id: other.partnerId } as never))
+  const error = await expectApiError(p.client.entities.list({ partner_id: other.partnerId } as never))
   assert.equal(error.code, 400)
   assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['partner_id'])
 })

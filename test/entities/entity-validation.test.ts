@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { businessEntity, personalEntity, saIdNumber } from '../support/fixtures.ts'
+import { businessEntity, personalEntity, saIdNumber, without } from '../support/fixtures.ts'
+import { expectApiError, type FieldIssue } from '../support/assertions.ts'
 
 // Every way svc.entity.<partner_id>.create can be refused with 400: the failing field is
 // named in `details`, and nothing is stored (no entity, and no user for a personal one).
@@ -20,21 +20,6 @@ after(async () => {
   await tb.stop()
 })
 
-interface FieldIssue {
-  field: string
-  message: string
-}
-
-async function apiError(promise: Promise<unknown>): Promise<BankApiError> {
-  try {
-    await promise
-  } catch (error) {
-    assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-    return error
-  }
-  assert.fail('expected the request to be refused')
-}
-
 async function stored() {
   return { entities: await p.client.entities.list(), users: await p.client.users.list() }
 }
@@ -42,19 +27,13 @@ async function stored() {
 /** Sends a create that must fail with 400 naming exactly `field`, and checks nothing was stored. */
 async function expectRefused(body: unknown, field: string): Promise<void> {
   const before = await stored()
-  const error = await apiError(p.client.entities.create(body as never))
+  const error = await expectApiError(p.client.entities.create(body as never))
   assert.equal(error.code, 400, error.message)
   assert.equal(error.type, 'invalid_request')
   const fields = (error.details as FieldIssue[]).map((d) => d.field)
   assert.deepEqual(fields, [field], `details ${JSON.stringify(error.details)} should name only ${field}`)
   for (const detail of error.details as FieldIssue[]) assert.ok(detail.message.length > 0)
   assert.deepEqual(await stored(), before)
-}
-
-function without(body: Record<string, unknown>, field: string): Record<string, unknown> {
-  const copy = { ...body }
-  delete copy[field]
-  return copy
 }
 
 /** A 13-digit national id with the given birth digits whose check digit is wrong. */
@@ -352,7 +331,7 @@ function sizedBody(bytes: number): string {
 
 test('entities - several bad fields are all named in details', async () => {
   const before = await stored()
-  const error = await apiError(
+  const error = await expectApiError(
     p.client.entities.create(personalEntity({ email: 'nope', country: 'ZZZ', gender: 'x', first_name: undefined }) as never),
   )
   assert.equal(error.code, 400)
@@ -363,7 +342,7 @@ test('entities - several bad fields are all named in details', async () => {
 
 test('entities - a malformed date and a bad national id_number are both named', async () => {
   const before = await stored()
-  const error = await apiError(p.client.entities.create(personalEntity({ date_of_birth: '15/01/1990', id_number: '1234567890123' }) as never))
+  const error = await expectApiError(p.client.entities.create(personalEntity({ date_of_birth: '15/01/1990', id_number: '1234567890123' }) as never))
   assert.equal(error.code, 400)
   assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field).sort(), ['date_of_birth', 'id_number'])
   assert.deepEqual(await stored(), before)

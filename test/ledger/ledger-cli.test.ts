@@ -4,7 +4,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { balances, newAccount, transactionsOf, transferBody, txById, uuidPattern } from '../transfers/helpers.ts'
+import { uuidPattern } from '../support/assertions.ts'
+import { balances, newAccount, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
 // The operator CLI's ledger commands, run as an operator would: `node bin/bank.js …`
 // against this test's bank. Exit codes (src/cli/main.ts): 0 done, 1 the bank refused,

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, balances, newAccount, refused, shaPattern, transactionsOf, transferBody, txById, uuidPattern } from '../transfers/helpers.ts'
+import { assertLedgerClean, expectApiError, iso, uuidPattern } from '../support/assertions.ts'
+import { balances, newAccount, shaPattern, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
 // `ops.account.deposit`: the operator credits an account as an inbound payment would
 // (how a sandbox partner funds an account). A `deposit` transaction added by `system`.
@@ -44,7 +45,7 @@ test('ledger - a deposit is a Successful credit row added by system, with the re
   assert.deepEqual(row, {
     tx_id: named.tx_id,
     parent_tx_id: '',
-    date: tb.clock.now().toISOString().replace('.000Z', 'Z'),
+    date: iso(tb.clock.now()),
     amount: '2000',
     ref: 'Top-up March',
     status: 'Successful',
@@ -76,9 +77,9 @@ test('ledger - a deposit raises available by its amount while an EFT is held', a
 })
 
 test('ledger - a deposit to an unknown account is 404 and to a non-uuid is 400', async () => {
-  const error = await refused(tb.operator.accounts.deposit({ account_id: randomUUID(), amount: 100 }), 404)
+  const error = await expectApiError(tb.operator.accounts.deposit({ account_id: randomUUID(), amount: 100 }), 404)
   assert.equal(error.type, 'not_found')
-  await refused(tb.operator.accounts.deposit({ account_id: 'acc-1', amount: 100 }), 400, 'account_id')
+  await expectApiError(tb.operator.accounts.deposit({ account_id: 'acc-1', amount: 100 }), 400, 'account_id')
 })
 
 const badAmounts: Array<[string, unknown]> = [
@@ -92,7 +93,7 @@ for (const [label, amount] of badAmounts) {
   test(`ledger - a deposit with an amount ${label} is 400 naming amount and moves nothing`, async () => {
     const account = await newAccount(p)
     const body = { account_id: account, ...(amount === undefined ? {} : { amount }) }
-    await refused(tb.operator.accounts.deposit(body as never), 400, 'amount')
+    await expectApiError(tb.operator.accounts.deposit(body as never), 400, 'amount')
     assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
     assert.deepEqual(await transactionsOf(p, account), [])
   })
@@ -108,8 +109,8 @@ test('ledger - a deposit above 2^53-1 sent as raw JSON is 400 and moves nothing'
 
 test('ledger - a deposit with a ref over 30 characters or an unknown field is 400', async () => {
   const account = await newAccount(p)
-  await refused(tb.operator.accounts.deposit({ account_id: account, amount: 100, ref: 'r'.repeat(31) }), 400, 'ref')
-  await refused(tb.operator.accounts.deposit({ account_id: account, amount: 100, currency: 'ZAR' } as never), 400, 'currency')
+  await expectApiError(tb.operator.accounts.deposit({ account_id: account, amount: 100, ref: 'r'.repeat(31) }), 400, 'ref')
+  await expectApiError(tb.operator.accounts.deposit({ account_id: account, amount: 100, currency: 'ZAR' } as never), 400, 'currency')
   assert.deepEqual(await transactionsOf(p, account), [])
 })
 

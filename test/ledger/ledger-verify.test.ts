@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { assertLedgerClean } from '../support/assertions.ts'
 import { fund, newAccount, poolAccount, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
 // `ops.ledger.verify` (src/ledger/ledger-service.ts) and the `verified` flag of each
@@ -32,20 +33,12 @@ function kinds(report: Report): string[] {
   return [...new Set(report.problems.map((problem) => problem.kind))].sort()
 }
 
-async function assertClean(): Promise<Report> {
-  const report = await tb.operator.ledger.verify()
-  assert.deepEqual(report.problems, [])
-  assert.equal(report.ok, true)
-  assert.equal(report.postings_total, '0')
-  return report
-}
-
 async function verifiedFlags(): Promise<Map<string, boolean>> {
   return new Map((await transactionsOf(p, account)).map((r) => [r.tx_id, r.verified]))
 }
 
 test('ledger - a fresh bank verifies clean with nothing posted', async () => {
-  const report = await assertClean()
+  const report = await assertLedgerClean(tb)
   assert.equal(report.accounts_checked, 1, 'the pool account')
   assert.equal(report.transactions_checked, 0)
   assert.equal(report.journals_checked, 0)
@@ -59,7 +52,7 @@ test('ledger - after deposits, EFTs and RTCs the ledger verifies clean with exac
   await tb.operator.clearing.run()
   ids.rtc = (await p.client.accounts.transfer(transferBody(account, { amount: 20_000, pay_and_clear: true }))).tx_id
   ids.pending = (await p.client.accounts.transfer(transferBody(account, { amount: 5_000 }))).tx_id
-  const report = await assertClean()
+  const report = await assertLedgerClean(tb)
   assert.equal(report.accounts_checked, 2)
   assert.equal(report.transactions_checked, 7)
   // deposit; EFT and its fee; RTC and its fee. The pending EFT has no journal yet.
@@ -90,7 +83,7 @@ test("ledger - editing a transaction's amount in the database is found: verified
   } finally {
     await db().updateTable('transactions').set({ amount: 10_000 }).where('id', '=', ids.eft).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
   assert.equal((await txById(p, ids.eft)).verified, true)
 })
 
@@ -122,7 +115,7 @@ for (const [label, change] of edits) {
     } finally {
       await db().updateTable('transactions').set(restore).where('id', '=', ids.rtc).execute()
     }
-    await assertClean()
+    await assertLedgerClean(tb)
   })
 }
 
@@ -144,7 +137,7 @@ test("ledger - editing a transaction's tx_sha breaks its own link and its succes
   } finally {
     await db().updateTable('transactions').set({ tx_sha: original }).where('id', '=', ids.rtc).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test("ledger - editing an account's balance is found as balance_mismatch", async () => {
@@ -160,7 +153,7 @@ test("ledger - editing an account's balance is found as balance_mismatch", async
   } finally {
     await db().updateTable('accounts').set({ balance: String(100_000 - 10_250 - 20_700) }).where('id', '=', account).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test("ledger - editing an account's held amount is found as hold_mismatch", async () => {
@@ -174,7 +167,7 @@ test("ledger - editing an account's held amount is found as hold_mismatch", asyn
   } finally {
     await db().updateTable('accounts').set({ held: 5_250 }).where('id', '=', account).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test("ledger - marking a pending EFT settled behind the ledger's back is found as hold_mismatch", async () => {
@@ -186,7 +179,7 @@ test("ledger - marking a pending EFT settled behind the ledger's back is found a
   } finally {
     await db().updateTable('transactions').set({ status: 'Pending' }).where('id', '=', ids.pending).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test('ledger - editing a running balance is found as running_balance_mismatch', async () => {
@@ -199,7 +192,7 @@ test('ledger - editing a running balance is found as running_balance_mismatch', 
   } finally {
     await db().updateTable('transactions').set({ running_balance: 90_000 }).where('id', '=', ids.eft).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test('ledger - deleting a transaction from the middle of a chain is found', async () => {
@@ -216,7 +209,7 @@ test('ledger - deleting a transaction from the middle of a chain is found', asyn
   } finally {
     await db().insertInto('transactions').values(row).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test('ledger - deleting the newest transaction is found: the account no longer points at its chain head', async () => {
@@ -230,7 +223,7 @@ test('ledger - deleting the newest transaction is found: the account no longer p
   } finally {
     await db().insertInto('transactions').values(newest).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test('ledger - a posting that does not balance is found as an unbalanced journal and ledger', async () => {
@@ -248,7 +241,7 @@ test('ledger - a posting that does not balance is found as an unbalanced journal
   } finally {
     await db().deleteFrom('postings').where('journal_id', '=', journal).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test('ledger - a balanced journal moving money behind the ledger is found as a balance mismatch', async () => {
@@ -268,7 +261,7 @@ test('ledger - a balanced journal moving money behind the ledger is found as a b
   } finally {
     await db().deleteFrom('postings').where('journal_id', '=', journal).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test("ledger - tampering in one partner's account does not mark another partner's rows unverified", async () => {
@@ -285,7 +278,7 @@ test("ledger - tampering in one partner's account does not mark another partner'
   } finally {
     await db().updateTable('transactions').set({ amount: 100_000 }).where('id', '=', ids.deposit).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })
 
 test('ledger - ops.ledger.verify and ops.account.deposit need an operator credential', async () => {
@@ -308,5 +301,5 @@ test("ledger - marking a settled transfer Failed behind the ledger's back is fou
   } finally {
     await db().updateTable('transactions').set({ status: 'Successful' }).where('id', '=', ids.eft).execute()
   }
-  await assertClean()
+  await assertLedgerClean(tb)
 })

@@ -5,7 +5,8 @@ import { hashToken } from '../../src/auth/credential-store.ts'
 import { credential_ttl_seconds_max } from '../../src/operators/operator-contract.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { clientFor, onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { asCredentialCreate, iso, partnerTokenPattern, rejects, uuidPattern } from './helpers.ts'
+import { expectRefusal, iso, uuidPattern } from '../support/assertions.ts'
+import { asCredentialCreate, partnerTokenPattern } from './helpers.ts'
 
 let tb: TestBank
 let p: TestPartner
@@ -32,9 +33,9 @@ test('credential create - a read-only credential reads but may not write', async
   assert.ok((await reader.entities.list()).entities.some((e) => e.id === p.rootEntityId))
   await reader.users.list()
   const before = await p.client.entities.list()
-  await rejects(reader.entities.create(businessEntity()), 403)
-  await rejects(reader.users.create(userRequest(p.rootEntityId)), 403)
-  await rejects(reader.accounts.create({ entity_id: p.rootEntityId }), 403)
+  await expectRefusal(reader.entities.create(businessEntity()), 403)
+  await expectRefusal(reader.users.create(userRequest(p.rootEntityId)), 403)
+  await expectRefusal(reader.accounts.create({ entity_id: p.rootEntityId }), 403)
   assert.deepEqual(await p.client.entities.list(), before)
 })
 
@@ -43,8 +44,8 @@ test('credential create - a write-only credential writes but may not read', asyn
   const writer = clientFor(tb, p.partnerId, issued.token)
   const { id } = await writer.entities.create(businessEntity())
   assert.match(id, uuidPattern)
-  await rejects(writer.entities.list(), 403)
-  await rejects(writer.entities.info({ entity_id: id }), 403)
+  await expectRefusal(writer.entities.list(), 403)
+  await expectRefusal(writer.entities.info({ entity_id: id }), 403)
 })
 
 test('credential create - permissions are stored once each, in canonical order, with label and no expiry', async () => {
@@ -88,11 +89,11 @@ test('credential create - invalid input → 400 naming the field; an unknown par
     ['role', { role: 'operator' }],
   ]
   for (const [field, overrides] of cases) {
-    await rejects(tb.operator.credentials.create(asCredentialCreate({ ...base, ...overrides })), 400, field)
+    await expectRefusal(tb.operator.credentials.create(asCredentialCreate({ ...base, ...overrides })), 400, field)
   }
-  await rejects(tb.operator.credentials.create(asCredentialCreate({ permissions: ['read'] })), 400, 'partner_id')
-  await rejects(tb.operator.credentials.create(asCredentialCreate({ partner_id: p.partnerId })), 400, 'permissions')
-  await rejects(tb.operator.credentials.create({ partner_id: randomUUID(), permissions: ['read'] }), 404)
+  await expectRefusal(tb.operator.credentials.create(asCredentialCreate({ permissions: ['read'] })), 400, 'partner_id')
+  await expectRefusal(tb.operator.credentials.create(asCredentialCreate({ partner_id: p.partnerId })), 400, 'permissions')
+  await expectRefusal(tb.operator.credentials.create({ partner_id: randomUUID(), permissions: ['read'] }), 404)
   assert.deepEqual(await tb.operator.credentials.list({ partner_id: p.partnerId }), before)
 })
 
@@ -120,9 +121,9 @@ test('credential create - an expiring token works until its expiry and → 401 f
   tb.clock.advance(3600 * second - 1)
   await client.users.list()
   tb.clock.advance(1)
-  await rejects(client.users.list(), 401)
+  await expectRefusal(client.users.list(), 401)
   tb.clock.advance(24 * 60 * minute)
-  await rejects(client.users.list(), 401)
+  await expectRefusal(client.users.list(), 401)
   // The partner's credential without expiry is untouched.
   await p.client.users.list()
 })
@@ -141,8 +142,8 @@ test('credential revoke - the token → 401 at once; other credentials keep work
   assert.equal(revoked.revoked_at, iso(tb.clock.now()))
   assert.equal(revoked.expires_at, null)
 
-  await rejects(client.users.list(), 401)
-  await rejects(client.entities.create(businessEntity()), 401)
+  await expectRefusal(client.users.list(), 401)
+  await expectRefusal(client.entities.create(businessEntity()), 401)
   await clientFor(tb, p.partnerId, spare.token).users.list()
   await p.client.users.list()
 })
@@ -154,23 +155,23 @@ test('credential revoke - revoking twice is fine and keeps the first revocation 
   const again = await tb.operator.credentials.revoke({ credential_id: issued.id })
   assert.deepEqual(again, first)
   assert.notEqual(again.revoked_at, iso(tb.clock.now()))
-  await rejects(clientFor(tb, p.partnerId, issued.token).users.list(), 401)
+  await expectRefusal(clientFor(tb, p.partnerId, issued.token).users.list(), 401)
 })
 
 test('credential revoke - the onboarding credential can be revoked; a new one restores access', async () => {
   const partner = await onboardPartner(tb)
   await partner.client.entities.list()
   await tb.operator.credentials.revoke({ credential_id: partner.credentialId })
-  await rejects(partner.client.entities.list(), 401)
+  await expectRefusal(partner.client.entities.list(), 401)
   const replacement = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read', 'write', 'payments'] })
   const { entities } = await clientFor(tb, partner.partnerId, replacement.token).entities.list()
   assert.deepEqual(entities.map((e) => e.id), [partner.rootEntityId])
 })
 
 test('credential revoke - unknown id → 404; missing or bad id → 400', async () => {
-  await rejects(tb.operator.credentials.revoke({ credential_id: randomUUID() }), 404)
-  await rejects(tb.operator.credentials.revoke({ credential_id: 'cred-1' }), 400, 'credential_id')
-  await rejects(tb.operator.credentials.revoke({} as { credential_id: string }), 400, 'credential_id')
+  await expectRefusal(tb.operator.credentials.revoke({ credential_id: randomUUID() }), 404)
+  await expectRefusal(tb.operator.credentials.revoke({ credential_id: 'cred-1' }), 400, 'credential_id')
+  await expectRefusal(tb.operator.credentials.revoke({} as { credential_id: string }), 400, 'credential_id')
 })
 
 test('credential list - only the partner\u2019s credentials, oldest first, never a token or a hash', async () => {
@@ -210,7 +211,7 @@ test('credential list - only the partner\u2019s credentials, oldest first, never
 })
 
 test('credential list - unknown partner → 404; bad partner_id → 400', async () => {
-  await rejects(tb.operator.credentials.list({ partner_id: randomUUID() }), 404)
-  await rejects(tb.operator.credentials.list({ partner_id: 'acme' }), 400, 'partner_id')
-  await rejects(tb.operator.credentials.list({} as { partner_id: string }), 400, 'partner_id')
+  await expectRefusal(tb.operator.credentials.list({ partner_id: randomUUID() }), 404)
+  await expectRefusal(tb.operator.credentials.list({ partner_id: 'acme' }), 400, 'partner_id')
+  await expectRefusal(tb.operator.credentials.list({} as { partner_id: string }), 400, 'partner_id')
 })

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { businessEntity, personalEntity, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { asReview, iso, rejects, uuidPattern } from './helpers.ts'
+import { expectRefusal, iso, uuidPattern } from '../support/assertions.ts'
+import { asReview } from './helpers.ts'
 
 let tb: TestBank
 let p: TestPartner
@@ -74,9 +75,9 @@ test('entity review - two approvals at once still open exactly one account', asy
 
 test('entity review - rejecting needs a reason: without one → 400 naming reason, and the entity stays pending', async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  await rejects(tb.operator.entities.review({ entity_id: id, decision: 'reject' }), 400, 'reason')
-  await rejects(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: '' }), 400, 'reason')
-  await rejects(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: '  ' }), 400, 'reason')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject' }), 400, 'reason')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: '' }), 400, 'reason')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: '  ' }), 400, 'reason')
   assert.equal(await reviewStatus(p, id), 'pending')
 })
 
@@ -87,7 +88,7 @@ test('entity review - a rejected entity has no account; a later approval opens i
   assert.equal(await reviewStatus(p, id), 'rejected')
   assert.deepEqual((await tb.operator.accounts.list({ entity_id: id })).accounts, [])
   assert.equal((await p.client.entities.info({ entity_id: id })).approved, false)
-  await rejects(p.client.accounts.create({ entity_id: id }), 400, 'entity_id')
+  await expectRefusal(p.client.accounts.create({ entity_id: id }), 400, 'entity_id')
 
   // A second rejection (new reason) is allowed while not approved.
   const twice = await tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'still unreadable' })
@@ -102,7 +103,7 @@ test('entity review - a rejected entity has no account; a later approval opens i
 test('entity review - rejecting an approved entity → 400, and it stays approved with its account', async () => {
   const { id } = await p.client.entities.create(businessEntity())
   const approved = await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
-  await rejects(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'changed our mind' }), 400, 'entity_id')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'changed our mind' }), 400, 'entity_id')
   assert.equal(await reviewStatus(p, id), 'approved')
   assert.equal((await p.client.entities.info({ entity_id: id })).approved, true)
   const { accounts } = await tb.operator.accounts.list({ entity_id: id })
@@ -148,14 +149,14 @@ test("entity review - a business entity's review leaves its users' KYC alone", a
 })
 
 test('entity review - unknown entity → 404; bad input → 400 naming the field', async () => {
-  await rejects(tb.operator.entities.review({ entity_id: randomUUID(), decision: 'approve' }), 404)
+  await expectRefusal(tb.operator.entities.review({ entity_id: randomUUID(), decision: 'approve' }), 404)
   const { id } = await p.client.entities.create(businessEntity())
-  await rejects(tb.operator.entities.review(asReview({ entity_id: id, decision: 'maybe' })), 400, 'decision')
-  await rejects(tb.operator.entities.review(asReview({ entity_id: id })), 400, 'decision')
-  await rejects(tb.operator.entities.review(asReview({ decision: 'approve' })), 400, 'entity_id')
-  await rejects(tb.operator.entities.review(asReview({ entity_id: 'acme', decision: 'approve' })), 400, 'entity_id')
-  await rejects(tb.operator.entities.review(asReview({ entity_id: id, decision: 'approve', notes: 'ok' })), 400, 'notes')
-  await rejects(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'r'.repeat(501) }), 400, 'reason')
+  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: id, decision: 'maybe' })), 400, 'decision')
+  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: id })), 400, 'decision')
+  await expectRefusal(tb.operator.entities.review(asReview({ decision: 'approve' })), 400, 'entity_id')
+  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: 'acme', decision: 'approve' })), 400, 'entity_id')
+  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: id, decision: 'approve', notes: 'ok' })), 400, 'notes')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'r'.repeat(501) }), 400, 'reason')
   assert.equal(await reviewStatus(p, id), 'pending')
   assert.deepEqual((await tb.operator.accounts.list({ entity_id: id })).accounts, [])
 })
@@ -188,8 +189,8 @@ test("entity list - the partner's entities in creation order, with review state,
 })
 
 test('entity list - bad partner_id → 400', async () => {
-  await rejects(tb.operator.entities.list({ partner_id: 'acme' }), 400, 'partner_id')
-  await rejects(tb.operator.entities.list({} as { partner_id: string }), 400, 'partner_id')
+  await expectRefusal(tb.operator.entities.list({ partner_id: 'acme' }), 400, 'partner_id')
+  await expectRefusal(tb.operator.entities.list({} as { partner_id: string }), 400, 'partner_id')
 })
 
 test("account list - an entity's accounts oldest first, with kind and partner; none before approval", async () => {
@@ -222,6 +223,6 @@ test("account list - any partner's entity is visible to the operator; unknown �
   assert.equal(accounts.length, 1)
   assert.equal(accounts[0]!.partner_id, other.partnerId)
   assert.equal(accounts[0]!.kind, 'pool')
-  await rejects(tb.operator.accounts.list({ entity_id: randomUUID() }), 404)
-  await rejects(tb.operator.accounts.list({ entity_id: '42' }), 400, 'entity_id')
+  await expectRefusal(tb.operator.accounts.list({ entity_id: randomUUID() }), 404)
+  await expectRefusal(tb.operator.accounts.list({ entity_id: '42' }), 400, 'entity_id')
 })

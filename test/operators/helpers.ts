@@ -1,7 +1,6 @@
 import type { OperatorClient } from '../../src/client/index.ts'
 
-// Shared bits of the operator tests; the assertions live with the user tests' helpers.
-export { iso, rejects, uuidPattern, zeroTimestamp } from '../users/helpers.ts'
+// What only the operator tests share. The shared assertions live in test/support.
 
 export const partnerTokenPattern = /^pbk_[A-Za-z0-9_-]{43}$/
 

@@ -5,7 +5,7 @@ import { BankClient, OperatorClient } from '../../src/client/index.ts'
 import { contract } from '../../src/contract/index.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { rejects } from './helpers.ts'
+import { expectRefusal } from '../support/assertions.ts'
 
 // Who may use the ops.* subjects: only an operator credential. A partner's credential,
 // however many permissions it holds, is refused (403); no credential at all is 401.
@@ -61,7 +61,7 @@ test('operator access - a partner credential with every permission → 403 on ev
   const { userId } = await p.client.users.create(userRequest(p.rootEntityId))
   const impostor = new OperatorClient({ connection: tb.nc, token: partner.token })
   const partnersBefore = await tb.operator.partners.list()
-  for (const [, call] of everyOperation(impostor, partner, userId)) await rejects(call(), 403)
+  for (const [, call] of everyOperation(impostor, partner, userId)) await expectRefusal(call(), 403)
   assert.deepEqual(await tb.operator.partners.list(), partnersBefore)
   // The partner's credential was not revoked, its root entity not rejected, the user not approved.
   await partner.client.entities.list()
@@ -83,12 +83,12 @@ test('operator access - no credential, an unknown one or a revoked one → 401 o
   }
   const partner = await onboardPartner(tb)
   const emptyToken = new OperatorClient({ connection: tb.nc, token: '' })
-  for (const [, call] of everyOperation(emptyToken, partner, randomUUID())) await rejects(call(), 401)
+  for (const [, call] of everyOperation(emptyToken, partner, randomUUID())) await expectRefusal(call(), 401)
   // A revoked partner credential is a 401 here too: who you are is settled before what you may do.
   const issued = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'] })
   await tb.operator.credentials.revoke({ credential_id: issued.id })
   const revoked = new OperatorClient({ connection: tb.nc, token: issued.token })
-  for (const [, call] of everyOperation(revoked, partner, randomUUID())) await rejects(call(), 401)
+  for (const [, call] of everyOperation(revoked, partner, randomUUID())) await expectRefusal(call(), 401)
   await partner.client.entities.list()
 })
 
@@ -118,10 +118,10 @@ test('operator access - a malformed or non-object body → 400 on every ops subj
 
 test('operator access - an operator credential on partner subjects → 403', async () => {
   const asOperator = new BankClient({ connection: tb.nc, token: tb.operatorToken, partnerId: p.partnerId })
-  await rejects(asOperator.entities.list(), 403)
-  await rejects(asOperator.entities.create(businessEntity()), 403)
-  await rejects(asOperator.users.list(), 403)
-  await rejects(asOperator.accounts.getByEntity({ entity_id: p.rootEntityId }), 403)
+  await expectRefusal(asOperator.entities.list(), 403)
+  await expectRefusal(asOperator.entities.create(businessEntity()), 403)
+  await expectRefusal(asOperator.users.list(), 403)
+  await expectRefusal(asOperator.accounts.getByEntity({ entity_id: p.rootEntityId }), 403)
 })
 
 test('operator access - error replies carry the micro headers and the JSON error body', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { startTestBank, type TestBank } from '../support/harness.ts'
+import { expectApiError } from '../support/assertions.ts'
 
 let tb: TestBank
 before(async () => {
@@ -14,12 +14,7 @@ after(async () => {
 test('operators - the last live operator credential cannot be revoked', async () => {
   const { credentials } = await tb.bank.services.credentials.list(null).then((list) => ({ credentials: list }))
   assert.equal(credentials.length, 1)
-  const error = await tb.operator.credentials.revoke({ credential_id: credentials[0]!.id }).then(
-    () => assert.fail('expected a 409'),
-    (e: unknown) => e,
-  )
-  assert.ok(error instanceof BankApiError)
-  assert.equal(error.code, 409)
+  await expectApiError(tb.operator.credentials.revoke({ credential_id: credentials[0]!.id }), 409)
   // The operator can still work.
   const partners = await tb.operator.partners.list()
   assert.ok(Array.isArray(partners.partners))
@@ -30,11 +25,6 @@ test('operators - with a second operator credential, the first may be revoked', 
   const [first] = await tb.bank.services.credentials.list(null)
   const revoked = await tb.operator.credentials.revoke({ credential_id: first!.id })
   assert.ok(revoked.revoked_at)
-  const error = await tb.operator.partners.list().then(
-    () => assert.fail('the revoked operator token must be refused'),
-    (e: unknown) => e,
-  )
-  assert.ok(error instanceof BankApiError)
-  assert.equal(error.code, 401)
+  await expectApiError(tb.operator.partners.list(), 401)
   assert.match(second.token, /^opk_/)
 })

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
 import { clientFor, rawRequest, startTestBank, type TestBank } from '../support/harness.ts'
-import { asPartnerCreate, iso, partnerTokenPattern, rejects, uuidPattern } from './helpers.ts'
+import { expectRefusal, iso, uuidPattern } from '../support/assertions.ts'
+import { asPartnerCreate, partnerTokenPattern } from './helpers.ts'
 
 let tb: TestBank
 
@@ -58,7 +59,7 @@ test('partner create - the root entity is a business pending KYB, with no accoun
   assert.equal(entities[0]!.partner_id, created.partner_id)
 
   assert.deepEqual((await tb.operator.accounts.list({ entity_id: created.root_entity_id })).accounts, [])
-  await rejects(partner.accounts.create({ entity_id: created.root_entity_id }), 400, 'entity_id')
+  await expectRefusal(partner.accounts.create({ entity_id: created.root_entity_id }), 400, 'entity_id')
 })
 
 test('partner create - the first credential has read, write and payments and works at once', async () => {
@@ -103,7 +104,7 @@ test('partner create - a registration number already onboarded → 409, and noth
   const registration = registrationNumber()
   const first = await tb.operator.partners.create(partnerRequest({ registration_number: registration }))
   const before = await tb.operator.partners.list()
-  await rejects(tb.operator.partners.create(partnerRequest({ registration_number: registration, name: 'Copycat Ltd' })), 409)
+  await expectRefusal(tb.operator.partners.create(partnerRequest({ registration_number: registration, name: 'Copycat Ltd' })), 409)
   assert.deepEqual(await tb.operator.partners.list(), before)
   assert.equal((await tb.operator.entities.list({ partner_id: first.partner_id })).entities.length, 1)
 })
@@ -130,7 +131,7 @@ test('partner create - invalid input → 400 naming the field, and nothing is st
   for (const [field, overrides] of cases) {
     const body: Record<string, unknown> = { ...partnerRequest(), ...overrides }
     for (const key of Object.keys(body)) if (body[key] === undefined) delete body[key]
-    await rejects(tb.operator.partners.create(asPartnerCreate(body)), 400, field)
+    await expectRefusal(tb.operator.partners.create(asPartnerCreate(body)), 400, field)
   }
   assert.deepEqual(await tb.operator.partners.list(), before)
 })

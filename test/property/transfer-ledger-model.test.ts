@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import fc from 'fast-check'
-import { BankApiError } from '../../src/client/index.ts'
 import type { TxStatus } from '../../src/db/schema.ts'
 import { magicRecipients } from '../../src/rails/simulated-rail.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { outcome } from '../support/assertions.ts'
 
 // A model-based property of the ledger, run against the real service (NATS, SDK, storage):
 // random sequences of deposits, EFT and RTC transfers to ordinary and magic recipients,
@@ -185,15 +185,6 @@ after(async () => {
   await tb.stop()
 })
 
-async function refusal(request: Promise<unknown>): Promise<{ ok: true; value: any } | { ok: false; error: BankApiError }> {
-  try {
-    return { ok: true, value: await request }
-  } catch (error) {
-    if (error instanceof BankApiError) return { ok: false, error }
-    throw error
-  }
-}
-
 class Run {
   readonly model = new Model()
   readonly log: string[] = []
@@ -248,7 +239,7 @@ class Run {
     const fee = body.pay_and_clear ? fees.RTC : fees.EFT
     const nowMs = tb.clock.now().getTime()
     const claim = model.keys.get(body.clientTxId)
-    const reply = await refusal(this.partner.client.accounts.transfer(body))
+    const reply = await outcome(this.partner.client.accounts.transfer(body))
     if (claim && nowMs - claim.atMs <= tb.config.transferKeyWindowMs) {
       assert.ok(!reply.ok, `a repeated clientTxId within the window must be refused`)
       assert.equal(reply.error.code, 409, reply.error.message)
@@ -276,7 +267,7 @@ class Run {
     const total = BigInt(a.amount) + (a.rtc ? fees.RTC : fees.EFT)
     const affordable = Math.min(a.count, Number(model.available / total))
     const nowMs = tb.clock.now().getTime()
-    const replies = await Promise.all(bodies.map((body) => refusal(this.partner.client.accounts.transfer(body))))
+    const replies = await Promise.all(bodies.map((body) => outcome(this.partner.client.accounts.transfer(body))))
     let accepted = 0
     replies.forEach((reply, i) => {
       if (!reply.ok) {

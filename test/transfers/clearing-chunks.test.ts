@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, balances, fund, magic, newAccount, transactionsOf, transferBody } from './helpers.ts'
+import { assertLedgerClean } from '../support/assertions.ts'
+import { balances, fund, magic, newAccount, transactionsOf, transferBody } from './helpers.ts'
 
 // A clearing run settles pending EFTs a chunk at a time (BANK_CLEARING_CHUNK_MAX); with
 // a chunk smaller than the work, every payment must still be settled exactly once.

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, balances, fund, newAccount, transactionsOf, transferBody } from './helpers.ts'
+import { assertLedgerClean } from '../support/assertions.ts'
+import { balances, fund, newAccount, transactionsOf, transferBody } from './helpers.ts'
 
 // A clearing run that dies half-way (here the rail fails on its second chunk) leaves its
 // cycle `running`; the next attempt at that cycle resumes it and settles what is left,

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, balances, fund, magic, newAccount, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
+import { assertLedgerClean } from '../support/assertions.ts'
+import { balances, fund, magic, newAccount, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
 
 // The EFT clearing cycle behind `ops.clearing.run` (src/transfers/clearing-service.ts):
 // it settles pending EFTs, collects returns and leaves RTCs alone; running it again

@@ -1,20 +1,25 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { BankApiError, type BankClient } from '../../src/client/index.ts'
+import type { BankClient } from '../../src/client/index.ts'
 import type { TestBank, TestPartner } from '../support/harness.ts'
 
-// What the transfer, transaction and ledger tests share. The harness lives in test/support.
+// What the transfer, transaction and ledger tests share. The harness and the shared
+// assertions live in test/support.
 
 export type TransferBody = Parameters<BankClient['accounts']['transfer']>[0]
 export type TransactionView = Awaited<ReturnType<BankClient['accounts']['getTransaction']>>['transaction']
 
-export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export const shaPattern = /^[0-9a-f]{64}$/
 /** RFC 3339 in UTC as RULINGS (Time) asks: `Z`, milliseconds allowed. */
 export const utcPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
 
 export const hour_ms = 3_600_000
 export const day_ms = 24 * hour_ms
+
+/** A SAST wall-clock time as the UTC instant the clock takes. */
+export function sast(date: string, hhmm: string): string {
+  return new Date(Date.parse(`${date}T${hhmm}:00+02:00`)).toISOString()
+}
 
 /** The simulated rail's magic recipients (src/rails/simulated-rail.ts), spelled out so a change there is noticed. */
 export const magic = {
@@ -81,38 +86,10 @@ export function feeOf(rows: TransactionView[], txId: string): TransactionView | 
   return fees[0]
 }
 
-/** Awaits a call that must be refused with `code`; for a 400 naming `field`, checks the details name it. */
-export async function refused(call: Promise<unknown>, code: number, field?: string): Promise<BankApiError> {
-  const outcome = await call.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  )
-  if (outcome.ok) assert.fail(`expected a ${code} refusal, got ${JSON.stringify(outcome.value)}`)
-  const error = outcome.error
-  assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-  assert.equal(error.code, code, `expected ${code}, got ${error.code} ${error.type}: ${error.message}`)
-  if (field !== undefined) {
-    const fields = (error.details as Array<{ field?: unknown }>).map((d) => d.field)
-    assert.ok(fields.includes(field), `expected details to name ${field}; got ${JSON.stringify(error.details)}`)
-  }
-  return error
-}
-
-export function errorBody(error: BankApiError) {
-  return { code: error.code, type: error.type, message: error.message, details: error.details }
-}
-
 /** A snapshot of everything a refused request must leave unchanged. */
 export async function snapshot(p: TestPartner, accountId: string) {
   return {
     details: await p.client.accounts.getDetails({ account_id: accountId }),
     transactions: await transactionsOf(p, accountId),
   }
-}
-
-export async function assertLedgerClean(tb: TestBank): Promise<void> {
-  const report = await tb.operator.ledger.verify()
-  assert.deepEqual(report.problems, [])
-  assert.equal(report.ok, true)
-  assert.equal(report.postings_total, '0')
 }

@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import {
-  assertLedgerClean,
-  fund,
-  newAccount,
-  refused,
-  transactionsOf,
-  transferBody,
-  txById,
-  type TransactionView,
-} from './helpers.ts'
+import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
+import { fund, newAccount, transactionsOf, transferBody, txById, type TransactionView } from './helpers.ts'
 
 // The transaction list (RULINGS, Accounts and the ledger): newest first; optional `limit`
 // (default 100, max 1000) and `cursor`, with `next_cursor` in the response, absent on the
@@ -106,7 +98,7 @@ test('transactions - paging 7 at a time walks every row once, in the same order 
 
 for (const [label, limit] of [['1001', 1001], ['0', 0], ['-1', -1], ['1.5', 1.5], ['a string', '10'], ['null', null]] as Array<[string, unknown]>) {
   test(`transactions - limit ${label} is 400 naming limit`, async () => {
-    await refused(p.client.accounts.listTransactions({ account_id: big, limit } as never), 400, 'limit')
+    await expectApiError(p.client.accounts.listTransactions({ account_id: big, limit } as never), 400, 'limit')
   })
 }
 
@@ -124,7 +116,7 @@ const badCursors: Array<[string, unknown]> = [
 ]
 for (const [label, cursor] of badCursors) {
   test(`transactions - a cursor ${label} is 400 naming cursor`, async () => {
-    await refused(p.client.accounts.listTransactions({ account_id: big, cursor } as never), 400, 'cursor')
+    await expectApiError(p.client.accounts.listTransactions({ account_id: big, cursor } as never), 400, 'cursor')
   })
 }
 
@@ -226,17 +218,17 @@ test('transactions - get_transaction returns exactly the row the list shows, for
 })
 
 test('transactions - get_transaction of an unknown id is 404 and of a non-uuid is 400', async () => {
-  const missing = await refused(p.client.accounts.getTransaction({ tx_id: '00000000-0000-4000-8000-000000000000' }), 404)
+  const missing = await expectApiError(p.client.accounts.getTransaction({ tx_id: '00000000-0000-4000-8000-000000000000' }), 404)
   assert.equal(missing.type, 'not_found')
-  await refused(p.client.accounts.getTransaction({ tx_id: 'tx-1' }), 400, 'tx_id')
-  await refused(p.client.accounts.getTransaction({} as never), 400, 'tx_id')
-  await refused(p.client.accounts.getTransaction({ tx_id: '00000000-0000-4000-8000-000000000000', account_id: big } as never), 400, 'account_id')
+  await expectApiError(p.client.accounts.getTransaction({ tx_id: 'tx-1' }), 400, 'tx_id')
+  await expectApiError(p.client.accounts.getTransaction({} as never), 400, 'tx_id')
+  await expectApiError(p.client.accounts.getTransaction({ tx_id: '00000000-0000-4000-8000-000000000000', account_id: big } as never), 400, 'account_id')
 })
 
 test('transactions - list without account_id or with an unknown field is 400', async () => {
-  await refused(p.client.accounts.listTransactions({} as never), 400, 'account_id')
-  await refused(p.client.accounts.listTransactions({ account_id: 'abc' } as never), 400, 'account_id')
-  await refused(p.client.accounts.listTransactions({ account_id: big, offset: 5 } as never), 400, 'offset')
+  await expectApiError(p.client.accounts.listTransactions({} as never), 400, 'account_id')
+  await expectApiError(p.client.accounts.listTransactions({ account_id: 'abc' } as never), 400, 'account_id')
+  await expectApiError(p.client.accounts.listTransactions({ account_id: big, offset: 5 } as never), 400, 'offset')
 })
 
 test('transactions - the ledger verifies clean after the list tests', async () => {

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, errorBody, fund, newAccount, refused, snapshot, transferBody } from './helpers.ts'
+import { assertLedgerClean, errorBody, expectApiError } from '../support/assertions.ts'
+import { fund, newAccount, snapshot, transferBody } from './helpers.ts'
 
 // RULINGS (Tenancy): a resource looked up by id that belongs to another partner is
 // answered exactly as if it did not exist (404); no operation reveals another partner's
@@ -45,8 +46,8 @@ async function rawPair(operation: string, theirs: Record<string, unknown>, missi
 }
 
 test("transactions - listing another partner's account is 404 exactly like a random id", async () => {
-  const missing = await refused(p.client.accounts.listTransactions({ account_id: randomUUID() }), 404)
-  const theirs = await refused(p.client.accounts.listTransactions({ account_id: theirAccount }), 404)
+  const missing = await expectApiError(p.client.accounts.listTransactions({ account_id: randomUUID() }), 404)
+  const theirs = await expectApiError(p.client.accounts.listTransactions({ account_id: theirAccount }), 404)
   assert.equal(missing.type, 'not_found')
   assert.deepEqual(errorBody(theirs), errorBody(missing))
   mustNotLeak(JSON.stringify(errorBody(theirs)))
@@ -57,8 +58,8 @@ test("transactions - listing another partner's account is 404 exactly like a ran
 })
 
 test("transactions - get_transaction of another partner's transaction is 404 exactly like a random id", async () => {
-  const missing = await refused(p.client.accounts.getTransaction({ tx_id: randomUUID() }), 404)
-  const theirs = await refused(p.client.accounts.getTransaction({ tx_id: theirTxId }), 404)
+  const missing = await expectApiError(p.client.accounts.getTransaction({ tx_id: randomUUID() }), 404)
+  const theirs = await expectApiError(p.client.accounts.getTransaction({ tx_id: theirTxId }), 404)
   assert.deepEqual(errorBody(theirs), errorBody(missing))
   mustNotLeak(JSON.stringify(errorBody(theirs)))
   const raw = await rawPair('get_transaction', { tx_id: theirTxId }, { tx_id: randomUUID() })
@@ -70,10 +71,10 @@ test("transactions - get_transaction of another partner's transaction is 404 exa
 
 test("transactions - a transfer out of another partner's account is 404 exactly like a random id and moves nothing", async () => {
   const theirsBefore = await snapshot(other, theirAccount)
-  const missing = await refused(p.client.accounts.transfer(transferBody(randomUUID())), 404)
+  const missing = await expectApiError(p.client.accounts.transfer(transferBody(randomUUID())), 404)
   assert.equal(missing.type, 'not_found')
   for (const pay_and_clear of [false, true]) {
-    const theirs = await refused(p.client.accounts.transfer(transferBody(theirAccount, { pay_and_clear })), 404)
+    const theirs = await expectApiError(p.client.accounts.transfer(transferBody(theirAccount, { pay_and_clear })), 404)
     assert.deepEqual(errorBody(theirs), errorBody(missing))
     mustNotLeak(JSON.stringify(errorBody(theirs)))
   }
@@ -90,7 +91,7 @@ test("transactions - a transfer out of another partner's account is 404 exactly 
 
 test("transactions - a refused transfer out of another partner's account does not claim the clientTxId", async () => {
   const clientTxId = randomUUID()
-  await refused(p.client.accounts.transfer(transferBody(theirAccount, { clientTxId })), 404)
+  await expectApiError(p.client.accounts.transfer(transferBody(theirAccount, { clientTxId })), 404)
   const mine = await newAccount(p)
   await fund(tb, mine, 50_000)
   assert.equal((await p.client.accounts.transfer(transferBody(mine, { clientTxId }))).status, 'Pending')
@@ -99,10 +100,10 @@ test("transactions - a refused transfer out of another partner's account does no
 test("transactions - a transfer subject naming another partner is 403 and moves nothing", async () => {
   const theirsBefore = await snapshot(other, theirAccount)
   const intruder = clientFor(tb, other.partnerId, p.token)
-  const error = await refused(intruder.accounts.transfer(transferBody(theirAccount)), 403)
+  const error = await expectApiError(intruder.accounts.transfer(transferBody(theirAccount)), 403)
   mustNotLeak(JSON.stringify(errorBody(error)))
-  await refused(intruder.accounts.listTransactions({ account_id: theirAccount }), 403)
-  await refused(intruder.accounts.getTransaction({ tx_id: theirTxId }), 403)
+  await expectApiError(intruder.accounts.listTransactions({ account_id: theirAccount }), 403)
+  await expectApiError(intruder.accounts.getTransaction({ tx_id: theirTxId }), 403)
   assert.deepEqual(await snapshot(other, theirAccount), theirsBefore)
 })
 
@@ -117,8 +118,8 @@ test('transactions - a read-only credential may list and get transactions', asyn
 test('transactions - a payments-only credential may not read transactions', async () => {
   const issued = await tb.operator.credentials.create({ partner_id: other.partnerId, permissions: ['payments'] })
   const payer = clientFor(tb, other.partnerId, issued.token)
-  await refused(payer.accounts.listTransactions({ account_id: theirAccount }), 403)
-  await refused(payer.accounts.getTransaction({ tx_id: theirTxId }), 403)
+  await expectApiError(payer.accounts.listTransactions({ account_id: theirAccount }), 403)
+  await expectApiError(payer.accounts.getTransaction({ tx_id: theirTxId }), 403)
   // It may pay, and its credential id is recorded as added_by.
   const sent = await payer.accounts.transfer(transferBody(theirAccount, { amount: 100 }))
   const row = (await other.client.accounts.getTransaction({ tx_id: sent.tx_id })).transaction

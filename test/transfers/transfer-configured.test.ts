@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, balances, feeOf, fund, newAccount, refused, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
+import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
+import { balances, feeOf, fund, newAccount, sast, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
 
 // A bank configured away from the defaults: fees per payment type (RULINGS: "Fees are
 // configurable per payment type"), a zero fee meaning no fee transaction, and a declared
@@ -21,10 +22,6 @@ before(async () => {
 after(async () => {
   await tb.stop()
 })
-
-function sast(date: string, hhmm: string): string {
-  return new Date(Date.parse(`${date}T${hhmm}:00+02:00`)).toISOString()
-}
 
 test('transfers - with a zero EFT fee an EFT holds only its amount and writes no fee transaction', async () => {
   const account = await newAccount(p)
@@ -46,7 +43,7 @@ test('transfers - a configured RTC fee is charged and covered by the funds check
   const account = await newAccount(p)
   await fund(tb, account, 10_000 + rtc_fee - 1)
   const before = await snapshot(p, account)
-  await refused(p.client.accounts.transfer(transferBody(account, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(transferBody(account, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
   assert.deepEqual(await snapshot(p, account), before)
   await fund(tb, account, 1)
   const sent = await p.client.accounts.transfer(transferBody(account, { amount: 10_000, pay_and_clear: true }))
@@ -66,7 +63,7 @@ test('transfers - a declared one-off holiday lowers the RTC limit like a public 
   const send = (amount: number) => p.client.accounts.transfer(transferBody(account, { amount, pay_and_clear: true }))
   tb.clock.set(sast('2026-11-24', '10:00'))
   const before = await snapshot(p, account)
-  await refused(send(low_max + 1), 400, 'amount')
+  await expectApiError(send(low_max + 1), 400, 'amount')
   assert.deepEqual(await snapshot(p, account), before)
   assert.equal((await send(low_max)).status, 'Successful')
   tb.clock.set(sast('2026-11-25', '10:00'))

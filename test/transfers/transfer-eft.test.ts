@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { assertLedgerClean, iso, uuidPattern } from '../support/assertions.ts'
 import {
-  assertLedgerClean,
   balances,
   feeOf,
   fund,
@@ -13,7 +13,6 @@ import {
   transferBody,
   txById,
   utcPattern,
-  uuidPattern,
   type TransactionView,
 } from './helpers.ts'
 
@@ -83,7 +82,7 @@ test('transfers - a pending EFT and its fee are Pending rows with every field as
   for (const row of rows) assertViewShape(row)
   // Newest first: the fee was appended after its transfer, the deposit before both.
   const [fee, transfer, deposit] = rows as [TransactionView, TransactionView, TransactionView]
-  const now = tb.clock.now().toISOString().replace('.000Z', 'Z')
+  const now = iso(tb.clock.now())
 
   assert.deepEqual(transfer, {
     tx_id: sent.tx_id,

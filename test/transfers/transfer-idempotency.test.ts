@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, balances, day_ms, fund, newAccount, refused, snapshot, transactionsOf, transferBody } from './helpers.ts'
+import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
+import { balances, day_ms, fund, newAccount, snapshot, transactionsOf, transferBody } from './helpers.ts'
 
 // clientTxId (RULINGS, Accounts and the ledger): a duplicate within the window (default
 // 24 hours) is 409 whose details carry the original tx_id, and moves no money; after the
@@ -25,7 +26,7 @@ after(async () => {
 })
 
 async function assertDuplicate(call: Promise<unknown>, originalTxId: string): Promise<void> {
-  const error = await refused(call, 409)
+  const error = await expectApiError(call, 409)
   assert.equal(error.type, 'conflict')
   const details = error.details as Array<{ tx_id?: string }>
   assert.equal(details[0]?.tx_id, originalTxId)
@@ -124,8 +125,8 @@ test('transfers - a duplicate sent at once with its original moves money once', 
 test('transfers - a key refused for funds may be used again, while a key that moved money may not', async () => {
   const account = await newAccount(p)
   const body = transferBody(account, { amount: 1_000 })
-  await refused(p.client.accounts.transfer(body), 400, 'amount')
-  await refused(p.client.accounts.transfer(body), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
   await fund(tb, account, 1_000 + eft_fee)
   const sent = await p.client.accounts.transfer(body)
   await fund(tb, account, 100_000)

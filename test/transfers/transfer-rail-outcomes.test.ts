@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { assertLedgerClean, iso, uuidPattern } from '../support/assertions.ts'
 import {
-  assertLedgerClean,
   balances,
   feeOf,
   fund,
@@ -14,7 +14,6 @@ import {
   transferBody,
   txById,
   utcPattern,
-  uuidPattern,
 } from './helpers.ts'
 
 // The simulated rail's magic recipients (src/rails/simulated-rail.ts) and the status
@@ -147,7 +146,7 @@ test('transfers - an RTC to the returning account (4000000028) is Successful, th
   })
   assert.match(reversal.date, utcPattern)
   assert.match(reversal.tx_sha, shaPattern)
-  assert.equal(reversal.date, tb.clock.now().toISOString().replace('.000Z', 'Z'))
+  assert.equal(reversal.date, iso(tb.clock.now()))
   assert.deepEqual(await txById(p, reversal.tx_id), reversal)
 
   const again = await clearing()

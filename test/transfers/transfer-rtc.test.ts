@@ -1,18 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import {
-  assertLedgerClean,
-  balances,
-  feeOf,
-  fund,
-  newAccount,
-  refused,
-  snapshot,
-  transactionsOf,
-  transferBody,
-  uuidPattern,
-} from './helpers.ts'
+import { assertLedgerClean, expectApiError, iso, uuidPattern } from '../support/assertions.ts'
+import { balances, feeOf, fund, newAccount, sast, snapshot, transactionsOf, transferBody } from './helpers.ts'
 
 // RTC (pay_and_clear: true) is settled at once. Limits (RULINGS, Accounts and the ledger):
 // RTC ≤ R5,000,000 on South African business days 00:00–16:00 SAST, else ≤ R250,000.
@@ -39,18 +29,13 @@ after(async () => {
   await tb.stop()
 })
 
-/** A SAST wall-clock time as the UTC instant the clock takes. */
-function sast(date: string, hhmm: string): string {
-  return new Date(Date.parse(`${date}T${hhmm}:00+02:00`)).toISOString()
-}
-
 async function rtc(amount: number) {
   return p.client.accounts.transfer(transferBody(rich, { amount, pay_and_clear: true }))
 }
 
 async function assertRtcRefused(amount: number, message: string): Promise<void> {
   const before = await snapshot(p, rich)
-  const error = await refused(rtc(amount), 400, 'amount')
+  const error = await expectApiError(rtc(amount), 400, 'amount')
   assert.equal(error.type, 'invalid_request', message)
   assert.deepEqual(await snapshot(p, rich), before, `${message}: nothing moved`)
 }
@@ -83,7 +68,7 @@ test('transfers - an RTC and its fee are posted rows: Successful, RTC, running b
   const transfer = rows.find((r) => r.tx_id === sent.tx_id)
   const fee = feeOf(rows, sent.tx_id)
   assert.ok(transfer && fee)
-  const now = tb.clock.now().toISOString().replace('.000Z', 'Z')
+  const now = iso(tb.clock.now())
   assert.deepEqual(transfer, {
     tx_id: sent.tx_id,
     parent_tx_id: '',

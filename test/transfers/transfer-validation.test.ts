@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, balances, fund, newAccount, refused, snapshot, transferBody, type TransferBody } from './helpers.ts'
+import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
+import { balances, fund, newAccount, snapshot, transferBody, type TransferBody } from './helpers.ts'
 
 // The rules of a single transfer (interface.md, Single transfer; RULINGS, Money and
 // Accounts and the ledger). Every refusal is a 400 naming the field and moves nothing.
@@ -37,7 +38,7 @@ function without(body: TransferBody, field: string): TransferBody {
 
 async function assertRefused(body: TransferBody, field: string, label: string): Promise<void> {
   const before = await snapshot(p, account)
-  const error = await refused(p.client.accounts.transfer(body), 400, field)
+  const error = await expectApiError(p.client.accounts.transfer(body), 400, field)
   assert.equal(error.type, 'invalid_request', label)
   assert.deepEqual(await snapshot(p, account), before, `${label}: nothing moved`)
 }
@@ -80,7 +81,7 @@ const required = ['account_id', 'clientTxId', 'amount', 'ref', 'own_ref', 'accou
 for (const field of required) {
   test(`transfers - a request without ${field} is 400 naming ${field} as required`, async () => {
     const before = await snapshot(p, account)
-    const error = await refused(p.client.accounts.transfer(without(transferBody(account), field)), 400, field)
+    const error = await expectApiError(p.client.accounts.transfer(without(transferBody(account), field)), 400, field)
     const detail = (error.details as Array<{ field: string; message: string }>).find((d) => d.field === field)
     assert.equal(detail?.message, 'is required')
     assert.deepEqual(await snapshot(p, account), before)
@@ -88,7 +89,7 @@ for (const field of required) {
 }
 
 test('transfers - a request with every field missing names each required field', async () => {
-  const error = await refused(p.client.accounts.transfer(asBody({})), 400)
+  const error = await expectApiError(p.client.accounts.transfer(asBody({})), 400)
   const fields = (error.details as Array<{ field: string }>).map((d) => d.field).sort()
   assert.deepEqual(fields, [...required].sort())
 })
@@ -156,8 +157,8 @@ test('transfers - malformed JSON and non-object bodies are 400 and move nothing'
 
 test('transfers - a refused request does not use up its clientTxId', async () => {
   const clientTxId = randomUUID()
-  await refused(p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 99 })), 400, 'amount')
-  await refused(p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 500_000_001 })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 99 })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 500_000_001 })), 400, 'amount')
   const sent = await p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 100 }))
   assert.equal(sent.status, 'Pending')
 })
@@ -167,7 +168,7 @@ test('transfers - a credential without the payments permission is 403 and moves 
   const reader = clientFor(tb, p.partnerId, issued.token)
   const before = await snapshot(p, account)
   const clientTxId = randomUUID()
-  const error = await refused(reader.accounts.transfer(transferBody(account, { clientTxId })), 403)
+  const error = await expectApiError(reader.accounts.transfer(transferBody(account, { clientTxId })), 403)
   assert.equal(error.type, 'forbidden')
   assert.deepEqual(await snapshot(p, account), before)
   // The refusal claimed nothing: the key still works for a credential that may pay.
@@ -179,7 +180,7 @@ test('transfers - a credential without the payments permission is 403 and moves 
 test('transfers - an empty account is refused for funds with 400 naming amount', async () => {
   const empty = await newAccount(p)
   const before = await snapshot(p, empty)
-  const error = await refused(p.client.accounts.transfer(transferBody(empty, { amount: 100 })), 400, 'amount')
+  const error = await expectApiError(p.client.accounts.transfer(transferBody(empty, { amount: 100 })), 400, 'amount')
   assert.equal(error.type, 'invalid_request')
   assert.match(error.message, /insufficient funds/)
   assert.deepEqual(await snapshot(p, empty), before)
@@ -191,7 +192,7 @@ test('transfers - amount plus fee one cent over available is 400; after funding 
   await fund(tb, short, 10_000 + eft_fee - 1)
   const body = transferBody(short, { amount: 10_000 })
   const before = await snapshot(p, short)
-  await refused(p.client.accounts.transfer(body), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
   assert.deepEqual(await snapshot(p, short), before, 'nothing moved')
   await fund(tb, short, 1)
   const sent = await p.client.accounts.transfer(body)
@@ -203,7 +204,7 @@ test('transfers - an RTC short of its fee is refused and moves nothing', async (
   const short = await newAccount(p)
   await fund(tb, short, 10_000 + 699)
   const before = await snapshot(p, short)
-  await refused(p.client.accounts.transfer(transferBody(short, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(transferBody(short, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
   assert.deepEqual(await snapshot(p, short), before)
   // An EFT of the same amount is cheaper and fits.
   assert.equal((await p.client.accounts.transfer(transferBody(short, { amount: 10_000 }))).status, 'Pending')
@@ -215,8 +216,8 @@ test('transfers - money held by a pending EFT cannot be spent again', async () =
   await p.client.accounts.transfer(transferBody(held, { amount: 15_000 }))
   const before = await snapshot(p, held)
   assert.equal(before.details.balance, '20000')
-  await refused(p.client.accounts.transfer(transferBody(held, { amount: 5_000 })), 400, 'amount')
-  await refused(p.client.accounts.transfer(transferBody(held, { amount: 5_000, pay_and_clear: true })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(transferBody(held, { amount: 5_000 })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(transferBody(held, { amount: 5_000, pay_and_clear: true })), 400, 'amount')
   assert.deepEqual(await snapshot(p, held), before)
   const sent = await p.client.accounts.transfer(transferBody(held, { amount: 20_000 - 15_000 - 2 * eft_fee }))
   assert.equal(sent.status, 'Pending')

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { businessEntity } from '../support/fixtures.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { expectApiError } from '../support/assertions.ts'
 
 // A 400's details say what is wrong with each field: "is required" only when the field
 // was not sent, the schema's own message when it was sent with the wrong type or value.
@@ -18,12 +18,7 @@ after(async () => {
 })
 
 async function detailsOf(body: Record<string, unknown>) {
-  const error = await partner.client.entities.create(body as never).then(
-    () => assert.fail('expected a 400'),
-    (e: unknown) => e,
-  )
-  assert.ok(error instanceof BankApiError)
-  assert.equal(error.code, 400)
+  const error = await expectApiError(partner.client.entities.create(body as never), 400)
   return error.details as Array<{ field: string; message: string }>
 }
 

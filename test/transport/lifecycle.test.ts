@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
@@ -8,14 +7,13 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { startBank, type Bank } from '../../src/app.ts'
 import { BankApiError, OperatorClient } from '../../src/client/index.ts'
 import { createLogger } from '../../src/logger.ts'
-import { findNatsServerBinary, startNatsServer } from '../../src/transport/nats/nats-server.ts'
+import { findNatsServerBinary, freePort, startNatsServer } from '../../src/transport/nats/nats-server.ts'
 import { onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
+import { expectApiError } from '../support/assertions.ts'
 
 // Stopping and losing NATS: a stopping instance answers what it has taken and then takes
 // nothing more (the queue group sends new work elsewhere, or the caller sees 503); an
 // instance whose NATS server goes away serves again once a server is back.
-
-const isUnavailable = (error: unknown) => error instanceof BankApiError && error.code === 503
 
 /** Holds every call of `entities.list` until released, counting the calls that entered. */
 function gateEntityList(tb: TestBank, expected: number) {
@@ -46,14 +44,14 @@ test('lifecycle - requests in flight when the bank stops are still answered, the
     const stopping = tb.bank.stop()
     // Once the server has seen the bank leave the queue group, a new request finds no one.
     await tb.bank.nc.flush()
-    await assert.rejects(partner.client.entities.info({ entity_id: partner.rootEntityId }), isUnavailable)
+    await expectApiError(partner.client.entities.info({ entity_id: partner.rootEntityId }), 503)
     gate.release()
     const answered = await Promise.all(replies)
     assert.equal(answered.length, inFlight)
     for (const reply of answered) assert.deepEqual(reply.entities.map((e) => e.id), [partner.rootEntityId])
     await stopping
     assert.equal(gate.entered(), inFlight, 'no request entered after the stop')
-    await assert.rejects(partner.client.entities.list(), isUnavailable)
+    await expectApiError(partner.client.entities.list(), 503)
   } finally {
     gate.release()
     await tb.stop()
@@ -79,17 +77,6 @@ test('lifecycle - requests the server has delivered before the stop are answered
     await tb.stop()
   }
 })
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 /** Fails (never passes) when `promise` has not settled within `ms`: a bound, not a wait. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

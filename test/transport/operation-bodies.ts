@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { allOperations, subjectFor, type Operation } from '../../src/contract/index.ts'
 import { onboardPartner, rawRequest, type RawReply, type TestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
+import { uuidPattern } from '../support/assertions.ts'
 
 // One schema-valid request body for every operation of the endpoint table, so that the
 // cross-cutting suites (auth matrix, malformed input) can be driven by `allOperations()`
@@ -93,11 +94,11 @@ export function validBody(op: Operation, f: OperationFixture): Record<string, un
   return factory(f)
 }
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const anyCaseUuid = new RegExp(uuidPattern.source, 'i')
 
 /** The same body with every id replaced by a random UUID that names nothing. */
 export function withRandomIds(body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' && uuidPattern.test(v) ? randomUUID() : v]))
+  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' && anyCaseUuid.test(v) ? randomUUID() : v]))
 }
 
 export const partnerOperations = (): Operation[] => allOperations().filter((op) => op.permission !== 'operator')

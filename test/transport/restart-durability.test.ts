@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { BankApiError } from '../../src/client/index.ts'
 import { clientFor, onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
 import { personalEntity, userRequest } from '../support/fixtures.ts'
+import { expectApiError } from '../support/assertions.ts'
 
 // Everything a partner or operator was told is stored is still there after the service
 // restarts on the same storage: nothing the interface serves lives only in memory (DESIGN.md,
@@ -51,9 +51,9 @@ test('restart - data, credentials and their states survive a restart of the serv
   // Issued credentials still authenticate (only their hashes were stored), with their permissions.
   const reader = clientFor(tb, partner.partnerId, readOnly.token)
   assert.equal((await reader.entities.list()).entities.length, before.entities.entities.length)
-  await assert.rejects(reader.entities.create(personalEntity()), (e: unknown) => e instanceof BankApiError && e.code === 403)
+  await expectApiError(reader.entities.create(personalEntity()), 403)
   const revokedClient = clientFor(tb, partner.partnerId, revoked.token)
-  await assert.rejects(revokedClient.entities.list(), (e: unknown) => e instanceof BankApiError && e.code === 401)
+  await expectApiError(revokedClient.entities.list(), 401)
   // Writing continues where it left off: account numbers and ids are not reissued.
   const next = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
   assert.ok(!before.accounts.accounts.some((a) => a.account_number === next.account_number || a.account_id === next.account_id))
@@ -66,6 +66,6 @@ test('restart - an expired credential stays expired across a restart', async () 
   assert.ok((await client.entities.list()).entities.length > 0)
   tb.clock.advance(61_000)
   await tb.restart()
-  await assert.rejects(client.entities.list(), (e: unknown) => e instanceof BankApiError && e.code === 401)
+  await expectApiError(client.entities.list(), 401)
   assert.ok((await partner.client.entities.list()).entities.length > 0)
 })

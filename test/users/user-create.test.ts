@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
-import { businessEntity, saIdNumber, userRequest } from '../support/fixtures.ts'
+import { businessEntity, saIdNumber, userRequest, without } from '../support/fixtures.ts'
 import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { asCreate, iso, rejects, uuidPattern, without, zeroTimestamp } from './helpers.ts'
+import { expectRefusal, iso, uuidPattern, zeroTimestamp } from '../support/assertions.ts'
+import { asCreate } from './helpers.ts'
 
 let tb: TestBank
 let p: TestPartner
@@ -139,9 +140,9 @@ test('user create - an optional address is accepted and validated', async () => 
   const address = { address_line_1: '1 Main Road', address_line_2: 'Unit 4', city: 'Cape Town', state: 'WC', country: 'ZAF', postcode: '8001' }
   const { userId } = await p.client.users.create(userRequest(entityId, { address }))
   assert.match(userId, uuidPattern)
-  await rejects(p.client.users.create(userRequest(entityId, { address: { ...address, country: 'ZA' } })), 400, 'address.country')
-  await rejects(p.client.users.create(userRequest(entityId, { address: { city: 'Cape Town' } })), 400, 'address.address_line_1')
-  await rejects(p.client.users.create(userRequest(entityId, { address: { ...address, floor: '3' } })), 400, 'address.floor')
+  await expectRefusal(p.client.users.create(userRequest(entityId, { address: { ...address, country: 'ZA' } })), 400, 'address.country')
+  await expectRefusal(p.client.users.create(userRequest(entityId, { address: { city: 'Cape Town' } })), 400, 'address.address_line_1')
+  await expectRefusal(p.client.users.create(userRequest(entityId, { address: { ...address, floor: '3' } })), 400, 'address.floor')
   const { users } = await p.client.users.list({ entity_id: entityId })
   assert.deepEqual(users.map((u) => u.id), [userId])
 })
@@ -168,7 +169,7 @@ const requiredFields = [
 test('user create - each required field missing → 400 naming it, and nothing is stored', async () => {
   const entityId = await newBusiness()
   for (const field of requiredFields) {
-    const error = await rejects(p.client.users.create(asCreate(without(userRequest(entityId), field))), 400, field)
+    const error = await expectRefusal(p.client.users.create(asCreate(without(userRequest(entityId), field))), 400, field)
     const named = (error.details as Array<{ field: string; message: string }>).find((d) => d.field === field)
     assert.equal(named?.message, 'is required', field)
   }
@@ -179,10 +180,10 @@ test('user create - text fields at 2 characters are accepted, at 1 (or blank aft
   const entityId = await newBusiness()
   const minTwo = ['first_name', 'last_name', 'phone_number', 'city', 'residency', 'id_number', 'title', 'permit_number']
   for (const field of minTwo) {
-    await rejects(p.client.users.create(asCreate(userRequest(entityId, { [field]: 'A', id_type: 'passport', id_issue_expiry_date: '2030-01-01T00:00:00Z' }))), 400, field)
-    await rejects(p.client.users.create(asCreate(userRequest(entityId, { [field]: '  B  ', id_type: 'passport', id_issue_expiry_date: '2030-01-01T00:00:00Z' }))), 400, field)
+    await expectRefusal(p.client.users.create(asCreate(userRequest(entityId, { [field]: 'A', id_type: 'passport', id_issue_expiry_date: '2030-01-01T00:00:00Z' }))), 400, field)
+    await expectRefusal(p.client.users.create(asCreate(userRequest(entityId, { [field]: '  B  ', id_type: 'passport', id_issue_expiry_date: '2030-01-01T00:00:00Z' }))), 400, field)
   }
-  await rejects(p.client.users.create(userRequest(entityId, { gender: '' })), 400, 'gender')
+  await expectRefusal(p.client.users.create(userRequest(entityId, { gender: '' })), 400, 'gender')
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [], 'nothing stored after the refusals')
 
   const atMinimum = Object.fromEntries(minTwo.map((field) => [field, 'Ab']))
@@ -195,8 +196,8 @@ test('user create - text fields at 2 characters are accepted, at 1 (or blank aft
 
 test('user create - text longer than its limit → 400, at the limit accepted', async () => {
   const entityId = await newBusiness()
-  await rejects(p.client.users.create(userRequest(entityId, { first_name: 'x'.repeat(201) })), 400, 'first_name')
-  await rejects(p.client.users.create(userRequest(entityId, { phone_number: '1'.repeat(31) })), 400, 'phone_number')
+  await expectRefusal(p.client.users.create(userRequest(entityId, { first_name: 'x'.repeat(201) })), 400, 'first_name')
+  await expectRefusal(p.client.users.create(userRequest(entityId, { phone_number: '1'.repeat(31) })), 400, 'phone_number')
   const { userId } = await p.client.users.create(userRequest(entityId, { first_name: 'x'.repeat(200), phone_number: '1'.repeat(30) }))
   const { users } = await p.client.users.list({ entity_id: entityId })
   assert.deepEqual(users.map((u) => u.id), [userId])
@@ -205,7 +206,7 @@ test('user create - text longer than its limit → 400, at the limit accepted', 
 test('user create - an invalid e-mail → 400 naming email', async () => {
   const entityId = await newBusiness()
   for (const email of ['not-an-email', 'sipho@', '@acme.example', 'sipho acme@example.com', '']) {
-    await rejects(p.client.users.create(userRequest(entityId, { email })), 400, 'email')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { email })), 400, 'email')
   }
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
 })
@@ -214,24 +215,24 @@ test('user create - a date that is not an ISO 8601 timestamp → 400 naming the 
   const entityId = await newBusiness()
   const badDates = ['30/06/1985', '1985-13-01T00:00:00Z', '1985-02-30T00:00:00Z', 'yesterday', '1985-06-30T25:00:00Z', '1985-06-30T00:00:00']
   for (const field of ['date_of_birth', 'id_issue_date']) {
-    for (const value of badDates) await rejects(p.client.users.create(userRequest(entityId, { [field]: value })), 400, field)
+    for (const value of badDates) await expectRefusal(p.client.users.create(userRequest(entityId, { [field]: value })), 400, field)
   }
   for (const value of badDates) {
-    await rejects(
+    await expectRefusal(
       p.client.users.create(userRequest(entityId, { id_type: 'passport', id_number: 'A1234567', id_issue_expiry_date: value })),
       400,
       'id_issue_expiry_date',
     )
   }
-  await rejects(p.client.users.create(asCreate(userRequest(entityId, { date_of_birth: 496800000 }))), 400, 'date_of_birth')
+  await expectRefusal(p.client.users.create(asCreate(userRequest(entityId, { date_of_birth: 496800000 }))), 400, 'date_of_birth')
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
 })
 
 test('user create - dates before the year 1900 → 400; 1900-01-01 is the earliest accepted', async () => {
   const entityId = await newBusiness()
   for (const value of ['1899-12-31T23:59:59Z', '1899-12-31', '0000-01-01T00:00:00Z', '0001-01-01T00:00:00Z', '0099-06-30']) {
-    await rejects(p.client.users.create(userRequest(entityId, { date_of_birth: value })), 400, 'date_of_birth')
-    await rejects(p.client.users.create(userRequest(entityId, { id_issue_date: value })), 400, 'id_issue_date')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { date_of_birth: value })), 400, 'date_of_birth')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { id_issue_date: value })), 400, 'id_issue_date')
   }
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
   const { userId } = await p.client.users.create(userRequest(entityId, { date_of_birth: '1900-01-01T00:00:00Z', id_issue_date: '1900-01-01' }))
@@ -243,7 +244,7 @@ test('user create - dates before the year 1900 → 400; 1900-01-01 is the earlie
 test('user create - a country that is not an ISO 3166 alpha-3 code → 400 naming country', async () => {
   const entityId = await newBusiness()
   for (const country of ['ZA', 'zaf', 'XXX', 'ZAFR', 'South Africa', '']) {
-    await rejects(p.client.users.create(userRequest(entityId, { country })), 400, 'country')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { country })), 400, 'country')
   }
   const { userId } = await p.client.users.create(userRequest(entityId, { country: 'BWA' }))
   assert.equal((await p.client.users.get({ user_id: userId })).user.country, 'BWA')
@@ -252,7 +253,7 @@ test('user create - a country that is not an ISO 3166 alpha-3 code → 400 namin
 test('user create - an unknown id_type → 400 naming id_type', async () => {
   const entityId = await newBusiness()
   for (const idType of ['drivers_licence', '', 'NationalID']) {
-    await rejects(p.client.users.create(userRequest(entityId, { id_type: idType })), 400, 'id_type')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { id_type: idType })), 400, 'id_type')
   }
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
 })
@@ -260,7 +261,7 @@ test('user create - an unknown id_type → 400 naming id_type', async () => {
 test('user create - a passport without id_issue_expiry_date → 400 naming it', async () => {
   const entityId = await newBusiness()
   for (const idType of ['passport', 'Passport']) {
-    await rejects(p.client.users.create(userRequest(entityId, { id_type: idType, id_number: 'A1234567' })), 400, 'id_issue_expiry_date')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { id_type: idType, id_number: 'A1234567' })), 400, 'id_issue_expiry_date')
   }
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
 })
@@ -279,7 +280,7 @@ test('user create - a National id_number must be 13 digits with a real date and 
     withCheckDigit('850600000108'), // day 0
   ]
   for (const idNumber of bad) {
-    await rejects(p.client.users.create(userRequest(entityId, { id_number: idNumber })), 400, 'id_number')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { id_number: idNumber })), 400, 'id_number')
   }
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
   // 29 February of a leap year is a real date.
@@ -301,17 +302,17 @@ test('user create - wrong types → 400 naming the field', async () => {
     ['address', 'Main Road'],
   ]
   for (const [field, value] of cases) {
-    await rejects(p.client.users.create(asCreate(userRequest(entityId, { [field]: value }))), 400, field)
+    await expectRefusal(p.client.users.create(asCreate(userRequest(entityId, { [field]: value }))), 400, field)
   }
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
 })
 
 test('user create - an unknown field → 400 naming it', async () => {
   const entityId = await newBusiness()
-  const error = await rejects(p.client.users.create(asCreate(userRequest(entityId, { nickname: 'Sips' }))), 400, 'nickname')
+  const error = await expectRefusal(p.client.users.create(asCreate(userRequest(entityId, { nickname: 'Sips' }))), 400, 'nickname')
   const named = (error.details as Array<{ field: string; message: string }>).find((d) => d.field === 'nickname')
   assert.equal(named?.message, 'is not a known field')
-  await rejects(p.client.users.create(asCreate(userRequest(entityId, { kyc_status: 'approved' }))), 400, 'kyc_status')
+  await expectRefusal(p.client.users.create(asCreate(userRequest(entityId, { kyc_status: 'approved' }))), 400, 'kyc_status')
   assert.deepEqual((await p.client.users.list({ entity_id: entityId })).users, [])
 })
 
@@ -334,7 +335,7 @@ test('user create - a body that is not a JSON object → 400', async () => {
 
 test('user create - several faults are all named in one reply', async () => {
   const entityId = await newBusiness()
-  const error = await rejects(
+  const error = await expectRefusal(
     p.client.users.create(asCreate(userRequest(entityId, { first_name: 'A', email: 'nope', country: 'ZA', verified: 'yes' }))),
     400,
   )

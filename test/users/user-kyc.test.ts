@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { iso, rejects, zeroTimestamp } from './helpers.ts'
+import { expectRefusal, iso, zeroTimestamp } from '../support/assertions.ts'
 
 // KYC of a user (RULINGS, Entities and users): not_started → pending → approved | rejected,
 // a rejected one may be resubmitted (→ pending); the bank's operators decide.
@@ -96,9 +96,9 @@ test('user kyc - rejecting needs a reason: without one → 400 naming reason, an
   await tb.operator.users.kyc({ user_id: userId, status: 'pending' })
   const before = await partnerView(userId)
   tb.clock.advance(minute)
-  await rejects(tb.operator.users.kyc({ user_id: userId, status: 'rejected' }), 400, 'reason')
-  await rejects(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '' }), 400, 'reason')
-  await rejects(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '   ' }), 400, 'reason')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected' }), 400, 'reason')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '' }), 400, 'reason')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '   ' }), 400, 'reason')
   assert.deepEqual(await partnerView(userId), before)
 })
 
@@ -148,14 +148,14 @@ test('user kyc - a partner-verified user (verified: true) can be sent back to pe
 })
 
 test('user kyc - unknown user → 404; not_started, an unknown status or a bad user_id → 400', async () => {
-  await rejects(tb.operator.users.kyc({ user_id: randomUUID(), status: 'approved' }), 404)
+  await expectRefusal(tb.operator.users.kyc({ user_id: randomUUID(), status: 'approved' }), 404)
   const userId = await newUser()
   const before = await partnerView(userId)
-  await rejects(tb.operator.users.kyc({ user_id: userId, status: 'not_started' as 'pending' }), 400, 'status')
-  await rejects(tb.operator.users.kyc({ user_id: userId, status: 'verified' as 'pending' }), 400, 'status')
-  await rejects(tb.operator.users.kyc({ user_id: userId } as { user_id: string; status: 'pending' }), 400, 'status')
-  await rejects(tb.operator.users.kyc({ user_id: 'someone', status: 'pending' }), 400, 'user_id')
-  await rejects(tb.operator.users.kyc({ user_id: userId, status: 'pending', note: 'x' } as { user_id: string; status: 'pending' }), 400, 'note')
-  await rejects(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: 'r'.repeat(501) }), 400, 'reason')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'not_started' as 'pending' }), 400, 'status')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'verified' as 'pending' }), 400, 'status')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId } as { user_id: string; status: 'pending' }), 400, 'status')
+  await expectRefusal(tb.operator.users.kyc({ user_id: 'someone', status: 'pending' }), 400, 'user_id')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'pending', note: 'x' } as { user_id: string; status: 'pending' }), 400, 'note')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: 'r'.repeat(501) }), 400, 'reason')
   assert.deepEqual(await partnerView(userId), before)
 })

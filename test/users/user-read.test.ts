@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { businessEntity, personalEntity, userRequest } from '../support/fixtures.ts'
 import { clientFor, onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { asCreate, iso, rejects } from './helpers.ts'
+import { expectRefusal, iso } from '../support/assertions.ts'
+import { asCreate } from './helpers.ts'
 
 let tb: TestBank
 let p: TestPartner
@@ -33,10 +34,10 @@ test('user get - returns { user } with the record and no date_registered', async
 })
 
 test('user get - user_id missing, not a UUID or with extra fields → 400; unknown → 404', async () => {
-  await rejects(p.client.users.get({} as { user_id: string }), 400, 'user_id')
-  await rejects(p.client.users.get({ user_id: 'abc' }), 400, 'user_id')
-  await rejects(p.client.users.get({ user_id: randomUUID(), verbose: true } as { user_id: string }), 400, 'verbose')
-  await rejects(p.client.users.get({ user_id: randomUUID() }), 404)
+  await expectRefusal(p.client.users.get({} as { user_id: string }), 400, 'user_id')
+  await expectRefusal(p.client.users.get({ user_id: 'abc' }), 400, 'user_id')
+  await expectRefusal(p.client.users.get({ user_id: randomUUID(), verbose: true } as { user_id: string }), 400, 'verbose')
+  await expectRefusal(p.client.users.get({ user_id: randomUUID() }), 404)
 })
 
 test('user list - filtered by entity: only its users, oldest first, each with date_registered', async () => {
@@ -88,13 +89,13 @@ test('user list - an entity with no users, or an unknown entity → empty list; 
   const { id: entityId } = await p.client.entities.create(businessEntity())
   assert.deepEqual(await p.client.users.list({ entity_id: entityId }), { users: [] })
   assert.deepEqual(await p.client.users.list({ entity_id: randomUUID() }), { users: [] })
-  await rejects(p.client.users.list({ entity_id: 'not-a-uuid' }), 400, 'entity_id')
-  await rejects(p.client.users.list({ partner_id: p.partnerId } as { entity_id?: string }), 400, 'partner_id')
+  await expectRefusal(p.client.users.list({ entity_id: 'not-a-uuid' }), 400, 'entity_id')
+  await expectRefusal(p.client.users.list({ partner_id: p.partnerId } as { entity_id?: string }), 400, 'partner_id')
 })
 
 test('user create - under a personal entity → 400, which keeps exactly its one user', async () => {
   const { id: personal } = await p.client.entities.create(personalEntity())
-  await rejects(p.client.users.create(userRequest(personal)), 400, 'entity_id')
+  await expectRefusal(p.client.users.create(userRequest(personal)), 400, 'entity_id')
   const { users } = await p.client.users.list({ entity_id: personal })
   assert.equal(users.length, 1)
 })
@@ -102,15 +103,15 @@ test('user create - under a personal entity → 400, which keeps exactly its one
 test('user create - under an unknown entity → 404, nothing stored', async () => {
   const before = await p.client.users.list()
   const ghost = randomUUID()
-  await rejects(p.client.users.create(userRequest(ghost)), 404)
+  await expectRefusal(p.client.users.create(userRequest(ghost)), 404)
   assert.deepEqual(await p.client.users.list(), before)
 })
 
 test("user create - under another partner's entity → 404, nothing stored for either partner", async () => {
   const { id: theirEntity } = await other.client.entities.create(businessEntity())
   const mineBefore = await p.client.users.list()
-  await rejects(p.client.users.create(userRequest(theirEntity)), 404)
-  await rejects(p.client.users.create(userRequest(other.rootEntityId)), 404)
+  await expectRefusal(p.client.users.create(userRequest(theirEntity)), 404)
+  await expectRefusal(p.client.users.create(userRequest(other.rootEntityId)), 404)
   assert.deepEqual(await other.client.users.list({ entity_id: theirEntity }), { users: [] })
   assert.deepEqual(await p.client.users.list(), mineBefore)
 })
@@ -120,10 +121,10 @@ test("user get/update/list - another partner's user is invisible: 404 on get and
   const { userId } = await other.client.users.create(userRequest(theirEntity, { first_name: 'Private' }))
   const theirs = (await other.client.users.get({ user_id: userId })).user
 
-  const missing = await rejects(p.client.users.get({ user_id: randomUUID() }), 404)
-  const foreign = await rejects(p.client.users.get({ user_id: userId }), 404)
+  const missing = await expectRefusal(p.client.users.get({ user_id: randomUUID() }), 404)
+  const foreign = await expectRefusal(p.client.users.get({ user_id: userId }), 404)
   assert.equal(foreign.message, missing.message, 'answered exactly as a missing user')
-  await rejects(p.client.users.update({ user_id: userId, first_name: 'Hijacked' }), 404)
+  await expectRefusal(p.client.users.update({ user_id: userId, first_name: 'Hijacked' }), 404)
   assert.ok(!(await p.client.users.list()).users.some((u) => u.id === userId))
   assert.deepEqual(await p.client.users.list({ entity_id: theirEntity }), { users: [] })
   assert.deepEqual((await other.client.users.get({ user_id: userId })).user, theirs)
@@ -132,10 +133,10 @@ test("user get/update/list - another partner's user is invisible: 404 on get and
 test("user operations - a subject naming another partner → 403", async () => {
   const intruder = clientFor(tb, other.partnerId, p.token)
   const { id: theirEntity } = await other.client.entities.create(businessEntity())
-  await rejects(intruder.users.list(), 403)
-  await rejects(intruder.users.get({ user_id: randomUUID() }), 403)
-  await rejects(intruder.users.create(userRequest(theirEntity)), 403)
-  await rejects(intruder.users.update({ user_id: randomUUID(), first_name: 'Nope' }), 403)
+  await expectRefusal(intruder.users.list(), 403)
+  await expectRefusal(intruder.users.get({ user_id: randomUUID() }), 403)
+  await expectRefusal(intruder.users.create(userRequest(theirEntity)), 403)
+  await expectRefusal(intruder.users.update({ user_id: randomUUID(), first_name: 'Nope' }), 403)
   assert.deepEqual(await other.client.users.list({ entity_id: theirEntity }), { users: [] })
 })
 
@@ -148,18 +149,18 @@ test('user operations - get and list need read; create and update need write', a
 
   assert.equal((await readOnly.users.get({ user_id: userId })).user.id, userId)
   assert.equal((await readOnly.users.list({ entity_id: entityId })).users.length, 1)
-  await rejects(readOnly.users.create(userRequest(entityId)), 403)
-  await rejects(readOnly.users.update({ user_id: userId, first_name: 'Nope' }), 403)
+  await expectRefusal(readOnly.users.create(userRequest(entityId)), 403)
+  await expectRefusal(readOnly.users.update({ user_id: userId, first_name: 'Nope' }), 403)
 
   const { userId: second } = await writeOnly.users.create(userRequest(entityId))
   assert.deepEqual(await writeOnly.users.update({ user_id: second, first_name: 'Writer' }), { userId: second })
-  await rejects(writeOnly.users.get({ user_id: userId }), 403)
-  await rejects(writeOnly.users.list(), 403)
+  await expectRefusal(writeOnly.users.get({ user_id: userId }), 403)
+  await expectRefusal(writeOnly.users.list(), 403)
 
-  await rejects(paymentsOnly.users.get({ user_id: userId }), 403)
-  await rejects(paymentsOnly.users.list(), 403)
-  await rejects(paymentsOnly.users.create(userRequest(entityId)), 403)
-  await rejects(paymentsOnly.users.update({ user_id: userId, first_name: 'Nope' }), 403)
+  await expectRefusal(paymentsOnly.users.get({ user_id: userId }), 403)
+  await expectRefusal(paymentsOnly.users.list(), 403)
+  await expectRefusal(paymentsOnly.users.create(userRequest(entityId)), 403)
+  await expectRefusal(paymentsOnly.users.update({ user_id: userId, first_name: 'Nope' }), 403)
   const { users } = await p.client.users.list({ entity_id: entityId })
   assert.deepEqual(users.map((u) => [u.id, u.first_name]), [
     [userId, 'Sipho'],
@@ -175,9 +176,9 @@ test('user operations - a missing, unknown or revoked credential → 401 before 
   const revoked = clientFor(tb, p.partnerId, issued.token)
   await tb.operator.credentials.revoke({ credential_id: issued.id })
   for (const client of [missing, unknown, malformed, revoked]) {
-    await rejects(client.users.list(), 401)
-    await rejects(client.users.get({ user_id: randomUUID() }), 401)
-    await rejects(client.users.create(asCreate({ nonsense: true })), 401)
-    await rejects(client.users.update({ user_id: randomUUID() }), 401)
+    await expectRefusal(client.users.list(), 401)
+    await expectRefusal(client.users.get({ user_id: randomUUID() }), 401)
+    await expectRefusal(client.users.create(asCreate({ nonsense: true })), 401)
+    await expectRefusal(client.users.update({ user_id: randomUUID() }), 401)
   }
 })

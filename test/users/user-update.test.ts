@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { businessEntity, saIdNumber, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
-import { asUpdate, iso, rejects } from './helpers.ts'
+import { expectRefusal, iso } from '../support/assertions.ts'
+import { asUpdate } from './helpers.ts'
 
 let tb: TestBank
 let p: TestPartner
@@ -94,7 +95,7 @@ test('user update - with only user_id changes nothing but updated_at', async () 
 
 test('user update - the merged record is validated: passport without an expiry → 400, with one accepted', async () => {
   const before = await newUser()
-  await rejects(p.client.users.update({ user_id: before.id, id_type: 'passport', id_number: 'A1234567' }), 400, 'id_issue_expiry_date')
+  await expectRefusal(p.client.users.update({ user_id: before.id, id_type: 'passport', id_number: 'A1234567' }), 400, 'id_issue_expiry_date')
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before, 'a refused update changes nothing')
 
   await p.client.users.update({ user_id: before.id, id_type: 'passport', id_number: 'A1234567', id_issue_expiry_date: '2030-06-30T00:00:00Z' })
@@ -110,7 +111,7 @@ test('user update - the merged record is validated: passport without an expiry �
 
 test('user update - the merged record is validated: National with a stored passport number → 400', async () => {
   const before = await newUser({ id_type: 'passport', id_number: 'A1234567', id_issue_expiry_date: '2030-01-01T00:00:00Z' })
-  await rejects(p.client.users.update({ user_id: before.id, id_type: 'National' }), 400, 'id_number')
+  await expectRefusal(p.client.users.update({ user_id: before.id, id_type: 'National' }), 400, 'id_number')
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
   const idNumber = saIdNumber('850630')
   await p.client.users.update({ user_id: before.id, id_type: 'National', id_number: idNumber })
@@ -124,7 +125,7 @@ test('user update - a National id_number failing the SA rules → 400 and nothin
   const valid = saIdNumber('850630')
   const wrongCheckDigit = valid.slice(0, 12) + String((Number(valid[12]) + 1) % 10)
   for (const idNumber of [wrongCheckDigit, valid.slice(0, 12), 'A123456789012']) {
-    await rejects(p.client.users.update({ user_id: before.id, id_number: idNumber }), 400, 'id_number')
+    await expectRefusal(p.client.users.update({ user_id: before.id, id_number: idNumber }), 400, 'id_number')
   }
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
 })
@@ -155,7 +156,7 @@ test('user update - each invalid field → 400 naming it, and nothing changes', 
     ['first_name', null],
   ]
   for (const [field, value] of cases) {
-    await rejects(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)
+    await expectRefusal(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)
   }
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
 })
@@ -164,7 +165,7 @@ test('user update - fields that cannot be updated are unknown fields → 400', a
   const before = await newUser()
   for (const field of ['country', 'city', 'verified', 'entity_id', 'kyc_status', 'id', 'nickname']) {
     const value = field === 'verified' ? true : field === 'entity_id' || field === 'id' ? before.entity_id : 'ZAF'
-    const error = await rejects(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)
+    const error = await expectRefusal(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)
     const named = (error.details as Array<{ field: string; message: string }>).find((d) => d.field === field)
     assert.equal(named?.message, 'is not a known field', field)
   }
@@ -172,14 +173,14 @@ test('user update - fields that cannot be updated are unknown fields → 400', a
 })
 
 test('user update - user_id missing or not a UUID → 400; unknown user → 404', async () => {
-  await rejects(p.client.users.update(asUpdate({ first_name: 'Themba' })), 400, 'user_id')
-  await rejects(p.client.users.update(asUpdate({ user_id: 'user-1', first_name: 'Themba' })), 400, 'user_id')
-  await rejects(p.client.users.update({ user_id: randomUUID(), first_name: 'Themba' }), 404)
+  await expectRefusal(p.client.users.update(asUpdate({ first_name: 'Themba' })), 400, 'user_id')
+  await expectRefusal(p.client.users.update(asUpdate({ user_id: 'user-1', first_name: 'Themba' })), 400, 'user_id')
+  await expectRefusal(p.client.users.update({ user_id: randomUUID(), first_name: 'Themba' }), 404)
 })
 
 test("user update - another partner's user → 404 and it is left unchanged", async () => {
   const theirs = await newUser({}, other)
-  await rejects(p.client.users.update({ user_id: theirs.id, first_name: 'Hijack' }), 404)
+  await expectRefusal(p.client.users.update({ user_id: theirs.id, first_name: 'Hijack' }), 404)
   assert.deepEqual((await other.client.users.get({ user_id: theirs.id })).user, theirs)
 })
 

@@ -38,7 +38,7 @@ export function findNatsServerBinary(): string | undefined {
   return undefined
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer()
     server.once('error', reject)
