@@ -29,16 +29,19 @@ const decoder = new TextDecoder()
 // The request/reply plumbing both clients share: one connection, the token header,
 // error replies turned into BankApiError.
 export class NatsApi {
-  private nc: Promise<NatsConnection> | undefined
+  private connection: NatsConnection | undefined
+  private connecting: Promise<NatsConnection> | undefined
   private readonly ownsConnection: boolean
 
   constructor(private readonly options: ConnectionOptions) {
     this.ownsConnection = options.connection === undefined
-    if (options.connection) this.nc = Promise.resolve(options.connection)
+    this.connection = options.connection
   }
 
   async call<O extends Operation>(op: O, body: RequestOf<O>, subjectId?: string): Promise<ResponseOf<O>> {
-    const nc = await (this.nc ??= connect({ servers: this.options.servers ?? 'nats://127.0.0.1:4222', maxReconnectAttempts: -1 }))
+    // Once connected, the request is published before `call` first yields, so requests go
+    // out in the order they were made (and before anything the caller sends after them).
+    const nc = this.connection ?? (await this.connect())
     const h = natsHeaders()
     h.set('token', this.options.token)
     let reply
@@ -64,8 +67,16 @@ export class NatsApi {
     return JSON.parse(text) as ResponseOf<O>
   }
 
+  private async connect(): Promise<NatsConnection> {
+    this.connecting ??= connect({ servers: this.options.servers ?? 'nats://127.0.0.1:4222', maxReconnectAttempts: -1 })
+    this.connection = await this.connecting
+    return this.connection
+  }
+
   async close(): Promise<void> {
-    if (this.ownsConnection && this.nc) await (await this.nc).close()
+    if (!this.ownsConnection) return
+    const nc = this.connection ?? (await this.connecting)
+    await nc?.close()
   }
 }
 
