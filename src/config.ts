@@ -26,9 +26,13 @@ const settings = z.object({
   BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
   BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
   BANK_LEDGER_QUEUE_JOBS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
-  BANK_EFT_CYCLES_SAST: z.string().regex(/^\d{2}:\d{2}(,\d{2}:\d{2})*$/).default('07:00,10:00,13:00,16:00'),
+  BANK_EFT_CYCLES_SAST: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d(,([01]\d|2[0-3]):[0-5]\d)*$/, { error: 'must be HH:MM times (00:00-23:59), comma-separated' })
+    .default('07:00,10:00,13:00,16:00'),
   BANK_CLEARING_SCHEDULE: z.enum(['on', 'off']).default('on'),
   BANK_CLEARING_POLL_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
+  BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
 })
@@ -58,6 +62,8 @@ export interface Config {
   clearingSchedule: boolean
   clearingPollMs: number
   clearingChunkMax: number
+  /** An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail again. */
+  rtcRecoveryAfterMs: number
   declaredHolidays: Set<string>
 }
 
@@ -97,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clearingSchedule: s.BANK_CLEARING_SCHEDULE === 'on',
     clearingPollMs: s.BANK_CLEARING_POLL_MS,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
+    rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
   }
 }

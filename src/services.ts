@@ -59,7 +59,12 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     clock,
     calendar,
     bankRail,
-    { cyclesSast: config.eftCyclesSast, chunkMax: config.clearingChunkMax, pollMs: config.clearingPollMs },
+    {
+      cyclesSast: config.eftCyclesSast,
+      chunkMax: config.clearingChunkMax,
+      pollMs: config.clearingPollMs,
+      rtcRecoveryAfterMs: config.rtcRecoveryAfterMs,
+    },
     log,
   )
   return { credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing }

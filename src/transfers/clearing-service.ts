@@ -19,9 +19,6 @@ export interface ClearingReport {
   rtc_recovered: number
 }
 
-/** An RTC still Pending this long after it was taken lost its settle step (a crash); ask the rail again. */
-const rtc_recovery_after_ms = 60_000
-
 // The bank's side of EFT clearing, run as durable work from the database: each cycle is
 // a `clearing_runs` row (unique per cycle, so one instance runs it); pending EFTs taken
 // before the cycle's cut-off are submitted to the rail and settled in chunks, each chunk
@@ -37,7 +34,7 @@ export class ClearingService {
     private readonly clock: Clock,
     private readonly calendar: SouthAfricanCalendar,
     private readonly rail: Rail,
-    private readonly options: { cyclesSast: number[]; chunkMax: number; pollMs: number },
+    private readonly options: { cyclesSast: number[]; chunkMax: number; pollMs: number; rtcRecoveryAfterMs: number },
     private readonly log: Logger,
   ) {}
 
@@ -124,7 +121,8 @@ export class ClearingService {
   }
 
   private async recoverRealTime(report: ClearingReport): Promise<void> {
-    const before = new Date(this.clock.now().getTime() - rtc_recovery_after_ms)
+    // An RTC still Pending this long after it was taken lost its settle step (a crash).
+    const before = new Date(this.clock.now().getTime() - this.options.rtcRecoveryAfterMs)
     for (;;) {
       const chunk = await this.pendingPayouts('RTC', before)
       if (chunk.length === 0) return

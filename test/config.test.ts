@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { loadConfig } from '../src/config.ts'
+
+test('config - the defaults run embedded, with the documented limits', () => {
+  const config = loadConfig({})
+  assert.equal(config.databaseUrl, undefined)
+  assert.equal(config.natsUrl, undefined)
+  assert.equal(config.requestBytesMax, 65536)
+  assert.equal(config.transferKeyWindowMs, 86_400_000)
+  assert.deepEqual(config.fees, { EFT: 250n, RTC: 700n })
+  assert.deepEqual(config.eftCyclesSast, [7 * 60, 10 * 60, 13 * 60, 16 * 60])
+  assert.equal(config.rtcRecoveryAfterMs, 60_000)
+  assert.equal(config.clearingSchedule, true)
+  assert.equal(config.declaredHolidays.size, 0)
+})
+
+test('config - a limit is accepted at its bounds and refused just past them, naming the variable', () => {
+  assert.equal(loadConfig({ BANK_REQUEST_BYTES_MAX: '1024' }).requestBytesMax, 1024)
+  assert.equal(loadConfig({ BANK_REQUEST_BYTES_MAX: '1048576' }).requestBytesMax, 1048576)
+  assert.throws(() => loadConfig({ BANK_REQUEST_BYTES_MAX: '1023' }), /BANK_REQUEST_BYTES_MAX/)
+  assert.throws(() => loadConfig({ BANK_REQUEST_BYTES_MAX: '1048577' }), /BANK_REQUEST_BYTES_MAX/)
+  assert.equal(loadConfig({ BANK_LEDGER_BATCH_JOBS_MAX: '2000' }).ledgerBatchJobsMax, 2000)
+  assert.throws(() => loadConfig({ BANK_LEDGER_BATCH_JOBS_MAX: '2001' }), /BANK_LEDGER_BATCH_JOBS_MAX/)
+  assert.throws(() => loadConfig({ BANK_LEDGER_BATCH_JOBS_MAX: '0' }), /BANK_LEDGER_BATCH_JOBS_MAX/)
+  assert.throws(() => loadConfig({ BANK_FEE_EFT_CENTS: '-1' }), /BANK_FEE_EFT_CENTS/)
+  assert.throws(() => loadConfig({ BANK_FEE_RTC_CENTS: '2.5' }), /BANK_FEE_RTC_CENTS/)
+})
+
+test('config - malformed settings are refused with the variable named', () => {
+  assert.throws(() => loadConfig({ BANK_EFT_CYCLES_SAST: '7:00' }), /BANK_EFT_CYCLES_SAST/)
+  assert.throws(() => loadConfig({ BANK_EFT_CYCLES_SAST: '24:00' }), /BANK_EFT_CYCLES_SAST/)
+  assert.throws(() => loadConfig({ BANK_EFT_CYCLES_SAST: '23:60' }), /BANK_EFT_CYCLES_SAST/)
+  assert.equal(loadConfig({ BANK_EFT_CYCLES_SAST: '23:59' }).eftCyclesSast[0], 23 * 60 + 59)
+  assert.throws(() => loadConfig({ BANK_DECLARED_HOLIDAYS: '2026-13' }), /BANK_DECLARED_HOLIDAYS/)
+  assert.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL/)
+  assert.throws(() => loadConfig({ BANK_CLEARING_SCHEDULE: 'yes' }), /BANK_CLEARING_SCHEDULE/)
+  assert.throws(
+    () => loadConfig({ BANK_ACCOUNT_NUMBER_FIRST: '500', BANK_ACCOUNT_NUMBER_LAST: '499' }),
+    /BANK_ACCOUNT_NUMBER_FIRST is above BANK_ACCOUNT_NUMBER_LAST/,
+  )
+})
+
+test('config - cycles are sorted and declared holidays parsed', () => {
+  const config = loadConfig({ BANK_EFT_CYCLES_SAST: '16:30,08:15', BANK_DECLARED_HOLIDAYS: '2026-12-31,2027-01-02' })
+  assert.deepEqual(config.eftCyclesSast, [8 * 60 + 15, 16 * 60 + 30])
+  assert.deepEqual([...config.declaredHolidays], ['2026-12-31', '2027-01-02'])
+})
