@@ -53,7 +53,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     batchesInFlightMax: config.ledgerBatchesInFlightMax,
     queueJobsMax: config.ledgerQueueJobsMax,
   })
-  const transactions = new TransactionService(db)
+  const transactions = new TransactionService(db, accounts)
   const clearing = new ClearingService(
     db,
     clock,

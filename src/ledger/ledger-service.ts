@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.ts'
 import { NotFound } from '../errors.ts'
 import { cents, centsText } from './cents.ts'
 import { LedgerBatch } from './ledger-batch.ts'
-import { chainHash } from './tx-chain.ts'
+import { rowHashHolds } from './tx-chain.ts'
 
 export interface LedgerProblem {
   kind: string
@@ -141,8 +141,7 @@ export class LedgerService {
         const seq = cents(row.seq)
         if (seq !== expectedSeq) report({ kind: 'chain_gap', account_id: id, tx_id: row.id, message: `seq ${seq} where ${expectedSeq} was expected` })
         expectedSeq = seq + 1n
-        const fields = { ...row, seq, amount: cents(row.amount), fee: cents(row.fee), credit: cents(row.credit), debit: cents(row.debit) }
-        if (row.prev_sha !== prevSha || chainHash(row.prev_sha, fields) !== row.tx_sha) {
+        if (row.prev_sha !== prevSha || !rowHashHolds(row)) {
           report({ kind: 'chain_broken', account_id: id, tx_id: row.id, message: 'tx_sha does not match the row and its predecessor' })
         }
         prevSha = row.tx_sha
@@ -154,7 +153,7 @@ export class LedgerService {
           report({ kind: 'status_mismatch', account_id: id, tx_id: row.id, message: `status ${row.status} but ${row.posted_order === null ? 'never posted' : 'posted'}` })
         }
         if (row.posted_order !== null) {
-          postedRows.push({ order: cents(row.posted_order), credit: fields.credit, debit: fields.debit, running: cents(row.running_balance), id: row.id })
+          postedRows.push({ order: cents(row.posted_order), credit: cents(row.credit), debit: cents(row.debit), running: cents(row.running_balance), id: row.id })
         }
       }
       if (rows.length < verify_page_rows) break

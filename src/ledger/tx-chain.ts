@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { formatTimestamp } from '../contract/format.ts'
+import { cents } from './cents.ts'
 
 // `tx_sha` (RULINGS): a SHA-256 chain per account. Each transaction's hash covers its
 // immutable fields and the previous transaction's hash, so editing or removing any
@@ -53,4 +54,29 @@ export function canonicalForm(tx: ChainFields): string {
 
 export function chainHash(prevSha: string, tx: ChainFields): string {
   return createHash('sha256').update(prevSha).update('\n').update(canonicalForm(tx)).digest('hex')
+}
+
+/** A stored row's own hash link: recomputed from its fields and the hash it names as previous. */
+export function rowHashHolds(row: StoredChainRow): boolean {
+  return (
+    chainHash(row.prev_sha, {
+      ...row,
+      seq: cents(row.seq),
+      amount: cents(row.amount),
+      fee: cents(row.fee),
+      credit: cents(row.credit),
+      debit: cents(row.debit),
+    }) === row.tx_sha
+  )
+}
+
+/** A transactions row as read back: int8 columns arrive as string (pg) or bigint (PGlite). */
+export type StoredChainRow = Omit<ChainFields, 'seq' | 'amount' | 'fee' | 'credit' | 'debit'> & {
+  seq: bigint | string
+  amount: bigint | string
+  fee: bigint | string
+  credit: bigint | string
+  debit: bigint | string
+  prev_sha: string
+  tx_sha: string
 }

@@ -3,6 +3,7 @@ import { accountSummary } from '../accounts/account-contract.ts'
 import { entityListItem } from '../entities/entity-contract.ts'
 import { country, email, registrationNumber, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation, permissions } from '../contract/operation.ts'
+import { centsAmount } from '../transfers/transfer-contract.ts'
 import { kycStatus, userRecord } from '../users/user-contract.ts'
 
 // The bank's side, which interface.md does not cover: operators onboard partners, issue
@@ -143,7 +144,7 @@ export const operatorOperations = {
     summary: 'Credit an account as an inbound payment would (how a sandbox partner funds an account).',
     request: z.strictObject({
       account_id: uuid(),
-      amount: z.int({ error: 'must be a whole number of cents (a JSON integer)' }).min(1, { error: 'must be at least 1 cent' }),
+      amount: centsAmount().min(1, { error: 'must be at least 1 cent' }),
       ref: text(1, 30).default('deposit'),
     }),
     response: z.object({

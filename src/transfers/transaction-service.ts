@@ -1,9 +1,10 @@
 import type { Kysely, Selectable } from 'kysely'
+import type { AccountService } from '../accounts/account-service.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database, TransactionsTable } from '../db/schema.ts'
 import { Invalid, NotFound } from '../errors.ts'
 import { cents, centsText } from '../ledger/cents.ts'
-import { chainHash } from '../ledger/tx-chain.ts'
+import { rowHashHolds } from '../ledger/tx-chain.ts'
 import { transaction_page_limit_default, type TransactionView } from './transfer-contract.ts'
 
 type TransactionRow = Selectable<TransactionsTable>
@@ -14,16 +15,13 @@ type TransactionRow = Selectable<TransactionsTable>
 // its hash recomputed from its fields and its predecessor's hash.
 
 export class TransactionService {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly accounts: AccountService,
+  ) {}
 
   async list(partnerId: string, accountId: string, limit = transaction_page_limit_default, cursor?: string) {
-    const account = await this.db
-      .selectFrom('accounts')
-      .select('id')
-      .where('id', '=', accountId)
-      .where('partner_id', '=', partnerId)
-      .executeTakeFirst()
-    if (!account) throw new NotFound('account')
+    await this.accounts.get(partnerId, accountId)
     const before = cursor === undefined ? undefined : decodeCursor(cursor)
     let query = this.db.selectFrom('transactions').selectAll().where('account_id', '=', accountId)
     if (before !== undefined) query = query.where('seq', '<', before.toString())
@@ -65,28 +63,8 @@ export class TransactionService {
 
 /** `previousSha` undefined means the predecessor was not read; the row's own link is still checked. */
 function toView(row: TransactionRow, previousSha: string | undefined): TransactionView {
-  const fields = {
-    id: row.id,
-    account_id: row.account_id,
-    seq: cents(row.seq),
-    created_at: row.created_at,
-    tx_type: row.tx_type,
-    tx_payment_type: row.tx_payment_type,
-    amount: cents(row.amount),
-    fee: cents(row.fee),
-    credit: cents(row.credit),
-    debit: cents(row.debit),
-    ref: row.ref,
-    own_ref: row.own_ref,
-    recipient_name: row.recipient_name,
-    recipient_account: row.recipient_account,
-    recipient_branch: row.recipient_branch,
-    parent_tx_id: row.parent_tx_id,
-    added_by: row.added_by,
-    user_id: row.user_id,
-  }
   const linkHolds = previousSha === undefined || previousSha === row.prev_sha
-  const verified = linkHolds && chainHash(row.prev_sha, fields) === row.tx_sha
+  const verified = linkHolds && rowHashHolds(row)
   return {
     tx_id: row.id,
     parent_tx_id: row.parent_tx_id ?? '',
