@@ -13,7 +13,7 @@ import type { Logger } from './logger.ts'
 import type { Rail } from './rails/rail.ts'
 import { SimulatedRail } from './rails/simulated-rail.ts'
 import { ClearingService } from './transfers/clearing-service.ts'
-import { TransactionService } from './transfers/transaction-service.ts'
+import { TransactionService } from './ledger/transaction-service.ts'
 import { TransferService } from './transfers/transfer-service.ts'
 
 export interface Services {

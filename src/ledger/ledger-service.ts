@@ -4,6 +4,15 @@ import type { Database } from '../db/schema.ts'
 import { NotFound } from '../errors.ts'
 import { cents, centsText } from './cents.ts'
 import { LedgerBatch } from './ledger-batch.ts'
+import {
+  accountHeads,
+  chainPage,
+  internalBalances,
+  journalCount,
+  postingsTotal,
+  unbalancedJournals,
+  type AccountLedgerHead,
+} from './ledger-store.ts'
 import { rowHashHolds } from './tx-chain.ts'
 
 export interface LedgerProblem {
@@ -73,24 +82,14 @@ export class LedgerService {
     const report = (p: LedgerProblem) => {
       if (problems.length < problems_max) problems.push(p)
     }
-    const journals = await this.db
-      .selectFrom('postings')
-      .select(['journal_id', (eb) => eb.fn.sum<string>('amount').as('total')])
-      .groupBy('journal_id')
-      .having((eb) => eb.fn.sum('amount'), '<>', 0)
-      .execute()
+    const journals = await unbalancedJournals(this.db)
     for (const j of journals) report({ kind: 'journal_unbalanced', journal_id: j.journal_id, message: `postings sum to ${j.total}` })
-    const journalCount = await this.db.selectFrom('postings').select((eb) => eb.fn.count<string>('journal_id').distinct().as('n')).executeTakeFirstOrThrow()
-    const total = await this.db.selectFrom('postings').select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'), eb.lit(0)).as('t')).executeTakeFirstOrThrow()
-    if (cents(total.t) !== 0n) report({ kind: 'ledger_unbalanced', message: `all postings sum to ${total.t}` })
-    const internal = await this.db
-      .selectFrom('postings')
-      .select(['internal_account', (eb) => eb.fn.sum<string>('amount').as('total')])
-      .where('internal_account', 'is not', null)
-      .groupBy('internal_account')
-      .execute()
+    const journalsChecked = await journalCount(this.db)
+    const total = await postingsTotal(this.db)
+    if (total !== 0n) report({ kind: 'ledger_unbalanced', message: `all postings sum to ${total}` })
+    const internal = await internalBalances(this.db)
 
-    const accounts = await this.db.selectFrom('accounts').select(['id', 'balance', 'held', 'last_seq', 'last_sha']).orderBy('id').execute()
+    const accounts = await accountHeads(this.db)
     let transactionsChecked = 0
     for (const account of accounts) {
       transactionsChecked += await this.verifyAccount(account, report)
@@ -99,26 +98,18 @@ export class LedgerService {
       ok: problems.length === 0,
       accounts_checked: accounts.length,
       transactions_checked: transactionsChecked,
-      journals_checked: Number(journalCount.n),
-      postings_total: centsText(total.t),
-      internal_balances: Object.fromEntries(internal.map((r) => [r.internal_account as string, centsText(r.total)])),
+      journals_checked: journalsChecked,
+      postings_total: centsText(total),
+      internal_balances: Object.fromEntries([...internal].map(([name, balance]) => [name, centsText(balance)])),
       problems,
     }
   }
 
-  private async verifyAccount(
-    account: { id: string; balance: bigint | string; held: bigint | string; last_seq: bigint | string; last_sha: string },
-    report: (p: LedgerProblem) => void,
-  ): Promise<number> {
+  private async verifyAccount(account: AccountLedgerHead, report: (p: LedgerProblem) => void): Promise<number> {
     const id = account.id
-    const posted = await this.db
-      .selectFrom('postings')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'), eb.lit(0)).as('t'))
-      .where('account_id', '=', id)
-      .executeTakeFirstOrThrow()
-    const balance = cents(account.balance)
-    const held = cents(account.held)
-    if (cents(posted.t) !== balance) report({ kind: 'balance_mismatch', account_id: id, message: `balance ${balance} but postings sum to ${posted.t}` })
+    const posted = await postingsTotal(this.db, id)
+    const { balance, held } = account
+    if (posted !== balance) report({ kind: 'balance_mismatch', account_id: id, message: `balance ${balance} but postings sum to ${posted}` })
     if (balance < 0n || held < 0n || held > balance) report({ kind: 'below_zero', account_id: id, message: `balance ${balance}, held ${held}` })
 
     let prevSha = ''
@@ -128,14 +119,7 @@ export class LedgerService {
     const postedRows: Array<{ order: bigint; credit: bigint; debit: bigint; running: bigint; id: string }> = []
     let count = 0
     for (let after = 0n; ; ) {
-      const rows = await this.db
-        .selectFrom('transactions')
-        .selectAll()
-        .where('account_id', '=', id)
-        .where('seq', '>', after.toString())
-        .orderBy('seq')
-        .limit(verify_page_rows)
-        .execute()
+      const rows = await chainPage(this.db, id, after, verify_page_rows)
       for (const row of rows) {
         count++
         const seq = cents(row.seq)
@@ -159,7 +143,7 @@ export class LedgerService {
       if (rows.length < verify_page_rows) break
       after = cents(rows.at(-1)!.seq)
     }
-    if (prevSha !== account.last_sha || expectedSeq - 1n !== cents(account.last_seq)) {
+    if (prevSha !== account.last_sha || expectedSeq - 1n !== account.last_seq) {
       report({ kind: 'chain_head_mismatch', account_id: id, message: 'the account does not point at its last transaction' })
     }
     if (holds !== held) report({ kind: 'hold_mismatch', account_id: id, message: `held ${held} but pending rows hold ${holds}` })

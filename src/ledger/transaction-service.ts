@@ -1,13 +1,12 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { AccountService } from '../accounts/account-service.ts'
 import { formatTimestamp } from '../contract/format.ts'
-import type { Database, TransactionsTable } from '../db/schema.ts'
+import type { Database } from '../db/schema.ts'
 import { Invalid, NotFound } from '../errors.ts'
-import { cents, centsText } from '../ledger/cents.ts'
-import { rowHashHolds } from '../ledger/tx-chain.ts'
-import { transaction_page_limit_default, type TransactionView } from './transfer-contract.ts'
-
-type TransactionRow = Selectable<TransactionsTable>
+import { transaction_page_limit_default, type TransactionView } from '../transfers/transfer-contract.ts'
+import { cents, centsText } from './cents.ts'
+import { hashAt, statementPage, transactionOf, type TransactionRow } from './ledger-store.ts'
+import { rowHashHolds } from './tx-chain.ts'
 
 // Reading transactions: newest first by the account's sequence, keyset-paged on the
 // (account_id, seq) unique index so a page costs the same on an account with a million
@@ -23,10 +22,8 @@ export class TransactionService {
   async list(partnerId: string, accountId: string, limit = transaction_page_limit_default, cursor?: string) {
     await this.accounts.get(partnerId, accountId)
     const before = cursor === undefined ? undefined : decodeCursor(cursor)
-    let query = this.db.selectFrom('transactions').selectAll().where('account_id', '=', accountId)
-    if (before !== undefined) query = query.where('seq', '<', before.toString())
     // One row more than the page: it tells whether another page follows and links the last row.
-    const rows = await query.orderBy('seq', 'desc').limit(limit + 1).execute()
+    const rows = await statementPage(this.db, accountId, limit, before)
     const page = rows.slice(0, limit)
     const transactions = page.map((row, i) => toView(row, rows[i + 1]?.tx_sha ?? (cents(row.seq) === 1n ? '' : undefined)))
     // The oldest row on a full page links to the extra row; on the last page it is seq 1.
@@ -39,24 +36,11 @@ export class TransactionService {
   }
 
   async get(partnerId: string, txId: string): Promise<{ transaction: TransactionView }> {
-    const row = await this.db
-      .selectFrom('transactions')
-      .selectAll()
-      .where('id', '=', txId)
-      .where('partner_id', '=', partnerId)
-      .executeTakeFirst()
+    const row = await transactionOf(this.db, partnerId, txId)
     if (!row) throw new NotFound('transaction')
     const seq = cents(row.seq)
-    let previousSha = ''
-    if (seq > 1n) {
-      const previous = await this.db
-        .selectFrom('transactions')
-        .select('tx_sha')
-        .where('account_id', '=', row.account_id)
-        .where('seq', '=', (seq - 1n).toString())
-        .executeTakeFirst()
-      previousSha = previous?.tx_sha ?? '\u0000missing'
-    }
+    // A missing predecessor is a broken chain: no stored hash equals this marker.
+    const previousSha = seq > 1n ? ((await hashAt(this.db, row.account_id, seq - 1n)) ?? '\u0000missing') : ''
     return { transaction: toView(row, previousSha) }
   }
 }

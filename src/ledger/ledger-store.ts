@@ -1,0 +1,215 @@
+import type { Kysely, Selectable } from 'kysely'
+import type { Database, TransactionsTable, TxPaymentType, TxStatus } from '../db/schema.ts'
+import type { RailPayment } from '../rails/rail.ts'
+import type { PendingPayout } from '../transfers/settlement.ts'
+import { cents } from './cents.ts'
+
+// The ledger's read functions: every read of `transactions` outside the ledger's own
+// writer goes through here, so the ledger alone knows how its rows are stored. Writes stay
+// in ledger-batch.ts. Each function takes the executor to run on, so a caller can read
+// inside its own database transaction (under the account locks LedgerBatch.open took).
+
+export type TransactionRow = Selectable<TransactionsTable>
+
+type Executor = Kysely<Database>
+
+/** A payout waiting for its rail, with what the rail is to be told. */
+export interface PendingPayoutWork {
+  payout: PendingPayout
+  payment: RailPayment
+}
+
+/**
+ * Payouts of one payment type still `Pending` and taken at or before `takenBefore`,
+ * oldest first, at most `limit`: the EFTs a clearing cycle submits, or the RTCs that lost
+ * their settle step. Each carries the id of its fee row, settled with it.
+ */
+export async function pendingPayouts(
+  db: Executor,
+  paymentType: 'EFT' | 'RTC',
+  takenBefore: Date,
+  limit: number,
+): Promise<PendingPayoutWork[]> {
+  const rows = await db
+    .selectFrom('transactions as t')
+    .leftJoin('transactions as f', (join) => join.onRef('f.parent_tx_id', '=', 't.id').on('f.tx_type', '=', 'fee'))
+    .select([
+      't.id', 't.account_id', 't.amount', 't.fee', 't.hold_amount', 't.ref',
+      't.recipient_account', 't.recipient_branch', 't.recipient_name', 'f.id as fee_tx_id',
+    ])
+    .where('t.status', '=', 'Pending')
+    .where('t.tx_payment_type', '=', paymentType)
+    .where('t.tx_type', '=', 'transfer')
+    .where('t.created_at', '<=', takenBefore)
+    .orderBy('t.created_at')
+    .orderBy('t.id')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => {
+    const payout: PendingPayout = {
+      tx_id: row.id,
+      fee_tx_id: row.fee_tx_id,
+      account_id: row.account_id,
+      payment_type: paymentType,
+      amount: cents(row.amount),
+      fee: cents(row.fee),
+      hold_amount: cents(row.hold_amount),
+    }
+    const payment: RailPayment = {
+      tx_id: row.id,
+      payment_type: paymentType,
+      amount: payout.amount,
+      account_number: row.recipient_account,
+      branch_code: row.recipient_branch,
+      name: row.recipient_name,
+      ref: row.ref,
+    }
+    return { payout, payment }
+  })
+}
+
+/**
+ * The status and hold of each named transaction, by id; ids without a row are absent.
+ * Every status change happens under the account lock, so read inside a transaction that
+ * holds the accounts' locks (LedgerBatch.open) the answer is final until it commits.
+ */
+export async function statusesUnderLock(
+  trx: Executor,
+  txIds: readonly string[],
+): Promise<Map<string, { status: TxStatus; hold_amount: bigint }>> {
+  if (txIds.length === 0) return new Map()
+  const rows = await trx
+    .selectFrom('transactions')
+    .select(['id', 'status', 'hold_amount'])
+    .where('id', 'in', txIds)
+    .execute()
+  return new Map(rows.map((row) => [row.id, { status: row.status, hold_amount: cents(row.hold_amount) }]))
+}
+
+/** A settled payout as a return from its rail needs it: what to reverse and whom to credit. */
+export interface PayoutToReverse {
+  tx_id: string
+  account_id: string
+  amount: bigint
+  payment_type: 'EFT' | 'RTC'
+  ref: string
+  recipient_name: string
+}
+
+/** The payouts named by a rail's returns (any status; the caller re-checks under lock). */
+export async function payoutsByIds(db: Executor, txIds: readonly string[]): Promise<PayoutToReverse[]> {
+  if (txIds.length === 0) return []
+  const rows = await db
+    .selectFrom('transactions')
+    .select(['id', 'account_id', 'amount', 'tx_payment_type', 'ref', 'recipient_name'])
+    .where('id', 'in', txIds)
+    .execute()
+  return rows.map((row) => ({
+    tx_id: row.id,
+    account_id: row.account_id,
+    amount: cents(row.amount),
+    payment_type: row.tx_payment_type as Extract<TxPaymentType, 'EFT' | 'RTC'>,
+    ref: row.ref,
+    recipient_name: row.recipient_name,
+  }))
+}
+
+/**
+ * One page of an account's statement, newest first by its sequence, starting below
+ * `beforeSeq` when given. It returns `limit + 1` rows at most: the extra row tells that
+ * another page follows and carries the hash the page's oldest row links to. Keyset paging
+ * on the (account_id, seq) unique index costs the same on any account size.
+ */
+export async function statementPage(
+  db: Executor,
+  accountId: string,
+  limit: number,
+  beforeSeq: bigint | undefined,
+): Promise<TransactionRow[]> {
+  let query = db.selectFrom('transactions').selectAll().where('account_id', '=', accountId)
+  if (beforeSeq !== undefined) query = query.where('seq', '<', beforeSeq.toString())
+  return query.orderBy('seq', 'desc').limit(limit + 1).execute()
+}
+
+/** The partner's transaction by id, or undefined whether missing or another partner's. */
+export async function transactionOf(db: Executor, partnerId: string, txId: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom('transactions').selectAll().where('id', '=', txId).where('partner_id', '=', partnerId).executeTakeFirst()
+}
+
+/** The `tx_sha` of an account's row at `seq`, or undefined when there is none. */
+export async function hashAt(db: Executor, accountId: string, seq: bigint): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('transactions')
+    .select('tx_sha')
+    .where('account_id', '=', accountId)
+    .where('seq', '=', seq.toString())
+    .executeTakeFirst()
+  return row?.tx_sha
+}
+
+// Reads behind `ledger verify`: sums over postings and the accounts' chain heads.
+
+/** Journals whose postings do not sum to zero, with their sum. */
+export async function unbalancedJournals(db: Executor): Promise<Array<{ journal_id: string; total: string }>> {
+  return db
+    .selectFrom('postings')
+    .select(['journal_id', (eb) => eb.fn.sum<string>('amount').as('total')])
+    .groupBy('journal_id')
+    .having((eb) => eb.fn.sum('amount'), '<>', 0)
+    .execute()
+}
+
+export async function journalCount(db: Executor): Promise<number> {
+  const row = await db.selectFrom('postings').select((eb) => eb.fn.count<string>('journal_id').distinct().as('n')).executeTakeFirstOrThrow()
+  return Number(row.n)
+}
+
+/** The sum of postings, of one customer account when `accountId` is given, else of all. */
+export async function postingsTotal(db: Executor, accountId?: string): Promise<bigint> {
+  let query = db.selectFrom('postings').select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'), eb.lit(0)).as('t'))
+  if (accountId !== undefined) query = query.where('account_id', '=', accountId)
+  return cents((await query.executeTakeFirstOrThrow()).t)
+}
+
+/** Each internal account's balance, derived from its postings. */
+export async function internalBalances(db: Executor): Promise<Map<string, bigint>> {
+  const rows = await db
+    .selectFrom('postings')
+    .select(['internal_account', (eb) => eb.fn.sum<string>('amount').as('total')])
+    .where('internal_account', 'is not', null)
+    .groupBy('internal_account')
+    .execute()
+  return new Map(rows.map((row) => [row.internal_account as string, cents(row.total)]))
+}
+
+export interface AccountLedgerHead {
+  id: string
+  balance: bigint
+  held: bigint
+  last_seq: bigint
+  last_sha: string
+}
+
+/** Every customer account's balance, hold and chain head, by id. */
+export async function accountHeads(db: Executor): Promise<AccountLedgerHead[]> {
+  const rows = await db.selectFrom('accounts').select(['id', 'balance', 'held', 'last_seq', 'last_sha']).orderBy('id').execute()
+  return rows.map((row) => ({
+    id: row.id,
+    balance: cents(row.balance),
+    held: cents(row.held),
+    last_seq: cents(row.last_seq),
+    last_sha: row.last_sha,
+  }))
+}
+
+/** Up to `limit` of an account's rows after sequence `afterSeq`, oldest first. */
+export async function chainPage(db: Executor, accountId: string, afterSeq: bigint, limit: number): Promise<TransactionRow[]> {
+  return db
+    .selectFrom('transactions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('seq', '>', afterSeq.toString())
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
+}
