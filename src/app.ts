@@ -6,7 +6,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { sql } from 'kysely'
 import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
-import { allOperations } from './contract/index.ts'
+import { allOperations, subscriptionSubject } from './contract/index.ts'
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/database.ts'
 import type { Logger } from './logger.ts'
 import { createServices, type Services } from './services.ts'
@@ -83,7 +83,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   }
   for (const entry of table) {
     const op = entry.operation
-    micro.addEndpoint(op.name, op.subject.replace(/<(partner_id|entity_id)>/, '*'), wrapEndpoint(entry, deps), {
+    micro.addEndpoint(op.name, subscriptionSubject(op), wrapEndpoint(entry, deps), {
       permission: op.permission,
     })
   }

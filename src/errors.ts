@@ -1,25 +1,17 @@
-// The one closed table of error types. Domain code throws these; the NATS transport maps
-// them to `Nats-Service-Error-Code` / `Nats-Service-Error` headers and the JSON body of
+import { errorTypes, type ErrorType } from './contract/error-types.ts'
+
+// The error classes of the one closed table of error types (src/contract/error-types.ts,
+// which gives each type its code). Domain code throws these; the NATS transport maps them
+// to `Nats-Service-Error-Code` / `Nats-Service-Error` headers and the JSON body of
 // RULINGS.md ("Errors"). Anything else that escapes a handler is a programmer's mistake
 // and becomes an opaque 500 with a correlation id.
+
+export { errorTypes, type ErrorType }
 
 export interface FieldIssue {
   field: string
   message: string
 }
-
-export type ErrorType =
-  | 'invalid_request'
-  | 'invalid_json'
-  | 'payload_too_large'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'unprocessable'
-  | 'too_many_attempts'
-  | 'unavailable'
-  | 'internal_error'
 
 export interface ErrorBody {
   error: {
@@ -31,14 +23,17 @@ export interface ErrorBody {
 }
 
 export class BankError extends Error {
+  /** The type's code, from the table: never written beside the type. */
+  readonly code: number
+
   constructor(
-    readonly code: number,
     readonly type: ErrorType,
     message: string,
     readonly details: unknown[] = [],
   ) {
     super(message)
     this.name = new.target.name
+    this.code = errorTypes[type].code
   }
 
   toBody(): ErrorBody {
@@ -48,7 +43,7 @@ export class BankError extends Error {
 
 export class Invalid extends BankError {
   constructor(message: string, details: FieldIssue[] = []) {
-    super(400, 'invalid_request', message, details)
+    super('invalid_request', message, details)
   }
   static field(field: string, message: string): Invalid {
     return new Invalid(`${field}: ${message}`, [{ field, message }])
@@ -57,13 +52,13 @@ export class Invalid extends BankError {
 
 export class InvalidJson extends BankError {
   constructor(message = 'request body is not valid JSON') {
-    super(400, 'invalid_json', message)
+    super('invalid_json', message)
   }
 }
 
 export class PayloadTooLarge extends BankError {
   constructor(bytes: number, limit: number) {
-    super(400, 'payload_too_large', `request body is ${bytes} bytes; the limit is ${limit}`, [
+    super('payload_too_large', `request body is ${bytes} bytes; the limit is ${limit}`, [
       { field: '(body)', message: `at most ${limit} bytes` },
     ])
   }
@@ -71,50 +66,50 @@ export class PayloadTooLarge extends BankError {
 
 export class Unauthorized extends BankError {
   constructor(message = 'missing, malformed, expired or revoked credential') {
-    super(401, 'unauthorized', message)
+    super('unauthorized', message)
   }
 }
 
 export class Forbidden extends BankError {
   constructor(message = 'permission denied') {
-    super(403, 'forbidden', message)
+    super('forbidden', message)
   }
 }
 
 export class NotFound extends BankError {
   constructor(what: string) {
-    super(404, 'not_found', `${what} not found`)
+    super('not_found', `${what} not found`)
   }
 }
 
 export class Conflict extends BankError {
   constructor(message: string, details: unknown[] = []) {
-    super(409, 'conflict', message, details)
+    super('conflict', message, details)
   }
 }
 
 export class Unprocessable extends BankError {
   constructor(message: string, details: FieldIssue[] = []) {
-    super(422, 'unprocessable', message, details)
+    super('unprocessable', message, details)
   }
 }
 
 export class TooManyAttempts extends BankError {
   constructor(message: string) {
-    super(429, 'too_many_attempts', message)
+    super('too_many_attempts', message)
   }
 }
 
 export class Unavailable extends BankError {
   constructor(message: string) {
-    super(503, 'unavailable', message)
+    super('unavailable', message)
   }
 }
 
 export function internalErrorBody(correlationId: string): ErrorBody {
   return {
     error: {
-      code: 500,
+      code: errorTypes.internal_error.code,
       type: 'internal_error',
       message: `internal error; quote correlation id ${correlationId} to the bank`,
       details: [],

@@ -1,131 +1,46 @@
+import { contractEntries } from '../contract/index.ts'
+import type { Operation } from '../contract/operation.ts'
+import { methodFor } from '../client/method-groups.ts'
 import type { OperatorClient } from '../client/operator-client.ts'
-import { parseDuration, UsageError } from './cli-context.ts'
+import { commandSpec, requestOf, usageOf, type Args, type CommandSpec } from './command-spec.ts'
 
-// The operator commands: each reads its words and flags and calls one `ops.` operation.
-// A table, so that `bank help` and dispatch cannot disagree.
+// The operator commands: one per `ops.` operation of the contract, derived from it (see
+// command-spec.ts), so a new operation is a new command without a line here. Each calls
+// its operation through the SDK's OperatorClient.
 
-export interface Args {
-  positionals: string[]
-  flags: Record<string, string | boolean>
-}
+export type { Args } from './command-spec.ts'
 
 export interface Command {
   words: string
   usage: string
+  summary: string
+  operation: Operation
+  spec: CommandSpec
   run(client: OperatorClient, args: Args): Promise<unknown>
-  /** Exit code for a result the bank answered but that is not a success (e.g. a ledger mismatch). */
-  exitCode?(result: unknown): number
+  /** Exit code for a reply the bank sent that is not a success (e.g. a ledger mismatch). */
+  exitCode(result: unknown): number
 }
 
-function flag(args: Args, name: string): string {
-  const value = args.flags[name]
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
-  return value
-}
-
-function optionalFlag(args: Args, name: string): string | undefined {
-  const value = args.flags[name]
-  return typeof value === 'string' ? value : undefined
-}
-
-function positional(args: Args, index: number, name: string): string {
-  const value = args.positionals[index]
-  if (!value) throw new UsageError(`<${name}> is required`)
-  return value
-}
-
-export const commands: Command[] = [
-  {
-    words: 'partner create',
-    usage: 'partner create --name N --email E --registration-number R --trading-name T [--country ZAF]',
-    run: (c, a) =>
-      c.partners.create({
-        name: flag(a, 'name'),
-        email: flag(a, 'email'),
-        registration_number: flag(a, 'registration-number'),
-        trading_name: flag(a, 'trading-name'),
-        ...(optionalFlag(a, 'country') ? { country: optionalFlag(a, 'country') } : {}),
-      }),
-  },
-  { words: 'partner list', usage: 'partner list', run: (c) => c.partners.list() },
-  {
-    words: 'credential create',
-    usage: 'credential create --partner P --permissions read,write,payments [--expires-in 30d] [--label L]',
-    run: (c, a) => {
-      const expires = optionalFlag(a, 'expires-in')
-      return c.credentials.create({
-        partner_id: flag(a, 'partner'),
-        permissions: flag(a, 'permissions').split(',').map((p) => p.trim()) as Array<'read' | 'write' | 'payments'>,
-        ...(expires ? { expires_in_seconds: parseDuration(expires) } : {}),
-        ...(optionalFlag(a, 'label') ? { label: optionalFlag(a, 'label') } : {}),
-      })
+function commandOf(op: Operation): Command {
+  const spec = commandSpec(op)
+  return {
+    words: spec.words,
+    usage: usageOf(spec),
+    summary: op.summary,
+    operation: op,
+    spec,
+    run: (client, args) => {
+      // The request is read before the method is looked up: a usage mistake reaches nobody.
+      const request = requestOf(spec, args)
+      return methodFor(client, op)(request)
     },
-  },
-  {
-    words: 'credential revoke',
-    usage: 'credential revoke <credential_id>',
-    run: (c, a) => c.credentials.revoke({ credential_id: positional(a, 0, 'credential_id') }),
-  },
-  {
-    words: 'credential list',
-    usage: 'credential list --partner P',
-    run: (c, a) => c.credentials.list({ partner_id: flag(a, 'partner') }),
-  },
-  {
-    words: 'entity review',
-    usage: 'entity review <entity_id> --approve | --reject --reason R',
-    run: (c, a) => {
-      const approve = a.flags.approve === true
-      const reject = a.flags.reject === true
-      if (approve === reject) throw new UsageError('give exactly one of --approve and --reject')
-      return c.entities.review({
-        entity_id: positional(a, 0, 'entity_id'),
-        decision: approve ? 'approve' : 'reject',
-        ...(reject ? { reason: flag(a, 'reason') } : {}),
-      })
-    },
-  },
-  {
-    words: 'entity list',
-    usage: 'entity list --partner P',
-    run: (c, a) => c.entities.list({ partner_id: flag(a, 'partner') }),
-  },
-  {
-    words: 'user kyc',
-    usage: 'user kyc <user_id> --status pending|approved|rejected [--reason R]',
-    run: (c, a) =>
-      c.users.kyc({
-        user_id: positional(a, 0, 'user_id'),
-        status: flag(a, 'status') as 'pending' | 'approved' | 'rejected',
-        ...(optionalFlag(a, 'reason') ? { reason: optionalFlag(a, 'reason') } : {}),
-      }),
-  },
-  {
-    words: 'account deposit',
-    usage: 'account deposit <account_id> <amount_cents> [--ref R]',
-    run: (c, a) => {
-      const amount = positional(a, 1, 'amount_cents')
-      if (!/^\d+$/.test(amount)) throw new UsageError('<amount_cents> must be a whole number of cents, e.g. 150000 for R1,500.00')
-      return c.accounts.deposit({
-        account_id: positional(a, 0, 'account_id'),
-        amount: Number(amount),
-        ...(optionalFlag(a, 'ref') ? { ref: optionalFlag(a, 'ref') } : {}),
-      })
-    },
-  },
-  {
-    words: 'ledger verify',
-    usage: 'ledger verify',
-    run: (c) => c.ledger.verify(),
-    exitCode: (result) => ((result as { ok: boolean }).ok ? 0 : 3),
-  },
-  { words: 'clearing run', usage: 'clearing run', run: (c) => c.clearing.run() },
-  {
-    words: 'account list',
-    usage: 'account list --entity E',
-    run: (c, a) => c.accounts.list({ entity_id: flag(a, 'entity') }),
-  },
-]
+    exitCode: (result) => op.cli?.exitCode?.(result) ?? 0,
+  }
+}
+
+export const commands: Command[] = contractEntries()
+  .filter((entry) => entry.client === 'operator')
+  .map((entry) => commandOf(entry.operation))
 
 /** Splits argv into the command's words, positionals and `--flag value` / `--flag` pairs. */
 export function parseArgs(argv: string[]): { command: Command | undefined; args: Args } {

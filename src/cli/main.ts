@@ -8,7 +8,8 @@ import { commands, parseArgs } from './commands.ts'
 // 3 `ledger verify` found a mismatch (the report is on stdout).
 
 function help(): string {
-  return ['usage: bank <command>', '', ...commands.map((c) => `  bank ${c.usage}`), ''].join('\n')
+  const lines = commands.flatMap((c) => [`  bank ${c.usage}`, `      ${c.summary}`])
+  return ['usage: bank <command>', '', ...lines, ''].join('\n')
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -25,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const result = await command.run(client, args)
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
-    return command.exitCode?.(result) ?? 0
+    return command.exitCode(result)
   } finally {
     await client.close()
   }

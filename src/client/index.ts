@@ -1,5 +1,7 @@
 export { BankClient, type BankClientOptions } from './bank-client.ts'
 export { OperatorClient } from './operator-client.ts'
+export type { Method, PartnerMethods, OperatorMethods } from './method-groups.ts'
 export { BankApiError, type ConnectionOptions } from './transport.ts'
 export { contract } from '../contract/index.ts'
+export { errorTypes, type ErrorType } from '../contract/error-types.ts'
 export type { Operation, RequestOf, ResponseOf, Permission } from '../contract/operation.ts'

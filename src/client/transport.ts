@@ -1,4 +1,5 @@
 import { connect, errors, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
+import { errorTypes } from '../contract/error-types.ts'
 import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
 
 /** An error reply from the bank: the code, type, message and per-field details of RULINGS.md. */
@@ -53,7 +54,8 @@ export class NatsApi {
     } catch (error) {
       // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
       const noResponders = error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())
-      if (noResponders) throw new BankApiError(503, 'unavailable', 'no bank instance is answering')
+      if (noResponders) throw new BankApiError(errorTypes.unavailable.code, 'unavailable', 'no bank instance is answering')
+      // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank error.
       if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout', 'the bank did not answer in time')
       throw error
     }

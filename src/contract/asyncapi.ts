@@ -1,8 +1,8 @@
 import { z } from 'zod'
 import packageJson from '../../package.json' with { type: 'json' }
-import { allOperations, contract } from './index.ts'
-import type { Operation } from './operation.ts'
-import type { ErrorType } from '../errors.ts'
+import { errorTypes, type ErrorType } from './error-types.ts'
+import { allOperations, groupOf } from './index.ts'
+import { fillSubject, placeholderNames, type Operation } from './operation.ts'
 
 // The AsyncAPI 3.0 description of the service, built from the one endpoint table
 // (`allOperations()`), so that the document cannot drift from what the service validates.
@@ -14,8 +14,6 @@ import type { ErrorType } from '../errors.ts'
 // a reply channel with `address: null` (AsyncAPI 3.0, Operation Reply Object).
 
 type Json = Record<string, unknown>
-
-const placeholderPattern = /<(partner_id|entity_id)>/g
 
 const parameterDescriptions: Record<string, string> = {
   partner_id:
@@ -39,22 +37,13 @@ export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Json {
   return rest
 }
 
-/** The groups of the contract (`entities`, `users`, …) become the operations' tags. */
-function groupOf(): Map<Operation, string> {
-  const groups = new Map<Operation, string>()
-  for (const [group, operations] of Object.entries(contract)) {
-    for (const op of Object.values(operations) as Operation[]) groups.set(op, group)
-  }
-  return groups
-}
-
 /** `svc.entity.<partner_id>.create` → `svc.entity.{partner_id}.create`. */
 export function channelAddress(op: Operation): string {
-  return op.subject.replace(placeholderPattern, (_match, name: string) => `{${name}}`)
+  return fillSubject(op, (name) => `{${name}}`)
 }
 
 function channelParameters(op: Operation): Json | undefined {
-  const names = [...op.subject.matchAll(placeholderPattern)].map((match) => match[1] as string)
+  const names = placeholderNames(op)
   if (names.length === 0) return undefined
   return Object.fromEntries(names.map((name) => [name, { description: parameterDescriptions[name] }]))
 }
@@ -133,7 +122,6 @@ function operationOf(op: Operation, group: string): Json {
 
 export function buildAsyncApi(): Json {
   const operations = allOperations()
-  const groups = groupOf()
   const channels: Json = {}
   const messages: Json = {}
   const operationObjects: Json = {}
@@ -141,7 +129,8 @@ export function buildAsyncApi(): Json {
     Object.assign(channels, channelsOf(op))
     messages[`${op.name}_request`] = requestMessage(op)
     messages[`${op.name}_reply`] = replyMessage(op)
-    operationObjects[op.name] = operationOf(op, groups.get(op) ?? 'other')
+    // The groups of the contract (`entities`, `users`, …) become the operations' tags.
+    operationObjects[op.name] = operationOf(op, groupOf(op) ?? 'other')
   }
   messages.ErrorReply = errorReplyMessage()
   return {
@@ -228,31 +217,18 @@ function errorHeaders(): Json {
   }
 }
 
-// Every error type of src/errors.ts with its code. `satisfies` makes the compiler refuse
-// this table when a type is added there and not here (a type-only import: no server code
-// is loaded).
-const errorTypeCodes = {
-  invalid_request: 400,
-  invalid_json: 400,
-  payload_too_large: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  unprocessable: 422,
-  too_many_attempts: 429,
-  internal_error: 500,
-  unavailable: 503,
-} as const satisfies Record<ErrorType, number>
+// The error types and codes come from the one table (error-types.ts), so the document
+// lists exactly the types the service can answer with.
+const errorTypeNames = Object.keys(errorTypes) as [ErrorType, ...ErrorType[]]
 
-const errorTypeList = Object.entries(errorTypeCodes)
-  .map(([type, code]) => `\`${type}\` (${code})`)
-  .join(', ')
+const errorTypeList = Object.entries(errorTypes)
+  .map(([type, { code, description }]) => `\`${type}\` (${code}): ${description}`)
+  .join('\n- ')
 
 const errorBodySchema = z.object({
   error: z.object({
     code: z.int().min(400).max(599).describe('The same code as the `Nats-Service-Error-Code` header.'),
-    type: z.string().regex(/^[a-z_]+$/).describe(`snake_case, one of: ${errorTypeList}.`),
+    type: z.enum(errorTypeNames).describe(`One of:\n- ${errorTypeList}`),
     message: z.string().describe('For people, not for parsing. A 500 carries only a correlation id, never internals.'),
     details: z
       .array(z.unknown())

@@ -5,8 +5,10 @@ import { transferOperations } from '../transfers/transfer-contract.ts'
 import { userOperations } from '../users/user-contract.ts'
 import type { Operation } from './operation.ts'
 
-// Every operation the service offers, grouped as the SDK exposes them. The endpoint table
-// binds a handler to each; a test checks that none is left without one.
+// Every operation the service offers, in groups. This table is the only list of them:
+// the endpoint table binds a handler to each (a test checks that none is left without
+// one), the SDK's method groups and the operator CLI's commands are derived from it, and
+// so is the AsyncAPI document.
 export const contract = {
   entities: entityOperations,
   users: userOperations,
@@ -15,8 +17,52 @@ export const contract = {
   operators: operatorOperations,
 } as const
 
+export type Contract = typeof contract
+
 export function allOperations(): Operation[] {
   return Object.values(contract).flatMap((group) => Object.values(group) as Operation[])
 }
+
+/** An operation with the place the contract gives it and the SDK method that calls it. */
+export interface ContractEntry {
+  /** The contract's group and key: `contract.<group>.<key>`. */
+  group: string
+  key: string
+  operation: Operation
+  /** `BankClient` for partner operations, `OperatorClient` for `ops.` operations. */
+  client: 'partner' | 'operator'
+  /** The SDK method: `client.<sdkGroup>.<sdkMethod>(request)`. */
+  sdkGroup: string
+  sdkMethod: string
+}
+
+export function contractEntries(): ContractEntry[] {
+  return Object.entries(contract).flatMap(([group, operations]) =>
+    Object.entries(operations as Record<string, Operation>).map(([key, operation]) => {
+      const [sdkGroup, sdkMethod] = (operation.sdk ?? `${group}.${key}`).split('.') as [string, string]
+      const client = operation.permission === 'operator' ? ('operator' as const) : ('partner' as const)
+      return { group, key, operation, client, sdkGroup, sdkMethod }
+    }),
+  )
+}
+
+/** The contract group of each operation (the AsyncAPI document's tags). */
+export function groupOf(op: Operation): string | undefined {
+  return contractEntries().find((entry) => entry.operation === op)?.group
+}
+
+// The same derivation in types, so the SDK's method groups are typed from the contract:
+// each operation with its SDK path (its `sdk`, else `<group>.<key>`) and its caller.
+type PathOf<O, G, K> = O extends { sdk?: infer S }
+  ? [NonNullable<S>] extends [never]
+    ? `${G & string}.${K & string}`
+    : NonNullable<S>
+  : `${G & string}.${K & string}`
+
+export type SdkEntry = { [G in keyof Contract]: { [K in keyof Contract[G]]: { path: PathOf<Contract[G][K], G, K>; op: Contract[G][K] } }[keyof Contract[G]] }[keyof Contract]
+
+/** The entries one client offers: operator operations, or the partner's. */
+export type SdkEntryFor<Client extends 'partner' | 'operator'> =
+  SdkEntry extends infer E ? (E extends { op: { permission: infer P } } ? ((P extends 'operator' ? 'operator' : 'partner') extends Client ? E : never) : never) : never
 
 export * from './operation.ts'

@@ -1,14 +1,40 @@
 import type { z } from 'zod'
 
 // An operation of the interface: the one row of the endpoint table that registration,
-// validation, authorization, the AsyncAPI document and the client SDK all read. This file
-// and the `*-contract.ts` files import no server code, so the SDK can ship them.
+// validation, authorization, the AsyncAPI document, the client SDK and the operator CLI
+// all read. This file and the `*-contract.ts` files import no server code, so the SDK can
+// ship them.
 
 export type Permission = 'read' | 'write' | 'payments'
 export const permissions: readonly Permission[] = ['read', 'write', 'payments']
 
 /** Which caller may use the subject: a partner on its own id, on one of its entities, or an operator. */
 export type Scope = 'partner' | 'entity' | 'operator'
+
+/** Where the SDK offers an operation: `<group>.<method>`, e.g. `accounts.listTransactions`. */
+export type SdkPath = `${string}.${string}`
+
+/**
+ * How the operator CLI reads an `ops.` operation's request from a command line, beyond
+ * what it derives by itself: the command's words are the subject's tokens after `ops.`,
+ * each request field is a kebab-case flag (a `<name>_id` field is `--<name>`), and the
+ * field `<noun>_id` of the subject's noun is the positional word.
+ */
+export interface CliOptions {
+  /** Request fields read as positional words, in this order (instead of the `<noun>_id` rule). */
+  positionals?: readonly string[]
+  /** The word shown for a field: a flag's name, or a positional's `<label>`. */
+  names?: Readonly<Record<string, string>>
+  /** Fields given as a duration (`30d`, `12h`, `90m`, `45s` or seconds) and sent as seconds. */
+  durations?: readonly string[]
+  /**
+   * A field given by exactly one of several bare flags, e.g. `decision` by `--approve` or
+   * `--reject`; each flag (the value it sends) lists the fields it makes required.
+   */
+  choices?: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>
+  /** Exit code for a reply that the bank sent but that is not a success (0 otherwise). */
+  exitCode?(response: unknown): number
+}
 
 export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
   /** Endpoint name for `$SRV.INFO`: letters, digits, `_` and `-` only. */
@@ -20,16 +46,31 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
   summary: string
   request: Req
   response: Res
+  /** The SDK method, when it is not the contract's group and key (`contract.<group>.<key>`). */
+  sdk?: SdkPath
+  /** How the operator CLI reads the request; `ops.` operations only. */
+  cli?: CliOptions
 }
 
 export type RequestOf<O extends Operation> = z.input<O['request']>
 export type ResponseOf<O extends Operation> = z.output<O['response']>
 
-export function operation<Req extends z.ZodType, Res extends z.ZodType>(o: Operation<Req, Res>): Operation<Req, Res> {
+/**
+ * Declares an operation. The permission and the SDK path keep their literal types, so
+ * that the SDK's method groups (partner or operator, and their names) are typed from the
+ * contract alone.
+ */
+export function operation<
+  Req extends z.ZodType,
+  Res extends z.ZodType,
+  const P extends Operation['permission'],
+  const S extends SdkPath = never,
+>(o: Operation<Req, Res> & { permission: P; sdk?: S }): Operation<Req, Res> & { permission: P; sdk?: S } {
   return o
 }
 
 const placeholder = /<(partner_id|entity_id)>/
+const placeholders = /<(partner_id|entity_id)>/g
 
 export function scopeOf(op: Operation): Scope {
   if (op.permission === 'operator') return 'operator'
@@ -38,9 +79,23 @@ export function scopeOf(op: Operation): Scope {
   return match[1] === 'partner_id' ? 'partner' : 'entity'
 }
 
+/** The names of the subject's placeholders (`partner_id`, `entity_id`), in order. */
+export function placeholderNames(op: Operation): string[] {
+  return [...op.subject.matchAll(placeholders)].map((match) => match[1] as string)
+}
+
+/**
+ * The one builder of subjects: the operation's subject with each placeholder token
+ * replaced by `fill(name)`. Subscriptions, requests and the AsyncAPI channel addresses
+ * are all written through it.
+ */
+export function fillSubject(op: Operation, fill: (name: string) => string): string {
+  return op.subject.replace(placeholders, (_match, name: string) => fill(name))
+}
+
 /** The NATS subscription subject: the placeholder token becomes `*`. */
 export function subscriptionSubject(op: Operation): string {
-  return op.subject.replace(placeholder, '*')
+  return fillSubject(op, () => '*')
 }
 
 /** Position of the placeholder among the subject's tokens, or -1 for operator subjects. */
@@ -52,5 +107,5 @@ export function placeholderIndex(op: Operation): number {
 export function subjectFor(op: Operation, id?: string): string {
   if (!placeholder.test(op.subject)) return op.subject
   if (!id || !/^[A-Za-z0-9_-]+$/.test(id)) throw new Error(`a ${op.subject} request needs a plain id token`)
-  return op.subject.replace(placeholder, id)
+  return fillSubject(op, () => id)
 }

@@ -35,6 +35,7 @@ const ledgerProblem = z.object({
 export const operatorOperations = {
   partnerCreate: operation({
     name: 'ops_partner_create',
+    sdk: 'partners.create',
     subject: 'ops.partner.create',
     permission: 'operator',
     summary: "Onboard a partner: its root business entity (pending KYB) and a first credential with every permission.",
@@ -49,6 +50,7 @@ export const operatorOperations = {
   }),
   partnerList: operation({
     name: 'ops_partner_list',
+    sdk: 'partners.list',
     subject: 'ops.partner.list',
     permission: 'operator',
     summary: 'Every partner, oldest first.',
@@ -61,6 +63,8 @@ export const operatorOperations = {
   }),
   credentialCreate: operation({
     name: 'ops_credential_create',
+    sdk: 'credentials.create',
+    cli: { durations: ['expires_in_seconds'] },
     subject: 'ops.credential.create',
     permission: 'operator',
     summary: 'Issue a partner credential; the token is shown once and only its hash is kept.',
@@ -74,6 +78,7 @@ export const operatorOperations = {
   }),
   credentialRevoke: operation({
     name: 'ops_credential_revoke',
+    sdk: 'credentials.revoke',
     subject: 'ops.credential.revoke',
     permission: 'operator',
     summary: 'Revoke a credential at once.',
@@ -82,6 +87,7 @@ export const operatorOperations = {
   }),
   credentialList: operation({
     name: 'ops_credential_list',
+    sdk: 'credentials.list',
     subject: 'ops.credential.list',
     permission: 'operator',
     summary: "A partner's credentials (never their tokens).",
@@ -90,6 +96,8 @@ export const operatorOperations = {
   }),
   entityReview: operation({
     name: 'ops_entity_review',
+    sdk: 'entities.review',
+    cli: { choices: { decision: { approve: [], reject: ['reason'] } } },
     subject: 'ops.entity.review',
     permission: 'operator',
     summary: "Decide an entity's KYB/KYC; the first approval opens its first account (the pool account for a root entity).",
@@ -109,6 +117,7 @@ export const operatorOperations = {
   }),
   entityList: operation({
     name: 'ops_entity_list',
+    sdk: 'entities.list',
     subject: 'ops.entity.list',
     permission: 'operator',
     summary: "A partner's entities with their review state.",
@@ -119,6 +128,7 @@ export const operatorOperations = {
   }),
   userKyc: operation({
     name: 'ops_user_kyc',
+    sdk: 'users.kyc',
     subject: 'ops.user.kyc',
     permission: 'operator',
     summary: "Set a user's KYC state: pending (resubmitted), approved or rejected (with a reason).",
@@ -131,6 +141,7 @@ export const operatorOperations = {
   }),
   accountList: operation({
     name: 'ops_account_list',
+    sdk: 'accounts.list',
     subject: 'ops.account.list',
     permission: 'operator',
     summary: "An entity's accounts, oldest first.",
@@ -139,6 +150,8 @@ export const operatorOperations = {
   }),
   accountDeposit: operation({
     name: 'ops_account_deposit',
+    sdk: 'accounts.deposit',
+    cli: { positionals: ['account_id', 'amount'], names: { amount: 'amount_cents' } },
     subject: 'ops.account.deposit',
     permission: 'operator',
     summary: 'Credit an account as an inbound payment would (how a sandbox partner funds an account).',
@@ -157,6 +170,9 @@ export const operatorOperations = {
   }),
   ledgerVerify: operation({
     name: 'ops_ledger_verify',
+    sdk: 'ledger.verify',
+    // A mismatch is a reply, not a refusal; the CLI exits 3 so that scripts notice it.
+    cli: { exitCode: (report) => ((report as { ok: boolean }).ok ? 0 : 3) },
     subject: 'ops.ledger.verify',
     permission: 'operator',
     summary: 'Recompute every balance from postings, every hold, running balance and hash chain; report mismatches.',
@@ -173,6 +189,7 @@ export const operatorOperations = {
   }),
   clearingRun: operation({
     name: 'ops_clearing_run',
+    sdk: 'clearing.run',
     subject: 'ops.clearing.run',
     permission: 'operator',
     summary: 'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded RTCs.',

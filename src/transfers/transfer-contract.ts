@@ -47,6 +47,7 @@ export type TransactionView = z.output<typeof transactionView>
 export const transferOperations = {
   transfer: operation({
     name: 'account_transfer_eft_rtc',
+    sdk: 'accounts.transfer',
     subject: 'svc.account.<partner_id>.transfer_eft_rtc',
     permission: 'payments',
     summary: 'Pay out of an account by EFT (held now, settled by the clearing cycle) or RTC (pay_and_clear: settled at once).',
@@ -59,6 +60,7 @@ export const transferOperations = {
   }),
   list: operation({
     name: 'account_list_transactions',
+    sdk: 'accounts.listTransactions',
     subject: 'svc.account.<partner_id>.list',
     permission: 'read',
     summary: "An account's transactions, newest first, a page at a time (limit default 100, max 1000; next_cursor until the last page).",
@@ -79,6 +81,7 @@ export const transferOperations = {
   }),
   getTransaction: operation({
     name: 'account_get_transaction',
+    sdk: 'accounts.getTransaction',
     subject: 'svc.account.<partner_id>.get_transaction',
     permission: 'read',
     summary: 'One transaction of any of the partner\'s accounts.',
