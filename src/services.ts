@@ -33,8 +33,8 @@ export interface Services {
 /** Composition by hand: plain constructors, in dependency order. */
 export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail): Services {
   const credentials = new CredentialStore(db, clock, config.credentialCacheTtlMs)
-  const entities = new EntityService(db, clock)
-  const users = new UserService(db, clock, entities)
+  const users = new UserService(db, clock)
+  const entities = new EntityService(db, clock, users)
   const accounts = new AccountService(
     db,
     clock,

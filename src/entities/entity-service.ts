@@ -1,22 +1,36 @@
 import { randomUUID } from 'node:crypto'
-import type { Kysely, Selectable } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatOptionalTimestamp, formatTimestamp } from '../contract/format.ts'
-import type { Address, Database, EntitiesTable } from '../db/schema.ts'
+import type { Address, Database } from '../db/schema.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { Conflict, Invalid, NotFound } from '../errors.ts'
+import type { UserService } from '../users/user-service.ts'
 import type { EntityCreateRequest, EntityInfo, EntityListItem } from './entity-contract.ts'
+import {
+  anyEntity,
+  entitiesOf,
+  entityOf,
+  insertEntity,
+  partnerOfEntity,
+  setEntityAddress,
+  setEntityReview,
+  type EntityRow,
+} from './entity-store.ts'
 
-export type EntityRow = Selectable<EntitiesTable>
+export type { EntityRow } from './entity-store.ts'
 
 type Executor = Kysely<Database>
 
 // Entities: the owners of users and accounts. Every read is scoped to the caller's
-// partner; another partner's entity is answered exactly as a missing one (RULINGS).
+// partner; another partner's entity is answered exactly as a missing one (RULINGS). A
+// personal entity's one user belongs to the users capability: it is created and decided
+// through UserService, in the same database transaction as the entity.
 export class EntityService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly users: UserService,
   ) {}
 
   async create(partnerId: string, request: EntityCreateRequest): Promise<{ id: string }> {
@@ -29,7 +43,7 @@ export class EntityService {
     try {
       await this.db.transaction().execute(async (trx) => {
         await this.insert(trx, partnerId, id, request, now, false)
-        if (request.entity_type === 'personal') await insertHolder(trx, partnerId, id, request, now)
+        if (request.entity_type === 'personal') await this.users.createHolder(trx, partnerId, id, request, now)
       })
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -62,62 +76,50 @@ export class EntityService {
       created_at: now,
     }
     if (request.entity_type === 'business') {
-      await executor
-        .insertInto('entities')
-        .values({
-          ...common,
-          name: request.name,
-          trading_name: request.trading_name,
-          registration_number: request.registration_number,
-          tax_number: request.tax_number ?? '',
-        })
-        .execute()
+      await insertEntity(executor, {
+        ...common,
+        name: request.name,
+        trading_name: request.trading_name,
+        registration_number: request.registration_number,
+        tax_number: request.tax_number ?? '',
+      })
       return
     }
-    await executor
-      .insertInto('entities')
-      .values({
-        ...common,
-        name: request.name ?? `${request.first_name} ${request.last_name}`,
-        first_name: request.first_name,
-        last_name: request.last_name,
-        phone_number: request.phone_number,
-        gender: request.gender,
-        date_of_birth: request.date_of_birth,
-        id_number: request.id_number,
-        id_type: request.id_type,
-        id_issue_date: request.id_issue_date,
-        id_issue_expiry_date: request.id_issue_expiry_date ?? null,
-        city: request.city ?? '',
-        residency: request.residency ?? '',
-        title: request.title ?? '',
-        permit_number: request.permit_number ?? '',
-      })
-      .execute()
+    await insertEntity(executor, {
+      ...common,
+      name: request.name ?? `${request.first_name} ${request.last_name}`,
+      first_name: request.first_name,
+      last_name: request.last_name,
+      phone_number: request.phone_number,
+      gender: request.gender,
+      date_of_birth: request.date_of_birth,
+      id_number: request.id_number,
+      id_type: request.id_type,
+      id_issue_date: request.id_issue_date,
+      id_issue_expiry_date: request.id_issue_expiry_date ?? null,
+      city: request.city ?? '',
+      residency: request.residency ?? '',
+      title: request.title ?? '',
+      permit_number: request.permit_number ?? '',
+    })
   }
 
   /** The partner's entity, or 404 whether it is missing or another partner's. */
   async get(partnerId: string, entityId: string, executor: Executor = this.db): Promise<EntityRow> {
-    const row = await executor
-      .selectFrom('entities')
-      .selectAll()
-      .where('id', '=', entityId)
-      .where('partner_id', '=', partnerId)
-      .executeTakeFirst()
+    const row = await entityOf(executor, partnerId, entityId)
     if (!row) throw new NotFound('entity')
     return row
   }
 
   /** For operators: any partner's entity. */
   async getAny(entityId: string, executor: Executor = this.db): Promise<EntityRow> {
-    const row = await executor.selectFrom('entities').selectAll().where('id', '=', entityId).executeTakeFirst()
+    const row = await anyEntity(executor, entityId)
     if (!row) throw new NotFound('entity')
     return row
   }
 
   async partnerOf(entityId: string): Promise<string | undefined> {
-    const row = await this.db.selectFrom('entities').select('partner_id').where('id', '=', entityId).executeTakeFirst()
-    return row?.partner_id
+    return partnerOfEntity(this.db, entityId)
   }
 
   async info(partnerId: string, entityId: string): Promise<EntityInfo> {
@@ -125,23 +127,12 @@ export class EntityService {
   }
 
   async list(partnerId: string): Promise<EntityListItem[]> {
-    const rows = await this.db
-      .selectFrom('entities')
-      .selectAll()
-      .where('partner_id', '=', partnerId)
-      .orderBy('created_seq')
-      .execute()
+    const rows = await entitiesOf(this.db, partnerId)
     return rows.map(toListItem)
   }
 
   async updateAddress(partnerId: string, entityId: string, address: Address): Promise<void> {
-    const result = await this.db
-      .updateTable('entities')
-      .set({ address: JSON.stringify(address) })
-      .where('id', '=', entityId)
-      .where('partner_id', '=', partnerId)
-      .executeTakeFirst()
-    if (result.numUpdatedRows === 0n) throw new NotFound('entity')
+    if (!(await setEntityAddress(this.db, partnerId, entityId, address))) throw new NotFound('entity')
   }
 
   /**
@@ -153,12 +144,7 @@ export class EntityService {
     entityId: string,
     decision: { approve: true } | { approve: false; reason: string },
   ): Promise<{ before: EntityRow; after: EntityRow }> {
-    const before = await executor
-      .selectFrom('entities')
-      .selectAll()
-      .where('id', '=', entityId)
-      .forUpdate()
-      .executeTakeFirst()
+    const before = await anyEntity(executor, entityId, true)
     if (!before) throw new NotFound('entity')
     if (!decision.approve && before.review_status === 'approved') {
       throw new Invalid('an approved entity cannot be rejected; its accounts are open', [
@@ -166,41 +152,18 @@ export class EntityService {
       ])
     }
     const now = this.clock.now()
-    const after = await executor
-      .updateTable('entities')
-      .set({
-        review_status: decision.approve ? 'approved' : 'rejected',
-        review_reason: decision.approve ? null : decision.reason,
-        reviewed_at: now,
-      })
-      .where('id', '=', entityId)
-      .returningAll()
-      .executeTakeFirstOrThrow()
-    if (before.entity_type === 'personal') {
-      // A personal entity's KYC is its single user's KYC: the decision covers both.
-      await executor
-        .updateTable('users')
-        .set({
-          kyc_status: decision.approve ? 'approved' : 'rejected',
-          kyc_reviewed_at: now,
-          kyc_rejection_reason: decision.approve ? null : decision.reason,
-          verified_at: decision.approve ? now : null,
-          updated_at: now,
-        })
-        .where('entity_id', '=', entityId)
-        .where('is_entity_holder', '=', true)
-        .execute()
-    }
+    const after = await setEntityReview(executor, entityId, {
+      review_status: decision.approve ? 'approved' : 'rejected',
+      review_reason: decision.approve ? null : decision.reason,
+      reviewed_at: now,
+    })
+    // A personal entity's KYC is its single user's KYC: the decision covers both.
+    if (before.entity_type === 'personal') await this.users.decideHolderKyc(executor, entityId, decision, now)
     return { before, after }
   }
 
   async listForOperator(partnerId: string): Promise<Array<EntityListItem & { partner_id: string; review_status: string; is_root: boolean }>> {
-    const rows = await this.db
-      .selectFrom('entities')
-      .selectAll()
-      .where('partner_id', '=', partnerId)
-      .orderBy('created_seq')
-      .execute()
+    const rows = await entitiesOf(this.db, partnerId)
     return rows.map((row) => ({ ...toListItem(row), partner_id: row.partner_id, review_status: row.review_status, is_root: row.is_root }))
   }
 }
@@ -217,45 +180,6 @@ function futureDateIssues(
   return fields
     .filter((field) => Date.parse(request[field]) > now.getTime())
     .map((field) => ({ field, message: 'must not be in the future' }))
-}
-
-async function insertHolder(
-  executor: Executor,
-  partnerId: string,
-  entityId: string,
-  request: Extract<EntityCreateRequest, { entity_type: 'personal' }>,
-  now: Date,
-): Promise<void> {
-  // interface.md: a personal entity gets exactly one user, with the entity's personal
-  // details. Its KYC was submitted with the entity, so it starts `pending`.
-  await executor
-    .insertInto('users')
-    .values({
-      id: randomUUID(),
-      partner_id: partnerId,
-      entity_id: entityId,
-      is_entity_holder: true,
-      first_name: request.first_name,
-      last_name: request.last_name,
-      email: request.email,
-      phone_number: request.phone_number,
-      gender: request.gender,
-      date_of_birth: request.date_of_birth,
-      country: request.country,
-      city: request.city ?? '',
-      residency: request.residency ?? '',
-      id_number: request.id_number,
-      id_type: request.id_type,
-      id_issue_date: request.id_issue_date,
-      id_issue_expiry_date: request.id_issue_expiry_date ?? null,
-      title: request.title ?? '',
-      permit_number: request.permit_number ?? '',
-      kyc_status: 'pending',
-      kyc_submitted_at: now,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute()
 }
 
 function addressOf(row: EntityRow): EntityInfo['address'] {

@@ -1,25 +1,33 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Kysely, type Selectable } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatOptionalTimestamp, formatTimestamp } from '../contract/format.ts'
-import type { Database, KycStatus, UsersTable } from '../db/schema.ts'
-import type { EntityService } from '../entities/entity-service.ts'
+import type { Database, KycStatus } from '../db/schema.ts'
+import type { EntityCreateRequest } from '../entities/entity-contract.ts'
+import { entityOf } from '../entities/entity-store.ts'
 import { Invalid, NotFound } from '../errors.ts'
 import { identityIssues, type UserCreateRequest, type UserRecord, type UserUpdateRequest } from './user-contract.ts'
+import { insertUser, submittedAtOr, updateEntityHolder, updateUser, userOf, usersOf, type UserChanges, type UserRow } from './user-store.ts'
 
-type UserRow = Selectable<UsersTable>
+type Executor = Kysely<Database>
+
+/** The personal details a personal entity's automatic user is created with. */
+export type HolderDetails = Omit<Extract<EntityCreateRequest, { entity_type: 'personal' }>, 'entity_type'>
 
 // Users of entities, with their KYC state. KYC moves (RULINGS): not_started → pending →
-// approved | rejected, and rejected → pending on resubmission; operators decide.
+// approved | rejected, and rejected → pending on resubmission; operators decide. A
+// personal entity's one user is created and decided with the entity, through
+// `createHolder` and `decideHolderKyc`, in the entity's database transaction.
 export class UserService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-    private readonly entities: EntityService,
   ) {}
 
   async create(partnerId: string, request: UserCreateRequest): Promise<{ userId: string }> {
-    const entity = await this.entities.get(partnerId, request.entity_id)
+    // Read through the entities' store, not EntityService, which itself uses this service.
+    const entity = await entityOf(this.db, partnerId, request.entity_id)
+    if (!entity) throw new NotFound('entity')
     if (entity.entity_type === 'personal') {
       throw new Invalid('a personal entity has exactly one user, created with the entity', [
         { field: 'entity_id', message: 'is a personal entity' },
@@ -31,34 +39,78 @@ export class UserService {
     const kyc: Pick<UserRow, 'kyc_status' | 'kyc_submitted_at' | 'kyc_reviewed_at' | 'verified_at'> = request.verified
       ? { kyc_status: 'approved', kyc_submitted_at: now, kyc_reviewed_at: now, verified_at: now }
       : { kyc_status: 'not_started', kyc_submitted_at: null, kyc_reviewed_at: null, verified_at: null }
-    await this.db
-      .insertInto('users')
-      .values({
-        id,
-        partner_id: partnerId,
-        entity_id: entity.id,
-        first_name: request.first_name,
-        last_name: request.last_name,
-        email: request.email,
-        phone_number: request.phone_number,
-        gender: request.gender,
-        date_of_birth: request.date_of_birth,
-        country: request.country,
-        city: request.city,
-        residency: request.residency,
-        id_number: request.id_number,
-        id_type: request.id_type,
-        id_issue_date: request.id_issue_date,
-        id_issue_expiry_date: request.id_issue_expiry_date ?? null,
-        title: request.title,
-        permit_number: request.permit_number,
-        address: request.address ? JSON.stringify(request.address) : null,
-        ...kyc,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute()
+    await insertUser(this.db, {
+      id,
+      partner_id: partnerId,
+      entity_id: entity.id,
+      first_name: request.first_name,
+      last_name: request.last_name,
+      email: request.email,
+      phone_number: request.phone_number,
+      gender: request.gender,
+      date_of_birth: request.date_of_birth,
+      country: request.country,
+      city: request.city,
+      residency: request.residency,
+      id_number: request.id_number,
+      id_type: request.id_type,
+      id_issue_date: request.id_issue_date,
+      id_issue_expiry_date: request.id_issue_expiry_date ?? null,
+      title: request.title,
+      permit_number: request.permit_number,
+      address: request.address ? JSON.stringify(request.address) : null,
+      ...kyc,
+      created_at: now,
+      updated_at: now,
+    })
     return { userId: id }
+  }
+
+  /**
+   * The automatic user of a new personal entity (interface.md: exactly one, with the
+   * entity's personal details). Its KYC was submitted with the entity, so it starts
+   * `pending`. Runs on the caller's executor: the entity and its user commit together.
+   */
+  async createHolder(executor: Executor, partnerId: string, entityId: string, person: HolderDetails, now: Date): Promise<void> {
+    await insertUser(executor, {
+      id: randomUUID(),
+      partner_id: partnerId,
+      entity_id: entityId,
+      is_entity_holder: true,
+      first_name: person.first_name,
+      last_name: person.last_name,
+      email: person.email,
+      phone_number: person.phone_number,
+      gender: person.gender,
+      date_of_birth: person.date_of_birth,
+      country: person.country,
+      city: person.city ?? '',
+      residency: person.residency ?? '',
+      id_number: person.id_number,
+      id_type: person.id_type,
+      id_issue_date: person.id_issue_date,
+      id_issue_expiry_date: person.id_issue_expiry_date ?? null,
+      title: person.title ?? '',
+      permit_number: person.permit_number ?? '',
+      kyc_status: 'pending',
+      kyc_submitted_at: now,
+      created_at: now,
+      updated_at: now,
+    })
+  }
+
+  /**
+   * A personal entity's KYC is its single user's KYC: the bank's decision on the entity
+   * is recorded on its automatic user too, on the caller's executor.
+   */
+  async decideHolderKyc(
+    executor: Executor,
+    entityId: string,
+    decision: { approve: true } | { approve: false; reason: string },
+    now: Date,
+  ): Promise<void> {
+    const status = decision.approve ? 'approved' : 'rejected'
+    await updateEntityHolder(executor, entityId, kycChanges(status, decision.approve ? undefined : decision.reason, now))
   }
 
   async update(partnerId: string, request: UserUpdateRequest): Promise<{ userId: string }> {
@@ -71,11 +123,7 @@ export class UserService {
         id_issue_expiry_date: changes.id_issue_expiry_date ?? current.id_issue_expiry_date?.toISOString(),
       })
       if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join('; '), issues)
-      await trx
-        .updateTable('users')
-        .set({ ...changes, updated_at: this.clock.now() })
-        .where('id', '=', user_id)
-        .execute()
+      await updateUser(trx, user_id, { ...changes, updated_at: this.clock.now() })
       return { userId: user_id }
     })
   }
@@ -85,42 +133,37 @@ export class UserService {
   }
 
   async list(partnerId: string, entityId: string | undefined): Promise<UserRecord[]> {
-    let query = this.db.selectFrom('users').selectAll().where('partner_id', '=', partnerId)
-    if (entityId) query = query.where('entity_id', '=', entityId)
-    const rows = await query.orderBy('created_seq').execute()
+    const rows = await usersOf(this.db, partnerId, entityId)
     return rows.map((row) => ({ ...toRecord(row), date_registered: formatTimestamp(row.created_at) }))
   }
 
   /** The operator's KYC decision (or a resubmission, `pending`). */
   async setKyc(userId: string, status: Exclude<KycStatus, 'not_started'>, reason: string | undefined): Promise<UserRecord> {
     if (status === 'rejected' && !reason) throw Invalid.field('reason', 'is required when rejecting')
-    const now = this.clock.now()
-    const row = await this.db
-      .updateTable('users')
-      .set({
-        kyc_status: status,
-        // A decision on KYC that was never marked submitted (the operator went straight
-        // from not_started) means it was submitted now: a reviewed record must not read as
-        // unsubmitted (interface.md omits kyc_submitted_at only before submission).
-        kyc_submitted_at: status === 'pending' ? now : sql<Date>`coalesce(kyc_submitted_at, ${now})`,
-        kyc_reviewed_at: status === 'pending' ? null : now,
-        kyc_rejection_reason: status === 'rejected' ? reason : null,
-        verified_at: status === 'approved' ? now : null,
-        updated_at: now,
-      })
-      .where('id', '=', userId)
-      .returningAll()
-      .executeTakeFirst()
+    const row = await updateUser(this.db, userId, kycChanges(status, reason, this.clock.now()))
     if (!row) throw new NotFound('user')
     return toRecord(row)
   }
 
-  private async row(partnerId: string, userId: string, executor: Kysely<Database> = this.db, lock = false): Promise<UserRow> {
-    let query = executor.selectFrom('users').selectAll().where('id', '=', userId).where('partner_id', '=', partnerId)
-    if (lock) query = query.forUpdate()
-    const row = await query.executeTakeFirst()
+  private async row(partnerId: string, userId: string, executor: Executor = this.db, lock = false): Promise<UserRow> {
+    const row = await userOf(executor, partnerId, userId, lock)
     if (!row) throw new NotFound('user')
     return row
+  }
+}
+
+/** The columns a KYC state records, for a decision or (`pending`) a resubmission. */
+function kycChanges(status: Exclude<KycStatus, 'not_started'>, reason: string | undefined, now: Date): UserChanges {
+  return {
+    kyc_status: status,
+    // A decision on KYC that was never marked submitted (the operator went straight
+    // from not_started) means it was submitted now: a reviewed record must not read as
+    // unsubmitted (interface.md omits kyc_submitted_at only before submission).
+    kyc_submitted_at: status === 'pending' ? now : submittedAtOr(now),
+    kyc_reviewed_at: status === 'pending' ? null : now,
+    kyc_rejection_reason: status === 'rejected' ? reason : null,
+    verified_at: status === 'approved' ? now : null,
+    updated_at: now,
   }
 }
 
