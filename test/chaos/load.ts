@@ -16,7 +16,7 @@ export const loadLimits = {
   concurrency: 64,
   accounts: 8,
   account_funding_cents: 20_000_000,
-  request_timeout_ms: 4_000,
+  request_timeout_ms: 5_000,
   /** A sender whose request failed waits this long, doubling up to the max, before its next one. */
   backoff_first_ms: 100,
   backoff_max_ms: 1_000,
@@ -35,8 +35,9 @@ export async function setUpBank(natsUrl: string, dataDir: string): Promise<Chaos
   // The test's own connection rides out a NATS restart like the service's does.
   const nc = await connect({ servers: natsUrl, maxReconnectAttempts: -1, reconnectTimeWait: 250 })
   const token = fs.readFileSync(path.join(dataDir, 'operator-token'), 'utf8').trim()
-  const timeoutMs = loadLimits.request_timeout_ms
-  const operator = new OperatorClient({ connection: nc, token, timeoutMs })
+  // The operator's set-up and checks keep the SDK's default timeout; only the load's
+  // requests time out early, so that a request lost in the fault is retried soon.
+  const operator = new OperatorClient({ connection: nc, token })
   const root = businessEntity()
   const created = await operator.partners.create({
     name: root.name,
@@ -45,7 +46,12 @@ export async function setUpBank(natsUrl: string, dataDir: string): Promise<Chaos
     trading_name: root.trading_name,
   })
   await operator.entities.review({ entity_id: created.root_entity_id, decision: 'approve' })
-  const client = new BankClient({ connection: nc, token: created.credential.token, partnerId: created.partner_id, timeoutMs })
+  const client = new BankClient({
+    connection: nc,
+    token: created.credential.token,
+    partnerId: created.partner_id,
+    timeoutMs: loadLimits.request_timeout_ms,
+  })
   const { accounts: existing } = await client.accounts.getByEntity({ entity_id: created.root_entity_id })
   const accounts = existing.map((a) => a.account_id)
   while (accounts.length < loadLimits.accounts) {
