@@ -20,22 +20,38 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined
   /** Where PGlite keeps its files; `memory://` keeps nothing. */
   pgliteDir: string
+  /** A PGlite data directory dump to load into an empty store (see BankOptions.pgliteSeed). */
+  pgliteSeed?: Blob | undefined
   poolMax: number
+  /** How long a query waits for a connection while the database is unreachable. */
+  connectTimeoutMs?: number
 }
 
 // One SQL dialect (PostgreSQL) on two back ends: a PostgreSQL server for production and
 // many instances, PGlite (embedded, one process, no fsync) as the zero-set-up default.
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) {
-    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax })
-    // A dropped idle connection must not take the process down; the pool replaces it.
+    const pool = new pg.Pool({
+      connectionString: options.databaseUrl,
+      max: options.poolMax,
+      // While the database is away a request waits this long for a connection, then gets 503.
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    })
+    // A database restart must not take the process down. The pool listens for errors of
+    // idle connections; a connection checked out by a transaction (between two of its
+    // queries) emits 'error' on the client itself, and an unheard 'error' event kills
+    // Node. Every client gets a listener: the query in progress fails on its own (the
+    // request answers 503) and the pool discards the broken client when it is released.
     pool.on('error', () => {})
+    pool.on('connect', (client) => {
+      client.on('error', () => {})
+    })
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     await migrate(db)
     return { db, storage: 'postgres', close: () => db.destroy() }
   }
   if (!options.pgliteDir.startsWith('memory://')) fs.mkdirSync(options.pgliteDir, { recursive: true })
-  const pglite = await PGlite.create(options.pgliteDir)
+  const pglite = await PGlite.create(options.pgliteDir, options.pgliteSeed ? { loadDataDir: options.pgliteSeed } : {})
   const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
   await migrate(db)
   return {

@@ -18,6 +18,11 @@ export interface GroupCommitterOptions<J> {
   retryable: (error: unknown) => boolean
   attempts_max: number
   /**
+   * Whether a failed batch should be split to find the one job that caused the failure.
+   * Not for outages (a lost database fails every half the same way).
+   */
+  isolatable: (error: unknown) => boolean
+  /**
    * The rows a job writes (its accounts). A job whose rows an in-flight batch is writing
    * waits for the next batch instead of joining one that would only queue on the row
    * lock: a hot account's requests then pile into one large batch, while requests for
@@ -100,6 +105,15 @@ export class GroupCommitter<J, R> {
         return
       } catch (error) {
         if (attempt < this.options.attempts_max && this.options.retryable(error)) continue
+        if (batch.length > 1 && this.options.isolatable(error)) {
+          // One request must never fail another: a batch that failed for a reason no
+          // check foresaw is written again in halves (each its own transaction; the failed
+          // one rolled back whole), until the culprit fails alone and the rest commit.
+          const half = Math.ceil(batch.length / 2)
+          await this.write(batch.slice(0, half))
+          await this.write(batch.slice(half))
+          return
+        }
         for (const w of batch) w.reject(error)
         return
       }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto'
-import { formatTimestamp } from '../contract/format.ts'
 import { cents } from './cents.ts'
 
 // `tx_sha` (RULINGS): a SHA-256 chain per account. Each transaction's hash covers its
@@ -29,27 +28,45 @@ export interface ChainFields {
   user_id: string
 }
 
+// The canonical form is the ledger's own, fixed for ever: a stored proof must not change
+// when the wire format does. It is computed over the values exactly as the database keeps
+// them: text as stored (an unpaired surrogate has no UTF-8 form and is stored as U+FFFD,
+// so it is hashed as U+FFFD — the contract refuses such text anyway), the time to the
+// millisecond in UTC with whole seconds written without a fraction (the form every
+// stored proof so far was taken over).
 export function canonicalForm(tx: ChainFields): string {
   return JSON.stringify([
     tx.id,
     tx.account_id,
     tx.seq.toString(),
-    formatTimestamp(tx.created_at),
+    canonicalTime(tx.created_at),
     tx.tx_type,
     tx.tx_payment_type,
     tx.amount.toString(),
     tx.fee.toString(),
     tx.credit.toString(),
     tx.debit.toString(),
-    tx.ref,
-    tx.own_ref,
-    tx.recipient_name,
-    tx.recipient_account,
-    tx.recipient_branch,
+    asStored(tx.ref),
+    asStored(tx.own_ref),
+    asStored(tx.recipient_name),
+    asStored(tx.recipient_account),
+    asStored(tx.recipient_branch),
     tx.parent_tx_id ?? '',
-    tx.added_by,
-    tx.user_id,
+    asStored(tx.added_by),
+    asStored(tx.user_id),
   ])
+}
+
+export function canonicalTime(at: Date): string {
+  const iso = at.toISOString()
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso
+}
+
+const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/** Text as the database stores it (UTF-8): an unpaired surrogate becomes U+FFFD. */
+export function asStored(text: string): string {
+  return text.replace(loneSurrogate, '\ufffd')
 }
 
 export function chainHash(prevSha: string, tx: ChainFields): string {

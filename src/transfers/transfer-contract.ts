@@ -89,3 +89,6 @@ export const transferOperations = {
     response: z.object({ transaction: transactionView }),
   }),
 }
+
+/** The transfer reply, for the service that builds it. */
+export type TransferResult = z.output<typeof transferOperations.transfer.response>

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import { unnestRows } from '../db/bulk.ts'
+import { isDatabaseUnavailable } from '../db/errors.ts'
 import type { Caller } from '../auth/credential-store.ts'
 import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
@@ -47,11 +48,9 @@ interface ReserveJob {
   feeTxId: string | null
 }
 
-export interface TransferResult {
-  tx_id: string
-  amount: string
-  status: 'Pending' | SettledStatus
-}
+// The reply's shape is the transfer operation's response schema's.
+import type { TransferResult } from './transfer-contract.ts'
+export type { TransferResult }
 
 const overloaded = () => new Unavailable('the bank is busy; try again shortly')
 
@@ -73,6 +72,7 @@ export class TransferService {
       overloaded,
       retryable: isRetryableDatabaseError,
       attempts_max: 3,
+      isolatable: (error: unknown) => !isDatabaseUnavailable(error),
     }
     this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), { ...options, keysOf: (job) => [job.request.account_id] })
     this.settler = new GroupCommitter((jobs) => this.settleBatch(jobs), { ...options, keysOf: (job) => [job.payout.account_id] })

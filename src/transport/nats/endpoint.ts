@@ -9,10 +9,13 @@ import {
   Invalid,
   InvalidJson,
   PayloadTooLarge,
+  Unavailable,
   internalErrorBody,
   type FieldIssue,
 } from '../../errors.ts'
+import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { Logger } from '../../logger.ts'
+import { unstorableTextIssues } from '../../contract/text-rules.ts'
 import type { Reply } from './micro.ts'
 
 // The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
@@ -125,6 +128,12 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new Invalid('request body must be a JSON object', [{ field: '(body)', message: 'must be a JSON object' }])
   }
+  // One rule for every text of every operation, before the schema: what the database cannot
+  // store or the ledger could not hash as stored never reaches a service or a batch.
+  const textIssues = unstorableTextIssues(body)
+  if (textIssues.length > 0) {
+    throw new Invalid(`invalid request: ${textIssues.map((d) => `${d.field} ${d.message}`).join('; ')}`, textIssues)
+  }
   const parsed = operation.request.safeParse(body)
   if (!parsed.success) {
     const details = parsed.error.issues.flatMap((issue) => issueToFields(issue, body))
@@ -155,6 +164,11 @@ function valueAt(body: unknown, path: PropertyKey[]): unknown {
 }
 
 function errorReply(error: unknown, requestId: string, log: Logger): Reply {
+  if (isDatabaseUnavailable(error)) {
+    // An outage, not a mistake: the caller may try again; the service recovers by itself.
+    log.warn({ err: error }, 'database unavailable')
+    error = new Unavailable('the bank cannot reach its database; try again shortly')
+  }
   if (error instanceof BankError) {
     return {
       body: encoder.encode(JSON.stringify(error.toBody())),

@@ -1,0 +1,56 @@
+import type { FieldIssue } from '../errors.ts'
+
+// Text the bank will not take, in any field of any request (keys included):
+//  - NUL (U+0000): PostgreSQL cannot store it in text or jsonb;
+//  - unpaired UTF-16 surrogates (a JSON escape like "\ud800" with no partner): they have no
+//    UTF-8 form, so the database would store U+FFFD instead of what was sent, and a hash
+//    taken over what was sent would no longer match the stored row;
+//  - other control characters (U+0001-U+001F, U+007F-U+009F): no field of a payment or a
+//    customer record needs them, and they break statements, logs and files downstream.
+// Checked once on the decoded JSON, before any schema, so every operation gets the same
+// rule and a 400 that names the field.
+
+/** Deepest nesting a request may have; no operation's shape comes near it. */
+export const request_depth_max = 32
+
+const forbidden = /[\u0000-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+
+export function unstorableTextReason(value: string): string | undefined {
+  const match = forbidden.exec(value)
+  if (!match) return undefined
+  const code = match[0].charCodeAt(0)
+  if (code === 0) return 'must not contain NUL (U+0000)'
+  if (code >= 0xd800 && code <= 0xdfff) return 'must not contain an unpaired surrogate (not valid Unicode text)'
+  return `must not contain control characters (found U+${code.toString(16).toUpperCase().padStart(4, '0')})`
+}
+
+/** Every string (and key) in a decoded JSON body that breaks the rule, by field path. */
+export function unstorableTextIssues(body: unknown): FieldIssue[] {
+  const issues: FieldIssue[] = []
+  // Iterative, so that a hostile nesting depth cannot exhaust the stack.
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: body, path: '', depth: 0 }]
+  while (stack.length > 0 && issues.length < 20) {
+    const { value, path, depth } = stack.pop()!
+    if (typeof value === 'string') {
+      const reason = unstorableTextReason(value)
+      if (reason) issues.push({ field: path || '(body)', message: reason })
+      continue
+    }
+    if (typeof value !== 'object' || value === null) continue
+    if (depth >= request_depth_max) {
+      issues.push({ field: path || '(body)', message: `is nested more than ${request_depth_max} levels deep` })
+      continue
+    }
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => stack.push({ value: item, path: path ? `${path}.${i}` : String(i), depth: depth + 1 }))
+      continue
+    }
+    for (const [key, item] of Object.entries(value)) {
+      const field = path ? `${path}.${key}` : key
+      const keyReason = unstorableTextReason(key)
+      if (keyReason) issues.push({ field: field.replace(/[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/g, '?'), message: `name ${keyReason}` })
+      else stack.push({ value: item, path: field, depth: depth + 1 })
+    }
+  }
+  return issues.reverse()
+}
