@@ -17,20 +17,9 @@ export interface Caller {
   permissions: ReadonlySet<Permission>
 }
 
-export interface IssuedCredential {
-  id: string
-  token: string
-}
-
-export interface CredentialView {
-  id: string
-  partner_id: string | null
-  permissions: Permission[]
-  label: string
-  created_at: string
-  expires_at: string | null
-  revoked_at: string | null
-}
+// The shapes the operator replies carry, from the contract's schemas.
+import type { CredentialView, IssuedCredential } from '../operators/operator-contract.ts'
+export type { CredentialView, IssuedCredential }
 
 const tokenPattern = /^(pbk|opk)_[A-Za-z0-9_-]{43}$/
 

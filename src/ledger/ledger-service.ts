@@ -15,23 +15,9 @@ import {
 } from './ledger-store.ts'
 import { rowHashHolds } from './tx-chain.ts'
 
-export interface LedgerProblem {
-  kind: string
-  account_id?: string
-  tx_id?: string
-  journal_id?: string
-  message: string
-}
-
-export interface LedgerReport {
-  ok: boolean
-  accounts_checked: number
-  transactions_checked: number
-  journals_checked: number
-  postings_total: string
-  internal_balances: Record<string, string>
-  problems: LedgerProblem[]
-}
+// The report's shape is the `ops.ledger.verify` reply schema's.
+import type { LedgerProblem, LedgerReport } from '../operators/operator-contract.ts'
+export type { LedgerProblem, LedgerReport }
 
 const verify_page_rows = 5000
 const problems_max = 1000

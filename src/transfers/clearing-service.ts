@@ -9,15 +9,9 @@ import type { Logger } from '../logger.ts'
 import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
 import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts'
 
-export interface ClearingReport {
-  cycle: string
-  resumed: boolean
-  settled: number
-  failed: number
-  invalid: number
-  returned: number
-  rtc_recovered: number
-}
+// The report's shape is the `ops.clearing.run` reply schema's.
+import type { ClearingReport } from '../operators/operator-contract.ts'
+export type { ClearingReport }
 
 // The bank's side of EFT clearing, run as durable work from the database: each cycle is
 // a `clearing_runs` row (unique per cycle, so one instance runs it); pending EFTs taken
