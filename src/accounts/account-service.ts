@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Kysely, type Selectable } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { luhnCheckDigit } from '../contract/fields.ts'
 import { formatTimestamp } from '../contract/format.ts'
-import type { AccountsTable, Database } from '../db/schema.ts'
+import type { Database } from '../db/schema.ts'
 import type { EntityRow, EntityService } from '../entities/entity-service.ts'
 import { Invalid, NotFound, Unavailable } from '../errors.ts'
 import type { AccountCreated, AccountDetails } from './account-contract.ts'
+import { accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, type AccountRow } from './account-store.ts'
 
-export type AccountRow = Selectable<AccountsTable>
+export type { AccountRow } from './account-store.ts'
 
 export interface AccountNumberPool {
   first: number
@@ -45,20 +46,16 @@ export class AccountService {
    * entity's first account is the partner's pool account (interface.md).
    */
   async open(executor: Kysely<Database>, entity: EntityRow, kind: AccountRow['kind']): Promise<AccountRow> {
-    return executor
-      .insertInto('accounts')
-      .values({
-        id: randomUUID(),
-        partner_id: entity.partner_id,
-        entity_id: entity.id,
-        account_number: await this.nextAccountNumber(executor),
-        country: entity.country || this.defaultCountry,
-        kind,
-        metadata: JSON.stringify({ currency: 'ZAR', kind }),
-        created_at: this.clock.now(),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow()
+    return insertAccount(executor, {
+      id: randomUUID(),
+      partner_id: entity.partner_id,
+      entity_id: entity.id,
+      account_number: await this.nextAccountNumber(executor),
+      country: entity.country || this.defaultCountry,
+      kind,
+      metadata: JSON.stringify({ currency: 'ZAR', kind }),
+      created_at: this.clock.now(),
+    })
   }
 
   async byEntity(partnerId: string, entityId: string) {
@@ -75,29 +72,14 @@ export class AccountService {
     }
   }
 
-  /**
-   * Oldest first by `created_at`, as interface.md promises for get_by_entity; the insert
-   * sequence breaks ties. Sorting by the sequence alone is not enough: instances' clocks
-   * differ, so an account inserted later may carry an earlier `created_at`.
-   */
+  /** Oldest first by `created_at`, as interface.md promises for get_by_entity. */
   async list(entityId: string, executor: Kysely<Database> = this.db): Promise<AccountRow[]> {
-    return executor
-      .selectFrom('accounts')
-      .selectAll()
-      .where('entity_id', '=', entityId)
-      .orderBy('created_at')
-      .orderBy('created_seq')
-      .execute()
+    return accountsOfEntity(executor, entityId)
   }
 
   /** The partner's account, or 404 whether it is missing or another partner's. */
   async get(partnerId: string, accountId: string, executor: Kysely<Database> = this.db): Promise<AccountRow> {
-    const row = await executor
-      .selectFrom('accounts')
-      .selectAll()
-      .where('id', '=', accountId)
-      .where('partner_id', '=', partnerId)
-      .executeTakeFirst()
+    const row = await accountOf(executor, partnerId, accountId)
     if (!row) throw new NotFound('account')
     return row
   }
@@ -115,8 +97,7 @@ export class AccountService {
   }
 
   private async nextAccountNumber(executor: Kysely<Database>): Promise<string> {
-    const { rows } = await sql<{ value: string }>`select nextval('account_number_seq')::text as value`.execute(executor)
-    const offset = BigInt(rows[0]!.value) - 1n
+    const offset = (await nextAccountNumberValue(executor)) - 1n
     const value = BigInt(this.pool.first) + offset
     if (value > BigInt(this.pool.last)) throw new Unavailable('the account number pool is exhausted; the bank must widen it')
     const body = value.toString().padStart(String(this.pool.last).length, '0')

@@ -79,6 +79,15 @@ export class CredentialStore {
     return { id, token }
   }
 
+  /**
+   * Whether an operator credential was ever issued, revoked or not: the bank's first start
+   * issues one. Takes the executor so the caller can ask under its own lock.
+   */
+  async hasOperator(executor: Kysely<Database> = this.db): Promise<boolean> {
+    const row = await executor.selectFrom('credentials').select('id').where('role', '=', 'operator').limit(1).executeTakeFirst()
+    return row !== undefined
+  }
+
   /** The caller a token stands for; any fault in the token is the same 401. */
   async verify(token: string | undefined): Promise<Caller> {
     if (!token || !tokenPattern.test(token)) throw new Unauthorized()

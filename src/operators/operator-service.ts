@@ -9,6 +9,7 @@ import type { Database } from '../db/schema.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, NotFound } from '../errors.ts'
+import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
 export class OperatorService {
@@ -32,10 +33,7 @@ export class OperatorService {
     const now = this.clock.now()
     try {
       return await this.db.transaction().execute(async (trx) => {
-        await trx
-          .insertInto('partners')
-          .values({ id: partnerId, name: input.name, email: input.email, root_entity_id: rootEntityId, created_at: now })
-          .execute()
+        await insertPartner(trx, { id: partnerId, name: input.name, email: input.email, root_entity_id: rootEntityId, created_at: now })
         await this.entities.insert(trx, partnerId, rootEntityId, { entity_type: 'business', ...input }, now, true)
         const credential = await this.credentials.issue(trx, {
           partnerId,
@@ -51,7 +49,7 @@ export class OperatorService {
   }
 
   async listPartners() {
-    const rows = await this.db.selectFrom('partners').selectAll().orderBy('created_seq').execute()
+    const rows = await allPartners(this.db)
     return rows.map((row) => ({
       partner_id: row.id,
       name: row.name,
@@ -125,7 +123,6 @@ export class OperatorService {
   }
 
   private async requirePartner(partnerId: string): Promise<void> {
-    const row = await this.db.selectFrom('partners').select('id').where('id', '=', partnerId).executeTakeFirst()
-    if (!row) throw new NotFound('partner')
+    if (!(await partnerExists(this.db, partnerId))) throw new NotFound('partner')
   }
 }

@@ -1,0 +1,49 @@
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
+import type { AccountsTable, Database } from '../db/schema.ts'
+
+// The SQL of the `accounts` table's own columns, which the accounts capability owns. The
+// balance columns (balance, held, last_seq, last_sha, last_posted) are the ledger's: only
+// ledger-batch.ts writes them. Each function takes the executor to run on, so a caller
+// can use its own transaction.
+
+export type AccountRow = Selectable<AccountsTable>
+
+type Executor = Kysely<Database>
+
+export async function insertAccount(executor: Executor, values: Insertable<AccountsTable>): Promise<AccountRow> {
+  return executor.insertInto('accounts').values(values).returningAll().executeTakeFirstOrThrow()
+}
+
+/**
+ * The next value of the account number sequence, from 1. A database sequence serves
+ * every instance from one pool without collisions.
+ */
+export async function nextAccountNumberValue(executor: Executor): Promise<bigint> {
+  const { rows } = await sql<{ value: string }>`select nextval('account_number_seq')::text as value`.execute(executor)
+  return BigInt(rows[0]!.value)
+}
+
+/**
+ * An entity's accounts, oldest first by `created_at` with the insert sequence breaking
+ * ties. Sorting by the sequence alone is not enough: instances' clocks differ, so an
+ * account inserted later may carry an earlier `created_at`.
+ */
+export async function accountsOfEntity(executor: Executor, entityId: string): Promise<AccountRow[]> {
+  return executor
+    .selectFrom('accounts')
+    .selectAll()
+    .where('entity_id', '=', entityId)
+    .orderBy('created_at')
+    .orderBy('created_seq')
+    .execute()
+}
+
+/** The partner's account, or undefined whether it is missing or another partner's. */
+export async function accountOf(executor: Executor, partnerId: string, accountId: string): Promise<AccountRow | undefined> {
+  return executor
+    .selectFrom('accounts')
+    .selectAll()
+    .where('id', '=', accountId)
+    .where('partner_id', '=', partnerId)
+    .executeTakeFirst()
+}
