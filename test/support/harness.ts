@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { after, before } from 'node:test'
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import pg from 'pg'
 import { startBank, type Bank } from '../../src/app.ts'
@@ -16,14 +17,21 @@ import {
   type PrivateNatsServer,
 } from '../../src/transport/nats/nats-server.ts'
 import { businessEntity } from './fixtures.ts'
+import { adminUrl, clonePostgresTemplate, pgliteSeed } from './templates.ts'
 
 // The one shared harness: a real nats-server (private to this test file, so that no two
 // suites share a queue group), the real service in-process, and real storage — PGlite, or
-// a fresh PostgreSQL database when BANK_TEST_STORAGE=postgres.
+// a fresh PostgreSQL database when BANK_TEST_STORAGE=postgres. Storage starts from a
+// pre-migrated template (see templates.ts): in memory for a file that never restarts its
+// bank, on disk for one that does; on PostgreSQL, a database cloned from the template.
+//
+// A test file declares its bank once, at top level:
+//
+//   const tb = useTestBank()                     // started before the first test, stopped after the last
+//   const tb = useTestBank({ persistent: true }) // when a test calls tb.restart()
 
 export type TestStorage = 'pglite' | 'postgres'
 export const storage: TestStorage = process.env.BANK_TEST_STORAGE === 'postgres' ? 'postgres' : 'pglite'
-const adminUrl = process.env.BANK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
 let natsServer: Promise<PrivateNatsServer> | undefined
 
@@ -44,7 +52,7 @@ export interface TestBank {
   nc: NatsConnection
   operator: OperatorClient
   operatorToken: string
-  /** Stop the service and start it again on the same storage. */
+  /** Stop the service and start it again on the same storage (needs persistent storage). */
   restart(): Promise<void>
   stop(): Promise<void>
 }
@@ -52,12 +60,23 @@ export interface TestBank {
 export interface TestBankOptions {
   clock?: ManualClock
   env?: Record<string, string>
+  /**
+   * Keep the storage where a restart finds it again: PGlite on disk rather than in memory.
+   * Without it restart() fails, on both back ends alike. startTestBank() defaults to true,
+   * useTestBank() to false.
+   */
+  persistent?: boolean
 }
 
+/** Starts a test bank now; the caller stops it. Most files want useTestBank() instead. */
 export async function startTestBank(options: TestBankOptions = {}): Promise<TestBank> {
-  const nats = await testNats()
+  const persistent = options.persistent ?? true
+  const [nats, database, seed] = await Promise.all([
+    testNats(),
+    storage === 'postgres' ? createPostgresDatabase() : undefined,
+    storage === 'pglite' ? pgliteSeed() : undefined,
+  ])
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-data-'))
-  const database = storage === 'postgres' ? await createPostgresDatabase() : undefined
   const config = loadConfig({
     BANK_DATA_DIR: dataDir,
     LOG_LEVEL: process.env.BANK_TEST_LOG_LEVEL ?? 'silent',
@@ -68,12 +87,20 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   })
   const clock = options.clock ?? new ManualClock('2026-11-23T08:00:00Z')
   const log = createLogger(config.logLevel)
-  const start = () => startBank({ config, clock, log, natsUrl: nats.url, validateResponses: true })
+  const pgliteDir = persistent ? undefined : 'memory://'
+  // The seed fills an empty store only: a restart opens what the first start left.
+  let pgliteSeedOnce = seed
+  const start = async () => {
+    const started = await startBank({ config, clock, log, natsUrl: nats.url, pgliteDir, pgliteSeed: pgliteSeedOnce, validateResponses: true })
+    pgliteSeedOnce = undefined
+    return started
+  }
   let bank = await start()
   const operatorToken = bank.bootstrapToken
   if (!operatorToken) throw new Error('a fresh test bank should have created an operator credential')
   const nc = await connect({ servers: nats.url })
   const operator = new OperatorClient({ connection: nc, token: operatorToken })
+  let stopped: Promise<void> | undefined
   const testBank: TestBank = {
     bank,
     config,
@@ -83,26 +110,55 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
     operator,
     operatorToken,
     async restart() {
+      if (!persistent) throw new Error('restart() needs persistent storage: useTestBank({ persistent: true })')
       await bank.stop()
       bank = await start()
       testBank.bank = bank
     },
-    async stop() {
-      await nc.close()
-      await bank.stop()
-      await database?.drop()
-      fs.rmSync(dataDir, { recursive: true, force: true })
-    },
+    stop: () =>
+      (stopped ??= (async () => {
+        await nc.close()
+        await bank.stop()
+        await database?.drop()
+        fs.rmSync(dataDir, { recursive: true, force: true })
+      })()),
   }
   return testBank
 }
 
+/**
+ * Declares this file's test bank: started in a `before` hook, stopped in an `after` hook.
+ * Call it at the top level of a test file; the handle's fields may be used inside tests and
+ * later hooks (a `before` registered after this call already sees a started bank).
+ */
+export function useTestBank(options: TestBankOptions = {}): TestBank {
+  let current: TestBank | undefined
+  const started = (): TestBank => {
+    if (!current) throw new Error('the test bank starts in a before hook: use it inside tests and hooks, not at load time')
+    return current
+  }
+  before(async () => {
+    current = await startTestBank({ ...options, persistent: options.persistent ?? false })
+  })
+  after(async () => {
+    await current?.stop()
+  })
+  return {
+    get bank() { return started().bank },
+    get config() { return started().config },
+    get clock() { return started().clock },
+    get natsUrl() { return started().natsUrl },
+    get nc() { return started().nc },
+    get operator() { return started().operator },
+    get operatorToken() { return started().operatorToken },
+    restart: () => started().restart(),
+    stop: () => started().stop(),
+  }
+}
+
 async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `bank_test_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  await admin.end()
+  await clonePostgresTemplate(name)
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   return {
