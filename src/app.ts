@@ -24,6 +24,11 @@ export interface BankOptions {
   natsUrl: string
   /** PGlite directory override (tests use `memory://`). */
   pgliteDir?: string
+  /**
+   * A dump of a PGlite data directory (`PGlite.dumpDataDir`) to start an empty store from,
+   * instead of creating the cluster afresh; tests start each bank from one already migrated.
+   */
+  pgliteSeed?: Blob
   validateResponses?: boolean
 }
 
@@ -44,6 +49,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
+    pgliteSeed: options.pgliteSeed,
     poolMax: config.dbPoolMax,
   })
   const services = createServices(database.db, clock, config, log)
