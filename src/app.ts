@@ -95,7 +95,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   }
   micro.start()
   await nc.flush()
-  if (config.clearingSchedule) services.clearing.startSchedule()
+  services.jobRunner.start()
   log.info({ storage: database.storage, nats: options.natsUrl, endpoints: table.length }, 'bank started')
 
   let stopped: Promise<void> | undefined
@@ -108,7 +108,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     stop: () =>
       (stopped ??= (async () => {
         await micro.stop(config.shutdownGraceMs)
-        await services.clearing.stopSchedule()
+        await services.jobRunner.stop()
         await nc.drain().catch(() => nc.close())
         await database.close()
         log.info('bank stopped')

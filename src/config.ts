@@ -31,7 +31,8 @@ const settings = z.object({
     .regex(/^([01]\d|2[0-3]):[0-5]\d(,([01]\d|2[0-3]):[0-5]\d)*$/, { error: 'must be HH:MM times (00:00-23:59), comma-separated' })
     .default('07:00,10:00,13:00,16:00'),
   BANK_CLEARING_SCHEDULE: z.enum(['on', 'off']).default('on'),
-  BANK_CLEARING_POLL_MS: z.coerce.number().int().min(1000).max(3_600_000).default(30_000),
+  BANK_JOBS_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
+  BANK_JOBS_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(64).default(4),
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
@@ -60,7 +61,10 @@ export interface Config {
   /** EFT clearing cycles, minutes after 00:00 SAST on business days. */
   eftCyclesSast: number[]
   clearingSchedule: boolean
-  clearingPollMs: number
+  /** How often an instance looks for due jobs and new outbox events. */
+  jobsPollMs: number
+  /** Jobs running at once on one instance. */
+  jobsConcurrencyMax: number
   clearingChunkMax: number
   /** An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail again. */
   rtcRecoveryAfterMs: number
@@ -101,7 +105,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((t) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5)))
       .sort((a, b) => a - b),
     clearingSchedule: s.BANK_CLEARING_SCHEDULE === 'on',
-    clearingPollMs: s.BANK_CLEARING_POLL_MS,
+    jobsPollMs: s.BANK_JOBS_POLL_MS,
+    jobsConcurrencyMax: s.BANK_JOBS_CONCURRENCY_MAX,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),

@@ -13,6 +13,8 @@ import type { Logger } from './logger.ts'
 import type { Rail } from './rails/rail.ts'
 import { SimulatedRail } from './rails/simulated-rail.ts'
 import { ClearingService } from './transfers/clearing-service.ts'
+import { JobRunner } from './jobs/job-runner.ts'
+import { JobsService } from './jobs/jobs-service.ts'
 import { TransactionService } from './ledger/transaction-service.ts'
 import { TransferService } from './transfers/transfer-service.ts'
 
@@ -28,6 +30,8 @@ export interface Services {
   transfers: TransferService
   transactions: TransactionService
   clearing: ClearingService
+  jobRunner: JobRunner
+  jobs: JobsService
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -44,7 +48,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   )
   const operators = new OperatorService(db, clock, credentials, entities, accounts)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
-  const bankRail = rail ?? new SimulatedRail(db)
+  const bankRail = rail ?? new SimulatedRail(db, clock)
   const ledger = new LedgerService(db, clock)
   const transfers = new TransferService(db, clock, calendar, bankRail, {
     fees: config.fees,
@@ -54,18 +58,25 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     queueJobsMax: config.ledgerQueueJobsMax,
   })
   const transactions = new TransactionService(db, accounts)
+  // Background work of every capability runs on this one runner (src/jobs).
+  const jobRunner = new JobRunner(db, clock, log, { poll_ms: config.jobsPollMs, concurrency_max: config.jobsConcurrencyMax })
   const clearing = new ClearingService(
     db,
     clock,
     calendar,
     bankRail,
+    jobRunner,
     {
       cyclesSast: config.eftCyclesSast,
       chunkMax: config.clearingChunkMax,
-      pollMs: config.clearingPollMs,
       rtcRecoveryAfterMs: config.rtcRecoveryAfterMs,
+      schedule: config.clearingSchedule,
     },
     log,
   )
-  return { credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing }
+  const jobs = new JobsService(db, clock)
+  return {
+    credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
+    jobRunner, jobs,
+  }
 }

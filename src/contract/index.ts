@@ -1,3 +1,4 @@
+import { jobOperations } from '../jobs/jobs-contract.ts'
 import { accountOperations } from '../accounts/account-contract.ts'
 import { entityOperations } from '../entities/entity-contract.ts'
 import { operatorOperations } from '../operators/operator-contract.ts'
@@ -15,6 +16,7 @@ export const contract = {
   accounts: accountOperations,
   transfers: transferOperations,
   operators: operatorOperations,
+  jobs: jobOperations,
 } as const
 
 export type Contract = typeof contract

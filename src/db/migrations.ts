@@ -204,5 +204,79 @@ export const migrations: Record<string, Migration> = {
       `)
     },
   },
+  '0003_jobs_events': {
+    // One mechanism for background work (src/jobs) and one outbox (src/events). A job is a
+    // row with a due time; an instance takes due rows with `for update skip locked` and a
+    // lease, so each runs on one instance at a time and a dead instance's work is taken
+    // over when its lease expires. Clearing runs move onto it: each cycle is one job row
+    // (unique per kind and key), which replaces `clearing_runs`.
+    async up(db: Kysely<any>) {
+      await runStatements(db, `
+        create table jobs (
+          id uuid primary key,
+          kind text not null,
+          key text not null,
+          payload jsonb not null default '{}',
+          state text not null check (state in ('queued', 'running', 'done', 'dead')),
+          due_at timestamptz not null,
+          attempts integer not null default 0 check (attempts >= 0),
+          attempts_max integer not null check (attempts_max >= 1),
+          lease_ms integer not null check (lease_ms >= 1000),
+          lease_owner text,
+          lease_expires_at timestamptz,
+          last_error text,
+          result jsonb,
+          created_at timestamptz not null,
+          updated_at timestamptz not null,
+          started_at timestamptz,
+          finished_at timestamptz,
+          unique (kind, key)
+        );
+        create index jobs_due on jobs (due_at) where state in ('queued', 'running');
+        create index jobs_state on jobs (state, updated_at);
+        insert into jobs (id, kind, key, payload, state, due_at, attempts, attempts_max, lease_ms, result, created_at, updated_at, started_at, finished_at)
+          select id, 'clearing.cycle', cycle,
+                 jsonb_build_object('cycle', cycle, 'cutoff', cutoff),
+                 case when status = 'done' then 'done' else 'queued' end,
+                 cutoff, 1, 10, 300000,
+                 case when status = 'done' then jsonb_build_object('settled', settled_count, 'failed', failed_count, 'returned', returned_count) end,
+                 started_at, coalesce(finished_at, started_at), started_at, finished_at
+          from clearing_runs;
+        drop table clearing_runs;
+        create table events (
+          id uuid primary key,
+          seq bigint generated always as identity unique,
+          type text not null,
+          partner_id uuid,
+          resource_id text not null,
+          data jsonb not null,
+          occurred_at timestamptz not null,
+          dispatched_at timestamptz
+        );
+        create index events_undispatched on events (seq) where dispatched_at is null;
+      `)
+    },
+  },
+  '0004_simulated_rail': {
+    // The simulated rail's own record of the payments it will send back (the "returned"
+    // magic recipient), so that it never reads the bank's ledger. A return is handed out
+    // by collectReturns until the bank acknowledges it. Payments the rail paid before this
+    // migration, and not yet returned, are carried over once from the ledger.
+    async up(db: Kysely<any>) {
+      await runStatements(db, `
+        create table simulated_rail_returns (
+          tx_id uuid primary key,
+          reason text not null,
+          created_at timestamptz not null,
+          collected_at timestamptz
+        );
+        create index simulated_rail_returns_uncollected on simulated_rail_returns (created_at) where collected_at is null;
+        insert into simulated_rail_returns (tx_id, reason, created_at)
+          select id, 'returned by the recipient bank (simulated)', created_at
+          from transactions
+          where tx_type in ('transfer', 'bulk_payment') and status = 'Successful' and recipient_account = '4000000028';
+      `)
+    },
+  },
 }
 

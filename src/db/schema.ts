@@ -178,16 +178,45 @@ export interface TransferKeysTable {
   created_at: Timestamp
 }
 
-export interface ClearingRunsTable {
+export type JobState = 'queued' | 'running' | 'done' | 'dead'
+
+export interface JobsTable {
   id: string
-  cycle: string
-  cutoff: Timestamp
-  status: 'running' | 'done'
-  started_at: Timestamp
+  kind: string
+  key: string
+  payload: Json<Record<string, unknown>>
+  state: JobState
+  due_at: Timestamp
+  attempts: Generated<number>
+  attempts_max: number
+  lease_ms: number
+  lease_owner: string | null
+  lease_expires_at: NullableTimestamp
+  last_error: string | null
+  result: Json<Record<string, unknown> | null> | null
+  created_at: Timestamp
+  updated_at: Timestamp
+  started_at: NullableTimestamp
   finished_at: NullableTimestamp
-  settled_count: GeneratedCents
-  failed_count: GeneratedCents
-  returned_count: GeneratedCents
+}
+
+export interface EventsTable {
+  id: string
+  seq: Generated<string>
+  type: string
+  partner_id: string | null
+  resource_id: string
+  data: Json<Record<string, unknown>>
+  occurred_at: Timestamp
+  dispatched_at: NullableTimestamp
+}
+
+/** Owned by the simulated rail (src/rails/simulated-rail.ts): payments it will send back. */
+export interface SimulatedRailReturnsTable {
+  tx_id: string
+  reason: string
+  created_at: Timestamp
+  collected_at: NullableTimestamp
 }
 
 export interface Database {
@@ -199,5 +228,7 @@ export interface Database {
   transactions: TransactionsTable
   postings: PostingsTable
   transfer_keys: TransferKeysTable
-  clearing_runs: ClearingRunsTable
+  jobs: JobsTable
+  events: EventsTable
+  simulated_rail_returns: SimulatedRailReturnsTable
 }

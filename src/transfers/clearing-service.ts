@@ -6,6 +6,9 @@ import type { Database } from '../db/schema.ts'
 import { cents } from '../ledger/cents.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Logger } from '../logger.ts'
+import { assert } from '../errors.ts'
+import type { JobRunner } from '../jobs/job-runner.ts'
+import { findJobByKey } from '../jobs/job-store.ts'
 import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
 import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts'
 
@@ -13,29 +16,71 @@ import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts
 import type { ClearingReport } from '../operators/operator-contract.ts'
 export type { ClearingReport }
 
-// The bank's side of EFT clearing, run as durable work from the database: each cycle is
-// a `clearing_runs` row (unique per cycle, so one instance runs it); pending EFTs taken
-// before the cycle's cut-off are submitted to the rail and settled in chunks, each chunk
-// one transaction whose rows are re-read under the account locks, so a run that dies
-// half-way resumes without settling anything twice. The same run collects returns from
-// the rail (→ Reversed) and recovers RTCs that lost their settle step.
-export class ClearingService {
-  private timer: NodeJS.Timeout | undefined
-  private running: Promise<unknown> | undefined
+// The bank's side of EFT clearing, run as jobs (src/jobs): each cycle is one
+// `clearing.cycle` job, unique per cycle, planned when its time has come on a business day
+// (or made on demand by `bank clearing run`). The job runner gives a run one owner under a
+// lease, so a cycle whose instance died is taken over once its lease expires. A run
+// collects returns from the rail (→ Reversed), submits the pending EFTs taken before the
+// cycle's cut-off in chunks — each chunk one transaction whose rows are re-read under the
+// account locks, so a run cut short resumes without settling anything twice — and
+// recovers RTCs that lost their settle step. A second, recurring `rtc.recovery` job does
+// that recovery between cycles too, so a stranded RTC never waits for the next cycle.
 
+export const clearing_job_kind = 'clearing.cycle'
+export const rtc_recovery_job_kind = 'rtc.recovery'
+
+export interface ClearingOptions {
+  cyclesSast: number[]
+  chunkMax: number
+  rtcRecoveryAfterMs: number
+  /** Plan scheduled cycles and the recurring RTC recovery (off: only `bank clearing run`). */
+  schedule: boolean
+}
+
+export class ClearingService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly calendar: SouthAfricanCalendar,
     private readonly rail: Rail,
-    private readonly options: { cyclesSast: number[]; chunkMax: number; pollMs: number; rtcRecoveryAfterMs: number },
+    private readonly jobs: JobRunner,
+    private readonly options: ClearingOptions,
     private readonly log: Logger,
-  ) {}
+  ) {
+    jobs.register({
+      kind: clearing_job_kind,
+      attempts_max: 10,
+      lease_ms: 60_000,
+      backoff_base_ms: 30_000,
+      backoff_max_ms: 30 * 60_000,
+      run: (job) => this.run(String(job.payload.cycle), new Date(String(job.payload.cutoff)), job.attempt > 1),
+      ...(options.schedule ? { plan: (now: Date) => this.plannedCycles(now) } : {}),
+    })
+    if (options.schedule) {
+      jobs.register({
+        kind: rtc_recovery_job_kind,
+        attempts_max: 20,
+        lease_ms: 60_000,
+        backoff_base_ms: 10_000,
+        backoff_max_ms: 10 * 60_000,
+        plan: (now) => [{ key: 'recurring', due_at: now }],
+        next: (now) => new Date(now.getTime() + options.rtcRecoveryAfterMs / 2),
+        run: async () => {
+          const report = emptyReport('rtc-recovery', false)
+          await this.recoverRealTime(report)
+          return { rtc_recovered: report.rtc_recovered }
+        },
+      })
+    }
+  }
 
-  /** Runs a cycle now (the operator's `bank clearing run`). */
-  runNow(): Promise<ClearingReport> {
+  /** Runs a cycle now (the operator's `bank clearing run`), as a job of its own. */
+  async runNow(): Promise<ClearingReport> {
     const now = this.clock.now()
-    return this.run(`manual:${now.toISOString()}:${randomUUID().slice(0, 8)}`, now)
+    const cycle = `manual:${now.toISOString()}:${randomUUID().slice(0, 8)}`
+    const report = await this.jobs.runNew({ kind: clearing_job_kind, key: cycle, payload: { cycle, cutoff: now.toISOString() } })
+    assert(report, 'a manual clearing cycle has a key of its own')
+    return report as unknown as ClearingReport
   }
 
   /** The latest scheduled cycle due now, if it has not run: `YYYY-MM-DDTHH:MM` SAST. */
@@ -48,42 +93,28 @@ export class ClearingService {
     return { cycle: `${sast.date}T${hhmm}`, cutoff: fromSast(sast.date, due) }
   }
 
-  /** Runs the due scheduled cycle unless it already ran (on any instance). */
+  private plannedCycles(now: Date) {
+    const due = this.dueCycle(now)
+    return due ? [{ key: due.cycle, due_at: due.cutoff, payload: { cycle: due.cycle, cutoff: due.cutoff.toISOString() } }] : []
+  }
+
+  /**
+   * Runs the cycle due now here, unless it is done or another instance holds it: a new
+   * cycle starts as this instance's job; one that failed earlier is resumed at once.
+   */
   async runDue(): Promise<ClearingReport | undefined> {
     const due = this.dueCycle(this.clock.now())
     if (!due) return undefined
-    const existing = await this.db.selectFrom('clearing_runs').select('status').where('cycle', '=', due.cycle).executeTakeFirst()
-    if (existing?.status === 'done') return undefined
-    return this.run(due.cycle, due.cutoff)
+    const payload = { cycle: due.cycle, cutoff: due.cutoff.toISOString() }
+    const fresh = await this.jobs.runNew({ kind: clearing_job_kind, key: due.cycle, due_at: due.cutoff, payload })
+    if (fresh) return fresh as unknown as ClearingReport
+    const existing = await findJobByKey(this.db, clearing_job_kind, due.cycle)
+    if (!existing || existing.state === 'done' || existing.state === 'dead') return undefined
+    return (await this.jobs.runById(existing.id)) as unknown as ClearingReport | undefined
   }
 
-  startSchedule(): void {
-    const tick = () => {
-      if (this.running) return
-      this.running = this.runDue()
-        .catch((error: unknown) => this.log.error({ err: error }, 'scheduled clearing run failed; it resumes at the next tick'))
-        .finally(() => {
-          this.running = undefined
-        })
-    }
-    this.timer = setInterval(tick, this.options.pollMs)
-    this.timer.unref()
-    tick()
-  }
-
-  async stopSchedule(): Promise<void> {
-    if (this.timer) clearInterval(this.timer)
-    await this.running
-  }
-
-  async run(cycle: string, cutoff: Date): Promise<ClearingReport> {
-    const inserted = await this.db
-      .insertInto('clearing_runs')
-      .values({ id: randomUUID(), cycle, cutoff, status: 'running', started_at: this.clock.now() })
-      .onConflict((oc) => oc.column('cycle').doNothing())
-      .returning('id')
-      .executeTakeFirst()
-    const report: ClearingReport = { cycle, resumed: !inserted, settled: 0, failed: 0, invalid: 0, returned: 0, rtc_recovered: 0 }
+  async run(cycle: string, cutoff: Date, resumed: boolean): Promise<ClearingReport> {
+    const report = emptyReport(cycle, resumed)
     // Returns first: a payment settled in this run is returned, at the earliest, in the next.
     await this.collectReturns(report)
     for (;;) {
@@ -99,17 +130,6 @@ export class ClearingService {
       }
     }
     await this.recoverRealTime(report)
-    await this.db
-      .updateTable('clearing_runs')
-      .set({
-        status: 'done',
-        finished_at: this.clock.now(),
-        settled_count: report.settled,
-        failed_count: report.failed + report.invalid,
-        returned_count: report.returned,
-      })
-      .where('cycle', '=', cycle)
-      .execute()
     this.log.info(report, 'clearing run finished')
     return report
   }
@@ -234,4 +254,8 @@ export class ClearingService {
       await batch.flush()
     })
   }
+}
+
+function emptyReport(cycle: string, resumed: boolean): ClearingReport {
+  return { cycle, resumed, settled: 0, failed: 0, invalid: 0, returned: 0, rtc_recovered: 0 }
 }

@@ -2,7 +2,7 @@ import { contract, type Operation } from '../../contract/index.ts'
 import type { Services } from '../../services.ts'
 import { endpoint, type Endpoint } from './endpoint.ts'
 
-const { entities, users, accounts, transfers, operators } = contract
+const { entities, users, accounts, transfers, operators, jobs } = contract
 
 // The endpoint table: each operation of the contract bound to its use case. Handlers stay
 // one line; the wrapper has already authenticated, checked tenancy and validated, so the
@@ -43,6 +43,8 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(operators.accountDeposit, (r) => s.ledger.deposit(r.account_id, BigInt(r.amount), r.ref)),
     endpoint(operators.ledgerVerify, () => s.ledger.verify()),
     endpoint(operators.clearingRun, () => s.clearing.runNow()),
+    endpoint(jobs.list, (r) => s.jobs.list(r)),
+    endpoint(jobs.retry, (r) => s.jobs.retry(r.job_id)),
   ]
 }
 

@@ -1,0 +1,267 @@
+import { randomUUID } from 'node:crypto'
+import os from 'node:os'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import type { Database } from '../db/schema.ts'
+import { isDatabaseUnavailable } from '../db/errors.ts'
+import { assert } from '../errors.ts'
+import type { Logger } from '../logger.ts'
+import {
+  claimById,
+  claimDue,
+  finishRun,
+  insertJob,
+  renewLease,
+  type JobEnding,
+  type JobRow,
+} from './job-store.ts'
+
+// The one mechanism for background work. Work is a row in `jobs` with a due time taken
+// from the injected clock. Every instance runs one JobRunner, which each tick
+//  1. plans recurring work that has come due (e.g. today's 10:00 clearing cycle) as rows,
+//     unique per kind and key, so instances planning the same cycle make one row;
+//  2. hands new outbox events to their subscribers (events/);
+//  3. takes due rows with `for update skip locked` under a lease and runs them.
+// A running job's lease is renewed while it runs; an instance that dies stops renewing,
+// and once the lease has expired another instance takes the job over, exactly once (the
+// take is one conditional update). A job that fails is retried with exponential backoff
+// until `attempts_max`, then left `dead` for an operator (`bank jobs list --state dead`,
+// `bank jobs retry <id>`). Handlers must be safe to run again: a run cut short by a crash
+// is run again from the start (at least once), so each step re-reads its rows under lock.
+
+export interface JobContext {
+  id: string
+  kind: string
+  key: string
+  payload: Record<string, unknown>
+  /** 1 on the first run; more when it is a retry or a takeover of a dead instance's run. */
+  attempt: number
+  /** Aborted when this instance lost the job's lease (another instance took it over). */
+  signal: AbortSignal
+}
+
+export interface PlannedJob {
+  key: string
+  due_at: Date
+  payload?: Record<string, unknown>
+}
+
+export interface JobKind {
+  kind: string
+  attempts_max: number
+  /** How long a run may go without renewing its lease before another instance takes it over. */
+  lease_ms: number
+  backoff_base_ms: number
+  backoff_max_ms: number
+  run(job: JobContext): Promise<Record<string, unknown> | void>
+  /** Recurring work: the jobs that should exist by `now` (called each tick). */
+  plan?(now: Date): PlannedJob[]
+  /** A re-armed job: when it should run next after a success (instead of ending `done`). */
+  next?(now: Date): Date
+}
+
+export interface JobRunnerOptions {
+  poll_ms: number
+  /** Jobs running at once on this instance. */
+  concurrency_max: number
+}
+
+export interface EventDispatch {
+  dispatchPending(): Promise<number>
+}
+
+/** Keys this instance planned lately, so a tick does not insert the same cycle again and again. */
+const planned_keys_max = 64
+
+export class JobRunner {
+  readonly owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  private readonly kinds = new Map<string, JobKind>()
+  private readonly running = new Set<Promise<void>>()
+  private readonly planned = new Map<string, string[]>()
+  private timer: NodeJS.Timeout | undefined
+  private ticking: Promise<void> | undefined
+  private stopped = true
+  private events: EventDispatch | undefined
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: JobRunnerOptions,
+  ) {}
+
+  register(kind: JobKind): void {
+    assert(!this.kinds.has(kind.kind), `job kind ${kind.kind} registered twice`)
+    assert(kind.attempts_max >= 1 && kind.lease_ms >= 1000, `job kind ${kind.kind} needs attempts and a lease of at least 1 s`)
+    this.kinds.set(kind.kind, kind)
+  }
+
+  /** The outbox dispatcher the runner calls each tick. */
+  dispatchEventsWith(events: EventDispatch): void {
+    this.events = events
+  }
+
+  /**
+   * Adds a job (in the caller's transaction when given one, so the job commits with the
+   * change that needs it). A job whose kind and key exist already is not added again.
+   */
+  async enqueue(
+    db: Kysely<Database>,
+    job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> },
+  ): Promise<string | undefined> {
+    return (await this.insert(db, job))?.id
+  }
+
+  /**
+   * Adds a job and runs it here and now; resolves with its result, or undefined when a job
+   * of that kind and key exists already (operator commands, a due cycle run on demand).
+   */
+  async runNew(job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> }): Promise<Record<string, unknown> | undefined> {
+    const row = await this.insert(this.db, job, this.owner)
+    return row ? this.execute(row) : undefined
+  }
+
+  private insert(db: Kysely<Database>, job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> }, owner?: string) {
+    const kind = this.kindOf(job.kind)
+    const now = this.clock.now()
+    return insertJob(db, { ...job, due_at: job.due_at ?? now, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms }, now, owner)
+  }
+
+  /**
+   * Runs one job here and now, whatever its due time, unless another instance holds a
+   * live lease on it (then undefined). Rejects with the job's error when the run fails.
+   */
+  async runById(id: string): Promise<Record<string, unknown> | undefined> {
+    const row = await claimById(this.db, id, this.owner, this.clock.now())
+    if (!row) return undefined
+    return this.execute(row)
+  }
+
+  /** Runs every job due now, one at a time in due order, until none is due (tests, sandbox). */
+  async runDue(): Promise<number> {
+    let count = 0
+    for (;;) {
+      await this.plan()
+      const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.clock.now(), 1)
+      if (!row) return count
+      count++
+      await this.execute(row).catch(() => undefined)
+    }
+  }
+
+  start(): void {
+    this.stopped = false
+    this.schedule(0)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    if (this.timer) clearTimeout(this.timer)
+    await this.ticking
+    await Promise.all(this.running)
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return
+    this.timer = setTimeout(() => {
+      this.ticking = this.tick().finally(() => {
+        this.ticking = undefined
+        this.schedule(this.options.poll_ms)
+      })
+    }, ms)
+    this.timer.unref()
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.plan()
+      if (this.events) await this.events.dispatchPending()
+      const free = this.options.concurrency_max - this.running.size
+      const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.clock.now(), free)
+      for (const row of rows) {
+        const run: Promise<void> = this.execute(row)
+          .then(() => undefined, () => undefined)
+          .finally(() => this.running.delete(run))
+        this.running.add(run)
+      }
+    } catch (error) {
+      // The database away is normal: the next tick tries again.
+      if (isDatabaseUnavailable(error)) this.log.warn({ err: error }, 'jobs: database unavailable; next tick tries again')
+      else this.log.error({ err: error }, 'jobs: tick failed')
+    }
+  }
+
+  private async plan(): Promise<void> {
+    const now = this.clock.now()
+    for (const kind of this.kinds.values()) {
+      if (!kind.plan) continue
+      const seen = this.planned.get(kind.kind) ?? []
+      for (const job of kind.plan(now)) {
+        if (seen.includes(job.key)) continue
+        await this.enqueue(this.db, { kind: kind.kind, ...job })
+        seen.push(job.key)
+        if (seen.length > planned_keys_max) seen.shift()
+      }
+      this.planned.set(kind.kind, seen)
+    }
+  }
+
+  private async execute(row: JobRow): Promise<Record<string, unknown> | undefined> {
+    const kind = this.kindOf(row.kind)
+    const lost = new AbortController()
+    const heartbeat = setInterval(() => {
+      renewLease(this.db, row.id, this.owner, this.clock.now()).then(
+        (held) => held || lost.abort(new Error('lease lost')),
+        () => undefined,
+      )
+    }, Math.max(250, Math.floor(row.lease_ms / 3)))
+    heartbeat.unref()
+    const context: JobContext = {
+      id: row.id,
+      kind: row.kind,
+      key: row.key,
+      payload: (row.payload ?? {}) as Record<string, unknown>,
+      attempt: row.attempts,
+      signal: lost.signal,
+    }
+    try {
+      const result = (await kind.run(context)) ?? null
+      clearInterval(heartbeat)
+      const now = this.clock.now()
+      const ending: JobEnding = kind.next
+        ? { state: 'queued', due_at: kind.next(now), result, last_error: null, reset_attempts: true }
+        : { state: 'done', result, last_error: null }
+      await this.finish(row, ending)
+      return result ?? undefined
+    } catch (error) {
+      clearInterval(heartbeat)
+      const message = (error instanceof Error ? error.message : String(error)).slice(0, 500)
+      const dead = row.attempts >= row.attempts_max
+      const due = new Date(this.clock.now().getTime() + backoffMs(kind, row.attempts))
+      this.log.warn({ job: row.id, kind: row.kind, attempt: row.attempts, dead, err: error }, 'job failed')
+      await this.finish(row, dead ? { state: 'dead', last_error: message } : { state: 'queued', due_at: due, last_error: message })
+      throw error
+    }
+  }
+
+  private async finish(row: JobRow, ending: JobEnding): Promise<void> {
+    try {
+      const held = await finishRun(this.db, row.id, this.owner, this.clock.now(), ending)
+      if (!held) this.log.warn({ job: row.id, kind: row.kind }, 'job finished after another instance took it over')
+    } catch (error) {
+      // Left `running`: its lease expires and the job is run again (handlers allow it).
+      this.log.warn({ job: row.id, err: error }, 'job outcome not recorded; it runs again after its lease')
+    }
+  }
+
+  private kindOf(name: string): JobKind {
+    const kind = this.kinds.get(name)
+    assert(kind, `no job kind ${name} is registered`)
+    return kind
+  }
+}
+
+/** Exponential backoff: base, 2 × base, 4 × base, … capped at the kind's maximum. */
+export function backoffMs(kind: Pick<JobKind, 'backoff_base_ms' | 'backoff_max_ms'>, attempt: number): number {
+  return Math.min(kind.backoff_max_ms, kind.backoff_base_ms * 2 ** Math.min(30, Math.max(0, attempt - 1)))
+}

@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import type { Database, JobState } from '../db/schema.ts'
+import { Invalid, NotFound } from '../errors.ts'
+import type { JobView } from './jobs-contract.ts'
+import { findJob, listJobs, requeueDead, type JobRow } from './job-store.ts'
+
+export const jobs_list_limit_default = 100
+
+// The operators' use cases of the jobs module: see background work and mend a dead job.
+export class JobsService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+  ) {}
+
+  async list(filter: { state?: JobState | undefined; kind?: string | undefined; limit?: number | undefined }): Promise<{ jobs: JobView[] }> {
+    const rows = await listJobs(this.db, { ...filter, limit: filter.limit ?? jobs_list_limit_default })
+    return { jobs: rows.map(jobView) }
+  }
+
+  /** A dead job goes back in the queue, due now; any other state is refused (it is not stuck). */
+  async retry(jobId: string): Promise<JobView> {
+    const requeued = await requeueDead(this.db, jobId, this.clock.now())
+    if (requeued) return jobView(requeued)
+    const job = await findJob(this.db, jobId)
+    if (!job) throw new NotFound('job')
+    throw Invalid.field('job_id', `only a dead job can be retried; this one is ${job.state}`)
+  }
+}
+
+function jobView(row: JobRow): JobView {
+  const optional = (at: Date | null) => (at ? formatTimestamp(at) : null)
+  return {
+    job_id: row.id,
+    kind: row.kind,
+    key: row.key,
+    state: row.state,
+    attempts: row.attempts,
+    attempts_max: row.attempts_max,
+    due_at: formatTimestamp(row.due_at),
+    lease_owner: row.lease_owner,
+    lease_expires_at: optional(row.lease_expires_at),
+    last_error: row.last_error,
+    result: (row.result ?? null) as Record<string, unknown> | null,
+    created_at: formatTimestamp(row.created_at),
+    updated_at: formatTimestamp(row.updated_at),
+    finished_at: optional(row.finished_at),
+  }
+}
