@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict'
+import { before, test } from 'node:test'
+import { JobRunner } from '../../src/jobs/job-runner.ts'
+import { claimDue, findJobByKey } from '../../src/jobs/job-store.ts'
+import { createLogger } from '../../src/logger.ts'
+import { clearing_job_kind } from '../../src/transfers/clearing-service.ts'
+import { assertLedgerClean } from '../support/assertions.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { balances, fund, newAccount, transferBody } from '../transfers/helpers.ts'
+
+// A clearing cycle is a job with one owner under a lease. Before, a run killed half-way
+// left its `clearing_runs` row `running` for ever, and any instance would work a cycle
+// that another was still running. Now a live lease keeps other instances off, and an
+// expired one (a dead instance) lets exactly one take the cycle over and finish it.
+
+const tb = useTestBank({ env: { BANK_CLEARING_SCHEDULE: 'on', BANK_JOBS_POLL_MS: '60000' } })
+let p: TestPartner
+
+before(async () => {
+  p = await onboardPartner(tb, { approve: true })
+})
+
+test('clearing - a cycle held by a live instance is not run by another; a dead one\'s is taken over once', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  for (let i = 0; i < 3; i++) await p.client.accounts.transfer(transferBody(account, { amount: 1_000 }))
+  tb.clock.set('2026-11-23T11:05:00Z') // 13:05 SAST Monday: the 13:00 cycle is due
+  const db = tb.bank.database.db
+  const clearing = tb.bank.services.clearing
+  const due = clearing.dueCycle(tb.clock.now())!
+  await tb.bank.services.jobRunner.enqueue(db, {
+    kind: clearing_job_kind,
+    key: due.cycle,
+    due_at: due.cutoff,
+    payload: { cycle: due.cycle, cutoff: due.cutoff.toISOString() },
+  })
+  // Another instance takes the cycle, then dies without a word.
+  const [taken] = await claimDue(db, 'instance-that-died', [clearing_job_kind], tb.clock.now(), 1)
+  assert.equal(taken?.key, due.cycle)
+
+  assert.equal(await clearing.runDue(), undefined, 'a cycle under a live lease is left to its owner')
+  assert.equal((await balances(p, account)).balance, '100000', 'nothing settled')
+
+  tb.clock.advance(60_000) // the dead instance's lease runs out
+  const other = new JobRunner(db, tb.clock, createLogger('silent'), { poll_ms: 60_000, concurrency_max: 1 })
+  for (const runner of [tb.bank.services.jobRunner, other]) assert.ok(runner)
+  const report = await clearing.runDue()
+  assert.equal(report?.cycle, due.cycle)
+  assert.equal(report?.resumed, true)
+  assert.equal(report?.settled, 3)
+  assert.equal(await clearing.runDue(), undefined, 'a finished cycle does not run again')
+  const row = await findJobByKey(db, clearing_job_kind, due.cycle)
+  assert.equal(row?.state, 'done')
+  assert.equal(row?.attempts, 2)
+  assert.equal((await balances(p, account)).balance, String(100_000 - 3 * (1_000 + 250)))
+  await assertLedgerClean(tb)
+})
+
+test('clearing - the scheduled cycle is planned and run by the job runner once its time has come', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const eft = await p.client.accounts.transfer(transferBody(account, { amount: 2_000 }))
+  tb.clock.set('2026-11-24T14:01:00Z') // 16:01 SAST Tuesday: the 16:00 cycle
+  const ran = await tb.bank.services.jobRunner.runDue()
+  assert.ok(ran >= 1)
+  const row = await findJobByKey(tb.bank.database.db, clearing_job_kind, '2026-11-24T16:00')
+  assert.equal(row?.state, 'done')
+  assert.equal((await p.client.accounts.getTransaction({ tx_id: eft.tx_id })).transaction.status, 'Successful')
+  assert.equal(await tb.bank.services.jobRunner.runDue(), 0, 'nothing more is due')
+})

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict'
+import { randomUUID } from 'node:crypto'
+import { test } from 'node:test'
+import { JobRunner, type JobContext, type JobKind } from '../../src/jobs/job-runner.ts'
+import { claimDue, findJob } from '../../src/jobs/job-store.ts'
+import { createLogger } from '../../src/logger.ts'
+import { expectRefusal } from '../support/assertions.ts'
+import { useTestBank } from '../support/harness.ts'
+
+// The jobs module on real storage: due times from the injected clock, one owner per run
+// under a lease, retries with backoff, a dead state operators see and can retry, and the
+// takeover of a dead instance's job, exactly once.
+
+const tb = useTestBank()
+const log = createLogger('silent')
+
+/** A runner as another instance would have one: its own owner, the same database and clock. */
+function instance(kinds: JobKind[]): JobRunner {
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 1000, concurrency_max: 4 })
+  for (const kind of kinds) runner.register(kind)
+  return runner
+}
+
+function recordingKind(name: string, run: (job: JobContext) => Promise<Record<string, unknown> | void> = async () => {}) {
+  const runs: JobContext[] = []
+  const kind: JobKind = {
+    kind: name,
+    attempts_max: 3,
+    lease_ms: 60_000,
+    backoff_base_ms: 10_000,
+    backoff_max_ms: 25_000,
+    run: async (job) => {
+      runs.push(job)
+      return run(job)
+    },
+  }
+  return { kind, runs }
+}
+
+test('jobs - a job runs once when due, not before; the same kind and key is one job', async () => {
+  const { kind, runs } = recordingKind(`test.due.${randomUUID()}`, async (job) => ({ echoed: job.payload.n }))
+  const runner = instance([kind])
+  const due = new Date(tb.clock.now().getTime() + 60_000)
+  const id = await runner.enqueue(tb.bank.database.db, { kind: kind.kind, key: 'k1', due_at: due, payload: { n: 7 } })
+  assert.ok(id)
+  assert.equal(await runner.enqueue(tb.bank.database.db, { kind: kind.kind, key: 'k1', due_at: due }), undefined)
+  assert.equal(await runner.runDue(), 0, 'not due yet')
+  tb.clock.advance(60_000)
+  assert.equal(await runner.runDue(), 1)
+  assert.equal(await runner.runDue(), 0, 'done jobs do not run again')
+  assert.equal(runs.length, 1)
+  const row = await findJob(tb.bank.database.db, id)
+  assert.equal(row?.state, 'done')
+  assert.deepEqual(row?.result, { echoed: 7 })
+})
+
+test('jobs - a failing job is retried with growing backoff, then dead; an operator sees it and retries it', async () => {
+  let fail = true
+  const { kind, runs } = recordingKind(`test.fail.${randomUUID()}`, async () => {
+    if (fail) throw new Error('rail unreachable (test)')
+  })
+  const runner = instance([kind])
+  const id = (await runner.enqueue(tb.bank.database.db, { kind: kind.kind, key: 'k' }))!
+  const db = tb.bank.database.db
+  assert.equal(await runner.runDue(), 1)
+  let row = await findJob(db, id)
+  assert.equal(row?.state, 'queued')
+  assert.equal(row?.attempts, 1)
+  assert.equal(row?.last_error, 'rail unreachable (test)')
+  assert.equal(row!.due_at.getTime() - tb.clock.now().getTime(), 10_000, 'first backoff is the base')
+  tb.clock.advance(9_999)
+  assert.equal(await runner.runDue(), 0, 'backing off')
+  tb.clock.advance(1)
+  assert.equal(await runner.runDue(), 1)
+  row = await findJob(db, id)
+  assert.equal(row!.due_at.getTime() - tb.clock.now().getTime(), 20_000, 'then twice the base')
+  tb.clock.advance(20_000)
+  assert.equal(await runner.runDue(), 1)
+  row = await findJob(db, id)
+  assert.equal(row?.state, 'dead', 'attempts_max reached')
+  assert.equal(runs.length, 3)
+
+  const { jobs: dead } = await tb.operator.jobs.list({ state: 'dead', kind: kind.kind })
+  assert.deepEqual(dead.map((j) => [j.job_id, j.state, j.attempts, j.last_error]), [[id, 'dead', 3, 'rail unreachable (test)']])
+  fail = false
+  const retried = await tb.operator.jobs.retry({ job_id: id })
+  assert.equal(retried.state, 'queued')
+  assert.equal(retried.attempts, 0)
+  assert.equal(await runner.runDue(), 1)
+  assert.equal((await findJob(db, id))?.state, 'done')
+  await expectRefusal(tb.operator.jobs.retry({ job_id: id }), 400, 'job_id')
+  await expectRefusal(tb.operator.jobs.retry({ job_id: randomUUID() }), 404)
+})
+
+test('jobs - a dead instance\'s job is taken over once its lease expires, by exactly one instance', async () => {
+  const { kind, runs } = recordingKind(`test.lease.${randomUUID()}`)
+  const b = instance([kind])
+  const c = instance([kind])
+  const db = tb.bank.database.db
+  const id = (await b.enqueue(db, { kind: kind.kind, key: 'k' }))!
+  // An instance takes the job and dies before finishing it: its lease is never renewed.
+  const [taken] = await claimDue(db, 'dead-instance', [kind.kind], tb.clock.now(), 10)
+  assert.equal(taken?.id, id)
+  assert.deepEqual(await Promise.all([b.runDue(), c.runDue()]), [0, 0], 'a live lease is respected')
+  tb.clock.advance(60_000)
+  const counts = await Promise.all([b.runDue(), c.runDue()])
+  assert.equal(counts[0] + counts[1], 1, 'one instance takes it over')
+  assert.equal(runs.length, 1)
+  assert.equal(runs[0]?.attempt, 2, 'the takeover counts as the second attempt')
+  const row = await findJob(db, id)
+  assert.equal(row?.state, 'done')
+  assert.equal(row?.lease_owner, null)
+})
+
+test('jobs - list is bounded and filtered; bad filters are refused', async () => {
+  const { jobs } = await tb.operator.jobs.list({ limit: 2 })
+  assert.ok(jobs.length <= 2)
+  await expectRefusal(tb.operator.jobs.list({ state: 'stuck' as never }), 400, 'state')
+  await expectRefusal(tb.operator.jobs.list({ limit: 0 }), 400, 'limit')
+  await expectRefusal(tb.operator.jobs.list({ limit: 1001 }), 400, 'limit')
+  await expectRefusal(tb.operator.jobs.retry({ job_id: 'not-a-uuid' }), 400, 'job_id')
+})
