@@ -15,6 +15,7 @@ import { SimulatedRail } from './rails/simulated-rail.ts'
 import { ClearingService } from './transfers/clearing-service.ts'
 import { JobRunner } from './jobs/job-runner.ts'
 import { JobsService } from './jobs/jobs-service.ts'
+import { EventDispatcher } from './events/index.ts'
 import { TransactionService } from './ledger/transaction-service.ts'
 import { TransferService } from './transfers/transfer-service.ts'
 
@@ -32,6 +33,7 @@ export interface Services {
   clearing: ClearingService
   jobRunner: JobRunner
   jobs: JobsService
+  events: EventDispatcher
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -60,6 +62,8 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const transactions = new TransactionService(db, accounts)
   // Background work of every capability runs on this one runner (src/jobs).
   const jobRunner = new JobRunner(db, clock, log, { poll_ms: config.jobsPollMs, concurrency_max: config.jobsConcurrencyMax })
+  const events = new EventDispatcher(db, clock)
+  jobRunner.dispatchEventsWith(events)
   const clearing = new ClearingService(
     db,
     clock,
@@ -77,6 +81,6 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const jobs = new JobsService(db, clock)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
-    jobRunner, jobs,
+    jobRunner, jobs, events,
   }
 }

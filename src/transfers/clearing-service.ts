@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts'
 import { assert } from '../errors.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { findJobByKey } from '../jobs/job-store.ts'
+import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
 import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts'
 
@@ -130,6 +131,11 @@ export class ClearingService {
       }
     }
     await this.recoverRealTime(report)
+    // Announced through the outbox. A run taken over after a crash may announce its cycle
+    // again: events are delivered at least once, and the cycle names the run.
+    await this.db.transaction().execute((trx) =>
+      appendEvent(trx, { type: 'clearing.cycle_completed', partner_id: null, resource_id: cycle, data: report, occurred_at: this.clock.now() }),
+    )
     this.log.info(report, 'clearing run finished')
     return report
   }
