@@ -28,6 +28,16 @@ export interface Rail {
   payRealTime(payment: RailPayment): Promise<RailOutcome>
   /** One EFT clearing cycle: the batch is submitted and each payment is answered. Idempotent by tx_id. */
   submitEftBatch(payments: RailPayment[]): Promise<Map<string, RailOutcome>>
-  /** Payments that recipients' banks sent back after success, not yet reported. */
+  /**
+   * Payments that recipients' banks sent back after success and the bank has not yet
+   * acknowledged, oldest first, a bounded batch. A return is handed out again until it is
+   * acknowledged, so none is lost when the bank cannot book it yet (its payment still
+   * settling, or a clearing run dying half-way).
+   */
   collectReturns(): Promise<RailReturn[]>
+  /**
+   * The bank has dealt with these returns: reversed the payment, or found it already
+   * reversed. They are not handed out again. Unknown ids are ignored.
+   */
+  acknowledgeReturns(txIds: readonly string[]): Promise<void>
 }
