@@ -9,13 +9,15 @@ import { startTestBank, type TestBank } from '../support/harness.ts'
 // dispatchers a test builds are then the only ones at work. Each test starts with no
 // pending event.
 
-export function useEventsBank(): { tb: () => TestBank; db: () => Kysely<Database> } {
+export function useEventsBank(options: { beforeStop?: () => Promise<void> } = {}): { tb: () => TestBank; db: () => Kysely<Database> } {
   let current: TestBank | undefined
   before(async () => {
     current = await startTestBank()
     await current.bank.services.jobRunner.stop()
   })
   after(async () => {
+    // Whatever else the file opened on the bank's database closes before the database goes.
+    await options.beforeStop?.()
     await current?.stop()
   })
   beforeEach(async () => {
