@@ -173,9 +173,13 @@ export class JobRunner {
   }
 
   private async tick(): Promise<void> {
+    // Handing events over and running jobs fail apart: a subscriber that keeps failing
+    // must not stop clearing, and a planning fault must not stop the events.
+    if (this.events) {
+      await this.events.dispatchPending().catch((error: unknown) => this.log.warn({ err: error }, 'events: dispatch failed; next tick tries again'))
+    }
     try {
       await this.plan()
-      if (this.events) await this.events.dispatchPending()
       const free = this.options.concurrency_max - this.running.size
       const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.clock.now(), free)
       for (const row of rows) {

@@ -20,12 +20,17 @@ export class JobsService {
     return { jobs: rows.map(jobView) }
   }
 
-  /** A dead job goes back in the queue, due now; any other state is refused (it is not stuck). */
+  /**
+   * A dead job goes back in the queue, due now. Retrying a job that already waits in the
+   * queue changes nothing (so a repeated command is harmless); a running or done job is
+   * refused: it is not stuck.
+   */
   async retry(jobId: string): Promise<JobView> {
     const requeued = await requeueDead(this.db, jobId, this.clock.now())
     if (requeued) return jobView(requeued)
     const job = await findJob(this.db, jobId)
     if (!job) throw new NotFound('job')
+    if (job.state === 'queued') return jobView(job)
     throw Invalid.field('job_id', `only a dead job can be retried; this one is ${job.state}`)
   }
 }

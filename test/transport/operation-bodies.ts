@@ -18,6 +18,8 @@ export interface OperationFixture {
   revocableCredentialId: string
   /** A transaction on `accountId`: the funding deposit. */
   transactionId: string
+  /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
+  deadJobId: string
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
@@ -34,7 +36,21 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   if (!accountId) throw new Error('an approved root entity should have its pool account')
   const revocable = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'to revoke' })
   const transactionId = await fund(tb, accountId)
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId }
+  const deadJobId = await deadJob(tb)
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, deadJobId }
+}
+
+async function deadJob(tb: TestBank): Promise<string> {
+  const now = tb.clock.now()
+  const id = randomUUID()
+  await tb.bank.database.db
+    .insertInto('jobs')
+    .values({
+      id, kind: 'test.never_run', key: id, payload: '{}', state: 'dead', due_at: now, attempts: 3, attempts_max: 3,
+      lease_ms: 60_000, last_error: 'for the suites', created_at: now, updated_at: now,
+    })
+    .execute()
+  return id
 }
 
 type BodyFactory = (f: OperationFixture) => Record<string, unknown>
@@ -79,6 +95,8 @@ const bodies: Record<string, BodyFactory> = {
   ops_account_deposit: (f) => ({ account_id: f.accountId, amount: 100 }),
   ops_ledger_verify: () => ({}),
   ops_clearing_run: () => ({}),
+  ops_jobs_list: () => ({ state: 'dead', limit: 10 }),
+  ops_jobs_retry: (f) => ({ job_id: f.deadJobId }),
 }
 
 /**

@@ -131,15 +131,25 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   // One rule for every text of every operation, before the schema: what the database cannot
   // store or the ledger could not hash as stored never reaches a service or a batch.
   const textIssues = unstorableTextIssues(body)
-  if (textIssues.length > 0) {
-    throw new Invalid(`invalid request: ${textIssues.map((d) => `${d.field} ${d.message}`).join('; ')}`, textIssues)
-  }
+  if (textIssues.length > 0) throw invalidRequest(textIssues)
   const parsed = operation.request.safeParse(body)
   if (!parsed.success) {
-    const details = parsed.error.issues.flatMap((issue) => issueToFields(issue, body))
-    throw new Invalid(`invalid request: ${details.map((d) => `${d.field} ${d.message}`).join('; ')}`, details)
+    throw invalidRequest(parsed.error.issues.flatMap((issue) => issueToFields(issue, body)))
   }
   return parsed.data
+}
+
+/**
+ * A refusal lists at most `details_max` fields: a request with thousands of bad items
+ * (every element of a huge array) must not make a reply larger than NATS can carry.
+ */
+const details_max = 50
+const message_fields_max = 5
+
+function invalidRequest(details: FieldIssue[]): Invalid {
+  const listed = details.slice(0, message_fields_max).map((d) => `${d.field} ${d.message}`)
+  const more = details.length > message_fields_max ? `; and ${details.length - message_fields_max} more` : ''
+  return new Invalid(`invalid request: ${listed.join('; ')}${more}`, details.slice(0, details_max))
 }
 
 function issueToFields(issue: z.core.$ZodIssue, body: unknown): FieldIssue[] {

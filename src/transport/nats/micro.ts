@@ -152,13 +152,32 @@ export class MicroService {
     }
     endpoint.processing_time += Number(process.hrtime.bigint() - start)
     if (!msg.reply) return
-    if (reply.error) {
-      const h = natsHeaders()
-      h.set('Nats-Service-Error-Code', String(reply.error.code))
-      h.set('Nats-Service-Error', reply.error.message)
-      msg.respond(reply.body, { headers: h })
-    } else {
-      msg.respond(reply.body)
+    try {
+      respond(msg, reply)
+    } catch (error) {
+      // A reply NATS will not carry (over the server's max_payload) or a connection that
+      // closed under us: the caller gets a short error if anything can still be sent, and
+      // the process keeps serving.
+      this.onHandlerFault(error, msg)
+      try {
+        respond(msg, { body: new TextEncoder().encode(replyTooLarge), error: { code: 500, message: 'the reply could not be sent' } })
+      } catch {
+        // Nothing more can be sent on this connection; the caller's request times out.
+      }
     }
+  }
+}
+
+const replyTooLarge =
+  '{"error":{"code":500,"type":"internal_error","message":"the reply could not be sent (too large for the NATS server); narrow the request","details":[]}}'
+
+function respond(msg: Msg, reply: Reply): void {
+  if (reply.error) {
+    const h = natsHeaders()
+    h.set('Nats-Service-Error-Code', String(reply.error.code))
+    h.set('Nats-Service-Error', reply.error.message)
+    msg.respond(reply.body, { headers: h })
+  } else {
+    msg.respond(reply.body)
   }
 }
