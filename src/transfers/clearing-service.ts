@@ -3,14 +3,14 @@ import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
-import { cents } from '../ledger/cents.ts'
+import { payoutsByIds, pendingPayouts, statusesUnderLock, type PendingPayoutWork } from '../ledger/ledger-store.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Logger } from '../logger.ts'
 import { assert } from '../errors.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { findJobByKey } from '../jobs/job-store.ts'
 import { appendEvent } from '../events/index.ts'
-import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
+import type { Rail, RailOutcome } from '../rails/rail.ts'
 import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts'
 
 // The report's shape is the `ops.clearing.run` reply schema's.
@@ -156,43 +156,8 @@ export class ClearingService {
     }
   }
 
-  private async pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date) {
-    const rows = await this.db
-      .selectFrom('transactions as t')
-      .leftJoin('transactions as f', (join) => join.onRef('f.parent_tx_id', '=', 't.id').on('f.tx_type', '=', 'fee'))
-      .select([
-        't.id', 't.account_id', 't.amount', 't.fee', 't.hold_amount', 't.ref',
-        't.recipient_account', 't.recipient_branch', 't.recipient_name', 'f.id as fee_tx_id',
-      ])
-      .where('t.status', '=', 'Pending')
-      .where('t.tx_payment_type', '=', paymentType)
-      .where('t.tx_type', '=', 'transfer')
-      .where('t.created_at', '<=', takenBefore)
-      .orderBy('t.created_at')
-      .orderBy('t.id')
-      .limit(this.options.chunkMax)
-      .execute()
-    return rows.map((row) => {
-      const payout: PendingPayout = {
-        tx_id: row.id,
-        fee_tx_id: row.fee_tx_id,
-        account_id: row.account_id,
-        payment_type: paymentType,
-        amount: cents(row.amount),
-        fee: cents(row.fee),
-        hold_amount: cents(row.hold_amount),
-      }
-      const payment: RailPayment = {
-        tx_id: row.id,
-        payment_type: paymentType,
-        amount: payout.amount,
-        account_number: row.recipient_account,
-        branch_code: row.recipient_branch,
-        name: row.recipient_name,
-        ref: row.ref,
-      }
-      return { payout, payment }
-    })
+  private pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date): Promise<PendingPayoutWork[]> {
+    return pendingPayouts(this.db, paymentType, takenBefore, this.options.chunkMax)
   }
 
   /** Settles a chunk in one transaction, skipping rows another run settled meanwhile. */
@@ -203,18 +168,12 @@ export class ClearingService {
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, chunk.map((c) => c.payout.account_id))
-      // Every status change happens under the account lock, so this read is final.
-      const still = await trx
-        .selectFrom('transactions')
-        .select(['id', 'hold_amount'])
-        .where('id', 'in', chunk.map((c) => c.payout.tx_id))
-        .where('status', '=', 'Pending')
-        .execute()
-      const pending = new Map(still.map((r) => [r.id, cents(r.hold_amount)]))
+      const current = await statusesUnderLock(trx, chunk.map((c) => c.payout.tx_id))
       for (const { payout } of chunk) {
         const outcome = outcomeOf(payout.tx_id)
-        if (!pending.has(payout.tx_id) || !outcome) continue
-        const status = settlePayout(batch, { ...payout, hold_amount: pending.get(payout.tx_id)! }, outcome)
+        const row = current.get(payout.tx_id)
+        if (row?.status !== 'Pending' || !outcome) continue
+        const status = settlePayout(batch, { ...payout, hold_amount: row.hold_amount }, outcome)
         if (status === 'Successful') report.settled++
         else if (status === 'Failed') report.failed++
         else report.invalid++
@@ -223,42 +182,31 @@ export class ClearingService {
     })
   }
 
+  /**
+   * Books the rail's returns: a payment still `Successful` is reversed. The rail is told
+   * which returns are dealt with only after that commits, so a run that dies in between is
+   * handed them again (and finds them reversed). A return for a payment still `Pending` is
+   * left with the rail until the payment settles.
+   */
   private async collectReturns(report: ClearingReport): Promise<void> {
     const returns = await this.rail.collectReturns()
     if (returns.length === 0) return
-    const originals = await this.db
-      .selectFrom('transactions')
-      .select(['id', 'account_id', 'amount', 'tx_payment_type', 'ref', 'recipient_name'])
-      .where('id', 'in', returns.map((r) => r.tx_id))
-      .execute()
+    const originals = await payoutsByIds(this.db, returns.map((r) => r.tx_id))
+    const waiting = new Set<string>()
     await this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, originals.map((o) => o.account_id))
-      const still = await trx
-        .selectFrom('transactions')
-        .select('id')
-        .where('id', 'in', originals.map((o) => o.id))
-        .where('status', '=', 'Successful')
-        .execute()
-      const successful = new Set(still.map((r) => r.id))
+      const current = await statusesUnderLock(trx, originals.map((o) => o.tx_id))
       for (const original of originals) {
-        if (!successful.has(original.id)) continue
-        const reason = returns.find((r) => r.tx_id === original.id)?.reason ?? 'returned'
-        reversePayout(
-          batch,
-          {
-            tx_id: original.id,
-            account_id: original.account_id,
-            amount: cents(original.amount),
-            payment_type: original.tx_payment_type as 'EFT' | 'RTC',
-            ref: original.ref,
-            recipient_name: original.recipient_name,
-          },
-          reason,
-        )
+        const status = current.get(original.tx_id)?.status
+        if (status === 'Pending') waiting.add(original.tx_id)
+        if (status !== 'Successful') continue
+        const reason = returns.find((r) => r.tx_id === original.tx_id)?.reason ?? 'returned'
+        reversePayout(batch, original, reason)
         report.returned++
       }
       await batch.flush()
     })
+    await this.rail.acknowledgeReturns(returns.map((r) => r.tx_id).filter((id) => !waiting.has(id)))
   }
 }
 

@@ -9,6 +9,7 @@ import type { Database } from '../db/schema.ts'
 import { assert, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from '../ledger/group-committer.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import { statusesUnderLock } from '../ledger/ledger-store.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import { settlePayout, type PendingPayout, type SettledStatus } from './settlement.ts'
 import type { TransferRequest } from './transfer-contract.ts'
@@ -230,14 +231,9 @@ export class TransferService {
       // rail call may find its payout already settled. Every status change happens under the
       // account lock, so this read is final: a payout no longer Pending is answered with the
       // status it has (the rail's answer is the same for the same tx_id), never settled twice.
-      const rows = await trx
-        .selectFrom('transactions')
-        .select(['id', 'status'])
-        .where('id', 'in', jobs.map((j) => j.payout.tx_id))
-        .execute()
-      const current = new Map(rows.map((r) => [r.id, r.status]))
+      const current = await statusesUnderLock(trx, jobs.map((j) => j.payout.tx_id))
       const outcomes = jobs.map(({ payout, outcome }) => {
-        const status = current.get(payout.tx_id)
+        const status = current.get(payout.tx_id)?.status
         assert(status !== undefined, `payout ${payout.tx_id} has no transaction row`)
         if (status !== 'Pending') return { ok: true as const, value: status === 'Reversed' ? ('Successful' as const) : status }
         return { ok: true as const, value: settlePayout(batch, payout, outcome) }

@@ -1,23 +1,19 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { formatTimestamp, zeroTimestamp } from '../../src/contract/format.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, numberedPersonalEntity, personalEntity, registrationNumber, saIdNumber } from '../support/fixtures.ts'
-import { uuidPattern } from '../support/assertions.ts'
+import { expectRefusal, uuidPattern } from '../support/assertions.ts'
 
 // Happy paths of svc.entity.<partner_id>.create / info / list-entities: every field of
 // every response shape, the personal entity's automatic user and the generated name.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb)
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 /** Moves the clock on a minute so each entity gets its own, known creation time. */
@@ -115,8 +111,9 @@ test('entities - personal name is generated from first and last name when omitte
   assert.equal((await p.client.entities.info({ entity_id: given.id })).name, 'Dr L. Mokoena')
 })
 
-test('entities - string fields are stored trimmed', async () => {
-  const { id } = await p.client.entities.create(businessEntity({ name: '  Trim Co  ', trading_name: '\tTrim ', email: ' a@trim.example ' }))
+test('entities - string fields are stored trimmed; a tab is a control character and refused', async () => {
+  await expectRefusal(p.client.entities.create(businessEntity({ trading_name: '\tTrim ' })), 400, 'trading_name')
+  const { id } = await p.client.entities.create(businessEntity({ name: '  Trim Co  ', trading_name: ' Trim ', email: ' a@trim.example ' }))
   const info = await p.client.entities.info({ entity_id: id })
   assert.equal(info.name, 'Trim Co')
   assert.equal(info.entity_type === 'business' && info.trading_name, 'Trim')
