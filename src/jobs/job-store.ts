@@ -44,6 +44,17 @@ export async function insertJob(db: Kysely<Database>, job: NewJob, now: Date, ow
     .executeTakeFirst()
 }
 
+/** What taking a job sets: its owner, a fresh lease and one more attempt. */
+function takenBy(owner: string, now: Date) {
+  return sql`
+    state = 'running',
+    lease_owner = ${owner},
+    lease_expires_at = ${now}::timestamptz + j.lease_ms * interval '1 millisecond',
+    attempts = j.attempts + 1,
+    started_at = coalesce(j.started_at, ${now}),
+    updated_at = ${now}`
+}
+
 /**
  * Takes up to `limit` due jobs of the given kinds for `owner`: queued ones whose time has
  * come, and running ones whose lease expired (their instance died or hung). `skip locked`
@@ -66,13 +77,7 @@ export async function claimDue(
       limit ${limit}
       for update skip locked
     )
-    update jobs as j set
-      state = 'running',
-      lease_owner = ${owner},
-      lease_expires_at = ${now}::timestamptz + j.lease_ms * interval '1 millisecond',
-      attempts = j.attempts + 1,
-      started_at = coalesce(j.started_at, ${now}),
-      updated_at = ${now}
+    update jobs as j set ${takenBy(owner, now)}
     from next where j.id = next.id
     returning j.*`.execute(db)
   return rows
@@ -81,13 +86,7 @@ export async function claimDue(
 /** Takes one job by id now, whatever its due time, unless another owner holds a live lease. */
 export async function claimById(db: Kysely<Database>, id: string, owner: string, now: Date): Promise<JobRow | undefined> {
   const { rows } = await sql<JobRow>`
-    update jobs as j set
-      state = 'running',
-      lease_owner = ${owner},
-      lease_expires_at = ${now}::timestamptz + j.lease_ms * interval '1 millisecond',
-      attempts = j.attempts + 1,
-      started_at = coalesce(j.started_at, ${now}),
-      updated_at = ${now}
+    update jobs as j set ${takenBy(owner, now)}
     where j.id = ${id}
       and (j.state = 'queued' or (j.state = 'running' and j.lease_expires_at <= ${now}))
     returning j.*`.execute(db)
