@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql, type Kysely } from 'kysely'
-import { unnestRows } from '../db/bulk.ts'
+import type { Kysely } from 'kysely'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import type { Caller } from '../auth/credential-store.ts'
 import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
@@ -10,6 +9,7 @@ import { assert, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from '../ledger/group-committer.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import { statusesUnderLock } from '../ledger/ledger-store.ts'
+import { claimTransferKeys, releaseTransferKeys, transferKeysOf } from './transfer-store.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import { settlePayout, type PendingPayout, type SettledStatus } from './settlement.ts'
 import type { TransferRequest } from './transfer-contract.ts'
@@ -162,12 +162,7 @@ export class TransferService {
         }
       }
       // A request refused for funds moved no money, so its key may be used again.
-      if (released.length > 0) {
-        await trx
-          .deleteFrom('transfer_keys')
-          .where('tx_id', 'in', released.map((j) => j.txId))
-          .execute()
-      }
+      await releaseTransferKeys(trx, released.map((j) => j.txId))
       await batch.flush()
       // Inside the transaction: should the batch be retried, it must not find its own keys.
       if (duplicates.length > 0) await this.answerDuplicates(trx, jobs, duplicates, outcomes)
@@ -175,24 +170,12 @@ export class TransferService {
     return outcomes
   }
 
-  /** Inserts the keys (in a fixed order, against deadlocks); returns the tx ids whose key was new. */
-  private async claimKeys(trx: Kysely<Database>, jobs: ReserveJob[], now: Date): Promise<Set<string>> {
-    if (jobs.length === 0) return new Set()
-    const sorted = [...jobs].sort((a, b) =>
-      a.partnerId === b.partnerId ? a.request.clientTxId.localeCompare(b.request.clientTxId) : a.partnerId.localeCompare(b.partnerId),
-    )
-    // A key older than the duplicate window no longer counts (RULINGS: configurable,
-    // 24 h): the upsert takes it over; a live key is left alone and reported as a duplicate.
+  /** Claims each job's key; returns the tx ids whose key was new (the others are duplicates). */
+  private claimKeys(trx: Kysely<Database>, jobs: ReserveJob[], now: Date): Promise<Set<string>> {
+    // A key older than the duplicate window no longer counts (configurable, 24 h by default).
     const cutoff = new Date(now.getTime() - this.settings.keyWindowMs)
-    const rows = sorted.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.request.clientTxId, tx_id: j.txId }))
-    const { rows: inserted } = await sql<{ tx_id: string }>`
-      insert into transfer_keys (partner_id, client_tx_id, tx_id, created_at)
-      select v.partner_id, v.client_tx_id, v.tx_id, ${now}::timestamptz
-      from ${unnestRows(rows, [['partner_id', 'uuid'], ['client_tx_id', 'uuid'], ['tx_id', 'uuid']])}
-      on conflict (partner_id, client_tx_id) do update set tx_id = excluded.tx_id, created_at = excluded.created_at
-        where transfer_keys.created_at < ${cutoff}
-      returning tx_id`.execute(trx)
-    return new Set(inserted.map((r) => r.tx_id))
+    const keys = jobs.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.request.clientTxId, tx_id: j.txId }))
+    return claimTransferKeys(trx, keys, now, cutoff)
   }
 
   private async answerDuplicates(
@@ -201,11 +184,7 @@ export class TransferService {
     indexes: number[],
     outcomes: BatchOutcome<PendingPayout>[],
   ): Promise<void> {
-    const rows = await trx
-      .selectFrom('transfer_keys')
-      .select(['partner_id', 'client_tx_id', 'tx_id'])
-      .where('client_tx_id', 'in', [...new Set(indexes.map((i) => jobs[i]!.request.clientTxId))])
-      .execute()
+    const rows = await transferKeysOf(trx, [...new Set(indexes.map((i) => jobs[i]!.request.clientTxId))])
     for (const i of indexes) {
       const job = jobs[i]!
       const original = rows.find((r) => r.partner_id === job.partnerId && r.client_tx_id === job.request.clientTxId)
