@@ -145,8 +145,7 @@ async function watchConnection(nc: NatsConnection, log: Logger): Promise<void> {
 async function bootstrapOperator(database: DatabaseHandle, services: Services, config: Config, log: Logger) {
   const token = await database.db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(727001)`.execute(trx)
-    const exists = await trx.selectFrom('credentials').select('id').where('role', '=', 'operator').limit(1).executeTakeFirst()
-    if (exists) return undefined
+    if (await services.credentials.hasOperator(trx)) return undefined
     return (await services.credentials.issue(trx, { partnerId: null, permissions: [], label: 'bootstrap' })).token
   })
   if (!token) return undefined
