@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { luhnValid } from '../../src/contract/fields.ts'
 import { formatTimestamp } from '../../src/contract/format.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, numberedPersonalEntity } from '../support/fixtures.ts'
 import { expectApiError, type FieldIssue, uuidPattern } from '../support/assertions.ts'
 
@@ -10,16 +10,12 @@ import { expectApiError, type FieldIssue, uuidPattern } from '../support/asserti
 // users): an entity's first account opens on KYB/KYC approval; creating an account for an
 // unapproved entity is 400. interface.md: get_by_entity is oldest first.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb)
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 async function approvedBusiness(overrides: Record<string, unknown> = {}, partner = p): Promise<string> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
-import { onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
+import { onboardPartner, useTestBank } from '../support/harness.ts'
 import { businessEntity } from '../support/fixtures.ts'
 import { expectApiError } from '../support/assertions.ts'
 
@@ -11,15 +11,7 @@ import { expectApiError } from '../support/assertions.ts'
 const first = 20_000_001
 const last = 20_000_003
 
-let tb: TestBank
-
-before(async () => {
-  tb = await startTestBank({ env: { BANK_ACCOUNT_NUMBER_FIRST: String(first), BANK_ACCOUNT_NUMBER_LAST: String(last) } })
-})
-
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank({ env: { BANK_ACCOUNT_NUMBER_FIRST: String(first), BANK_ACCOUNT_NUMBER_LAST: String(last) } })
 
 function numbered(value: number): string {
   return String(value) + luhnCheckDigit(String(value))

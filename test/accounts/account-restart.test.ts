@@ -1,20 +1,12 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
+import { test } from 'node:test'
+import { onboardPartner, useTestBank } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
 
 // Accounts live in storage: after a restart on the same storage they read back exactly,
 // and new account numbers continue from the pool without reusing any.
 
-let tb: TestBank
-
-before(async () => {
-  tb = await startTestBank()
-})
-
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank({ persistent: true })
 
 test('accounts - data survives a restart and numbers are not reused', async () => {
   const p = await onboardPartner(tb, { approve: true })

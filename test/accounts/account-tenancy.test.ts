@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import type { BankApiError } from '../../src/client/index.ts'
-import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity } from '../support/fixtures.ts'
 import { errorBody, expectApiError, type FieldIssue } from '../support/assertions.ts'
 
@@ -10,7 +10,7 @@ import { errorBody, expectApiError, type FieldIssue } from '../support/assertion
 // one (404); nothing about it leaks. Also the 400s of the account operations, and their
 // permissions (write for create, read for the two reads).
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let other: TestPartner
 let theirEntity: string
@@ -18,7 +18,7 @@ let theirAccount: { account_id: string; account_number: string }
 let mineEntity: string
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   other = await onboardPartner(tb, { approve: true })
   theirEntity = (await other.client.entities.create(businessEntity())).id
@@ -26,10 +26,6 @@ before(async () => {
   theirAccount = await other.client.accounts.create({ entity_id: theirEntity })
   mineEntity = (await p.client.entities.create(businessEntity())).id
   await tb.operator.entities.review({ entity_id: mineEntity, decision: 'approve' })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 function mustNotLeak(error: BankApiError): void {

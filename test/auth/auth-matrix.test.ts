@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { allOperations, permissions, type Permission } from '../../src/contract/index.ts'
-import { onboardPartner, type RawReply, type TestBank, type TestPartner, startTestBank } from '../support/harness.ts'
+import { onboardPartner, type RawReply, type TestPartner, useTestBank } from '../support/harness.ts'
 import { assertErrorReply, assertSuccessReply } from '../transport/error-reply.ts'
 import {
   operatorOperations,
@@ -20,17 +20,14 @@ import {
 // "Permissions", "Tenancy"), driven by the endpoint table: every operation, every way a
 // caller can fail to prove who it is or what it may do.
 
-let tb: TestBank
+const tb = useTestBank()
 let f: OperationFixture
 let other: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   f = await prepareFixture(tb)
   other = await onboardPartner(tb, { approve: true })
-})
-after(async () => {
-  await tb.stop()
 })
 
 /** Every id a refused caller must not learn anything about. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { contract, subjectFor, type Operation } from '../../src/contract/index.ts'
-import { onboardPartner, rawRequest, startTestBank, type RawReply, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, useTestBank, type RawReply, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity, userRequest } from '../support/fixtures.ts'
 import { assertErrorReply } from '../transport/error-reply.ts'
 
@@ -12,7 +12,7 @@ import { assertErrorReply } from '../transport/error-reply.ts'
 
 const { entities, users, accounts, transfers } = contract
 
-let tb: TestBank
+const tb = useTestBank()
 let victim: TestPartner
 let intruder: TestPartner
 let victimUserId: string
@@ -23,7 +23,7 @@ let victimPersonalEntityId: string
 let victimTransactionId: string
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   victim = await onboardPartner(tb, { approve: true })
   intruder = await onboardPartner(tb, { approve: true })
   victimUserId = (await victim.client.users.create(userRequest(victim.rootEntityId))).userId
@@ -32,9 +32,6 @@ before(async () => {
   victimTransactionId = (await tb.operator.accounts.deposit({ account_id: victimAccountId, amount: 10_000_000 })).tx_id
   victimPendingEntityId = (await victim.client.entities.create(businessEntity())).id
   victimPersonalEntityId = (await victim.client.entities.create(personalEntity())).id
-})
-after(async () => {
-  await tb.stop()
 })
 
 function asIntruder(op: Operation, body: Record<string, unknown>): Promise<RawReply> {

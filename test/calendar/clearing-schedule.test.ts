@@ -1,26 +1,23 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { ManualClock } from '../../src/clock.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 
 // The EFT clearing schedule: cycles at SAST times on business days (default 07:00, 10:00,
 // 13:00, 16:00); each cycle runs once, on whichever instance claims it first.
 
-let tb: TestBank
 let partner: TestPartner
 let accountId: string
 const clock = new ManualClock('2026-11-23T04:30:00Z') // Monday 06:30 SAST
+const tb = useTestBank({ clock })
 
 before(async () => {
-  tb = await startTestBank({ clock })
+  await tb.ready
   partner = await onboardPartner(tb, { approve: true })
   const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
   accountId = accounts[0]!.account_id
   await tb.operator.accounts.deposit({ account_id: accountId, amount: 1_000_000 })
-})
-after(async () => {
-  await tb.stop()
 })
 
 function eft(amount: number) {

@@ -1,17 +1,12 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { after, test } from 'node:test'
 import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
-import { clientFor, onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
+import { clientFor, onboardPartner, useTestBank } from '../support/harness.ts'
 import { expectRefusal, iso } from '../support/assertions.ts'
 import { bankEnv, json, removeTempDirs, runBank } from './run-bank.ts'
 
-let tb: TestBank
-
-before(async () => {
-  tb = await startTestBank()
-})
+const tb = useTestBank()
 after(async () => {
-  await tb.stop()
   removeTempDirs()
 })
 

@@ -4,20 +4,19 @@ import path from 'node:path'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { bankEnv, cleanEnv, emptyDir, json, removeTempDirs, runBank, type BankRun } from './run-bank.ts'
 
 // Exit codes of `bank`: 0 done, 1 the bank refused (error JSON on stderr), 2 a usage mistake.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb)
 })
 after(async () => {
-  await tb.stop()
   removeTempDirs()
 })
 

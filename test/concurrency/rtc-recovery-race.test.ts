@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import type { RailOutcome, RailPayment } from '../../src/rails/rail.ts'
-import { startTestBank, type TestBank } from '../support/harness.ts'
+import { useTestBank } from '../support/harness.ts'
 import { outcome } from '../support/assertions.ts'
 import { fundedAccount, transferBody } from './helpers.ts'
 
@@ -13,15 +13,7 @@ import { fundedAccount, transferBody } from './helpers.ts'
 // to move money. The rail is slowed here by wrapping the running instance's rail, so that
 // the clearing run lands exactly inside the gap.
 
-let tb: TestBank
-
-before(async () => {
-  tb = await startTestBank()
-})
-
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank()
 
 /** Holds the first rail call for payments of `amount` until released; later calls pass. */
 function slowRailFor(amount: bigint) {

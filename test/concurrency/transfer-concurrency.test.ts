@@ -4,7 +4,7 @@ import { startBank, type Bank } from '../../src/app.ts'
 import { contract } from '../../src/contract/index.ts'
 import { createLogger } from '../../src/logger.ts'
 import { magicRecipients } from '../../src/rails/simulated-rail.ts'
-import { startTestBank, storage, type TestBank } from '../support/harness.ts'
+import { useTestBank, storage } from '../support/harness.ts'
 import { assertLedgerClean, outcome, type Outcome } from '../support/assertions.ts'
 import { fundedAccount as openFunded, transferBody, type FundedAccount } from './helpers.ts'
 
@@ -21,16 +21,8 @@ import { fundedAccount as openFunded, transferBody, type FundedAccount } from '.
 // process, so a second instance cannot open it. On PGlite a test asserts the single-instance
 // behaviour instead: the one instance serves every request of the same concurrent load.
 
-let tb: TestBank
+const tb = useTestBank()
 const fundedAccount = (deposit: number) => openFunded(tb, deposit)
-
-before(async () => {
-  tb = await startTestBank()
-})
-
-after(async () => {
-  await tb.stop()
-})
 
 async function balances(f: FundedAccount): Promise<{ balance: bigint; available: bigint }> {
   const details = await f.partner.client.accounts.getDetails({ account_id: f.accountId })
@@ -261,6 +253,7 @@ if (storage === 'postgres') {
     let second: Bank
 
     before(async () => {
+      await tb.ready
       second = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'), natsUrl: tb.natsUrl, validateResponses: true })
     })
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
-import { startTestBank, type TestBank } from '../support/harness.ts'
+import { test } from 'node:test'
+import { useTestBank } from '../support/harness.ts'
 import { outcome } from '../support/assertions.ts'
 import { fundedAccount, transferBody } from './helpers.ts'
 
@@ -10,15 +10,7 @@ import { fundedAccount, transferBody } from './helpers.ts'
 // clientTxId arrive together on one account (RULINGS, Accounts and the ledger). Its own
 // file, so that its bank has its own nats-server and queue group.
 
-let tb: TestBank
-
-before(async () => {
-  tb = await startTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: '0' } })
-})
-
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: '0' } })
 
 test('transfers - zero fees: overspending transfers and repeats of one key together leave exactly the remainder', async () => {
   const { partner, accountId } = await fundedAccount(tb, 50 * 1_000 + 999)

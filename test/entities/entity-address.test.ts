@@ -1,23 +1,19 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
 import { expectApiError, type FieldIssue } from '../support/assertions.ts'
 
 // svc.entity.<partner_id>.update_address writes (replaces) an entity's address; entity
 // info returns it as `address`, null until one is written (RULINGS, Entities and users).
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb)
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 const fullAddress = {

@@ -1,25 +1,21 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { BankApiError } from '../../src/client/index.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity, registrationNumber, saIdNumber } from '../support/fixtures.ts'
 import { expectApiError } from '../support/assertions.ts'
 
 // RULINGS (Entities and users): a duplicate id_number (personal) or registration_number
 // (business) within one partner is 409; another partner may hold the same numbers.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let other: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb)
   other = await onboardPartner(tb)
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 async function snapshot(partner: TestPartner) {

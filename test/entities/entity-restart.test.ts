@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
+import { test } from 'node:test'
+import { onboardPartner, useTestBank } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
 import { expectApiError } from '../support/assertions.ts'
 
 // Entities, their addresses and the personal entity's user live in storage, not in the
 // process: a restart on the same storage answers exactly as before.
 
-let tb: TestBank
-
-before(async () => {
-  tb = await startTestBank()
-})
-
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank({ persistent: true })
 
 test('entities - data survives a restart', async () => {
   const p = await onboardPartner(tb)

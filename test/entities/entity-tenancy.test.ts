@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
-import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
 import { errorBody, expectApiError } from '../support/assertions.ts'
 
@@ -9,23 +9,19 @@ import { errorBody, expectApiError } from '../support/assertions.ts'
 // and no operation reveals another partner's data. Permissions per RULINGS: read for
 // info/list, write for create/update_address.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let other: TestPartner
 let theirBusiness: string
 let theirPersonal: string
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb)
   other = await onboardPartner(tb)
   theirBusiness = (await other.client.entities.create(businessEntity({ name: 'Secret Other Ltd' }))).id
   theirPersonal = (await other.client.entities.create(personalEntity({ first_name: 'Hidden' }))).id
   await other.client.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'Their Street' })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 test("entities - info of another partner's entity is 404 exactly like a missing one", async () => {

@@ -1,23 +1,19 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, personalEntity, saIdNumber, without } from '../support/fixtures.ts'
 import { expectApiError, type FieldIssue } from '../support/assertions.ts'
 
 // Every way svc.entity.<partner_id>.create can be refused with 400: the failing field is
 // named in `details`, and nothing is stored (no entity, and no user for a personal one).
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb)
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 async function stored() {

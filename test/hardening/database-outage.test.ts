@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test'
 import pg from 'pg'
 import { BankApiError } from '../../src/client/index.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
-import { onboardPartner, startTestBank, storage, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, storage, useTestBank, type TestPartner } from '../support/harness.ts'
 import { fund, newAccount, transferBody } from '../transfers/helpers.ts'
 
 // The service survives its database going away (the test's own database: its connections
@@ -13,13 +13,13 @@ import { fund, newAccount, transferBody } from '../transfers/helpers.ts'
 // PostgreSQL only: PGlite runs inside the process and has no connection to lose.
 
 if (storage === 'postgres') {
-  let tb: TestBank
+  const tb = useTestBank({ env: { BANK_DB_POOL_MAX: '8' } })
   let p: TestPartner
   let admin: pg.Client
   let name: string
 
   before(async () => {
-    tb = await startTestBank({ env: { BANK_DB_POOL_MAX: '8' } })
+    await tb.ready
     p = await onboardPartner(tb, { approve: true })
     name = new URL(tb.config.databaseUrl!).pathname.slice(1)
     admin = new pg.Client({ connectionString: process.env.BANK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' })
@@ -29,7 +29,6 @@ if (storage === 'postgres') {
   after(async () => {
     await admin.query(`alter database ${name} allow_connections true`).catch(() => {})
     await admin.end()
-    await tb.stop()
   })
 
   const codeOf = (error: unknown) => (error instanceof BankApiError ? error.code : -1)

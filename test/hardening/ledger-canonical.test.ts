@@ -1,24 +1,20 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { chainHash } from '../../src/ledger/tx-chain.ts'
 import { assertLedgerClean, expectRefusal } from '../support/assertions.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { fund, newAccount, transferBody, txById } from '../transfers/helpers.ts'
 
 // The hash chain is computed over exactly what the database stores, in a canonical form
 // the ledger owns. An unpaired surrogate used to be hashed as sent but stored as U+FFFD,
 // so any partner with `payments` could make `ledger verify` fail for the whole bank.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 test('ledger - a partner cannot send an unpaired surrogate into the ledger', async () => {

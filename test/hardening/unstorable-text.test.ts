@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { assertLedgerClean, expectRefusal } from '../support/assertions.ts'
 import { businessEntity } from '../support/fixtures.ts'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { fund, newAccount, snapshot, transferBody } from '../transfers/helpers.ts'
 
 // Text the database cannot store (NUL), cannot store as sent (an unpaired surrogate) or
@@ -11,18 +11,14 @@ import { fund, newAccount, snapshot, transferBody } from '../transfers/helpers.t
 // the whole grouped ledger write (500 for every partner in the batch), and an unpaired
 // surrogate was stored as U+FFFD but hashed as sent, breaking `ledger verify`.
 
-let tb: TestBank
+const tb = useTestBank()
 let a: TestPartner
 let b: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   a = await onboardPartner(tb, { approve: true })
   b = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 const hostile = {

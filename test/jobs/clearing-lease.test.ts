@@ -15,6 +15,7 @@ const tb = useTestBank({ env: { BANK_CLEARING_SCHEDULE: 'on', BANK_JOBS_POLL_MS:
 let p: TestPartner
 
 before(async () => {
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
 })
 

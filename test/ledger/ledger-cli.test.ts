@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { execFile } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { uuidPattern } from '../support/assertions.ts'
 import { balances, newAccount, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
@@ -14,16 +14,12 @@ import { balances, newAccount, transactionsOf, transferBody, txById } from '../t
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const bin = path.join(root, 'bin/bank.js')
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 interface CliResult {

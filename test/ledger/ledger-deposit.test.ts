@@ -1,23 +1,19 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError, iso, uuidPattern } from '../support/assertions.ts'
 import { balances, newAccount, shaPattern, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
 // `ops.account.deposit`: the operator credits an account as an inbound payment would
 // (how a sandbox partner funds an account). A `deposit` transaction added by `system`.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 test('ledger - a deposit answers its tx_id, the amount and the new balances as strings', async () => {

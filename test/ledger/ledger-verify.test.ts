@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, rawRequest, useTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
 import { fund, newAccount, poolAccount, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
@@ -10,19 +10,15 @@ import { fund, newAccount, poolAccount, transactionsOf, transferBody, txById } f
 // detectable"). Each tampering test edits the database behind the service's back, checks
 // that the edit is found, and puts the value back, so that the next test starts clean.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let account: string
 /** deposit, EFT (+fee, settled), RTC (+fee), pending EFT (+fee), newest last. */
 const ids: Record<'deposit' | 'eft' | 'rtc' | 'pending', string> = { deposit: '', eft: '', rtc: '', pending: '' }
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 const db = () => tb.bank.database.db

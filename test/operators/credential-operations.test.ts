@@ -1,24 +1,21 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { hashToken } from '../../src/auth/credential-store.ts'
 import { credential_ttl_seconds_max } from '../../src/operators/operator-contract.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
-import { clientFor, onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { clientFor, onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectRefusal, iso, uuidPattern } from '../support/assertions.ts'
 import { asCredentialCreate, partnerTokenPattern } from './helpers.ts'
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let other: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   other = await onboardPartner(tb, { approve: true })
-})
-after(async () => {
-  await tb.stop()
 })
 
 const second = 1000

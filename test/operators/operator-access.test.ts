@@ -1,24 +1,21 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { BankClient, OperatorClient } from '../../src/client/index.ts'
 import { contract } from '../../src/contract/index.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectRefusal } from '../support/assertions.ts'
 
 // Who may use the ops.* subjects: only an operator credential. A partner's credential,
 // however many permissions it holds, is refused (403); no credential at all is 401.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-after(async () => {
-  await tb.stop()
 })
 
 // The operator subjects of issue 2; later capabilities add their own and test them.

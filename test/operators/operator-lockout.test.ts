@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { startTestBank, type TestBank } from '../support/harness.ts'
+import { test } from 'node:test'
+import { useTestBank } from '../support/harness.ts'
 import { expectApiError } from '../support/assertions.ts'
 
-let tb: TestBank
-before(async () => {
-  tb = await startTestBank()
-})
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank()
 
 test('operators - the last live operator credential cannot be revoked', async () => {
   const { credentials } = await tb.bank.services.credentials.list(null).then((list) => ({ credentials: list }))

@@ -1,18 +1,11 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
-import { clientFor, rawRequest, startTestBank, type TestBank } from '../support/harness.ts'
+import { clientFor, rawRequest, useTestBank } from '../support/harness.ts'
 import { expectRefusal, iso, uuidPattern } from '../support/assertions.ts'
 import { asPartnerCreate, partnerTokenPattern } from './helpers.ts'
 
-let tb: TestBank
-
-before(async () => {
-  tb = await startTestBank()
-})
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank()
 
 const minute = 60_000
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import fc from 'fast-check'
 import type { TxStatus } from '../../src/db/schema.ts'
 import { magicRecipients } from '../../src/rails/simulated-rail.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { outcome } from '../support/assertions.ts'
 
 // A model-based property of the ledger, run against the real service (NATS, SDK, storage):
@@ -173,16 +173,12 @@ class Model {
   }
 }
 
-let tb: TestBank
+const tb = useTestBank()
 let fees: { EFT: bigint; RTC: bigint }
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   fees = tb.config.fees
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 class Run {

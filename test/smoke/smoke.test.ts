@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, rawRequest, startTestBank, type TestBank } from '../support/harness.ts'
+import { test } from 'node:test'
+import { onboardPartner, rawRequest, useTestBank } from '../support/harness.ts'
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
 
-let tb: TestBank
-before(async () => {
-  tb = await startTestBank()
-})
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank()
 
 test('smoke - onboard, create, approve, account', async () => {
   const p = await onboardPartner(tb, { approve: true })

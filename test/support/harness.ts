@@ -29,6 +29,10 @@ import { adminUrl, clonePostgresTemplate, pgliteSeed } from './templates.ts'
 //
 //   const tb = useTestBank()                     // started before the first test, stopped after the last
 //   const tb = useTestBank({ persistent: true }) // when a test calls tb.restart()
+//   before(async () => {
+//     await tb.ready                             // a setup hook of the file waits for the bank
+//     partner = await onboardPartner(tb)
+//   })
 
 export type TestStorage = 'pglite' | 'postgres'
 export const storage: TestStorage = process.env.BANK_TEST_STORAGE === 'postgres' ? 'postgres' : 'pglite'
@@ -126,24 +130,42 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   return testBank
 }
 
+/** A file's test bank, as useTestBank() returns it. */
+export interface TestBankHandle extends TestBank {
+  /** Resolves once the bank has started; a `before` hook of the file awaits it first. */
+  ready: Promise<TestBank>
+}
+
 /**
  * Declares this file's test bank: started in a `before` hook, stopped in an `after` hook.
- * Call it at the top level of a test file; the handle's fields may be used inside tests and
- * later hooks (a `before` registered after this call already sees a started bank).
+ * Call it at the top level of a test file (or of a describe). The handle's fields may be used
+ * in tests; a `before` hook of the file must first `await tb.ready`, because Node 20 starts
+ * top-level `before` hooks as they are registered, without waiting for the one before.
  */
-export function useTestBank(options: TestBankOptions = {}): TestBank {
+export function useTestBank(options: TestBankOptions = {}): TestBankHandle {
   let current: TestBank | undefined
+  let settle!: { resolve(bank: TestBank): void; reject(error: unknown): void }
+  const ready = new Promise<TestBank>((resolve, reject) => (settle = { resolve, reject }))
+  // Whoever needs the bank awaits `ready`; the hook below reports a failed start.
+  ready.catch(() => {})
   const started = (): TestBank => {
-    if (!current) throw new Error('the test bank starts in a before hook: use it inside tests and hooks, not at load time')
+    if (!current) throw new Error('the test bank has not started yet: in a before hook, `await tb.ready` first')
     return current
   }
   before(async () => {
-    current = await startTestBank({ ...options, persistent: options.persistent ?? false })
+    try {
+      current = await startTestBank({ ...options, persistent: options.persistent ?? false })
+      settle.resolve(current)
+    } catch (error) {
+      settle.reject(error)
+      throw error
+    }
   })
   after(async () => {
     await current?.stop()
   })
   return {
+    ready,
     get bank() { return started().bank },
     get config() { return started().config },
     get clock() { return started().clock },

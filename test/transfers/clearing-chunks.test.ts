@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
 import { balances, fund, magic, newAccount, transactionsOf, transferBody } from './helpers.ts'
 
@@ -9,16 +9,12 @@ import { balances, fund, magic, newAccount, transactionsOf, transferBody } from 
 
 const eft_fee = 250
 
-let tb: TestBank
+const tb = useTestBank({ env: { BANK_CLEARING_CHUNK_MAX: '3' } })
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank({ env: { BANK_CLEARING_CHUNK_MAX: '3' } })
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 test('clearing - a run settles more pending EFTs than one chunk, each once, outcomes included', async () => {

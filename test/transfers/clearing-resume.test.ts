@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
 import { balances, fund, newAccount, transactionsOf, transferBody } from './helpers.ts'
 
@@ -10,17 +10,13 @@ import { balances, fund, newAccount, transactionsOf, transferBody } from './help
 
 const eft_fee = 250
 
-let tb: TestBank
+// 2026-11-23T08:00:00Z is Monday 10:00 SAST: the 10:00 cycle is due, cut-off now.
+const tb = useTestBank({ env: { BANK_CLEARING_CHUNK_MAX: '3' } })
 let p: TestPartner
 
 before(async () => {
-  // 2026-11-23T08:00:00Z is Monday 10:00 SAST: the 10:00 cycle is due, cut-off now.
-  tb = await startTestBank({ env: { BANK_CLEARING_CHUNK_MAX: '3' } })
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 test('clearing - a run that dies half-way resumes its cycle without settling anything twice', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
 import { balances, fund, magic, newAccount, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
 
@@ -11,18 +11,14 @@ import { balances, fund, magic, newAccount, snapshot, transactionsOf, transferBo
 
 const fees = { EFT: 250, RTC: 700 }
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let other: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   other = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 function counts(report: { settled: number; failed: number; invalid: number; returned: number; rtc_recovered: number }) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { fund, newAccount, transactionsOf, transferBody, txById, type TransactionView } from './helpers.ts'
 
@@ -8,7 +8,7 @@ import { fund, newAccount, transactionsOf, transferBody, txById, type Transactio
 // (default 100, max 1000) and `cursor`, with `next_cursor` in the response, absent on the
 // last page. Never unbounded.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 /** An account with more rows than the largest page. */
 let big: string
@@ -17,7 +17,7 @@ const big_transfers = 550
 const big_rows = 1 + 2 * big_transfers
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   big = await newAccount(p)
   await fund(tb, big, big_transfers * (100 + 250))
@@ -26,10 +26,6 @@ before(async () => {
     Array.from({ length: big_transfers }, () => p.client.accounts.transfer(transferBody(big, { amount: 100 }))),
   )
   assert.equal(new Set(sent.map((s) => s.tx_id)).size, big_transfers)
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 async function page(accountId: string, limit?: number, cursor?: string) {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
-import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, errorBody, expectApiError } from '../support/assertions.ts'
 import { fund, newAccount, snapshot, transferBody } from './helpers.ts'
 
@@ -10,7 +10,7 @@ import { fund, newAccount, snapshot, transferBody } from './helpers.ts'
 // data. Here: transfer from, and list, another partner's account; get another partner's
 // transaction.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let other: TestPartner
 let theirAccount: string
@@ -18,7 +18,7 @@ let theirTxId: string
 let theirAccountNumber: string
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   other = await onboardPartner(tb, { approve: true })
   const created = await other.client.accounts.create({ entity_id: other.rootEntityId })
@@ -26,10 +26,6 @@ before(async () => {
   theirAccountNumber = created.account_number
   await fund(tb, theirAccount, 1_000_000)
   theirTxId = (await other.client.accounts.transfer(transferBody(theirAccount, { amount: 5_000 }))).tx_id
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 function mustNotLeak(text: string): void {

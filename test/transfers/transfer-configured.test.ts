@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { balances, feeOf, fund, newAccount, sast, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
 
@@ -11,16 +11,12 @@ import { balances, feeOf, fund, newAccount, sast, snapshot, transactionsOf, tran
 const rtc_fee = 1234
 const low_max = 25_000_000
 
-let tb: TestBank
+const tb = useTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: String(rtc_fee), BANK_DECLARED_HOLIDAYS: '2026-11-24' } })
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: String(rtc_fee), BANK_DECLARED_HOLIDAYS: '2026-11-24' } })
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 test('transfers - with a zero EFT fee an EFT holds only its amount and writes no fee transaction', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError, iso, uuidPattern } from '../support/assertions.ts'
 import { balances, feeOf, fund, newAccount, sast, snapshot, transactionsOf, transferBody } from './helpers.ts'
 
@@ -13,20 +13,16 @@ const high_max = 500_000_000
 const low_max = 25_000_000
 const start = '2026-11-23T08:00:00Z'
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 /** One well-funded account for the limit tests; RTCs settle at once so its balance only falls. */
 let rich: string
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   rich = await newAccount(p)
   await fund(tb, rich, 4_000_000_000)
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 async function rtc(amount: number) {

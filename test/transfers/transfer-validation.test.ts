@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
-import { clientFor, onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { before, test } from 'node:test'
+import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { balances, fund, newAccount, snapshot, transferBody, type TransferBody } from './helpers.ts'
 
@@ -10,22 +10,18 @@ import { balances, fund, newAccount, snapshot, transferBody, type TransferBody }
 
 const eft_fee = 250
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 /** Funded well beyond every amount below, so that only the rule under test can refuse. */
 let account: string
 let subject: string
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   account = await newAccount(p)
   await fund(tb, account, 1_000_000_000)
   subject = `svc.account.${p.partnerId}.transfer_eft_rtc`
-})
-
-after(async () => {
-  await tb.stop()
 })
 
 const asBody = (body: Record<string, unknown>) => body as unknown as TransferBody

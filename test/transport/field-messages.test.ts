@@ -1,20 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { businessEntity } from '../support/fixtures.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectApiError } from '../support/assertions.ts'
 
 // A 400's details say what is wrong with each field: "is required" only when the field
 // was not sent, the schema's own message when it was sent with the wrong type or value.
 
-let tb: TestBank
+const tb = useTestBank()
 let partner: TestPartner
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   partner = await onboardPartner(tb)
-})
-after(async () => {
-  await tb.stop()
 })
 
 async function detailsOf(body: Record<string, unknown>) {

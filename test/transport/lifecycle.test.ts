@@ -33,7 +33,7 @@ function gateEntityList(tb: TestBank, expected: number) {
 }
 
 test('lifecycle - requests in flight when the bank stops are still answered, then it takes no more', async () => {
-  const tb = await startTestBank()
+  const tb = await startTestBank({ persistent: false })
   const partner = await onboardPartner(tb)
   const inFlight = 6
   // Test-only instrumentation: the handlers wait here, so the requests are provably in flight.

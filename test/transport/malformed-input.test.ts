@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { allOperations, type Operation } from '../../src/contract/index.ts'
-import { startTestBank, type RawReply, type TestBank } from '../support/harness.ts'
+import { useTestBank, type RawReply } from '../support/harness.ts'
 import { assertErrorReply, assertSuccessReply, detailFields } from './error-reply.ts'
 import { prepareFixture, rightfulToken, send, subjectOf, validBody, type OperationFixture } from './operation-bodies.ts'
 
@@ -9,15 +9,12 @@ import { prepareFixture, rightfulToken, send, subjectOf, validBody, type Operati
 // process stays up (RULINGS.md, "Errors": malformed JSON and non-object bodies are 400;
 // a 500 never happens for a caller's mistake).
 
-let tb: TestBank
+const tb = useTestBank()
 let f: OperationFixture
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   f = await prepareFixture(tb)
-})
-after(async () => {
-  await tb.stop()
 })
 
 const request = (op: Operation, body: string | Uint8Array | Record<string, unknown>): Promise<RawReply> =>

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { errors, type Msg } from '@nats-io/transport-node'
 import { ServiceError, Svcm, type ServiceClient } from '@nats-io/services'
 import { serviceVersion } from '../../src/app.ts'
 import { allOperations, contract, subjectFor, subscriptionSubject } from '../../src/contract/index.ts'
-import { rawRequest, startTestBank, type TestBank } from '../support/harness.ts'
+import { rawRequest, useTestBank } from '../support/harness.ts'
 import { prepareFixture, type OperationFixture } from './operation-bodies.ts'
 
 // The NATS services protocol (ADR-32, "micro") as our own implementation answers it:
@@ -16,15 +16,12 @@ import { prepareFixture, type OperationFixture } from './operation-bodies.ts'
 const serviceName = 'partner-bank'
 const queueGroup = 'partner-bank'
 
-let tb: TestBank
+const tb = useTestBank()
 let f: OperationFixture
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   f = await prepareFixture(tb)
-})
-after(async () => {
-  await tb.stop()
 })
 
 async function control(subject: string): Promise<any> {

@@ -1,24 +1,15 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { test } from 'node:test'
 import { Svcm, type ServiceInfo } from '@nats-io/services'
 import { allOperations, contract, subjectFor } from '../../src/contract/index.ts'
-import { rawRequest, startTestBank, type TestBank } from '../support/harness.ts'
+import { rawRequest, useTestBank } from '../support/harness.ts'
 
 // Two instances in one queue group (RULINGS.md, "Transport"). Both test banks of this file
 // share the file's private nats-server; each has its own storage, which is why the requests
 // below are ones every instance answers alike (a missing token: 401).
 
-let first: TestBank
-let second: TestBank
-
-before(async () => {
-  first = await startTestBank()
-  second = await startTestBank()
-})
-after(async () => {
-  await second?.stop()
-  await first?.stop()
-})
+const first = useTestBank()
+const second = useTestBank()
 
 async function collectReplies(subject: string, expected: number): Promise<any[]> {
   // `count` ends as soon as the expected number of instances has answered; maxWait only bounds a failure.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { clientFor, onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
+import { test } from 'node:test'
+import { clientFor, onboardPartner, useTestBank } from '../support/harness.ts'
 import { personalEntity, userRequest } from '../support/fixtures.ts'
 import { expectApiError } from '../support/assertions.ts'
 
@@ -8,13 +8,7 @@ import { expectApiError } from '../support/assertions.ts'
 // restarts on the same storage: nothing the interface serves lives only in memory (DESIGN.md,
 // "Scale-out"). Credentials keep their state too: a revoked one stays revoked.
 
-let tb: TestBank
-before(async () => {
-  tb = await startTestBank()
-})
-after(async () => {
-  await tb.stop()
-})
+const tb = useTestBank({ persistent: true })
 
 test('restart - data, credentials and their states survive a restart of the service', async () => {
   const partner = await onboardPartner(tb, { approve: true })

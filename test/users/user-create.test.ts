@@ -1,20 +1,17 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { businessEntity, saIdNumber, userRequest, without } from '../support/fixtures.ts'
-import { onboardPartner, rawRequest, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectRefusal, iso, uuidPattern, zeroTimestamp } from '../support/assertions.ts'
 import { asCreate } from './helpers.ts'
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-after(async () => {
-  await tb.stop()
 })
 
 async function newBusiness(): Promise<string> {

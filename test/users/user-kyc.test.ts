@@ -1,22 +1,19 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectRefusal, iso, zeroTimestamp } from '../support/assertions.ts'
 
 // KYC of a user (RULINGS, Entities and users): not_started → pending → approved | rejected,
 // a rejected one may be resubmitted (→ pending); the bank's operators decide.
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
-})
-after(async () => {
-  await tb.stop()
 })
 
 const minute = 60_000

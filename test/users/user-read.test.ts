@@ -1,22 +1,19 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { businessEntity, personalEntity, userRequest } from '../support/fixtures.ts'
-import { clientFor, onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { clientFor, onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectRefusal, iso } from '../support/assertions.ts'
 import { asCreate } from './helpers.ts'
 
-let tb: TestBank
+const tb = useTestBank()
 let p: TestPartner
 let other: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   other = await onboardPartner(tb, { approve: true })
-})
-after(async () => {
-  await tb.stop()
 })
 
 const minute = 60_000

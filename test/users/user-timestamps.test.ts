@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { before, test } from 'node:test'
 import { sql } from 'kysely'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
-import { onboardPartner, startTestBank, type TestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { iso } from '../support/assertions.ts'
 
 // A database whose sessions run in South African time, as a PostgreSQL set up in
 // Johannesburg would by default. Dates the partner sends must mean the same instant
 // whatever the database's time zone.
 
-let tb: TestBank
+const tb = useTestBank({ persistent: true })
 let p: TestPartner
 
 before(async () => {
-  tb = await startTestBank()
+  await tb.ready
   const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(tb.bank.database.db)
   const name = rows[0]!.name
   assert.match(name, /^[a-z0-9_]+$/)
@@ -23,9 +23,6 @@ before(async () => {
   // PGlite has one session, which starts in UTC whatever the database says: set it there.
   await sql`set timezone to 'Africa/Johannesburg'`.execute(tb.bank.database.db)
   p = await onboardPartner(tb)
-})
-after(async () => {
-  await tb.stop()
 })
 
 test('user timestamps - the database really runs in SAST (guard for the tests below)', async () => {
