@@ -7,7 +7,10 @@ import type { TestBank } from '../support/harness.ts'
 
 // Runs the operator CLI (`node bin/bank.js …`) as a child process, as an operator would.
 
-const bankJs = fileURLToPath(new URL('../../bin/bank.js', import.meta.url))
+// `npm test` sets BANK_TEST_CLI to a compiled bundle of src/cli/main.ts: the same program as
+// bin/bank.js runs through tsx, without tsx's start-up cost in each of the many children.
+// test/cli/cli-bin.test.ts runs bin/bank.js itself.
+const bankJs = process.env.BANK_TEST_CLI || fileURLToPath(new URL('../../bin/bank.js', import.meta.url))
 
 export interface BankRun {
   code: number

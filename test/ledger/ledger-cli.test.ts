@@ -12,7 +12,8 @@ import { balances, newAccount, transactionsOf, transferBody, txById } from '../t
 // 2 a usage mistake, 3 `ledger verify` found a mismatch.
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-const bin = path.join(root, 'bin/bank.js')
+// Under `npm test`, the compiled CLI (see ../cli/run-bank.ts).
+const bin = process.env.BANK_TEST_CLI || path.join(root, 'bin/bank.js')
 
 const tb = useTestBank()
 let p: TestPartner
