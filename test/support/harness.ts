@@ -43,7 +43,11 @@ export function testNats(): Promise<PrivateNatsServer> {
   natsServer ??= (async () => {
     const binary = findNatsServerBinary()
     if (!binary) throw new Error(natsMissingMessage)
-    return startNatsServer({ binary, storeDir: fs.mkdtempSync(path.join(os.tmpdir(), 'bank-nats-')) })
+    const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-nats-'))
+    const server = await startNatsServer({ binary, storeDir })
+    // The server is stopped when this process exits (see startNatsServer); its store goes too.
+    process.once('exit', () => fs.rmSync(storeDir, { recursive: true, force: true }))
+    return server
   })()
   return natsServer
 }
