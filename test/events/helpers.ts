@@ -12,7 +12,8 @@ import { startTestBank, type TestBank } from '../support/harness.ts'
 export function useEventsBank(options: { beforeStop?: () => Promise<void> } = {}): { tb: () => TestBank; db: () => Kysely<Database> } {
   let current: TestBank | undefined
   before(async () => {
-    current = await startTestBank()
+    // In memory: nothing here restarts the bank.
+    current = await startTestBank({ persistent: false })
     await current.bank.services.jobRunner.stop()
   })
   after(async () => {
