@@ -111,5 +111,12 @@ export const addressSchema = z.strictObject({
   country: country().optional(),
 })
 
+/** How many rows a page may ask for: a whole number from 1 to `max`. */
+export const pageLimit = (max: number) =>
+  z
+    .int({ error: 'must be a whole number' })
+    .min(1, { error: 'must be at least 1' })
+    .max(max, { error: `must be at most ${max}` })
+
 export const emptyRequest = z.strictObject({})
 export const emptyResponse = z.strictObject({})

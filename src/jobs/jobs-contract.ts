@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { uuid } from '../contract/fields.ts'
+import { pageLimit, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
 // Operators' view of background work (the jobs module): what is queued, running, done or
@@ -36,12 +36,7 @@ export const jobOperations = {
     request: z.strictObject({
       state: z.enum(job_states, { error: `must be one of ${job_states.join(', ')}` }).optional(),
       kind: z.string({ error: 'must be a string' }).max(100, { error: 'must be at most 100 characters' }).optional(),
-      limit: z
-        .number({ error: 'must be a number' })
-        .int({ error: 'must be an integer' })
-        .min(1, { error: 'must be at least 1' })
-        .max(jobs_list_limit_max, { error: `must be at most ${jobs_list_limit_max}` })
-        .optional(),
+      limit: pageLimit(jobs_list_limit_max).optional(),
     }),
     response: z.object({ jobs: z.array(jobView) }),
   }),

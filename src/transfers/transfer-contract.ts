@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { centsString } from '../accounts/account-contract.ts'
-import { branchCode, text, timestamp, uuid } from '../contract/fields.ts'
+import { branchCode, pageLimit, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
 /** Integer cents in a request: a JSON integer within ±(2^53−1) (RULINGS, Money). */
@@ -66,11 +66,7 @@ export const transferOperations = {
     summary: "An account's transactions, newest first, a page at a time (limit default 100, max 1000; next_cursor until the last page).",
     request: z.strictObject({
       account_id: uuid(),
-      limit: z
-        .int({ error: 'must be a whole number' })
-        .min(1, { error: 'must be at least 1' })
-        .max(transaction_page_limit_max, { error: `must be at most ${transaction_page_limit_max}` })
-        .optional(),
+      limit: pageLimit(transaction_page_limit_max).optional(),
       cursor: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be a next_cursor from an earlier page' }).optional(),
     }),
     response: z.object({
