@@ -6,7 +6,6 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { BankApiError, BankClient, OperatorClient } from '../../src/client/index.ts'
 import { businessEntity } from '../support/fixtures.ts'
 import type { TransferBody } from '../transfers/helpers.ts'
-import { withClient } from './processes.ts'
 
 // The load a chaos test runs while it breaks something: transfers from a fixed number of
 // concurrent senders, every reply recorded, and at the end the check that every
