@@ -1,0 +1,301 @@
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.lang.reflect.ParameterizedType;
+import java.lang.reflect.RecordComponent;
+import java.lang.reflect.Type;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The compatibility suite's window on real Jackson (test/compat). It holds records with the
+ * same names, components and types as the incumbent's reference SDK (written here by us from
+ * the list in test/compat/sdk-records.ts; the suite checks that the two agree) and serialises
+ * and reads them the way that SDK does: a default ObjectMapper, configured with
+ * NON_NULL inclusion for the entity records as the SDK's EntityService is.
+ *
+ * Protocol: one JSON object per line on stdin, one JSON object per line on stdout.
+ *   {"op":"write","record":R,"values":{...},"include":"sdk"|"always"|"non_null"}
+ *       → {"ok":true,"json":"<the bytes Jackson writes>"}: the record is built from `values`
+ *         (components left out are null, 0 or false, as a Java constructor call would pass
+ *         them), then written.
+ *   {"op":"read","record":R,"json":"..."} → {"ok":true} or {"ok":false,"error":"..."}
+ *   {"op":"records"} → {"ok":true,"records":[{"name":R,"components":[[name,type],...]}]}
+ * Any failure of a request is answered as {"ok":false,"error":"..."}; the process ends when
+ * stdin closes.
+ */
+public class JacksonBridge {
+
+  // EntityService
+  public record EntityInfoRequest(String entity_id) {}
+
+  public record EntityInfoResponse(
+      String id, String date_created, String name, String trading_name, String entity_type, String email,
+      boolean approved,
+      String first_name, String last_name, String phone_number, String gender, String date_of_birth,
+      String id_number, String id_type, String id_issue_date, String id_issue_expiry_date, String city,
+      String residency, String title, String permit_number) {}
+
+  public record UpdateAddressRequest(
+      String entity_id, String address_line_1, String address_line_2, String state, String postcode,
+      String country, String city) {}
+
+  public record UpdateAddressResponse() {}
+
+  public record Address(String address_line_1, String address_line_2, String city, String state, String postcode) {}
+
+  public record CreateEntityRequest(
+      String name, String trading_name, String tax_number, String registration_number, String entity_type,
+      String purpose, String email, String country,
+      String first_name, String last_name, String phone_number, String gender, String date_of_birth,
+      String id_number, String id_type, String id_issue_date, String id_issue_expiry_date, String city,
+      String residency, String title, String permit_number,
+      Address address) {}
+
+  public record CreateEntityResponse(String id, boolean user_ready, String user_id) {}
+
+  public record Entity(
+      String id, String name, String trading_name, String registration_number, String email, String created_at,
+      String entity_type,
+      String first_name, String last_name, String phone_number, String gender, String date_of_birth,
+      String id_number, String id_type, String id_issue_date, String id_issue_expiry_date, String city,
+      String residency, String title, String permit_number) {}
+
+  public record ListEntityRequest() {}
+
+  public record ListEntityResponse(List<Entity> entities) {}
+
+  // UserService
+  public record CreateUserRequest(
+      String first_name, String last_name, String email, String entity_id, String gender, String date_of_birth,
+      String country, String city, String residency, String id_number, String id_type, String id_issue_date,
+      String id_issue_expiry_date, String phone_number, String title,
+      boolean verified,
+      String permit_number) {}
+
+  public record CreateUserResponse(String userId) {}
+
+  public record UpdateUserProfileRequest(
+      String user_id, String first_name, String last_name, String email, String phone_number, String gender,
+      String date_of_birth, String birth_country, String birth_city, String residency, String id_number,
+      String id_type, String id_issue_date, String id_issue_expiry_date, String title, String permit_number) {}
+
+  public record UpdateUserProfileResponse(String userId) {}
+
+  public record ListUserRequest(String entity_id) {}
+
+  public record ListUserResponse(List<User> users) {}
+
+  public record User(
+      String id, String first_name, String last_name, String email, String phone_number, String entity_id,
+      String created_at, String updated_at,
+      boolean verified,
+      String verified_at, String gender, String date_of_birth, String country, String city, String residency,
+      String id_number, String id_type, String id_issue_date, String id_issue_expiry, String title,
+      String date_registered, String permit_number, String kyc_status, String kyc_submitted_at,
+      String kyc_reviewed_at) {}
+
+  // AccountService
+  public static class Metadata extends HashMap<String, String> {}
+
+  public record OpenAccountRequest(String entity_id) {}
+
+  public record OpenAccountResponse(
+      String account_id, String entity_id, String account_number, String country, String created_at,
+      String account_type, Metadata metadata) {}
+
+  public record GetAccountDetailsRequest(String account_id) {}
+
+  public record GetAccountDetailsResponse(
+      String account_id, String account_number, String balance, String available_balance, String account_type,
+      Metadata metadata) {}
+
+  public record TransferEFTRTCRequest(
+      String account_id, String clientTxId,
+      int amount,
+      String ref, String own_ref, String account_number, String branch_code, String name,
+      boolean pay_and_clear,
+      String notification_email, String notification_name, String beneficiary_id,
+      int beneficiary_version) {}
+
+  public record TransferEFTRTCResponse(String tx_id, String amount) {}
+
+  public record TransferInternalRequest(
+      String account_id, String clientTxId,
+      int amount,
+      String ref, String own_ref, String account_number, String name, String notification_email,
+      String notification_name, String beneficiary_id,
+      int beneficiary_version) {}
+
+  public record GetTransactionsRequest(String account_id, UUIDs filter_user_ids) {}
+
+  public record GetTransactionsResponse(String account_id, List<Transaction> transactions) {}
+
+  public record Transaction(
+      String tx_id, String parent_tx_id, String date, String amount, String ref, String status, String tx_sha,
+      String user_id, String added_by, String tx_type, String tx_payment_type, String fee, String recipient_name,
+      String credit, String debit, String running_balance,
+      boolean verified) {}
+
+  public record UUIDs() {}
+
+  public record AccountSummary(
+      String account_id, String account_number, String created_at, String account_type, Metadata metadata) {}
+
+  public record GetAccountsByEntityRequest(String entity_id) {}
+
+  public record GetAccountsByEntityResponse(String entity_id, List<AccountSummary> accounts) {}
+
+  public record GetTransactionByIdRequest(String tx_id) {}
+
+  public record GetTransactionByIdResponse(Transaction transaction) {}
+
+  private static final List<Class<?>> ENTITY_RECORDS = List.of(
+      EntityInfoRequest.class, EntityInfoResponse.class, UpdateAddressRequest.class, UpdateAddressResponse.class,
+      Address.class, CreateEntityRequest.class, CreateEntityResponse.class, Entity.class, ListEntityRequest.class,
+      ListEntityResponse.class);
+
+  private static final List<Class<?>> OTHER_RECORDS = List.of(
+      CreateUserRequest.class, CreateUserResponse.class, UpdateUserProfileRequest.class,
+      UpdateUserProfileResponse.class, ListUserRequest.class, ListUserResponse.class, User.class,
+      OpenAccountRequest.class, OpenAccountResponse.class, GetAccountDetailsRequest.class,
+      GetAccountDetailsResponse.class, TransferEFTRTCRequest.class, TransferEFTRTCResponse.class,
+      TransferInternalRequest.class, GetTransactionsRequest.class, GetTransactionsResponse.class,
+      Transaction.class, UUIDs.class, AccountSummary.class, GetAccountsByEntityRequest.class,
+      GetAccountsByEntityResponse.class, GetTransactionByIdRequest.class, GetTransactionByIdResponse.class);
+
+  private static final Map<String, Class<?>> RECORDS = new LinkedHashMap<>();
+
+  static {
+    for (Class<?> c : ENTITY_RECORDS) RECORDS.put(c.getSimpleName(), c);
+    for (Class<?> c : OTHER_RECORDS) RECORDS.put(c.getSimpleName(), c);
+  }
+
+  /** The SDK's UserService and AccountService mapper: nothing configured. */
+  private static final ObjectMapper DEFAULT_MAPPER = new ObjectMapper();
+
+  /** The SDK's EntityService mapper: nulls are left out when writing. */
+  private static final ObjectMapper NON_NULL_MAPPER =
+      new ObjectMapper().setSerializationInclusion(JsonInclude.Include.NON_NULL);
+
+  /** Encodes this program's own protocol lines; never a record. */
+  private static final ObjectMapper PROTOCOL = new ObjectMapper();
+
+  public static void main(String[] args) throws IOException {
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
+    String line;
+    while ((line = in.readLine()) != null) {
+      if (line.isBlank()) continue;
+      out.println(PROTOCOL.writeValueAsString(answer(line)));
+      out.flush();
+    }
+  }
+
+  private static Map<String, Object> answer(String line) {
+    try {
+      JsonNode request = PROTOCOL.readTree(line);
+      String op = request.path("op").asText();
+      switch (op) {
+        case "records":
+          return Map.of("ok", true, "records", describeRecords());
+        case "write":
+          return write(recordClass(request), request.path("values"), request.path("include").asText("sdk"));
+        case "read":
+          return read(recordClass(request), request.path("json").asText());
+        default:
+          return failure("unknown op " + op);
+      }
+    } catch (Exception e) {
+      return failure(describe(e));
+    }
+  }
+
+  private static Class<?> recordClass(JsonNode request) {
+    String name = request.path("record").asText();
+    Class<?> c = RECORDS.get(name);
+    if (c == null) throw new IllegalArgumentException("no record named " + name);
+    return c;
+  }
+
+  private static ObjectMapper mapperFor(Class<?> c, String include) {
+    switch (include) {
+      case "always":
+        return DEFAULT_MAPPER;
+      case "non_null":
+        return NON_NULL_MAPPER;
+      case "sdk":
+        return ENTITY_RECORDS.contains(c) ? NON_NULL_MAPPER : DEFAULT_MAPPER;
+      default:
+        throw new IllegalArgumentException("include must be sdk, always or non_null, not " + include);
+    }
+  }
+
+  private static Map<String, Object> write(Class<?> c, JsonNode values, String include) throws IOException {
+    // The record is built through its canonical constructor, as a partner's `new X(...)` would:
+    // components not named in `values` get null, 0 or false. A name that is not a component
+    // fails here (FAIL_ON_UNKNOWN_PROPERTIES), so a typo in the suite cannot pass unnoticed.
+    Object record = DEFAULT_MAPPER.treeToValue(values.isMissingNode() ? PROTOCOL.createObjectNode() : values, c);
+    byte[] bytes = mapperFor(c, include).writeValueAsBytes(record);
+    return Map.of("ok", true, "json", new String(bytes, StandardCharsets.UTF_8));
+  }
+
+  private static Map<String, Object> read(Class<?> c, String json) {
+    try {
+      // Either mapper reads alike: inclusion only changes writing.
+      DEFAULT_MAPPER.readValue(json.getBytes(StandardCharsets.UTF_8), c);
+      return Map.of("ok", true);
+    } catch (Exception e) {
+      return failure(describe(e));
+    }
+  }
+
+  private static List<Map<String, Object>> describeRecords() {
+    List<Map<String, Object>> records = new ArrayList<>();
+    for (Map.Entry<String, Class<?>> entry : RECORDS.entrySet()) {
+      List<List<String>> components = new ArrayList<>();
+      for (RecordComponent component : entry.getValue().getRecordComponents()) {
+        components.add(List.of(component.getName(), typeName(component.getGenericType())));
+      }
+      records.add(Map.of("name", entry.getKey(), "components", components));
+    }
+    return records;
+  }
+
+  /** `String`, `boolean`, `Address`, `List<Entity>`: the spelling the suite's list uses. */
+  private static String typeName(Type type) {
+    if (type instanceof Class<?> c) return c.getSimpleName();
+    if (type instanceof ParameterizedType p) {
+      List<String> arguments = new ArrayList<>();
+      for (Type argument : p.getActualTypeArguments()) arguments.add(typeName(argument));
+      return typeName(p.getRawType()) + "<" + String.join(",", arguments) + ">";
+    }
+    return type.getTypeName();
+  }
+
+  private static String describe(Exception e) {
+    if (e instanceof JsonProcessingException j) {
+      String path = j instanceof com.fasterxml.jackson.databind.JsonMappingException m ? m.getPathReference() : null;
+      return j.getOriginalMessage() + (path == null ? "" : " (at " + path + ")");
+    }
+    return e.toString();
+  }
+
+  private static Map<String, Object> failure(String message) {
+    Map<String, Object> result = new LinkedHashMap<>();
+    result.put("ok", false);
+    result.put("error", message);
+    return result;
+  }
+}

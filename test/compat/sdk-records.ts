@@ -1,0 +1,179 @@
+// The records of the incumbent's reference Java SDK (vertex-java-sdk-reference,
+// src/main/java/client/*.java) that this bank serves: each record's name, its components in
+// declaration order and their Java types. These are interface facts — what a partner's
+// compiled code writes and reads — written down here in our own words; the SDK's code is not
+// copied. Every request the compatibility suite builds and every reply check it makes is
+// generated from this list (RULINGS, "Compatibility with the incumbent's reference client").
+//
+// Left out on purpose, because this bank does not serve them yet (later issues):
+// KYBService (business documents), UserService.upload_kyc_documents with its
+// UploadKYCDocumentsRequest/Response, and CardService. The SDK's `UUID()` records are
+// unused by any component it sends or reads, so they are left out too.
+
+/**
+ * A component's Java type, spelled as Java spells it: `String`, `boolean`, `int`, the name of
+ * another record of this list, `List<Record>`, or `Metadata` (the SDK's `HashMap<String,
+ * String>` subclass).
+ */
+export type JavaType = string
+
+export type SdkService = 'EntityService' | 'UserService' | 'AccountService'
+
+export interface SdkRecord {
+  name: string
+  service: SdkService
+  components: ReadonlyArray<readonly [name: string, type: JavaType]>
+}
+
+const s = (...names: string[]) => names.map((name) => [name, 'String'] as const)
+
+const entityRecords = {
+  EntityInfoRequest: s('entity_id'),
+  EntityInfoResponse: [
+    ...s('id', 'date_created', 'name', 'trading_name', 'entity_type', 'email'),
+    ['approved', 'boolean'],
+    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number', 'id_type'),
+    ...s('id_issue_date', 'id_issue_expiry_date', 'city', 'residency', 'title', 'permit_number'),
+  ],
+  UpdateAddressRequest: s('entity_id', 'address_line_1', 'address_line_2', 'state', 'postcode', 'country', 'city'),
+  UpdateAddressResponse: [],
+  Address: s('address_line_1', 'address_line_2', 'city', 'state', 'postcode'),
+  CreateEntityRequest: [
+    ...s('name', 'trading_name', 'tax_number', 'registration_number', 'entity_type', 'purpose', 'email', 'country'),
+    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number', 'id_type'),
+    ...s('id_issue_date', 'id_issue_expiry_date', 'city', 'residency', 'title', 'permit_number'),
+    ['address', 'Address'],
+  ],
+  CreateEntityResponse: [['id', 'String'], ['user_ready', 'boolean'], ['user_id', 'String']],
+  Entity: [
+    ...s('id', 'name', 'trading_name', 'registration_number', 'email', 'created_at', 'entity_type'),
+    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number', 'id_type'),
+    ...s('id_issue_date', 'id_issue_expiry_date', 'city', 'residency', 'title', 'permit_number'),
+  ],
+  ListEntityRequest: [],
+  ListEntityResponse: [['entities', 'List<Entity>']],
+} satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
+
+const userRecords = {
+  CreateUserRequest: [
+    ...s('first_name', 'last_name', 'email', 'entity_id', 'gender', 'date_of_birth', 'country', 'city', 'residency'),
+    ...s('id_number', 'id_type', 'id_issue_date', 'id_issue_expiry_date', 'phone_number', 'title'),
+    ['verified', 'boolean'],
+    ['permit_number', 'String'],
+  ],
+  // interface.md names the key `userId` for create and update, and so does the SDK.
+  CreateUserResponse: s('userId'),
+  UpdateUserProfileRequest: [
+    ...s('user_id', 'first_name', 'last_name', 'email', 'phone_number', 'gender', 'date_of_birth'),
+    ...s('birth_country', 'birth_city', 'residency', 'id_number', 'id_type', 'id_issue_date'),
+    ...s('id_issue_expiry_date', 'title', 'permit_number'),
+  ],
+  UpdateUserProfileResponse: s('userId'),
+  ListUserRequest: s('entity_id'),
+  ListUserResponse: [['users', 'List<User>']],
+  // The user record has no kyc_rejection_reason: a rejected user's record carries it
+  // (interface.md), which such a partner could not read; none of this suite's users is rejected.
+  User: [
+    ...s('id', 'first_name', 'last_name', 'email', 'phone_number', 'entity_id', 'created_at', 'updated_at'),
+    ['verified', 'boolean'],
+    ...s('verified_at', 'gender', 'date_of_birth', 'country', 'city', 'residency', 'id_number', 'id_type'),
+    ...s('id_issue_date', 'id_issue_expiry', 'title', 'date_registered', 'permit_number'),
+    ...s('kyc_status', 'kyc_submitted_at', 'kyc_reviewed_at'),
+  ],
+} satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
+
+const accountRecords = {
+  OpenAccountRequest: s('entity_id'),
+  OpenAccountResponse: [
+    ...s('account_id', 'entity_id', 'account_number', 'country', 'created_at', 'account_type'),
+    ['metadata', 'Metadata'],
+  ],
+  GetAccountDetailsRequest: s('account_id'),
+  GetAccountDetailsResponse: [
+    ...s('account_id', 'account_number', 'balance', 'available_balance', 'account_type'),
+    ['metadata', 'Metadata'],
+  ],
+  TransferEFTRTCRequest: [
+    ...s('account_id', 'clientTxId'),
+    ['amount', 'int'],
+    ...s('ref', 'own_ref', 'account_number', 'branch_code', 'name'),
+    ['pay_and_clear', 'boolean'],
+    ...s('notification_email', 'notification_name', 'beneficiary_id'),
+    ['beneficiary_version', 'int'],
+  ],
+  // The reply of transfer_eft_rtc and of transfer_internal alike.
+  TransferEFTRTCResponse: s('tx_id', 'amount'),
+  TransferInternalRequest: [
+    ...s('account_id', 'clientTxId'),
+    ['amount', 'int'],
+    ...s('ref', 'own_ref', 'account_number', 'name', 'notification_email', 'notification_name', 'beneficiary_id'),
+    ['beneficiary_version', 'int'],
+  ],
+  // `filter_user_ids` is an empty record in the SDK: it writes `{}` or null, never a list.
+  GetTransactionsRequest: [['account_id', 'String'], ['filter_user_ids', 'UUIDs']],
+  GetTransactionsResponse: [['account_id', 'String'], ['transactions', 'List<Transaction>']],
+  Transaction: [
+    ...s('tx_id', 'parent_tx_id', 'date', 'amount', 'ref', 'status', 'tx_sha', 'user_id', 'added_by'),
+    ...s('tx_type', 'tx_payment_type', 'fee', 'recipient_name', 'credit', 'debit', 'running_balance'),
+    ['verified', 'boolean'],
+  ],
+  UUIDs: [],
+  AccountSummary: [...s('account_id', 'account_number', 'created_at', 'account_type'), ['metadata', 'Metadata']],
+  GetAccountsByEntityRequest: s('entity_id'),
+  GetAccountsByEntityResponse: [['entity_id', 'String'], ['accounts', 'List<AccountSummary>']],
+  GetTransactionByIdRequest: s('tx_id'),
+  GetTransactionByIdResponse: [['transaction', 'Transaction']],
+} satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
+
+export type RecordName = keyof typeof entityRecords | keyof typeof userRecords | keyof typeof accountRecords
+
+function recordsOf(service: SdkService, table: Record<string, ReadonlyArray<readonly [string, JavaType]>>): SdkRecord[] {
+  return Object.entries(table).map(([name, components]) => ({ name, service, components }))
+}
+
+export const sdkRecords: readonly SdkRecord[] = [
+  ...recordsOf('EntityService', entityRecords),
+  ...recordsOf('UserService', userRecords),
+  ...recordsOf('AccountService', accountRecords),
+]
+
+const byName = new Map(sdkRecords.map((record) => [record.name, record]))
+
+export function sdkRecord(name: string): SdkRecord {
+  const record = byName.get(name)
+  if (!record) throw new Error(`no SDK record named ${name} in test/compat/sdk-records.ts`)
+  return record
+}
+
+/** `List<X>` → `X`; undefined for any other type. */
+export function listElement(type: JavaType): string | undefined {
+  return /^List<(\w+)>$/.exec(type)?.[1]
+}
+
+/** Whether the type names another record of the list (a nested record). */
+export function isRecordType(type: JavaType): boolean {
+  return byName.has(type)
+}
+
+/**
+ * The subjects the SDK's methods call and the records they write and read. `<partner_id>`
+ * is the one wildcard its services fill in.
+ */
+export const sdkMethods = {
+  entityCreate: { subject: 'svc.entity.<partner_id>.create', request: 'CreateEntityRequest', response: 'CreateEntityResponse' },
+  entityInfo: { subject: 'svc.entity.<partner_id>.info', request: 'EntityInfoRequest', response: 'EntityInfoResponse' },
+  entityList: { subject: 'svc.entity.<partner_id>.list-entities', request: 'ListEntityRequest', response: 'ListEntityResponse' },
+  entityUpdateAddress: { subject: 'svc.entity.<partner_id>.update_address', request: 'UpdateAddressRequest', response: 'UpdateAddressResponse' },
+  userCreate: { subject: 'svc.user.<partner_id>.create', request: 'CreateUserRequest', response: 'CreateUserResponse' },
+  userUpdate: { subject: 'svc.user.<partner_id>.update', request: 'UpdateUserProfileRequest', response: 'UpdateUserProfileResponse' },
+  userList: { subject: 'svc.user.<partner_id>.list', request: 'ListUserRequest', response: 'ListUserResponse' },
+  accountCreate: { subject: 'svc.account.<partner_id>.create', request: 'OpenAccountRequest', response: 'OpenAccountResponse' },
+  accountDetails: { subject: 'svc.account.<partner_id>.get_details', request: 'GetAccountDetailsRequest', response: 'GetAccountDetailsResponse' },
+  accountsByEntity: { subject: 'svc.account.<partner_id>.get_by_entity', request: 'GetAccountsByEntityRequest', response: 'GetAccountsByEntityResponse' },
+  transactionList: { subject: 'svc.account.<partner_id>.list', request: 'GetTransactionsRequest', response: 'GetTransactionsResponse' },
+  transactionGet: { subject: 'svc.account.<partner_id>.get_transaction', request: 'GetTransactionByIdRequest', response: 'GetTransactionByIdResponse' },
+  transferEftRtc: { subject: 'svc.account.<partner_id>.transfer_eft_rtc', request: 'TransferEFTRTCRequest', response: 'TransferEFTRTCResponse' },
+  transferInternal: { subject: 'svc.account.<partner_id>.transfer_internal', request: 'TransferInternalRequest', response: 'TransferEFTRTCResponse' },
+} as const satisfies Record<string, { subject: string; request: RecordName; response: RecordName }>
+
+export type SdkMethod = keyof typeof sdkMethods
