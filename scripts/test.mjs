@@ -99,11 +99,13 @@ if (typecheck.status !== 0) {
 
 const files = testFiles(process.argv.slice(2))
 
-// Files whose subject does not depend on the storage back end — the CLI's parsing and
-// output, the documents, the contract's reachability, the calendar, the settings, the
-// group committer, the $SRV protocol — run on one pass only (the last), which saves a
-// hundred CLI processes and a dozen banks per extra pass. Run directly, they run anywhere.
-const storageIndependent = /^test\/(cli|docs|contract)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/micro-protocol\./
+// Files whose subject does not depend on the storage back end — the CLI's parsing, output
+// and exit codes, the documents, the contract's reachability, the calendar, the settings,
+// the group committer, the $SRV protocol, the decode step's fuzzing (what storage may
+// refuse is tested on both back ends by test/hardening/unstorable-text) — run on one pass
+// only (the last, PostgreSQL when there is one), which saves a hundred CLI processes and a
+// dozen banks per extra pass. Run directly, they run anywhere.
+const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz)\.|^test\/ledger\/ledger-cli\./
 const filesFor = (backend, backends) =>
   backend === backends.at(-1) ? files : files.filter((file) => !storageIndependent.test(path.relative(root, file).split(path.sep).join('/')))
 const templates = path.join(root, 'test/support/templates.ts')

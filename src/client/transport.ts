@@ -66,7 +66,13 @@ export class NatsApi {
       const e = parsed?.error
       throw new BankApiError(Number(code), e?.type ?? 'error', e?.message ?? reply.headers?.get('Nats-Service-Error') ?? '', e?.details ?? [])
     }
-    return JSON.parse(text) as ResponseOf<O>
+    const result = JSON.parse(text) as Record<string, unknown>
+    // Values the bank keeps out of the body (the operation's reply headers) come back here.
+    for (const [field, header] of Object.entries(op.replyHeaders ?? {})) {
+      const value = reply.headers?.get(header)
+      if (value && result[field] === undefined) result[field] = value
+    }
+    return result as ResponseOf<O>
   }
 
   private async connect(): Promise<NatsConnection> {

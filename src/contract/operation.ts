@@ -50,10 +50,26 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
   sdk?: SdkPath
   /** How the operator CLI reads the request; `ops.` operations only. */
   cli?: CliOptions
+  /**
+   * Reply values carried in reply headers (field → header name), for what a caller reading
+   * the body into a fixed record must not meet there. A handler returns such a field with
+   * the body; unless `response` has the key, the endpoint moves it into the header. Our SDK
+   * puts each header back into its result under the field's name.
+   */
+  replyHeaders?: Readonly<Record<string, string>>
 }
 
+/** The reply-header fields of an operation, as our SDK's result and a handler carry them. */
+export type HeaderFieldsOf<O> = O extends { replyHeaders?: infer H }
+  ? [NonNullable<H>] extends [Readonly<Record<infer K, string>>]
+    ? string extends K
+      ? {}
+      : { [F in K & string]?: string }
+    : {}
+  : {}
+
 export type RequestOf<O extends Operation> = z.input<O['request']>
-export type ResponseOf<O extends Operation> = z.output<O['response']>
+export type ResponseOf<O extends Operation> = z.output<O['response']> & HeaderFieldsOf<O>
 
 /**
  * Declares an operation. The permission and the SDK path keep their literal types, so
@@ -65,7 +81,10 @@ export function operation<
   Res extends z.ZodType,
   const P extends Operation['permission'],
   const S extends SdkPath = never,
->(o: Operation<Req, Res> & { permission: P; sdk?: S }): Operation<Req, Res> & { permission: P; sdk?: S } {
+  const H extends Readonly<Record<string, string>> = {},
+>(
+  o: Operation<Req, Res> & { permission: P; sdk?: S; replyHeaders?: H },
+): Operation<Req, Res> & { permission: P; sdk?: S; replyHeaders?: H } {
   return o
 }
 

@@ -68,6 +68,7 @@ export interface EntitiesTable {
   residency: Generated<string>
   title: Generated<string>
   permit_number: Generated<string>
+  purpose: Generated<string>
   review_status: ReviewStatus
   review_reason: string | null
   reviewed_at: NullableTimestamp
@@ -219,6 +220,25 @@ export interface SimulatedRailReturnsTable {
   collected_at: NullableTimestamp
 }
 
+export interface PaymentAdvicesTable {
+  tx_id: string
+  partner_id: string
+  email: string
+  name: string
+  created_at: Timestamp
+  sent_at: NullableTimestamp
+}
+
+export interface NotifierMessagesTable {
+  id: string
+  created_seq: Generated<string>
+  key: string
+  recipient: string
+  subject: string
+  body: string
+  created_at: Timestamp
+}
+
 export interface Database {
   partners: PartnersTable
   credentials: CredentialsTable
@@ -231,4 +251,6 @@ export interface Database {
   jobs: JobsTable
   events: EventsTable
   simulated_rail_returns: SimulatedRailReturnsTable
+  payment_advices: PaymentAdvicesTable
+  notifier_messages: NotifierMessagesTable
 }

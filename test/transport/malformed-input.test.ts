@@ -125,11 +125,30 @@ test('transport - every field of the wrong type is a 400 naming that field', asy
   for (const op of allOperations()) {
     const sample = validBody(op, f)
     for (const field of Object.keys(sample)) {
-      for (const wrong of [{ nested: true }, [1, 2], 12345678901234567890, null]) {
-        if (typeof sample[field] === typeof wrong && wrong !== null) continue
+      for (const wrong of [{ nested: true }, [1, 2], 12345678901234567890]) {
+        if (typeof sample[field] === typeof wrong) continue
         const reply = await request(op, { ...sample, [field]: wrong })
         assertErrorReply(reply, 400, 'invalid_request', `${op.name}.${field} = ${JSON.stringify(wrong)}`)
         assert.ok(detailFields(reply).some((d) => d === field || d.startsWith(`${field}.`)), `${op.name}.${field}: ${detailFields(reply)}`)
+      }
+    }
+  }
+})
+
+test('transport - null on any field of any operation is answered as if the field were not sent', async () => {
+  // The incumbent's reference client sends every field, a missing one as null.
+  for (const op of allOperations()) {
+    const sample = validBody(op, f)
+    for (const field of Object.keys(sample)) {
+      const { [field]: _omitted, ...without } = sample
+      const absent = await request(op, without)
+      const sentNull = await request(op, { ...sample, [field]: null })
+      const context = `${op.name}.${field} = null`
+      if (absent.code === 400) {
+        assertErrorReply(sentNull, 400, 'invalid_request', context)
+        assert.deepEqual(detailFields(sentNull), detailFields(absent), context)
+      } else {
+        assert.notEqual(sentNull.code, 400, `${context}: ${JSON.stringify(sentNull.body)}`)
       }
     }
   }

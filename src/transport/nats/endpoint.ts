@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Msg, MsgHdrs } from '@nats-io/transport-node'
 import type { z } from 'zod'
 import type { Caller, CredentialStore } from '../../auth/credential-store.ts'
-import { placeholderIndex, scopeOf, type Operation } from '../../contract/operation.ts'
+import { placeholderIndex, scopeOf, type HeaderFieldsOf, type Operation } from '../../contract/operation.ts'
 import {
   BankError,
   Forbidden,
@@ -16,6 +16,7 @@ import {
 import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { Logger } from '../../logger.ts'
 import { unstorableTextIssues } from '../../contract/text-rules.ts'
+import { withoutNulls } from '../../contract/null-as-absent.ts'
 import type { Reply } from './micro.ts'
 
 // The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
@@ -34,7 +35,19 @@ export interface RequestContext {
 export type Handler<O extends Operation> = (
   request: z.output<O['request']>,
   context: RequestContext,
-) => Promise<z.input<O['response']>>
+) => Promise<(z.input<O['response']> & HeaderFieldsOf<O>) | WithHeaders<z.input<O['response']> & HeaderFieldsOf<O>>>
+
+/** A reply body with headers of the handler's own choosing (e.g. a paging cursor). */
+export class WithHeaders<T> {
+  constructor(
+    readonly body: T,
+    readonly headers: Record<string, string | undefined>,
+  ) {}
+}
+
+export function withHeaders<T>(body: T, headers: Record<string, string | undefined>): WithHeaders<T> {
+  return new WithHeaders(body, headers)
+}
 
 export interface Endpoint {
   operation: Operation
@@ -62,6 +75,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
   const { operation } = target
   const scope = scopeOf(operation)
   const tokenIndex = placeholderIndex(operation)
+  const toReply = replyEncoder(operation)
   return async (msg) => {
     const requestId = randomUUID()
     const log = deps.log.child({ request_id: requestId, endpoint: operation.name })
@@ -72,13 +86,42 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
       const subjectId = tokenIndex < 0 ? null : (msg.subject.split('.')[tokenIndex] ?? '')
       await authorize(caller, operation, scope, subjectId, deps)
       const request = decode(msg.data, operation, deps.requestBytesMax)
-      const response = await target.handler(request, { caller, requestId, log, subjectId })
-      if (deps.validateResponses) operation.response.parse(response)
-      reply = { body: encoder.encode(JSON.stringify(response)) }
+      const result = await target.handler(request, { caller, requestId, log, subjectId })
+      reply = toReply(result, deps.validateResponses)
     } catch (error) {
       reply = errorReply(error, requestId, log)
     }
     log.info({ code: reply.error?.code ?? 200, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request')
+    return reply
+  }
+}
+
+/**
+ * Encodes a handler's result: headers it chose (`withHeaders`), then each of the
+ * operation's `replyHeaders` fields that the response schema does not have, moved out of
+ * the body into its header.
+ */
+function replyEncoder(operation: Operation): (result: unknown, validate: boolean) => Reply {
+  const bodyKeys = new Set(Object.keys((operation.response as { shape?: object }).shape ?? {}))
+  const moved = Object.entries(operation.replyHeaders ?? {}).filter(([field]) => !bodyKeys.has(field))
+  return (result, validate) => {
+    let body = result
+    const headers: Record<string, string> = {}
+    if (result instanceof WithHeaders) {
+      body = result.body
+      for (const [name, value] of Object.entries(result.headers)) if (value !== undefined) headers[name] = value
+    }
+    if (moved.length > 0 && typeof body === 'object' && body !== null) {
+      const rest = { ...(body as Record<string, unknown>) }
+      for (const [field, header] of moved) {
+        if (rest[field] !== undefined) headers[header] = String(rest[field])
+        delete rest[field]
+      }
+      body = rest
+    }
+    if (validate) operation.response.parse(body)
+    const reply: Reply = { body: encoder.encode(JSON.stringify(body)) }
+    if (Object.keys(headers).length > 0) reply.headers = headers
     return reply
   }
 }
@@ -132,6 +175,8 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   // store or the ledger could not hash as stored never reaches a service or a batch.
   const textIssues = unstorableTextIssues(body)
   if (textIssues.length > 0) throw invalidRequest(textIssues)
+  // And one rule for absence: a null field is a field not sent (null-as-absent.ts).
+  body = withoutNulls(operation.request, body)
   const parsed = operation.request.safeParse(body)
   if (!parsed.success) {
     throw invalidRequest(parsed.error.issues.flatMap((issue) => issueToFields(issue, body)))

@@ -12,6 +12,8 @@ export interface Reply {
   body: Uint8Array
   /** Set for error replies: becomes `Nats-Service-Error-Code` / `Nats-Service-Error`. */
   error?: { code: number; message: string }
+  /** Headers of a success reply (paging cursors, values kept out of the body). */
+  headers?: Record<string, string>
 }
 
 export type MicroHandler = (msg: Msg) => Promise<Reply>
@@ -176,6 +178,10 @@ function respond(msg: Msg, reply: Reply): void {
     const h = natsHeaders()
     h.set('Nats-Service-Error-Code', String(reply.error.code))
     h.set('Nats-Service-Error', reply.error.message)
+    msg.respond(reply.body, { headers: h })
+  } else if (reply.headers) {
+    const h = natsHeaders()
+    for (const [name, value] of Object.entries(reply.headers)) h.set(name, value)
     msg.respond(reply.body, { headers: h })
   } else {
     msg.respond(reply.body)
