@@ -60,13 +60,14 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
 }
 
 /** The reply-header fields of an operation, as our SDK's result and a handler carry them. */
-export type HeaderFieldsOf<O> = O extends { replyHeaders?: infer H }
-  ? [NonNullable<H>] extends [Readonly<Record<infer K, string>>]
-    ? string extends K
-      ? {}
-      : { [F in K & string]?: string }
-    : {}
-  : {}
+export type HeaderFieldsOf<O> = O extends { replyHeaders?: infer H } ? { [F in LiteralKeys<NonNullable<H>> & string]?: string } : {}
+
+/**
+ * The named keys of a type, without its index signature: an operation's `replyHeaders`
+ * is typed `Readonly<Record<string, string>> & { status: '…' }`, whose keys would
+ * otherwise widen to `string`.
+ */
+type LiteralKeys<T> = keyof { [K in keyof T as string extends K ? never : K]: T[K] }
 
 export type RequestOf<O extends Operation> = z.input<O['request']>
 export type ResponseOf<O extends Operation> = z.output<O['response']> & HeaderFieldsOf<O>
