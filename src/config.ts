@@ -22,6 +22,7 @@ const settings = z.object({
   BANK_CREDENTIAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
   BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
   BANK_FEE_RTC_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(700),
+  BANK_FEE_INTERNAL_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(0),
   BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
   BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
   BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
@@ -53,7 +54,7 @@ export interface Config {
   shutdownGraceMs: number
   bootstrapOperator: boolean
   credentialCacheTtlMs: number
-  fees: { EFT: bigint; RTC: bigint }
+  fees: { EFT: bigint; RTC: bigint; INTERNAL: bigint }
   transferKeyWindowMs: number
   ledgerBatchJobsMax: number
   ledgerBatchesInFlightMax: number
@@ -96,7 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: s.BANK_SHUTDOWN_GRACE_MS,
     bootstrapOperator: s.BANK_BOOTSTRAP_OPERATOR === 'true',
     credentialCacheTtlMs: s.BANK_CREDENTIAL_CACHE_TTL_MS,
-    fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS) },
+    fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS), INTERNAL: BigInt(s.BANK_FEE_INTERNAL_CENTS) },
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
     ledgerBatchesInFlightMax: s.BANK_LEDGER_BATCHES_IN_FLIGHT_MAX,

@@ -18,6 +18,9 @@ import { JobsService } from './jobs/jobs-service.ts'
 import { EventDispatcher } from './events/index.ts'
 import { TransactionService } from './ledger/transaction-service.ts'
 import { TransferService } from './transfers/transfer-service.ts'
+import { PaymentAdvices } from './transfers/payment-advice.ts'
+import type { Notifier } from './notify/notifier.ts'
+import { SimulatedNotifier } from './notify/simulated-notifier.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -34,6 +37,8 @@ export interface Services {
   jobRunner: JobRunner
   jobs: JobsService
   events: EventDispatcher
+  /** How the bank tells people things (payment advices); simulated until a real sender comes. */
+  notifier: Notifier
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -52,7 +57,16 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
   const ledger = new LedgerService(db, clock)
-  const transfers = new TransferService(db, clock, calendar, bankRail, {
+  // Background work of every capability runs on this one runner (src/jobs).
+  const jobRunner = new JobRunner(db, clock, log, { poll_ms: config.jobsPollMs, concurrency_max: config.jobsConcurrencyMax })
+  const events = new EventDispatcher(db, clock)
+  jobRunner.dispatchEventsWith(events)
+  // The simulated notifier until a real sender is configured (it records, sends nothing out).
+  const notifier = new SimulatedNotifier(db, clock)
+  const advices = new PaymentAdvices(db, clock, jobRunner, notifier, {
+    payerName: async (partnerId, accountId) => (await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
+  })
+  const transfers = new TransferService(db, clock, calendar, bankRail, { accountIdByNumber: (n) => accounts.idByNumber(n) }, advices, {
     fees: config.fees,
     keyWindowMs: config.transferKeyWindowMs,
     batchJobsMax: config.ledgerBatchJobsMax,
@@ -60,16 +74,13 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     queueJobsMax: config.ledgerQueueJobsMax,
   })
   const transactions = new TransactionService(db, accounts)
-  // Background work of every capability runs on this one runner (src/jobs).
-  const jobRunner = new JobRunner(db, clock, log, { poll_ms: config.jobsPollMs, concurrency_max: config.jobsConcurrencyMax })
-  const events = new EventDispatcher(db, clock)
-  jobRunner.dispatchEventsWith(events)
   const clearing = new ClearingService(
     db,
     clock,
     calendar,
     bankRail,
     jobRunner,
+    advices,
     {
       cyclesSast: config.eftCyclesSast,
       chunkMax: config.clearingChunkMax,
@@ -81,6 +92,6 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const jobs = new JobsService(db, clock)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
-    jobRunner, jobs, events,
+    jobRunner, jobs, events, notifier,
   }
 }

@@ -8,7 +8,7 @@ test('config - the defaults run embedded, with the documented limits', () => {
   assert.equal(config.natsUrl, undefined)
   assert.equal(config.requestBytesMax, 65536)
   assert.equal(config.transferKeyWindowMs, 86_400_000)
-  assert.deepEqual(config.fees, { EFT: 250n, RTC: 700n })
+  assert.deepEqual(config.fees, { EFT: 250n, RTC: 700n, INTERNAL: 0n })
   assert.deepEqual(config.eftCyclesSast, [7 * 60, 10 * 60, 13 * 60, 16 * 60])
   assert.equal(config.rtcRecoveryAfterMs, 60_000)
   assert.equal(config.clearingSchedule, true)
@@ -25,6 +25,9 @@ test('config - a limit is accepted at its bounds and refused just past them, nam
   assert.throws(() => loadConfig({ BANK_LEDGER_BATCH_JOBS_MAX: '0' }), /BANK_LEDGER_BATCH_JOBS_MAX/)
   assert.throws(() => loadConfig({ BANK_FEE_EFT_CENTS: '-1' }), /BANK_FEE_EFT_CENTS/)
   assert.throws(() => loadConfig({ BANK_FEE_RTC_CENTS: '2.5' }), /BANK_FEE_RTC_CENTS/)
+  assert.equal(loadConfig({ BANK_FEE_INTERNAL_CENTS: '1000000' }).fees.INTERNAL, 1_000_000n)
+  assert.throws(() => loadConfig({ BANK_FEE_INTERNAL_CENTS: '1000001' }), /BANK_FEE_INTERNAL_CENTS/)
+  assert.throws(() => loadConfig({ BANK_FEE_INTERNAL_CENTS: '-1' }), /BANK_FEE_INTERNAL_CENTS/)
 })
 
 test('config - malformed settings are refused with the variable named', () => {

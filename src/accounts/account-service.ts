@@ -7,7 +7,7 @@ import type { Database } from '../db/schema.ts'
 import type { EntityRow, EntityService } from '../entities/entity-service.ts'
 import { Invalid, NotFound, Unavailable } from '../errors.ts'
 import type { AccountCreated, AccountDetails } from './account-contract.ts'
-import { accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, type AccountRow } from './account-store.ts'
+import { accountIdByNumber, accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, type AccountRow } from './account-store.ts'
 
 export type { AccountRow } from './account-store.ts'
 
@@ -82,6 +82,14 @@ export class AccountService {
     const row = await accountOf(executor, partnerId, accountId)
     if (!row) throw new NotFound('account')
     return row
+  }
+
+  /**
+   * The id of the account with this number, of any partner: how an internal payment finds
+   * its payee. Callers must not show the payee's details to the payer.
+   */
+  async idByNumber(accountNumber: string): Promise<string | undefined> {
+    return accountIdByNumber(this.db, accountNumber)
   }
 
   async details(partnerId: string, accountId: string): Promise<AccountDetails> {

@@ -38,6 +38,12 @@ export async function accountsOfEntity(executor: Executor, entityId: string): Pr
     .execute()
 }
 
+/** The id of the account with this number, of any partner (numbers are unique in the bank). */
+export async function accountIdByNumber(executor: Executor, accountNumber: string): Promise<string | undefined> {
+  const row = await executor.selectFrom('accounts').select('id').where('account_number', '=', accountNumber).executeTakeFirst()
+  return row?.id
+}
+
 /** The partner's account, or undefined whether it is missing or another partner's. */
 export async function accountOf(executor: Executor, partnerId: string, accountId: string): Promise<AccountRow | undefined> {
   return executor

@@ -11,6 +11,7 @@ import type { JobRunner } from '../jobs/job-runner.ts'
 import { findJobByKey } from '../jobs/job-store.ts'
 import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
+import type { PaymentAdvices } from './payment-advice.ts'
 import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts'
 
 // The report's shape is the `ops.clearing.run` reply schema's.
@@ -45,6 +46,7 @@ export class ClearingService {
     private readonly calendar: SouthAfricanCalendar,
     private readonly rail: Rail,
     private readonly jobs: JobRunner,
+    private readonly advices: PaymentAdvices,
     private readonly options: ClearingOptions,
     private readonly log: Logger,
   ) {
@@ -169,16 +171,21 @@ export class ClearingService {
     await this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, chunk.map((c) => c.payout.account_id))
       const current = await statusesUnderLock(trx, chunk.map((c) => c.payout.tx_id))
+      const succeeded: string[] = []
       for (const { payout } of chunk) {
         const outcome = outcomeOf(payout.tx_id)
         const row = current.get(payout.tx_id)
         if (row?.status !== 'Pending' || !outcome) continue
         const status = settlePayout(batch, { ...payout, hold_amount: row.hold_amount }, outcome)
-        if (status === 'Successful') report.settled++
-        else if (status === 'Failed') report.failed++
+        if (status === 'Successful') {
+          report.settled++
+          succeeded.push(payout.tx_id)
+        } else if (status === 'Failed') report.failed++
         else report.invalid++
       }
       await batch.flush()
+      // The payment advices of the payments this chunk paid commit with it (payment-advice.ts).
+      await this.advices.paid(trx, succeeded)
     })
   }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { centsString } from '../accounts/account-contract.ts'
-import { branchCode, pageLimit, text, timestamp, uuid } from '../contract/fields.ts'
+import { branchCode, email, pageLimit, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
 /** Integer cents in a request: a JSON integer within ±(2^53−1) (RULINGS, Money). */
@@ -10,18 +10,65 @@ export const centsAmount = () =>
 export const transaction_page_limit_default = 100
 export const transaction_page_limit_max = 1000
 
+/**
+ * What the incumbent's reference client sends with every payment beyond interface.md
+ * (RULINGS, Compatibility): a payment advice for the recipient, and a saved beneficiary,
+ * which this bank does not offer. Its client writes every field, absent ones as `null`
+ * (which the decode step reads as absent) and `beneficiary_version` as 0.
+ */
+const referenceClientFields = {
+  notification_email: email().optional(),
+  notification_name: text(1, 100).optional(),
+  beneficiary_id: z.never({ error: 'saved beneficiaries are not offered: leave beneficiary_id out (or null) and name the recipient' }).optional(),
+  beneficiary_version: z
+    .int({ error: 'must be a whole number' })
+    .min(0, { error: 'must be 0 or more' })
+    .max(2_147_483_647, { error: 'must be at most 2147483647' })
+    .optional(),
+}
+
+/** Every payment's amount: integer cents, at least R1.00. */
+const paymentAmount = () => centsAmount().min(100, { error: 'must be at least 100 cents' })
+
+/** An account number: of this bank for internal payments, of any bank for EFT and RTC. */
+const accountNumber = () => z.string({ error: 'must be a string' }).regex(/^\d{6,16}$/, { error: 'must be 6 to 16 digits' })
+
 export const transferRequest = z.strictObject({
   account_id: uuid(),
   clientTxId: uuid(),
-  amount: centsAmount().min(100, { error: 'must be at least 100 cents' }),
+  amount: paymentAmount(),
   ref: text(1, 30),
   pay_and_clear: z.boolean({ error: 'must be true or false' }).optional(),
   own_ref: text(2, 50),
-  account_number: z.string({ error: 'must be a string' }).regex(/^\d{6,16}$/, { error: 'must be 6 to 16 digits' }),
+  account_number: accountNumber(),
   branch_code: branchCode(),
   name: text(1, 100),
+  ...referenceClientFields,
 })
 export type TransferRequest = z.output<typeof transferRequest>
+
+/** A payment to another account of this bank, named by its account number. */
+export const internalTransferRequest = z.strictObject({
+  account_id: uuid(),
+  clientTxId: uuid(),
+  amount: paymentAmount(),
+  ref: text(1, 30),
+  own_ref: text(2, 50),
+  account_number: accountNumber(),
+  name: text(1, 100),
+  ...referenceClientFields,
+})
+export type InternalTransferRequest = z.output<typeof internalTransferRequest>
+
+/**
+ * The payment reply carries only the reference client's record components (RULINGS,
+ * Compatibility): its reader fails on any other key. The payment's status travels in the
+ * reply header `Bank-Tx-Status`, which our SDK puts back into its result as `status`.
+ */
+const paymentReply = z.strictObject({ tx_id: z.string(), amount: centsString })
+const paymentReplyHeaders = { status: 'Bank-Tx-Status' } as const
+
+export const transferStatus = z.enum(['Invalid', 'Pending', 'Successful', 'Failed'])
 
 export const transactionView = z.object({
   tx_id: z.string(),
@@ -50,13 +97,24 @@ export const transferOperations = {
     sdk: 'accounts.transfer',
     subject: 'svc.account.<partner_id>.transfer_eft_rtc',
     permission: 'payments',
-    summary: 'Pay out of an account by EFT (held now, settled by the clearing cycle) or RTC (pay_and_clear: settled at once).',
+    summary:
+      'Pay out of an account by EFT (held now, settled by the clearing cycle) or RTC (pay_and_clear: settled at once). ' +
+      'The reply header Bank-Tx-Status carries the status (Pending, Successful, Failed or Invalid).',
     request: transferRequest,
-    response: z.object({
-      tx_id: z.string(),
-      amount: centsString,
-      status: z.enum(['Invalid', 'Pending', 'Successful', 'Failed']),
-    }),
+    response: paymentReply,
+    replyHeaders: paymentReplyHeaders,
+  }),
+  transferInternal: operation({
+    name: 'account_transfer_internal',
+    sdk: 'accounts.transferInternal',
+    subject: 'svc.account.<partner_id>.transfer_internal',
+    permission: 'payments',
+    summary:
+      'Pay another account of this bank, named by its account_number (any partner\'s): instant, both sides in one ledger ' +
+      'transaction, RTC limits by SAST time. The reply header Bank-Tx-Status is Successful.',
+    request: internalTransferRequest,
+    response: paymentReply,
+    replyHeaders: paymentReplyHeaders,
   }),
   list: operation({
     name: 'account_list_transactions',
@@ -86,5 +144,5 @@ export const transferOperations = {
   }),
 }
 
-/** The transfer reply, for the service that builds it. */
-export type TransferResult = z.output<typeof transferOperations.transfer.response>
+/** A payment as the service answers it: the reply body, and the status its header carries. */
+export type TransferResult = z.output<typeof paymentReply> & { status: z.output<typeof transferStatus> }

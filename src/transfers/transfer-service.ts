@@ -2,19 +2,23 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import type { Caller } from '../auth/credential-store.ts'
-import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
+import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
-import { assert, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
+import { assert, BankError, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from '../ledger/group-committer.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import { statusesUnderLock } from '../ledger/ledger-store.ts'
-import { claimTransferKeys, releaseTransferKeys, transferKeysOf } from './transfer-store.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
+import type { PaymentAdvices } from './payment-advice.ts'
+import { accountsOf, payInternal, reservePayout, type InternalJob, type InternalPaid, type PaymentJob, type PayoutJob } from './payment-jobs.ts'
 import { settlePayout, type PendingPayout, type SettledStatus } from './settlement.ts'
-import type { TransferRequest } from './transfer-contract.ts'
+import type { InternalTransferRequest, TransferRequest, TransferResult } from './transfer-contract.ts'
+import { checkPaymentLimit, type PaymentType } from './transfer-limits.ts'
+import { claimTransferKeys, releaseTransferKeys, transferKeysOf, type PaymentAdviceRow } from './transfer-store.ts'
 
-// Single payouts (RULINGS, Accounts and the ledger). A transfer is taken in two steps:
+// Single payments (RULINGS, Accounts and the ledger). A payout to another bank is taken
+// in two steps:
 //  1. reserve: in one database transaction with others (group commit), claim the
 //     clientTxId, check available ≥ amount + fee in request order, hold it, and write
 //     the Pending transfer and fee rows;
@@ -22,41 +26,37 @@ import type { TransferRequest } from './transfer-contract.ts'
 //     grouped transaction; EFT waits for the clearing cycle (clearing-service.ts).
 // A crash between the two leaves a Pending RTC with its hold, which the clearing run
 // resolves by asking the rail again (its answer is idempotent by tx_id).
+// An internal payment (to another account of this bank) needs no rail: it is taken and
+// posted in full in step 1, both accounts locked in the same batch (payment-jobs.ts).
+// Both kinds share the clientTxId keys, so a key used for one is a duplicate for the other.
 
-export const limits = {
-  eft_cents_max: 500_000_000n,
-  rtc_cents_max: 500_000_000n,
-  rtc_after_hours_cents_max: 25_000_000n,
-  /** RTC's higher limit holds on business days from 00:00 until this minute SAST. */
-  rtc_high_limit_until_minute: 16 * 60,
-}
+export { limits } from './transfer-limits.ts'
+export type { TransferResult }
 
 export interface TransferSettings {
-  fees: { EFT: bigint; RTC: bigint }
+  fees: Record<PaymentType, bigint>
   keyWindowMs: number
   batchJobsMax: number
   batchesInFlightMax: number
   queueJobsMax: number
 }
 
-interface ReserveJob {
-  partnerId: string
-  addedBy: string
-  request: TransferRequest
-  paymentType: 'EFT' | 'RTC'
-  fee: bigint
-  txId: string
-  feeTxId: string | null
+/** Finds a payee by account number, in any partner (the caller learns only that it exists). */
+export interface PayeeDirectory {
+  accountIdByNumber(accountNumber: string): Promise<string | undefined>
 }
 
-// The reply's shape is the transfer operation's response schema's.
-import type { TransferResult } from './transfer-contract.ts'
-export type { TransferResult }
+type Taken = PendingPayout | InternalPaid
 
 const overloaded = () => new Unavailable('the bank is busy; try again shortly')
 
+const noSuchPayee = () => {
+  const message = 'no account of this bank has that account_number'
+  return new BankError('not_found', message, [{ field: 'account_number', message }])
+}
+
 export class TransferService {
-  private readonly reserver: GroupCommitter<ReserveJob, PendingPayout>
+  private readonly reserver: GroupCommitter<PaymentJob, Taken>
   private readonly settler: GroupCommitter<{ payout: PendingPayout; outcome: RailOutcome }, SettledStatus>
 
   constructor(
@@ -64,6 +64,8 @@ export class TransferService {
     private readonly clock: Clock,
     private readonly calendar: SouthAfricanCalendar,
     private readonly rail: Rail,
+    private readonly payees: PayeeDirectory,
+    private readonly advices: PaymentAdvices,
     private readonly settings: TransferSettings,
   ) {
     const options = {
@@ -75,71 +77,89 @@ export class TransferService {
       attempts_max: 3,
       isolatable: (error: unknown) => !isDatabaseUnavailable(error),
     }
-    this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), { ...options, keysOf: (job) => [job.request.account_id] })
+    this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), { ...options, keysOf: accountsOf })
     this.settler = new GroupCommitter((jobs) => this.settleBatch(jobs), { ...options, keysOf: (job) => [job.payout.account_id] })
   }
 
   async transfer(caller: Caller, request: TransferRequest): Promise<TransferResult> {
     const paymentType = request.pay_and_clear ? 'RTC' : 'EFT'
-    this.checkLimit(paymentType, BigInt(request.amount))
-    const fee = this.settings.fees[paymentType]
-    const job: ReserveJob = {
-      partnerId: caller.partnerId as string,
-      addedBy: caller.credentialId,
-      request,
+    const amount = BigInt(request.amount)
+    checkPaymentLimit(this.calendar, this.clock.now(), paymentType, amount)
+    const job: PayoutJob = {
+      ...this.jobBase(caller, request, paymentType),
+      kind: 'payout',
       paymentType,
-      fee,
-      txId: randomUUID(),
-      feeTxId: fee > 0n ? randomUUID() : null,
+      branch_code: request.branch_code,
     }
-    const payout = await this.reserver.submit(job)
-    const amount = String(request.amount)
-    if (paymentType === 'EFT') return { tx_id: payout.tx_id, amount, status: 'Pending' }
+    const taken = await this.reserver.submit(job)
+    assert(taken.payment_type !== 'INTERNAL', 'a payout is reserved as a payout')
+    const reply = { tx_id: taken.tx_id, amount: String(request.amount) }
+    if (paymentType === 'EFT') return { ...reply, status: 'Pending' }
     const outcome = await this.rail.payRealTime({
-      tx_id: payout.tx_id,
+      tx_id: taken.tx_id,
       payment_type: 'RTC',
-      amount: payout.amount,
+      amount: taken.amount,
       account_number: request.account_number,
       branch_code: request.branch_code,
       name: request.name,
       ref: request.ref,
     })
-    const status = await this.settler.submit({ payout, outcome })
-    return { tx_id: payout.tx_id, amount, status }
+    return { ...reply, status: await this.settler.submit({ payout: taken, outcome }) }
   }
 
-  private checkLimit(paymentType: 'EFT' | 'RTC', amount: bigint): void {
-    if (paymentType === 'EFT') {
-      if (amount > limits.eft_cents_max) throw Invalid.field('amount', `an EFT is at most ${limits.eft_cents_max} cents`)
-      return
+  /**
+   * Pays another account of this bank, found by its account number (RULINGS,
+   * Compatibility): instant, so the RTC limits by SAST time apply; fee and idempotency as
+   * for any transfer.
+   */
+  async transferInternal(caller: Caller, request: InternalTransferRequest): Promise<TransferResult> {
+    checkPaymentLimit(this.calendar, this.clock.now(), 'INTERNAL', BigInt(request.amount))
+    const payeeAccountId = await this.payees.accountIdByNumber(request.account_number)
+    if (!payeeAccountId) throw noSuchPayee()
+    const job: InternalJob = {
+      ...this.jobBase(caller, request, 'INTERNAL'),
+      kind: 'internal',
+      payeeAccountId,
+      payeeTxId: randomUUID(),
     }
-    const now = toSast(this.clock.now())
-    const highLimit = this.calendar.isBusinessDay(now.date) && now.minutes < limits.rtc_high_limit_until_minute
-    const max = highLimit ? limits.rtc_cents_max : limits.rtc_after_hours_cents_max
-    if (amount > max) {
-      throw Invalid.field(
-        'amount',
-        highLimit
-          ? `an RTC is at most ${max} cents`
-          : `an RTC outside business days 00:00-16:00 SAST is at most ${max} cents`,
-      )
+    const taken = await this.reserver.submit(job)
+    return { tx_id: taken.tx_id, amount: String(request.amount), status: 'Successful' }
+  }
+
+  private jobBase(caller: Caller, request: TransferRequest | InternalTransferRequest, paymentType: PaymentType) {
+    const fee = this.settings.fees[paymentType]
+    return {
+      partnerId: caller.partnerId as string,
+      addedBy: caller.credentialId,
+      accountId: request.account_id,
+      clientTxId: request.clientTxId,
+      amount: BigInt(request.amount),
+      fee,
+      txId: randomUUID(),
+      feeTxId: fee > 0n ? randomUUID() : null,
+      ref: request.ref,
+      own_ref: request.own_ref,
+      name: request.name,
+      account_number: request.account_number,
+      advice: request.notification_email ? { email: request.notification_email, name: request.notification_name ?? '' } : undefined,
     }
   }
 
-  private async reserveBatch(jobs: ReserveJob[]): Promise<BatchOutcome<PendingPayout>[]> {
-    const outcomes: BatchOutcome<PendingPayout>[] = new Array(jobs.length)
+  private async reserveBatch(jobs: PaymentJob[]): Promise<BatchOutcome<Taken>[]> {
+    const outcomes: BatchOutcome<Taken>[] = new Array(jobs.length)
     const duplicates: number[] = []
     await this.db.transaction().execute(async (trx) => {
-      const batch = await LedgerBatch.open(trx, this.clock, jobs.map((j) => j.request.account_id))
+      const batch = await LedgerBatch.open(trx, this.clock, jobs.flatMap(accountsOf))
       // The first job with a key in this batch claims it; a repeat waits for its result below.
       const firstWithKey = new Map<string, number>()
       const claimants: number[] = []
       jobs.forEach((job, i) => {
-        if (!batch.has(job.request.account_id) || batch.account(job.request.account_id).partner_id !== job.partnerId) {
-          outcomes[i] = { ok: false, error: new NotFound('account') }
+        const refusal = refusalOf(batch, job)
+        if (refusal) {
+          outcomes[i] = { ok: false, error: refusal }
           return
         }
-        const key = `${job.partnerId}/${job.request.clientTxId}`
+        const key = `${job.partnerId}/${job.clientTxId}`
         if (firstWithKey.has(key)) duplicates.push(i)
         else {
           firstWithKey.set(key, i)
@@ -147,23 +167,31 @@ export class TransferService {
         }
       })
       const claimed = await this.claimKeys(trx, claimants.map((i) => jobs[i]!), batch.now)
-      const released: ReserveJob[] = []
+      const released: PaymentJob[] = []
+      const advices: PaymentAdviceRow[] = []
+      const paidNow: string[] = []
       for (const i of claimants) {
         const job = jobs[i]!
         if (!claimed.has(job.txId)) {
           duplicates.push(i)
           continue
         }
-        const payout = reserve(batch, job)
-        if (payout) outcomes[i] = { ok: true, value: payout }
-        else {
+        const taken = job.kind === 'internal' ? payInternal(batch, job) : reservePayout(batch, job)
+        if (!taken) {
           outcomes[i] = { ok: false, error: Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee') }
           released.push(job)
+          continue
         }
+        outcomes[i] = { ok: true, value: taken }
+        if (job.advice) advices.push({ tx_id: job.txId, partner_id: job.partnerId, ...job.advice, created_at: batch.now })
+        if (taken.payment_type === 'INTERNAL') paidNow.push(taken.tx_id)
       }
       // A request refused for funds moved no money, so its key may be used again.
       await releaseTransferKeys(trx, released.map((j) => j.txId))
       await batch.flush()
+      // Advices commit with their payments; an internal payment is Successful already.
+      await this.advices.record(trx, advices)
+      await this.advices.paid(trx, paidNow)
       // Inside the transaction: should the batch be retried, it must not find its own keys.
       if (duplicates.length > 0) await this.answerDuplicates(trx, jobs, duplicates, outcomes)
     })
@@ -171,26 +199,26 @@ export class TransferService {
   }
 
   /** Claims each job's key; returns the tx ids whose key was new (the others are duplicates). */
-  private claimKeys(trx: Kysely<Database>, jobs: ReserveJob[], now: Date): Promise<Set<string>> {
+  private claimKeys(trx: Kysely<Database>, jobs: PaymentJob[], now: Date): Promise<Set<string>> {
     // A key older than the duplicate window no longer counts (configurable, 24 h by default).
     const cutoff = new Date(now.getTime() - this.settings.keyWindowMs)
-    const keys = jobs.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.request.clientTxId, tx_id: j.txId }))
+    const keys = jobs.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.clientTxId, tx_id: j.txId }))
     return claimTransferKeys(trx, keys, now, cutoff)
   }
 
   private async answerDuplicates(
     trx: Kysely<Database>,
-    jobs: ReserveJob[],
+    jobs: PaymentJob[],
     indexes: number[],
-    outcomes: BatchOutcome<PendingPayout>[],
+    outcomes: BatchOutcome<Taken>[],
   ): Promise<void> {
-    const rows = await transferKeysOf(trx, [...new Set(indexes.map((i) => jobs[i]!.request.clientTxId))])
+    const rows = await transferKeysOf(trx, [...new Set(indexes.map((i) => jobs[i]!.clientTxId))])
     for (const i of indexes) {
       const job = jobs[i]!
-      const original = rows.find((r) => r.partner_id === job.partnerId && r.client_tx_id === job.request.clientTxId)
+      const original = rows.find((r) => r.partner_id === job.partnerId && r.client_tx_id === job.clientTxId)
       if (!original) {
         // The first request with this key in the same batch was refused; so is this one.
-        const first = outcomes.find((o, j) => j !== i && o && !o.ok && jobs[j]!.request.clientTxId === job.request.clientTxId)
+        const first = outcomes.find((o, j) => j !== i && o && !o.ok && jobs[j]!.clientTxId === job.clientTxId)
         outcomes[i] = first ?? { ok: false, error: Invalid.field('clientTxId', 'the request with this key was refused') }
         continue
       }
@@ -211,70 +239,31 @@ export class TransferService {
       // account lock, so this read is final: a payout no longer Pending is answered with the
       // status it has (the rail's answer is the same for the same tx_id), never settled twice.
       const current = await statusesUnderLock(trx, jobs.map((j) => j.payout.tx_id))
+      const succeeded: string[] = []
       const outcomes = jobs.map(({ payout, outcome }) => {
         const status = current.get(payout.tx_id)?.status
         assert(status !== undefined, `payout ${payout.tx_id} has no transaction row`)
         if (status !== 'Pending') return { ok: true as const, value: status === 'Reversed' ? ('Successful' as const) : status }
-        return { ok: true as const, value: settlePayout(batch, payout, outcome) }
+        const settled = settlePayout(batch, payout, outcome)
+        if (settled === 'Successful') succeeded.push(payout.tx_id)
+        return { ok: true as const, value: settled }
       })
       await batch.flush()
+      await this.advices.paid(trx, succeeded)
       return outcomes
     })
   }
 }
 
-/** Holds amount + fee and writes the Pending rows; undefined when available is short. */
-function reserve(batch: LedgerBatch, job: ReserveJob): PendingPayout | undefined {
-  const { request } = job
-  const amount = BigInt(request.amount)
-  const total = amount + job.fee
-  if (!batch.tryHold(request.account_id, total)) return undefined
-  const recipient = {
-    ref: request.ref,
-    own_ref: request.own_ref,
-    recipient_name: request.name,
-    recipient_account: request.account_number,
-    recipient_branch: request.branch_code,
+/** Why a job cannot be taken at all, checked under the batch's locks; undefined when it can. */
+function refusalOf(batch: LedgerBatch, job: PaymentJob): BankError | undefined {
+  // Another partner's account is answered exactly as a missing one (RULINGS, Tenancy).
+  if (!batch.has(job.accountId) || batch.account(job.accountId).partner_id !== job.partnerId) return new NotFound('account')
+  if (job.kind !== 'internal') return undefined
+  // Checked only once the paying account is known to be the caller's, so that this answer
+  // tells nothing about another partner's account.
+  if (job.payeeAccountId === job.accountId) {
+    return Invalid.field('account_number', 'is the paying account itself: an internal payment goes to another account')
   }
-  batch.append({
-    id: job.txId,
-    account_id: request.account_id,
-    tx_type: 'transfer',
-    tx_payment_type: job.paymentType,
-    status: 'Pending',
-    amount,
-    fee: job.fee,
-    credit: 0n,
-    debit: amount,
-    hold_amount: total,
-    added_by: job.addedBy,
-    posted: false,
-    ...recipient,
-  })
-  if (job.feeTxId) {
-    batch.append({
-      id: job.feeTxId,
-      account_id: request.account_id,
-      parent_tx_id: job.txId,
-      tx_type: 'fee',
-      tx_payment_type: job.paymentType,
-      status: 'Pending',
-      amount: job.fee,
-      credit: 0n,
-      debit: job.fee,
-      added_by: job.addedBy,
-      posted: false,
-      ref: `${job.paymentType} fee`,
-    })
-  }
-  return {
-    tx_id: job.txId,
-    fee_tx_id: job.feeTxId,
-    account_id: request.account_id,
-    payment_type: job.paymentType,
-    amount,
-    fee: job.fee,
-    hold_amount: total,
-  }
+  return batch.has(job.payeeAccountId) ? undefined : noSuchPayee()
 }
-

@@ -61,7 +61,7 @@ async function startOverspend(plan: OverspendPlan) {
   // One cent short of one more transfer: an off-by-one in the funds check would show.
   const deposit = plan.affordable * plan.unit + (plan.unit - 1)
   const f = await fundedAccount(deposit)
-  const transfers: Array<Promise<Outcome<{ tx_id: string; status: string }>>> = []
+  const transfers: Array<Promise<Outcome<{ tx_id: string; status?: string }>>> = []
   const reads: Array<Promise<{ balance: bigint; available: bigint }>> = []
   for (let i = 0; i < plan.count; i++) {
     const rtc = i % 2 === 1

@@ -7,6 +7,7 @@ import type { TestBank, TestPartner } from '../support/harness.ts'
 // assertions live in test/support.
 
 export type TransferBody = Parameters<BankClient['accounts']['transfer']>[0]
+export type InternalTransferBody = Parameters<BankClient['accounts']['transferInternal']>[0]
 export type TransactionView = Awaited<ReturnType<BankClient['accounts']['getTransaction']>>['transaction']
 
 export const shaPattern = /^[0-9a-f]{64}$/
@@ -42,6 +43,25 @@ export function transferBody(accountId: string, overrides: Record<string, unknow
     name: 'Jane Recipient',
     ...overrides,
   } as TransferBody
+}
+
+/** A valid internal payment to the account with `payeeNumber`; tests override what they are about. */
+export function internalBody(accountId: string, payeeNumber: string, overrides: Record<string, unknown> = {}): InternalTransferBody {
+  return {
+    account_id: accountId,
+    clientTxId: randomUUID(),
+    amount: 10_000,
+    ref: 'Rent November',
+    own_ref: 'Rent to landlord',
+    account_number: payeeNumber,
+    name: 'Landlord Account',
+    ...overrides,
+  } as InternalTransferBody
+}
+
+/** The account number of one of the partner's accounts. */
+export async function accountNumberOf(p: TestPartner, accountId: string): Promise<string> {
+  return (await p.client.accounts.getDetails({ account_id: accountId })).account_number
 }
 
 /** A further account under the partner's (approved) root entity, so each test starts from zero. */

@@ -2,16 +2,25 @@ import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
-import { balances, feeOf, fund, newAccount, sast, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
+import { accountNumberOf, balances, feeOf, fund, internalBody, newAccount, sast, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
 
 // A bank configured away from the defaults: fees per payment type (RULINGS: "Fees are
-// configurable per payment type"), a zero fee meaning no fee transaction, and a declared
-// one-off holiday (RULINGS, Time: "plus a maintained list of declared one-off holidays").
+// configurable per payment type"; internal payments too), a zero fee meaning no fee
+// transaction, and a declared one-off holiday (RULINGS, Time: "plus a maintained list of
+// declared one-off holidays").
 
 const rtc_fee = 1234
+const internal_fee = 150
 const low_max = 25_000_000
 
-const tb = useTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: String(rtc_fee), BANK_DECLARED_HOLIDAYS: '2026-11-24' } })
+const tb = useTestBank({
+  env: {
+    BANK_FEE_EFT_CENTS: '0',
+    BANK_FEE_RTC_CENTS: String(rtc_fee),
+    BANK_FEE_INTERNAL_CENTS: String(internal_fee),
+    BANK_DECLARED_HOLIDAYS: '2026-11-24',
+  },
+})
 let p: TestPartner
 
 before(async () => {
@@ -51,6 +60,37 @@ test('transfers - a configured RTC fee is charged and covered by the funds check
   assert.equal(fee.debit, String(rtc_fee))
   assert.equal(rows.find((r) => r.tx_id === sent.tx_id)!.fee, String(rtc_fee))
   assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
+})
+
+test('transfers - a configured internal fee is its own posted fee row, and the funds check covers it', async () => {
+  const payer = await newAccount(p)
+  const payee = await newAccount(p)
+  const payeeNumber = await accountNumberOf(p, payee)
+  await fund(tb, payer, 10_000 + internal_fee - 1)
+  const before = await snapshot(p, payer)
+  await expectApiError(p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 10_000 })), 400, 'amount')
+  assert.deepEqual(await snapshot(p, payer), before)
+  await fund(tb, payer, 1)
+  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 10_000 }))
+  assert.equal(sent.status, 'Successful')
+  const rows = await transactionsOf(p, payer)
+  const transfer = rows.find((r) => r.tx_id === sent.tx_id)
+  const fee = feeOf(rows, sent.tx_id)
+  assert.ok(transfer && fee)
+  assert.equal(transfer.fee, String(internal_fee))
+  assert.deepEqual(rows[0], fee, 'newest first: the fee follows its payment')
+  assert.equal(fee.tx_type, 'fee')
+  assert.equal(fee.tx_payment_type, 'INTERNAL')
+  assert.equal(fee.status, 'Successful')
+  assert.equal(fee.amount, String(internal_fee))
+  assert.equal(fee.debit, String(internal_fee))
+  assert.equal(fee.added_by, p.credentialId)
+  assert.equal(transfer.running_balance, String(internal_fee))
+  assert.equal(fee.running_balance, '0')
+  assert.deepEqual(await balances(p, payer), { balance: '0', available: '0' })
+  // The payee gets the amount; the fee is the payer's alone.
+  assert.deepEqual(await balances(p, payee), { balance: '10000', available: '10000' })
+  assert.deepEqual((await transactionsOf(p, payee)).map((r) => r.tx_type), ['transfer'])
 })
 
 test('transfers - a declared one-off holiday lowers the RTC limit like a public holiday', async () => {

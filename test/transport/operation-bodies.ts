@@ -18,6 +18,8 @@ export interface OperationFixture {
   revocableCredentialId: string
   /** A transaction on `accountId`: the funding deposit. */
   transactionId: string
+  /** The number of a second account of the partner's, for internal payments from `accountId`. */
+  payeeAccountNumber: string
   /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
   deadJobId: string
 }
@@ -37,7 +39,8 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const revocable = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'to revoke' })
   const transactionId = await fund(tb, accountId)
   const deadJobId = await deadJob(tb)
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, deadJobId }
+  const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId }
 }
 
 async function deadJob(tb: TestBank): Promise<string> {
@@ -89,6 +92,15 @@ const bodies: Record<string, BodyFactory> = {
     account_number: '62000000001',
     branch_code: '250655',
     name: 'Bongani Supplies',
+  }),
+  account_transfer_internal: (f) => ({
+    account_id: f.accountId,
+    clientTxId: randomUUID(),
+    amount: 100,
+    ref: 'invoice 2',
+    own_ref: 'own account',
+    account_number: f.payeeAccountNumber,
+    name: 'Second Account',
   }),
   account_list_transactions: (f) => ({ account_id: f.accountId, limit: 5 }),
   account_get_transaction: (f) => ({ tx_id: f.transactionId }),

@@ -28,6 +28,7 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(accounts.getDetails, (r, c) => s.accounts.details(partner(c), r.account_id)),
 
     endpoint(transfers.transfer, (r, c) => s.transfers.transfer(c.caller, r)),
+    endpoint(transfers.transferInternal, (r, c) => s.transfers.transferInternal(c.caller, r)),
     endpoint(transfers.list, (r, c) => s.transactions.list(partner(c), r.account_id, r.limit, r.cursor)),
     endpoint(transfers.getTransaction, (r, c) => s.transactions.get(partner(c), r.tx_id)),
 
