@@ -2,7 +2,14 @@ import { z } from 'zod'
 import { timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
-export const accountMetadata = z.record(z.string(), z.unknown())
+/** Account metadata: names to string values (the reference client reads a map of strings). */
+export const accountMetadata = z.record(z.string(), z.string())
+
+/**
+ * Every account this bank opens is a current account. The incumbent's reference client
+ * reads `account_type` in its account records, so replies carry it.
+ */
+export const accountType = z.literal('current')
 
 export const accountCreated = z.object({
   account_id: z.string(),
@@ -10,6 +17,7 @@ export const accountCreated = z.object({
   account_number: z.string(),
   country: z.string(),
   created_at: timestamp,
+  account_type: accountType,
 })
 export type AccountCreated = z.output<typeof accountCreated>
 
@@ -17,6 +25,7 @@ export const accountSummary = z.object({
   account_id: z.string(),
   account_number: z.string(),
   created_at: timestamp,
+  account_type: accountType,
   metadata: accountMetadata,
 })
 
@@ -28,6 +37,7 @@ export const accountDetails = z.object({
   account_number: z.string(),
   balance: centsString,
   available_balance: centsString,
+  account_type: accountType,
   metadata: accountMetadata,
 })
 export type AccountDetails = z.output<typeof accountDetails>

@@ -67,7 +67,8 @@ export class AccountService {
         account_id: row.id,
         account_number: row.account_number,
         created_at: formatTimestamp(row.created_at),
-        metadata: row.metadata,
+        account_type: 'current' as const,
+        metadata: metadataOf(row),
       })),
     }
   }
@@ -100,7 +101,8 @@ export class AccountService {
       account_number: row.account_number,
       balance: balance.toString(),
       available_balance: (balance - BigInt(row.held)).toString(),
-      metadata: row.metadata,
+      account_type: 'current',
+      metadata: metadataOf(row),
     }
   }
 
@@ -120,5 +122,11 @@ function toCreated(row: AccountRow): AccountCreated {
     account_number: row.account_number,
     country: row.country,
     created_at: formatTimestamp(row.created_at),
+    account_type: 'current',
   }
+}
+
+/** The stored metadata with every value as a string, as replies carry it. */
+export function metadataOf(row: Pick<AccountRow, 'metadata'>): Record<string, string> {
+  return Object.fromEntries(Object.entries(row.metadata ?? {}).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]))
 }

@@ -76,7 +76,18 @@ function replyMessage(op: Operation): Json {
     title: `${op.name} reply`,
     summary: `Success reply of ${op.name}.`,
     contentType: 'application/json',
+    ...(op.replyHeaders ? { headers: replyHeadersSchema(op.replyHeaders) } : {}),
     payload: jsonSchemaOf(op.response, 'output'),
+  }
+}
+
+/** The NATS headers a success reply may carry: values kept out of its body (`replyHeaders`). */
+function replyHeadersSchema(headers: Readonly<Record<string, string>>): Json {
+  return {
+    type: 'object',
+    properties: Object.fromEntries(
+      Object.entries(headers).map(([field, header]) => [header, { type: 'string', description: `The reply's \`${field}\`, when it has one.` }]),
+    ),
   }
 }
 

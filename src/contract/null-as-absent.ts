@@ -1,4 +1,5 @@
 import type { z } from 'zod'
+import { request_depth_max } from './text-rules.ts'
 
 // `null` means "absent", in every field of every request. Partners' clients written against
 // the incumbent's reference SDK serialise records with a default Jackson ObjectMapper, which
@@ -51,12 +52,14 @@ export function knownFieldNames(schema: z.ZodType): Set<string> {
 /** Returns the rule for one operation's request: the body without its absent (null) fields. */
 export function nullAsAbsent(schema: z.ZodType): (body: unknown) => unknown {
   const known = knownFieldNames(schema)
-  const strip = (value: unknown): unknown => {
-    if (typeof value !== 'object' || value === null) return value
+  // Bounded like the text rule: nothing deeper than any request may be is looked into
+  // (such a request is refused by that rule before this one runs).
+  const strip = (value: unknown, depth = 0): unknown => {
+    if (typeof value !== 'object' || value === null || depth > request_depth_max) return value
     if (Array.isArray(value)) {
       let changed = false
       const items = value.map((item) => {
-        const next = strip(item)
+        const next = strip(item, depth + 1)
         if (next !== item) changed = true
         return next
       })
@@ -64,7 +67,7 @@ export function nullAsAbsent(schema: z.ZodType): (body: unknown) => unknown {
     }
     let copy: Record<string, unknown> | undefined
     for (const [key, item] of Object.entries(value)) {
-      const next = item === null && known.has(key) ? undefined : strip(item)
+      const next = item === null && known.has(key) ? undefined : strip(item, depth + 1)
       if (next === item) continue
       copy ??= { ...(value as Record<string, unknown>) }
       if (next === undefined) delete copy[key]

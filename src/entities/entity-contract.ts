@@ -14,6 +14,15 @@ import {
 } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
+// Fields both types take beyond interface.md's tables, because the incumbent's reference
+// client sends them: a tax number, the entity's stated purpose, and its address (stored as
+// the entity's address, read with get_address).
+const createExtras = {
+  tax_number: optionalText(30).optional(),
+  purpose: optionalText().optional(),
+  address: addressSchema.optional(),
+}
+
 const businessCreate = z.strictObject({
   entity_type: z.literal('business'),
   email: email(),
@@ -21,7 +30,7 @@ const businessCreate = z.strictObject({
   name: text(),
   trading_name: text(),
   registration_number: registrationNumber(),
-  tax_number: optionalText(30).optional(),
+  ...createExtras,
 })
 
 const personalCreate = z
@@ -43,6 +52,10 @@ const personalCreate = z
     residency: optionalText().optional(),
     title: optionalText(30).optional(),
     permit_number: optionalText(50).optional(),
+    // The reference client fills it with the person's name; a person has no trading name,
+    // so it is taken and not kept (entity lists show it empty for a person).
+    trading_name: optionalText().optional(),
+    ...createExtras,
   })
   .superRefine((value, ctx) => {
     if (value.id_type === 'National' && !isSouthAfricanIdNumber(value.id_number)) {
@@ -66,7 +79,7 @@ export const entityCreateRequest = z.discriminatedUnion('entity_type', [business
 })
 export type EntityCreateRequest = z.output<typeof entityCreateRequest>
 
-const addressResponse = z
+export const entityAddress = z
   .object({
     address_line_1: z.string(),
     address_line_2: z.string(),
@@ -85,7 +98,6 @@ export const businessInfo = z.object({
   entity_type: z.literal('business'),
   email: z.string(),
   approved: z.boolean(),
-  address: addressResponse,
 })
 
 export const personalInfo = z.object({
@@ -108,7 +120,6 @@ export const personalInfo = z.object({
   residency: z.string(),
   title: z.string(),
   permit_number: z.string(),
-  address: addressResponse,
 })
 
 export const entityInfo = z.union([businessInfo, personalInfo])
@@ -145,13 +156,14 @@ export const entityOperations = {
     permission: 'write',
     summary: 'Create a business or personal entity (a personal one also gets its single user).',
     request: entityCreateRequest,
-    response: z.object({ id: z.string() }),
+    // A personal entity's reply also names its automatic user (user_ready is then true).
+    response: z.object({ id: z.string(), user_ready: z.boolean().optional(), user_id: z.string().optional() }),
   }),
   info: operation({
     name: 'entity_info',
     subject: 'svc.entity.<partner_id>.info',
     permission: 'read',
-    summary: 'Get one entity, with its stored address.',
+    summary: 'Get one entity (its address is read with get_address).',
     request: z.strictObject({ entity_id: uuid() }),
     response: entityInfo,
   }),
@@ -162,6 +174,14 @@ export const entityOperations = {
     summary: "List the caller's entities, oldest first.",
     request: z.strictObject({}),
     response: z.object({ entities: z.array(entityListItem) }),
+  }),
+  getAddress: operation({
+    name: 'entity_get_address',
+    subject: 'svc.entity.<partner_id>.get_address',
+    permission: 'read',
+    summary: "An entity's stored address (null until one is written).",
+    request: z.strictObject({ entity_id: uuid() }),
+    response: z.object({ entity_id: z.string(), address: entityAddress }),
   }),
   updateAddress: operation({
     name: 'entity_update_address',

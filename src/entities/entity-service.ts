@@ -6,7 +6,10 @@ import type { Address, Database } from '../db/schema.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { Conflict, Invalid, NotFound } from '../errors.ts'
 import type { UserService } from '../users/user-service.ts'
-import type { EntityCreateRequest, EntityInfo, EntityListItem } from './entity-contract.ts'
+import type { z } from 'zod'
+import type { EntityCreateRequest, EntityInfo, EntityListItem, entityAddress } from './entity-contract.ts'
+
+type EntityAddress = z.output<typeof entityAddress>
 import {
   anyEntity,
   entitiesOf,
@@ -33,8 +36,9 @@ export class EntityService {
     private readonly users: UserService,
   ) {}
 
-  async create(partnerId: string, request: EntityCreateRequest): Promise<{ id: string }> {
+  async create(partnerId: string, request: EntityCreateRequest): Promise<{ id: string; user_ready?: boolean; user_id?: string }> {
     const id = randomUUID()
+    let userId: string | undefined
     const now = this.clock.now()
     if (request.entity_type === 'personal') {
       const issues = futureDateIssues(request, now)
@@ -43,7 +47,7 @@ export class EntityService {
     try {
       await this.db.transaction().execute(async (trx) => {
         await this.insert(trx, partnerId, id, request, now, false)
-        if (request.entity_type === 'personal') await this.users.createHolder(trx, partnerId, id, request, now)
+        if (request.entity_type === 'personal') userId = await this.users.createHolder(trx, partnerId, id, request, now)
       })
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -52,7 +56,7 @@ export class EntityService {
       }
       throw error
     }
-    return { id }
+    return userId === undefined ? { id } : { id, user_ready: true, user_id: userId }
   }
 
   /** Inserts an entity row; used by `create` and by partner onboarding (root entity). */
@@ -74,6 +78,9 @@ export class EntityService {
       // A new entity's KYB/KYC documents are with the bank for review from the start.
       review_status: 'pending' as const,
       created_at: now,
+      tax_number: request.tax_number ?? '',
+      purpose: request.purpose ?? '',
+      address: request.address ? JSON.stringify(request.address) : null,
     }
     if (request.entity_type === 'business') {
       await insertEntity(executor, {
@@ -81,7 +88,6 @@ export class EntityService {
         name: request.name,
         trading_name: request.trading_name,
         registration_number: request.registration_number,
-        tax_number: request.tax_number ?? '',
       })
       return
     }
@@ -131,6 +137,10 @@ export class EntityService {
     return rows.map(toListItem)
   }
 
+  async address(partnerId: string, entityId: string): Promise<{ entity_id: string; address: EntityAddress }> {
+    return { entity_id: entityId, address: addressOf(await this.get(partnerId, entityId)) }
+  }
+
   async updateAddress(partnerId: string, entityId: string, address: Address): Promise<void> {
     if (!(await setEntityAddress(this.db, partnerId, entityId, address))) throw new NotFound('entity')
   }
@@ -162,9 +172,18 @@ export class EntityService {
     return { before, after }
   }
 
-  async listForOperator(partnerId: string): Promise<Array<EntityListItem & { partner_id: string; review_status: string; is_root: boolean }>> {
+  async listForOperator(
+    partnerId: string,
+  ): Promise<Array<EntityListItem & { partner_id: string; review_status: string; is_root: boolean; tax_number: string; purpose: string }>> {
     const rows = await entitiesOf(this.db, partnerId)
-    return rows.map((row) => ({ ...toListItem(row), partner_id: row.partner_id, review_status: row.review_status, is_root: row.is_root }))
+    return rows.map((row) => ({
+      ...toListItem(row),
+      partner_id: row.partner_id,
+      review_status: row.review_status,
+      is_root: row.is_root,
+      tax_number: row.tax_number,
+      purpose: row.purpose,
+    }))
   }
 }
 
@@ -182,7 +201,7 @@ function futureDateIssues(
     .map((field) => ({ field, message: 'must not be in the future' }))
 }
 
-function addressOf(row: EntityRow): EntityInfo['address'] {
+function addressOf(row: EntityRow): EntityAddress {
   const a = row.address
   if (!a) return null
   return {
@@ -204,7 +223,7 @@ function toInfo(row: EntityRow): EntityInfo {
     approved: row.review_status === 'approved',
   }
   if (row.entity_type === 'business') {
-    return { ...common, trading_name: row.trading_name, entity_type: 'business', address: addressOf(row) }
+    return { ...common, trading_name: row.trading_name, entity_type: 'business' }
   }
   return {
     ...common,
@@ -222,7 +241,6 @@ function toInfo(row: EntityRow): EntityInfo {
     residency: row.residency,
     title: row.title,
     permit_number: row.permit_number,
-    address: addressOf(row),
   }
 }
 

@@ -125,9 +125,11 @@ export async function statementPage(
   accountId: string,
   limit: number,
   beforeSeq: bigint | undefined,
+  userIds?: readonly string[],
 ): Promise<TransactionRow[]> {
   let query = db.selectFrom('transactions').selectAll().where('account_id', '=', accountId)
   if (beforeSeq !== undefined) query = query.where('seq', '<', beforeSeq.toString())
+  if (userIds && userIds.length > 0) query = query.where('user_id', 'in', userIds)
   return query.orderBy('seq', 'desc').limit(limit + 1).execute()
 }
 

@@ -3,7 +3,7 @@ import type { AccountService } from '../accounts/account-service.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../db/schema.ts'
 import { Invalid, NotFound } from '../errors.ts'
-import { transaction_page_limit_default, type TransactionView } from '../transfers/transfer-contract.ts'
+import { transaction_page_limit_default, transaction_unpaged_rows, type TransactionView } from '../transfers/transfer-contract.ts'
 import { cents, centsText } from './cents.ts'
 import { hashAt, statementPage, transactionOf, type TransactionRow } from './ledger-store.ts'
 import { rowHashHolds } from './tx-chain.ts'
@@ -13,26 +13,49 @@ import { rowHashHolds } from './tx-chain.ts'
 // rows as on one with ten. `verified` checks each row's link of the hash chain on read:
 // its hash recomputed from its fields and its predecessor's hash.
 
+export interface TransactionListOptions {
+  limit?: number | undefined
+  cursor?: string | undefined
+  /** Only rows whose acting user is one of these; empty means every row. */
+  userIds?: readonly string[] | undefined
+}
+
+export interface TransactionPage {
+  body: { account_id: string; transactions: TransactionView[]; next_cursor?: string }
+  /** The cursor to the rows after this page, whether or not the body carries it. */
+  nextCursor: string | undefined
+}
+
 export class TransactionService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly accounts: AccountService,
   ) {}
 
-  async list(partnerId: string, accountId: string, limit = transaction_page_limit_default, cursor?: string) {
+  /**
+   * A page of an account's transactions. A request that names `limit` or `cursor` is paged
+   * (limit default 100) and gets `next_cursor` in the body while more rows follow; one that
+   * names neither (as the reference client sends) gets the newest 1000 and no such key.
+   * Either way the cursor to more rows is returned apart, for the reply header.
+   */
+  async list(partnerId: string, accountId: string, options: TransactionListOptions = {}): Promise<TransactionPage> {
     await this.accounts.get(partnerId, accountId)
-    const before = cursor === undefined ? undefined : decodeCursor(cursor)
+    const paged = options.limit !== undefined || options.cursor !== undefined
+    const limit = options.limit ?? (paged ? transaction_page_limit_default : transaction_unpaged_rows)
+    const before = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
+    const userIds = options.userIds ?? []
     // One row more than the page: it tells whether another page follows and links the last row.
-    const rows = await statementPage(this.db, accountId, limit, before)
+    const rows = await statementPage(this.db, accountId, limit, before, userIds)
     const page = rows.slice(0, limit)
-    const transactions = page.map((row, i) => toView(row, rows[i + 1]?.tx_sha ?? (cents(row.seq) === 1n ? '' : undefined)))
-    // The oldest row on a full page links to the extra row; on the last page it is seq 1.
+    // Unfiltered, consecutive rows are neighbours in the hash chain, so each row's link to
+    // its predecessor is checked too; filtered, only each row's own hash is.
+    const previousSha = (row: TransactionRow, i: number) =>
+      cents(row.seq) === 1n ? '' : userIds.length > 0 ? undefined : rows[i + 1]?.tx_sha
+    const transactions = page.map((row, i) => toView(row, previousSha(row, i)))
     const last = page.at(-1)
-    return {
-      account_id: accountId,
-      transactions,
-      ...(rows.length > limit && last ? { next_cursor: encodeCursor(cents(last.seq)) } : {}),
-    }
+    const nextCursor = rows.length > limit && last ? encodeCursor(cents(last.seq)) : undefined
+    const body = { account_id: accountId, transactions, ...(paged && nextCursor ? { next_cursor: nextCursor } : {}) }
+    return { body, nextCursor }
   }
 
   async get(partnerId: string, txId: string): Promise<{ transaction: TransactionView }> {

@@ -123,7 +123,9 @@ export const operatorOperations = {
     summary: "A partner's entities with their review state.",
     request: z.strictObject({ partner_id: uuid() }),
     response: z.object({
-      entities: z.array(entityListItem.extend({ partner_id: z.string(), review_status: z.string(), is_root: z.boolean() })),
+      entities: z.array(
+        entityListItem.extend({ partner_id: z.string(), review_status: z.string(), is_root: z.boolean(), tax_number: z.string(), purpose: z.string() }),
+      ),
     }),
   }),
   userKyc: operation({

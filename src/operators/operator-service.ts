@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { AccountService } from '../accounts/account-service.ts'
+import { metadataOf, type AccountService } from '../accounts/account-service.ts'
 import type { CredentialStore, IssuedCredential } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
@@ -98,7 +98,8 @@ export class OperatorService {
               account_id: opened.id,
               account_number: opened.account_number,
               created_at: formatTimestamp(opened.created_at),
-              metadata: opened.metadata,
+              account_type: 'current' as const,
+              metadata: metadataOf(opened),
               kind: opened.kind,
             }
           : null,
@@ -115,7 +116,8 @@ export class OperatorService {
         account_id: row.id,
         account_number: row.account_number,
         created_at: formatTimestamp(row.created_at),
-        metadata: row.metadata,
+        account_type: 'current' as const,
+        metadata: metadataOf(row),
         kind: row.kind,
         partner_id: row.partner_id,
       })),

@@ -9,6 +9,9 @@ export const centsAmount = () =>
 
 export const transaction_page_limit_default = 100
 export const transaction_page_limit_max = 1000
+/** Rows a transaction list request without `limit` or `cursor` gets (the reference client's). */
+export const transaction_unpaged_rows = 1000
+export const transaction_filter_users_max = 100
 
 /**
  * What the incumbent's reference client sends with every payment beyond interface.md
@@ -121,17 +124,26 @@ export const transferOperations = {
     sdk: 'accounts.listTransactions',
     subject: 'svc.account.<partner_id>.list',
     permission: 'read',
-    summary: "An account's transactions, newest first, a page at a time (limit default 100, max 1000; next_cursor until the last page).",
+    summary:
+      "An account's transactions, newest first. With limit (default 100, max 1000) or cursor: a page, and next_cursor until the last; without either: the newest 1000. A reply with more rows behind it carries the cursor in header Bank-Next-Cursor.",
     request: z.strictObject({
       account_id: uuid(),
       limit: pageLimit(transaction_page_limit_max).optional(),
       cursor: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be a next_cursor from an earlier page' }).optional(),
+      // Only transactions of these acting users; `{}` (how the reference client writes its
+      // empty UUIDs record) or `[]` means no filter.
+      filter_user_ids: z
+        .union([z.array(uuid()).max(transaction_filter_users_max, { error: `must list at most ${transaction_filter_users_max} user ids` }), z.strictObject({})], {
+          error: 'must be a list of user ids',
+        })
+        .optional(),
     }),
     response: z.object({
       account_id: z.string(),
       transactions: z.array(transactionView),
       next_cursor: z.string().optional(),
     }),
+    replyHeaders: { next_cursor: 'Bank-Next-Cursor' },
   }),
   getTransaction: operation({
     name: 'account_get_transaction',

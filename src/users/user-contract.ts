@@ -123,8 +123,6 @@ export const userRecord = z.object({
   id_type: z.string(),
   title: z.string(),
   permit_number: z.string(),
-  birth_country: z.string(),
-  birth_city: z.string(),
   date_of_birth: timestamp,
   id_issue_date: timestamp,
   id_issue_expiry: timestamp,
@@ -160,6 +158,14 @@ export const userOperations = {
     summary: 'Get one user.',
     request: z.strictObject({ user_id: uuid() }),
     response: z.object({ user: userRecord }),
+  }),
+  getBirthDetails: operation({
+    name: 'user_get_birth_details',
+    subject: 'svc.user.<partner_id>.get_birth_details',
+    permission: 'read',
+    summary: "A user's country and city of birth, as set by update (empty strings until then).",
+    request: z.strictObject({ user_id: uuid() }),
+    response: z.object({ user_id: z.string(), birth_country: z.string(), birth_city: z.string() }),
   }),
   list: operation({
     name: 'user_list',

@@ -71,9 +71,11 @@ export class UserService {
    * entity's personal details). Its KYC was submitted with the entity, so it starts
    * `pending`. Runs on the caller's executor: the entity and its user commit together.
    */
-  async createHolder(executor: Executor, partnerId: string, entityId: string, person: HolderDetails, now: Date): Promise<void> {
+  /** Creates a personal entity's one user; returns its id. */
+  async createHolder(executor: Executor, partnerId: string, entityId: string, person: HolderDetails, now: Date): Promise<string> {
+    const id = randomUUID()
     await insertUser(executor, {
-      id: randomUUID(),
+      id,
       partner_id: partnerId,
       entity_id: entityId,
       is_entity_holder: true,
@@ -97,6 +99,7 @@ export class UserService {
       created_at: now,
       updated_at: now,
     })
+    return id
   }
 
   /**
@@ -130,6 +133,12 @@ export class UserService {
 
   async get(partnerId: string, userId: string): Promise<UserRecord> {
     return toRecord(await this.row(partnerId, userId))
+  }
+
+  /** Kept off the user record: the incumbent's reference client reads records that lack them. */
+  async birthDetails(partnerId: string, userId: string): Promise<{ user_id: string; birth_country: string; birth_city: string }> {
+    const row = await this.row(partnerId, userId)
+    return { user_id: row.id, birth_country: row.birth_country ?? '', birth_city: row.birth_city ?? '' }
   }
 
   async list(partnerId: string, entityId: string | undefined): Promise<UserRecord[]> {
@@ -187,8 +196,6 @@ function toRecord(row: UserRow): UserRecord {
     id_type: row.id_type,
     title: row.title,
     permit_number: row.permit_number,
-    birth_country: row.birth_country ?? '',
-    birth_city: row.birth_city ?? '',
     date_of_birth: formatTimestamp(row.date_of_birth),
     id_issue_date: formatTimestamp(row.id_issue_date),
     id_issue_expiry: formatOptionalTimestamp(row.id_issue_expiry_date),

@@ -68,7 +68,7 @@ test('accounts - approving a business opens its first account', async () => {
   assert.equal(entity_id, id)
   assert.equal(accounts.length, 1)
   const first = accounts[0]!
-  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'account_number', 'created_at', 'metadata'])
+  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'account_number', 'account_type', 'created_at', 'metadata'])
   assert.match(first.account_id, uuidPattern)
   assert.match(first.account_number, /^\d+$/)
   assert.equal(first.created_at, at)
@@ -113,7 +113,7 @@ test('accounts - create returns every field of the new account', async () => {
   tb.clock.advance(5_000)
   const at = formatTimestamp(tb.clock.now())
   const created = await p.client.accounts.create({ entity_id: id })
-  assert.deepEqual(Object.keys(created).sort(), ['account_id', 'account_number', 'country', 'created_at', 'entity_id'])
+  assert.deepEqual(Object.keys(created).sort(), ['account_id', 'account_number', 'account_type', 'country', 'created_at', 'entity_id'])
   assert.match(created.account_id, uuidPattern)
   assert.equal(created.entity_id, id)
   assert.match(created.account_number, /^\d+$/)
@@ -125,6 +125,7 @@ test('accounts - create returns every field of the new account', async () => {
     account_id: created.account_id,
     account_number: created.account_number,
     created_at: created.created_at,
+    account_type: 'current',
     metadata: listed?.metadata,
   })
   assert.equal(listed?.metadata.kind, 'standard')
@@ -143,7 +144,7 @@ test('accounts - get_details has every field, zero balances and the metadata obj
   const id = await approvedBusiness()
   const created = await p.client.accounts.create({ entity_id: id })
   const details = await p.client.accounts.getDetails({ account_id: created.account_id })
-  assert.deepEqual(Object.keys(details).sort(), ['account_id', 'account_number', 'available_balance', 'balance', 'metadata'])
+  assert.deepEqual(Object.keys(details).sort(), ['account_id', 'account_number', 'account_type', 'available_balance', 'balance', 'metadata'])
   assert.equal(details.account_id, created.account_id)
   assert.equal(details.account_number, created.account_number)
   assert.equal(details.balance, '0')
@@ -151,6 +152,7 @@ test('accounts - get_details has every field, zero balances and the metadata obj
   assert.equal(typeof details.metadata, 'object')
   assert.ok(details.metadata !== null && !Array.isArray(details.metadata))
   assert.deepEqual(details.metadata, { currency: 'ZAR', kind: 'standard' })
+  assert.equal(details.account_type, 'current')
 
   const listed = (await p.client.accounts.getByEntity({ entity_id: id })).accounts.find((a) => a.account_id === created.account_id)
   assert.deepEqual(listed?.metadata, details.metadata)

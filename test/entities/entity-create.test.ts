@@ -38,7 +38,6 @@ test('entities - create business returns id and info has every business field', 
     entity_type: 'business',
     email: 'ops@karoo.example',
     approved: false,
-    address: null,
   })
 })
 
@@ -63,6 +62,11 @@ test('entities - create personal returns id and info has every personal field', 
     }),
   )
   assert.match(created.id, uuidPattern)
+  // The reply also names the personal entity's automatic user.
+  assert.deepEqual(Object.keys(created), ['id', 'user_ready', 'user_id'])
+  assert.equal(created.user_ready, true)
+  const { users } = await p.client.users.list({ entity_id: created.id })
+  assert.deepEqual(users.map((u) => u.id), [created.user_id])
 
   const info = await p.client.entities.info({ entity_id: created.id })
   assert.deepEqual(info, {
@@ -85,7 +89,6 @@ test('entities - create personal returns id and info has every personal field', 
     residency: 'citizen',
     title: 'Mr',
     permit_number: 'WP-1234',
-    address: null,
   })
 })
 
@@ -365,4 +368,16 @@ test('entities - date_of_birth and id_issue_date of today are accepted', async (
   const { id } = await p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: 'TODAY1', date_of_birth: now, id_issue_date: now }))
   const info = await p.client.entities.info({ entity_id: id })
   assert.equal(info.entity_type === 'personal' && info.date_of_birth, formatTimestamp(tb.clock.now()))
+})
+
+test('entities - tax_number and purpose are stored with the entity (operators see them)', async () => {
+  const business = await p.client.entities.create({ ...businessEntity(), tax_number: '9012345678', purpose: 'freight payments' })
+  const person = await p.client.entities.create({ ...personalEntity(), purpose: 'personal', trading_name: 'Ignored For A Person' })
+  const { entities } = await tb.operator.entities.list({ partner_id: p.partnerId })
+  const byId = new Map(entities.map((e) => [e.id, e]))
+  assert.equal(byId.get(business.id)?.tax_number, '9012345678')
+  assert.equal(byId.get(business.id)?.purpose, 'freight payments')
+  assert.equal(byId.get(person.id)?.purpose, 'personal')
+  // A person has no trading name: the one the reference client sends is not kept.
+  assert.equal(byId.get(person.id)?.trading_name, '')
 })

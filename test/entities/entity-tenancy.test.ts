@@ -53,8 +53,8 @@ test("entities - update_address of another partner's entity is 404 and changes n
   const personal = await expectApiError(p.client.entities.updateAddress({ entity_id: theirPersonal, address_line_1: 'Hijacked' }))
   assert.deepEqual(errorBody(personal), missing)
 
-  assert.equal((await other.client.entities.info({ entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
-  assert.equal((await other.client.entities.info({ entity_id: theirPersonal })).address, null)
+  assert.equal((await other.client.entities.getAddress({ entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
+  assert.equal((await other.client.entities.getAddress({ entity_id: theirPersonal })).address, null)
 })
 
 test("entities - list shows only the caller's own entities", async () => {
@@ -93,7 +93,7 @@ test("entities - a subject naming another partner is 403 and stores nothing", as
 
   assert.deepEqual(await other.client.entities.list(), theirsBefore)
   assert.deepEqual(await p.client.entities.list(), mineBefore)
-  assert.equal((await other.client.entities.info({ entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
+  assert.equal((await other.client.entities.getAddress({ entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
 })
 
 test('entities - a read-only credential may read but not create or update_address', async () => {
@@ -110,7 +110,7 @@ test('entities - a read-only credential may read but not create or update_addres
   assert.equal(address.code, 403)
 
   assert.deepEqual(await p.client.entities.list(), before)
-  assert.notEqual((await p.client.entities.info({ entity_id: p.rootEntityId })).address?.address_line_1, 'Read Only Road')
+  assert.notEqual((await p.client.entities.getAddress({ entity_id: p.rootEntityId })).address?.address_line_1, 'Read Only Road')
 })
 
 test('entities - a write-only credential may create but not read', async () => {

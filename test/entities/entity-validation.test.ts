@@ -86,7 +86,7 @@ const wrongTypes: Array<[string, () => Record<string, unknown>, string]> = [
   ['trading_name as an object', () => businessEntity({ trading_name: { value: 'Acme' } }), 'trading_name'],
   ['registration_number as a number', () => businessEntity({ registration_number: 202012345678 }), 'registration_number'],
   ['tax_number as a number', () => businessEntity({ tax_number: 9012345678 }), 'tax_number'],
-  ['tax_number as null', () => businessEntity({ tax_number: null }), 'tax_number'],
+  ['tax_number as a list', () => businessEntity({ tax_number: ['9012345678'] }), 'tax_number'],
   ['first_name as a boolean', () => personalEntity({ first_name: true }), 'first_name'],
   ['phone_number as a number', () => personalEntity({ phone_number: 27821234567 }), 'phone_number'],
   ['date_of_birth as a number', () => personalEntity({ date_of_birth: 632361600000 }), 'date_of_birth'],

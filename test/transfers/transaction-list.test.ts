@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { randomUUID } from 'node:crypto'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { fund, newAccount, transactionsOf, transferBody, txById, type TransactionView } from './helpers.ts'
 
-// The transaction list (RULINGS, Accounts and the ledger): newest first; optional `limit`
-// (default 100, max 1000) and `cursor`, with `next_cursor` in the response, absent on the
-// last page. Never unbounded.
+// The transaction list: newest first; optional `limit` (default 100, max 1000) and
+// `cursor`, with `next_cursor` in the response, absent on the last page; without either,
+// the newest 1000 and the cursor only in the `Bank-Next-Cursor` header. Never unbounded.
 
 const tb = useTestBank()
 let p: TestPartner
@@ -55,11 +56,54 @@ async function allPages(accountId: string, limit: number): Promise<{ rows: Trans
   return { rows, pages }
 }
 
-test('transactions - the default page is 100 rows with a next_cursor', async () => {
-  const first = await page(big)
-  assert.equal(first.account_id, big)
-  assert.equal(first.transactions.length, 100)
-  assert.equal(typeof first.next_cursor, 'string')
+const listRaw = (body: Record<string, unknown>) =>
+  rawRequest(tb, `svc.account.${p.partnerId}.list`, JSON.stringify(body), { token: p.token })
+
+test('transactions - without limit or cursor: the newest 1000, no next_cursor key, the cursor in a header', async () => {
+  // As the incumbent's reference client asks: it reads the body into a record without next_cursor.
+  const reply = await listRaw({ account_id: big, filter_user_ids: {} })
+  assert.equal(reply.code, 200)
+  assert.deepEqual(Object.keys(reply.body).sort(), ['account_id', 'transactions'])
+  assert.equal(reply.body.transactions.length, 1000)
+  const cursor = reply.headers['Bank-Next-Cursor']
+  assert.ok(cursor, 'more rows follow, so the header names them')
+  // The header's cursor reads on, and the last rows' reply has no header.
+  const rest = await listRaw({ account_id: big, cursor, limit: 1000 })
+  assert.equal(rest.body.transactions.length, big_rows - 1000)
+  assert.equal(rest.headers['Bank-Next-Cursor'], undefined)
+  // Our SDK carries the header's cursor as next_cursor.
+  const viaSdk = await page(big)
+  assert.equal(viaSdk.transactions.length, 1000)
+  assert.equal(viaSdk.next_cursor, cursor)
+})
+
+test('transactions - with a cursor alone the page is 100 rows, and next_cursor is in the body and the header', async () => {
+  const first = await listRaw({ account_id: big, limit: 5 })
+  assert.equal(first.body.next_cursor, first.headers['Bank-Next-Cursor'])
+  const second = await listRaw({ account_id: big, cursor: first.body.next_cursor })
+  assert.equal(second.body.transactions.length, 100)
+  assert.equal(typeof second.body.next_cursor, 'string')
+  assert.equal(second.body.next_cursor, second.headers['Bank-Next-Cursor'])
+})
+
+test('transactions - filter_user_ids keeps only rows of those acting users; [] and {} filter nothing', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 50_000)
+  await p.client.accounts.transfer(transferBody(account, { amount: 1_000 }))
+  const all = (await listRaw({ account_id: account })).body.transactions
+  assert.equal(all.length, 3)
+  for (const none of [[], {}, null]) {
+    assert.deepEqual((await listRaw({ account_id: account, filter_user_ids: none })).body.transactions, all)
+  }
+  // No operation names an acting user yet, so a named user has no rows.
+  const filtered = await listRaw({ account_id: account, filter_user_ids: [randomUUID()] })
+  assert.equal(filtered.code, 200)
+  assert.deepEqual(filtered.body.transactions, [])
+  for (const bad of [['not-a-uuid'], 'x', [null], Array.from({ length: 101 }, () => randomUUID()), { id: randomUUID() }]) {
+    const error = await expectApiError(p.client.accounts.listTransactions({ account_id: account, filter_user_ids: bad } as never), 400)
+    const fields = (error.details as Array<{ field: string }>).map((d) => d.field)
+    assert.ok(fields.length > 0 && fields.every((f) => f.startsWith('filter_user_ids')), JSON.stringify(error.details))
+  }
 })
 
 test('transactions - limit 1000 returns 1000 rows and the rest on the next page without a next_cursor', async () => {

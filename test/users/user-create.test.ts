@@ -51,8 +51,6 @@ test('user create - returns a userId and stores every field of the record', asyn
     id_type: 'National',
     title: 'Mr',
     permit_number: 'NA',
-    birth_country: '',
-    birth_city: '',
     date_of_birth: '1985-06-30T00:00:00Z',
     id_issue_date: '2003-07-01T00:00:00Z',
     id_issue_expiry: zeroTimestamp,

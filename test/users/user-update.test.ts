@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { businessEntity, saIdNumber, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
-import { expectRefusal, iso } from '../support/assertions.ts'
+import { expectApiError, expectRefusal, iso } from '../support/assertions.ts'
 import { asUpdate } from './helpers.ts'
 
 const tb = useTestBank()
@@ -58,28 +58,40 @@ test('user update - every updatable field at once', async () => {
   }
   await p.client.users.update({ user_id: before.id, ...changes })
   const { user } = await p.client.users.get({ user_id: before.id })
-  const { id_issue_expiry_date, ...sameNames } = changes
+  const { id_issue_expiry_date, birth_country, birth_city, ...sameNames } = changes
   assert.deepEqual(user, {
     ...before,
     ...sameNames,
     id_issue_expiry: id_issue_expiry_date,
     updated_at: iso(tb.clock.now()),
   })
+  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }), { user_id: before.id, birth_country, birth_city })
 })
 
 test('user update - birth country and city are recorded apart from the current country and city', async () => {
   const before = await newUser({ country: 'ZAF', city: 'Johannesburg' })
-  assert.equal(before.birth_country, '')
-  assert.equal(before.birth_city, '')
+  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }), { user_id: before.id, birth_country: '', birth_city: '' })
   await p.client.users.update({ user_id: before.id, birth_country: 'ZWE', birth_city: 'Bulawayo' })
   const { user } = await p.client.users.get({ user_id: before.id })
-  assert.equal(user.birth_country, 'ZWE')
-  assert.equal(user.birth_city, 'Bulawayo')
   assert.equal(user.country, 'ZAF')
   assert.equal(user.city, 'Johannesburg')
+  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }), { user_id: before.id, birth_country: 'ZWE', birth_city: 'Bulawayo' })
+  // User records carry no birth fields: the reference client reads them into a record without them.
   const listed = (await p.client.users.list({ entity_id: user.entity_id })).users.find((u) => u.id === user.id)
-  assert.equal(listed?.birth_country, 'ZWE')
-  assert.equal(listed?.birth_city, 'Bulawayo')
+  for (const record of [user, listed]) {
+    assert.equal('birth_country' in (record ?? {}), false)
+    assert.equal('birth_city' in (record ?? {}), false)
+  }
+})
+
+test('user get_birth_details - another partner\'s user or an unknown one is 404', async () => {
+  const mine = await newUser()
+  const other = await onboardPartner(tb, { approve: true })
+  for (const userId of [mine.id, randomUUID()]) {
+    const error = await expectApiError(other.client.users.getBirthDetails({ user_id: userId }))
+    assert.equal(error.code, 404)
+    assert.equal(error.type, 'not_found')
+  }
 })
 
 test('user update - with only user_id changes nothing but updated_at', async () => {
@@ -150,7 +162,7 @@ test('user update - each invalid field → 400 naming it, and nothing changes', 
     ['title', 'M'],
     ['permit_number', 'P'],
     ['first_name', 42],
-    ['first_name', null],
+    ['first_name', ['Nomsa']],
   ]
   for (const [field, value] of cases) {
     await expectRefusal(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)

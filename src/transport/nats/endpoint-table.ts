@@ -1,6 +1,6 @@
 import { contract, type Operation } from '../../contract/index.ts'
 import type { Services } from '../../services.ts'
-import { endpoint, type Endpoint } from './endpoint.ts'
+import { endpoint, withHeaders, type Endpoint } from './endpoint.ts'
 
 const { entities, users, accounts, transfers, operators, jobs } = contract
 
@@ -13,6 +13,7 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(entities.create, (r, c) => s.entities.create(partner(c), r)),
     endpoint(entities.info, (r, c) => s.entities.info(partner(c), r.entity_id)),
     endpoint(entities.list, async (_r, c) => ({ entities: await s.entities.list(partner(c)) })),
+    endpoint(entities.getAddress, (r, c) => s.entities.address(partner(c), r.entity_id)),
     endpoint(entities.updateAddress, async ({ entity_id, ...address }, c) => {
       await s.entities.updateAddress(partner(c), entity_id, address)
       return {}
@@ -21,6 +22,7 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(users.create, (r, c) => s.users.create(partner(c), r)),
     endpoint(users.update, (r, c) => s.users.update(partner(c), r)),
     endpoint(users.get, async (r, c) => ({ user: await s.users.get(partner(c), r.user_id) })),
+    endpoint(users.getBirthDetails, (r, c) => s.users.birthDetails(partner(c), r.user_id)),
     endpoint(users.list, async (r, c) => ({ users: await s.users.list(partner(c), r.entity_id) })),
 
     endpoint(accounts.create, (r, c) => s.accounts.create(partner(c), r.entity_id)),
@@ -29,7 +31,11 @@ export function endpointTable(s: Services): Endpoint[] {
 
     endpoint(transfers.transfer, (r, c) => s.transfers.transfer(c.caller, r)),
     endpoint(transfers.transferInternal, (r, c) => s.transfers.transferInternal(c.caller, r)),
-    endpoint(transfers.list, (r, c) => s.transactions.list(partner(c), r.account_id, r.limit, r.cursor)),
+    endpoint(transfers.list, async (r, c) => {
+      const userIds = Array.isArray(r.filter_user_ids) ? r.filter_user_ids : []
+      const page = await s.transactions.list(partner(c), r.account_id, { limit: r.limit, cursor: r.cursor, userIds })
+      return withHeaders(page.body, { 'Bank-Next-Cursor': page.nextCursor })
+    }),
     endpoint(transfers.getTransaction, (r, c) => s.transactions.get(partner(c), r.tx_id)),
 
     endpoint(operators.partnerCreate, (r) => s.operators.createPartner(r)),
