@@ -1,5 +1,8 @@
 import { sql, type Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
+import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
+import { sandboxMigration } from '../sandbox/sandbox-migration.ts'
+import { webhooksMigration } from '../webhooks/webhook-migration.ts'
 
 // Versioned schema changes, applied in order at start (Kysely's Migrator keeps the
 // record in `kysely_migration` and takes a lock, so many instances may start at once).
@@ -7,7 +10,7 @@ import type { Migration } from 'kysely/migration'
 
 // PGlite's extended protocol takes one statement at a time, so a migration's script is
 // split on statement ends (no migration may put a semicolon inside a literal).
-async function runStatements(db: Kysely<any>, script: string): Promise<void> {
+export async function runStatements(db: Kysely<any>, script: string): Promise<void> {
   for (const statement of script.split(/;\s*\n/)) {
     if (statement.trim() !== '') await sql.raw(statement).execute(db)
   }
@@ -306,4 +309,15 @@ export const migrations: Record<string, Migration> = {
       `)
     },
   },
+  '0006_event_endpoints': {
+    // A partner may send one resource's webhooks somewhere else than its endpoint (a bulk
+    // batch's callback_url); the event carries that address.
+    async up(db: Kysely<any>) {
+      await runStatements(db, `alter table events add column endpoint_url text`)
+    },
+  },
+  // Each later capability keeps its migration beside its code.
+  '0007_bulk_payments': bulkPaymentsMigration,
+  '0008_webhooks': webhooksMigration,
+  '0009_sandbox': sandboxMigration,
 }

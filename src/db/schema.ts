@@ -1,4 +1,7 @@
 import type { ColumnType, Generated } from 'kysely'
+import type { BulkTables } from '../bulk/bulk-tables.ts'
+import type { SandboxTables } from '../sandbox/sandbox-tables.ts'
+import type { WebhookTables } from '../webhooks/webhook-tables.ts'
 
 // The one `Database` interface that types every query. Each capability owns its tables
 // (see DESIGN.md); this file only describes them.
@@ -210,6 +213,7 @@ export interface EventsTable {
   data: Json<Record<string, unknown>>
   occurred_at: Timestamp
   dispatched_at: NullableTimestamp
+  endpoint_url: string | null
 }
 
 /** Owned by the simulated rail (src/rails/simulated-rail.ts): payments it will send back. */
@@ -239,7 +243,8 @@ export interface NotifierMessagesTable {
   created_at: Timestamp
 }
 
-export interface Database {
+// Capabilities built later keep their table types beside their code and add them here.
+export interface Database extends BulkTables, WebhookTables, SandboxTables {
   partners: PartnersTable
   credentials: CredentialsTable
   entities: EntitiesTable

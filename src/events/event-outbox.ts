@@ -23,6 +23,11 @@ export interface NewEvent {
   data: Record<string, unknown>
   /** When the change happened, on the bank's clock (not the database's). */
   occurred_at: Date
+  /**
+   * Where the partner wants this event's webhook instead of its endpoint (a bulk batch's
+   * `callback_url`); absent for the partner's default endpoint.
+   */
+  endpoint_url?: string | null
 }
 
 /** Appends one event in the caller's transaction; resolves with its id (a UUID). */
@@ -57,5 +62,6 @@ function toRow(event: NewEvent): EventRow {
     resource_id: event.resource_id,
     data: JSON.stringify(data),
     occurred_at: event.occurred_at,
+    endpoint_url: event.endpoint_url ?? null,
   }
 }

@@ -20,6 +20,8 @@ export interface OutboxEvent {
   data: Record<string, unknown>
   /** When the change happened, on the bank's clock. */
   occurred_at: Date
+  /** Where this event's webhook goes instead of the partner's endpoint (a batch's callback_url). */
+  endpoint_url: string | null
 }
 
 export interface EventRow {
@@ -30,6 +32,7 @@ export interface EventRow {
   /** The event's data as JSON text. */
   data: string
   occurred_at: Date
+  endpoint_url: string | null
 }
 
 /**
@@ -46,9 +49,10 @@ export async function insertEvents(trx: Kysely<Database>, rows: EventRow[]): Pro
     ['resource_id', 'text'],
     ['data', 'text'],
     ['occurred_at', 'timestamptz'],
+    ['endpoint_url', 'text'],
   ])
-  const result = await sql`insert into events (id, type, partner_id, resource_id, data, occurred_at)
-    select id, type, partner_id, resource_id, data::jsonb, occurred_at from ${source}`.execute(trx)
+  const result = await sql`insert into events (id, type, partner_id, resource_id, data, occurred_at, endpoint_url)
+    select id, type, partner_id, resource_id, data::jsonb, occurred_at, endpoint_url from ${source}`.execute(trx)
   assert(result.numAffectedRows === BigInt(rows.length), `inserted ${result.numAffectedRows} of ${rows.length} events`)
 }
 
@@ -69,7 +73,7 @@ export async function tryLockDispatch(trx: Kysely<Database>): Promise<boolean> {
 export async function selectPending(trx: Kysely<Database>, limit: number): Promise<OutboxEvent[]> {
   const rows = await trx
     .selectFrom('events')
-    .select(['id', 'seq', 'type', 'partner_id', 'resource_id', 'data', 'occurred_at'])
+    .select(['id', 'seq', 'type', 'partner_id', 'resource_id', 'data', 'occurred_at', 'endpoint_url'])
     .where('dispatched_at', 'is', null)
     .orderBy('seq')
     .limit(limit)
@@ -86,6 +90,7 @@ export async function selectPending(trx: Kysely<Database>, limit: number): Promi
     resource_id: row.resource_id,
     data: row.data,
     occurred_at: row.occurred_at,
+    endpoint_url: row.endpoint_url,
   }))
 }
 

@@ -39,6 +39,17 @@ test('events - an event is refused outside a transaction and when its fields are
   assert.deepEqual(await pendingIds(db()), [])
 })
 
+test('events - an event keeps the endpoint it was appended with (a batch callback_url)', async () => {
+  const [id] = await append(db(), [
+    { ...newEvent({ type: 'bulk_payment.completed', resource_id: 'bulk-cb' }), endpoint_url: 'https://partner.example/hooks/bulk-cb' },
+  ])
+  const dispatcher = new EventDispatcher(db(), tb().clock)
+  const { seen, handler } = recorder()
+  dispatcher.subscribe('bulk_payment.completed', handler)
+  await dispatcher.dispatchPending()
+  assert.equal(seen.find((event) => event.id === id)?.endpoint_url, 'https://partner.example/hooks/bulk-cb')
+})
+
 test('events - subscribers get each event once, as appended, in seq order', async () => {
   const first = [
     newEvent({ type: 'payment.success', resource_id: 'bulk-1/item-1' }),
@@ -59,7 +70,7 @@ test('events - subscribers get each event once, as appended, in seq order', asyn
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.seq > seen[i - 1]!.seq, 'seq grows in hand-over order')
 
   const strip = (event: OutboxEvent) => ({ ...event, id: undefined, seq: undefined })
-  const expected = [...first, ...second].map((event) => ({ ...event, id: undefined, seq: undefined }))
+  const expected = [...first, ...second].map((event) => ({ ...event, id: undefined, seq: undefined, endpoint_url: null }))
   assert.deepEqual(seen.map(strip), expected)
   assert.equal(typeof seen[0]!.seq, 'bigint')
 

@@ -1,0 +1,2 @@
+// Kysely types of the tables webhooks owns (src/db/schema.ts's Database extends this).
+export interface WebhookTables {}
