@@ -37,6 +37,8 @@ const settings = z.object({
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
+  // No default here: the default depends on the storage (see loadConfig).
+  BANK_SANDBOX: z.enum(['true', 'false']).optional(),
 })
 
 export interface Config {
@@ -70,6 +72,12 @@ export interface Config {
   /** An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail again. */
   rtcRecoveryAfterMs: number
   declaredHolidays: Set<string>
+  /**
+   * Sandbox mode: operators may read OTPs and notifier messages and move the shared clock
+   * (`ops.sandbox.*`); production refuses those subjects. On by default with embedded
+   * storage, off by default with PostgreSQL.
+   */
+  sandbox: boolean
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -111,5 +119,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
+    sandbox: s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true',
   }
 }

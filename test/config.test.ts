@@ -49,3 +49,11 @@ test('config - cycles are sorted and declared holidays parsed', () => {
   assert.deepEqual(config.eftCyclesSast, [8 * 60 + 15, 16 * 60 + 30])
   assert.deepEqual([...config.declaredHolidays], ['2026-12-31', '2027-01-02'])
 })
+
+test('config - sandbox mode is on by default with embedded storage and off with PostgreSQL unless set', () => {
+  assert.equal(loadConfig({}).sandbox, true)
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://bank@localhost/bank' }).sandbox, false)
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://bank@localhost/bank', BANK_SANDBOX: 'true' }).sandbox, true)
+  assert.equal(loadConfig({ BANK_SANDBOX: 'false' }).sandbox, false)
+  assert.throws(() => loadConfig({ BANK_SANDBOX: 'yes' }), /BANK_SANDBOX/)
+})
