@@ -39,6 +39,13 @@ const settings = z.object({
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
   // No default here: the default depends on the storage (see loadConfig).
   BANK_SANDBOX: z.enum(['true', 'false']).optional(),
+  // The key that seals partners' webhook signing secrets at rest: base64 of 32 bytes.
+  BANK_SECRETS_KEY: z
+    .string()
+    .refine((value) => Buffer.from(value, 'base64').length === 32 && /^[A-Za-z0-9+/]+={0,2}$/.test(value), {
+      error: 'must be base64 of 32 bytes (e.g. `openssl rand -base64 32`)',
+    })
+    .optional(),
 })
 
 export interface Config {
@@ -78,6 +85,11 @@ export interface Config {
    * storage, off by default with PostgreSQL.
    */
   sandbox: boolean
+  /**
+   * The key (32 bytes) that seals webhook signing secrets; unset, the bank keeps one in
+   * `<data dir>/secrets-key`. Instances sharing one PostgreSQL must share this key.
+   */
+  secretsKey: Buffer | undefined
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -120,5 +132,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
     sandbox: s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true',
+    secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
   }
 }

@@ -21,6 +21,10 @@ import { TransferService } from './transfers/transfer-service.ts'
 import { PaymentAdvices } from './transfers/payment-advice.ts'
 import type { Notifier } from './notify/notifier.ts'
 import { SimulatedNotifier } from './notify/simulated-notifier.ts'
+import { SecretBox } from './webhooks/secret-box.ts'
+import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
+import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
+import { WebhookService, webhook_limits_default } from './webhooks/webhook-service.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -39,6 +43,8 @@ export interface Services {
   events: EventDispatcher
   /** How the bank tells people things (payment advices); simulated until a real sender comes. */
   notifier: Notifier
+  /** Signed webhooks of partner events (`svc.webhook.<partner_id>.*`, the `webhook.deliver` jobs). */
+  webhooks: WebhookService
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -53,7 +59,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     { first: config.accountNumberFirst, last: config.accountNumberLast },
     config.defaultCountry,
   )
-  const operators = new OperatorService(db, clock, credentials, entities, accounts)
+  // Webhook signing secrets are sealed with the bank's key; a partner's first one is made at onboarding.
+  const webhookSecrets = new WebhookSecrets(db, clock, new SecretBox({ key: config.secretsKey, dataDir: config.dataDir }))
+  const operators = new OperatorService(db, clock, credentials, entities, accounts, webhookSecrets)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
   const ledger = new LedgerService(db, clock)
@@ -61,6 +69,15 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const jobRunner = new JobRunner(db, clock, log, { poll_ms: config.jobsPollMs, concurrency_max: config.jobsConcurrencyMax })
   const events = new EventDispatcher(db, clock)
   jobRunner.dispatchEventsWith(events)
+  const webhooks = new WebhookService(
+    db,
+    clock,
+    jobRunner,
+    events,
+    webhookSecrets,
+    new HttpWebhookSender({ timeout_ms: webhook_limits_default.attempt_timeout_ms }),
+    { sandbox: config.sandbox, limits: webhook_limits_default },
+  )
   // The simulated notifier until a real sender is configured (it records, sends nothing out).
   const notifier = new SimulatedNotifier(db, clock)
   const advices = new PaymentAdvices(db, clock, jobRunner, notifier, {
@@ -92,6 +109,6 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const jobs = new JobsService(db, clock)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
-    jobRunner, jobs, events, notifier,
+    jobRunner, jobs, events, notifier, webhooks,
   }
 }

@@ -4,6 +4,7 @@ import { entityOperations } from '../entities/entity-contract.ts'
 import { operatorOperations } from '../operators/operator-contract.ts'
 import { transferOperations } from '../transfers/transfer-contract.ts'
 import { userOperations } from '../users/user-contract.ts'
+import { webhookOperations } from '../webhooks/webhook-contract.ts'
 import type { Operation } from './operation.ts'
 
 // Every operation the service offers, in groups. This table is the only list of them:
@@ -17,6 +18,7 @@ export const contract = {
   transfers: transferOperations,
   operators: operatorOperations,
   jobs: jobOperations,
+  webhooks: webhookOperations,
 } as const
 
 export type Contract = typeof contract

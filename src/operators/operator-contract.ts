@@ -38,7 +38,9 @@ export const operatorOperations = {
     sdk: 'partners.create',
     subject: 'ops.partner.create',
     permission: 'operator',
-    summary: "Onboard a partner: its root business entity (pending KYB) and a first credential with every permission.",
+    summary:
+      'Onboard a partner: its root business entity (pending KYB), a first credential with every permission, and its ' +
+      'webhook signing secret (shown in this reply only).',
     request: z.strictObject({
       name: text(),
       email: email(),
@@ -46,7 +48,7 @@ export const operatorOperations = {
       trading_name: text(),
       country: country().default('ZAF'),
     }),
-    response: z.object({ partner_id: z.string(), root_entity_id: z.string(), credential: issuedCredential }),
+    response: z.object({ partner_id: z.string(), root_entity_id: z.string(), credential: issuedCredential, webhook_secret: z.string() }),
   }),
   partnerList: operation({
     name: 'ops_partner_list',

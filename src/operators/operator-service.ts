@@ -9,6 +9,7 @@ import type { Database } from '../db/schema.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, NotFound } from '../errors.ts'
+import type { WebhookSecrets } from '../webhooks/webhook-secrets.ts'
 import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
@@ -19,6 +20,7 @@ export class OperatorService {
     private readonly credentials: CredentialStore,
     private readonly entities: EntityService,
     private readonly accounts: AccountService,
+    private readonly webhookSecrets: WebhookSecrets,
   ) {}
 
   async createPartner(input: {
@@ -27,7 +29,7 @@ export class OperatorService {
     registration_number: string
     trading_name: string
     country: string
-  }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential }> {
+  }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential; webhook_secret: string }> {
     const partnerId = randomUUID()
     const rootEntityId = randomUUID()
     const now = this.clock.now()
@@ -40,7 +42,9 @@ export class OperatorService {
           permissions: ['read', 'write', 'payments'],
           label: 'onboarding',
         })
-        return { partner_id: partnerId, root_entity_id: rootEntityId, credential }
+        // The webhook signing secret is made with the partner and shown in this reply only.
+        const webhookSecret = await this.webhookSecrets.create(trx, partnerId)
+        return { partner_id: partnerId, root_entity_id: rootEntityId, credential, webhook_secret: webhookSecret }
       })
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict('a partner with this registration number already exists')

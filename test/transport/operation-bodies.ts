@@ -3,6 +3,7 @@ import { allOperations, subjectFor, type Operation } from '../../src/contract/in
 import { onboardPartner, rawRequest, type RawReply, type TestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { uuidPattern } from '../support/assertions.ts'
+import { appendEvent } from '../../src/events/index.ts'
 
 // One schema-valid request body for every operation of the endpoint table, so that the
 // cross-cutting suites (auth matrix, malformed input) can be driven by `allOperations()`
@@ -22,6 +23,8 @@ export interface OperationFixture {
   payeeAccountNumber: string
   /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
   deadJobId: string
+  /** An event of the partner's, handed over (so it has a webhook delivery), for `webhook_redeliver`. */
+  webhookEventId: string
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
@@ -39,8 +42,19 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const revocable = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'to revoke' })
   const transactionId = await fund(tb, accountId)
   const deadJobId = await deadJob(tb)
+  const webhookEventId = await webhookEvent(tb, partner.partnerId)
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId }
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId }
+}
+
+async function webhookEvent(tb: TestBank, partnerId: string): Promise<string> {
+  const id = await tb.bank.database.db.transaction().execute((trx) =>
+    appendEvent(trx, { type: 'bulk_payment.cancelled', partner_id: partnerId, resource_id: randomUUID(), data: {}, occurred_at: tb.clock.now() }),
+  )
+  while ((await tb.bank.services.events.dispatchPending()) > 0) {
+    // Until this event (and any before it) is handed over.
+  }
+  return id
 }
 
 async function deadJob(tb: TestBank): Promise<string> {
@@ -111,6 +125,13 @@ const bodies: Record<string, BodyFactory> = {
   ops_clearing_run: () => ({}),
   ops_jobs_list: () => ({ state: 'dead', limit: 10 }),
   ops_jobs_retry: (f) => ({ job_id: f.deadJobId }),
+  // Webhooks.
+  // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent anywhere.
+  webhook_set_endpoint: () => ({ url: 'https://hooks.invalid/bank' }),
+  webhook_get_endpoint: () => ({}),
+  webhook_rotate_secret: () => ({}),
+  webhook_list_deliveries: () => ({ event_type: 'payment.success', limit: 10 }),
+  webhook_redeliver: (f) => ({ event_id: f.webhookEventId }),
 }
 
 /**

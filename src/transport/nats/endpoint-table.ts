@@ -2,6 +2,8 @@ import { contract, type Operation } from '../../contract/index.ts'
 import type { Services } from '../../services.ts'
 import { endpoint, withHeaders, type Endpoint } from './endpoint.ts'
 
+const { webhooks } = contract
+
 const { entities, users, accounts, transfers, operators, jobs } = contract
 
 // The endpoint table: each operation of the contract bound to its use case. Handlers stay
@@ -52,6 +54,12 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(operators.clearingRun, () => s.clearing.runNow()),
     endpoint(jobs.list, (r) => s.jobs.list(r)),
     endpoint(jobs.retry, (r) => s.jobs.retry(r.job_id)),
+
+    endpoint(webhooks.setEndpoint, (r, c) => s.webhooks.setEndpoint(partner(c), r.url)),
+    endpoint(webhooks.getEndpoint, (_r, c) => s.webhooks.getEndpoint(partner(c))),
+    endpoint(webhooks.rotateSecret, (_r, c) => s.webhooks.rotateSecret(partner(c))),
+    endpoint(webhooks.listDeliveries, (r, c) => s.webhooks.listDeliveries(partner(c), r)),
+    endpoint(webhooks.redeliver, (r, c) => s.webhooks.redeliver(partner(c), r.event_id)),
   ]
 }
 

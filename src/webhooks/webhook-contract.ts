@@ -1,0 +1,86 @@
+import { z } from 'zod'
+import { pageLimit, timestamp, uuid } from '../contract/fields.ts'
+import { operation } from '../contract/operation.ts'
+import { partnerEventTypes } from '../events/event-types.ts'
+
+// A partner's webhooks: where they go, the signing secret, and what became of each event.
+// Reading needs `read`; changing the endpoint, rotating the secret and asking for a
+// redelivery need `write` (they change how the bank talks to the partner, as an address
+// update does).
+
+export const delivery_states = ['pending', 'delivered', 'failed'] as const
+export const deliveries_page_limit_max = 200
+export const deliveries_page_limit_default = 50
+export const webhook_url_length_max = 2048
+
+export const deliveryView = z.object({
+  event_id: z.string(),
+  event_type: z.string(),
+  resource_id: z.string(),
+  state: z.enum(delivery_states),
+  attempts: z.number(),
+  last_status_code: z.number().nullable(),
+  last_error: z.string().nullable(),
+  created_at: timestamp,
+  last_attempt_at: timestamp.nullable(),
+  next_attempt_at: timestamp.nullable(),
+  delivered_at: timestamp.nullable(),
+})
+
+export type DeliveryView = z.output<typeof deliveryView>
+
+const endpointReply = z.object({ url: z.string().nullable() })
+
+export const webhookOperations = {
+  setEndpoint: operation({
+    name: 'webhook_set_endpoint',
+    subject: 'svc.webhook.<partner_id>.set_endpoint',
+    permission: 'write',
+    summary:
+      "Set the partner's webhook endpoint (https:// to a public address; the sandbox also allows http:// and loopback). An empty url clears it.",
+    request: z.strictObject({
+      url: z
+        .string({ error: 'must be a string' })
+        .trim()
+        .max(webhook_url_length_max, { error: `must be at most ${webhook_url_length_max} characters` }),
+    }),
+    response: endpointReply,
+  }),
+  getEndpoint: operation({
+    name: 'webhook_get_endpoint',
+    subject: 'svc.webhook.<partner_id>.get_endpoint',
+    permission: 'read',
+    summary: "The partner's webhook endpoint (null when none is set).",
+    request: z.strictObject({}),
+    response: endpointReply,
+  }),
+  rotateSecret: operation({
+    name: 'webhook_rotate_secret',
+    subject: 'svc.webhook.<partner_id>.rotate_secret',
+    permission: 'write',
+    summary:
+      'A new signing secret, shown once. The previous one keeps signing beside it for 24 hours (two v1 signatures), then stops.',
+    request: z.strictObject({}),
+    response: z.object({ webhook_secret: z.string(), previous_secret_retires_at: timestamp.nullable() }),
+  }),
+  listDeliveries: operation({
+    name: 'webhook_list_deliveries',
+    subject: 'svc.webhook.<partner_id>.list_deliveries',
+    permission: 'read',
+    summary: `The partner's webhook deliveries, newest first (limit default ${deliveries_page_limit_default}, max ${deliveries_page_limit_max}; next_cursor while more follow).`,
+    request: z.strictObject({
+      event_type: z.enum(partnerEventTypes, { error: `must be one of ${partnerEventTypes.join(', ')}` }).optional(),
+      limit: pageLimit(deliveries_page_limit_max).optional(),
+      cursor: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be a next_cursor from an earlier page' }).optional(),
+    }),
+    response: z.object({ deliveries: z.array(deliveryView), next_cursor: z.string().optional() }),
+  }),
+  redeliver: operation({
+    name: 'webhook_redeliver',
+    subject: 'svc.webhook.<partner_id>.redeliver',
+    permission: 'write',
+    summary: "Send one of the partner's events again (delivered or failed ones; a pending one is already on its way).",
+    request: z.strictObject({ event_id: uuid() }),
+    response: z.object({ delivery: deliveryView }),
+  }),
+}

@@ -1,0 +1,114 @@
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { Database } from '../db/schema.ts'
+import { assert } from '../errors.ts'
+import type { WebhookDeliveriesTable } from './webhook-tables.ts'
+
+// The SQL of webhooks: nothing else reads or writes the webhook_* tables.
+
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>
+
+// One partner's deliveries about one resource form a lane: they go out one at a time in
+// `seq` order. Whoever changes which delivery heads a lane (the dispatcher adding one, a
+// job ending one, a redelivery) holds the lane's lock, a transaction-scoped advisory lock
+// (the bank's keys are 727xxx; a two-key lock never meets a one-key one).
+const lane_lock_key = 727003
+
+export async function lockLane(trx: Kysely<Database>, partnerId: string, resourceId: string): Promise<void> {
+  assert(trx.isTransaction, 'a lane is locked inside a transaction')
+  await sql`select pg_advisory_xact_lock(${sql.lit(lane_lock_key)}, hashtext(${`${partnerId}:${resourceId}`}))`.execute(trx)
+}
+
+export async function endpointOf(db: Kysely<Database>, partnerId: string): Promise<string | null> {
+  const row = await db.selectFrom('webhook_endpoints').select('url').where('partner_id', '=', partnerId).executeTakeFirst()
+  return row?.url ?? null
+}
+
+export async function saveEndpoint(db: Kysely<Database>, partnerId: string, url: string | null, now: Date): Promise<void> {
+  if (url === null) {
+    await db.deleteFrom('webhook_endpoints').where('partner_id', '=', partnerId).execute()
+    return
+  }
+  await db
+    .insertInto('webhook_endpoints')
+    .values({ partner_id: partnerId, url, updated_at: now })
+    .onConflict((oc) => oc.column('partner_id').doUpdateSet({ url, updated_at: now }))
+    .execute()
+}
+
+export interface NewDelivery {
+  event_id: string
+  seq: bigint
+  partner_id: string
+  resource_id: string
+  event_type: string
+  endpoint_url: string | null
+  body: string
+  state: 'pending' | 'failed'
+  last_error: string | null
+  now: Date
+}
+
+/** Records a delivery unless its event has one already (an event handed over again). */
+export async function insertDelivery(trx: Kysely<Database>, d: NewDelivery): Promise<boolean> {
+  const result = await trx
+    .insertInto('webhook_deliveries')
+    .values({
+      event_id: d.event_id,
+      seq: d.seq.toString(),
+      partner_id: d.partner_id,
+      resource_id: d.resource_id,
+      event_type: d.event_type,
+      endpoint_url: d.endpoint_url,
+      body: d.body,
+      state: d.state,
+      last_error: d.last_error,
+      created_at: d.now,
+      updated_at: d.now,
+    })
+    .onConflict((oc) => oc.column('event_id').doNothing())
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+}
+
+export async function findDelivery(db: Kysely<Database>, eventId: string, options: { forUpdate?: boolean } = {}): Promise<DeliveryRow | undefined> {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId)
+  if (options.forUpdate) query = query.forUpdate()
+  return query.executeTakeFirst()
+}
+
+/** The pending delivery that heads the lane: the oldest by `seq`. */
+export async function laneHead(db: Kysely<Database>, partnerId: string, resourceId: string): Promise<DeliveryRow | undefined> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .where('resource_id', '=', resourceId)
+    .where('state', '=', 'pending')
+    .orderBy('seq')
+    .limit(1)
+    .executeTakeFirst()
+}
+
+export type DeliveryChange = Partial<
+  Pick<
+    DeliveryRow,
+    'state' | 'attempts' | 'generation' | 'first_attempt_at' | 'last_attempt_at' | 'next_attempt_at' | 'last_status_code' | 'last_error' | 'delivered_at'
+  >
+>
+
+export async function updateDelivery(trx: Kysely<Database>, eventId: string, change: DeliveryChange, now: Date): Promise<void> {
+  const result = await trx.updateTable('webhook_deliveries').set({ ...change, updated_at: now }).where('event_id', '=', eventId).executeTakeFirst()
+  assert(Number(result.numUpdatedRows) === 1, `delivery of event ${eventId} was not updated`)
+}
+
+/** One page of a partner's deliveries, newest first, below `beforeSeq` when given. */
+export async function pageDeliveries(
+  db: Kysely<Database>,
+  partnerId: string,
+  filter: { eventType?: string | undefined; beforeSeq?: bigint | undefined; limit: number },
+): Promise<DeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('partner_id', '=', partnerId)
+  if (filter.eventType) query = query.where('event_type', '=', filter.eventType)
+  if (filter.beforeSeq !== undefined) query = query.where('seq', '<', filter.beforeSeq.toString())
+  return query.orderBy('seq', 'desc').limit(filter.limit).execute()
+}
