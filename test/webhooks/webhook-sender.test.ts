@@ -90,14 +90,25 @@ test('webhooks - a name with any private address is refused at delivery, whateve
 })
 
 test('webhooks - the sender reports a non-2xx status and a receiver that does not answer in time', async () => {
-  receiver.respond = () => 410
+  const sender = new HttpWebhookSender({ timeout_ms: 5_000 })
   try {
-    const sender = new HttpWebhookSender({ timeout_ms: 5_000 })
+    receiver.respond = () => 410
     assert.deepEqual(await sender.send({ url: receiver.url, headers, body: '{}', sandbox: true }), {
       delivered: false,
       status_code: 410,
       error: 'receiver answered 410',
     })
+    // A redirect is not followed (it could lead anywhere the policy did not check).
+    receiver.respond = () => 302
+    const before = receiver.received.length
+    assert.deepEqual(await sender.send({ url: receiver.url, headers, body: '{}', sandbox: true }), {
+      delivered: false,
+      status_code: 302,
+      error: 'receiver answered 302',
+    })
+    assert.equal(receiver.received.length, before + 1)
+    receiver.respond = () => 204
+    assert.deepEqual(await sender.send({ url: receiver.url, headers, body: '{}', sandbox: true }), { delivered: true, status_code: 204, error: null })
   } finally {
     receiver.respond = () => 200
   }
