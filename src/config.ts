@@ -39,6 +39,13 @@ const settings = z.object({
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
   // No default here: the default depends on the storage (see loadConfig).
   BANK_SANDBOX: z.enum(['true', 'false']).optional(),
+  // The HMAC key of bulk payments' one-time PINs: base64 of 32 bytes, the same on every instance.
+  BANK_OTP_KEY: z
+    .string()
+    .refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, {
+      error: 'must be base64 of 32 bytes (e.g. `openssl rand -base64 32`)',
+    })
+    .optional(),
   // The key that seals partners' webhook signing secrets at rest: base64 of 32 bytes.
   BANK_SECRETS_KEY: z
     .string()
@@ -86,6 +93,11 @@ export interface Config {
    */
   sandbox: boolean
   /**
+   * The key one-time PINs are hashed with (HMAC-SHA256). Unset, each process makes its own
+   * at start: a PIN then verifies only on the instance that issued it, until it restarts.
+   */
+  otpKey: Buffer | undefined
+  /**
    * The key (32 bytes) that seals webhook signing secrets; unset, the bank keeps one in
    * `<data dir>/secrets-key`. Instances sharing one PostgreSQL must share this key.
    */
@@ -132,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
     sandbox: s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true',
+    otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
     secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
   }
 }

@@ -21,6 +21,8 @@ import { TransferService } from './transfers/transfer-service.ts'
 import { PaymentAdvices } from './transfers/payment-advice.ts'
 import type { Notifier } from './notify/notifier.ts'
 import { SimulatedNotifier } from './notify/simulated-notifier.ts'
+import { BulkService } from './bulk/bulk-service.ts'
+import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
 import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
@@ -43,6 +45,9 @@ export interface Services {
   events: EventDispatcher
   /** How the bank tells people things (payment advices); simulated until a real sender comes. */
   notifier: Notifier
+  /** Bulk payments (`svc.account.<entity_id>.bulk_payment.*`) and their processing jobs. */
+  bulk: BulkService
+  bulkProcessing: BulkProcessing
   /** Signed webhooks of partner events (`svc.webhook.<partner_id>.*`, the `webhook.deliver` jobs). */
   webhooks: WebhookService
 }
@@ -107,8 +112,13 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     log,
   )
   const jobs = new JobsService(db, clock)
+  const bulk = new BulkService(db, clock, calendar, jobRunner, notifier, {
+    entityEmail: async (partnerId, entityId) => (await entities.get(partnerId, entityId)).email,
+    accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
+  }, { fees: config.fees, otpKey: config.otpKey, sandbox: config.sandbox }, log)
+  const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
-    jobRunner, jobs, events, notifier, webhooks,
+    jobRunner, jobs, events, notifier, bulk, bulkProcessing, webhooks,
   }
 }

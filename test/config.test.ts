@@ -57,3 +57,12 @@ test('config - sandbox mode is on by default with embedded storage and off with 
   assert.equal(loadConfig({ BANK_SANDBOX: 'false' }).sandbox, false)
   assert.throws(() => loadConfig({ BANK_SANDBOX: 'yes' }), /BANK_SANDBOX/)
 })
+
+test('config - the one-time PIN key is base64 of exactly 32 bytes, or unset', () => {
+  assert.equal(loadConfig({}).otpKey, undefined)
+  const key = Buffer.alloc(32, 7)
+  assert.deepEqual(loadConfig({ BANK_OTP_KEY: key.toString('base64') }).otpKey, key)
+  assert.throws(() => loadConfig({ BANK_OTP_KEY: Buffer.alloc(31, 7).toString('base64') }), /BANK_OTP_KEY/)
+  assert.throws(() => loadConfig({ BANK_OTP_KEY: Buffer.alloc(33, 7).toString('base64') }), /BANK_OTP_KEY/)
+  assert.throws(() => loadConfig({ BANK_OTP_KEY: 'not base64!' }), /BANK_OTP_KEY/)
+})

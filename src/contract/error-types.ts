@@ -7,6 +7,8 @@ export const errorTypes = {
   invalid_request: { code: 400, description: 'A field is missing or wrong; `details` names each failing field.' },
   invalid_json: { code: 400, description: 'The body is not valid JSON.' },
   payload_too_large: { code: 400, description: 'The body is larger than the limit (64 KiB by default).' },
+  invalid_otp: { code: 400, description: "A bulk batch's one-time PIN is wrong; `details` gives the attempts left (the third wrong PIN ends the batch failed)." },
+  otp_expired: { code: 400, description: "A bulk batch's one-time PIN has expired (5 minutes); the batch has ended failed and its hold is released." },
   unauthorized: { code: 401, description: 'The credential is missing, malformed, expired or revoked.' },
   forbidden: { code: 403, description: "The credential may not use this subject: a missing permission, another partner's id, or the wrong kind of credential." },
   not_found: { code: 404, description: "No such resource; another partner's resource is answered the same way." },

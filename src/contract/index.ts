@@ -4,6 +4,7 @@ import { entityOperations } from '../entities/entity-contract.ts'
 import { operatorOperations } from '../operators/operator-contract.ts'
 import { transferOperations } from '../transfers/transfer-contract.ts'
 import { userOperations } from '../users/user-contract.ts'
+import { bulkOperations } from '../bulk/bulk-contract.ts'
 import { webhookOperations } from '../webhooks/webhook-contract.ts'
 import type { Operation } from './operation.ts'
 
@@ -18,6 +19,7 @@ export const contract = {
   transfers: transferOperations,
   operators: operatorOperations,
   jobs: jobOperations,
+  bulk: bulkOperations,
   webhooks: webhookOperations,
 } as const
 

@@ -50,6 +50,8 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
   sdk?: SdkPath
   /** How the operator CLI reads the request; `ops.` operations only. */
   cli?: CliOptions
+  /** This operation's request size limit, when it is not the bank's (a bulk batch is larger). */
+  requestBytesMax?: number
   /**
    * Reply values carried in reply headers (field → header name), for what a caller reading
    * the body into a fixed record must not meet there. A handler returns such a field with

@@ -91,6 +91,9 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
     ...(database ? { DATABASE_URL: database.url } : {}),
     BANK_DB_POOL_MAX: '5',
     BANK_CLEARING_SCHEDULE: 'off',
+    // Test banks are sandboxes on both back ends alike (the injected clock is the bank's
+    // time and ops.sandbox.* answers); a file testing production passes BANK_SANDBOX=false.
+    BANK_SANDBOX: 'true',
     ...options.env,
   })
   const clock = options.clock ?? new ManualClock('2026-11-23T08:00:00Z')
@@ -206,6 +209,9 @@ export interface TestPartner {
   client: BankClient
 }
 
+/** Each onboarded partner's root entity, for suites that send on `<entity_id>` subjects by partner. */
+export const partnerRootEntities = new Map<string, string>()
+
 /** Onboards a partner through the operator interface; `approve` also approves its root entity. */
 export async function onboardPartner(tb: TestBank, options: { approve?: boolean } = {}): Promise<TestPartner> {
   const root = businessEntity()
@@ -216,6 +222,7 @@ export async function onboardPartner(tb: TestBank, options: { approve?: boolean 
     trading_name: root.trading_name,
   })
   if (options.approve) await tb.operator.entities.review({ entity_id: created.root_entity_id, decision: 'approve' })
+  partnerRootEntities.set(created.partner_id, created.root_entity_id)
   return {
     partnerId: created.partner_id,
     rootEntityId: created.root_entity_id,

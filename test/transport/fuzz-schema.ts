@@ -135,7 +135,7 @@ export type Expectation =
 
 /** What the service must answer to `data` on `op`, decided without asking the service. */
 export function expectationFor(op: Operation, data: Uint8Array, bytesMax: number, mutated: string[]): Expectation {
-  if (data.length > bytesMax) return { reply: 'too_large' }
+  if (data.length > (op.requestBytesMax ?? bytesMax)) return { reply: 'too_large' }
   let body: unknown
   try {
     body = data.length === 0 ? {} : JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data))
@@ -160,7 +160,12 @@ export function assertNoInternals(reply: RawReply, context: string): void {
   assert.doesNotMatch(text, internals, `${context}: the reply shows internals: ${text.slice(0, 400)}`)
 }
 
-const related = (a: string, b: string): boolean => a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`)
+/** Field names compared with array indexes written alike (`payments[3].amount` is `payments.3.amount`). */
+const dotted = (field: string): string => field.replace(/\[(\d+)\]/g, '.$1')
+const related = (x: string, y: string): boolean => {
+  const [a, b] = [dotted(x), dotted(y)]
+  return a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`)
+}
 
 /** Checks one reply against the oracle; no 5xx at all unless `allowUnavailable` (documented 503). */
 export function assertReply(reply: RawReply, expected: Expectation, context: string, allowUnavailable = false): void {

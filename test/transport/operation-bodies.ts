@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { allOperations, subjectFor, type Operation } from '../../src/contract/index.ts'
-import { onboardPartner, rawRequest, type RawReply, type TestBank, type TestPartner } from '../support/harness.ts'
+import { allOperations, scopeOf, subjectFor, type Operation } from '../../src/contract/index.ts'
+import { onboardPartner, partnerRootEntities, rawRequest, type RawReply, type TestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { uuidPattern } from '../support/assertions.ts'
 import { appendEvent } from '../../src/events/index.ts'
@@ -23,6 +23,8 @@ export interface OperationFixture {
   payeeAccountNumber: string
   /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
   deadJobId: string
+  /** Bulk batches of the partner's root entity: one to read, and pending ones each used once. */
+  bulk: { statusId: string; toVerify: Array<{ bulk_payment_id: string; otp: string }>; toCancel: string[] }
   /** An event of the partner's, handed over (so it has a webhook delivery), for `webhook_redeliver`. */
   webhookEventId: string
 }
@@ -44,7 +46,51 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const deadJobId = await deadJob(tb)
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId }
+  const bulk = await bulkBatches(tb, partner)
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk }
+}
+
+/** Pending batches each verify or cancel sample uses once (a batch is verified or cancelled once). */
+const bulk_pending_batches = 25
+
+async function bulkBatches(tb: TestBank, partner: TestPartner): Promise<OperationFixture['bulk']> {
+  const initiate = async () => {
+    const bulk_payment_id = `fixture-${randomUUID()}`
+    await partner.client.bulkPayments.initiate({ entity_id: partner.rootEntityId, ...bulkBody(bulk_payment_id) })
+    return bulk_payment_id
+  }
+  const statusId = await initiate()
+  const toVerify: Array<{ bulk_payment_id: string; otp: string }> = []
+  const toCancel: string[] = []
+  for (let i = 0; i < bulk_pending_batches; i++) {
+    const bulk_payment_id = await initiate()
+    toVerify.push({ bulk_payment_id, otp: await bulkOtp(tb, partner.partnerId, bulk_payment_id) })
+    toCancel.push(await initiate())
+  }
+  return { statusId, toVerify, toCancel }
+}
+
+/** A batch's PIN as its entity's user reads it: from the message the notifier recorded. */
+async function bulkOtp(tb: TestBank, partnerId: string, bulkPaymentId: string): Promise<string> {
+  const db = tb.bank.database.db
+  const batch = await db.selectFrom('bulk_payments').select('id').where('partner_id', '=', partnerId).where('bulk_payment_id', '=', bulkPaymentId).executeTakeFirstOrThrow()
+  const message = await db.selectFrom('notifier_messages').select('body').where('key', '=', `bulk_otp:${batch.id}:1`).executeTakeFirstOrThrow()
+  return /one-time PIN is (\d{6})/.exec(message.body)?.[1] ?? ''
+}
+
+function bulkBody(bulk_payment_id: string) {
+  return {
+    bulk_payment_id,
+    total_amount: 100,
+    payment_count: 1,
+    description: 'supplier run',
+    payments: [{ payment_id: 'p1', amount: 100, ref: 'invoice 3', own_ref: 'supplier run', account_number: '62000000001', branch_code: '250655', name: 'Bongani Supplies', real_time: true }],
+  }
+}
+
+/** The next unused pending batch (the last one again when the suite used them all: it then fails, visibly). */
+function takeOne<T>(pool: T[]): T {
+  return (pool.length > 1 ? pool.shift() : pool[0]) as T
 }
 
 async function webhookEvent(tb: TestBank, partnerId: string): Promise<string> {
@@ -125,6 +171,14 @@ const bodies: Record<string, BodyFactory> = {
   ops_clearing_run: () => ({}),
   ops_jobs_list: () => ({ state: 'dead', limit: 10 }),
   ops_jobs_retry: (f) => ({ job_id: f.deadJobId }),
+  // Bulk payments, on the root entity's subject.
+  bulk_payment_initiate: () => bulkBody(`sample-${randomUUID()}`),
+  bulk_payment_verify: (f) => takeOne(f.bulk.toVerify),
+  bulk_payment_status: (f) => ({ bulk_payment_id: f.bulk.statusId }),
+  // Without the optional reason: a suite that sends the body once without each optional
+  // field would otherwise cancel the batch and then find it cancelled (a 400, rightly).
+  bulk_payment_cancel: (f) => ({ bulk_payment_id: takeOne(f.bulk.toCancel) }),
+  ops_sandbox_otp: (f) => ({ bulk_payment_id: f.bulk.statusId, partner_id: f.partner.partnerId }),
   // Webhooks.
   // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent anywhere.
   webhook_set_endpoint: () => ({ url: 'https://hooks.invalid/bank' }),
@@ -159,7 +213,9 @@ export const operatorOperations = (): Operation[] => allOperations().filter((op)
 
 /** The concrete subject; partner operations are sent on `partnerId`'s subject. */
 export function subjectOf(op: Operation, partnerId: string): string {
-  return subjectFor(op, op.permission === 'operator' ? undefined : partnerId)
+  if (op.permission === 'operator') return subjectFor(op)
+  // An `<entity_id>` subject is sent on the partner's root entity (an unknown token as it is).
+  return subjectFor(op, scopeOf(op) === 'entity' ? (partnerRootEntities.get(partnerId) ?? partnerId) : partnerId)
 }
 
 /** The token that may use the operation: the operator's for `ops.`, the partner's otherwise. */

@@ -1,5 +1,6 @@
 import { contract, type Operation } from '../../contract/index.ts'
 import type { Services } from '../../services.ts'
+import { Invalid } from '../../errors.ts'
 import { endpoint, withHeaders, type Endpoint } from './endpoint.ts'
 
 const { webhooks } = contract
@@ -55,12 +56,25 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(jobs.list, (r) => s.jobs.list(r)),
     endpoint(jobs.retry, (r) => s.jobs.retry(r.job_id)),
 
+    endpoint(contract.bulk.initiate, (r, c) => s.bulk.initiate(c.caller, bulkEntity(r, c), r)),
+    endpoint(contract.bulk.verify, (r, c) => s.bulk.verify(partner(c), bulkEntity(r, c), r)),
+    endpoint(contract.bulk.status, (r, c) => s.bulk.status(partner(c), bulkEntity(r, c), r.bulk_payment_id)),
+    endpoint(contract.bulk.cancel, (r, c) => s.bulk.cancel(partner(c), bulkEntity(r, c), r)),
+    endpoint(contract.bulk.sandboxOtp, (r) => s.bulk.sandboxOtp(r)),
+
     endpoint(webhooks.setEndpoint, (r, c) => s.webhooks.setEndpoint(partner(c), r.url)),
     endpoint(webhooks.getEndpoint, (_r, c) => s.webhooks.getEndpoint(partner(c))),
     endpoint(webhooks.rotateSecret, (_r, c) => s.webhooks.rotateSecret(partner(c))),
     endpoint(webhooks.listDeliveries, (r, c) => s.webhooks.listDeliveries(partner(c), r)),
     endpoint(webhooks.redeliver, (r, c) => s.webhooks.redeliver(partner(c), r.event_id)),
   ]
+}
+
+/** The `<entity_id>` of a bulk subject; a request that repeats it must repeat it exactly. */
+function bulkEntity(request: { entity_id?: string | undefined }, context: { subjectId: string | null }): string {
+  const entityId = (context.subjectId as string).toLowerCase()
+  if (request.entity_id !== undefined && request.entity_id !== entityId) throw Invalid.field('entity_id', 'must be the entity the subject names')
+  return entityId
 }
 
 export function unboundOperations(table: Endpoint[], operations: Operation[]): Operation[] {

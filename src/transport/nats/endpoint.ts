@@ -85,7 +85,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
       const subjectId = tokenIndex < 0 ? null : (msg.subject.split('.')[tokenIndex] ?? '')
       await authorize(caller, operation, scope, subjectId, deps)
-      const request = decode(msg.data, operation, deps.requestBytesMax)
+      const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
       const result = await target.handler(request, { caller, requestId, log, subjectId })
       reply = toReply(result, deps.validateResponses)
     } catch (error) {
@@ -197,10 +197,21 @@ function invalidRequest(details: FieldIssue[]): Invalid {
   return new Invalid(`invalid request: ${listed.join('; ')}${more}`, details.slice(0, details_max))
 }
 
+/**
+ * A field's name in `details`: dotted, with an array index written `[n]` when a field of
+ * the element follows (`payments[3].amount`, RULINGS "Bulk payments") and `.n` when the
+ * element itself is meant (`permissions.1`).
+ */
+function fieldName(path: PropertyKey[]): string {
+  return path
+    .map((key, i) => (typeof key === 'number' && i < path.length - 1 ? `[${key}]` : `${i > 0 ? '.' : ''}${String(key)}`))
+    .join('')
+}
+
 function issueToFields(issue: z.core.$ZodIssue, body: unknown): FieldIssue[] {
-  const path = issue.path.map(String).join('.')
+  const path = fieldName(issue.path)
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({ field: path ? `${path}.${key}` : key, message: 'is not a known field' }))
+    return issue.keys.map((key) => ({ field: fieldName([...issue.path, key]), message: 'is not a known field' }))
   }
   if (issue.path.length > 0 && valueAt(body, issue.path) === undefined) {
     return [{ field: path, message: 'is required' }]

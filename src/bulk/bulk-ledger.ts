@@ -1,0 +1,147 @@
+import type { JournalEntry, LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { RailOutcome } from '../rails/rail.ts'
+
+// How a bulk batch moves money, all through LedgerBatch (the only writer of balances):
+//  - initiate: one `bulk_payment` funding row, Pending, holding total plus fees;
+//  - verify: the hold is captured by one journal: the account pays total plus fees, the
+//    EFT and RTC shares go to their rails' settlement accounts and the fees to fee income;
+//    the funding row becomes Successful (this is the batch's one debit);
+//  - processing: each payment is a `bulk_payment` row of its own (parent = the funding
+//    row) with the payment's amount and fee but no debit of its own, since its money left
+//    in the funding row. It ends Successful, or Failed/Invalid with a `refund` row (parent
+//    = the payment) that credits the amount and its fee back: a payment not made costs no
+//    fee, as for single transfers;
+//  - cancel, OTP expiry or lock-out: the hold is released and the funding row ends Failed.
+
+export interface FundingPlan {
+  funding_tx_id: string
+  account_id: string
+  bulk_payment_id: string
+  description: string
+  payment_count: number
+  total: bigint
+  fees: bigint
+  eft_total: bigint
+  rtc_total: bigint
+  added_by: string
+}
+
+export interface PaymentRow {
+  tx_id: string
+  account_id: string
+  funding_tx_id: string
+  real_time: boolean
+  amount: bigint
+  fee: bigint
+  ref: string
+  own_ref: string
+  name: string
+  account_number: string
+  branch_code: string
+  added_by: string
+}
+
+const payment_type = (realTime: boolean) => (realTime ? ('RTC' as const) : ('EFT' as const))
+
+/** Holds total plus fees and writes the Pending funding row; false when available is short. */
+export function holdFunding(batch: LedgerBatch, plan: FundingPlan): boolean {
+  const hold = plan.total + plan.fees
+  if (!batch.tryHold(plan.account_id, hold)) return false
+  batch.append({
+    id: plan.funding_tx_id,
+    account_id: plan.account_id,
+    tx_type: 'bulk_payment',
+    // A mixed batch is shown as EFT, the slower of its rails; an all-RTC batch as RTC.
+    tx_payment_type: plan.eft_total > 0n ? 'EFT' : 'RTC',
+    status: 'Pending',
+    amount: plan.total,
+    fee: plan.fees,
+    credit: 0n,
+    debit: hold,
+    hold_amount: hold,
+    ref: `Bulk ${plan.bulk_payment_id}`.slice(0, 100),
+    own_ref: plan.description,
+    recipient_name: `${plan.payment_count} payment(s)`,
+    added_by: plan.added_by,
+    posted: false,
+  })
+  return true
+}
+
+/** Verify: the hold becomes the batch's one debit (the "atomic" funding of RULINGS). */
+export function captureFunding(batch: LedgerBatch, plan: FundingPlan): void {
+  const hold = plan.total + plan.fees
+  batch.releaseHold(plan.account_id, hold)
+  const entries: JournalEntry[] = [{ account: plan.account_id, amount: -hold, tx_id: plan.funding_tx_id }]
+  if (plan.eft_total > 0n) entries.push({ internal: 'settlement:EFT', amount: plan.eft_total, tx_id: plan.funding_tx_id })
+  if (plan.rtc_total > 0n) entries.push({ internal: 'settlement:RTC', amount: plan.rtc_total, tx_id: plan.funding_tx_id })
+  if (plan.fees > 0n) entries.push({ internal: 'fee_income', amount: plan.fees, tx_id: plan.funding_tx_id })
+  batch.post(entries)
+  batch.setStatus(plan.funding_tx_id, plan.account_id, { status: 'Successful', posted: true })
+}
+
+/** Cancel, expiry or lock-out before verify: nothing is paid. */
+export function releaseFunding(batch: LedgerBatch, plan: Pick<FundingPlan, 'funding_tx_id' | 'account_id' | 'total' | 'fees'>, reason: string): void {
+  batch.releaseHold(plan.account_id, plan.total + plan.fees)
+  batch.setStatus(plan.funding_tx_id, plan.account_id, { status: 'Failed', reason })
+}
+
+/** A payment's own row, Pending until its rail answers. */
+export function appendPayment(batch: LedgerBatch, payment: PaymentRow): void {
+  batch.append({
+    id: payment.tx_id,
+    account_id: payment.account_id,
+    parent_tx_id: payment.funding_tx_id,
+    tx_type: 'bulk_payment',
+    tx_payment_type: payment_type(payment.real_time),
+    status: 'Pending',
+    amount: payment.amount,
+    fee: payment.fee,
+    // Its money left the account in the funding row.
+    credit: 0n,
+    debit: 0n,
+    ref: payment.ref,
+    own_ref: payment.own_ref,
+    recipient_name: payment.name,
+    recipient_account: payment.account_number,
+    recipient_branch: payment.branch_code,
+    added_by: payment.added_by,
+    posted: false,
+  })
+}
+
+/** Books the rail's answer for one payment; returns whether it was paid. */
+export function settlePayment(batch: LedgerBatch, payment: Omit<PaymentRow, 'ref' | 'own_ref' | 'account_number' | 'branch_code'> & { ref: string }, outcome: RailOutcome): boolean {
+  if (outcome.status === 'accepted') {
+    batch.setStatus(payment.tx_id, payment.account_id, { status: 'Successful', posted: true })
+    return true
+  }
+  const type = payment_type(payment.real_time)
+  batch.setStatus(payment.tx_id, payment.account_id, { status: outcome.status === 'failed' ? 'Failed' : 'Invalid', reason: outcome.reason })
+  const refundId = crypto.randomUUID()
+  const back = payment.amount + payment.fee
+  const entries: JournalEntry[] = [
+    { internal: `settlement:${type}`, amount: -payment.amount, tx_id: refundId },
+    { account: payment.account_id, amount: back, tx_id: refundId },
+  ]
+  if (payment.fee > 0n) entries.push({ internal: 'fee_income', amount: -payment.fee, tx_id: refundId })
+  batch.post(entries)
+  batch.append({
+    id: refundId,
+    account_id: payment.account_id,
+    parent_tx_id: payment.tx_id,
+    tx_type: 'refund',
+    tx_payment_type: type,
+    status: 'Successful',
+    amount: payment.amount,
+    fee: payment.fee,
+    credit: back,
+    debit: 0n,
+    ref: payment.ref,
+    recipient_name: payment.name,
+    added_by: 'system',
+    posted: true,
+    status_reason: outcome.reason,
+  })
+  return false
+}

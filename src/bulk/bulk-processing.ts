@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import type { Database } from '../db/schema.ts'
+import { assert } from '../errors.ts'
+import { appendEvents, type EventDispatcher, type NewEvent } from '../events/index.ts'
+import type { JobRunner } from '../jobs/job-runner.ts'
+import { cents } from '../ledger/cents.ts'
+import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
+import type { PaymentAdvices } from '../transfers/payment-advice.ts'
+import { appendPayment, settlePayment } from './bulk-ledger.ts'
+import { batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemsOf, setItemTxIds, updateBatch, type BatchRow, type ItemRow } from './bulk-store.ts'
+import { batchView, paymentView } from './bulk-view.ts'
+
+// Paying out a verified batch, as jobs (src/jobs):
+//  - `bulk.process` (one per batch, enqueued by verify): gives every payment its own
+//    ledger row in one transaction, then sends the RTC payments to the rail and books the
+//    answers in chunks;
+//  - `bulk.eft_cycle` (one per clearing cycle): when a clearing cycle has run (its
+//    `clearing.cycle_completed` event), the EFT payments of batches verified before it are
+//    submitted to the rail as that cycle's bulk share, and the answers booked.
+// Every booking re-reads the batch's payments under the batch's row lock and books only
+// those still `processing`, and the rail is idempotent by tx_id, so a run cut short and
+// run again from the start pays nothing twice. The batch is `completed` in the
+// transaction that books its last payment.
+
+export const bulk_process_job_kind = 'bulk.process'
+export const bulk_eft_cycle_job_kind = 'bulk.eft_cycle'
+
+/** Payments booked per transaction, and batches taken per EFT cycle query. */
+export const bulk_settle_chunk_max = 200
+const eft_cycle_batches_max = 100
+
+export class BulkProcessing {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly rail: Rail,
+    private readonly jobs: JobRunner,
+    private readonly advices: PaymentAdvices,
+    events: EventDispatcher,
+  ) {
+    jobs.register({
+      kind: bulk_process_job_kind,
+      attempts_max: 20,
+      lease_ms: 60_000,
+      backoff_base_ms: 10_000,
+      backoff_max_ms: 10 * 60_000,
+      run: (job) => this.process(String(job.payload.batch_id)),
+    })
+    jobs.register({
+      kind: bulk_eft_cycle_job_kind,
+      attempts_max: 20,
+      lease_ms: 60_000,
+      backoff_base_ms: 30_000,
+      backoff_max_ms: 30 * 60_000,
+      run: (job) => this.eftCycle(new Date(String(job.payload.cutoff))),
+    })
+    // A clearing cycle (scheduled or an operator's `bank clearing run`) takes the bulk EFTs too.
+    events.subscribe('clearing.cycle_completed', async (event, trx) => {
+      await jobs.enqueue(trx, { kind: bulk_eft_cycle_job_kind, key: event.resource_id, payload: { cutoff: event.occurred_at.toISOString() } })
+    })
+  }
+
+  async process(batchId: string): Promise<Record<string, unknown>> {
+    const batch = await this.createPaymentRows(batchId)
+    if (!batch) return { skipped: true }
+    let paid = 0
+    for (;;) {
+      const open = (await itemsOf(this.db, batchId)).filter((i) => i.real_time && i.status === 'processing' && i.tx_id)
+      if (open.length === 0) break
+      const chunk = open.slice(0, bulk_settle_chunk_max)
+      const outcomes = new Map<string, RailOutcome>()
+      for (const item of chunk) outcomes.set(item.tx_id!, await this.rail.payRealTime(railPayment(item)))
+      const booked = await this.book(batchId, outcomes)
+      paid += booked
+      assert(booked > 0, `batch ${batchId}: RTC answers booked nothing`)
+    }
+    return { rtc_booked: paid }
+  }
+
+  /** One transaction: every payment still without a ledger row gets one (idempotent). */
+  private async createPaymentRows(batchId: string): Promise<BatchRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const batch = await batchByUuidForUpdate(trx, batchId)
+      assert(batch, `processing job for missing batch ${batchId}`)
+      if (batch.status !== 'processing') return undefined
+      const items = (await itemsOf(trx, batchId)).filter((i) => i.status === 'processing' && i.tx_id === null)
+      if (items.length === 0) return batch
+      const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
+      const given = items.map((item) => ({ item, tx_id: randomUUID() }))
+      for (const { item, tx_id } of given) {
+        appendPayment(ledger, {
+          tx_id, account_id: batch.account_id, funding_tx_id: batch.funding_tx_id, real_time: item.real_time,
+          amount: cents(item.amount), fee: cents(item.fee), ref: item.ref, own_ref: item.own_ref, name: item.name,
+          account_number: item.account_number, branch_code: item.branch_code, added_by: batch.added_by,
+        })
+      }
+      await ledger.flush()
+      await setItemTxIds(trx, batchId, given.map(({ item, tx_id }) => ({ position: item.position, tx_id })))
+      const advised = given.filter(({ item }) => item.notification_email)
+      await this.advices.record(trx, advised.map(({ item, tx_id }) => ({ tx_id, partner_id: batch.partner_id, email: item.notification_email!, name: item.name, created_at: ledger.now })))
+      return batch
+    })
+  }
+
+  /** The EFT share of a clearing cycle: batches verified by `cutoff`, each submitted and booked. */
+  async eftCycle(cutoff: Date): Promise<Record<string, unknown>> {
+    let booked = 0
+    const done = new Set<string>()
+    for (;;) {
+      const batchIds = (await batchesWithOpenEfts(this.db, cutoff, eft_cycle_batches_max)).filter((id) => !done.has(id))
+      if (batchIds.length === 0) break
+      for (const batchId of batchIds) {
+        done.add(batchId)
+        const open = (await itemsOf(this.db, batchId)).filter((i) => !i.real_time && i.status === 'processing' && i.tx_id)
+        for (let start = 0; start < open.length; start += bulk_settle_chunk_max) {
+          const chunk = open.slice(start, start + bulk_settle_chunk_max)
+          const outcomes = await this.rail.submitEftBatch(chunk.map(railPayment))
+          booked += await this.book(batchId, outcomes)
+        }
+      }
+    }
+    return { eft_booked: booked }
+  }
+
+  /** Books rail answers for one batch's payments still processing; returns how many. */
+  private async book(batchId: string, outcomes: Map<string, RailOutcome>): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const batch = await batchByUuidForUpdate(trx, batchId)
+      assert(batch, `batch ${batchId} vanished`)
+      if (batch.status !== 'processing') return 0
+      const items = await itemsOf(trx, batchId)
+      const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
+      const now = ledger.now
+      const finished: Array<{ position: number; status: 'success' | 'failed'; error_message: string | null; processed_at: Date }> = []
+      const paidTxIds: string[] = []
+      const events: NewEvent[] = []
+      for (const item of items) {
+        const outcome = item.tx_id ? outcomes.get(item.tx_id) : undefined
+        if (item.status !== 'processing' || !outcome) continue
+        const paid = settlePayment(ledger, {
+          tx_id: item.tx_id!, account_id: batch.account_id, funding_tx_id: batch.funding_tx_id, real_time: item.real_time,
+          amount: cents(item.amount), fee: cents(item.fee), ref: item.ref, name: item.name, added_by: batch.added_by,
+        }, outcome)
+        if (paid) paidTxIds.push(item.tx_id!)
+        const change = { position: item.position, status: paid ? ('success' as const) : ('failed' as const), error_message: paid ? null : outcome.status === 'accepted' ? null : outcome.reason, processed_at: now }
+        finished.push(change)
+        Object.assign(item, change)
+        events.push({
+          type: paid ? 'payment.success' : 'payment.failed', partner_id: batch.partner_id, resource_id: batch.id,
+          data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id }, occurred_at: now, endpoint_url: batch.callback_url,
+        })
+      }
+      if (finished.length === 0) return 0
+      await ledger.flush()
+      await finishItems(trx, batchId, finished)
+      await this.advices.paid(trx, paidTxIds)
+      if (items.every((i) => i.status === 'success' || i.status === 'failed')) {
+        await updateBatch(trx, batchId, { status: 'completed', completed_at: now })
+        const view = batchView({ ...batch, status: 'completed', completed_at: now }, items)
+        assert(BigInt(view.successful_amount) + BigInt(view.failed_amount) === cents(batch.total_amount), `batch ${batchId} completed with amounts that do not add up`)
+        events.push({ type: 'bulk_payment.completed', partner_id: batch.partner_id, resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
+      }
+      await appendEvents(trx, events)
+      return finished.length
+    })
+  }
+}
+
+function railPayment(item: ItemRow): RailPayment {
+  return {
+    tx_id: item.tx_id!,
+    payment_type: item.real_time ? 'RTC' : 'EFT',
+    amount: cents(item.amount),
+    account_number: item.account_number,
+    branch_code: item.branch_code,
+    name: item.name,
+    ref: item.ref,
+  }
+}

@@ -1,0 +1,376 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Caller } from '../auth/credential-store.ts'
+import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
+import type { Clock } from '../clock.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import { isUniqueViolation } from '../db/errors.ts'
+import type { Database } from '../db/schema.ts'
+import { assert, BankError, Conflict, Forbidden, Invalid, NotFound, TooManyAttempts, Unavailable, type FieldIssue } from '../errors.ts'
+import { appendEvent } from '../events/index.ts'
+import type { JobRunner } from '../jobs/job-runner.ts'
+import { cents } from '../ledger/cents.ts'
+import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { Logger } from '../logger.ts'
+import type { Notifier } from '../notify/notifier.ts'
+import { formatRand } from '../transfers/payment-advice.ts'
+import { checkPaymentLimit, type PaymentType } from '../transfers/transfer-limits.ts'
+import { bulk_limits, type BulkInitiateRequest } from './bulk-contract.ts'
+import { captureFunding, holdFunding, releaseFunding, type FundingPlan } from './bulk-ledger.ts'
+import { newOtp, newOtpReference, otpHash, otpMatches, otpMessage } from './bulk-otp.ts'
+import { bulk_process_job_kind } from './bulk-processing.ts'
+import {
+  batchesById,
+  batchForUpdate,
+  batchIdTaken,
+  batchOf,
+  insertBatch,
+  itemsOf,
+  setAllItems,
+  updateBatch,
+  type BatchRow,
+} from './bulk-store.ts'
+import { batchView } from './bulk-view.ts'
+
+// The four partner operations of bulk payments and the sandbox's OTP look-up (RULINGS
+// "Bulk payments"). A batch lives in `pending_otp` from initiate until verify, cancel, its
+// third wrong PIN or its PIN's expiry; verify funds it and hands it to the processing jobs
+// (bulk-processing.ts). Every change of a batch happens under its row lock, with its event
+// in the same transaction.
+
+export const bulk_otp_expiry_job_kind = 'bulk.otp_expiry'
+
+export interface BulkSettings {
+  fees: Record<PaymentType, bigint>
+  /** HMAC key of the one-time PINs (BANK_OTP_KEY); a random one per process when unset. */
+  otpKey: Buffer | undefined
+  /** Sandbox mode: keep the PIN readable for `ops.sandbox.otp`; never in production. */
+  sandbox: boolean
+}
+
+/** What bulk payments need to know of entities and accounts, through their services. */
+export interface BulkDirectory {
+  /** The entity's registered e-mail (NotFound when not the partner's). */
+  entityEmail(partnerId: string, entityId: string): Promise<string>
+  /** The entity's accounts, oldest first. */
+  accountIdsOf(entityId: string): Promise<string[]>
+}
+
+const otpExpired = () => new BankError('otp_expired', 'the one-time PIN has expired; the batch has ended failed and its hold is released')
+const lockedOut = () => new TooManyAttempts(`${bulk_limits.otp_attempts_max} wrong one-time PINs were given; the batch has ended failed`)
+
+export class BulkService {
+  private readonly otpKey: Buffer
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly calendar: SouthAfricanCalendar,
+    private readonly jobs: JobRunner,
+    private readonly notifier: Notifier,
+    private readonly directory: BulkDirectory,
+    private readonly settings: BulkSettings,
+    log: Logger,
+  ) {
+    if (!settings.otpKey) log.warn('BANK_OTP_KEY is not set: one-time PINs verify only on the instance that issued them, until it restarts')
+    this.otpKey = settings.otpKey ?? randomBytes(32)
+    jobs.register({
+      kind: bulk_otp_expiry_job_kind,
+      attempts_max: 20,
+      lease_ms: 30_000,
+      backoff_base_ms: 5_000,
+      backoff_max_ms: 300_000,
+      run: async (job) => ({ expired: await this.expire(String(job.payload.batch_id)) }),
+    })
+  }
+
+  async initiate(caller: Caller, entityId: string, request: BulkInitiateRequest) {
+    const partnerId = caller.partnerId as string
+    const now = this.clock.now()
+    const plan = this.checkBatch(request, now)
+    const email = await this.directory.entityEmail(partnerId, entityId)
+    const accountId = await this.payingAccount(entityId, request.account_id)
+    // Refused early and without locks; the unique index decides between concurrent twins.
+    if (await batchIdTaken(this.db, partnerId, request.bulk_payment_id)) throw duplicate()
+    const batchId = randomUUID()
+    const otp = newOtp()
+    const expiresAt = new Date(now.getTime() + bulk_limits.otp_ttl_ms)
+    const funding: FundingPlan = {
+      funding_tx_id: randomUUID(),
+      account_id: accountId,
+      bulk_payment_id: request.bulk_payment_id,
+      description: request.description,
+      payment_count: request.payment_count,
+      added_by: caller.credentialId,
+      ...plan,
+    }
+    const otpReference = newOtpReference()
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        const batch = await LedgerBatch.open(trx, this.clock, [accountId])
+        if (!batch.has(accountId) || batch.account(accountId).partner_id !== partnerId) throw new NotFound('account')
+        if (!holdFunding(batch, funding)) {
+          throw Invalid.field('total_amount', 'insufficient funds: the available balance does not cover the total plus fees')
+        }
+        await batch.flush()
+        await insertBatch(
+          trx,
+          {
+            id: batchId, partner_id: partnerId, entity_id: entityId, account_id: accountId,
+            bulk_payment_id: request.bulk_payment_id, description: request.description,
+            callback_url: request.callback_url ?? null, status: 'pending_otp',
+            total_amount: plan.total, fee_total: plan.fees, payment_count: request.payment_count,
+            funding_tx_id: funding.funding_tx_id, otp_hash: otpHash(this.otpKey, batchId, 1, otp), otp_number: 1,
+            otp_sandbox: this.settings.sandbox ? otp : null, otp_reference: otpReference, otp_expires_at: expiresAt,
+            failure_reason: null, cancel_reason: null, added_by: caller.credentialId, created_at: now,
+          },
+          request.payments.map((p, position) => ({
+            batch_id: batchId, position, payment_id: p.payment_id, amount: BigInt(p.amount),
+            fee: this.settings.fees[p.real_time ? 'RTC' : 'EFT'], real_time: p.real_time ?? false,
+            ref: p.ref, own_ref: p.own_ref, account_number: p.account_number, branch_code: p.branch_code,
+            name: p.name, notification_email: p.notification_email ?? null, status: 'pending',
+            tx_id: null, error_message: null, processed_at: null,
+          })),
+        )
+        // The hold is released when the PIN expires, whether or not anyone calls again.
+        await this.jobs.enqueue(trx, { kind: bulk_otp_expiry_job_kind, key: batchId, due_at: expiresAt, payload: { batch_id: batchId } })
+      })
+    } catch (error) {
+      if (isUniqueViolation(error)) throw duplicate()
+      throw error
+    }
+    await this.sendOtp(batchId, email, { bulk_payment_id: request.bulk_payment_id, otp_reference: otpReference, payment_count: request.payment_count, total: formatRand(plan.total), expires_at: expiresAt }, otp)
+    return {
+      bulk_payment_id: request.bulk_payment_id,
+      status: 'pending_otp' as const,
+      otp_reference: otpReference,
+      expires_at: formatTimestamp(expiresAt),
+      total_amount: plan.total.toString(),
+      payment_count: request.payment_count,
+    }
+  }
+
+  /**
+   * The PIN goes out after the batch has committed (the notifier writes on its own
+   * connection). Should it fail to go, the batch could never be verified: it ends failed
+   * at once and its hold is released.
+   */
+  private async sendOtp(batchId: string, to: string, about: Parameters<typeof otpMessage>[0], otp: string): Promise<void> {
+    try {
+      await this.notifier.send({ key: `bulk_otp:${batchId}:1`, to, ...otpMessage(about, otp) })
+    } catch (error) {
+      await this.endPending(batchId, 'failed', 'otp_not_sent')
+      throw new Unavailable('the one-time PIN could not be sent; the batch has ended failed and its hold is released; try again with a new bulk_payment_id')
+    }
+  }
+
+  /** Checks what the schema cannot: counts, sums, unique ids and each payment's limit. */
+  private checkBatch(request: BulkInitiateRequest, now: Date): { total: bigint; fees: bigint; eft_total: bigint; rtc_total: bigint } {
+    const issues: FieldIssue[] = []
+    const seen = new Map<string, number>()
+    let sum = 0n
+    let fees = 0n
+    let eft = 0n
+    let rtc = 0n
+    request.payments.forEach((p, i) => {
+      const amount = BigInt(p.amount)
+      const type = p.real_time ? 'RTC' : 'EFT'
+      sum += amount
+      fees += this.settings.fees[type]
+      if (type === 'RTC') rtc += amount
+      else eft += amount
+      const first = seen.get(p.payment_id)
+      if (first !== undefined) issues.push({ field: `payments[${i}].payment_id`, message: `repeats payments[${first}].payment_id: payment ids are unique in a batch` })
+      else seen.set(p.payment_id, i)
+      try {
+        checkPaymentLimit(this.calendar, now, type, amount)
+      } catch (error) {
+        if (!(error instanceof Invalid)) throw error
+        issues.push({ field: `payments[${i}].amount`, message: (error.details[0] as FieldIssue).message })
+      }
+    })
+    if (request.payment_count !== request.payments.length) {
+      issues.push({ field: 'payment_count', message: `is ${request.payment_count} but payments lists ${request.payments.length}` })
+    }
+    if (BigInt(request.total_amount) !== sum) issues.push({ field: 'total_amount', message: `is ${request.total_amount} but the payments add up to ${sum}` })
+    if (issues.length > 0) {
+      const listed = issues.slice(0, 5).map((d) => `${d.field} ${d.message}`).join('; ')
+      throw new Invalid(`invalid batch: ${listed}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`, issues.slice(0, 50))
+    }
+    return { total: sum, fees, eft_total: eft, rtc_total: rtc }
+  }
+
+  /** The entity's oldest account, or the one the request names (it must be the entity's). */
+  private async payingAccount(entityId: string, accountId: string | undefined): Promise<string> {
+    const accounts = await this.directory.accountIdsOf(entityId)
+    if (accountId === undefined) {
+      const oldest = accounts[0]
+      if (!oldest) throw Invalid.field('account_id', 'the entity has no account to pay from')
+      return oldest
+    }
+    if (!accounts.includes(accountId)) throw new NotFound('account')
+    return accountId
+  }
+
+  async verify(partnerId: string, entityId: string, request: { bulk_payment_id: string; otp: string }) {
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const batch = await batchForUpdate(trx, partnerId, request.bulk_payment_id)
+      if (!batch || batch.entity_id !== entityId) throw new NotFound('bulk payment')
+      const refusal = this.verifyRefusal(batch)
+      if (refusal) throw refusal
+      const now = this.clock.now()
+      if (now.getTime() >= batch.otp_expires_at.getTime()) {
+        await this.fail(trx, batch, 'otp_expired')
+        return { error: otpExpired() }
+      }
+      if (!otpMatches(this.otpKey, batch.id, batch.otp_number, request.otp, batch.otp_hash)) {
+        const attempts = batch.otp_attempts + 1
+        await updateBatch(trx, batch.id, { otp_attempts: attempts })
+        const left = bulk_limits.otp_attempts_max - attempts
+        if (left <= 0) await this.fail(trx, { ...batch, otp_attempts: attempts }, 'otp_locked')
+        const message = left > 0 ? `wrong one-time PIN; ${left} attempt(s) left` : 'wrong one-time PIN; no attempts left: the batch has ended failed'
+        return { error: new BankError('invalid_otp', message, [{ field: 'otp', message: 'is not the PIN sent for this batch', attempts_left: left }]) }
+      }
+      await this.fund(trx, batch, now)
+      return { batch }
+    })
+    if ('error' in outcome) throw outcome.error
+    const items = await itemsOf(this.db, outcome.batch.id)
+    return {
+      bulk_payment_id: outcome.batch.bulk_payment_id,
+      status: 'processing' as const,
+      processed_count: 0,
+      total_count: outcome.batch.payment_count,
+      // As the batch was when verify committed: every payment processing, none paid yet.
+      payments: items.map((item) => ({ payment_id: item.payment_id, status: 'processing' as const, tx_id: null })),
+    }
+  }
+
+  /** Verify's refusals by state, in the order RULINGS gives them. */
+  private verifyRefusal(batch: BatchRow): BankError | undefined {
+    if (batch.otp_attempts >= bulk_limits.otp_attempts_max) return lockedOut()
+    if (batch.status === 'failed' && batch.failure_reason === 'otp_expired') return otpExpired()
+    if (batch.status !== 'pending_otp') return Invalid.field('bulk_payment_id', `the batch is ${batch.status}; only a batch in pending_otp can be verified`)
+    return undefined
+  }
+
+  /** The right PIN in time: the batch is funded in one ledger transaction and goes to processing. */
+  private async fund(trx: Kysely<Database>, batch: BatchRow, now: Date): Promise<void> {
+    const items = await itemsOf(trx, batch.id)
+    const plan = fundingPlanOf(batch, items)
+    const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
+    captureFunding(ledger, plan)
+    await ledger.flush()
+    await setAllItems(trx, batch.id, 'processing')
+    const verified: BatchRow = { ...batch, status: 'processing', verified_at: now }
+    await updateBatch(trx, batch.id, { status: 'processing', verified_at: now })
+    await this.jobs.enqueue(trx, { kind: bulk_process_job_kind, key: batch.id, payload: { batch_id: batch.id } })
+    const view = batchView(verified, items.map((item) => ({ ...item, status: 'processing' as const })))
+    await appendEvent(trx, { type: 'bulk_payment.verified', partner_id: batch.partner_id, resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
+  }
+
+  /** Ends a pending batch failed (expiry, lock-out): hold released, event written. */
+  private async fail(trx: Kysely<Database>, batch: BatchRow, reason: 'otp_expired' | 'otp_locked' | 'otp_not_sent'): Promise<void> {
+    const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
+    releaseFunding(ledger, fundingOf(batch), `bulk payment failed: ${reason}`)
+    await ledger.flush()
+    const now = this.clock.now()
+    await updateBatch(trx, batch.id, { status: 'failed', failure_reason: reason, completed_at: now })
+    const items = await itemsOf(trx, batch.id)
+    const view = batchView({ ...batch, status: 'failed', completed_at: now }, items)
+    await appendEvent(trx, { type: 'bulk_payment.failed', partner_id: batch.partner_id, resource_id: batch.id, data: { ...view, reason }, occurred_at: now, endpoint_url: batch.callback_url })
+  }
+
+  /** The expiry job: a batch still pending when its PIN expired ends failed. */
+  async expire(batchId: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const batch = await trx.selectFrom('bulk_payments').selectAll().where('id', '=', batchId).forUpdate().executeTakeFirst()
+      assert(batch, `OTP expiry job for missing batch ${batchId}`)
+      if (batch.status !== 'pending_otp') return false
+      // The job is due at expiry on the bank's clock; a run before it (a manual retry) waits.
+      if (this.clock.now().getTime() < batch.otp_expires_at.getTime()) throw new Error('the one-time PIN has not expired yet')
+      await this.fail(trx, batch, 'otp_expired')
+      return true
+    })
+  }
+
+  /** Ends a pending batch without verify (a PIN that could not be sent). */
+  private async endPending(batchId: string, _status: 'failed', reason: 'otp_not_sent'): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const batch = await trx.selectFrom('bulk_payments').selectAll().where('id', '=', batchId).forUpdate().executeTakeFirst()
+      if (batch?.status === 'pending_otp') await this.fail(trx, batch, reason)
+    })
+  }
+
+  async status(partnerId: string, entityId: string, bulkPaymentId: string) {
+    const batch = await batchOf(this.db, partnerId, bulkPaymentId)
+    if (!batch || batch.entity_id !== entityId) throw new NotFound('bulk payment')
+    return batchView(batch, await itemsOf(this.db, batch.id))
+  }
+
+  async cancel(partnerId: string, entityId: string, request: { bulk_payment_id: string; reason?: string | undefined }) {
+    const outcome = await this.db.transaction().execute(async (trx) => {
+      const batch = await batchForUpdate(trx, partnerId, request.bulk_payment_id)
+      if (!batch || batch.entity_id !== entityId) throw new NotFound('bulk payment')
+      if (batch.status !== 'pending_otp') {
+        throw Invalid.field('bulk_payment_id', `the batch is ${batch.status}; only a batch waiting for its one-time PIN (pending_otp) can be cancelled`)
+      }
+      const now = this.clock.now()
+      if (now.getTime() >= batch.otp_expires_at.getTime()) {
+        // Its PIN expired before the expiry job ran: it ends failed, as the job would end it.
+        await this.fail(trx, batch, 'otp_expired')
+        return { error: Invalid.field('bulk_payment_id', 'the batch is failed (its one-time PIN expired); only a batch in pending_otp can be cancelled') }
+      }
+      const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
+      releaseFunding(ledger, fundingOf(batch), 'bulk payment cancelled')
+      await ledger.flush()
+      const reason = request.reason ?? null
+      await updateBatch(trx, batch.id, { status: 'cancelled', cancelled_at: now, cancel_reason: reason })
+      const view = batchView({ ...batch, status: 'cancelled' }, await itemsOf(trx, batch.id))
+      await appendEvent(trx, {
+        type: 'bulk_payment.cancelled', partner_id: partnerId, resource_id: batch.id,
+        data: { ...view, cancelled_at: formatTimestamp(now), reason }, occurred_at: now, endpoint_url: batch.callback_url,
+      })
+      return { reply: { bulk_payment_id: batch.bulk_payment_id, status: 'cancelled' as const, cancelled_at: formatTimestamp(now), reason } }
+    })
+    if ('error' in outcome) throw outcome.error
+    return outcome.reply
+  }
+
+  /** Sandbox only (RULINGS "Sandbox"): the batch's PIN, which production never keeps. */
+  async sandboxOtp(request: { bulk_payment_id: string; partner_id?: string | undefined }) {
+    if (!this.settings.sandbox) throw new Forbidden('ops.sandbox subjects are refused outside sandbox mode')
+    const batches = await batchesById(this.db, request.bulk_payment_id, request.partner_id)
+    if (batches.length > 1) throw Invalid.field('partner_id', 'two partners use this bulk_payment_id: name the partner')
+    const batch = batches[0]
+    if (!batch?.otp_sandbox) throw new NotFound('bulk payment')
+    return { otp: batch.otp_sandbox, expires_at: formatTimestamp(batch.otp_expires_at) }
+  }
+}
+
+function duplicate(): Conflict {
+  return new Conflict('duplicate bulk_payment_id: this partner has used it before', [{ field: 'bulk_payment_id', message: 'already used' }])
+}
+
+export function fundingOf(batch: BatchRow) {
+  return { funding_tx_id: batch.funding_tx_id, account_id: batch.account_id, total: cents(batch.total_amount), fees: cents(batch.fee_total) }
+}
+
+function fundingPlanOf(batch: BatchRow, items: Array<{ amount: bigint | string; real_time: boolean }>): FundingPlan {
+  let eft = 0n
+  let rtc = 0n
+  for (const item of items) {
+    if (item.real_time) rtc += cents(item.amount)
+    else eft += cents(item.amount)
+  }
+  assert(eft + rtc === cents(batch.total_amount), `batch ${batch.id}: payments add up to ${eft + rtc}, not its total`)
+  return {
+    ...fundingOf(batch),
+    bulk_payment_id: batch.bulk_payment_id,
+    description: batch.description,
+    payment_count: batch.payment_count,
+    added_by: batch.added_by,
+    eft_total: eft,
+    rtc_total: rtc,
+  }
+}
