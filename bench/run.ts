@@ -3,7 +3,8 @@
 // production) on a fresh PostgreSQL database, funds 1,000 accounts, and drives 128 requests
 // in flight: (a) EFT transfers spread over the 1,000 accounts, (b) all from one hot
 // account, and (c) a no-op request/reply echo served by a separate process, the ceiling
-// the transport allows; then (d) times transaction-list pages on a 1,000,000-row account.
+// the transport allows; then (d) times transaction-list pages on a 1,000,000-row account,
+// and (e) times bulk payments and webhook deliveries (bench/bulk-phases.ts).
 // Prints a table and writes bench/results.json.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -15,6 +16,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import pg from 'pg'
 import { BankClient, OperatorClient } from '../src/client/index.ts'
 import { findNatsServerBinary, startNatsServer } from '../src/transport/nats/nats-server.ts'
+import { bulkPhases } from './bulk-phases.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -54,6 +56,8 @@ async function main(): Promise<void> {
         BANK_DATA_DIR: path.join(work, 'data'),
         LOG_LEVEL: 'warn',
         BANK_CLEARING_SCHEDULE: 'off',
+        // Sandbox mode lets the bulk phases read OTPs and post webhooks to a loopback receiver.
+        BANK_SANDBOX: 'true',
         BANK_DB_POOL_MAX: process.env.BANK_DB_POOL_MAX ?? '10',
       },
       stdio: ['ignore', 'ignore', 'inherit'],
@@ -63,7 +67,7 @@ async function main(): Promise<void> {
     await waitForService(nc)
     const token = fs.readFileSync(path.join(work, 'data', 'operator-token'), 'utf8').trim()
     const operator = new OperatorClient({ connection: nc, token, timeoutMs: 60_000 })
-    const { client, accounts, hot } = await setUp(nc, operator)
+    const { client, accounts, hot, rootEntityId } = await setUp(nc, operator)
 
     const echoResult = await drive(nc, async () => {
       await nc.request('bench.echo', '{}', { timeout: 10_000 })
@@ -84,6 +88,8 @@ async function main(): Promise<void> {
     const hotResult = await drive(nc, () => transfer(hot))
     const verify = await operator.ledger.verify()
     const paging = await pageOnAMillion(client, dbUrl.toString(), client.partnerId)
+    const bulk = await bulkPhases(client, operator, rootEntityId)
+    const verifyAfterBulk = await operator.ledger.verify()
 
     const results = {
       date: new Date().toISOString(),
@@ -110,6 +116,11 @@ async function main(): Promise<void> {
       ledger_verified: verify.ok,
       million_rows_first_page_ms: paging.first_page_ms,
       million_rows_deep_page_ms: paging.deep_page_ms,
+      bulk_initiate_ms: bulk.bulk_initiate_ms,
+      bulk_complete_ms: bulk.bulk_complete_ms,
+      webhooks_per_s: bulk.webhooks_per_s,
+      webhook_events: bulk.webhook_events,
+      ledger_verified_after_bulk: verifyAfterBulk.ok,
     }
     printTable(results)
     fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
@@ -213,7 +224,7 @@ async function setUp(nc: NatsConnection, operator: OperatorClient) {
     await Promise.all(accounts.slice(i, i + 50).map((account_id) => operator.accounts.deposit({ account_id, amount: 100_000_000 })))
   }
   await operator.accounts.deposit({ account_id: hot, amount: 900_000_000_000 })
-  return { client, accounts, hot }
+  return { client, accounts, hot, rootEntityId: partner.root_entity_id }
 }
 
 /** Keeps `in_flight` requests outstanding: a warm-up, then a measured phase. */
@@ -258,6 +269,10 @@ function printTable(r: Record<string, unknown>): void {
   )
   process.stdout.write(
     `transaction list on a 1,000,000-row account (100-row page, one request at a time): newest ${r.million_rows_first_page_ms} ms, half-way down ${r.million_rows_deep_page_ms} ms\n`,
+  )
+  process.stdout.write(
+    `bulk payments (1000 payments): initiate ${r.bulk_initiate_ms} ms, verify → completed (RTC) ${r.bulk_complete_ms} ms; ` +
+      `webhooks ${r.webhooks_per_s}/s (${r.webhook_events} events to a loopback receiver); ledger verified after: ${r.ledger_verified_after_bulk}\n`,
   )
 }
 
