@@ -9,6 +9,7 @@ import type { Config } from './config.ts'
 import { allOperations, subscriptionSubject } from './contract/index.ts'
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/database.ts'
 import type { Logger } from './logger.ts'
+import { sandboxClockFor } from './sandbox/sandbox-clock.ts'
 import { createServices, type Services } from './services.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { endpointTable, unboundOperations } from './transport/nats/endpoint-table.ts'
@@ -22,6 +23,11 @@ export interface BankOptions {
   clock: Clock
   log: Logger
   natsUrl: string
+  /**
+   * The clock job leases are measured on (the system clock unless a test controls it);
+   * `clock` is the bank's time, which the sandbox moves forward.
+   */
+  wallClock?: Clock
   /** PGlite directory override (tests use `memory://`). */
   pgliteDir?: string
   /**
@@ -45,14 +51,18 @@ export interface Bank {
 // Starts one instance of the service: storage (with migrations), services, and the NATS
 // micro service in its queue group. Many instances may run against one PostgreSQL.
 export async function startBank(options: BankOptions): Promise<Bank> {
-  const { config, clock, log } = options
+  const { config, log } = options
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
     pgliteSeed: options.pgliteSeed,
     poolMax: config.dbPoolMax,
   })
-  const services = createServices(database.db, clock, config, log)
+  // In the sandbox the bank's time is the given clock moved forward by the shared offset.
+  const sandboxClock = config.sandbox ? sandboxClockFor(database.db, options.clock) : undefined
+  await sandboxClock?.refresh()
+  const clock = sandboxClock ?? options.clock
+  const services = createServices(database.db, clock, config, log, undefined, { sandboxClock, wallClock: options.wallClock })
   const bootstrapToken = config.bootstrapOperator ? await bootstrapOperator(database, services, config, log) : undefined
 
   const nc = await connect({
@@ -86,6 +96,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     log,
     requestBytesMax: config.requestBytesMax,
     validateResponses: options.validateResponses ?? false,
+    sandbox: config.sandbox,
   }
   for (const entry of table) {
     const op = entry.operation
@@ -96,7 +107,10 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   micro.start()
   await nc.flush()
   services.jobRunner.start()
-  log.info({ storage: database.storage, nats: options.natsUrl, endpoints: table.length }, 'bank started')
+  log.info(
+    { storage: database.storage, nats: options.natsUrl, endpoints: table.length, sandbox: config.sandbox, now: clock.now().toISOString() },
+    config.sandbox ? 'bank started in sandbox mode (ops.sandbox.* answered; the clock may be moved forward)' : 'bank started in production mode (ops.sandbox.* refused)',
+  )
 
   let stopped: Promise<void> | undefined
   return {

@@ -27,6 +27,8 @@ import { SecretBox } from './webhooks/secret-box.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
 import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
 import { WebhookService, webhook_limits_default } from './webhooks/webhook-service.ts'
+import type { MovableClock } from './sandbox/sandbox-clock.ts'
+import { SandboxService } from './sandbox/sandbox-service.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -50,10 +52,19 @@ export interface Services {
   bulkProcessing: BulkProcessing
   /** Signed webhooks of partner events (`svc.webhook.<partner_id>.*`, the `webhook.deliver` jobs). */
   webhooks: WebhookService
+  /** The sandbox's clock and messages (`ops.sandbox.*`); refuses everything in production. */
+  sandbox: SandboxService
+}
+
+export interface ServiceClocks {
+  /** The sandbox's movable clock (the same time as `clock`); absent in production. */
+  sandboxClock?: MovableClock | undefined
+  /** The clock job leases are measured on; the system clock unless a test controls it. */
+  wallClock?: Clock | undefined
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
-export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail): Services {
+export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail, clocks: ServiceClocks = {}): Services {
   const credentials = new CredentialStore(db, clock, config.credentialCacheTtlMs)
   const users = new UserService(db, clock)
   const entities = new EntityService(db, clock, users)
@@ -71,7 +82,13 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const bankRail = rail ?? new SimulatedRail(db, clock)
   const ledger = new LedgerService(db, clock)
   // Background work of every capability runs on this one runner (src/jobs).
-  const jobRunner = new JobRunner(db, clock, log, { poll_ms: config.jobsPollMs, concurrency_max: config.jobsConcurrencyMax })
+  const jobRunner = new JobRunner(db, clock, log, {
+    poll_ms: config.jobsPollMs,
+    concurrency_max: config.jobsConcurrencyMax,
+    ...(clocks.wallClock ? { wall_clock: clocks.wallClock } : {}),
+  })
+  const sandboxClock = clocks.sandboxClock
+  if (sandboxClock) jobRunner.refreshClockWith(() => sandboxClock.refresh())
   const events = new EventDispatcher(db, clock)
   jobRunner.dispatchEventsWith(events)
   const webhooks = new WebhookService(
@@ -117,8 +134,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
   }, { fees: config.fees, otpKey: config.otpKey, sandbox: config.sandbox }, log)
   const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
+  const sandbox = new SandboxService(sandboxClock, jobRunner, notifier)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
-    jobRunner, jobs, events, notifier, bulk, bulkProcessing, webhooks,
+    jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks,
   }
 }

@@ -62,7 +62,7 @@ export function commandSpec(op: Operation): CommandSpec {
   }))
   const chosen = new Set(choices.map((c) => c.field))
   return {
-    words: tokens.map((token) => token.replaceAll('_', '-')).join(' '),
+    words: cli.words ?? tokens.map((token) => token.replaceAll('_', '-')).join(' '),
     operation: op,
     positionals: positionalNames.map((name) => fields.find((f) => f.field === name) ?? missingField(op, name)),
     flags: fields.filter((f) => !positionalNames.includes(f.field) && !chosen.has(f.field)),
@@ -119,7 +119,7 @@ function exampleOf(word: string, kind: Kind, property: JsonSchema): string {
 /** `partner create --name N … [--country ZAF]`: positionals, then the fields in schema order. */
 export function usageOf(spec: CommandSpec): string {
   const requiredByChoice = new Set(spec.choices.flatMap((c) => c.options.flatMap((o) => o.requires)))
-  const parts = [spec.words, ...spec.positionals.map((p) => `<${p.word}>`)]
+  const parts = [spec.words, ...spec.positionals.map((p) => (p.required ? `<${p.word}>` : `[<${p.word}>]`))]
   for (const choice of spec.choices) {
     const options = choice.options.map((option) => {
       const needs = option.requires.map((field) => spec.flags.find((f) => f.field === field))
@@ -149,7 +149,11 @@ export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown
   }
   spec.positionals.forEach((positional, index) => {
     const text = args.positionals[index]
-    if (text === undefined || text === '') throw new UsageError(`<${positional.word}> is required`)
+    if (text === undefined || text === '') {
+      // An optional word may be left out (`bank sandbox advance --to …`); the bank checks the rest.
+      if (!positional.required) return
+      throw new UsageError(`<${positional.word}> is required`)
+    }
     request[positional.field] = valueOf(positional, text, `<${positional.word}>`)
   })
   const requiredByChoice = new Set<string>()

@@ -6,6 +6,7 @@ import { transferOperations } from '../transfers/transfer-contract.ts'
 import { userOperations } from '../users/user-contract.ts'
 import { bulkOperations } from '../bulk/bulk-contract.ts'
 import { webhookOperations } from '../webhooks/webhook-contract.ts'
+import { sandboxOperations } from '../sandbox/sandbox-contract.ts'
 import type { Operation } from './operation.ts'
 
 // Every operation the service offers, in groups. This table is the only list of them:
@@ -21,6 +22,7 @@ export const contract = {
   jobs: jobOperations,
   bulk: bulkOperations,
   webhooks: webhookOperations,
+  sandbox: sandboxOperations,
 } as const
 
 export type Contract = typeof contract

@@ -21,6 +21,8 @@ export type SdkPath = `${string}.${string}`
  * field `<noun>_id` of the subject's noun is the positional word.
  */
 export interface CliOptions {
+  /** The command's words, when they are not the subject's tokens after `ops.` (e.g. `sandbox advance`). */
+  words?: string
   /** Request fields read as positional words, in this order (instead of the `<noun>_id` rule). */
   positionals?: readonly string[]
   /** The word shown for a field: a flag's name, or a positional's `<label>`. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import type { Kysely } from 'kysely'
-import type { Clock } from '../clock.ts'
+import { systemClock, type Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { assert } from '../errors.ts'
@@ -11,9 +11,11 @@ import {
   claimDue,
   finishRun,
   insertJob,
+  nextQueued,
   renewLease,
   type JobEnding,
   type JobRow,
+  type JobTimes,
 } from './job-store.ts'
 
 // The one mechanism for background work. Work is a row in `jobs` with a due time taken
@@ -28,6 +30,11 @@ import {
 // until `attempts_max`, then left `dead` for an operator (`bank jobs list --state dead`,
 // `bank jobs retry <id>`). Handlers must be safe to run again: a run cut short by a crash
 // is run again from the start (at least once), so each step re-reads its rows under lock.
+//
+// Two clocks: due times and backoff are bank time (the injected clock, which the sandbox
+// moves forward); leases are wall-clock time (`wall_clock`), because a lease measures
+// whether an instance is still alive, and moving the bank's clock forward must not make
+// every running job's lease look expired to the other instances.
 
 export interface JobContext {
   id: string
@@ -64,7 +71,26 @@ export interface JobRunnerOptions {
   poll_ms: number
   /** Jobs running at once on this instance. */
   concurrency_max: number
+  /** The clock leases are measured on (system time unless a test controls it). */
+  wall_clock?: Clock
 }
+
+/** What a sandbox advance did (see JobRunner.runUntil). */
+export interface AdvanceReport {
+  jobs_run: number
+  /** False when it stopped at `advance_runs_max` runs with work still due before the target. */
+  complete: boolean
+}
+
+/** Runs one advance of the sandbox clock makes at most; more is a sign of a job re-arming itself without end. */
+export const advance_runs_max = 10_000
+/**
+ * Recurring kinds plan the work due by a given time; an advance asks them at every step
+ * of this size on its way, so that no minute's cycle is skipped (cycles are whole minutes).
+ */
+const advance_plan_step_ms = 60_000
+/** Batches of events an advance hands over at each of its steps, at most (one batch per tick otherwise). */
+const advance_event_batches_max = 100
 
 export interface EventDispatch {
   dispatchPending(): Promise<number>
@@ -82,13 +108,19 @@ export class JobRunner {
   private ticking: Promise<void> | undefined
   private stopped = true
   private events: EventDispatch | undefined
+  private refreshClock: (() => Promise<void>) | undefined
+  /** While an advance walks the jobs, this instance's ticks take none (they would run out of order). */
+  private advancing = 0
+  private readonly wall: Clock
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: JobRunnerOptions,
-  ) {}
+  ) {
+    this.wall = options.wall_clock ?? systemClock
+  }
 
   register(kind: JobKind): void {
     assert(!this.kinds.has(kind.kind), `job kind ${kind.kind} registered twice`)
@@ -99,6 +131,16 @@ export class JobRunner {
   /** The outbox dispatcher the runner calls each tick. */
   dispatchEventsWith(events: EventDispatch): void {
     this.events = events
+  }
+
+  /** Called at the start of each tick: the sandbox clock re-reads the shared offset there. */
+  refreshClockWith(refresh: () => Promise<void>): void {
+    this.refreshClock = refresh
+  }
+
+  /** Bank time for due times, wall-clock time for leases. */
+  private times(): JobTimes {
+    return { due: this.clock.now(), lease: this.wall.now() }
   }
 
   /**
@@ -123,8 +165,8 @@ export class JobRunner {
 
   private insert(db: Kysely<Database>, job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> }, owner?: string) {
     const kind = this.kindOf(job.kind)
-    const now = this.clock.now()
-    return insertJob(db, { ...job, due_at: job.due_at ?? now, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms }, now, owner)
+    const times = this.times()
+    return insertJob(db, { ...job, due_at: job.due_at ?? times.due, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms }, times, owner)
   }
 
   /**
@@ -132,7 +174,7 @@ export class JobRunner {
    * live lease on it (then undefined). Rejects with the job's error when the run fails.
    */
   async runById(id: string): Promise<Record<string, unknown> | undefined> {
-    const row = await claimById(this.db, id, this.owner, this.clock.now())
+    const row = await claimById(this.db, id, this.owner, this.times())
     if (!row) return undefined
     return this.execute(row)
   }
@@ -142,10 +184,80 @@ export class JobRunner {
     let count = 0
     for (;;) {
       await this.plan()
-      const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.clock.now(), 1)
+      const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), 1)
       if (!row) return count
       count++
       await this.execute(row).catch(() => undefined)
+    }
+  }
+
+  /**
+   * The sandbox's advance: runs, in time order, every job that falls due from now until
+   * `target` (bank time), moving the bank's clock to each one's due time first (`moveTo`),
+   * including jobs those runs enqueue, and hands events over on the way. Recurring kinds
+   * plan their work up to the target first. A recurring sweep (a kind that re-arms itself
+   * with `next`) runs once at each point where the advance stops rather than at every one
+   * of its intervals in between, which would find nothing new. Leaves the clock at the last
+   * job's due time; the caller then moves it to the target.
+   */
+  async runUntil(target: Date, moveTo: (at: Date) => Promise<void>): Promise<AdvanceReport> {
+    this.advancing++
+    try {
+      // This instance's own runs, taken before the advance began, finish first.
+      await Promise.all(this.running)
+      await this.planBetween(this.clock.now(), target)
+      const kinds = [...this.kinds.values()]
+      const oneOff = kinds.filter((k) => !k.next).map((k) => k.kind)
+      const sweeps = kinds.filter((k) => k.next).map((k) => k.kind)
+      let runs = 0
+      for (;;) {
+        await this.dispatchAllEvents()
+        const next = await nextQueued(this.db, oneOff, target)
+        const stop = next ? next.due_at : target
+        if (stop.getTime() > this.clock.now().getTime()) await moveTo(stop)
+        for (let sweep = await nextQueued(this.db, sweeps, this.clock.now()); sweep; sweep = await nextQueued(this.db, sweeps, this.clock.now())) {
+          if (runs >= advance_runs_max) return { jobs_run: runs, complete: false }
+          await this.runById(sweep.id).catch(() => undefined)
+          runs++
+        }
+        if (!next) break
+        if (runs >= advance_runs_max) return { jobs_run: runs, complete: false }
+        // A failed run is queued again after its backoff (or dead), like any other run.
+        await this.runById(next.id).catch(() => undefined)
+        runs++
+      }
+      await this.dispatchAllEvents()
+      return { jobs_run: runs, complete: true }
+    } finally {
+      this.advancing--
+    }
+  }
+
+  /** Every job recurring kinds should have by some time between `from` and `to`. */
+  private async planBetween(from: Date, to: Date): Promise<void> {
+    for (const kind of this.kinds.values()) {
+      if (!kind.plan) continue
+      const jobs = new Map<string, PlannedJob>()
+      for (let at = from.getTime(); ; at = Math.min(at + advance_plan_step_ms, to.getTime())) {
+        for (const job of kind.plan(new Date(at))) if (!jobs.has(job.key)) jobs.set(job.key, job)
+        if (at >= to.getTime()) break
+      }
+      for (const job of jobs.values()) await this.enqueue(this.db, { kind: kind.kind, ...job })
+    }
+  }
+
+  private async dispatchEvents(): Promise<number> {
+    if (!this.events) return 0
+    return this.events.dispatchPending().catch((error: unknown) => {
+      this.log.warn({ err: error }, 'events: dispatch failed; next tick tries again')
+      return 0
+    })
+  }
+
+  /** Hands over every pending event (bounded), so that subscribers see them before time moves on. */
+  private async dispatchAllEvents(): Promise<void> {
+    for (let batch = 0; batch < advance_event_batches_max; batch++) {
+      if ((await this.dispatchEvents()) === 0) return
     }
   }
 
@@ -173,15 +285,17 @@ export class JobRunner {
   }
 
   private async tick(): Promise<void> {
+    if (this.refreshClock) {
+      await this.refreshClock().catch((error: unknown) => this.log.warn({ err: error }, 'clock: refresh failed; next tick tries again'))
+    }
     // Handing events over and running jobs fail apart: a subscriber that keeps failing
     // must not stop clearing, and a planning fault must not stop the events.
-    if (this.events) {
-      await this.events.dispatchPending().catch((error: unknown) => this.log.warn({ err: error }, 'events: dispatch failed; next tick tries again'))
-    }
+    await this.dispatchEvents()
+    if (this.advancing > 0) return
     try {
       await this.plan()
       const free = this.options.concurrency_max - this.running.size
-      const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.clock.now(), free)
+      const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), free)
       for (const row of rows) {
         const run: Promise<void> = this.execute(row)
           .then(() => undefined, () => undefined)
@@ -214,7 +328,7 @@ export class JobRunner {
     const kind = this.kindOf(row.kind)
     const lost = new AbortController()
     const heartbeat = setInterval(() => {
-      renewLease(this.db, row.id, this.owner, this.clock.now()).then(
+      renewLease(this.db, row.id, this.owner, this.times()).then(
         (held) => held || lost.abort(new Error('lease lost')),
         () => undefined,
       )

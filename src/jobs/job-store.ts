@@ -6,6 +6,23 @@ import type { Database, JobsTable, JobState } from '../db/schema.ts'
 
 export type JobRow = Selectable<JobsTable>
 
+/**
+ * The two times a take of a job needs. Due times (and backoff) are bank time, which the
+ * sandbox may move forward; leases are wall-clock time, so that moving the bank's clock
+ * does not make every running job's lease look expired to the other instances.
+ */
+export interface JobTimes {
+  /** Bank time: which queued jobs are due; started_at and updated_at. */
+  due: Date
+  /** Wall-clock time: when leases expire. */
+  lease: Date
+}
+
+/** A single Date is both times (a bank whose clock is the wall clock). */
+function timesOf(now: Date | JobTimes): JobTimes {
+  return now instanceof Date ? { due: now, lease: now } : now
+}
+
 export interface NewJob {
   kind: string
   /** Unique per kind: enqueueing the same key again does nothing (a cycle, a batch id). */
@@ -21,7 +38,8 @@ export interface NewJob {
  * With `owner` the job starts out taken by that owner (its first run is about to start
  * here), so no other instance can take it between the insert and the run.
  */
-export async function insertJob(db: Kysely<Database>, job: NewJob, now: Date, owner?: string): Promise<JobRow | undefined> {
+export async function insertJob(db: Kysely<Database>, job: NewJob, times: Date | JobTimes, owner?: string): Promise<JobRow | undefined> {
+  const { due: now, lease } = timesOf(times)
   return db
     .insertInto('jobs')
     .values({
@@ -36,7 +54,7 @@ export async function insertJob(db: Kysely<Database>, job: NewJob, now: Date, ow
       created_at: now,
       updated_at: now,
       ...(owner
-        ? { lease_owner: owner, lease_expires_at: new Date(now.getTime() + job.lease_ms), attempts: 1, started_at: now }
+        ? { lease_owner: owner, lease_expires_at: new Date(lease.getTime() + job.lease_ms), attempts: 1, started_at: now }
         : {}),
     })
     .onConflict((oc) => oc.columns(['kind', 'key']).doNothing())
@@ -45,11 +63,11 @@ export async function insertJob(db: Kysely<Database>, job: NewJob, now: Date, ow
 }
 
 /** What taking a job sets: its owner, a fresh lease and one more attempt. */
-function takenBy(owner: string, now: Date) {
+function takenBy(owner: string, { due: now, lease }: JobTimes) {
   return sql`
     state = 'running',
     lease_owner = ${owner},
-    lease_expires_at = ${now}::timestamptz + j.lease_ms * interval '1 millisecond',
+    lease_expires_at = ${lease}::timestamptz + j.lease_ms * interval '1 millisecond',
     attempts = j.attempts + 1,
     started_at = coalesce(j.started_at, ${now}),
     updated_at = ${now}`
@@ -64,15 +82,16 @@ export async function claimDue(
   db: Kysely<Database>,
   owner: string,
   kinds: string[],
-  now: Date,
+  times: Date | JobTimes,
   limit: number,
 ): Promise<JobRow[]> {
   if (limit <= 0 || kinds.length === 0) return []
+  const now = timesOf(times)
   const { rows } = await sql<JobRow>`
     with next as (
       select id from jobs
       where kind = any(${kinds}::text[])
-        and ((state = 'queued' and due_at <= ${now}) or (state = 'running' and lease_expires_at <= ${now}))
+        and ((state = 'queued' and due_at <= ${now.due}) or (state = 'running' and lease_expires_at <= ${now.lease}))
       order by due_at, id
       limit ${limit}
       for update skip locked
@@ -84,19 +103,21 @@ export async function claimDue(
 }
 
 /** Takes one job by id now, whatever its due time, unless another owner holds a live lease. */
-export async function claimById(db: Kysely<Database>, id: string, owner: string, now: Date): Promise<JobRow | undefined> {
+export async function claimById(db: Kysely<Database>, id: string, owner: string, times: Date | JobTimes): Promise<JobRow | undefined> {
+  const now = timesOf(times)
   const { rows } = await sql<JobRow>`
     update jobs as j set ${takenBy(owner, now)}
     where j.id = ${id}
-      and (j.state = 'queued' or (j.state = 'running' and j.lease_expires_at <= ${now}))
+      and (j.state = 'queued' or (j.state = 'running' and j.lease_expires_at <= ${now.lease}))
     returning j.*`.execute(db)
   return rows[0]
 }
 
 /** Extends the lease; false when the job is no longer this owner's (it was taken over). */
-export async function renewLease(db: Kysely<Database>, id: string, owner: string, now: Date): Promise<boolean> {
+export async function renewLease(db: Kysely<Database>, id: string, owner: string, times: Date | JobTimes): Promise<boolean> {
+  const now = timesOf(times)
   const result = await sql`
-    update jobs set lease_expires_at = ${now}::timestamptz + lease_ms * interval '1 millisecond', updated_at = ${now}
+    update jobs set lease_expires_at = ${now.lease}::timestamptz + lease_ms * interval '1 millisecond', updated_at = ${now.due}
     where id = ${id} and lease_owner = ${owner} and state = 'running'`.execute(db)
   return Number(result.numAffectedRows) === 1
 }
@@ -149,6 +170,24 @@ export async function listJobs(
   if (filter.state) query = query.where('state', '=', filter.state)
   if (filter.kind) query = query.where('kind', '=', filter.kind)
   return query.orderBy('updated_at', 'desc').orderBy('id').limit(filter.limit).execute()
+}
+
+/**
+ * The earliest queued job of the given kinds due at or before `until` (bank time), in the
+ * order the runner takes them (due time, then id); the sandbox's advance walks them.
+ */
+export async function nextQueued(db: Kysely<Database>, kinds: string[], until: Date): Promise<JobRow | undefined> {
+  if (kinds.length === 0) return undefined
+  return db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('kind', 'in', kinds)
+    .where('state', '=', 'queued')
+    .where('due_at', '<=', until)
+    .orderBy('due_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
 }
 
 /** Puts a dead job back in the queue, due now, with its attempts counted afresh. */

@@ -1,7 +1,19 @@
 import type { Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
+import { runStatements } from '../db/migrations.ts'
 
-// The tables of the sandbox (placeholder until they are built).
+// The sandbox's one table: the shared clock. Bank time in the sandbox is wall time plus
+// `offset_ms`, one row read by every instance, so that all of them agree on the time. The
+// offset only grows (an advance never moves the clock back).
 export const sandboxMigration: Migration = {
-  async up(_db: Kysely<any>) {},
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create table sandbox_clock (
+        id smallint primary key check (id = 1),
+        offset_ms bigint not null check (offset_ms >= 0),
+        updated_at timestamptz not null
+      );
+      insert into sandbox_clock (id, offset_ms, updated_at) values (1, 0, now())
+    `)
+  },
 }

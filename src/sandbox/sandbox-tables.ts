@@ -1,2 +1,15 @@
+import type { ColumnType } from 'kysely'
+
 // Kysely types of the tables the sandbox owns (src/db/schema.ts's Database extends this).
-export interface SandboxTables {}
+
+export interface SandboxClockTable {
+  /** Always 1: the table has one row. */
+  id: number
+  /** Bank time minus wall time, in milliseconds (int8: pg reads it as a string, PGlite as bigint). */
+  offset_ms: ColumnType<bigint | string, bigint | string | number, bigint | string | number>
+  updated_at: ColumnType<Date, Date | string, Date | string>
+}
+
+export interface SandboxTables {
+  sandbox_clock: SandboxClockTable
+}

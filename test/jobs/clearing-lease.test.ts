@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
+import { ManualClock } from '../../src/clock.ts'
 import { claimDue, findJobByKey } from '../../src/jobs/job-store.ts'
 import { clearing_job_kind } from '../../src/transfers/clearing-service.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
@@ -11,7 +12,9 @@ import { balances, fund, newAccount, transferBody } from '../transfers/helpers.t
 // that another was still running. Now a live lease keeps other instances off, and an
 // expired one (a dead instance) lets exactly one take the cycle over and finish it.
 
-const tb = useTestBank({ env: { BANK_CLEARING_SCHEDULE: 'on', BANK_JOBS_POLL_MS: '60000' } })
+// Leases are measured on the wall clock; this one stands still until the test moves it.
+const wall = new ManualClock('2026-11-22T12:00:00Z')
+const tb = useTestBank({ wallClock: wall, env: { BANK_CLEARING_SCHEDULE: 'on', BANK_JOBS_POLL_MS: '60000' } })
 let p: TestPartner
 
 before(async () => {
@@ -34,13 +37,13 @@ test('clearing - a cycle held by a live instance is not run by another; a dead o
     payload: { cycle: due.cycle, cutoff: due.cutoff.toISOString() },
   })
   // Another instance takes the cycle, then dies without a word.
-  const [taken] = await claimDue(db, 'instance-that-died', [clearing_job_kind], tb.clock.now(), 1)
+  const [taken] = await claimDue(db, 'instance-that-died', [clearing_job_kind], { due: tb.clock.now(), lease: wall.now() }, 1)
   assert.equal(taken?.key, due.cycle)
 
   assert.equal(await clearing.runDue(), undefined, 'a cycle under a live lease is left to its owner')
   assert.equal((await balances(p, account)).balance, '100000', 'nothing settled')
 
-  tb.clock.advance(60_000) // the dead instance's lease runs out
+  wall.advance(60_000) // the dead instance's lease runs out
   const report = await clearing.runDue()
   assert.equal(report?.cycle, due.cycle)
   assert.equal(report?.resumed, true)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { test } from 'node:test'
+import { ManualClock } from '../../src/clock.ts'
 import { JobRunner, type JobContext, type JobKind } from '../../src/jobs/job-runner.ts'
 import { claimDue, findJob } from '../../src/jobs/job-store.ts'
 import { createLogger } from '../../src/logger.ts'
@@ -13,10 +14,12 @@ import { useTestBank } from '../support/harness.ts'
 
 const tb = useTestBank()
 const log = createLogger('silent')
+/** Leases are measured on the wall clock, which these tests move by hand. */
+const wall = new ManualClock('2026-11-22T12:00:00Z')
 
-/** A runner as another instance would have one: its own owner, the same database and clock. */
+/** A runner as another instance would have one: its own owner, the same database and clocks. */
 function instance(kinds: JobKind[]): JobRunner {
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 1000, concurrency_max: 4 })
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 1000, concurrency_max: 4, wall_clock: wall })
   for (const kind of kinds) runner.register(kind)
   return runner
 }
@@ -99,10 +102,10 @@ test('jobs - a dead instance\'s job is taken over once its lease expires, by exa
   const db = tb.bank.database.db
   const id = (await b.enqueue(db, { kind: kind.kind, key: 'k' }))!
   // An instance takes the job and dies before finishing it: its lease is never renewed.
-  const [taken] = await claimDue(db, 'dead-instance', [kind.kind], tb.clock.now(), 10)
+  const [taken] = await claimDue(db, 'dead-instance', [kind.kind], { due: tb.clock.now(), lease: wall.now() }, 10)
   assert.equal(taken?.id, id)
   assert.deepEqual(await Promise.all([b.runDue(), c.runDue()]), [0, 0], 'a live lease is respected')
-  tb.clock.advance(60_000)
+  wall.advance(60_000)
   const counts = await Promise.all([b.runDue(), c.runDue()])
   assert.equal(counts[0] + counts[1], 1, 'one instance takes it over')
   assert.equal(runs.length, 1)
@@ -119,4 +122,21 @@ test('jobs - list is bounded and filtered; bad filters are refused', async () =>
   await expectRefusal(tb.operator.jobs.list({ limit: 0 }), 400, 'limit')
   await expectRefusal(tb.operator.jobs.list({ limit: 1001 }), 400, 'limit')
   await expectRefusal(tb.operator.jobs.retry({ job_id: 'not-a-uuid' }), 400, 'job_id')
+})
+
+test('jobs - moving the bank clock far forward does not take a running job from its live instance', async () => {
+  const { kind, runs } = recordingKind(`test.wall-lease.${randomUUID()}`)
+  const b = instance([kind])
+  const db = tb.bank.database.db
+  const id = (await b.enqueue(db, { kind: kind.kind, key: 'k' }))!
+  // A live instance has taken the job and is still running it.
+  const [taken] = await claimDue(db, 'live-instance', [kind.kind], { due: tb.clock.now(), lease: wall.now() }, 10)
+  assert.equal(taken?.id, id)
+  tb.clock.advance(366 * 86_400_000) // the sandbox moves the bank's time a year on
+  assert.equal(await b.runDue(), 0, 'the lease runs on wall-clock time, which has not moved')
+  assert.equal(runs.length, 0)
+  assert.equal((await findJob(db, id))?.lease_owner, 'live-instance')
+  wall.advance(60_000) // only when the live instance stops renewing for a whole lease
+  assert.equal(await b.runDue(), 1)
+  assert.equal(runs.length, 1)
 })

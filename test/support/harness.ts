@@ -67,6 +67,8 @@ export interface TestBank {
 
 export interface TestBankOptions {
   clock?: ManualClock
+  /** The clock job leases are measured on (the system clock unless given). */
+  wallClock?: ManualClock
   env?: Record<string, string>
   /**
    * Keep the storage where a restart finds it again: PGlite on disk rather than in memory.
@@ -102,7 +104,10 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   // The seed fills an empty store only: a restart opens what the first start left.
   let pgliteSeedOnce = seed
   const start = async () => {
-    const started = await startBank({ config, clock, log, natsUrl: nats.url, pgliteDir, pgliteSeed: pgliteSeedOnce, validateResponses: true })
+    const started = await startBank({
+      config, clock, log, natsUrl: nats.url, pgliteDir, pgliteSeed: pgliteSeedOnce, validateResponses: true,
+      ...(options.wallClock ? { wallClock: options.wallClock } : {}),
+    })
     pgliteSeedOnce = undefined
     return started
   }

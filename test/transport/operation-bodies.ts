@@ -186,6 +186,11 @@ const bodies: Record<string, BodyFactory> = {
   webhook_rotate_secret: () => ({}),
   webhook_list_deliveries: () => ({ event_type: 'payment.success', limit: 10 }),
   webhook_redeliver: (f) => ({ event_id: f.webhookEventId }),
+  ops_sandbox_clock: () => ({}),
+  // To the bank's own time: the suites call it again and again, and a clock creeping on
+  // would bring other work due in the middle of their checks.
+  ops_sandbox_clock_advance: (f) => ({ to: f.tb.clock.now().toISOString() }),
+  ops_sandbox_messages: () => ({ limit: 5 }),
 }
 
 /**

@@ -5,7 +5,7 @@ import { endpoint, withHeaders, type Endpoint } from './endpoint.ts'
 
 const { webhooks } = contract
 
-const { entities, users, accounts, transfers, operators, jobs } = contract
+const { entities, users, accounts, transfers, operators, jobs, sandbox } = contract
 
 // The endpoint table: each operation of the contract bound to its use case. Handlers stay
 // one line; the wrapper has already authenticated, checked tenancy and validated, so the
@@ -67,6 +67,9 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(webhooks.rotateSecret, (_r, c) => s.webhooks.rotateSecret(partner(c))),
     endpoint(webhooks.listDeliveries, (r, c) => s.webhooks.listDeliveries(partner(c), r)),
     endpoint(webhooks.redeliver, (r, c) => s.webhooks.redeliver(partner(c), r.event_id)),
+    endpoint(sandbox.clock, () => s.sandbox.now()),
+    endpoint(sandbox.advance, (r) => s.sandbox.advance(r)),
+    endpoint(sandbox.messages, (r) => s.sandbox.messages(r)),
   ]
 }
 

@@ -66,7 +66,12 @@ export interface EndpointDependencies {
   requestBytesMax: number
   /** Check every reply against its response schema (tests turn this on). */
   validateResponses: boolean
+  /** Sandbox mode; production refuses every `ops.sandbox.` subject. */
+  sandbox: boolean
 }
+
+/** The subjects only a sandbox answers (its clock, messages and OTPs). */
+export const sandbox_subject_prefix = 'ops.sandbox.'
 
 const encoder = new TextEncoder()
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -76,6 +81,9 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
   const scope = scopeOf(operation)
   const tokenIndex = placeholderIndex(operation)
   const toReply = replyEncoder(operation)
+  // One rule for every sandbox operation, present and future: production refuses them
+  // after learning who calls (a missing credential is still a 401) and before the body.
+  const sandboxOnly = !deps.sandbox && operation.subject.startsWith(sandbox_subject_prefix)
   return async (msg) => {
     const requestId = randomUUID()
     const log = deps.log.child({ request_id: requestId, endpoint: operation.name })
@@ -85,6 +93,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
       const subjectId = tokenIndex < 0 ? null : (msg.subject.split('.')[tokenIndex] ?? '')
       await authorize(caller, operation, scope, subjectId, deps)
+      if (sandboxOnly) throw new Forbidden('ops.sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
       const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
       const result = await target.handler(request, { caller, requestId, log, subjectId })
       reply = toReply(result, deps.validateResponses)

@@ -1,0 +1,61 @@
+import { z } from 'zod'
+import { email_length_max, emptyRequest, pageLimit, timestamp } from '../contract/fields.ts'
+import { operation } from '../contract/operation.ts'
+
+// The sandbox's operator operations: read the bank's clock, move it forward (running the
+// work that falls due on the way), and read what the notifier sent. Production refuses
+// every `ops.sandbox.` subject (403) in the endpoint wrapper, before reading the body.
+
+/** One advance moves the clock at most this far (a year and a day). */
+export const advance_seconds_max = 366 * 86_400
+export const messages_limit_max = 1000
+export const messages_limit_default = 100
+
+export const sandboxMessage = z.object({
+  id: z.string(),
+  key: z.string(),
+  to: z.string(),
+  subject: z.string(),
+  text: z.string(),
+  created_at: timestamp,
+})
+
+export const sandboxOperations = {
+  clock: operation({
+    name: 'ops_sandbox_clock',
+    subject: 'ops.sandbox.clock',
+    permission: 'operator',
+    summary: "Read the bank's clock (sandbox only): the time every instance works by.",
+    request: emptyRequest,
+    response: z.object({ now: timestamp }),
+  }),
+  advance: operation({
+    name: 'ops_sandbox_clock_advance',
+    subject: 'ops.sandbox.clock.advance',
+    permission: 'operator',
+    summary:
+      "Move the bank's clock forward by `seconds` or to `to` (exactly one; never back; at most 366 days) (sandbox only). " +
+      'Before answering, runs in time order all scheduled work that falls due on the way.',
+    request: z.strictObject({
+      seconds: z
+        .int({ error: 'must be a whole number of seconds' })
+        .min(1, { error: 'must be at least 1' })
+        .max(advance_seconds_max, { error: `must be at most ${advance_seconds_max} (366 days)` })
+        .optional(),
+      to: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp like 2026-11-24T10:00:00Z' }).optional(),
+    }),
+    response: z.object({ now: timestamp, jobs_run: z.number() }),
+    cli: { words: 'sandbox advance', positionals: ['seconds'], names: { seconds: 'duration' }, durations: ['seconds'] },
+  }),
+  messages: operation({
+    name: 'ops_sandbox_messages',
+    subject: 'ops.sandbox.messages',
+    permission: 'operator',
+    summary: 'List what the notifier sent, newest first (sandbox only); `to` narrows to one recipient.',
+    request: z.strictObject({
+      limit: pageLimit(messages_limit_max).optional(),
+      to: z.string({ error: 'must be a string' }).max(email_length_max, { error: `must be at most ${email_length_max} characters` }).optional(),
+    }),
+    response: z.object({ messages: z.array(sandboxMessage) }),
+  }),
+}
