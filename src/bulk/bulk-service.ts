@@ -124,13 +124,7 @@ export class BulkService {
             otp_sandbox: this.settings.sandbox ? otp : null, otp_reference: otpReference, otp_expires_at: expiresAt,
             failure_reason: null, cancel_reason: null, added_by: caller.credentialId, created_at: now,
           },
-          request.payments.map((p, position) => ({
-            batch_id: batchId, position, payment_id: p.payment_id, amount: BigInt(p.amount),
-            fee: this.settings.fees[p.real_time ? 'RTC' : 'EFT'], real_time: p.real_time ?? false,
-            ref: p.ref, own_ref: p.own_ref, account_number: p.account_number, branch_code: p.branch_code,
-            name: p.name, notification_email: p.notification_email ?? null, status: 'pending',
-            tx_id: null, error_message: null, processed_at: null,
-          })),
+          itemRows(batchId, request.payments, this.settings.fees),
         )
         // The hold is released when the PIN expires, whether or not anyone calls again.
         await this.jobs.enqueue(trx, { kind: bulk_otp_expiry_job_kind, key: batchId, due_at: expiresAt, payload: { batch_id: batchId } })
@@ -158,8 +152,8 @@ export class BulkService {
   private async sendOtp(batchId: string, to: string, about: Parameters<typeof otpMessage>[0], otp: string): Promise<void> {
     try {
       await this.notifier.send({ key: `bulk_otp:${batchId}:1`, to, ...otpMessage(about, otp) })
-    } catch (error) {
-      await this.endPending(batchId, 'failed', 'otp_not_sent')
+    } catch {
+      await this.endPending(batchId, 'otp_not_sent')
       throw new Unavailable('the one-time PIN could not be sent; the batch has ended failed and its hold is released; try again with a new bulk_payment_id')
     }
   }
@@ -295,7 +289,7 @@ export class BulkService {
   }
 
   /** Ends a pending batch without verify (a PIN that could not be sent). */
-  private async endPending(batchId: string, _status: 'failed', reason: 'otp_not_sent'): Promise<void> {
+  private async endPending(batchId: string, reason: 'otp_not_sent'): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const batch = await trx.selectFrom('bulk_payments').selectAll().where('id', '=', batchId).forUpdate().executeTakeFirst()
       if (batch?.status === 'pending_otp') await this.fail(trx, batch, reason)
@@ -346,6 +340,17 @@ export class BulkService {
     if (!batch?.otp_sandbox) throw new NotFound('bulk payment')
     return { otp: batch.otp_sandbox, expires_at: formatTimestamp(batch.otp_expires_at) }
   }
+}
+
+/** A batch's payments as stored: `pending` until verify, each with the fee of its type. */
+function itemRows(batchId: string, payments: BulkInitiateRequest['payments'], fees: Record<PaymentType, bigint>) {
+  return payments.map((p, position) => ({
+    batch_id: batchId, position, payment_id: p.payment_id, amount: BigInt(p.amount),
+    fee: fees[p.real_time ? 'RTC' : 'EFT'], real_time: p.real_time ?? false,
+    ref: p.ref, own_ref: p.own_ref, account_number: p.account_number, branch_code: p.branch_code,
+    name: p.name, notification_email: p.notification_email ?? null, status: 'pending' as const,
+    tx_id: null, error_message: null, processed_at: null,
+  }))
 }
 
 function duplicate(): Conflict {
