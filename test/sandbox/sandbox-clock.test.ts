@@ -7,7 +7,8 @@ import { targetOf } from '../../src/sandbox/sandbox-service.ts'
 import { clearing_job_kind } from '../../src/transfers/clearing-service.ts'
 import { expectRefusal } from '../support/assertions.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
-import { fund, newAccount, transferBody } from '../transfers/helpers.ts'
+import { fund, newAccount, poolAccount, transferBody } from '../transfers/helpers.ts'
+import { batchBody, payment } from '../bulk/helpers.ts'
 
 // The sandbox's clock through ops.sandbox.*: read, moved forward (never back), and an
 // advance running the work that falls due on the way, in time order, before it answers.
@@ -120,6 +121,24 @@ test('sandbox - an EFT is Successful when the advance past its clearing cycle an
     .execute()
   assert.equal(announced.length, 1)
   assert.ok(announced[0]?.dispatched_at, 'events are handed over on the way too')
+})
+
+test('sandbox - a bulk batch whose PIN nobody gives has failed when the advance past its expiry answers', async () => {
+  const pool = await poolAccount(p)
+  await fund(tb, pool, 100_000)
+  const available = (await p.client.accounts.getDetails({ account_id: pool })).available_balance
+  const body = batchBody(p.rootEntityId, [payment(1)])
+  await p.client.bulkPayments.initiate(body)
+  const status = () => p.client.bulkPayments.status({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id })
+  assert.equal((await status()).status, 'pending_otp')
+  assert.notEqual((await p.client.accounts.getDetails({ account_id: pool })).available_balance, available, 'the batch holds its total')
+  await tb.operator.sandbox.advance({ seconds: 4 * 60 })
+  assert.equal((await status()).status, 'pending_otp', 'not yet: the PIN lives five minutes')
+  await tb.operator.sandbox.advance({ seconds: 61 })
+  assert.equal((await status()).status, 'failed')
+  assert.equal((await p.client.accounts.getDetails({ account_id: pool })).available_balance, available, 'the hold is released')
+  const { messages } = await tb.operator.sandbox.messages({ limit: 10 })
+  assert.ok(messages.some((m) => /one-time PIN/.test(m.text)), 'the PIN went out through the notifier')
 })
 
 test('sandbox - messages lists what the notifier sent, newest first, narrowed by recipient and bounded', async () => {
