@@ -120,9 +120,9 @@ test('micro - $SRV.INFO lists one endpoint per operation, placeholder as *, in t
       if (op.permission === 'operator') {
         assert.ok(!endpoint.subject.includes('*'), op.name)
       } else {
-        // interface.md's `<partner_id>` token is one wildcard token in the subscription.
+        // interface.md's `<partner_id>` or `<entity_id>` token is one wildcard token in the subscription.
         const tokens = op.subject.split('.')
-        const wildcard = tokens.findIndex((t) => t === '<partner_id>')
+        const wildcard = tokens.findIndex((t) => t === '<partner_id>' || t === '<entity_id>')
         assert.ok(wildcard > 0, op.name)
         assert.equal(endpoint.subject.split('.')[wildcard], '*', op.name)
         assert.equal(endpoint.subject.split('*').length, 2, `${op.name}: exactly one wildcard`)
