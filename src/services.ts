@@ -76,7 +76,8 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     config.defaultCountry,
   )
   // Webhook signing secrets are sealed with the bank's key; a partner's first one is made at onboarding.
-  const webhookSecrets = new WebhookSecrets(db, clock, new SecretBox({ key: config.secretsKey, dataDir: config.dataDir }))
+  const secretBox = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
+  const webhookSecrets = new WebhookSecrets(db, clock, secretBox)
   const operators = new OperatorService(db, clock, credentials, entities, accounts, webhookSecrets)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
@@ -132,7 +133,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const bulk = new BulkService(db, clock, calendar, jobRunner, notifier, {
     entityEmail: async (partnerId, entityId) => (await entities.get(partnerId, entityId)).email,
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
-  }, { fees: config.fees, otpKey: config.otpKey, sandbox: config.sandbox }, log)
+    // Without BANK_OTP_KEY, the PINs' key is derived from the bank's secrets key, which every
+    // instance shares (BANK_SECRETS_KEY or the data directory's secrets-key).
+  }, { fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox })
   const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
   const sandbox = new SandboxService(sandboxClock, jobRunner, notifier)
   return {

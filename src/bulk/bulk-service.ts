@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
@@ -11,7 +11,6 @@ import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { cents } from '../ledger/cents.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
-import type { Logger } from '../logger.ts'
 import type { Notifier } from '../notify/notifier.ts'
 import { formatRand } from '../transfers/payment-advice.ts'
 import { checkPaymentLimit, type PaymentType } from '../transfers/transfer-limits.ts'
@@ -42,8 +41,8 @@ export const bulk_otp_expiry_job_kind = 'bulk.otp_expiry'
 
 export interface BulkSettings {
   fees: Record<PaymentType, bigint>
-  /** HMAC key of the one-time PINs (BANK_OTP_KEY); a random one per process when unset. */
-  otpKey: Buffer | undefined
+  /** HMAC key of the one-time PINs (BANK_OTP_KEY, or derived from the bank's secrets key). */
+  otpKey: Buffer
   /** Sandbox mode: keep the PIN readable for `ops.sandbox.otp`; never in production. */
   sandbox: boolean
 }
@@ -70,10 +69,8 @@ export class BulkService {
     private readonly notifier: Notifier,
     private readonly directory: BulkDirectory,
     private readonly settings: BulkSettings,
-    log: Logger,
   ) {
-    if (!settings.otpKey) log.warn('BANK_OTP_KEY is not set: one-time PINs verify only on the instance that issued them, until it restarts')
-    this.otpKey = settings.otpKey ?? randomBytes(32)
+    this.otpKey = settings.otpKey
     jobs.register({
       kind: bulk_otp_expiry_job_kind,
       attempts_max: 20,

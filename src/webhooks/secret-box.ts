@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { assert } from '../errors.ts'
@@ -46,6 +46,14 @@ export class SecretBox {
       // Not the partner's mistake: the bank runs with another key than the one that sealed it.
       throw new Error('a webhook secret does not open with this bank key: every instance must use the same BANK_SECRETS_KEY')
     }
+  }
+
+  /**
+   * A key for another use, derived from the bank key (HKDF-SHA256, `label` as its info), so
+   * that every instance sharing the bank key derives the same one and no use sees another's.
+   */
+  derivedKey(label: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.bankKey(), Buffer.alloc(0), `partner-bank ${label}`, key_bytes))
   }
 
   private bankKey(): Buffer {
