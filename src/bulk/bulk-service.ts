@@ -226,6 +226,8 @@ export class BulkService {
       return { batch }
     })
     if ('error' in outcome) throw outcome.error
+    // The batch's processing job has committed: start it now rather than at the next poll.
+    this.jobs.kick()
     const items = await itemsOf(this.db, outcome.batch.id)
     return {
       bulk_payment_id: outcome.batch.bulk_payment_id,

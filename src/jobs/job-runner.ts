@@ -106,6 +106,9 @@ export class JobRunner {
   private readonly planned = new Map<string, string[]>()
   private timer: NodeJS.Timeout | undefined
   private ticking: Promise<void> | undefined
+  /** A kick came while a tick ran: tick again at once when it ends. */
+  private kicked = false
+  private filling: Promise<void> | undefined
   private stopped = true
   private events: EventDispatch | undefined
   private refreshClock: (() => Promise<void>) | undefined
@@ -270,7 +273,24 @@ export class JobRunner {
     this.stopped = true
     if (this.timer) clearTimeout(this.timer)
     await this.ticking
+    await this.filling
     await Promise.all(this.running)
+  }
+
+  /**
+   * Work was just made due here (its transaction has committed), or a job ended and freed
+   * a slot: tick as soon as the current tick ends instead of after the poll interval, so
+   * that a chain of steps (a webhook lane's next delivery, a batch's next stage) follows on
+   * at once. Other instances still find the work on their own ticks.
+   */
+  kick(): void {
+    if (this.stopped) return
+    if (this.ticking) {
+      this.kicked = true
+      return
+    }
+    if (this.timer) clearTimeout(this.timer)
+    this.schedule(0)
   }
 
   private schedule(ms: number): void {
@@ -278,7 +298,9 @@ export class JobRunner {
     this.timer = setTimeout(() => {
       this.ticking = this.tick().finally(() => {
         this.ticking = undefined
-        this.schedule(this.options.poll_ms)
+        const next = this.kicked ? 0 : this.options.poll_ms
+        this.kicked = false
+        this.schedule(next)
       })
     }, ms)
     this.timer.unref()
@@ -294,19 +316,42 @@ export class JobRunner {
     if (this.advancing > 0) return
     try {
       await this.plan()
-      const free = this.options.concurrency_max - this.running.size
-      const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), free)
-      for (const row of rows) {
-        const run: Promise<void> = this.execute(row)
-          .then(() => undefined, () => undefined)
-          .finally(() => this.running.delete(run))
-        this.running.add(run)
-      }
+      await this.claimAndRun()
     } catch (error) {
       // The database away is normal: the next tick tries again.
       if (isDatabaseUnavailable(error)) this.log.warn({ err: error }, 'jobs: database unavailable; next tick tries again')
       else this.log.error({ err: error }, 'jobs: tick failed')
     }
+  }
+
+  /** Claims due jobs into the free slots and starts them. */
+  private async claimAndRun(): Promise<void> {
+    const free = this.options.concurrency_max - this.running.size
+    if (free <= 0) return
+    const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), free)
+    for (const row of rows) {
+      const run: Promise<void> = this.execute(row)
+        .then(() => undefined, () => undefined)
+        .finally(() => {
+          this.running.delete(run)
+          // A slot is free: more may be due, this job's own follow-up among them.
+          this.fillSlots()
+        })
+      this.running.add(run)
+    }
+  }
+
+  /**
+   * Fills free slots at once, without the rest of a tick (planning, events): a finished
+   * job's follow-up (a webhook lane's next delivery) starts now, not at the next poll.
+   */
+  private fillSlots(): void {
+    if (this.stopped || this.advancing > 0 || this.filling) return
+    this.filling = this.claimAndRun()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'jobs: claiming follow-up work failed; the next tick tries again'))
+      .finally(() => {
+        this.filling = undefined
+      })
   }
 
   private async plan(): Promise<void> {
