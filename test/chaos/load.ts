@@ -26,7 +26,10 @@ export interface ChaosBank {
   operator: OperatorClient
   client: BankClient
   partnerId: string
+  rootEntityId: string
   accounts: string[]
+  /** The partner's webhook signing secret, as the partner-create reply gave it. */
+  webhookSecret: string
 }
 
 /** Connects as the bootstrap operator and onboards one partner with funded accounts. */
@@ -59,7 +62,7 @@ export async function setUpBank(natsUrl: string, dataDir: string): Promise<Chaos
   for (const account_id of accounts) {
     await operator.accounts.deposit({ account_id, amount: loadLimits.account_funding_cents, ref: 'chaos funding' })
   }
-  return { nc, operator, client, partnerId: created.partner_id, accounts }
+  return { nc, operator, client, partnerId: created.partner_id, rootEntityId: created.root_entity_id, accounts, webhookSecret: created.webhook_secret }
 }
 
 /** One transfer the test asked for, with the tx_id of its acknowledgement once it has one. */

@@ -78,6 +78,8 @@ export interface ServiceEnv {
   natsUrl: string
   databaseUrl: string
   dataDir: string
+  /** Further settings of the service (e.g. BANK_SANDBOX), over the defaults below. */
+  settings?: Record<string, string>
 }
 
 /**
@@ -145,7 +147,8 @@ export class ServiceProcess {
       const timer = setTimeout(() => reject(new Error(`the bank did not start within ${limits.service_start_ms} ms\n${this.logTail()}`)), limits.service_start_ms)
       lines.on('line', (line) => {
         keep(line)
-        if (line.includes('"msg":"bank started"')) {
+        // "bank started", or "bank started in sandbox mode (…)".
+        if (line.includes('"msg":"bank started')) {
           clearTimeout(timer)
           resolve()
         }
@@ -176,6 +179,7 @@ function serviceEnvironment(env: ServiceEnv): NodeJS.ProcessEnv {
     BANK_BOOTSTRAP_OPERATOR: 'true',
     BANK_DB_POOL_MAX: '10',
     BANK_SHUTDOWN_GRACE_MS: '2000',
+    ...env.settings,
   }
 }
 
