@@ -109,7 +109,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('bulk_wrong_otp' as const), pick: fc.nat(), times: fc.integer({ min: 1, max: otp_attempts_max }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('bulk_cancel' as const), pick: fc.nat() }) },
   {
-    weight: 1,
+    weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('bulk_expire' as const),
       pick: fc.nat(),
@@ -386,11 +386,11 @@ class Run {
       case 'bulk_initiate':
         return this.bulkInitiate(a.payments, a.overFunds)
       case 'bulk_verify':
-        return this.bulkVerify(a.pick)
+        return this.bulkVerify(this.pickBatch(a.pick))
       case 'bulk_wrong_otp':
         return this.bulkWrongOtp(a.pick, a.times)
       case 'bulk_cancel':
-        return this.bulkCancel(a.pick)
+        return this.bulkCancel(this.pickBatch(a.pick))
       case 'bulk_expire':
         return this.bulkExpire(a)
       case 'jobs':
@@ -416,15 +416,18 @@ class Run {
     this.model.eftCycle()
   }
 
-  private batchRef(pick: number): { entity_id: string; bulk_payment_id: string } | undefined {
-    const batch = this.model.batches[pick % Math.max(1, this.model.batches.length)]
-    return batch ? { entity_id: this.partner.rootEntityId, bulk_payment_id: batch.bulkPaymentId } : undefined
+  /**
+   * One of this run's batches: two picks in three take one still waiting for its PIN (when
+   * there is one), where verify, cancel and expiry have most to decide; the rest take any.
+   */
+  private pickBatch(pick: number): BatchModel | undefined {
+    const pending = this.model.batches.filter((b) => b.status === 'pending_otp')
+    const from = pick % 3 !== 0 && pending.length > 0 ? pending : this.model.batches
+    return from[Math.floor(pick / 3) % Math.max(1, from.length)]
   }
 
-  private batchOf(bulkPaymentId: string): BatchModel {
-    const batch = this.model.batches.find((b) => b.bulkPaymentId === bulkPaymentId)
-    assert.ok(batch)
-    return batch
+  private refOf(batch: BatchModel): { entity_id: string; bulk_payment_id: string } {
+    return { entity_id: this.partner.rootEntityId, bulk_payment_id: batch.bulkPaymentId }
   }
 
   private async bulkInitiate(specs: BulkPaymentSpec[], overFunds: boolean): Promise<void> {
@@ -480,13 +483,13 @@ class Run {
   }
 
   private async bulkExpire(a: { pick: number; offsetMs: number; then: 'jobs' | 'verify' | 'cancel' | 'nothing' }): Promise<void> {
-    const batch = this.model.batches[a.pick % Math.max(1, this.model.batches.length)]
+    const batch = this.pickBatch(a.pick)
     const target = (batch?.expiresAtMs ?? tb.clock.now().getTime() + otp_ttl_ms) + a.offsetMs
     const ms = target - tb.clock.now().getTime()
     if (ms > 0) tb.clock.advance(ms)
     if (a.then === 'jobs') return this.jobs()
-    if (a.then === 'verify') return this.bulkVerify(a.pick)
-    if (a.then === 'cancel') return this.bulkCancel(a.pick)
+    if (a.then === 'verify') return this.bulkVerify(batch)
+    if (a.then === 'cancel') return this.bulkCancel(batch)
   }
 
   private async otpOf(bulkPaymentId: string): Promise<string> {
@@ -505,10 +508,9 @@ class Run {
     return undefined
   }
 
-  private async bulkVerify(pick: number): Promise<void> {
-    const ref = this.batchRef(pick)
-    if (!ref) return
-    const batch = this.batchOf(ref.bulk_payment_id)
+  private async bulkVerify(batch: BatchModel | undefined): Promise<void> {
+    if (!batch) return
+    const ref = this.refOf(batch)
     const otp = await this.otpOf(ref.bulk_payment_id)
     const reply = await outcome(this.partner.client.bulkPayments.verify({ ...ref, otp }))
     const refusal = this.verifyRefusal(batch, tb.clock.now().getTime())
@@ -525,9 +527,9 @@ class Run {
   }
 
   private async bulkWrongOtp(pick: number, times: number): Promise<void> {
-    const ref = this.batchRef(pick)
-    if (!ref) return
-    const batch = this.batchOf(ref.bulk_payment_id)
+    const batch = this.pickBatch(pick)
+    if (!batch) return
+    const ref = this.refOf(batch)
     const otp = wrongOtp(await this.otpOf(ref.bulk_payment_id))
     for (let i = 0; i < times; i++) {
       const reply: Outcome<unknown> = await outcome(this.partner.client.bulkPayments.verify({ ...ref, otp }))
@@ -539,7 +541,7 @@ class Run {
         continue
       }
       batch.attempts++
-      const left = otp_attempts_max - batch.attempts
+      const left: number = otp_attempts_max - batch.attempts
       assert.equal(reply.error.code, 400, reply.error.message)
       assert.equal(reply.error.type, 'invalid_otp')
       assert.equal((reply.error.details[0] as { attempts_left?: number }).attempts_left, left)
@@ -547,10 +549,9 @@ class Run {
     }
   }
 
-  private async bulkCancel(pick: number): Promise<void> {
-    const ref = this.batchRef(pick)
-    if (!ref) return
-    const batch = this.batchOf(ref.bulk_payment_id)
+  private async bulkCancel(batch: BatchModel | undefined): Promise<void> {
+    if (!batch) return
+    const ref = this.refOf(batch)
     const reply = await outcome(this.partner.client.bulkPayments.cancel({ ...ref, reason: 'property' }))
     if (batch.status !== 'pending_otp' || tb.clock.now().getTime() >= batch.expiresAtMs) {
       // A batch whose PIN expired before the job ran ends failed here, as the job would end it.
