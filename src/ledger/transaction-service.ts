@@ -7,6 +7,7 @@ import { transaction_page_limit_default, transaction_unpaged_rows, type Transact
 import { cents, centsText } from './cents.ts'
 import { hashAt, statementPage, transactionOf, type TransactionRow } from './ledger-store.ts'
 import { rowHashHolds } from './tx-chain.ts'
+import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
 
 // Reading transactions: newest first by the account's sequence, keyset-paged on the
 // (account_id, seq) unique index so a page costs the same on an account with a million
@@ -94,13 +95,11 @@ function toView(row: TransactionRow, previousSha: string | undefined): Transacti
 }
 
 function encodeCursor(seq: bigint): string {
-  return Buffer.from(`s${seq}`).toString('base64url')
+  return encodeSeqCursor('s', seq)
 }
 
 function decodeCursor(cursor: string): bigint {
-  const text = Buffer.from(cursor, 'base64url').toString()
-  const seq = /^s\d{1,19}$/.test(text) ? BigInt(text.slice(1)) : -1n
-  // A sequence is a PostgreSQL bigint; anything else did not come from us.
-  if (seq < 1n || seq > 9_223_372_036_854_775_807n) throw Invalid.field('cursor', 'must be a next_cursor from an earlier page')
+  const seq = decodeSeqCursor('s', cursor)
+  if (seq === undefined) throw Invalid.field('cursor', invalid_cursor_message)
   return seq
 }

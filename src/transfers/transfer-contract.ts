@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { centsString } from '../accounts/account-contract.ts'
 import { branchCode, email, pageLimit, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
+import { pageCursor } from '../contract/cursor.ts'
 
 /** Integer cents in a request: a JSON integer within ±(2^53−1) (RULINGS, Money). */
 export const centsAmount = () =>
@@ -129,7 +130,7 @@ export const transferOperations = {
     request: z.strictObject({
       account_id: uuid(),
       limit: pageLimit(transaction_page_limit_max).optional(),
-      cursor: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be a next_cursor from an earlier page' }).optional(),
+      cursor: pageCursor().optional(),
       // Only transactions of these acting users; `{}` (how the reference client writes its
       // empty UUIDs record) or `[]` means no filter.
       filter_user_ids: z

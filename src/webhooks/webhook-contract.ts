@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { pageLimit, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 import { partnerEventTypes } from '../events/event-types.ts'
+import { pageCursor } from '../contract/cursor.ts'
 
 // A partner's webhooks: where they go, the signing secret, and what became of each event.
 // Reading needs `read`; changing the endpoint, rotating the secret and asking for a
@@ -71,7 +72,7 @@ export const webhookOperations = {
     request: z.strictObject({
       event_type: z.enum(partnerEventTypes, { error: `must be one of ${partnerEventTypes.join(', ')}` }).optional(),
       limit: pageLimit(deliveries_page_limit_max).optional(),
-      cursor: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'must be a next_cursor from an earlier page' }).optional(),
+      cursor: pageCursor().optional(),
     }),
     response: z.object({ deliveries: z.array(deliveryView), next_cursor: z.string().optional() }),
   }),

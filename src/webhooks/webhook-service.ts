@@ -21,6 +21,7 @@ import {
   type DeliveryRow,
 } from './webhook-store.ts'
 import { checkEndpointUrl } from './url-policy.ts'
+import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
 
 // Webhooks: every partner event becomes a signed POST to the partner (Standard Webhooks).
 //
@@ -262,12 +263,11 @@ function deliveryView(row: DeliveryRow): DeliveryView {
 }
 
 function encodeCursor(seq: bigint): string {
-  return Buffer.from(`w${seq}`).toString('base64url')
+  return encodeSeqCursor('w', seq)
 }
 
 function decodeCursor(cursor: string): bigint {
-  const text = Buffer.from(cursor, 'base64url').toString()
-  const seq = /^w\d{1,19}$/.test(text) ? BigInt(text.slice(1)) : -1n
-  if (seq < 1n || seq > 9_223_372_036_854_775_807n) throw Invalid.field('cursor', 'must be a next_cursor from an earlier page')
+  const seq = decodeSeqCursor('w', cursor)
+  if (seq === undefined) throw Invalid.field('cursor', invalid_cursor_message)
   return seq
 }

@@ -1,0 +1,28 @@
+import { z } from 'zod'
+
+// Keyset paging cursors: a page ends at a row's sequence number, and the cursor names it,
+// tagged with one letter per list (so a cursor of one list is refused by another) and
+// base64url-encoded so that callers treat it as opaque. One codec for every paged list.
+
+const cursor_message = 'must be a next_cursor from an earlier page'
+const bigint_max = 9_223_372_036_854_775_807n
+
+/** The `cursor` request field of a paged list. */
+export const pageCursor = () => z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: cursor_message })
+
+export function encodeSeqCursor(tag: string, seq: bigint): string {
+  return Buffer.from(`${tag}${seq}`).toString('base64url')
+}
+
+/**
+ * The sequence a cursor names, or undefined when it did not come from this list: not the
+ * list's tag, or not a PostgreSQL bigint of at least 1.
+ */
+export function decodeSeqCursor(tag: string, cursor: string): bigint | undefined {
+  const text = Buffer.from(cursor, 'base64url').toString()
+  if (!text.startsWith(tag) || !/^\d{1,19}$/.test(text.slice(tag.length))) return undefined
+  const seq = BigInt(text.slice(tag.length))
+  return seq >= 1n && seq <= bigint_max ? seq : undefined
+}
+
+export const invalid_cursor_message = cursor_message
