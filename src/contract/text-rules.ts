@@ -1,4 +1,5 @@
 import type { FieldIssue } from '../errors.ts'
+import { fieldName } from './field-path.ts'
 
 // Text the bank will not take, in any field of any request (keys included):
 //  - NUL (U+0000): PostgreSQL cannot store it in text or jsonb;
@@ -27,29 +28,29 @@ export function unstorableTextReason(value: string): string | undefined {
 /** Every string (and key) in a decoded JSON body that breaks the rule, by field path. */
 export function unstorableTextIssues(body: unknown): FieldIssue[] {
   const issues: FieldIssue[] = []
+  const named = (path: PropertyKey[]) => (path.length > 0 ? fieldName(path) : '(body)')
   // Iterative, so that a hostile nesting depth cannot exhaust the stack.
-  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: body, path: '', depth: 0 }]
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value: body, path: [] }]
   while (stack.length > 0 && issues.length < 20) {
-    const { value, path, depth } = stack.pop()!
+    const { value, path } = stack.pop()!
     if (typeof value === 'string') {
       const reason = unstorableTextReason(value)
-      if (reason) issues.push({ field: path || '(body)', message: reason })
+      if (reason) issues.push({ field: named(path), message: reason })
       continue
     }
     if (typeof value !== 'object' || value === null) continue
-    if (depth >= request_depth_max) {
-      issues.push({ field: path || '(body)', message: `is nested more than ${request_depth_max} levels deep` })
+    if (path.length >= request_depth_max) {
+      issues.push({ field: named(path), message: `is nested more than ${request_depth_max} levels deep` })
       continue
     }
     if (Array.isArray(value)) {
-      value.forEach((item, i) => stack.push({ value: item, path: path ? `${path}.${i}` : String(i), depth: depth + 1 }))
+      value.forEach((item, i) => stack.push({ value: item, path: [...path, i] }))
       continue
     }
     for (const [key, item] of Object.entries(value)) {
-      const field = path ? `${path}.${key}` : key
       const keyReason = unstorableTextReason(key)
-      if (keyReason) issues.push({ field: field.replace(/[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/g, '?'), message: `name ${keyReason}` })
-      else stack.push({ value: item, path: field, depth: depth + 1 })
+      if (keyReason) issues.push({ field: named([...path, key]).replace(/[\u0000-\u001f\u007f-\u009f\ud800-\udfff]/g, '?'), message: `name ${keyReason}` })
+      else stack.push({ value: item, path: [...path, key] })
     }
   }
   return issues.reverse()

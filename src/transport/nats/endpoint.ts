@@ -17,6 +17,7 @@ import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { Logger } from '../../logger.ts'
 import { unstorableTextIssues } from '../../contract/text-rules.ts'
 import { withoutNulls } from '../../contract/null-as-absent.ts'
+import { fieldName } from '../../contract/field-path.ts'
 import type { Reply } from './micro.ts'
 
 // The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
@@ -204,17 +205,6 @@ function invalidRequest(details: FieldIssue[]): Invalid {
   const listed = details.slice(0, message_fields_max).map((d) => `${d.field} ${d.message}`)
   const more = details.length > message_fields_max ? `; and ${details.length - message_fields_max} more` : ''
   return new Invalid(`invalid request: ${listed.join('; ')}${more}`, details.slice(0, details_max))
-}
-
-/**
- * A field's name in `details`: dotted, with an array index written `[n]` when a field of
- * the element follows (`payments[3].amount`, RULINGS "Bulk payments") and `.n` when the
- * element itself is meant (`permissions.1`).
- */
-function fieldName(path: PropertyKey[]): string {
-  return path
-    .map((key, i) => (typeof key === 'number' && i < path.length - 1 ? `[${key}]` : `${i > 0 ? '.' : ''}${String(key)}`))
-    .join('')
 }
 
 function issueToFields(issue: z.core.$ZodIssue, body: unknown): FieldIssue[] {
