@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
+import { debitOrdersMigration } from '../debit/debit-migration.ts'
 import { sandboxMigration } from '../sandbox/sandbox-migration.ts'
 import { webhooksMigration } from '../webhooks/webhook-migration.ts'
 
@@ -320,4 +321,5 @@ export const migrations: Record<string, Migration> = {
   '0007_bulk_payments': bulkPaymentsMigration,
   '0008_webhooks': webhooksMigration,
   '0009_sandbox': sandboxMigration,
+  '0010_debit_orders': debitOrdersMigration,
 }

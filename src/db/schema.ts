@@ -1,5 +1,6 @@
 import type { ColumnType, Generated } from 'kysely'
 import type { BulkTables } from '../bulk/bulk-tables.ts'
+import type { DebitTables } from '../debit/debit-tables.ts'
 import type { SandboxTables } from '../sandbox/sandbox-tables.ts'
 import type { WebhookTables } from '../webhooks/webhook-tables.ts'
 
@@ -244,7 +245,7 @@ export interface NotifierMessagesTable {
 }
 
 // Capabilities built later keep their table types beside their code and add them here.
-export interface Database extends BulkTables, WebhookTables, SandboxTables {
+export interface Database extends BulkTables, WebhookTables, SandboxTables, DebitTables {
   partners: PartnersTable
   credentials: CredentialsTable
   entities: EntitiesTable
