@@ -2,6 +2,8 @@ import { sql, type Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
 import { debitOrdersMigration } from '../debit/debit-migration.ts'
+import { partnerDebtMigration } from '../ledger/partner-debt-migration.ts'
+import { simulatedDebitRailMigration } from '../rails/debit-rail-migration.ts'
 import { sandboxMigration } from '../sandbox/sandbox-migration.ts'
 import { webhooksMigration } from '../webhooks/webhook-migration.ts'
 
@@ -322,4 +324,6 @@ export const migrations: Record<string, Migration> = {
   '0008_webhooks': webhooksMigration,
   '0009_sandbox': sandboxMigration,
   '0010_debit_orders': debitOrdersMigration,
+  '0011_simulated_debit_rail': simulatedDebitRailMigration,
+  '0012_partner_debts': partnerDebtMigration,
 }
