@@ -23,6 +23,12 @@ const settings = z.object({
   BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
   BANK_FEE_RTC_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(700),
   BANK_FEE_INTERNAL_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  /** Bank charges per successful debit-order collection, kept from the collected amount (fee income). */
+  BANK_FEE_DEBIT_ORDER_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(350),
+  /** Debit-order collection runs on business days (off: only `bank debit run`). */
+  BANK_DEBIT_SCHEDULE: z.enum(['on', 'off']).default('on'),
+  /** Collections one run submits to the debit rail in one batch (and books in one transaction). */
+  BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
   BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
   BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
@@ -71,6 +77,11 @@ export interface Config {
   bootstrapOperator: boolean
   credentialCacheTtlMs: number
   fees: { EFT: bigint; RTC: bigint; INTERNAL: bigint }
+  /** Bank charges per successful debit-order collection (cents). */
+  debitOrderFeeCents: bigint
+  /** Plan a debit-order collection run on each business day (off: only on demand). */
+  debitSchedule: boolean
+  debitBatchMax: number
   transferKeyWindowMs: number
   ledgerBatchJobsMax: number
   ledgerBatchesInFlightMax: number
@@ -130,6 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapOperator: s.BANK_BOOTSTRAP_OPERATOR === 'true',
     credentialCacheTtlMs: s.BANK_CREDENTIAL_CACHE_TTL_MS,
     fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS), INTERNAL: BigInt(s.BANK_FEE_INTERNAL_CENTS) },
+    debitOrderFeeCents: BigInt(s.BANK_FEE_DEBIT_ORDER_CENTS),
+    debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
+    debitBatchMax: s.BANK_DEBIT_BATCH_MAX,
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
     ledgerBatchesInFlightMax: s.BANK_LEDGER_BATCHES_IN_FLIGHT_MAX,

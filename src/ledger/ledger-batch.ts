@@ -13,8 +13,13 @@ import { chainHash } from './tx-chain.ts'
 // memory in request order, and writes everything with a few set-based statements. Every
 // movement is a journal whose postings sum to zero; balances change only with postings.
 
-/** The bank's own ledger accounts; their balances are derived from postings when asked. */
-export type InternalAccount = 'settlement:EFT' | 'settlement:RTC' | 'fee_income'
+/**
+ * The bank's own ledger accounts; their balances are derived from postings when asked.
+ * `settlement:DEBIT_ORDER` is where debit-order collections come from (and disputes go
+ * back to); `partner_debt:<partner_id>` is what a partner owes the bank (negative while it
+ * owes: see partner-debt.ts).
+ */
+export type InternalAccount = 'settlement:EFT' | 'settlement:RTC' | 'settlement:DEBIT_ORDER' | 'fee_income' | `partner_debt:${string}`
 
 export interface AccountState {
   id: string

@@ -14,6 +14,7 @@ import {
   type AccountLedgerHead,
 } from './ledger-store.ts'
 import { rowHashHolds } from './tx-chain.ts'
+import { debtAccount, PartnerDebts, recordedDebts } from './partner-debt.ts'
 
 // The report's shape is the `ops.ledger.verify` reply schema's.
 import type { LedgerProblem, LedgerReport } from '../operators/operator-contract.ts'
@@ -53,7 +54,11 @@ export class LedgerService {
         added_by: 'system',
         posted: true,
       })
+      // A partner that owes the bank (a disputed debit order's shortfall) pays it first.
+      const debts = await PartnerDebts.open(trx, [batch.account(accountId).partner_id], batch.now)
+      debts.recover(batch, accountId, batch.account(accountId).partner_id, txId)
       await batch.flush()
+      await debts.flush()
       const a = batch.account(accountId)
       return { tx_id: txId, account_id: accountId, amount: centsText(amount), balance: centsText(a.balance), available_balance: centsText(a.balance - a.held) }
     })
@@ -74,6 +79,7 @@ export class LedgerService {
     const total = await postingsTotal(this.db)
     if (total !== 0n) report({ kind: 'ledger_unbalanced', message: `all postings sum to ${total}` })
     const internal = await internalBalances(this.db)
+    await this.verifyDebts(internal, report)
 
     const accounts = await accountHeads(this.db)
     let transactionsChecked = 0
@@ -88,6 +94,20 @@ export class LedgerService {
       postings_total: centsText(total),
       internal_balances: Object.fromEntries([...internal].map(([name, balance]) => [name, centsText(balance)])),
       problems,
+    }
+  }
+
+  /**
+   * A partner's recorded debt (partner_debts) is what its `partner_debt:<id>` postings say
+   * it owes, and no partner is ever owed by the debt account (over-recovered).
+   */
+  private async verifyDebts(internal: Map<string, bigint>, report: (p: LedgerProblem) => void): Promise<void> {
+    const recorded = await recordedDebts(this.db)
+    const partners = new Set([...recorded.keys(), ...[...internal.keys()].filter((n) => n.startsWith('partner_debt:')).map((n) => n.slice('partner_debt:'.length))])
+    for (const partnerId of partners) {
+      const posted = -(internal.get(debtAccount(partnerId)) ?? 0n)
+      const owed = recorded.get(partnerId) ?? 0n
+      if (posted !== owed || posted < 0n) report({ kind: 'debt_mismatch', message: `partner ${partnerId} owes ${owed} but its debt postings say ${posted}` })
     }
   }
 

@@ -77,4 +77,9 @@ export interface DebitRail {
   collectDisputes(): Promise<DebitDispute[]>
   /** The bank has booked (or refused, past the window) these disputes; unknown keys are ignored. */
   acknowledgeDisputes(keys: readonly string[]): Promise<void>
+  /**
+   * Sandbox only (the simulated rail): a debtor disputes a collection now, as the operator's
+   * `bank debit dispute` asks; the next collection run books it. Absent on a real rail.
+   */
+  raiseDispute?(dispute: { debit_order_id: string; collection_date: string; bank_reference: string }): Promise<void>
 }
