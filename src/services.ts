@@ -29,6 +29,9 @@ import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
 import { WebhookService, webhook_limits_default } from './webhooks/webhook-service.ts'
 import type { MovableClock } from './sandbox/sandbox-clock.ts'
 import { SandboxService } from './sandbox/sandbox-service.ts'
+import { DebitService } from './debit/debit-service.ts'
+import { MandateService } from './debit/mandate-service.ts'
+import { activatingAuthenticator, type MandateAuthenticator } from './debit/mandate-authenticator.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -54,6 +57,10 @@ export interface Services {
   webhooks: WebhookService
   /** The sandbox's clock and messages (`ops.sandbox.*`); refuses everything in production. */
   sandbox: SandboxService
+  /** Mandates (`svc.debit.<entity_id>.mandate.*`) and their authentication jobs. */
+  mandates: MandateService
+  /** Debit orders (`svc.debit.<entity_id>.create|list|cancel|status`). */
+  debit: DebitService
 }
 
 export interface ServiceClocks {
@@ -61,6 +68,8 @@ export interface ServiceClocks {
   sandboxClock?: MovableClock | undefined
   /** The clock job leases are measured on; the system clock unless a test controls it. */
   wallClock?: Clock | undefined
+  /** Who authenticates new mandates for the debtor's bank; accepts every mandate at once unless given. */
+  mandateAuthenticator?: MandateAuthenticator | undefined
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -138,8 +147,12 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   }, { fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox })
   const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
   const sandbox = new SandboxService(sandboxClock, jobRunner, notifier)
+  const mandates = new MandateService(db, clock, jobRunner, clocks.mandateAuthenticator ?? activatingAuthenticator)
+  const debit = new DebitService(db, clock, calendar, {
+    accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
+  })
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
-    jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks,
+    jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit,
   }
 }

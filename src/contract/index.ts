@@ -7,6 +7,7 @@ import { userOperations } from '../users/user-contract.ts'
 import { bulkOperations } from '../bulk/bulk-contract.ts'
 import { webhookOperations } from '../webhooks/webhook-contract.ts'
 import { sandboxOperations } from '../sandbox/sandbox-contract.ts'
+import { debitOperations } from '../debit/debit-contract.ts'
 import type { Operation } from './operation.ts'
 
 // Every operation the service offers, in groups. This table is the only list of them:
@@ -23,6 +24,7 @@ export const contract = {
   bulk: bulkOperations,
   webhooks: webhookOperations,
   sandbox: sandboxOperations,
+  debit: debitOperations,
 } as const
 
 export type Contract = typeof contract

@@ -4,6 +4,7 @@ import { onboardPartner, partnerRootEntities, rawRequest, type RawReply, type Te
 import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { uuidPattern } from '../support/assertions.ts'
 import { appendEvent } from '../../src/events/index.ts'
+import { addDays, toSast } from '../../src/calendar/sa-calendar.ts'
 
 // One schema-valid request body for every operation of the endpoint table, so that the
 // cross-cutting suites (auth matrix, malformed input) can be driven by `allOperations()`
@@ -27,6 +28,8 @@ export interface OperationFixture {
   bulk: { statusId: string; toVerify: Array<{ bulk_payment_id: string; otp: string }>; toCancel: string[] }
   /** An event of the partner's, handed over (so it has a webhook delivery), for `webhook_redeliver`. */
   webhookEventId: string
+  /** Debit orders of the root entity: an active monthly mandate, an order to read, and ones each cancel uses once. */
+  debit: { mandateReference: string; statusOrderId: string; ordersToCancel: string[]; mandatesToCancel: string[] }
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
@@ -47,7 +50,48 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
   const bulk = await bulkBatches(tb, partner)
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk }
+  const debit = await debitOrders(tb, partner)
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit }
+}
+
+/** Mandates and orders each cancel sample uses once (a cancelled one cannot be cancelled again). */
+const debit_cancel_pool = 25
+
+/** A mandate of the root entity, made active by its authentication run here and now. */
+async function debitMandate(tb: TestBank, partner: TestPartner): Promise<string> {
+  const mandate_reference = `FIX-${randomUUID().slice(0, 8)}`
+  await partner.client.mandates.create({ entity_id: partner.rootEntityId, ...debitMandateBody(mandate_reference) })
+  const row = await tb.bank.database.db.selectFrom('debit_mandates').select('id').where('entity_id', '=', partner.rootEntityId).where('mandate_reference', '=', mandate_reference).executeTakeFirstOrThrow()
+  await tb.bank.services.mandates.authenticate(row.id, 1)
+  return mandate_reference
+}
+
+async function debitOrders(tb: TestBank, partner: TestPartner): Promise<OperationFixture['debit']> {
+  const mandateReference = await debitMandate(tb, partner)
+  const order = async () => (await partner.client.debitOrders.create({ entity_id: partner.rootEntityId, ...debitOrderBody(tb, mandateReference) })).debit_order_id
+  const statusOrderId = await order()
+  const ordersToCancel: string[] = []
+  const mandatesToCancel: string[] = []
+  for (let i = 0; i < debit_cancel_pool; i++) {
+    ordersToCancel.push(await order())
+    mandatesToCancel.push(await debitMandate(tb, partner))
+  }
+  return { mandateReference, statusOrderId, ordersToCancel, mandatesToCancel }
+}
+
+const debtorAccount = { account_holder_name: 'Thandi Nkosi', account_number: '1234567890', account_type: 'cheque' as const, branch_code: '250655' }
+
+function debitMandateBody(mandate_reference: string) {
+  return { mandate_reference, ...debtorAccount, max_amount: 100_000, frequency: 'monthly' as const }
+}
+
+/** A monthly order two weeks ahead of the bank's day (well past the lead time and the cancel deadline). */
+function debitOrderBody(tb: TestBank, mandate_reference: string) {
+  const collection_date = addDays(toSast(tb.clock.now()).date, 14)
+  return {
+    clientTxId: randomUUID(), mandate_reference, amount: 1_500, collection_date, ...debtorAccount,
+    reference: 'Gym', frequency: 'monthly' as const, end_date: addDays(collection_date, 180),
+  }
 }
 
 /** Pending batches each verify or cancel sample uses once (a batch is verified or cancelled once). */
@@ -191,6 +235,15 @@ const bodies: Record<string, BodyFactory> = {
   // would bring other work due in the middle of their checks.
   ops_sandbox_clock_advance: (f) => ({ to: f.tb.clock.now().toISOString() }),
   ops_sandbox_messages: () => ({ limit: 5 }),
+  // Debit orders and mandates, on the root entity's subject.
+  debit_mandate_create: () => debitMandateBody(`SAMPLE-${randomUUID().slice(0, 8)}`),
+  debit_mandate_get: (f) => ({ mandate_reference: f.debit.mandateReference }),
+  debit_mandate_list: () => ({ status: 'active' }),
+  debit_mandate_cancel: (f) => ({ mandate_reference: takeOne(f.debit.mandatesToCancel) }),
+  debit_create: (f) => debitOrderBody(f.tb, f.debit.mandateReference),
+  debit_list: () => ({ status: 'scheduled' }),
+  debit_cancel: (f) => ({ debit_order_id: takeOne(f.debit.ordersToCancel) }),
+  debit_status: (f) => ({ debit_order_id: f.debit.statusOrderId }),
 }
 
 /**

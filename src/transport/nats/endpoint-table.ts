@@ -70,10 +70,19 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(sandbox.clock, () => s.sandbox.now()),
     endpoint(sandbox.advance, (r) => s.sandbox.advance(r)),
     endpoint(sandbox.messages, (r) => s.sandbox.messages(r)),
+
+    endpoint(contract.debit.mandateCreate, (r, c) => s.mandates.create(c.caller, bulkEntity(r, c), r)),
+    endpoint(contract.debit.mandateGet, (r, c) => s.mandates.get(bulkEntity(r, c), r.mandate_reference)),
+    endpoint(contract.debit.mandateList, (r, c) => s.mandates.list(bulkEntity(r, c), r)),
+    endpoint(contract.debit.mandateCancel, (r, c) => s.mandates.cancel(bulkEntity(r, c), r)),
+    endpoint(contract.debit.create, (r, c) => s.debit.create(c.caller, bulkEntity(r, c), r)),
+    endpoint(contract.debit.list, (r, c) => s.debit.list(bulkEntity(r, c), r)),
+    endpoint(contract.debit.cancel, (r, c) => s.debit.cancel(partner(c), bulkEntity(r, c), r)),
+    endpoint(contract.debit.status, (r, c) => s.debit.status(partner(c), bulkEntity(r, c), r.debit_order_id)),
   ]
 }
 
-/** The `<entity_id>` of a bulk subject; a request that repeats it must repeat it exactly. */
+/** The `<entity_id>` of a bulk or debit subject; a request that repeats it must repeat it exactly. */
 function bulkEntity(request: { entity_id?: string | undefined }, context: { subjectId: string | null }): string {
   const entityId = (context.subjectId as string).toLowerCase()
   if (request.entity_id !== undefined && request.entity_id !== entityId) throw Invalid.field('entity_id', 'must be the entity the subject names')
