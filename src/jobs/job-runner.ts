@@ -93,7 +93,9 @@ const advance_plan_step_ms = 60_000
 const advance_event_batches_max = 100
 
 export interface EventDispatch {
+  /** Hands over at most `batchLimit` events; resolves with how many. */
   dispatchPending(): Promise<number>
+  readonly batchLimit: number
 }
 
 /** Keys this instance planned lately, so a tick does not insert the same cycle again and again. */
@@ -312,7 +314,8 @@ export class JobRunner {
     }
     // Handing events over and running jobs fail apart: a subscriber that keeps failing
     // must not stop clearing, and a planning fault must not stop the events.
-    await this.dispatchEvents()
+    // A full batch handed over: more may wait, so the next tick follows at once.
+    if ((await this.dispatchEvents()) >= (this.events?.batchLimit ?? Infinity)) this.kicked = true
     if (this.advancing > 0) return
     try {
       await this.plan()

@@ -10,6 +10,13 @@ import { addressRefusal, checkUrlForm, literalAddress, systemResolver, type Reso
 // allowed, and hands the connection the address it checked, so the socket cannot go
 // anywhere the check did not see. Tests use it as it is, against receivers on loopback in
 // sandbox mode: a simulated sender would test less than the real one does there.
+//
+// A session is a run of attempts that may share connections (keep-alive, one socket per
+// origin): a webhook job sending a lane's queued deliveries one after another pays for
+// one connection, not one per event. Each new socket is resolved and checked as above,
+// and a session lives only as long as one job's run, so a host's address is re-checked
+// at the next run. A request on a reused socket that the receiver had just closed (the
+// race every keep-alive client meets) is sent once more on a fresh socket.
 
 export interface WebhookRequest {
   url: string
@@ -29,7 +36,16 @@ export interface WebhookOutcome {
 }
 
 export interface WebhookSender {
+  /** One attempt on a connection of its own. */
   send(request: WebhookRequest): Promise<WebhookOutcome>
+  /** Attempts that may share connections until `close()`. */
+  session(): WebhookSession
+}
+
+export interface WebhookSession {
+  send(request: WebhookRequest): Promise<WebhookOutcome>
+  /** Closes the session's connections. */
+  close(): void
 }
 
 export interface HttpWebhookSenderOptions {
@@ -46,6 +62,24 @@ export class HttpWebhookSender implements WebhookSender {
   }
 
   async send(request: WebhookRequest): Promise<WebhookOutcome> {
+    return this.attempt(request, undefined)
+  }
+
+  session(): WebhookSession {
+    const agents = {
+      'http:': new http.Agent({ keepAlive: true, maxSockets: 1 }),
+      'https:': new https.Agent({ keepAlive: true, maxSockets: 1 }),
+    }
+    return {
+      send: (request) => this.attempt(request, agents),
+      close: () => {
+        agents['http:'].destroy()
+        agents['https:'].destroy()
+      },
+    }
+  }
+
+  private async attempt(request: WebhookRequest, agents: Agents | undefined): Promise<WebhookOutcome> {
     const form = checkUrlForm(request.url, request.sandbox)
     if ('refusal' in form) return refused(`endpoint URL ${form.refusal}`)
     const literal = literalAddress(form.url)
@@ -54,7 +88,10 @@ export class HttpWebhookSender implements WebhookSender {
       if (refusal) return refused(`refused: ${refusal}`)
     }
     try {
-      const status = await this.post(form.url, request)
+      const status = await this.post(form.url, request, agents).catch((error: unknown) => {
+        if (!(error instanceof StaleSocketError)) throw error
+        return this.post(form.url, request, undefined)
+      })
       const delivered = status >= 200 && status <= 299
       return { delivered, status_code: status, error: delivered ? null : `receiver answered ${status}` }
     } catch (error) {
@@ -62,27 +99,33 @@ export class HttpWebhookSender implements WebhookSender {
     }
   }
 
-  private post(url: URL, request: WebhookRequest): Promise<number> {
+  private post(url: URL, request: WebhookRequest, agents: Agents | undefined): Promise<number> {
     const transport = url.protocol === 'https:' ? https : http
     const body = Buffer.from(request.body, 'utf8')
     return new Promise<number>((resolve, reject) => {
+      let answered = false
       const outgoing = transport.request(
         url,
         {
           method: 'POST',
           headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(body.length), 'user-agent': 'partner-bank-webhooks' },
           lookup: this.checkedLookup(request.sandbox),
-          // No pooled sockets: each attempt resolves and checks afresh.
-          agent: false,
+          // Outside a session no pooled sockets: each attempt resolves and checks afresh.
+          agent: agents ? agents[url.protocol === 'https:' ? 'https:' : 'http:'] : false,
           signal: AbortSignal.timeout(this.options.timeout_ms),
         },
         (response) => {
+          answered = true
           // Only the status matters; the receiver's body is drained unread.
           response.resume()
           resolve(response.statusCode ?? 0)
         },
       )
-      outgoing.on('error', (error) => reject(error.name === 'AbortError' || error.name === 'TimeoutError' ? new Error(`no answer within ${this.options.timeout_ms} ms`) : error))
+      outgoing.on('error', (error: NodeJS.ErrnoException) => {
+        if (error.name === 'AbortError' || error.name === 'TimeoutError') return reject(new Error(`no answer within ${this.options.timeout_ms} ms`))
+        if (!answered && outgoing.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) return reject(new StaleSocketError(error))
+        reject(error)
+      })
       outgoing.end(body)
     })
   }
@@ -101,6 +144,15 @@ export class HttpWebhookSender implements WebhookSender {
         (error: unknown) => callback(error as NodeJS.ErrnoException, '', 0),
       )
     }
+  }
+}
+
+type Agents = Record<'http:' | 'https:', http.Agent>
+
+/** A kept-alive socket the receiver closed before this request reached it. */
+class StaleSocketError extends Error {
+  constructor(cause: Error) {
+    super(cause.message, { cause })
   }
 }
 

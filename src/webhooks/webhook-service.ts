@@ -12,9 +12,11 @@ import type { WebhookOutcome, WebhookSender } from './webhook-sender.ts'
 import {
   endpointOf,
   findDelivery,
-  insertDelivery,
+  insertDeliveries,
   laneHead,
+  laneQueue,
   lockLane,
+  markDelivered,
   pageDeliveries,
   saveEndpoint,
   updateDelivery,
@@ -31,8 +33,10 @@ import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../con
 // deliveries about one resource (a batch and its payments): they go out one at a time in
 // outbox order, and a later event never overtakes an earlier one that is still being
 // retried, so a receiver sees `payment.*` before `bulk_payment.completed`. A job attempts
-// its delivery once: any 2xx is delivered; anything else schedules the next attempt with
-// growing backoff, on the bank's clock, until `retry_window_ms` has passed since the
+// the lane's head and then, while each is delivered, the deliveries queued behind it (a
+// run, over kept-alive connections, recorded in one transaction at its end): any 2xx is
+// delivered; anything else ends the run and schedules that delivery's next attempt with
+// growing backoff, on the bank's clock, until `retry_window_ms` has passed since its
 // first attempt, and then the delivery is failed. Either ending schedules the lane's next
 // delivery. Each scheduling bumps the delivery's `generation`, and a job of an older
 // generation does nothing, so one delivery has one live job. Delivery is at least once: a
@@ -52,6 +56,8 @@ export interface WebhookLimits {
   retry_window_ms: number
   retry_backoff_base_ms: number
   retry_backoff_max_ms: number
+  /** Deliveries of one lane one job sends at most, one after another. */
+  run_deliveries_max: number
 }
 
 export const webhook_limits_default: WebhookLimits = {
@@ -59,6 +65,7 @@ export const webhook_limits_default: WebhookLimits = {
   retry_window_ms: 24 * 3_600_000,
   retry_backoff_base_ms: 30_000,
   retry_backoff_max_ms: 2 * 3_600_000,
+  run_deliveries_max: 500,
 }
 
 export const no_endpoint_error = 'no webhook endpoint is set'
@@ -88,12 +95,12 @@ export class WebhookService {
       // A job fails only when the database does (a receiver's failure is an outcome, not an
       // error): these retries cover that, not the receiver.
       attempts_max: 20,
-      lease_ms: Math.max(60_000, options.limits.attempt_timeout_ms * 3),
+      lease_ms: webhookLeaseMs(options.limits),
       backoff_base_ms: 5_000,
       backoff_max_ms: 300_000,
       run: (job) => this.attempt(String(job.payload.event_id), Number(job.payload.generation)),
     })
-    events.subscribe('*', (event, trx) => this.record(event, trx))
+    events.subscribeBatch('*', (events, trx) => this.record(events, trx))
   }
 
   async setEndpoint(partnerId: string, url: string): Promise<{ url: string | null }> {
@@ -147,28 +154,45 @@ export class WebhookService {
     return { delivery: deliveryView(row) }
   }
 
-  /** The subscriber: a delivery row (and, heading its lane, a job) in the dispatch transaction. */
-  private async record(event: OutboxEvent, trx: Kysely<Database>): Promise<void> {
-    if (!isPartnerEventType(event.type) || event.partner_id === null) return
-    await lockLane(trx, event.partner_id, event.resource_id)
+  /**
+   * The subscriber: delivery rows (and, for a lane whose head is new, a job) in the
+   * dispatch transaction, for a dispatch call's events together: per lane, one lock, one
+   * insert and one look at its head, whatever the number of its events.
+   */
+  private async record(events: OutboxEvent[], trx: Kysely<Database>): Promise<void> {
+    const lanes = new Map<string, OutboxEvent[]>()
+    for (const event of events) {
+      if (!isPartnerEventType(event.type) || event.partner_id === null) continue
+      const key = JSON.stringify([event.partner_id, event.resource_id])
+      lanes.set(key, [...(lanes.get(key) ?? []), event])
+    }
     const now = this.clock.now()
-    const routed = event.endpoint_url !== null || (await endpointOf(trx, event.partner_id)) !== null
-    const inserted = await insertDelivery(trx, {
-      event_id: event.id,
-      seq: event.seq,
-      partner_id: event.partner_id,
-      resource_id: event.resource_id,
-      event_type: event.type,
-      endpoint_url: event.endpoint_url,
-      body: JSON.stringify({ type: event.type, timestamp: formatTimestamp(event.occurred_at), data: event.data }),
-      state: routed ? 'pending' : 'failed',
-      last_error: routed ? null : no_endpoint_error,
-      now,
-    })
-    if (!inserted || !routed) return
-    const head = await laneHead(trx, event.partner_id, event.resource_id)
-    // Behind an earlier delivery, this one is scheduled when that one ends.
-    if (head?.event_id === event.id) await this.scheduleHead(trx, event.partner_id, event.resource_id, now)
+    const endpoints = new Map<string, string | null>()
+    for (const laneEvents of lanes.values()) {
+      const { partner_id: partnerId, resource_id: resourceId } = laneEvents[0]!
+      await lockLane(trx, partnerId!, resourceId)
+      if (!endpoints.has(partnerId!)) endpoints.set(partnerId!, await endpointOf(trx, partnerId!))
+      const deliveries = laneEvents.map((event) => {
+        const routed = event.endpoint_url !== null || endpoints.get(partnerId!) !== null
+        return {
+          event_id: event.id,
+          seq: event.seq,
+          partner_id: partnerId!,
+          resource_id: resourceId,
+          event_type: event.type,
+          endpoint_url: event.endpoint_url,
+          body: JSON.stringify({ type: event.type, timestamp: formatTimestamp(event.occurred_at), data: event.data }),
+          state: routed ? ('pending' as const) : ('failed' as const),
+          last_error: routed ? null : no_endpoint_error,
+          now,
+        }
+      })
+      const inserted = await insertDeliveries(trx, deliveries)
+      if (!deliveries.some((d) => d.state === 'pending' && inserted.has(d.event_id))) continue
+      const head = await laneHead(trx, partnerId!, resourceId)
+      // Behind an earlier delivery, these are scheduled when that one ends.
+      if (head && inserted.has(head.event_id)) await this.scheduleHead(trx, partnerId!, resourceId, now)
+    }
   }
 
   /** Gives the lane's head a job of a new generation, due at its next attempt (or now). */
@@ -186,59 +210,114 @@ export class WebhookService {
     })
   }
 
-  /** The job: one attempt of one delivery, unless it was superseded or waits behind an earlier one. */
+  /**
+   * The job: an attempt of the lane's head, then of the deliveries queued behind it, one
+   * at a time in order over shared connections, while each is delivered (a run). The first
+   * that is not delivered ends the run; so do the run limits. Nothing is recorded until the
+   * run ends, in one transaction, so a run cut short is sent again (at least once), and a
+   * job of an older generation, or one whose delivery no longer heads its lane, does nothing.
+   */
   private async attempt(eventId: string, generation: number): Promise<Record<string, unknown>> {
     const delivery = await findDelivery(this.db, eventId)
     if (!delivery || delivery.state !== 'pending' || delivery.generation !== generation) return { skipped: 'superseded' }
     const head = await laneHead(this.db, delivery.partner_id, delivery.resource_id)
     if (head?.event_id !== eventId) return { skipped: 'waiting for an earlier event of the resource' }
-    const url = delivery.endpoint_url ?? (await endpointOf(this.db, delivery.partner_id))
-    const outcome = url ? await this.send(delivery, url) : { delivered: false, status_code: null, error: no_endpoint_error }
-    const state = await this.settle(delivery, generation, outcome, url === null)
-    return { state, status_code: outcome.status_code }
+    const queued = await laneQueue(this.db, delivery.partner_id, delivery.resource_id, String(delivery.seq), this.options.limits.run_deliveries_max - 1)
+    const partnerUrl = await endpointOf(this.db, delivery.partner_id)
+    const signers = (await this.secrets.signing(delivery.partner_id)).map((secret) => new Webhook(secret))
+    const session = this.sender.session()
+    const started = Date.now()
+    const attempts: Attempt[] = []
+    try {
+      for (const next of [delivery, ...queued]) {
+        // Room for one more attempt inside the job's lease, with a margin.
+        if (attempts.length > 0 && Date.now() - started + this.options.limits.attempt_timeout_ms > this.runBudgetMs()) break
+        const url = next.endpoint_url ?? partnerUrl
+        const outcome = url ? await session.send(this.signed(next, url, signers)) : { delivered: false, status_code: null, error: no_endpoint_error }
+        attempts.push({ delivery: next, outcome, final: url === null })
+        if (!outcome.delivered) break
+      }
+    } finally {
+      session.close()
+    }
+    const state = await this.settle(delivery, generation, attempts)
+    const last = attempts.at(-1)!
+    return { state, sent: attempts.length, delivered: attempts.filter((a) => a.outcome.delivered).length, status_code: last.outcome.status_code }
   }
 
-  private async send(delivery: DeliveryRow, url: string): Promise<WebhookOutcome> {
+  /** A run ends well inside the job's lease, so no other instance takes the job over meanwhile. */
+  private runBudgetMs(): number {
+    return Math.max(this.options.limits.attempt_timeout_ms, webhookLeaseMs(this.options.limits) / 3)
+  }
+
+  private signed(delivery: DeliveryRow, url: string, signers: Webhook[]) {
     const sentAt = this.wallClock()
-    const secrets = await this.secrets.signing(delivery.partner_id)
-    const signature = secrets.map((secret) => new Webhook(secret).sign(delivery.event_id, sentAt, delivery.body)).join(' ')
-    return this.sender.send({
+    return {
       url,
       body: delivery.body,
       sandbox: this.options.sandbox,
       headers: {
         'webhook-id': delivery.event_id,
         'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-        'webhook-signature': signature,
+        'webhook-signature': signers.map((signer) => signer.sign(delivery.event_id, sentAt, delivery.body)).join(' '),
       },
+    }
+  }
+
+  /**
+   * Records a run's attempts in one transaction: the delivered ones, then the outcome of
+   * the one that ended it (a retry at a later time, or failed), and schedules the lane's
+   * next delivery. A run whose head was redelivered or rescheduled meanwhile records
+   * nothing: the newer job makes its own attempts.
+   */
+  private async settle(seen: DeliveryRow, generation: number, attempts: Attempt[]): Promise<string> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockLane(trx, seen.partner_id, seen.resource_id)
+      const head = await findDelivery(trx, seen.event_id, { forUpdate: true })
+      if (!head || head.state !== 'pending' || head.generation !== generation) return 'superseded'
+      const now = this.clock.now()
+      const delivered = attempts.filter((a) => a.outcome.delivered)
+      for (const status of new Set(delivered.map((a) => a.outcome.status_code!))) {
+        const ids = delivered.filter((a) => a.outcome.status_code === status).map((a) => a.delivery.event_id)
+        await markDelivered(trx, ids, status, now)
+      }
+      const ending = attempts.find((a) => !a.outcome.delivered)
+      let state = 'delivered'
+      if (ending) {
+        const delivery = await findDelivery(trx, ending.delivery.event_id, { forUpdate: true })
+        state = delivery && delivery.state === 'pending' ? await this.recordFailure(trx, delivery, ending, now) : 'superseded'
+      }
+      await this.scheduleHead(trx, seen.partner_id, seen.resource_id, now)
+      return state
     })
   }
 
-  /** Records an attempt's outcome; an ending (delivered or failed) schedules the lane's next delivery. */
-  private async settle(seen: DeliveryRow, generation: number, outcome: WebhookOutcome, final: boolean): Promise<string> {
-    return this.db.transaction().execute(async (trx) => {
-      await lockLane(trx, seen.partner_id, seen.resource_id)
-      const delivery = await findDelivery(trx, seen.event_id, { forUpdate: true })
-      // Redelivered or rescheduled meanwhile: the newer job makes its own attempt.
-      if (!delivery || delivery.state !== 'pending' || delivery.generation !== generation) return 'superseded'
-      const now = this.clock.now()
-      const attempts = delivery.attempts + 1
-      const firstAttemptAt = delivery.first_attempt_at ?? now
-      const attempt = { attempts, first_attempt_at: firstAttemptAt, last_attempt_at: now, last_status_code: outcome.status_code, last_error: outcome.error }
-      if (outcome.delivered) {
-        await updateDelivery(trx, delivery.event_id, { ...attempt, state: 'delivered', delivered_at: now, next_attempt_at: null }, now)
-      } else if (final || now.getTime() - firstAttemptAt.getTime() >= this.options.limits.retry_window_ms) {
-        await updateDelivery(trx, delivery.event_id, { ...attempt, state: 'failed', next_attempt_at: null }, now)
-      } else {
-        const next = new Date(now.getTime() + retryDelayMs(this.options.limits, attempts))
-        await updateDelivery(trx, delivery.event_id, { ...attempt, next_attempt_at: next }, now)
-        await this.scheduleHead(trx, delivery.partner_id, delivery.resource_id, now)
-        return 'pending'
-      }
-      await this.scheduleHead(trx, delivery.partner_id, delivery.resource_id, now)
-      return outcome.delivered ? 'delivered' : 'failed'
-    })
+  /** An attempt that was not delivered: the next attempt after the backoff, or failed when it was final or the retry window has passed. */
+  private async recordFailure(trx: Kysely<Database>, delivery: DeliveryRow, ending: Attempt, now: Date): Promise<string> {
+    const { outcome } = ending
+    const attempts = delivery.attempts + 1
+    const firstAttemptAt = delivery.first_attempt_at ?? now
+    const attempt = { attempts, first_attempt_at: firstAttemptAt, last_attempt_at: now, last_status_code: outcome.status_code, last_error: outcome.error }
+    if (ending.final || now.getTime() - firstAttemptAt.getTime() >= this.options.limits.retry_window_ms) {
+      await updateDelivery(trx, delivery.event_id, { ...attempt, state: 'failed', next_attempt_at: null }, now)
+      return 'failed'
+    }
+    const next = new Date(now.getTime() + retryDelayMs(this.options.limits, attempts))
+    await updateDelivery(trx, delivery.event_id, { ...attempt, next_attempt_at: next }, now)
+    return 'pending'
   }
+}
+
+interface Attempt {
+  delivery: DeliveryRow
+  outcome: WebhookOutcome
+  /** Not worth a retry: there is no endpoint to send it to. */
+  final: boolean
+}
+
+/** A job's lease: a run of attempts ends well inside it. */
+function webhookLeaseMs(limits: WebhookLimits): number {
+  return Math.max(60_000, limits.attempt_timeout_ms * 3)
 }
 
 /** The wait after the `attempts`-th failed attempt: base, 2 × base, 4 × base, … up to the maximum. */

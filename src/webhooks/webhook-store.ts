@@ -48,26 +48,30 @@ export interface NewDelivery {
   now: Date
 }
 
-/** Records a delivery unless its event has one already (an event handed over again). */
-export async function insertDelivery(trx: Kysely<Database>, d: NewDelivery): Promise<boolean> {
-  const result = await trx
+/** Records deliveries, but none for an event that has one already (handed over again); resolves with the event ids recorded. */
+export async function insertDeliveries(trx: Kysely<Database>, deliveries: readonly NewDelivery[]): Promise<Set<string>> {
+  if (deliveries.length === 0) return new Set()
+  const rows = await trx
     .insertInto('webhook_deliveries')
-    .values({
-      event_id: d.event_id,
-      seq: d.seq.toString(),
-      partner_id: d.partner_id,
-      resource_id: d.resource_id,
-      event_type: d.event_type,
-      endpoint_url: d.endpoint_url,
-      body: d.body,
-      state: d.state,
-      last_error: d.last_error,
-      created_at: d.now,
-      updated_at: d.now,
-    })
+    .values(
+      deliveries.map((d) => ({
+        event_id: d.event_id,
+        seq: d.seq.toString(),
+        partner_id: d.partner_id,
+        resource_id: d.resource_id,
+        event_type: d.event_type,
+        endpoint_url: d.endpoint_url,
+        body: d.body,
+        state: d.state,
+        last_error: d.last_error,
+        created_at: d.now,
+        updated_at: d.now,
+      })),
+    )
     .onConflict((oc) => oc.column('event_id').doNothing())
-    .executeTakeFirst()
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+    .returning('event_id')
+    .execute()
+  return new Set(rows.map((row) => row.event_id))
 }
 
 export async function findDelivery(db: Kysely<Database>, eventId: string, options: { forUpdate?: boolean } = {}): Promise<DeliveryRow | undefined> {
@@ -87,6 +91,42 @@ export async function laneHead(db: Kysely<Database>, partnerId: string, resource
     .orderBy('seq')
     .limit(1)
     .executeTakeFirst()
+}
+
+/** The pending deliveries queued behind `afterSeq` in the lane, oldest first. */
+export async function laneQueue(db: Kysely<Database>, partnerId: string, resourceId: string, afterSeq: string, limit: number): Promise<DeliveryRow[]> {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('partner_id', '=', partnerId)
+    .where('resource_id', '=', resourceId)
+    .where('state', '=', 'pending')
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
+}
+
+/** Marks pending deliveries delivered by one attempt each that the receiver answered with `status`. */
+export async function markDelivered(trx: Kysely<Database>, eventIds: readonly string[], status: number, now: Date): Promise<number> {
+  if (eventIds.length === 0) return 0
+  const result = await trx
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      state: 'delivered',
+      attempts: eb('attempts', '+', 1),
+      first_attempt_at: eb.fn.coalesce('first_attempt_at', eb.val(now)),
+      last_attempt_at: now,
+      last_status_code: status,
+      last_error: null,
+      next_attempt_at: null,
+      delivered_at: now,
+      updated_at: now,
+    }))
+    .where('event_id', 'in', eventIds)
+    .where('state', '=', 'pending')
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows)
 }
 
 export type DeliveryChange = Partial<

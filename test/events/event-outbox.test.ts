@@ -157,3 +157,31 @@ test('events - a family subscription takes its family only, an exact one its typ
     assert.throws(() => dispatcher.subscribe(pattern as EventPattern, async () => {}), /unknown event pattern/, pattern)
   }
 })
+
+test('events - a batch subscriber gets a dispatch call\'s matching events at once, in seq order, after the one-event subscribers; its throw keeps the batch pending', async () => {
+  const ids = await append(db(), [newEvent(), newEvent({ type: 'bulk_payment.completed' }), newEvent({ type: 'payment.failed' })])
+  const dispatcher = new EventDispatcher(db(), tb().clock)
+  const log: string[] = []
+  let failures = 1
+  const boom = new Error('batch subscriber failed')
+  dispatcher.subscribeBatch('payment.*', async (events) => {
+    log.push(`batch ${events.map((event) => event.id).join(',')}`)
+    if (failures-- > 0) throw boom
+  })
+  dispatcher.subscribe('*', async (event) => {
+    log.push(`one ${event.id}`)
+  })
+  const error = await dispatcher.dispatchPending().then(
+    () => assert.fail('the dispatch should have failed'),
+    (e: unknown) => e,
+  )
+  assert.ok(error instanceof EventSubscriberError)
+  assert.equal(error.event_id, ids[0], 'named by the first event of the batch')
+  assert.equal(error.cause, boom)
+  assert.deepEqual(await pendingIds(db()), ids, 'nothing of the failed batch is marked')
+
+  log.length = 0
+  assert.equal(await dispatcher.dispatchPending(), 3)
+  assert.deepEqual(log, [...ids.map((id) => `one ${id}`), `batch ${ids[0]},${ids[2]}`])
+  assert.deepEqual(await pendingIds(db()), [])
+})

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test'
 import { WebhookVerificationError } from 'standardwebhooks'
 import { expectRefusal } from '../support/assertions.ts'
 import { useTestBank } from '../support/harness.ts'
+import { webhook_limits_default } from '../../src/webhooks/webhook-service.ts'
 import {
   appendCommitted,
   deliverDue,
@@ -282,4 +283,63 @@ test('webhooks - a sandbox endpoint may be http:// and loopback, never private o
     await expectRefusal(partner.client.webhooks.setEndpoint({ url }), 400, 'url')
   }
   await partner.client.webhooks.setEndpoint({ url: receiver.url })
+})
+
+test("webhooks - one job sends a lane's queued events in order; the first refused ends the run, the rest wait behind it", async () => {
+  const lane = resourceId()
+  const ids = await appendCommitted(
+    tb,
+    Array.from({ length: 6 }, (_, i) => partnerEvent(tb, partner.partnerId, lane, { data: { bulk_payment_id: lane, payment_id: `p${i}`, status: 'successful' } })),
+  )
+  receiver.respond = (id) => (id === ids[3] ? 503 : 200)
+  try {
+    while ((await tb.bank.services.events.dispatchPending()) > 0) {
+      // hand every event over
+    }
+    // One job run: the head and the events queued behind it, up to the refused one.
+    assert.equal(await tb.bank.services.jobRunner.runDue(), 1)
+    assert.deepEqual(
+      receiver.received.filter((r) => ids.includes(r.id)).map((r) => [r.id, r.status]),
+      [[ids[0], 200], [ids[1], 200], [ids[2], 200], [ids[3], 503]],
+    )
+    for (const id of ids.slice(0, 3)) {
+      const delivery = await deliveryOf(partner, id!)
+      assert.equal(delivery.state, 'delivered')
+      assert.equal(delivery.attempts, 1)
+      assert.equal(delivery.last_status_code, 200)
+    }
+    const refused = await deliveryOf(partner, ids[3]!)
+    assert.equal(refused.state, 'pending')
+    assert.equal(refused.attempts, 1)
+    assert.equal(refused.last_status_code, 503)
+    assert.ok(refused.next_attempt_at)
+    for (const id of ids.slice(4)) assert.equal((await deliveryOf(partner, id!)).attempts, 0, 'behind the refused one, not attempted')
+
+    receiver.respond = () => 200
+    tb.clock.set(new Date(Date.parse(refused.next_attempt_at!)))
+    await deliverDue(tb)
+  } finally {
+    receiver.respond = () => 200
+  }
+  const posts = receiver.received.filter((r) => ids.includes(r.id))
+  assert.deepEqual(posts.map((r) => r.id), [...ids.slice(0, 4), ...ids.slice(3)])
+  for (const id of ids) assert.equal((await deliveryOf(partner, id!)).state, 'delivered')
+  assert.ok(posts.every((post) => post.verified.every((v) => !(v instanceof Error))), 'every post carries a valid signature')
+})
+
+test('webhooks - a run stops at run_deliveries_max and the next job carries on from there', async () => {
+  const lane = resourceId()
+  const count = webhook_limits_default.run_deliveries_max + 3
+  const ids = await appendCommitted(
+    tb,
+    Array.from({ length: count }, (_, i) => partnerEvent(tb, partner.partnerId, lane, { data: { bulk_payment_id: lane, payment_id: `p${i}`, status: 'successful' } })),
+  )
+  while ((await tb.bank.services.events.dispatchPending()) > 0) {
+    // hand every event over
+  }
+  assert.equal(await tb.bank.services.jobRunner.runDue(), 2, 'two runs: a full one, then the three left')
+  assert.deepEqual(
+    receiver.received.filter((r) => ids.includes(r.id)).map((r) => r.id),
+    ids,
+  )
 })

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
+import net, { type AddressInfo } from 'node:net'
 import { after, before, test } from 'node:test'
 import { addressKind, checkEndpointUrl } from '../../src/webhooks/url-policy.ts'
 import { HttpWebhookSender } from '../../src/webhooks/webhook-sender.ts'
@@ -126,5 +126,85 @@ test('webhooks - the sender reports a non-2xx status and a receiver that does no
   } finally {
     silent.closeAllConnections()
     await new Promise<void>((resolve) => silent.close(() => resolve()))
+  }
+})
+
+test('webhooks - a session sends its attempts over one kept-alive connection, each one checked and signed as sent', async () => {
+  const server = http.createServer((request, response) => {
+    request.resume()
+    request.on('end', () => response.writeHead(204).end())
+  })
+  let connections = 0
+  server.on('connection', () => connections++)
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  let lookups = 0
+  const sender = new HttpWebhookSender({
+    timeout_ms: 5_000,
+    resolve: async () => {
+      lookups++
+      return ['127.0.0.1']
+    },
+  })
+  const session = sender.session()
+  try {
+    for (let i = 0; i < 5; i++) {
+      assert.deepEqual(await session.send({ url: `http://hooks.bank-test:${port}/`, headers, body: `{"n":${i}}`, sandbox: true }), {
+        delivered: true,
+        status_code: 204,
+        error: null,
+      })
+    }
+    assert.equal(connections, 1, 'one connection for the five attempts')
+    assert.equal(lookups, 1, 'the one connection was resolved and checked once')
+    // The policy still holds inside a session: production refuses the loopback name.
+    const refused = await session.send({ url: `https://hooks.bank-test:${port}/`, headers, body: '{}', sandbox: false })
+    assert.match(refused.error!, /refused: 127\.0\.0\.1 is a loopback address/)
+  } finally {
+    session.close()
+    server.closeAllConnections()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+})
+
+test('webhooks - a session resends once on a fresh connection when the receiver dropped the kept-alive one unanswered', async () => {
+  // A raw receiver: answers the first request on each connection (keep-alive), and drops
+  // the connection without an answer when a second request arrives on it.
+  let connections = 0
+  let answered = 0
+  const server = net.createServer((socket) => {
+    connections++
+    let requests = 0
+    let buffer = ''
+    socket.on('data', (chunk) => {
+      buffer += chunk.toString('latin1')
+      while (buffer.includes('\r\n\r\n')) {
+        const end = buffer.indexOf('\r\n\r\n') + 4
+        const length = Number(/content-length: *(\d+)/i.exec(buffer.slice(0, end))?.[1] ?? 0)
+        if (buffer.length < end + length) return
+        buffer = buffer.slice(end + length)
+        if (++requests > 1) return socket.destroy()
+        answered++
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n')
+      }
+    })
+    socket.on('error', () => {})
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  const session = new HttpWebhookSender({ timeout_ms: 5_000 }).session()
+  try {
+    for (let i = 0; i < 3; i++) {
+      assert.deepEqual(await session.send({ url: `http://127.0.0.1:${port}/`, headers, body: '{}', sandbox: true }), {
+        delivered: true,
+        status_code: 200,
+        error: null,
+      })
+    }
+    assert.equal(answered, 3)
+    assert.equal(connections, 3, 'each dropped connection was replaced by a fresh one')
+  } finally {
+    session.close()
+    await new Promise<void>((resolve) => server.close(() => resolve()))
   }
 })
