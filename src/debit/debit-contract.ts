@@ -61,9 +61,21 @@ const debitAmount = () => centsAmount().min(debit_limits.amount_min, { error: `m
 const metadata = () =>
   z
     .record(z.string(), z.unknown(), { error: 'must be an object' })
-    .refine((value) => Buffer.byteLength(JSON.stringify(value), 'utf8') <= debit_limits.metadata_bytes_max, {
+    .refine((value) => jsonBytesWithin(value, debit_limits.metadata_bytes_max), {
       error: `must be at most ${debit_limits.metadata_bytes_max} bytes as JSON`,
     })
+
+/**
+ * Whether a value's JSON is at most `max` bytes. A value too deep to serialise (the schema
+ * may meet one before the transport's depth rule, e.g. in the SDK) is certainly too large.
+ */
+function jsonBytesWithin(value: unknown, max: number): boolean {
+  try {
+    return Buffer.byteLength(JSON.stringify(value), 'utf8') <= max
+  } catch {
+    return false
+  }
+}
 
 /**
  * The subject names the entity; our SDK reads it from the request's `entity_id`, so a
@@ -270,5 +282,26 @@ export const debitOperations = {
     summary: "A debit order's state, its status history (every collection), and its last collection's charges and net amount.",
     request: debitOrderRef,
     response: debitStatusView,
+  }),
+  operatorList: operation({
+    name: 'ops_debit_list',
+    sdk: 'debit.list',
+    subject: 'ops.debit.list',
+    permission: 'operator',
+    summary:
+      "A partner's debit orders (all its entities, or one), newest first, optionally of one status; limit (default 100, " +
+      'max 1000), offset and total.',
+    request: z.strictObject({
+      partner_id: uuid(),
+      entity_id: uuid().optional(),
+      status: z.enum(debitOrderStatuses, { error: `must be one of ${debitOrderStatuses.join(', ')}` }).optional(),
+      ...listPaging,
+    }),
+    response: z.object({
+      debit_orders: z.array(debitListItem.extend({ entity_id: z.string() })),
+      total: z.number(),
+      limit: z.number(),
+      offset: z.number(),
+    }),
   }),
 }

@@ -165,8 +165,17 @@ export class DebitService {
     }
     const limit = request.limit ?? debit_limits.list_limit_default
     const offset = request.offset ?? 0
-    const { rows, total } = await listOrders(this.db, entityId, { ...request, limit, offset })
+    const { rows, total } = await listOrders(this.db, { entity_id: entityId }, { ...request, limit, offset })
     return { debit_orders: rows.map(listItem), total, limit, offset }
+  }
+
+  /** The operators' view (`bank debit list --partner P`): a partner's orders, each with its entity. */
+  async listForOperator(request: { partner_id: string; entity_id?: string | undefined } & Partial<Pick<OrderFilter, 'status' | 'limit' | 'offset'>>) {
+    const limit = request.limit ?? debit_limits.list_limit_default
+    const offset = request.offset ?? 0
+    const owner = { partner_id: request.partner_id, entity_id: request.entity_id }
+    const { rows, total } = await listOrders(this.db, owner, { status: request.status, limit, offset })
+    return { debit_orders: rows.map((row) => ({ ...listItem(row), entity_id: row.entity_id })), total, limit, offset }
   }
 
   /** The order if it is this entity's (of this partner): another's is answered as unknown. */

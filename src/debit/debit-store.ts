@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely'
 import type { Database } from '../db/schema.ts'
+import { assert } from '../errors.ts'
 import type {
   DebitMandatesTable,
   DebitOrderHistoryTable,
@@ -103,9 +104,15 @@ export interface OrderFilter {
   offset: number
 }
 
-/** A page of the entity's orders, newest created first (ties by id), and how many match. */
-export async function listOrders(db: Executor, entityId: string, filter: OrderFilter): Promise<{ rows: OrderRow[]; total: number }> {
-  let query = db.selectFrom('debit_orders').where('entity_id', '=', entityId)
+/**
+ * A page of an entity's orders (or, for operators, a partner's), newest created first (ties
+ * by id), and how many match.
+ */
+export async function listOrders(db: Executor, owner: { entity_id?: string | undefined; partner_id?: string | undefined }, filter: OrderFilter): Promise<{ rows: OrderRow[]; total: number }> {
+  let query = db.selectFrom('debit_orders')
+  if (owner.entity_id !== undefined) query = query.where('entity_id', '=', owner.entity_id)
+  if (owner.partner_id !== undefined) query = query.where('partner_id', '=', owner.partner_id)
+  assert(owner.entity_id !== undefined || owner.partner_id !== undefined, 'a debit order list names its owner')
   if (filter.status) query = query.where('status', '=', filter.status)
   if (filter.from_date) query = query.where('collection_date', '>=', filter.from_date)
   if (filter.to_date) query = query.where('collection_date', '<=', filter.to_date)

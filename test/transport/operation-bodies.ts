@@ -244,6 +244,7 @@ const bodies: Record<string, BodyFactory> = {
   debit_list: () => ({ status: 'scheduled' }),
   debit_cancel: (f) => ({ debit_order_id: takeOne(f.debit.ordersToCancel) }),
   debit_status: (f) => ({ debit_order_id: f.debit.statusOrderId }),
+  ops_debit_list: (f) => ({ partner_id: f.partner.partnerId, limit: 10 }),
 }
 
 /**

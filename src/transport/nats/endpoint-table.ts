@@ -79,6 +79,7 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(contract.debit.list, (r, c) => s.debit.list(bulkEntity(r, c), r)),
     endpoint(contract.debit.cancel, (r, c) => s.debit.cancel(partner(c), bulkEntity(r, c), r)),
     endpoint(contract.debit.status, (r, c) => s.debit.status(partner(c), bulkEntity(r, c), r.debit_order_id)),
+    endpoint(contract.debit.operatorList, (r) => s.debit.listForOperator(r)),
   ]
 }
 
