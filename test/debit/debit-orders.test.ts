@@ -367,3 +367,24 @@ test('debit - the debtor account of an order must be the mandate\'s, field by fi
   assert.deepEqual(fields, ['account_number', 'branch_code'])
   assert.equal(debtor.account_type, 'cheque')
 })
+
+test('debit - a recurring order between collections is cancelled against its next collection date', async () => {
+  tb.clock.set(monday)
+  const order = await create({ collection_date: '2026-12-01' })
+  // As a collection run leaves it after its first collection: scheduled again, next date a month on.
+  await tb.bank.database.db.updateTable('debit_orders').set({ next_collection_date: '2027-01-04' }).where('id', '=', order.debit_order_id).execute()
+  tb.clock.set(sast('2026-12-20', '12:00'))
+  const cancelled = await debit().cancel({ entity_id: entity(), debit_order_id: order.debit_order_id })
+  assert.equal(cancelled.status, 'cancelled')
+  const listed = await debit().list({ entity_id: entity(), status: 'cancelled', from_date: '2026-12-01', to_date: '2026-12-01' })
+  assert.equal(listed.debit_orders.find((o) => o.debit_order_id === order.debit_order_id)?.next_collection_date, null)
+})
+
+test('debit - status and cancel name a bad debit_order_id in a 400; an unknown one is a 404', async () => {
+  for (const bad of ['', 'not-a-uuid', 42]) {
+    await expectRefusal(debit().status({ entity_id: entity(), debit_order_id: bad as never }), 400, 'debit_order_id')
+    await expectRefusal(debit().cancel({ entity_id: entity(), debit_order_id: bad as never }), 400, 'debit_order_id')
+  }
+  await expectRefusal(debit().status({ entity_id: entity(), debit_order_id: randomUUID() }), 404)
+  await expectRefusal(debit().cancel({ entity_id: entity(), debit_order_id: randomUUID(), reason: 'x'.repeat(201) }), 400, 'reason')
+})

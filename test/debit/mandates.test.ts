@@ -241,3 +241,11 @@ test('mandate - a bank that has not decided is asked again when it says, on the 
   assert.equal(row.status, 'active')
   assert.deepEqual((await eventsOf(row.id)).map((e) => e.type), ['mandate.active'])
 })
+
+test('mandate - get and cancel name a bad mandate_reference in a 400', async () => {
+  for (const bad of ['', 'a b', 'x'.repeat(36), 7]) {
+    await expectRefusal(mandates().get({ entity_id: entity(), mandate_reference: bad as never }), 400, 'mandate_reference')
+    await expectRefusal(mandates().cancel({ entity_id: entity(), mandate_reference: bad as never }), 400, 'mandate_reference')
+  }
+  await expectRefusal(mandates().cancel({ entity_id: entity(), mandate_reference: 'NOPE', reason: '' }), 400, 'reason')
+})
