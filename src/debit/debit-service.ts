@@ -74,12 +74,12 @@ export class DebitService {
       if (!(await claimKey(trx, { partner_id: partnerId, client_tx_id: request.clientTxId, debit_order_id: orderId }, now, cutoff))) {
         throw duplicateOrder((await liveKeyOf(trx, partnerId, request.clientTxId, cutoff)) ?? orderId)
       }
-      await insertOrder(trx, orderRow(orderId, caller, entityId, accountId, mandate!, request, plan, now))
+      await insertOrder(trx, orderRow(orderId, caller, entityId, accountId, mandate, request, plan, now))
       await appendHistory(trx, [{
         debit_order_id: orderId, status: 'scheduled', description: createdDescription(plan, request.frequency),
         bank_reference: null, collection_date: null, occurred_at: now,
       }])
-      if (mandate!.frequency === 'once_off') await updateMandate(trx, mandate!.id, { used_by_order: orderId })
+      if (mandate.frequency === 'once_off') await updateMandate(trx, mandate.id, { used_by_order: orderId })
     })
     return {
       debit_order_id: orderId,
@@ -117,7 +117,7 @@ export class DebitService {
   }
 
   /** An unknown or inactive mandate is a 400; an order it does not cover is a 422. */
-  private checkMandate(request: DebitCreateRequest, plan: CreatePlan, mandate: MandateRow | undefined): void {
+  private checkMandate(request: DebitCreateRequest, plan: CreatePlan, mandate: MandateRow | undefined): asserts mandate is MandateRow {
     if (!mandate) throw Invalid.field('mandate_reference', 'no mandate of this entity has this reference')
     if (mandate.status !== 'active') {
       throw Invalid.field('mandate_reference', `the mandate is ${mandate.status}; a debit order needs an active mandate`)
