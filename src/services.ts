@@ -31,7 +31,11 @@ import type { MovableClock } from './sandbox/sandbox-clock.ts'
 import { SandboxService } from './sandbox/sandbox-service.ts'
 import { DebitService } from './debit/debit-service.ts'
 import { MandateService } from './debit/mandate-service.ts'
-import { activatingAuthenticator, type MandateAuthenticator } from './debit/mandate-authenticator.ts'
+import type { MandateAuthenticator } from './debit/mandate-authenticator.ts'
+import { DebitCollection } from './debit/debit-collection.ts'
+import { railAuthenticator } from './debit/mandate-rail-authenticator.ts'
+import type { DebitRail } from './rails/debit-rail.ts'
+import { SimulatedDebitRail } from './rails/simulated-debit-rail.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -61,6 +65,10 @@ export interface Services {
   mandates: MandateService
   /** Debit orders (`svc.debit.<entity_id>.create|list|cancel|status`). */
   debit: DebitService
+  /** The debtors' banks: mandate authentication, collections, disputes (simulated until a real one is given). */
+  debitRail: DebitRail
+  /** Debit-order collection runs (`debit.collection_run` jobs, one per business day at 00:00 SAST). */
+  debitCollection: DebitCollection
 }
 
 export interface ServiceClocks {
@@ -147,12 +155,18 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   }, { fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox })
   const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
   const sandbox = new SandboxService(sandboxClock, jobRunner, notifier)
-  const mandates = new MandateService(db, clock, jobRunner, clocks.mandateAuthenticator ?? activatingAuthenticator)
+  const debitRail = new SimulatedDebitRail(db, clock)
+  const mandates = new MandateService(db, clock, jobRunner, clocks.mandateAuthenticator ?? railAuthenticator(debitRail))
   const debit = new DebitService(db, clock, calendar, {
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
   })
+  const debitCollection = new DebitCollection(db, clock, calendar, debitRail, jobRunner, {
+    feeCents: config.debitOrderFeeCents,
+    batchMax: config.debitBatchMax,
+    schedule: config.debitSchedule,
+  }, log)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
-    jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit,
+    jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
   }
 }

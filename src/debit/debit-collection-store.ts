@@ -1,0 +1,149 @@
+import { sql, type Kysely, type Selectable } from 'kysely'
+import type { Database } from '../db/schema.ts'
+import { insertUnnest, unnestRows, type PgType } from '../db/bulk.ts'
+import { assert } from '../errors.ts'
+import type { DebitCollectionsTable, DebitOrderHistoryTable } from './debit-tables.ts'
+import type { HistoryRow, OrderRow } from './debit-store.ts'
+
+// The SQL of the collection runs (debit-collection.ts): which orders and collections are
+// due, taking them under row locks, and set-based writes of a chunk's changes (one
+// statement per table, whatever the chunk's size).
+
+export type CollectionRow = Selectable<DebitCollectionsTable>
+
+/** Scheduled orders whose next collection is due by `date`, oldest date first. */
+export async function dueScheduledOrderIds(db: Kysely<Database>, date: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('debit_orders')
+    .select('id')
+    .where('status', '=', 'scheduled')
+    .where('next_collection_date', '<=', date)
+    .orderBy('next_collection_date')
+    .orderBy('id')
+    .limit(limit)
+    .execute()
+  return rows.map((row) => row.id)
+}
+
+/**
+ * Collections waiting for an attempt on `date`: taken to the bank (`processing`) and not
+ * yet tried on that date (a first attempt, or an insufficient-funds retry).
+ */
+export async function openCollections(db: Kysely<Database>, date: string, limit: number): Promise<CollectionRow[]> {
+  return db
+    .selectFrom('debit_collections')
+    .selectAll()
+    .where('status', '=', 'processing')
+    .where((eb) => eb.or([eb('last_attempt_date', 'is', null), eb('last_attempt_date', '<', date)]))
+    .orderBy('collection_date')
+    .orderBy('debit_order_id')
+    .limit(limit)
+    .execute()
+}
+
+/** Orders by id, locked for the rest of the transaction (in id order: no deadlocks). */
+export async function ordersForUpdate(trx: Kysely<Database>, ids: readonly string[]): Promise<Map<string, OrderRow>> {
+  if (ids.length === 0) return new Map()
+  const rows = await trx
+    .selectFrom('debit_orders')
+    .selectAll()
+    .where('id', '=', sql<string>`any(${[...new Set(ids)]}::uuid[])`)
+    .orderBy('id')
+    .forUpdate()
+    .execute()
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
+/** Orders by id, unlocked (what the rail needs to know about a collection). */
+export async function ordersByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, OrderRow>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.selectFrom('debit_orders').selectAll().where('id', '=', sql<string>`any(${[...new Set(ids)]}::uuid[])`).execute()
+  return new Map(rows.map((row) => [row.id, row]))
+}
+
+/** Collections by order and date, locked (callers lock their orders first). */
+export async function collectionsForUpdate(
+  trx: Kysely<Database>,
+  keys: ReadonlyArray<{ debit_order_id: string; collection_date: string }>,
+): Promise<Map<string, CollectionRow>> {
+  if (keys.length === 0) return new Map()
+  const { rows } = await sql<CollectionRow>`
+    select c.* from debit_collections c
+    join ${unnestRows([...keys], [['debit_order_id', 'uuid'], ['collection_date', 'text']], 'k')}
+      on c.debit_order_id = k.debit_order_id and c.collection_date = k.collection_date
+    order by c.debit_order_id, c.collection_date
+    for update of c`.execute(trx)
+  return new Map(rows.map((row) => [`${row.debit_order_id}:${row.collection_date}`, row]))
+}
+
+/** Every history entry of these orders, in order, by order id. */
+export async function historiesOf(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, HistoryRow[]>> {
+  const histories = new Map<string, HistoryRow[]>(ids.map((id) => [id, []]))
+  if (ids.length === 0) return histories
+  const rows = await db
+    .selectFrom('debit_order_history')
+    .selectAll()
+    .where('debit_order_id', '=', sql<string>`any(${[...new Set(ids)]}::uuid[])`)
+    .orderBy('debit_order_id')
+    .orderBy('id')
+    .execute()
+  for (const row of rows) histories.get(row.debit_order_id)?.push(row)
+  return histories
+}
+
+const order_columns: Array<[keyof OrderRow & string, PgType]> = [
+  ['id', 'uuid'], ['status', 'text'], ['next_collection_date', 'text'], ['attempts', 'bigint'],
+  ['first_attempt_date', 'text'], ['last_attempt_date', 'text'], ['collections_count', 'bigint'],
+  ['processed_at', 'timestamptz'], ['bank_charges', 'bigint'], ['net_amount', 'bigint'], ['credit_tx_id', 'uuid'],
+  ['bank_reference', 'text'], ['failure_reason', 'text'], ['disputed_at', 'timestamptz'], ['reversal_tx_id', 'uuid'],
+  ['updated_at', 'timestamptz'],
+]
+
+/** Writes the run's columns of these orders (one statement). */
+export async function writeOrders(trx: Kysely<Database>, rows: OrderRow[]): Promise<void> {
+  if (rows.length === 0) return
+  const result = await sql`
+    update debit_orders as o set
+      status = v.status, next_collection_date = v.next_collection_date, attempts = v.attempts,
+      first_attempt_date = v.first_attempt_date, last_attempt_date = v.last_attempt_date,
+      collections_count = v.collections_count, processed_at = v.processed_at, bank_charges = v.bank_charges,
+      net_amount = v.net_amount, credit_tx_id = v.credit_tx_id, bank_reference = v.bank_reference,
+      failure_reason = v.failure_reason, disputed_at = v.disputed_at, reversal_tx_id = v.reversal_tx_id,
+      updated_at = v.updated_at
+    from ${unnestRows(rows, order_columns)}
+    where o.id = v.id`.execute(trx)
+  assert(Number(result.numAffectedRows) === rows.length, 'every order of the chunk was written')
+}
+
+const collection_columns: Array<[keyof CollectionRow & string, PgType]> = [
+  ['debit_order_id', 'uuid'], ['collection_date', 'text'], ['status', 'text'], ['attempts', 'bigint'],
+  ['first_attempt_date', 'text'], ['last_attempt_date', 'text'], ['amount', 'bigint'], ['bank_charges', 'bigint'],
+  ['net_amount', 'bigint'], ['credit_tx_id', 'uuid'], ['reversal_tx_id', 'uuid'], ['bank_reference', 'text'],
+  ['failure_reason', 'text'], ['submitted_at', 'timestamptz'], ['processed_at', 'timestamptz'], ['disputed_at', 'timestamptz'],
+]
+
+/** Inserts new collections and writes changed ones (one statement). */
+export async function writeCollections(trx: Kysely<Database>, rows: CollectionRow[]): Promise<void> {
+  if (rows.length === 0) return
+  await sql`
+    insert into debit_collections (${sql.join(collection_columns.map(([name]) => sql.ref(name)))})
+    select * from ${unnestRows(rows, collection_columns)}
+    on conflict (debit_order_id, collection_date) do update set
+      status = excluded.status, attempts = excluded.attempts, first_attempt_date = excluded.first_attempt_date,
+      last_attempt_date = excluded.last_attempt_date, bank_charges = excluded.bank_charges, net_amount = excluded.net_amount,
+      credit_tx_id = excluded.credit_tx_id, reversal_tx_id = excluded.reversal_tx_id, bank_reference = excluded.bank_reference,
+      failure_reason = excluded.failure_reason, submitted_at = excluded.submitted_at, processed_at = excluded.processed_at,
+      disputed_at = excluded.disputed_at`.execute(trx)
+}
+
+type NewHistory = Omit<Selectable<DebitOrderHistoryTable>, 'id'>
+
+const history_columns: Array<[keyof NewHistory & string, PgType]> = [
+  ['debit_order_id', 'uuid'], ['status', 'text'], ['description', 'text'], ['bank_reference', 'text'],
+  ['collection_date', 'text'], ['occurred_at', 'timestamptz'],
+]
+
+/** Appends history entries in the order given (one statement; ids follow that order). */
+export async function insertHistory(trx: Kysely<Database>, rows: NewHistory[]): Promise<void> {
+  await insertUnnest(trx, 'debit_order_history', rows, history_columns)
+}

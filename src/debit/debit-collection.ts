@@ -1,0 +1,425 @@
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
+import type { Clock } from '../clock.ts'
+import type { Database } from '../db/schema.ts'
+import { assert } from '../errors.ts'
+import type { JobContext, JobRunner } from '../jobs/job-runner.ts'
+import { cents } from '../ledger/cents.ts'
+import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import { PartnerDebts } from '../ledger/partner-debt.ts'
+import type { Logger } from '../logger.ts'
+import { collectionKey, type DebitCollectionOutcome, type DebitCollectionRequest, type DebitDispute, type DebitRail } from '../rails/debit-rail.ts'
+import { CollectionChunk } from './debit-collection-chunk.ts'
+import {
+  collectionsForUpdate,
+  dueScheduledOrderIds,
+  openCollections,
+  ordersByIds,
+  ordersForUpdate,
+  type CollectionRow,
+} from './debit-collection-store.ts'
+import { nextCollectionDate, nextTrackingDate } from './debit-schedule.ts'
+import type { OrderRow } from './debit-store.ts'
+
+// Debit-order collection runs (RULINGS, Debit orders), as jobs of the jobs module: one
+// `debit.collection_run` job per SA business day, planned at 00:00 SAST (inside the
+// 00:00–06:00 processing window; the sandbox's advance runs it as the clock passes), or
+// made on demand by the operator (`runNow`). A run, for its date:
+//  1. books the disputes the debit rail reports (successful → disputed, the credit reversed,
+//     a shortfall owed by the partner) and acknowledges them after the commit;
+//  2. takes the due `scheduled` orders (next collection date on or before the run's date) to
+//     `processing`, one collection row each, in chunks of one transaction;
+//  3. submits the collections waiting for an attempt to the rail in batches and books each
+//     batch's answers in one transaction: `successful` credits the entity's account
+//     `amount − bank_charges` (a `debit_order` transaction) with the status change, history
+//     and event; insufficient funds is tried again on the next business day while the
+//     order's tracking days last, then `failed`; other refusals are `failed`. A recurring
+//     order then goes back to `scheduled` on its next date, until its end date.
+// Every step re-reads its rows under lock, and the rail answers the same attempt the same
+// way, so a run cut short by a crash and run again books nothing twice.
+
+export const debit_run_job_kind = 'debit.collection_run'
+/** Disputes are honoured when the debtor raises them within this many days of the collection. */
+export const dispute_window_days = 40
+
+export interface DebitCollectionOptions {
+  /** Bank charges per successful collection, unless the rail names its own. */
+  feeCents: bigint
+  /** Orders and collections per chunk: one rail batch, one transaction. */
+  batchMax: number
+  /** Plan a run on each business day (off: only runNow). */
+  schedule: boolean
+}
+
+export type DebitRunReport = {
+  run: string
+  date: string
+  resumed: boolean
+  /** Orders taken from `scheduled` to `processing`. */
+  submitted: number
+  successful: number
+  failed: number
+  /** Collections that found insufficient funds and are tried again on a later business day. */
+  retrying: number
+  /** Recurring orders scheduled again for their next date. */
+  rescheduled: number
+  disputed: number
+}
+
+export class DebitCollection {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly calendar: SouthAfricanCalendar,
+    private readonly rail: DebitRail,
+    private readonly jobs: JobRunner,
+    private readonly options: DebitCollectionOptions,
+    private readonly log: Logger,
+  ) {
+    assert(options.batchMax >= 1, 'a debit run needs a batch size')
+    jobs.register({
+      kind: debit_run_job_kind,
+      attempts_max: 10,
+      lease_ms: 60_000,
+      backoff_base_ms: 30_000,
+      backoff_max_ms: 30 * 60_000,
+      run: (job) => this.run(String(job.payload.run), String(job.payload.date), job),
+      ...(options.schedule ? { plan: (now: Date) => this.plannedRuns(now) } : {}),
+    })
+  }
+
+  /** Today's run, due at 00:00 SAST, when today is a business day (a late start catches up). */
+  plannedRuns(now: Date) {
+    const today = toSast(now).date
+    if (!this.calendar.isBusinessDay(today)) return []
+    return [{ key: today, due_at: fromSast(today), payload: { run: today, date: today } }]
+  }
+
+  /** Runs a collection now for `date` (today in SAST by default), as a job of its own. */
+  async runNow(date?: string): Promise<DebitRunReport> {
+    const now = this.clock.now()
+    const day = date ?? toSast(now).date
+    const run = `manual:${day}:${now.toISOString()}:${randomUUID().slice(0, 8)}`
+    const report = await this.jobs.runNew({ kind: debit_run_job_kind, key: run, payload: { run, date: day } })
+    assert(report, 'a manual debit run has a key of its own')
+    return report as unknown as DebitRunReport
+  }
+
+  async run(run: string, date: string, job?: Pick<JobContext, 'attempt' | 'signal'>): Promise<DebitRunReport> {
+    const report: DebitRunReport = { run, date, resumed: (job?.attempt ?? 1) > 1, submitted: 0, successful: 0, failed: 0, retrying: 0, rescheduled: 0, disputed: 0 }
+    const stillOurs = () => {
+      if (job?.signal.aborted) throw new Error('debit run: the lease was lost; another instance goes on')
+    }
+    await this.bookDisputes(report)
+    for (;;) {
+      stillOurs()
+      const ids = await dueScheduledOrderIds(this.db, date, this.options.batchMax)
+      if (ids.length === 0) break
+      await this.startCollections(ids, date, report)
+    }
+    for (;;) {
+      stillOurs()
+      const chunk = await openCollections(this.db, date, this.options.batchMax)
+      if (chunk.length === 0) break
+      const orders = await ordersByIds(this.db, chunk.map((c) => c.debit_order_id))
+      const outcomes = await this.rail.submitCollections(chunk.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!)))
+      const booked = await this.bookOutcomes(chunk, outcomes, date, report)
+      if (booked === 0) {
+        // The rail answered none of them: they wait for the next run.
+        this.log.warn({ run, open: chunk.length }, 'the debit rail left a chunk of collections unanswered')
+        break
+      }
+    }
+    this.log.info(report, 'debit collection run finished')
+    return report
+  }
+
+  /** Takes due scheduled orders to `processing`, each with a collection row (one transaction). */
+  private async startCollections(ids: string[], date: string, report: DebitRunReport): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const orders = await ordersForUpdate(trx, ids)
+      const chunk = await CollectionChunk.open(trx, ids, this.clock.now())
+      for (const order of orders.values()) {
+        const collectionDate = order.next_collection_date
+        if (order.status !== 'scheduled' || collectionDate === null || collectionDate > date) continue
+        chunk.record(
+          { ...order, attempts: 0, first_attempt_date: null, last_attempt_date: null },
+          'processing',
+          { description: `submitted to the debtor's bank for the collection of ${collectionDate}`, collection_date: collectionDate },
+        )
+        chunk.collection(newCollection(order, collectionDate, chunk.now))
+        report.submitted++
+      }
+      await chunk.flush(trx)
+    })
+  }
+
+  /** Books the rail's answers to one batch; returns how many it booked. */
+  private async bookOutcomes(sent: CollectionRow[], outcomes: Map<string, DebitCollectionOutcome>, date: string, report: DebitRunReport): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const orders = await ordersForUpdate(trx, sent.map((c) => c.debit_order_id))
+      const current = await collectionsForUpdate(trx, sent)
+      const accounts = [...orders.values()].map((o) => o.account_id)
+      const batch = await LedgerBatch.open(trx, this.clock, accounts)
+      const debts = await PartnerDebts.open(trx, [...orders.values()].map((o) => o.partner_id), batch.now)
+      const chunk = await CollectionChunk.open(trx, [...orders.keys()], batch.now)
+      let booked = 0
+      for (const was of sent) {
+        const key = collectionKey(was)
+        const collection = current.get(key)
+        const order = orders.get(was.debit_order_id)
+        const outcome = outcomes.get(key)
+        // Booked meanwhile (a run taken over after a crash), or not answered: leave it.
+        if (!collection || !order || !outcome || collection.status !== 'processing' || collection.attempts !== was.attempts) continue
+        if (collection.last_attempt_date !== null && collection.last_attempt_date >= date) continue
+        const attempt = { ...collection, attempts: collection.attempts + 1, first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date }
+        const tried = { ...order, attempts: attempt.attempts, first_attempt_date: attempt.first_attempt_date, last_attempt_date: date }
+        if (outcome.status === 'collected') this.collected(batch, debts, chunk, tried, attempt, outcome, report)
+        else this.refused(chunk, tried, attempt, outcome, date, report)
+        booked++
+      }
+      await batch.flush()
+      await debts.flush()
+      await chunk.flush(trx)
+      return booked
+    })
+  }
+
+  private collected(
+    batch: LedgerBatch,
+    debts: PartnerDebts,
+    chunk: CollectionChunk,
+    order: OrderRow,
+    collection: CollectionRow,
+    outcome: Extract<DebitCollectionOutcome, { status: 'collected' }>,
+    report: DebitRunReport,
+  ): void {
+    const amount = cents(collection.amount)
+    const wanted = outcome.bank_charges ?? this.options.feeCents
+    const charges = wanted < amount ? wanted : amount
+    const net = amount - charges
+    const txId = randomUUID()
+    batch.post([
+      { internal: 'settlement:DEBIT_ORDER', amount: -amount, tx_id: txId },
+      { account: order.account_id, amount: net, tx_id: txId },
+      ...(charges > 0n ? [{ internal: 'fee_income' as const, amount: charges, tx_id: txId }] : []),
+    ])
+    batch.append({
+      id: txId,
+      account_id: order.account_id,
+      tx_type: 'debit_order',
+      tx_payment_type: 'DEBIT_ORDER',
+      status: 'Successful',
+      amount,
+      fee: charges,
+      credit: net,
+      debit: 0n,
+      ref: order.reference,
+      own_ref: `debit order ${order.id} of ${collection.collection_date}`,
+      recipient_name: order.account_holder_name,
+      recipient_account: order.account_number,
+      recipient_branch: order.branch_code,
+      added_by: 'system',
+      posted: true,
+    })
+    // A partner that owes the bank (a disputed collection's shortfall) pays it from this credit first.
+    debts.recover(batch, order.account_id, order.partner_id, txId)
+    const now = batch.now
+    chunk.collection({ ...collection, status: 'successful', bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference, failure_reason: null, processed_at: now })
+    const done = chunk.record(
+      {
+        ...order, processed_at: now, bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference,
+        failure_reason: null, collections_count: order.collections_count + 1, disputed_at: null, reversal_tx_id: null,
+      },
+      'successful',
+      {
+        description: `collected ${amount} cents from the debtor; ${net} credited after bank charges of ${charges}`,
+        bank_reference: outcome.bank_reference,
+        collection_date: collection.collection_date,
+      },
+    )
+    report.successful++
+    this.scheduleNext(chunk, done, collection.collection_date, report)
+  }
+
+  private refused(
+    chunk: CollectionChunk,
+    order: OrderRow,
+    collection: CollectionRow,
+    outcome: Exclude<DebitCollectionOutcome, { status: 'collected' }>,
+    date: string,
+    report: DebitRunReport,
+  ): void {
+    const now = chunk.now
+    if (outcome.status === 'insufficient_funds') {
+      const retry = nextTrackingDate(collection.collection_date, order.tracking_days, date, this.calendar)
+      if (retry !== null) {
+        chunk.collection({ ...collection, failure_reason: outcome.reason })
+        chunk.record({ ...order, failure_reason: outcome.reason }, 'processing', {
+          description: `insufficient funds (attempt ${collection.attempts}); tried again on ${retry}`,
+          collection_date: collection.collection_date,
+        }, true)
+        report.retrying++
+        return
+      }
+    }
+    const reason =
+      outcome.status === 'insufficient_funds'
+        ? `${outcome.reason}; tracking days ran out after ${collection.attempts} attempt${collection.attempts === 1 ? '' : 's'}`
+        : outcome.reason
+    chunk.collection({ ...collection, status: 'failed', failure_reason: reason, processed_at: now })
+    const failed = chunk.record({ ...order, processed_at: now, failure_reason: reason, bank_charges: null, net_amount: null, credit_tx_id: null, bank_reference: null }, 'failed', {
+      description: reason,
+      collection_date: collection.collection_date,
+    })
+    report.failed++
+    // A closed account is never collected again; other failures leave the schedule running.
+    if (outcome.status === 'account_closed') chunk.update({ ...failed, next_collection_date: null })
+    else this.scheduleNext(chunk, failed, collection.collection_date, report)
+  }
+
+  /** After a collection ends: a recurring order's next date (back to `scheduled`), or none. */
+  private scheduleNext(chunk: CollectionChunk, order: OrderRow, collectionDate: string, report: DebitRunReport): void {
+    const next = nextCollectionDate(
+      { anchor: order.requested_collection_date, frequency: order.frequency, after: collectionDate, end_date: order.end_date },
+      this.calendar,
+    )
+    if (next === null) {
+      chunk.update({ ...order, next_collection_date: null })
+      return
+    }
+    chunk.record({ ...order, next_collection_date: next, attempts: 0, first_attempt_date: null, last_attempt_date: null }, 'scheduled', {
+      description: `next collection scheduled for ${next}`,
+      collection_date: next,
+    })
+    report.rescheduled++
+  }
+
+  /**
+   * Books the disputes the rail reports: a successful collection disputed within 40 days is
+   * reversed; one disputed later, or disputed already, is refused and acknowledged. A
+   * dispute of an order whose next collection is under way waits for that to end.
+   */
+  private async bookDisputes(report: DebitRunReport): Promise<void> {
+    const disputes = await this.rail.collectDisputes()
+    if (disputes.length === 0) return
+    const settled = await this.db.transaction().execute(async (trx) => {
+      const orders = await ordersForUpdate(trx, disputes.map((d) => d.debit_order_id))
+      const current = await collectionsForUpdate(trx, disputes)
+      const batch = await LedgerBatch.open(trx, this.clock, [...orders.values()].map((o) => o.account_id))
+      const debts = await PartnerDebts.open(trx, [...orders.values()].map((o) => o.partner_id), batch.now)
+      const chunk = await CollectionChunk.open(trx, [...orders.keys()], batch.now)
+      const done: string[] = []
+      for (const dispute of disputes) {
+        const order = orders.get(dispute.debit_order_id)
+        const collection = current.get(collectionKey(dispute))
+        if (order && collection && order.status === 'processing') continue
+        if (order && collection?.status === 'successful' && withinWindow(collection, dispute)) {
+          const updated = this.reverse(batch, debts, chunk, order, collection, dispute)
+          orders.set(order.id, updated)
+          report.disputed++
+        } else {
+          this.log.warn({ dispute: collectionKey(dispute) }, 'a dispute of no successful collection within 40 days was refused')
+        }
+        done.push(collectionKey(dispute))
+      }
+      await batch.flush()
+      await debts.flush()
+      await chunk.flush(trx)
+      return done
+    })
+    await this.rail.acknowledgeDisputes(settled)
+  }
+
+  /** Reverses a disputed collection's credit; a shortfall becomes the partner's debt. */
+  private reverse(batch: LedgerBatch, debts: PartnerDebts, chunk: CollectionChunk, order: OrderRow, collection: CollectionRow, dispute: DebitDispute): OrderRow {
+    const amount = cents(collection.amount)
+    const charges = cents(collection.bank_charges ?? 0n)
+    const net = cents(collection.net_amount ?? 0n)
+    const creditTxId = collection.credit_tx_id
+    assert(creditTxId, `successful collection ${collectionKey(collection)} has its credit`)
+    const reversalId = randomUUID()
+    // The debtor's bank takes the whole amount back; the bank gives up its charges.
+    const { taken, shortfall } = debts.takeBack(batch, {
+      account_id: order.account_id,
+      partner_id: order.partner_id,
+      amount: net,
+      tx_id: reversalId,
+      counter: [{ internal: 'settlement:DEBIT_ORDER', amount }, ...(charges > 0n ? [{ internal: 'fee_income' as const, amount: -charges }] : [])],
+    })
+    const reason = shortfall > 0n ? `disputed by the debtor; ${shortfall} cents the account could not cover are owed by the partner` : 'disputed by the debtor'
+    batch.append({
+      id: reversalId,
+      account_id: order.account_id,
+      parent_tx_id: creditTxId,
+      tx_type: 'reversal',
+      tx_payment_type: 'DEBIT_ORDER',
+      status: 'Successful',
+      amount: net,
+      credit: 0n,
+      debit: taken,
+      ref: order.reference,
+      own_ref: `dispute of debit order ${order.id} of ${collection.collection_date}`,
+      recipient_name: order.account_holder_name,
+      recipient_account: order.account_number,
+      recipient_branch: order.branch_code,
+      added_by: 'system',
+      posted: true,
+      status_reason: reason,
+    })
+    batch.setStatus(creditTxId, order.account_id, { status: 'Reversed', reason: 'disputed by the debtor' })
+    const now = batch.now
+    chunk.collection({ ...collection, status: 'disputed', disputed_at: now, reversal_tx_id: reversalId })
+    const wasScheduled = order.status === 'scheduled'
+    const disputed = chunk.record({ ...order, disputed_at: now, reversal_tx_id: reversalId }, 'disputed', {
+      description: `${reason} (collection of ${collection.collection_date}, disputed ${dispute.disputed_at.toISOString()})`,
+      bank_reference: collection.bank_reference,
+      collection_date: collection.collection_date,
+    })
+    // A recurring order waiting for its next collection keeps that date.
+    if (!wasScheduled || disputed.next_collection_date === null) return disputed
+    return chunk.record(disputed, 'scheduled', { description: `next collection stays scheduled for ${disputed.next_collection_date}`, collection_date: disputed.next_collection_date })
+  }
+}
+
+function withinWindow(collection: CollectionRow, dispute: DebitDispute): boolean {
+  const collectedAt = collection.processed_at ? new Date(collection.processed_at).getTime() : 0
+  return dispute.disputed_at.getTime() - collectedAt <= dispute_window_days * 86_400_000
+}
+
+function newCollection(order: OrderRow, collectionDate: string, now: Date): CollectionRow {
+  return {
+    debit_order_id: order.id,
+    collection_date: collectionDate,
+    status: 'processing',
+    attempts: 0,
+    first_attempt_date: null,
+    last_attempt_date: null,
+    amount: order.amount,
+    bank_charges: null,
+    net_amount: null,
+    credit_tx_id: null,
+    reversal_tx_id: null,
+    bank_reference: null,
+    failure_reason: null,
+    submitted_at: now,
+    processed_at: null,
+    disputed_at: null,
+  }
+}
+
+function collectionRequest(collection: CollectionRow, order: OrderRow): DebitCollectionRequest {
+  return {
+    debit_order_id: order.id,
+    collection_date: collection.collection_date,
+    attempt: collection.attempts + 1,
+    amount: cents(collection.amount),
+    account_holder_name: order.account_holder_name,
+    account_number: order.account_number,
+    account_type: order.account_type,
+    branch_code: order.branch_code,
+    mandate_reference: order.mandate_reference,
+    reference: order.reference,
+  }
+}
