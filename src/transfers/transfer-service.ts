@@ -8,6 +8,7 @@ import type { Database } from '../db/schema.ts'
 import { assert, BankError, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from '../ledger/group-committer.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import { PartnerDebts } from '../ledger/partner-debt.ts'
 import { statusesUnderLock } from '../ledger/ledger-store.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
@@ -150,6 +151,10 @@ export class TransferService {
     const duplicates: number[] = []
     await this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, jobs.flatMap(accountsOf))
+      // A payee's partner that owes the bank (a disputed debit order's shortfall) pays it
+      // from the credit first (partner-debt.ts); only batches with internal payments ask.
+      const payees = jobs.flatMap((job) => (job.kind === 'internal' && batch.has(job.payeeAccountId) ? [batch.account(job.payeeAccountId).partner_id] : []))
+      const debts = payees.length > 0 ? await PartnerDebts.open(trx, payees, batch.now) : undefined
       // The first job with a key in this batch claims it; a repeat waits for its result below.
       const firstWithKey = new Map<string, number>()
       const claimants: number[] = []
@@ -183,12 +188,14 @@ export class TransferService {
           continue
         }
         outcomes[i] = { ok: true, value: taken }
+        if (job.kind === 'internal' && debts) debts.recover(batch, job.payeeAccountId, batch.account(job.payeeAccountId).partner_id, job.payeeTxId)
         if (job.advice) advices.push({ tx_id: job.txId, partner_id: job.partnerId, ...job.advice, created_at: batch.now })
         if (taken.payment_type === 'INTERNAL') paidNow.push(taken.tx_id)
       }
       // A request refused for funds moved no money, so its key may be used again.
       await releaseTransferKeys(trx, released.map((j) => j.txId))
       await batch.flush()
+      await debts?.flush()
       // Advices commit with their payments; an internal payment is Successful already.
       await this.advices.record(trx, advices)
       await this.advices.paid(trx, paidNow)

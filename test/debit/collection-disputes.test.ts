@@ -20,7 +20,7 @@ import {
 // Disputes (RULINGS "Debit orders"): a successful collection the debtor disputes within 40
 // days goes `disputed` and its credit is reversed. When the account cannot cover the
 // reversal it goes to zero and the rest is the partner's debt, recovered first from its
-// later credits (deposits, collections); no balance goes below zero and `ledger verify`
+// later credits (deposits, internal payments to it, collections); no balance goes below zero and `ledger verify`
 // accounts for the debt. The simulated rail's debtor 5000000005 disputes 3 days after
 // the collection; the bank books it at the next run (a business day).
 
@@ -101,15 +101,25 @@ test('disputes - the debt is recovered first from a later deposit', async () => 
   await assertLedgerClean(tb)
 })
 
+test('disputes - and from an internal payment another partner makes to it', async () => {
+  const { account_number } = await poor.client.accounts.getDetails({ account_id: poorAccount })
+  await rich.client.accounts.transferInternal({
+    account_id: richAccount, clientTxId: randomUUID(), amount: 1_000, ref: 'refund', own_ref: 'refund', account_number, name: 'Poor partner',
+  } as Parameters<TestPartner['client']['accounts']['transferInternal']>[0])
+  assert.equal((await balanceOf(poor, poorAccount)).balance, 0)
+  assert.equal(await debtOf(tb, poor.partnerId), 2_700)
+  await assertLedgerClean(tb)
+})
+
 test('disputes - and from a later collection, whose rest is the partner’s', async () => {
   tb.clock.set(sast('2026-11-30', '10:00'))
   const later = await newOrder(tb, poor, { collection_date: '2026-12-02', amount })
   await advanceTo(tb, sast('2026-12-02'))
   assert.equal((await statusOf(poor, later)).status, 'successful')
   assert.equal(await debtOf(tb, poor.partnerId), 0)
-  assert.equal((await balanceOf(poor, poorAccount)).balance, net - 3_700)
+  assert.equal((await balanceOf(poor, poorAccount)).balance, net - 2_700)
   const recoveries = (await debitRowsOf(tb, poorAccount)).filter((r) => r.own_ref === 'disputed debit order shortfall')
-  assert.deepEqual(recoveries.map((r) => Number(r.debit)), [5_000, 3_700])
+  assert.deepEqual(recoveries.map((r) => Number(r.debit)), [5_000, 1_000, 2_700])
   const internal = await assertLedgerClean(tb)
   assert.equal(internal[`partner_debt:${poor.partnerId}`], '0')
 })
