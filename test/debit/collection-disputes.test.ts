@@ -145,3 +145,14 @@ test('disputes - an operator’s dispute within 40 days is booked at the next ru
   assert.equal((await statusOf(rich, id)).status, 'disputed')
   await assertLedgerClean(tb)
 })
+
+test('disputes - ledger verify finds a recorded debt that its postings do not bear out', async () => {
+  const db = tb.bank.database.db
+  await db.updateTable('partner_debts').set({ owed: 1 }).where('partner_id', '=', poor.partnerId).execute()
+  const report = await tb.operator.ledger.verify({})
+  assert.equal(report.ok, false)
+  assert.deepEqual(report.problems.map((p) => p.kind), ['debt_mismatch'])
+  assert.match(report.problems[0]!.message, new RegExp(`partner ${poor.partnerId} owes 1 but its debt postings say 0`))
+  await db.updateTable('partner_debts').set({ owed: 0 }).where('partner_id', '=', poor.partnerId).execute()
+  await assertLedgerClean(tb)
+})
