@@ -1,10 +1,18 @@
-// `npm test`: type-check, then run the whole suite once per storage back end — PGlite
-// always, PostgreSQL when one is reachable (required when CI=true or
-// BANK_TEST_REQUIRE_POSTGRES=1) — and print one closing line for both.
+// `npm test`: type-check, and run the whole suite once per storage back end — PGlite always,
+// PostgreSQL when one is reachable (required when CI=true or BANK_TEST_REQUIRE_POSTGRES=1) —
+// then print the slowest files and one closing line per back end and for both.
 // Options: `npm test -- test/users` runs only files under the given paths.
-// Settings: BANK_TEST_CONCURRENCY (test files at once, default 2), BANK_TEST_BUNDLE=0 (run
+// Settings: BANK_TEST_CONCURRENCY (test processes at once, default 2), BANK_TEST_BUNDLE=0 (run
 // the TypeScript through tsx instead of a bundle, as `node --import tsx --test` would).
-import { spawnSync } from 'node:child_process'
+//
+// How the time is spent: a test process pays about a CPU-second to start Node and load the
+// service's modules, a NATS server, and on PGlite a WebAssembly compilation; that used to be
+// paid by every file of each pass. Now the files of a back end are dealt into a few group
+// processes, each of which runs its files one after another, each file as a top-level suite
+// (`<path> [<backend>]`) with its own bank as before, on the process's one private NATS
+// server. Both back ends' groups run in one `node --test` at once, the type check beside
+// them. Files that need a process of their own (see `ownProcess`) get one.
+import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
@@ -16,8 +24,26 @@ ensureDependencies()
 
 const adminUrl = process.env.BANK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const requirePostgres = process.env.CI === 'true' || process.env.BANK_TEST_REQUIRE_POSTGRES === '1'
-const concurrency = Number(process.env.BANK_TEST_CONCURRENCY ?? 2)
+const concurrency = Math.max(1, Number(process.env.BANK_TEST_CONCURRENCY ?? 2))
+const groupsPerBackend = Math.max(1, Number(process.env.BANK_TEST_GROUPS ?? 2 * concurrency))
 const started = Date.now()
+const cacheDir = path.join(root, 'node_modules', '.cache', 'bank-test')
+const durationsFile = path.join(cacheDir, 'durations.json')
+
+// Files whose subject does not depend on the storage back end — the CLI's parsing, output
+// and exit codes, the documents, the contract's reachability, the calendar, the settings,
+// the group committer, the $SRV protocol, the decode step's fuzzing (what storage may
+// refuse is tested on both back ends by test/hardening/unstorable-text) — run on one back
+// end only (the last, PostgreSQL when there is one). Run directly, they run anywhere.
+const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz)\.|^test\/ledger\/ledger-cli\./
+// Files that get a process of their own: the chaos tests (service children killed, a private
+// PostgreSQL cluster, a NATS server restarted), and the fuzz test, which listens for
+// unhandled errors of the whole process.
+const ownProcess = /^test\/chaos\/|^test\/transport\/fuzz\./
+// A file is stopped, as a failure, when it has run this long (as `node --test` did per file).
+const fileTimeoutMs = 120_000
+
+const relative = (file) => path.relative(root, file).split(path.sep).join('/')
 
 function testFiles(paths) {
   const found = []
@@ -41,6 +67,18 @@ function reachable(url) {
   })
 }
 
+/** Runs a command; resolves with its exit status (and its output when `capture`). */
+function run(command, args, { env = process.env, capture = false } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: root, env, stdio: capture ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] })
+    let output = ''
+    child.stdout?.on('data', (chunk) => (output += chunk))
+    child.stderr?.on('data', (chunk) => (output += chunk))
+    child.once('error', (error) => resolve({ status: 1, output: `${output}${error.message}\n` }))
+    child.once('close', (status) => resolve({ status, output }))
+  })
+}
+
 /**
  * Compiles the test files, with everything of this repository they import, into one
  * bundle per file (node_modules stay external). A file then loads without the tsx loader,
@@ -49,7 +87,7 @@ function reachable(url) {
  * `import.meta.url` keeps naming each source file, so paths relative to it still hold.
  * Returns the compiled path of each file, or undefined to run them through tsx.
  */
-async function bundleTests(files, extraEntries) {
+async function bundleTests(files, extraEntries, outdir) {
   if (process.env.BANK_TEST_BUNDLE === '0') return undefined
   let esbuild
   try {
@@ -57,7 +95,6 @@ async function bundleTests(files, extraEntries) {
   } catch {
     return undefined // esbuild comes with tsx; without it the suite runs through tsx.
   }
-  const outdir = path.join(root, 'node_modules', '.cache', 'bank-test', String(process.pid))
   const sourceUrls = {
     name: 'source-urls',
     setup(build) {
@@ -69,8 +106,8 @@ async function bundleTests(files, extraEntries) {
   }
   const entries = [...files, ...extraEntries]
   const outName = (file) => {
-    const relative = path.relative(root, file)
-    return (relative.startsWith('..') ? path.join('outside', path.basename(file)) : relative).replace(/\.ts$/, '')
+    const rel = path.relative(root, file)
+    return (rel.startsWith('..') ? path.join('outside', path.basename(file)) : rel).replace(/\.ts$/, '')
   }
   await esbuild.build({
     entryPoints: entries.map((file) => ({ in: file, out: outName(file) })),
@@ -87,32 +124,44 @@ async function bundleTests(files, extraEntries) {
     plugins: [sourceUrls],
     logLevel: 'warning',
   })
-  const compiled = new Map(entries.map((file) => [file, path.join(outdir, `${outName(file)}.mjs`)]))
-  return { outdir, compiled }
+  return new Map(entries.map((file) => [file, path.join(outdir, `${outName(file)}.mjs`)]))
 }
 
-const typecheck = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root], { stdio: 'inherit' })
-if (typecheck.status !== 0) {
-  process.stderr.write('type check failed\n')
-  process.exit(1)
+/**
+ * Deals files into `count` groups of about equal expected time (longest first, each to the
+ * group with the least so far), from the durations the last runs measured.
+ */
+function deal(items, count, estimate) {
+  const groups = Array.from({ length: Math.min(count, items.length) }, () => ({ files: [], ms: 0 }))
+  for (const file of [...items].sort((a, b) => estimate(b) - estimate(a))) {
+    const group = groups.reduce((least, g) => (g.ms < least.ms ? g : least))
+    group.files.push(file)
+    group.ms += estimate(file)
+  }
+  return groups
+}
+
+/** CPU seconds of this process and of the children it has waited for (Linux only). */
+function cpuSeconds() {
+  try {
+    const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')
+    // utime, stime, cutime, cstime are fields 14–17 of stat(5); fields[0] here is field 3.
+    return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) / 100
+  } catch {
+    return undefined
+  }
 }
 
 const files = testFiles(process.argv.slice(2))
+fs.mkdirSync(cacheDir, { recursive: true })
+const outdir = path.join(cacheDir, String(process.pid))
 
-// Files whose subject does not depend on the storage back end — the CLI's parsing, output
-// and exit codes, the documents, the contract's reachability, the calendar, the settings,
-// the group committer, the $SRV protocol, the decode step's fuzzing (what storage may
-// refuse is tested on both back ends by test/hardening/unstorable-text) — run on one pass
-// only (the last, PostgreSQL when there is one), which saves a hundred CLI processes and a
-// dozen banks per extra pass. Run directly, they run anywhere.
-const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz)\.|^test\/ledger\/ledger-cli\./
-const filesFor = (backend, backends) =>
-  backend === backends.at(-1) ? files : files.filter((file) => !storageIndependent.test(path.relative(root, file).split(path.sep).join('/')))
-const templates = path.join(root, 'test/support/templates.ts')
-const cli = path.join(root, 'src/cli/main.ts')
-const bundle = await bundleTests(files, [templates, cli])
-const runner = bundle ? ['--enable-source-maps'] : ['--import', 'tsx']
-const compiled = (file) => bundle?.compiled.get(file) ?? file
+// The type check runs beside the tests (incrementally: the next run re-checks what changed).
+const typecheck = run(
+  process.execPath,
+  [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root, '--incremental', '--tsBuildInfoFile', path.join(cacheDir, 'tsconfig.tsbuildinfo')],
+  { capture: true },
+)
 
 const backends = ['pglite']
 if (await reachable(adminUrl)) backends.push('postgres')
@@ -121,56 +170,145 @@ else if (requirePostgres) {
   process.exit(1)
 } else process.stderr.write(`note: no PostgreSQL at ${adminUrl}; the suite runs on PGlite only\n`)
 
-let passed = 0
-let failed = 0
-const summary = []
+const templates = path.join(root, 'test/support/templates.ts')
+const cli = path.join(root, 'src/cli/main.ts')
+let exitStatus = 1
 try {
+  const compiledFiles = await bundleTests(files, [templates, cli], outdir)
+  const runner = compiledFiles ? ['--enable-source-maps'] : ['--import', 'tsx']
+  const compiled = (file) => compiledFiles?.get(file) ?? file
+  const env = { ...process.env }
+  // The CLI tests start the CLI a hundred times; compiled, each start costs a third.
+  if (compiledFiles) env.BANK_TEST_CLI = compiled(cli)
+
+  // Each back end's pre-migrated template, built once here rather than by the first test
+  // files at once; templates of other migration sets are dropped.
+  const templatesUrl = JSON.stringify(pathToFileURL(compiled(templates)).href)
+  const prepared = await Promise.all(
+    backends.map((backend) =>
+      run(process.execPath, [...runner, '--input-type=module', '-e', `await (await import(${templatesUrl})).prepareTemplates(${JSON.stringify(backend)})`], {
+        env: { ...env, BANK_TEST_STORAGE: backend },
+      }),
+    ),
+  )
+  prepared.forEach(({ status }, i) => {
+    if (status !== 0) process.stderr.write(`note: could not prepare the ${backends[i]} template; each test process builds it if missing\n`)
+  })
+
+  // Group processes: per back end, its files dealt into 2 × concurrency groups (so that a
+  // group that runs long does not hold up the end), each own-process file alone.
+  let durations = {}
+  try {
+    durations = JSON.parse(fs.readFileSync(durationsFile, 'utf8'))
+  } catch {}
+  const known = Object.values(durations).sort((a, b) => a - b)
+  const typical = known.length ? known[Math.floor(known.length / 2)] : 3000
+  const groups = []
   for (const backend of backends) {
-    const env = { ...process.env, BANK_TEST_STORAGE: backend }
-    // The CLI tests start the CLI a hundred times; compiled, each start costs a third.
-    if (bundle) env.BANK_TEST_CLI = compiled(cli)
-    // The pre-migrated template of this back end, built once here rather than by the first
-    // test files at once; templates of other migration sets are dropped.
-    const prepare = spawnSync(
-      process.execPath,
-      [...runner, '--input-type=module', '-e', `await (await import(${JSON.stringify(pathToFileURL(compiled(templates)).href)})).prepareTemplates(${JSON.stringify(backend)})`],
-      { cwd: root, stdio: 'inherit', env },
-    )
-    if (prepare.status !== 0) process.stderr.write(`note: could not prepare the ${backend} template; each test file builds it if missing\n`)
-    const tap = path.join(os.tmpdir(), `bank-test-${process.pid}-${backend}.tap`)
-    const passFiles = filesFor(backend, backends)
-    // Without files `node --test` would look for tests by itself; a pass with none is empty.
-    if (passFiles.length === 0) {
-      summary.push(`${backend}: no files for this back end`)
-      continue
-    }
-    process.stdout.write(`\n=== storage: ${backend} (${passFiles.length} files) ===\n`)
-    const run = spawnSync(
-      process.execPath,
-      [
-        ...runner,
-        '--test',
-        `--test-concurrency=${concurrency}`,
-        '--test-timeout=120000',
-        '--test-reporter=spec', '--test-reporter-destination=stdout',
-        '--test-reporter=tap', `--test-reporter-destination=${tap}`,
-        ...passFiles.map(compiled),
-      ],
-      { cwd: root, stdio: 'inherit', env },
-    )
-    const text = fs.existsSync(tap) ? fs.readFileSync(tap, 'utf8') : ''
-    const count = (name) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(text)?.[1] ?? 0)
-    let pass = count('pass')
-    let fail = count('fail') + count('cancelled')
-    if (run.status !== 0 && fail === 0) fail = 1
-    passed += pass
-    failed += fail
-    summary.push(`${backend}: ${pass} passed, ${fail} failed`)
-    fs.rmSync(tap, { force: true })
+    const mine = backend === backends.at(-1) ? files : files.filter((file) => !storageIndependent.test(relative(file)))
+    const estimate = (file) => durations[`${backend} ${relative(file)}`] ?? typical
+    for (const file of mine.filter((f) => ownProcess.test(relative(f)))) groups.push({ backend, files: [file], ms: estimate(file) })
+    const shared = mine.filter((f) => !ownProcess.test(relative(f)))
+    for (const group of deal(shared, groupsPerBackend, estimate)) groups.push({ backend, ...group })
   }
+  // Longest first, so that the short ones fill in at the end.
+  groups.sort((a, b) => b.ms - a.ms)
+  fs.mkdirSync(path.join(outdir, 'groups'), { recursive: true })
+  const cpuLog = path.join(outdir, 'cpu.jsonl')
+  // What the test files share: the bundle's shared chunks, or through tsx the test support.
+  const shared = (compiledFiles
+    ? fs.readdirSync(outdir).filter((f) => /^chunk-.*\.mjs$/.test(f)).map((f) => path.join(outdir, f))
+    : [path.join(root, 'test/support/harness.ts')]
+  ).map((f) => pathToFileURL(f).href)
+  const groupFiles = groups.map((group, i) => {
+    const file = path.join(outdir, 'groups', `${group.backend}-${i + 1}.mjs`)
+    // Each suite's function imports its file, whose tests and hooks then register in that
+    // suite. The modules the files share are loaded first: a shared module that awaits at
+    // its top level would otherwise finish the evaluation of every file waiting on it in
+    // the first one's suite.
+    // Each file's CPU time (this process's and its children's, such as the CLI's) is written
+    // to cpu.jsonl for the table of slowest files.
+    const lines = [
+      `import fs from 'node:fs'`,
+      `import { after, before, describe } from 'node:test'`,
+      `// The back end is chosen before the test support is loaded.`,
+      `process.env.BANK_TEST_STORAGE = ${JSON.stringify(group.backend)}`,
+      ...shared.map((url) => `await import(${JSON.stringify(url)})`),
+      `const cpuMs = () => { try { return fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ').slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) * 10 } catch { return NaN } }`,
+      `const file = (name, url) => describe(name, { timeout: ${fileTimeoutMs} }, async () => {`,
+      `  let cpu`,
+      `  before(() => { cpu = cpuMs() })`,
+      `  after(() => fs.appendFileSync(${JSON.stringify(cpuLog)}, JSON.stringify({ name, cpuMs: cpuMs() - cpu }) + '\\n'))`,
+      `  await import(url)`,
+      `})`,
+      ...group.files.map((f) => `file(${JSON.stringify(`${relative(f)} [${group.backend}]`)}, ${JSON.stringify(pathToFileURL(compiled(f)).href)})`),
+    ]
+    fs.writeFileSync(file, `${lines.join('\n')}\n`)
+    return file
+  })
+
+  const counts = Object.fromEntries(backends.map((backend) => [backend, { files: 0, pass: 0, fail: 0, skip: 0 }]))
+  for (const group of groups) counts[group.backend].files += group.files.length
+  process.stdout.write(
+    `\n=== ${backends.map((b) => `${b}: ${counts[b].files} files`).join(', ')}; ${groups.length} processes, ${concurrency} at once ===\n`,
+  )
+  const results = path.join(outdir, 'results.jsonl')
+  const tests = await run(process.execPath, [
+    ...runner,
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    // Each file has its own time limit (fileTimeoutMs); this stops a process that does not
+    // end after its files (something a bank left open, or a file hung outside its tests).
+    `--test-timeout=${10 * 60_000}`,
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    `--test-reporter=${pathToFileURL(path.join(root, 'scripts/test-reporter.mjs')).href}`, `--test-reporter-destination=${results}`,
+    ...groupFiles,
+  ], { env })
+
+  const records = fs.existsSync(results)
+    ? fs.readFileSync(results, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line))
+    : []
+  for (const record of records) {
+    const c = counts[record.backend] ?? (counts[record.backend] = { files: 0, pass: 0, fail: 0, skip: 0 })
+    c.pass += record.pass
+    c.fail += record.fail
+    c.skip += record.skip
+    // Remembered for dealing the next run's groups.
+    const file = /^(.*) \[\w+\]$/.exec(record.name)?.[1]
+    if (file && record.ok) durations[`${record.backend} ${file}`] = record.ms
+  }
+  fs.writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`)
+  const cpuOf = new Map(
+    (fs.existsSync(cpuLog) ? fs.readFileSync(cpuLog, 'utf8').split('\n').filter(Boolean) : []).map((line) => {
+      const { name, cpuMs } = JSON.parse(line)
+      return [name, cpuMs]
+    }),
+  )
+  const timed = records.filter((r) => / \[\w+\]$/.test(r.name)).sort((a, b) => b.ms - a.ms)
+  if (timed.length > 1) {
+    const shown = Number(process.env.BANK_TEST_SLOWEST ?? 12)
+    process.stdout.write(`\nslowest files (wall time in their process; CPU time of the process and its children meanwhile):\n`)
+    for (const r of timed.slice(0, shown)) {
+      const cpuMs = cpuOf.get(r.name)
+      process.stdout.write(`${(r.ms / 1000).toFixed(1).padStart(7)} s ${cpuMs >= 0 ? `${(cpuMs / 1000).toFixed(1).padStart(6)} CPU-s` : ''}  ${r.name}\n`)
+    }
+  }
+
+  const checked = await typecheck
+  if (checked.status !== 0) process.stdout.write(`\n${checked.output}type check failed\n`)
+  if (tests.status !== 0 && Object.values(counts).every((c) => c.fail === 0)) counts[backends[0]].fail += 1
+  const passed = Object.values(counts).reduce((sum, c) => sum + c.pass, 0)
+  const failed = Object.values(counts).reduce((sum, c) => sum + c.fail, 0)
+  const skipped = Object.values(counts).reduce((sum, c) => sum + c.skip, 0)
+  const summary = backends.map((b) => `${b}: ${counts[b].pass} passed, ${counts[b].fail} failed${counts[b].skip ? `, ${counts[b].skip} skipped` : ''}`)
+  summary.push(`type check: ${checked.status === 0 ? 'passed' : 'FAILED'}`)
+  const cpu = cpuSeconds()
+  process.stdout.write(`\n${summary.join('\n')}\n`)
+  process.stdout.write(
+    `all: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} (${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''})\n`,
+  )
+  exitStatus = failed === 0 && passed > 0 && checked.status === 0 ? 0 : 1
 } finally {
-  if (bundle) fs.rmSync(bundle.outdir, { recursive: true, force: true })
+  fs.rmSync(outdir, { recursive: true, force: true })
 }
-process.stdout.write(`\n${summary.join('\n')}\n`)
-process.stdout.write(`all: ${passed} passed, ${failed} failed (${Math.round((Date.now() - started) / 1000)} s)\n`)
-process.exit(failed === 0 && passed > 0 ? 0 : 1)
+process.exit(exitStatus)

@@ -39,6 +39,11 @@ export const storage: TestStorage = process.env.BANK_TEST_STORAGE === 'postgres'
 
 let natsServer: Promise<PrivateNatsServer> | undefined
 
+/**
+ * This process's private NATS server, started on first use. `npm test` runs several test
+ * files one after another in one process (see scripts/test.mjs); they share it, one bank at
+ * a time. A file that stops it gets a new one on its next call, and so does the next file.
+ */
 export function testNats(): Promise<PrivateNatsServer> {
   natsServer ??= (async () => {
     const binary = findNatsServerBinary()
@@ -46,8 +51,26 @@ export function testNats(): Promise<PrivateNatsServer> {
     const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-nats-'))
     const server = await startNatsServer({ binary, storeDir })
     // The server is stopped when this process exits (see startNatsServer); its store goes too.
-    process.once('exit', () => fs.rmSync(storeDir, { recursive: true, force: true }))
-    return server
+    const removeStore = () => fs.rmSync(storeDir, { recursive: true, force: true })
+    process.once('exit', removeStore)
+    const current = natsServer
+    return {
+      ...server,
+      async stop() {
+        if (natsServer === current) natsServer = undefined
+        // The server's child process does not keep this process alive (see startNatsServer),
+        // so while waiting for it to exit something else must, or the event loop would drain
+        // under the test that waits.
+        const keepAlive = setInterval(() => {}, 60_000)
+        try {
+          await server.stop()
+        } finally {
+          clearInterval(keepAlive)
+        }
+        process.removeListener('exit', removeStore)
+        removeStore()
+      },
+    }
   })()
   return natsServer
 }

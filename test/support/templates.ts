@@ -18,6 +18,14 @@ import { migrations } from '../../src/db/migrations.ts'
 
 export const adminUrl = process.env.BANK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
+/**
+ * Settings of the PGlite template's cluster (postgresql.auto.conf), which every PGlite test
+ * bank starts with. PostgreSQL's default 128 MB of shared buffers are set up (in WebAssembly
+ * memory) each time a PGlite starts: a third of a test bank's start. A test bank's data fits
+ * in 16 MB many times over; the application's own PGlite keeps the default.
+ */
+const pgliteTestSettings = `alter system set shared_buffers = '16MB'`
+
 /** Changes whenever a migration is added, renamed or edited (its code is part of the hash). */
 export const migrationHash: string = (() => {
   const hash = createHash('sha256')
@@ -28,6 +36,7 @@ export const migrationHash: string = (() => {
   // A dump is only good for the PGlite that made it.
   const pglitePackage = new URL('../package.json', import.meta.resolve('@electric-sql/pglite'))
   hash.update(`pglite ${JSON.parse(fs.readFileSync(pglitePackage, 'utf8')).version}`)
+  hash.update(pgliteTestSettings)
   return hash.digest('hex').slice(0, 12)
 })()
 
@@ -41,7 +50,11 @@ let seed: Promise<Blob> | undefined
 export function pgliteSeed(): Promise<Blob> {
   seed ??= (async () => {
     try {
-      return new Blob([new Uint8Array(fs.readFileSync(pgliteFile))])
+      const dump = fs.readFileSync(pgliteFile)
+      // Marks it in use, so that a run with other migrations (another branch) leaves it.
+      const now = new Date()
+      fs.utimesSync(pgliteFile, now, now)
+      return new Blob([new Uint8Array(dump)])
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
     }
@@ -56,6 +69,7 @@ async function buildPgliteTemplate(): Promise<Buffer> {
     const database = await openDatabase({ pgliteDir: work, poolMax: 1 })
     await database.close()
     const pglite = await PGlite.create(work)
+    await pglite.exec(pgliteTestSettings) // written to postgresql.auto.conf, read at each start
     const dump = Buffer.from(await (await pglite.dumpDataDir('none')).arrayBuffer())
     await pglite.close()
     // Written under a private name and renamed, so that a concurrent reader sees all or nothing.
@@ -121,8 +135,12 @@ export async function clonePostgresTemplate(name: string): Promise<void> {
 export async function prepareTemplates(storage: 'pglite' | 'postgres'): Promise<void> {
   if (storage === 'pglite') {
     for (const entry of fs.existsSync(pgliteDir) ? fs.readdirSync(pgliteDir) : []) {
-      // Only finished dumps: a `.tar.<pid>.<random>` file is another process's build in progress.
-      if (/^pglite-[0-9a-f]+\.tar$/.test(entry) && entry !== path.basename(pgliteFile)) fs.rmSync(path.join(pgliteDir, entry), { force: true })
+      // Only finished dumps (a `.tar.<pid>.<random>` file is another process's build in
+      // progress), and only those unused for an hour: another checkout may be testing its own.
+      if (!/^pglite-[0-9a-f]+\.tar$/.test(entry) || entry === path.basename(pgliteFile)) continue
+      const file = path.join(pgliteDir, entry)
+      const unusedMs = Date.now() - (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
+      if (unusedMs > 3_600_000) fs.rmSync(file, { force: true })
     }
     await pgliteSeed()
     return
