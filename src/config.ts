@@ -40,6 +40,7 @@ const settings = z.object({
   BANK_CLEARING_SCHEDULE: z.enum(['on', 'off']).default('on'),
   BANK_JOBS_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   BANK_JOBS_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(64).default(4),
+  BANK_JOBS_EXCLUSIVE_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
@@ -93,6 +94,8 @@ export interface Config {
   jobsPollMs: number
   /** Jobs running at once on one instance. */
   jobsConcurrencyMax: number
+  /** How long a run started on demand waits for a running job of its exclusive group. */
+  jobsExclusiveWaitMs: number
   clearingChunkMax: number
   /** An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail again. */
   rtcRecoveryAfterMs: number
@@ -154,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clearingSchedule: s.BANK_CLEARING_SCHEDULE === 'on',
     jobsPollMs: s.BANK_JOBS_POLL_MS,
     jobsConcurrencyMax: s.BANK_JOBS_CONCURRENCY_MAX,
+    jobsExclusiveWaitMs: s.BANK_JOBS_EXCLUSIVE_WAIT_MS,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),

@@ -103,6 +103,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const jobRunner = new JobRunner(db, clock, log, {
     poll_ms: config.jobsPollMs,
     concurrency_max: config.jobsConcurrencyMax,
+    exclusive_wait_ms: config.jobsExclusiveWaitMs,
     ...(clocks.wallClock ? { wall_clock: clocks.wallClock } : {}),
   })
   const sandboxClock = clocks.sandboxClock

@@ -5,6 +5,7 @@ import type { Database } from '../db/schema.ts'
 import { assert } from '../errors.ts'
 import { appendEvents, type EventDispatcher, type NewEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
+import { eft_submission_group } from '../transfers/clearing-service.ts'
 import { cents } from '../ledger/cents.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
@@ -51,6 +52,8 @@ export class BulkProcessing {
     })
     jobs.register({
       kind: bulk_eft_cycle_job_kind,
+      // Never beside another EFT submission (a clearing cycle or another cycle's bulk share).
+      exclusive: eft_submission_group,
       attempts_max: 20,
       lease_ms: 60_000,
       backoff_base_ms: 30_000,

@@ -7,8 +7,10 @@ import { isDatabaseUnavailable } from '../db/errors.ts'
 import { assert } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import {
+  busyGroups,
   claimById,
   claimDue,
+  lockExclusiveClaims,
   finishRun,
   insertJob,
   nextQueued,
@@ -65,6 +67,21 @@ export interface JobKind {
   plan?(now: Date): PlannedJob[]
   /** A re-armed job: when it should run next after a success (instead of ending `done`). */
   next?(now: Date): Date
+  /**
+   * A group whose jobs never run at the same time on any instance (a rail submission that
+   * two overlapping runs would make twice). A due job of a busy group waits for the running
+   * one to end; runNew() of such a job waits for it, up to `exclusive_wait_ms`, then
+   * throws JobGroupBusy.
+   */
+  exclusive?: string
+}
+
+/** runNew() of a job whose exclusive group has a job running (here or on another instance). */
+export class JobGroupBusy extends Error {
+  constructor(readonly group: string) {
+    super(`a job of group ${group} is running; this one can start when it ends`)
+    this.name = 'JobGroupBusy'
+  }
 }
 
 export interface JobRunnerOptions {
@@ -73,6 +90,8 @@ export interface JobRunnerOptions {
   concurrency_max: number
   /** The clock leases are measured on (system time unless a test controls it). */
   wall_clock?: Clock
+  /** How long runNew() of an exclusive kind waits for its busy group (default 30 s). */
+  exclusive_wait_ms?: number
 }
 
 /** What a sandbox advance did (see JobRunner.runUntil). */
@@ -104,6 +123,7 @@ const planned_keys_max = 64
 export class JobRunner {
   readonly owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly kinds = new Map<string, JobKind>()
+  private readonly groups = new Map<string, string>()
   private readonly running = new Set<Promise<void>>()
   private readonly planned = new Map<string, string[]>()
   private timer: NodeJS.Timeout | undefined
@@ -131,6 +151,7 @@ export class JobRunner {
     assert(!this.kinds.has(kind.kind), `job kind ${kind.kind} registered twice`)
     assert(kind.attempts_max >= 1 && kind.lease_ms >= 1000, `job kind ${kind.kind} needs attempts and a lease of at least 1 s`)
     this.kinds.set(kind.kind, kind)
+    if (kind.exclusive !== undefined) this.groups.set(kind.kind, kind.exclusive)
   }
 
   /** The outbox dispatcher the runner calls each tick. */
@@ -171,7 +192,32 @@ export class JobRunner {
   private insert(db: Kysely<Database>, job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> }, owner?: string) {
     const kind = this.kindOf(job.kind)
     const times = this.times()
-    return insertJob(db, { ...job, due_at: job.due_at ?? times.due, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms }, times, owner)
+    const row = { ...job, due_at: job.due_at ?? times.due, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms }
+    const group = kind.exclusive
+    // Taken at once by this owner: not while its group is busy.
+    if (owner === undefined || group === undefined) return insertJob(db, row, times, owner)
+    return this.insertWhenIdle(group, row, owner)
+  }
+
+  /**
+   * Inserts a job of an exclusive group taken by `owner` once no job of its group runs,
+   * waiting for a running one to end (checking at growing intervals, real time) up to
+   * `exclusive_wait_ms`; after that, JobGroupBusy.
+   */
+  private async insertWhenIdle(group: string, row: Parameters<typeof insertJob>[1], owner: string) {
+    const started = Date.now()
+    const waitMax = this.options.exclusive_wait_ms ?? 30_000
+    for (let wait = 20; ; wait = Math.min(wait * 2, 500)) {
+      const times = this.times()
+      const inserted = await this.db.transaction().execute(async (trx) => {
+        await lockExclusiveClaims(trx)
+        if ((await busyGroups(trx, this.groups, times.lease)).has(group)) return 'busy' as const
+        return insertJob(trx, row, times, owner)
+      })
+      if (inserted !== 'busy') return inserted
+      if (Date.now() - started >= waitMax) throw new JobGroupBusy(group)
+      await new Promise((resolve) => setTimeout(resolve, wait))
+    }
   }
 
   /**
@@ -179,7 +225,7 @@ export class JobRunner {
    * live lease on it (then undefined). Rejects with the job's error when the run fails.
    */
   async runById(id: string): Promise<Record<string, unknown> | undefined> {
-    const row = await claimById(this.db, id, this.owner, this.times())
+    const row = await claimById(this.db, id, this.owner, this.times(), this.groups)
     if (!row) return undefined
     return this.execute(row)
   }
@@ -189,7 +235,7 @@ export class JobRunner {
     let count = 0
     for (;;) {
       await this.plan()
-      const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), 1)
+      const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), 1, this.groups)
       if (!row) return count
       count++
       await this.execute(row).catch(() => undefined)
@@ -331,7 +377,7 @@ export class JobRunner {
   private async claimAndRun(): Promise<void> {
     const free = this.options.concurrency_max - this.running.size
     if (free <= 0) return
-    const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), free)
+    const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), free, this.groups)
     for (const row of rows) {
       const run: Promise<void> = this.execute(row)
         .then(() => undefined, () => undefined)

@@ -74,6 +74,32 @@ function takenBy(owner: string, { due: now, lease }: JobTimes) {
 }
 
 /**
+ * Kinds whose jobs never run at the same time, on any instance, as any other job of their
+ * group (kind → group): work that hands money to a rail submits each payment once, not
+ * once per overlapping run. A job of a group counts as running while its lease is live;
+ * one whose instance died is taken over once its lease has expired, as any job is.
+ */
+export type ExclusiveGroups = ReadonlyMap<string, string>
+
+// Taking a job of a group (and checking none of its group runs) happens under one
+// transaction-scoped advisory lock, so two instances cannot both see the group idle.
+const exclusive_claim_lock_key = 727005
+
+export async function lockExclusiveClaims(trx: Kysely<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${sql.lit(exclusive_claim_lock_key)})`.execute(trx)
+}
+
+/** The groups with a job running under a live lease (other than `exceptId`). */
+export async function busyGroups(trx: Kysely<Database>, groups: ExclusiveGroups, lease: Date, exceptId?: string): Promise<Set<string>> {
+  if (groups.size === 0) return new Set()
+  const { rows } = await sql<{ kind: string }>`
+    select distinct kind from jobs
+    where kind = any(${[...groups.keys()]}::text[]) and state = 'running' and lease_expires_at > ${lease}
+      and id <> ${exceptId ?? '00000000-0000-0000-0000-000000000000'}::uuid`.execute(trx)
+  return new Set(rows.map((row) => groups.get(row.kind)!))
+}
+
+/**
  * Takes up to `limit` due jobs of the given kinds for `owner`: queued ones whose time has
  * come, and running ones whose lease expired (their instance died or hung). `skip locked`
  * lets instances take different rows at once; the conditional update makes each take final.
@@ -84,9 +110,11 @@ export async function claimDue(
   kinds: string[],
   times: Date | JobTimes,
   limit: number,
+  groups: ExclusiveGroups = new Map(),
 ): Promise<JobRow[]> {
   if (limit <= 0 || kinds.length === 0) return []
   const now = timesOf(times)
+  if (kinds.some((kind) => groups.has(kind))) return claimDueExclusive(db, owner, kinds, now, limit, groups)
   const { rows } = await sql<JobRow>`
     with next as (
       select id from jobs
@@ -102,9 +130,62 @@ export async function claimDue(
   return rows
 }
 
+/** claimDue when some kinds belong to exclusive groups: at most one job per group, none of a busy group. */
+async function claimDueExclusive(db: Kysely<Database>, owner: string, kinds: string[], now: JobTimes, limit: number, groups: ExclusiveGroups): Promise<JobRow[]> {
+  return db.transaction().execute(async (trx) => {
+    await lockExclusiveClaims(trx)
+    const busy = await busyGroups(trx, groups, now.lease)
+    const eligible = kinds.filter((kind) => !busy.has(groups.get(kind) ?? ''))
+    if (eligible.length === 0) return []
+    const { rows: candidates } = await sql<{ id: string; kind: string }>`
+      select id, kind from jobs
+      where kind = any(${eligible}::text[])
+        and ((state = 'queued' and due_at <= ${now.due}) or (state = 'running' and lease_expires_at <= ${now.lease}))
+      order by due_at, id
+      limit ${limit + 16}
+      for update skip locked`.execute(trx)
+    const ids: string[] = []
+    const taken = new Set<string>()
+    for (const candidate of candidates) {
+      if (ids.length >= limit) break
+      const group = groups.get(candidate.kind)
+      if (group !== undefined) {
+        if (taken.has(group)) continue
+        taken.add(group)
+      }
+      ids.push(candidate.id)
+    }
+    if (ids.length === 0) return []
+    const { rows } = await sql<JobRow>`
+      update jobs as j set ${takenBy(owner, now)}
+      where j.id = any(${ids}::uuid[])
+      returning j.*`.execute(trx)
+    return rows.sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || (a.id < b.id ? -1 : 1))
+  })
+}
+
 /** Takes one job by id now, whatever its due time, unless another owner holds a live lease. */
-export async function claimById(db: Kysely<Database>, id: string, owner: string, times: Date | JobTimes): Promise<JobRow | undefined> {
+export async function claimById(
+  db: Kysely<Database>,
+  id: string,
+  owner: string,
+  times: Date | JobTimes,
+  groups: ExclusiveGroups = new Map(),
+): Promise<JobRow | undefined> {
   const now = timesOf(times)
+  if (groups.size > 0) {
+    return db.transaction().execute(async (trx) => {
+      await lockExclusiveClaims(trx)
+      const job = await trx.selectFrom('jobs').select('kind').where('id', '=', id).executeTakeFirst()
+      const group = job && groups.get(job.kind)
+      if (group !== undefined && (await busyGroups(trx, groups, now.lease, id)).has(group)) return undefined
+      return claimByIdNow(trx, id, owner, now)
+    })
+  }
+  return claimByIdNow(db, id, owner, now)
+}
+
+async function claimByIdNow(db: Kysely<Database>, id: string, owner: string, now: JobTimes): Promise<JobRow | undefined> {
   const { rows } = await sql<JobRow>`
     update jobs as j set ${takenBy(owner, now)}
     where j.id = ${id}

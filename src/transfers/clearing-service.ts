@@ -6,8 +6,8 @@ import type { Database } from '../db/schema.ts'
 import { payoutsByIds, pendingPayouts, statusesUnderLock, type PendingPayoutWork } from '../ledger/ledger-store.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Logger } from '../logger.ts'
-import { assert } from '../errors.ts'
-import type { JobRunner } from '../jobs/job-runner.ts'
+import { assert, Conflict } from '../errors.ts'
+import { JobGroupBusy, type JobRunner } from '../jobs/job-runner.ts'
 import { findJobByKey } from '../jobs/job-store.ts'
 import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
@@ -30,6 +30,8 @@ export type { ClearingReport }
 
 export const clearing_job_kind = 'clearing.cycle'
 export const rtc_recovery_job_kind = 'rtc.recovery'
+/** The exclusive job group of the work that submits EFTs to the rail (a cycle and its bulk share). */
+export const eft_submission_group = 'rail.eft'
 
 export interface ClearingOptions {
   cyclesSast: number[]
@@ -52,6 +54,8 @@ export class ClearingService {
   ) {
     jobs.register({
       kind: clearing_job_kind,
+      // One EFT submission at a time: overlapping runs would hand the same payments to the rail twice.
+      exclusive: eft_submission_group,
       attempts_max: 10,
       lease_ms: 60_000,
       backoff_base_ms: 30_000,
@@ -81,7 +85,10 @@ export class ClearingService {
   async runNow(): Promise<ClearingReport> {
     const now = this.clock.now()
     const cycle = `manual:${now.toISOString()}:${randomUUID().slice(0, 8)}`
-    const report = await this.jobs.runNew({ kind: clearing_job_kind, key: cycle, payload: { cycle, cutoff: now.toISOString() } })
+    const report = await this.jobs.runNew({ kind: clearing_job_kind, key: cycle, payload: { cycle, cutoff: now.toISOString() } }).catch((error: unknown) => {
+      if (error instanceof JobGroupBusy) throw new Conflict('an EFT clearing cycle is running (here or on another instance); run again when it has ended')
+      throw error
+    })
     assert(report, 'a manual clearing cycle has a key of its own')
     return report as unknown as ClearingReport
   }
@@ -109,7 +116,11 @@ export class ClearingService {
     const due = this.dueCycle(this.clock.now())
     if (!due) return undefined
     const payload = { cycle: due.cycle, cutoff: due.cutoff.toISOString() }
-    const fresh = await this.jobs.runNew({ kind: clearing_job_kind, key: due.cycle, due_at: due.cutoff, payload })
+    const fresh = await this.jobs.runNew({ kind: clearing_job_kind, key: due.cycle, due_at: due.cutoff, payload }).catch((error: unknown) => {
+      if (error instanceof JobGroupBusy) return 'busy' as const
+      throw error
+    })
+    if (fresh === 'busy') return undefined
     if (fresh) return fresh as unknown as ClearingReport
     const existing = await findJobByKey(this.db, clearing_job_kind, due.cycle)
     if (!existing || existing.state === 'done' || existing.state === 'dead') return undefined
