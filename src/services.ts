@@ -165,6 +165,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     feeCents: config.debitOrderFeeCents,
     batchMax: config.debitBatchMax,
     schedule: config.debitSchedule,
+    sandbox: config.sandbox,
   }, log)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,

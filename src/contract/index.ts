@@ -8,6 +8,7 @@ import { bulkOperations } from '../bulk/bulk-contract.ts'
 import { webhookOperations } from '../webhooks/webhook-contract.ts'
 import { sandboxOperations } from '../sandbox/sandbox-contract.ts'
 import { debitOperations } from '../debit/debit-contract.ts'
+import { debitRunOperations } from '../debit/debit-collection-contract.ts'
 import type { Operation } from './operation.ts'
 
 // Every operation the service offers, in groups. This table is the only list of them:
@@ -25,6 +26,7 @@ export const contract = {
   webhooks: webhookOperations,
   sandbox: sandboxOperations,
   debit: debitOperations,
+  debitRuns: debitRunOperations,
 } as const
 
 export type Contract = typeof contract

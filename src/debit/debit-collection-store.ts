@@ -41,6 +41,18 @@ export async function openCollections(db: Kysely<Database>, date: string, limit:
     .execute()
 }
 
+/** An order's latest collected collection (successful, or disputed already), if any. */
+export async function lastCollectedCollection(db: Kysely<Database>, orderId: string): Promise<CollectionRow | undefined> {
+  return db
+    .selectFrom('debit_collections')
+    .selectAll()
+    .where('debit_order_id', '=', orderId)
+    .where('status', 'in', ['successful', 'disputed'])
+    .orderBy('collection_date', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+}
+
 /** Orders by id, locked for the rest of the transaction (in id order: no deadlocks). */
 export async function ordersForUpdate(trx: Kysely<Database>, ids: readonly string[]): Promise<Map<string, OrderRow>> {
   if (ids.length === 0) return new Map()

@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
-import { assert } from '../errors.ts'
-import type { JobContext, JobRunner } from '../jobs/job-runner.ts'
+import { assert, Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import { JobGroupBusy, type JobContext, type JobRunner } from '../jobs/job-runner.ts'
 import { cents } from '../ledger/cents.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import { PartnerDebts } from '../ledger/partner-debt.ts'
@@ -14,13 +15,18 @@ import { CollectionChunk } from './debit-collection-chunk.ts'
 import {
   collectionsForUpdate,
   dueScheduledOrderIds,
+  lastCollectedCollection,
   openCollections,
   ordersByIds,
   ordersForUpdate,
   type CollectionRow,
 } from './debit-collection-store.ts'
 import { nextCollectionDate, nextTrackingDate } from './debit-schedule.ts'
-import type { OrderRow } from './debit-store.ts'
+import { orderOf, type OrderRow } from './debit-store.ts'
+
+// The report's shape is the `ops.debit.run` reply schema's.
+import type { DebitRunReport } from './debit-collection-contract.ts'
+export type { DebitRunReport }
 
 // Debit-order collection runs (RULINGS, Debit orders), as jobs of the jobs module: one
 // `debit.collection_run` job per SA business day, planned at 00:00 SAST (inside the
@@ -50,21 +56,8 @@ export interface DebitCollectionOptions {
   batchMax: number
   /** Plan a run on each business day (off: only runNow). */
   schedule: boolean
-}
-
-export type DebitRunReport = {
-  run: string
-  date: string
-  resumed: boolean
-  /** Orders taken from `scheduled` to `processing`. */
-  submitted: number
-  successful: number
-  failed: number
-  /** Collections that found insufficient funds and are tried again on a later business day. */
-  retrying: number
-  /** Recurring orders scheduled again for their next date. */
-  rescheduled: number
-  disputed: number
+  /** Sandbox mode: an operator may raise a debtor's dispute (`ops.debit.dispute`). */
+  sandbox: boolean
 }
 
 export class DebitCollection {
@@ -80,6 +73,8 @@ export class DebitCollection {
     assert(options.batchMax >= 1, 'a debit run needs a batch size')
     jobs.register({
       kind: debit_run_job_kind,
+      // One collection run at a time on any instance: overlapping runs would ask the debtors' banks twice.
+      exclusive: 'rail.debit',
       attempts_max: 10,
       lease_ms: 60_000,
       backoff_base_ms: 30_000,
@@ -101,9 +96,27 @@ export class DebitCollection {
     const now = this.clock.now()
     const day = date ?? toSast(now).date
     const run = `manual:${day}:${now.toISOString()}:${randomUUID().slice(0, 8)}`
-    const report = await this.jobs.runNew({ kind: debit_run_job_kind, key: run, payload: { run, date: day } })
+    const report = await this.jobs.runNew({ kind: debit_run_job_kind, key: run, payload: { run, date: day } }).catch((error: unknown) => {
+      if (error instanceof JobGroupBusy) throw new Conflict('a debit-order collection run is in progress (here or on another instance); run again when it has ended')
+      throw error
+    })
     assert(report, 'a manual debit run has a key of its own')
     return report as unknown as DebitRunReport
+  }
+
+  /**
+   * Sandbox: the debtor disputes the order's last collected collection now, at their bank
+   * (the simulated debit rail); the next run books it. A collection disputed already is
+   * named again and nothing changes. Production refuses (403).
+   */
+  async dispute(debitOrderId: string): Promise<{ debit_order_id: string; collection_date: string; bank_reference: string; disputed_at: string }> {
+    if (!this.options.sandbox || !this.rail.raiseDispute) throw new Forbidden('only the sandbox can raise a debtor\'s dispute; in production the debtor\'s bank reports it')
+    if (!(await orderOf(this.db, debitOrderId))) throw new NotFound('debit order')
+    const collection = await lastCollectedCollection(this.db, debitOrderId)
+    if (!collection?.bank_reference) throw Invalid.field('debit_order_id', 'has no collected collection to dispute')
+    const raised = { debit_order_id: debitOrderId, collection_date: collection.collection_date, bank_reference: collection.bank_reference }
+    await this.rail.raiseDispute(raised)
+    return { ...raised, disputed_at: formatTimestamp(this.clock.now()) }
   }
 
   async run(run: string, date: string, job?: Pick<JobContext, 'attempt' | 'signal'>): Promise<DebitRunReport> {

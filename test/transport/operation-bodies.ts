@@ -5,6 +5,7 @@ import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { uuidPattern } from '../support/assertions.ts'
 import { appendEvent } from '../../src/events/index.ts'
 import { addDays, toSast } from '../../src/calendar/sa-calendar.ts'
+import { earliestCollectionDate } from '../../src/debit/debit-schedule.ts'
 
 // One schema-valid request body for every operation of the endpoint table, so that the
 // cross-cutting suites (auth matrix, malformed input) can be driven by `allOperations()`
@@ -29,7 +30,7 @@ export interface OperationFixture {
   /** An event of the partner's, handed over (so it has a webhook delivery), for `webhook_redeliver`. */
   webhookEventId: string
   /** Debit orders of the root entity: an active monthly mandate, an order to read, and ones each cancel uses once. */
-  debit: { mandateReference: string; statusOrderId: string; ordersToCancel: string[]; mandatesToCancel: string[] }
+  debit: { mandateReference: string; statusOrderId: string; ordersToCancel: string[]; mandatesToCancel: string[]; collectedOrderId: string }
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
@@ -76,7 +77,11 @@ async function debitOrders(tb: TestBank, partner: TestPartner): Promise<Operatio
     ordersToCancel.push(await order())
     mandatesToCancel.push(await debitMandate(tb, partner))
   }
-  return { mandateReference, statusOrderId, ordersToCancel, mandatesToCancel }
+  // One order collected already (a run of its date, before the others' dates), for ops_debit_dispute.
+  const earliest = earliestCollectionDate(tb.clock.now(), tb.bank.services.calendar)
+  const collected = await partner.client.debitOrders.create({ entity_id: partner.rootEntityId, ...debitOrderBody(tb, mandateReference), collection_date: earliest })
+  await tb.bank.services.debitCollection.run('fixture', earliest)
+  return { mandateReference, statusOrderId, ordersToCancel, mandatesToCancel, collectedOrderId: collected.debit_order_id }
 }
 
 const debtorAccount = { account_holder_name: 'Thandi Nkosi', account_number: '1234567890', account_type: 'cheque' as const, branch_code: '250655' }
@@ -245,6 +250,8 @@ const bodies: Record<string, BodyFactory> = {
   debit_cancel: (f) => ({ debit_order_id: takeOne(f.debit.ordersToCancel) }),
   debit_status: (f) => ({ debit_order_id: f.debit.statusOrderId }),
   ops_debit_list: (f) => ({ partner_id: f.partner.partnerId, limit: 10 }),
+  ops_debit_run: () => ({}),
+  ops_debit_dispute: (f) => ({ debit_order_id: f.debit.collectedOrderId }),
 }
 
 /**

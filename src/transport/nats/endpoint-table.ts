@@ -80,6 +80,8 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(contract.debit.cancel, (r, c) => s.debit.cancel(partner(c), bulkEntity(r, c), r)),
     endpoint(contract.debit.status, (r, c) => s.debit.status(partner(c), bulkEntity(r, c), r.debit_order_id)),
     endpoint(contract.debit.operatorList, (r) => s.debit.listForOperator(r)),
+    endpoint(contract.debitRuns.run, (r) => s.debitCollection.runNow(r.date)),
+    endpoint(contract.debitRuns.dispute, (r) => s.debitCollection.dispute(r.debit_order_id)),
   ]
 }
 
