@@ -4,7 +4,8 @@
 // in flight: (a) EFT transfers spread over the 1,000 accounts, (b) all from one hot
 // account, and (c) a no-op request/reply echo served by a separate process, the ceiling
 // the transport allows; then (d) times transaction-list pages on a 1,000,000-row account,
-// and (e) times bulk payments and webhook deliveries (bench/bulk-phases.ts).
+// (e) times bulk payments and webhook deliveries (bench/bulk-phases.ts), and (f) times a
+// debit-order collection run of 100,000 due orders (bench/debit-phase.ts; before (d)).
 // Prints a table and writes bench/results.json.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -17,6 +18,7 @@ import pg from 'pg'
 import { BankClient, OperatorClient } from '../src/client/index.ts'
 import { findNatsServerBinary, startNatsServer } from '../src/transport/nats/nats-server.ts'
 import { bulkPhases } from './bulk-phases.ts'
+import { debitPhase } from './debit-phase.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -89,6 +91,7 @@ async function main(): Promise<void> {
     const verify = await operator.ledger.verify()
     const bulk = await bulkPhases(client, operator, rootEntityId)
     const verifyAfterBulk = await operator.ledger.verify()
+    const debit = await debitPhase(nc, token, dbUrl.toString())
     // Last: it writes a million rows straight into an account, outside the hash chain.
     const paging = await pageOnAMillion(client, dbUrl.toString(), client.partnerId)
 
@@ -123,6 +126,10 @@ async function main(): Promise<void> {
       webhooks_e2e_per_s: bulk.webhooks_e2e_per_s,
       webhook_events: bulk.webhook_events,
       ledger_verified_after_bulk: verifyAfterBulk.ok,
+      debit_run_100k_s: debit.debit_run_100k_s,
+      debit_orders: debit.debit_orders,
+      debit_run_seed_s: debit.debit_run_seed_s,
+      ledger_verified_after_debit: debit.ledger_verified_after_debit,
     }
     printTable(results)
     fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
@@ -275,6 +282,10 @@ function printTable(r: Record<string, unknown>): void {
   process.stdout.write(
     `bulk payments (1000 payments): initiate ${r.bulk_initiate_ms} ms, verify → completed (RTC) ${r.bulk_complete_ms} ms; ` +
       `webhooks ${r.webhooks_per_s}/s from a standing queue, ${r.webhooks_e2e_per_s}/s from verify (${r.webhook_events} events to a loopback receiver); ledger verified after: ${r.ledger_verified_after_bulk}\n`,
+  )
+  process.stdout.write(
+    `debit-order collection run (${r.debit_orders} due once-off orders, ops.debit.run until every order successful): ${r.debit_run_100k_s} s ` +
+      `(orders written straight into the tables in ${r.debit_run_seed_s} s beforehand); ledger verified after: ${r.ledger_verified_after_debit}\n`,
   )
 }
 
