@@ -8,6 +8,17 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { outcome, type Outcome } from '../support/assertions.ts'
 import { wrongOtp } from '../bulk/helpers.ts'
 import { magic } from '../transfers/helpers.ts'
+import { toSast, addDays } from '../../src/calendar/sa-calendar.ts'
+import {
+  accountNumberOf as debtorAccountOf,
+  assertAllowedTransitions,
+  debitActions,
+  DebitModel,
+  sastDatesBetween,
+  type DebitAction,
+  type MandateModel,
+  type OrderModel,
+} from './debit-model.ts'
 
 // A model-based property of the ledger, run against the real service (NATS, SDK, storage):
 // random sequences of deposits, EFT and RTC transfers to ordinary and magic recipients,
@@ -67,6 +78,7 @@ type Action =
   | { kind: 'bulk_expire'; pick: number; offsetMs: number; then: 'jobs' | 'verify' | 'cancel' | 'nothing' }
   /** Due jobs run: PIN expiries, and the processing of verified batches (RTC payments paid). */
   | { kind: 'jobs' }
+  | DebitAction
 
 interface BulkPaymentSpec {
   rtc: boolean
@@ -118,11 +130,18 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.constant({ kind: 'jobs' as const }) },
+  ...debitActions,
 )
+const mandateCreate = debitActions[0]!.arbitrary as fc.Arbitrary<Extract<DebitAction, { kind: 'mandate_create' }>>
 
 const scenario = fc.record({
-  opening: fc.integer({ min: 0, max: 300_000 }),
-  actions: fc.array(action, { minLength: 10, maxLength: 25 }),
+  // Often nothing: an account that lives on its collections cannot always cover a dispute.
+  opening: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 300_000 })),
+  /** Mandates registered (and their authentication run) before the actions, so that orders have some to go on. */
+  mandates: fc.array(mandateCreate, { minLength: 1, maxLength: 3 }),
+  actions: fc.array(action, { minLength: 10, maxLength: 35 }),
+  /** A last sandbox advance after the actions, so that orders still scheduled are collected (or not) and disputes booked. */
+  finalDays: fc.integer({ min: 3, max: 21 }),
 })
 
 function accountNumberOf(r: Recipient): { account_number: string; branch_code: string } {
@@ -204,6 +223,8 @@ interface BatchModel {
   hold: bigint
   expiresAtMs: number
   status: BatchStatus
+  /** When the right PIN came: the batch's processing job is due then. */
+  verifiedAtMs?: number
   failureReason: 'otp_expired' | 'otp_locked' | undefined
   attempts: number
 }
@@ -227,10 +248,12 @@ class Model {
   readonly batches: BatchModel[] = []
   refunds = 0
 
+  constructor(readonly debit: DebitModel) {}
+
+  /** A deposit; a partner that owes the bank (a disputed debit order's shortfall) is paid first. */
   deposit(amount: bigint): void {
-    this.balance += amount
-    this.available += amount
     this.deposits++
+    this.debit.credit(this, amount)
   }
 
   accept(txId: string, body: TransferBody, fee: bigint, recipient: Recipient, nowMs: number): TxStatus {
@@ -298,14 +321,26 @@ class Model {
     for (const p of batch.payments) p.status = 'processing'
   }
 
-  /** Due jobs at `nowMs`: expired PINs end their batches; verified batches get their rows and RTC answers. */
-  runJobs(nowMs: number): void {
+  /**
+   * Bulk jobs due by `nowMs`, each with its due time (the order jobs run in): expired PINs
+   * end their batches; verified batches get their rows and RTC answers.
+   */
+  bulkJobsDue(nowMs: number): Array<{ atMs: number; apply: () => void }> {
+    const jobs: Array<{ atMs: number; apply: () => void }> = []
     for (const batch of this.batches) {
-      if (batch.status === 'pending_otp' && nowMs >= batch.expiresAtMs) this.endUnpaid(batch, 'failed', 'otp_expired')
+      if (batch.status === 'pending_otp' && nowMs >= batch.expiresAtMs) {
+        jobs.push({ atMs: batch.expiresAtMs, apply: () => this.endUnpaid(batch, 'failed', 'otp_expired') })
+      }
       if (batch.status !== 'processing' || batch.payments.some((p) => p.row !== undefined)) continue
-      for (const p of batch.payments) p.row = 'Pending'
-      this.settle(batch, batch.payments.filter((p) => p.rtc))
+      jobs.push({
+        atMs: batch.verifiedAtMs ?? nowMs,
+        apply: () => {
+          for (const p of batch.payments) p.row = 'Pending'
+          this.settle(batch, batch.payments.filter((p) => p.rtc))
+        },
+      })
     }
+    return jobs
   }
 
   /** The EFT cycle after a clearing run: the EFTs of every batch verified (and processed) before it. */
@@ -343,6 +378,9 @@ before(async () => {
   fees = tb.config.fees
 })
 
+/** The `ref` of a recovery of partner debt from a credit (src/ledger/partner-debt.ts). */
+const recovery_ref = 'partner debt recovered'
+
 const runJobs = () => tb.bank.services.jobRunner.runDue()
 
 /** Hands every pending event to its subscribers (the clearing run's cycle event enqueues the bulk EFT cycle). */
@@ -354,7 +392,7 @@ async function dispatchEvents(): Promise<void> {
 }
 
 class Run {
-  readonly model = new Model()
+  readonly model = new Model(new DebitModel(tb.bank.services.calendar))
   readonly log: string[] = []
 
   constructor(
@@ -395,12 +433,264 @@ class Run {
         return this.bulkExpire(a)
       case 'jobs':
         return this.jobs()
+      case 'mandate_create':
+        return this.mandateCreate(a)
+      case 'order_create':
+        return this.orderCreate(a)
+      case 'order_cancel':
+        return this.orderCancel(a)
+      case 'mandate_cancel':
+        return this.mandateCancel(a.pick)
+      case 'debit_advance':
+        return this.debitAdvance(a.minutes)
+      case 'debit_dispute':
+        return this.debitDispute(a.pick)
+      case 'spend_all': {
+        const amount = this.model.available - (a.rtc ? fees.RTC : fees.EFT)
+        if (amount < 100n) return
+        return this.transfer(this.body(randomUUID(), { rtc: a.rtc, amount: Number(amount), recipient: 'normal' }))
+      }
     }
   }
 
+  /** Due jobs run now: the bulk jobs due, today's debit-order collection run (if not made yet), mandate authentications. */
   private async jobs(): Promise<void> {
+    const nowMs = tb.clock.now().getTime()
     await runJobs()
-    this.model.runJobs(tb.clock.now().getTime())
+    this.dueWork(nowMs, nowMs, [toSast(new Date(nowMs)).date])
+  }
+
+  /**
+   * What a run of due jobs from `fromMs` to `toMs` did, in the order the jobs ran (due
+   * time): bulk jobs, and the collection runs of `dates` not made yet (each due 00:00 SAST,
+   * made at that time or at `fromMs` when it was due before). Due times never tie: the
+   * clock keeps an offset within the minute that is never 0 (alignClock), and runs are due
+   * on the minute. Mandates' authentication jobs move no money, so they are applied last.
+   */
+  private dueWork(fromMs: number, toMs: number, dates: string[]): void {
+    const model = this.model
+    const work = [
+      ...model.bulkJobsDue(toMs),
+      ...model.debit.runsDue(dates).map((r) => ({ atMs: r.atMs, apply: () => model.debit.run(r.date, Math.max(fromMs, r.atMs), model) })),
+    ].sort((a, b) => a.atMs - b.atMs)
+    for (const w of work) w.apply()
+    model.debit.authenticate(toMs)
+  }
+
+  /** Sets the clock's offset within the minute to 17.777 s (moves of whole minutes keep it; see dueWork). */
+  alignClock(): void {
+    const offset = tb.clock.now().getTime() % 60_000
+    tb.clock.advance((17_777 - offset + 60_000) % 60_000)
+  }
+
+  private async debitAdvance(minutes: number): Promise<void> {
+    const fromMs = tb.clock.now().getTime()
+    const reply = await tb.operator.sandbox.advance({ seconds: minutes * 60 })
+    const toMs = tb.clock.now().getTime()
+    assert.equal(toMs, fromMs + minutes * 60_000)
+    assert.equal(Date.parse(reply.now), toMs)
+    this.dueWork(fromMs, toMs, sastDatesBetween(fromMs, toMs))
+    await this.checkDebit(`after advancing ${minutes} minutes`)
+  }
+
+  private async mandateCreate(a: Extract<DebitAction, { kind: 'mandate_create' }>): Promise<void> {
+    const reference = `PM-${randomUUID().slice(0, 13)}`
+    const mandate: MandateModel = {
+      reference, debtor: a.debtor, frequency: a.frequency, maxAmount: BigInt(a.maxAmount),
+      status: 'pending_authentication', createdAtMs: tb.clock.now().getTime(), used: false,
+    }
+    const reply = await this.partner.client.mandates.create({
+      entity_id: this.partner.rootEntityId, mandate_reference: reference, account_holder_name: 'Property Debtor',
+      account_number: debtorAccountOf(a.debtor), account_type: 'cheque', branch_code: '250655', max_amount: a.maxAmount, frequency: a.frequency,
+    })
+    assert.equal(reply.status, 'pending_authentication')
+    this.model.debit.addMandate(mandate)
+  }
+
+  private pickMandate(pick: number): MandateModel | undefined {
+    const all = this.model.debit.mandates
+    const active = all.filter((m) => m.status === 'active')
+    const from = pick % 4 !== 0 && active.length > 0 ? active : all
+    return from[Math.floor(pick / 4) % Math.max(1, from.length)]
+  }
+
+  /** One of this run's orders: two picks in three take a scheduled one (when there is one). */
+  private pickOrder(pick: number, prefer: (o: OrderModel) => boolean): OrderModel | undefined {
+    const all = this.model.debit.orders
+    const preferred = all.filter(prefer)
+    const from = pick % 3 !== 0 && preferred.length > 0 ? preferred : all
+    return from[Math.floor(pick / 3) % Math.max(1, from.length)]
+  }
+
+  private async orderCreate(a: Extract<DebitAction, { kind: 'order_create' }>): Promise<void> {
+    const mandate = this.pickMandate(a.pick)
+    if (!mandate) return
+    const debit = this.model.debit
+    const nowMs = tb.clock.now().getTime()
+    const requested = addDays(toSast(new Date(nowMs)).date, a.daysAhead)
+    const amount = a.overMax ? Number(mandate.maxAmount) + 1 + (a.amount % 1_000) : Math.min(a.amount, Number(mandate.maxAmount))
+    const endDate = mandate.frequency === 'once_off' ? null : addDays(requested, a.endDays)
+    const verdict = debit.createVerdict(mandate, { amount: BigInt(amount), requested, endDate }, nowMs)
+    const reply = await outcome(this.partner.client.debitOrders.create({
+      entity_id: this.partner.rootEntityId, clientTxId: randomUUID(), mandate_reference: mandate.reference, amount,
+      collection_date: requested, account_holder_name: 'Property Debtor', account_number: debtorAccountOf(mandate.debtor),
+      account_type: 'cheque', branch_code: '250655', reference: 'property', frequency: mandate.frequency,
+      ...(endDate !== null ? { end_date: endDate } : {}), tracking_days: a.tracking,
+    }))
+    if (verdict.code !== 201) {
+      assert.ok(!reply.ok, `an order of ${amount} on ${requested} under a ${mandate.status} ${mandate.frequency} mandate (max ${mandate.maxAmount}) must be refused with ${verdict.code} ${verdict.field}`)
+      assert.equal(reply.error.code, verdict.code, reply.error.message)
+      const fields = reply.error.details.map((d) => (d as { field?: string }).field)
+      assert.ok(fields.includes(verdict.field), `${reply.error.message} names ${verdict.field}: ${JSON.stringify(fields)}`)
+      // Nothing was stored.
+      const { total } = await this.partner.client.debitOrders.list({ entity_id: this.partner.rootEntityId, limit: 1 })
+      assert.equal(total, debit.orders.length, 'a refused order is not stored')
+      return
+    }
+    assert.ok(reply.ok, `the order should be accepted: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.equal(reply.value.status, 'scheduled')
+    assert.equal(reply.value.collection_date, verdict.date)
+    assert.equal(reply.value.amount, String(amount))
+    debit.addOrder({
+      id: reply.value.debit_order_id, mandate, amount: BigInt(amount), frequency: mandate.frequency, anchor: requested,
+      collectionDate: verdict.date, endDate, tracking: a.tracking, status: 'scheduled', next: verdict.date, count: 0,
+      lastNet: null, history: ['scheduled'], collections: [],
+    })
+  }
+
+  /**
+   * Cancel now, or with the clock moved (without running due work) to just before or just
+   * after the order's cancel deadline, keeping the clock's offset within the minute.
+   */
+  private async orderCancel(a: Extract<DebitAction, { kind: 'order_cancel' }>): Promise<void> {
+    const order = this.pickOrder(a.pick, (o) => o.status === 'scheduled')
+    if (!order) return
+    const debit = this.model.debit
+    if (a.when !== 'now' && order.status === 'scheduled') {
+      const deadline = debit.cancelDeadlineMs(order)
+      const nowMs = tb.clock.now().getTime()
+      const offset = nowMs % 60_000
+      const target = a.when === 'before_deadline' ? deadline - 60_000 + offset : deadline + offset
+      if (target > nowMs) tb.clock.advance(target - nowMs)
+    }
+    const reply = await outcome(this.partner.client.debitOrders.cancel({ entity_id: this.partner.rootEntityId, debit_order_id: order.id, reason: 'property' }))
+    const wasStatus = order.status
+    if (!debit.cancelOrder(order, tb.clock.now().getTime())) {
+      assert.ok(!reply.ok, `cancel of a ${wasStatus} order (deadline ${new Date(debit.cancelDeadlineMs(order)).toISOString()}) must be refused`)
+      assert.equal(reply.error.code, 400, reply.error.message)
+      return
+    }
+    assert.ok(reply.ok, `cancel should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.equal(reply.value.status, 'cancelled')
+  }
+
+  private async mandateCancel(pick: number): Promise<void> {
+    const all = this.model.debit.mandates
+    const mandate = all[pick % Math.max(1, all.length)]
+    if (!mandate) return
+    const was = mandate.status
+    const reply = await outcome(this.partner.client.mandates.cancel({ entity_id: this.partner.rootEntityId, mandate_reference: mandate.reference }))
+    if (!this.model.debit.cancelMandate(mandate)) {
+      assert.ok(!reply.ok, `cancel of a ${was} mandate must be refused`)
+      assert.equal(reply.error.code, 400, reply.error.message)
+      return
+    }
+    assert.ok(reply.ok, `mandate cancel should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.equal(reply.value.status, 'cancelled')
+  }
+
+  private async debitDispute(pick: number): Promise<void> {
+    const debit = this.model.debit
+    const order = this.pickOrder(pick, (o) => debit.lastCollected(o) !== undefined)
+    if (!order) return
+    const reply = await outcome(tb.operator.debit.dispute({ debit_order_id: order.id }))
+    if (!debit.raiseDispute(order, tb.clock.now().getTime())) {
+      assert.ok(!reply.ok, 'an order with nothing collected cannot be disputed')
+      assert.equal(reply.error.code, 400, reply.error.message)
+      return
+    }
+    assert.ok(reply.ok, `dispute should be taken: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.equal(reply.value.collection_date, debit.lastCollected(order)!.date)
+  }
+
+  /** Mandates, orders (status, next date, collections, count) and the partner's debt as the model has them. */
+  async checkDebit(when: string): Promise<void> {
+    const debit = this.model.debit
+    const context = `${when}; actions so far:\n${this.log.join('\n')}`
+    const entity_id = this.partner.rootEntityId
+    const db = tb.bank.database.db
+    const debt = await db.selectFrom('partner_debts').select('owed').where('partner_id', '=', this.partner.partnerId).executeTakeFirst()
+    assert.equal(BigInt(debt?.owed ?? 0), debit.debt, `partner debt: ${context}`)
+    if (debit.mandates.length > 0) {
+      const { mandates } = await this.partner.client.mandates.list({ entity_id, limit: 1000 })
+      const statusOf = new Map(mandates.map((m) => [m.mandate_reference, m.status]))
+      for (const m of debit.mandates) assert.equal(statusOf.get(m.reference), m.status, `mandate ${m.reference} of ${m.debtor} (${context})`)
+    }
+    const { debit_orders, total } = await this.partner.client.debitOrders.list({ entity_id, limit: 1000 })
+    assert.equal(total, debit.orders.length, `orders stored: ${context}`)
+    if (debit.orders.length === 0) return
+    const listed = new Map(debit_orders.map((o) => [o.debit_order_id, o]))
+    const ids = debit.orders.map((o) => o.id)
+    const rows = await db.selectFrom('debit_orders').select(['id', 'collections_count']).where('id', 'in', ids).execute()
+    const countOf = new Map(rows.map((r) => [r.id, Number(r.collections_count)]))
+    const collections = await db
+      .selectFrom('debit_collections')
+      .select(['debit_order_id', 'collection_date', 'status', 'attempts'])
+      .where('debit_order_id', 'in', ids)
+      .orderBy('collection_date')
+      .execute()
+    for (const o of debit.orders) {
+      const where = `order ${o.id} (${o.mandate.debtor} ${o.frequency}, ${o.collectionDate}..${o.endDate}, tracking ${o.tracking}, amount ${o.amount}): ${context}`
+      const item = listed.get(o.id)
+      assert.ok(item, where)
+      assert.equal(item.status, o.status, `status of ${where}`)
+      assert.equal(item.next_collection_date, o.next, `next collection date of ${where}`)
+      assert.equal(countOf.get(o.id), o.count, `collections count of ${where}`)
+      const got = collections.filter((c) => c.debit_order_id === o.id).map((c) => [c.collection_date, c.status, Number(c.attempts)])
+      assert.deepEqual(got, o.collections.map((c) => [c.date, c.status, c.attempts]), `collections of ${where}`)
+    }
+  }
+
+  /** checkDebit, and every order's status_history and last net amount; the debit-order rows of the ledger. */
+  private async checkDebitLedger(transactions: Array<{ tx_id: string; tx_type: string; tx_payment_type: string; status: string; credit: string; debit: string; parent_tx_id: string; ref: string }>, when: string): Promise<void> {
+    await this.checkDebit(when)
+    const debit = this.model.debit
+    for (const o of debit.orders) {
+      const status = await this.partner.client.debitOrders.status({ entity_id: this.partner.rootEntityId, debit_order_id: o.id })
+      const history = status.status_history.map((h) => h.status)
+      assert.deepEqual(history, o.history, `history of order ${o.id} (${o.mandate.debtor} ${o.frequency}) ${when}`)
+      assertAllowedTransitions(history, `order ${o.id}, ${when}`)
+      assert.equal(history.filter((s) => s === 'successful').length, o.count)
+      assert.equal(status.net_amount, String(o.lastNet ?? 0n), `net_amount of order ${o.id} (${when})`)
+    }
+    const rows = transactions.filter((t) => t.tx_payment_type === 'DEBIT_ORDER')
+    const credits = rows.filter((t) => t.tx_type === 'debit_order')
+    const recoveries = rows.filter((t) => t.tx_type === 'reversal' && t.ref === recovery_ref)
+    const reversals = rows.filter((t) => t.tx_type === 'reversal' && t.ref !== recovery_ref)
+    assert.equal(rows.length, credits.length + recoveries.length + reversals.length, when)
+    const sum = (ts: typeof rows, side: 'credit' | 'debit') => ts.reduce((s, t) => s + BigInt(t[side]), 0n)
+    assert.equal(credits.length, debit.creditRows, `debit-order credits (${when})`)
+    assert.equal(sum(credits, 'credit'), debit.credited, `debit-order credits (${when})`)
+    assert.equal(reversals.length, debit.disputeRows, `dispute reversals (${when})`)
+    assert.equal(sum(reversals, 'debit'), debit.disputeTaken, `what disputes took back (${when})`)
+    assert.equal(recoveries.length, debit.recoveryRows, `debt recoveries (${when})`)
+    assert.equal(sum(recoveries, 'debit'), debit.recovered, `debt recovered (${when})`)
+    const disputedCredits = new Set(reversals.map((t) => t.parent_tx_id))
+    for (const t of credits) assert.equal(t.status, disputedCredits.has(t.tx_id) ? 'Reversed' : 'Successful', `credit ${t.tx_id} (${when})`)
+    assert.equal(disputedCredits.size, reversals.length, 'each credit is reversed at most once')
+    // Every reversed credit was taken back from the account, or is owed by the partner, or
+    // was owed and has been recovered from a later credit (the bank's rows and debt alone).
+    const owed = await tb.bank.database.db.selectFrom('partner_debts').select('owed').where('partner_id', '=', this.partner.partnerId).executeTakeFirst()
+    assert.equal(sum(credits.filter((t) => t.status === 'Reversed'), 'credit'), sum(reversals, 'debit') + BigInt(owed?.owed ?? 0) + sum(recoveries, 'debit'), when)
+    assert.equal(debit.disputedNet, debit.disputeTaken + debit.debt + debit.recovered, when)
+    // Every successful collection credited exactly once: the collections' credits are the credit rows.
+    const collected = await tb.bank.database.db
+      .selectFrom('debit_collections')
+      .select('credit_tx_id')
+      .where('debit_order_id', 'in', debit.orders.length > 0 ? debit.orders.map((o) => o.id) : ['00000000-0000-0000-0000-000000000000'])
+      .where('status', 'in', ['successful', 'disputed'])
+      .execute()
+    assert.deepEqual(collected.map((c) => c.credit_tx_id).sort(), credits.map((t) => t.tx_id).sort(), `each collection has its one credit (${when})`)
   }
 
   /**
@@ -524,6 +814,7 @@ class Run {
     assert.equal(reply.value.status, 'processing')
     assert.deepEqual(reply.value.payments.map((p) => [p.payment_id, p.status, p.tx_id]), batch.payments.map((p) => [p.paymentId, 'processing', null]))
     this.model.fund(batch)
+    batch.verifiedAtMs = tb.clock.now().getTime()
   }
 
   private async bulkWrongOtp(pick: number, times: number): Promise<void> {
@@ -660,7 +951,8 @@ class Run {
     const feeRows = fees.EFT > 0n && fees.RTC > 0n ? 1 : 0
     // Per accepted batch one funding row, one row per payment once processed, one refund per payment not made.
     const bulkRowCount = model.batches.length + bulkRows.size + model.refunds
-    assert.equal(transactions.length, model.deposits + model.status.size * (1 + feeRows) + model.reversals + bulkRowCount, when)
+    const debitRowCount = model.debit.creditRows + model.debit.disputeRows + model.debit.recoveryRows
+    assert.equal(transactions.length, model.deposits + model.status.size * (1 + feeRows) + model.reversals + bulkRowCount + debitRowCount, when)
     const fundingStatus: Record<BatchStatus, TxStatus> = { pending_otp: 'Pending', processing: 'Successful', completed: 'Successful', cancelled: 'Failed', failed: 'Failed' }
     for (const t of transactions) {
       if (t.tx_type === 'bulk_payment' && t.parent_tx_id === '') {
@@ -687,13 +979,15 @@ class Run {
         const parent = model.status.get(t.parent_tx_id)
         assert.equal(t.status, parent === 'Reversed' ? 'Successful' : parent, `fee of ${t.parent_tx_id} (${when})`)
       }
-      if (t.tx_type === 'reversal') {
+      if (t.tx_type === 'reversal' && t.tx_payment_type !== 'DEBIT_ORDER') {
         const bulkPayment = bulkRows.get(t.parent_tx_id)
         assert.equal(bulkPayment ? bulkPayment.row : model.status.get(t.parent_tx_id), 'Reversed')
         assert.equal(BigInt(t.amount), bulkPayment ? bulkPayment.amount : model.amountOf.get(t.parent_tx_id))
       }
     }
     await this.checkRunningBalances(transactions, when)
+    await this.checkDebitLedger(transactions, when)
+    assert.equal(report.internal_balances[`partner_debt:${this.partner.partnerId}`] ?? '0', String(-model.debit.debt), `partner_debt in the ledger (${when})`)
   }
 
   /** Every batch's status and payments as the model has them; returns the processed payments by tx_id. */
@@ -743,11 +1037,14 @@ class Run {
 test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, clearing and time agree with a model of the account', async () => {
   const seed = process.env.BANK_PROPERTY_SEED
   await fc.assert(
-    fc.asyncProperty(scenario, async ({ opening, actions }) => {
+    fc.asyncProperty(scenario, async ({ opening, mandates, actions, finalDays }) => {
       const partner = await onboardPartner(tb, { approve: true })
       const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
       const run = new Run(partner, accounts[0]!.account_id)
+      run.alignClock()
       if (opening > 0) await run.apply({ kind: 'deposit', amount: opening })
+      for (const m of mandates) await run.apply(m)
+      await run.apply({ kind: 'jobs' })
       for (const [i, a] of actions.entries()) {
         await run.apply(a)
         await run.checkBalances(`after action ${i}`)
@@ -761,6 +1058,12 @@ test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, 
       // Every verified batch has been paid out in full; others wait for a PIN or ended unpaid.
       assert.ok(run.model.batches.every((b) => b.status !== 'processing'))
       await run.checkLedger('after draining clearing runs')
+      await run.apply({ kind: 'debit_advance', minutes: finalDays * 24 * 60 })
+      await run.checkLedger(`after a last advance of ${finalDays} days`)
+      if (process.env.BANK_PROPERTY_DEBUG) {
+        const d = run.model.debit
+        console.error(JSON.stringify({ mandates: d.mandates.map((m) => `${m.debtor}/${m.frequency}/${m.status}`), orders: d.orders.map((o) => `${o.mandate.debtor}:${o.history.join('>')}`), credits: d.creditRows, disputes: d.disputeRows, recoveries: d.recoveryRows, debt: String(d.debt), actions: run.log.length }))
+      }
     }),
     { numRuns: Number(process.env.BANK_PROPERTY_RUNS ?? 8), ...(seed ? { seed: Number(seed) } : {}) },
   )
