@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { z } from 'zod'
+import { smtpUrlProblem } from './notify/smtp-notifier.ts'
 
 // Every setting, typed, read from the environment once, with defaults that run embedded
 // (PGlite in ./.data and a NATS server found or started on loopback). Units come last in
@@ -44,6 +45,13 @@ const settings = z.object({
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
+  // Where e-mail goes (one-time PINs, payment advices): unset, the simulated notifier records them.
+  BANK_SMTP_URL: z
+    .string()
+    .refine((value) => smtpUrlProblem(value) === undefined, { error: 'must be smtp://[user:password@]host[:port] or smtps://…' })
+    .optional(),
+  BANK_MAIL_FROM: z.string().regex(/^[^\s@]+@[^\s@]+$/, { error: 'must be an e-mail address' }).default('bank@localhost'),
+  BANK_SMTP_TIMEOUT_MS: z.coerce.number().int().min(1000).max(120_000).default(10_000),
   // No default here: the default depends on the storage (see loadConfig).
   BANK_SANDBOX: z.enum(['true', 'false']).optional(),
   // The HMAC key of bulk payments' one-time PINs: base64 of 32 bytes, the same on every instance.
@@ -116,6 +124,8 @@ export interface Config {
    * `<data dir>/secrets-key`. Instances sharing one PostgreSQL must share this key.
    */
   secretsKey: Buffer | undefined
+  /** E-mail through this SMTP server; unset, the simulated notifier records messages instead. */
+  smtp: { url: string; from: string; timeout_ms: number } | undefined
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -164,5 +174,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandbox: s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true',
     otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
     secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
+    smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM, timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
   }
 }

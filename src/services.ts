@@ -21,6 +21,7 @@ import { TransferService } from './transfers/transfer-service.ts'
 import { PaymentAdvices } from './transfers/payment-advice.ts'
 import type { Notifier } from './notify/notifier.ts'
 import { SimulatedNotifier } from './notify/simulated-notifier.ts'
+import { SmtpNotifier } from './notify/smtp-notifier.ts'
 import { BulkService } from './bulk/bulk-service.ts'
 import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
@@ -119,8 +120,10 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     new HttpWebhookSender({ timeout_ms: webhook_limits_default.attempt_timeout_ms }),
     { sandbox: config.sandbox, limits: webhook_limits_default },
   )
-  // The simulated notifier until a real sender is configured (it records, sends nothing out).
-  const notifier = new SimulatedNotifier(db, clock)
+  // E-mail through SMTP when BANK_SMTP_URL is set; else the simulated notifier, which records
+  // each message (the sandbox's `bank sandbox messages`) and sends nothing out.
+  const simulatedNotifier = config.smtp ? undefined : new SimulatedNotifier(db, clock)
+  const notifier: Notifier = config.smtp ? new SmtpNotifier(db, clock, config.smtp) : simulatedNotifier!
   const advices = new PaymentAdvices(db, clock, jobRunner, notifier, {
     payerName: async (partnerId, accountId) => (await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
   })
@@ -155,7 +158,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     // instance shares (BANK_SECRETS_KEY or the data directory's secrets-key).
   }, { fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox })
   const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
-  const sandbox = new SandboxService(sandboxClock, jobRunner, notifier)
+  const sandbox = new SandboxService(sandboxClock, jobRunner, simulatedNotifier)
   const debitRail = new SimulatedDebitRail(db, clock)
   const mandates = new MandateService(db, clock, jobRunner, clocks.mandateAuthenticator ?? railAuthenticator(debitRail))
   const debit = new DebitService(db, clock, calendar, {

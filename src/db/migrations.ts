@@ -3,6 +3,7 @@ import type { Migration } from 'kysely/migration'
 import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
 import { debitOrdersMigration } from '../debit/debit-migration.ts'
 import { partnerDebtMigration } from '../ledger/partner-debt-migration.ts'
+import { notifierSentMigration } from '../notify/notify-migration.ts'
 import { simulatedDebitRailMigration } from '../rails/debit-rail-migration.ts'
 import { sandboxMigration } from '../sandbox/sandbox-migration.ts'
 import { webhooksMigration } from '../webhooks/webhook-migration.ts'
@@ -326,4 +327,5 @@ export const migrations: Record<string, Migration> = {
   '0010_debit_orders': debitOrdersMigration,
   '0011_simulated_debit_rail': simulatedDebitRailMigration,
   '0012_partner_debts': partnerDebtMigration,
+  '0013_notifier_sent': notifierSentMigration,
 }

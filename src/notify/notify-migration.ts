@@ -1,0 +1,29 @@
+import type { Kysely } from 'kysely'
+import type { Migration } from 'kysely/migration'
+import { runStatements } from '../db/migrations.ts'
+
+// The keys the SMTP notifier has sent, so a key is sent once (the simulated notifier keeps
+// whole messages in notifier_messages instead). No message text is kept: it may carry a
+// one-time PIN.
+export const notifierSentMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create table notifier_sent (
+        key text primary key,
+        recipient text not null,
+        subject text not null,
+        sent_at timestamptz not null
+      )`)
+  },
+}
+
+export interface NotifierSentTable {
+  key: string
+  recipient: string
+  subject: string
+  sent_at: Date
+}
+
+export interface NotifierTables {
+  notifier_sent: NotifierSentTable
+}
