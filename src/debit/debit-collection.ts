@@ -253,7 +253,7 @@ export class DebitCollection {
       },
     )
     report.successful++
-    this.scheduleNext(chunk, done, collection.collection_date, report)
+    this.scheduleNext(chunk, done, collection, report)
   }
 
   private refused(
@@ -289,13 +289,19 @@ export class DebitCollection {
     report.failed++
     // A closed account is never collected again; other failures leave the schedule running.
     if (outcome.status === 'account_closed') chunk.update({ ...failed, next_collection_date: null })
-    else this.scheduleNext(chunk, failed, collection.collection_date, report)
+    else this.scheduleNext(chunk, failed, collection, report)
   }
 
-  /** After a collection ends: a recurring order's next date (back to `scheduled`), or none. */
-  private scheduleNext(chunk: CollectionChunk, order: OrderRow, collectionDate: string, report: DebitRunReport): void {
+  /**
+   * After a collection ends: a recurring order's next date (back to `scheduled`), or none.
+   * The next date comes after the day the collection ended: occurrences that fell while it
+   * was still being retried (tracking days) are skipped, not collected late in a burst.
+   */
+  private scheduleNext(chunk: CollectionChunk, order: OrderRow, collection: CollectionRow, report: DebitRunReport): void {
+    const ended = collection.last_attempt_date ?? collection.collection_date
+    const after = ended > collection.collection_date ? ended : collection.collection_date
     const next = nextCollectionDate(
-      { anchor: order.requested_collection_date, frequency: order.frequency, after: collectionDate, end_date: order.end_date },
+      { anchor: order.requested_collection_date, frequency: order.frequency, after, end_date: order.end_date },
       this.calendar,
     )
     if (next === null) {

@@ -28,6 +28,7 @@ let monthly31: string
 let weekly: string
 let failing: string
 let closed: string
+let slowWeekly: string
 
 before(async () => {
   await tb.ready
@@ -39,6 +40,8 @@ before(async () => {
   weekly = await newOrder(tb, p, { frequency: 'weekly', collection_date: '2026-12-03', end_date: '2026-12-17', amount: 1_000 })
   failing = await newOrder(tb, p, { account_number: debtors.insufficientForEver, frequency: 'monthly', collection_date: '2026-12-04', end_date: '2027-01-04', tracking_days: 0 })
   closed = await newOrder(tb, p, { account_number: debtors.accountClosed, frequency: 'monthly', collection_date: '2026-12-04', end_date: '2027-06-04' })
+  // Each collection finds insufficient funds 6 times and is collected at the 7th attempt.
+  slowWeekly = await newOrder(tb, p, { account_number: debtors.insufficientTimes(6), frequency: 'weekly', collection_date: '2026-12-03', end_date: '2027-01-07', amount: 2_000 })
 })
 
 test('recurring - weekly: collected each week, back to scheduled in between, until its end date', async () => {
@@ -76,6 +79,19 @@ test('recurring - a failed collection leaves the schedule running; a closed acco
   assert.equal(list.debit_orders.find((o) => o.debit_order_id === closed)?.next_collection_date, null)
 })
 
+test('recurring - an occurrence that falls while a collection is still retried is skipped, not collected late', async () => {
+  // 3 December was tried on 3, 4, 7, 8, 9 and 10 December and collected on the 11th; the
+  // occurrence of 10 December fell meanwhile and is skipped: the next one is 17 December.
+  const collections = await collectionsOf(tb, slowWeekly)
+  assert.deepEqual(collections.map((c) => [c.collection_date, c.status, c.attempts]), [
+    ['2026-12-03', 'successful', 7],
+    ['2026-12-17', 'processing', 2],
+  ])
+  const status = await statusOf(p, slowWeekly)
+  assert.equal(status.processed_date, '2026-12-10T22:00:00Z')
+  assert.ok(status.status_history.some((h) => h.description === 'next collection scheduled for 2026-12-17'))
+})
+
 test('recurring - monthly on the 31st: the month’s last business day when it has no 31st, until the end date', async () => {
   await advanceTo(tb, sast('2027-04-02'))
   // 31 January 2027 is a Sunday (→ 1 February); February has no 31st (its last business day
@@ -94,7 +110,9 @@ test('recurring - monthly on the 31st: the month’s last business day when it h
 
 test('recurring - one credit per collection and a clean ledger', async () => {
   const credits = (await debitRowsOf(tb, account)).filter((r) => r.tx_type === 'debit_order')
-  assert.equal(credits.length, 4 + 3)
-  assert.equal((await balanceOf(p, account)).balance, 4 * (10_000 - fee) + 3 * (1_000 - fee))
+  // slowWeekly: 3 December (collected 11 December), 17 December (28 December), 31 December (11 January); then the end date.
+  assert.deepEqual((await collectionsOf(tb, slowWeekly)).map((c) => c.collection_date), ['2026-12-03', '2026-12-17', '2026-12-31'])
+  assert.equal(credits.length, 4 + 3 + 3)
+  assert.equal((await balanceOf(p, account)).balance, 4 * (10_000 - fee) + 3 * (1_000 - fee) + 3 * (2_000 - fee))
   await assertLedgerClean(tb)
 })
