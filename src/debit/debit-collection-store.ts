@@ -11,6 +11,13 @@ import type { HistoryRow, OrderRow } from './debit-store.ts'
 
 export type CollectionRow = Selectable<DebitCollectionsTable>
 
+/** The ids of the mandates among `mandateIds` that are no longer `active` (cancelled, say). */
+export async function inactiveMandates(db: Kysely<Database>, mandateIds: readonly string[]): Promise<Set<string>> {
+  if (mandateIds.length === 0) return new Set()
+  const rows = await db.selectFrom('debit_mandates').select('id').where('id', 'in', [...new Set(mandateIds)]).where('status', '!=', 'active').execute()
+  return new Set(rows.map((row) => row.id))
+}
+
 /** Scheduled orders whose next collection is due by `date`, oldest date first. */
 export async function dueScheduledOrderIds(db: Kysely<Database>, date: string, limit: number): Promise<string[]> {
   const rows = await db

@@ -17,6 +17,7 @@ import {
   dueScheduledOrderIds,
   lastCollectedCollection,
   openCollections,
+  inactiveMandates,
   ordersByIds,
   ordersForUpdate,
   type CollectionRow,
@@ -59,6 +60,9 @@ export interface DebitCollectionOptions {
   /** Sandbox mode: an operator may raise a debtor's dispute (`ops.debit.dispute`). */
   sandbox: boolean
 }
+
+/** What a collection came to: the rail's answer, or not asked for want of an active mandate. */
+type BookedOutcome = DebitCollectionOutcome | { status: 'mandate_inactive'; reason: string }
 
 export class DebitCollection {
   constructor(
@@ -136,7 +140,12 @@ export class DebitCollection {
       const chunk = await openCollections(this.db, date, this.options.batchMax)
       if (chunk.length === 0) break
       const orders = await ordersByIds(this.db, chunk.map((c) => c.debit_order_id))
-      const outcomes = await this.rail.submitCollections(chunk.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!)))
+      // Without an active mandate (the debtor or the partner cancelled it while a collection
+      // was being retried) nothing more is asked of the debtor's bank: the order ends failed.
+      const revoked = await inactiveMandates(this.db, [...orders.values()].map((o) => o.mandate_id))
+      const asked = chunk.filter((c) => !revoked.has(orders.get(c.debit_order_id)!.mandate_id))
+      const outcomes: Map<string, BookedOutcome> = asked.length > 0 ? await this.rail.submitCollections(asked.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!))) : new Map()
+      for (const c of chunk) if (!asked.includes(c)) outcomes.set(collectionKey(c), { status: 'mandate_inactive', reason: 'the mandate is no longer active; no further collections' })
       const booked = await this.bookOutcomes(chunk, outcomes, date, report)
       if (booked === 0) {
         // The rail answered none of them: they wait for the next run.
@@ -169,7 +178,7 @@ export class DebitCollection {
   }
 
   /** Books the rail's answers to one batch; returns how many it booked. */
-  private async bookOutcomes(sent: CollectionRow[], outcomes: Map<string, DebitCollectionOutcome>, date: string, report: DebitRunReport): Promise<number> {
+  private async bookOutcomes(sent: CollectionRow[], outcomes: Map<string, BookedOutcome>, date: string, report: DebitRunReport): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       const orders = await ordersForUpdate(trx, sent.map((c) => c.debit_order_id))
       const current = await collectionsForUpdate(trx, sent)
@@ -186,8 +195,10 @@ export class DebitCollection {
         // Booked meanwhile (a run taken over after a crash), or not answered: leave it.
         if (!collection || !order || !outcome || collection.status !== 'processing' || collection.attempts !== was.attempts) continue
         if (collection.last_attempt_date !== null && collection.last_attempt_date >= date) continue
-        const attempt = { ...collection, attempts: collection.attempts + 1, first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date }
-        const tried = { ...order, attempts: attempt.attempts, first_attempt_date: attempt.first_attempt_date, last_attempt_date: date }
+        // Not asked of the debtor's bank (no active mandate): no attempt to count.
+        const asked = outcome.status !== 'mandate_inactive'
+        const attempt = asked ? { ...collection, attempts: collection.attempts + 1, first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date } : collection
+        const tried = asked ? { ...order, attempts: attempt.attempts, first_attempt_date: attempt.first_attempt_date, last_attempt_date: date } : order
         if (outcome.status === 'collected') this.collected(batch, debts, chunk, tried, attempt, outcome, report)
         else this.refused(chunk, tried, attempt, outcome, date, report)
         booked++
@@ -260,7 +271,7 @@ export class DebitCollection {
     chunk: CollectionChunk,
     order: OrderRow,
     collection: CollectionRow,
-    outcome: Exclude<DebitCollectionOutcome, { status: 'collected' }>,
+    outcome: Exclude<BookedOutcome, { status: 'collected' }>,
     date: string,
     report: DebitRunReport,
   ): void {
@@ -287,8 +298,9 @@ export class DebitCollection {
       collection_date: collection.collection_date,
     })
     report.failed++
-    // A closed account is never collected again; other failures leave the schedule running.
-    if (outcome.status === 'account_closed') chunk.update({ ...failed, next_collection_date: null })
+    // A closed account, or a mandate no longer active, is never collected again; other
+    // failures leave the schedule running.
+    if (outcome.status === 'account_closed' || outcome.status === 'mandate_inactive') chunk.update({ ...failed, next_collection_date: null })
     else this.scheduleNext(chunk, failed, collection, report)
   }
 

@@ -39,6 +39,9 @@ before(async () => {
   orders.forEver = await newOrder(tb, p, { account_number: debtors.insufficientForEver, collection_date: '2026-11-25', tracking_days: 3 })
   orders.noTracking = await newOrder(tb, p, { account_number: debtors.insufficientForEver, collection_date: '2026-11-25', tracking_days: 0 })
   orders.twice = await newOrder(tb, p, { account_number: debtors.insufficientTimes(2), collection_date: '2026-11-25', amount: 20_000 })
+  orders.revoked = await newOrder(tb, p, {
+    account_number: debtors.insufficientTimes(2), collection_date: '2026-12-01', amount: 25_000, frequency: 'monthly', end_date: '2027-03-25',
+  })
   // Saturday 2026-11-28 moves to Monday 2026-11-30; 16 December (a holiday) to Thursday 17 December.
   orders.weekend = await newOrder(tb, p, { collection_date: '2026-11-28', amount: 30_000 })
   orders.holiday = await newOrder(tb, p, { collection_date: '2026-12-16', amount: 40_000 })
@@ -120,6 +123,26 @@ test('collection - a date moved past a weekend is collected on the Monday', asyn
   assert.equal(status.collection_date, '2026-11-30')
   assert.equal(status.status, 'successful')
   assert.equal(status.processed_date, '2026-11-29T22:00:00Z')
+})
+
+test('collection - a mandate cancelled while its order is retried ends the order failed; the debtor is not asked again', async () => {
+  await advanceTo(tb, sast('2026-12-01'))
+  assert.equal((await statusOf(p, orders.revoked!)).status, 'processing', 'insufficient funds on the first attempt: retried')
+  const { mandate_reference } = await tb.bank.database.db.selectFrom('debit_orders').select('mandate_reference').where('id', '=', orders.revoked!).executeTakeFirstOrThrow()
+  await p.client.mandates.cancel({ entity_id: p.rootEntityId, mandate_reference })
+  const before = await balanceOf(p, account)
+  // This debtor's bank would collect on the third attempt (3 December), had it been asked.
+  await advanceTo(tb, sast('2026-12-03'))
+  const status = await statusOf(p, orders.revoked!)
+  assert.equal(status.status, 'failed')
+  assert.match(status.status_history.at(-1)!.description, /mandate is no longer active/)
+  const [collection] = await collectionsOf(tb, orders.revoked!)
+  assert.equal(collection!.attempts, 1, 'asked once, before the mandate was cancelled')
+  const list = await p.client.debitOrders.list({ entity_id: p.rootEntityId, status: 'failed' })
+  assert.equal(list.debit_orders.find((o) => o.debit_order_id === orders.revoked)?.next_collection_date ?? null, null, 'no later collection is scheduled')
+  const credits = (await debitRowsOf(tb, account)).filter((row) => String(row.amount) === '25000')
+  assert.deepEqual(credits, [], 'nothing was collected')
+  assert.ok((await balanceOf(p, account)).balance >= before.balance)
 })
 
 test('collection - no run on a public holiday; the moved date is collected the next business day', async () => {
