@@ -48,7 +48,7 @@ export class NatsApi {
     let reply
     try {
       reply = await nc.request(subjectFor(op, subjectId), JSON.stringify(body ?? {}), {
-        timeout: this.options.timeoutMs ?? 10_000,
+        timeout: Math.max(this.options.timeoutMs ?? 10_000, op.replyTimeoutMs ?? 0),
         headers: h,
       })
     } catch (error) {

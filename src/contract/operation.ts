@@ -61,6 +61,12 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
    * puts each header back into its result under the field's name.
    */
   replyHeaders?: Readonly<Record<string, string>>
+  /**
+   * The least time our SDK waits for this operation's reply, when it may rightly take
+   * longer than a caller's usual timeout (a sandbox advance across months, a run of
+   * thousands of collections).
+   */
+  replyTimeoutMs?: number
 }
 
 /** The reply-header fields of an operation, as our SDK's result and a handler carry them. */

@@ -34,6 +34,8 @@ export const debitRunOperations = {
       '(default: today in SAST) and the insufficient-funds retries, book the outcomes.',
     request: z.strictObject({ date: calendarDate().optional() }),
     response: debitRunReport,
+    // A run of many thousands of orders takes minutes.
+    replyTimeoutMs: 10 * 60_000,
   }),
   dispute: operation({
     name: 'ops_debit_dispute',

@@ -197,6 +197,8 @@ export const operatorOperations = {
     subject: 'ops.clearing.run',
     permission: 'operator',
     summary: 'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded RTCs.',
+    // A cycle may wait for one in progress elsewhere (BANK_JOBS_EXCLUSIVE_WAIT_MS), then settle thousands.
+    replyTimeoutMs: 10 * 60_000,
     request: z.strictObject({}),
     response: z.object({
       cycle: z.string(),

@@ -45,6 +45,8 @@ export const sandboxOperations = {
       to: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp like 2026-11-24T10:00:00Z' }).optional(),
     }),
     response: z.object({ now: timestamp, jobs_run: z.number() }),
+    // Months of clearing cycles and collection runs take a while to run through.
+    replyTimeoutMs: 10 * 60_000,
     cli: { words: 'sandbox advance', positionals: ['seconds'], names: { seconds: 'duration' }, durations: ['seconds'] },
   }),
   messages: operation({
