@@ -52,16 +52,21 @@ export type DebitAction =
   | { kind: 'mandate_cancel'; pick: number }
   /** The sandbox clock moves forward (ops.sandbox.clock.advance), running what falls due. */
   | { kind: 'debit_advance'; minutes: number }
-  /** The sandbox operator's `bank debit dispute` of an order's last collected collection. */
-  | { kind: 'debit_dispute'; pick: number }
+  /**
+   * The sandbox operator's `bank debit dispute` of an order's last collected collection;
+   * with `spendFirst`, after the partner paid out everything it had (spend_all, RTC).
+   */
+  | { kind: 'debit_dispute'; pick: number; spendFirst: boolean }
   /**
    * A payout of everything available (less its fee): a dispute after it finds too little to
    * take back. An EFT holds it (a dispute leaves held money alone), an RTC pays it at once.
    */
   | { kind: 'spend_all'; rtc: boolean }
 
+// Mostly debtors that are collected (and disputed), so that credits, disputes and debt are common.
 const debtor: fc.Arbitrary<Debtor> = fc.constantFrom(
-  'normal', 'normal', 'normal', 'rejected', 'pending_day', 'closed', 'insufficient', 'insufficient_1', 'insufficient_2', 'insufficient_3', 'disputed', 'disputed',
+  'normal', 'normal', 'normal', 'normal', 'rejected', 'pending_day', 'closed', 'insufficient', 'insufficient_1', 'insufficient_2', 'insufficient_3',
+  'disputed', 'disputed', 'disputed',
 )
 
 export const debitActions: Array<fc.WeightedArbitrary<DebitAction>> = [
@@ -98,7 +103,7 @@ export const debitActions: Array<fc.WeightedArbitrary<DebitAction>> = [
       minutes: fc.oneof(fc.integer({ min: 60, max: 24 * 60 }), fc.integer({ min: 24 * 60, max: 10 * 24 * 60 })),
     }),
   },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('debit_dispute' as const), pick: fc.nat() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('debit_dispute' as const), pick: fc.nat(), spendFirst: fc.boolean() }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('spend_all' as const), rtc: fc.boolean() }) },
 ]
 
@@ -350,6 +355,8 @@ export class DebitModel {
     // 2. scheduled orders due by the run's date go to processing
     const due = this.orders.filter((o) => o.status === 'scheduled' && o.next !== null && o.next <= date)
     for (const o of due) {
+      // README: once its mandate is cancelled, nothing may be collected on it.
+      assert.notEqual(o.mandate.status, 'cancelled', `order ${o.id} starts a collection on ${o.next} under its cancelled mandate ${o.mandate.reference}`)
       o.collections.push({ date: o.next!, status: 'processing', attempts: 0, lastAttempt: null, net: 0n, processedAtMs: 0, dispute: undefined })
       this.setStatus(o, 'processing', o.next)
     }
@@ -377,7 +384,7 @@ export class DebitModel {
       o.count++
       o.lastNet = c.net
       this.setStatus(o, 'successful', o.next)
-      this.scheduleNext(o, c.date)
+      this.scheduleNext(o, date)
       return
     }
     if (answer === 'insufficient') {
@@ -393,11 +400,16 @@ export class DebitModel {
     this.setStatus(o, 'failed', o.next)
     // A closed account is never collected again; other failures leave the schedule running.
     if (answer === 'closed') o.next = null
-    else this.scheduleNext(o, c.date)
+    else this.scheduleNext(o, date)
   }
 
-  private scheduleNext(o: OrderModel, after: string): void {
-    const next = this.nextDate(o, after)
+  /**
+   * After a collection ends on `ended` (the run's date: its collection date, or a later
+   * retry's): the next occurrence after that day, so occurrences that fell while it was
+   * still being retried are skipped rather than collected late in a burst.
+   */
+  private scheduleNext(o: OrderModel, ended: string): void {
+    const next = this.nextDate(o, ended)
     if (next === null) {
       o.next = null
       return
