@@ -137,8 +137,11 @@ async function main(): Promise<void> {
   } finally {
     for (const child of children) child.kill('SIGTERM')
     await Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve)))))
-    await nats.stop()
     await admin(`drop database if exists ${dbName} with (force)`)
+    // nats-server's process handle is unref'd: with nothing else pending, awaiting its exit
+    // would let Node end right there (the database above was never dropped that way).
+    const keepAlive = setInterval(() => {}, 1000)
+    await nats.stop().finally(() => clearInterval(keepAlive))
     fs.rmSync(work, { recursive: true, force: true })
   }
 }
