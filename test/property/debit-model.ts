@@ -94,7 +94,7 @@ export const debitActions: Array<fc.WeightedArbitrary<DebitAction>> = [
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('order_cancel' as const), pick: fc.nat(), when: fc.constantFrom('now' as const, 'before_deadline' as const, 'after_deadline' as const) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('mandate_cancel' as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mandate_cancel' as const), pick: fc.nat() }) },
   {
     weight: 6,
     arbitrary: fc.record({
@@ -369,6 +369,14 @@ export class DebitModel {
   }
 
   private attempt(o: OrderModel, c: CollectionModel, date: string, atMs: number, money: Money): void {
+    if (o.mandate.status !== 'active') {
+      // Its mandate was cancelled while the collection was being retried: the debtor's bank
+      // is not asked again (no attempt), the order ends failed and a recurring one stops.
+      c.status = 'failed'
+      o.lastNet = null
+      this.setStatus(o, 'failed', null)
+      return
+    }
     c.attempts++
     c.lastAttempt = date
     const answer = railAnswer(o.mandate.debtor, c.attempts)
