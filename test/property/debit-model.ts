@@ -24,13 +24,25 @@ import { magicDebtors } from '../../src/rails/simulated-debit-rail.ts'
 // Where it stays at the level of invariants instead:
 //  - which reversal rows take what when several disputes are booked in one run: only the
 //    sums are compared (what the account gave back, what the partner owes);
+//  - which recovery rows there are: their count and sum, not each one's parent;
+//  - every successful collection has exactly one credit row (the collections' credit_tx_id
+//    are the account's debit_order rows), each credit is reversed at most once, and every
+//    reversed credit was taken back, is owed, or was owed and recovered (from the bank's
+//    rows and its recorded debt alone); balances never go below zero;
 //  - status transitions are also checked against a fixed list of allowed moves, in case
 //    the model and the bank agree on something the rules do not allow.
 //
 // The retry dates of insufficient funds follow the rule as the README states it: a
 // collection is tried at each run from its date on, and after a try that found
 // insufficient funds it is tried again as long as the next business day is within
-// `tracking_days` business days of its collection date.
+// `tracking_days` business days of its collection date. A recurring order's next date is
+// the first occurrence after the day its collection ended (occurrences that fell during
+// its retries are skipped). A collection whose mandate was cancelled while it was retried
+// is not tried again: the order ends failed and stops.
+//
+// Due times never tie between a collection run (on the minute) and a bulk job (the clock
+// keeps an offset within the minute that is never 0: Run.alignClock), so the order in
+// which jobs run, which decides what a reversal can take back, is known.
 
 export const bank_charges = 350n
 const dispute_after_ms = 3 * 86_400_000

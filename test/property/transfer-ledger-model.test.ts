@@ -60,7 +60,8 @@ import {
 // model starts from zero. Clearing runs are bank-wide: they also settle what earlier runs
 // left pending, which touches only those runs' accounts. Reproduce a failure with
 // BANK_PROPERTY_SEED=<seed> (fast-check prints the seed and the shrunk sequence); search
-// longer with BANK_PROPERTY_RUNS=<runs> (8 by default, to keep a pass within seconds of CPU).
+// longer with BANK_PROPERTY_RUNS=<runs> (8 by default, to keep a pass within seconds of CPU;
+// BANK_PROPERTY_DEBUG=1 prints what each run's debit orders came to).
 
 type Recipient = 'normal' | 'failed' | 'invalid' | 'invalid_branch' | 'returned'
 
