@@ -61,7 +61,8 @@ export type DebitAction =
   | { kind: 'order_create'; pick: number; amount: number; overMax: boolean; daysAhead: number; endDays: number; tracking: number }
   /** Cancel an order now, or with the clock moved to just before / just after its cancel deadline. */
   | { kind: 'order_cancel'; pick: number; when: 'now' | 'before_deadline' | 'after_deadline' }
-  | { kind: 'mandate_cancel'; pick: number }
+  /** With `midRetry`, first to just past the run of an order whose first try finds insufficient funds. */
+  | { kind: 'mandate_cancel'; pick: number; midRetry: boolean }
   /** The sandbox clock moves forward (ops.sandbox.clock.advance), running what falls due. */
   | { kind: 'debit_advance'; minutes: number }
   /**
@@ -106,7 +107,7 @@ export const debitActions: Array<fc.WeightedArbitrary<DebitAction>> = [
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('order_cancel' as const), pick: fc.nat(), when: fc.constantFrom('now' as const, 'before_deadline' as const, 'after_deadline' as const) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mandate_cancel' as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mandate_cancel' as const), pick: fc.nat(), midRetry: fc.boolean() }) },
   {
     weight: 6,
     arbitrary: fc.record({

@@ -462,7 +462,7 @@ class Run {
       case 'order_cancel':
         return this.orderCancel(a)
       case 'mandate_cancel':
-        return this.mandateCancel(a.pick)
+        return this.mandateCancel(a.pick, a.midRetry)
       case 'debit_advance':
         return this.debitAdvance(a.minutes)
       case 'debit_dispute': {
@@ -613,8 +613,17 @@ class Run {
     assert.equal(reply.value.status, 'cancelled')
   }
 
-  private async mandateCancel(pick: number): Promise<void> {
+  private async mandateCancel(pick: number, midRetry: boolean): Promise<void> {
     const debit = this.model.debit
+    if (midRetry) {
+      // The sandbox clock first moves just past the run of an order whose debtor lacks the
+      // funds at the first try, so that its collection is being retried when the mandate goes.
+      const order = debit.orders.find((o) => o.status === 'scheduled' && o.next !== null && o.tracking > 0 && o.mandate.status === 'active' && o.mandate.debtor.startsWith('insufficient'))
+      if (order) {
+        const minutes = Math.ceil((fromSast(order.next!).getTime() - tb.clock.now().getTime()) / 60_000)
+        if (minutes > 0) await this.debitAdvance(minutes)
+      }
+    }
     // Half the picks take a mandate with an order being retried (processing), when there is one.
     const retrying = debit.mandates.filter((m) => debit.orders.some((o) => o.mandate === m && o.status === 'processing'))
     const from = pick % 2 === 0 && retrying.length > 0 ? retrying : debit.mandates
