@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Migration } from 'kysely/migration'
 import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
-import { debitOrdersMigration } from '../debit/debit-migration.ts'
+import { debitOrdersMigration, debitRunIndexesMigration } from '../debit/debit-migration.ts'
 import { partnerDebtMigration } from '../ledger/partner-debt-migration.ts'
 import { notifierSentMigration } from '../notify/notify-migration.ts'
 import { simulatedDebitRailMigration } from '../rails/debit-rail-migration.ts'
@@ -328,4 +328,5 @@ export const migrations: Record<string, Migration> = {
   '0011_simulated_debit_rail': simulatedDebitRailMigration,
   '0012_partner_debts': partnerDebtMigration,
   '0013_notifier_sent': notifierSentMigration,
+  '0014_debit_run_indexes': debitRunIndexesMigration,
 }

@@ -140,3 +140,16 @@ export const debitOrdersMigration: Migration = {
     `)
   },
 }
+
+// The collection run takes due orders and open collections in chunks, in a fixed order:
+// indexes in that order let each chunk read its rows off the index instead of sorting
+// every remaining one (a run of 100,000 orders asks 200 times).
+export const debitRunIndexesMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create index debit_orders_due_in_order on debit_orders (next_collection_date, id) where status = 'scheduled';
+      drop index debit_orders_due;
+      create index debit_collections_open_in_order on debit_collections (collection_date, debit_order_id) where status = 'processing'
+    `)
+  },
+}
