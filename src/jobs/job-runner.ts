@@ -10,6 +10,7 @@ import {
   busyGroups,
   claimById,
   claimDue,
+  findJobByKey,
   lockExclusiveClaims,
   finishRun,
   insertJob,
@@ -211,6 +212,8 @@ export class JobRunner {
       const times = this.times()
       const inserted = await this.db.transaction().execute(async (trx) => {
         await lockExclusiveClaims(trx)
+        // A job of that kind and key exists already: nothing to add, and nothing to wait for.
+        if (await findJobByKey(trx, row.kind, row.key)) return undefined
         if ((await busyGroups(trx, this.groups, times.lease)).has(group)) return 'busy' as const
         return insertJob(trx, row, times, owner)
       })

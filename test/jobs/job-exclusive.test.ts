@@ -128,3 +128,15 @@ test('jobs - runNew of a busy group waits until the running job ends, then runs'
   assert.deepEqual(sawHolderDone, [true], 'the manual job ran once, after the running one had ended')
   assert.equal((await findJobByKey(db, a.kind, 'manual'))?.state, 'done')
 })
+
+test('jobs - runNew of a job that exists already answers undefined at once, even while its group is busy', async () => {
+  const group = `test.group.${randomUUID()}`
+  const a = kindOf(`test.a.${randomUUID()}`, group)
+  const here = instance([a])
+  const db = tb.bank.database.db
+  await here.enqueue(db, { kind: a.kind, key: 'x' })
+  const [held] = await claimDue(db, 'other-instance', [a.kind], { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[a.kind, group]]))
+  assert.equal(held?.key, 'x')
+  assert.equal(await here.runNew({ kind: a.kind, key: 'x' }), undefined, 'nothing to add and nothing to wait for')
+  wall.advance(60_000)
+})
