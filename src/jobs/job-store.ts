@@ -142,6 +142,7 @@ async function claimDueExclusive(db: Kysely<Database>, owner: string, kinds: str
       where kind = any(${eligible}::text[])
         and ((state = 'queued' and due_at <= ${now.due}) or (state = 'running' and lease_expires_at <= ${now.lease}))
       order by due_at, id
+      -- Room for due jobs of a group beyond its one that may run, which are skipped below.
       limit ${limit + 16}
       for update skip locked`.execute(trx)
     const ids: string[] = []

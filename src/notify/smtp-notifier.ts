@@ -48,10 +48,6 @@ export class SmtpNotifier implements Notifier {
       .onConflict((conflict) => conflict.column('key').doNothing())
       .execute()
   }
-
-  close(): void {
-    this.transport.close()
-  }
 }
 
 /** The URL's parts as nodemailer options (a bad URL is caught by the configuration first). */
