@@ -11,6 +11,7 @@ import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/database.t
 import type { Logger } from './logger.ts'
 import { sandboxClockFor } from './sandbox/sandbox-clock.ts'
 import { createServices, type Services } from './services.ts'
+import { NatsDropbox } from './kyc/dropbox.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { endpointTable, unboundOperations } from './transport/nats/endpoint-table.ts'
 import { MicroService } from './transport/nats/micro.ts'
@@ -62,15 +63,21 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   const sandboxClock = config.sandbox ? sandboxClockFor(database.db, options.clock) : undefined
   await sandboxClock?.refresh()
   const clock = sandboxClock ?? options.clock
-  const services = createServices(database.db, clock, config, log, undefined, { sandboxClock, wallClock: options.wallClock })
-  const bootstrapToken = config.bootstrapOperator ? await bootstrapOperator(database, services, config, log) : undefined
-
   const nc = await connect({
     servers: options.natsUrl,
     name: `${config.serviceName}-${process.pid}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
   })
+  // The partners' KYC/KYB dropboxes are JetStream Object Store buckets on the same NATS.
+  const services = createServices(database.db, clock, config, log, undefined, { sandboxClock, wallClock: options.wallClock, dropbox: new NatsDropbox(nc) })
+  const bootstrapToken = config.bootstrapOperator
+    ? await bootstrapOperator(database, services, config, log).catch(async (error: unknown) => {
+        await nc.close()
+        throw error
+      })
+    : undefined
+
   void watchConnection(nc, log)
   // Revocations reach every instance's credential cache at once (see CredentialStore).
   nc.subscribe(credentialRevokedSubject, { callback: (_error, msg) => services.credentials.forget(msg.string()) })

@@ -28,6 +28,8 @@ const settings = z.object({
   BANK_FEE_DEBIT_ORDER_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(350),
   /** Debit-order collection runs on business days (off: only `bank debit run`). */
   BANK_DEBIT_SCHEDULE: z.enum(['on', 'off']).default('on'),
+  /** Days the bytes of rejected or superseded KYC/KYB documents are kept after the decision (0: deleted at the next daily sweep). */
+  BANK_DOCUMENT_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(180),
   /** Collections one run submits to the debit rail in one batch (and books in one transaction). */
   BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
@@ -90,6 +92,8 @@ export interface Config {
   debitOrderFeeCents: bigint
   /** Plan a debit-order collection run on each business day (off: only on demand). */
   debitSchedule: boolean
+  /** Days the bytes of rejected or superseded KYC/KYB documents are kept after the decision. */
+  documentRetentionDays: number
   debitBatchMax: number
   transferKeyWindowMs: number
   ledgerBatchJobsMax: number
@@ -156,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS), INTERNAL: BigInt(s.BANK_FEE_INTERNAL_CENTS) },
     debitOrderFeeCents: BigInt(s.BANK_FEE_DEBIT_ORDER_CENTS),
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
+    documentRetentionDays: s.BANK_DOCUMENT_RETENTION_DAYS,
     debitBatchMax: s.BANK_DEBIT_BATCH_MAX,
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,

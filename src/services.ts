@@ -37,6 +37,11 @@ import { DebitCollection } from './debit/debit-collection.ts'
 import { railAuthenticator } from './debit/mandate-rail-authenticator.ts'
 import type { DebitRail } from './rails/debit-rail.ts'
 import { SimulatedDebitRail } from './rails/simulated-debit-rail.ts'
+import { noDropbox, type Dropbox } from './kyc/dropbox.ts'
+import { SimulatedCompanyRegistry, type CompanyRegistry } from './kyc/company-registry.ts'
+import { KycService } from './kyc/kyc-service.ts'
+import { KybService } from './kyc/kyb-service.ts'
+import { DocumentRetention } from './kyc/document-retention.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -70,6 +75,12 @@ export interface Services {
   debitRail: DebitRail
   /** Debit-order collection runs (`debit.collection_run` jobs, one per business day at 00:00 SAST). */
   debitCollection: DebitCollection
+  /** KYC submissions (`svc.user.<partner_id>.upload_kyc_documents`), operator review, documents and the audit trail. */
+  kyc: KycService
+  /** KYB (`svc.kyb.<partner_id>.*`) and its operator review. */
+  kyb: KybService
+  /** The daily deletion of rejected applications' documents (`kyc.retention` jobs). */
+  documentRetention: DocumentRetention
 }
 
 export interface ServiceClocks {
@@ -79,6 +90,10 @@ export interface ServiceClocks {
   wallClock?: Clock | undefined
   /** Who authenticates new mandates for the debtor's bank; accepts every mandate at once unless given. */
   mandateAuthenticator?: MandateAuthenticator | undefined
+  /** The partners' document dropboxes (JetStream Object Store); refused as unavailable unless given. */
+  dropbox?: Dropbox | undefined
+  /** The company registry KYB asks for directors; the simulated one unless given. */
+  registry?: CompanyRegistry | undefined
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -170,8 +185,13 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     schedule: config.debitSchedule,
     sandbox: config.sandbox,
   }, log)
+  const dropbox = clocks.dropbox ?? noDropbox
+  const kyc = new KycService(db, clock, dropbox, users, operators)
+  const kyb = new KybService(db, clock, dropbox, clocks.registry ?? new SimulatedCompanyRegistry(), entities, operators, notifier)
+  const documentRetention = new DocumentRetention(db, clock, jobRunner, config.documentRetentionDays)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
+    kyc, kyb, documentRetention,
   }
 }

@@ -9,6 +9,7 @@ import { webhookOperations } from '../webhooks/webhook-contract.ts'
 import { sandboxOperations } from '../sandbox/sandbox-contract.ts'
 import { debitOperations } from '../debit/debit-contract.ts'
 import { debitRunOperations } from '../debit/debit-collection-contract.ts'
+import { kybOperations, kycOperations, reviewOperations } from '../kyc/kyc-contract.ts'
 import type { Operation } from './operation.ts'
 
 // Every operation the service offers, in groups. This table is the only list of them:
@@ -27,6 +28,9 @@ export const contract = {
   sandbox: sandboxOperations,
   debit: debitOperations,
   debitRuns: debitRunOperations,
+  kyc: kycOperations,
+  kyb: kybOperations,
+  reviews: reviewOperations,
 } as const
 
 export type Contract = typeof contract

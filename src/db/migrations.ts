@@ -3,6 +3,7 @@ import type { Migration } from 'kysely/migration'
 import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
 import { debitOrdersMigration, debitRunIndexesMigration } from '../debit/debit-migration.ts'
 import { partnerDebtMigration } from '../ledger/partner-debt-migration.ts'
+import { kycDocumentsMigration } from '../kyc/kyc-migration.ts'
 import { notifierSentMigration } from '../notify/notify-migration.ts'
 import { simulatedDebitRailMigration } from '../rails/debit-rail-migration.ts'
 import { sandboxMigration } from '../sandbox/sandbox-migration.ts'
@@ -329,4 +330,5 @@ export const migrations: Record<string, Migration> = {
   '0012_partner_debts': partnerDebtMigration,
   '0013_notifier_sent': notifierSentMigration,
   '0014_debit_run_indexes': debitRunIndexesMigration,
+  '0015_kyc_documents': kycDocumentsMigration,
 }

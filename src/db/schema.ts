@@ -2,6 +2,7 @@ import type { ColumnType, Generated } from 'kysely'
 import type { BulkTables } from '../bulk/bulk-tables.ts'
 import type { DebitTables } from '../debit/debit-tables.ts'
 import type { PartnerDebtTables } from '../ledger/partner-debt-tables.ts'
+import type { KycTables } from '../kyc/kyc-migration.ts'
 import type { NotifierTables } from '../notify/notify-migration.ts'
 import type { DebitRailTables } from '../rails/debit-rail-tables.ts'
 import type { SandboxTables } from '../sandbox/sandbox-tables.ts'
@@ -248,7 +249,7 @@ export interface NotifierMessagesTable {
 }
 
 // Capabilities built later keep their table types beside their code and add them here.
-export interface Database extends BulkTables, WebhookTables, SandboxTables, DebitTables, DebitRailTables, PartnerDebtTables, NotifierTables {
+export interface Database extends BulkTables, WebhookTables, SandboxTables, DebitTables, DebitRailTables, PartnerDebtTables, NotifierTables, KycTables {
   partners: PartnersTable
   credentials: CredentialsTable
   entities: EntitiesTable

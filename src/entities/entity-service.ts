@@ -118,8 +118,8 @@ export class EntityService {
   }
 
   /** For operators: any partner's entity. */
-  async getAny(entityId: string, executor: Executor = this.db): Promise<EntityRow> {
-    const row = await anyEntity(executor, entityId)
+  async getAny(entityId: string, executor: Executor = this.db, lock = false): Promise<EntityRow> {
+    const row = await anyEntity(executor, entityId, lock)
     if (!row) throw new NotFound('entity')
     return row
   }

@@ -18,6 +18,12 @@ export const partnerEventTypes = [
   'debit_order.cancelled',
   'mandate.active',
   'mandate.rejected',
+  'kyc.submitted',
+  'kyc.approved',
+  'kyc.rejected',
+  'kyb.submitted',
+  'kyb.approved',
+  'kyb.rejected',
 ] as const
 
 /** Events the bank announces to itself only; they never become webhooks. */

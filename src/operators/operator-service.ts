@@ -11,6 +11,7 @@ import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, NotFound } from '../errors.ts'
 import type { WebhookSecrets } from '../webhooks/webhook-secrets.ts'
 import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
+import { appendAudit } from '../kyc/kyc-store.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
 export class OperatorService {
@@ -79,36 +80,51 @@ export class OperatorService {
     return this.credentials.list(partnerId)
   }
 
-  async review(entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
+  async review(entityId: string, decision: 'approve' | 'reject', reason: string | undefined, actor?: string) {
     return this.db.transaction().execute(async (trx) => {
-      const { before, after } = await this.entities.review(
-        trx,
-        entityId,
-        decision === 'approve' ? { approve: true } : { approve: false, reason: reason ?? '' },
-      )
-      // The first approval opens the entity's first account (interface.md); approving
-      // again, after a later rejection was refused, opens nothing more.
-      const existing = await this.accounts.list(entityId, trx)
-      const opened =
-        decision === 'approve' && before.review_status !== 'approved' && existing.length === 0
-          ? await this.accounts.open(trx, after, after.is_root ? 'pool' : 'standard')
-          : null
-      return {
-        entity_id: entityId,
-        review_status: after.review_status,
-        approved: after.review_status === 'approved',
-        account: opened
-          ? {
-              account_id: opened.id,
-              account_number: opened.account_number,
-              created_at: formatTimestamp(opened.created_at),
-              account_type: 'current' as const,
-              metadata: metadataOf(opened),
-              kind: opened.kind,
-            }
-          : null,
+      const result = await this.reviewIn(trx, entityId, decision, reason)
+      if (actor) {
+        await appendAudit(trx, {
+          subjectId: entityId,
+          action: decision === 'approve' ? 'entity.approved' : 'entity.rejected',
+          actor,
+          at: this.clock.now(),
+          details: { reason: reason ?? null, account_id: result.account?.account_id ?? null },
+        })
       }
+      return result
     })
+  }
+
+  /** An entity's KYB/KYC decision in the caller's transaction (see review). */
+  async reviewIn(trx: Kysely<Database>, entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
+    const { before, after } = await this.entities.review(
+      trx,
+      entityId,
+      decision === 'approve' ? { approve: true } : { approve: false, reason: reason ?? '' },
+    )
+    // The first approval opens the entity's first account (interface.md); approving
+    // again, after a later rejection was refused, opens nothing more.
+    const existing = await this.accounts.list(entityId, trx)
+    const opened =
+      decision === 'approve' && before.review_status !== 'approved' && existing.length === 0
+        ? await this.accounts.open(trx, after, after.is_root ? 'pool' : 'standard')
+        : null
+    return {
+      entity_id: entityId,
+      review_status: after.review_status,
+      approved: after.review_status === 'approved',
+      account: opened
+        ? {
+            account_id: opened.id,
+            account_number: opened.account_number,
+            created_at: formatTimestamp(opened.created_at),
+            account_type: 'current' as const,
+            metadata: metadataOf(opened),
+            kind: opened.kind,
+          }
+        : null,
+    }
   }
 
   async listAccounts(entityId: string) {

@@ -5,7 +5,7 @@ import { formatOptionalTimestamp, formatTimestamp } from '../contract/format.ts'
 import type { Database, KycStatus } from '../db/schema.ts'
 import type { EntityCreateRequest } from '../entities/entity-contract.ts'
 import { entityOf } from '../entities/entity-store.ts'
-import { Invalid, NotFound } from '../errors.ts'
+import { Conflict, Invalid, NotFound } from '../errors.ts'
 import { identityIssues, type UserCreateRequest, type UserRecord, type UserUpdateRequest } from './user-contract.ts'
 import { insertUser, submittedAtOr, updateEntityHolder, updateUser, userOf, usersOf, type UserChanges, type UserRow } from './user-store.ts'
 
@@ -144,6 +144,32 @@ export class UserService {
   async list(partnerId: string, entityId: string | undefined): Promise<UserRecord[]> {
     const rows = await usersOf(this.db, partnerId, entityId)
     return rows.map((row) => ({ ...toRecord(row), date_registered: formatTimestamp(row.created_at) }))
+  }
+
+  /**
+   * Marks the partner's user's KYC submitted (`pending`), holding the user's row to the end
+   * of the caller's transaction; an approved KYC is not submitted again (409).
+   */
+  async submitKyc(executor: Executor, partnerId: string, userId: string, now: Date): Promise<UserRecord> {
+    const row = await this.row(partnerId, userId, executor, true)
+    if (row.kyc_status === 'approved') throw new Conflict('this user\'s KYC is already approved; nothing to submit')
+    return toRecord((await updateUser(executor, userId, kycChanges('pending', undefined, now)))!)
+  }
+
+  /** For operators: any partner's user, with the row facts a KYC decision needs; `lock` holds it. */
+  async getAny(userId: string, executor: Executor = this.db, lock = false): Promise<{ record: UserRecord; partnerId: string; entityId: string; isHolder: boolean }> {
+    let query = executor.selectFrom('users').selectAll().where('id', '=', userId)
+    if (lock) query = query.forUpdate()
+    const row = await query.executeTakeFirst()
+    if (!row) throw new NotFound('user')
+    return { record: toRecord(row), partnerId: row.partner_id, entityId: row.entity_id, isHolder: row.is_entity_holder }
+  }
+
+  /** Records an operator's decision on a user's KYC in the caller's transaction. */
+  async decideKyc(executor: Executor, userId: string, status: 'approved' | 'rejected', reason: string | undefined, now: Date): Promise<UserRecord> {
+    const row = await updateUser(executor, userId, kycChanges(status, reason, now))
+    if (!row) throw new NotFound('user')
+    return toRecord(row)
   }
 
   /** The operator's KYC decision (or a resubmission, `pending`). */

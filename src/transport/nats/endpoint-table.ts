@@ -46,9 +46,9 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(operators.credentialCreate, (r) => s.operators.issueCredential(r)),
     endpoint(operators.credentialRevoke, (r) => s.credentials.revoke(r.credential_id)),
     endpoint(operators.credentialList, async (r) => ({ credentials: await s.operators.listCredentials(r.partner_id) })),
-    endpoint(operators.entityReview, (r) => s.operators.review(r.entity_id, r.decision, r.reason)),
+    endpoint(operators.entityReview, (r, c) => s.operators.review(r.entity_id, r.decision, r.reason, c.caller.credentialId)),
     endpoint(operators.entityList, async (r) => ({ entities: await s.entities.listForOperator(r.partner_id) })),
-    endpoint(operators.userKyc, async (r) => ({ user: await s.users.setKyc(r.user_id, r.status, r.reason) })),
+    endpoint(operators.userKyc, async (r, c) => ({ user: await s.kyc.setStatus(c.caller, r.user_id, r.status, r.reason) })),
     endpoint(operators.accountList, (r) => s.operators.listAccounts(r.entity_id)),
     endpoint(operators.accountDeposit, (r) => s.ledger.deposit(r.account_id, BigInt(r.amount), r.ref)),
     endpoint(operators.ledgerVerify, () => s.ledger.verify()),
@@ -82,6 +82,21 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(contract.debit.operatorList, (r) => s.debit.listForOperator(r)),
     endpoint(contract.debitRuns.run, (r) => s.debitCollection.runNow(r.date)),
     endpoint(contract.debitRuns.dispute, (r) => s.debitCollection.dispute(r.debit_order_id)),
+
+    endpoint(contract.kyc.uploadKycDocuments, (r, c) => s.kyc.submit(c.caller, r)),
+    endpoint(contract.kyb.get, (r, c) => s.kyb.get(partner(c), r.entity_id)),
+    endpoint(contract.kyb.submit, (r, c) => s.kyb.submit(c.caller, r)),
+    endpoint(contract.kyb.update, (r, c) => s.kyb.update(partner(c), r)),
+    endpoint(contract.kyb.updateDirector, (r, c) => s.kyb.updateDirector(partner(c), r)),
+    endpoint(contract.kyb.sendVerificationEmail, (r, c) => s.kyb.sendVerificationEmail(partner(c), r)),
+    endpoint(contract.reviews.kycList, (r) => s.kyc.list(r)),
+    endpoint(contract.reviews.kycShow, (r) => s.kyc.show(r.user_id)),
+    endpoint(contract.reviews.kycDecide, (r, c) => s.kyc.decide(c.caller, r)),
+    endpoint(contract.reviews.kybList, (r) => s.kyb.list(r)),
+    endpoint(contract.reviews.kybShow, (r) => s.kyb.show(r.entity_id)),
+    endpoint(contract.reviews.kybDecide, (r, c) => s.kyb.decide(c.caller, r)),
+    endpoint(contract.reviews.documentGet, (r) => s.kyc.documentChunk(r)),
+    endpoint(contract.reviews.auditList, (r) => s.kyc.audit(r)),
   ]
 }
 
