@@ -175,15 +175,12 @@ else if (requirePostgres) {
 } else process.stderr.write(`note: no PostgreSQL at ${adminUrl}; the suite runs on PGlite only\n`)
 
 const templates = path.join(root, 'test/support/templates.ts')
-const cli = path.join(root, 'src/cli/main.ts')
 let exitStatus = 1
 try {
-  const compiledFiles = await bundleTests(files, [templates, cli], outdir)
+  const compiledFiles = await bundleTests(files, [templates], outdir)
   const runner = compiledFiles ? ['--enable-source-maps'] : ['--import', 'tsx']
   const compiled = (file) => compiledFiles?.get(file) ?? file
   const env = { ...process.env }
-  // The CLI tests start the CLI a hundred times; compiled, each start costs a third.
-  if (compiledFiles) env.BANK_TEST_CLI = compiled(cli)
 
   // Each back end's pre-migrated template, built once here rather than by the first test
   // files at once; templates of other migration sets are dropped.

@@ -1,39 +1,44 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import os from 'node:os'
-import { fileURLToPath } from 'node:url'
+import { randomUUID } from 'node:crypto'
 import { after, test } from 'node:test'
 import { onboardPartner, useTestBank } from '../support/harness.ts'
-import { bankEnv, removeTempDirs, type BankRun } from './run-bank.ts'
+import { bankEnv, cleanEnv, removeTempDirs, runBankProcess } from './run-bank.ts'
 
-// `npm test` runs the other CLI tests against a compiled bundle of the CLI (see run-bank.ts);
-// this file runs bin/bank.js itself, the TypeScript through tsx, as `npx bank` does.
+// The other CLI tests call the CLI's program in their own process (see run-bank.ts); this
+// file runs bin/bank.js itself, the TypeScript through tsx, as `npx bank` does: each exit
+// status, and what reaches the real stdout and stderr.
 
-const bankJs = fileURLToPath(new URL('../../bin/bank.js', import.meta.url))
 const tb = useTestBank()
 after(() => removeTempDirs())
 
-function runBin(args: string[], env: NodeJS.ProcessEnv): Promise<BankRun> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bankJs, ...args], { env, cwd: os.tmpdir(), timeout: 60_000 }, (error, stdout, stderr) => {
-      if (error && typeof error.code !== 'number') return reject(error)
-      resolve({ code: error ? (error.code as number) : 0, stdout, stderr })
-    })
-  })
-}
-
 test('cli - bin/bank.js runs the CLI through tsx and reaches the bank', async () => {
   const partner = await onboardPartner(tb)
-  const run = await runBin(['partner', 'list'], bankEnv(tb))
+  const run = await runBankProcess(['partner', 'list'], bankEnv(tb))
   assert.equal(run.code, 0, run.stderr)
+  assert.equal(run.stderr, '')
   const listed = JSON.parse(run.stdout) as { partners: { partner_id: string }[] }
   assert.deepEqual(listed.partners.map((p) => p.partner_id), [partner.partnerId])
   assert.deepEqual(listed, await tb.operator.partners.list())
 })
 
 test('cli - bin/bank.js with an unknown command exits 2 with the usage', async () => {
-  const run = await runBin(['frobnicate'], bankEnv(tb))
+  const run = await runBankProcess(['frobnicate'], bankEnv(tb))
   assert.equal(run.code, 2)
+  assert.equal(run.stdout, '')
   assert.match(run.stderr, /^unknown command: /)
   assert.match(run.stderr, /usage: bank <command>/)
+})
+
+test('cli - bin/bank.js exits 1 with the error JSON on stderr when the bank refuses', async () => {
+  const run = await runBankProcess(['credential', 'list', '--partner', randomUUID()], bankEnv(tb))
+  assert.equal(run.code, 1, run.stderr)
+  assert.equal(run.stdout, '')
+  assert.equal(JSON.parse(run.stderr).error.code, 404)
+})
+
+test('cli - bin/bank.js exits 1 with a one-line message when NATS does not answer', async () => {
+  const run = await runBankProcess(['partner', 'list'], cleanEnv({ NATS_URL: 'nats://127.0.0.1:1', BANK_OPERATOR_TOKEN: tb.operatorToken }))
+  assert.equal(run.code, 1)
+  assert.equal(run.stdout, '')
+  assert.match(run.stderr, /^bank: .+\n$/)
 })

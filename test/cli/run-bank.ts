@@ -3,14 +3,16 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runCli } from '../../src/cli/main.ts'
 import type { TestBank } from '../support/harness.ts'
 
-// Runs the operator CLI (`node bin/bank.js …`) as a child process, as an operator would.
+// Runs the operator CLI as an operator would: `runBank` calls the program bin/bank.js runs
+// (`runCli` of src/cli/main.ts) in this process, with the child's environment and its stdout
+// and stderr caught, so that a hundred runs do not pay a hundred Node start-ups;
+// `runBankProcess` starts `node bin/bank.js` itself, for the tests of the process around it
+// (exit status, the real stdout and stderr; test/cli/cli-bin.test.ts).
 
-// `npm test` sets BANK_TEST_CLI to a compiled bundle of src/cli/main.ts: the same program as
-// bin/bank.js runs through tsx, without tsx's start-up cost in each of the many children.
-// test/cli/cli-bin.test.ts runs bin/bank.js itself.
-const bankJs = process.env.BANK_TEST_CLI || fileURLToPath(new URL('../../bin/bank.js', import.meta.url))
+const bankJs = fileURLToPath(new URL('../../bin/bank.js', import.meta.url))
 
 export interface BankRun {
   code: number
@@ -19,7 +21,7 @@ export interface BankRun {
 }
 
 /**
- * The environment of a child: the parent's, without any bank settings it may carry, and
+ * The environment of a run: this process's, without any bank settings it may carry, and
  * with an empty data directory, so that nothing is found by accident.
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -45,7 +47,16 @@ export function removeTempDirs(): void {
   for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 }
 
-export function runBank(args: string[], env: NodeJS.ProcessEnv): Promise<BankRun> {
+/** `bank <args>` in this process: what the process would write and its exit code. */
+export async function runBank(args: string[], env: NodeJS.ProcessEnv): Promise<BankRun> {
+  let stdout = ''
+  let stderr = ''
+  const code = await runCli(args, env, { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) })
+  return { code, stdout, stderr }
+}
+
+/** `node bin/bank.js <args>` as a child process (the TypeScript through tsx, as `npx bank`). */
+export function runBankProcess(args: string[], env: NodeJS.ProcessEnv): Promise<BankRun> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [bankJs, ...args], { env, cwd: os.tmpdir(), timeout: 60_000 }, (error, stdout, stderr) => {
       if (error && typeof error.code !== 'number') {

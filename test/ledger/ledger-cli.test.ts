@@ -1,19 +1,13 @@
 import assert from 'node:assert/strict'
-import { execFile } from 'node:child_process'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { before, test } from 'node:test'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { uuidPattern } from '../support/assertions.ts'
 import { balances, newAccount, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
+import { runBank, type BankRun } from '../cli/run-bank.ts'
 
-// The operator CLI's ledger commands, run as an operator would: `node bin/bank.js …`
-// against this test's bank. Exit codes (src/cli/main.ts): 0 done, 1 the bank refused,
-// 2 a usage mistake, 3 `ledger verify` found a mismatch.
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
-// Under `npm test`, the compiled CLI (see ../cli/run-bank.ts).
-const bin = process.env.BANK_TEST_CLI || path.join(root, 'bin/bank.js')
+// The operator CLI's ledger commands, run as an operator would (`bank …`, the program
+// bin/bank.js runs) against this test's bank. Exit codes (src/cli/main.ts): 0 done, 1 the
+// bank refused, 2 a usage mistake, 3 `ledger verify` found a mismatch.
 
 const tb = useTestBank()
 let p: TestPartner
@@ -23,28 +17,9 @@ before(async () => {
   p = await onboardPartner(tb, { approve: true })
 })
 
-interface CliResult {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-function bank(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [bin, ...args],
-      {
-        cwd: root,
-        env: { ...process.env, NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: tb.operatorToken, ...env },
-        timeout: 60_000,
-      },
-      (error, stdout, stderr) => {
-        if (error && typeof error.code !== 'number') return reject(error)
-        resolve({ code: error ? (error.code as number) : 0, stdout, stderr })
-      },
-    )
-  })
+/** `bank <args>` against this test's bank (in this process: see ../cli/run-bank.ts). */
+function bank(args: string[], env: Record<string, string> = {}): Promise<BankRun> {
+  return runBank(args, { ...process.env, NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: tb.operatorToken, ...env })
 }
 
 test('ledger cli - account deposit prints the deposit as JSON and credits the account', async () => {
