@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Invalid, type FieldIssue } from '../errors.ts'
 import { unstorableTextReason } from '../contract/text-rules.ts'
-import { document_bytes_max } from './kyc-contract.ts'
+import { document_bytes_max, submission_bytes_max } from './kyc-contract.ts'
 import type { Dropbox } from './dropbox.ts'
 
 // Reading what a submission names out of a dropbox and freezing it: every named object
@@ -70,6 +70,10 @@ export async function freezeDocuments(dropbox: Dropbox, bucket: string, named: N
     else if (entry.size === 0) issues.push({ field: document.field, message: `object ${document.name} is empty` })
     else if (entry.size > document_bytes_max) issues.push({ field: document.field, message: `object ${document.name} is ${entry.size} bytes; the limit is ${document_bytes_max}` })
   })
+  const total = entries.reduce((sum, entry) => sum + (entry?.size ?? 0), 0)
+  if (issues.length === 0 && total > submission_bytes_max) {
+    issues.push({ field: '(body)', message: `the documents named come to ${total} bytes; a submission may bring at most ${submission_bytes_max}` })
+  }
   if (issues.length > 0) throw new Invalid(summary(issues), issues)
 
   const frozen: FrozenDocument[] = []

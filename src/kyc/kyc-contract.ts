@@ -12,6 +12,8 @@ import { userRecord } from '../users/user-contract.ts'
 
 /** The largest document the bank takes: 10 MB. */
 export const document_bytes_max = 10 * 1024 * 1024
+/** The most bytes one submission may bring in, all its documents together: 50 MB. */
+export const submission_bytes_max = 50 * 1024 * 1024
 /** The most documents one KYB submission may name, business and directors' together. */
 export const kyb_documents_max = 50
 /** The longest object name a request may carry. */
