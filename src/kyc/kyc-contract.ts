@@ -34,6 +34,9 @@ export const objectName = () =>
     .string({ error: 'must be a string (an object name in the dropbox bucket)' })
     .min(1, { error: 'must not be empty' })
     .max(object_name_length_max, { error: `must be at most ${object_name_length_max} characters` })
+    // The names the reference SDK gives are ASCII (`kyc_id_front_<user_id>_<epoch>`); other
+    // characters are encoded differently by different NATS clients, so one could not be found.
+    .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII (an object name such as kyc_id_front_<user_id>_<epoch>)' })
 
 /** Free-form KYB metadata: string keys to strings, numbers or booleans, small. */
 export const kybMetadata = () =>

@@ -6,6 +6,7 @@ import { uuidPattern } from '../support/assertions.ts'
 import { appendEvent } from '../../src/events/index.ts'
 import { addDays, toSast } from '../../src/calendar/sa-calendar.ts'
 import { earliestCollectionDate } from '../../src/debit/debit-schedule.ts'
+import { Objm } from '@nats-io/obj'
 
 // One schema-valid request body for every operation of the endpoint table, so that the
 // cross-cutting suites (auth matrix, malformed input) can be driven by `allOperations()`
@@ -31,6 +32,8 @@ export interface OperationFixture {
   webhookEventId: string
   /** Debit orders of the root entity: an active monthly mandate, an order to read, and ones each cancel uses once. */
   debit: { mandateReference: string; statusOrderId: string; ordersToCancel: string[]; mandatesToCancel: string[]; collectedOrderId: string }
+  /** KYC and KYB: a user and a business entity with documents in their dropboxes, and submissions each decide uses once. */
+  kyc: KycFixture
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
@@ -52,7 +55,8 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit }
+  const kyc = await kycFixture(tb, partner)
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
 }
 
 /** Mandates and orders each cancel sample uses once (a cancelled one cannot be cancelled again). */
@@ -97,6 +101,61 @@ function debitOrderBody(tb: TestBank, mandate_reference: string) {
     clientTxId: randomUUID(), mandate_reference, amount: 1_500, collection_date, ...debtorAccount,
     reference: 'Gym', frequency: 'monthly' as const, end_date: addDays(collection_date, 180),
   }
+}
+
+export interface KycFixture {
+  /** A business entity's user whose dropbox holds `kycNames` (its KYC may be submitted again and again while pending). */
+  userId: string
+  kycNames: { id_document: string; proof_of_residence: string }
+  /** A business entity (one director on record) whose dropbox holds `kybDocument` and the director's `directorDocument`. */
+  entityId: string
+  directorId: string
+  kybDocument: string
+  directorDocument: string
+  /** A document of the user's submission, for ops_document_get. */
+  documentId: string
+  /** Users and entities with a submission pending, each decided once. */
+  usersToDecide: string[]
+  entitiesToDecide: string[]
+}
+
+/** Submissions each decide sample uses once. */
+const kyc_decide_pool = 10
+const pdfBytes = new TextEncoder().encode('%PDF-1.7\nsample\n%%EOF\n')
+
+async function kycFixture(tb: TestBank, partner: TestPartner): Promise<KycFixture> {
+  const objm = new Objm(tb.nc)
+  const submittedUser = async () => {
+    const { id: entityId } = await partner.client.entities.create(businessEntity())
+    const { userId } = await partner.client.users.create(userRequest(entityId, { verified: false }))
+    const store = await objm.create(`kyc_dropbox_${userId}`)
+    const names = { id_document: `kyc_id_front_${userId}_1700000000`, proof_of_residence: `kyc_proof_of_residence_${userId}_1700000000` }
+    for (const name of Object.values(names)) await store.putBlob({ name }, pdfBytes)
+    await partner.client.users.uploadKycDocuments({ user_id: userId, ...names })
+    return { userId, names }
+  }
+  const submittedEntity = async () => {
+    const { id: entityId } = await partner.client.entities.create(businessEntity())
+    const kyb = await partner.client.kyb.get({ entity_id: entityId })
+    const directorId = kyb.directors[0]!.id
+    const store = await objm.create(`kyb_dropbox_${entityId}`)
+    const kybDocument = 'business_registration_1700000000'
+    const directorDocument = `director_id_front_${directorId}_1700000000`
+    await store.putBlob({ name: kybDocument }, pdfBytes)
+    await store.putBlob({ name: directorDocument }, pdfBytes)
+    await partner.client.kyb.submit({ entity_id: entityId, documents: [kybDocument], directors: { [directorId]: [directorDocument] } })
+    return { entityId, directorId, kybDocument, directorDocument }
+  }
+  const user = await submittedUser()
+  const entity = await submittedEntity()
+  const shown = await tb.operator.kyc.show({ user_id: user.userId })
+  const usersToDecide: string[] = []
+  const entitiesToDecide: string[] = []
+  for (let i = 0; i < kyc_decide_pool; i++) {
+    usersToDecide.push((await submittedUser()).userId)
+    entitiesToDecide.push((await submittedEntity()).entityId)
+  }
+  return { userId: user.userId, kycNames: user.names, ...entity, documentId: shown.documents[0]!.document_id, usersToDecide, entitiesToDecide }
 }
 
 /** Pending batches each verify or cancel sample uses once (a batch is verified or cancelled once). */
@@ -252,6 +311,21 @@ const bodies: Record<string, BodyFactory> = {
   ops_debit_list: (f) => ({ partner_id: f.partner.partnerId, limit: 10 }),
   ops_debit_run: () => ({}),
   ops_debit_dispute: (f) => ({ debit_order_id: f.debit.collectedOrderId }),
+  // KYC and KYB: the fixture's user and entity have documents in their dropboxes.
+  user_upload_kyc_documents: (f) => ({ user_id: f.kyc.userId, ...f.kyc.kycNames }),
+  kyb_get: (f) => ({ entity_id: f.kyc.entityId }),
+  kyb_submit: (f) => ({ entity_id: f.kyc.entityId, documents: [f.kyc.kybDocument], directors: { [f.kyc.directorId]: [f.kyc.directorDocument] } }),
+  kyb_update: (f) => ({ entity_id: f.kyc.entityId, metadata: { industry: 'retail', employees: 12 } }),
+  kyb_update_director: (f) => ({ entity_id: f.kyc.entityId, director_id: f.kyc.directorId, full_name: 'Thandi Nkosi', email: 'thandi@example.com' }),
+  kyb_send_verification_email: (f) => ({ entity_id: f.kyc.entityId, director_id: f.kyc.directorId, email: 'thandi@example.com' }),
+  ops_kyc_list: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_kyc_show: (f) => ({ user_id: f.kyc.userId }),
+  ops_kyc_decide: (f) => ({ user_id: takeOne(f.kyc.usersToDecide), decision: 'approve' }),
+  ops_kyb_list: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_kyb_show: (f) => ({ entity_id: f.kyc.entityId }),
+  ops_kyb_decide: (f) => ({ entity_id: takeOne(f.kyc.entitiesToDecide), decision: 'reject', reason: 'documents unreadable' }),
+  ops_document_get: (f) => ({ document_id: f.kyc.documentId, length: 1024 }),
+  ops_audit_list: (f) => ({ subject_id: f.kyc.userId, limit: 10 }),
 }
 
 /**
