@@ -1,20 +1,59 @@
+import assert from 'node:assert/strict'
+import { createHash } from 'node:crypto'
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { Objm } from '@nats-io/obj'
+import type { TestBank } from '../support/harness.ts'
 
 // Putting files into a partner's dropbox as the reference SDK's KycDocumentUploader and
-// KybDocumentUploader do: the bucket created if missing (file storage, one replica), each
-// object with an `original_filename` header.
+// KybDocumentUploader do (ensureObjectStore): the bucket created if missing with file
+// storage, one replica, a 90-day TTL and a 100 MB limit, and each object put with an
+// `original_filename` header. Plus what the KYC/KYB tests read back from the bank.
 
 /** The smallest bytes each accepted type starts with, plus some body. */
 export const pdf = (body = 'hello') => new TextEncoder().encode(`%PDF-1.7\n${body}\n%%EOF\n`)
 export const jpeg = () => Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01])
 export const png = () => Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d])
 
-export async function putObjects(nc: NatsConnection, bucket: string, objects: Record<string, Uint8Array>, originalFilename = 'document.pdf'): Promise<void> {
-  const store = await new Objm(nc).create(bucket, { storage: 'file' as never, replicas: 1 })
+/** The reference SDK's bucket settings (KycDocumentUploader.ensureObjectStore). */
+export const sdk_bucket_ttl_days = 90
+export const sdk_bucket_bytes_max = 100 * 1024 * 1024
+const nanos_per_day = 24 * 3600 * 1_000_000_000
+
+/** An epoch in seconds, as the SDK stamps object names (`Instant.now().getEpochSecond()`). */
+export const epoch = 1_763_800_000
+
+/** The object names KycDocumentUploader gives one upload. */
+export function kycNames(userId: string, at = epoch) {
+  return {
+    front: `kyc_id_front_${userId}_${at}`,
+    back: `kyc_id_back_${userId}_${at}`,
+    proof: `kyc_proof_of_residence_${userId}_${at}`,
+  }
+}
+
+/**
+ * Puts objects as the SDK does: the bucket made on first use with the SDK's settings, each
+ * object with `original_filename` (a name per object, or one for all).
+ */
+export async function putObjects(
+  nc: NatsConnection,
+  bucket: string,
+  objects: Record<string, Uint8Array>,
+  originalFilename: string | Record<string, string> = 'document.pdf',
+): Promise<void> {
+  const objm = new Objm(nc)
+  const store = await objm.open(bucket).catch(() =>
+    objm.create(bucket, {
+      description: `document dropbox ${bucket}`,
+      storage: 'file' as never,
+      replicas: 1,
+      ttl: sdk_bucket_ttl_days * nanos_per_day,
+      max_bytes: sdk_bucket_bytes_max,
+    }),
+  )
   for (const [name, bytes] of Object.entries(objects)) {
     const h = natsHeaders()
-    h.set('original_filename', originalFilename)
+    h.set('original_filename', typeof originalFilename === 'string' ? originalFilename : (originalFilename[name] ?? 'document.pdf'))
     await store.putBlob({ name, headers: h }, bytes)
   }
 }
@@ -22,4 +61,51 @@ export async function putObjects(nc: NatsConnection, bucket: string, objects: Re
 export async function deleteObject(nc: NatsConnection, bucket: string, name: string): Promise<void> {
   const store = await new Objm(nc).open(bucket)
   await store.delete(name)
+}
+
+export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+/** A document's bytes as an operator fetches them: chunk after chunk until next_offset is null. */
+export async function fetchDocument(tb: TestBank, documentId: string): Promise<{ bytes: Buffer; chunks: number; size: number; sha256: string }> {
+  const parts: Buffer[] = []
+  let offset: number | null = 0
+  let first: { size: number; sha256: string } | undefined
+  while (offset !== null) {
+    const chunk: Awaited<ReturnType<TestBank['operator']['kyc']['document']>> = await tb.operator.kyc.document({ document_id: documentId, offset })
+    assert.equal(chunk.offset, offset)
+    first ??= { size: chunk.size, sha256: chunk.sha256 }
+    const part = Buffer.from(chunk.data, 'base64')
+    if (chunk.next_offset !== null) assert.equal(chunk.next_offset, offset + part.length, 'next_offset follows the bytes returned')
+    parts.push(part)
+    offset = chunk.next_offset
+    assert.ok(parts.length <= 100, 'a document ends within 100 chunks')
+  }
+  return { bytes: Buffer.concat(parts), chunks: parts.length, size: first!.size, sha256: first!.sha256 }
+}
+
+/** The events the outbox holds for one resource, oldest first. */
+export async function eventsOf(tb: TestBank, resourceId: string): Promise<Array<{ type: string; partner_id: string | null; data: any }>> {
+  const rows = await tb.bank.database.db.selectFrom('events').selectAll().where('resource_id', '=', resourceId).orderBy('seq').execute()
+  return rows.map((e) => ({ type: e.type, partner_id: e.partner_id, data: typeof e.data === 'string' ? JSON.parse(e.data) : e.data }))
+}
+
+/** The submissions the bank recorded for an owner (user or entity), oldest first. */
+export async function submissionsOf(tb: TestBank, ownerId: string) {
+  return tb.bank.database.db.selectFrom('kyc_submissions').select(['id', 'state', 'decided_by', 'rejection_reason']).where('owner_id', '=', ownerId).orderBy('seq').execute()
+}
+
+/** The credential id of the test bank's operator (the bootstrap credential). */
+export async function operatorCredentialId(tb: TestBank): Promise<string> {
+  const rows = await tb.bank.database.db.selectFrom('credentials').select('id').where('role', '=', 'operator').where('label', '=', 'bootstrap').execute()
+  assert.equal(rows.length, 1)
+  return rows[0]!.id
+}
+
+/** The bytes of an object the SDK would upload from a file of `size` bytes, starting as a PDF. */
+export function largePdf(size: number, seed = 'x'): Uint8Array {
+  const bytes = Buffer.alloc(size, seed)
+  bytes.write('%PDF-1.7\n', 0, 'latin1')
+  // Vary the body so that a chunk out of place would change the hash.
+  for (let i = 9; i < size; i += 4093) bytes[i] = i % 251
+  return bytes
 }
