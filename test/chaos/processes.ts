@@ -83,7 +83,7 @@ export interface ServiceEnv {
 }
 
 /**
- * The bank as an operator runs it: `node --import tsx src/main.ts`. Every exit is recorded;
+ * The bank as an operator runs it: `node src/main.ts` (see `serviceArgs`). Every exit is recorded;
  * an exit this test did not ask for (a crash) is what the chaos tests must never see.
  */
 export class ServiceProcess {
@@ -99,7 +99,7 @@ export class ServiceProcess {
   }
 
   static async start(env: ServiceEnv, cleanup: Cleanup): Promise<ServiceProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, serviceArgs, {
       cwd: repoRoot,
       env: serviceEnvironment(env),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -160,6 +160,15 @@ export class ServiceProcess {
     })
   }
 }
+
+/**
+ * `node --import tsx src/main.ts`; under `npm test`, the same program compiled by the same
+ * esbuild as the test files (BANK_TEST_SERVICE, see scripts/test.mjs), which spares each
+ * start the tsx loader's cost on the hundreds of modules the bank imports.
+ */
+const serviceArgs = process.env.BANK_TEST_SERVICE
+  ? ['--enable-source-maps', process.env.BANK_TEST_SERVICE]
+  : ['--import', 'tsx', 'src/main.ts']
 
 /** The parent's environment without any bank or test-runner settings, plus the service's own. */
 function serviceEnvironment(env: ServiceEnv): NodeJS.ProcessEnv {
