@@ -12,6 +12,7 @@ import type { Logger } from './logger.ts'
 import { sandboxClockFor } from './sandbox/sandbox-clock.ts'
 import { createServices, type Services } from './services.ts'
 import { NatsDropbox } from './kyc/dropbox.ts'
+import { serveMetrics } from './metrics/bank-metrics.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { endpointTable, unboundOperations } from './transport/nats/endpoint-table.ts'
 import { MicroService } from './transport/nats/micro.ts'
@@ -46,6 +47,8 @@ export interface Bank {
   micro: MicroService
   /** The operator token created on first start, if this start created one. */
   bootstrapToken: string | undefined
+  /** The port Prometheus metrics are served on (BANK_METRICS_PORT), when they are. */
+  metricsPort: number | undefined
   stop(): Promise<void>
 }
 
@@ -104,6 +107,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     requestBytesMax: config.requestBytesMax,
     validateResponses: options.validateResponses ?? false,
     sandbox: config.sandbox,
+    metrics: services.metrics,
   }
   for (const entry of table) {
     const op = entry.operation
@@ -113,6 +117,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   }
   micro.start()
   await nc.flush()
+  const metricsServer = config.metrics ? await serveMetrics(services.metrics, config.metrics.host, config.metrics.port, log) : undefined
   services.jobRunner.start()
   log.info(
     { storage: database.storage, nats: options.natsUrl, endpoints: table.length, sandbox: config.sandbox, now: clock.now().toISOString() },
@@ -126,9 +131,11 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     nc,
     micro,
     bootstrapToken,
+    metricsPort: metricsServer?.port,
     stop: () =>
       (stopped ??= (async () => {
         await micro.stop(config.shutdownGraceMs)
+        await metricsServer?.close()
         await services.jobRunner.stop()
         await nc.drain().catch(() => nc.close())
         await database.close()

@@ -29,6 +29,9 @@ const settings = z.object({
   /** Debit-order collection runs on business days (off: only `bank debit run`). */
   BANK_DEBIT_SCHEDULE: z.enum(['on', 'off']).default('on'),
   /** Days the bytes of rejected or superseded KYC/KYB documents are kept after the decision (0: deleted at the next daily sweep). */
+  /** Serve Prometheus metrics at http://<BANK_METRICS_HOST>:<port>/metrics (unset: off; 0: any free port). */
+  BANK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  BANK_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   BANK_DOCUMENT_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(180),
   /** Collections one run submits to the debit rail in one batch (and books in one transaction). */
   BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
@@ -94,6 +97,8 @@ export interface Config {
   debitSchedule: boolean
   /** Days the bytes of rejected or superseded KYC/KYB documents are kept after the decision. */
   documentRetentionDays: number
+  /** Where Prometheus metrics are served; undefined: not served. */
+  metrics: { host: string; port: number } | undefined
   debitBatchMax: number
   transferKeyWindowMs: number
   ledgerBatchJobsMax: number
@@ -161,6 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     debitOrderFeeCents: BigInt(s.BANK_FEE_DEBIT_ORDER_CENTS),
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
     documentRetentionDays: s.BANK_DOCUMENT_RETENTION_DAYS,
+    metrics: s.BANK_METRICS_PORT === undefined ? undefined : { host: s.BANK_METRICS_HOST, port: s.BANK_METRICS_PORT },
     debitBatchMax: s.BANK_DEBIT_BATCH_MAX,
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,

@@ -42,6 +42,7 @@ import { SimulatedCompanyRegistry, type CompanyRegistry } from './kyc/company-re
 import { KycService } from './kyc/kyc-service.ts'
 import { KybService } from './kyc/kyb-service.ts'
 import { DocumentRetention } from './kyc/document-retention.ts'
+import { BankMetrics } from './metrics/bank-metrics.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -81,6 +82,8 @@ export interface Services {
   kyb: KybService
   /** The daily deletion of rejected applications' documents (`kyc.retention` jobs). */
   documentRetention: DocumentRetention
+  /** Prometheus metrics of this instance (served when BANK_METRICS_PORT is set). */
+  metrics: BankMetrics
 }
 
 export interface ServiceClocks {
@@ -98,6 +101,8 @@ export interface ServiceClocks {
 
 /** Composition by hand: plain constructors, in dependency order. */
 export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail, clocks: ServiceClocks = {}): Services {
+  const metrics = new BankMetrics()
+  metrics.readFrom(db)
   const credentials = new CredentialStore(db, clock, config.credentialCacheTtlMs)
   const users = new UserService(db, clock)
   const entities = new EntityService(db, clock, users)
@@ -148,6 +153,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     batchJobsMax: config.ledgerBatchJobsMax,
     batchesInFlightMax: config.ledgerBatchesInFlightMax,
     queueJobsMax: config.ledgerQueueJobsMax,
+    observeBatch: (committer, size, seconds, ok) => metrics.ledgerBatch(committer, size, seconds, ok),
   })
   const transactions = new TransactionService(db, accounts)
   const clearing = new ClearingService(
@@ -192,6 +198,6 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
-    kyc, kyb, documentRetention,
+    kyc, kyb, documentRetention, metrics,
   }
 }

@@ -29,6 +29,8 @@ export interface GroupCommitterOptions<J> {
    * other accounts still go out in parallel batches.
    */
   keysOf?: (job: J) => readonly string[]
+  /** Told of every batch written (its size, how long it took, whether it committed): the metrics. */
+  observe?: (size: number, seconds: number, ok: boolean) => void
 }
 
 interface Waiting<J, R> {
@@ -94,8 +96,10 @@ export class GroupCommitter<J, R> {
 
   private async write(batch: Waiting<J, R>[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      const started = performance.now()
       try {
         const outcomes = await this.runBatch(batch.map((w) => w.job))
+        this.options.observe?.(batch.length, (performance.now() - started) / 1000, true)
         batch.forEach((w, i) => {
           const outcome = outcomes[i]
           if (!outcome) w.reject(new Error('batch returned no outcome for a job'))
@@ -104,6 +108,7 @@ export class GroupCommitter<J, R> {
         })
         return
       } catch (error) {
+        this.options.observe?.(batch.length, (performance.now() - started) / 1000, false)
         if (attempt < this.options.attempts_max && this.options.retryable(error)) continue
         if (batch.length > 1 && this.options.isolatable(error)) {
           // One request must never fail another: a batch that failed for a reason no

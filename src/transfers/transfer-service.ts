@@ -40,6 +40,8 @@ export interface TransferSettings {
   batchJobsMax: number
   batchesInFlightMax: number
   queueJobsMax: number
+  /** Told of every ledger batch written, by committer (`reserve`, `settle`): the metrics. */
+  observeBatch?: (committer: string, size: number, seconds: number, ok: boolean) => void
 }
 
 /** Finds a payee by account number, in any partner (the caller learns only that it exists). */
@@ -78,8 +80,17 @@ export class TransferService {
       attempts_max: 3,
       isolatable: (error: unknown) => !isDatabaseUnavailable(error),
     }
-    this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), { ...options, keysOf: accountsOf })
-    this.settler = new GroupCommitter((jobs) => this.settleBatch(jobs), { ...options, keysOf: (job) => [job.payout.account_id] })
+    const observe = settings.observeBatch
+    this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), {
+      ...options,
+      keysOf: accountsOf,
+      ...(observe ? { observe: (size: number, seconds: number, ok: boolean) => observe('reserve', size, seconds, ok) } : {}),
+    })
+    this.settler = new GroupCommitter((jobs) => this.settleBatch(jobs), {
+      ...options,
+      keysOf: (job) => [job.payout.account_id],
+      ...(observe ? { observe: (size: number, seconds: number, ok: boolean) => observe('settle', size, seconds, ok) } : {}),
+    })
   }
 
   async transfer(caller: Caller, request: TransferRequest): Promise<TransferResult> {

@@ -69,6 +69,8 @@ export interface EndpointDependencies {
   validateResponses: boolean
   /** Sandbox mode; production refuses every `ops.sandbox.` subject. */
   sandbox: boolean
+  /** Counts each request by endpoint and reply code, with its latency. */
+  metrics?: { request(endpoint: string, code: number, seconds: number): void } | undefined
 }
 
 /** The subjects only a sandbox answers (its clock, messages and OTPs). */
@@ -101,7 +103,10 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
     } catch (error) {
       reply = errorReply(error, requestId, log)
     }
-    log.info({ code: reply.error?.code ?? 200, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request')
+    const ms = performance.now() - started
+    const code = reply.error?.code ?? 200
+    log.info({ code, ms: Math.round(ms * 10) / 10 }, 'request')
+    deps.metrics?.request(operation.name, code, ms / 1000)
     return reply
   }
 }

@@ -1,0 +1,168 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Kysely } from 'kysely'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Database } from '../db/schema.ts'
+import type { Logger } from '../logger.ts'
+
+// Prometheus metrics of one instance, with prom-client (the maintained Prometheus client
+// for Node), in a registry of the bank's own. Counted where it happens: requests (per
+// endpoint and reply code, with latency), ledger batches (size and commit time). Read from
+// the database when scraped, so every instance reports the same shared truth: job queue
+// depth and age by kind, webhook deliveries by state. Served as text on
+// BANK_METRICS_PORT (off by default) at /metrics.
+
+export class BankMetrics {
+  readonly registry = new Registry()
+  private readonly requests: Counter<'endpoint' | 'code'>
+  private readonly latency: Histogram<'endpoint'>
+  private readonly batchSize: Histogram<'committer'>
+  private readonly batchSeconds: Histogram<'committer' | 'outcome'>
+  private db: Kysely<Database> | undefined
+
+  private processMetrics = false
+
+  constructor() {
+    this.requests = new Counter({
+      name: 'bank_requests_total',
+      help: 'Requests answered, by endpoint and reply code (200, or the error code).',
+      labelNames: ['endpoint', 'code'],
+      registers: [this.registry],
+    })
+    this.latency = new Histogram({
+      name: 'bank_request_duration_seconds',
+      help: 'Time from receiving a request to its reply, by endpoint.',
+      labelNames: ['endpoint'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+      registers: [this.registry],
+    })
+    this.batchSize = new Histogram({
+      name: 'bank_ledger_batch_size',
+      help: 'Payments written together in one ledger transaction (group commit), by committer.',
+      labelNames: ['committer'],
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers: [this.registry],
+    })
+    this.batchSeconds = new Histogram({
+      name: 'bank_ledger_batch_seconds',
+      help: 'Time to write one ledger batch, by committer and outcome.',
+      labelNames: ['committer', 'outcome'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [this.registry],
+    })
+    const metrics = this
+    new Gauge({
+      name: 'bank_jobs',
+      help: 'Background jobs by kind and state (queued, running, dead), across every instance.',
+      labelNames: ['kind', 'state'],
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const row of await metrics.jobCounts()) this.set({ kind: row.kind, state: row.state }, Number(row.n))
+      },
+    })
+    new Gauge({
+      name: 'bank_jobs_oldest_due_age_seconds',
+      help: 'How long the oldest due, queued job of each kind has waited past its due time.',
+      labelNames: ['kind'],
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const row of await metrics.oldestDue()) this.set({ kind: row.kind }, Math.max(0, Number(row.age)))
+      },
+    })
+    new Gauge({
+      name: 'bank_webhook_deliveries',
+      help: 'Webhook deliveries by state (pending, delivered, failed), across every instance.',
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const row of await metrics.deliveryCounts()) this.set({ state: row.state }, Number(row.n))
+      },
+    })
+  }
+
+  /** Adds the process's own figures (CPU, memory, event-loop lag, GC); once, when served. */
+  includeProcessMetrics(): void {
+    if (this.processMetrics) return
+    this.processMetrics = true
+    collectDefaultMetrics({ register: this.registry, prefix: 'bank_' })
+  }
+
+  /** The database the scrape-time gauges read. */
+  readFrom(db: Kysely<Database>): void {
+    this.db = db
+  }
+
+  request(endpoint: string, code: number, seconds: number): void {
+    this.requests.inc({ endpoint, code: String(code) })
+    this.latency.observe({ endpoint }, seconds)
+  }
+
+  ledgerBatch(committer: string, size: number, seconds: number, ok: boolean): void {
+    this.batchSize.observe({ committer }, size)
+    this.batchSeconds.observe({ committer, outcome: ok ? 'committed' : 'failed' }, seconds)
+  }
+
+  private async jobCounts(): Promise<Array<{ kind: string; state: string; n: string | number }>> {
+    if (!this.db) return []
+    return this.db
+      .selectFrom('jobs')
+      .select(['kind', 'state', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('state', '!=', 'done')
+      .groupBy(['kind', 'state'])
+      .execute()
+  }
+
+  private async oldestDue(): Promise<Array<{ kind: string; age: string | number }>> {
+    if (!this.db) return []
+    const now = new Date()
+    const rows = await this.db
+      .selectFrom('jobs')
+      .select(['kind', (eb) => eb.fn.min('due_at').as('due')])
+      .where('state', '=', 'queued')
+      .where('due_at', '<=', now)
+      .groupBy('kind')
+      .execute()
+    return rows.map((row) => ({ kind: row.kind, age: (now.getTime() - new Date(row.due as unknown as string).getTime()) / 1000 }))
+  }
+
+  private async deliveryCounts(): Promise<Array<{ state: string; n: string | number }>> {
+    if (!this.db) return []
+    return this.db.selectFrom('webhook_deliveries').select(['state', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('state').execute()
+  }
+}
+
+/** Serves `/metrics` (Prometheus text format) on `host:port`; resolves once listening. */
+export async function serveMetrics(metrics: BankMetrics, host: string, port: number, log: Logger): Promise<{ port: number; close(): Promise<void> }> {
+  metrics.includeProcessMetrics()
+  const server = http.createServer((req, res) => {
+    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; metrics are at /metrics\n')
+      return
+    }
+    metrics.registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+      (error: unknown) => {
+        // The database may be away: say so rather than serve half the figures.
+        log.warn({ err: error }, 'metrics scrape failed')
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('metrics unavailable: the bank cannot read its database\n')
+      },
+    )
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => resolve())
+  })
+  const bound = (server.address() as AddressInfo).port
+  log.info({ host, port: bound }, 'metrics served at /metrics')
+  return {
+    port: bound,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
