@@ -140,7 +140,7 @@ export interface Config {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = settings.safeParse(env)
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')
+    const problems = parsed.error.issues.map((issue) => settingProblem(issue, env)).join('; ')
     throw new Error(`invalid configuration: ${problems}`)
   }
   const s = parsed.data
@@ -187,4 +187,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
     smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM, timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
   }
+}
+
+/** One bad setting in an operator's words: its name, the value given, and what it takes. */
+function settingProblem(issue: z.core.$ZodIssue, env: NodeJS.ProcessEnv): string {
+  const name = String(issue.path[0] ?? '')
+  const given = env[name]
+  const shown = given === undefined ? '' : `=${JSON.stringify(given).slice(0, 60)}`
+  const shape = settings.shape[name as keyof typeof settings.shape] as z.ZodType | undefined
+  const schema = shape ? (z.toJSONSchema(shape, { io: 'input', unrepresentable: 'any' }) as { type?: string; enum?: unknown[]; minimum?: number; maximum?: number; anyOf?: Array<{ type?: string; minimum?: number; maximum?: number }> }) : {}
+  const numeric = schema.type === 'number' || schema.type === 'integer' || schema.anyOf?.some((s) => s.type === 'number' || s.type === 'integer')
+  let expected = issue.message
+  if (schema.enum) expected = `must be one of ${schema.enum.map(String).join(', ')}`
+  else if (numeric) {
+    const range = schema.anyOf?.find((s) => s.minimum !== undefined) ?? schema
+    const bounds = range.minimum !== undefined && range.maximum !== undefined ? ` from ${range.minimum} to ${range.maximum}` : ''
+    expected = `must be a whole number${bounds}`
+  }
+  return `${name}${shown} is not valid: ${expected}`
 }

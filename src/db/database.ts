@@ -47,7 +47,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       client.on('error', () => {})
     })
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    await migrate(db)
+    try {
+      await migrate(db)
+    } catch (error) {
+      await db.destroy()
+      throw new Error(connectionProblem(options.databaseUrl, error) ?? (error as Error).message)
+    }
     return { db, storage: 'postgres', close: () => db.destroy() }
   }
   if (!options.pgliteDir.startsWith('memory://')) fs.mkdirSync(options.pgliteDir, { recursive: true })
@@ -74,7 +79,34 @@ async function migrate(db: Kysely<Database>): Promise<void> {
   const migrator = new Migrator({ db, provider })
   const { error, results } = await migrator.migrateToLatest()
   if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName
+    // No migration ran at all: the database could not be reached, which is not a migration's fault.
+    if (!failed) throw error
     throw new Error(`database migration ${failed} failed: ${String((error as Error).message ?? error)}`)
   }
+}
+
+/**
+ * What to tell an operator whose DATABASE_URL cannot be used, in words that name the
+ * setting, the server and the way out; undefined for other errors.
+ */
+function connectionProblem(databaseUrl: string, error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code
+  let where = 'the server DATABASE_URL names'
+  let database = ''
+  try {
+    const url = new URL(databaseUrl)
+    where = `${url.hostname}:${url.port || '5432'}`
+    database = decodeURIComponent(url.pathname.replace(/^\//, ''))
+  } catch {
+    return 'DATABASE_URL is not a URL; write it as postgres://user:password@host:5432/database'
+  }
+  if (code === '3D000') {
+    return `DATABASE_URL names database "${database}", which does not exist on ${where}. Create it first (e.g. \`createdb -h ${where.split(':')[0]} ${database}\` or \`psql -c 'create database ${database}'\`); the bank creates its tables itself.`
+  }
+  if (code === '28P01' || code === '28000') return `PostgreSQL on ${where} refused the user or password in DATABASE_URL (${(error as Error).message}).`
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT') {
+    return `no PostgreSQL answers at ${where} (DATABASE_URL): ${code}. Is the server running, and is the host and port right?`
+  }
+  return undefined
 }
