@@ -1,4 +1,4 @@
-import { isRecordType, listElement, sdkRecord, type JavaType, type RecordName } from './sdk-records.ts'
+import { isRecordType, listElement, mapValue, sdkRecord, type JavaType, type RecordName } from './sdk-records.ts'
 
 // What a default Jackson ObjectMapper does with the SDK's records, generated from the list in
 // sdk-records.ts: how it writes a request, and whether it could read a reply. The Java
@@ -25,8 +25,11 @@ function resolveInclusion(record: RecordName, inclusion: Inclusion): 'always' | 
 
 /**
  * The JSON text Jackson writes for the record built from `values`: its components in
- * declaration order, `String` and nested records as given or null, `int` as given or 0,
- * `boolean` as given or false, an empty record as `{}`.
+ * declaration order, `String`, lists, maps and nested records as given or null, `int` as
+ * given or 0, `boolean` as given or false, an empty record as `{}`. NON_NULL leaves out null
+ * components and null map entries (nested maps too), but not null list items. A map's keys
+ * keep the order `values` gives them, except that JavaScript puts integer-like keys first
+ * where Java's LinkedHashMap keeps them in place: the suite uses no such keys.
  */
 export function jacksonWrite(record: RecordName, values: RecordValues, inclusion: Inclusion = 'sdk'): string {
   return JSON.stringify(recordTree(record, values, resolveInclusion(record, inclusion)))
@@ -64,7 +67,32 @@ function componentValue(where: string, type: JavaType, value: unknown, inclusion
     return value
   }
   if (isRecordType(type)) return recordTree(type, value as RecordValues, inclusion)
+  const element = listElement(type)
+  if (element !== undefined) {
+    if (!Array.isArray(value)) throw new Error(`${where}: a Java ${type}, not ${typeof value}`)
+    return value.map((item, index) => componentValue(`${where}[${index}]`, element, item, inclusion))
+  }
+  const mapped = mapValue(type)
+  if (mapped !== undefined) {
+    if (!isObject(value)) throw new Error(`${where}: a Java ${type}, not ${typeof value}`)
+    const tree: Record<string, unknown> = {}
+    for (const [key, item] of Object.entries(value)) {
+      const written = componentValue(`${where}.${key}`, mapped, item, inclusion)
+      if (written === null && inclusion === 'non_null') continue
+      tree[key] = written
+    }
+    return tree
+  }
+  if (type === 'Object') return objectValue(where, value, inclusion)
   throw new Error(`${where}: the suite writes no ${type} component`)
+}
+
+/** An `Object` as Jackson writes what it read from JSON: a map, a list or a scalar. */
+function objectValue(where: string, value: unknown, inclusion: 'always' | 'non_null'): unknown {
+  if (Array.isArray(value)) return value.map((item, index) => (item === null ? null : objectValue(`${where}[${index}]`, item, inclusion)))
+  if (isObject(value)) return componentValue(where, 'Map<String,Object>', value, inclusion)
+  if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return value
+  throw new Error(`${where}: not a JSON value: ${String(value)}`)
 }
 
 /**
@@ -72,7 +100,8 @@ function componentValue(where: string, type: JavaType, value: unknown, inclusion
  * only by bending a type: [] when it reads cleanly. Any key that is not a component fails
  * (FAIL_ON_UNKNOWN_PROPERTIES), nested records and list items included; a `String` component
  * takes a string or null, a `boolean` a boolean, an `int` an integer, a list an array, a
- * record an object, `Metadata` an object of strings.
+ * record an object, `Metadata` an object of strings, a `Map<String,X>` an object of X,
+ * `Object` anything.
  */
 export function replyProblems(record: RecordName, body: unknown): string[] {
   const problems: string[] = []
@@ -100,7 +129,7 @@ function checkComponent(type: JavaType, value: unknown, where: string, problems:
   if (type === 'String') return expect(value === null || typeof value === 'string', 'String (a string or null)')
   if (type === 'boolean') return expect(typeof value === 'boolean', 'boolean')
   if (type === 'int') return expect(Number.isInteger(value), 'int')
-  if (value === null) return // a reference type may be null
+  if (value === null || type === 'Object') return // a reference type may be null; an Object is any JSON value
   if (type === 'Metadata') {
     if (!isObject(value)) return expect(false, 'Metadata (an object of strings)')
     for (const [key, item] of Object.entries(value)) {
@@ -111,7 +140,13 @@ function checkComponent(type: JavaType, value: unknown, where: string, problems:
   const element = listElement(type)
   if (element !== undefined) {
     if (!Array.isArray(value)) return expect(false, `${type} (an array)`)
-    value.forEach((item, index) => checkRecord(element, item, `${where}[${index}]`, problems))
+    value.forEach((item, index) => checkComponent(element, item, `${where}[${index}]`, problems))
+    return
+  }
+  const mapped = mapValue(type)
+  if (mapped !== undefined) {
+    if (!isObject(value)) return expect(false, `${type} (an object)`)
+    for (const [key, item] of Object.entries(value)) checkComponent(mapped, item, `${where}.${key}`, problems)
     return
   }
   if (isRecordType(type)) return checkRecord(type, value, where, problems)

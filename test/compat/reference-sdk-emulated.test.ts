@@ -2,6 +2,9 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { useTestBank } from '../support/harness.ts'
+import { pdf } from '../kyc/helpers.ts'
+import { referenceSdkDocumentFlows } from './document-flows.ts'
+import { uploadKycDocuments } from './dropbox-uploader.ts'
 import { businessEntityValues, prepareFlows, referenceSdkFlows, transferValues, userValues, type FlowContext } from './flows.ts'
 import { detailFor, emulatedJackson } from './reference-sdk.ts'
 import type { SdkMethod } from './sdk-records.ts'
@@ -22,6 +25,7 @@ before(async () => {
 })
 
 referenceSdkFlows('emulated Jackson', () => c)
+referenceSdkDocumentFlows('emulated Jackson', () => c)
 
 const name = (behaviour: string) => `reference SDK - ${behaviour}`
 
@@ -64,12 +68,30 @@ test(name('a required component sent as null is a 400 naming it with "is require
     ['transactionGet', { tx_id: null }, 'tx_id'],
     ['transferEftRtc', transferValues(c.fundedAccountId, { clientTxId: null }), 'clientTxId'],
     ['transferInternal', { ...internalValues('62000000001'), account_number: null }, 'account_number'],
+    ['userUploadKycDocuments', { user_id: randomUUID(), id_document: null, proof_of_residence: 'kyc_proof' }, 'id_document'],
+    ['kybGet', { entity_id: null }, 'entity_id'],
+    ['kybSubmit', { entity_id: c.rootEntityId, documents: null, directors: null }, 'documents'],
+    ['kybUpdate', { entity_id: c.rootEntityId, metadata: null }, 'metadata'],
+    ['kybUpdateDirector', { entity_id: c.rootEntityId, director_id: null }, 'director_id'],
+    ['kybSendVerificationEmail', { entity_id: null, director_id: 'd1' }, 'entity_id'],
   ]
   for (const [method, values, field] of cases) {
     // Written with every component, so that the null is on the wire even for EntityService.
     const error = await c.sdk.expectError(method, await c.sdk.write(method, values, 'always'), 400)
     assert.match(detailFor(error, field).message ?? '', /is required/, `${method}.${field}`)
   }
+})
+
+test(name("UploadKycApp's placeholder .txt files are refused: 400 naming the request field, the user's KYC unchanged"), async () => {
+  const { userId } = await c.sdk.call('userCreate', userValues(c.rootEntityId))
+  const text = (body: string) => ({ filename: 'id-front.txt', bytes: new TextEncoder().encode(body) })
+  const upload = await uploadKycDocuments(tb.nc, userId, { front: text('front of id'), back: text('back of id'), proof: { filename: 'proof.pdf', bytes: pdf() } })
+  const values = { user_id: userId, id_document: upload.idDocument, proof_of_residence: upload.proofOfResidence }
+  const error = await c.sdk.expectError('userUploadKycDocuments', await c.sdk.write('userUploadKycDocuments', values), 400)
+  assert.match(detailFor(error, 'id_document').message ?? '', /not a PDF, JPEG or PNG/)
+  assert.equal(error.details.some((d) => d.field === 'proof_of_residence'), false, 'the PDF passes')
+  const { users } = await c.sdk.call('userList', { entity_id: c.rootEntityId })
+  assert.equal(users.find((u: { id: string }) => u.id === userId).kyc_status, 'not_started')
 })
 
 test(name('a field that is no component of the SDK record and not ours is still a 400 naming it'), async () => {
@@ -143,9 +165,14 @@ function internalValues(accountNumber: string): RecordValues {
   }
 }
 
-/** Deposits one cent `rows` times, a bounded number at once. */
+/**
+ * Deposits one cent `rows` times, a bounded number at once: no more than the bank's
+ * database pool (BANK_DB_POOL_MAX, 20), since a request that waits longer than the pool's
+ * connection timeout for a connection is answered 503, and on a loaded machine a queue of
+ * 100 did (this test is about paging, not load).
+ */
 async function depositRows(accountId: string, rows: number): Promise<void> {
-  const deposits_at_once = 100
+  const deposits_at_once = 20
   for (let done = 0; done < rows; done += deposits_at_once) {
     const count = Math.min(deposits_at_once, rows - done)
     await Promise.all(Array.from({ length: count }, () => tb.operator.accounts.deposit({ account_id: accountId, amount: 1, ref: 'row' })))

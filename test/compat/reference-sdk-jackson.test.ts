@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { useTestBank } from '../support/harness.ts'
+import { referenceSdkDocumentFlows } from './document-flows.ts'
 import { prepareFlows, referenceSdkFlows, type FlowContext } from './flows.ts'
 import { jacksonWrite, replyProblems, type Inclusion, type RecordValues } from './jackson.ts'
 import { JacksonBridge, javaAvailability, javaRequired } from './java-bridge.ts'
 import { realJackson } from './reference-sdk.ts'
-import { isRecordType, listElement, sdkRecords, type RecordName, type SdkRecord } from './sdk-records.ts'
+import { isRecordType, listElement, mapValue, sdkRecords, type RecordName, type SdkRecord } from './sdk-records.ts'
 
 // The reference SDK's flows with real Jackson writing every request and reading every reply
 // (java/JacksonBridge.java, records with the SDK's components, default ObjectMapper, NON_NULL
@@ -51,7 +52,9 @@ if (!java.available) {
 
   test(name('our emulation writes the bytes Jackson writes, for every request record and inclusion'), async () => {
     const writable = sdkRecords.filter((r) => r.components.every(([, type]) => isWritable(type)))
-    assert.ok(writable.some((r) => r.name === 'CreateEntityRequest') && writable.some((r) => r.name === 'TransferEFTRTCRequest'))
+    for (const name of ['CreateEntityRequest', 'TransferEFTRTCRequest', 'SubmitDocumentsRequest', 'UpdateDirectorRequest']) {
+      assert.ok(writable.some((r) => r.name === name), `${name} is checked`)
+    }
     for (const record of writable) {
       for (const inclusion of ['sdk', 'always', 'non_null'] as const satisfies readonly Inclusion[]) {
         for (const values of [sampleValues(record, 'write'), {}, halfNull(record)]) {
@@ -77,16 +80,21 @@ if (!java.available) {
   })
 
   referenceSdkFlows('Jackson', () => c)
+  referenceSdkDocumentFlows('Jackson', () => c)
 }
 
+/** Whether our emulation writes the type: every type but `Metadata`, which no request has. */
 function isWritable(type: string): boolean {
-  return type === 'String' || type === 'int' || type === 'boolean' || isRecordType(type)
+  const inner = listElement(type) ?? mapValue(type)
+  if (inner !== undefined) return isWritable(inner)
+  if (isRecordType(type)) return recordNamed(type).components.every(([, component]) => isWritable(component))
+  return type === 'String' || type === 'int' || type === 'boolean' || type === 'Object'
 }
 
 /**
  * A value for every component: strings named after their component, 7 for an int, true for
- * a boolean, nested records filled likewise; for a reply, lists of one item and metadata of
- * one string.
+ * a boolean, nested records filled likewise; lists of one item, metadata of one string, maps
+ * of one entry, an `Object` a small nested JSON object.
  */
 function sampleValues(record: SdkRecord, purpose: 'write' | 'read'): RecordValues {
   return Object.fromEntries(record.components.map(([component, type]) => [component, sampleOf(component, type, purpose)]))
@@ -97,8 +105,11 @@ function sampleOf(component: string, type: string, purpose: 'write' | 'read'): u
   if (type === 'int') return 7
   if (type === 'boolean') return true
   if (type === 'Metadata') return { source: 'compat' }
+  if (type === 'Object') return { tier: 'gold', employees: 12, listed: false, codes: ['a', 1], about: { since: 2020 } }
   const element = listElement(type)
-  if (element !== undefined) return [sampleValues(recordNamed(element), purpose)]
+  if (element !== undefined) return [sampleOf(component, element, purpose)]
+  const mapped = mapValue(type)
+  if (mapped !== undefined) return { [`${component}_key`]: sampleOf(component, mapped, purpose) }
   return sampleValues(recordNamed(type), purpose)
 }
 
@@ -117,10 +128,14 @@ function badReplies(record: SdkRecord): string[] {
 
 function nestedUnknown(full: RecordValues, component: string, type: string): RecordValues[] {
   const element = listElement(type)
-  if (element !== undefined) {
+  if (element !== undefined && isRecordType(element)) {
     const [item] = full[component] as RecordValues[]
     return [{ ...full, [component]: [{ ...item, unexpected_key: 'x' }] }]
   }
+  if (element !== undefined) return [{ ...full, [component]: { not: 'a list' } }]
+  const mapped = mapValue(type)
+  if (mapped !== undefined && listElement(mapped) !== undefined) return [{ ...full, [component]: { key: 'not a list' } }]
+  if (mapped !== undefined) return [{ ...full, [component]: 'not a map' }]
   if (isRecordType(type)) return [{ ...full, [component]: { ...(full[component] as RecordValues), unexpected_key: 'x' } }]
   if (type === 'String') return [{ ...full, [component]: { not: 'a string' } }]
   if (type === 'Metadata') return [{ ...full, [component]: { nested: { not: 'a string' } } }]

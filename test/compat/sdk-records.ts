@@ -5,19 +5,18 @@
 // copied. Every request the compatibility suite builds and every reply check it makes is
 // generated from this list (RULINGS, "Compatibility with the incumbent's reference client").
 //
-// Left out on purpose, because this bank does not serve them yet (later issues):
-// KYBService (business documents), UserService.upload_kyc_documents with its
-// UploadKYCDocumentsRequest/Response, and CardService. The SDK's `UUID()` records are
-// unused by any component it sends or reads, so they are left out too.
+// Left out on purpose, because this bank does not serve it yet (a later issue): CardService.
+// The SDK's `UUID()` records are unused by any component it sends or reads, so they are
+// left out too.
 
 /**
- * A component's Java type, spelled as Java spells it: `String`, `boolean`, `int`, the name of
- * another record of this list, `List<Record>`, or `Metadata` (the SDK's `HashMap<String,
- * String>` subclass).
+ * A component's Java type, spelled as Java's reflection spells it (no spaces): `String`,
+ * `boolean`, `int`, `Object` (any JSON value), the name of another record of this list,
+ * `List<T>`, `Map<String,T>`, or `Metadata` (the SDK's `HashMap<String, String>` subclass).
  */
 export type JavaType = string
 
-export type SdkService = 'EntityService' | 'UserService' | 'AccountService'
+export type SdkService = 'EntityService' | 'UserService' | 'AccountService' | 'KYBService'
 
 export interface SdkRecord {
   name: string
@@ -80,6 +79,9 @@ const userRecords = {
     ...s('id_issue_date', 'id_issue_expiry', 'title', 'date_registered', 'permit_number'),
     ...s('kyc_status', 'kyc_submitted_at', 'kyc_reviewed_at'),
   ],
+  // Object names in the user's dropbox bucket (`kyc_dropbox_<user_id>`).
+  UploadKYCDocumentsRequest: s('user_id', 'id_document', 'proof_of_residence'),
+  UploadKYCDocumentsResponse: [['success', 'boolean'], ['message', 'String']],
 } satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
 
 const accountRecords = {
@@ -125,7 +127,43 @@ const accountRecords = {
   GetTransactionByIdResponse: [['transaction', 'Transaction']],
 } satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
 
-export type RecordName = keyof typeof entityRecords | keyof typeof userRecords | keyof typeof accountRecords
+const kybRecords = {
+  Director: [
+    ...s('id', 'name'),
+    ['approved', 'boolean'],
+    ['verified', 'boolean'],
+    ['documents', 'List<Document>'],
+    ['verification_sent', 'boolean'],
+    ['id_type', 'String'],
+    ['metadata', 'Map<String,Object>'],
+  ],
+  Document: [...s('key', 'doc_type', 'rejection_reason'), ['approved', 'boolean']],
+  GetKYBRequest: s('entity_id'),
+  GetKYBResponse: [
+    ['entity_id', 'String'],
+    ['documents', 'List<Document>'],
+    ['directors', 'List<Director>'],
+    ['metadata', 'Map<String,Object>'],
+    ...s('state', 'rejection_reason'),
+  ],
+  // Object names in the entity's dropbox bucket (`kyb_dropbox_<entity_id>`): the business's,
+  // and each director's by director id.
+  SubmitDocumentsRequest: [['entity_id', 'String'], ['documents', 'List<String>'], ['directors', 'Map<String,List<String>>']],
+  SubmitDocumentsResponse: [],
+  UpdateKYBRequest: [['entity_id', 'String'], ['metadata', 'Map<String,Object>']],
+  UpdateKYBResponse: [
+    ['entity_id', 'String'],
+    ['documents', 'List<Document>'],
+    ['directors', 'List<Director>'],
+    ['metadata', 'Map<String,Object>'],
+  ],
+  SendDirectorVerificationLinkRequest: s('entity_id', 'director_id', 'email'),
+  SendDirectorVerificationLinkResponse: [],
+  UpdateDirectorRequest: [...s('entity_id', 'director_id', 'full_name', 'email'), ['metadata', 'Map<String,Object>']],
+  UpdateDirectorResponse: [],
+} satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
+
+export type RecordName = keyof typeof entityRecords | keyof typeof userRecords | keyof typeof accountRecords | keyof typeof kybRecords
 
 function recordsOf(service: SdkService, table: Record<string, ReadonlyArray<readonly [string, JavaType]>>): SdkRecord[] {
   return Object.entries(table).map(([name, components]) => ({ name, service, components }))
@@ -135,6 +173,7 @@ export const sdkRecords: readonly SdkRecord[] = [
   ...recordsOf('EntityService', entityRecords),
   ...recordsOf('UserService', userRecords),
   ...recordsOf('AccountService', accountRecords),
+  ...recordsOf('KYBService', kybRecords),
 ]
 
 const byName = new Map(sdkRecords.map((record) => [record.name, record]))
@@ -147,7 +186,12 @@ export function sdkRecord(name: string): SdkRecord {
 
 /** `List<X>` → `X`; undefined for any other type. */
 export function listElement(type: JavaType): string | undefined {
-  return /^List<(\w+)>$/.exec(type)?.[1]
+  return /^List<(.+)>$/.exec(type)?.[1]
+}
+
+/** `Map<String,X>` → `X`; undefined for any other type. */
+export function mapValue(type: JavaType): string | undefined {
+  return /^Map<String,(.+)>$/.exec(type)?.[1]
 }
 
 /** Whether the type names another record of the list (a nested record). */
@@ -174,6 +218,16 @@ export const sdkMethods = {
   transactionGet: { subject: 'svc.account.<partner_id>.get_transaction', request: 'GetTransactionByIdRequest', response: 'GetTransactionByIdResponse' },
   transferEftRtc: { subject: 'svc.account.<partner_id>.transfer_eft_rtc', request: 'TransferEFTRTCRequest', response: 'TransferEFTRTCResponse' },
   transferInternal: { subject: 'svc.account.<partner_id>.transfer_internal', request: 'TransferInternalRequest', response: 'TransferEFTRTCResponse' },
+  userUploadKycDocuments: { subject: 'svc.user.<partner_id>.upload_kyc_documents', request: 'UploadKYCDocumentsRequest', response: 'UploadKYCDocumentsResponse' },
+  kybGet: { subject: 'svc.kyb.<partner_id>.get', request: 'GetKYBRequest', response: 'GetKYBResponse' },
+  kybSubmit: { subject: 'svc.kyb.<partner_id>.submit', request: 'SubmitDocumentsRequest', response: 'SubmitDocumentsResponse' },
+  kybUpdate: { subject: 'svc.kyb.<partner_id>.update', request: 'UpdateKYBRequest', response: 'UpdateKYBResponse' },
+  kybUpdateDirector: { subject: 'svc.kyb.<partner_id>.update_director', request: 'UpdateDirectorRequest', response: 'UpdateDirectorResponse' },
+  kybSendVerificationEmail: {
+    subject: 'svc.kyb.<partner_id>.send_verification_email',
+    request: 'SendDirectorVerificationLinkRequest',
+    response: 'SendDirectorVerificationLinkResponse',
+  },
 } as const satisfies Record<string, { subject: string; request: RecordName; response: RecordName }>
 
 export type SdkMethod = keyof typeof sdkMethods

@@ -23,7 +23,8 @@ import java.util.Map;
  * same names, components and types as the incumbent's reference SDK (written here by us from
  * the list in test/compat/sdk-records.ts; the suite checks that the two agree) and serialises
  * and reads them the way that SDK does: a default ObjectMapper, configured with
- * NON_NULL inclusion for the entity records as the SDK's EntityService is.
+ * NON_NULL inclusion for the entity records as the SDK's EntityService is (UserService,
+ * AccountService and KYBService configure nothing).
  *
  * Protocol: one JSON object per line on stdin, one JSON object per line on stdout.
  *   {"op":"write","record":R,"values":{...},"include":"sdk"|"always"|"non_null"}
@@ -106,6 +107,10 @@ public class JacksonBridge {
       String date_registered, String permit_number, String kyc_status, String kyc_submitted_at,
       String kyc_reviewed_at) {}
 
+  public record UploadKYCDocumentsRequest(String user_id, String id_document, String proof_of_residence) {}
+
+  public record UploadKYCDocumentsResponse(boolean success, String message) {}
+
   // AccountService
   public static class Metadata extends HashMap<String, String> {}
 
@@ -161,6 +166,41 @@ public class JacksonBridge {
 
   public record GetTransactionByIdResponse(Transaction transaction) {}
 
+  // KYBService
+  public record Director(
+      String id, String name,
+      boolean approved, boolean verified,
+      List<Document> documents,
+      boolean verification_sent,
+      String id_type,
+      Map<String, Object> metadata) {}
+
+  public record Document(String key, String doc_type, String rejection_reason, boolean approved) {}
+
+  public record GetKYBRequest(String entity_id) {}
+
+  public record GetKYBResponse(
+      String entity_id, List<Document> documents, List<Director> directors, Map<String, Object> metadata,
+      String state, String rejection_reason) {}
+
+  public record SubmitDocumentsRequest(String entity_id, List<String> documents, Map<String, List<String>> directors) {}
+
+  public record SubmitDocumentsResponse() {}
+
+  public record UpdateKYBRequest(String entity_id, Map<String, Object> metadata) {}
+
+  public record UpdateKYBResponse(
+      String entity_id, List<Document> documents, List<Director> directors, Map<String, Object> metadata) {}
+
+  public record SendDirectorVerificationLinkRequest(String entity_id, String director_id, String email) {}
+
+  public record SendDirectorVerificationLinkResponse() {}
+
+  public record UpdateDirectorRequest(
+      String entity_id, String director_id, String full_name, String email, Map<String, Object> metadata) {}
+
+  public record UpdateDirectorResponse() {}
+
   private static final List<Class<?>> ENTITY_RECORDS = List.of(
       EntityInfoRequest.class, EntityInfoResponse.class, UpdateAddressRequest.class, UpdateAddressResponse.class,
       Address.class, CreateEntityRequest.class, CreateEntityResponse.class, Entity.class, ListEntityRequest.class,
@@ -169,11 +209,15 @@ public class JacksonBridge {
   private static final List<Class<?>> OTHER_RECORDS = List.of(
       CreateUserRequest.class, CreateUserResponse.class, UpdateUserProfileRequest.class,
       UpdateUserProfileResponse.class, ListUserRequest.class, ListUserResponse.class, User.class,
-      OpenAccountRequest.class, OpenAccountResponse.class, GetAccountDetailsRequest.class,
+      UploadKYCDocumentsRequest.class, UploadKYCDocumentsResponse.class, OpenAccountRequest.class, OpenAccountResponse.class, GetAccountDetailsRequest.class,
       GetAccountDetailsResponse.class, TransferEFTRTCRequest.class, TransferEFTRTCResponse.class,
       TransferInternalRequest.class, GetTransactionsRequest.class, GetTransactionsResponse.class,
       Transaction.class, UUIDs.class, AccountSummary.class, GetAccountsByEntityRequest.class,
-      GetAccountsByEntityResponse.class, GetTransactionByIdRequest.class, GetTransactionByIdResponse.class);
+      GetAccountsByEntityResponse.class, GetTransactionByIdRequest.class, GetTransactionByIdResponse.class,
+      Director.class, Document.class, GetKYBRequest.class, GetKYBResponse.class, SubmitDocumentsRequest.class,
+      SubmitDocumentsResponse.class, UpdateKYBRequest.class, UpdateKYBResponse.class,
+      SendDirectorVerificationLinkRequest.class, SendDirectorVerificationLinkResponse.class,
+      UpdateDirectorRequest.class, UpdateDirectorResponse.class);
 
   private static final Map<String, Class<?>> RECORDS = new LinkedHashMap<>();
 
@@ -182,7 +226,7 @@ public class JacksonBridge {
     for (Class<?> c : OTHER_RECORDS) RECORDS.put(c.getSimpleName(), c);
   }
 
-  /** The SDK's UserService and AccountService mapper: nothing configured. */
+  /** The SDK's UserService, AccountService and KYBService mapper: nothing configured. */
   private static final ObjectMapper DEFAULT_MAPPER = new ObjectMapper();
 
   /** The SDK's EntityService mapper: nulls are left out when writing. */
