@@ -177,9 +177,33 @@ async function bootstrapOperator(database: DatabaseHandle, services: Services, c
     return (await services.credentials.issue(trx, { partnerId: null, permissions: [], label: 'bootstrap' })).token
   })
   if (!token) return undefined
-  const file = path.join(config.dataDir, 'operator-token')
-  fs.mkdirSync(config.dataDir, { recursive: true })
-  fs.writeFileSync(file, `${token}\n`, { mode: 0o600 })
-  log.info({ file }, 'created the first operator credential; the CLI reads it from this file')
+  saveOperatorToken(config.dataDir, token, storeIdentity(config), log)
   return token
+}
+
+/**
+ * Writes a new store's first operator token for the CLI: to `<data dir>/operator-token`,
+ * unless that file exists — it then holds the credential of another store (the same
+ * directory once started on PGlite, now on PostgreSQL, or the reverse), and overwriting it
+ * would lock the operator out of that one. The new token goes beside it, in
+ * `operator-token-<store>`, and the log says how to use it. Resolves with the file written.
+ */
+export function saveOperatorToken(dataDir: string, token: string, store: string, log: Logger): string {
+  fs.mkdirSync(dataDir, { recursive: true })
+  const usual = path.join(dataDir, 'operator-token')
+  try {
+    fs.writeFileSync(usual, `${token}\n`, { mode: 0o600, flag: 'wx' })
+    log.info({ file: usual }, 'created the first operator credential; the CLI reads it from this file')
+    return usual
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  const beside = path.join(dataDir, `operator-token-${store}`)
+  fs.writeFileSync(beside, `${token}\n`, { mode: 0o600 })
+  log.warn(
+    { file: beside, kept: usual },
+    `created this store's first operator credential; ${usual} belongs to another store and was kept. ` +
+      `Use this one with BANK_OPERATOR_TOKEN=$(cat ${beside}) npx bank …`,
+  )
+  return beside
 }
