@@ -36,6 +36,13 @@ export interface CliOptions {
   choices?: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>>
   /** Exit code for a reply that the bank sent but that is not a success (0 otherwise). */
   exitCode?(response: unknown): number
+  /**
+   * The reply is one part of a file: the request takes `offset`, the reply carries `data`
+   * (base64), `next_offset` (null at the end), `size` and the whole file's `sha256`. The
+   * command then also takes `--out <file>`: it fetches every part into the file and checks
+   * the bytes written against `sha256`.
+   */
+  download?: boolean
 }
 
 export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {

@@ -331,7 +331,7 @@ export const reviewOperations = {
   documentGet: operation({
     name: 'ops_document_get',
     sdk: 'kyc.document',
-    cli: { words: 'kyc document', positionals: ['document_id'] },
+    cli: { words: 'kyc document', positionals: ['document_id'], download: true },
     subject: 'ops.document.get',
     permission: 'operator',
     summary:
