@@ -137,6 +137,9 @@ export interface Config {
   smtp: { url: string; from: string; timeout_ms: number } | undefined
 }
 
+/** Every setting the bank reads from its environment (the deployment files name only these). */
+export const settingNames: readonly string[] = Object.keys(settings.shape)
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = settings.safeParse(env)
   if (!parsed.success) {
