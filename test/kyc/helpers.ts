@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
+import { after } from 'node:test'
+import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { Objm } from '@nats-io/obj'
 import type { TestBank } from '../support/harness.ts'
 
@@ -42,6 +43,7 @@ export async function putObjects(
   originalFilename: string | Record<string, string> = 'document.pdf',
 ): Promise<void> {
   const objm = new Objm(nc)
+  buckets.add(bucket)
   const store = await objm.open(bucket).catch(() =>
     objm.create(bucket, {
       description: `document dropbox ${bucket}`,
@@ -56,6 +58,29 @@ export async function putObjects(
     h.set('original_filename', typeof originalFilename === 'string' ? originalFilename : (originalFilename[name] ?? 'document.pdf'))
     await store.putBlob({ name, headers: h }, bytes)
   }
+}
+
+/** Every bucket putObjects made or filled in this process since the last cleanup. */
+const buckets = new Set<string>()
+
+/**
+ * Destroys the file's dropbox buckets after its last test. The NATS server is the process's
+ * and outlives the file: a bucket left behind is still being flushed to disk by the server
+ * when the process exits and the harness removes the server's store directory, which then
+ * fails (ENOTEMPTY) after megabytes of objects. Its own connection: the bank's closes first.
+ */
+export function destroyBucketsAfter(tb: TestBank): void {
+  after(async () => {
+    if (buckets.size === 0) return
+    const nc = await connect({ servers: tb.natsUrl })
+    try {
+      const objm = new Objm(nc)
+      for (const bucket of buckets) await (await objm.open(bucket)).destroy().catch(() => undefined)
+      buckets.clear()
+    } finally {
+      await nc.close()
+    }
+  })
 }
 
 export async function deleteObject(nc: NatsConnection, bucket: string, name: string): Promise<void> {

@@ -5,13 +5,14 @@ import type { CompanyRegistry } from '../../src/kyc/company-registry.ts'
 import { expectApiError, expectRefusal, iso } from '../support/assertions.ts'
 import { businessEntity, numberedPersonalEntity, registrationNumber } from '../support/fixtures.ts'
 import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
-import { epoch, eventsOf, fetchDocument, jpeg, operatorCredentialId, pdf, png, putObjects, sha256, submissionsOf } from './helpers.ts'
+import { destroyBucketsAfter, epoch, eventsOf, fetchDocument, jpeg, operatorCredentialId, pdf, png, putObjects, sha256, submissionsOf } from './helpers.ts'
 
 // A business entity's KYB (svc.kyb.<partner_id>.*) the way the reference SDK's UploadKybApp
 // and SubmitKybApp drive it, the simulated company registry's magic numbers, the operators'
 // review with its kyb.* events and audit trail, and tenancy.
 
 const tb = useTestBank()
+destroyBucketsAfter(tb)
 let p: TestPartner
 let other: TestPartner
 let operatorId: string
@@ -387,4 +388,37 @@ test('kyb - a business with no directors on record yet may submit its business d
   assert.equal(kyb.state, 'submitted')
   assert.deepEqual(kyb.directors, [])
   assert.deepEqual(kyb.documents.map((d) => d.doc_type), ['business_registration'])
+})
+
+test('kyb - limits: at most 50 documents in all, object names of at most 255 characters, one object named once, metadata of 50 keys and 4 KB', async () => {
+  const entityId = await business('42')
+  const [director] = await directorIdsOf(entityId)
+  const names = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}_${i}`)
+  // 50 in all is the limit: the 51st is refused before any object is read.
+  await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: names(40, 'business'), directors: { [director!]: names(11, 'director') } }), 400, 'documents')
+  const fifty = await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: names(40, 'business'), directors: { [director!]: names(10, 'director') } }), 400)
+  assert.ok(!(fifty.details as Array<{ field: string }>).some((d) => d.field === 'documents'), 'fifty documents are not too many (they are refused as missing)')
+  // The schema names the element documents.0 (src/contract/field-path.ts writes a trailing index so), the service documents[0].
+  const tooLong = await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: ['x'.repeat(256)] }), 400)
+  assert.ok((tooLong.details as Array<{ field: string }>).some((d) => /^documents(\[0\]|\.0)$/.test(d.field)), JSON.stringify(tooLong.details))
+  // 255 characters is a name (refused only because no such object is in the bucket).
+  const longest = await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: ['x'.repeat(255)] }), 400, 'documents[0]')
+  assert.match(JSON.stringify(longest.details), /is not in bucket/)
+  await putObjects(tb.nc, `kyb_dropbox_${entityId}`, { [`business_registration_${epoch}`]: pdf('reg') })
+  await expectRefusal(
+    p.client.kyb.submit({ entity_id: entityId, documents: [`business_registration_${epoch}`], directors: { [director!]: [`business_registration_${epoch}`] } }),
+    400,
+    `directors.${director}[0]`,
+  )
+  assert.equal((await p.client.kyb.get({ entity_id: entityId })).state, 'not_started')
+
+  const keys = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]))
+  assert.equal(Object.keys((await p.client.kyb.update({ entity_id: entityId, metadata: keys(50) })).metadata).length, 50)
+  await expectRefusal(p.client.kyb.update({ entity_id: entityId, metadata: keys(51) }), 400, 'metadata')
+  // 4096 bytes as JSON is the limit: exactly 4096 is taken, 4097 is not.
+  const sized = (e: number) => ({ a: 'v'.repeat(1000), b: 'v'.repeat(1000), c: 'v'.repeat(1000), d: 'v'.repeat(1000), e: 'v'.repeat(e) })
+  assert.equal(Buffer.byteLength(JSON.stringify(sized(60))), 4096)
+  assert.deepEqual((await p.client.kyb.update({ entity_id: entityId, metadata: sized(60) })).metadata, sized(60))
+  await expectRefusal(p.client.kyb.update({ entity_id: entityId, metadata: sized(61) }), 400, 'metadata')
+  assert.equal(Object.keys((await p.client.kyb.get({ entity_id: entityId })).metadata).length, 5, 'a refused update changed nothing')
 })

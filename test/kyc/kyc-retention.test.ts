@@ -4,7 +4,7 @@ import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { expectRefusal, iso } from '../support/assertions.ts'
 import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
-import { fetchDocument, jpeg, kycNames, pdf, putObjects, sha256 } from './helpers.ts'
+import { destroyBucketsAfter, fetchDocument, jpeg, kycNames, pdf, putObjects, sha256 } from './helpers.ts'
 
 // Retention (BANK_DOCUMENT_RETENTION_DAYS, here 30): the bytes of documents of rejected or
 // superseded submissions are deleted once the period has passed; their metadata, hash and
@@ -14,6 +14,7 @@ import { fetchDocument, jpeg, kycNames, pdf, putObjects, sha256 } from './helper
 const retention_days = 30
 const day_ms = 24 * 3600_000
 const tb = useTestBank({ env: { BANK_DOCUMENT_RETENTION_DAYS: String(retention_days) } })
+destroyBucketsAfter(tb)
 let p: TestPartner
 let businessId: string
 

@@ -6,13 +6,14 @@ import { document_chunk_bytes_max } from '../../src/kyc/kyc-contract.ts'
 import { expectRefusal, iso } from '../support/assertions.ts'
 import { businessEntity, numberedPersonalEntity, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
-import { deleteObject, eventsOf, fetchDocument, jpeg, kycNames, largePdf, operatorCredentialId, pdf, png, putObjects, sha256, submissionsOf } from './helpers.ts'
+import { destroyBucketsAfter, deleteObject, eventsOf, fetchDocument, jpeg, kycNames, largePdf, operatorCredentialId, pdf, png, putObjects, sha256, submissionsOf } from './helpers.ts'
 
 // What happens to a KYC submission after it is made: its documents frozen in the bank
 // whatever the dropbox does later, the operators' review (per document and overall), the
 // account it opens, the kyc.* events and the audit trail of every decision.
 
 const tb = useTestBank()
+destroyBucketsAfter(tb)
 let p: TestPartner
 let operatorId: string
 let businessId: string

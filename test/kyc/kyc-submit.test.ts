@@ -8,13 +8,14 @@ import { expectRefusal, iso } from '../support/assertions.ts'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { businessEntity, numberedPersonalEntity, userRequest } from '../support/fixtures.ts'
 import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
-import { eventsOf, jpeg, kycNames, largePdf, pdf, png, putObjects, sdk_bucket_bytes_max, sdk_bucket_ttl_days, sha256 } from './helpers.ts'
+import { destroyBucketsAfter, eventsOf, jpeg, kycNames, largePdf, pdf, png, putObjects, sdk_bucket_bytes_max, sdk_bucket_ttl_days, sha256 } from './helpers.ts'
 
 // A partner's KYC submission (svc.user.<partner_id>.upload_kyc_documents) with the real
 // JetStream Object Store of the test's nats-server: the reference SDK's flow, every refusal
 // (each naming the document and storing nothing), tenancy and permissions.
 
 const tb = useTestBank()
+destroyBucketsAfter(tb)
 let p: TestPartner
 let other: TestPartner
 const businesses = new Map<string, string>()
@@ -276,4 +277,16 @@ test('kyc - permissions: a read credential may not submit (403); without a token
   const anonymous = await rawRequest(tb, `svc.user.${p.partnerId}.upload_kyc_documents`, JSON.stringify({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }))
   assert.equal(anonymous.code, 401)
   await assertNothingStored(userId)
+})
+
+test('kyc - of several id backs in the bucket the newest is taken; an object name of 256 characters → 400', async () => {
+  const userId = await applicant()
+  const older = kycNames(userId, 1_763_700_000)
+  const newer = kycNames(userId, 1_763_800_000)
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [older.back]: png() })
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [newer.front]: pdf('front'), [newer.back]: jpeg(), [newer.proof]: pdf('proof') })
+  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: 'x'.repeat(256), proof_of_residence: newer.proof }), 400, 'id_document')
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: newer.front, proof_of_residence: newer.proof })
+  const backs = (await tb.operator.kyc.show({ user_id: userId })).documents.filter((d) => d.doc_type === 'id_back')
+  assert.deepEqual(backs.map((d) => [d.name, d.content_type]), [[newer.back, 'image/jpeg']])
 })
