@@ -127,6 +127,10 @@ test('kyb - the reference SDK flow: get directors, upload as KybDocumentUploader
     ])
   }
 
+  // Documents in the order the request named them.
+  assert.deepEqual(kyb.documents.map((d) => d.key), uploaded.documents)
+  assert.deepEqual(kyb.directors.map((d) => d.documents.map((x) => x.key)), directorIds.map((id) => uploaded.directors[id]))
+
   // The operator's view: every document's metadata and the hash of the bytes frozen.
   const shown = await tb.operator.kyb.show({ entity_id: entityId })
   assert.equal(shown.partner_id, p.partnerId)

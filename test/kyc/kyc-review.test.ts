@@ -272,3 +272,23 @@ test('kyc review - ops.kyc.list: pending applications oldest first, filtered by 
   const seconds = mine.map((x) => Date.parse(x.submitted_at))
   assert.deepEqual(seconds, [...seconds].sort((x, y) => x - y))
 })
+
+test('kyc review - ops.user.kyc on a pending submission decides it: rejected or approved emit kyc.* events; approval approves its documents', async () => {
+  const rejectedUser = await businessUser()
+  await submit(rejectedUser, 1_763_800_070)
+  await tb.operator.users.kyc({ user_id: rejectedUser, status: 'rejected', reason: 'seen in branch: not the holder' })
+  const rejectedEvents = await eventsOf(tb, rejectedUser)
+  assert.deepEqual(rejectedEvents.map((e) => [e.type, e.data.kyc_status]), [['kyc.submitted', 'pending'], ['kyc.rejected', 'rejected']])
+  assert.equal(rejectedEvents[1]!.data.kyc_rejection_reason, 'seen in branch: not the holder')
+  assert.ok((await tb.operator.kyc.show({ user_id: rejectedUser })).documents.every((d) => d.decision === null), 'a rejection leaves the documents undecided')
+
+  const approvedUser = await businessUser()
+  await submit(approvedUser, 1_763_800_071, { back: png() })
+  const { user } = await tb.operator.users.kyc({ user_id: approvedUser, status: 'approved' })
+  assert.equal(user.kyc_status, 'approved')
+  const shown = await tb.operator.kyc.show({ user_id: approvedUser })
+  assert.equal(shown.submission?.state, 'approved')
+  assert.deepEqual(shown.documents.map((d) => d.decision), ['approved', 'approved', 'approved'])
+  assert.deepEqual((await eventsOf(tb, approvedUser)).map((e) => e.type), ['kyc.submitted', 'kyc.approved'])
+  assert.deepEqual((await tb.operator.audit.list({ subject_id: approvedUser })).entries.map((e) => [e.action, e.actor]), [['kyc.approved', operatorId], ['kyc.submitted', p.credentialId]])
+})

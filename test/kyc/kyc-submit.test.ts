@@ -84,6 +84,8 @@ test('kyc - the reference SDK flow: bucket as KycDocumentUploader makes it, uplo
   assert.equal(shown.partner_id, p.partnerId)
   assert.equal(shown.submission?.state, 'pending')
   assert.equal(shown.submission?.submitted_by, p.credentialId)
+  // In the order the request named them, the id back (named by none) last.
+  assert.deepEqual(shown.documents.map((d) => d.name), [names.front, names.proof, names.back])
   const byName = new Map(shown.documents.map((d) => [d.name, d]))
   assert.deepEqual([...byName.keys()].sort(), [names.back, names.front, names.proof].sort())
   const expect = [
