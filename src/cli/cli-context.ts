@@ -1,30 +1,19 @@
-import fs from 'node:fs'
-import path from 'node:path'
+import { BankSettingError, locateNatsUrl, locateOperatorToken } from '../client/locate.ts'
 
-// Where the CLI finds the bank: NATS_URL, else the URL the service wrote into its data
-// directory (a private nats-server), else the default; the operator token from
-// BANK_OPERATOR_TOKEN, else `<data dir>/operator-token`.
+// Where the CLI finds the bank: as the SDK's fromEnv does (src/client/locate.ts).
 
 export class UsageError extends Error {}
 
 export function natsUrl(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.NATS_URL) return env.NATS_URL
-  const file = path.join(dataDir(env), 'nats-url')
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim()
-  return 'nats://127.0.0.1:4222'
+  return locateNatsUrl(env).value
 }
 
 export function operatorToken(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.BANK_OPERATOR_TOKEN) return env.BANK_OPERATOR_TOKEN.trim()
-  const file = path.join(dataDir(env), 'operator-token')
-  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim()
-  throw new UsageError(
-    `no operator credential: set BANK_OPERATOR_TOKEN, or run the CLI where ${file} exists (the service writes it on first start)`,
-  )
-}
-
-function dataDir(env: NodeJS.ProcessEnv): string {
-  return path.resolve(env.BANK_DATA_DIR ?? './.data')
+  try {
+    return locateOperatorToken(env).value
+  } catch (error) {
+    throw error instanceof BankSettingError ? new UsageError(error.message) : error
+  }
 }
 
 /** `30d`, `12h`, `90m`, `45s` or plain seconds. */

@@ -1,4 +1,5 @@
 import { scopeOf, type Operation } from '../contract/operation.ts'
+import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type PartnerMethods } from './method-groups.ts'
 import { NatsApi, type ConnectionOptions } from './transport.ts'
 
@@ -23,8 +24,41 @@ export class BankClient {
   private readonly api: NatsApi
   readonly partnerId: string
 
+  /**
+   * A client set up the way the CLI finds the bank: the NATS URL from NATS_URL, else
+   * `<BANK_DATA_DIR or ./.data>/nats-url`, else nats://127.0.0.1:4222; the partner's id and
+   * credential from BANK_PARTNER_ID and BANK_PARTNER_TOKEN. A missing one is a
+   * BankSettingError naming it; errors later name the setting at fault.
+   */
+  static fromEnv(options: LocateOptions = {}): BankClient {
+    const env = options.env ?? process.env
+    return BankClient.located(locateNatsUrl(env), env, options)
+  }
+
+  /**
+   * A client for the bank whose data directory is `dir` (default BANK_DATA_DIR, else
+   * ./.data): the NATS URL from its `nats-url` file only (else nats://127.0.0.1:4222). A data
+   * directory holds no partner credential, so the id and token still come from
+   * BANK_PARTNER_ID and BANK_PARTNER_TOKEN.
+   */
+  static fromDataDir(dir?: string, options: LocateOptions = {}): BankClient {
+    const env = options.env ?? process.env
+    return BankClient.located(locateNatsUrl(env, dir ?? dataDirOf(env)), env, options)
+  }
+
+  private static located(url: Located, env: NodeJS.ProcessEnv, options: LocateOptions): BankClient {
+    const { partnerId, token } = locatePartner(env)
+    return new BankClient({
+      servers: url.value,
+      token: token.value,
+      partnerId: partnerId.value,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      sources: { servers: url.from, token: token.from, partnerId: partnerId.from },
+    })
+  }
+
   constructor(options: BankClientOptions) {
-    this.api = new NatsApi(options)
+    this.api = new NatsApi(options, options.partnerId)
     this.partnerId = options.partnerId
     Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op, request)))
   }

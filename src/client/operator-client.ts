@@ -1,3 +1,4 @@
+import { dataDirOf, locateNatsUrl, locateOperatorToken, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type OperatorMethods } from './method-groups.ts'
 import { NatsApi, type ConnectionOptions } from './transport.ts'
 
@@ -11,6 +12,36 @@ export interface OperatorClient extends OperatorMethods {}
  */
 export class OperatorClient {
   private readonly api: NatsApi
+
+  /**
+   * A client set up the way the CLI finds the bank: the NATS URL from NATS_URL, else
+   * `<BANK_DATA_DIR or ./.data>/nats-url`, else nats://127.0.0.1:4222; the credential from
+   * BANK_OPERATOR_TOKEN, else `<data dir>/operator-token`. None found is a
+   * BankSettingError naming both; errors later name the setting at fault.
+   */
+  static fromEnv(options: LocateOptions = {}): OperatorClient {
+    const env = options.env ?? process.env
+    return OperatorClient.located(locateNatsUrl(env), locateOperatorToken(env), options)
+  }
+
+  /**
+   * A client for the bank whose data directory is `dir` (default BANK_DATA_DIR, else
+   * ./.data), from that directory's files only: `nats-url` (else nats://127.0.0.1:4222) and
+   * `operator-token`.
+   */
+  static fromDataDir(dir?: string, options: LocateOptions = {}): OperatorClient {
+    const directory = dir ?? dataDirOf(options.env ?? process.env)
+    return OperatorClient.located(locateNatsUrl({}, directory), locateOperatorToken({}, directory), options)
+  }
+
+  private static located(url: Located, token: Located, options: LocateOptions): OperatorClient {
+    return new OperatorClient({
+      servers: url.value,
+      token: token.value,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      sources: { servers: url.from, token: token.from },
+    })
+  }
 
   constructor(options: ConnectionOptions) {
     this.api = new NatsApi(options)

@@ -1,6 +1,7 @@
 import { connect, errors, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { errorTypes } from '../contract/error-types.ts'
 import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
+import { blameSetting, default_nats_url, origin, type SettingSources } from './locate.ts'
 
 /** An error reply from the bank: the code, type, message and per-field details of RULINGS.md. */
 export class BankApiError extends Error {
@@ -15,6 +16,24 @@ export class BankApiError extends Error {
   }
 }
 
+/**
+ * No NATS server answered at the URL the client was given: names the URL and, when the
+ * client was made by `fromEnv`/`fromDataDir`, where that URL came from. Not a
+ * BankApiError, since the bank was never asked.
+ */
+export class BankConnectionError extends Error {
+  constructor(
+    readonly url: string,
+    readonly from: string | undefined,
+    cause: unknown,
+  ) {
+    const why = cause instanceof Error ? cause.message : String(cause)
+    const detail = cause instanceof Error && cause.cause instanceof Error && cause.cause.message !== why ? ` (${cause.cause.message})` : ''
+    super(`cannot reach NATS at ${url}${from ? ` (${origin(from)})` : ''}: ${why}${detail}`, { cause })
+    this.name = 'BankConnectionError'
+  }
+}
+
 export interface ConnectionOptions {
   /** NATS server URL(s); ignored when `connection` is given. */
   servers?: string | string[]
@@ -23,6 +42,11 @@ export interface ConnectionOptions {
   token: string
   /** How long to wait for a reply. */
   timeoutMs?: number
+  /**
+   * Where `servers` and `token` came from (`NATS_URL`, a file's path, …), named in error
+   * messages; `fromEnv` and `fromDataDir` fill it.
+   */
+  sources?: SettingSources
 }
 
 const decoder = new TextDecoder()
@@ -34,7 +58,11 @@ export class NatsApi {
   private connecting: Promise<NatsConnection> | undefined
   private readonly ownsConnection: boolean
 
-  constructor(private readonly options: ConnectionOptions) {
+  /** `partnerId`: the partner client's own id, named when a 403 says the subject is another partner's. */
+  constructor(
+    private readonly options: ConnectionOptions,
+    private readonly partnerId?: string,
+  ) {
     this.ownsConnection = options.connection === undefined
     this.connection = options.connection
   }
@@ -54,9 +82,9 @@ export class NatsApi {
     } catch (error) {
       // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
       const noResponders = error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())
-      if (noResponders) throw new BankApiError(errorTypes.unavailable.code, 'unavailable', 'no bank instance is answering')
+      if (noResponders) throw new BankApiError(errorTypes.unavailable.code, 'unavailable', `no bank instance is answering${this.where()}`)
       // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank error.
-      if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout', 'the bank did not answer in time')
+      if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout', `the bank did not answer in time${this.where()}`)
       throw error
     }
     const text = decoder.decode(reply.data)
@@ -64,7 +92,10 @@ export class NatsApi {
     if (code) {
       const parsed = safeJson(text) as { error?: { code?: number; type?: string; message?: string; details?: unknown[] } }
       const e = parsed?.error
-      throw new BankApiError(Number(code), e?.type ?? 'error', e?.message ?? reply.headers?.get('Nats-Service-Error') ?? '', e?.details ?? [])
+      const message = e?.message ?? reply.headers?.get('Nats-Service-Error') ?? ''
+      // A refused credential or partner id: say which setting to fix, not only what failed.
+      const blame = blameSetting(Number(code), message, this.options.sources ?? {}, this.partnerId)
+      throw new BankApiError(Number(code), e?.type ?? 'error', blame ? `${message}: ${blame}` : message, e?.details ?? [])
     }
     const result = JSON.parse(text) as Record<string, unknown>
     // Values the bank keeps out of the body (the operation's reply headers) come back here.
@@ -76,14 +107,26 @@ export class NatsApi {
   }
 
   private async connect(): Promise<NatsConnection> {
-    this.connecting ??= connect({ servers: this.options.servers ?? 'nats://127.0.0.1:4222', maxReconnectAttempts: -1 })
+    const servers = this.options.servers ?? default_nats_url
+    this.connecting ??= connect({ servers, maxReconnectAttempts: -1 }).catch((error: unknown) => {
+      // The next call tries again rather than repeating this failure.
+      this.connecting = undefined
+      throw new BankConnectionError(String(servers), this.options.sources?.servers, error)
+    })
     this.connection = await this.connecting
     return this.connection
   }
 
+  /** ` on <url> (from …)`: on which NATS server nobody answered, when this client opened the connection. */
+  private where(): string {
+    if (!this.ownsConnection) return ''
+    const from = this.options.sources?.servers
+    return ` on ${String(this.options.servers ?? default_nats_url)}${from ? ` (${origin(from)})` : ''}`
+  }
+
   async close(): Promise<void> {
     if (!this.ownsConnection) return
-    const nc = this.connection ?? (await this.connecting)
+    const nc = this.connection ?? (await this.connecting?.catch(() => undefined))
     await nc?.close()
   }
 }
