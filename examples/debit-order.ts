@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto'
+import { BankClient, OperatorClient } from '../src/client/index.ts'
+import { onboardPartner, rand, stepper, uniqueSuffix, waitFor, type Print } from './shared.ts'
+
+// A monthly debit order in the sandbox: a partner registers a debtor's mandate, schedules
+// a monthly collection of R150 and watches two months of collections in a minute, the
+// bank's operator moving the sandbox clock to each collection day instead of waiting.
+// Run it with `npm run example -- debit-order`. It moves the bank's clock forward by about
+// seven weeks each time it runs; the clock never moves back.
+
+/** The simulated debit rail's always-collecting debtor account (README, The simulated debit rail). */
+const debtor = { account_holder_name: 'Thandi Nkosi', account_number: '5000000000', account_type: 'cheque', branch_code: '250655' } as const
+/** At most this many collections are followed (the order below has two). */
+const collections_max = 3
+
+export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = console.log) {
+  const step = stepper(print)
+  const ops = OperatorClient.fromEnv({ env })
+  let bank: BankClient | undefined
+  try {
+    // Dates come from the bank's clock, not this machine's: an earlier run moved it.
+    const { now } = await ops.sandbox.clock()
+    step("Read the bank's clock (sandbox)", now)
+    const partner = await onboardPartner(ops, 'Gym Co', 0)
+    step('Onboard a partner (operator)', `partner_id ${partner.partnerId}`, `pool account ${partner.poolAccountId}: collections are credited here`)
+    bank = BankClient.fromEnv({ env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })
+    const entity_id = partner.rootEntityId
+
+    // 1. The debtor's mandate: monthly, up to R500. The debtor's bank (the simulated debit
+    //    rail) authenticates it in the bank's background work, at once.
+    const mandate_reference = `GYM-${uniqueSuffix()}`
+    const pending = await bank.mandates.create({ entity_id, mandate_reference, ...debtor, max_amount: 50_000, frequency: 'monthly' })
+    step('Register a mandate', `${mandate_reference}: ${pending.status}`)
+    const mandate = await waitFor('the mandate to be authenticated', async () => {
+      const current = await bank!.mandates.get({ entity_id, mandate_reference })
+      return current.status === 'pending_authentication' ? undefined : current
+    })
+    if (mandate.status !== 'active') throw new Error(`the debtor's bank did not accept the mandate: ${mandate.status}`)
+    step("The debtor's bank authenticated it", `${mandate.mandate_reference}: ${mandate.status}`)
+
+    // 2. A monthly order of R150, first collected a week from the bank's today (at least two
+    //    business days ahead), ending after the second month's collection.
+    const today = sastDate(now)
+    const first = addDays(today, 7)
+    const order = await bank.debitOrders.create({
+      entity_id,
+      clientTxId: randomUUID(),
+      mandate_reference,
+      ...debtor,
+      amount: 15_000,
+      collection_date: first,
+      reference: 'Gym membership',
+      frequency: 'monthly',
+      end_date: addDays(first, 40),
+    })
+    step('Schedule a monthly debit order', `${order.debit_order_id}: ${order.status}, first collection ${order.collection_date}${order.collection_date === first ? '' : ` (asked for ${first}, not a business day)`}`)
+
+    // 3. Move the clock to 06:00 SAST of each collection day: the advance runs that day's
+    //    00:00 SAST collection run, and all other work due on the way, before it answers.
+    let next: string | null = order.collection_date
+    for (let n = 1; next !== null && n <= collections_max; n++) {
+      const moved = await ops.sandbox.advance({ to: `${next}T06:00:00+02:00` })
+      const status = await bank.debitOrders.status({ entity_id, debit_order_id: order.debit_order_id })
+      const collected = status.status_history.filter((h) => h.status === 'successful' || h.status === 'failed').at(-1)
+      step(
+        `Advance the clock to collection ${n} (operator)`,
+        `now ${moved.now}, ${moved.jobs_run} jobs run on the way`,
+        `${collected?.status ?? status.status}: ${collected?.description ?? ''}`,
+      )
+      const listed = await bank.debitOrders.list({ entity_id })
+      next = listed.debit_orders.find((o) => o.debit_order_id === order.debit_order_id)?.next_collection_date ?? null
+    }
+
+    // 4. The credits on the pool account, and the order's history.
+    const { transactions } = await bank.accounts.listTransactions({ account_id: partner.poolAccountId })
+    step(
+      'The collections on the pool account, oldest first',
+      ...transactions
+        .filter((t) => t.tx_type === 'debit_order')
+        .reverse()
+        .map((t) => `${t.date} ${t.status} amount ${rand(t.amount)} fee ${rand(t.fee)} credit ${rand(t.credit)} balance ${rand(t.running_balance)}`),
+    )
+    const final = await bank.debitOrders.status({ entity_id, debit_order_id: order.debit_order_id })
+    step('The order\'s history', ...final.status_history.map((h) => `${h.timestamp} ${h.status}: ${h.description}`))
+    step('Done: the debit order has run its course', `${final.status} ${order.debit_order_id}`)
+    return { debitOrderId: order.debit_order_id, status: final.status, collections: transactions.filter((t) => t.tx_type === 'debit_order').length }
+  } finally {
+    await bank?.close()
+    await ops.close()
+  }
+}
+
+/** The South African calendar date (UTC+2, no daylight saving) of an instant. */
+function sastDate(instant: string): string {
+  return new Date(Date.parse(instant) + 2 * 3_600_000).toISOString().slice(0, 10)
+}
+
+function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
+}
