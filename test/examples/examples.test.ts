@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { before, test } from 'node:test'
@@ -98,4 +99,15 @@ test('examples - npm run example: a bank that is not there is named with the URL
   assert.equal(code, 1, stderr)
   assert.match(stdout, /^1\. Connect as the operator\n   NATS nats:\/\/127\.0\.0\.1:1 \(NATS_URL\)\n$/)
   assert.match(stderr, /^cannot reach NATS at nats:\/\/127\.0\.0\.1:1 \(from NATS_URL\): connection refused.*\nIs the bank running\? Start it with `npm start`/)
+})
+
+test("examples - the README's Quickstart quotes examples/first-payment.ts as it is", () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
+  const quickstart = readme.slice(readme.indexOf('## Quickstart'), readme.indexOf('\n## ', readme.indexOf('## Quickstart') + 1))
+  const source = fs.readFileSync(path.join(root, 'examples/first-payment.ts'), 'utf8')
+  const quoted = [...quickstart.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!)
+  assert.ok(quoted.length >= 5, 'the Quickstart explains the code in excerpts')
+  for (const excerpt of quoted) assert.ok(source.includes(excerpt), `not in examples/first-payment.ts:\n${excerpt}`)
+  assert.match(quickstart, /```sh\nnpm start\n```/)
+  assert.match(quickstart, /```sh\nnpm run example -- first-payment\n```/)
 })
