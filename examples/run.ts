@@ -23,8 +23,10 @@ if (!example) {
     await (await example.load()).main(process.env, console.log)
   } catch (error) {
     process.exitCode = 1
-    if (error instanceof BankSettingError || error instanceof BankConnectionError) {
-      // A setting to fix, not a fault of the example's: the message names it.
+    // Nothing found, nothing answering: a setting to fix or a bank to start, not a fault of
+    // the example's; the message names the setting and the URL tried.
+    const unreachable = error instanceof BankSettingError || error instanceof BankConnectionError || (error instanceof BankApiError && (error.code === 503 || error.code === 504))
+    if (unreachable) {
       process.stderr.write(`${error.message}\nIs the bank running? Start it with \`npm start\` in this directory, in another terminal.\n`)
     } else if (error instanceof BankApiError) {
       process.stderr.write(`the bank refused: ${error.code} ${error.type}: ${error.message} ${JSON.stringify(error.details)}\n`)
