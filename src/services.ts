@@ -193,7 +193,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   }, log)
   const dropbox = clocks.dropbox ?? noDropbox
   const kyc = new KycService(db, clock, dropbox, users, operators)
-  const kyb = new KybService(db, clock, dropbox, clocks.registry ?? new SimulatedCompanyRegistry(), entities, operators, notifier)
+  const kyb = new KybService(db, clock, dropbox, clocks.registry ?? new SimulatedCompanyRegistry(), entities, operators, notifier, users)
   const documentRetention = new DocumentRetention(db, clock, jobRunner, config.documentRetentionDays)
   return {
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,

@@ -10,6 +10,8 @@ import { Conflict, Invalid, NotFound, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { Notifier } from '../notify/notifier.ts'
 import type { OperatorService } from '../operators/operator-service.ts'
+import type { UserService } from '../users/user-service.ts'
+import { usersOf } from '../users/user-store.ts'
 import type { CompanyRegistry } from './company-registry.ts'
 import { freezeDocuments, type NamedDocument } from './document-files.ts'
 import { kybBucket, type Dropbox } from './dropbox.ts'
@@ -17,6 +19,7 @@ import { kyb_documents_max, type KybState, type kybOperations, type reviewOperat
 import { applyDocumentDecisions, pendingSubmission } from './kyc-service.ts'
 import {
   appendAudit,
+  approveUndecided,
   decideSubmission,
   directorsOf,
   documentsOf,
@@ -54,6 +57,7 @@ export class KybService {
     private readonly entities: EntityService,
     private readonly operators: OperatorService,
     private readonly notifier: Notifier,
+    private readonly users: UserService,
   ) {}
 
   async get(partnerId: string, entityId: string) {
@@ -203,6 +207,43 @@ export class KybService {
         details: { submission_id: submission.id, reason: request.reason ?? null, directors: request.directors ?? [], account_id: account?.account_id ?? null },
       })
       return { ...(await this.operatorView(trx, after, afterDirectors)), account }
+    })
+  }
+
+  /**
+   * `ops.entity.review`: an operator decides an entity directly. The application under
+   * review goes with the decision — a business's KYB submission, a person's KYC — so that
+   * it does not stay waiting in `kyb list`/`kyc list`, and the decision is audited and,
+   * when it decided an application, announced (kyb.* or kyc.*).
+   */
+  async reviewEntity(caller: Caller, entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
+    const now = this.clock.now()
+    return this.db.transaction().execute(async (trx) => {
+      const result = await this.operators.reviewIn(trx, entityId, decision, reason)
+      const entity = await this.entities.getAny(entityId, trx)
+      const approve = decision === 'approve'
+      const business = entity.entity_type === 'business'
+      // Read in the transaction: PGlite has one connection, which the transaction holds.
+      const ownerId = business ? entity.id : (await usersOf(trx, entity.partner_id, entity.id))[0]?.id
+      const submission = ownerId ? await latestSubmission(trx, ownerId, true) : undefined
+      const decided = submission?.state === 'pending' ? submission : undefined
+      if (decided) {
+        await decideSubmission(trx, decided.id, { state: approve ? 'approved' : 'rejected', reason: reason ?? null, by: caller.credentialId, at: now })
+        if (approve) await approveUndecided(trx, decided.id)
+        const data = business
+          ? await this.partnerView(trx, entity, await directorsOf(trx, entity.id))
+          : (await this.users.getAny(ownerId!, trx)).record
+        const type = business ? (approve ? 'kyb.approved' : 'kyb.rejected') : approve ? 'kyc.approved' : 'kyc.rejected'
+        await appendEvent(trx, { type, partner_id: entity.partner_id, resource_id: ownerId!, data, occurred_at: now })
+      }
+      await appendAudit(trx, {
+        subjectId: entityId,
+        action: approve ? 'entity.approved' : 'entity.rejected',
+        actor: caller.credentialId,
+        at: now,
+        details: { reason: reason ?? null, via: 'ops.entity.review', submission_id: decided?.id ?? null, account_id: result.account?.account_id ?? null },
+      })
+      return result
     })
   }
 

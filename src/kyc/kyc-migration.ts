@@ -26,13 +26,15 @@ export const kycDocumentsMigration: Migration = {
         submitted_by text not null,
         decided_at timestamptz,
         decided_by text,
-        rejection_reason text
+        rejection_reason text,
+        superseded_at timestamptz
       );
       create index kyc_submissions_owner on kyc_submissions (owner_id, seq);
       create index kyc_submissions_waiting on kyc_submissions (owner_kind, state, submitted_at);
       create table kyc_documents (
         id uuid primary key,
         submission_id uuid not null references kyc_submissions(id),
+        position integer not null,
         partner_id uuid not null,
         owner_id uuid not null,
         director_id text,
@@ -101,11 +103,15 @@ export interface KycSubmissionTable {
   decided_at: NullableTimestamp
   decided_by: string | null
   rejection_reason: string | null
+  /** When a later submission replaced this one (retention counts from it). */
+  superseded_at: NullableTimestamp
 }
 
 export interface KycDocumentTable {
   id: string
   submission_id: string
+  /** The document's place in its submission, as the request named them. */
+  position: number
   partner_id: string
   owner_id: string
   director_id: string | null

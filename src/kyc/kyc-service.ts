@@ -160,16 +160,21 @@ export class KycService {
    * the decision too; it is recorded in the audit trail like every decision.
    */
   async setStatus(caller: Caller, userId: string, status: 'pending' | 'approved' | 'rejected', reason: string | undefined): Promise<UserRecord> {
-    const record = await this.users.setKyc(userId, status, reason)
     const now = this.clock.now()
-    await this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute(async (trx) => {
+      const user = await this.users.getAny(userId, trx, true)
+      const record = await this.users.setKyc(userId, status, reason, trx)
       const submission = await latestSubmission(trx, userId, true)
       if (submission?.state === 'pending' && status !== 'pending') {
         await decideSubmission(trx, submission.id, { state: status, reason: reason ?? null, by: caller.credentialId, at: now })
+        if (status === 'approved') await approveUndecided(trx, submission.id)
+      }
+      if (status !== 'pending') {
+        await appendEvent(trx, { type: status === 'approved' ? 'kyc.approved' : 'kyc.rejected', partner_id: user.partnerId, resource_id: userId, data: record, occurred_at: now })
       }
       await appendAudit(trx, { subjectId: userId, action: `kyc.${status === 'pending' ? 'reopened' : status}`, actor: caller.credentialId, at: now, details: { reason: reason ?? null, via: 'ops.user.kyc' } })
+      return record
     })
-    return record
   }
 
   /** Part of a document's bytes (any document: KYC or KYB), for operators. */

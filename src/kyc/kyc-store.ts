@@ -17,7 +17,7 @@ export type AuditRow = Selectable<AuditLogTable>
 
 /** Every column of a document but its bytes. */
 const documentColumns = [
-  'id', 'submission_id', 'partner_id', 'owner_id', 'director_id', 'doc_type', 'name', 'original_filename', 'content_type',
+  'id', 'submission_id', 'position', 'partner_id', 'owner_id', 'director_id', 'doc_type', 'name', 'original_filename', 'content_type',
   'size', 'sha256', 'decision', 'rejection_reason', 'submitted_at', 'deleted_at',
 ] as const
 
@@ -39,7 +39,7 @@ export async function insertSubmission(
 ): Promise<{ submissionId: string; documentIds: string[] }> {
   await executor
     .updateTable('kyc_submissions')
-    .set({ state: 'superseded' })
+    .set({ state: 'superseded', superseded_at: submission.at })
     .where('owner_id', '=', submission.ownerId)
     .where('state', 'in', ['pending', 'rejected'])
     .execute()
@@ -64,6 +64,7 @@ export async function insertSubmission(
       .values({
         id: documentIds[i]!,
         submission_id: submissionId,
+        position: i,
         partner_id: submission.partnerId,
         owner_id: submission.ownerId,
         director_id: d.directorId,
@@ -94,7 +95,7 @@ export async function decideSubmission(
 }
 
 export async function documentsOf(executor: Executor, submissionId: string): Promise<DocumentRow[]> {
-  return executor.selectFrom('kyc_documents').select(documentColumns).where('submission_id', '=', submissionId).orderBy('submitted_at').orderBy('name').execute()
+  return executor.selectFrom('kyc_documents').select(documentColumns).where('submission_id', '=', submissionId).orderBy('position').execute()
 }
 
 export async function documentRow(executor: Executor, documentId: string): Promise<DocumentRow | undefined> {
@@ -159,8 +160,8 @@ export async function deleteExpiredContent(executor: Executor, before: Date, now
         .where((w) =>
           w.or([
             w.and([w('s.state', '=', 'rejected'), w('s.decided_at', '<', before)]),
-            // A superseded submission was replaced; it is gone from review when its successor came.
-            w.and([w('s.state', '=', 'superseded'), w('s.submitted_at', '<', before)]),
+            // A superseded submission left review when its successor came: its period runs from then.
+            w.and([w('s.state', '=', 'superseded'), w('s.superseded_at', '<', before)]),
           ]),
         )
         .limit(limit),

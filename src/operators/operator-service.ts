@@ -11,7 +11,6 @@ import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, NotFound } from '../errors.ts'
 import type { WebhookSecrets } from '../webhooks/webhook-secrets.ts'
 import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
-import { appendAudit } from '../kyc/kyc-store.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
 export class OperatorService {
@@ -80,20 +79,8 @@ export class OperatorService {
     return this.credentials.list(partnerId)
   }
 
-  async review(entityId: string, decision: 'approve' | 'reject', reason: string | undefined, actor?: string) {
-    return this.db.transaction().execute(async (trx) => {
-      const result = await this.reviewIn(trx, entityId, decision, reason)
-      if (actor) {
-        await appendAudit(trx, {
-          subjectId: entityId,
-          action: decision === 'approve' ? 'entity.approved' : 'entity.rejected',
-          actor,
-          at: this.clock.now(),
-          details: { reason: reason ?? null, account_id: result.account?.account_id ?? null },
-        })
-      }
-      return result
-    })
+  async review(entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
+    return this.db.transaction().execute((trx) => this.reviewIn(trx, entityId, decision, reason))
   }
 
   /** An entity's KYB/KYC decision in the caller's transaction (see review). */
@@ -142,6 +129,25 @@ export class OperatorService {
         partner_id: row.partner_id,
       })),
     }
+  }
+
+  /** One account of any partner with its balances, for `bank account show`. */
+  async showAccount(accountId: string) {
+    const partnerId = await this.partnerOfAccount(accountId)
+    // The balances come from the partner's own view (get_details), so both read alike.
+    const [row, details] = await Promise.all([this.accounts.get(partnerId, accountId), this.accounts.details(partnerId, accountId)])
+    return { ...details, partner_id: partnerId, entity_id: row.entity_id, kind: row.kind, country: row.country, created_at: formatTimestamp(row.created_at) }
+  }
+
+  /**
+   * The partner an account belongs to, so that an operator can read it through the
+   * partner-scoped services (accounts, transactions); 404 when there is no such account.
+   * Only the owner's id is read here: the account's fields come from AccountService.
+   */
+  async partnerOfAccount(accountId: string): Promise<string> {
+    const row = await this.db.selectFrom('accounts').select('partner_id').where('id', '=', accountId).executeTakeFirst()
+    if (!row) throw new NotFound('account')
+    return row.partner_id
   }
 
   private async requirePartner(partnerId: string): Promise<void> {

@@ -173,9 +173,9 @@ export class UserService {
   }
 
   /** The operator's KYC decision (or a resubmission, `pending`). */
-  async setKyc(userId: string, status: Exclude<KycStatus, 'not_started'>, reason: string | undefined): Promise<UserRecord> {
+  async setKyc(userId: string, status: Exclude<KycStatus, 'not_started'>, reason: string | undefined, executor: Executor = this.db): Promise<UserRecord> {
     if (status === 'rejected' && !reason) throw Invalid.field('reason', 'is required when rejecting')
-    const row = await updateUser(this.db, userId, kycChanges(status, reason, this.clock.now()))
+    const row = await updateUser(executor, userId, kycChanges(status, reason, this.clock.now()))
     if (!row) throw new NotFound('user')
     return toRecord(row)
   }

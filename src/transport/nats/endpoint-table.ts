@@ -46,11 +46,16 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(operators.credentialCreate, (r) => s.operators.issueCredential(r)),
     endpoint(operators.credentialRevoke, (r) => s.credentials.revoke(r.credential_id)),
     endpoint(operators.credentialList, async (r) => ({ credentials: await s.operators.listCredentials(r.partner_id) })),
-    endpoint(operators.entityReview, (r, c) => s.operators.review(r.entity_id, r.decision, r.reason, c.caller.credentialId)),
+    endpoint(operators.entityReview, (r, c) => s.kyb.reviewEntity(c.caller, r.entity_id, r.decision, r.reason)),
     endpoint(operators.entityList, async (r) => ({ entities: await s.entities.listForOperator(r.partner_id) })),
     endpoint(operators.userKyc, async (r, c) => ({ user: await s.kyc.setStatus(c.caller, r.user_id, r.status, r.reason) })),
     endpoint(operators.accountList, (r) => s.operators.listAccounts(r.entity_id)),
     endpoint(operators.accountDeposit, (r) => s.ledger.deposit(r.account_id, BigInt(r.amount), r.ref)),
+    endpoint(operators.accountShow, (r) => s.operators.showAccount(r.account_id)),
+    endpoint(operators.accountTransactions, async (r) => {
+      const page = await s.transactions.list(await s.operators.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
+      return page.body
+    }),
     endpoint(operators.ledgerVerify, () => s.ledger.verify()),
     endpoint(operators.clearingRun, () => s.clearing.runNow()),
     endpoint(jobs.list, (r) => s.jobs.list(r)),
