@@ -25,6 +25,8 @@ export interface CliField {
   word: string
   /** What the usage line shows as its value, e.g. `N`, `30d`, `pending|approved|rejected`. */
   example: string
+  /** The value the bank takes when the field is left out, if any. */
+  default?: unknown
 }
 
 /** A field given by exactly one of several bare flags (`--approve` | `--reject`). */
@@ -54,7 +56,8 @@ export function commandSpec(op: Operation): CommandSpec {
     const kind = kindOf(field, property, cli)
     const positional = positionalNames.includes(field)
     const word = cli.names?.[field] ?? (positional ? field : flagName(field, kind))
-    return { field, kind, required: required.has(field), word, example: exampleOf(word, kind, property) }
+    const base = { field, kind, required: required.has(field), word, example: exampleOf(word, kind, property) }
+    return property.default === undefined ? base : { ...base, default: property.default }
   })
   const choices = Object.entries(cli.choices ?? {}).map(([field, options]) => ({
     field,
@@ -138,52 +141,67 @@ function flagUsage(flag: CliField): string {
   return flag.kind === 'boolean' ? `--${flag.word}` : `--${flag.word} ${flag.example}`
 }
 
-/** The request the command line asks for; a usage mistake is a UsageError (exit 2). */
+/**
+ * The request the command line asks for. Every mistake on the line is found before any is
+ * reported, so that one run names them all (each missing flag and word, each bad value):
+ * a UsageError (exit 2) whose message has one line per mistake.
+ */
 export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown> {
   const request: Record<string, unknown> = {}
-  const known = new Set([...spec.flags.map((f) => f.word), ...spec.choices.flatMap((c) => c.options.map((o) => o.flag))])
-  const unknown = Object.keys(args.flags).find((name) => !known.has(name))
-  if (unknown !== undefined) throw new UsageError(`--${unknown} is not a flag of \`bank ${spec.words}\``)
-  if (args.positionals.length > spec.positionals.length) {
-    throw new UsageError(`\`bank ${spec.words}\` takes ${spec.positionals.length} word(s) after the command; "${args.positionals[spec.positionals.length]}" is one too many`)
+  const problems: string[] = []
+  const read = (field: CliField, text: string, shown: string) => {
+    try {
+      request[field.field] = valueOf(field, text, shown)
+    } catch (error) {
+      if (!(error instanceof UsageError)) throw error
+      problems.push(error.message)
+    }
   }
+  const known = new Set([...spec.flags.map((f) => f.word), ...spec.choices.flatMap((c) => c.options.map((o) => o.flag))])
+  for (const name of Object.keys(args.flags)) if (!known.has(name)) problems.push(`--${name} is not a flag of \`bank ${spec.words}\``)
   spec.positionals.forEach((positional, index) => {
     const text = args.positionals[index]
     if (text === undefined || text === '') {
       // An optional word may be left out (`bank sandbox advance --to …`); the bank checks the rest.
-      if (!positional.required) return
-      throw new UsageError(`<${positional.word}> is required`)
+      if (positional.required) problems.push(`<${positional.word}> is required`)
+      return
     }
-    request[positional.field] = valueOf(positional, text, `<${positional.word}>`)
+    read(positional, text, `<${positional.word}>`)
   })
+  if (args.positionals.length > spec.positionals.length) {
+    problems.push(`\`bank ${spec.words}\` takes ${spec.positionals.length} word(s) after the command; "${args.positionals[spec.positionals.length]}" is one too many`)
+  }
   const requiredByChoice = new Set<string>()
   for (const choice of spec.choices) {
     const given = choice.options.filter((option) => args.flags[option.flag] === true)
-    if (given.length !== 1) throw new UsageError(`give exactly one of ${choice.options.map((o) => `--${o.flag}`).join(' and ')}`)
+    if (given.length !== 1) {
+      problems.push(`give exactly one of ${choice.options.map((o) => `--${o.flag}`).join(' and ')}`)
+      continue
+    }
     request[choice.field] = given[0]!.value
     for (const field of given[0]!.requires) requiredByChoice.add(field)
   }
   for (const flag of spec.flags) {
     const given = args.flags[flag.word]
+    const required = flag.required || requiredByChoice.has(flag.field)
     if (given === undefined) {
-      if (flag.required || requiredByChoice.has(flag.field)) throw new UsageError(`--${flag.word} is required`)
+      if (required) problems.push(`--${flag.word} is required`)
       continue
     }
-    request[flag.field] = flagValue(flag, given)
+    if (flag.kind === 'boolean') {
+      if (given === true || given === 'true') request[flag.field] = true
+      else if (given === 'false') request[flag.field] = false
+      else problems.push(`--${flag.word} is true or false`)
+      continue
+    }
+    if (typeof given !== 'string' || given === '') {
+      problems.push(required ? `--${flag.word} is required` : `--${flag.word} needs a value`)
+      continue
+    }
+    read(flag, given, `--${flag.word}`)
   }
+  if (problems.length > 0) throw new UsageError(problems.join('\n'))
   return request
-}
-
-function flagValue(flag: CliField, given: string | boolean): unknown {
-  if (flag.kind === 'boolean') {
-    if (given === true || given === 'true') return true
-    if (given === 'false') return false
-    throw new UsageError(`--${flag.word} is true or false`)
-  }
-  if (typeof given !== 'string' || given === '') {
-    throw new UsageError(flag.required ? `--${flag.word} is required` : `--${flag.word} needs a value`)
-  }
-  return valueOf(flag, given, `--${flag.word}`)
 }
 
 function valueOf(field: CliField, text: string, shown: string): unknown {

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { CommanderError } from 'commander'
 import { z } from 'zod'
 import { contractEntries } from '../contract/index.ts'
 import type { Operation } from '../contract/operation.ts'
 import { methodFor } from '../client/method-groups.ts'
 import type { OperatorClient } from '../client/operator-client.ts'
 import { UsageError } from './cli-context.ts'
-import { commandSpec, requestOf, usageOf, type Args, type CommandSpec } from './command-spec.ts'
+import { commandSpec, requestOf, usageOf, type Args, type CliField, type CommandSpec } from './command-spec.ts'
+import { cliProgram, type CliCommand, type HelpItem } from './program.ts'
 
 // The operator commands: one per `ops.` operation of the contract, derived from it (see
 // command-spec.ts), so a new operation is a new command without a line here. Each calls
@@ -15,12 +17,14 @@ import { commandSpec, requestOf, usageOf, type Args, type CommandSpec } from './
 
 export type { Args } from './command-spec.ts'
 
-export interface Command {
-  words: string
-  usage: string
-  summary: string
+export interface Command extends CliCommand {
   operation: Operation
   spec: CommandSpec
+  /**
+   * Reads the request from the command line (a UsageError names every mistake on it) and
+   * answers the call that sends it: nothing reaches the bank before the line is right.
+   */
+  prepare(args: Args): (client: OperatorClient) => Promise<unknown>
   run(client: OperatorClient, args: Args): Promise<unknown>
   /** Exit code for a reply the bank sent that is not a success (e.g. a ledger mismatch). */
   exitCode(result: unknown): number
@@ -29,21 +33,72 @@ export interface Command {
 function commandOf(op: Operation): Command {
   const spec = withJsonLists(commandSpec(op))
   const download = op.cli?.download === true
+  const prepare = (given: Args) => {
+    const args: Args = { positionals: given.positionals, flags: { ...given.flags } }
+    const out = download ? takeOut(args) : undefined
+    const request = requestOf(spec, args)
+    return (client: OperatorClient) => {
+      const send = methodFor(client, op) as (request: Record<string, unknown>) => Promise<unknown>
+      return out === undefined ? send(request) : downloadTo(out, request, send as (request: Record<string, unknown>) => Promise<FilePart>)
+    }
+  }
   return {
     words: spec.words,
     usage: usageOf(spec) + (download ? ' [--out FILE]' : ''),
     summary: op.summary,
+    positionals: spec.positionals.map((p) => ({ word: p.word, required: p.required, help: fieldHelp(p) })),
+    flags: [...choiceFlags(spec), ...spec.flags.map((f) => flagHelp(f, spec)), ...(download ? [outFlag] : [])],
     operation: op,
     spec,
-    run: (client, args) => {
-      const out = download ? takeOut(args) : undefined
-      // The request is read before the method is looked up: a usage mistake reaches nobody.
-      const request = requestOf(spec, args)
-      const call = methodFor(client, op) as (request: Record<string, unknown>) => Promise<unknown>
-      return out === undefined ? call(request) : downloadTo(out, request, call as (request: Record<string, unknown>) => Promise<FilePart>)
-    },
+    prepare,
+    run: async (client, args) => prepare(args)(client),
     exitCode: (result) => op.cli?.exitCode?.(result) ?? 0,
   }
+}
+
+const outFlag: HelpItem = {
+  word: 'out',
+  example: 'FILE',
+  required: false,
+  help: 'fetch the whole file into FILE (its SHA-256 checked) and print its metadata instead of the bytes',
+}
+
+/** What a field takes, in words: `required; a whole number`, `default deposit`, `one of a, b`. */
+function fieldHelp(field: CliField, requiredBy?: string): string {
+  const need = field.required ? 'required' : requiredBy ? `required with ${requiredBy}` : 'optional'
+  const takes: Record<CliField['kind'], string> = {
+    string: '',
+    integer: 'a whole number',
+    number: 'a number',
+    boolean: 'true or false',
+    list: 'a comma-separated list',
+    duration: 'a duration: 30d, 12h, 90m, 45s or seconds',
+    json: 'JSON',
+  }
+  const choices = field.example.includes('|') ? `one of ${field.example.split('|').join(', ')}` : ''
+  const fallback = field.default === undefined ? '' : `default ${typeof field.default === 'string' ? field.default : JSON.stringify(field.default)}`
+  return [need, choices || takes[field.kind], fallback].filter(Boolean).join('; ')
+}
+
+function flagHelp(flag: CliField, spec: CommandSpec): HelpItem {
+  const chooser = spec.choices.flatMap((c) => c.options).find((o) => o.requires.includes(flag.field))
+  return {
+    word: flag.word,
+    ...(flag.kind === 'boolean' ? {} : { example: flag.example }),
+    required: flag.required,
+    help: fieldHelp(flag, chooser ? `--${chooser.flag}` : undefined),
+  }
+}
+
+/** `--approve` | `--reject`: bare flags, exactly one of which is given. */
+function choiceFlags(spec: CommandSpec): HelpItem[] {
+  return spec.choices.flatMap((choice) =>
+    choice.options.map((option) => ({
+      word: option.flag,
+      required: false,
+      help: `${choice.field} ${option.value} (give exactly one of ${choice.options.map((o) => `--${o.flag}`).join(', ')})`,
+    })),
+  )
 }
 
 /**
@@ -128,25 +183,20 @@ export const commands: Command[] = contractEntries()
   .filter((entry) => entry.client === 'operator')
   .map((entry) => commandOf(entry.operation))
 
-/** Splits argv into the command's words, positionals and `--flag value` / `--flag` pairs. */
+/**
+ * The command an argv names and its words and flags, read by the same commander program
+ * the CLI runs (without running anything); `command` is undefined for a line commander
+ * refuses. test/contract/reachability.test.ts dispatches every command through it.
+ */
 export function parseArgs(argv: string[]): { command: Command | undefined; args: Args } {
-  const command = commands.find((c) => {
-    const words = c.words.split(' ')
-    return words.every((w, i) => argv[i] === w)
-  })
-  const rest = command ? argv.slice(command.words.split(' ').length) : argv
-  const args: Args = { positionals: [], flags: {} }
-  for (let i = 0; i < rest.length; i++) {
-    const word = rest[i]!
-    if (word.startsWith('--')) {
-      const [name, inline] = word.slice(2).split(/=(.*)/s)
-      const next = rest[i + 1]
-      if (inline !== undefined) args.flags[name!] = inline
-      else if (next !== undefined && !next.startsWith('--')) {
-        args.flags[name!] = next
-        i++
-      } else args.flags[name!] = true
-    } else args.positionals.push(word)
+  let found: { command: Command | undefined; args: Args } = { command: undefined, args: { positionals: [], flags: {} } }
+  const program = cliProgram(commands, { stdout: () => {}, stderr: () => {} }, (command, args) => {
+    found = { command: command as Command, args }
+  }, '0.0.0')
+  try {
+    program.parse(argv, { from: 'user' })
+  } catch (error) {
+    if (!(error instanceof CommanderError)) throw error
   }
-  return { command, args }
+  return found
 }

@@ -1,48 +1,80 @@
+import fs from 'node:fs'
+import { CommanderError } from 'commander'
 import { BankApiError } from '../client/transport.ts'
 import { OperatorClient } from '../client/operator-client.ts'
 import { natsUrl, operatorToken, UsageError } from './cli-context.ts'
-import { commands, parseArgs } from './commands.ts'
+import { commands, type Command } from './commands.ts'
+import type { Args } from './command-spec.ts'
+import { render, type Format } from './format.ts'
+import type { LocalCommand } from './local-command.ts'
+import { operatorCreateCommand } from './operator-create.ts'
+import { cliProgram, exitCodeOf, withHelpForBareGroups, type CliCommand, type CliOutput } from './program.ts'
+import { statusCommand } from './status.ts'
 
-// `bank <command>`: calls the service's `ops.` subjects over NATS and prints JSON.
-// Exit codes: 0 done, 1 the bank refused (the error JSON is on stderr), 2 a usage mistake,
-// 3 `ledger verify` found a mismatch (the report is on stdout).
+// `bank <command>`: calls the service's `ops.` subjects over NATS and prints JSON (or a
+// table with --format table). A few commands run locally (local-command.ts).
+// Exit codes: 0 done, 1 the bank refused (the error JSON is on stderr) or could not be
+// reached, 2 a usage mistake, 3 `ledger verify` found a mismatch (the report is on stdout).
 // bin/bank.js runs `runCli` as a process and exits with its code; the tests call it in
 // their own process too, with an environment and an output of their own.
 
-/** Where a run writes: the process's stdout and stderr, or a test's buffers. */
-export interface CliOutput {
-  stdout(text: string): void
-  stderr(text: string): void
-}
+export type { CliOutput } from './program.ts'
+
+const localCommands: LocalCommand[] = [statusCommand, operatorCreateCommand]
 
 const processOutput: CliOutput = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
 }
 
-function help(): string {
-  const lines = commands.flatMap((c) => [`  bank ${c.usage}`, `      ${c.summary}`])
-  return ['usage: bank <command>', '', ...lines, ''].join('\n')
+/** The CLI's version: the package's. */
+const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+
+/** A mistake on one command's line: reported with that command's usage. */
+class CommandLineError extends UsageError {
+  constructor(
+    message: string,
+    readonly command: CliCommand,
+  ) {
+    super(message)
+  }
 }
 
 async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Promise<number> {
-  if (argv.length === 0 || argv[0] === 'help' || argv[0] === '--help') {
-    out.stdout(help())
-    return 0
+  let code = 0
+  const act = async (command: CliCommand, args: Args, format: Format) => {
+    const local = localCommands.find((c) => c === command)
+    if (local) {
+      const outcome = await local.run(args, env).catch((error: unknown) => {
+        throw error instanceof UsageError ? new CommandLineError(error.message, command) : error
+      })
+      out.stdout(render(format === 'table' && outcome.table !== undefined ? outcome.table : outcome.result, format))
+      return
+    }
+    const contract = command as Command
+    let send: ReturnType<Command['prepare']>
+    try {
+      send = contract.prepare(args)
+    } catch (error) {
+      throw error instanceof UsageError ? new CommandLineError(error.message, command) : error
+    }
+    const client = new OperatorClient({ servers: natsUrl(env), token: operatorToken(env), timeoutMs: 15_000 })
+    try {
+      const result = await send(client)
+      out.stdout(render(result, format))
+      code = contract.exitCode(result)
+    } finally {
+      await client.close()
+    }
   }
-  const { command, args } = parseArgs(argv)
-  if (!command) {
-    out.stderr(`unknown command: ${argv.join(' ')}\n\n${help()}`)
-    return 2
-  }
-  const client = new OperatorClient({ servers: natsUrl(env), token: operatorToken(env), timeoutMs: 15_000 })
+  const program = cliProgram([...commands, ...localCommands], out, act, version)
   try {
-    const result = await command.run(client, args)
-    out.stdout(`${JSON.stringify(result, null, 2)}\n`)
-    return command.exitCode(result)
-  } finally {
-    await client.close()
+    await program.parseAsync(withHelpForBareGroups(program, argv), { from: 'user' })
+  } catch (error) {
+    if (error instanceof CommanderError) return exitCodeOf(error)
+    throw error
   }
+  return code
 }
 
 /** Runs `bank <argv>` and answers its exit code; every error becomes a message and a code. */
@@ -50,6 +82,11 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   try {
     return await main(argv, env, out)
   } catch (error) {
+    if (error instanceof CommandLineError) {
+      const problems = error.message.split('\n').map((line) => `error: ${line}`)
+      out.stderr(`${[...problems, `usage: bank ${error.command.usage}`, `(bank ${error.command.words} --help: what each flag takes)`].join('\n')}\n`)
+      return 2
+    }
     if (error instanceof UsageError) {
       out.stderr(`${error.message}\n`)
       return 2

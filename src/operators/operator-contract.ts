@@ -1,9 +1,10 @@
 import { z } from 'zod'
-import { accountSummary } from '../accounts/account-contract.ts'
+import { accountDetails, accountSummary } from '../accounts/account-contract.ts'
 import { entityListItem } from '../entities/entity-contract.ts'
-import { country, email, registrationNumber, text, timestamp, uuid } from '../contract/fields.ts'
+import { pageCursor } from '../contract/cursor.ts'
+import { country, email, pageLimit, registrationNumber, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation, permissions } from '../contract/operation.ts'
-import { centsAmount } from '../transfers/transfer-contract.ts'
+import { centsAmount, transaction_page_limit_default, transaction_page_limit_max, transactionView } from '../transfers/transfer-contract.ts'
 import { kycStatus, userRecord } from '../users/user-contract.ts'
 
 // The bank's side, which interface.md does not cover: operators onboard partners, issue
@@ -171,6 +172,28 @@ export const operatorOperations = {
       balance: z.string(),
       available_balance: z.string(),
     }),
+  }),
+  accountShow: operation({
+    name: 'ops_account_show',
+    sdk: 'accounts.show',
+    subject: 'ops.account.show',
+    permission: 'operator',
+    summary: "One account of any partner: its owner, kind, number, balance and available balance (balance less holds), in cents.",
+    request: z.strictObject({ account_id: uuid() }),
+    response: accountDetails.extend({ partner_id: z.string(), entity_id: z.string(), kind: z.string(), country: z.string(), created_at: timestamp }),
+  }),
+  accountTransactions: operation({
+    name: 'ops_account_transactions',
+    sdk: 'accounts.transactions',
+    subject: 'ops.account.transactions',
+    permission: 'operator',
+    summary: `One account's transactions, of any partner, newest first: limit (default ${transaction_page_limit_default}, max ${transaction_page_limit_max}) and next_cursor for the next page.`,
+    request: z.strictObject({
+      account_id: uuid(),
+      limit: pageLimit(transaction_page_limit_max).default(transaction_page_limit_default),
+      cursor: pageCursor().optional(),
+    }),
+    response: z.object({ account_id: z.string(), transactions: z.array(transactionView), next_cursor: z.string().optional() }),
   }),
   ledgerVerify: operation({
     name: 'ops_ledger_verify',

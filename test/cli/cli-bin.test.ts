@@ -25,7 +25,7 @@ test('cli - bin/bank.js with an unknown command exits 2 with the usage', async (
   const run = await runBankProcess(['frobnicate'], bankEnv(tb))
   assert.equal(run.code, 2)
   assert.equal(run.stdout, '')
-  assert.match(run.stderr, /^unknown command: /)
+  assert.match(run.stderr, /^error: unknown command 'frobnicate'\n/)
   assert.match(run.stderr, /usage: bank <command>/)
 })
 

@@ -42,13 +42,19 @@ function usage(run: BankRun, message: RegExp) {
   assert.match(run.stderr, message)
 }
 
-test('cli - an unknown command exits 2 with the usage', async () => {
-  for (const args of [['frobnicate'], ['partner'], ['partner', 'delete'], ['user', 'kyc-all']]) {
+test('cli - an unknown command exits 2 with the usage of the commands around it', async () => {
+  const cases: Array<[string[], string, string]> = [
+    [['frobnicate'], 'frobnicate', 'usage: bank <command>'],
+    [['partner', 'delete'], 'delete', 'usage: bank partner <command>'],
+    [['user', 'kyc-all'], 'kyc-all', 'usage: bank user <command>'],
+  ]
+  for (const [args, word, listing] of cases) {
     const run = await offline(...args)
-    usage(run, /^unknown command: /)
-    assert.match(run.stderr, /usage: bank <command>/)
-    assert.ok(run.stderr.includes('bank partner create'))
+    usage(run, new RegExp(`^error: unknown command '${word}'\n`))
+    assert.ok(run.stderr.includes(listing), run.stderr)
   }
+  assert.ok((await offline('frobnicate')).stderr.includes('  bank partner create --name N'))
+  assert.ok((await offline('partner', 'delete')).stderr.includes('  bank partner list\n'))
 })
 
 test('cli - missing words and flags exit 2 with a message, before anything reaches the bank', async () => {

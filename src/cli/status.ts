@@ -1,0 +1,130 @@
+import { connect, errors, type NatsConnection } from '@nats-io/transport-node'
+import { natsUrl } from './cli-context.ts'
+import type { LocalCommand, LocalOutcome } from './local-command.ts'
+
+// `bank status`: every instance of the service that answers the NATS services protocol's
+// `$SRV.INFO.<name>` and `$SRV.STATS.<name>` (src/transport/nats/micro.ts publishes them):
+// its id, version, uptime and metadata (storage, store) and, per endpoint, the requests
+// and error replies it has counted since it started. It needs no credential: NATS answers
+// these subjects to anyone who may connect.
+
+/** After the last reply, how long to wait for another instance's. */
+const reply_stall_ms = 500
+/** The longest the command waits for replies at all. */
+const replies_wait_ms = 3_000
+
+interface Identity {
+  name: string
+  id: string
+  version: string
+  metadata?: Record<string, string>
+}
+
+interface StatsReply extends Identity {
+  started: string
+  endpoints: Array<{ name: string; subject: string; num_requests: number; num_errors: number; last_error: string; average_processing_time: number }>
+}
+
+export const statusCommand: LocalCommand = {
+  words: 'status',
+  usage: 'status [--service partner-bank]',
+  summary:
+    "Every running instance of the bank: id, version, uptime, storage and metadata, and each endpoint's requests and error replies since it started (from $SRV.INFO and $SRV.STATS).",
+  positionals: [],
+  flags: [{ word: 'service', example: 'NAME', required: false, help: 'the service name (default BANK_SERVICE_NAME, else partner-bank)' }],
+  notes: 'Needs only NATS (NATS_URL, else <data dir>/nats-url), no operator credential. With --format table, endpoints that have served no request are left out.',
+  run: async (args, env) => {
+    const service = typeof args.flags.service === 'string' && args.flags.service !== '' ? args.flags.service : env.BANK_SERVICE_NAME || 'partner-bank'
+    const url = natsUrl(env)
+    const nc = await connect({ servers: url, timeout: 5_000 }).catch((error: unknown) => {
+      throw new Error(`cannot reach NATS at ${url} (NATS_URL, else <data dir>/nats-url): ${error instanceof Error ? error.message : String(error)}`)
+    })
+    try {
+      const [infos, stats] = await Promise.all([gather<Identity>(nc, `$SRV.INFO.${service}`), gather<StatsReply>(nc, `$SRV.STATS.${service}`)])
+      if (infos.length === 0 && stats.length === 0) throw new Error(`no instance of ${service} answered on ${url} ($SRV.INFO.${service}); is the bank running, and is NATS_URL right?`)
+      return outcome(service, url, infos, stats, Date.now())
+    } finally {
+      await nc.close()
+    }
+  },
+}
+
+/** Every reply to one request until replies stop coming; none when nobody listens. */
+async function gather<T>(nc: NatsConnection, subject: string): Promise<T[]> {
+  const replies: T[] = []
+  try {
+    for await (const msg of await nc.requestMany(subject, '', { strategy: 'stall', stall: reply_stall_ms, maxWait: replies_wait_ms })) {
+      replies.push(msg.json<T>())
+    }
+  } catch (error) {
+    if (!(error instanceof errors.NoRespondersError)) throw error
+  }
+  return replies
+}
+
+/** The instances, one per id (an instance that answered only one of the two is still shown), oldest first. */
+export function outcome(service: string, nats: string, infos: Identity[], stats: StatsReply[], nowMs: number): LocalOutcome {
+  const ids = [...new Set([...infos, ...stats].map((reply) => reply.id))]
+  const instances = ids.map((id) => {
+    const info = infos.find((reply) => reply.id === id)
+    const stat = stats.find((reply) => reply.id === id)
+    const identity = (info ?? stat)!
+    const startedMs = stat ? Date.parse(stat.started) : NaN
+    const endpoints = (stat?.endpoints ?? []).map((e) => ({
+      name: e.name,
+      subject: e.subject,
+      requests: e.num_requests,
+      errors: e.num_errors,
+      // The protocol counts processing time in nanoseconds.
+      average_ms: Math.round(e.average_processing_time / 1_000) / 1_000,
+      last_error: e.last_error,
+    }))
+    return {
+      id,
+      version: identity.version,
+      started: stat?.started ?? null,
+      uptime_seconds: Number.isNaN(startedMs) ? null : Math.max(0, Math.floor((nowMs - startedMs) / 1_000)),
+      metadata: identity.metadata ?? {},
+      requests: endpoints.reduce((sum, e) => sum + e.requests, 0),
+      errors: endpoints.reduce((sum, e) => sum + e.errors, 0),
+      endpoints,
+    }
+  })
+  instances.sort((a, b) => (a.started ?? '').localeCompare(b.started ?? ''))
+  const result = { service, nats, instances }
+  // For people: one row per instance, then one per endpoint that has served a request.
+  const table = {
+    service,
+    nats,
+    instances: instances.map(({ endpoints: _endpoints, metadata, uptime_seconds, ...instance }) => ({
+      id: instance.id,
+      version: instance.version,
+      uptime: uptime_seconds === null ? '' : duration(uptime_seconds),
+      storage: metadata.storage ?? '',
+      store: metadata.store ?? '',
+      sandbox: metadata.sandbox ?? '',
+      requests: instance.requests,
+      errors: instance.errors,
+    })),
+    endpoints: instances.flatMap((instance) =>
+      instance.endpoints.filter((e) => e.requests > 0).map((e) => ({ instance: instance.id, ...e })),
+    ),
+  }
+  return { result, table }
+}
+
+/** `3d 4h`, `2h 5m`, `7m 12s`, `40s`. */
+function duration(seconds: number): string {
+  const parts: Array<[number, string]> = [
+    [Math.floor(seconds / 86_400), 'd'],
+    [Math.floor((seconds % 86_400) / 3_600), 'h'],
+    [Math.floor((seconds % 3_600) / 60), 'm'],
+    [seconds % 60, 's'],
+  ]
+  const first = parts.findIndex(([value]) => value > 0)
+  if (first === -1) return '0s'
+  return parts
+    .slice(first, first + 2)
+    .map(([value, unit]) => `${value}${unit}`)
+    .join(' ')
+}

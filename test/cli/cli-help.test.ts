@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict'
+import fs from 'node:fs'
+import { randomUUID } from 'node:crypto'
+import { after, test } from 'node:test'
+import { commands } from '../../src/cli/commands.ts'
+import { renderTable } from '../../src/cli/format.ts'
+import { oneLine } from '../../src/cli/program.ts'
+import { cleanEnv, removeTempDirs, runBank, type BankRun } from './run-bank.ts'
+
+// What `bank` says about itself, and the command-line mistakes it refuses before anything
+// is sent: no bank runs here, and NATS points where nothing listens, so a command that got
+// as far as the network would exit 1, not 0 or 2.
+
+after(() => removeTempDirs())
+
+const offline = (...args: string[]) => runBank(args, cleanEnv({ NATS_URL: 'nats://127.0.0.1:1', BANK_OPERATOR_TOKEN: `opk_${'A'.repeat(43)}` }))
+
+function usageMistake(run: BankRun): string[] {
+  assert.equal(run.code, 2, `exit code; stdout: ${run.stdout} stderr: ${run.stderr}`)
+  assert.equal(run.stdout, '')
+  return run.stderr.split('\n')
+}
+
+const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+
+test('cli help - bank, bank help, -h and --help print every command with its one-line description, exit 0', async () => {
+  const runs = await Promise.all([offline(), offline('help'), offline('-h'), offline('--help')])
+  for (const run of runs) {
+    assert.equal(run.code, 0)
+    assert.equal(run.stderr, '')
+    assert.equal(run.stdout, runs[0]!.stdout)
+  }
+  const lines = runs[0]!.stdout.split('\n')
+  assert.equal(lines[0], 'usage: bank <command> [--format json|table]')
+  for (const command of commands) {
+    const at = lines.indexOf(`  bank ${command.usage}`)
+    assert.ok(at > 0, command.usage)
+    assert.equal(lines[at + 1], `      ${oneLine(command.summary)}`)
+  }
+  for (const local of ['  bank status [--service partner-bank]', '  bank operator create [--label L]']) assert.ok(lines.includes(local), local)
+})
+
+test('cli help - a group alone, with --help, or after help lists its commands only, exit 0', async () => {
+  const runs = await Promise.all([offline('partner'), offline('partner', '--help'), offline('partner', '-h'), offline('help', 'partner')])
+  for (const run of runs) {
+    assert.equal(run.code, 0, run.stderr)
+    assert.equal(run.stderr, '')
+    assert.equal(run.stdout, runs[0]!.stdout)
+  }
+  const listed = runs[0]!.stdout.split('\n').filter((line) => line.startsWith('  bank '))
+  assert.deepEqual(listed, commands.filter((c) => c.words.startsWith('partner ')).map((c) => `  bank ${c.usage}`))
+  assert.match(runs[0]!.stdout, /^usage: bank partner <command>/)
+})
+
+test('cli help - every command has --help: its usage, its whole summary and every flag, exit 0', async () => {
+  for (const command of commands) {
+    const [long, short] = await Promise.all([offline(...command.words.split(' '), '--help'), offline(...command.words.split(' '), '-h')])
+    assert.equal(long.code, 0, `${command.words}: ${long.stderr}`)
+    assert.deepEqual(short, long)
+    assert.ok(long.stdout.startsWith(`Usage: bank ${command.usage}\n`), long.stdout)
+    assert.ok(long.stdout.replace(/\s+/g, ' ').includes(command.summary), `${command.words} --help leaves out its summary`)
+    for (const flag of command.flags) assert.match(long.stdout, new RegExp(`\\n  --${flag.word}\\b`), `${command.words} --${flag.word}`)
+    for (const positional of command.positionals) assert.match(long.stdout, new RegExp(`\\n  ${positional.word} `), `${command.words} <${positional.word}>`)
+    assert.match(long.stdout, /--format <format>/)
+  }
+  const status = await offline('status', '--help')
+  assert.equal(status.code, 0)
+  assert.match(status.stdout, /no operator credential/)
+  const operator = await offline('operator', 'create', '--help')
+  assert.equal(operator.code, 0)
+  assert.match(operator.stdout.replace(/\s+/g, ' '), /the bank must be stopped first/)
+})
+
+test('cli help - --version prints the package version, exit 0', async () => {
+  const run = await offline('--version')
+  assert.deepEqual(run, { code: 0, stdout: `${version}\n`, stderr: '' })
+})
+
+test('cli help - every missing flag and word is reported at once, with the usage, exit 2', async () => {
+  const partner = usageMistake(await offline('partner', 'create', '--country', 'ZAF'))
+  assert.deepEqual(partner.filter((line) => line.startsWith('error: ')), [
+    'error: --name is required',
+    'error: --email is required',
+    'error: --registration-number is required',
+    'error: --trading-name is required',
+  ])
+  assert.ok(partner.includes(`usage: bank ${commands.find((c) => c.words === 'partner create')!.usage}`))
+
+  const deposit = usageMistake(await offline('account', 'deposit'))
+  assert.deepEqual(deposit.slice(0, 3), ['error: <account_id> is required', 'error: <amount_cents> is required', 'usage: bank account deposit <account_id> <amount_cents> [--ref deposit]'])
+
+  const decide = usageMistake(await offline('kyc', 'decide', '--documents', '{'))
+  assert.deepEqual(decide.filter((line) => line.startsWith('error: ')), [
+    'error: <user_id> is required',
+    'error: give exactly one of --approve and --reject',
+    'error: --documents must be JSON',
+  ])
+
+  // A flag left without its value does not swallow the next flag.
+  const swallowed = usageMistake(await offline('partner', 'create', '--name', '--email', 'a@b.example', '--registration-number', '2020/123456/07', '--trading-name', 'T'))
+  assert.deepEqual(swallowed.filter((line) => line.startsWith('error: ')), ['error: --name is required'])
+  const extra = usageMistake(await offline('credential', 'revoke', randomUUID(), 'extra'))
+  assert.match(extra[0]!, /"extra" is one too many/)
+})
+
+test('cli help - unknown flags, unknown --format values and extra words are refused, exit 2', async () => {
+  const typo = usageMistake(await offline('account', 'deposit', randomUUID(), '100', '--reff', 'typo'))
+  assert.equal(typo[0], "error: unknown option '--reff'")
+  assert.equal(typo[1], '(Did you mean --ref?)')
+  assert.equal(typo[2], 'usage: bank account deposit <account_id> <amount_cents> [--ref deposit]')
+  assert.match(usageMistake(await offline('partner', 'list', '--bogus'))[0]!, /unknown option '--bogus'/)
+  assert.match(usageMistake(await offline('partner', 'list', '--format', 'xml'))[0]!, /'xml' is invalid\. Allowed choices are json, table/)
+  assert.match(usageMistake(await offline('status', '--verbose'))[0]!, /unknown option '--verbose'/)
+})
+
+test('cli help - --format table writes plain values as key/value lines and each list of records as a table', () => {
+  const text = renderTable({
+    entity_id: 'e-1',
+    metadata: { currency: 'ZAR' },
+    accounts: [
+      { account_id: 'a-1', balance: '1500', note: 'x'.repeat(60) },
+      { account_id: 'a-22', balance: '7', extra: { nested: true } },
+    ],
+    problems: [],
+  })
+  assert.equal(
+    text,
+    [
+      'entity_id          e-1',
+      'metadata.currency  ZAR',
+      '',
+      'accounts (2):',
+      'account_id  balance  note                                              extra',
+      '----------  -------  ------------------------------------------------  ---------------',
+      `a-1         1500     ${'x'.repeat(47)}…`,
+      'a-22        7                                                          {"nested":true}',
+      '',
+      'problems: none',
+      '',
+    ].join('\n'),
+  )
+})
