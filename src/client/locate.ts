@@ -115,7 +115,8 @@ function readSetting(file: string): string | undefined {
 export function blameSetting(code: number, message: string, sources: SettingSources, partnerId?: string): string | undefined {
   const token = `the credential${sources.token ? ` ${origin(sources.token)}` : ''}`
   const id = `the partner id ${partnerId ?? ''}${sources.partnerId ? ` ${origin(sources.partnerId)}` : ''}`
-  if (code === 401) return `${token} was refused: it is not a token the bank issued, or it expired or was revoked`
+  // Without a source the bank's own 401 message says all there is to say.
+  if (code === 401) return sources.token ? `${token} was refused: it is not a token the bank issued, or it expired or was revoked` : undefined
   if (code !== 403) return undefined
   if (message === 'the subject names another partner') return `${id} is not the partner ${token} belongs to`
   if (message === 'operator credentials act on ops. subjects only') return `${token} is an operator credential; a partner client needs a partner's`

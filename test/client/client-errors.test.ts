@@ -118,6 +118,9 @@ test('client - a refused credential (401) names where the token came from', asyn
   await tb.operator.credentials.revoke({ credential_id: issued.id })
   const revoked = keep(BankClient.fromEnv({ env: partnerEnv({ BANK_PARTNER_TOKEN: issued.token }) }))
   assert.match((await expectApiError(revoked.entities.list(), 401)).message, /the credential from BANK_PARTNER_TOKEN was refused/)
+  // Told no source, the client leaves the bank's message as it is.
+  const plain = keep(new BankClient({ servers: tb.natsUrl, token: forged, partnerId: p.partnerId }))
+  assert.equal((await expectApiError(plain.entities.list(), 401)).message, 'missing, malformed, expired or revoked credential')
 })
 
 test('client - a partner id that is not the credential\'s partner (403) names the partner id', async () => {
