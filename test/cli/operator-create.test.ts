@@ -66,14 +66,14 @@ test('operator create - an embedded store: refused while open, written once clos
   const run = await runBank(['operator', 'create', '--format', 'table'], env)
   assert.equal(run.code, 0, run.stderr)
   const created = tableValues(run.stdout)
-  assert.match(created.token, /^opk_/)
+  assert.match(created.token ?? '', /^opk_/)
   assert.equal(created.label, 'bank operator create')
   assert.equal(created.storage, 'pglite')
 
   const reopened = await openDatabase({ pgliteDir: pgliteDirFor(dataDir), poolMax: 1 })
   try {
     const credentials = new CredentialStore(reopened.db, systemClock)
-    const caller = await credentials.verify(created.token!)
+    const caller = await credentials.verify(created.token)
     assert.equal(caller.role, 'operator')
     assert.equal(caller.credentialId, created.id)
     assert.deepEqual((await credentials.list(null)).map((c) => c.id), [created.id])
