@@ -24,6 +24,7 @@ export const operatorCreateCommand: LocalCommand = {
     'On PGlite the bank must be stopped first (the store is one process only; the command refuses while it is open). ' +
     'Use the token with BANK_OPERATOR_TOKEN=<token> npx bank …, or save it as <data dir>/operator-token (mode 0600).',
   run: async (args, env) => {
+    if (args.flags.label === true || args.flags.label === '') throw new UsageError('--label needs a value')
     const label = typeof args.flags.label === 'string' ? args.flags.label : 'bank operator create'
     if (label.length > label_chars_max) throw new UsageError(`--label takes at most ${label_chars_max} characters`)
     const databaseUrl = env.DATABASE_URL?.trim() || undefined

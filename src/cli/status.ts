@@ -1,5 +1,5 @@
 import { connect, errors, type NatsConnection } from '@nats-io/transport-node'
-import { natsUrl } from './cli-context.ts'
+import { natsUrl, UsageError } from './cli-context.ts'
 import type { LocalCommand, LocalOutcome } from './local-command.ts'
 
 // `bank status`: every instance of the service that answers the NATS services protocol's
@@ -34,7 +34,8 @@ export const statusCommand: LocalCommand = {
   flags: [{ word: 'service', example: 'NAME', required: false, help: 'the service name (default BANK_SERVICE_NAME, else partner-bank)' }],
   notes: 'Needs only NATS (NATS_URL, else <data dir>/nats-url), no operator credential. With --format table, endpoints that have served no request are left out.',
   run: async (args, env) => {
-    const service = typeof args.flags.service === 'string' && args.flags.service !== '' ? args.flags.service : env.BANK_SERVICE_NAME || 'partner-bank'
+    if (args.flags.service === true || args.flags.service === '') throw new UsageError('--service needs a value')
+    const service = typeof args.flags.service === 'string' ? args.flags.service : env.BANK_SERVICE_NAME || 'partner-bank'
     const url = natsUrl(env)
     const nc = await connect({ servers: url, timeout: 5_000 }).catch((error: unknown) => {
       throw new Error(`cannot reach NATS at ${url} (NATS_URL, else <data dir>/nats-url): ${error instanceof Error ? error.message : String(error)}`)

@@ -29,6 +29,20 @@ test('cli - bin/bank.js with an unknown command exits 2 with the usage', async (
   assert.match(run.stderr, /usage: bank <command>/)
 })
 
+test('cli - bin/bank.js prints --version and a command\'s help on stdout (exit 0) and every missing flag on stderr (exit 2)', async () => {
+  const [version, help, missing] = await Promise.all([
+    runBankProcess(['--version'], bankEnv(tb)),
+    runBankProcess(['account', 'show', '-h'], bankEnv(tb)),
+    runBankProcess(['credential', 'create'], bankEnv(tb)),
+  ])
+  assert.deepEqual(version, { code: 0, stdout: '0.1.0\n', stderr: '' })
+  assert.equal(help.code, 0)
+  assert.match(help.stdout, /^Usage: bank account show <account_id>\n/)
+  assert.equal(missing.code, 2)
+  assert.equal(missing.stdout, '')
+  assert.match(missing.stderr, /^error: --partner is required\nerror: --permissions is required\nusage: bank credential create /)
+})
+
 test('cli - bin/bank.js exits 1 with the error JSON on stderr when the bank refuses', async () => {
   const run = await runBankProcess(['credential', 'list', '--partner', randomUUID()], bankEnv(tb))
   assert.equal(run.code, 1, run.stderr)

@@ -111,6 +111,8 @@ test('cli help - unknown flags, unknown --format values and extra words are refu
   assert.match(usageMistake(await offline('partner', 'list', '--bogus'))[0]!, /unknown option '--bogus'/)
   assert.match(usageMistake(await offline('partner', 'list', '--format', 'xml'))[0]!, /'xml' is invalid\. Allowed choices are json, table/)
   assert.match(usageMistake(await offline('status', '--verbose'))[0]!, /unknown option '--verbose'/)
+  assert.deepEqual(usageMistake(await offline('status', '--service')).slice(0, 2), ['error: --service needs a value', 'usage: bank status [--service partner-bank]'])
+  assert.deepEqual(usageMistake(await offline('operator', 'create', '--label')).slice(0, 2), ['error: --label needs a value', 'usage: bank operator create [--label L]'])
 })
 
 test('cli help - --format table writes plain values as key/value lines and each list of records as a table', () => {
