@@ -1,8 +1,9 @@
 // How a reply is printed. JSON (the default) is the reply as the bank sent it, for scripts
 // and `jq`. `--format table` is for people and is generic, not one layout per command: the
 // reply's plain values as `key  value` lines, then each list of records as a table with a
-// column per key. Values inside a cell that are themselves objects or lists are written as
-// compact JSON, and long cells are cut, so a row stays one line.
+// column per key (columns empty in every row left out). Values inside a cell that are
+// themselves objects or lists are written as compact JSON, and long cells are cut, so a
+// row stays one line.
 
 export type Format = 'json' | 'table'
 export const formats: readonly Format[] = ['json', 'table']
@@ -46,9 +47,12 @@ function keyValues(entries: Array<[string, unknown]>): string {
   return flat.map(([key, value]) => `${key.padEnd(width)}  ${cell(value)}`.trimEnd()).join('\n') + '\n'
 }
 
-/** Rows under a header: one column per key any row has, in the order they first appear. */
+/**
+ * Rows under a header: one column per key any row has, in the order they first appear,
+ * leaving out columns empty in every row (a business entity's person fields).
+ */
 function table(rows: Row[]): string {
-  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))]
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].filter((column) => rows.some((row) => cell(row[column]) !== ''))
   const cells = rows.map((row) => columns.map((column) => cut(cell(row[column]))))
   const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]!.length)))
   const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i]!)).join('  ').trimEnd()

@@ -121,7 +121,7 @@ test('cli help - --format table writes plain values as key/value lines and each 
     metadata: { currency: 'ZAR' },
     accounts: [
       { account_id: 'a-1', balance: '1500', note: 'x'.repeat(60) },
-      { account_id: 'a-22', balance: '7', extra: { nested: true } },
+      { account_id: 'a-22', balance: '7', extra: { nested: true }, never: '' },
     ],
     problems: [],
   })
