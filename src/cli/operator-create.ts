@@ -34,7 +34,8 @@ export const operatorCreateCommand: LocalCommand = {
     const { CredentialStore } = await import('../auth/credential-store.ts')
     const { systemClock } = await import('../clock.ts')
     const pgliteDir = pgliteDirFor(dataDir)
-    if (!databaseUrl) refuseUnusableStore(pgliteDir)
+    if (databaseUrl) await refuseDatabaseWithoutBank(databaseUrl)
+    else refuseUnusableStore(pgliteDir)
     const database = await openDatabase({ databaseUrl, pgliteDir, poolMax: 1 })
     try {
       const issued = await new CredentialStore(database.db, systemClock).issue(database.db, { partnerId: null, permissions: [], label })
@@ -52,6 +53,30 @@ export const operatorCreateCommand: LocalCommand = {
       await database.close()
     }
   },
+}
+
+/**
+ * A PostgreSQL database without the bank's tables is not the bank's (a mistyped
+ * DATABASE_URL): openDatabase would create them there, with a lone operator credential.
+ * A database that cannot be reached is left to openDatabase, whose errors name the setting.
+ */
+async function refuseDatabaseWithoutBank(databaseUrl: string): Promise<void> {
+  const { default: pg } = await import('pg')
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+  } catch {
+    return
+  }
+  try {
+    const { rows } = await client.query<{ present: boolean }>(`select to_regclass('credentials') is not null as present`)
+    if (!rows[0]?.present) {
+      throw new Error(`${withoutPassword(databaseUrl)} (DATABASE_URL) has no bank tables: point DATABASE_URL at the bank's database`)
+    }
+  } finally {
+    await client.end()
+  }
 }
 
 /** No store to write to (openDatabase would make a new, empty one), or one a running bank has open. */

@@ -28,7 +28,15 @@ test('operator create - a credential written to the running bank’s database wo
   const onPostgres = tb.config.databaseUrl !== undefined
   const storage: Record<string, string> = onPostgres ? { DATABASE_URL: tb.config.databaseUrl! } : { BANK_DATA_DIR: tb.config.dataDir }
   const operatorsBefore = await tb.bank.services.credentials.list(null)
-  if (!onPostgres) {
+  if (onPostgres) {
+    // A DATABASE_URL that reaches a database without the bank's tables (here: a search path
+    // with none of them) is refused, and nothing is created there.
+    const elsewhere = `${tb.config.databaseUrl}?options=${encodeURIComponent('-c search_path=nowhere')}`
+    const refused = await runBank(['operator', 'create'], rescueEnv({ DATABASE_URL: elsewhere }))
+    assert.equal(refused.code, 1)
+    assert.match(refused.stderr, /^bank: .* \(DATABASE_URL\) has no bank tables/)
+    assert.deepEqual(await tb.bank.services.credentials.list(null), operatorsBefore)
+  } else {
     const refused = await runBank(['operator', 'create'], rescueEnv(storage))
     assert.equal(refused.code, 1)
     assert.equal(refused.stdout, '')
