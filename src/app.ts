@@ -13,6 +13,7 @@ import { sandboxClockFor } from './sandbox/sandbox-clock.ts'
 import { createServices, type Services } from './services.ts'
 import { NatsDropbox } from './kyc/dropbox.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
+import { natsConnectOptions } from './transport/nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { endpointTable, unboundOperations } from './transport/nats/endpoint-table.ts'
 import { MicroService } from './transport/nats/micro.ts'
@@ -71,6 +72,11 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     name: `${config.serviceName}-${process.pid}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
+    ...natsConnectOptions(config.natsAuth),
+  }).catch(async (error: unknown) => {
+    // Nothing else holds the store open: close it, or the process would never end.
+    await database.close()
+    throw new Error(`cannot connect to NATS at ${options.natsUrl}: ${error instanceof Error ? error.message : String(error)}${natsLoginHint(error)}`)
   })
   // The partners' KYC/KYB dropboxes are JetStream Object Store buckets on the same NATS.
   const services = createServices(database.db, clock, config, log, undefined, { sandboxClock, wallClock: options.wallClock, dropbox: new NatsDropbox(nc) })
@@ -93,7 +99,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
       version: serviceVersion,
       description: 'Partner banking service',
       queue: config.queueGroup,
-      metadata: { storage: database.storage, store: storeIdentity(config, options.pgliteDir) },
+      metadata: { storage: database.storage, store: storeIdentity(config, options.pgliteDir), sandbox: String(config.sandbox) },
     },
     (error) => log.error({ err: error }, 'endpoint wrapper fault'),
   )
@@ -206,4 +212,12 @@ export function saveOperatorToken(dataDir: string, token: string, store: string,
       `Use this one with BANK_OPERATOR_TOKEN=$(cat ${beside}) npx bank …`,
   )
   return beside
+}
+
+/** What to check when NATS refused the login. */
+function natsLoginHint(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  return /authori[sz]ation|authentication|permission/i.test(message)
+    ? ' (the server wants a login: set NATS_CREDS, NATS_NKEY, NATS_USER and NATS_PASSWORD, or NATS_TOKEN)'
+    : ''
 }

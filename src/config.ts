@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { z } from 'zod'
 import { smtpUrlProblem } from './notify/smtp-notifier.ts'
+import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './transport/nats/nats-connect.ts'
 
 // Every setting, typed, read from the environment once, with defaults that run embedded
 // (PGlite in ./.data and a NATS server found or started on loopback). Units come last in
@@ -8,6 +9,15 @@ import { smtpUrlProblem } from './notify/smtp-notifier.ts'
 
 const settings = z.object({
   NATS_URL: z.string().optional(),
+  /** Logging in to NATS (src/transport/nats/nats-connect.ts): at most one way of the four. */
+  NATS_CREDS: z.string().optional(),
+  NATS_NKEY: z.string().optional(),
+  NATS_USER: z.string().optional(),
+  NATS_PASSWORD: z.string().optional(),
+  NATS_TOKEN: z.string().optional(),
+  NATS_TLS_CA: z.string().optional(),
+  NATS_TLS_CERT: z.string().optional(),
+  NATS_TLS_KEY: z.string().optional(),
   DATABASE_URL: z.string().optional(),
   BANK_DATA_DIR: z.string().default('./.data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -77,6 +87,8 @@ const settings = z.object({
 
 export interface Config {
   natsUrl: string | undefined
+  /** How to log in to NATS (credentials file, nkey, user and password, or token; TLS files). */
+  natsAuth: NatsAuth
   databaseUrl: string | undefined
   dataDir: string
   logLevel: string
@@ -147,11 +159,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error(`invalid configuration: ${problems}`)
   }
   const s = parsed.data
+  const natsAuth = natsAuthFromEnv(env)
+  const natsProblems = natsAuthProblems(natsAuth)
+  if (natsProblems.length > 0) throw new Error(`invalid configuration: ${natsProblems.join('; ')}`)
   if (s.BANK_ACCOUNT_NUMBER_FIRST > s.BANK_ACCOUNT_NUMBER_LAST) {
     throw new Error('invalid configuration: BANK_ACCOUNT_NUMBER_FIRST is above BANK_ACCOUNT_NUMBER_LAST')
   }
   return {
     natsUrl: s.NATS_URL || undefined,
+    natsAuth,
     databaseUrl: s.DATABASE_URL || undefined,
     dataDir: path.resolve(s.BANK_DATA_DIR),
     logLevel: s.LOG_LEVEL,

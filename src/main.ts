@@ -13,6 +13,7 @@ import {
   startNatsServer,
   type PrivateNatsServer,
 } from './transport/nats/nats-server.ts'
+import { natsConnectOptions } from './transport/nats/nats-connect.ts'
 
 // Composition root: config → NATS (found or started) → bank → signals. Nothing else.
 const defaultNatsUrl = 'nats://127.0.0.1:4222'
@@ -25,7 +26,7 @@ async function main(): Promise<void> {
 
   let privateNats: PrivateNatsServer | undefined
   let natsUrl = config.natsUrl ?? defaultNatsUrl
-  if (!config.natsUrl && !(await canConnect(defaultNatsUrl))) {
+  if (!config.natsUrl && !(await canConnect(defaultNatsUrl, 1000, natsConnectOptions(config.natsAuth)))) {
     const binary = findNatsServerBinary()
     if (!binary) {
       process.stderr.write(`${natsMissingMessage}\n`)
@@ -74,7 +75,9 @@ async function main(): Promise<void> {
  */
 async function conflictingInstance(natsUrl: string, config: Config): Promise<string | undefined> {
   const ours = storeIdentity(config)
-  const nc = await connect({ servers: natsUrl, timeout: 2000 })
+  const nc = await connect({ servers: natsUrl, timeout: 2000, ...natsConnectOptions(config.natsAuth) }).catch((error: unknown) => {
+    throw new Error(`cannot connect to NATS at ${natsUrl}: ${error instanceof Error ? error.message : String(error)}`)
+  })
   try {
     const replies = await nc.requestMany(`$SRV.PING.${config.serviceName}`, '', { strategy: 'timer', maxWait: 500 })
     for await (const reply of replies) {

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
 import { CommanderError } from 'commander'
 import { BankApiError } from '../client/transport.ts'
 import { OperatorClient } from '../client/operator-client.ts'
@@ -58,7 +59,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
     } catch (error) {
       throw error instanceof UsageError ? new CommandLineError(error.message, command) : error
     }
-    const client = new OperatorClient({ servers: natsUrl(env), token: operatorToken(env), timeoutMs: 15_000 })
+    const client = new OperatorClient({ servers: natsUrl(env), token: operatorToken(env), timeoutMs: 15_000, login: natsConnectOptions(natsAuthFromEnv(env)) })
     try {
       const result = await send(client)
       out.stdout(render(result, format))

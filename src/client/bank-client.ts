@@ -2,6 +2,7 @@ import { scopeOf, type Operation } from '../contract/operation.ts'
 import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type PartnerMethods } from './method-groups.ts'
 import { NatsApi, type ConnectionOptions } from './transport.ts'
+import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
 
 export interface BankClientOptions extends ConnectionOptions {
   partnerId: string
@@ -52,6 +53,7 @@ export class BankClient {
       servers: url.value,
       token: token.value,
       partnerId: partnerId.value,
+      login: natsConnectOptions(natsAuthFromEnv(env)),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       sources: { servers: url.from, token: token.from, partnerId: partnerId.from },
     })

@@ -1,6 +1,7 @@
 import { dataDirOf, locateNatsUrl, locateOperatorToken, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type OperatorMethods } from './method-groups.ts'
 import { NatsApi, type ConnectionOptions } from './transport.ts'
+import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
 
 // The method groups are declared through this interface, which merges with the class:
 // their names and types come from the contract (see method-groups.ts).
@@ -21,7 +22,7 @@ export class OperatorClient {
    */
   static fromEnv(options: LocateOptions = {}): OperatorClient {
     const env = options.env ?? process.env
-    return OperatorClient.located(locateNatsUrl(env), locateOperatorToken(env), options)
+    return OperatorClient.located(locateNatsUrl(env), locateOperatorToken(env), { ...options, env })
   }
 
   /**
@@ -38,6 +39,7 @@ export class OperatorClient {
     return new OperatorClient({
       servers: url.value,
       token: token.value,
+      login: natsConnectOptions(natsAuthFromEnv(options.env ?? process.env)),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
       sources: { servers: url.from, token: token.from },
     })

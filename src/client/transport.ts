@@ -1,4 +1,4 @@
-import { connect, errors, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
+import { connect, errors, headers as natsHeaders, type ConnectionOptions as NatsConnectOptions, type NatsConnection } from '@nats-io/transport-node'
 import { errorTypes } from '../contract/error-types.ts'
 import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
 import { blameSetting, default_nats_url, origin, type SettingSources } from './locate.ts'
@@ -39,6 +39,12 @@ export interface ConnectionOptions {
   servers?: string | string[]
   /** An existing NATS connection to share; the client will not close it. */
   connection?: NatsConnection
+  /**
+   * How to log in to NATS and TLS, when the server asks for it (nats.js connection options:
+   * `authenticator`, `user`/`pass`, `token`, `tls`); `fromEnv` fills it from NATS_CREDS,
+   * NATS_NKEY, NATS_USER/NATS_PASSWORD, NATS_TOKEN and NATS_TLS_*.
+   */
+  login?: Partial<NatsConnectOptions>
   token: string
   /** How long to wait for a reply. */
   timeoutMs?: number
@@ -108,7 +114,7 @@ export class NatsApi {
 
   private async connect(): Promise<NatsConnection> {
     const servers = this.options.servers ?? default_nats_url
-    this.connecting ??= connect({ servers, maxReconnectAttempts: -1 }).catch((error: unknown) => {
+    this.connecting ??= connect({ servers, maxReconnectAttempts: -1, ...this.options.login }).catch((error: unknown) => {
       // The next call tries again rather than repeating this failure.
       this.connecting = undefined
       throw new BankConnectionError(String(servers), this.options.sources?.servers, error)

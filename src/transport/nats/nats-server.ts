@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
-import { connect } from '@nats-io/transport-node'
+import { connect, type ConnectionOptions } from '@nats-io/transport-node'
 
 // Finding or starting a NATS server, for `npm start` on a machine with nothing set up
 // and for tests, which each start a private server so that no two suites share a queue group.
@@ -13,9 +13,9 @@ export const natsMissingMessage =
   'macOS: `brew install nats-server`; or a release from the NATS project) and run `npm start` again, ' +
   'or point the bank at a running server with NATS_URL=nats://host:4222.'
 
-export async function canConnect(url: string, timeoutMs = 1000): Promise<boolean> {
+export async function canConnect(url: string, timeoutMs = 1000, login: Partial<ConnectionOptions> = {}): Promise<boolean> {
   try {
-    const nc = await connect({ servers: url, timeout: timeoutMs, reconnect: false })
+    const nc = await connect({ servers: url, timeout: timeoutMs, reconnect: false, ...login })
     await nc.close()
     return true
   } catch {
