@@ -128,3 +128,20 @@ test('kyc retention - the daily kyc.retention job deletes them when the sandbox 
     assert.match(deleted[0]!.at, /T00:00:\d\dZ$/)
   }
 })
+
+// A superseded submission's period counts from its replacement, not from its own submission:
+// documents replaced only days ago stay although the first submission is older than the period.
+test('kyc retention - a superseded submission is kept for the period counted from its replacement (document-retention.ts: "since the decision (or the replacement)")', async () => {
+  const userId = await businessUser()
+  const first = await submitKyc(userId, 10)
+  tb.clock.advance(20 * day_ms)
+  await submitKyc(userId, 11)
+  // 11 days after the replacement (31 after the first submission): still within the period.
+  tb.clock.advance(11 * day_ms)
+  await tb.bank.services.documentRetention.sweep()
+  await assertKept(first, 'superseded 11 days ago')
+  tb.clock.advance(20 * day_ms)
+  const sweptAt = iso(tb.clock.now())
+  await tb.bank.services.documentRetention.sweep()
+  await assertDeleted(first, sweptAt, 'superseded 31 days ago')
+})
