@@ -1,4 +1,5 @@
-// `npm run asyncapi`: writes docs/asyncapi.yaml from the endpoint table. The test
+// `npm run asyncapi`: writes docs/asyncapi.yaml (and docs/sdk-methods.md, see
+// scripts/sdk-methods.ts) from the endpoint table. The test
 // test/docs/asyncapi.test.ts renders the same text and fails when the checked-in file
 // differs, so run this after changing any contract.
 import fs from 'node:fs'
@@ -6,6 +7,7 @@ import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Document } from 'yaml'
 import { buildAsyncApi } from '../src/contract/asyncapi.ts'
+import { writeSdkMethods } from './sdk-methods.ts'
 
 export const asyncApiPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'asyncapi.yaml')
 
@@ -21,4 +23,5 @@ if (invokedDirectly) {
   fs.mkdirSync(path.dirname(asyncApiPath), { recursive: true })
   fs.writeFileSync(asyncApiPath, renderAsyncApi())
   process.stdout.write(`wrote ${path.relative(process.cwd(), asyncApiPath)}\n`)
+  process.stdout.write(`wrote ${path.relative(process.cwd(), writeSdkMethods())}\n`)
 }
