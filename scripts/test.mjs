@@ -46,6 +46,8 @@ const postgresOnly = /^test\/chaos\/|^test\/hardening\/database-outage\./
 // A file is stopped, as a failure, when it has run this long. (`node --test` stopped a file's
 // process after 120 s; the fuzz test, 40 s alone, took 143 s on a machine loaded 10–20.)
 const fileTimeoutMs = 240_000
+// A group process still running this long after its last file has something left open.
+const groupExitMs = 30_000
 
 const relative = (file) => path.relative(root, file).split(path.sep).join('/')
 // Files that start the bank as a process of its own (test/chaos/processes.ts) and spend most
@@ -282,6 +284,13 @@ try {
       `  await import(url)`,
       `})`,
       ...group.files.map((f) => `file(${JSON.stringify(`${relative(f)} [${group.backend}]`)}, ${JSON.stringify(pathToFileURL(compiled(f)).href)})`),
+      `// Something a file left open (a connection, a timer, a child) would keep this process`,
+      `// alive until the run's limit, ten minutes on; a while after the last file it ends,`,
+      `// as a failure naming what was left open.`,
+      `after(() => setTimeout(() => {`,
+      `  process.stderr.write(\`\${${JSON.stringify(`${group.backend} group`)}}: still open ${groupExitMs / 1000} s after its last file: \${process.getActiveResourcesInfo().join(', ')}\n\`)`,
+      `  process.exit(1)`,
+      `}, ${groupExitMs}).unref())`,
     ]
     fs.writeFileSync(file, `${lines.join('\n')}\n`)
     return file
