@@ -6,9 +6,16 @@ import { luhnCheckDigit } from '../../src/contract/fields.ts'
 let counter = 0
 const unique = () => `${Date.now() % 1_000_000}${String(++counter).padStart(4, '0')}${randomInt(10)}`
 
-/** A 12-digit registration number, unique in this process. */
+/**
+ * A 12-digit registration number, unique in this process. Never one the simulated company
+ * registry treats as magic for a failure (ending 99: lookup fails; 00: no directors yet), so
+ * that a test reading an entity's KYB by chance never meets one.
+ */
 export function registrationNumber(): string {
-  return `2020${unique().slice(-8).padStart(8, '0')}`
+  for (;;) {
+    const number = `2020${unique().slice(-8).padStart(8, '0')}`
+    if (!number.endsWith('99') && !number.endsWith('00')) return number
+  }
 }
 
 /** A valid South African ID number for a person born on the given date. */

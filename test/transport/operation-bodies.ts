@@ -326,6 +326,8 @@ const bodies: Record<string, BodyFactory> = {
   ops_kyb_decide: (f) => ({ entity_id: takeOne(f.kyc.entitiesToDecide), decision: 'reject', reason: 'documents unreadable' }),
   ops_document_get: (f) => ({ document_id: f.kyc.documentId, length: 1024 }),
   ops_audit_list: (f) => ({ subject_id: f.kyc.userId, limit: 10 }),
+  ops_account_show: (f) => ({ account_id: f.accountId }),
+  ops_account_transactions: (f) => ({ account_id: f.accountId, limit: 10 }),
 }
 
 /**
