@@ -115,7 +115,9 @@ function readSetting(file: string): string | undefined {
 export function blameSetting(code: number, message: string, sources: SettingSources, partnerId?: string): string | undefined {
   const token = `the credential${sources.token ? ` ${origin(sources.token)}` : ''}`
   const id = `the partner id ${partnerId ?? ''}${sources.partnerId ? ` ${origin(sources.partnerId)}` : ''}`
-  // Without a source the bank's own 401 message says all there is to say.
+  // A client given its settings outright (no sources) gets the bank's message as it is: the
+  // caller knows what it passed, and the message stays the bank's word for word.
+  if (!sources.token && !sources.partnerId && !sources.servers) return undefined
   if (code === 401) return sources.token ? `${token} was refused: it is not a token the bank issued, or it expired or was revoked` : undefined
   if (code !== 403) return undefined
   if (message === 'the subject names another partner') return `${id} is not the partner ${token} belongs to`
