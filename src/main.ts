@@ -44,17 +44,17 @@ async function main(): Promise<void> {
     process.stderr.write(`${conflict}\n`)
     process.exit(2)
   }
-  const bank = await startBank({ config, clock: systemClock, log, natsUrl })
-  if (bank.database.storage === 'pglite') {
-    log.warn('embedded PGlite storage: one process, no fsync (survives a crash, not a power cut); production runs on PostgreSQL (DATABASE_URL)')
-  }
-
+  // The signal handlers are in place before the bank starts: a SIGTERM that arrives while it
+  // starts (a service manager that gives up early) stops it cleanly once it has started,
+  // instead of killing the process half-way.
+  const starting = startBank({ config, clock: systemClock, log, natsUrl })
   let stopping = false
   const shutdown = async (signal: string) => {
     if (stopping) return
     stopping = true
     log.info({ signal }, 'stopping: no new requests, finishing those in flight')
     try {
+      const bank = await starting
       await bank.stop()
       await privateNats?.stop()
       fs.rmSync(natsUrlFile, { force: true })
@@ -66,6 +66,10 @@ async function main(): Promise<void> {
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'))
   process.on('SIGINT', () => void shutdown('SIGINT'))
+  const bank = await starting
+  if (bank.database.storage === 'pglite') {
+    log.warn('embedded PGlite storage: one process, no fsync (survives a crash, not a power cut); production runs on PostgreSQL (DATABASE_URL)')
+  }
 }
 
 /**
