@@ -208,11 +208,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
 }
 
-/** One bad setting in an operator's words: its name, the value given, and what it takes. */
+/** Settings whose values are secrets, or may hold one: their values are never repeated in an error. */
+const secret_settings = new Set(['BANK_SECRETS_KEY', 'BANK_OTP_KEY', 'DATABASE_URL', 'BANK_SMTP_URL', 'NATS_URL', 'NATS_PASSWORD', 'NATS_TOKEN'])
+
+/** One bad setting in an operator's words: its name, the value given (unless secret), and what it takes. */
 function settingProblem(issue: z.core.$ZodIssue, env: NodeJS.ProcessEnv): string {
   const name = String(issue.path[0] ?? '')
   const given = env[name]
-  const shown = given === undefined ? '' : `=${JSON.stringify(given).slice(0, 60)}`
+  // A secret (or a URL that may carry a password) is never echoed into a log or a terminal.
+  const shown = given === undefined || secret_settings.has(name) ? '' : `=${JSON.stringify(given).slice(0, 60)}`
   const shape = settings.shape[name as keyof typeof settings.shape] as z.ZodType | undefined
   const schema = shape ? (z.toJSONSchema(shape, { io: 'input', unrepresentable: 'any' }) as { type?: string; enum?: unknown[]; minimum?: number; maximum?: number; anyOf?: Array<{ type?: string; minimum?: number; maximum?: number }> }) : {}
   const numeric = schema.type === 'number' || schema.type === 'integer' || schema.anyOf?.some((s) => s.type === 'number' || s.type === 'integer')
