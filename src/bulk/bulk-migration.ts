@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely'
-import type { Migration } from 'kysely/migration'
+import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
 // The tables of bulk payments: one row per batch (its state, its one-time PIN as a keyed

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Migration } from 'kysely/migration'
+import type { Migration } from 'kysely'
 import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
 import { debitOrdersMigration, debitRunIndexesMigration } from '../debit/debit-migration.ts'
 import { partnerDebtMigration } from '../ledger/partner-debt-migration.ts'

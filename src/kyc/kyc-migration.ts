@@ -1,5 +1,4 @@
-import type { ColumnType, Generated, Kysely } from 'kysely'
-import type { Migration } from 'kysely/migration'
+import type { ColumnType, Generated, Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
 // The tables of KYC and KYB evidence and of the audit trail.

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely'
-import type { Migration } from 'kysely/migration'
+import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
 // What partners owe the bank (RULINGS, Debit orders: a disputed collection whose credit

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely'
-import type { Migration } from 'kysely/migration'
+import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
 // The keys the SMTP notifier has sent, so a key is sent once (the simulated notifier keeps

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely'
-import type { Migration } from 'kysely/migration'
+import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
 // The simulated debit rail's own state: disputes its debtors will raise (a collection

@@ -1,5 +1,4 @@
-import type { Kysely } from 'kysely'
-import type { Migration } from 'kysely/migration'
+import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
 // The sandbox's one table: the shared clock. Bank time in the sandbox is wall time plus
