@@ -6,19 +6,49 @@
 // the transport allows; then (d) times transaction-list pages on a 1,000,000-row account,
 // (e) times bulk payments and webhook deliveries (bench/bulk-phases.ts), and (f) times a
 // debit-order collection run of 100,000 due orders (bench/debit-phase.ts; before (d)).
+//
+// Beside each rate it reports where the CPU went (bench/meter.ts): CPU microseconds per
+// operation of the service, PostgreSQL (the bench database's backends, plus the WAL
+// writer, checkpointer and background writer), nats-server and this client, over the
+// measured part of each phase (after its warm-up); and the mean ledger batch size and
+// commit time there, from the service's Prometheus metrics (BANK_METRICS_PORT, a free
+// port). For echo, the service column is the echo responder's. For the bulk phases, CPU
+// totals (ms) over the whole phase; for the debit run, per order.
+//
 // Prints a table and writes bench/results.json.
+//
+//   npm run bench -- --instances 2   two service processes in one queue group (same NATS,
+//                                    same database, a data dir each); service CPU summed
+//                                    in the table, per instance in the file (service1_,
+//                                    service2_); writes bench/results-2-instances.json
+//                                    instead, so results.json keeps one instance's figures.
+//   npm run bench -- --profile       a CPU profile of the service(s) over the spread and hot
+//                                    phases (from the end of the spread warm-up to the end
+//                                    of the hot phase; SIGUSR2, see src/profiling.ts) in a
+//                                    temp directory whose path is printed; open it in
+//                                    Chrome DevTools. The profiler slows the service: that
+//                                    run's figures are not comparable, and no results file
+//                                    is written.
+//
+// Settings (environment): BENCH_PHASE_MS (10000), BENCH_WARMUP_MS (2000), BENCH_IN_FLIGHT
+// (128), BENCH_ACCOUNTS (1000), BENCH_DATABASE_URL (admin connection; a database is created
+// and dropped), BENCH_SERVICE_NODE_ARGS, BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
+// BENCH_DEBIT_ORDERS, and BENCH_PHASES: a comma-separated subset of
+// echo,spread,hot,bulk,debit,paging to run (default all; for short runs while developing).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import pg from 'pg'
 import { BankClient, OperatorClient } from '../src/client/index.ts'
-import { findNatsServerBinary, startNatsServer } from '../src/transport/nats/nats-server.ts'
+import { findNatsServerBinary, freePort, startNatsServer } from '../src/transport/nats/nats-server.ts'
 import { bulkPhases } from './bulk-phases.ts'
 import { debitPhase } from './debit-phase.ts'
+import { Meter, type SpanCost } from './meter.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -26,6 +56,20 @@ const in_flight = Number(process.env.BENCH_IN_FLIGHT ?? 128)
 const phase_ms = Number(process.env.BENCH_PHASE_MS ?? 10_000)
 const warmup_ms = Number(process.env.BENCH_WARMUP_MS ?? 2_000)
 const accounts_count = Number(process.env.BENCH_ACCOUNTS ?? 1000)
+const allPhases = ['echo', 'spread', 'hot', 'bulk', 'debit', 'paging'] as const
+const phases = new Set((process.env.BENCH_PHASES ?? allPhases.join(',')).split(',').map((p) => p.trim()))
+for (const p of phases) if (!(allPhases as readonly string[]).includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (known: ${allPhases.join(', ')})`)
+
+const { values: flags } = parseArgs({
+  options: {
+    instances: { type: 'string', default: '1' },
+    profile: { type: 'boolean', default: false },
+  },
+  strict: true,
+})
+const instances = Number(flags.instances)
+if (!Number.isInteger(instances) || instances < 1) throw new Error(`--instances: a whole number of at least 1, not ${flags.instances}`)
+const profile = flags.profile
 
 interface PhaseResult {
   ops_per_s: number
@@ -35,45 +79,108 @@ interface PhaseResult {
   errors: number
 }
 
+/** Hooks around a phase's measured part (after its warm-up). */
+interface PhaseHooks {
+  beforeMeasured?: () => Promise<void>
+  afterMeasured?: () => Promise<void>
+}
+
 async function main(): Promise<void> {
   const binary = findNatsServerBinary()
   if (!binary) throw new Error('the benchmark needs nats-server on the PATH')
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-bench-'))
+  const profileDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'bank-bench-profile-')) : undefined
   const nats = await startNatsServer({ binary, storeDir: path.join(work, 'nats') })
   const dbName = `bank_bench_${randomBytes(4).toString('hex')}`
   await admin(`create database ${dbName}`)
   const dbUrl = new URL(adminUrl)
   dbUrl.pathname = `/${dbName}`
   const children: ChildProcess[] = []
+  // On the admin database, so that the meter's own queries are not counted as the bench's.
+  const monitor = new pg.Client({ connectionString: adminUrl })
+  await monitor.connect()
   try {
     const echo = spawnEcho(nats.url)
     children.push(echo)
     const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean)
-    const service = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, 'src/main.ts')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        NATS_URL: nats.url,
-        DATABASE_URL: dbUrl.toString(),
-        BANK_DATA_DIR: path.join(work, 'data'),
-        LOG_LEVEL: 'warn',
-        BANK_CLEARING_SCHEDULE: 'off',
-        // Sandbox mode lets the bulk phases read OTPs and post webhooks to a loopback receiver.
-        BANK_SANDBOX: 'true',
-        BANK_DB_POOL_MAX: process.env.BANK_DB_POOL_MAX ?? '10',
-      },
-      stdio: ['ignore', 'ignore', 'inherit'],
-    })
-    children.push(service)
+    const services: ChildProcess[] = []
+    const metricsPorts: number[] = []
     const nc = await connect({ servers: nats.url })
-    await waitForService(nc)
+    // One at a time: the first creates the schema and the operator token; the others join its queue group.
+    for (let i = 1; i <= instances; i++) {
+      const metricsPort = await freePort()
+      const service = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, 'src/main.ts')], {
+        cwd: root,
+        env: {
+          ...process.env,
+          NATS_URL: nats.url,
+          DATABASE_URL: dbUrl.toString(),
+          BANK_DATA_DIR: path.join(work, i === 1 ? 'data' : `data-${i}`),
+          LOG_LEVEL: 'warn',
+          BANK_CLEARING_SCHEDULE: 'off',
+          // Sandbox mode lets the bulk phases read OTPs and post webhooks to a loopback receiver.
+          BANK_SANDBOX: 'true',
+          BANK_DB_POOL_MAX: process.env.BANK_DB_POOL_MAX ?? '10',
+          BANK_METRICS_PORT: String(metricsPort),
+          ...(profileDir ? { BANK_CPU_PROFILE_DIR: profileDir } : {}),
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      })
+      children.push(service)
+      services.push(service)
+      metricsPorts.push(metricsPort)
+      await waitForService(nc, i)
+    }
+    const meter = new Meter({
+      servicePids: services.map((s) => s.pid!),
+      natsPid: nats.process.pid!,
+      echoPid: echo.pid!,
+      monitor,
+      dbName,
+      metricsPorts,
+    })
     const token = fs.readFileSync(path.join(work, 'data', 'operator-token'), 'utf8').trim()
     const operator = new OperatorClient({ connection: nc, token, timeoutMs: 60_000 })
     const { client, accounts, hot, rootEntityId } = await setUp(nc, operator)
+    // Hooks that read the meter around a phase's measured part, after `first` (if any).
+    const metered = (first?: () => Promise<void>) => {
+      let mark: Awaited<ReturnType<Meter['begin']>> | undefined
+      const out: { cost?: SpanCost } = {}
+      const hooks: PhaseHooks = {
+        beforeMeasured: async () => {
+          await first?.()
+          mark = await meter.begin()
+        },
+        afterMeasured: async () => {
+          out.cost = await meter.end(mark!)
+        },
+      }
+      return { out, hooks }
+    }
 
-    const echoResult = await drive(nc, async () => {
-      await nc.request('bench.echo', '{}', { timeout: 10_000 })
-    })
+    const results: Record<string, unknown> = {
+      date: new Date().toISOString(),
+      machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+      storage: 'postgres',
+      instances,
+      in_flight,
+      phase_ms,
+      accounts: accounts.length,
+      payment: 'EFT transfer, 100 cents + fee (hold + Pending rows; one grouped DB transaction per batch)',
+    }
+    if (phases.size < allPhases.length) results.phases = [...phases].join(',')
+    if (phases.has('echo')) {
+      const m = metered()
+      const echoResult = await drive(async () => {
+        await nc.request('bench.echo', '{}', { timeout: 10_000 })
+      }, m.hooks)
+      Object.assign(results, {
+        echo_rps: Math.round(echoResult.ops_per_s),
+        echo_p50_ms: echoResult.p50_ms,
+        echo_p99_ms: echoResult.p99_ms,
+        ...perOperation('echo', m.out.cost!, echoResult.completed, { echo: true }),
+      })
+    }
     let next = 0
     const transfer = (accountId: string) =>
       client.accounts.transfer({
@@ -86,57 +193,87 @@ async function main(): Promise<void> {
         branch_code: '250655',
         name: 'Bench Recipient',
       })
-    const spread = await drive(nc, () => transfer(accounts[next++ % accounts.length]!))
-    const hotResult = await drive(nc, () => transfer(hot))
-    const verify = await operator.ledger.verify()
-    const bulk = await bulkPhases(client, operator, rootEntityId)
-    const verifyAfterBulk = await operator.ledger.verify()
-    const debit = await debitPhase(nc, token, dbUrl.toString())
-    // Last: it writes a million rows straight into an account, outside the hash chain.
-    const paging = await pageOnAMillion(client, dbUrl.toString(), client.partnerId)
-
-    const results = {
-      date: new Date().toISOString(),
-      machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
-      storage: 'postgres',
-      in_flight,
-      phase_ms,
-      accounts: accounts.length,
-      payment: 'EFT transfer, 100 cents + fee (hold + Pending rows; one grouped DB transaction per batch)',
-      echo_rps: Math.round(echoResult.ops_per_s),
-      echo_p50_ms: echoResult.p50_ms,
-      echo_p99_ms: echoResult.p99_ms,
-      spread_tps: Math.round(spread.ops_per_s),
-      spread_p50_ms: spread.p50_ms,
-      spread_p99_ms: spread.p99_ms,
-      spread_errors: spread.errors,
-      hot_tps: Math.round(hotResult.ops_per_s),
-      hot_p50_ms: hotResult.p50_ms,
-      hot_p99_ms: hotResult.p99_ms,
-      hot_errors: hotResult.errors,
-      spread_to_echo: round(spread.ops_per_s / echoResult.ops_per_s),
-      hot_to_echo: round(hotResult.ops_per_s / echoResult.ops_per_s),
-      hot_to_spread: round(hotResult.ops_per_s / spread.ops_per_s),
-      ledger_verified: verify.ok,
-      million_rows_first_page_ms: paging.first_page_ms,
-      million_rows_deep_page_ms: paging.deep_page_ms,
-      bulk_initiate_ms: bulk.bulk_initiate_ms,
-      bulk_complete_ms: bulk.bulk_complete_ms,
-      webhooks_per_s: bulk.webhooks_per_s,
-      webhooks_e2e_per_s: bulk.webhooks_e2e_per_s,
-      webhook_events: bulk.webhook_events,
-      ledger_verified_after_bulk: verifyAfterBulk.ok,
-      debit_run_100k_s: debit.debit_run_100k_s,
-      debit_orders: debit.debit_orders,
-      debit_run_seed_s: debit.debit_run_seed_s,
-      ledger_verified_after_debit: debit.ledger_verified_after_debit,
+    // --profile: SIGUSR2 starts the profiler after the first transfer phase's warm-up, and
+    // stops it after the hot phase (so it also covers the hot warm-up).
+    let profiling = false
+    const startProfile = async () => {
+      if (!profileDir || profiling) return
+      profiling = true
+      for (const s of services) s.kill('SIGUSR2')
     }
+    if (phases.has('spread')) {
+      const m = metered(startProfile)
+      const spread = await drive(() => transfer(accounts[next++ % accounts.length]!), m.hooks)
+      Object.assign(results, {
+        spread_tps: Math.round(spread.ops_per_s),
+        spread_p50_ms: spread.p50_ms,
+        spread_p99_ms: spread.p99_ms,
+        spread_errors: spread.errors,
+        ...perOperation('spread', m.out.cost!, spread.completed),
+      })
+    }
+    if (phases.has('hot')) {
+      const m = metered(startProfile)
+      const hotResult = await drive(() => transfer(hot), m.hooks)
+      Object.assign(results, {
+        hot_tps: Math.round(hotResult.ops_per_s),
+        hot_p50_ms: hotResult.p50_ms,
+        hot_p99_ms: hotResult.p99_ms,
+        hot_errors: hotResult.errors,
+        ...perOperation('hot', m.out.cost!, hotResult.completed),
+      })
+    }
+    let profileFiles: string[] = []
+    if (profiling) {
+      for (const s of services) s.kill('SIGUSR2')
+      profileFiles = await Promise.all(services.map((s) => waitForFile(path.join(profileDir!, `service-${s.pid}-1.cpuprofile`))))
+    }
+    const ratio = (a: unknown, b: unknown) => (typeof a === 'number' && typeof b === 'number' ? round(a / b) : undefined)
+    Object.assign(results, {
+      spread_to_echo: ratio(results.spread_tps, results.echo_rps),
+      hot_to_echo: ratio(results.hot_tps, results.echo_rps),
+      hot_to_spread: ratio(results.hot_tps, results.spread_tps),
+    })
+    if (phases.has('spread') || phases.has('hot')) results.ledger_verified = (await operator.ledger.verify()).ok
+    if (phases.has('bulk')) {
+      const mark = await meter.begin()
+      const bulk = await bulkPhases(client, operator, rootEntityId)
+      const cost = await meter.end(mark)
+      Object.assign(results, bulk, { ledger_verified_after_bulk: (await operator.ledger.verify()).ok }, totals('bulk', cost))
+    }
+    if (phases.has('debit')) {
+      let cost: SpanCost | undefined
+      const debit = await debitPhase(nc, token, dbUrl.toString(), async (timed) => {
+        const mark = await meter.begin()
+        const out = await timed()
+        cost = await meter.end(mark)
+        return out
+      })
+      Object.assign(results, debit, perOperation('debit', cost!, debit.debit_orders))
+    }
+    // Last: it writes a million rows straight into an account, outside the hash chain.
+    if (phases.has('paging')) {
+      const paging = await pageOnAMillion(client, dbUrl.toString(), client.partnerId)
+      Object.assign(results, { million_rows_first_page_ms: paging.first_page_ms, million_rows_deep_page_ms: paging.deep_page_ms })
+    }
+
+    if (profileDir) process.stdout.write('Profiled run (--profile): the profiler slows the service; these figures are not comparable with other runs.\n\n')
     printTable(results)
-    fs.writeFileSync(path.join(root, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
+    const file = path.join(root, 'bench', instances === 1 ? 'results.json' : `results-${instances}-instances.json`)
+    if (profileDir) {
+      process.stdout.write(
+        `\nCPU profile${profileFiles.length > 1 ? 's' : ''} of the service over the spread and hot phases (open in Chrome DevTools):\n` +
+          profileFiles.map((f) => `  ${f}\n`).join('') +
+          `The profiler slows the service: this run's figures are not comparable with others, and ${path.relative(root, file)} was not written.\n`,
+      )
+    } else {
+      fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
+    }
     await nc.close()
   } finally {
     for (const child of children) child.kill('SIGTERM')
     await Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve)))))
+    await monitor.end()
     await admin(`drop database if exists ${dbName} with (force)`)
     // nats-server's process handle is unref'd: with nothing else pending, awaiting its exit
     // would let Node end right there (the database above was never dropped that way).
@@ -144,6 +281,56 @@ async function main(): Promise<void> {
     await nats.stop().finally(() => clearInterval(keepAlive))
     fs.rmSync(work, { recursive: true, force: true })
   }
+}
+
+/**
+ * A phase's CPU per operation (µs) and ledger batches, as flat result keys `<phase>_…`.
+ * For echo the service is the echo responder, and there is no PostgreSQL or ledger.
+ */
+function perOperation(phase: string, cost: SpanCost, ops: number, o: { echo?: boolean } = {}): Record<string, number | null> {
+  const per = (us: number) => (ops > 0 ? Math.round(us / ops) : null)
+  const out: Record<string, number | null> = {}
+  if (o.echo) {
+    out[`${phase}_responder_cpu_us`] = per(cost.echo_us)
+  } else {
+    out[`${phase}_service_cpu_us`] = per(cost.service_us)
+    if (cost.service_us_each.length > 1) cost.service_us_each.forEach((us, i) => (out[`${phase}_service${i + 1}_cpu_us`] = per(us)))
+    out[`${phase}_pg_cpu_us`] = per(cost.pg_us)
+  }
+  out[`${phase}_nats_cpu_us`] = per(cost.nats_us)
+  out[`${phase}_client_cpu_us`] = per(cost.client_us)
+  out[`${phase}_total_cpu_us`] = per((o.echo ? cost.echo_us : cost.service_us + cost.pg_us) + cost.nats_us + cost.client_us)
+  if (!o.echo) {
+    out[`${phase}_batch_mean`] = cost.batch_mean === null ? null : round1(cost.batch_mean)
+    out[`${phase}_batch_ms`] = cost.batch_ms === null ? null : round(cost.batch_ms)
+    out[`${phase}_pg_backends_gone`] = cost.pg_gone
+  }
+  return out
+}
+
+/** A span's CPU totals (ms) and ledger batches, as flat result keys `<phase>_…`. */
+function totals(phase: string, cost: SpanCost): Record<string, number | null> {
+  const ms = (us: number) => Math.round(us / 1000)
+  const out: Record<string, number | null> = { [`${phase}_service_cpu_ms`]: ms(cost.service_us) }
+  if (cost.service_us_each.length > 1) cost.service_us_each.forEach((us, i) => (out[`${phase}_service${i + 1}_cpu_ms`] = ms(us)))
+  Object.assign(out, {
+    [`${phase}_pg_cpu_ms`]: ms(cost.pg_us),
+    [`${phase}_nats_cpu_ms`]: ms(cost.nats_us),
+    [`${phase}_client_cpu_ms`]: ms(cost.client_us),
+    [`${phase}_batches`]: cost.batches,
+    [`${phase}_batch_mean`]: cost.batch_mean === null ? null : round1(cost.batch_mean),
+    [`${phase}_batch_ms`]: cost.batch_ms === null ? null : round(cost.batch_ms),
+    [`${phase}_pg_backends_gone`]: cost.pg_gone,
+  })
+  return out
+}
+
+async function waitForFile(file: string): Promise<string> {
+  for (let attempt = 0; attempt < 1200; attempt++) {
+    if (fs.existsSync(file)) return file
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`the service wrote no CPU profile ${file} within 120 s`)
 }
 
 /**
@@ -183,6 +370,10 @@ function round(value: number): number {
   return Math.round(value * 1000) / 1000
 }
 
+function round1(value: number): number {
+  return Math.round(value * 10) / 10
+}
+
 async function admin(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl })
   await client.connect()
@@ -202,17 +393,20 @@ function spawnEcho(url: string): ChildProcess {
   return spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 }
 
-async function waitForService(nc: NatsConnection): Promise<void> {
+/** Waits until `count` service instances answer `$SRV.PING` (and the echo responder answers). */
+async function waitForService(nc: NatsConnection, count: number): Promise<void> {
   for (let attempt = 0; attempt < 300; attempt++) {
     try {
-      await nc.request('$SRV.PING.partner-bank', '', { timeout: 500 })
+      let answered = 0
+      for await (const _reply of await nc.requestMany('$SRV.PING.partner-bank', '', { strategy: 'timer', maxWait: 300 })) answered++
       await nc.request('bench.echo', '{}', { timeout: 500 })
-      return
+      if (answered >= count) return
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100))
+      // not yet
     }
+    await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  throw new Error('the service did not come up within 30 s')
+  throw new Error(`service instance ${count} did not come up within 30 s`)
 }
 
 async function setUp(nc: NatsConnection, operator: OperatorClient) {
@@ -239,8 +433,8 @@ async function setUp(nc: NatsConnection, operator: OperatorClient) {
   return { client, accounts, hot, rootEntityId: partner.root_entity_id }
 }
 
-/** Keeps `in_flight` requests outstanding: a warm-up, then a measured phase. */
-async function drive(_nc: NatsConnection, request: () => Promise<unknown>): Promise<PhaseResult> {
+/** Keeps `in_flight` requests outstanding: a warm-up, then a measured phase (between the hooks). */
+async function drive(request: () => Promise<unknown>, hooks: PhaseHooks = {}): Promise<PhaseResult> {
   const run = async (ms: number, record: boolean) => {
     const latencies: number[] = []
     let errors = 0
@@ -264,32 +458,80 @@ async function drive(_nc: NatsConnection, request: () => Promise<unknown>): Prom
     return { ops_per_s: latencies.length / elapsed, p50_ms: pct(0.5), p99_ms: pct(0.99), completed: latencies.length, errors }
   }
   await run(warmup_ms, false)
-  return run(phase_ms, true)
+  await hooks.beforeMeasured?.()
+  const result = await run(phase_ms, true)
+  await hooks.afterMeasured?.()
+  return result
 }
 
 function printTable(r: Record<string, unknown>): void {
-  const rows = [
-    ['phase', 'ops/s', 'p50 ms', 'p99 ms', 'errors'],
-    ['echo (no-op request/reply)', r.echo_rps, r.echo_p50_ms, r.echo_p99_ms, 0],
-    [`transfers spread (${r.accounts} accounts)`, r.spread_tps, r.spread_p50_ms, r.spread_p99_ms, r.spread_errors],
-    ['transfers hot (one account)', r.hot_tps, r.hot_p50_ms, r.hot_p99_ms, r.hot_errors],
-  ].map((row) => row.map(String))
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
-  for (const row of rows) process.stdout.write(`${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}\n`)
+  const show = (value: unknown) => (value === undefined || value === null ? '-' : String(value))
+  const cpu = (phase: string) => [
+    show(r[`${phase}_service_cpu_us`] ?? r[`${phase}_responder_cpu_us`]),
+    show(r[`${phase}_pg_cpu_us`]),
+    show(r[`${phase}_nats_cpu_us`]),
+    show(r[`${phase}_client_cpu_us`]),
+    show(r[`${phase}_total_cpu_us`]),
+    show(r[`${phase}_batch_mean`]),
+    show(r[`${phase}_batch_ms`]),
+  ]
+  const header = ['phase', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'service', 'pg', 'nats', 'client', 'all', 'size', 'ms']
+  const rows: string[][] = []
+  if (r.echo_rps !== undefined) rows.push(['echo (no-op request/reply)*', show(r.echo_rps), show(r.echo_p50_ms), show(r.echo_p99_ms), '0', ...cpu('echo')])
+  if (r.spread_tps !== undefined) {
+    rows.push([`transfers spread (${r.accounts} accounts)`, show(r.spread_tps), show(r.spread_p50_ms), show(r.spread_p99_ms), show(r.spread_errors), ...cpu('spread')])
+  }
+  if (r.hot_tps !== undefined) rows.push(['transfers hot (one account)', show(r.hot_tps), show(r.hot_p50_ms), show(r.hot_p99_ms), show(r.hot_errors), ...cpu('hot')])
+  if (r.debit_run_100k_s !== undefined) {
+    const perS = Math.round(Number(r.debit_orders) / Number(r.debit_run_100k_s))
+    rows.push([`debit run (${r.debit_orders} orders)`, String(perS), '-', '-', '-', ...cpu('debit')])
+  }
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => row[i]!.length)))
+  const line = (row: string[]) => `${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}\n`
+  // A group heading over the CPU columns and the ledger-batch columns.
+  const left = widths.slice(0, 5).reduce((a, b) => a + b + 2, 0)
+  const cpuWidth = widths.slice(5, 10).reduce((a, b) => a + b + 2, 0)
+  process.stdout.write(`${' '.repeat(left)}${'CPU µs per operation'.padEnd(cpuWidth)}ledger batch\n`)
+  process.stdout.write(line(header))
+  for (const row of rows) process.stdout.write(line(row))
   process.stdout.write(
-    `\ntransfer/echo: spread ${r.spread_to_echo}, hot ${r.hot_to_echo}; hot/spread ${r.hot_to_spread}; ledger verified: ${r.ledger_verified}\n`,
+    `\nCPU µs per operation: each process's CPU time over the measured phase ÷ operations completed; service = ${r.instances} instance${r.instances === 1 ? '' : 's'}` +
+      `${Number(r.instances) > 1 ? ' summed' : ''}; pg = the bench database's backends + WAL writer, checkpointer, background writer` +
+      ` (the last three write for every database on the server); client = this process; all = the four.` +
+      ` ledger batch: mean payments per batch, mean ms to write one (service metrics).\n`,
   )
-  process.stdout.write(
-    `transaction list on a 1,000,000-row account (100-row page, one request at a time): newest ${r.million_rows_first_page_ms} ms, half-way down ${r.million_rows_deep_page_ms} ms\n`,
-  )
-  process.stdout.write(
-    `bulk payments (1000 payments): initiate ${r.bulk_initiate_ms} ms, verify → completed (RTC) ${r.bulk_complete_ms} ms; ` +
-      `webhooks ${r.webhooks_per_s}/s from a standing queue, ${r.webhooks_e2e_per_s}/s from verify (${r.webhook_events} events to a loopback receiver); ledger verified after: ${r.ledger_verified_after_bulk}\n`,
-  )
-  process.stdout.write(
-    `debit-order collection run (${r.debit_orders} due once-off orders, ops.debit.run until every order successful): ${r.debit_run_100k_s} s ` +
-      `(orders written straight into the tables in ${r.debit_run_seed_s} s beforehand); ledger verified after: ${r.ledger_verified_after_debit}\n`,
-  )
+  if (r.echo_rps !== undefined) process.stdout.write('* echo: the service column is the no-op responder process; no PostgreSQL, no ledger.\n')
+  const gone = ['spread', 'hot', 'bulk', 'debit'].filter((p) => Number(r[`${p}_pg_backends_gone`] ?? 0) > 0)
+  if (gone.length > 0) {
+    process.stdout.write(
+      `PostgreSQL processes that ended during a phase (their CPU in it is missing): ${gone.map((p) => `${p} ${r[`${p}_pg_backends_gone`]}`).join(', ')}\n`,
+    )
+  }
+  if (r.spread_tps !== undefined || r.hot_tps !== undefined) {
+    process.stdout.write(
+      `\ntransfer/echo: spread ${show(r.spread_to_echo)}, hot ${show(r.hot_to_echo)}; hot/spread ${show(r.hot_to_spread)}; ledger verified: ${r.ledger_verified}\n`,
+    )
+  }
+  if (r.million_rows_first_page_ms !== undefined) {
+    process.stdout.write(
+      `transaction list on a 1,000,000-row account (100-row page, one request at a time): newest ${r.million_rows_first_page_ms} ms, half-way down ${r.million_rows_deep_page_ms} ms\n`,
+    )
+  }
+  if (r.bulk_initiate_ms !== undefined) {
+    process.stdout.write(
+      `bulk payments (1000 payments): initiate ${r.bulk_initiate_ms} ms, verify → completed (RTC) ${r.bulk_complete_ms} ms; ` +
+        `webhooks ${r.webhooks_per_s}/s from a standing queue, ${r.webhooks_e2e_per_s}/s from verify (${r.webhook_events} events to a loopback receiver); ledger verified after: ${r.ledger_verified_after_bulk}\n` +
+        `  CPU over the whole bulk phase: service ${r.bulk_service_cpu_ms} ms, pg ${r.bulk_pg_cpu_ms} ms, nats ${r.bulk_nats_cpu_ms} ms, client ${r.bulk_client_cpu_ms} ms; ` +
+        `${r.bulk_batches} ledger batches, mean size ${show(r.bulk_batch_mean)}, mean ${show(r.bulk_batch_ms)} ms\n`,
+    )
+  }
+  if (r.debit_run_100k_s !== undefined) {
+    process.stdout.write(
+      `debit-order collection run (${r.debit_orders} due once-off orders, ops.debit.run until every order successful): ${r.debit_run_100k_s} s ` +
+        `(orders written straight into the tables in ${r.debit_run_seed_s} s beforehand; the table's row is orders/s and CPU per order); ` +
+        `ledger verified after: ${r.ledger_verified_after_debit}\n`,
+    )
+  }
 }
 
 main().catch((error: unknown) => {

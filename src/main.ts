@@ -14,6 +14,7 @@ import {
   type PrivateNatsServer,
 } from './transport/nats/nats-server.ts'
 import { natsConnectOptions } from './transport/nats/nats-connect.ts'
+import { toggleCpuProfileOnSigusr2 } from './profiling.ts'
 
 // Composition root: config → NATS (found or started) → bank → signals. Nothing else.
 const defaultNatsUrl = 'nats://127.0.0.1:4222'
@@ -21,6 +22,8 @@ const defaultNatsUrl = 'nats://127.0.0.1:4222'
 async function main(): Promise<void> {
   const config = loadConfig()
   const log = createLogger(config.logLevel)
+  // BANK_CPU_PROFILE_DIR set: SIGUSR2 starts, and the next stops, a CPU profile (npm run bench -- --profile).
+  toggleCpuProfileOnSigusr2(log)
   fs.mkdirSync(config.dataDir, { recursive: true })
   const natsUrlFile = path.join(config.dataDir, 'nats-url')
 
