@@ -33,10 +33,10 @@ const durationsFile = path.join(cacheDir, 'durations.json')
 
 // Files whose subject does not depend on the storage back end — the CLI's parsing, output
 // and exit codes, the documents, the contract's reachability, the calendar, the settings,
-// the group committer, the $SRV protocol, the decode step's fuzzing (what storage may
+// the group committer, the PGlite dialect, the $SRV protocol, the decode step's fuzzing (what storage may
 // refuse is tested on both back ends by test/hardening/unstorable-text) — run on one back
 // end only (the last, PostgreSQL when there is one). Run directly, they run anywhere.
-const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz)\.|^test\/ledger\/ledger-cli\./
+const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz)\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\./
 // Files that get a process of their own: the fuzz test, which listens for unhandled errors
 // of the whole process.
 const ownProcess = /^test\/transport\/fuzz\./
@@ -203,7 +203,9 @@ try {
   const compiledFiles = await bundleTests(files, [templates, ...(startsService ? [service] : [])], outdir)
   const runner = compiledFiles ? ['--enable-source-maps'] : ['--import', 'tsx']
   const compiled = (file) => compiledFiles?.get(file) ?? file
-  const env = { ...process.env }
+  // BANK_TEST_POOL: the files of a group process reuse its test stores, emptied between files
+  // (test/support/store-pool.ts); the pool's databases are named after this run.
+  const env = { ...process.env, BANK_TEST_POOL: '1', BANK_TEST_RUN_ID: String(process.pid) }
   // Compiled, each start of the bank spares the tsx loader's CPU-second (test/chaos/processes.ts).
   if (compiledFiles && startsService) env.BANK_TEST_SERVICE = compiled(service)
 
@@ -284,6 +286,8 @@ try {
       `  await import(url)`,
       `})`,
       ...group.files.map((f) => `file(${JSON.stringify(`${relative(f)} [${group.backend}]`)}, ${JSON.stringify(pathToFileURL(compiled(f)).href)})`),
+      `// The stores the files' banks reused (test/support/store-pool.ts) go with the process.`,
+      `after(() => globalThis[Symbol.for('bank.test.closeStorePool')]?.())`,
       `// Something a file left open (a connection, a timer, a child) would keep this process`,
       `// alive until the run's limit, ten minutes on; a while after the last file it ends,`,
       `// as a failure naming what was left open.`,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import type { PGlite } from '@electric-sql/pglite'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { sql } from 'kysely'
 import type { Clock } from './clock.ts'
@@ -38,6 +39,8 @@ export interface BankOptions {
    * instead of creating the cluster afresh; tests start each bank from one already migrated.
    */
   pgliteSeed?: Blob
+  /** An open PGlite for the bank to use and leave open when it stops (tests reuse one per file). */
+  pglite?: PGlite
   validateResponses?: boolean
 }
 
@@ -61,6 +64,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     databaseUrl: config.databaseUrl,
     pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
     pgliteSeed: options.pgliteSeed,
+    pglite: options.pglite,
     poolMax: config.dbPoolMax,
   })
   // In the sandbox the bank's time is the given clock moved forward by the shared offset.

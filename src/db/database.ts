@@ -22,6 +22,11 @@ export interface DatabaseOptions {
   pgliteDir: string
   /** A PGlite data directory dump to load into an empty store (see BankOptions.pgliteSeed). */
   pgliteSeed?: Blob | undefined
+  /**
+   * An open PGlite to use instead of opening one (migrated here if it needs it). It stays
+   * the caller's: closing the database leaves it open.
+   */
+  pglite?: PGlite | undefined
   poolMax: number
   /** How long a query waits for a connection while the database is unreachable. */
   connectTimeoutMs?: number
@@ -54,6 +59,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       throw new Error(connectionProblem(options.databaseUrl, error) ?? (error as Error).message)
     }
     return { db, storage: 'postgres', close: () => db.destroy() }
+  }
+  if (options.pglite) {
+    // Destroyed on close, so that nothing of this bank reaches the store afterwards; the
+    // PGlite itself stays open.
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: options.pglite, borrowed: true }) })
+    await migrate(db)
+    return { db, storage: 'pglite', close: () => db.destroy() }
   }
   if (!options.pgliteDir.startsWith('memory://')) fs.mkdirSync(options.pgliteDir, { recursive: true })
   const pglite = await PGlite.create(options.pgliteDir, options.pgliteSeed ? { loadDataDir: options.pgliteSeed } : {})

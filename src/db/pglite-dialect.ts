@@ -22,14 +22,15 @@ import {
 // transaction runs inside `pglite.transaction()`, as 0.29's does.
 
 export class PGliteDialect implements Dialect {
-  constructor(private readonly config: { pglite: PGlite }) {}
+  /** `borrowed`: the PGlite is the caller's; destroying the Kysely instance leaves it open. */
+  constructor(private readonly config: { pglite: PGlite; borrowed?: boolean }) {}
 
   createAdapter(): DialectAdapter {
     return new PGliteAdapter()
   }
 
   createDriver(): Driver {
-    return new PGliteDriver(this.config.pglite)
+    return new PGliteDriver(this.config.pglite, this.config.borrowed ?? false)
   }
 
   createIntrospector(db: Kysely<any>): DatabaseIntrospector {
@@ -51,7 +52,10 @@ class PGliteDriver implements Driver {
   private connection: PGliteConnection | undefined
   private readonly mutex = new ConnectionMutex()
 
-  constructor(private readonly pglite: PGlite) {}
+  constructor(
+    private readonly pglite: PGlite,
+    private readonly borrowed: boolean,
+  ) {}
 
   async init(): Promise<void> {
     if (this.pglite.closed) throw new Error('PGlite instance is already closed.')
@@ -81,7 +85,7 @@ class PGliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    if (!this.pglite.closed) await this.pglite.close()
+    if (!this.borrowed && !this.pglite.closed) await this.pglite.close()
   }
 }
 

@@ -17,6 +17,7 @@ import {
   type PrivateNatsServer,
 } from '../../src/transport/nats/nats-server.ts'
 import { businessEntity } from './fixtures.ts'
+import { leasePglite, leasePostgresDatabase, type Lease } from './store-pool.ts'
 import { adminUrl, clonePostgresTemplate, pgliteSeed } from './templates.ts'
 
 // The one shared harness: a real nats-server (private to this test file, so that no two
@@ -104,16 +105,19 @@ export interface TestBankOptions {
 /** Starts a test bank now; the caller stops it. Most files want useTestBank() instead. */
 export async function startTestBank(options: TestBankOptions = {}): Promise<TestBank> {
   const persistent = options.persistent ?? true
-  const [nats, database, seed] = await Promise.all([
+  // An in-memory PGlite, or a PostgreSQL database, comes from this process's pool of stores
+  // (store-pool.ts); an on-disk PGlite, which a restart must find again, starts from the seed.
+  const [nats, database, pglite, seed] = await Promise.all([
     testNats(),
-    storage === 'postgres' ? createPostgresDatabase() : undefined,
-    storage === 'pglite' ? pgliteSeed() : undefined,
+    storage === 'postgres' ? leaseDatabase() : undefined,
+    storage === 'pglite' && !persistent ? leasePglite() : undefined,
+    storage === 'pglite' && persistent ? pgliteSeed() : undefined,
   ])
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-data-'))
   const config = loadConfig({
     BANK_DATA_DIR: dataDir,
     LOG_LEVEL: process.env.BANK_TEST_LOG_LEVEL ?? 'silent',
-    ...(database ? { DATABASE_URL: database.url } : {}),
+    ...(database ? { DATABASE_URL: database.store.url } : {}),
     BANK_DB_POOL_MAX: '5',
     BANK_CLEARING_SCHEDULE: 'off',
     // Test banks are sandboxes on both back ends alike (the injected clock is the bank's
@@ -129,6 +133,7 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   const start = async () => {
     const started = await startBank({
       config, clock, log, natsUrl: nats.url, pgliteDir, pgliteSeed: pgliteSeedOnce, validateResponses: true,
+      ...(pglite ? { pglite: pglite.store } : {}),
       ...(options.wallClock ? { wallClock: options.wallClock } : {}),
     })
     pgliteSeedOnce = undefined
@@ -158,7 +163,8 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
       (stopped ??= (async () => {
         await nc.close()
         await bank.stop()
-        await database?.drop()
+        await database?.release()
+        await pglite?.release()
         fs.rmSync(dataDir, { recursive: true, force: true })
       })()),
   }
@@ -213,14 +219,20 @@ export function useTestBank(options: TestBankOptions = {}): TestBankHandle {
   }
 }
 
-async function createPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A PostgreSQL database for one test bank. In a group process of `npm test` (BANK_TEST_POOL=1,
+ * which also drops the pool at the end) it comes from the process's pool; a file run on its
+ * own gets a database cloned from the template and dropped when its bank stops.
+ */
+async function leaseDatabase(): Promise<Lease<{ name: string; url: string }>> {
+  if (process.env.BANK_TEST_POOL === '1') return leasePostgresDatabase()
   const name = `bank_test_${randomBytes(6).toString('hex')}`
   await clonePostgresTemplate(name)
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   return {
-    url: url.toString(),
-    async drop() {
+    store: { name, url: url.toString() },
+    async release() {
       const client = new pg.Client({ connectionString: adminUrl })
       await client.connect()
       await client.query(`drop database if exists ${name} with (force)`)

@@ -43,6 +43,11 @@ export const migrationHash: string = (() => {
 const pgliteDir = path.join(os.tmpdir(), 'bank-test-templates')
 const pgliteFile = path.join(pgliteDir, `pglite-${migrationHash}.tar`)
 export const postgresTemplate = `bank_tpl_${migrationHash}`
+/**
+ * Databases of the store pool (store-pool.ts) are named `<prefix><run id>_…`, the run id
+ * being the pid of the `npm test` that made them; a run drops those of runs no longer alive.
+ */
+export const pooledDatabasePrefix = 'bank_tpool_'
 
 let seed: Promise<Blob> | undefined
 
@@ -155,8 +160,24 @@ export async function prepareTemplates(storage: 'pglite' | 'postgres'): Promise<
     )
     // A template being cloned right now cannot be dropped; it goes on a later run.
     for (const { datname } of rows) await admin.query(`drop database if exists ${datname}`).catch(() => {})
+    // Pooled databases a killed run left behind: their run's process is gone.
+    const pooled = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'bank\\_tpool\\_%'`)
+    for (const { datname } of pooled.rows) {
+      const runId = Number(/^bank_tpool_(\d+)_/.exec(datname)?.[1])
+      if (!runId || alive(runId)) continue
+      await admin.query(`drop database if exists ${datname} with (force)`).catch(() => {})
+    }
   } finally {
     await admin.end()
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }
 

@@ -1,0 +1,190 @@
+import { randomBytes } from 'node:crypto'
+import { PGlite } from '@electric-sql/pglite'
+import pg from 'pg'
+import { adminUrl, clonePostgresTemplate, pgliteSeed, pooledDatabasePrefix } from './templates.ts'
+
+// Stores for test banks, reused by the files one group process runs one after another
+// (scripts/test.mjs). A fresh store costs a PGlite about half a CPU-second (loading the
+// template's dump into its in-memory file system) and PostgreSQL a database cloned from the
+// template and dropped again; emptying a used one costs a few milliseconds. So a store a
+// bank has finished with goes back to this process's pool, and the next bank gets it back
+// as the template left it: every table emptied and the rows the migrations seeded put back,
+// every sequence where the template had it, session and database settings reset. A store
+// that cannot be emptied (something still holds it) is thrown away and a fresh one made.
+//
+// What is reset is read from the store itself on its first use (its tables, the rows its
+// migrations seeded, its sequences), so a new migration needs nothing here.
+
+/** Runs one SQL statement (with parameters) on a store; the rows it returns. */
+type Run = (text: string, params?: unknown[]) => Promise<Record<string, unknown>[]>
+
+/** What the template holds, captured from a store before its first bank. */
+interface Snapshot {
+  /** Every table but the migrator's own, each with the rows the migrations left in it. */
+  tables: { name: string; rows: string | undefined }[]
+  sequences: { name: string; lastValue: string | null }[]
+}
+
+const quote = (name: string) => `"${name.replaceAll('"', '""')}"`
+
+async function snapshot(run: Run): Promise<Snapshot> {
+  const tables = await run(
+    `select tablename as name from pg_tables where schemaname = 'public' and tablename not like 'kysely\\_migration%' order by tablename`,
+  )
+  const seeded = []
+  for (const { name } of tables as { name: string }[]) {
+    const [{ rows }] = (await run(`select coalesce(json_agg(t), '[]')::text as rows from ${quote(name)} t`)) as [{ rows: string }]
+    seeded.push({ name, rows: rows === '[]' ? undefined : rows })
+  }
+  const sequences = (await run(
+    `select sequencename as name, last_value::text as "lastValue" from pg_sequences where schemaname = 'public'`,
+  )) as Snapshot['sequences']
+  return { tables: seeded, sequences }
+}
+
+/**
+ * Puts a store back as the snapshot found it, in one transaction. Foreign keys are not
+ * checked meanwhile (the whole database is being emptied; `session_replication_role` is a
+ * superuser setting, which the tests' user is), so tables are emptied in any order.
+ */
+async function reset(run: Run, snap: Snapshot): Promise<void> {
+  await run('begin')
+  try {
+    await run(`set local session_replication_role = replica`)
+    await run(`set local lock_timeout = '2s'`)
+    for (const table of snap.tables) {
+      await run(`delete from ${quote(table.name)}`)
+      if (table.rows) await run(`insert into ${quote(table.name)} select * from json_populate_recordset(null::${quote(table.name)}, $1::json)`, [table.rows])
+    }
+    for (const { name, lastValue } of snap.sequences) {
+      if (lastValue === null) await run(`alter sequence ${quote(name)} restart`)
+      else await run(`select setval($1, $2::bigint, true)`, [quote(name), lastValue])
+    }
+    await run('commit')
+  } catch (error) {
+    await run('rollback').catch(() => {})
+    throw error
+  }
+}
+
+interface Pooled<T> {
+  store: T
+  snap: Snapshot
+}
+
+/** A store lent to one bank until it is given back. */
+export interface Lease<T> {
+  store: T
+  /** Gives the store back for the next bank (after the bank using it has stopped). */
+  release(): Promise<void>
+}
+
+const idlePglite: Pooled<PGlite>[] = []
+
+/** An in-memory PGlite as the template left it: from this process's pool, or a new one. */
+export async function leasePglite(): Promise<Lease<PGlite>> {
+  let pooled: Pooled<PGlite> | undefined
+  while (!pooled && idlePglite.length > 0) {
+    const candidate = idlePglite.pop()!
+    const run: Run = async (text, params) => (await candidate.store.query<Record<string, unknown>>(text, params)).rows
+    try {
+      if (candidate.store.closed) throw new Error('closed')
+      // PGlite is one session: settings a test made in it (a time zone) go with the data.
+      await run('reset all')
+      await reset(run, candidate.snap)
+      pooled = candidate
+    } catch {
+      if (!candidate.store.closed) await candidate.store.close().catch(() => {})
+    }
+  }
+  if (!pooled) {
+    const store = await PGlite.create('memory://', { loadDataDir: await pgliteSeed() })
+    const run: Run = async (text, params) => (await store.query<Record<string, unknown>>(text, params)).rows
+    pooled = { store, snap: await snapshot(run) }
+  }
+  const lent = pooled
+  let released = false
+  return {
+    store: lent.store,
+    async release() {
+      if (released) return
+      released = true
+      if (!lent.store.closed) idlePglite.push(lent)
+    },
+  }
+}
+
+interface PooledDatabase {
+  name: string
+  url: string
+  /** The harness's own connection to the database, for resetting it. */
+  client: pg.Client
+}
+
+const idleDatabases: Pooled<PooledDatabase>[] = []
+const allDatabases = new Set<PooledDatabase>()
+let counter = 0
+
+/** A PostgreSQL database as the template left it: from this process's pool, or cloned anew. */
+export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url: string }>> {
+  let pooled: Pooled<PooledDatabase> | undefined
+  while (!pooled && idleDatabases.length > 0) {
+    const candidate = idleDatabases.pop()!
+    const run: Run = async (text, params) => (await candidate.store.client.query(text, params)).rows
+    try {
+      // A setting a test gave the database itself (a time zone) would reach the next file.
+      await run(`alter database ${quote(candidate.store.name)} reset all`)
+      await reset(run, candidate.snap)
+      pooled = candidate
+    } catch {
+      await dropDatabase(candidate.store).catch(() => {})
+    }
+  }
+  if (!pooled) {
+    // Named after the test run (scripts/test.mjs) or this process, so that a later run can
+    // drop what a run that was killed left behind (see templates.ts).
+    const name = `${pooledDatabasePrefix}${process.env.BANK_TEST_RUN_ID ?? process.pid}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`
+    await clonePostgresTemplate(name)
+    const url = new URL(adminUrl)
+    url.pathname = `/${name}`
+    const client = new pg.Client({ connectionString: url.toString() })
+    client.on('error', () => {})
+    await client.connect()
+    const store = { name, url: url.toString(), client }
+    allDatabases.add(store)
+    const run: Run = async (text, params) => (await client.query(text, params)).rows
+    pooled = { store, snap: await snapshot(run) }
+  }
+  const lent = pooled
+  let released = false
+  return {
+    store: { name: lent.store.name, url: lent.store.url },
+    async release() {
+      if (released) return
+      released = true
+      idleDatabases.push(lent)
+    },
+  }
+}
+
+async function dropDatabase(database: PooledDatabase): Promise<void> {
+  allDatabases.delete(database)
+  await database.client.end().catch(() => {})
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  try {
+    await admin.query(`drop database if exists ${quote(database.name)} with (force)`)
+  } finally {
+    await admin.end()
+  }
+}
+
+/** Drops this process's databases and closes its PGlites; the group process calls it at its end. */
+export async function closeStorePool(): Promise<void> {
+  idleDatabases.length = 0
+  await Promise.all([...allDatabases].map((database) => dropDatabase(database).catch(() => {})))
+  await Promise.all(idlePglite.splice(0).map(({ store }) => store.close().catch(() => {})))
+}
+
+// The group process of `npm test` calls it after its last file (scripts/test.mjs).
+;(globalThis as Record<symbol, unknown>)[Symbol.for('bank.test.closeStorePool')] = closeStorePool
