@@ -26,6 +26,16 @@ export function unnestRows<Row extends object>(
   return sql`unnest(${sql.join(arrays)}) as ${sql.raw(alias)}(${sql.join(columns.map(([name]) => sql.ref(name)))})`
 }
 
+/** The statement `INSERT INTO table (columns) SELECT * FROM unnest(...)`, to run or to put in a WITH. */
+export function insertUnnestStatement<Row extends object>(
+  table: keyof Database & string,
+  rows: Row[],
+  columns: Array<[keyof Row & string, PgType]>,
+): RawBuilder<unknown> {
+  return sql`insert into ${sql.table(table)} (${sql.join(columns.map(([name]) => sql.ref(name)))})
+    select * from ${unnestRows(rows, columns)}`
+}
+
 /** INSERT INTO table (columns) SELECT * FROM unnest(...). */
 export async function insertUnnest<Row extends object>(
   executor: Kysely<Database>,
@@ -34,6 +44,5 @@ export async function insertUnnest<Row extends object>(
   columns: Array<[keyof Row & string, PgType]>,
 ): Promise<void> {
   if (rows.length === 0) return
-  await sql`insert into ${sql.table(table)} (${sql.join(columns.map(([name]) => sql.ref(name)))})
-    select * from ${unnestRows(rows, columns)}`.execute(executor)
+  await insertUnnestStatement(table, rows, columns).execute(executor)
 }
