@@ -77,6 +77,8 @@ export interface EndpointDependencies {
 export const sandbox_subject_prefix = 'ops.sandbox.'
 
 const encoder = new TextEncoder()
+/** Refuses bytes that are not UTF-8 (one decoder for every request: decode() keeps no state between calls). */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg: Msg) => Promise<Reply> {
@@ -89,7 +91,10 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
   const sandboxOnly = !deps.sandbox && operation.subject.startsWith(sandbox_subject_prefix)
   return async (msg) => {
     const requestId = randomUUID()
-    const log = deps.log.child({ request_id: requestId, endpoint: operation.name })
+    // The request's logger is made when something is logged: most requests log nothing
+    // below `info`, and a pino child per request is garbage the busy path need not make.
+    let requestLog: Logger | undefined
+    const log = () => (requestLog ??= deps.log.child({ request_id: requestId, endpoint: operation.name }))
     const started = performance.now()
     let reply: Reply
     try {
@@ -98,14 +103,14 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
       await authorize(caller, operation, scope, subjectId, deps)
       if (sandboxOnly) throw new Forbidden('ops.sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
       const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
-      const result = await target.handler(request, { caller, requestId, log, subjectId })
+      const result = await target.handler(request, { caller, requestId, get log() { return log() }, subjectId })
       reply = toReply(result, deps.validateResponses)
     } catch (error) {
       reply = errorReply(error, requestId, log)
     }
     const ms = performance.now() - started
     const code = reply.error?.code ?? 200
-    log.info({ code, ms: Math.round(ms * 10) / 10 }, 'request')
+    if (deps.log.isLevelEnabled('info')) log().info({ code, ms: Math.round(ms * 10) / 10 }, 'request')
     deps.metrics?.request(operation.name, code, ms / 1000)
     return reply
   }
@@ -178,7 +183,7 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   let body: unknown = {}
   if (data.length > 0) {
     try {
-      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data))
+      body = JSON.parse(strictUtf8.decode(data))
     } catch {
       throw new InvalidJson()
     }
@@ -233,10 +238,10 @@ function valueAt(body: unknown, path: PropertyKey[]): unknown {
   return value
 }
 
-function errorReply(error: unknown, requestId: string, log: Logger): Reply {
+function errorReply(error: unknown, requestId: string, logger: () => Logger): Reply {
   if (isDatabaseUnavailable(error)) {
     // An outage, not a mistake: the caller may try again; the service recovers by itself.
-    log.warn({ err: error }, 'database unavailable')
+    logger().warn({ err: error }, 'database unavailable')
     error = new Unavailable('the bank cannot reach its database; try again shortly')
   }
   if (error instanceof BankError) {
@@ -246,7 +251,7 @@ function errorReply(error: unknown, requestId: string, log: Logger): Reply {
     }
   }
   // A programmer's mistake or an outage: the caller gets a correlation id, never internals.
-  log.error({ err: error }, 'request failed')
+  logger().error({ err: error }, 'request failed')
   const body = internalErrorBody(requestId)
   return { body: encoder.encode(JSON.stringify(body)), error: { code: 500, message: body.error.message } }
 }
