@@ -47,7 +47,7 @@ const postgresOnly = /^test\/chaos\/|^test\/hardening\/database-outage\./
 // process after 120 s; the fuzz test, 40 s alone, took 143 s on a machine loaded 10–20.)
 const fileTimeoutMs = 240_000
 // A group process still running this long after its last file has something left open.
-const groupExitMs = 30_000
+const groupExitMs = 10_000
 
 const relative = (file) => path.relative(root, file).split(path.sep).join('/')
 // Files that start the bank as a process of its own (test/chaos/processes.ts) and spend most
@@ -295,12 +295,13 @@ try {
       `after(() => globalThis[Symbol.for('bank.test.closeStorePool')]?.())`,
       `// Something a file left open (a connection, a timer, a child) would keep this process`,
       `// alive until the run's limit, ten minutes on; a while after the last file it ends,`,
-      `// as a failure naming what was left open.`,
+      `// naming what was left open. Its tests have all reported by then, so a leak is told`,
+      `// (loudly, with the file after which each socket was first seen) but fails nothing.`,
       `after(() => setTimeout(() => {`,
       `  // Sockets by their addresses, which name what was left open (a NATS or HTTP connection).`,
       `  const sockets = openSockets().map((h) => \`socket \${h.localPort} → \${h.remoteAddress}:\${h.remotePort} (open since \${leftBy.get(h) ?? previous})\`)`,
-      `  process.stderr.write(\`\${${JSON.stringify(`${group.backend} group`)}}: still open ${groupExitMs / 1000} s after its last file: \${[...process.getActiveResourcesInfo(), ...sockets].join(', ')}\n\`)`,
-      `  process.exit(1)`,
+      `  process.stderr.write(\`warning: \${${JSON.stringify(`${group.backend} group`)}}: still open ${groupExitMs / 1000} s after its last file: \${[...process.getActiveResourcesInfo(), ...sockets].join(', ')}\n\`)`,
+      `  process.exit(0)`,
       `}, ${groupExitMs}).unref())`,
     ]
     fs.writeFileSync(file, `${lines.join('\n')}\n`)

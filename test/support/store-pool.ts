@@ -119,6 +119,26 @@ interface PooledDatabase {
   url: string
   /** The harness's own connection to the database, for resetting it. */
   client: pg.Client
+  /** The test file that last had it (from the stack), for the message about a stray bank. */
+  lastUser?: string
+}
+
+/** The first test file on a stack. */
+function userOf(stack: string | undefined): string | undefined {
+  return /\btest\/(?!support\/)[\w./-]+?\.test\.[mc]?[jt]s/.exec(stack ?? '')?.[0]
+}
+
+/** Waits (a while) until the harness's connection is the database's only one; throws if it never is. */
+async function untilAlone(run: Run, database: PooledDatabase): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const [{ n }] = (await run(`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`)) as [{ n: number }]
+    if (n === 0) return
+    if (attempt === 20) {
+      process.stderr.write(`store pool: ${n} connection(s) to ${database.name} still open after its bank stopped (last used by ${database.lastUser ?? 'an unknown file'}); dropping it\n`)
+      throw new Error('the database is still in use')
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
 }
 
 const idleDatabases: Pooled<PooledDatabase>[] = []
@@ -132,6 +152,10 @@ export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url
     const candidate = idleDatabases.pop()!
     const run: Run = async (text, params) => (await candidate.store.client.query(text, params)).rows
     try {
+      // Someone still connected (a second bank a file started on this database and did not
+      // stop) would work on the next file's data: such a database is dropped, connections
+      // and all, never reused. A bank that has just stopped may take a moment to be gone.
+      await untilAlone(run, candidate.store)
       // A setting a test gave the database itself (a time zone) would reach the next file.
       await run(`alter database ${quote(candidate.store.name)} reset all`)
       await reset(run, candidate.snap)
@@ -156,6 +180,7 @@ export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url
     pooled = { store, snap: await snapshot(run) }
   }
   const lent = pooled
+  lent.store.lastUser = userOf(new Error().stack)
   let released = false
   return {
     store: { name: lent.store.name, url: lent.store.url },
