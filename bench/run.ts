@@ -56,6 +56,8 @@ const in_flight = Number(process.env.BENCH_IN_FLIGHT ?? 128)
 const phase_ms = Number(process.env.BENCH_PHASE_MS ?? 10_000)
 const warmup_ms = Number(process.env.BENCH_WARMUP_MS ?? 2_000)
 const accounts_count = Number(process.env.BENCH_ACCOUNTS ?? 1000)
+/** The bank's keys, one set for every instance of the run (base64 of 32 bytes each). */
+const sharedKeys = { secrets: randomBytes(32).toString('base64'), otp: randomBytes(32).toString('base64') }
 const allPhases = ['echo', 'spread', 'hot', 'bulk', 'debit', 'paging'] as const
 const phases = new Set((process.env.BENCH_PHASES ?? allPhases.join(',')).split(',').map((p) => p.trim()))
 for (const p of phases) if (!(allPhases as readonly string[]).includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (known: ${allPhases.join(', ')})`)
@@ -116,6 +118,11 @@ async function main(): Promise<void> {
           NATS_URL: nats.url,
           DATABASE_URL: dbUrl.toString(),
           BANK_DATA_DIR: path.join(work, i === 1 ? 'data' : `data-${i}`),
+          // Instances of one bank share its keys, as in production (docs/operations.md): without
+          // them each data directory would make its own, and a PIN one instance issued would
+          // not verify on the other.
+          BANK_SECRETS_KEY: process.env.BANK_SECRETS_KEY ?? sharedKeys.secrets,
+          BANK_OTP_KEY: process.env.BANK_OTP_KEY ?? sharedKeys.otp,
           LOG_LEVEL: 'warn',
           BANK_CLEARING_SCHEDULE: 'off',
           // Sandbox mode lets the bulk phases read OTPs and post webhooks to a loopback receiver.
