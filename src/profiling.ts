@@ -11,8 +11,9 @@ import type { Logger } from './logger.ts'
 // written under a temporary name and renamed, so whoever waits for it never reads half.
 // SIGUSR2 because Node keeps SIGUSR1 for its inspector.
 
-export function toggleCpuProfileOnSigusr2(log: Logger, dir = process.env.BANK_CPU_PROFILE_DIR): void {
-  if (!dir) return
+/** Returns a function that stops listening (undefined when off). */
+export function toggleCpuProfileOnSigusr2(log: Logger, dir = process.env.BANK_CPU_PROFILE_DIR): (() => void) | undefined {
+  if (!dir) return undefined
   let session: Session | undefined
   let written = 0
   // One toggle at a time: a second signal while a profile is being written waits its turn.
@@ -35,7 +36,9 @@ export function toggleCpuProfileOnSigusr2(log: Logger, dir = process.env.BANK_CP
     fs.renameSync(`${file}.tmp`, file)
     log.info({ file }, 'CPU profile written')
   }
-  process.on('SIGUSR2', () => {
+  const onSignal = () => {
     busy = busy.then(toggle).catch((error: unknown) => log.error({ err: error }, 'CPU profile failed'))
-  })
+  }
+  process.on('SIGUSR2', onSignal)
+  return () => process.removeListener('SIGUSR2', onSignal)
 }
