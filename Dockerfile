@@ -11,4 +11,5 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 ENV BANK_DATA_DIR=/data
 # Signals go straight to node (no npm or shell in between), so SIGTERM stops the bank cleanly.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# A 64 MB young generation spends less of a busy bank's time collecting garbage (docs/performance.md).
+CMD ["node", "--max-semi-space-size=64", "--import", "tsx", "src/main.ts"]

@@ -32,7 +32,7 @@
 //
 // Settings (environment): BENCH_PHASE_MS (10000), BENCH_WARMUP_MS (2000), BENCH_IN_FLIGHT
 // (128), BENCH_ACCOUNTS (1000), BENCH_DATABASE_URL (admin connection; a database is created
-// and dropped), BENCH_SERVICE_NODE_ARGS, BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
+// and dropped), BENCH_SERVICE_NODE_ARGS (node flags of the service; default --max-semi-space-size=64), BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
 // BENCH_DEBIT_ORDERS, and BENCH_PHASES: a comma-separated subset of
 // echo,spread,hot,bulk,debit,paging to run (default all; for short runs while developing).
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -104,7 +104,8 @@ async function main(): Promise<void> {
   try {
     const echo = spawnEcho(nats.url)
     children.push(echo)
-    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean)
+    // As `npm start`, the Dockerfile and the systemd unit run it (docs/performance.md: the young generation).
+    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean)
     const services: ChildProcess[] = []
     const metricsPorts: number[] = []
     const nc = await connect({ servers: nats.url })

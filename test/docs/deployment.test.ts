@@ -44,9 +44,9 @@ test('deployment - the Dockerfile and the systemd unit start node on src/main.ts
   assert.ok(fs.existsSync(path.join(root, 'src/main.ts')))
   const dockerfile = read('Dockerfile')
   assert.match(dockerfile, /^FROM node:20/m)
-  assert.match(dockerfile, /^CMD \["node", "--import", "tsx", "src\/main.ts"\]$/m)
+  assert.match(dockerfile, /^CMD \["node", "--max-semi-space-size=64", "--import", "tsx", "src\/main.ts"\]$/m)
   const unit = read('deploy/partner-bank.service')
-  assert.match(unit, /^ExecStart=\/usr\/bin\/node --import tsx src\/main\.ts$/m)
+  assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=64 --import tsx src\/main\.ts$/m)
   assert.match(unit, /^KillSignal=SIGTERM$/m)
   for (const [, key] of unit.matchAll(/^Environment=([A-Z_]+)=/gm)) {
     assert.ok(key === 'NODE_ENV' || known.has(key!), `the unit sets ${key}, which the bank does not read`)
