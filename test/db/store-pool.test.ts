@@ -55,14 +55,42 @@ test('store pool - a reused PostgreSQL database comes back as the template left 
   const clientA = await connect(a.store.url)
   const first = await leaveMarks(async (text) => (await clientA.query(text)).rows)
   await clientA.query(`alter database "${a.store.name}" set timezone to 'Africa/Johannesburg'`)
+  const oidA = (await clientA.query(`select oid::text from pg_database where datname = current_database()`)).rows[0].oid
   await clientA.end()
   await a.release()
   const b = await leasePostgresDatabase()
   const clientB = await connect(b.store.url)
   try {
-    assert.equal(b.store.name, a.store.name, 'the second lease got the database the first gave back')
+    const oidB = (await clientB.query(`select oid::text from pg_database where datname = current_database()`)).rows[0].oid
+    assert.equal(oidB, oidA, 'the second lease got the database the first gave back')
     await assertAsTemplate(async (text) => (await clientB.query(text)).rows, first)
+    // Under a new name: a bank of the first file that was left running cannot reach it.
+    assert.notEqual(b.store.url, a.store.url)
+    await assert.rejects(connect(a.store.url), (error: { code?: string }) => error.code === '3D000')
   } finally {
+    await clientB.end()
+    await b.release()
+  }
+})
+
+test('store pool - a PostgreSQL database someone is still connected to when its bank stops is not lent again', async (t) => {
+  if (storage !== 'postgres') return t.diagnostic('PostgreSQL pass only')
+  const a = await leasePostgresDatabase()
+  const stray = new pg.Client({ connectionString: a.store.url })
+  stray.on('error', () => {})
+  await stray.connect()
+  const oidOf = async (client: pg.Client) => (await client.query(`select oid::text from pg_database where datname = current_database()`)).rows[0].oid
+  const oidA = await oidOf(stray)
+  await a.release()
+  const b = await leasePostgresDatabase()
+  const clientB = new pg.Client({ connectionString: b.store.url })
+  await clientB.connect()
+  try {
+    assert.notEqual(await oidOf(clientB), oidA, 'a fresh database, not the one still in use')
+    await assert.rejects(stray.query('select 1'), 'the stray connection was cut off with its database')
+  } finally {
+    // A client the server has cut off has ended already (ending it again would wait for ever).
+    stray.connection.stream.destroy()
     await clientB.end()
     await b.release()
   }

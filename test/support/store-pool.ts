@@ -119,6 +119,7 @@ interface PooledDatabase {
   url: string
   /** The harness's own connection to the database, for resetting it. */
   client: pg.Client
+  clientOpen: boolean
   /** The test file that last had it (from the stack), for the message about a stray bank. */
   lastUser?: string
 }
@@ -128,22 +129,64 @@ function userOf(stack: string | undefined): string | undefined {
   return /\btest\/(?!support\/)[\w./-]+?\.test\.[mc]?[jt]s/.exec(stack ?? '')?.[0]
 }
 
-/** Waits (a while) until the harness's connection is the database's only one; throws if it never is. */
-async function untilAlone(run: Run, database: PooledDatabase): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    const [{ n }] = (await run(`select count(*)::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`)) as [{ n: number }]
-    if (n === 0) return
-    if (attempt === 20) {
-      process.stderr.write(`store pool: ${n} connection(s) to ${database.name} still open after its bank stopped (last used by ${database.lastUser ?? 'an unknown file'}); dropping it\n`)
-      throw new Error('the database is still in use')
+/**
+ * Gives a database back under a new name, so that nothing still holding the old URL (a bank
+ * a file started on it and left running, whose pool reconnects when its job runner next
+ * polls) can reach the next file's data: such a bank finds no database, as it did when each
+ * file's database was dropped. PostgreSQL renames a database only when no one is connected
+ * to it; a bank that has just stopped may take a moment to be gone, and one that is still
+ * connected makes this throw (the database is then dropped, connections and all).
+ */
+let counter = 0
+
+async function renameAway(database: PooledDatabase): Promise<void> {
+  await closeClient(database)
+  const name = newDatabaseName()
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  try {
+    // Asked first, because a rename that finds someone connected waits 5 s before it fails.
+    for (let attempt = 0; ; attempt++) {
+      const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1`, [database.name])
+      if (rows[0]!.n === 0) break
+      if (attempt === 20) {
+        process.stderr.write(`store pool: ${database.name} still has connections after its bank stopped (last used by ${database.lastUser ?? 'an unknown file'}); dropping it\n`)
+        throw new Error('the database is still in use')
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25))
     }
-    await new Promise((resolve) => setTimeout(resolve, 25))
+    await admin.query(`alter database ${quote(database.name)} rename to ${quote(name)}`)
+  } finally {
+    await admin.end()
   }
+  database.name = name
+  database.url = urlOf(name)
+  database.client = new pg.Client({ connectionString: database.url })
+  database.client.on('error', () => {})
+  await database.client.connect()
+  database.clientOpen = true
+}
+
+/** Ends the harness's connection once (ending a pg client twice waits for an end that never comes). */
+async function closeClient(database: PooledDatabase): Promise<void> {
+  if (!database.clientOpen) return
+  database.clientOpen = false
+  await database.client.end().catch(() => {})
+}
+
+/** Named after the test run (scripts/test.mjs) or this process, so that a later run can drop what a killed run left (templates.ts). */
+function newDatabaseName(): string {
+  return `${pooledDatabasePrefix}${process.env.BANK_TEST_RUN_ID ?? process.pid}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`
+}
+
+function urlOf(name: string): string {
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.toString()
 }
 
 const idleDatabases: Pooled<PooledDatabase>[] = []
 const allDatabases = new Set<PooledDatabase>()
-let counter = 0
 
 /** A PostgreSQL database as the template left it: from this process's pool, or cloned anew. */
 export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url: string }>> {
@@ -152,10 +195,7 @@ export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url
     const candidate = idleDatabases.pop()!
     const run: Run = async (text, params) => (await candidate.store.client.query(text, params)).rows
     try {
-      // Someone still connected (a second bank a file started on this database and did not
-      // stop) would work on the next file's data: such a database is dropped, connections
-      // and all, never reused. A bank that has just stopped may take a moment to be gone.
-      await untilAlone(run, candidate.store)
+      await renameAway(candidate.store)
       // A setting a test gave the database itself (a time zone) would reach the next file.
       await run(`alter database ${quote(candidate.store.name)} reset all`)
       await reset(run, candidate.snap)
@@ -165,16 +205,12 @@ export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url
     }
   }
   if (!pooled) {
-    // Named after the test run (scripts/test.mjs) or this process, so that a later run can
-    // drop what a run that was killed left behind (see templates.ts).
-    const name = `${pooledDatabasePrefix}${process.env.BANK_TEST_RUN_ID ?? process.pid}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`
+    const name = newDatabaseName()
     await clonePostgresTemplate(name)
-    const url = new URL(adminUrl)
-    url.pathname = `/${name}`
-    const client = new pg.Client({ connectionString: url.toString() })
+    const client = new pg.Client({ connectionString: urlOf(name) })
     client.on('error', () => {})
     await client.connect()
-    const store = { name, url: url.toString(), client }
+    const store: PooledDatabase = { name, url: urlOf(name), client, clientOpen: true }
     allDatabases.add(store)
     const run: Run = async (text, params) => (await client.query(text, params)).rows
     pooled = { store, snap: await snapshot(run) }
@@ -194,7 +230,7 @@ export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url
 
 async function dropDatabase(database: PooledDatabase): Promise<void> {
   allDatabases.delete(database)
-  await database.client.end().catch(() => {})
+  await closeClient(database)
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   try {
