@@ -4,7 +4,7 @@ import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { iso } from '../support/assertions.ts'
 import { businessEntity, numberedPersonalEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
 import { useTestBank } from '../support/harness.ts'
-import { deliverDue, onboardWithSecret, startReceiver, type Receiver, type WebhookPartner } from '../webhooks/helpers.ts'
+import { deliverDue, partnerWithReceiver,  type Receiver, type WebhookPartner } from '../webhooks/helpers.ts'
 import { destroyBucketsAfter, epoch, kycNames, pdf, putObjects } from './helpers.ts'
 
 // The kyc.* and kyb.* events reach the partner as webhooks: POSTed to its endpoint, signed
@@ -19,9 +19,7 @@ let receiver: Receiver
 before(async () => {
   await tb.ready
   await tb.bank.services.jobRunner.stop()
-  partner = await onboardWithSecret(tb)
-  receiver = await startReceiver([partner.secret])
-  await partner.client.webhooks.setEndpoint({ url: receiver.url })
+  ;({ partner, receiver } = await partnerWithReceiver(tb, { endpoint: true }))
 })
 
 after(async () => {

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before } from 'node:test'
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
-import pg from 'pg'
 import { startBank, type Bank } from '../../src/app.ts'
 import { BankClient, OperatorClient } from '../../src/client/index.ts'
 import { ManualClock } from '../../src/clock.ts'
@@ -17,8 +15,8 @@ import {
   type PrivateNatsServer,
 } from '../../src/transport/nats/nats-server.ts'
 import { businessEntity } from './fixtures.ts'
-import { leasePglite, leasePostgresDatabase, type Lease } from './store-pool.ts'
-import { adminUrl, clonePostgresTemplate, pgliteSeed } from './templates.ts'
+import { leasePglite, leasePostgresDatabase } from './store-pool.ts'
+import { pgliteSeed } from './templates.ts'
 
 // The one shared harness: a real nats-server (private to this test file, so that no two
 // suites share a queue group), the real service in-process, and real storage — PGlite, or
@@ -109,7 +107,7 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   // (store-pool.ts); an on-disk PGlite, which a restart must find again, starts from the seed.
   const [nats, database, pglite, seed] = await Promise.all([
     testNats(),
-    storage === 'postgres' ? leaseDatabase() : undefined,
+    storage === 'postgres' ? leasePostgresDatabase() : undefined,
     storage === 'pglite' && !persistent ? leasePglite() : undefined,
     storage === 'pglite' && persistent ? pgliteSeed() : undefined,
   ])
@@ -216,28 +214,6 @@ export function useTestBank(options: TestBankOptions = {}): TestBankHandle {
     get operatorToken() { return started().operatorToken },
     restart: () => started().restart(),
     stop: () => started().stop(),
-  }
-}
-
-/**
- * A PostgreSQL database for one test bank. In a group process of `npm test` (BANK_TEST_POOL=1,
- * which also drops the pool at the end) it comes from the process's pool; a file run on its
- * own gets a database cloned from the template and dropped when its bank stops.
- */
-async function leaseDatabase(): Promise<Lease<{ name: string; url: string }>> {
-  if (process.env.BANK_TEST_POOL === '1') return leasePostgresDatabase()
-  const name = `bank_test_${randomBytes(6).toString('hex')}`
-  await clonePostgresTemplate(name)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return {
-    store: { name, url: url.toString() },
-    async release() {
-      const client = new pg.Client({ connectionString: adminUrl })
-      await client.connect()
-      await client.query(`drop database if exists ${name} with (force)`)
-      await client.end()
-    },
   }
 }
 

@@ -188,7 +188,11 @@ function urlOf(name: string): string {
 const idleDatabases: Pooled<PooledDatabase>[] = []
 const allDatabases = new Set<PooledDatabase>()
 
-/** A PostgreSQL database as the template left it: from this process's pool, or cloned anew. */
+/**
+ * A PostgreSQL database as the template left it: from this process's pool, or cloned anew.
+ * Pooled only in a group process of `npm test` (BANK_TEST_POOL=1), which drops the pool at its
+ * end (closeStorePool); a file run on its own drops its database when its bank gives it back.
+ */
 export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url: string }>> {
   let pooled: Pooled<PooledDatabase> | undefined
   while (!pooled && idleDatabases.length > 0) {
@@ -223,7 +227,8 @@ export async function leasePostgresDatabase(): Promise<Lease<{ name: string; url
     async release() {
       if (released) return
       released = true
-      idleDatabases.push(lent)
+      if (process.env.BANK_TEST_POOL === '1') idleDatabases.push(lent)
+      else await dropDatabase(lent.store)
     },
   }
 }

@@ -79,6 +79,17 @@ export interface WebhookPartner extends TestPartner {
   secret: string
 }
 
+/**
+ * A partner with its signing secret and a receiver that checks that secret; with
+ * `endpoint: true` the receiver is the partner's webhook endpoint. The caller closes the receiver.
+ */
+export async function partnerWithReceiver(tb: TestBank, options: { endpoint: boolean }): Promise<{ partner: WebhookPartner; receiver: Receiver }> {
+  const partner = await onboardWithSecret(tb)
+  const receiver = await startReceiver([partner.secret])
+  if (options.endpoint) await partner.client.webhooks.setEndpoint({ url: receiver.url })
+  return { partner, receiver }
+}
+
 /** Onboards a partner and keeps the webhook secret its creation answered. */
 export async function onboardWithSecret(tb: TestBank): Promise<WebhookPartner> {
   const root = businessEntity()

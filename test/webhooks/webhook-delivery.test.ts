@@ -8,7 +8,7 @@ import {
   appendCommitted,
   deliverDue,
   deliveryOf,
-  onboardWithSecret,
+  onboardWithSecret, partnerWithReceiver,
   partnerEvent,
   resourceId,
   startReceiver,
@@ -24,9 +24,7 @@ let receiver: Receiver
 before(async () => {
   await tb.ready
   await tb.bank.services.jobRunner.stop()
-  partner = await onboardWithSecret(tb)
-  receiver = await startReceiver([partner.secret])
-  await partner.client.webhooks.setEndpoint({ url: receiver.url })
+  ;({ partner, receiver } = await partnerWithReceiver(tb, { endpoint: true }))
 })
 
 after(async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { useTestBank } from '../support/harness.ts'
-import { appendCommitted, deliverDue, onboardWithSecret, partnerEvent, resourceId, startReceiver, type Receiver, type WebhookPartner } from './helpers.ts'
+import { appendCommitted, deliverDue, partnerWithReceiver, partnerEvent, resourceId,  type Receiver, type WebhookPartner } from './helpers.ts'
 
 // The bank key that seals signing secrets is kept in the data directory when no
 // BANK_SECRETS_KEY is set: a restart must find it and go on signing with the same secrets.
@@ -13,9 +13,7 @@ let receiver: Receiver
 
 before(async () => {
   await tb.ready
-  partner = await onboardWithSecret(tb)
-  receiver = await startReceiver([partner.secret])
-  await partner.client.webhooks.setEndpoint({ url: receiver.url })
+  ;({ partner, receiver } = await partnerWithReceiver(tb, { endpoint: true }))
 })
 
 after(async () => {

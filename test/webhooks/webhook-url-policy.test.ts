@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { expectRefusal } from '../support/assertions.ts'
 import { useTestBank } from '../support/harness.ts'
-import { appendCommitted, deliverDue, deliveryOf, onboardWithSecret, partnerEvent, resourceId, startReceiver, type Receiver, type WebhookPartner } from './helpers.ts'
+import { appendCommitted, deliverDue, deliveryOf, partnerWithReceiver, partnerEvent, resourceId,  type Receiver, type WebhookPartner } from './helpers.ts'
 
 // Production mode: only https:// to public addresses, checked when an endpoint is set and
 // again when a webhook is sent.
@@ -13,8 +13,7 @@ let receiver: Receiver
 before(async () => {
   await tb.ready
   await tb.bank.services.jobRunner.stop()
-  partner = await onboardWithSecret(tb)
-  receiver = await startReceiver([partner.secret])
+  ;({ partner, receiver } = await partnerWithReceiver(tb, { endpoint: false }))
 })
 
 after(async () => {
