@@ -108,7 +108,8 @@ async function main(): Promise<void> {
     const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean)
     const services: ChildProcess[] = []
     const metricsPorts: number[] = []
-    const nc = await connect({ servers: nats.url })
+    // As the SDK opens its own connection (src/client/transport.ts): no Error objects made per request.
+    const nc = await connect({ servers: nats.url, noAsyncTraces: true })
     // One at a time: the first creates the schema and the operator token; the others join its queue group.
     for (let i = 1; i <= instances; i++) {
       const metricsPort = await freePort()

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
 import { insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
+import { prepared } from '../db/prepared.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from '../db/schema.ts'
 import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
-import { chainHash } from './tx-chain.ts'
+import { chainHash, type ChainFields } from './tx-chain.ts'
 
 // The only code that moves money. A LedgerBatch is one unit of work inside one database
 // transaction: it locks the accounts it touches (in id order, so that concurrent batches
@@ -105,13 +106,10 @@ export class LedgerBatch {
     const ids = [...new Set(accountIds)].sort()
     const states = new Map<string, AccountState>()
     if (ids.length > 0) {
-      const rows = await trx
-        .selectFrom('accounts')
-        .select(['id', 'partner_id', 'balance', 'held', 'last_seq', 'last_sha', 'last_posted'])
-        .where('id', '=', sql<string>`any(${ids}::uuid[])`)
-        .orderBy('id')
-        .forUpdate()
-        .execute()
+      type Locked = Pick<AccountState, 'id' | 'partner_id' | 'last_sha'> & Record<'balance' | 'held' | 'last_seq' | 'last_posted', bigint | string>
+      const { rows } = await prepared(sql<Locked>`
+        select id, partner_id, balance, held, last_seq, last_sha, last_posted from accounts
+        where id = any(${ids}::uuid[]) order by id for update`).execute(trx)
       for (const row of rows) {
         states.set(row.id, {
           id: row.id,
@@ -193,44 +191,45 @@ export class LedgerBatch {
     const a = this.account(tx.account_id)
     const id = tx.id ?? randomUUID()
     a.last_seq += 1n
-    const row = {
-      id,
-      account_id: tx.account_id,
-      seq: a.last_seq,
-      created_at: this.now,
-      tx_type: tx.tx_type,
-      tx_payment_type: tx.tx_payment_type,
-      amount: tx.amount,
-      fee: tx.fee ?? 0n,
-      credit: tx.credit,
-      debit: tx.debit,
-      ref: tx.ref ?? '',
-      own_ref: tx.own_ref ?? '',
-      recipient_name: tx.recipient_name ?? '',
-      recipient_account: tx.recipient_account ?? '',
-      recipient_branch: tx.recipient_branch ?? '',
-      parent_tx_id: tx.parent_tx_id ?? null,
-      added_by: tx.added_by,
-      user_id: tx.user_id ?? '',
-    }
-    const sha = chainHash(a.last_sha, row)
     let postedOrder: bigint | null = null
     if (tx.posted) {
       a.last_posted += 1n
       postedOrder = a.last_posted
     }
-    this.newRows.push({
-      ...row,
+    // One object literal with every column: adding properties to a spread copy instead
+    // cost about 17 µs a row (V8 leaves the copy's shape slow), a sixth of a transfer's CPU.
+    const row: Insertable<TransactionsTable> & ChainFields = {
+      id,
       partner_id: a.partner_id,
+      account_id: tx.account_id,
+      seq: a.last_seq,
+      parent_tx_id: tx.parent_tx_id ?? null,
+      created_at: this.now,
+      tx_type: tx.tx_type,
+      tx_payment_type: tx.tx_payment_type,
       status: tx.status,
+      amount: tx.amount,
+      fee: tx.fee ?? 0n,
+      credit: tx.credit,
+      debit: tx.debit,
       hold_amount: tx.hold_amount ?? 0n,
       running_balance: a.balance,
       posted_order: postedOrder,
+      ref: tx.ref ?? '',
+      own_ref: tx.own_ref ?? '',
+      recipient_name: tx.recipient_name ?? '',
+      recipient_account: tx.recipient_account ?? '',
+      recipient_branch: tx.recipient_branch ?? '',
+      user_id: tx.user_id ?? '',
+      added_by: tx.added_by,
       status_reason: tx.status_reason ?? null,
       status_at: this.now,
       prev_sha: a.last_sha,
-      tx_sha: sha,
-    })
+      tx_sha: '',
+    }
+    const sha = chainHash(a.last_sha, row)
+    row.tx_sha = sha
+    this.newRows.push(row)
     a.last_sha = sha
     this.touched.add(tx.account_id)
     return id
@@ -277,13 +276,13 @@ export class LedgerBatch {
       counted.push(sql`(select count(*) from a)::int as a`)
     }
     if (parts.length > 0) {
-      const { rows } = await sql<{ s?: number; a?: number }>`with ${sql.join(parts)} select ${counted.length > 0 ? sql.join(counted) : sql`1 as one`}`.execute(this.trx)
+      const { rows } = await prepared(sql<{ s?: number; a?: number }>`with ${sql.join(parts)} select ${counted.length > 0 ? sql.join(counted) : sql`1 as one`}`).execute(this.trx)
       const written = rows[0]!
       if (this.changes.size > 0 && !late) assert(written.s === this.changes.size, 'every status change found its transaction')
       if (states.length > 0) assert(written.a === states.length, 'every touched account was written')
     }
     if (this.changes.size > 0 && late) {
-      const result = await this.statusChangesStatement().execute(this.trx)
+      const result = await prepared(this.statusChangesStatement()).execute(this.trx)
       assert(Number(result.numAffectedRows) === this.changes.size, 'every status change found its transaction')
     }
   }

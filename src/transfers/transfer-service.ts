@@ -94,19 +94,18 @@ export class TransferService {
   }
 
   async transfer(caller: Caller, request: TransferRequest): Promise<TransferResult> {
-    const paymentType = request.pay_and_clear ? 'RTC' : 'EFT'
+    const paymentType: 'RTC' | 'EFT' = request.pay_and_clear ? 'RTC' : 'EFT'
     const amount = BigInt(request.amount)
     checkPaymentLimit(this.calendar, this.clock.now(), paymentType, amount)
-    const job: PayoutJob = {
-      ...this.jobBase(caller, request, paymentType),
-      kind: 'payout',
+    // Object.assign, not a spread: properties added to a spread copy cost microseconds each.
+    const job: PayoutJob = Object.assign(this.jobBase(caller, request, paymentType), {
+      kind: 'payout' as const,
       paymentType,
       branch_code: request.branch_code,
-    }
+    })
     const taken = await this.reserver.submit(job)
     assert(taken.payment_type !== 'INTERNAL', 'a payout is reserved as a payout')
-    const reply = { tx_id: taken.tx_id, amount: String(request.amount) }
-    if (paymentType === 'EFT') return { ...reply, status: 'Pending' }
+    if (paymentType === 'EFT') return { tx_id: taken.tx_id, amount: String(request.amount), status: 'Pending' }
     const outcome = await this.rail.payRealTime({
       tx_id: taken.tx_id,
       payment_type: 'RTC',
@@ -116,7 +115,8 @@ export class TransferService {
       name: request.name,
       ref: request.ref,
     })
-    return { ...reply, status: await this.settler.submit({ payout: taken, outcome }) }
+    const status = await this.settler.submit({ payout: taken, outcome })
+    return { tx_id: taken.tx_id, amount: String(request.amount), status }
   }
 
   /**
@@ -128,12 +128,11 @@ export class TransferService {
     checkPaymentLimit(this.calendar, this.clock.now(), 'INTERNAL', BigInt(request.amount))
     const payeeAccountId = await this.payees.accountIdByNumber(request.account_number)
     if (!payeeAccountId) throw noSuchPayee()
-    const job: InternalJob = {
-      ...this.jobBase(caller, request, 'INTERNAL'),
-      kind: 'internal',
+    const job: InternalJob = Object.assign(this.jobBase(caller, request, 'INTERNAL'), {
+      kind: 'internal' as const,
       payeeAccountId,
       payeeTxId: randomUUID(),
-    }
+    })
     const taken = await this.reserver.submit(job)
     return { tx_id: taken.tx_id, amount: String(request.amount), status: 'Successful' }
   }
