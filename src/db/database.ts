@@ -3,6 +3,7 @@ import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely, Migrator, PostgresDialect, type MigrationProvider } from 'kysely'
 import { PGliteDialect } from './pglite-dialect.ts'
+import { preparingPool } from './prepared.ts'
 import pg from 'pg'
 import { migrations } from './migrations.ts'
 import type { Database } from './schema.ts'
@@ -51,7 +52,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     pool.on('connect', (client) => {
       client.on('error', () => {})
     })
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) })
     try {
       await migrate(db)
     } catch (error) {

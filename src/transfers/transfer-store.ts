@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { insertUnnest, unnestRows } from '../db/bulk.ts'
+import { prepared } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 
 // The SQL of transfers' own tables: `transfer_keys`, one row per partner and clientTxId,
@@ -22,13 +23,13 @@ export async function claimTransferKeys(trx: Kysely<Database>, keys: TransferKey
   const sorted = [...keys].sort((a, b) =>
     a.partner_id === b.partner_id ? a.client_tx_id.localeCompare(b.client_tx_id) : a.partner_id.localeCompare(b.partner_id),
   )
-  const { rows } = await sql<{ tx_id: string }>`
+  const { rows } = await prepared(sql<{ tx_id: string }>`
     insert into transfer_keys (partner_id, client_tx_id, tx_id, created_at)
     select v.partner_id, v.client_tx_id, v.tx_id, ${now}::timestamptz
     from ${unnestRows(sorted, [['partner_id', 'uuid'], ['client_tx_id', 'uuid'], ['tx_id', 'uuid']])}
     on conflict (partner_id, client_tx_id) do update set tx_id = excluded.tx_id, created_at = excluded.created_at
       where transfer_keys.created_at < ${cutoff}
-    returning tx_id`.execute(trx)
+    returning tx_id`).execute(trx)
   return new Set(rows.map((r) => r.tx_id))
 }
 
