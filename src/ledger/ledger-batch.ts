@@ -86,6 +86,16 @@ const posting_columns: Array<[keyof Insertable<PostingsTable> & string, PgType]>
   ['amount', 'bigint'], ['created_at', 'timestamptz'],
 ]
 
+/**
+ * A condition on a batch's write (`flush`): `queries` are WITH queries (`name as (…)`)
+ * that run in the same statement before the batch's writes, and `holds` is SQL over their
+ * results that must be true for the batch's writes to happen.
+ */
+export interface FlushGuard {
+  queries: RawBuilder<unknown>[]
+  holds: RawBuilder<unknown>
+}
+
 export class LedgerBatch {
   private readonly newRows: Insertable<TransactionsTable>[] = []
   private readonly newPostings: Insertable<PostingsTable>[] = []
@@ -255,16 +265,22 @@ export class LedgerBatch {
    * on the service and the database alike. (The parts of one statement see the same
    * snapshot, so a status change of a row appended in this same batch is written after
    * the insert, in a statement of its own.)
+   *
+   * With a guard, its queries run first in the same statement and the batch's writes
+   * happen only if its condition holds; the answer says whether they did (without a
+   * guard, always true). A caller whose guard failed must roll the transaction back.
    */
-  async flush(): Promise<void> {
+  async flush(guard?: FlushGuard): Promise<boolean> {
     const appended = new Set(this.newRows.map((row) => row.id))
     const late = [...this.changes.keys()].some((id) => appended.has(id))
-    const parts: RawBuilder<unknown>[] = []
-    if (this.newRows.length > 0) parts.push(sql`t as (${insertUnnestStatement('transactions', this.newRows, transaction_columns)})`)
-    if (this.newPostings.length > 0) parts.push(sql`p as (${insertUnnestStatement('postings', this.newPostings, posting_columns)})`)
-    const counted: RawBuilder<unknown>[] = []
+    const parts: RawBuilder<unknown>[] = guard ? [...guard.queries] : []
+    const where = guard ? sql` where ${guard.holds}` : sql``
+    const and = guard ? sql` and ${guard.holds}` : sql``
+    if (this.newRows.length > 0) parts.push(sql`t as (${insertUnnestStatement('transactions', this.newRows, transaction_columns)}${where})`)
+    if (this.newPostings.length > 0) parts.push(sql`p as (${insertUnnestStatement('postings', this.newPostings, posting_columns)}${where})`)
+    const counted: RawBuilder<unknown>[] = guard ? [sql`(${guard.holds}) as holds`] : []
     if (this.changes.size > 0 && !late) {
-      parts.push(sql`s as (${this.statusChangesStatement()} returning 1)`)
+      parts.push(sql`s as (${this.statusChangesStatement()}${and} returning 1)`)
       counted.push(sql`(select count(*) from s)::int as s`)
     }
     const states = [...this.touched].sort().map((id) => this.account(id))
@@ -272,12 +288,14 @@ export class LedgerBatch {
       assert(a.held >= 0n && a.balance >= a.held, `account ${a.id} would end below zero`)
     }
     if (states.length > 0) {
-      parts.push(sql`a as (${accountsStatement(states)} returning 1)`)
+      parts.push(sql`a as (${accountsStatement(states)}${and} returning 1)`)
       counted.push(sql`(select count(*) from a)::int as a`)
     }
     if (parts.length > 0) {
-      const { rows } = await prepared(sql<{ s?: number; a?: number }>`with ${sql.join(parts)} select ${counted.length > 0 ? sql.join(counted) : sql`1 as one`}`).execute(this.trx)
+      const statement = sql<{ s?: number; a?: number; holds?: boolean }>`with ${sql.join(parts)} select ${counted.length > 0 ? sql.join(counted) : sql`1 as one`}`
+      const { rows } = await prepared(statement).execute(this.trx)
       const written = rows[0]!
+      if (guard && !written.holds) return false
       if (this.changes.size > 0 && !late) assert(written.s === this.changes.size, 'every status change found its transaction')
       if (states.length > 0) assert(written.a === states.length, 'every touched account was written')
     }
@@ -285,6 +303,7 @@ export class LedgerBatch {
       const result = await prepared(this.statusChangesStatement()).execute(this.trx)
       assert(Number(result.numAffectedRows) === this.changes.size, 'every status change found its transaction')
     }
+    return true
   }
 
   private statusChangesStatement(): RawBuilder<unknown> {

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { insertUnnest, unnestRows } from '../db/bulk.ts'
 import { prepared } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
@@ -20,17 +20,30 @@ export interface TransferKey {
  */
 export async function claimTransferKeys(trx: Kysely<Database>, keys: TransferKey[], now: Date, cutoff: Date): Promise<Set<string>> {
   if (keys.length === 0) return new Set()
+  const { rows } = await prepared(claimStatement(keys, now, cutoff)).execute(trx)
+  return new Set(rows.map((r) => r.tx_id))
+}
+
+/** The statement that claims the keys (see claimTransferKeys), returning each new key's tx id. */
+export function claimStatement(keys: TransferKey[], now: Date, cutoff: Date): RawBuilder<{ tx_id: string }> {
   const sorted = [...keys].sort((a, b) =>
     a.partner_id === b.partner_id ? a.client_tx_id.localeCompare(b.client_tx_id) : a.partner_id.localeCompare(b.partner_id),
   )
-  const { rows } = await prepared(sql<{ tx_id: string }>`
+  return sql<{ tx_id: string }>`
     insert into transfer_keys (partner_id, client_tx_id, tx_id, created_at)
     select v.partner_id, v.client_tx_id, v.tx_id, ${now}::timestamptz
     from ${unnestRows(sorted, [['partner_id', 'uuid'], ['client_tx_id', 'uuid'], ['tx_id', 'uuid']])}
     on conflict (partner_id, client_tx_id) do update set tx_id = excluded.tx_id, created_at = excluded.created_at
-      where transfer_keys.created_at < ${cutoff}
-    returning tx_id`).execute(trx)
-  return new Set(rows.map((r) => r.tx_id))
+      where transfer_keys.created_at < ${cutoff}::timestamptz
+    returning tx_id`
+}
+
+/** The statement that finds which of these keys are live (used at or after `cutoff`). */
+export function liveKeysStatement(keys: Array<Omit<TransferKey, 'tx_id'>>, cutoff: Date): RawBuilder<{ tx_id: string }> {
+  return sql<{ tx_id: string }>`
+    select k.tx_id from transfer_keys as k
+    join ${unnestRows(keys, [['partner_id', 'uuid'], ['client_tx_id', 'uuid']])} using (partner_id, client_tx_id)
+    where k.created_at >= ${cutoff}::timestamptz`
 }
 
 /** Frees the keys of requests that moved no money, so they may be used again. */
@@ -39,13 +52,17 @@ export async function releaseTransferKeys(trx: Kysely<Database>, txIds: string[]
   await trx.deleteFrom('transfer_keys').where('tx_id', 'in', txIds).execute()
 }
 
-/** The keys with these clientTxIds (of any partner; callers match the partner). */
-export async function transferKeysOf(trx: Kysely<Database>, clientTxIds: string[]): Promise<TransferKey[]> {
+/**
+ * The live keys (used at or after `cutoff`) with these clientTxIds, of any partner (callers
+ * match the partner). An expired key's row may still be there, and counts for nothing.
+ */
+export async function transferKeysOf(trx: Kysely<Database>, clientTxIds: string[], cutoff: Date): Promise<TransferKey[]> {
   if (clientTxIds.length === 0) return []
   return trx
     .selectFrom('transfer_keys')
     .select(['partner_id', 'client_tx_id', 'tx_id'])
     .where('client_tx_id', 'in', clientTxIds)
+    .where('created_at', '>=', cutoff)
     .execute()
 }
 

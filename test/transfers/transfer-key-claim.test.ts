@@ -508,11 +508,6 @@ test('key claim - an expired key sent twice in a batch that claims first, refuse
 
 test(
   'key claim - an expired key sent twice in a batch that claims in its write, refused for funds: both 400',
-  {
-    todo:
-      'the second is answered 409 naming the expired payment: a batch claiming in its write leaves the expired key row ' +
-      'in place for a request refused for funds, and answerDuplicates reads transfer_keys without the window',
-  },
   async () => {
     const { account, body } = await expiredAndBroke()
     const outcomes = await behindPlugs([account], [() => p.client.accounts.transfer(body), () => p.client.accounts.transfer(body)])
