@@ -1,0 +1,190 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { after, before, test } from 'node:test'
+import { PGlite } from '@electric-sql/pglite'
+import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely'
+import pg from 'pg'
+import { openDatabase } from '../../src/db/database.ts'
+import { prepared, preparingPool } from '../../src/db/prepared.ts'
+import { storage } from '../support/harness.ts'
+import { adminUrl, pgliteSeed } from '../support/templates.ts'
+
+// prepared() marks a statement; on PostgreSQL preparingPool() sends marked statements as
+// named prepared statements (one name per distinct text, the same on every connection of
+// the pool) and everything else unnamed. What each connection has prepared is read from
+// pg_prepared_statements inside that connection. On PGlite the marker is only a comment.
+
+/** A row of pg_prepared_statements (PostgreSQL 14+ counts the plans each one ran with). */
+interface PreparedRow {
+  name: string
+  statement: string
+  from_sql: boolean
+  runs: number
+}
+
+/** What the connection `c` has prepared. */
+async function preparedOn(c: Kysely<any>): Promise<PreparedRow[]> {
+  const { rows } = await sql<PreparedRow>`
+    select name, statement, from_sql, (generic_plans + custom_plans)::int as runs from pg_prepared_statements`.execute(c)
+  return rows
+}
+
+const backendPid = async (c: Kysely<any>) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(c)).rows[0]!.pid
+
+if (storage === 'postgres') {
+  // A throwaway database of this file, dropped at its end; each test gets a pool of its own.
+  const name = `bank_prep_test_${randomBytes(6).toString('hex')}`
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  const open: Kysely<any>[] = []
+
+  const admin = async <T>(connectionString: string, work: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString })
+    await client.connect()
+    try {
+      return await work(client)
+    } finally {
+      await client.end()
+    }
+  }
+
+  /** A Kysely on the throwaway database through preparingPool, as openDatabase builds it. */
+  const database = (): Kysely<any> => {
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: url.toString(), max: 2 })) }) })
+    open.push(db)
+    return db
+  }
+
+  /** Runs `work` with a database of its own, destroyed (its connections closed) after. */
+  const withDatabase = async (work: (db: Kysely<any>) => Promise<void>) => {
+    const db = database()
+    try {
+      await work(db)
+    } finally {
+      open.splice(open.indexOf(db), 1)
+      await db.destroy()
+    }
+  }
+
+  before(async () => {
+    await admin(adminUrl, (client) => client.query(`create database ${name}`))
+    await admin(url.toString(), (client) => client.query(`create table items (id int primary key, label text not null)`))
+  })
+
+  after(async () => {
+    await Promise.all(open.splice(0).map((db) => db.destroy()))
+    await admin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`))
+  })
+
+  test('prepared statements - a marked statement run twice on a connection is prepared there once, named bank_<n>, with its text; an unmarked one is not prepared', async () => {
+    await withDatabase((db) =>
+      db.connection().execute(async (c) => {
+        const marked = (n: number) => prepared(sql<{ n: number }>`select ${n}::int + 1 as marked_probe`)
+        const unmarked = (n: number) => sql<{ n: number }>`select ${n}::int * 3 as unmarked_probe`
+        assert.deepEqual((await marked(1).execute(c)).rows, [{ marked_probe: 2 }])
+        assert.deepEqual((await marked(5).execute(c)).rows, [{ marked_probe: 6 }])
+        assert.deepEqual((await unmarked(2).execute(c)).rows, [{ unmarked_probe: 6 }])
+        assert.deepEqual((await unmarked(4).execute(c)).rows, [{ unmarked_probe: 12 }])
+
+        const text = marked(0).compile(db).sql
+        assert.ok(text.startsWith('/* prepared */ '), text)
+        const rows = await preparedOn(c)
+        const mine = rows.filter((row) => row.statement === text)
+        assert.equal(mine.length, 1, `prepared once on this connection: ${JSON.stringify(rows)}`)
+        assert.match(mine[0]!.name, /^bank_\d+$/)
+        assert.equal(mine[0]!.from_sql, false, 'prepared through the protocol, not by a PREPARE statement')
+        assert.equal(mine[0]!.runs, 2, 'both runs used the one prepared statement')
+        assert.deepEqual(
+          rows.filter((row) => row.statement.includes('unmarked_probe')),
+          [],
+          'the unmarked statement went unnamed',
+        )
+      }),
+    )
+  })
+
+  test('prepared statements - two marked texts get two names, and a text has the same name on every connection of the pool', async () => {
+    await withDatabase((db) =>
+      // Two connections held at once, so that they are two different ones.
+      db.connection().execute((first) =>
+        db.connection().execute(async (second) => {
+          assert.notEqual(await backendPid(first), await backendPid(second), 'two server connections')
+          const a = prepared(sql<{ a: number }>`select ${1}::int as a_probe`)
+          const b = prepared(sql<{ b: number }>`select ${1}::int as b_probe`)
+          // In opposite orders: names handed out per connection would differ between the two.
+          await a.execute(first)
+          await b.execute(first)
+          await b.execute(second)
+          await a.execute(second)
+
+          const nameOf = (rows: PreparedRow[], statement: RawBuilder<unknown>) => {
+            const text = statement.compile(db).sql
+            const found = rows.filter((row) => row.statement === text)
+            assert.equal(found.length, 1, `${text} prepared once: ${JSON.stringify(rows)}`)
+            return found[0]!.name
+          }
+          const onFirst = await preparedOn(first)
+          const onSecond = await preparedOn(second)
+          assert.notEqual(nameOf(onFirst, a), nameOf(onFirst, b), 'one name per text')
+          assert.equal(nameOf(onSecond, a), nameOf(onFirst, a), 'the first text keeps its name on the other connection')
+          assert.equal(nameOf(onSecond, b), nameOf(onFirst, b), 'the second text keeps its name on the other connection')
+        }),
+      ),
+    )
+  })
+
+  test('prepared statements - marked inserts and selects with array parameters return the rows unmarked ones do, each run with its own values', async () => {
+    type Item = { id: number; label: string }
+    const insert = (items: Item[]) =>
+      sql<Item>`insert into items (id, label) select * from unnest(${items.map((i) => i.id)}::int[], ${items.map((i) => i.label)}::text[]) returning id, label`
+    const select = (ids: number[]) => sql<Item>`select id, label from items where id = any(${ids}::int[]) order by id`
+    const items = (...ids: number[]) => ids.map((id) => ({ id, label: `item ${id}` }))
+
+    await withDatabase((db) =>
+      db.connection().execute(async (c) => {
+        // Each run of the marked insert brings other rows, and more or fewer of them.
+        assert.deepEqual((await prepared(insert(items(1, 2, 3))).execute(c)).rows, items(1, 2, 3))
+        assert.deepEqual((await prepared(insert(items(4))).execute(c)).rows, items(4))
+        assert.deepEqual((await prepared(insert(items(5, 6, 7, 8, 9))).execute(c)).rows, items(5, 6, 7, 8, 9))
+        assert.deepEqual((await insert(items(10, 11)).execute(c)).rows, items(10, 11), 'unmarked')
+
+        // Past PostgreSQL's first five (custom) plans of the select, each run with other ids.
+        const runs = [[1, 2], [3], [4, 5, 6, 11], [], [7, 10], [9, 8, 42], [2, 4, 6, 8, 10]]
+        for (const ids of runs) {
+          const marked = (await prepared(select(ids)).execute(c)).rows
+          assert.deepEqual(marked, (await select(ids).execute(c)).rows, `ids ${ids}: as unmarked`)
+          assert.deepEqual(marked, items(...ids.filter((id) => id <= 11).sort((x, y) => x - y)), `ids ${ids}: the rows asked for`)
+        }
+
+        // These were prepared statements, run again and again, not unnamed ones.
+        const rows = await preparedOn(c)
+        const runsOf = (statement: RawBuilder<unknown>) => rows.find((row) => row.statement === statement.compile(db).sql)?.runs
+        assert.equal(runsOf(prepared(insert(items(1)))), 3)
+        assert.equal(runsOf(prepared(select([1]))), runs.length)
+      }),
+    )
+  })
+}
+
+if (storage === 'pglite') {
+  test('prepared statements - on PGlite a marked statement runs and returns its rows (the marker is a comment)', async () => {
+    // A PGlite of its own from the tests' pre-migrated dump (a pooled one, left open for the
+    // next file, would keep a file run on its own from ending), closed at the end.
+    const pglite = await PGlite.create('memory://', { loadDataDir: await pgliteSeed() })
+    const handle = await openDatabase({ pglite, pgliteDir: 'memory://', poolMax: 1 })
+    try {
+      assert.equal(handle.storage, 'pglite')
+      const pairs = (ids: number[], labels: string[]) =>
+        prepared(sql<{ id: number; label: string }>`select * from unnest(${ids}::int[], ${labels}::text[]) as t(id, label) order by id`)
+      assert.deepEqual((await pairs([2, 1], ['b', 'a']).execute(handle.db)).rows, [
+        { id: 1, label: 'a' },
+        { id: 2, label: 'b' },
+      ])
+      assert.deepEqual((await pairs([7], ['z']).execute(handle.db)).rows, [{ id: 7, label: 'z' }], 'the second run with its own values')
+      assert.ok(pairs([], []).compile(handle.db).sql.startsWith('/* prepared */ '), 'the statement sent was the marked one')
+    } finally {
+      await handle.close()
+      await pglite.close()
+    }
+  })
+}
