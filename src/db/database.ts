@@ -40,6 +40,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolMax,
+      // Queries are still sent one at a time; only a transaction's begin rides with the next (prepared.ts).
+      pipeline: true,
       // While the database is away a request waits this long for a connection, then gets 503.
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     })

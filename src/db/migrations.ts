@@ -331,4 +331,14 @@ export const migrations: Record<string, Migration> = {
   '0013_notifier_sent': notifierSentMigration,
   '0014_debit_run_indexes': debitRunIndexesMigration,
   '0015_kyc_documents': kycDocumentsMigration,
+  '0016_refuse': {
+    // bank_refuse(message) fails the statement it is in: a condition a statement checks on
+    // its own results (a ledger batch's guard) aborts the whole statement, and with it the
+    // transaction, when it does not hold. Volatile, so the planner never calls it early.
+    async up(db: Kysely<any>) {
+      await runStatements(db, `
+        create function bank_refuse(message text) returns boolean language plpgsql volatile as $$ begin raise exception '%', message using errcode = 'P0001'; end $$
+      `)
+    },
+  },
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
 import { insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
-import { prepared } from '../db/prepared.ts'
+import { prepared, thenCommit } from '../db/prepared.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from '../db/schema.ts'
 import { assert } from '../errors.ts'
@@ -85,6 +85,15 @@ const posting_columns: Array<[keyof Insertable<PostingsTable> & string, PgType]>
   ['journal_id', 'uuid'], ['tx_id', 'uuid'], ['account_id', 'uuid'], ['internal_account', 'text'],
   ['amount', 'bigint'], ['created_at', 'timestamptz'],
 ]
+
+const guardFailed = 'bank: the batch guard did not hold'
+
+/** A batch's guard did not hold: nothing of its statement was written, and its transaction is aborted. */
+export class GuardFailed extends Error {
+  constructor() {
+    super(guardFailed)
+  }
+}
 
 /**
  * A condition on a batch's write (`flush`): `queries` are WITH queries (`name as (…)`)
@@ -266,11 +275,12 @@ export class LedgerBatch {
    * snapshot, so a status change of a row appended in this same batch is written after
    * the insert, in a statement of its own.)
    *
-   * With a guard, its queries run first in the same statement and the batch's writes
-   * happen only if its condition holds; the answer says whether they did (without a
-   * guard, always true). A caller whose guard failed must roll the transaction back.
+   * With a guard, its queries run first in the same statement, and the statement fails
+   * (GuardFailed) unless its condition holds, which aborts the transaction. With
+   * `commit`, the write is the transaction's last statement and its commit is sent with
+   * it (prepared.ts); nothing may follow it.
    */
-  async flush(guard?: FlushGuard): Promise<boolean> {
+  async flush(guard?: FlushGuard, options: { commit?: boolean } = {}): Promise<void> {
     const appended = new Set(this.newRows.map((row) => row.id))
     const late = [...this.changes.keys()].some((id) => appended.has(id))
     const parts: RawBuilder<unknown>[] = guard ? [...guard.queries] : []
@@ -278,7 +288,7 @@ export class LedgerBatch {
     const and = guard ? sql` and ${guard.holds}` : sql``
     if (this.newRows.length > 0) parts.push(sql`t as (${insertUnnestStatement('transactions', this.newRows, transaction_columns)}${where})`)
     if (this.newPostings.length > 0) parts.push(sql`p as (${insertUnnestStatement('postings', this.newPostings, posting_columns)}${where})`)
-    const counted: RawBuilder<unknown>[] = guard ? [sql`(${guard.holds}) as holds`] : []
+    const counted: RawBuilder<unknown>[] = guard ? [sql`(case when ${guard.holds} then true else bank_refuse(${guardFailed}) end) as holds`] : []
     if (this.changes.size > 0 && !late) {
       parts.push(sql`s as (${this.statusChangesStatement()}${and} returning 1)`)
       counted.push(sql`(select count(*) from s)::int as s`)
@@ -292,18 +302,25 @@ export class LedgerBatch {
       counted.push(sql`(select count(*) from a)::int as a`)
     }
     if (parts.length > 0) {
-      const statement = sql<{ s?: number; a?: number; holds?: boolean }>`with ${sql.join(parts)} select ${counted.length > 0 ? sql.join(counted) : sql`1 as one`}`
-      const { rows } = await prepared(statement).execute(this.trx)
+      const statement = prepared(sql<{ s?: number; a?: number }>`with ${sql.join(parts)} select ${counted.length > 0 ? sql.join(counted) : sql`1 as one`}`)
+      const commitNow = options.commit === true && !(this.changes.size > 0 && late)
+      let rows: Array<{ s?: number; a?: number }>
+      try {
+        rows = (await (commitNow ? thenCommit(statement) : statement).execute(this.trx)).rows
+      } catch (error) {
+        const e = error as { code?: unknown; message?: unknown }
+        if (e.code === 'P0001' && e.message === guardFailed) throw new GuardFailed()
+        throw error
+      }
       const written = rows[0]!
-      if (guard && !written.holds) return false
       if (this.changes.size > 0 && !late) assert(written.s === this.changes.size, 'every status change found its transaction')
       if (states.length > 0) assert(written.a === states.length, 'every touched account was written')
     }
     if (this.changes.size > 0 && late) {
-      const result = await prepared(this.statusChangesStatement()).execute(this.trx)
+      const statement = prepared(this.statusChangesStatement())
+      const result = await (options.commit ? thenCommit(statement) : statement).execute(this.trx)
       assert(Number(result.numAffectedRows) === this.changes.size, 'every status change found its transaction')
     }
-    return true
   }
 
   private statusChangesStatement(): RawBuilder<unknown> {

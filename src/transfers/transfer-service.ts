@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
 import { assert, BankError, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from '../ledger/group-committer.ts'
-import { LedgerBatch, type FlushGuard } from '../ledger/ledger-batch.ts'
+import { GuardFailed, LedgerBatch, type FlushGuard } from '../ledger/ledger-batch.ts'
 import { PartnerDebts } from '../ledger/partner-debt.ts'
 import { statusesUnderLock } from '../ledger/ledger-store.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
@@ -167,7 +167,7 @@ export class TransferService {
     try {
       return await this.writeReserve(jobs, 'claim-in-write')
     } catch (error) {
-      if (!(error instanceof KeyTaken)) throw error
+      if (!(error instanceof GuardFailed)) throw error
       return this.writeReserve(jobs, 'claim-first')
     }
   }
@@ -220,13 +220,12 @@ export class TransferService {
         if (job.advice) advices.push({ tx_id: job.txId, partner_id: job.partnerId, ...job.advice, created_at: batch.now })
         if (taken.payment_type === 'INTERNAL') paidNow.push(taken.tx_id)
       }
-      if (claimed) {
-        // A request refused for funds moved no money, so its key may be used again.
-        await releaseTransferKeys(trx, released.map((j) => j.txId))
-        await batch.flush()
-      } else if (!(await batch.flush(this.keyGuard(taking, released, batch.now)))) {
-        throw new KeyTaken()
-      }
+      // A request refused for funds moved no money, so its key may be used again.
+      if (claimed) await releaseTransferKeys(trx, released.map((j) => j.txId))
+      // Most batches end with their write: its commit is sent with it (one round trip).
+      const last = !debts && advices.length === 0 && paidNow.length === 0 && duplicates.length === 0
+      await batch.flush(claimed ? undefined : this.keyGuard(taking, released, batch.now), { commit: last })
+      if (last) return
       await debts?.flush()
       // Advices commit with their payments; an internal payment is Successful already.
       await this.advices.record(trx, advices)
@@ -318,9 +317,6 @@ export class TransferService {
 function keysOf(jobs: PaymentJob[]): TransferKey[] {
   return jobs.map((j) => ({ partner_id: j.partnerId, client_tx_id: j.clientTxId, tx_id: j.txId }))
 }
-
-/** A key the batch meant to claim in its write was taken: the batch is written again, claiming first. */
-class KeyTaken extends Error {}
 
 /** Why a job cannot be taken at all, checked under the batch's locks; undefined when it can. */
 function refusalOf(batch: LedgerBatch, job: PaymentJob): BankError | undefined {

@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely'
 import pg from 'pg'
 import { openDatabase } from '../../src/db/database.ts'
-import { prepared, preparingPool } from '../../src/db/prepared.ts'
+import { prepared, preparingPool, thenCommit } from '../../src/db/prepared.ts'
 import { storage } from '../support/harness.ts'
 import { adminUrl, pgliteSeed } from '../support/templates.ts'
 
@@ -50,7 +50,7 @@ if (storage === 'postgres') {
 
   /** A Kysely on the throwaway database through preparingPool, as openDatabase builds it. */
   const database = (): Kysely<any> => {
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: url.toString(), max: 2 })) }) })
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: url.toString(), max: 2, pipeline: true })) }) })
     open.push(db)
     return db
   }
@@ -164,6 +164,107 @@ if (storage === 'postgres') {
       }),
     )
   })
+
+  /** The labels of these ids, read on a connection of its own (what others see committed). */
+  const committed = (ids: number[]) =>
+    admin(url.toString(), async (client) => (await client.query<{ id: number }>('select id from items where id = any($1::int[]) order by id', [ids])).rows.map((r) => r.id))
+
+  test('transactions - begin rides with the first statement: both statements are in one transaction, which commits whole', async () => {
+    await withDatabase(async (db) => {
+      const [first, second] = await db.transaction().execute(async (trx) => {
+        const a = await sql<{ at: Date }>`insert into items values (100, 'a') returning now() as at`.execute(trx)
+        await sql`select pg_sleep(0.02)`.execute(trx)
+        const b = await sql<{ at: Date }>`select now() as at`.execute(trx)
+        return [a.rows[0]!, b.rows[0]!]
+      })
+      // now() is when the transaction began: had the begin not gone before the first
+      // statement, each statement would have been a transaction of its own, 20 ms apart.
+      assert.equal(second.at.getTime(), first.at.getTime())
+      assert.deepEqual(await committed([100]), [100])
+    })
+  })
+
+  test('transactions - thenCommit: the last statement and the commit go together; the transaction commits whole and the connection is clean after', async () => {
+    await withDatabase(async (db) => {
+      await db.transaction().execute(async (trx) => {
+        await sql`insert into items values (120, 'a')`.execute(trx)
+        const { rows } = await thenCommit(prepared(sql<{ id: number }>`insert into items values (121, 'b') returning id`)).execute(trx)
+        assert.deepEqual(rows, [{ id: 121 }])
+        // Committed with that statement: another connection sees both rows before the transaction's callback returns.
+        assert.deepEqual(await committed([120, 121]), [120, 121])
+      })
+      assert.deepEqual(await committed([120, 121]), [120, 121])
+      // The next transaction on the same connections starts afresh.
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await sql`insert into items values (122, 'c')`.execute(trx)
+          throw new Error('the caller gives up')
+        }),
+        /the caller gives up/,
+      )
+      assert.deepEqual(await committed([122]), [])
+    })
+  })
+
+  test('transactions - thenCommit: a last statement that fails rolls back the whole transaction, with the statement error', async () => {
+    await withDatabase(async (db) => {
+      await sql`insert into items values (130, 'there')`.execute(db)
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await sql`insert into items values (131, 'a')`.execute(trx)
+          await thenCommit(sql`insert into items values (130, 'again')`).execute(trx)
+        }),
+        /duplicate key/,
+      )
+      assert.deepEqual(await committed([130, 131]), [130])
+      await sql`insert into items values (132, 'plain')`.execute(db)
+      assert.deepEqual(await committed([132]), [132])
+    })
+  })
+
+  test('transactions - thenCommit: a statement after the committing one is refused, not run outside the transaction', async () => {
+    await withDatabase(async (db) => {
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await thenCommit(sql`insert into items values (140, 'a')`).execute(trx)
+          await sql`insert into items values (141, 'b')`.execute(trx)
+        }),
+        /came after the transaction had committed/,
+      )
+      // What the committing statement wrote is committed; the refused statement never ran.
+      assert.deepEqual(await committed([140, 141]), [140])
+    })
+  })
+
+  test('transactions - a failure rolls back everything, whichever statement fails, and the connection comes back outside any transaction', async () => {
+    await withDatabase(async (db) => {
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await sql`insert into items values (110, 'a')`.execute(trx)
+          throw new Error('the caller gives up')
+        }),
+        /the caller gives up/,
+      )
+      await sql`insert into items values (111, 'b')`.execute(db)
+      // The first statement itself fails (a key already there): nothing of the transaction stays.
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          await sql`insert into items values (111, 'again')`.execute(trx)
+        }),
+        /duplicate key/,
+      )
+      // An empty transaction sends nothing, and leaves no begin behind for the next statement.
+      await db.transaction().execute(async () => undefined)
+      for (let id = 112; id < 116; id++) await sql`insert into items values (${id}, 'plain')`.execute(db)
+      // Each plain statement committed on its own: visible to another connection at once.
+      assert.deepEqual(await committed([110, 111, 112, 113, 114, 115]), [111, 112, 113, 114, 115])
+      const open = await admin(adminUrl, async (client) =>
+        (await client.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1 and state like 'idle in transaction%'`, [name])).rows[0]!.n,
+      )
+      assert.equal(open, 0)
+    })
+  })
+
 }
 
 if (storage === 'pglite') {
