@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { after, test } from 'node:test'
 import pg from 'pg'
 import { storage } from '../support/harness.ts'
-import { leasePglite, leasePostgresDatabase } from '../support/store-pool.ts'
+import { closeStorePool, leasePglite, leasePostgresDatabase } from '../support/store-pool.ts'
+
+// Reuse is what this file tests: run on its own (not in a group process of `npm test`), it
+// turns the pool on for itself and closes it at its end.
+if (process.env.BANK_TEST_POOL !== '1') {
+  process.env.BANK_TEST_POOL = '1'
+  after(closeStorePool)
+}
 
 // The files of one test process reuse its stores (test/support/store-pool.ts): a store a bank
 // is done with comes back to the next as the template left it. If the reset missed a table, a
