@@ -39,7 +39,8 @@ export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
 /**
  * Wraps a pg pool (made with `pipeline: true`) for Kysely: marked statements go out as
  * named statements, named by their text (one name per distinct text, the same on every
- * connection), and `begin` goes out with the statement that follows it.
+ * connection), `begin` goes out with the statement that follows it, and a thenCommit
+ * statement with its transaction's `commit` behind it.
  */
 export function preparingPool(pool: pg.Pool): PostgresPool {
   const names = new Map<string, string>()
