@@ -75,6 +75,13 @@ export interface JobKind {
    * throws JobGroupBusy.
    */
   exclusive?: string
+  /**
+   * Slots of this instance's runner that jobs of this kind leave to other kinds (at least
+   * one slot is theirs all the same). Webhook deliveries leave one: each attempt may wait
+   * seconds on a partner's receiver, and a receiver that never answers must not hold every
+   * slot while bulk payments, clearing and debit runs wait.
+   */
+  slots_left_to_others?: number
 }
 
 /** runNew() of a job whose exclusive group has a job running (here or on another instance). */
@@ -126,6 +133,8 @@ export class JobRunner {
   private readonly kinds = new Map<string, JobKind>()
   private readonly groups = new Map<string, string>()
   private readonly running = new Set<Promise<void>>()
+  /** Jobs running here by kind, for `slots_left_to_others`. */
+  private readonly runningByKind = new Map<string, number>()
   private readonly planned = new Map<string, string[]>()
   private timer: NodeJS.Timeout | undefined
   private ticking: Promise<void> | undefined
@@ -376,21 +385,43 @@ export class JobRunner {
     }
   }
 
-  /** Claims due jobs into the free slots and starts them. */
+  /**
+   * Claims due jobs into the free slots and starts them. With kinds that leave slots to
+   * others, one at a time: which kinds may still take a slot changes with each claim.
+   */
   private async claimAndRun(): Promise<void> {
-    const free = this.options.concurrency_max - this.running.size
-    if (free <= 0) return
-    const rows = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), free, this.groups)
-    for (const row of rows) {
-      const run: Promise<void> = this.execute(row)
-        .then(() => undefined, () => undefined)
-        .finally(() => {
-          this.running.delete(run)
-          // A slot is free: more may be due, this job's own follow-up among them.
-          this.fillSlots()
-        })
-      this.running.add(run)
+    let free = this.options.concurrency_max - this.running.size
+    const oneAtATime = [...this.kinds.values()].some((kind) => kind.slots_left_to_others)
+    while (free > 0) {
+      const kinds = [...this.kinds.values()].filter((kind) => this.hasRoomFor(kind)).map((kind) => kind.kind)
+      if (kinds.length === 0) return
+      const rows = await claimDue(this.db, this.owner, kinds, this.times(), oneAtATime ? 1 : free, this.groups)
+      if (rows.length === 0) return
+      for (const row of rows) this.launch(row)
+      free -= rows.length
     }
+  }
+
+  private hasRoomFor(kind: JobKind): boolean {
+    const left = kind.slots_left_to_others ?? 0
+    if (left === 0) return true
+    const mine = Math.max(1, this.options.concurrency_max - left)
+    return (this.runningByKind.get(kind.kind) ?? 0) < mine
+  }
+
+  private launch(row: JobRow): void {
+    this.runningByKind.set(row.kind, (this.runningByKind.get(row.kind) ?? 0) + 1)
+    const run: Promise<void> = this.execute(row)
+      .then(() => undefined, () => undefined)
+      .finally(() => {
+        this.running.delete(run)
+        const n = (this.runningByKind.get(row.kind) ?? 1) - 1
+        if (n === 0) this.runningByKind.delete(row.kind)
+        else this.runningByKind.set(row.kind, n)
+        // A slot is free: more may be due, this job's own follow-up among them.
+        this.fillSlots()
+      })
+    this.running.add(run)
   }
 
   /**

@@ -98,6 +98,10 @@ export class WebhookService {
       lease_ms: webhookLeaseMs(options.limits),
       backoff_base_ms: 5_000,
       backoff_max_ms: 300_000,
+      // An attempt may wait on a partner's receiver for seconds: a slot always stays free
+      // for bulk payments, clearing and debit runs (a receiver that never answers would
+      // otherwise hold them all).
+      slots_left_to_others: 1,
       run: (job) => this.attempt(String(job.payload.event_id), Number(job.payload.generation)),
     })
     events.subscribeBatch('*', (events, trx) => this.record(events, trx))

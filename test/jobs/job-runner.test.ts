@@ -140,3 +140,42 @@ test('jobs - moving the bank clock far forward does not take a running job from 
   assert.equal(await b.runDue(), 1)
   assert.equal(runs.length, 1)
 })
+
+test('jobs - a kind that leaves a slot to others never takes the last one: a job of another kind runs while it waits', async () => {
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 60_000, concurrency_max: 2, wall_clock: wall })
+  // A delivery-like kind whose runs wait (a receiver that does not answer) until the gate opens.
+  let openGate!: () => void
+  const gate = new Promise<void>((resolve) => (openGate = resolve))
+  let slowStarted = 0
+  let secondSlowStarted!: () => void
+  const secondSlow = new Promise<'second slow job started'>((resolve) => (secondSlowStarted = () => resolve('second slow job started')))
+  const slow: JobKind = {
+    ...recordingKind(`test.slow.${randomUUID()}`).kind,
+    slots_left_to_others: 1,
+    run: async () => {
+      if (++slowStarted === 2) secondSlowStarted()
+      await gate
+    },
+  }
+  let fastRan!: () => void
+  const fast = new Promise<'other kind ran'>((resolve) => (fastRan = () => resolve('other kind ran')))
+  const other: JobKind = { ...recordingKind(`test.other.${randomUUID()}`).kind, run: async () => fastRan() }
+  runner.register(slow)
+  runner.register(other)
+  const db = tb.bank.database.db
+  const earlier = new Date(tb.clock.now().getTime() - 120_000)
+  // The slow jobs are due first, so a runner without the rule would give them both slots.
+  await runner.enqueue(db, { kind: slow.kind, key: 'a', due_at: earlier })
+  await runner.enqueue(db, { kind: slow.kind, key: 'b', due_at: earlier })
+  await runner.enqueue(db, { kind: other.kind, key: 'c' })
+  runner.start()
+  try {
+    assert.equal(await Promise.race([fast, secondSlow]), 'other kind ran')
+    assert.equal(slowStarted, 1, 'one slot stayed with the other kind')
+  } finally {
+    openGate()
+  }
+  // Once the first slow job ends, its slot goes to the second.
+  assert.equal(await secondSlow, 'second slow job started')
+  await runner.stop()
+})
