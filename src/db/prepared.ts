@@ -61,15 +61,15 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
       if (!wrapper) {
         let beginHeld = false
         let committed = false
-        const named = (text: string, values: unknown[]) => {
-          const head = text.slice(0, 40)
-          return head.includes(marker) ? client.query({ name: nameOf(text), text, values }) : client.query(text, values)
-        }
+        // The markers are prefixes (at most two); only the head of a long statement is searched.
+        const marked = (text: string, which: string) => text.slice(0, 40).includes(which)
+        const named = (text: string, values: unknown[]) =>
+          marked(text, marker) ? client.query({ name: nameOf(text), text, values }) : client.query(text, values)
         // The statement, and `commit` behind it when it is marked so: the statement's
         // error if it failed (PostgreSQL then answers the commit with a rollback), else
         // the commit's if that failed.
         const send = async (text: string, values: unknown[]) => {
-          if (!text.slice(0, 40).includes(commitMarker)) return named(text, values)
+          if (!marked(text, commitMarker)) return named(text, values)
           const result = named(text, values)
           const commit = client.query('commit')
           try {

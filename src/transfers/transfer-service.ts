@@ -242,7 +242,7 @@ export class TransferService {
    * refused for funds is live.
    */
   private keyGuard(taking: PaymentJob[], refused: PaymentJob[], now: Date): FlushGuard {
-    const cutoff = new Date(now.getTime() - this.settings.keyWindowMs)
+    const cutoff = this.keyCutoff(now)
     const queries: RawBuilder<unknown>[] = []
     const conditions: RawBuilder<unknown>[] = []
     if (taking.length > 0) {
@@ -256,10 +256,14 @@ export class TransferService {
     return { queries, holds: conditions.length > 0 ? sql.join(conditions, sql` and `) : sql`true` }
   }
 
+  /** A key used before this no longer counts: the duplicate window (configurable, 24 h by default). */
+  private keyCutoff(now: Date): Date {
+    return new Date(now.getTime() - this.settings.keyWindowMs)
+  }
+
   /** Claims each job's key; returns the tx ids whose key was new (the others are duplicates). */
   private claimKeys(trx: Kysely<Database>, jobs: PaymentJob[], now: Date): Promise<Set<string>> {
-    // A key older than the duplicate window no longer counts (configurable, 24 h by default).
-    const cutoff = new Date(now.getTime() - this.settings.keyWindowMs)
+    const cutoff = this.keyCutoff(now)
     return claimTransferKeys(trx, keysOf(jobs), now, cutoff)
   }
 
@@ -270,7 +274,7 @@ export class TransferService {
     outcomes: BatchOutcome<Taken>[],
     now: Date,
   ): Promise<void> {
-    const cutoff = new Date(now.getTime() - this.settings.keyWindowMs)
+    const cutoff = this.keyCutoff(now)
     const rows = await transferKeysOf(trx, [...new Set(indexes.map((i) => jobs[i]!.clientTxId))], cutoff)
     for (const i of indexes) {
       const job = jobs[i]!
