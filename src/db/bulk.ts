@@ -3,26 +3,55 @@ import type { Database } from './schema.ts'
 
 // Set-based writes with one array parameter per column (`unnest`): PostgreSQL parses and
 // plans a statement of a few parameters instead of one with thousands, which is what lets
-// a batch of hundreds of rows cost little more than one. Values are passed as text so that
-// pg and PGlite encode them alike; the casts give them their types.
+// a batch of hundreds of rows cost little more than one. Each column is passed as the text of
+// an array literal, so that pg and PGlite send it alike; the casts give it its type.
 
 export type PgType = 'uuid' | 'text' | 'bigint' | 'timestamptz'
 
 export type ColumnTypes<Row> = { [K in keyof Row]?: PgType }
 
-function asText(value: unknown): string | null {
-  if (value === null || value === undefined) return null
-  if (value instanceof Date) return value.toISOString()
-  return String(value)
+/** Whether a text must be written with backslash escapes inside an array literal's quotes. */
+const needsEscape = /[\\"]/
+
+/**
+ * One column as an array literal (`{…}`), the text PostgreSQL's `array_in` reads. Building
+ * it here instead of handing `pg` an array of texts costs about a third as much: `pg`
+ * escapes every element with two regular expressions and quotes it, where numbers and
+ * times need neither. Strings are always quoted (an empty string, `NULL` or a comma is
+ * then data, never syntax); a time equal to the row before's (a batch's rows share one
+ * `now`) is turned into text once.
+ */
+export function arrayLiteral(values: unknown[]): string {
+  let literal = '{'
+  let lastTime = Number.NaN
+  let lastTimeText = ''
+  for (let i = 0; i < values.length; i++) {
+    if (i > 0) literal += ','
+    const value = values[i]
+    if (value === null || value === undefined) literal += 'NULL'
+    else if (typeof value === 'bigint' || typeof value === 'number') literal += String(value)
+    else if (value instanceof Date) {
+      const time = value.getTime()
+      if (time !== lastTime) {
+        lastTime = time
+        lastTimeText = value.toISOString()
+      }
+      literal += lastTimeText
+    } else {
+      const text = String(value)
+      literal += needsEscape.test(text) ? `"${text.replace(/[\\"]/g, '\\$&')}"` : `"${text}"`
+    }
+  }
+  return `${literal}}`
 }
 
-/** `unnest($1::t1[], $2::t2[], …) as v(c1, c2, …)` over the rows' columns. */
+/** `unnest($1::t1[], $2::t2[], …) as v(c1, c2, …)` over the rows' columns, one array literal per column. */
 export function unnestRows<Row extends object>(
   rows: Row[],
   columns: Array<[keyof Row & string, PgType]>,
   alias = 'v',
 ): RawBuilder<unknown> {
-  const arrays = columns.map(([name, type]) => sql`${rows.map((row) => asText((row as Record<string, unknown>)[name]))}::${sql.raw(type)}[]`)
+  const arrays = columns.map(([name, type]) => sql`${arrayLiteral(rows.map((row) => (row as Record<string, unknown>)[name]))}::${sql.raw(type)}[]`)
   return sql`unnest(${sql.join(arrays)}) as ${sql.raw(alias)}(${sql.join(columns.map(([name]) => sql.ref(name)))})`
 }
 

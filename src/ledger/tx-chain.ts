@@ -57,9 +57,18 @@ export function canonicalForm(tx: ChainFields): string {
   ])
 }
 
+// The last time's text: a batch's rows share one creation time.
+let lastTime = Number.NaN
+let lastTimeText = ''
+
 export function canonicalTime(at: Date): string {
-  const iso = at.toISOString()
-  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso
+  const time = at.getTime()
+  if (time !== lastTime) {
+    const iso = at.toISOString()
+    lastTimeText = iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso
+    lastTime = time
+  }
+  return lastTimeText
 }
 
 const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
