@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { cents } from './cents.ts'
 
 // `tx_sha` (RULINGS): a SHA-256 chain per account. Each transaction's hash covers its
@@ -35,27 +35,18 @@ export interface ChainFields {
 // millisecond in UTC with whole seconds written without a fraction (the form every
 // stored proof so far was taken over).
 export function canonicalForm(tx: ChainFields): string {
-  return JSON.stringify([
-    tx.id,
-    tx.account_id,
-    tx.seq.toString(),
-    canonicalTime(tx.created_at),
-    tx.tx_type,
-    tx.tx_payment_type,
-    tx.amount.toString(),
-    tx.fee.toString(),
-    tx.credit.toString(),
-    tx.debit.toString(),
-    asStored(tx.ref),
-    asStored(tx.own_ref),
-    asStored(tx.recipient_name),
-    asStored(tx.recipient_account),
-    asStored(tx.recipient_branch),
-    tx.parent_tx_id ?? '',
-    asStored(tx.added_by),
-    asStored(tx.user_id),
-  ])
+  // The text of JSON.stringify([...]) over these 18 strings, written out: a string is its
+  // JSON text (q), and a number or a time, whose text holds nothing JSON escapes, is
+  // quoted as it is. Half the cost of building the array and stringifying it.
+  return (
+    `[${q(tx.id)},${q(tx.account_id)},"${tx.seq}","${canonicalTime(tx.created_at)}",${q(tx.tx_type)},${q(tx.tx_payment_type)},` +
+    `"${tx.amount}","${tx.fee}","${tx.credit}","${tx.debit}",${q(asStored(tx.ref))},${q(asStored(tx.own_ref))},` +
+    `${q(asStored(tx.recipient_name))},${q(asStored(tx.recipient_account))},${q(asStored(tx.recipient_branch))},` +
+    `${q(tx.parent_tx_id ?? '')},${q(asStored(tx.added_by))},${q(asStored(tx.user_id))}]`
+  )
 }
+
+const q = JSON.stringify as (text: string) => string
 
 // The last time's text: a batch's rows share one creation time.
 let lastTime = Number.NaN
@@ -75,11 +66,11 @@ const loneSurrogate = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\
 
 /** Text as the database stores it (UTF-8): an unpaired surrogate becomes U+FFFD. */
 export function asStored(text: string): string {
-  return text.replace(loneSurrogate, '\ufffd')
+  return text.isWellFormed() ? text : text.replace(loneSurrogate, '\ufffd')
 }
 
 export function chainHash(prevSha: string, tx: ChainFields): string {
-  return createHash('sha256').update(prevSha).update('\n').update(canonicalForm(tx)).digest('hex')
+  return hash('sha256', `${prevSha}\n${canonicalForm(tx)}`, 'hex')
 }
 
 /** A stored row's own hash link: recomputed from its fields and the hash it names as previous. */

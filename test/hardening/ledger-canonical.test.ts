@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { chainHash } from '../../src/ledger/tx-chain.ts'
+import fc from 'fast-check'
+import { asStored, canonicalForm, canonicalTime, chainHash } from '../../src/ledger/tx-chain.ts'
 import { assertLedgerClean, expectRefusal } from '../support/assertions.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { fund, newAccount, transferBody, txById } from '../transfers/helpers.ts'
@@ -62,5 +63,47 @@ test('ledger - stored proofs do not change: the canonical form of a known row ha
   assert.equal(
     chainHash(genesis, { ...row, created_at: new Date('2026-11-23T08:00:00.123Z') }),
     '7bc4b48c27ae812a8e0bbec3f35cfd6641a662aba17f13424f54dc935db5385b',
+  )
+})
+
+test('ledger - the canonical form is the JSON text of the fields as stored, whatever they hold', () => {
+  // canonicalForm writes the JSON out by hand for speed; it must equal JSON.stringify of the
+  // 18 fields for any text (quotes, backslashes, control characters, lone surrogates) and any
+  // time, or a row written now would not verify against the form every older proof used.
+  const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('"', '\\', '\u0000\n\t', '\ud800x', 'x\udfff', '</script>'))
+  const big = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })
+  fc.assert(
+    fc.property(
+      fc.record({
+        id: fc.uuid(),
+        account_id: fc.uuid(),
+        seq: big,
+        created_at: fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }),
+        tx_type: text,
+        tx_payment_type: text,
+        amount: big,
+        fee: big,
+        credit: big,
+        debit: big,
+        ref: text,
+        own_ref: text,
+        recipient_name: text,
+        recipient_account: text,
+        recipient_branch: text,
+        parent_tx_id: fc.option(fc.uuid(), { nil: null }),
+        added_by: text,
+        user_id: text,
+      }),
+      (tx) => {
+        const expected = JSON.stringify([
+          tx.id, tx.account_id, tx.seq.toString(), canonicalTime(tx.created_at), tx.tx_type, tx.tx_payment_type,
+          tx.amount.toString(), tx.fee.toString(), tx.credit.toString(), tx.debit.toString(),
+          ...[tx.ref, tx.own_ref, tx.recipient_name, tx.recipient_account, tx.recipient_branch].map((t) => t.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')),
+          tx.parent_tx_id ?? '', asStored(tx.added_by), asStored(tx.user_id),
+        ])
+        assert.equal(canonicalForm(tx), expected)
+      },
+    ),
+    { numRuns: 2000 },
   )
 })
