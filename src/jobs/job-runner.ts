@@ -141,6 +141,8 @@ export class JobRunner {
   /** A kick came while a tick ran: tick again at once when it ends. */
   private kicked = false
   private filling: Promise<void> | undefined
+  /** A slot freed while `filling` was claiming: claim again when it ends. */
+  private refill = false
   private stopped = true
   private events: EventDispatch | undefined
   private refreshClock: (() => Promise<void>) | undefined
@@ -429,11 +431,21 @@ export class JobRunner {
    * job's follow-up (a webhook lane's next delivery) starts now, not at the next poll.
    */
   private fillSlots(): void {
-    if (this.stopped || this.advancing > 0 || this.filling) return
+    if (this.stopped || this.advancing > 0) return
+    if (this.filling) {
+      // The claim under way chose its kinds before this slot was free: it would leave the
+      // slot empty until the next poll.
+      this.refill = true
+      return
+    }
     this.filling = this.claimAndRun()
       .catch((error: unknown) => this.log.warn({ err: error }, 'jobs: claiming follow-up work failed; the next tick tries again'))
       .finally(() => {
         this.filling = undefined
+        if (this.refill) {
+          this.refill = false
+          this.fillSlots()
+        }
       })
   }
 

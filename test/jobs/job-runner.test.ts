@@ -141,8 +141,11 @@ test('jobs - moving the bank clock far forward does not take a running job from 
   assert.equal(runs.length, 1)
 })
 
-test('jobs - a kind that leaves a slot to others never takes the last one: a job of another kind runs while it waits', async () => {
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 60_000, concurrency_max: 2, wall_clock: wall })
+// The runner polls once an hour here, so every start below comes from a freed slot. (A slot
+// freed while a claim was under way used to stay empty until the next poll: this test then
+// hung, and failed at its time limit.)
+test('jobs - a kind that leaves a slot to others never takes the last one: a job of another kind runs while it waits', { timeout: 30_000 }, async () => {
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 3_600_000, concurrency_max: 2, wall_clock: wall })
   // A delivery-like kind whose runs wait (a receiver that does not answer) until the gate opens.
   let openGate!: () => void
   const gate = new Promise<void>((resolve) => (openGate = resolve))
