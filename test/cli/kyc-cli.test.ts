@@ -5,7 +5,7 @@ import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { businessEntity, numberedPersonalEntity } from '../support/fixtures.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
-import { jpeg, pdf, png, putObjects } from '../kyc/helpers.ts'
+import { destroyBucketsAfter, jpeg, pdf, png, putObjects } from '../kyc/helpers.ts'
 import { bankEnv, emptyDir, json, removeTempDirs, runBank } from './run-bank.ts'
 
 // The operator's review of KYC and KYB documents from the command line: the commands derived
@@ -13,6 +13,7 @@ import { bankEnv, emptyDir, json, removeTempDirs, runBank } from './run-bank.ts'
 // which fetches a document part by part into a file and checks its SHA-256.
 
 const tb = useTestBank()
+destroyBucketsAfter(tb)
 let p: TestPartner
 
 before(async () => {

@@ -75,7 +75,14 @@ export function destroyBucketsAfter(tb: TestBank): void {
     const nc = await connect({ servers: tb.natsUrl })
     try {
       const objm = new Objm(nc)
-      for (const bucket of buckets) await (await objm.open(bucket)).destroy().catch(() => undefined)
+      // A bucket may be gone already (destroyed by its own test): one missing must not keep
+      // the rest, or the next file's, from being destroyed.
+      for (const bucket of buckets) {
+        await objm
+          .open(bucket)
+          .then((store) => store.destroy())
+          .catch(() => undefined)
+      }
       buckets.clear()
     } finally {
       await nc.close()
