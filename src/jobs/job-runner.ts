@@ -250,7 +250,13 @@ export class JobRunner {
     for (;;) {
       await this.plan()
       const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), 1, this.groups)
-      if (!row) return count
+      if (!row) {
+        // This instance's own runner (woken by the same commits) may have taken due jobs
+        // and still be running them: wait for those, then look again. Not for use from a job.
+        if (this.running.size === 0 && !this.filling && !this.ticking) return count
+        await Promise.all([this.ticking, this.filling, ...this.running])
+        continue
+      }
       count++
       await this.execute(row).catch(() => undefined)
     }
