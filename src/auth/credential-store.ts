@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { hash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { Conflict, Invalid, NotFound, Unauthorized } from '../errors.ts'
@@ -24,7 +24,7 @@ export type { CredentialView, IssuedCredential }
 const tokenPattern = /^(pbk|opk)_[A-Za-z0-9_-]{43}$/
 
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
+  return hash('sha256', token, 'hex')
 }
 
 interface CachedCaller {

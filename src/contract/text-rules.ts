@@ -25,6 +25,26 @@ export function unstorableTextReason(value: string): string | undefined {
   return `must not contain control characters (found U+${code.toString(16).toUpperCase().padStart(4, '0')})`
 }
 
+const escapeOrC1 = /[\\\u007f-\u009f]/
+
+/**
+ * Whether the JSON text of a request can hold anything unstorableTextIssues would refuse;
+ * false lets the decode step skip walking the parsed body. JSON text cannot hold a raw
+ * U+0000-U+001F inside a string, and text decoded from valid UTF-8 holds no unpaired
+ * surrogate, so without a backslash (an escape) and a raw U+007F-U+009F no string or key
+ * breaks the rule; and with at most `request_depth_max` brackets in all, nothing is nested
+ * deeper than that. Almost every request is such a text.
+ */
+export function mayHoldUnstorableText(json: string): boolean {
+  if (escapeOrC1.test(json)) return true
+  let brackets = 0
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i)
+    if ((c === 0x7b || c === 0x5b) && ++brackets > request_depth_max) return true
+  }
+  return false
+}
+
 /** Every string (and key) in a decoded JSON body that breaks the rule, by field path. */
 export function unstorableTextIssues(body: unknown): FieldIssue[] {
   const issues: FieldIssue[] = []

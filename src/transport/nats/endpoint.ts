@@ -15,7 +15,7 @@ import {
 } from '../../errors.ts'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
 import type { Logger } from '../../logger.ts'
-import { unstorableTextIssues } from '../../contract/text-rules.ts'
+import { mayHoldUnstorableText, unstorableTextIssues } from '../../contract/text-rules.ts'
 import { withoutNulls } from '../../contract/null-as-absent.ts'
 import { fieldName } from '../../contract/field-path.ts'
 import type { Reply } from './micro.ts'
@@ -181,9 +181,11 @@ async function authorize(
 function decode(data: Uint8Array, operation: Operation, bytesMax: number): unknown {
   if (data.length > bytesMax) throw new PayloadTooLarge(data.length, bytesMax)
   let body: unknown = {}
+  let text = ''
   if (data.length > 0) {
     try {
-      body = JSON.parse(strictUtf8.decode(data))
+      text = strictUtf8.decode(data)
+      body = JSON.parse(text)
     } catch {
       throw new InvalidJson()
     }
@@ -193,7 +195,7 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   }
   // One rule for every text of every operation, before the schema: what the database cannot
   // store or the ledger could not hash as stored never reaches a service or a batch.
-  const textIssues = unstorableTextIssues(body)
+  const textIssues = mayHoldUnstorableText(text) ? unstorableTextIssues(body) : []
   if (textIssues.length > 0) throw invalidRequest(textIssues)
   // And one rule for absence: a null field is a field not sent (null-as-absent.ts).
   body = withoutNulls(operation.request, body)
