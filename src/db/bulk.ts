@@ -55,25 +55,15 @@ export function unnestRows<Row extends object>(
   return sql(unnestFragments(columns, alias), ...literals)
 }
 
-const fragmentsOf = new WeakMap<ReadonlyArray<[string, PgType]>, Map<string, TemplateStringsArray>>()
-
 /**
- * The text around the parameters of unnestRows, made once per column list (the lists are
- * constants): one fragment list for the whole `unnest`, so that Kysely builds and compiles
- * one node per column instead of four. Column names are this code's own, quoted as
- * `sql.ref` would.
+ * The text around the parameters of unnestRows: one fragment list for the whole `unnest`,
+ * so that Kysely builds and compiles one node per column instead of four. Column names are
+ * this code's own, quoted as `sql.ref` would.
  */
 function unnestFragments(columns: ReadonlyArray<[string, PgType]>, alias: string): TemplateStringsArray {
-  let byAlias = fragmentsOf.get(columns)
-  if (!byAlias) fragmentsOf.set(columns, (byAlias = new Map()))
-  let fragments = byAlias.get(alias)
-  if (!fragments) {
-    const names = columns.map(([name]) => `"${name}"`).join(', ')
-    const texts = ['unnest(', ...columns.map(([, type], i) => `::${type}[]${i < columns.length - 1 ? ', ' : `) as ${alias}(${names})`}`)]
-    fragments = Object.assign(texts, { raw: texts })
-    byAlias.set(alias, fragments)
-  }
-  return fragments
+  const names = columns.map(([name]) => `"${name}"`).join(', ')
+  const texts = ['unnest(', ...columns.map(([, type], i) => `::${type}[]${i < columns.length - 1 ? ', ' : `) as ${alias}(${names})`}`)]
+  return Object.assign(texts, { raw: texts })
 }
 
 /** The statement `INSERT INTO table (columns) SELECT * FROM unnest(...)`, to run or to put in a WITH. */
