@@ -9,6 +9,7 @@ import { OperatorService } from './operators/operator-service.ts'
 import { UserService } from './users/user-service.ts'
 import { SouthAfricanCalendar } from './calendar/sa-calendar.ts'
 import { LedgerService } from './ledger/ledger-service.ts'
+import { KnownAccounts, known_accounts_default } from './ledger/known-accounts.ts'
 import type { Logger } from './logger.ts'
 import type { Rail } from './rails/rail.ts'
 import { SimulatedRail } from './rails/simulated-rail.ts'
@@ -119,7 +120,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const operators = new OperatorService(db, clock, credentials, entities, accounts, webhookSecrets)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
-  const ledger = new LedgerService(db, clock)
+  // What payment batches remember of the accounts they write; deposits make it stale.
+  const knownAccounts = new KnownAccounts(known_accounts_default)
+  const ledger = new LedgerService(db, clock, knownAccounts)
   // Background work of every capability runs on this one runner (src/jobs).
   const jobRunner = new JobRunner(db, clock, log, {
     poll_ms: config.jobsPollMs,
@@ -154,6 +157,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     batchesInFlightMax: config.ledgerBatchesInFlightMax,
     queueJobsMax: config.ledgerQueueJobsMax,
     observeBatch: (committer, size, seconds, ok) => metrics.ledgerBatch(committer, size, seconds, ok),
+    known: knownAccounts,
   })
   const transactions = new TransactionService(db, accounts)
   const clearing = new ClearingService(

@@ -1,5 +1,6 @@
 import type { JournalEntry, LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { RailOutcome } from '../rails/rail.ts'
+import { newRowId } from '../ledger/row-id.ts'
 
 // How a bulk batch moves money, all through LedgerBatch (the only writer of balances):
 //  - initiate: one `bulk_payment` funding row, Pending, holding total plus fees;
@@ -118,7 +119,7 @@ export function settlePayment(batch: LedgerBatch, payment: Omit<PaymentRow, 'ref
   }
   const type = payment_type(payment.real_time)
   batch.setStatus(payment.tx_id, payment.account_id, { status: outcome.status === 'failed' ? 'Failed' : 'Invalid', reason: outcome.reason })
-  const refundId = crypto.randomUUID()
+  const refundId = newRowId()
   const back = payment.amount + payment.fee
   const entries: JournalEntry[] = [
     { internal: `settlement:${type}`, amount: -payment.amount, tx_id: refundId },

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
@@ -13,6 +12,7 @@ import type { PaymentAdvices } from '../transfers/payment-advice.ts'
 import { appendPayment, settlePayment } from './bulk-ledger.ts'
 import { batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemsOf, setItemTxIds, updateBatch, type BatchRow, type ItemRow } from './bulk-store.ts'
 import { batchView, paymentView } from './bulk-view.ts'
+import { newRowId } from '../ledger/row-id.ts'
 
 // Paying out a verified batch, as jobs (src/jobs):
 //  - `bulk.process` (one per batch, enqueued by verify): gives every payment its own
@@ -92,7 +92,7 @@ export class BulkProcessing {
       const items = (await itemsOf(trx, batchId)).filter((i) => i.status === 'processing' && i.tx_id === null)
       if (items.length === 0) return batch
       const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
-      const given = items.map((item) => ({ item, tx_id: randomUUID() }))
+      const given = items.map((item) => ({ item, tx_id: newRowId() }))
       for (const { item, tx_id } of given) {
         appendPayment(ledger, {
           tx_id, account_id: batch.account_id, funding_tx_id: batch.funding_tx_id, real_time: item.real_time,

@@ -27,6 +27,7 @@ import { orderOf, type OrderRow } from './debit-store.ts'
 
 // The report's shape is the `ops.debit.run` reply schema's.
 import type { DebitRunReport } from './debit-collection-contract.ts'
+import { newRowId } from '../ledger/row-id.ts'
 export type { DebitRunReport }
 
 // Debit-order collection runs (RULINGS, Debit orders), as jobs of the jobs module: one
@@ -223,7 +224,7 @@ export class DebitCollection {
     const wanted = outcome.bank_charges ?? this.options.feeCents
     const charges = wanted < amount ? wanted : amount
     const net = amount - charges
-    const txId = randomUUID()
+    const txId = newRowId()
     batch.post([
       { internal: 'settlement:DEBIT_ORDER', amount: -amount, tx_id: txId },
       { account: order.account_id, amount: net, tx_id: txId },
@@ -370,7 +371,7 @@ export class DebitCollection {
     const net = cents(collection.net_amount ?? 0n)
     const creditTxId = collection.credit_tx_id
     assert(creditTxId, `successful collection ${collectionKey(collection)} has its credit`)
-    const reversalId = randomUUID()
+    const reversalId = newRowId()
     // The debtor's bank takes the whole amount back; the bank gives up its charges.
     const { taken, shortfall } = debts.takeBack(batch, {
       account_id: order.account_id,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
 import { arrayLiteral, insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
 import { prepared, thenCommit } from '../db/prepared.ts'
@@ -7,6 +6,8 @@ import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatu
 import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
 import { chainHash, type ChainFields } from './tx-chain.ts'
+import type { KnownAccounts } from './known-accounts.ts'
+import { newRowId } from './row-id.ts'
 
 // The only code that moves money. A LedgerBatch is one unit of work inside one database
 // transaction: it locks the accounts it touches (in id order, so that concurrent batches
@@ -87,11 +88,22 @@ const posting_columns: Array<[keyof Insertable<PostingsTable> & string, PgType]>
 ]
 
 const guardFailed = 'bank: the batch guard did not hold'
+const staleAccounts = 'bank: an account changed since it was remembered'
 
 /** A batch's guard did not hold: nothing of its statement was written, and its transaction is aborted. */
 export class GuardFailed extends Error {
+  constructor(message = guardFailed) {
+    super(message)
+  }
+}
+
+/**
+ * A batch opened from remembered account states (LedgerBatch.fromKnown) found one of them
+ * changed: nothing of its statement was written, and its transaction is aborted.
+ */
+export class StaleAccounts extends GuardFailed {
   constructor() {
-    super(guardFailed)
+    super(staleAccounts)
   }
 }
 
@@ -116,8 +128,34 @@ export class LedgerBatch {
     private readonly trx: Kysely<Database>,
     private readonly states: Map<string, AccountState>,
     clock: Clock,
+    /** The states the batch started from when they were remembered, not read under lock: its write checks them. */
+    private readonly expected?: AccountState[],
   ) {
     this.now = clock.now()
+  }
+
+  /**
+   * A batch that starts from the accounts' remembered states (known-accounts.ts) instead of
+   * locking and reading them: no statement before its write. The write locks the accounts in
+   * id order and is refused whole (StaleAccounts) unless each is still exactly as
+   * remembered. Undefined when an account is not remembered: open it the usual way.
+   */
+  static fromKnown(trx: Kysely<Database>, clock: Clock, accountIds: Iterable<string>, known: KnownAccounts): LedgerBatch | undefined {
+    const ids = [...new Set(accountIds)].sort()
+    if (ids.length === 0) return undefined
+    const states = known.take(ids)
+    if (!states) return undefined
+    return new LedgerBatch(trx, states, clock, ids.map((id) => ({ ...states.get(id)! })))
+  }
+
+  /** Whether the batch started from remembered states (its write checks them). */
+  get guessed(): boolean {
+    return this.expected !== undefined
+  }
+
+  /** Copies of every account's state as the batch leaves it, to remember once it commits. */
+  accountStates(): AccountState[] {
+    return [...this.states.values()].map((state) => ({ ...state }))
   }
 
   /** Locks the accounts (in id order) for the rest of the database transaction. */
@@ -181,7 +219,7 @@ export class LedgerBatch {
    * holds; callers that captured a hold release it first.
    */
   post(entries: JournalEntry[]): string {
-    const journalId = randomUUID()
+    const journalId = newRowId()
     let sum = 0n
     for (const entry of entries) {
       sum += entry.amount
@@ -208,7 +246,7 @@ export class LedgerBatch {
   /** Appends a transaction to its account's hash chain; returns its id. */
   append(tx: NewTransaction): string {
     const a = this.account(tx.account_id)
-    const id = tx.id ?? randomUUID()
+    const id = tx.id ?? newRowId()
     a.last_seq += 1n
     let postedOrder: bigint | null = null
     if (tx.posted) {
@@ -280,7 +318,8 @@ export class LedgerBatch {
    * `commit`, the write is the transaction's last statement and its commit is sent with
    * it (prepared.ts); nothing may follow it.
    */
-  async flush(guard?: FlushGuard, options: { commit?: boolean } = {}): Promise<void> {
+  async flush(callerGuard?: FlushGuard, options: { commit?: boolean } = {}): Promise<void> {
+    const guard = this.expected ? withFresh(this.expected, callerGuard) : callerGuard
     const appended = new Set(this.newRows.map((row) => row.id))
     const late = [...this.changes.keys()].some((id) => appended.has(id))
     const parts: RawBuilder<unknown>[] = guard ? [...guard.queries] : []
@@ -288,7 +327,10 @@ export class LedgerBatch {
     const and = guard ? sql` and ${guard.holds}` : sql``
     if (this.newRows.length > 0) parts.push(sql`t as (${insertUnnestStatement('transactions', this.newRows, transaction_columns)}${where})`)
     if (this.newPostings.length > 0) parts.push(sql`p as (${insertUnnestStatement('postings', this.newPostings, posting_columns)}${where})`)
-    const counted: RawBuilder<unknown>[] = guard ? [sql`(case when ${guard.holds} then true else bank_refuse(${guardFailed}) end) as holds`] : []
+    const counted: RawBuilder<unknown>[] = []
+    // Stale accounts are told apart from a failed caller's guard: they pause the guessing.
+    if (this.expected) counted.push(sql`(case when ${freshHolds(this.expected)} then true else bank_refuse(${staleAccounts}) end) as fresh`)
+    if (guard) counted.push(sql`(case when ${guard.holds} then true else bank_refuse(${guardFailed}) end) as holds`)
     if (this.changes.size > 0 && !late) {
       parts.push(sql`s as (${this.statusChangesStatement()}${and} returning 1)`)
       counted.push(sql`(select count(*) from s)::int as s`)
@@ -310,6 +352,7 @@ export class LedgerBatch {
       } catch (error) {
         const e = error as { code?: unknown; message?: unknown }
         if (e.code === 'P0001' && e.message === guardFailed) throw new GuardFailed()
+        if (e.code === 'P0001' && e.message === staleAccounts) throw new StaleAccounts()
         throw error
       }
       const written = rows[0]!
@@ -339,6 +382,27 @@ export class LedgerBatch {
       ])}
       where t.id = v.id`
   }
+}
+
+/**
+ * The check of a batch opened from remembered states, first in its write: lock its accounts
+ * in id order (FOR UPDATE waits for a writer and then reads the account as that writer left
+ * it) where each is exactly as remembered. Every write of the statement, and the statement
+ * itself, depends on finding them all (freshHolds).
+ */
+function withFresh(expected: AccountState[], guard: FlushGuard | undefined): FlushGuard {
+  const fresh = sql`f as (
+    select a.id from accounts as a join ${unnestRows(expected, [
+      ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'], ['last_posted', 'bigint'], ['last_sha', 'text'],
+    ], 'e')} on a.id = e.id
+    where a.balance = e.balance and a.held = e.held and a.last_seq = e.last_seq and a.last_posted = e.last_posted and a.last_sha = e.last_sha
+    order by a.id for update of a)`
+  if (!guard) return { queries: [fresh], holds: freshHolds(expected) }
+  return { queries: [fresh, ...guard.queries], holds: sql`${freshHolds(expected)} and ${guard.holds}` }
+}
+
+function freshHolds(expected: AccountState[]): RawBuilder<unknown> {
+  return sql`(select count(*) from f) = ${expected.length}`
 }
 
 function accountsStatement(states: AccountState[]): RawBuilder<unknown> {

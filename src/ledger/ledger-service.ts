@@ -4,6 +4,8 @@ import type { Database } from '../db/schema.ts'
 import { NotFound } from '../errors.ts'
 import { cents, centsText } from './cents.ts'
 import { LedgerBatch } from './ledger-batch.ts'
+import type { KnownAccounts } from './known-accounts.ts'
+import { newRowId } from './row-id.ts'
 import {
   accountHeads,
   chainPage,
@@ -29,14 +31,24 @@ export class LedgerService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    /** What payment batches remember of accounts (known-accounts.ts): a deposit makes it stale. */
+    private readonly known?: KnownAccounts,
   ) {}
 
   /** Credits an account as an inbound EFT would: settlement:EFT → customer. */
   async deposit(accountId: string, amount: bigint, ref: string) {
+    try {
+      return await this.depositUnderLock(accountId, amount, ref)
+    } finally {
+      this.known?.forget([accountId])
+    }
+  }
+
+  private async depositUnderLock(accountId: string, amount: bigint, ref: string) {
     return this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, [accountId])
       if (!batch.has(accountId)) throw new NotFound('account')
-      const txId = crypto.randomUUID()
+      const txId = newRowId()
       batch.post([
         { internal: 'settlement:EFT', amount: -amount, tx_id: txId },
         { account: accountId, amount, tx_id: txId },

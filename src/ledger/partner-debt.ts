@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto'
 import { sql, type Kysely } from 'kysely'
 import type { Database } from '../db/schema.ts'
 import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
 import type { InternalAccount, JournalEntry, LedgerBatch } from './ledger-batch.ts'
+import { newRowId } from './row-id.ts'
 
 // What partners owe the bank (RULINGS, Debit orders). A disputed debit-order collection is
 // reversed; when the credited account cannot cover the reversal, the account goes to zero
@@ -89,7 +89,7 @@ export class PartnerDebts {
     const available = batch.available(accountId)
     const recovered = available < owed ? available : owed
     if (recovered <= 0n) return 0n
-    const txId = randomUUID()
+    const txId = newRowId()
     batch.post([
       { account: accountId, amount: -recovered, tx_id: txId },
       { internal: debtAccount(partnerId), amount: recovered, tx_id: txId },

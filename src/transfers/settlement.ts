@@ -1,5 +1,6 @@
 import type { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { RailOutcome } from '../rails/rail.ts'
+import { newRowId } from '../ledger/row-id.ts'
 
 // Settling a pending payout once its rail has answered: the hold is released, and on
 // acceptance the amount goes to the rail's settlement account and the fee to fee income,
@@ -46,7 +47,7 @@ export function reversePayout(
   original: { tx_id: string; account_id: string; amount: bigint; payment_type: 'EFT' | 'RTC'; ref: string; recipient_name: string },
   reason: string,
 ): string {
-  const reversalId = crypto.randomUUID()
+  const reversalId = newRowId()
   batch.post([
     { internal: `settlement:${original.payment_type}`, amount: -original.amount, tx_id: reversalId },
     { account: original.account_id, amount: original.amount, tx_id: reversalId },

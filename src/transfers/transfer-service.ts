@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import type { Caller } from '../auth/credential-store.ts'
@@ -7,7 +6,8 @@ import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
 import { assert, BankError, Conflict, Invalid, NotFound, Unavailable } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from '../ledger/group-committer.ts'
-import { GuardFailed, LedgerBatch, type FlushGuard } from '../ledger/ledger-batch.ts'
+import { GuardFailed, LedgerBatch, StaleAccounts, type FlushGuard } from '../ledger/ledger-batch.ts'
+import { KnownAccounts, known_accounts_default } from '../ledger/known-accounts.ts'
 import { PartnerDebts } from '../ledger/partner-debt.ts'
 import { statusesUnderLock } from '../ledger/ledger-store.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
@@ -17,6 +17,7 @@ import { settlePayout, type PendingPayout, type SettledStatus } from './settleme
 import type { InternalTransferRequest, TransferRequest, TransferResult } from './transfer-contract.ts'
 import { checkPaymentLimit, type PaymentType } from './transfer-limits.ts'
 import { claimStatement, claimTransferKeys, liveKeysStatement, releaseTransferKeys, transferKeysOf, type PaymentAdviceRow, type TransferKey } from './transfer-store.ts'
+import { newRowId } from '../ledger/row-id.ts'
 
 // Single payments (RULINGS, Accounts and the ledger). A payout to another bank is taken
 // in two steps:
@@ -42,6 +43,8 @@ export interface TransferSettings {
   queueJobsMax: number
   /** Told of every ledger batch written, by committer (`reserve`, `settle`): the metrics. */
   observeBatch?: (committer: string, size: number, seconds: number, ok: boolean) => void
+  /** What reserve batches remember of their accounts, shared with the other writers that forget what they change. */
+  known?: KnownAccounts
 }
 
 /** Finds a payee by account number, in any partner (the caller learns only that it exists). */
@@ -61,6 +64,11 @@ const noSuchPayee = () => {
 export class TransferService {
   private readonly reserver: GroupCommitter<PaymentJob, Taken>
   private readonly settler: GroupCommitter<{ payout: PendingPayout; outcome: RailOutcome }, SettledStatus>
+  /**
+   * The paying accounts as this instance's last reserve batches left them: a batch whose
+   * accounts are all here is one statement (its write checks them), not two.
+   */
+  private readonly known: KnownAccounts
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -80,6 +88,7 @@ export class TransferService {
       attempts_max: 3,
       isolatable: (error: unknown) => !isDatabaseUnavailable(error),
     }
+    this.known = settings.known ?? new KnownAccounts(known_accounts_default)
     const observe = settings.observeBatch
     this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), {
       ...options,
@@ -131,7 +140,7 @@ export class TransferService {
     const job: InternalJob = Object.assign(this.jobBase(caller, request, 'INTERNAL'), {
       kind: 'internal' as const,
       payeeAccountId,
-      payeeTxId: randomUUID(),
+      payeeTxId: newRowId(),
     })
     const taken = await this.reserver.submit(job)
     return { tx_id: taken.tx_id, amount: String(request.amount), status: 'Successful' }
@@ -146,8 +155,8 @@ export class TransferService {
       clientTxId: request.clientTxId,
       amount: BigInt(request.amount),
       fee,
-      txId: randomUUID(),
-      feeTxId: fee > 0n ? randomUUID() : null,
+      txId: newRowId(),
+      feeTxId: fee > 0n ? newRowId() : null,
       ref: request.ref,
       own_ref: request.own_ref,
       name: request.name,
@@ -168,6 +177,9 @@ export class TransferService {
       return await this.writeReserve(jobs, 'claim-in-write')
     } catch (error) {
       if (!(error instanceof GuardFailed)) throw error
+      // A key taken, or a remembered account stale: written again the usual way, accounts
+      // locked and read first, keys claimed before the write.
+      if (error instanceof StaleAccounts) this.known.pause(jobs.flatMap(accountsOf))
       return this.writeReserve(jobs, 'claim-first')
     }
   }
@@ -175,65 +187,87 @@ export class TransferService {
   private async writeReserve(jobs: PaymentJob[], mode: 'claim-in-write' | 'claim-first'): Promise<BatchOutcome<Taken>[]> {
     const outcomes: BatchOutcome<Taken>[] = new Array(jobs.length)
     const duplicates: number[] = []
-    await this.db.transaction().execute(async (trx) => {
-      const batch = await LedgerBatch.open(trx, this.clock, jobs.flatMap(accountsOf))
-      // A payee's partner that owes the bank (a disputed debit order's shortfall) pays it
-      // from the credit first (partner-debt.ts); only batches with internal payments ask.
-      const payees = jobs.flatMap((job) => (job.kind === 'internal' && batch.has(job.payeeAccountId) ? [batch.account(job.payeeAccountId).partner_id] : []))
-      const debts = payees.length > 0 ? await PartnerDebts.open(trx, payees, batch.now) : undefined
-      // The first job with a key in this batch claims it; a repeat waits for its result below.
-      const firstWithKey = new Map<string, number>()
-      const claimants: number[] = []
-      jobs.forEach((job, i) => {
-        const refusal = refusalOf(batch, job)
-        if (refusal) {
-          outcomes[i] = { ok: false, error: refusal }
-          return
-        }
-        const key = `${job.partnerId}/${job.clientTxId}`
-        if (firstWithKey.has(key)) duplicates.push(i)
-        else {
-          firstWithKey.set(key, i)
-          claimants.push(i)
-        }
+    const accountIds = jobs.flatMap(accountsOf)
+    let written: LedgerBatch | undefined
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        const batch =
+          (mode === 'claim-in-write' ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
+          (await LedgerBatch.open(trx, this.clock, accountIds))
+        written = batch
+        await this.takeReserve(trx, batch, jobs, mode, outcomes, duplicates)
       })
-      const claimed = mode === 'claim-first' ? await this.claimKeys(trx, claimants.map((i) => jobs[i]!), batch.now) : undefined
-      const taking: PaymentJob[] = []
-      const released: PaymentJob[] = []
-      const advices: PaymentAdviceRow[] = []
-      const paidNow: string[] = []
-      for (const i of claimants) {
-        const job = jobs[i]!
-        if (claimed && !claimed.has(job.txId)) {
-          duplicates.push(i)
-          continue
-        }
-        const taken = job.kind === 'internal' ? payInternal(batch, job) : reservePayout(batch, job)
-        if (!taken) {
-          outcomes[i] = { ok: false, error: Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee') }
-          released.push(job)
-          continue
-        }
-        taking.push(job)
-        outcomes[i] = { ok: true, value: taken }
-        if (job.kind === 'internal' && debts) debts.recover(batch, job.payeeAccountId, batch.account(job.payeeAccountId).partner_id, job.payeeTxId)
-        if (job.advice) advices.push({ tx_id: job.txId, partner_id: job.partnerId, ...job.advice, created_at: batch.now })
-        if (taken.payment_type === 'INTERNAL') paidNow.push(taken.tx_id)
-      }
-      // A request refused for funds moved no money, so its key may be used again.
-      if (claimed) await releaseTransferKeys(trx, released.map((j) => j.txId))
-      // Most batches end with their write: its commit is sent with it (one round trip).
-      const last = !debts && advices.length === 0 && paidNow.length === 0 && duplicates.length === 0
-      await batch.flush(claimed ? undefined : this.keyGuard(taking, released, batch.now), { commit: last })
-      if (last) return
-      await debts?.flush()
-      // Advices commit with their payments; an internal payment is Successful already.
-      await this.advices.record(trx, advices)
-      await this.advices.paid(trx, paidNow)
-      // Inside the transaction: should the batch be retried, it must not find its own keys.
-      if (duplicates.length > 0) await this.answerDuplicates(trx, jobs, duplicates, outcomes, batch.now)
-    })
+    } catch (error) {
+      this.known.forget(accountIds)
+      throw error
+    }
+    this.known.remember(written!.accountStates())
     return outcomes
+  }
+
+  private async takeReserve(
+    trx: Kysely<Database>,
+    batch: LedgerBatch,
+    jobs: PaymentJob[],
+    mode: 'claim-in-write' | 'claim-first',
+    outcomes: BatchOutcome<Taken>[],
+    duplicates: number[],
+  ): Promise<void> {
+    // A payee's partner that owes the bank (a disputed debit order's shortfall) pays it
+    // from the credit first (partner-debt.ts); only batches with internal payments ask.
+    const payees = jobs.flatMap((job) => (job.kind === 'internal' && batch.has(job.payeeAccountId) ? [batch.account(job.payeeAccountId).partner_id] : []))
+    const debts = payees.length > 0 ? await PartnerDebts.open(trx, payees, batch.now) : undefined
+    // The first job with a key in this batch claims it; a repeat waits for its result below.
+    const firstWithKey = new Map<string, number>()
+    const claimants: number[] = []
+    jobs.forEach((job, i) => {
+      const refusal = refusalOf(batch, job)
+      if (refusal) {
+        outcomes[i] = { ok: false, error: refusal }
+        return
+      }
+      const key = `${job.partnerId}/${job.clientTxId}`
+      if (firstWithKey.has(key)) duplicates.push(i)
+      else {
+        firstWithKey.set(key, i)
+        claimants.push(i)
+      }
+    })
+    const claimed = mode === 'claim-first' ? await this.claimKeys(trx, claimants.map((i) => jobs[i]!), batch.now) : undefined
+    const taking: PaymentJob[] = []
+    const released: PaymentJob[] = []
+    const advices: PaymentAdviceRow[] = []
+    const paidNow: string[] = []
+    for (const i of claimants) {
+      const job = jobs[i]!
+      if (claimed && !claimed.has(job.txId)) {
+        duplicates.push(i)
+        continue
+      }
+      const taken = job.kind === 'internal' ? payInternal(batch, job) : reservePayout(batch, job)
+      if (!taken) {
+        outcomes[i] = { ok: false, error: Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee') }
+        released.push(job)
+        continue
+      }
+      taking.push(job)
+      outcomes[i] = { ok: true, value: taken }
+      if (job.kind === 'internal' && debts) debts.recover(batch, job.payeeAccountId, batch.account(job.payeeAccountId).partner_id, job.payeeTxId)
+      if (job.advice) advices.push({ tx_id: job.txId, partner_id: job.partnerId, ...job.advice, created_at: batch.now })
+      if (taken.payment_type === 'INTERNAL') paidNow.push(taken.tx_id)
+    }
+    // A request refused for funds moved no money, so its key may be used again.
+    if (claimed) await releaseTransferKeys(trx, released.map((j) => j.txId))
+    // Most batches end with their write: its commit is sent with it (one round trip).
+    const last = !debts && advices.length === 0 && paidNow.length === 0 && duplicates.length === 0
+    await batch.flush(claimed ? undefined : this.keyGuard(taking, released, batch.now), { commit: last })
+    if (last) return
+    await debts?.flush()
+    // Advices commit with their payments; an internal payment is Successful already.
+    await this.advices.record(trx, advices)
+    await this.advices.paid(trx, paidNow)
+    // Inside the transaction: should the batch be retried, it must not find its own keys.
+    if (duplicates.length > 0) await this.answerDuplicates(trx, jobs, duplicates, outcomes, batch.now)
   }
 
   /**
@@ -295,6 +329,18 @@ export class TransferService {
   }
 
   private async settleBatch(jobs: Array<{ payout: PendingPayout; outcome: RailOutcome }>): Promise<BatchOutcome<SettledStatus>[]> {
+    // A settlement changes the accounts' holds: what reserve batches remember of them is stale
+    // (forgotten before, and again after, in case a reserve batch remembered them meanwhile).
+    const accountIds = jobs.map((j) => j.payout.account_id)
+    this.known.forget(accountIds)
+    try {
+      return await this.settleUnderLock(jobs)
+    } finally {
+      this.known.forget(accountIds)
+    }
+  }
+
+  private async settleUnderLock(jobs: Array<{ payout: PendingPayout; outcome: RailOutcome }>): Promise<BatchOutcome<SettledStatus>[]> {
     return this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, jobs.map((j) => j.payout.account_id))
       // A clearing run recovers an RTC still Pending a minute after it was taken, so a slow

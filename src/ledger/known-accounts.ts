@@ -1,0 +1,95 @@
+import type { AccountState } from './ledger-batch.ts'
+
+// What a process remembers of the accounts its payment batches last wrote: each one's
+// balance, holds and the head of its hash chain, as its batch committed them. A batch whose
+// accounts are all remembered skips the statement that locks and reads them (a round trip
+// and a statement fewer: its write is its only statement) and works from these copies
+// instead; its write then locks the accounts in id order and checks, in the same statement,
+// that each is still exactly as remembered, and is refused whole (StaleAccounts) if any
+// changed — another instance, a clearing cycle or a deposit wrote it — after which it runs
+// again the usual way. So the memory is only ever a guess the database confirms: it can
+// cost a batch a second try, never a wrong balance.
+//
+// An account whose remembered state turned out stale is not guessed again for a while
+// (`stale_pause_ms`), so that two instances paying from one account do not keep refusing
+// each other's guesses.
+
+export interface KnownAccountsOptions {
+  /** Accounts remembered at most; the least recently written go first. */
+  entries_max: number
+  /** How long an account found stale is read the usual way before it is guessed again. */
+  stale_pause_ms: number
+  now?: () => number
+}
+
+/** 50,000 accounts (about 15 MB); an account found stale is read under lock for 10 s. */
+export const known_accounts_default: KnownAccountsOptions = { entries_max: 50_000, stale_pause_ms: 10_000 }
+
+export class KnownAccounts {
+  private readonly states = new Map<string, AccountState>()
+  private readonly paused = new Map<string, number>()
+  private readonly now: () => number
+
+  constructor(private readonly options: KnownAccountsOptions) {
+    this.now = options.now ?? Date.now
+  }
+
+  /** Copies of the accounts' remembered states, by id; undefined unless every one is remembered and not paused. */
+  take(ids: readonly string[]): Map<string, AccountState> | undefined {
+    const taken = new Map<string, AccountState>()
+    for (const id of ids) {
+      const state = this.states.get(id)
+      if (!state) return undefined
+      if (this.paused.size > 0) {
+        const until = this.paused.get(id)
+        if (until !== undefined) {
+          if (until > this.now()) return undefined
+          this.paused.delete(id)
+        }
+      }
+      taken.set(id, { ...state })
+    }
+    return taken
+  }
+
+  /** Remembers the states a committed batch left (copies). */
+  remember(states: Iterable<AccountState>): void {
+    for (const state of states) {
+      // Deleted first, so that the map's order is the order of last writes.
+      this.states.delete(state.id)
+      this.states.set(state.id, { ...state })
+    }
+    let excess = this.states.size - this.options.entries_max
+    for (const id of this.states.keys()) {
+      if (excess-- <= 0) break
+      this.states.delete(id)
+    }
+  }
+
+  /** Forgets the accounts (their batch failed, or something else is writing them). */
+  forget(ids: Iterable<string>): void {
+    for (const id of ids) this.states.delete(id)
+  }
+
+  /** Forgets the accounts and reads them the usual way for a while: their remembered state was stale. */
+  pause(ids: Iterable<string>): void {
+    const until = this.now() + this.options.stale_pause_ms
+    for (const id of ids) {
+      this.states.delete(id)
+      this.paused.set(id, until)
+    }
+    if (this.paused.size > this.options.entries_max) {
+      const now = this.now()
+      for (const [id, at] of this.paused) if (at <= now) this.paused.delete(id)
+      let excess = this.paused.size - this.options.entries_max
+      for (const id of this.paused.keys()) {
+        if (excess-- <= 0) break
+        this.paused.delete(id)
+      }
+    }
+  }
+
+  get size(): number {
+    return this.states.size
+  }
+}

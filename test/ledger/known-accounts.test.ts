@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { KnownAccounts } from '../../src/ledger/known-accounts.ts'
+import type { AccountState } from '../../src/ledger/ledger-batch.ts'
+
+// What reserve batches remember of their accounts (known-accounts.ts), on its own: copies in
+// and out, all-or-nothing takes, the bound on its size, and the pause after a stale guess.
+
+function state(id: string, balance = 100n): AccountState {
+  return { id, partner_id: 'p', balance, held: 0n, last_seq: 1n, last_sha: 'a'.repeat(64), last_posted: 1n }
+}
+
+test('known accounts - take gives copies of every account asked for, or nothing when one is missing', () => {
+  const known = new KnownAccounts({ entries_max: 10, stale_pause_ms: 1000 })
+  known.remember([state('a'), state('b')])
+  const taken = known.take(['a', 'b'])!
+  assert.equal(taken.size, 2)
+  taken.get('a')!.balance = 5n
+  assert.equal(known.take(['a'])!.get('a')!.balance, 100n, 'changing a taken state does not change the memory')
+  assert.equal(known.take(['a', 'c']), undefined)
+})
+
+test('known accounts - remember copies, so a batch changing its states later does not change the memory', () => {
+  const known = new KnownAccounts({ entries_max: 10, stale_pause_ms: 1000 })
+  const s = state('a')
+  known.remember([s])
+  s.balance = 1n
+  assert.equal(known.take(['a'])!.get('a')!.balance, 100n)
+})
+
+test('known accounts - forget drops accounts; beyond entries_max the least recently written go first', () => {
+  const known = new KnownAccounts({ entries_max: 3, stale_pause_ms: 1000 })
+  known.remember([state('a'), state('b'), state('c')])
+  known.remember([state('a', 7n)])
+  known.remember([state('d')])
+  assert.equal(known.size, 3)
+  assert.equal(known.take(['b']), undefined, 'b was written least recently')
+  assert.equal(known.take(['a', 'c', 'd'])!.get('a')!.balance, 7n)
+  known.forget(['c'])
+  assert.equal(known.take(['c']), undefined)
+  assert.equal(known.size, 2)
+})
+
+test('known accounts - a paused account is not taken until its pause ends, even when remembered again', () => {
+  let now = 1_000
+  const known = new KnownAccounts({ entries_max: 10, stale_pause_ms: 500, now: () => now })
+  known.remember([state('a'), state('b')])
+  known.pause(['a'])
+  assert.equal(known.take(['a']), undefined)
+  known.remember([state('a')])
+  assert.equal(known.take(['a']), undefined, 'remembered during its pause: still read under lock')
+  assert.ok(known.take(['b']), 'other accounts are not paused')
+  now += 500
+  assert.equal(known.take(['a'])!.get('a')!.balance, 100n, 'after the pause it is guessed again')
+})

@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict'
+import { before, test } from 'node:test'
+import type { BatchOutcome } from '../../src/ledger/group-committer.ts'
+import type { KnownAccounts } from '../../src/ledger/known-accounts.ts'
+import { LedgerBatch } from '../../src/ledger/ledger-batch.ts'
+import { LedgerService } from '../../src/ledger/ledger-service.ts'
+import type { PaymentJob } from '../../src/transfers/payment-jobs.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
+import { balances, fund, newAccount, transactionsOf, transferBody } from './helpers.ts'
+
+// Reserve batches that start from what the instance remembers of their accounts
+// (known-accounts.ts, LedgerBatch.fromKnown) instead of locking and reading them first.
+// The memory is a guess the write checks: these tests make it wrong in each way it can be
+// (another instance's deposit, a remembered balance that is simply false) and check that
+// the batch is refused whole, written again under lock, and answers as the database says.
+
+const eft_fee = 250
+const tb = useTestBank()
+let p: TestPartner
+
+type Mode = 'claim-in-write' | 'claim-first'
+interface ReserveInternals {
+  writeReserve(jobs: PaymentJob[], mode: Mode): Promise<BatchOutcome<unknown>[]>
+  known: KnownAccounts
+}
+
+/** Each reserve write: its mode, its keys, whether it committed, and whether it read its accounts under lock. */
+const writes: Array<{ mode: Mode; keys: string[]; result: 'committed' | 'rolled back' }> = []
+/** Accounts read under lock (LedgerBatch.open) by reserve writes, in order. */
+let locked: string[] = []
+
+const internals = () => tb.bank.services.transfers as unknown as ReserveInternals
+
+before(async () => {
+  await tb.ready
+  p = await onboardPartner(tb, { approve: true })
+  const service = internals()
+  const writeReserve = service.writeReserve.bind(service)
+  service.writeReserve = async (jobs, mode) => {
+    const write = { mode, keys: jobs.map((j) => j.clientTxId), result: 'rolled back' as 'committed' | 'rolled back' }
+    writes.push(write)
+    const open = LedgerBatch.open
+    LedgerBatch.open = async (trx, clock, ids) => {
+      locked.push(...ids)
+      return open.call(LedgerBatch, trx, clock, ids)
+    }
+    try {
+      const outcomes = await writeReserve(jobs, mode)
+      write.result = 'committed'
+      return outcomes
+    } finally {
+      LedgerBatch.open = open
+    }
+  }
+})
+
+function pathOf(clientTxId: string): string[] {
+  return writes.filter((w) => w.keys.includes(clientTxId)).map((w) => `${w.mode}: ${w.result}`)
+}
+
+/** Sends one transfer and tells whether its batch locked and read the account first. */
+async function pay(account: string, amount: number) {
+  locked = []
+  const body = transferBody(account, { amount })
+  const sent = await p.client.accounts.transfer(body)
+  return { body, sent, readUnderLock: locked.includes(account) }
+}
+
+test('known accounts - a payment from an account the last batch wrote skips the lock-and-read and still pays exactly', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  const first = await pay(account, 1_000)
+  assert.equal(first.readUnderLock, true, 'a deposit made the account unknown: read under lock')
+  const second = await pay(account, 2_000)
+  assert.equal(second.readUnderLock, false, 'the account as the last batch left it was remembered')
+  assert.deepEqual(pathOf(second.body.clientTxId), ['claim-in-write: committed'])
+  assert.equal(second.sent.status, 'Pending')
+  const third = await pay(account, 3_000)
+  assert.equal(third.readUnderLock, false)
+  assert.deepEqual(await balances(p, account), { balance: '10000', available: String(10_000 - 6_000 - 3 * eft_fee) })
+  // Each row continues the hash chain of the one before: verify walks every account's chain.
+  assert.equal((await transactionsOf(p, account)).length, 1 + 3 * 2)
+  await assertLedgerClean(tb)
+})
+
+test('known accounts - another instance deposits behind the memory: the guessed batch is refused whole and written again under lock', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  await pay(account, 1_000)
+  // Another instance of the bank (same database, its own memory) credits the account.
+  const otherInstance = new LedgerService(tb.bank.database.db, tb.clock)
+  await otherInstance.deposit(account, 5_000n, 'another instance')
+  // By the stale memory only 8,750 is available; by the database 13,750.
+  locked = []
+  const body = transferBody(account, { amount: 12_000 })
+  const sent = await p.client.accounts.transfer(body)
+  assert.equal(sent.status, 'Pending')
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  assert.ok(locked.includes(account), 'the second write read the account under lock')
+  assert.deepEqual(await balances(p, account), { balance: '15000', available: String(15_000 - 1_000 - 12_000 - 2 * eft_fee) })
+  await assertLedgerClean(tb)
+})
+
+test('known accounts - a remembered balance larger than the real one never pays: refused for funds, nothing moves', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  await pay(account, 1_000)
+  const known = internals().known
+  const remembered = known.take([account])!.get(account)!
+  // The memory claims a million more than the account holds.
+  known.remember([{ ...remembered, balance: remembered.balance + 1_000_000n }])
+  const before = await balances(p, account)
+  const rows = (await transactionsOf(p, account)).length
+  const body = transferBody(account, { amount: 50_000 })
+  await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  assert.deepEqual(await balances(p, account), before)
+  assert.equal((await transactionsOf(p, account)).length, rows)
+  // And the key was not claimed: funded, the same request pays.
+  await fund(tb, account, 50_000)
+  const sent = await p.client.accounts.transfer(body)
+  assert.equal(sent.status, 'Pending')
+  await assertLedgerClean(tb)
+})
+
+test('known accounts - a remembered chain head that is not the real one is refused: no row is written on a wrong prev_sha', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  await pay(account, 1_000)
+  const known = internals().known
+  const remembered = known.take([account])!.get(account)!
+  known.remember([{ ...remembered, last_sha: '0'.repeat(64) }])
+  const body = transferBody(account, { amount: 1_000 })
+  const sent = await p.client.accounts.transfer(body)
+  assert.equal(sent.status, 'Pending')
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  await assertLedgerClean(tb)
+})
+
+test('known accounts - an account found stale is read under lock for a while, not guessed again at once', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  await pay(account, 1_000)
+  const otherInstance = new LedgerService(tb.bank.database.db, tb.clock)
+  await otherInstance.deposit(account, 1_000n, 'another instance')
+  const stale = await pay(account, 1_000)
+  assert.deepEqual(pathOf(stale.body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  // The next batches read it under lock (no second refused write), though the last one was remembered.
+  const next = await pay(account, 1_000)
+  assert.equal(next.readUnderLock, true)
+  assert.deepEqual(pathOf(next.body.clientTxId), ['claim-in-write: committed'])
+  assert.deepEqual(await balances(p, account), { balance: '11000', available: String(11_000 - 3_000 - 3 * eft_fee) })
+  await assertLedgerClean(tb)
+})
