@@ -47,6 +47,10 @@ interface BatchCounters {
   sizeCount: number
   secondsSum: number
   secondsCount: number
+  /** Reserve batches that started from remembered account states, and those that read them under lock. */
+  remembered: number
+  locked: number
+  stale: number
 }
 
 /** CPU microseconds spent over a span (totals, not per operation), and the ledger batches in it. */
@@ -60,6 +64,10 @@ export interface SpanCost {
   batches: number
   batch_mean: number | null
   batch_ms: number | null
+  /** Of the span's payment batches, the share that started from remembered account states (null without any). */
+  remembered_share: number | null
+  /** Remembered batches found stale and written again under lock. */
+  stale: number
   /** PostgreSQL processes seen at the start and gone at the end: their CPU in the span is missing. */
   pg_gone: number
 }
@@ -97,6 +105,8 @@ export class Meter {
       batches: count,
       batch_mean: count > 0 ? (batches.sizeSum - start.batches.sizeSum) / count : null,
       batch_ms: secondsCount > 0 ? ((batches.secondsSum - start.batches.secondsSum) / secondsCount) * 1000 : null,
+      remembered_share: shareOf(batches.remembered - start.batches.remembered, batches.locked - start.batches.locked),
+      stale: batches.stale - start.batches.stale,
       pg_gone: gone,
     }
   }
@@ -125,7 +135,7 @@ export class Meter {
   }
 
   private async batchCounters(): Promise<BatchCounters> {
-    const total: BatchCounters = { sizeSum: 0, sizeCount: 0, secondsSum: 0, secondsCount: 0 }
+    const total: BatchCounters = { sizeSum: 0, sizeCount: 0, secondsSum: 0, secondsCount: 0, remembered: 0, locked: 0, stale: 0 }
     for (const port of this.targets.metricsPorts) {
       const response = await fetch(`http://127.0.0.1:${port}/metrics`)
       if (!response.ok) throw new Error(`the service's metrics on port ${port} answered ${response.status}`)
@@ -134,21 +144,29 @@ export class Meter {
       total.sizeCount += sumOf(text, 'bank_ledger_batch_size_count')
       total.secondsSum += sumOf(text, 'bank_ledger_batch_seconds_sum')
       total.secondsCount += sumOf(text, 'bank_ledger_batch_seconds_count')
+      total.remembered += sumOf(text, 'bank_ledger_batch_starts_total', 'start="remembered"')
+      total.locked += sumOf(text, 'bank_ledger_batch_starts_total', 'start="locked"')
+      total.stale += sumOf(text, 'bank_ledger_batch_starts_total', 'start="stale"')
     }
     return total
   }
 }
 
-/** The sum of a Prometheus text-format metric over all its label sets. */
-function sumOf(text: string, name: string): number {
+/** The sum of a Prometheus text-format metric over all its label sets (those holding `label`, when given). */
+function sumOf(text: string, name: string, label?: string): number {
   let sum = 0
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue
     const rest = line.slice(name.length)
     if (rest[0] !== '{' && rest[0] !== ' ') continue
+    if (label !== undefined && !rest.slice(0, rest.indexOf('}') + 1).includes(label)) continue
     sum += Number(line.slice(line.lastIndexOf(' ') + 1))
   }
   return sum
+}
+
+function shareOf(part: number, rest: number): number | null {
+  return part + rest > 0 ? part / (part + rest) : null
 }
 
 /** utime + stime of a process in clock ticks; undefined once it has ended. */

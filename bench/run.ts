@@ -312,6 +312,8 @@ function perOperation(phase: string, cost: SpanCost, ops: number, o: { echo?: bo
   if (!o.echo) {
     out[`${phase}_batch_mean`] = cost.batch_mean === null ? null : round1(cost.batch_mean)
     out[`${phase}_batch_ms`] = cost.batch_ms === null ? null : round(cost.batch_ms)
+    out[`${phase}_batches_remembered`] = cost.remembered_share === null ? null : round(cost.remembered_share)
+    out[`${phase}_batches_stale`] = cost.stale
     out[`${phase}_pg_backends_gone`] = cost.pg_gone
   }
   return out
@@ -514,6 +516,14 @@ function printTable(r: Record<string, unknown>): void {
   if (gone.length > 0) {
     process.stdout.write(
       `PostgreSQL processes that ended during a phase (their CPU in it is missing): ${gone.map((p) => `${p} ${r[`${p}_pg_backends_gone`]}`).join(', ')}\n`,
+    )
+  }
+  const starts = ['spread', 'hot'].filter((p) => r[`${p}_batches_remembered`] !== undefined && r[`${p}_batches_remembered`] !== null)
+  if (starts.length > 0) {
+    process.stdout.write(
+      `payment batches that started from remembered account states (no lock-and-read statement): ${starts
+        .map((p) => `${p} ${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} % (${r[`${p}_batches_stale`]} found stale)`)
+        .join(', ')}\n`,
     )
   }
   if (r.spread_tps !== undefined || r.hot_tps !== undefined) {

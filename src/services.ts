@@ -158,6 +158,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     queueJobsMax: config.ledgerQueueJobsMax,
     observeBatch: (committer, size, seconds, ok) => metrics.ledgerBatch(committer, size, seconds, ok),
     known: knownAccounts,
+    observeStart: (start) => metrics.ledgerBatchStart(start),
   })
   const transactions = new TransactionService(db, accounts)
   const clearing = new ClearingService(

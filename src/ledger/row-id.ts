@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto'
 // it tells the time it was made, which the row's created_at tells anyway.
 //
 // Written here rather than taken from the `uuid` package: its v7 asks the CSPRNG for 16
-// bytes on every call (about 4.6 µs an id against 0.15 µs for randomUUID, measured).
+// bytes on every call, about 4.6 µs an id; this one takes about 0.6 µs (randomUUID, which
+// draws from a pool, 0.15 µs). `bench/row-ids.ts` measures what the ids change in PostgreSQL.
 
 /**
  * A new UUIDv7: the time's 12 hex digits, then version 7, then randomUUID's 74 random bits

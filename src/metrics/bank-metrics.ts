@@ -18,6 +18,7 @@ export class BankMetrics {
   private readonly latency: Histogram<'endpoint'>
   private readonly batchSize: Histogram<'committer'>
   private readonly batchSeconds: Histogram<'committer' | 'outcome'>
+  private readonly batchStarts: Counter<'start'>
   private db: Kysely<Database> | undefined
 
   private processMetrics = false
@@ -48,6 +49,14 @@ export class BankMetrics {
       help: 'Time to write one ledger batch, by committer and outcome.',
       labelNames: ['committer', 'outcome'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers: [this.registry],
+    })
+    this.batchStarts = new Counter({
+      name: 'bank_ledger_batch_starts_total',
+      help:
+        'Payment (reserve) batches by how they read their accounts: remembered (from the states this instance last wrote, ' +
+        'checked by the write), locked (read under lock first); stale counts the remembered ones found changed and written again under lock.',
+      labelNames: ['start'],
       registers: [this.registry],
     })
     const metrics = this
@@ -98,6 +107,10 @@ export class BankMetrics {
   request(endpoint: string, code: number, seconds: number): void {
     this.requests.inc({ endpoint, code: String(code) })
     this.latency.observe({ endpoint }, seconds)
+  }
+
+  ledgerBatchStart(start: 'remembered' | 'locked' | 'stale'): void {
+    this.batchStarts.inc({ start })
   }
 
   ledgerBatch(committer: string, size: number, seconds: number, ok: boolean): void {

@@ -45,6 +45,8 @@ export interface TransferSettings {
   observeBatch?: (committer: string, size: number, seconds: number, ok: boolean) => void
   /** What reserve batches remember of their accounts, shared with the other writers that forget what they change. */
   known?: KnownAccounts
+  /** Told how each reserve batch read its accounts (known-accounts.ts): the metrics. */
+  observeStart?: (start: 'remembered' | 'locked' | 'stale') => void
 }
 
 /** Finds a payee by account number, in any partner (the caller learns only that it exists). */
@@ -179,7 +181,10 @@ export class TransferService {
       if (!(error instanceof GuardFailed)) throw error
       // A key taken, or a remembered account stale: written again the usual way, accounts
       // locked and read first, keys claimed before the write.
-      if (error instanceof StaleAccounts) this.known.pause(jobs.flatMap(accountsOf))
+      if (error instanceof StaleAccounts) {
+        this.known.pause(jobs.flatMap(accountsOf))
+        this.settings.observeStart?.('stale')
+      }
       return this.writeReserve(jobs, 'claim-first')
     }
   }
@@ -195,6 +200,7 @@ export class TransferService {
           (mode === 'claim-in-write' ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
           (await LedgerBatch.open(trx, this.clock, accountIds))
         written = batch
+        if (mode === 'claim-in-write') this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')
         await this.takeReserve(trx, batch, jobs, mode, outcomes, duplicates)
       })
     } catch (error) {
