@@ -13,6 +13,7 @@ import {
   type QueryCompiler,
   type QueryResult,
 } from 'kysely'
+import { ArrayParameter, arrayText } from './bulk.ts'
 
 // Kysely on PGlite. Kysely 0.29 ships a PGlite dialect but asks for Node 22; 0.28, which runs
 // on the Node 20 the bank supports, has none. This is 0.29's dialect (MIT, kysely-org),
@@ -97,7 +98,7 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const { affectedRows, rows } = await (this.transaction ?? this.pglite).query<R>(query.sql, query.parameters as unknown[], { rowMode: 'object' })
+    const { affectedRows, rows } = await (this.transaction ?? this.pglite).query<R>(query.sql, textParameters(query.parameters), { rowMode: 'object' })
     return { numAffectedRows: affectedRows != null ? BigInt(affectedRows) : undefined, rows: rows ?? [] }
   }
 
@@ -157,4 +158,16 @@ class ConnectionMutex {
     this.release = undefined
     release?.()
   }
+}
+
+/** Array parameters (bulk.ts) as the text of array literals, which PGlite sends as it sends any text. */
+function textParameters(parameters: readonly unknown[]): unknown[] {
+  let text: unknown[] | undefined
+  for (let i = 0; i < parameters.length; i++) {
+    const value = parameters[i]
+    if (!(value instanceof ArrayParameter)) continue
+    text ??= parameters.slice()
+    text[i] = arrayText(value)
+  }
+  return text ?? (parameters as unknown[])
 }

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
-import { arrayLiteral, insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
+import { arrayParameter, insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
 import { prepared, thenCommit } from '../db/prepared.ts'
 import type { Clock } from '../clock.ts'
 import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from '../db/schema.ts'
@@ -166,7 +166,7 @@ export class LedgerBatch {
       type Locked = Pick<AccountState, 'id' | 'partner_id' | 'last_sha'> & Record<'balance' | 'held' | 'last_seq' | 'last_posted', bigint | string>
       const { rows } = await prepared(sql<Locked>`
         select id, partner_id, balance, held, last_seq, last_sha, last_posted from accounts
-        where id = any(${arrayLiteral(ids)}::uuid[]) order by id for update`).execute(trx)
+        where id = any(${arrayParameter('uuid', ids)}::uuid[]) order by id for update`).execute(trx)
       for (const row of rows) {
         states.set(row.id, {
           id: row.id,

@@ -1,15 +1,17 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { sql, type Kysely } from 'kysely'
-import { arrayLiteral, unnestRows, type PgType } from '../../src/db/bulk.ts'
+import { arrayLiteral, arrayParameter, binaryArray, unnestRows, type PgType } from '../../src/db/bulk.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts'
 import { storage } from '../support/harness.ts'
 import { leasePglite, leasePostgresDatabase, type Lease } from '../support/store-pool.ts'
 
-// Set-based writes pass each column as the text of one array literal (arrayLiteral), which
-// the database reads back with its own array parser. Whatever a value holds, the database
-// must read back exactly that value: quotes, backslashes, braces, commas, the word NULL,
-// empty text, spaces at either end, line breaks, non-ASCII, and NULL itself.
+// Set-based writes pass each column as one array parameter (arrayParameter): to a
+// PostgreSQL server in its binary array format (binaryArray, sent by the pool in
+// prepared.ts), to PGlite as the text of an array literal (arrayLiteral). Whatever a value
+// holds, the database must read back exactly that value, both ways: quotes, backslashes,
+// braces, commas, the word NULL, empty text, spaces at either end, line breaks, non-ASCII,
+// and NULL itself. Each test below runs with the literal text and with the parameter.
 
 let handle: DatabaseHandle
 let lease: Lease<unknown>
@@ -33,46 +35,86 @@ after(async () => {
   await lease?.release()
 })
 
-/** The values as the database reads them back from the literal, cast to `type`. */
-async function readBack(values: unknown[], type: PgType): Promise<Array<string | null>> {
+type Encoding = 'literal' | 'parameter'
+const encodings: Encoding[] = ['literal', 'parameter']
+
+function encode(values: unknown[], type: PgType, encoding: Encoding) {
+  return encoding === 'literal' ? arrayLiteral(values) : arrayParameter(type, values)
+}
+
+/** The values as the database reads them back from the literal or the parameter, cast to `type`. */
+async function readBack(values: unknown[], type: PgType, encoding: Encoding): Promise<Array<string | null>> {
   const { rows } = await sql<{ v: string | null }>`
-    select v::text as v from unnest(${arrayLiteral(values)}::${sql.raw(type)}[]) with ordinality as u(v, n) order by n`.execute(db)
+    select v::text as v from unnest(${encode(values, type, encoding)}::${sql.raw(type)}[]) with ordinality as u(v, n) order by n`.execute(db)
   return rows.map((r) => r.v)
 }
 
-test('array literal - every text comes back exactly, NULL only from null', async () => {
-  const texts = [
-    '', ' ', '  padded  ', 'plain', 'NULL', 'null', '"', '""', '\\', '\\\\', '\\"', 'a"b\\c', '{', '}', '{a,b}', ',', 'a,b',
-    "it's", 'line\nbreak', 'tab\there', 'carriage\rreturn', 'Zoë • 日本 🏦', '\u00a0nbsp', '$1', 'x::text',
-  ]
-  assert.deepEqual(await readBack([...texts, null, undefined], 'text'), [...texts, null, null])
-})
+for (const encoding of encodings) {
+  test(`array ${encoding} - every text comes back exactly, NULL only from null`, async () => {
+    const texts = [
+      '', ' ', '  padded  ', 'plain', 'NULL', 'null', '"', '""', '\\', '\\\\', '\\"', 'a"b\\c', '{', '}', '{a,b}', ',', 'a,b',
+      "it's", 'line\nbreak', 'tab\there', 'carriage\rreturn', 'Zoë • 日本 🏦', '\u00a0nbsp', '$1', 'x::text',
+    ]
+    assert.deepEqual(await readBack([...texts, null, undefined], 'text', encoding), [...texts, null, null])
+  })
 
-test('array literal - numbers, big integers and uuids come back as themselves', async () => {
-  const big = [0n, 1n, -1n, 9_223_372_036_854_775_807n, -9_223_372_036_854_775_808n, 100n]
-  assert.deepEqual(await readBack([...big, null], 'bigint'), [...big.map(String), null])
-  assert.deepEqual(await readBack([0, 42, -7], 'bigint'), ['0', '42', '-7'])
-  const uuids = ['00000000-0000-0000-0000-000000000000', 'f47ac10b-58cc-4372-a567-0e02b2c3d479']
-  assert.deepEqual(await readBack([...uuids, null], 'uuid'), [...uuids, null])
-})
+  test(`array ${encoding} - numbers, big integers and uuids come back as themselves`, async () => {
+    const big = [0n, 1n, -1n, 9_223_372_036_854_775_807n, -9_223_372_036_854_775_808n, 100n]
+    assert.deepEqual(await readBack([...big, null], 'bigint', encoding), [...big.map(String), null])
+    assert.deepEqual(await readBack([0, 42, -7, Number.MAX_SAFE_INTEGER], 'bigint', encoding), ['0', '42', '-7', String(Number.MAX_SAFE_INTEGER)])
+    const uuids = ['00000000-0000-0000-0000-000000000000', 'f47ac10b-58cc-4372-a567-0e02b2c3d479', 'ffffffff-ffff-7fff-bfff-ffffffffffff']
+    assert.deepEqual(await readBack([...uuids, null], 'uuid', encoding), [...uuids, null])
+    // Upper-case hex is the same uuid, read back in lower case.
+    assert.deepEqual(await readBack(['F47AC10B-58CC-4372-A567-0E02B2C3D479'], 'uuid', encoding), ['f47ac10b-58cc-4372-a567-0e02b2c3d479'])
+  })
 
-test('array literal - times keep their millisecond, repeated or not', async () => {
-  const a = new Date('2026-11-23T04:05:06.789Z')
-  const same = new Date(a.getTime())
-  const b = new Date('1999-12-31T23:59:59.000Z')
-  const { rows } = await sql<{ ms: string | null }>`
-    select (extract(epoch from v) * 1000)::bigint::text as ms
-    from unnest(${arrayLiteral([a, a, same, b, null, a])}::timestamptz[]) with ordinality as u(v, n) order by n`.execute(db)
-  assert.deepEqual(
-    rows.map((r) => r.ms),
-    [a, a, same, b, null, a].map((d) => (d === null ? null : String(d.getTime()))),
-  )
-})
+  test(`array ${encoding} - times keep their millisecond, repeated or not`, async () => {
+    const a = new Date('2026-11-23T04:05:06.789Z')
+    const same = new Date(a.getTime())
+    const b = new Date('1999-12-31T23:59:59.000Z')
+    const c = new Date('1970-01-01T00:00:00.001Z')
+    const times = [a, a, same, b, null, c, a]
+    const { rows } = await sql<{ ms: string | null }>`
+      select (extract(epoch from v) * 1000)::bigint::text as ms
+      from unnest(${encode(times, 'timestamptz', encoding)}::timestamptz[]) with ordinality as u(v, n) order by n`.execute(db)
+    assert.deepEqual(
+      rows.map((r) => r.ms),
+      times.map((d) => (d === null ? null : String(d.getTime()))),
+    )
+  })
 
-test('array literal - a bad value fails its cast and is not read as another', async () => {
-  // A number where a uuid belongs, or text where a big integer belongs, is refused by the cast.
-  await assert.rejects(readBack(['not-a-uuid'], 'uuid'), (e: { code?: string }) => e.code === '22P02')
-  await assert.rejects(readBack(['1,2'], 'bigint'), (e: { code?: string }) => e.code === '22P02')
+  test(`array ${encoding} - an empty array is empty, and all-NULL is all NULL`, async () => {
+    for (const type of ['uuid', 'text', 'bigint', 'timestamptz'] as const) {
+      assert.deepEqual(await readBack([], type, encoding), [])
+      assert.deepEqual(await readBack([null, null], type, encoding), [null, null])
+    }
+  })
+
+  test(`array ${encoding} - a bad value fails its cast and is not read as another`, async () => {
+    // A number where a uuid belongs, or text where a big integer belongs, is refused by the cast.
+    await assert.rejects(readBack(['not-a-uuid'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack(['f47ac10b-58cc-4372-a567-0e02b2c3d4'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack(['1,2'], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack([1.5], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
+  })
+}
+
+test('array parameter - the binary form is made for the values each type takes, and declined for others (sent as text)', () => {
+  assert.ok(binaryArray(arrayParameter('uuid', ['f47ac10b-58cc-4372-a567-0e02b2c3d479', null])))
+  assert.ok(binaryArray(arrayParameter('bigint', [1n, 2, null])))
+  assert.ok(binaryArray(arrayParameter('timestamptz', [new Date(0), null])))
+  assert.ok(binaryArray(arrayParameter('text', ['a', '', null])))
+  assert.equal(binaryArray(arrayParameter('uuid', ['not-a-uuid'])), undefined)
+  assert.equal(binaryArray(arrayParameter('bigint', [1.5])), undefined)
+  assert.equal(binaryArray(arrayParameter('bigint', ['12'])), undefined)
+  assert.equal(binaryArray(arrayParameter('timestamptz', ['2026-01-01T00:00:00Z'])), undefined)
+  assert.equal(binaryArray(arrayParameter('timestamptz', [new Date(Number.NaN)])), undefined)
+  assert.equal(binaryArray(arrayParameter('text', [5])), undefined)
+  // One uuid element: 20 bytes of header, its length and 16 bytes.
+  const one = binaryArray(arrayParameter('uuid', ['00000000-0000-0000-0000-0000000000ff']))!
+  assert.equal(one.length, 20 + 4 + 16)
+  assert.equal(one.readUInt32BE(8), 2950)
+  assert.equal(one[one.length - 1], 0xff)
 })
 
 test('array literal - unnestRows lines columns up row by row', async () => {
