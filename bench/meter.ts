@@ -170,7 +170,7 @@ function shareOf(part: number, rest: number): number | null {
 }
 
 /** utime + stime of a process in clock ticks; undefined once it has ended. */
-function procTicks(pid: number): number | undefined {
+export function procTicks(pid: number): number | undefined {
   let stat: string
   try {
     stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')

@@ -28,9 +28,9 @@
 // v4, v7, v4, v7), ROWIDS_ACCOUNTS (10000), ROWIDS_DATABASE_URL (admin connection; default
 // postgres://postgres@127.0.0.1:5432/postgres). About 3.5 minutes with the defaults on 2 cores.
 import { randomBytes, randomUUID } from 'node:crypto'
-import fs from 'node:fs'
 import pg from 'pg'
 import { newRowId } from '../src/ledger/row-id.ts'
+import { procTicks } from './meter.ts'
 
 const adminUrl = process.env.ROWIDS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const preload_rows = whole('ROWIDS_PRELOAD', 2_000_000)
@@ -282,19 +282,6 @@ function printTable(results: Round[]): void {
     `server WAL: the pg_current_wal_lsn difference, other databases' work included; own: this database's records (pg_walinspect), ` +
       `FPI the full-page images in them.\n`,
   )
-}
-
-/** utime + stime of a process in clock ticks; undefined once it has ended. */
-function procTicks(pid: number): number | undefined {
-  let stat: string
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return undefined
-  }
-  // Fields 14 and 15 (utime, stime) are the 12th and 13th after the parenthesised name.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
 }
 
 function whole(name: string, fallback: number): number {

@@ -67,6 +67,19 @@ async function pay(account: string, amount: number) {
   return { body, sent, readUnderLock: locked.includes(account) }
 }
 
+/** A new account funded with 10,000 that has paid 1,000: its state is remembered. */
+async function rememberedAccount(): Promise<string> {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  await pay(account, 1_000)
+  return account
+}
+
+/** A deposit made by another instance of the bank (same database, its own memory). */
+async function depositByAnotherInstance(account: string, amount: number): Promise<void> {
+  await new LedgerService(tb.bank.database.db, tb.clock).deposit(account, BigInt(amount), 'another instance')
+}
+
 test('known accounts - a payment from an account the last batch wrote skips the lock-and-read and still pays exactly', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 10_000)
@@ -85,12 +98,8 @@ test('known accounts - a payment from an account the last batch wrote skips the 
 })
 
 test('known accounts - another instance deposits behind the memory: the guessed batch is refused whole and written again under lock', async () => {
-  const account = await newAccount(p)
-  await fund(tb, account, 10_000)
-  await pay(account, 1_000)
-  // Another instance of the bank (same database, its own memory) credits the account.
-  const otherInstance = new LedgerService(tb.bank.database.db, tb.clock)
-  await otherInstance.deposit(account, 5_000n, 'another instance')
+  const account = await rememberedAccount()
+  await depositByAnotherInstance(account, 5_000)
   // By the stale memory only 8,750 is available; by the database 13,750.
   locked = []
   const body = transferBody(account, { amount: 12_000 })
@@ -103,9 +112,7 @@ test('known accounts - another instance deposits behind the memory: the guessed 
 })
 
 test('known accounts - a remembered balance larger than the real one never pays: refused for funds, nothing moves', async () => {
-  const account = await newAccount(p)
-  await fund(tb, account, 10_000)
-  await pay(account, 1_000)
+  const account = await rememberedAccount()
   const known = internals().known
   const remembered = known.take([account])!.get(account)!
   // The memory claims a million more than the account holds.
@@ -125,9 +132,7 @@ test('known accounts - a remembered balance larger than the real one never pays:
 })
 
 test('known accounts - a remembered chain head that is not the real one is refused: no row is written on a wrong prev_sha', async () => {
-  const account = await newAccount(p)
-  await fund(tb, account, 10_000)
-  await pay(account, 1_000)
+  const account = await rememberedAccount()
   const known = internals().known
   const remembered = known.take([account])!.get(account)!
   known.remember([{ ...remembered, last_sha: '0'.repeat(64) }])
@@ -139,11 +144,8 @@ test('known accounts - a remembered chain head that is not the real one is refus
 })
 
 test('known accounts - an account found stale is read under lock for a while, not guessed again at once', async () => {
-  const account = await newAccount(p)
-  await fund(tb, account, 10_000)
-  await pay(account, 1_000)
-  const otherInstance = new LedgerService(tb.bank.database.db, tb.clock)
-  await otherInstance.deposit(account, 1_000n, 'another instance')
+  const account = await rememberedAccount()
+  await depositByAnotherInstance(account, 1_000)
   const stale = await pay(account, 1_000)
   assert.deepEqual(pathOf(stale.body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
   // The next batches read it under lock (no second refused write), though the last one was remembered.
