@@ -12,23 +12,42 @@ import type { AccountState } from './ledger-batch.ts'
 //
 // An account whose remembered state turned out stale is not guessed again for a while
 // (`stale_pause_ms`), so that two instances paying from one account do not keep refusing
-// each other's guesses.
+// each other's guesses. And when guesses keep failing across many accounts (instances
+// that share their accounts, each writing what the other remembers), the instance stops
+// guessing altogether for a while: `stale_max` stale guesses among `window` guesses
+// suspend guessing for `suspend_ms`, after which it tries again.
 
 export interface KnownAccountsOptions {
   /** Accounts remembered at most; the least recently written go first. */
   entries_max: number
   /** How long an account found stale is read the usual way before it is guessed again. */
   stale_pause_ms: number
+  /** Guesses counted together: `stale_max` stale ones among them suspend all guessing for `suspend_ms`. */
+  window: number
+  stale_max: number
+  suspend_ms: number
   now?: () => number
 }
 
-/** 50,000 accounts (about 15 MB); an account found stale is read under lock for 10 s. */
-export const known_accounts_default: KnownAccountsOptions = { entries_max: 50_000, stale_pause_ms: 10_000 }
+/**
+ * 50,000 accounts (about 15 MB); an account found stale is read under lock for 10 s; 5 stale
+ * guesses among 100 stop all guessing for a minute.
+ */
+export const known_accounts_default: KnownAccountsOptions = {
+  entries_max: 50_000,
+  stale_pause_ms: 10_000,
+  window: 100,
+  stale_max: 5,
+  suspend_ms: 60_000,
+}
 
 export class KnownAccounts {
   private readonly states = new Map<string, AccountState>()
   private readonly paused = new Map<string, number>()
   private readonly now: () => number
+  private guesses = 0
+  private stales = 0
+  private suspendedUntil = 0
 
   constructor(private readonly options: KnownAccountsOptions) {
     this.now = options.now ?? Date.now
@@ -36,6 +55,10 @@ export class KnownAccounts {
 
   /** Copies of the accounts' remembered states, by id; undefined unless every one is remembered and not paused. */
   take(ids: readonly string[]): Map<string, AccountState> | undefined {
+    if (this.suspendedUntil > 0) {
+      if (this.suspendedUntil > this.now()) return undefined
+      this.suspendedUntil = 0
+    }
     const taken = new Map<string, AccountState>()
     for (const id of ids) {
       const state = this.states.get(id)
@@ -87,6 +110,25 @@ export class KnownAccounts {
         this.paused.delete(id)
       }
     }
+  }
+
+  /** Counts a guess (a batch started from remembered states) and whether it was stale. */
+  guessed(stale: boolean): void {
+    this.guesses++
+    if (stale) this.stales++
+    if (this.stales >= this.options.stale_max) {
+      this.suspendedUntil = this.now() + this.options.suspend_ms
+      this.guesses = 0
+      this.stales = 0
+    } else if (this.guesses >= this.options.window) {
+      this.guesses = 0
+      this.stales = 0
+    }
+  }
+
+  /** Whether guessing is suspended (too many stale guesses lately). */
+  get suspended(): boolean {
+    return this.suspendedUntil > this.now()
   }
 
   get size(): number {

@@ -172,24 +172,32 @@ export class TransferService {
    * condition that every key is new and no key of a request refused for funds is live (a
    * repeated request is answered as a duplicate, whatever its funds). A batch that finds
    * a key taken is rolled back whole and written again claiming its keys first: one
-   * round trip fewer for every batch, one more for the rare batch with a repeat.
+   * round trip fewer for every batch, one more for the rare batch with a repeat. A batch
+   * that started from remembered accounts and found one changed is written again with its
+   * accounts locked and read first (known-accounts.ts).
    */
   private async reserveBatch(jobs: PaymentJob[]): Promise<BatchOutcome<Taken>[]> {
     try {
       return await this.writeReserve(jobs, 'claim-in-write')
     } catch (error) {
       if (!(error instanceof GuardFailed)) throw error
-      // A key taken, or a remembered account stale: written again the usual way, accounts
-      // locked and read first, keys claimed before the write.
       if (error instanceof StaleAccounts) {
+        // A remembered account had changed: written again with its accounts locked and read
+        // first, still claiming the keys in the write.
         this.known.pause(jobs.flatMap(accountsOf))
         this.settings.observeStart?.('stale')
+        try {
+          return await this.writeReserve(jobs, 'claim-in-write', false)
+        } catch (again) {
+          if (!(again instanceof GuardFailed)) throw again
+        }
       }
+      // A key taken: written again claiming the keys first.
       return this.writeReserve(jobs, 'claim-first')
     }
   }
 
-  private async writeReserve(jobs: PaymentJob[], mode: 'claim-in-write' | 'claim-first'): Promise<BatchOutcome<Taken>[]> {
+  private async writeReserve(jobs: PaymentJob[], mode: 'claim-in-write' | 'claim-first', guess = true): Promise<BatchOutcome<Taken>[]> {
     const outcomes: BatchOutcome<Taken>[] = new Array(jobs.length)
     const duplicates: number[] = []
     const accountIds = jobs.flatMap(accountsOf)
@@ -197,16 +205,18 @@ export class TransferService {
     try {
       await this.db.transaction().execute(async (trx) => {
         const batch =
-          (mode === 'claim-in-write' ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
+          (guess && mode === 'claim-in-write' ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
           (await LedgerBatch.open(trx, this.clock, accountIds))
         written = batch
-        if (mode === 'claim-in-write') this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')
+        if (guess && mode === 'claim-in-write') this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')
         await this.takeReserve(trx, batch, jobs, mode, outcomes, duplicates)
       })
     } catch (error) {
       this.known.forget(accountIds)
+      if (written?.guessed) this.known.guessed(error instanceof StaleAccounts)
       throw error
     }
+    if (written!.guessed) this.known.guessed(false)
     this.known.remember(written!.accountStates())
     return outcomes
   }

@@ -6,12 +6,14 @@ import type { AccountState } from '../../src/ledger/ledger-batch.ts'
 // What reserve batches remember of their accounts (known-accounts.ts), on its own: copies in
 // and out, all-or-nothing takes, the bound on its size, and the pause after a stale guess.
 
+const options = { entries_max: 10, stale_pause_ms: 1000, window: 100, stale_max: 5, suspend_ms: 60_000 }
+
 function state(id: string, balance = 100n): AccountState {
   return { id, partner_id: 'p', balance, held: 0n, last_seq: 1n, last_sha: 'a'.repeat(64), last_posted: 1n }
 }
 
 test('known accounts - take gives copies of every account asked for, or nothing when one is missing', () => {
-  const known = new KnownAccounts({ entries_max: 10, stale_pause_ms: 1000 })
+  const known = new KnownAccounts({ ...options, entries_max: 10 })
   known.remember([state('a'), state('b')])
   const taken = known.take(['a', 'b'])!
   assert.equal(taken.size, 2)
@@ -21,7 +23,7 @@ test('known accounts - take gives copies of every account asked for, or nothing 
 })
 
 test('known accounts - remember copies, so a batch changing its states later does not change the memory', () => {
-  const known = new KnownAccounts({ entries_max: 10, stale_pause_ms: 1000 })
+  const known = new KnownAccounts({ ...options, entries_max: 10 })
   const s = state('a')
   known.remember([s])
   s.balance = 1n
@@ -29,7 +31,7 @@ test('known accounts - remember copies, so a batch changing its states later doe
 })
 
 test('known accounts - forget drops accounts; beyond entries_max the least recently written go first', () => {
-  const known = new KnownAccounts({ entries_max: 3, stale_pause_ms: 1000 })
+  const known = new KnownAccounts({ ...options, entries_max: 3 })
   known.remember([state('a'), state('b'), state('c')])
   known.remember([state('a', 7n)])
   known.remember([state('d')])
@@ -43,7 +45,7 @@ test('known accounts - forget drops accounts; beyond entries_max the least recen
 
 test('known accounts - a paused account is not taken until its pause ends, even when remembered again', () => {
   let now = 1_000
-  const known = new KnownAccounts({ entries_max: 10, stale_pause_ms: 500, now: () => now })
+  const known = new KnownAccounts({ ...options, entries_max: 10, stale_pause_ms: 500, now: () => now })
   known.remember([state('a'), state('b')])
   known.pause(['a'])
   assert.equal(known.take(['a']), undefined)
@@ -52,4 +54,28 @@ test('known accounts - a paused account is not taken until its pause ends, even 
   assert.ok(known.take(['b']), 'other accounts are not paused')
   now += 500
   assert.equal(known.take(['a'])!.get('a')!.balance, 100n, 'after the pause it is guessed again')
+})
+
+test('known accounts - stale_max stale guesses within a window suspend all guessing for suspend_ms', () => {
+  let now = 0
+  const known = new KnownAccounts({ ...options, window: 10, stale_max: 3, suspend_ms: 1000, now: () => now })
+  known.remember([state('a')])
+  known.guessed(true)
+  known.guessed(false)
+  known.guessed(true)
+  assert.ok(known.take(['a']), 'two stale guesses of three: still guessing')
+  known.guessed(true)
+  assert.equal(known.suspended, true)
+  assert.equal(known.take(['a']), undefined, 'suspended: every batch reads its accounts under lock')
+  now += 1000
+  assert.equal(known.suspended, false)
+  assert.ok(known.take(['a']), 'after suspend_ms it guesses again')
+})
+
+test('known accounts - stale guesses spread over many windows do not suspend guessing', () => {
+  const known = new KnownAccounts({ ...options, window: 10, stale_max: 3, suspend_ms: 1000, now: () => 0 })
+  known.remember([state('a')])
+  for (let i = 0; i < 100; i++) known.guessed(i % 10 < 2)
+  assert.equal(known.suspended, false)
+  assert.ok(known.take(['a']))
 })

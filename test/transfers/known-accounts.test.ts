@@ -21,7 +21,7 @@ let p: TestPartner
 
 type Mode = 'claim-in-write' | 'claim-first'
 interface ReserveInternals {
-  writeReserve(jobs: PaymentJob[], mode: Mode): Promise<BatchOutcome<unknown>[]>
+  writeReserve(jobs: PaymentJob[], mode: Mode, guess?: boolean): Promise<BatchOutcome<unknown>[]>
   known: KnownAccounts
 }
 
@@ -37,7 +37,7 @@ before(async () => {
   p = await onboardPartner(tb, { approve: true })
   const service = internals()
   const writeReserve = service.writeReserve.bind(service)
-  service.writeReserve = async (jobs, mode) => {
+  service.writeReserve = async (jobs, mode, guess) => {
     const write = { mode, keys: jobs.map((j) => j.clientTxId), result: 'rolled back' as 'committed' | 'rolled back' }
     writes.push(write)
     const open = LedgerBatch.open
@@ -46,7 +46,7 @@ before(async () => {
       return open.call(LedgerBatch, trx, clock, ids)
     }
     try {
-      const outcomes = await writeReserve(jobs, mode)
+      const outcomes = await writeReserve(jobs, mode, guess)
       write.result = 'committed'
       return outcomes
     } finally {
@@ -105,7 +105,7 @@ test('known accounts - another instance deposits behind the memory: the guessed 
   const body = transferBody(account, { amount: 12_000 })
   const sent = await p.client.accounts.transfer(body)
   assert.equal(sent.status, 'Pending')
-  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
   assert.ok(locked.includes(account), 'the second write read the account under lock')
   assert.deepEqual(await balances(p, account), { balance: '15000', available: String(15_000 - 1_000 - 12_000 - 2 * eft_fee) })
   await assertLedgerClean(tb)
@@ -121,7 +121,7 @@ test('known accounts - a remembered balance larger than the real one never pays:
   const rows = (await transactionsOf(p, account)).length
   const body = transferBody(account, { amount: 50_000 })
   await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
-  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
   assert.deepEqual(await balances(p, account), before)
   assert.equal((await transactionsOf(p, account)).length, rows)
   // And the key was not claimed: funded, the same request pays.
@@ -139,7 +139,7 @@ test('known accounts - a remembered chain head that is not the real one is refus
   const body = transferBody(account, { amount: 1_000 })
   const sent = await p.client.accounts.transfer(body)
   assert.equal(sent.status, 'Pending')
-  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
   await assertLedgerClean(tb)
 })
 
@@ -147,11 +147,24 @@ test('known accounts - an account found stale is read under lock for a while, no
   const account = await rememberedAccount()
   await depositByAnotherInstance(account, 1_000)
   const stale = await pay(account, 1_000)
-  assert.deepEqual(pathOf(stale.body.clientTxId), ['claim-in-write: rolled back', 'claim-first: committed'])
+  assert.deepEqual(pathOf(stale.body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
   // The next batches read it under lock (no second refused write), though the last one was remembered.
   const next = await pay(account, 1_000)
   assert.equal(next.readUnderLock, true)
   assert.deepEqual(pathOf(next.body.clientTxId), ['claim-in-write: committed'])
   assert.deepEqual(await balances(p, account), { balance: '11000', available: String(11_000 - 3_000 - 3 * eft_fee) })
+  await assertLedgerClean(tb)
+})
+
+test('known accounts - a stale guess whose batch also repeats a key: written under lock, then claiming first, answered 409', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 10_000)
+  const used = (await pay(account, 1_000)).body.clientTxId
+  await depositByAnotherInstance(account, 1_000)
+  const repeat = transferBody(account, { amount: 1_000, clientTxId: used })
+  const before = await balances(p, account)
+  await expectApiError(p.client.accounts.transfer(repeat), 409, 'clientTxId')
+  assert.deepEqual(pathOf(used).slice(1), ['claim-in-write: rolled back', 'claim-in-write: rolled back', 'claim-first: committed'])
+  assert.deepEqual(await balances(p, account), before)
   await assertLedgerClean(tb)
 })

@@ -30,7 +30,7 @@ let p: TestPartner
 type Mode = 'claim-in-write' | 'claim-first'
 
 interface ReserveInternals {
-  writeReserve(jobs: PaymentJob[], mode: Mode): Promise<BatchOutcome<unknown>[]>
+  writeReserve(jobs: PaymentJob[], mode: Mode, guess?: boolean): Promise<BatchOutcome<unknown>[]>
   reserveBatch(jobs: PaymentJob[]): Promise<BatchOutcome<unknown>[]>
   reserver: { pending: number }
 }
@@ -53,10 +53,10 @@ before(async () => {
   p = await onboardPartner(tb, { approve: true })
   const service = tb.bank.services.transfers as unknown as ReserveInternals
   const writeReserve = service.writeReserve.bind(service)
-  service.writeReserve = async (jobs, mode) => {
+  service.writeReserve = async (jobs, mode, guess) => {
     const write: Write = { mode, jobs: jobs.map((j) => ({ clientTxId: j.clientTxId, accountId: j.accountId })), result: 'rolled back' }
     writes.push(write)
-    const outcomes = await writeReserve(jobs, mode)
+    const outcomes = await writeReserve(jobs, mode, guess)
     write.result = 'committed'
     return outcomes
   }
