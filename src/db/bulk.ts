@@ -89,7 +89,6 @@ export function unnestRows<Row extends object>(
 const element_oid: Record<PgType, number> = { uuid: 2950, text: 25, bigint: 20, timestamptz: 1184 }
 /** 2000-01-01T00:00:00Z, PostgreSQL's epoch for binary times (microseconds since it). */
 const pg_epoch_ms = 946_684_800_000
-const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /**
  * The parameter in PostgreSQL's binary array format, for a driver that sends binary
@@ -109,7 +108,8 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
     }
     switch (type) {
       case 'uuid':
-        if (typeof value !== 'string' || !uuidShape.test(value)) return undefined
+        // The digits and dashes are checked as they are written (writeUuid).
+        if (typeof value !== 'string' || value.length !== 36) return undefined
         size += 4 + 16
         break
       case 'bigint':
@@ -122,7 +122,8 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
         break
       case 'text':
         if (typeof value !== 'string') return undefined
-        size += 4 + Buffer.byteLength(value)
+        // At most 3 bytes of UTF-8 per UTF-16 code unit; the buffer is cut to what was written.
+        size += 4 + 3 * value.length
         break
     }
   }
@@ -142,7 +143,7 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
   buffer.writeInt32BE(1, 16)
   let at = 20
   let lastTime = Number.NaN
-  let lastMicros = 0n
+  let lastMicros = 0
   for (const value of values) {
     if (value === null || value === undefined) {
       buffer.writeInt32BE(-1, at)
@@ -150,43 +151,86 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
       continue
     }
     switch (type) {
-      case 'uuid': {
-        const text = value as string
+      case 'uuid':
         buffer.writeInt32BE(16, at)
-        buffer.write(text.slice(0, 8), at + 4, 'hex')
-        buffer.write(text.slice(9, 13), at + 8, 'hex')
-        buffer.write(text.slice(14, 18), at + 10, 'hex')
-        buffer.write(text.slice(19, 23), at + 12, 'hex')
-        buffer.write(text.slice(24, 36), at + 14, 'hex')
+        if (!writeUuid(buffer, at + 4, value as string)) return undefined
         at += 20
         break
-      }
       case 'bigint':
         buffer.writeInt32BE(8, at)
-        buffer.writeBigInt64BE(typeof value === 'bigint' ? value : BigInt(value as number), at + 4)
+        if (typeof value === 'bigint') {
+          // Almost every amount and sequence number is a safe integer: written without BigInt arithmetic.
+          if (value >= min_safe && value <= max_safe) writeInt64(buffer, at + 4, Number(value))
+          else buffer.writeBigInt64BE(value, at + 4)
+        } else writeInt64(buffer, at + 4, value as number)
         at += 12
         break
       case 'timestamptz': {
-        // A batch's rows share one time: converted once.
+        // A batch's rows share one time: converted once. Microseconds since 2000 stay far
+        // below 2^53 for any date a Date holds that PostgreSQL takes.
         const time = (value as Date).getTime()
         if (time !== lastTime) {
           lastTime = time
-          lastMicros = BigInt(time - pg_epoch_ms) * 1000n
+          lastMicros = (time - pg_epoch_ms) * 1000
         }
         buffer.writeInt32BE(8, at)
-        buffer.writeBigInt64BE(lastMicros, at + 4)
+        writeInt64(buffer, at + 4, lastMicros)
         at += 12
         break
       }
       case 'text': {
-        const written = buffer.write(value as string, at + 4, 'utf8')
+        // ASCII byte by byte (most texts: cheaper than a call to the encoder per element);
+        // anything else through the UTF-8 encoder.
+        const text = value as string
+        const start = at + 4
+        let written = 0
+        for (; written < text.length; written++) {
+          const code = text.charCodeAt(written)
+          if (code > 0x7f) break
+          buffer[start + written] = code
+        }
+        if (written < text.length) written = buffer.write(text, start, 'utf8')
         buffer.writeInt32BE(written, at)
         at += 4 + written
         break
       }
     }
   }
-  return buffer
+  return buffer.subarray(0, at)
+}
+
+const min_safe = BigInt(Number.MIN_SAFE_INTEGER)
+const max_safe = BigInt(Number.MAX_SAFE_INTEGER)
+const two32 = 4_294_967_296
+
+/** A safe integer as a big-endian int64 (two's complement through the high word's sign). */
+function writeInt64(buffer: Buffer, at: number, value: number): void {
+  const high = Math.floor(value / two32)
+  buffer.writeInt32BE(high, at)
+  buffer.writeUInt32BE(value - high * two32, at + 4)
+}
+
+/** Each hex digit's value by its character code (-1: not a hex digit). */
+const hexValue = new Int8Array(128).fill(-1)
+for (let i = 0; i < 10; i++) hexValue[48 + i] = i
+for (let i = 0; i < 6; i++) {
+  hexValue[97 + i] = 10 + i
+  hexValue[65 + i] = 10 + i
+}
+
+/** A uuid's 16 bytes from its 36-character text; false when it is not a uuid's text. */
+function writeUuid(buffer: Buffer, at: number, text: string): boolean {
+  if (text.charCodeAt(8) !== 45 || text.charCodeAt(13) !== 45 || text.charCodeAt(18) !== 45 || text.charCodeAt(23) !== 45) return false
+  let i = 0
+  for (let byte = 0; byte < 16; byte++) {
+    if (i === 8 || i === 13 || i === 18 || i === 23) i++
+    const high = hexValue[text.charCodeAt(i)] ?? -1
+    const low = hexValue[text.charCodeAt(i + 1)] ?? -1
+    if (high < 0 || low < 0) return false
+    buffer[at + byte] = (high << 4) | low
+    i += 2
+  }
+  return true
 }
 
 /** The parameter as the text of an array literal (for PGlite, or when binaryArray declines). */

@@ -94,6 +94,7 @@ for (const encoding of encodings) {
     // A number where a uuid belongs, or text where a big integer belongs, is refused by the cast.
     await assert.rejects(readBack(['not-a-uuid'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
     await assert.rejects(readBack(['f47ac10b-58cc-4372-a567-0e02b2c3d4'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack(['g47ac10b-58cc-4372-a567-0e02b2c3d479'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
     await assert.rejects(readBack(['1,2'], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
     await assert.rejects(readBack([1.5], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
   })
@@ -105,6 +106,9 @@ test('array parameter - the binary form is made for the values each type takes, 
   assert.ok(binaryArray(arrayParameter('timestamptz', [new Date(0), null])))
   assert.ok(binaryArray(arrayParameter('text', ['a', '', null])))
   assert.equal(binaryArray(arrayParameter('uuid', ['not-a-uuid'])), undefined)
+  assert.equal(binaryArray(arrayParameter('uuid', ['g47ac10b-58cc-4372-a567-0e02b2c3d479'])), undefined, 'a letter that is not hex')
+  assert.equal(binaryArray(arrayParameter('uuid', ['f47ac10b58cc-4372-a567-0e02b2c3d4790'])), undefined, 'a dash out of place')
+  assert.equal(binaryArray(arrayParameter('uuid', ['f47ac10b-58cc-4372-a567-0e02b2c3d47é'])), undefined, 'a character beyond ASCII')
   assert.equal(binaryArray(arrayParameter('bigint', [1.5])), undefined)
   assert.equal(binaryArray(arrayParameter('bigint', ['12'])), undefined)
   assert.equal(binaryArray(arrayParameter('timestamptz', ['2026-01-01T00:00:00Z'])), undefined)
