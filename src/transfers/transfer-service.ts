@@ -201,11 +201,14 @@ export class TransferService {
     const outcomes: BatchOutcome<Taken>[] = new Array(jobs.length)
     const duplicates: number[] = []
     const accountIds = jobs.flatMap(accountsOf)
+    // A batch with an internal payment may lock its payees' partner debts (partner-debt.ts),
+    // which every path locks after the accounts: so it locks its accounts first, not in its write.
+    const guessable = guess && mode === 'claim-in-write' && !jobs.some((job) => job.kind === 'internal')
     let written: LedgerBatch | undefined
     try {
       await this.db.transaction().execute(async (trx) => {
         const batch =
-          (guess && mode === 'claim-in-write' ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
+          (guessable ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
           (await LedgerBatch.open(trx, this.clock, accountIds))
         written = batch
         if (guess && mode === 'claim-in-write') this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict'
-import { before, test } from 'node:test'
+import { before, beforeEach, test } from 'node:test'
 import type { BatchOutcome } from '../../src/ledger/group-committer.ts'
-import type { KnownAccounts } from '../../src/ledger/known-accounts.ts'
+import { KnownAccounts, known_accounts_default } from '../../src/ledger/known-accounts.ts'
 import { LedgerBatch } from '../../src/ledger/ledger-batch.ts'
 import { LedgerService } from '../../src/ledger/ledger-service.ts'
 import type { PaymentJob } from '../../src/transfers/payment-jobs.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
-import { balances, fund, newAccount, transactionsOf, transferBody } from './helpers.ts'
+import { accountNumberOf, balances, fund, internalBody, newAccount, transactionsOf, transferBody } from './helpers.ts'
 
 // Reserve batches that start from what the instance remembers of their accounts
 // (known-accounts.ts, LedgerBatch.fromKnown) instead of locking and reading them first.
@@ -53,6 +53,15 @@ before(async () => {
       LedgerBatch.open = open
     }
   }
+})
+
+// Each test starts with an empty memory shared by the bank's payments and deposits, as a new
+// instance has: the stale guesses some tests make on purpose would otherwise add up to the
+// suspension of all guessing (5 among 100) and reach the tests after them.
+beforeEach(() => {
+  const fresh = new KnownAccounts(known_accounts_default)
+  ;(tb.bank.services.transfers as unknown as { known: KnownAccounts }).known = fresh
+  ;(tb.bank.services.ledger as unknown as { known: KnownAccounts }).known = fresh
 })
 
 function pathOf(clientTxId: string): string[] {
@@ -166,5 +175,19 @@ test('known accounts - a stale guess whose batch also repeats a key: written und
   await expectApiError(p.client.accounts.transfer(repeat), 409, 'clientTxId')
   assert.deepEqual(pathOf(used).slice(1), ['claim-in-write: rolled back', 'claim-in-write: rolled back', 'claim-first: committed'])
   assert.deepEqual(await balances(p, account), before)
+  await assertLedgerClean(tb)
+})
+
+test('known accounts - a batch with an internal payment locks its accounts first (partner debts are locked after accounts on every path)', async () => {
+  const account = await rememberedAccount()
+  const payee = await rememberedAccount()
+  locked = []
+  const sent = await p.client.accounts.transferInternal(internalBody(account, await accountNumberOf(p, payee), { amount: 500 }))
+  assert.equal(sent.status, 'Successful')
+  assert.ok(locked.includes(account) && locked.includes(payee), 'read under lock, though both accounts were remembered')
+  // And the batch after it, an EFT from the same account, starts from what that batch left.
+  const next = await pay(account, 1_000)
+  assert.equal(next.readUnderLock, false)
+  assert.deepEqual(await balances(p, payee), { balance: '10500', available: String(10_500 - 1_000 - eft_fee) })
   await assertLedgerClean(tb)
 })
