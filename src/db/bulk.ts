@@ -98,6 +98,14 @@ const pg_epoch_ms = 946_684_800_000
  */
 export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
   const { type, values } = parameter
+  if (values.length === 0) {
+    // No dimensions: PostgreSQL's empty array.
+    const empty = Buffer.allocUnsafe(12)
+    empty.writeInt32BE(0, 0)
+    empty.writeInt32BE(0, 4)
+    empty.writeUInt32BE(element_oid[type], 8)
+    return empty
+  }
   let size = 20
   let hasNull = 0
   for (const value of values) {
@@ -126,14 +134,6 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
         size += 4 + 3 * value.length
         break
     }
-  }
-  if (values.length === 0) {
-    // No dimensions: PostgreSQL's empty array.
-    const empty = Buffer.allocUnsafe(12)
-    empty.writeInt32BE(0, 0)
-    empty.writeInt32BE(0, 4)
-    empty.writeUInt32BE(element_oid[type], 8)
-    return empty
   }
   const buffer = Buffer.allocUnsafe(size)
   buffer.writeInt32BE(1, 0)

@@ -153,9 +153,9 @@ export class LedgerBatch {
     return this.expected !== undefined
   }
 
-  /** Copies of every account's state as the batch leaves it, to remember once it commits. */
-  accountStates(): AccountState[] {
-    return [...this.states.values()].map((state) => ({ ...state }))
+  /** Every account's state as the batch leaves it, to remember once it commits (KnownAccounts.remember copies them). */
+  accountStates(): Iterable<AccountState> {
+    return this.states.values()
   }
 
   /** Locks the accounts (in id order) for the rest of the database transaction. */
