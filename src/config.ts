@@ -47,7 +47,7 @@ const settings = z.object({
   BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
   BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
-  BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
+  BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(1),
   BANK_LEDGER_QUEUE_JOBS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
   BANK_EFT_CYCLES_SAST: z
     .string()
