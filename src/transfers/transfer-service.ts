@@ -16,7 +16,7 @@ import { accountsOf, payInternal, reservePayout, type InternalJob, type Internal
 import { settlePayout, type PendingPayout, type SettledStatus } from './settlement.ts'
 import type { InternalTransferRequest, TransferRequest, TransferResult } from './transfer-contract.ts'
 import { checkPaymentLimit, type PaymentType } from './transfer-limits.ts'
-import { claimStatement, claimTransferKeys, liveKeysStatement, releaseTransferKeys, transferKeysOf, type PaymentAdviceRow, type TransferKey } from './transfer-store.ts'
+import { claimTransferKeys, insertKeysStatement, isKeyTaken, liveKeysStatement, releaseTransferKeys, transferKeysOf, type PaymentAdviceRow, type TransferKey } from './transfer-store.ts'
 import { newRowId } from '../ledger/row-id.ts'
 
 // Single payments (RULINGS, Accounts and the ledger). A payout to another bank is taken
@@ -217,7 +217,8 @@ export class TransferService {
     } catch (error) {
       this.known.forget(accountIds)
       if (written?.guessed) this.known.guessed(error instanceof StaleAccounts)
-      throw error
+      // A key taken, found by the write's plain insert: as a failed guard (written again claiming first).
+      throw isKeyTaken(error) && mode === 'claim-in-write' ? new GuardFailed('a key of the batch is taken') : error
     }
     if (written!.guessed) this.known.guessed(false)
     this.known.remember(written!.accountStates())
@@ -298,10 +299,8 @@ export class TransferService {
     const cutoff = this.keyCutoff(now)
     const queries: RawBuilder<unknown>[] = []
     const conditions: RawBuilder<unknown>[] = []
-    if (taking.length > 0) {
-      queries.push(sql`k as (${claimStatement(keysOf(taking), now, cutoff)})`)
-      conditions.push(sql`(select count(*) from k) = ${taking.length}`)
-    }
+    // A plain insert: a key already there fails the statement (isKeyTaken), not a condition.
+    if (taking.length > 0) queries.push(sql`k as (${insertKeysStatement(keysOf(taking), now)})`)
     if (refused.length > 0) {
       queries.push(sql`r as (${liveKeysStatement(keysOf(refused), cutoff)})`)
       conditions.push(sql`not exists (select 1 from r)`)
