@@ -98,7 +98,8 @@ const pg_epoch_ms = 946_684_800_000
  */
 export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
   const { type, values } = parameter
-  if (values.length === 0) {
+  const count = values.length
+  if (count === 0) {
     // No dimensions: PostgreSQL's empty array.
     const empty = Buffer.allocUnsafe(12)
     empty.writeInt32BE(0, 0)
@@ -106,63 +107,46 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
     empty.writeUInt32BE(element_oid[type], 8)
     return empty
   }
+  // One pass per type (the type is the same for every element): size, then write.
   let size = 20
   let hasNull = 0
-  for (const value of values) {
+  for (let i = 0; i < count; i++) {
+    const value = values[i]
     if (value === null || value === undefined) {
       hasNull = 1
       size += 4
-      continue
-    }
-    switch (type) {
-      case 'uuid':
-        // The digits and dashes are checked as they are written (writeUuid).
-        if (typeof value !== 'string' || value.length !== 36) return undefined
-        size += 4 + 16
-        break
-      case 'bigint':
-        if (typeof value !== 'bigint' && !(typeof value === 'number' && Number.isSafeInteger(value))) return undefined
-        size += 4 + 8
-        break
-      case 'timestamptz':
-        if (!(value instanceof Date) || Number.isNaN(value.getTime())) return undefined
-        size += 4 + 8
-        break
-      case 'text':
-        if (typeof value !== 'string') return undefined
-        // At most 3 bytes of UTF-8 per UTF-16 code unit; the buffer is cut to what was written.
-        size += 4 + 3 * value.length
-        break
-    }
+    } else if (!fits(type, value)) return undefined
+    else size += type === 'text' ? 4 + 3 * (value as string).length : type === 'uuid' ? 20 : 12
   }
   const buffer = Buffer.allocUnsafe(size)
-  buffer.writeInt32BE(1, 0)
-  buffer.writeInt32BE(hasNull, 4)
-  buffer.writeUInt32BE(element_oid[type], 8)
-  buffer.writeInt32BE(values.length, 12)
-  buffer.writeInt32BE(1, 16)
+  // A DataView's setters are the engine's own (inlined by the optimizer); Buffer's
+  // writeInt32BE checks its arguments in JavaScript at every call.
+  const view = new DataView(buffer.buffer, buffer.byteOffset, size)
+  view.setInt32(0, 1)
+  view.setInt32(4, hasNull)
+  view.setUint32(8, element_oid[type])
+  view.setInt32(12, count)
+  view.setInt32(16, 1)
   let at = 20
   let lastTime = Number.NaN
   let lastMicros = 0
-  for (const value of values) {
+  for (let i = 0; i < count; i++) {
+    const value = values[i]
     if (value === null || value === undefined) {
-      buffer.writeInt32BE(-1, at)
+      view.setInt32(at, -1)
       at += 4
       continue
     }
     switch (type) {
       case 'uuid':
-        buffer.writeInt32BE(16, at)
+        view.setInt32(at, 16)
         if (!writeUuid(buffer, at + 4, value as string)) return undefined
         at += 20
         break
       case 'bigint':
-        buffer.writeInt32BE(8, at)
-        if (typeof value === 'bigint') {
-          // Almost every amount and sequence number is a safe integer: written without BigInt arithmetic.
-          if (value >= min_safe && value <= max_safe) writeInt64(buffer, at + 4, Number(value))
-          else buffer.writeBigInt64BE(value, at + 4)
-        } else writeInt64(buffer, at + 4, value as number)
+        view.setInt32(at, 8)
+        if (typeof value === 'bigint') view.setBigInt64(at + 4, value)
+        else writeInt64(view, at + 4, value as number)
         at += 12
         break
       case 'timestamptz': {
@@ -173,24 +157,27 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
           lastTime = time
           lastMicros = (time - pg_epoch_ms) * 1000
         }
-        buffer.writeInt32BE(8, at)
-        writeInt64(buffer, at + 4, lastMicros)
+        view.setInt32(at, 8)
+        writeInt64(view, at + 4, lastMicros)
         at += 12
         break
       }
       case 'text': {
-        // ASCII byte by byte (most texts: cheaper than a call to the encoder per element);
-        // anything else through the UTF-8 encoder.
         const text = value as string
         const start = at + 4
         let written = 0
-        for (; written < text.length; written++) {
-          const code = text.charCodeAt(written)
-          if (code > 0x7f) break
-          buffer[start + written] = code
+        if (text.length > short_text) written = buffer.utf8Write(text, start)
+        else {
+          // A short text byte by byte while it is ASCII (cheaper than a call to the encoder);
+          // anything else through the UTF-8 encoder.
+          for (; written < text.length; written++) {
+            const code = text.charCodeAt(written)
+            if (code > 0x7f) break
+            buffer[start + written] = code
+          }
+          if (written < text.length) written = buffer.utf8Write(text, start)
         }
-        if (written < text.length) written = buffer.write(text, start, 'utf8')
-        buffer.writeInt32BE(written, at)
+        view.setInt32(at, written)
         at += 4 + written
         break
       }
@@ -199,23 +186,48 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
   return buffer.subarray(0, at)
 }
 
-const min_safe = BigInt(Number.MIN_SAFE_INTEGER)
-const max_safe = BigInt(Number.MAX_SAFE_INTEGER)
+/** Longer texts (a 64-digit hash) are copied by the engine's encoder, not byte by byte. */
+const short_text = 16
+
+declare module 'node:buffer' {
+  interface Buffer {
+    /** Node's own UTF-8 writer behind `write(text, offset, 'utf8')`, without its argument handling: bytes written. */
+    utf8Write(text: string, offset: number): number
+  }
+}
+
+/** Whether a non-null element is of the JavaScript kind its type takes (uuid digits are checked as they are written). */
+function fits(type: PgType, value: unknown): boolean {
+  switch (type) {
+    case 'uuid':
+      return typeof value === 'string' && value.length === 36
+    case 'bigint':
+      return typeof value === 'bigint' ? value >= min_int64 && value <= max_int64 : typeof value === 'number' && Number.isSafeInteger(value)
+    case 'timestamptz':
+      return value instanceof Date && !Number.isNaN(value.getTime())
+    case 'text':
+      return typeof value === 'string'
+  }
+}
+
+const min_int64 = -(2n ** 63n)
+const max_int64 = 2n ** 63n - 1n
 const two32 = 4_294_967_296
 
 /** A safe integer as a big-endian int64 (two's complement through the high word's sign). */
-function writeInt64(buffer: Buffer, at: number, value: number): void {
+function writeInt64(view: DataView, at: number, value: number): void {
   const high = Math.floor(value / two32)
-  buffer.writeInt32BE(high, at)
-  buffer.writeUInt32BE(value - high * two32, at + 4)
+  view.setInt32(at, high)
+  view.setUint32(at + 4, value - high * two32)
 }
 
-/** Each hex digit's value by its character code (-1: not a hex digit). */
-const hexValue = new Int8Array(128).fill(-1)
-for (let i = 0; i < 10; i++) hexValue[48 + i] = i
-for (let i = 0; i < 6; i++) {
-  hexValue[97 + i] = 10 + i
-  hexValue[65 + i] = 10 + i
+/** Each pair of hex digits' byte by the two character codes (code1 * 128 + code2; -1: not two hex digits). */
+const hexPair = new Int16Array(128 * 128).fill(-1)
+{
+  const digits = '0123456789abcdefABCDEF'
+  for (const high of digits) {
+    for (const low of digits) hexPair[high.charCodeAt(0) * 128 + low.charCodeAt(0)] = Number.parseInt(high + low, 16)
+  }
 }
 
 /** A uuid's 16 bytes from its 36-character text; false when it is not a uuid's text. */
@@ -224,10 +236,12 @@ function writeUuid(buffer: Buffer, at: number, text: string): boolean {
   let i = 0
   for (let byte = 0; byte < 16; byte++) {
     if (i === 8 || i === 13 || i === 18 || i === 23) i++
-    const high = hexValue[text.charCodeAt(i)] ?? -1
-    const low = hexValue[text.charCodeAt(i + 1)] ?? -1
-    if (high < 0 || low < 0) return false
-    buffer[at + byte] = (high << 4) | low
+    const high = text.charCodeAt(i)
+    const low = text.charCodeAt(i + 1)
+    // A code beyond ASCII is not a hex digit (and would index past the table).
+    const value = (high | low) < 128 ? hexPair[high * 128 + low]! : -1
+    if (value < 0) return false
+    buffer[at + byte] = value
     i += 2
   }
   return true

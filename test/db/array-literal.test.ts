@@ -54,6 +54,8 @@ for (const encoding of encodings) {
     const texts = [
       '', ' ', '  padded  ', 'plain', 'NULL', 'null', '"', '""', '\\', '\\\\', '\\"', 'a"b\\c', '{', '}', '{a,b}', ',', 'a,b',
       "it's", 'line\nbreak', 'tab\there', 'carriage\rreturn', 'Zoë • 日本 🏦', '\u00a0nbsp', '$1', 'x::text',
+      // Longer texts take another path in the binary form (the engine's encoder, not byte by byte).
+      'a'.repeat(16), 'b'.repeat(17), 'f'.repeat(64), `${'x'.repeat(20)}é${'y'.repeat(20)}`, `${'日本'.repeat(30)}🏦`, 'a"b\\c'.repeat(10),
     ]
     assert.deepEqual(await readBack([...texts, null, undefined], 'text', encoding), [...texts, null, null])
   })
@@ -97,6 +99,9 @@ for (const encoding of encodings) {
     await assert.rejects(readBack(['g47ac10b-58cc-4372-a567-0e02b2c3d479'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
     await assert.rejects(readBack(['1,2'], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
     await assert.rejects(readBack([1.5], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
+    // Beyond a bigint: refused by the database as out of range, not by the encoder.
+    await assert.rejects(readBack([2n ** 63n], 'bigint', encoding), (e: { code?: string }) => e.code === '22003')
+    await assert.rejects(readBack([-(2n ** 63n) - 1n], 'bigint', encoding), (e: { code?: string }) => e.code === '22003')
   })
 }
 
@@ -111,6 +116,7 @@ test('array parameter - the binary form is made for the values each type takes, 
   assert.equal(binaryArray(arrayParameter('uuid', ['f47ac10b-58cc-4372-a567-0e02b2c3d47é'])), undefined, 'a character beyond ASCII')
   assert.equal(binaryArray(arrayParameter('bigint', [1.5])), undefined)
   assert.equal(binaryArray(arrayParameter('bigint', ['12'])), undefined)
+  assert.equal(binaryArray(arrayParameter('bigint', [2n ** 63n])), undefined, 'beyond a bigint')
   assert.equal(binaryArray(arrayParameter('timestamptz', ['2026-01-01T00:00:00Z'])), undefined)
   assert.equal(binaryArray(arrayParameter('timestamptz', [new Date(Number.NaN)])), undefined)
   assert.equal(binaryArray(arrayParameter('text', [5])), undefined)
