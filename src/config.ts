@@ -47,7 +47,8 @@ const settings = z.object({
   BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
   BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
-  BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(1),
+  BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
+  BANK_LEDGER_OVERLAP_JOBS_MIN: z.coerce.number().int().min(1).max(2000).default(48),
   BANK_LEDGER_QUEUE_JOBS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
   BANK_EFT_CYCLES_SAST: z
     .string()
@@ -115,6 +116,7 @@ export interface Config {
   transferKeyWindowMs: number
   ledgerBatchJobsMax: number
   ledgerBatchesInFlightMax: number
+  ledgerOverlapJobsMin: number
   ledgerQueueJobsMax: number
   /** EFT clearing cycles, minutes after 00:00 SAST on business days. */
   eftCyclesSast: number[]
@@ -190,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
     ledgerBatchesInFlightMax: s.BANK_LEDGER_BATCHES_IN_FLIGHT_MAX,
+    ledgerOverlapJobsMin: s.BANK_LEDGER_OVERLAP_JOBS_MIN,
     ledgerQueueJobsMax: s.BANK_LEDGER_QUEUE_JOBS_MAX,
     eftCyclesSast: s.BANK_EFT_CYCLES_SAST.split(',')
       .map((t) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5)))

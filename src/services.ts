@@ -155,6 +155,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     keyWindowMs: config.transferKeyWindowMs,
     batchJobsMax: config.ledgerBatchJobsMax,
     batchesInFlightMax: config.ledgerBatchesInFlightMax,
+    batchOverlapJobsMin: config.ledgerOverlapJobsMin,
     queueJobsMax: config.ledgerQueueJobsMax,
     observeBatch: (committer, size, seconds, ok) => metrics.ledgerBatch(committer, size, seconds, ok),
     known: knownAccounts,

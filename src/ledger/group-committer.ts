@@ -3,6 +3,12 @@
 // debits instead of one each, and each request is still answered on its own. No timer:
 // the queue fills exactly while the previous batch commits, so an idle service answers at
 // once and a busy one batches more. A limit on the queue keeps memory bounded.
+//
+// While a batch is being written, another starts beside it only once `overlap_jobs_min`
+// jobs wait: the database then writes one batch while this process answers and builds the
+// other, and neither is small. Starting the second with whatever waits (the first few jobs
+// to arrive) made many small batches, each paying a transaction's fixed cost; never starting
+// it left the database idle while this process worked (docs/performance.md).
 
 export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown }
 
@@ -11,6 +17,8 @@ export interface GroupCommitterOptions<J> {
   batch_jobs_max: number
   /** Batches being written at once (more overlap the commit wait of one with the work of the next). */
   batches_in_flight_max: number
+  /** Jobs that must wait before a batch starts beside one being written (1, the default: any). */
+  overlap_jobs_min?: number
   /** Jobs waiting at most; past it `submit` fails fast with the `overloaded` error. */
   queue_jobs_max: number
   overloaded: () => Error
@@ -63,6 +71,7 @@ export class GroupCommitter<J, R> {
 
   private pump(): void {
     while (this.inFlight < this.options.batches_in_flight_max && this.queue.length > 0) {
+      if (this.inFlight > 0 && this.queue.length < (this.options.overlap_jobs_min ?? 1)) return
       const batch = this.take()
       if (batch.length === 0) return
       const keys = this.options.keysOf ? batch.flatMap((w) => this.options.keysOf!(w.job)) : []

@@ -40,6 +40,8 @@ export interface TransferSettings {
   keyWindowMs: number
   batchJobsMax: number
   batchesInFlightMax: number
+  /** Payouts that must wait before a batch starts beside one being written (group-committer.ts). */
+  batchOverlapJobsMin?: number
   queueJobsMax: number
   /** Told of every ledger batch written, by committer (`reserve`, `settle`): the metrics. */
   observeBatch?: (committer: string, size: number, seconds: number, ok: boolean) => void
@@ -84,6 +86,7 @@ export class TransferService {
     const options = {
       batch_jobs_max: settings.batchJobsMax,
       batches_in_flight_max: settings.batchesInFlightMax,
+      overlap_jobs_min: settings.batchOverlapJobsMin,
       queue_jobs_max: settings.queueJobsMax,
       overloaded,
       retryable: isRetryableDatabaseError,

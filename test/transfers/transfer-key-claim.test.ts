@@ -24,8 +24,11 @@ const keyWindowMs = 10 * 60_000
 // nothing, claims no key and answers only when its batch is let go (see behindPlugs).
 const plugAmount = 400_000_000
 
-// Two batches in flight: some tests race the same key through two batches of one instance.
-const tb = useTestBank({ env: { BANK_TRANSFER_KEY_WINDOW_MS: String(keyWindowMs), BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '2' } })
+// Two batches in flight, the second whatever its size: some tests race the same key through
+// two batches of one instance.
+const tb = useTestBank({
+  env: { BANK_TRANSFER_KEY_WINDOW_MS: String(keyWindowMs), BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '2', BANK_LEDGER_OVERLAP_JOBS_MIN: '1' },
+})
 let p: TestPartner
 
 type Mode = 'claim-in-write' | 'claim-first'

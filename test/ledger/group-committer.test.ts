@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { GroupCommitter } from '../../src/ledger/group-committer.ts'
+
+// When a batch starts beside one being written: only once `overlap_jobs_min` jobs wait.
+// The batch writer here is a real function whose batches finish when the test opens them.
+
+function committer(options: { overlap_jobs_min?: number; keysOf?: (job: number) => string[] } = {}) {
+  const started: number[][] = []
+  const gates: Array<() => void> = []
+  const gc = new GroupCommitter<number, number>(
+    async (jobs) => {
+      started.push(jobs)
+      await new Promise<void>((resolve) => gates.push(resolve))
+      return jobs.map((job) => ({ ok: true as const, value: job * 10 }))
+    },
+    {
+      batch_jobs_max: 100,
+      batches_in_flight_max: 2,
+      ...(options.overlap_jobs_min === undefined ? {} : { overlap_jobs_min: options.overlap_jobs_min }),
+      ...(options.keysOf ? { keysOf: options.keysOf } : {}),
+      queue_jobs_max: 1000,
+      overloaded: () => new Error('overloaded'),
+      retryable: () => false,
+      attempts_max: 1,
+      isolatable: () => false,
+    },
+  )
+  // Batch n finishes (its gate opens) and its answers are delivered.
+  const finish = async (n: number) => {
+    gates[n]!()
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  return { gc, started, finish }
+}
+
+test('group commit - while a batch is written, the next starts beside it only once enough jobs wait', async () => {
+  const { gc, started, finish } = committer({ overlap_jobs_min: 3 })
+  const answers = [gc.submit(0)]
+  assert.deepEqual(started, [[0]], 'an idle committer starts at once, with one job')
+  answers.push(gc.submit(1), gc.submit(2))
+  assert.deepEqual(started, [[0]], 'two waiting jobs do not start a second batch')
+  answers.push(gc.submit(3))
+  assert.deepEqual(started, [[0], [1, 2, 3]], 'the third does, with all three')
+  answers.push(gc.submit(4))
+  await finish(0)
+  assert.deepEqual(started, [[0], [1, 2, 3]], 'one job does not start a batch beside [1, 2, 3]')
+  await finish(1)
+  assert.deepEqual(started, [[0], [1, 2, 3], [4]], 'it starts once no batch is being written')
+  await finish(2)
+  assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30, 40])
+})
+
+test('group commit - without a minimum, a second batch starts with the first job that waits', async () => {
+  const { gc, started, finish } = committer()
+  const answers = [gc.submit(0), gc.submit(1)]
+  assert.deepEqual(started, [[0], [1]])
+  await finish(0)
+  await finish(1)
+  assert.deepEqual(await Promise.all(answers), [0, 10])
+})
+
+test('group commit - jobs for rows being written wait for the next batch, even past the minimum', async () => {
+  // Every job writes the same row: the waiting ones cannot go beside the batch that holds it.
+  const { gc, started, finish } = committer({ overlap_jobs_min: 2, keysOf: () => ['hot'] })
+  const answers = [gc.submit(0), gc.submit(1), gc.submit(2), gc.submit(3)]
+  assert.deepEqual(started, [[0]])
+  await finish(0)
+  assert.deepEqual(started, [[0], [1, 2, 3]])
+  await finish(1)
+  assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30])
+})
