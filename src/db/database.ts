@@ -44,6 +44,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       pipeline: true,
       // While the database is away a request waits this long for a connection, then gets 503.
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      // A minute, not pg's 10 s: a lull of a few seconds no longer closes connections that the
+      // next burst opens again, each a new PostgreSQL backend that prepares its statements anew.
+      idleTimeoutMillis: 60_000,
     })
     // A database restart must not take the process down. The pool listens for errors of
     // idle connections; a connection checked out by a transaction (between two of its
