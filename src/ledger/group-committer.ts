@@ -71,7 +71,8 @@ export class GroupCommitter<J, R> {
 
   private pump(): void {
     while (this.inFlight < this.options.batches_in_flight_max && this.queue.length > 0) {
-      if (this.inFlight > 0 && this.queue.length < (this.options.overlap_jobs_min ?? 1)) return
+      // (A queue that cannot hold that many overlaps when full.)
+      if (this.inFlight > 0 && this.queue.length < Math.min(this.options.overlap_jobs_min ?? 1, this.options.queue_jobs_max)) return
       const batch = this.take()
       if (batch.length === 0) return
       const keys = this.options.keysOf ? batch.flatMap((w) => this.options.keysOf!(w.job)) : []

@@ -70,3 +70,32 @@ test('group commit - jobs for rows being written wait for the next batch, even p
   await finish(1)
   assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30])
 })
+
+test('group commit - a queue that cannot hold the minimum overlaps once it is full', async () => {
+  const started: number[][] = []
+  const gates: Array<() => void> = []
+  const gc = new GroupCommitter<number, number>(
+    async (jobs) => {
+      started.push(jobs)
+      await new Promise<void>((resolve) => gates.push(resolve))
+      return jobs.map((job) => ({ ok: true as const, value: job }))
+    },
+    {
+      batch_jobs_max: 100,
+      batches_in_flight_max: 2,
+      overlap_jobs_min: 48,
+      queue_jobs_max: 3,
+      overloaded: () => new Error('overloaded'),
+      retryable: () => false,
+      attempts_max: 1,
+      isolatable: () => false,
+    },
+  )
+  const answers = [gc.submit(0), gc.submit(1), gc.submit(2)]
+  assert.deepEqual(started, [[0]])
+  answers.push(gc.submit(3))
+  assert.deepEqual(started, [[0], [1, 2, 3]], 'three waiting fill the queue: the second batch starts')
+  for (const open of gates) open()
+  await new Promise((resolve) => setImmediate(resolve))
+  assert.deepEqual(await Promise.all(answers), [0, 1, 2, 3])
+})
