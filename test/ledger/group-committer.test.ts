@@ -5,7 +5,7 @@ import { GroupCommitter } from '../../src/ledger/group-committer.ts'
 // When a batch starts beside one being written: only once `overlap_jobs_min` jobs wait.
 // The batch writer here is a real function whose batches finish when the test opens them.
 
-function committer(options: { overlap_jobs_min?: number; keysOf?: (job: number) => string[] } = {}) {
+function committer(options: { overlap_jobs_min?: number; queue_jobs_max?: number; keysOf?: (job: number) => string[] } = {}) {
   const started: number[][] = []
   const gates: Array<() => void> = []
   const gc = new GroupCommitter<number, number>(
@@ -19,7 +19,7 @@ function committer(options: { overlap_jobs_min?: number; keysOf?: (job: number) 
       batches_in_flight_max: 2,
       ...(options.overlap_jobs_min === undefined ? {} : { overlap_jobs_min: options.overlap_jobs_min }),
       ...(options.keysOf ? { keysOf: options.keysOf } : {}),
-      queue_jobs_max: 1000,
+      queue_jobs_max: options.queue_jobs_max ?? 1000,
       overloaded: () => new Error('overloaded'),
       retryable: () => false,
       attempts_max: 1,
@@ -72,30 +72,12 @@ test('group commit - jobs for rows being written wait for the next batch, even p
 })
 
 test('group commit - a queue that cannot hold the minimum overlaps once it is full', async () => {
-  const started: number[][] = []
-  const gates: Array<() => void> = []
-  const gc = new GroupCommitter<number, number>(
-    async (jobs) => {
-      started.push(jobs)
-      await new Promise<void>((resolve) => gates.push(resolve))
-      return jobs.map((job) => ({ ok: true as const, value: job }))
-    },
-    {
-      batch_jobs_max: 100,
-      batches_in_flight_max: 2,
-      overlap_jobs_min: 48,
-      queue_jobs_max: 3,
-      overloaded: () => new Error('overloaded'),
-      retryable: () => false,
-      attempts_max: 1,
-      isolatable: () => false,
-    },
-  )
+  const { gc, started, finish } = committer({ overlap_jobs_min: 48, queue_jobs_max: 3 })
   const answers = [gc.submit(0), gc.submit(1), gc.submit(2)]
   assert.deepEqual(started, [[0]])
   answers.push(gc.submit(3))
   assert.deepEqual(started, [[0], [1, 2, 3]], 'three waiting fill the queue: the second batch starts')
-  for (const open of gates) open()
-  await new Promise((resolve) => setImmediate(resolve))
-  assert.deepEqual(await Promise.all(answers), [0, 1, 2, 3])
+  await finish(0)
+  await finish(1)
+  assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30])
 })
