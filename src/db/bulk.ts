@@ -166,7 +166,7 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
         const text = value as string
         const start = at + 4
         let written = 0
-        if (text.length > short_text) written = buffer.utf8Write(text, start)
+        if (text.length > short_text) written = buffer.write(text, start, 'utf8')
         else {
           // A short text byte by byte while it is ASCII (cheaper than a call to the encoder);
           // anything else through the UTF-8 encoder.
@@ -175,7 +175,7 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
             if (code > 0x7f) break
             buffer[start + written] = code
           }
-          if (written < text.length) written = buffer.utf8Write(text, start)
+          if (written < text.length) written = buffer.write(text, start, 'utf8')
         }
         view.setInt32(at, written)
         at += 4 + written
@@ -188,13 +188,6 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
 
 /** Longer texts (a 64-digit hash) are copied by the engine's encoder, not byte by byte. */
 const short_text = 16
-
-declare module 'node:buffer' {
-  interface Buffer {
-    /** Node's own UTF-8 writer behind `write(text, offset, 'utf8')`, without its argument handling: bytes written. */
-    utf8Write(text: string, offset: number): number
-  }
-}
 
 /** Whether a non-null element is of the JavaScript kind its type takes (uuid digits are checked as they are written). */
 function fits(type: PgType, value: unknown): boolean {

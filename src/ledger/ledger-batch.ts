@@ -110,11 +110,12 @@ export class StaleAccounts extends GuardFailed {
 /**
  * A condition on a batch's write (`flush`): `queries` are WITH queries (`name as (…)`)
  * that run in the same statement before the batch's writes, and `holds` is SQL over their
- * results that must be true for the batch's writes to happen.
+ * results that must be true for the batch's writes to happen (none: the queries only write,
+ * and fail the statement themselves if they must).
  */
 export interface FlushGuard {
   queries: RawBuilder<unknown>[]
-  holds: RawBuilder<unknown>
+  holds?: RawBuilder<unknown>
 }
 
 export class LedgerBatch {
@@ -323,14 +324,14 @@ export class LedgerBatch {
     const appended = new Set(this.newRows.map((row) => row.id))
     const late = [...this.changes.keys()].some((id) => appended.has(id))
     const parts: RawBuilder<unknown>[] = guard ? [...guard.queries] : []
-    const where = guard ? sql` where ${guard.holds}` : sql``
-    const and = guard ? sql` and ${guard.holds}` : sql``
+    const where = guard?.holds ? sql` where ${guard.holds}` : sql``
+    const and = guard?.holds ? sql` and ${guard.holds}` : sql``
     if (this.newRows.length > 0) parts.push(sql`t as (${insertUnnestStatement('transactions', this.newRows, transaction_columns)}${where})`)
     if (this.newPostings.length > 0) parts.push(sql`p as (${insertUnnestStatement('postings', this.newPostings, posting_columns)}${where})`)
     const counted: RawBuilder<unknown>[] = []
     // Stale accounts are told apart from a failed caller's guard: they pause the guessing.
     if (this.expected) counted.push(sql`(case when ${freshHolds(this.expected)} then true else bank_refuse(${staleAccounts}) end) as fresh`)
-    if (guard) counted.push(sql`(case when ${guard.holds} then true else bank_refuse(${guardFailed}) end) as holds`)
+    if (callerGuard?.holds) counted.push(sql`(case when ${callerGuard.holds} then true else bank_refuse(${guardFailed}) end) as holds`)
     if (this.changes.size > 0 && !late) {
       parts.push(sql`s as (${this.statusChangesStatement()}${and} returning 1)`)
       counted.push(sql`(select count(*) from s)::int as s`)
@@ -397,8 +398,10 @@ function withFresh(expected: AccountState[], guard: FlushGuard | undefined): Flu
     ], 'e')} on a.id = e.id
     where a.balance = e.balance and a.held = e.held and a.last_seq = e.last_seq and a.last_posted = e.last_posted and a.last_sha = e.last_sha
     order by a.id for update of a)`
-  if (!guard) return { queries: [fresh], holds: freshHolds(expected) }
-  return { queries: [fresh, ...guard.queries], holds: sql`${freshHolds(expected)} and ${guard.holds}` }
+  return {
+    queries: guard ? [fresh, ...guard.queries] : [fresh],
+    holds: guard?.holds ? sql`${freshHolds(expected)} and ${guard.holds}` : freshHolds(expected),
+  }
 }
 
 function freshHolds(expected: AccountState[]): RawBuilder<unknown> {

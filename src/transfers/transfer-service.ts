@@ -296,21 +296,15 @@ export class TransferService {
   }
 
   /**
-   * The condition of a batch that claims its keys in its write: every key of a request
-   * that takes money is new (or expired, and taken over), and no key of a request
-   * refused for funds is live.
+   * What a batch that claims its keys in its write adds to it: the keys of the requests that
+   * take money, inserted plainly (a key already there, live or expired, fails the statement:
+   * isKeyTaken), and the condition that no key of a request refused for funds is live.
    */
   private keyGuard(taking: PaymentJob[], refused: PaymentJob[], now: Date): FlushGuard {
-    const cutoff = this.keyCutoff(now)
-    const queries: RawBuilder<unknown>[] = []
-    const conditions: RawBuilder<unknown>[] = []
-    // A plain insert: a key already there fails the statement (isKeyTaken), not a condition.
-    if (taking.length > 0) queries.push(sql`k as (${insertKeysStatement(keysOf(taking), now)})`)
-    if (refused.length > 0) {
-      queries.push(sql`r as (${liveKeysStatement(keysOf(refused), cutoff)})`)
-      conditions.push(sql`not exists (select 1 from r)`)
-    }
-    return { queries, holds: conditions.length > 0 ? sql.join(conditions, sql` and `) : sql`true` }
+    const queries: RawBuilder<unknown>[] = taking.length > 0 ? [sql`k as (${insertKeysStatement(keysOf(taking), now)})`] : []
+    if (refused.length === 0) return { queries }
+    queries.push(sql`r as (${liveKeysStatement(keysOf(refused), this.keyCutoff(now))})`)
+    return { queries, holds: sql`not exists (select 1 from r)` }
   }
 
   /** A key used before this no longer counts: the duplicate window (configurable, 24 h by default). */
