@@ -33,7 +33,8 @@
 // Settings (environment): BENCH_PHASE_MS (10000), BENCH_WARMUP_MS (2000), BENCH_IN_FLIGHT
 // (128), BENCH_ACCOUNTS (1000), BENCH_DATABASE_URL (admin connection; a database is created
 // and dropped), BENCH_SERVICE_NODE_ARGS (node flags of the service; default --max-semi-space-size=64), BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
-// BENCH_DEBIT_ORDERS, and BENCH_PHASES: a comma-separated subset of
+// BENCH_DEBIT_ORDERS, BENCH_RESULTS_FILE (where to write the results instead; for runs
+// that are compared, not kept), and BENCH_PHASES: a comma-separated subset of
 // echo,spread,hot,bulk,debit,paging to run (default all; for short runs while developing).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -268,7 +269,7 @@ async function main(): Promise<void> {
 
     if (profileDir) process.stdout.write('Profiled run (--profile): the profiler slows the service; these figures are not comparable with other runs.\n\n')
     printTable(results)
-    const file = path.join(root, 'bench', instances === 1 ? 'results.json' : `results-${instances}-instances.json`)
+    const file = process.env.BENCH_RESULTS_FILE || path.join(root, 'bench', instances === 1 ? 'results.json' : `results-${instances}-instances.json`)
     if (profileDir) {
       process.stdout.write(
         `\nCPU profile${profileFiles.length > 1 ? 's' : ''} of the service over the spread and hot phases (open in Chrome DevTools):\n` +
