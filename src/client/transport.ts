@@ -1,8 +1,9 @@
-import { connect, errors, headers as natsHeaders, type ConnectionOptions as NatsConnectOptions, type NatsConnection } from '@nats-io/transport-node'
+import { connect, errors, type ConnectionOptions as NatsConnectOptions, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node'
 import { errorTypes } from '../contract/error-types.ts'
 import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
 import { blameSetting, default_nats_url, origin, type SettingSources } from './locate.ts'
 import { ReplyMux } from './reply-mux.ts'
+import { fixedHeaders } from '../transport/nats/fixed-headers.ts'
 
 /** An error reply from the bank: the code, type, message and per-field details of RULINGS.md. */
 export class BankApiError extends Error {
@@ -65,6 +66,8 @@ export class NatsApi {
   private connecting: Promise<NatsConnection> | undefined
   private mux: ReplyMux | undefined
   private readonly ownsConnection: boolean
+  /** The token header, the same on every request: made and encoded once. */
+  private tokenHeaders: MsgHdrs | undefined
 
   /** `partnerId`: the partner client's own id, named when a 403 says the subject is another partner's. */
   constructor(
@@ -79,8 +82,7 @@ export class NatsApi {
     // Once connected, the request is published before `call` first yields, so requests go
     // out in the order they were made (and before anything the caller sends after them).
     const nc = this.connection ?? (await this.connect())
-    const h = natsHeaders()
-    h.set('token', this.options.token)
+    const h = (this.tokenHeaders ??= fixedHeaders({ token: this.options.token }))
     let reply
     try {
       if (!this.mux?.usable) this.mux = new ReplyMux(nc)

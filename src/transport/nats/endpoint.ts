@@ -19,6 +19,7 @@ import { mayHoldUnstorableText, unstorableTextIssues } from '../../contract/text
 import { withoutNulls } from '../../contract/null-as-absent.ts'
 import { fieldName } from '../../contract/field-path.ts'
 import type { Reply } from './micro.ts'
+import { FixedHeadersCache } from './fixed-headers.ts'
 
 // The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
 // call the service, encode, map errors. Every operation goes through it, so none can
@@ -159,9 +160,13 @@ function replyEncoder(operation: Operation): (result: unknown, validate: boolean
   const bodyKeys = new Set(Object.keys((operation.response as { shape?: object }).shape ?? {}))
   const moved = Object.entries(operation.replyHeaders ?? {}).filter(([field]) => !bodyKeys.has(field))
   const movedFields = new Set(moved.map(([field]) => field))
+  // The moved fields' values come from small sets (a payment's status): their headers are
+  // made once per set of values, not for every reply.
+  const fixed = moved.length > 0 ? new FixedHeadersCache() : undefined
   return (result, validate) => {
     let body = result
     const headers: Record<string, string> = {}
+    const chosen = result instanceof WithHeaders
     if (result instanceof WithHeaders) {
       body = result.body
       for (const [name, value] of Object.entries(result.headers)) if (value !== undefined) headers[name] = value
@@ -177,7 +182,10 @@ function replyEncoder(operation: Operation): (result: unknown, validate: boolean
     }
     if (validate) operation.response.parse(body)
     const reply: Reply = { body: encoder.encode(JSON.stringify(body)) }
-    if (Object.keys(headers).length > 0) reply.headers = headers
+    if (Object.keys(headers).length > 0) {
+      reply.headers = headers
+      if (fixed && !chosen) reply.fixedHeaders = fixed.headers(headers)
+    }
     return reply
   }
 }

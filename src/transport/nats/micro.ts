@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { headers as natsHeaders, type Msg, type NatsConnection, type Subscription } from '@nats-io/transport-node'
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node'
 
 // A small implementation of the NATS services protocol (ADR-32, "micro") on the official
 // client. We wrote it rather than use `@nats-io/services`, whose only npm releases are
@@ -14,6 +14,8 @@ export interface Reply {
   error?: { code: number; message: string }
   /** Headers of a success reply (paging cursors, values kept out of the body). */
   headers?: Record<string, string>
+  /** The same headers made once for many replies (fixed-headers.ts), sent instead of making them anew. */
+  fixedHeaders?: MsgHdrs
 }
 
 export type MicroHandler = (msg: Msg) => Promise<Reply>
@@ -179,6 +181,8 @@ function respond(msg: Msg, reply: Reply): void {
     h.set('Nats-Service-Error-Code', String(reply.error.code))
     h.set('Nats-Service-Error', reply.error.message)
     msg.respond(reply.body, { headers: h })
+  } else if (reply.fixedHeaders) {
+    msg.respond(reply.body, { headers: reply.fixedHeaders })
   } else if (reply.headers) {
     const h = natsHeaders()
     for (const [name, value] of Object.entries(reply.headers)) h.set(name, value)
