@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { sql, type Kysely } from 'kysely'
-import { arrayLiteral, arrayParameter, binaryArray, unnestRows, type PgType } from '../../src/db/bulk.ts'
+import { arrayLiteral, arrayParameter, binaryArray, columnValues, unnestRows, type PgType } from '../../src/db/bulk.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts'
 import { storage } from '../support/harness.ts'
 import { leasePglite, leasePostgresDatabase, type Lease } from '../support/store-pool.ts'
@@ -136,4 +136,48 @@ test('array literal - unnestRows lines columns up row by row', async () => {
   const { rows: back } = await sql<{ id: string; name: string | null; n: string | null }>`
     select v.id::text as id, v.name, v.n::text as n from ${unnestRows(rows, [['id', 'uuid'], ['name', 'text'], ['n', 'bigint']])}`.execute(db)
   assert.deepEqual(back, rows.map((r) => ({ id: r.id, name: r.name, n: r.n === null ? null : String(r.n) })))
+})
+
+test('array literal - a column list used again reads its rows the same, through its compiled extractor', async () => {
+  const columns: Array<['id' | 'name' | 'n', PgType]> = [['id', 'uuid'], ['name', 'text'], ['n', 'bigint']]
+  const first = [
+    { id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479', name: 'x', n: 1n },
+    { id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479', name: null, n: null },
+  ]
+  const second = [
+    { id: '11111111-1111-1111-1111-111111111111', name: 'y', n: 2n, extra: 'not a column' },
+    { id: '22222222-2222-2222-2222-222222222222', n: 3n } as { id: string; name?: string; n: bigint },
+    { id: '11111111-1111-1111-1111-111111111111', name: '', n: -4n },
+  ]
+  const naive = (rows: object[]) => columns.map(([name]) => rows.map((row) => (row as Record<string, unknown>)[name]))
+  // The first use reads them plainly, the second and later through the compiled extractor.
+  assert.deepEqual(columnValues(first, columns), naive(first))
+  assert.deepEqual(columnValues(second, columns), naive(second))
+  assert.deepEqual(columnValues(first, columns), naive(first))
+  assert.deepEqual(columnValues([], columns), [[], [], []])
+  // A name that is not a plain identifier is read plainly, however often its list is used.
+  const odd: Array<[string, PgType]> = [['odd-name', 'text'], ['id', 'uuid']]
+  const oddRows = [{ 'odd-name': 'a', id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479' }]
+  for (let i = 0; i < 3; i++) assert.deepEqual(columnValues(oddRows, odd), [['a'], ['f47ac10b-58cc-4372-a567-0e02b2c3d479']])
+  // And what the database reads back through the compiled path: a repeated uuid (copied
+  // from the element before it in the binary format), a missing field as NULL.
+  const { rows: back } = await sql<{ id: string; name: string | null; n: string | null }>`
+    select v.id::text as id, v.name, v.n::text as n from ${unnestRows(second, columns)}`.execute(db)
+  assert.deepEqual(back, [
+    { id: '11111111-1111-1111-1111-111111111111', name: 'y', n: '2' },
+    { id: '22222222-2222-2222-2222-222222222222', name: null, n: '3' },
+    { id: '11111111-1111-1111-1111-111111111111', name: '', n: '-4' },
+  ])
+})
+
+test('array literal - a uuid equal to an earlier one of its column is written as that one was', () => {
+  const a = 'f47ac10b-58cc-4372-a567-0e02b2c3d479'
+  const b = '00000000-0000-0000-0000-0000000000ff'
+  const values = [a, a, null, a, b, b, a]
+  const encoded = binaryArray(arrayParameter('uuid', values))!
+  const one = (value: string | null) => binaryArray(arrayParameter('uuid', [value]))!.subarray(20)
+  assert.deepEqual(encoded.subarray(20), Buffer.concat(values.map(one)))
+  // Equal text in another string object is still the same uuid.
+  const copy = [...a].join('')
+  assert.deepEqual(binaryArray(arrayParameter('uuid', [a, copy])), binaryArray(arrayParameter('uuid', [a, a])))
 })
