@@ -253,8 +253,9 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   // store or the ledger could not hash as stored never reaches a service or a batch.
   const textIssues = mayHoldUnstorableText(text) ? unstorableTextIssues(body) : []
   if (textIssues.length > 0) throw invalidRequest(textIssues)
-  // And one rule for absence: a null field is a field not sent (null-as-absent.ts).
-  body = withoutNulls(operation.request, body)
+  // And one rule for absence: a null field is a field not sent (null-as-absent.ts). JSON
+  // writes a null only as `null`, so a text without those letters has none to drop.
+  if (text.includes('null')) body = withoutNulls(operation.request, body)
   const parsed = operation.request.safeParse(body)
   if (!parsed.success) {
     throw invalidRequest(parsed.error.issues.flatMap((issue) => issueToFields(issue, body)))
