@@ -92,7 +92,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
   const sandboxOnly = !deps.sandbox && operation.subject.startsWith(sandbox_subject_prefix)
   return async (msg) => {
     const started = performance.now()
-    const context = new Context(randomUUID(), operation.name, deps.log)
+    const context = new Context(operation.name, deps.log)
     let reply: Reply
     try {
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
@@ -118,7 +118,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
 }
 
 /**
- * A request's context. Its logger is made when something is logged: most requests log
+ * A request's context. Its id and logger are made when something is logged: most requests log
  * nothing below `info`, and a pino child per request is garbage the busy path need not
  * make. A class, so that the lazy `log` is one getter on the prototype rather than a new
  * accessor (and closure) in every request's object.
@@ -127,12 +127,17 @@ class Context implements RequestContext {
   caller!: Caller
   subjectId: string | null = null
   private requestLog: Logger | undefined
+  private id: string | undefined
 
   constructor(
-    readonly requestId: string,
     private readonly endpoint: string,
     private readonly parentLog: Logger,
   ) {}
+
+  /** Made when first asked for (a log line, an internal error's body): most requests never need one. */
+  get requestId(): string {
+    return (this.id ??= randomUUID())
+  }
 
   get log(): Logger {
     return (this.requestLog ??= this.parentLog.child({ request_id: this.requestId, endpoint: this.endpoint }))
