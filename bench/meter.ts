@@ -13,6 +13,9 @@
 // - Client: process.cpuUsage() of this process (it also reads the metrics and /proc).
 // - Ledger batches: differences of `bank_ledger_batch_size` and `bank_ledger_batch_seconds`
 //   _sum and _count, over every committer (reserve, settle) and every instance.
+// - WAL: differences of `pg_stat_wal`'s wal_bytes, wal_records and wal_fpi (full-page
+//   images): what PostgreSQL wrote to its log, for the whole server as the WAL writer's CPU
+//   is (PostgreSQL 14 and later; null on an older server).
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import type pg from 'pg'
@@ -40,6 +43,13 @@ interface Mark {
   pg: Map<number, number>
   client: NodeJS.CpuUsage
   batches: BatchCounters
+  wal: WalCounters | null
+}
+
+interface WalCounters {
+  bytes: number
+  records: number
+  fpi: number
 }
 
 interface BatchCounters {
@@ -70,6 +80,8 @@ export interface SpanCost {
   stale: number
   /** PostgreSQL processes seen at the start and gone at the end: their CPU in the span is missing. */
   pg_gone: number
+  /** What the server wrote to its WAL over the span (null without pg_stat_wal). */
+  wal: WalCounters | null
 }
 
 export class Meter {
@@ -78,8 +90,9 @@ export class Meter {
   /** The start of a span. The metrics are read first, so that reading them is not counted. */
   async begin(): Promise<Mark> {
     const batches = await this.batchCounters()
+    const wal = await this.walCounters()
     const pgCpu = await this.pgCpu()
-    return { ...this.processCpu(), pg: pgCpu, client: process.cpuUsage(), batches }
+    return { ...this.processCpu(), pg: pgCpu, client: process.cpuUsage(), batches, wal }
   }
 
   /** The end of a span begun with `begin()`. The CPU is read first, then the metrics. */
@@ -87,6 +100,7 @@ export class Meter {
     const client = process.cpuUsage(start.client)
     const now = this.processCpu()
     const pgNow = await this.pgCpu()
+    const wal = await this.walCounters()
     const batches = await this.batchCounters()
     let pgUs = 0
     let gone = 0
@@ -108,6 +122,22 @@ export class Meter {
       remembered_share: shareOf(batches.remembered - start.batches.remembered, batches.locked - start.batches.locked),
       stale: batches.stale - start.batches.stale,
       pg_gone: gone,
+      wal:
+        wal && start.wal
+          ? { bytes: wal.bytes - start.wal.bytes, records: wal.records - start.wal.records, fpi: wal.fpi - start.wal.fpi }
+          : null,
+    }
+  }
+
+  private async walCounters(): Promise<WalCounters | null> {
+    try {
+      const { rows } = await this.targets.monitor.query<{ bytes: string; records: string; fpi: string }>(
+        'select wal_bytes::text as bytes, wal_records::text as records, wal_fpi::text as fpi from pg_stat_wal',
+      )
+      const row = rows[0]
+      return row ? { bytes: Number(row.bytes), records: Number(row.records), fpi: Number(row.fpi) } : null
+    } catch {
+      return null // before PostgreSQL 14
     }
   }
 

@@ -316,6 +316,9 @@ function perOperation(phase: string, cost: SpanCost, ops: number, o: { echo?: bo
     out[`${phase}_batches_remembered`] = cost.remembered_share === null ? null : round(cost.remembered_share)
     out[`${phase}_batches_stale`] = cost.stale
     out[`${phase}_pg_backends_gone`] = cost.pg_gone
+    out[`${phase}_wal_bytes`] = cost.wal && ops > 0 ? Math.round(cost.wal.bytes / ops) : null
+    out[`${phase}_wal_records`] = cost.wal && ops > 0 ? round1(cost.wal.records / ops) : null
+    out[`${phase}_wal_fpi`] = cost.wal ? cost.wal.fpi : null
   }
   return out
 }
@@ -524,6 +527,14 @@ function printTable(r: Record<string, unknown>): void {
     process.stdout.write(
       `payment batches that started from remembered account states (no lock-and-read statement): ${starts
         .map((p) => `${p} ${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} % (${r[`${p}_batches_stale`]} found stale)`)
+        .join(', ')}\n`,
+    )
+  }
+  const logged = ['spread', 'hot'].filter((p) => r[`${p}_wal_bytes`] !== undefined && r[`${p}_wal_bytes`] !== null)
+  if (logged.length > 0) {
+    process.stdout.write(
+      `PostgreSQL's WAL per transfer (the whole server's): ${logged
+        .map((p) => `${p} ${r[`${p}_wal_bytes`]} bytes in ${r[`${p}_wal_records`]} records (${r[`${p}_wal_fpi`]} full-page images in the phase)`)
         .join(', ')}\n`,
     )
   }
