@@ -70,7 +70,7 @@ export class KnownAccounts {
           this.paused.delete(id)
         }
       }
-      taken.set(id, { ...state })
+      taken.set(id, copyOf(state))
     }
     return taken
   }
@@ -80,7 +80,7 @@ export class KnownAccounts {
     for (const state of states) {
       // Deleted first, so that the map's order is the order of last writes.
       this.states.delete(state.id)
-      this.states.set(state.id, { ...state })
+      this.states.set(state.id, copyOf(state))
     }
     let excess = this.states.size - this.options.entries_max
     for (const id of this.states.keys()) {
@@ -133,5 +133,18 @@ export class KnownAccounts {
 
   get size(): number {
     return this.states.size
+  }
+}
+
+/** A copy of an account's state: one object literal of known shape (a spread copy is slower to make and to read). */
+function copyOf(state: AccountState): AccountState {
+  return {
+    id: state.id,
+    partner_id: state.partner_id,
+    balance: state.balance,
+    held: state.held,
+    last_seq: state.last_seq,
+    last_sha: state.last_sha,
+    last_posted: state.last_posted,
   }
 }
