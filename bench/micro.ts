@@ -22,6 +22,7 @@ import { newRowId } from '../src/ledger/row-id.ts'
 import { chainHash } from '../src/ledger/tx-chain.ts'
 import { fixedHeaders } from '../src/transport/nats/fixed-headers.ts'
 import { endpoint, wrapEndpoint } from '../src/transport/nats/endpoint.ts'
+import { benchPayment } from './payment.ts'
 
 const rounds = 5
 
@@ -60,16 +61,7 @@ const wrapped = wrapEndpoint(
 const tokenHeaders = fixedHeaders({ token: 'a'.repeat(43) })
 const encoder = new TextEncoder()
 const requests = Array.from({ length: 1000 }, () => {
-  const body = {
-    account_id: randomUUID(),
-    clientTxId: randomUUID(),
-    amount: 100,
-    ref: 'bench',
-    own_ref: 'bench payment',
-    account_number: '62000000001',
-    branch_code: '250655',
-    name: 'Bench Recipient',
-  }
+  const body = benchPayment(randomUUID())
   return { subject: `svc.account.${partnerId}.transfer_eft_rtc`, data: encoder.encode(JSON.stringify(body)), headers: tokenHeaders } as unknown as Msg
 })
 let next = 0

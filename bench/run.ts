@@ -37,7 +37,7 @@
 // that are compared, not kept), and BENCH_PHASES: a comma-separated subset of
 // echo,spread,hot,bulk,debit,paging to run (default all; for short runs while developing).
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -50,6 +50,7 @@ import { findNatsServerBinary, freePort, startNatsServer } from '../src/transpor
 import { bulkPhases } from './bulk-phases.ts'
 import { debitPhase } from './debit-phase.ts'
 import { Meter, type SpanCost } from './meter.ts'
+import { benchPayment } from './payment.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -192,17 +193,7 @@ async function main(): Promise<void> {
       })
     }
     let next = 0
-    const transfer = (accountId: string) =>
-      client.accounts.transfer({
-        account_id: accountId,
-        clientTxId: randomUUID(),
-        amount: 100,
-        ref: 'bench',
-        own_ref: 'bench payment',
-        account_number: '62000000001',
-        branch_code: '250655',
-        name: 'Bench Recipient',
-      })
+    const transfer = (accountId: string) => client.accounts.transfer(benchPayment(accountId))
     // --profile: SIGUSR2 starts the profiler after the first transfer phase's warm-up, and
     // stops it after the hot phase (so it also covers the hot warm-up).
     let profiling = false
