@@ -68,6 +68,8 @@ export class NatsApi {
   private readonly ownsConnection: boolean
   /** The token header, the same on every request: made and encoded once. */
   private tokenHeaders: MsgHdrs | undefined
+  /** Each operation's last subject, by the id it was filled with (a partner client's is always its own). */
+  private readonly subjects = new Map<Operation, { id: string | undefined; subject: string }>()
 
   /** `partnerId`: the partner client's own id, named when a 403 says the subject is another partner's. */
   constructor(
@@ -86,7 +88,7 @@ export class NatsApi {
     let reply
     try {
       if (!this.mux?.usable) this.mux = new ReplyMux(nc)
-      reply = await this.mux.request(subjectFor(op, subjectId), JSON.stringify(body ?? {}), h, Math.max(this.options.timeoutMs ?? 10_000, op.replyTimeoutMs ?? 0))
+      reply = await this.mux.request(this.subjectOf(op, subjectId), JSON.stringify(body ?? {}), h, Math.max(this.options.timeoutMs ?? 10_000, op.replyTimeoutMs ?? 0))
     } catch (error) {
       // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
       const noResponders = error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())
@@ -112,6 +114,14 @@ export class NatsApi {
       if (value && result[field] === undefined) result[field] = value
     }
     return result as ResponseOf<O>
+  }
+
+  private subjectOf(op: Operation, id: string | undefined): string {
+    const last = this.subjects.get(op)
+    if (last && last.id === id) return last.subject
+    const subject = subjectFor(op, id)
+    this.subjects.set(op, { id, subject })
+    return subject
   }
 
   private async connect(): Promise<NatsConnection> {
