@@ -109,14 +109,23 @@ export function columnValues(rows: readonly object[], columns: ColumnList): unkn
   entry.uses++
   if (!entry.extract && entry.uses === 2 && columns.every(([name]) => plainName.test(name))) entry.extract = compileExtractor(columns)
   if (entry.extract) return entry.extract(rows)
+  return plainValues(rows, columns)
+}
+
+function plainValues(rows: readonly object[], columns: ColumnList): unknown[][] {
   return columns.map(([name]) => rows.map((row) => (row as Record<string, unknown>)[name]))
 }
 
+/** The compiled extractor; the plain reading where the process may not compile code (--disallow-code-generation-from-strings). */
 function compileExtractor(columns: ColumnList): Extractor {
   const arrays = columns.map((_, i) => `const c${i} = new Array(n)`).join('\n')
   const reads = columns.map(([name], i) => `c${i}[i] = row.${name}`).join('\n')
   const body = `const n = rows.length\n${arrays}\nfor (let i = 0; i < n; i++) {\nconst row = rows[i]\n${reads}\n}\nreturn [${columns.map((_, i) => `c${i}`).join(', ')}]`
-  return new Function('rows', body) as Extractor
+  try {
+    return new Function('rows', body) as Extractor
+  } catch {
+    return (rows) => plainValues(rows, columns)
+  }
 }
 
 // PostgreSQL's binary array format (array_send / array_recv): the number of dimensions, a

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict'
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import { after, before, test } from 'node:test'
 import { sql, type Kysely } from 'kysely'
 import { arrayLiteral, arrayParameter, binaryArray, columnValues, unnestRows, type PgType } from '../../src/db/bulk.ts'
@@ -180,4 +183,21 @@ test('array literal - a uuid equal to an earlier one of its column is written as
   // Equal text in another string object is still the same uuid.
   const copy = [...a].join('')
   assert.deepEqual(binaryArray(arrayParameter('uuid', [a, copy])), binaryArray(arrayParameter('uuid', [a, a])))
+})
+
+test('array literal - where the process may not compile code, a column list used again is read the plain way', async () => {
+  // --disallow-code-generation-from-strings makes `new Function` throw: the extractor falls back.
+  const bulk = fileURLToPath(new URL('../../src/db/bulk.ts', import.meta.url))
+  const script = `
+    const { columnValues } = await import(${JSON.stringify(bulk)})
+    const columns = [['id', 'uuid'], ['n', 'bigint']]
+    const rows = [{ id: 'a', n: 1 }, { id: 'b', n: 2 }]
+    const seen = [1, 2, 3].map(() => JSON.stringify(columnValues(rows, columns)))
+    process.stdout.write(JSON.stringify(seen))`
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script],
+    { cwd: fileURLToPath(new URL('../..', import.meta.url)) },
+  )
+  assert.deepEqual(JSON.parse(stdout), Array(3).fill('[["a","b"],[1,2]]'))
 })

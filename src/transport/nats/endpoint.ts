@@ -182,7 +182,7 @@ function replyEncoder(operation: Operation): (result: unknown, validate: boolean
       // Copied without the moved fields rather than deleted from a copy: a deleted
       // property leaves V8 a slow object, which costs every reply its JSON.stringify.
       const rest: Record<string, unknown> = {}
-      for (const key in all) if (!movedFields.has(key)) rest[key] = all[key]
+      for (const key of Object.keys(all)) if (!movedFields.has(key)) rest[key] = all[key]
       body = rest
     }
     if (validate) operation.response.parse(body)
