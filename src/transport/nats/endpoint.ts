@@ -118,9 +118,9 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
 }
 
 /**
- * A request's context. Its id and logger are made when something is logged: most requests log
- * nothing below `info`, and a pino child per request is garbage the busy path need not
- * make. A class, so that the lazy `log` is one getter on the prototype rather than a new
+ * A request's context. Its id and logger are made when first needed (a log line, an internal
+ * error's body): most requests log nothing below `info`, and an id and a pino child per
+ * request are garbage the busy path need not make. A class, so that the lazy `log` is one getter on the prototype rather than a new
  * accessor (and closure) in every request's object.
  */
 class Context implements RequestContext {
@@ -172,7 +172,7 @@ function replyEncoder(operation: Operation): (result: unknown, validate: boolean
     let body = result
     const headers: Record<string, string> = {}
     const chosen = result instanceof WithHeaders
-    if (result instanceof WithHeaders) {
+    if (chosen) {
       body = result.body
       for (const [name, value] of Object.entries(result.headers)) if (value !== undefined) headers[name] = value
     }
@@ -221,9 +221,9 @@ function authorize(
   }
   if (caller.role !== 'partner') throw new Forbidden('operator credentials act on ops. subjects only')
   if (scope === 'entity') {
-    const owner = subjectId && uuidPattern.test(subjectId) ? deps.entityPartner(subjectId.toLowerCase()) : Promise.resolve(undefined)
-    return owner.then((partnerId) => {
-      if (partnerId !== caller.partnerId) throw new Forbidden('the subject names an entity of another partner')
+    if (!subjectId || !uuidPattern.test(subjectId)) throw anotherEntity()
+    return deps.entityPartner(subjectId.toLowerCase()).then((partnerId) => {
+      if (partnerId !== caller.partnerId) throw anotherEntity()
       requirePermission(caller, operation)
     })
   }
@@ -232,6 +232,10 @@ function authorize(
   }
   requirePermission(caller, operation)
   return undefined
+}
+
+function anotherEntity(): Forbidden {
+  return new Forbidden('the subject names an entity of another partner')
 }
 
 function requirePermission(caller: Caller, operation: Operation): void {
