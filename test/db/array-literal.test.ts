@@ -130,6 +130,31 @@ test('array parameter - the binary form is made for the values each type takes, 
   assert.equal(one[one.length - 1], 0xff)
 })
 
+test('array parameter - a uuid is written as its 16 bytes whatever its digits and their case, and refused for any one bad digit', () => {
+  // Every digit value in every place, in both cases: 16 uuids whose digits all differ.
+  const texts: string[] = []
+  for (let shift = 0; shift < 16; shift++) {
+    const digits = Array.from({ length: 32 }, (_, i) => ((i + shift) % 16).toString(16)).join('')
+    const text = `${digits.slice(0, 8)}-${digits.slice(8, 12)}-${digits.slice(12, 16)}-${digits.slice(16, 20)}-${digits.slice(20)}`
+    texts.push(shift % 2 ? text.toUpperCase() : text)
+  }
+  const encoded = binaryArray(arrayParameter('uuid', texts))!
+  texts.forEach((text, i) => {
+    const at = 20 + i * 20
+    assert.equal(encoded.readInt32BE(at), 16)
+    assert.deepEqual(encoded.subarray(at + 4, at + 20), Buffer.from(text.replaceAll('-', ''), 'hex'), text)
+  })
+  // One character that is not a hex digit, in any of the 32 places, refuses the whole column.
+  const good = texts[0]!
+  for (let i = 0; i < 36; i++) {
+    if (good[i] === '-') continue
+    for (const bad of ['g', 'G', '-', ' ', '/', ':', '@', '`', 'é', '\u0100']) {
+      const text = good.slice(0, i) + bad + good.slice(i + 1)
+      assert.equal(binaryArray(arrayParameter('uuid', [good, text])), undefined, JSON.stringify(text))
+    }
+  }
+})
+
 test('array literal - unnestRows lines columns up row by row', async () => {
   const rows = [
     { id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479', name: 'a,"b"', n: 5n },
