@@ -12,6 +12,8 @@
 //                      against fixed headers (made once)
 //   column values      a batch's 96 transaction rows turned into 27 column arrays
 //   binary uuids       four uuid columns of 96 rows in PostgreSQL's binary array format
+//   fresh row ids      96 new row ids (newRowId) made and written in the binary format, as
+//                      a batch does with its rows' ids (each id new, its text not yet read)
 //   hash chain         one transaction row's canonical form and SHA-256 link
 import { randomUUID } from 'node:crypto'
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node'
@@ -93,6 +95,11 @@ report('column values (96 rows × 27)', await measure(() => (sink += columnValue
 const uuidColumns = [rows.map((r) => r.id), rows.map((r) => r.partner_id), rows.map((r) => r.account_id), rows.map((r) => r.parent_tx_id)]
 report('binary uuids (4 columns × 96 rows)', await measure(() => {
   for (const values of uuidColumns) sink += binaryArray(arrayParameter('uuid', values))!.length
+}, 20_000), 'per batch')
+report('fresh row ids (96, made and written)', await measure(() => {
+  const ids = new Array<string>(96)
+  for (let i = 0; i < 96; i++) ids[i] = newRowId()
+  sink += binaryArray(arrayParameter('uuid', ids))!.length
 }, 20_000), 'per batch')
 let link = 'c'.repeat(64)
 report('hash chain', await measure(() => {

@@ -341,17 +341,4 @@ export const migrations: Record<string, Migration> = {
       `)
     },
   },
-  '0017_pending_transfers': {
-    // The pending index holds only what reads it: clearing looks for pending transfers
-    // (pendingPayouts), never for pending fees, bulk payments or collections, which settle
-    // with their parent or their batch. Every EFT's fee row then writes one index entry
-    // fewer (docs/performance.md). A plain create index: it locks writes to the table
-    // while it is built, quickly, since only pending transfers go into it.
-    async up(db: Kysely<any>) {
-      await runStatements(db, `
-        create index transactions_pending_transfers on transactions (tx_payment_type, created_at) where status = 'Pending' and tx_type = 'transfer';
-        drop index transactions_pending;
-      `)
-    },
-  },
 }
