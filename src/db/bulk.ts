@@ -276,9 +276,9 @@ for (const [i, digit] of [...'0123456789abcdef'].entries()) {
 const uuidDigitAt = new Uint8Array([0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34])
 
 /**
- * A uuid's 16 bytes from its 36-character text; false when it is not a uuid's text. (A
- * digit pair looked up in one table of 16,384 entries and stored through the Buffer cost
- * twice as much as two nibbles from a table of 128: docs/performance.md.)
+ * A uuid's 16 bytes from its 36-character text; false when it is not a uuid's text. (Each
+ * byte looked up as a digit pair in a table of 16,384 entries, with a test for a dash
+ * before each pair, cost twice as much as two nibbles at fixed places: docs/performance.md.)
  */
 function writeUuid(buffer: Buffer, at: number, text: string): boolean {
   if (text.charCodeAt(8) !== 45 || text.charCodeAt(13) !== 45 || text.charCodeAt(18) !== 45 || text.charCodeAt(23) !== 45) return false

@@ -10,7 +10,7 @@ import { randomFillSync } from 'node:crypto'
 //
 // Written here rather than taken from the `uuid` package: its v7 asks the CSPRNG for 16
 // bytes on every call, about 4.6 µs an id. This one writes the id's 36 characters into a
-// buffer and reads them back as one flat string, about 0.15 µs. (It used to append
+// buffer and reads them back as one flat string, about 0.2 µs. (It used to append
 // randomUUID's last 21 characters to the time, 0.5 µs: randomUUID builds its text from 20
 // concatenated pieces, which V8 must then flatten again before the id's digits can be
 // read, as every batch does when it writes the id in binary; docs/performance.md.)
