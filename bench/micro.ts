@@ -14,12 +14,16 @@
 //   binary uuids       four uuid columns of 96 rows in PostgreSQL's binary array format
 //   fresh row ids      96 new row ids (newRowId) made and written in the binary format, as
 //                      a batch does with its rows' ids (each id new, its text not yet read)
+//   insert statement   a batch's 96 transaction rows as its `insert … select * from unnest(…)`
+//                      statement, built and compiled by Kysely to its text and parameters
 //   hash chain         one transaction row's canonical form and SHA-256 link
 import { randomUUID } from 'node:crypto'
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node'
 import pino from 'pino'
 import { contract } from '../src/contract/index.ts'
-import { arrayParameter, binaryArray, columnValues, type PgType } from '../src/db/bulk.ts'
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
+import { arrayParameter, binaryArray, columnValues, insertUnnestStatement, type PgType } from '../src/db/bulk.ts'
+import type { Database } from '../src/db/schema.ts'
 import { newRowId } from '../src/ledger/row-id.ts'
 import { chainHash } from '../src/ledger/tx-chain.ts'
 import { fixedHeaders } from '../src/transport/nats/fixed-headers.ts'
@@ -100,6 +104,18 @@ report('fresh row ids (96, made and written)', await measure(() => {
   const ids = new Array<string>(96)
   for (let i = 0; i < 96; i++) ids[i] = newRowId()
   sink += binaryArray(arrayParameter('uuid', ids))!.length
+}, 20_000), 'per batch')
+// Kysely compiling without a database (its documented DummyDriver set-up).
+const compiler = new Kysely<Database>({
+  dialect: {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new DummyDriver(),
+    createIntrospector: (db) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  },
+})
+report('insert statement (96 rows × 27)', await measure(() => {
+  sink += insertUnnestStatement('transactions', rows as never[], columns as never).compile(compiler).sql.length
 }, 20_000), 'per batch')
 let link = 'c'.repeat(64)
 report('hash chain', await measure(() => {
