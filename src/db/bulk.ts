@@ -312,26 +312,21 @@ function unnestFragments(columns: ReadonlyArray<[string, PgType]>, alias: string
   return Object.assign(texts, { raw: texts })
 }
 
-/** Each column list's `insert into "table" ("c1", "c2", …) select * from ` text, by table. */
+/** Each column list's `insert into "table" ("c1", "c2", …) select * from ` head, by table. */
 const insertHeads = new WeakMap<ColumnList, Map<string, RawBuilder<unknown>>>()
 
 /**
  * The statement `INSERT INTO table (columns) SELECT * FROM unnest(...)`, to run or to put in
- * a WITH. Its head (table and column names, this code's own, quoted as `sql.table` and
- * `sql.ref` would) is one raw fragment, made once per column list and table: Kysely then
- * compiles one node where it compiled one per column (27 for a transaction row), about
- * 45 µs less per ledger batch. Names that are not plain identifiers (none is) go through
- * Kysely's own quoting.
+ * a WITH. Its head (the table and column names) is made once per column list and table: as
+ * one raw fragment, quoted as `sql.table` and `sql.ref` would, so that Kysely compiles one
+ * node where it compiled one per column (27 for a transaction row), about 45 µs less per
+ * ledger batch; names that are not plain identifiers (none is) through Kysely's own quoting.
  */
 export function insertUnnestStatement<Row extends object>(
   table: keyof Database & string,
   rows: Row[],
   columns: Array<[keyof Row & string, PgType]>,
 ): RawBuilder<unknown> {
-  if (!plainName.test(table) || !columns.every(([name]) => plainName.test(name))) {
-    return sql`insert into ${sql.table(table)} (${sql.join(columns.map(([name]) => sql.ref(name)))})
-    select * from ${unnestRows(rows, columns)}`
-  }
   let heads = insertHeads.get(columns)
   if (!heads) {
     heads = new Map()
@@ -339,7 +334,10 @@ export function insertUnnestStatement<Row extends object>(
   }
   let head = heads.get(table)
   if (!head) {
-    head = sql.raw(`insert into "${table}" (${columns.map(([name]) => `"${name}"`).join(', ')})\n    select * from `)
+    head =
+      plainName.test(table) && columns.every(([name]) => plainName.test(name))
+        ? sql.raw(`insert into "${table}" (${columns.map(([name]) => `"${name}"`).join(', ')})\n    select * from `)
+        : sql`insert into ${sql.table(table)} (${sql.join(columns.map(([name]) => sql.ref(name)))})\n    select * from `
     heads.set(table, head)
   }
   return sql`${head}${unnestRows(rows, columns)}`

@@ -120,8 +120,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
 /**
  * A request's context. Its id and logger are made when first needed (a log line, an internal
  * error's body): most requests log nothing below `info`, and an id and a pino child per
- * request are garbage the busy path need not make. A class, so that the lazy `log` is one getter on the prototype rather than a new
- * accessor (and closure) in every request's object.
+ * request are garbage the busy path need not make. A class, so that the lazy `log` is one
+ * getter on the prototype rather than a new accessor (and closure) in every request's object.
  */
 class Context implements RequestContext {
   caller!: Caller
@@ -134,7 +134,6 @@ class Context implements RequestContext {
     private readonly parentLog: Logger,
   ) {}
 
-  /** Made when first asked for (a log line, an internal error's body): most requests never need one. */
   get requestId(): string {
     return (this.id ??= randomUUID())
   }
