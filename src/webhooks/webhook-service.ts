@@ -11,16 +11,20 @@ import type { WebhookSecrets } from './webhook-secrets.ts'
 import type { WebhookOutcome, WebhookSender } from './webhook-sender.ts'
 import {
   endpointOf,
+  endpointsOf,
   findDelivery,
   insertDeliveries,
   laneHead,
+  laneHeads,
   laneQueue,
   lockLane,
+  lockLanes,
   markDelivered,
   pageDeliveries,
   saveEndpoint,
   updateDelivery,
   type DeliveryRow,
+  type Lane,
 } from './webhook-store.ts'
 import { checkEndpointUrl } from './url-policy.ts'
 import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
@@ -151,7 +155,7 @@ export class WebhookService {
       const now = this.clock.now()
       // A fresh start: attempts and the retry window count from this redelivery.
       await updateDelivery(trx, eventId, { state: 'pending', attempts: 0, first_attempt_at: null, next_attempt_at: null, delivered_at: null }, now)
-      await this.scheduleHead(trx, delivery.partner_id, delivery.resource_id, now)
+      await this.scheduleHead(trx, await laneHead(trx, delivery.partner_id, delivery.resource_id), now)
       return findDelivery(trx, eventId)
     })
     assert(row, `delivery of event ${eventId} vanished`)
@@ -160,48 +164,52 @@ export class WebhookService {
 
   /**
    * The subscriber: delivery rows (and, for a lane whose head is new, a job) in the
-   * dispatch transaction, for a dispatch call's events together: per lane, one lock, one
-   * insert and one look at its head, whatever the number of its events.
+   * dispatch transaction, for a dispatch call's events together, in a few statements
+   * whatever their number: the lanes' locks, the partners' endpoints, the deliveries, and
+   * the heads of the lanes that got a pending one.
    */
   private async record(events: OutboxEvent[], trx: Kysely<Database>): Promise<void> {
-    const lanes = new Map<string, OutboxEvent[]>()
+    const lanes = new Map<string, Lane>()
+    const partnerEvents: Array<OutboxEvent & { partner_id: string }> = []
     for (const event of events) {
       if (!isPartnerEventType(event.type) || event.partner_id === null) continue
-      const key = JSON.stringify([event.partner_id, event.resource_id])
-      lanes.set(key, [...(lanes.get(key) ?? []), event])
+      const lane = { partner_id: event.partner_id, resource_id: event.resource_id }
+      lanes.set(JSON.stringify([lane.partner_id, lane.resource_id]), lane)
+      partnerEvents.push({ ...event, partner_id: event.partner_id })
     }
+    if (partnerEvents.length === 0) return
+    await lockLanes(trx, [...lanes.values()])
+    const endpoints = await endpointsOf(trx, partnerEvents.map((event) => event.partner_id))
     const now = this.clock.now()
-    const endpoints = new Map<string, string | null>()
-    for (const laneEvents of lanes.values()) {
-      const { partner_id: partnerId, resource_id: resourceId } = laneEvents[0]!
-      await lockLane(trx, partnerId!, resourceId)
-      if (!endpoints.has(partnerId!)) endpoints.set(partnerId!, await endpointOf(trx, partnerId!))
-      const deliveries = laneEvents.map((event) => {
-        const routed = event.endpoint_url !== null || endpoints.get(partnerId!) !== null
-        return {
-          event_id: event.id,
-          seq: event.seq,
-          partner_id: partnerId!,
-          resource_id: resourceId,
-          event_type: event.type,
-          endpoint_url: event.endpoint_url,
-          body: JSON.stringify({ type: event.type, timestamp: formatTimestamp(event.occurred_at), data: event.data }),
-          state: routed ? ('pending' as const) : ('failed' as const),
-          last_error: routed ? null : no_endpoint_error,
-          now,
-        }
-      })
-      const inserted = await insertDeliveries(trx, deliveries)
-      if (!deliveries.some((d) => d.state === 'pending' && inserted.has(d.event_id))) continue
-      const head = await laneHead(trx, partnerId!, resourceId)
-      // Behind an earlier delivery, these are scheduled when that one ends.
-      if (head && inserted.has(head.event_id)) await this.scheduleHead(trx, partnerId!, resourceId, now)
+    const deliveries = partnerEvents.map((event) => {
+      const routed = event.endpoint_url !== null || endpoints.has(event.partner_id)
+      return {
+        event_id: event.id,
+        seq: event.seq,
+        partner_id: event.partner_id,
+        resource_id: event.resource_id,
+        event_type: event.type,
+        endpoint_url: event.endpoint_url,
+        body: JSON.stringify({ type: event.type, timestamp: formatTimestamp(event.occurred_at), data: event.data }),
+        state: routed ? ('pending' as const) : ('failed' as const),
+        last_error: routed ? null : no_endpoint_error,
+        now,
+      }
+    })
+    const inserted = await insertDeliveries(trx, deliveries)
+    const waking = new Map<string, Lane>()
+    for (const d of deliveries) {
+      if (d.state === 'pending' && inserted.has(d.event_id)) waking.set(JSON.stringify([d.partner_id, d.resource_id]), { partner_id: d.partner_id, resource_id: d.resource_id })
+    }
+    // A lane whose head is one of these is new or was idle: its head gets a job. Behind an
+    // earlier delivery, they are scheduled when that one ends.
+    for (const head of await laneHeads(trx, [...waking.values()])) {
+      if (inserted.has(head.event_id)) await this.scheduleHead(trx, head, now)
     }
   }
 
-  /** Gives the lane's head a job of a new generation, due at its next attempt (or now). */
-  private async scheduleHead(trx: Kysely<Database>, partnerId: string, resourceId: string, now: Date): Promise<void> {
-    const head = await laneHead(trx, partnerId, resourceId)
+  /** Gives the lane's head (if it has one) a job of a new generation, due at its next attempt (or now). */
+  private async scheduleHead(trx: Kysely<Database>, head: DeliveryRow | undefined, now: Date): Promise<void> {
     if (!head) return
     const generation = head.generation + 1
     await updateDelivery(trx, head.event_id, { generation }, now)
@@ -291,7 +299,7 @@ export class WebhookService {
         const delivery = await findDelivery(trx, ending.delivery.event_id, { forUpdate: true })
         state = delivery && delivery.state === 'pending' ? await this.recordFailure(trx, delivery, ending, now) : 'superseded'
       }
-      await this.scheduleHead(trx, seen.partner_id, seen.resource_id, now)
+      await this.scheduleHead(trx, await laneHead(trx, seen.partner_id, seen.resource_id), now)
       return state
     })
   }

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../db/schema.ts'
+import { insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
 import { assert } from '../errors.ts'
 import type { WebhookDeliveriesTable } from './webhook-tables.ts'
 
@@ -14,13 +15,36 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>
 const lane_lock_key = 727003
 
 export async function lockLane(trx: Kysely<Database>, partnerId: string, resourceId: string): Promise<void> {
+  await lockLanes(trx, [{ partner_id: partnerId, resource_id: resourceId }])
+}
+
+export interface Lane {
+  partner_id: string
+  resource_id: string
+}
+
+/**
+ * Takes several lanes' locks in one statement, in the order given. Only the event
+ * dispatcher takes more than one, and one dispatcher works at a time, so no two callers
+ * can wait on each other's lanes.
+ */
+export async function lockLanes(trx: Kysely<Database>, lanes: readonly Lane[]): Promise<void> {
   assert(trx.isTransaction, 'a lane is locked inside a transaction')
-  await sql`select pg_advisory_xact_lock(${sql.lit(lane_lock_key)}, hashtext(${`${partnerId}:${resourceId}`}))`.execute(trx)
+  if (lanes.length === 0) return
+  const keys = lanes.map((lane) => `${lane.partner_id}:${lane.resource_id}`)
+  await sql`select pg_advisory_xact_lock(${sql.lit(lane_lock_key)}, hashtext(k)) from unnest(${keys}::text[]) as k`.execute(trx)
 }
 
 export async function endpointOf(db: Kysely<Database>, partnerId: string): Promise<string | null> {
   const row = await db.selectFrom('webhook_endpoints').select('url').where('partner_id', '=', partnerId).executeTakeFirst()
   return row?.url ?? null
+}
+
+/** The endpoints of these partners; a partner without one is not in the map. */
+export async function endpointsOf(db: Kysely<Database>, partnerIds: readonly string[]): Promise<Map<string, string>> {
+  if (partnerIds.length === 0) return new Map()
+  const rows = await db.selectFrom('webhook_endpoints').select(['partner_id', 'url']).where('partner_id', 'in', [...new Set(partnerIds)]).execute()
+  return new Map(rows.map((row) => [row.partner_id, row.url]))
 }
 
 export async function saveEndpoint(db: Kysely<Database>, partnerId: string, url: string | null, now: Date): Promise<void> {
@@ -48,30 +72,25 @@ export interface NewDelivery {
   now: Date
 }
 
-/** Records deliveries, but none for an event that has one already (handed over again); resolves with the event ids recorded. */
+const delivery_columns: Array<[keyof DeliveryInsert & string, PgType]> = [
+  ['event_id', 'uuid'], ['seq', 'bigint'], ['partner_id', 'uuid'], ['resource_id', 'text'], ['event_type', 'text'],
+  ['endpoint_url', 'text'], ['body', 'text'], ['state', 'text'], ['last_error', 'text'], ['created_at', 'timestamptz'],
+  ['updated_at', 'timestamptz'],
+]
+
+type DeliveryInsert = Omit<NewDelivery, 'now'> & { created_at: Date; updated_at: Date }
+
+/**
+ * Records deliveries (one statement, whatever their number), but none for an event that
+ * has one already (handed over again); resolves with the event ids recorded.
+ */
 export async function insertDeliveries(trx: Kysely<Database>, deliveries: readonly NewDelivery[]): Promise<Set<string>> {
   if (deliveries.length === 0) return new Set()
-  const rows = await trx
-    .insertInto('webhook_deliveries')
-    .values(
-      deliveries.map((d) => ({
-        event_id: d.event_id,
-        seq: d.seq.toString(),
-        partner_id: d.partner_id,
-        resource_id: d.resource_id,
-        event_type: d.event_type,
-        endpoint_url: d.endpoint_url,
-        body: d.body,
-        state: d.state,
-        last_error: d.last_error,
-        created_at: d.now,
-        updated_at: d.now,
-      })),
-    )
-    .onConflict((oc) => oc.column('event_id').doNothing())
-    .returning('event_id')
-    .execute()
-  return new Set(rows.map((row) => row.event_id))
+  const rows = deliveries.map(({ now, ...d }) => ({ ...d, created_at: now, updated_at: now }))
+  const { rows: inserted } = await sql<{ event_id: string }>`${insertUnnestStatement('webhook_deliveries', rows, delivery_columns)}
+    on conflict ("event_id") do nothing
+    returning "event_id"`.execute(trx)
+  return new Set(inserted.map((row) => row.event_id))
 }
 
 export async function findDelivery(db: Kysely<Database>, eventId: string, options: { forUpdate?: boolean } = {}): Promise<DeliveryRow | undefined> {
@@ -92,6 +111,24 @@ export async function laneHead(db: Kysely<Database>, partnerId: string, resource
     .limit(1)
     .executeTakeFirst()
 }
+
+/**
+ * The heads of these lanes (those that have a pending delivery), in one statement: one
+ * look-up of the lane index per lane, whatever the table's size.
+ */
+export async function laneHeads(db: Kysely<Database>, lanes: Lane[]): Promise<DeliveryRow[]> {
+  if (lanes.length === 0) return []
+  const { rows } = await sql<DeliveryRow>`
+    select h.* from ${unnestRows(lanes, lane_columns, 'l')}
+    cross join lateral (
+      select * from webhook_deliveries d
+      where d.partner_id = l.partner_id and d.resource_id = l.resource_id and d.state = 'pending'
+      order by d.seq limit 1
+    ) h`.execute(db)
+  return rows
+}
+
+const lane_columns: Array<[keyof Lane, PgType]> = [['partner_id', 'uuid'], ['resource_id', 'text']]
 
 /** The pending deliveries queued behind `afterSeq` in the lane, oldest first. */
 export async function laneQueue(db: Kysely<Database>, partnerId: string, resourceId: string, afterSeq: string, limit: number): Promise<DeliveryRow[]> {

@@ -161,6 +161,37 @@ test("webhooks - one resource's events arrive in order: a later event waits whil
   assert.equal((await deliveryOf(partner, completedId!)).state, 'delivered')
 })
 
+test('webhooks - one dispatch call of several lanes: each new lane head gets a job, an event behind a retrying head waits', async () => {
+  const [waiting, busy, fresh] = [resourceId(), resourceId(), resourceId()]
+  const [retrying] = await appendCommitted(tb, [partnerEvent(tb, partner.partnerId, waiting, { type: 'payment.success' })])
+  receiver.respond = (id) => (id === retrying ? 503 : 200)
+  let ids: string[] = []
+  try {
+    await deliverDue(tb)
+    assert.equal((await deliveryOf(partner, retrying!)).state, 'pending')
+    // One dispatch call: an event behind the retrying head, two on one new lane, one on another.
+    ids = await appendCommitted(tb, [
+      partnerEvent(tb, partner.partnerId, waiting, { type: 'bulk_payment.completed' }),
+      partnerEvent(tb, partner.partnerId, busy, { data: { bulk_payment_id: busy, payment_id: 'p1', status: 'successful' } }),
+      partnerEvent(tb, partner.partnerId, fresh, { type: 'bulk_payment.cancelled' }),
+      partnerEvent(tb, partner.partnerId, busy, { data: { bulk_payment_id: busy, payment_id: 'p2', status: 'successful' } }),
+    ])
+    assert.equal(await tb.bank.services.events.dispatchPending(), 4)
+    assert.equal(await tb.bank.services.jobRunner.runDue(), 2, 'a job for each new lane, none for the lane whose head waits for its retry')
+    const posts = receiver.received.filter((r) => ids.includes(r.id)).map((r) => r.id)
+    assert.deepEqual(posts.filter((id) => id !== ids[2]), [ids[1], ids[3]], "one lane's events in order")
+    assert.ok(posts.includes(ids[2]!))
+    assert.equal((await deliveryOf(partner, ids[0]!)).state, 'pending')
+    assert.equal((await deliveryOf(partner, ids[0]!)).attempts, 0, 'behind the retrying head, not attempted')
+  } finally {
+    receiver.respond = () => 200
+  }
+  tb.clock.set(new Date(Date.parse((await deliveryOf(partner, retrying!)).next_attempt_at!)))
+  await deliverDue(tb)
+  const lane = receiver.received.filter((r) => r.id === retrying || r.id === ids[0])
+  assert.deepEqual(lane.map((r) => [r.id, r.status]), [[retrying, 503], [retrying, 200], [ids[0], 200]])
+})
+
 test("webhooks - an event's own endpoint (a batch's callback_url) is used instead of the partner's", async () => {
   const callback = await startReceiver([partner.secret])
   try {
