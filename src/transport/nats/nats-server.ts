@@ -13,9 +13,36 @@ export const natsMissingMessage =
   'macOS: `brew install nats-server`; or a release from the NATS project) and run `npm start` again, ' +
   'or point the bank at a running server with NATS_URL=nats://host:4222.'
 
+/**
+ * Whether a NATS server answers at `url` within `timeoutMs`: it greets each new client with an
+ * INFO line. Asked on a socket of our own, destroyed however the wait ends, because nats.js's
+ * connect() cannot be given up on: when its `timeout` passes before the server's INFO has
+ * arrived (a busy event loop is enough), it rejects but leaves the socket it dialled open —
+ * its transport's close() does nothing until the transport has connected — and once the INFO
+ * comes that socket stays connected, keeping the process alive, with no connection to close.
+ */
+export function natsAnswers(url: string, timeoutMs: number): Promise<boolean> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || 4222) })
+    const end = (answered: boolean) => {
+      socket.destroy()
+      resolve(answered)
+    }
+    socket.setTimeout(timeoutMs, () => end(false))
+    socket.once('data', (chunk) => end(chunk.toString('latin1').startsWith('INFO')))
+    socket.once('error', () => end(false))
+    socket.once('close', () => end(false))
+  })
+}
+
+/** Whether a NATS server answers at `url` within `timeoutMs` and takes the login. */
 export async function canConnect(url: string, timeoutMs = 1000, login: Partial<ConnectionOptions> = {}): Promise<boolean> {
+  if (!(await natsAnswers(url, timeoutMs))) return false
+  // The server has just answered, so nats.js's own timeout (20 s) is left to a server that
+  // stops mid-handshake; a shorter one could leave a socket open (see natsAnswers).
   try {
-    const nc = await connect({ servers: url, timeout: timeoutMs, reconnect: false, ...login })
+    const nc = await connect({ servers: url, reconnect: false, ...login })
     await nc.close()
     return true
   } catch {
@@ -78,7 +105,7 @@ export async function startNatsServer(options: { binary: string; storeDir: strin
   }
   for (let attempt = 0; attempt < 100; attempt++) {
     if (child.exitCode !== null) throw new Error(`nats-server exited with code ${child.exitCode} before accepting clients`)
-    if (await canConnect(url, 200)) return { url, port, process: child, stop }
+    if (await natsAnswers(url, 200)) return { url, port, process: child, stop }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   await stop()
