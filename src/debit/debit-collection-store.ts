@@ -80,32 +80,40 @@ export async function ordersByIds(db: Kysely<Database>, ids: readonly string[]):
   return new Map(rows.map((row) => [row.id, row]))
 }
 
-/** Collections by order and date, locked (callers lock their orders first). */
+/**
+ * Collections by order and date, locked in that order (callers lock their orders first).
+ * Each is looked up in the primary key on its own (the lateral subquery, which PostgreSQL
+ * does not flatten into a join): joined to the pairs, the plan hashed the whole table for
+ * every chunk whenever the table had grown past its statistics, as it does during a run.
+ */
 export async function collectionsForUpdate(
   trx: Kysely<Database>,
   keys: ReadonlyArray<{ debit_order_id: string; collection_date: string }>,
 ): Promise<Map<string, CollectionRow>> {
   if (keys.length === 0) return new Map()
+  const sorted = [...keys].sort((a, b) => compare(a.debit_order_id, b.debit_order_id) || compare(a.collection_date, b.collection_date))
   const { rows } = await sql<CollectionRow>`
-    select c.* from debit_collections c
-    join ${unnestRows([...keys], [['debit_order_id', 'uuid'], ['collection_date', 'text']], 'k')}
-      on c.debit_order_id = k.debit_order_id and c.collection_date = k.collection_date
-    order by c.debit_order_id, c.collection_date
-    for update of c`.execute(trx)
+    select c.* from ${unnestRows(sorted, [['debit_order_id', 'uuid'], ['collection_date', 'text']], 'k')}
+    cross join lateral (
+      select * from debit_collections
+      where debit_order_id = k.debit_order_id and collection_date = k.collection_date
+      for update
+    ) c`.execute(trx)
   return new Map(rows.map((row) => [`${row.debit_order_id}:${row.collection_date}`, row]))
 }
 
-/** Every history entry of these orders, in order, by order id. */
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * Every history entry of these orders, in order, by order id: each order's entries looked
+ * up in the order's index on their own (a lateral subquery, for the reason above).
+ */
 export async function historiesOf(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, HistoryRow[]>> {
   const histories = new Map<string, HistoryRow[]>(ids.map((id) => [id, []]))
   if (ids.length === 0) return histories
-  const rows = await db
-    .selectFrom('debit_order_history')
-    .selectAll()
-    .where('debit_order_id', '=', sql<string>`any(${[...new Set(ids)]}::uuid[])`)
-    .orderBy('debit_order_id')
-    .orderBy('id')
-    .execute()
+  const { rows } = await sql<HistoryRow>`
+    select h.* from unnest(${[...new Set(ids)]}::uuid[]) as o(id)
+    cross join lateral (select * from debit_order_history where debit_order_id = o.id order by id) h`.execute(db)
   for (const row of rows) histories.get(row.debit_order_id)?.push(row)
   return histories
 }
@@ -118,7 +126,11 @@ const order_columns: Array<[keyof OrderRow & string, PgType]> = [
   ['updated_at', 'timestamptz'],
 ]
 
-/** Writes the run's columns of these orders (one statement). */
+/**
+ * Writes the run's columns of these orders (one statement). The `any` makes the plan find
+ * them through the primary key: joined to the rows alone, PostgreSQL read and hashed the
+ * whole table for every chunk (a seq scan of 100,000 orders per 500 written).
+ */
 export async function writeOrders(trx: Kysely<Database>, rows: OrderRow[]): Promise<void> {
   if (rows.length === 0) return
   const result = await sql`
@@ -130,7 +142,7 @@ export async function writeOrders(trx: Kysely<Database>, rows: OrderRow[]): Prom
       failure_reason = v.failure_reason, disputed_at = v.disputed_at, reversal_tx_id = v.reversal_tx_id,
       updated_at = v.updated_at
     from ${unnestRows(rows, order_columns)}
-    where o.id = v.id`.execute(trx)
+    where o.id = v.id and o.id = any(${rows.map((row) => row.id)}::uuid[])`.execute(trx)
   assert(Number(result.numAffectedRows) === rows.length, 'every order of the chunk was written')
 }
 

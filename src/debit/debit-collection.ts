@@ -130,30 +130,60 @@ export class DebitCollection {
       if (job?.signal.aborted) throw new Error('debit run: the lease was lost; another instance goes on')
     }
     await this.bookDisputes(report)
-    for (;;) {
-      stillOurs()
-      const ids = await dueScheduledOrderIds(this.db, date, this.options.batchMax)
-      if (ids.length === 0) break
-      await this.startCollections(ids, date, report)
-    }
-    for (;;) {
-      stillOurs()
-      const chunk = await openCollections(this.db, date, this.options.batchMax)
-      if (chunk.length === 0) break
-      const orders = await ordersByIds(this.db, chunk.map((c) => c.debit_order_id))
-      // Without an active mandate (the debtor or the partner cancelled it while a collection
-      // was being retried) nothing more is asked of the debtor's bank: the order ends failed.
-      const revoked = await inactiveMandates(this.db, [...orders.values()].map((o) => o.mandate_id))
-      const asked = chunk.filter((c) => !revoked.has(orders.get(c.debit_order_id)!.mandate_id))
-      const outcomes: Map<string, BookedOutcome> = asked.length > 0 ? await this.rail.submitCollections(asked.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!))) : new Map()
-      for (const c of chunk) if (!asked.includes(c)) outcomes.set(collectionKey(c), { status: 'mandate_inactive', reason: 'the mandate is no longer active; no further collections' })
-      const booked = await this.bookOutcomes(chunk, outcomes, date, report)
-      if (booked === 0) {
-        // The rail answered none of them: they wait for the next run.
-        this.log.warn({ run, open: chunk.length }, 'the debit rail left a chunk of collections unanswered')
-        break
+    // Taking due orders to `processing` and asking the bank for their collections go side by
+    // side: while one chunk of collections is asked for and booked, the next chunk of orders
+    // is started (two transactions at once on PostgreSQL, one after the other on PGlite).
+    // Each step is still its own transaction that re-reads its rows under lock, so the
+    // overlap changes when the steps run, not what they book.
+    const starts = new Progress()
+    const starting = (async () => {
+      try {
+        for (;;) {
+          stillOurs()
+          const ids = await dueScheduledOrderIds(this.db, date, this.options.batchMax)
+          if (ids.length === 0) return
+          await this.startCollections(ids, date, report)
+          starts.tick()
+        }
+      } finally {
+        starts.end()
       }
+    })()
+    // Awaited below; until then its failure must not count as unhandled.
+    starting.catch(() => {})
+    try {
+      for (;;) {
+        stillOurs()
+        // Read before the collections: a chunk started meanwhile is then not missed.
+        const { count, ended } = starts
+        const chunk = await openCollections(this.db, date, this.options.batchMax)
+        if (chunk.length === 0) {
+          if (ended) break
+          await starts.after(count)
+          continue
+        }
+        const orders = await ordersByIds(this.db, chunk.map((c) => c.debit_order_id))
+        // Without an active mandate (the debtor or the partner cancelled it while a collection
+        // was being retried) nothing more is asked of the debtor's bank: the order ends failed.
+        const revoked = await inactiveMandates(this.db, [...orders.values()].map((o) => o.mandate_id))
+        const asked = chunk.filter((c) => !revoked.has(orders.get(c.debit_order_id)!.mandate_id))
+        const outcomes: Map<string, BookedOutcome> = asked.length > 0 ? await this.rail.submitCollections(asked.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!))) : new Map()
+        for (const c of chunk) if (!asked.includes(c)) outcomes.set(collectionKey(c), { status: 'mandate_inactive', reason: 'the mandate is no longer active; no further collections' })
+        const booked = await this.bookOutcomes(chunk, outcomes, date, report)
+        if (booked === 0) {
+          // The rail answered none of them: they wait for the next run (as do those still
+          // being started).
+          this.log.warn({ run, open: chunk.length }, 'the debit rail left a chunk of collections unanswered')
+          break
+        }
+      }
+    } catch (error) {
+      // As when the steps ran one after the other, every due order is started before the
+      // run ends, failed or not: a run taken over finds them all `processing`.
+      await starting.catch(() => {})
+      throw error
     }
+    await starting
     this.log.info(report, 'debit collection run finished')
     return report
   }
@@ -453,5 +483,34 @@ function collectionRequest(collection: CollectionRow, order: OrderRow): DebitCol
     branch_code: order.branch_code,
     mandate_reference: order.mandate_reference,
     reference: order.reference,
+  }
+}
+
+/** How many chunks of orders a run has started so far, and whether it has done starting them. */
+class Progress {
+  count = 0
+  ended = false
+  private waiting: Array<() => void> = []
+
+  tick(): void {
+    this.count++
+    this.wake()
+  }
+
+  end(): void {
+    this.ended = true
+    this.wake()
+  }
+
+  /** Resolves once a chunk after the `seen`th has started, or starting has ended. */
+  after(seen: number): Promise<void> {
+    if (this.count > seen || this.ended) return Promise.resolve()
+    return new Promise((resolve) => this.waiting.push(resolve))
+  }
+
+  private wake(): void {
+    const waiting = this.waiting
+    this.waiting = []
+    for (const resolve of waiting) resolve()
   }
 }

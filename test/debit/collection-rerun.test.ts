@@ -99,3 +99,57 @@ test('rerun - two runs of one day at once (two instances) collect each order onc
   assert.equal((await balanceOf(p, account)).balance, before + expected)
   await assertLedgerClean(tb)
 })
+
+/** The bank's simulated debit rail, except that it answers none of the collections asked for while `silent`. */
+class SilentRail implements DebitRail {
+  silent = true
+  asked = 0
+  constructor(private readonly rail: DebitRail) {}
+  authenticateMandate = (m: Parameters<DebitRail['authenticateMandate']>[0]) => this.rail.authenticateMandate(m)
+  collectDisputes = () => this.rail.collectDisputes()
+  acknowledgeDisputes = (keys: readonly string[]) => this.rail.acknowledgeDisputes(keys)
+  async submitCollections(collections: Parameters<DebitRail['submitCollections']>[0]) {
+    this.asked += collections.length
+    return this.silent ? new Map() : this.rail.submitCollections(collections)
+  }
+}
+
+test('rerun - when the rail answers none of a chunk the run ends; every due order is started all the same, and the next run collects them', async () => {
+  tb.clock.set(sast('2026-11-27', '10:00'))
+  const ids = []
+  for (let i = 0; i < 5; i++) ids.push(await newOrder(tb, p, { collection_date: '2026-12-01', amount: 30_000 + i }))
+  tb.clock.set(sast('2026-12-01'))
+  const rail = new SilentRail(tb.bank.services.debitRail)
+  const { collection } = secondInstance(rail)
+  const silent = await collection.runNow('2026-12-01')
+  assert.equal(silent.submitted, 5)
+  assert.equal(silent.successful, 0)
+  assert.equal(rail.asked, 2, 'one chunk asked for, then the run ended')
+  for (const id of ids) assert.equal((await statusOf(p, id)).status, 'processing')
+  rail.silent = false
+  const again = await collection.runNow('2026-12-01')
+  assert.equal(again.successful, 5)
+  for (const id of ids) assert.equal((await statusOf(p, id)).status, 'successful')
+  await assertLedgerClean(tb)
+})
+
+test('rerun - orders are started while earlier chunks are collected: seven orders in chunks of two, each collected once, in one run', async () => {
+  tb.clock.set(sast('2026-12-01', '10:00'))
+  const ids = []
+  for (let i = 0; i < 7; i++) ids.push(await newOrder(tb, p, { collection_date: '2026-12-03', amount: 20_000 + i }))
+  ids.push(await newOrder(tb, p, { account_number: debtors.insufficientTimes(1), collection_date: '2026-12-03', amount: 5_000 }))
+  tb.clock.set(sast('2026-12-03'))
+  const before = (await balanceOf(p, account)).balance
+  const { collection } = secondInstance(tb.bank.services.debitRail)
+  const report = await collection.runNow('2026-12-03')
+  assert.deepEqual([report.submitted, report.successful, report.retrying, report.failed], [8, 7, 1, 0])
+  for (const id of ids.slice(0, 7)) {
+    assert.equal((await statusOf(p, id)).status, 'successful')
+    assert.deepEqual(await eventTypesOf(tb, id), ['debit_order.processing', 'debit_order.successful'])
+  }
+  assert.equal((await statusOf(p, ids[7]!)).status, 'processing')
+  assert.deepEqual((await collectionsOf(tb, ids[7]!)).map((c) => c.attempts), [1])
+  const expected = ids.slice(0, 7).reduce((sum, _, i) => sum + 20_000 + i - fee, 0)
+  assert.equal((await balanceOf(p, account)).balance, before + expected)
+  await assertLedgerClean(tb)
+})
