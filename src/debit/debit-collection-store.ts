@@ -11,10 +11,15 @@ import type { HistoryRow, OrderRow } from './debit-store.ts'
 
 export type CollectionRow = Selectable<DebitCollectionsTable>
 
-/** The ids of the mandates among `mandateIds` that are no longer `active` (cancelled, say). */
+/** The ids of the mandates among `mandateIds` that are no longer `active` (cancelled, say); one array parameter, not one per id. */
 export async function inactiveMandates(db: Kysely<Database>, mandateIds: readonly string[]): Promise<Set<string>> {
   if (mandateIds.length === 0) return new Set()
-  const rows = await db.selectFrom('debit_mandates').select('id').where('id', 'in', [...new Set(mandateIds)]).where('status', '!=', 'active').execute()
+  const rows = await db
+    .selectFrom('debit_mandates')
+    .select('id')
+    .where('id', '=', sql<string>`any(${[...new Set(mandateIds)]}::uuid[])`)
+    .where('status', '!=', 'active')
+    .execute()
   return new Set(rows.map((row) => row.id))
 }
 
