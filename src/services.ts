@@ -132,7 +132,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   })
   const sandboxClock = clocks.sandboxClock
   if (sandboxClock) jobRunner.refreshClockWith(() => sandboxClock.refresh())
-  const events = new EventDispatcher(db, clock)
+  const events = new EventDispatcher(db)
   jobRunner.dispatchEventsWith(events)
   const webhooks = new WebhookService(
     db,

@@ -217,8 +217,12 @@ export interface EventsTable {
   resource_id: string
   data: Json<Record<string, unknown>>
   occurred_at: Timestamp
-  dispatched_at: NullableTimestamp
   endpoint_url: string | null
+}
+
+/** The events not yet handed over (src/events): a row per event, deleted by the dispatch that hands it over. */
+export interface EventsPendingTable {
+  seq: ColumnType<bigint | string, bigint | string, never>
 }
 
 /** Owned by the simulated rail (src/rails/simulated-rail.ts): payments it will send back. */
@@ -260,6 +264,7 @@ export interface Database extends BulkTables, WebhookTables, SandboxTables, Debi
   transfer_keys: TransferKeysTable
   jobs: JobsTable
   events: EventsTable
+  events_pending: EventsPendingTable
   simulated_rail_returns: SimulatedRailReturnsTable
   payment_advices: PaymentAdvicesTable
   notifier_messages: NotifierMessagesTable

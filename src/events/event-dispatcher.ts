@@ -1,5 +1,4 @@
 import type { Kysely, Transaction } from 'kysely'
-import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
 import { assert } from '../errors.ts'
 import { markDispatched, selectPending, tryLockDispatch, type OutboxEvent } from './event-store.ts'
@@ -83,7 +82,6 @@ export class EventDispatcher {
 
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
     options: Partial<EventDispatcherOptions> = {},
   ) {
     this.options = { events_dispatch_batch_max: options.events_dispatch_batch_max ?? events_dispatch_batch_max_default }
@@ -120,7 +118,7 @@ export class EventDispatcher {
       const events = await selectPending(trx, limit)
       for (const event of events) await this.handOver(event, trx)
       await this.handOverBatch(events, trx)
-      await markDispatched(trx, events.map((event) => event.id), this.clock.now())
+      await markDispatched(trx, events.map((event) => event.seq))
       return events.length
     })
   }

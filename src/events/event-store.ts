@@ -36,9 +36,10 @@ export interface EventRow {
 }
 
 /**
- * Inserts the rows in one statement (`unnest`, one array parameter per column). Rows take
- * their `seq` in the order given, because the set-returning `unnest` feeds the insert in
- * array order: events one transaction appends together keep the order it gave them.
+ * Inserts the rows, each pending, in one statement (`unnest`, one array parameter per
+ * column). Rows take their `seq` in the order given, because the set-returning `unnest`
+ * feeds the insert in array order: events one transaction appends together keep the order
+ * it gave them.
  */
 export async function insertEvents(trx: Kysely<Database>, rows: EventRow[]): Promise<void> {
   if (rows.length === 0) return
@@ -51,8 +52,12 @@ export async function insertEvents(trx: Kysely<Database>, rows: EventRow[]): Pro
     ['occurred_at', 'timestamptz'],
     ['endpoint_url', 'text'],
   ])
-  const result = await sql`insert into events (id, type, partner_id, resource_id, data, occurred_at, endpoint_url)
-    select id, type, partner_id, resource_id, data::jsonb, occurred_at, endpoint_url from ${source}`.execute(trx)
+  const result = await sql`with appended as (
+      insert into events (id, type, partner_id, resource_id, data, occurred_at, endpoint_url)
+      select id, type, partner_id, resource_id, data::jsonb, occurred_at, endpoint_url from ${source}
+      returning seq
+    )
+    insert into events_pending (seq) select seq from appended`.execute(trx)
   assert(result.numAffectedRows === BigInt(rows.length), `inserted ${result.numAffectedRows} of ${rows.length} events`)
 }
 
@@ -69,15 +74,13 @@ export async function tryLockDispatch(trx: Kysely<Database>): Promise<boolean> {
   return rows[0]?.locked === true
 }
 
-/** The oldest events not yet handed over, in `seq` order (the partial index on `seq` serves it). */
+/** The oldest events not yet handed over, in `seq` order (read off the pending rows' primary key). */
 export async function selectPending(trx: Kysely<Database>, limit: number): Promise<OutboxEvent[]> {
-  const rows = await trx
-    .selectFrom('events')
-    .select(['id', 'seq', 'type', 'partner_id', 'resource_id', 'data', 'occurred_at', 'endpoint_url'])
-    .where('dispatched_at', 'is', null)
-    .orderBy('seq')
-    .limit(limit)
-    .execute()
+  const { rows } = await sql<Omit<OutboxEvent, 'seq' | 'type'> & { seq: string | bigint; type: string }>`
+    select e.id, e.seq, e.type, e.partner_id, e.resource_id, e.data, e.occurred_at, e.endpoint_url
+    from (select seq from events_pending order by seq limit ${limit}) as p
+    join events as e on e.seq = p.seq
+    order by p.seq`.execute(trx)
   return rows.map((row) => ({
     id: row.id,
     // int8 arrives as a string from pg and as a bigint from PGlite.
@@ -94,16 +97,11 @@ export async function selectPending(trx: Kysely<Database>, limit: number): Promi
   }))
 }
 
-/** Marks the events handed over; every one of them must still have been pending. */
-export async function markDispatched(trx: Kysely<Database>, ids: string[], at: Date): Promise<void> {
-  if (ids.length === 0) return
-  const result = await trx
-    .updateTable('events')
-    .set({ dispatched_at: at })
-    .where('id', '=', sql<string>`any(${ids}::uuid[])`)
-    .where('dispatched_at', 'is', null)
-    .executeTakeFirst()
+/** Marks the events handed over (their pending rows go); every one of them must still have been pending. */
+export async function markDispatched(trx: Kysely<Database>, seqs: readonly bigint[]): Promise<void> {
+  if (seqs.length === 0) return
+  const result = await sql`delete from events_pending where seq = any(${seqs.map(String)}::int8[])`.execute(trx)
   // Under the dispatch lock nobody else marks events; a shortfall means two dispatchers
   // handed the same events over, which must stop this one rather than pass unnoticed.
-  assert(result.numUpdatedRows === BigInt(ids.length), `marked ${result.numUpdatedRows} of ${ids.length} events dispatched`)
+  assert(result.numAffectedRows === BigInt(seqs.length), `marked ${result.numAffectedRows} of ${seqs.length} events dispatched`)
 }

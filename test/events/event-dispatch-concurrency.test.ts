@@ -36,7 +36,7 @@ interface Handed {
 /** Dispatchers that record every hand-over in one shared list, in the order it happened. */
 function dispatchers(count: number, handed: Handed[]): EventDispatcher[] {
   return Array.from({ length: count }, (_, i) => {
-    const dispatcher = new EventDispatcher(dbOf(i), tb().clock, { events_dispatch_batch_max: 7 })
+    const dispatcher = new EventDispatcher(dbOf(i), { events_dispatch_batch_max: 7 })
     dispatcher.subscribe('*', async (event) => void handed.push({ event, by: i }))
     return dispatcher
   })
@@ -74,14 +74,14 @@ test('events - while one dispatcher is at work another answers 0 and hands nothi
   const inside = new Promise<void>((resolve) => (entered = resolve))
   let release!: () => void
   const gate = new Promise<void>((resolve) => (release = resolve))
-  const first = new EventDispatcher(db(), tb().clock)
+  const first = new EventDispatcher(db())
   const firstSaw: string[] = []
   first.subscribe('*', async (event) => {
     firstSaw.push(event.id)
     entered()
     await gate
   })
-  const second = new EventDispatcher(dbOf(1), tb().clock)
+  const second = new EventDispatcher(dbOf(1))
   const secondSaw: string[] = []
   second.subscribe('*', async (event) => void secondSaw.push(event.id))
 

@@ -29,7 +29,7 @@ export function useEventsBank(options: { beforeStop?: () => Promise<void> } = {}
 
 /** Marks every pending event dispatched (a dispatcher without subscribers). */
 export async function drain(db: Kysely<Database>, tb: TestBank): Promise<void> {
-  const dispatcher = new EventDispatcher(db, tb.clock)
+  const dispatcher = new EventDispatcher(db)
   while ((await dispatcher.dispatchPending(10_000)) > 0) {
     // Each call takes up to 10 000 events; loop until none is left.
   }
@@ -57,8 +57,13 @@ export function append(db: Kysely<Database>, events: NewEvent[]): Promise<string
 
 /** Ids of the events that are not yet dispatched, in seq order. */
 export async function pendingIds(db: Kysely<Database>): Promise<string[]> {
-  const rows = await db.selectFrom('events').select('id').where('dispatched_at', 'is', null).orderBy('seq').execute()
+  const rows = await pendingEvents(db).select('events.id').execute()
   return rows.map((row) => row.id)
+}
+
+/** The events that are not yet dispatched (they have a pending row), in seq order, to select from. */
+export function pendingEvents(db: Kysely<Database>) {
+  return db.selectFrom('events').innerJoin('events_pending', 'events_pending.seq', 'events.seq').orderBy('events.seq')
 }
 
 /** A subscriber that records what it is handed. */

@@ -1,61 +1,17 @@
 import assert from 'node:assert/strict'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
-import { PGlite } from '@electric-sql/pglite'
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely'
-import { PGliteDialect } from '../../src/db/pglite-dialect.ts'
-import pg from 'pg'
+import { sql } from 'kysely'
 import { ManualClock } from '../../src/clock.ts'
-import { migrations } from '../../src/db/migrations.ts'
-import type { Database } from '../../src/db/schema.ts'
 import type { RailPayment } from '../../src/rails/rail.ts'
 import { magicRecipients, returns_batch_max, SimulatedRail } from '../../src/rails/simulated-rail.ts'
-import { storage } from '../support/harness.ts'
-import { adminUrl } from '../support/templates.ts'
+import { emptyDatabase, migrateTo, type TestDatabase } from '../support/empty-database.ts'
 
 // The simulated rail keeps its own state: a payment it accepts for the "returned"
 // recipient is recorded in `simulated_rail_returns` and handed out by collectReturns until
 // the bank acknowledges it. It never reads the bank's transactions. These tests talk to
 // the rail alone, on an empty database of the storage under test, migrated by the
 // application's own migrations.
-
-interface TestDatabase {
-  db: Kysely<Database>
-  close(): Promise<void>
-}
-
-async function emptyDatabase(): Promise<TestDatabase> {
-  if (storage === 'pglite') {
-    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: new PGlite() }) })
-    return { db, close: () => db.destroy() }
-  }
-  const name = `bank_rail_${randomBytes(6).toString('hex')}`
-  const admin = new pg.Client({ connectionString: adminUrl })
-  await admin.connect()
-  await admin.query(`create database ${name}`)
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  const pool = new pg.Pool({ connectionString: url.toString(), max: 2 })
-  // pool.end() resolves before the sockets close; the forced drop below may end a closing
-  // connection, which must not be an uncaught error.
-  pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-  return {
-    db,
-    async close() {
-      await db.destroy()
-      await admin.query(`drop database if exists ${name} with (force)`)
-      await admin.end()
-    },
-  }
-}
-
-async function migrateTo(db: Kysely<Database>, name?: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
-  const { error } = name === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(name)
-  if (error) throw error
-}
 
 const clock = new ManualClock('2026-11-23T08:00:00Z')
 let store: TestDatabase

@@ -120,7 +120,8 @@ test('sandbox - an EFT is Successful when the advance past its clearing cycle an
     .where('resource_id', '=', '2026-11-30T10:00')
     .execute()
   assert.equal(announced.length, 1)
-  assert.ok(announced[0]?.dispatched_at, 'events are handed over on the way too')
+  const pending = await tb.bank.database.db.selectFrom('events_pending').select('seq').where('seq', '=', announced[0]!.seq).execute()
+  assert.deepEqual(pending, [], 'events are handed over on the way too')
 })
 
 test('sandbox - a bulk batch whose PIN nobody gives has failed when the advance past its expiry answers', async () => {
