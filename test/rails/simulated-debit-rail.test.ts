@@ -1,55 +1,27 @@
 import assert from 'node:assert/strict'
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
-import { PGlite } from '@electric-sql/pglite'
-import { Kysely, Migrator, PostgresDialect } from 'kysely'
-import { PGliteDialect } from '../../src/db/pglite-dialect.ts'
-import pg from 'pg'
 import { ManualClock } from '../../src/clock.ts'
-import { migrations } from '../../src/db/migrations.ts'
-import type { Database } from '../../src/db/schema.ts'
 import { collectionKey, type DebitCollectionRequest, type DebitMandateRequest } from '../../src/rails/debit-rail.ts'
 import { magicDebtors, SimulatedDebitRail } from '../../src/rails/simulated-debit-rail.ts'
-import { storage } from '../support/harness.ts'
-import { adminUrl } from '../support/templates.ts'
+import { emptyDatabase, migrateTo, type TestDatabase } from '../support/empty-database.ts'
 
 // The simulated debit rail on its own, on an empty database of the storage under test
 // migrated by the application's migrations: every magic debtor account number, answers
 // that are the same when asked again, and disputes kept until acknowledged.
 
-let db: Kysely<Database>
-let close: () => Promise<void>
+let store: TestDatabase
 const clock = new ManualClock('2026-11-23T08:00:00Z')
 let rail: SimulatedDebitRail
 
 before(async () => {
-  if (storage === 'pglite') {
-    db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: new PGlite() }) })
-    close = () => db.destroy()
-  } else {
-    const name = `bank_debit_rail_${randomBytes(6).toString('hex')}`
-    const admin = new pg.Client({ connectionString: adminUrl })
-    await admin.connect()
-    await admin.query(`create database ${name}`)
-    const url = new URL(adminUrl)
-    url.pathname = `/${name}`
-    const pool = new pg.Pool({ connectionString: url.toString(), max: 2 })
-    pool.on('error', () => {})
-    pool.on('connect', (client) => client.on('error', () => {}))
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    close = async () => {
-      await db.destroy()
-      await admin.query(`drop database if exists ${name} with (force)`)
-      await admin.end()
-    }
-  }
-  const { error } = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateToLatest()
-  if (error) throw error
-  rail = new SimulatedDebitRail(db, clock)
+  store = await emptyDatabase()
+  await migrateTo(store.db)
+  rail = new SimulatedDebitRail(store.db, clock)
 })
 
 after(async () => {
-  await close()
+  await store.close()
 })
 
 function mandate(account_number: string): DebitMandateRequest {
@@ -91,9 +63,9 @@ test('simulated debit rail - mandates: active at once, rejected, or pending unti
   assert.equal(rejected.status, 'rejected')
   const pending = mandate(magicDebtors.mandate_pending_a_day)
   assert.deepEqual(await rail.authenticateMandate(pending), { status: 'pending', retry_after: new Date('2026-11-24T08:00:00Z') })
-  const later = new SimulatedDebitRail(db, new ManualClock('2026-11-24T07:59:59.999Z'))
+  const later = new SimulatedDebitRail(store.db, new ManualClock('2026-11-24T07:59:59.999Z'))
   assert.equal((await later.authenticateMandate(pending)).status, 'pending')
-  const dayLater = new SimulatedDebitRail(db, new ManualClock('2026-11-24T08:00:00Z'))
+  const dayLater = new SimulatedDebitRail(store.db, new ManualClock('2026-11-24T08:00:00Z'))
   assert.deepEqual(await dayLater.authenticateMandate(pending), { status: 'active' })
 })
 
@@ -124,14 +96,14 @@ test('simulated debit rail - a collection from the disputed account is disputed 
   assert.equal(outcome?.status, 'collected')
   await outcomeOf(c) // submitted again after a crash: still one dispute
   const mine = async (at: string) =>
-    (await new SimulatedDebitRail(db, new ManualClock(at)).collectDisputes()).filter((d) => d.debit_order_id === c.debit_order_id)
+    (await new SimulatedDebitRail(store.db, new ManualClock(at)).collectDisputes()).filter((d) => d.debit_order_id === c.debit_order_id)
   assert.deepEqual(await mine('2026-11-26T07:59:59Z'), [])
   const due = await mine('2026-11-26T08:00:00Z')
   assert.equal(due.length, 1)
   assert.equal(due[0]!.bank_reference, outcome.status === 'collected' ? outcome.bank_reference : '')
   assert.equal(due[0]!.collection_date, '2026-11-25')
   assert.equal((await mine('2026-11-27T08:00:00Z')).length, 1) // handed out again until acknowledged
-  await new SimulatedDebitRail(db, new ManualClock('2026-11-27T08:00:00Z')).acknowledgeDisputes([collectionKey(c)])
+  await new SimulatedDebitRail(store.db, new ManualClock('2026-11-27T08:00:00Z')).acknowledgeDisputes([collectionKey(c)])
   assert.deepEqual(await mine('2026-11-28T08:00:00Z'), [])
 })
 

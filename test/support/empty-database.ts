@@ -21,7 +21,7 @@ export async function emptyDatabase(): Promise<TestDatabase> {
     const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: new PGlite() }) })
     return { db, close: () => db.destroy() }
   }
-  const name = `bank_rail_${randomBytes(6).toString('hex')}`
+  const name = `bank_empty_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   await admin.query(`create database ${name}`)
