@@ -169,15 +169,10 @@ export class WebhookService {
    * the heads of the lanes that got a pending one.
    */
   private async record(events: OutboxEvent[], trx: Kysely<Database>): Promise<void> {
-    const lanes = new Map<string, Lane>()
-    const partnerEvents: Array<OutboxEvent & { partner_id: string }> = []
-    for (const event of events) {
-      if (!isPartnerEventType(event.type) || event.partner_id === null) continue
-      const lane = { partner_id: event.partner_id, resource_id: event.resource_id }
-      lanes.set(JSON.stringify([lane.partner_id, lane.resource_id]), lane)
-      partnerEvents.push({ ...event, partner_id: event.partner_id })
-    }
+    const partnerEvents = events.filter((event): event is OutboxEvent & { partner_id: string } => isPartnerEventType(event.type) && event.partner_id !== null)
     if (partnerEvents.length === 0) return
+    const lanes = new Map<string, Lane>()
+    for (const { partner_id, resource_id } of partnerEvents) lanes.set(laneKey(partner_id, resource_id), { partner_id, resource_id })
     await lockLanes(trx, [...lanes.values()])
     const endpoints = await endpointsOf(trx, partnerEvents.map((event) => event.partner_id))
     const now = this.clock.now()
@@ -197,13 +192,10 @@ export class WebhookService {
       }
     })
     const inserted = await insertDeliveries(trx, deliveries)
-    const waking = new Map<string, Lane>()
-    for (const d of deliveries) {
-      if (d.state === 'pending' && inserted.has(d.event_id)) waking.set(JSON.stringify([d.partner_id, d.resource_id]), { partner_id: d.partner_id, resource_id: d.resource_id })
-    }
+    const waking = new Set(deliveries.filter((d) => d.state === 'pending' && inserted.has(d.event_id)).map((d) => laneKey(d.partner_id, d.resource_id)))
     // A lane whose head is one of these is new or was idle: its head gets a job. Behind an
     // earlier delivery, they are scheduled when that one ends.
-    for (const head of await laneHeads(trx, [...waking.values()])) {
+    for (const head of await laneHeads(trx, [...lanes].filter(([key]) => waking.has(key)).map(([, lane]) => lane))) {
       if (inserted.has(head.event_id)) await this.scheduleHead(trx, head, now)
     }
   }
@@ -361,4 +353,9 @@ function decodeCursor(cursor: string): bigint {
   const seq = decodeSeqCursor('w', cursor)
   if (seq === undefined) throw Invalid.field('cursor', invalid_cursor_message)
   return seq
+}
+
+/** A lane's key in a map: its partner and resource. */
+function laneKey(partnerId: string, resourceId: string): string {
+  return JSON.stringify([partnerId, resourceId])
 }

@@ -18,14 +18,21 @@ const tb = useTestBank({ env: { BANK_JOBS_POLL_MS: '60000' } })
 let p: TestPartner
 let account: string
 
-/** The bank's simulated debit rail, except that the next submits throw after the rail answered. */
-class LosingRail implements DebitRail {
-  losses = 0
-  constructor(private readonly rail: DebitRail) {}
+/** The bank's simulated debit rail, passed through; the test rails below change its submits. */
+class WrappedRail implements DebitRail {
+  constructor(protected readonly rail: DebitRail) {}
   authenticateMandate = (m: Parameters<DebitRail['authenticateMandate']>[0]) => this.rail.authenticateMandate(m)
   collectDisputes = () => this.rail.collectDisputes()
   acknowledgeDisputes = (keys: readonly string[]) => this.rail.acknowledgeDisputes(keys)
-  async submitCollections(collections: Parameters<DebitRail['submitCollections']>[0]) {
+  submitCollections(collections: Parameters<DebitRail['submitCollections']>[0]) {
+    return this.rail.submitCollections(collections)
+  }
+}
+
+/** The bank's simulated debit rail, except that the next submits throw after the rail answered. */
+class LosingRail extends WrappedRail {
+  losses = 0
+  override async submitCollections(collections: Parameters<DebitRail['submitCollections']>[0]) {
     const answers = await this.rail.submitCollections(collections)
     if (this.losses > 0) {
       this.losses--
@@ -101,14 +108,10 @@ test('rerun - two runs of one day at once (two instances) collect each order onc
 })
 
 /** The bank's simulated debit rail, except that it answers none of the collections asked for while `silent`. */
-class SilentRail implements DebitRail {
+class SilentRail extends WrappedRail {
   silent = true
   asked = 0
-  constructor(private readonly rail: DebitRail) {}
-  authenticateMandate = (m: Parameters<DebitRail['authenticateMandate']>[0]) => this.rail.authenticateMandate(m)
-  collectDisputes = () => this.rail.collectDisputes()
-  acknowledgeDisputes = (keys: readonly string[]) => this.rail.acknowledgeDisputes(keys)
-  async submitCollections(collections: Parameters<DebitRail['submitCollections']>[0]) {
+  override async submitCollections(collections: Parameters<DebitRail['submitCollections']>[0]) {
     this.asked += collections.length
     return this.silent ? new Map() : this.rail.submitCollections(collections)
   }
