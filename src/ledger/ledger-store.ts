@@ -22,7 +22,8 @@ export interface PendingPayoutWork {
 /**
  * Payouts of one payment type still `Pending` and taken at or before `takenBefore`,
  * oldest first, at most `limit`: the EFTs a clearing cycle submits, or the RTCs that lost
- * their settle step. Each carries the id of its fee row, settled with it.
+ * their settle step. A payout taken by an earlier version carries the id of its Pending
+ * fee row, settled with it; since, the fee's row is written when the payout settles.
  */
 export async function pendingPayouts(
   db: Executor,
@@ -35,7 +36,7 @@ export async function pendingPayouts(
     .leftJoin('transactions as f', (join) => join.onRef('f.parent_tx_id', '=', 't.id').on('f.tx_type', '=', 'fee'))
     .select([
       't.id', 't.account_id', 't.amount', 't.fee', 't.hold_amount', 't.ref',
-      't.recipient_account', 't.recipient_branch', 't.recipient_name', 'f.id as fee_tx_id',
+      't.recipient_account', 't.recipient_branch', 't.recipient_name', 't.added_by', 'f.id as fee_tx_id',
     ])
     .where('t.status', '=', 'Pending')
     .where('t.tx_payment_type', '=', paymentType)
@@ -50,6 +51,7 @@ export async function pendingPayouts(
       tx_id: row.id,
       fee_tx_id: row.fee_tx_id,
       account_id: row.account_id,
+      added_by: row.added_by,
       payment_type: paymentType,
       amount: cents(row.amount),
       fee: cents(row.fee),

@@ -4,8 +4,8 @@ import type { PendingPayout } from './settlement.ts'
 
 // A payment request as the ledger takes it inside a grouped batch (transfer-service.ts),
 // and the two ways of taking one:
-//  - a payout to another bank (EFT or RTC) is held, with Pending rows, and settled later
-//    when its rail answers (settlement.ts);
+//  - a payout to another bank (EFT or RTC) is held, with a Pending row, and settled later
+//    when its rail answers (settlement.ts), which writes its fee's row;
 //  - an internal payment to another account of this bank is posted at once: one journal
 //    debits the payer and credits the payee, each side gets its own Successful row, and
 //    the fee is a journal of its own.
@@ -20,7 +20,6 @@ interface PaymentJobBase {
   amount: bigint
   fee: bigint
   txId: string
-  feeTxId: string | null
   ref: string
   own_ref: string
   /** The recipient as the payer named them. */
@@ -41,6 +40,8 @@ export interface InternalJob extends PaymentJobBase {
   /** The payee account, found by its account number before the batch. */
   payeeAccountId: string
   payeeTxId: string
+  /** The fee's row, posted with the payment (none without a fee). */
+  feeTxId: string | null
 }
 
 export type PaymentJob = PayoutJob | InternalJob
@@ -56,7 +57,11 @@ export function accountsOf(job: PaymentJob): string[] {
   return job.kind === 'internal' ? [job.accountId, job.payeeAccountId] : [job.accountId]
 }
 
-/** Holds amount + fee and writes the Pending rows; undefined when available is short. */
+/**
+ * Holds amount + fee and writes the payment's Pending row; undefined when available is
+ * short. The fee's own row is written when the payment settles and the fee is posted
+ * (settlement.ts), so a payment that fails or is invalid leaves no fee row at all.
+ */
 export function reservePayout(batch: LedgerBatch, job: PayoutJob): PendingPayout | undefined {
   const total = job.amount + job.fee
   if (!batch.tryHold(job.accountId, total)) return undefined
@@ -79,26 +84,11 @@ export function reservePayout(batch: LedgerBatch, job: PayoutJob): PendingPayout
     recipient_account: job.account_number,
     recipient_branch: job.branch_code,
   })
-  if (job.feeTxId) {
-    batch.append({
-      id: job.feeTxId,
-      account_id: job.accountId,
-      parent_tx_id: job.txId,
-      tx_type: 'fee',
-      tx_payment_type: job.paymentType,
-      status: 'Pending',
-      amount: job.fee,
-      credit: 0n,
-      debit: job.fee,
-      added_by: job.addedBy,
-      posted: false,
-      ref: `${job.paymentType} fee`,
-    })
-  }
   return {
     tx_id: job.txId,
-    fee_tx_id: job.feeTxId,
+    fee_tx_id: null,
     account_id: job.accountId,
+    added_by: job.addedBy,
     payment_type: job.paymentType,
     amount: job.amount,
     fee: job.fee,

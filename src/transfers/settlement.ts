@@ -4,12 +4,20 @@ import { newRowId } from '../ledger/row-id.ts'
 
 // Settling a pending payout once its rail has answered: the hold is released, and on
 // acceptance the amount goes to the rail's settlement account and the fee to fee income,
-// each as its own journal. Used for RTC at once and for EFT by the clearing cycle.
+// each as its own journal, the fee with its own `fee` row, written now that it is posted.
+// Used for RTC at once and for EFT by the clearing cycle. A payment that fails or is
+// invalid charges no fee and gets no fee row.
+//
+// Payouts taken before fee rows were written at settlement have a Pending fee row from
+// the start (`fee_tx_id`): it is settled with its payment as it always was.
 
 export interface PendingPayout {
   tx_id: string
+  /** The Pending fee row written with the payment, by earlier versions; null for payouts taken since. */
   fee_tx_id: string | null
   account_id: string
+  /** The credential that took the payment: its fee row names it too. */
+  added_by: string
   payment_type: 'EFT' | 'RTC'
   amount: bigint
   fee: bigint
@@ -31,12 +39,29 @@ export function settlePayout(batch: LedgerBatch, payout: PendingPayout, outcome:
     { internal: `settlement:${payout.payment_type}`, amount: payout.amount, tx_id: payout.tx_id },
   ])
   batch.setStatus(payout.tx_id, payout.account_id, { status: 'Successful', posted: true })
-  if (payout.fee_tx_id && payout.fee > 0n) {
+  if (payout.fee > 0n) {
+    const feeTxId = payout.fee_tx_id ?? newRowId()
     batch.post([
-      { account: payout.account_id, amount: -payout.fee, tx_id: payout.fee_tx_id },
-      { internal: 'fee_income', amount: payout.fee, tx_id: payout.fee_tx_id },
+      { account: payout.account_id, amount: -payout.fee, tx_id: feeTxId },
+      { internal: 'fee_income', amount: payout.fee, tx_id: feeTxId },
     ])
-    batch.setStatus(payout.fee_tx_id, payout.account_id, { status: 'Successful', posted: true })
+    if (payout.fee_tx_id) batch.setStatus(feeTxId, payout.account_id, { status: 'Successful', posted: true })
+    else {
+      batch.append({
+        id: feeTxId,
+        account_id: payout.account_id,
+        parent_tx_id: payout.tx_id,
+        tx_type: 'fee',
+        tx_payment_type: payout.payment_type,
+        status: 'Successful',
+        amount: payout.fee,
+        credit: 0n,
+        debit: payout.fee,
+        added_by: payout.added_by,
+        posted: true,
+        ref: `${payout.payment_type} fee`,
+      })
+    }
   }
   return 'Successful'
 }

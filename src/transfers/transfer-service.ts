@@ -144,10 +144,12 @@ export class TransferService {
     checkPaymentLimit(this.calendar, this.clock.now(), 'INTERNAL', BigInt(request.amount))
     const payeeAccountId = await this.payees.accountIdByNumber(request.account_number)
     if (!payeeAccountId) throw noSuchPayee()
-    const job: InternalJob = Object.assign(this.jobBase(caller, request, 'INTERNAL'), {
+    const base = this.jobBase(caller, request, 'INTERNAL')
+    const job: InternalJob = Object.assign(base, {
       kind: 'internal' as const,
       payeeAccountId,
       payeeTxId: newRowId(),
+      feeTxId: base.fee > 0n ? newRowId() : null,
     })
     const taken = await this.reserver.submit(job)
     return { tx_id: taken.tx_id, amount: String(request.amount), status: 'Successful' }
@@ -163,7 +165,6 @@ export class TransferService {
       amount: BigInt(request.amount),
       fee,
       txId: newRowId(),
-      feeTxId: fee > 0n ? newRowId() : null,
       ref: request.ref,
       own_ref: request.own_ref,
       name: request.name,

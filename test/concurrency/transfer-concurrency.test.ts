@@ -94,17 +94,29 @@ async function finishOverspend(plan: OverspendPlan, started: Awaited<ReturnType<
   assert.equal(afterBurst.available, BigInt(plan.unit - 1))
   assert.equal(afterBurst.balance, BigInt(deposit - rtcPaid * plan.unit))
 
-  // Only the accepted transfers left rows, one transfer and one fee each.
+  // Only the accepted transfers left rows: one transfer each, carrying its fee, and a fee
+  // row for each RTC, settled at once. An EFT's fee is held with it (the available balance
+  // above) and gets its row when the EFT settles at clearing.
+  const fees = tb.config.fees
   const rows = await transferRows(f)
   const transfers = rows.filter((t) => t.tx_type === 'transfer')
   assert.deepEqual(new Set(transfers.map((t) => t.tx_id)), new Set(succeeded.map((s) => s.tx_id)))
-  assert.equal(rows.filter((t) => t.tx_type === 'fee').length, plan.affordable)
+  for (const t of transfers) assert.equal(t.fee, String(t.tx_payment_type === 'RTC' ? fees.RTC : fees.EFT), `transfer ${t.tx_id}`)
+  const feeRows = rows.filter((t) => t.tx_type === 'fee')
+  const rtcWithFee = fees.RTC > 0n ? succeeded.filter((s) => s.rtc).map((s) => s.tx_id) : []
+  assert.deepEqual(feeRows.map((t) => t.parent_tx_id).sort(), rtcWithFee.sort(), 'fee rows for the RTCs only, one each')
+  assert.ok(feeRows.every((t) => t.status === 'Successful'))
 
   await tb.operator.clearing.run()
   const settled = await balances(f)
   assert.deepEqual(settled, { balance: BigInt(plan.unit - 1), available: BigInt(plan.unit - 1) })
+  // Cleared, every accepted transfer is Successful with one Successful fee row.
   const after = await transferRows(f)
   assert.ok(after.filter((t) => t.tx_type === 'transfer').every((t) => t.status === 'Successful'))
+  const settledFees = after.filter((t) => t.tx_type === 'fee')
+  const withFee = succeeded.filter((s) => (s.rtc ? fees.RTC : fees.EFT) > 0n).map((s) => s.tx_id)
+  assert.deepEqual(settledFees.map((t) => t.parent_tx_id).sort(), withFee.sort(), 'one fee row per accepted transfer')
+  assert.ok(settledFees.every((t) => t.status === 'Successful'))
   await assertLedgerClean(tb)
 }
 
@@ -143,15 +155,22 @@ async function finishDuplicates(started: Awaited<ReturnType<typeof startDuplicat
     assert.equal((r.error.details[0] as { tx_id?: string }).tx_id, original.tx_id)
   }
 
-  // Money moved once: one transfer row, one fee row, one debit of amount plus fee.
+  // Money moved once: one transfer row carrying the fee, one debit (or hold) of amount plus
+  // fee. The fee's row is written when the payment settles: an RTC's at once, an EFT's at clearing.
   const expected = BigInt(deposit - amount - fee)
   assert.deepEqual(await balances(f), rtc ? { balance: expected, available: expected } : { balance: BigInt(deposit), available: expected })
   const rows = await transferRows(f)
-  assert.deepEqual(rows.filter((t) => t.tx_type === 'transfer').map((t) => t.tx_id), [original.tx_id])
-  assert.equal(rows.filter((t) => t.tx_type === 'fee').length, fee > 0 ? 1 : 0)
+  const transfers = rows.filter((t) => t.tx_type === 'transfer')
+  assert.deepEqual(transfers.map((t) => t.tx_id), [original.tx_id])
+  assert.equal(transfers[0]!.fee, String(fee))
+  const feeRows = (r: typeof rows) => r.filter((t) => t.tx_type === 'fee').map((t) => [t.parent_tx_id, t.status])
+  assert.deepEqual(feeRows(rows), rtc && fee > 0 ? [[original.tx_id, 'Successful']] : [])
 
   await tb.operator.clearing.run()
   assert.deepEqual(await balances(f), { balance: expected, available: expected })
+  const settled = await transferRows(f)
+  assert.deepEqual(settled.filter((t) => t.tx_type === 'transfer').map((t) => [t.tx_id, t.status]), [[original.tx_id, 'Successful']])
+  assert.deepEqual(feeRows(settled), fee > 0 ? [[original.tx_id, 'Successful']] : [])
   await assertLedgerClean(tb)
 }
 
@@ -209,6 +228,12 @@ async function racingClearingRuns(runClearing: Array<() => Promise<unknown>>): P
   const reversals = rows.filter((t) => t.tx_type === 'reversal')
   assert.equal(reversals.length, 30, 'every returned payment is reversed exactly once')
   assert.equal(new Set(reversals.map((t) => t.parent_tx_id)).size, 30)
+  // One Successful fee row for each payment the rail paid (kept when it was returned), written
+  // once however many runs raced to settle it, and none for a failed payment.
+  const feeRows = rows.filter((t) => t.tx_type === 'fee')
+  const paid = plan.flatMap((p, i) => (p.kind === 'failed' || (p.rtc ? fees.RTC : fees.EFT) === 0n ? [] : [txIds[i]!]))
+  assert.deepEqual(feeRows.map((t) => t.parent_tx_id).sort(), paid.sort())
+  assert.ok(feeRows.every((t) => t.status === 'Successful'))
   await assertLedgerClean(tb)
 }
 

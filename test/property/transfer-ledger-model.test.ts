@@ -4,6 +4,7 @@ import { before, test } from 'node:test'
 import fc from 'fast-check'
 import type { TxStatus } from '../../src/db/schema.ts'
 import { magicRecipients } from '../../src/rails/simulated-rail.ts'
+import type { TransactionView } from '../../src/transfers/transfer-contract.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { outcome, type Outcome } from '../support/assertions.ts'
 import { wrongOtp } from '../bulk/helpers.ts'
@@ -31,7 +32,13 @@ import {
 // The clearing run collects returns FIRST and then settles pending EFTs
 // (src/transfers/clearing-service.ts), so an EFT to the "returned" account is settled in
 // run k and reversed in run k+1, and an RTC to it is reversed by the first run after it.
-// Fees are not returned with a reversal.
+// Fees are not returned with a reversal. A payout's Pending `transfer` row holds amount and
+// fee; its `fee` row is appended only when it settles Successful (RTC at once, EFT by the
+// clearing run, in the order the run settles them), right after the payment turns
+// Successful, in the same batch: a payout that fails or is invalid has no fee row. The
+// model counts the account's rows as they are written, so it knows each fee row's place in
+// the account's sequence, its date and its running balance (within a burst, only the
+// burst's rows it is among).
 //
 // Bulk batches (README "Bulk payments") join the same account: initiate holds total plus
 // fees at once (or is refused with 400 and holds nothing); the right PIN, read as a sandbox
@@ -225,6 +232,36 @@ interface Payout {
   bulk?: BulkPaymentModel
 }
 
+/** A single payout as the model took it. */
+interface SinglePayout extends Payout {
+  paymentType: 'EFT' | 'RTC'
+  fee: bigint
+  /** When it was taken: a clearing run settles pending EFTs oldest first, then by tx_id. */
+  atMs: number
+}
+
+/**
+ * The `fee` row of a single payout, written when (and only if) the payout settles
+ * Successful, in the same batch and right after the payment's own status change: a
+ * payout that ends Failed or Invalid has none.
+ */
+interface FeeRowModel {
+  parentTxId: string
+  paymentType: 'EFT' | 'RTC'
+  fee: bigint
+  /** When the payout settled: the row's date. */
+  atMs: number
+  /** Its place in the account's sequence (1 = the oldest row), when the model knows it exactly. */
+  seq: number | undefined
+  /** The balance after the fee, when the model knows it exactly. */
+  runningBalance: bigint | undefined
+  /**
+   * Else (an RTC of a burst, whose requests are taken and settled by concurrent batches) the
+   * places of the burst's rows, among which it comes somewhere after its payment's row.
+   */
+  within: { from: number; to: number } | undefined
+}
+
 type BatchStatus = 'pending_otp' | 'processing' | 'completed' | 'cancelled' | 'failed'
 
 interface BulkPaymentModel {
@@ -256,11 +293,14 @@ class Model {
   balance = 0n
   available = 0n
   /** EFTs held, settled by the next clearing run. */
-  pendingEft: Payout[] = []
+  pendingEft: SinglePayout[] = []
   /** Successful payments to the "returned" account, reversed by the next clearing run. */
   returnsDue: Payout[] = []
   readonly status = new Map<string, TxStatus>()
-  readonly amountOf = new Map<string, bigint>()
+  /** Every single payout taken, by tx_id (its row is the `transfer` row). */
+  readonly payouts = new Map<string, SinglePayout>()
+  /** The fee rows written, by their payment's tx_id. */
+  readonly feeRows = new Map<string, FeeRowModel>()
   /** clientTxId → the transfer that claimed it and when (keys of refused requests are released). */
   readonly keys = new Map<string, { txId: string; atMs: number }>()
   readonly sent: TransferBody[] = []
@@ -278,27 +318,63 @@ class Model {
     this.debit.credit(this, amount)
   }
 
-  accept(txId: string, body: TransferBody, fee: bigint, recipient: Recipient, nowMs: number): TxStatus {
-    const payout = { txId, amount: BigInt(body.amount), total: BigInt(body.amount) + fee, recipient }
-    this.keys.set(body.clientTxId, { txId, atMs: nowMs })
-    this.amountOf.set(txId, payout.amount)
-    let status: TxStatus = 'Pending'
-    if (!body.pay_and_clear) {
-      this.available -= payout.total
-      this.pendingEft.push(payout)
-    } else {
-      status = railOutcome(recipient)
-      if (status === 'Successful') {
-        this.balance -= payout.total
-        this.available -= payout.total
-        if (recipient === 'returned') this.returnsDue.push(payout)
-      }
-    }
-    this.status.set(txId, status)
-    return status
+  /**
+   * The rows the account has now, as the model counts them: the count checkLedger compares,
+   * and (plus one) the place in the account's sequence of the next row written.
+   */
+  rowCount(): number {
+    const bulkPaymentRows = this.batches.reduce((n, b) => n + b.payments.filter((p) => p.row !== undefined).length, 0)
+    // Per accepted batch one funding row, one row per payment once processed, one refund per payment not made.
+    const bulkRows = this.batches.length + bulkPaymentRows + this.refunds
+    const debitRows = this.debit.creditRows + this.debit.disputeRows + this.debit.recoveryRows
+    return this.deposits + this.status.size + this.feeRows.size + this.reversals + bulkRows + debitRows
   }
 
-  clearingRun(): void {
+  /**
+   * A single payout taken: its Pending `transfer` row (holding amount + fee) is written; an
+   * RTC is then settled at once, in a batch of its own.
+   */
+  accept(txId: string, body: TransferBody, fee: bigint, recipient: Recipient, nowMs: number): TxStatus {
+    const paymentType = body.pay_and_clear ? 'RTC' : 'EFT'
+    const payout: SinglePayout = { txId, amount: BigInt(body.amount), total: BigInt(body.amount) + fee, recipient, paymentType, fee, atMs: nowMs }
+    this.keys.set(body.clientTxId, { txId, atMs: nowMs })
+    this.payouts.set(txId, payout)
+    this.status.set(txId, 'Pending')
+    this.available -= payout.total
+    if (paymentType === 'EFT') this.pendingEft.push(payout)
+    else this.settlePayout(payout, nowMs)
+    return this.status.get(txId)!
+  }
+
+  /**
+   * The rail's answer for a pending single payout: the hold is released; accepted, amount and
+   * fee are posted, the payment turns Successful and then its fee row is appended (posted,
+   * so its running balance is the balance after the fee); otherwise it turns Failed or
+   * Invalid and no fee row is written.
+   */
+  private settlePayout(payout: SinglePayout, nowMs: number): void {
+    const status = railOutcome(payout.recipient)
+    this.status.set(payout.txId, status)
+    if (status !== 'Successful') {
+      this.available += payout.total
+      return
+    }
+    this.balance -= payout.total
+    if (payout.recipient === 'returned') this.returnsDue.push(payout)
+    if (payout.fee > 0n) {
+      this.feeRows.set(payout.txId, {
+        parentTxId: payout.txId, paymentType: payout.paymentType, fee: payout.fee, atMs: nowMs,
+        seq: this.rowCount() + 1, runningBalance: this.balance, within: undefined,
+      })
+    }
+  }
+
+  /**
+   * Returns collected first (each a `reversal` row, in one batch), then every pending EFT
+   * settled, oldest first and then by tx_id (src/ledger/ledger-store.ts, pendingPayouts):
+   * the order their fee rows are appended in.
+   */
+  clearingRun(nowMs: number): void {
     for (const r of this.returnsDue) {
       this.balance += r.amount
       this.available += r.amount
@@ -307,17 +383,9 @@ class Model {
       this.reversals++
     }
     this.returnsDue = []
-    for (const e of this.pendingEft) {
-      const status = railOutcome(e.recipient)
-      this.status.set(e.txId, status)
-      if (status === 'Successful') {
-        this.balance -= e.total
-        if (e.recipient === 'returned') this.returnsDue.push(e)
-      } else {
-        this.available += e.total
-      }
-    }
+    const pending = [...this.pendingEft].sort((a, b) => a.atMs - b.atMs || (a.txId < b.txId ? -1 : a.txId > b.txId ? 1 : 0))
     this.pendingEft = []
+    for (const e of pending) this.settlePayout(e, nowMs)
   }
 
   /** Initiate: one hold of total plus fees, or a refusal that holds nothing. */
@@ -741,7 +809,7 @@ class Run {
   private async clearing(): Promise<void> {
     await this.jobs()
     await tb.operator.clearing.run()
-    this.model.clearingRun()
+    this.model.clearingRun(tb.clock.now().getTime())
     await dispatchEvents()
     await runJobs()
     this.model.eftCycle()
@@ -945,18 +1013,28 @@ class Run {
     const affordable = Math.min(a.count, Number(model.available / total))
     const nowMs = tb.clock.now().getTime()
     const replies = await Promise.all(bodies.map((body) => outcome(this.partner.client.accounts.transfer(body))))
-    let accepted = 0
+    const from = model.rowCount() + 1
+    const taken: string[] = []
     replies.forEach((reply, i) => {
       if (!reply.ok) {
         assert.equal(reply.error.code, 400, reply.error.message)
         assert.match(reply.error.message, /insufficient funds/)
         return
       }
-      accepted++
+      taken.push(reply.value.tx_id)
       const status = model.accept(reply.value.tx_id, bodies[i]!, total - BigInt(a.amount), recipient, nowMs)
       assert.equal(reply.value.status, status)
     })
+    const accepted = taken.length
     assert.equal(accepted, affordable, `${a.count} transfers of ${total} at once with ${model.available + BigInt(accepted) * total} available`)
+    // The burst's requests were taken, and its RTCs settled, by concurrent batches in an order
+    // the model does not know: its rows are the account's next ones, each fee row somewhere
+    // after its payment's row, with the balance of that moment.
+    const within = { from, to: model.rowCount() }
+    for (const txId of taken) {
+      const fee = model.feeRows.get(txId)
+      if (fee) Object.assign(fee, { seq: undefined, runningBalance: undefined, within })
+    }
   }
 
   private recipientOf(body: TransferBody): Recipient {
@@ -989,11 +1067,11 @@ class Run {
     assert.equal(next_cursor, undefined)
     const model = this.model
     const bulkRows = await this.checkBatches(when)
-    const feeRows = fees.EFT > 0n && fees.RTC > 0n ? 1 : 0
-    // Per accepted batch one funding row, one row per payment once processed, one refund per payment not made.
-    const bulkRowCount = model.batches.length + bulkRows.size + model.refunds
-    const debitRowCount = model.debit.creditRows + model.debit.disputeRows + model.debit.recoveryRows
-    assert.equal(transactions.length, model.deposits + model.status.size * (1 + feeRows) + model.reversals + bulkRowCount + debitRowCount, when)
+    assert.equal(transactions.length, model.rowCount(), when)
+    // Newest first, every row of the account: the row at index i is the (length − i)th written.
+    const seqOf = new Map(transactions.map((t, i) => [t.tx_id, transactions.length - i]))
+    const byId = new Map(transactions.map((t) => [t.tx_id, t]))
+    const feesSeen = new Set<string>()
     const fundingStatus: Record<BatchStatus, TxStatus> = { pending_otp: 'Pending', processing: 'Successful', completed: 'Successful', cancelled: 'Failed', failed: 'Failed' }
     for (const t of transactions) {
       if (t.tx_type === 'bulk_payment' && t.parent_tx_id === '') {
@@ -1015,20 +1093,66 @@ class Run {
         assert.equal(BigInt(t.credit), p.amount + p.fee)
       }
       assert.equal(t.verified, true, `${t.tx_id} fails its chain check (${when})`)
-      if (t.tx_type === 'transfer') assert.equal(t.status, model.status.get(t.tx_id), `transfer ${t.tx_id} (${when})`)
-      if (t.tx_type === 'fee') {
-        const parent = model.status.get(t.parent_tx_id)
-        assert.equal(t.status, parent === 'Reversed' ? 'Successful' : parent, `fee of ${t.parent_tx_id} (${when})`)
+      if (t.tx_type === 'transfer') {
+        assert.equal(t.status, model.status.get(t.tx_id), `transfer ${t.tx_id} (${when})`)
+        const p = model.payouts.get(t.tx_id)!
+        // The payment's row carries its fee, whether or not a fee row has been written yet.
+        assert.deepEqual(
+          { tx_payment_type: t.tx_payment_type, amount: BigInt(t.amount), fee: BigInt(t.fee), debit: BigInt(t.debit), credit: BigInt(t.credit) },
+          { tx_payment_type: p.paymentType, amount: p.amount, fee: p.fee, debit: p.amount, credit: 0n },
+          `transfer ${t.tx_id} (${when})`,
+        )
       }
+      if (t.tx_type === 'fee') this.checkFeeRow(t, seqOf.get(t.tx_id)!, byId.get(t.parent_tx_id), seqOf.get(t.parent_tx_id), feesSeen, when)
       if (t.tx_type === 'reversal' && t.tx_payment_type !== 'DEBIT_ORDER') {
         const bulkPayment = bulkRows.get(t.parent_tx_id)
         assert.equal(bulkPayment ? bulkPayment.row : model.status.get(t.parent_tx_id), 'Reversed')
-        assert.equal(BigInt(t.amount), bulkPayment ? bulkPayment.amount : model.amountOf.get(t.parent_tx_id))
+        assert.equal(BigInt(t.amount), bulkPayment ? bulkPayment.amount : model.payouts.get(t.parent_tx_id)?.amount)
       }
     }
+    // Every payout settled Successful (and maybe reversed since) has its one fee row; no other has any.
+    assert.deepEqual([...feesSeen].sort(), [...model.feeRows.keys()].sort(), `fee rows (${when})`)
     await this.checkRunningBalances(transactions, when)
     await this.checkDebitLedger(transactions, when)
     assert.equal(report.internal_balances[`partner_debt:${this.partner.partnerId}`] ?? '0', String(-model.debit.debt), `partner_debt in the ledger (${when})`)
+  }
+
+  /**
+   * A fee row as the model predicts it: written only for a payout settled Successful, when
+   * it settled (its date), right after the payment's own posting (its running balance is the
+   * payment's less the fee), at the place in the account's sequence the model counted, with
+   * the payer's credential and no user.
+   */
+  private checkFeeRow(t: TransactionView, seq: number, parent: TransactionView | undefined, parentSeq: number | undefined, seen: Set<string>, when: string): void {
+    const context = `fee row ${t.tx_id} of ${t.parent_tx_id} (${when})`
+    const f = this.model.feeRows.get(t.parent_tx_id)
+    assert.ok(f, `${context}: the payment is not one the model charged a fee for (${this.model.status.get(t.parent_tx_id)})`)
+    assert.ok(!seen.has(t.parent_tx_id), `${context}: a second fee row of the same payment`)
+    seen.add(t.parent_tx_id)
+    assert.ok(['Successful', 'Reversed'].includes(this.model.status.get(f.parentTxId)!), context)
+    assert.deepEqual(
+      {
+        status: t.status, tx_payment_type: t.tx_payment_type, ref: t.ref, amount: BigInt(t.amount), fee: BigInt(t.fee),
+        credit: BigInt(t.credit), debit: BigInt(t.debit), added_by: t.added_by, user_id: t.user_id, recipient_name: t.recipient_name,
+        date: Date.parse(t.date),
+      },
+      {
+        status: 'Successful', tx_payment_type: f.paymentType, ref: `${f.paymentType} fee`, amount: f.fee, fee: 0n,
+        credit: 0n, debit: f.fee, added_by: this.partner.credentialId, user_id: '', recipient_name: '',
+        date: f.atMs,
+      },
+      context,
+    )
+    assert.ok(parent && parentSeq !== undefined, `${context}: its payment's row is listed`)
+    assert.equal(parent.added_by, t.added_by, context)
+    assert.ok(seq > parentSeq, `${context}: written after its payment's row (${seq} after ${parentSeq})`)
+    if (f.seq !== undefined) assert.equal(seq, f.seq, `${context}: its place in the account's sequence`)
+    else {
+      assert.ok(f.within, context)
+      assert.ok(seq >= f.within.from && seq <= f.within.to, `${context}: ${seq} among its burst's rows ${f.within.from}..${f.within.to}`)
+    }
+    assert.equal(BigInt(t.running_balance), BigInt(parent.running_balance) - f.fee, `${context}: posted right after its payment`)
+    if (f.runningBalance !== undefined) assert.equal(BigInt(t.running_balance), f.runningBalance, `${context}: the balance after the fee`)
   }
 
   /** Every batch's status and payments as the model has them; returns the processed payments by tx_id. */

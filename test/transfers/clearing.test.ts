@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
-import { balances, fund, magic, newAccount, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
+import { balances, feeOf, fund, magic, newAccount, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
 
 // The EFT clearing cycle behind `ops.clearing.run` (src/transfers/clearing-service.ts):
 // it settles pending EFTs, collects returns and leaves RTCs alone; running it again
@@ -47,8 +47,13 @@ test('clearing - a run settles EFTs and leaves RTCs alone', async () => {
   const rtc = await p.client.accounts.transfer(transferBody(account, { amount: 20_000, pay_and_clear: true }))
   const rtcFailed = await p.client.accounts.transfer(transferBody(account, { amount: 5_000, pay_and_clear: true, account_number: magic.failed }))
   assert.deepEqual([eft.status, rtc.status, rtcFailed.status], ['Pending', 'Successful', 'Failed'])
-  const rtcRows = (await transactionsOf(p, account)).filter((r) => r.tx_payment_type === 'RTC')
-  assert.equal(rtcRows.length, 4)
+  const taken = await transactionsOf(p, account)
+  const rtcRows = taken.filter((r) => r.tx_payment_type === 'RTC')
+  // The settled RTC has its fee row; the failed one has none; the pending EFT has none yet.
+  assert.deepEqual(rtcRows.map((r) => [r.tx_type, r.status]), [['transfer', 'Failed'], ['fee', 'Successful'], ['transfer', 'Successful']])
+  assert.equal(feeOf(rtcRows, rtc.tx_id)?.status, 'Successful')
+  assert.equal(feeOf(rtcRows, rtcFailed.tx_id), undefined)
+  assert.equal(feeOf(taken, eft.tx_id), undefined)
 
   const report = await tb.operator.clearing.run()
   assert.deepEqual(counts(report), { ...nothing, settled: 1 })
@@ -56,6 +61,10 @@ test('clearing - a run settles EFTs and leaves RTCs alone', async () => {
   const after = await transactionsOf(p, account)
   assert.deepEqual(after.filter((r) => r.tx_payment_type === 'RTC'), rtcRows, 'RTC rows are untouched')
   assert.equal(after.find((r) => r.tx_id === eft.tx_id)!.status, 'Successful')
+  // Settling the EFT appends its fee row, the newest row, and nothing else.
+  assert.equal(after.length, taken.length + 1)
+  assert.equal(after[0], feeOf(after, eft.tx_id))
+  assert.deepEqual([after[0]!.tx_payment_type, after[0]!.status], ['EFT', 'Successful'])
   const left = String(100_000 - 10_000 - fees.EFT - 20_000 - fees.RTC)
   assert.deepEqual(await balances(p, account), { balance: left, available: left })
 })
@@ -99,6 +108,10 @@ test('clearing - the report counts settled, failed, invalid and (next run) retur
   assert.deepEqual(counts(first), { ...nothing, settled: 4, failed: 2, invalid: 2 })
   const statuses = await Promise.all(sent.map(async (s) => (await txById(p, s.tx_id)).status))
   assert.deepEqual(statuses, ['Successful', 'Successful', 'Successful', 'Failed', 'Failed', 'Invalid', 'Invalid', 'Successful'])
+  // Only a payment that was made has a fee row.
+  const rows = await transactionsOf(p, account)
+  const feeStatuses = sent.map((s) => feeOf(rows, s.tx_id)?.status)
+  assert.deepEqual(feeStatuses, ['Successful', 'Successful', 'Successful', undefined, undefined, undefined, undefined, 'Successful'])
   const paid = 1_000_000 - 4 * (10_000 + fees.EFT)
   assert.deepEqual(await balances(p, account), { balance: String(paid), available: String(paid) })
 

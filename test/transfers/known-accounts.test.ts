@@ -102,7 +102,15 @@ test('known accounts - a payment from an account the last batch wrote skips the 
   assert.equal(third.readUnderLock, false)
   assert.deepEqual(await balances(p, account), { balance: '10000', available: String(10_000 - 6_000 - 3 * eft_fee) })
   // Each row continues the hash chain of the one before: verify walks every account's chain.
-  assert.equal((await transactionsOf(p, account)).length, 1 + 3 * 2)
+  // The deposit and the three Pending EFTs, each carrying its fee (held with it above); an
+  // EFT's fee row is written when it settles, so there is none yet.
+  const rows = await transactionsOf(p, account)
+  assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'transfer', 'transfer', 'deposit'])
+  assert.deepEqual(rows.map((r) => r.tx_id).slice(0, 3), [third.sent.tx_id, second.sent.tx_id, first.sent.tx_id])
+  for (const transfer of rows.slice(0, 3)) {
+    assert.equal(transfer.status, 'Pending')
+    assert.equal(transfer.fee, String(eft_fee))
+  }
   await assertLedgerClean(tb)
 })
 

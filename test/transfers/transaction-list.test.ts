@@ -2,8 +2,8 @@ import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { randomUUID } from 'node:crypto'
 import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
-import { fund, newAccount, transactionsOf, transferBody, txById, type TransactionView } from './helpers.ts'
+import { assertLedgerClean, expectApiError, iso } from '../support/assertions.ts'
+import { feeOf, fund, newAccount, transactionsOf, transferBody, txById, type TransactionView } from './helpers.ts'
 
 // The transaction list: newest first; optional `limit` (default 100, max 1000) and
 // `cursor`, with `next_cursor` in the response, absent on the last page; without either,
@@ -14,7 +14,7 @@ let p: TestPartner
 /** An account with more rows than the largest page. */
 let big: string
 const big_transfers = 550
-/** deposit + a transfer and its fee each. */
+/** deposit + a transfer and its fee each (the fee's row is written when the EFT settles). */
 const big_rows = 1 + 2 * big_transfers
 
 before(async () => {
@@ -27,6 +27,9 @@ before(async () => {
     Array.from({ length: big_transfers }, () => p.client.accounts.transfer(transferBody(big, { amount: 100 }))),
   )
   assert.equal(new Set(sent.map((s) => s.tx_id)).size, big_transfers)
+  // Settled, each EFT gets its fee row.
+  const report = await tb.operator.clearing.run()
+  assert.equal(report.settled, big_transfers)
 })
 
 async function page(accountId: string, limit?: number, cursor?: string) {
@@ -91,7 +94,8 @@ test('transactions - filter_user_ids keeps only rows of those acting users; [] a
   await fund(tb, account, 50_000)
   await p.client.accounts.transfer(transferBody(account, { amount: 1_000 }))
   const all = (await listRaw({ account_id: account })).body.transactions
-  assert.equal(all.length, 3)
+  // The deposit and the Pending EFT (its fee row comes when it settles).
+  assert.equal(all.length, 2)
   for (const none of [[], {}, null]) {
     assert.deepEqual((await listRaw({ account_id: account, filter_user_ids: none })).body.transactions, all)
   }
@@ -126,13 +130,14 @@ test('transactions - paging 7 at a time walks every row once, in the same order 
   assert.equal(small.pages, Math.ceil(big_rows / 7))
   assert.deepEqual(small.rows.map((r) => r.tx_id), large.rows.map((r) => r.tx_id))
   assert.equal(new Set(small.rows.map((r) => r.tx_id)).size, big_rows)
-  // Each transfer comes right after (newer than) nothing but its own fee.
-  for (let i = 0; i + 1 < small.rows.length - 1; i += 2) {
-    const [fee, transfer] = [small.rows[i]!, small.rows[i + 1]!]
-    assert.equal(fee.tx_type, 'fee')
-    assert.equal(transfer.tx_type, 'transfer')
-    assert.equal(fee.parent_tx_id, transfer.tx_id)
-  }
+  // The EFTs were settled together after all were taken: their fee rows, written then, are
+  // the newest, each transfer's once; then the transfers; the deposit last.
+  const fees = small.rows.slice(0, big_transfers)
+  const transfers = small.rows.slice(big_transfers, -1)
+  assert.ok(fees.every((r) => r.tx_type === 'fee' && r.status === 'Successful'))
+  assert.ok(transfers.every((r) => r.tx_type === 'transfer' && r.status === 'Successful'))
+  assert.deepEqual(fees.map((r) => r.parent_tx_id).sort(), transfers.map((r) => r.tx_id).sort())
+  assert.equal(small.rows.at(-1)!.tx_type, 'deposit')
   assert.ok(small.rows.every((r) => r.verified), 'every link verifies when read page by page')
 })
 
@@ -176,28 +181,34 @@ test('transactions - the list is newest first across deposits, transfers, fees a
   tb.clock.advance(60_000)
   const t2 = await p.client.accounts.transfer(transferBody(account, { amount: 2_000, pay_and_clear: true }))
   const rows = await transactionsOf(p, account)
-  const f1 = rows.find((r) => r.parent_tx_id === t1.tx_id)!
-  const f2 = rows.find((r) => r.parent_tx_id === t2.tx_id)!
-  assert.deepEqual(rows.map((r) => r.tx_id), [f2.tx_id, t2.tx_id, d2, f1.tx_id, t1.tx_id, d1])
+  // The RTC settled at once, so its fee row follows it; the EFT's comes when it settles.
+  assert.equal(feeOf(rows, t1.tx_id), undefined)
+  const f2 = feeOf(rows, t2.tx_id)!
+  assert.deepEqual(rows.map((r) => r.tx_id), [f2.tx_id, t2.tx_id, d2, t1.tx_id, d1])
   const dates = rows.map((r) => Date.parse(r.date))
   assert.deepEqual([...dates].sort((a, b) => b - a), dates, 'dates never increase down the list')
   assert.ok(dates[0]! > dates.at(-1)!)
 
-  // Settling the older EFT later changes its status, not its place.
+  // Settling the older EFT later changes its status, not its place, and appends its fee row, newest.
   tb.clock.advance(60_000)
   await tb.operator.clearing.run()
   const settled = await transactionsOf(p, account)
-  assert.deepEqual(settled.map((r) => r.tx_id), rows.map((r) => r.tx_id))
+  const f1 = feeOf(settled, t1.tx_id)
+  assert.ok(f1)
+  assert.equal(f1.status, 'Successful')
+  assert.equal(f1.date, iso(tb.clock.now()))
+  assert.deepEqual(settled.map((r) => r.tx_id), [f1.tx_id, ...rows.map((r) => r.tx_id)])
   assert.equal(settled.find((r) => r.tx_id === t1.tx_id)!.status, 'Successful')
+  const settledDates = settled.map((r) => Date.parse(r.date))
+  assert.deepEqual([...settledDates].sort((a, b) => b - a), settledDates, 'dates never increase down the list')
 })
 
 test('transactions - a page that ends exactly at the oldest row carries no next_cursor', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  await p.client.accounts.transfer(transferBody(account))
-  await p.client.accounts.transfer(transferBody(account))
+  for (let i = 0; i < 4; i++) await p.client.accounts.transfer(transferBody(account))
   await fund(tb, account, 1)
-  // 6 rows: deposit, transfer, fee, transfer, fee, deposit.
+  // 6 rows: deposit, four Pending EFTs (their fee rows come when they settle), deposit.
   const whole = await page(account, 6)
   assert.equal(whole.transactions.length, 6)
   assert.equal(whole.next_cursor, undefined)

@@ -18,7 +18,8 @@ import {
 
 // EFT (RULINGS, Accounts and the ledger): held at once, so available drops by amount plus
 // fee; posted when the clearing cycle settles it; the fee is its own `fee` transaction
-// linked by parent_tx_id. Money is integer cents in, integer-cent strings out.
+// linked by parent_tx_id, written when the EFT settles and the fee is posted. Money is
+// integer cents in, integer-cent strings out.
 
 const eft_fee = 250
 
@@ -68,22 +69,23 @@ test('transfers - an EFT answers {tx_id, amount as a string, status Pending} and
   assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 12_345 - eft_fee) })
 })
 
-test('transfers - a pending EFT and its fee are Pending rows with every field as RULINGS describes', async () => {
+test('transfers - a pending EFT is a Pending row with every field as RULINGS describes; its fee row is written, Successful, when it settles', async () => {
   const account = await newAccount(p)
   const depositId = await fund(tb, account, 100_000, 'opening')
   const body = transferBody(account, { amount: 30_000, ref: 'Rent Nov', own_ref: 'RENT-11', name: 'Landlord Ltd' })
   const sent = await p.client.accounts.transfer(body)
+  const taken = iso(tb.clock.now())
   const rows = await transactionsOf(p, account)
-  assert.equal(rows.length, 3)
   for (const row of rows) assertViewShape(row)
-  // Newest first: the fee was appended after its transfer, the deposit before both.
-  const [fee, transfer, deposit] = rows as [TransactionView, TransactionView, TransactionView]
-  const now = iso(tb.clock.now())
+  // Newest first: the transfer after the deposit, and no fee row until the fee is posted.
+  assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'deposit'])
+  assert.equal(feeOf(rows, sent.tx_id), undefined, 'the fee has no row while the EFT is pending')
+  const [transfer, deposit] = rows as [TransactionView, TransactionView]
 
-  assert.deepEqual(transfer, {
+  const pendingTransfer = {
     tx_id: sent.tx_id,
     parent_tx_id: '',
-    date: now,
+    date: taken,
     amount: '30000',
     ref: 'Rent Nov',
     status: 'Pending',
@@ -92,6 +94,7 @@ test('transfers - a pending EFT and its fee are Pending rows with every field as
     added_by: p.credentialId,
     tx_type: 'transfer',
     tx_payment_type: 'EFT',
+    // The transfer's own row carries its fee, and the hold covers amount and fee.
     fee: String(eft_fee),
     recipient_name: 'Landlord Ltd',
     credit: '0',
@@ -99,31 +102,13 @@ test('transfers - a pending EFT and its fee are Pending rows with every field as
     // Not posted yet: the running balance is still the posted balance.
     running_balance: '100000',
     verified: true,
-  })
-  assert.deepEqual(fee, {
-    tx_id: fee.tx_id,
-    parent_tx_id: sent.tx_id,
-    date: now,
-    amount: String(eft_fee),
-    ref: fee.ref,
-    status: 'Pending',
-    tx_sha: fee.tx_sha,
-    user_id: '',
-    added_by: p.credentialId,
-    tx_type: 'fee',
-    tx_payment_type: 'EFT',
-    fee: '0',
-    recipient_name: fee.recipient_name,
-    credit: '0',
-    debit: String(eft_fee),
-    running_balance: '100000',
-    verified: true,
-  })
-  assert.notEqual(fee.tx_id, sent.tx_id)
-  assert.deepEqual(deposit, {
+  }
+  assert.deepEqual(transfer, pendingTransfer)
+  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 30_000 - eft_fee) })
+  const depositRow = {
     tx_id: depositId,
     parent_tx_id: '',
-    date: now,
+    date: taken,
     amount: '100000',
     ref: 'opening',
     status: 'Successful',
@@ -138,9 +123,47 @@ test('transfers - a pending EFT and its fee are Pending rows with every field as
     debit: '0',
     running_balance: '100000',
     verified: true,
-  })
+  }
+  assert.deepEqual(deposit, depositRow)
   assert.ok(['EFT', 'INTERNAL'].includes(deposit.tx_payment_type))
-  assert.equal(new Set(rows.map((r) => r.tx_sha)).size, 3, 'every link of the chain has its own hash')
+  assert.equal(new Set(rows.map((r) => r.tx_sha)).size, 2, 'every link of the chain has its own hash')
+
+  tb.clock.advance(60_000)
+  await tb.operator.clearing.run()
+  const settledAt = iso(tb.clock.now())
+  assert.notEqual(settledAt, taken)
+  const settled = await transactionsOf(p, account)
+  for (const row of settled) assertViewShape(row)
+  // The fee row is appended when the EFT settles, after it and newer than it.
+  assert.deepEqual(settled.map((r) => r.tx_type), ['fee', 'transfer', 'deposit'])
+  const [fee, settledTransfer, settledDeposit] = settled as [TransactionView, TransactionView, TransactionView]
+  assert.equal(feeOf(settled, sent.tx_id), fee)
+  // Settling changes the transfer's status and running balance only; its hash stays.
+  assert.deepEqual(settledTransfer, { ...pendingTransfer, status: 'Successful', running_balance: '70000' })
+  assert.deepEqual(settledDeposit, depositRow)
+  assert.deepEqual(fee, {
+    tx_id: fee.tx_id,
+    parent_tx_id: sent.tx_id,
+    date: settledAt,
+    amount: String(eft_fee),
+    ref: 'EFT fee',
+    status: 'Successful',
+    tx_sha: fee.tx_sha,
+    user_id: '',
+    added_by: p.credentialId,
+    tx_type: 'fee',
+    tx_payment_type: 'EFT',
+    fee: '0',
+    recipient_name: '',
+    credit: '0',
+    debit: String(eft_fee),
+    running_balance: String(70_000 - eft_fee),
+    verified: true,
+  })
+  assert.notEqual(fee.tx_id, sent.tx_id)
+  assert.deepEqual(await txById(p, fee.tx_id), fee)
+  assert.deepEqual(await balances(p, account), { balance: String(70_000 - eft_fee), available: String(70_000 - eft_fee) })
+  assert.equal(new Set(settled.map((r) => r.tx_sha)).size, 3, 'every link of the chain has its own hash')
 })
 
 test('transfers - get_transaction returns the same view as the list', async () => {
@@ -158,6 +181,7 @@ test('transfers - the clearing run settles an EFT: Successful, balance drops, fe
   await fund(tb, account, 100_000)
   const sent = await p.client.accounts.transfer(transferBody(account, { amount: 40_000 }))
   assert.deepEqual(await balances(p, account), { balance: '100000', available: String(60_000 - eft_fee) })
+  assert.equal(feeOf(await transactionsOf(p, account), sent.tx_id), undefined, 'no fee row before the EFT settles')
 
   tb.clock.advance(60_000)
   const report = await tb.operator.clearing.run()
@@ -182,7 +206,10 @@ test('transfers - the clearing run settles an EFT: Successful, balance drops, fe
   assert.equal(fee.verified, true)
   // The view is the one the transfer was taken with: settling changes status and running balance only.
   assert.equal(transfer.date, rows.find((r) => r.tx_type === 'deposit')!.date)
-  assert.equal(rows.length, 3, 'settling appends no rows')
+  // Settling appends the fee's row only, newest, dated when the EFT settled.
+  assert.deepEqual(rows.map((r) => r.tx_type), ['fee', 'transfer', 'deposit'], 'settling appends the fee row only')
+  assert.equal(fee.date, iso(tb.clock.now()))
+  assert.notEqual(fee.date, transfer.date)
 })
 
 test('transfers - a second EFT is held against the available balance, not the posted one', async () => {

@@ -170,11 +170,27 @@ function taken<T>(o: Outcome<T> | undefined): T {
   return o.value
 }
 
-/** The account's transaction rows counted by type (deposit, transfer, fee). */
+/**
+ * The account's transaction rows counted by type (deposit, transfer, fee). An EFT's fee row
+ * is written when it settles, and none of these EFTs is cleared: their fees show in their
+ * holds and on their own rows (assertFeesHeld), not as rows of their own.
+ */
 async function rowCounts(accountId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {}
   for (const row of await transactionsOf(p, accountId)) counts[row.tx_type] = (counts[row.tx_type] ?? 0) + 1
   return counts
+}
+
+/** Asserts that each EFT of the account is Pending, carrying its fee on its own row, and that no fee row is written yet. */
+async function assertFeesHeld(accountId: string): Promise<void> {
+  const rows = await transactionsOf(p, accountId)
+  assert.deepEqual(rows.filter((r) => r.tx_type === 'fee').map((r) => r.parent_tx_id), [], 'no fee row before clearing')
+  const efts = rows.filter((r) => r.tx_type === 'transfer' && r.tx_payment_type === 'EFT')
+  assert.ok(efts.length > 0)
+  for (const eft of efts) {
+    assert.equal(eft.status, 'Pending', `EFT ${eft.tx_id}`)
+    assert.equal(eft.fee, String(eft_fee), `EFT ${eft.tx_id} carries its fee`)
+  }
 }
 
 /** The transfer rows' ids of an account, sorted. */
@@ -199,7 +215,8 @@ test('key claim - a repeat of a committed request in a later batch is 409 naming
 
   assert.deepEqual(await snapshot(p, account), before)
   assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
-  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1, fee: 1 })
+  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
+  await assertFeesHeld(account)
   assert.equal((await keyRow(body.clientTxId))?.tx_id, first.tx_id)
   await assertLedgerClean(tb)
 })
@@ -241,7 +258,8 @@ test('key claim - one batch of new keys and a repeat: the new ones are taken, th
   const held = 10_000 + eft_fee + 1_000 + eft_fee + 2_000 + eft_fee
   assert.deepEqual(await balances(p, account), { balance: String(100_000 - 4_000), available: String(100_000 - 4_000 - held) })
   assert.deepEqual(await balances(p, payee), { balance: '4000', available: '4000' })
-  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 4, fee: 3 })
+  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 4 })
+  await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [original.tx_id, eft1.tx_id, eft2.tx_id, internal.tx_id].sort())
   assert.deepEqual(await rowCounts(payee), { transfer: 1 })
   // Each new key names its own payment; the repeated one still names the original.
@@ -279,7 +297,8 @@ test('key claim - a repeat that is also short of funds is 409 duplicate, not ins
   assert.equal((await keyRow(body.clientTxId))?.tx_id, first.tx_id)
 
   assert.deepEqual(await balances(p, account), { balance: String(10_000 + eft_fee), available: '0' })
-  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1, fee: 1 })
+  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
+  await assertFeesHeld(account)
   await assertLedgerClean(tb)
 
   // Funded, the released key is taken.
@@ -307,7 +326,8 @@ test('key claim - a request refused for funds leaves its key free: funded, the s
   assert.deepEqual(pathOf(body.clientTxId), [inWrite, inWrite])
   assert.equal((await keyRow(body.clientTxId))?.tx_id, sent.tx_id)
   assert.deepEqual(await balances(p, account), { balance: String(1_000 + eft_fee), available: '0' })
-  assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 1, fee: 1 })
+  assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 1 })
+  await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [sent.tx_id])
   // And now it is a key that moved money: a repeat is a duplicate.
   await fund(tb, account, 10_000)
@@ -334,7 +354,8 @@ test('key claim - in one batch a request refused for funds and a new one: 400 an
   assert.equal(await keyRow(refused.clientTxId), undefined)
   assert.equal((await keyRow(fresh.clientTxId))?.tx_id, sent.tx_id)
   assert.deepEqual(await balances(p, account), { balance: '10000', available: String(10_000 - 2_000 - eft_fee) })
-  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1, fee: 1 })
+  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
+  await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [sent.tx_id])
   await assertLedgerClean(tb)
 
@@ -346,7 +367,8 @@ test('key claim - in one batch a request refused for funds and a new one: 400 an
     balance: '60000',
     available: String(60_000 - 2_000 - eft_fee - 50_000 - eft_fee),
   })
-  assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 2, fee: 2 })
+  assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 2 })
+  await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [sent.tx_id, later.tx_id].sort())
   await assertLedgerClean(tb)
 })
@@ -388,7 +410,8 @@ test('key claim - a key older than the duplicate window is taken over (the write
     balance: '100000',
     available: String(100_000 - (1_000 + eft_fee) * 2 - (2_000 + eft_fee)),
   })
-  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 3, fee: 3 })
+  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 3 })
+  await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [first.tx_id, again.tx_id, other.tx_id].sort())
   // A repeat now names the new payment.
   await assertDuplicate(p.client.accounts.transfer(body), again.tx_id)
@@ -405,7 +428,8 @@ test('key claim - an expired key of a request refused for funds is 400, not a du
   await assertInsufficientFunds(p.client.accounts.transfer(body))
   assert.deepEqual(pathOf(body.clientTxId), [inWrite, inWrite])
   assert.deepEqual(await balances(p, account), { balance: String(1_000 + eft_fee), available: '0' })
-  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1, fee: 1 })
+  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
+  await assertFeesHeld(account)
 
   await fund(tb, account, 1_000 + eft_fee)
   const again = await p.client.accounts.transfer(body)
@@ -433,7 +457,8 @@ test('key claim - the same new clientTxId twice in one batch: one is taken, the 
   assert.deepEqual(pathOf(clientTxId), [inWrite])
   assert.equal((await keyRow(clientTxId))?.tx_id, winner.tx_id)
   assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 1_000 - eft_fee) })
-  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1, fee: 1 })
+  assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
+  await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [winner.tx_id])
   await assertLedgerClean(tb)
 })
@@ -470,7 +495,8 @@ test('key claim - the same new clientTxId in two batches at once (two accounts):
   for (const [account, n] of [[a, won.a], [b, won.b]] as const) {
     assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - n * (1_000 + eft_fee)) })
     const counts = await rowCounts(account)
-    assert.deepEqual(counts, n > 0 ? { deposit: 1, transfer: n, fee: n } : { deposit: 1 })
+    assert.deepEqual(counts, n > 0 ? { deposit: 1, transfer: n } : { deposit: 1 })
+    if (n > 0) await assertFeesHeld(account)
   }
   assert.equal(won.a + won.b, rounds)
   await assertLedgerClean(tb)
@@ -508,7 +534,8 @@ test('key claim - an expired key sent twice in a batch that claims first, refuse
   await assertInsufficientFundsOutcome(outcomes[1])
   await assertDuplicateOutcome(outcomes[2], liveTx.tx_id)
   assert.equal(await keyRow(body.clientTxId), undefined)
-  assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 2, fee: 2 })
+  assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 2 })
+  await assertFeesHeld(account)
   await assertLedgerClean(tb)
 })
 
@@ -521,7 +548,8 @@ test(
     assert.deepEqual(pathOf(body.clientTxId).slice(1), [inWrite])
     await assertInsufficientFundsOutcome(outcomes[0])
     await assertInsufficientFundsOutcome(outcomes[1])
-    assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 2, fee: 2 })
+    assert.deepEqual(await rowCounts(account), { deposit: 2, transfer: 2 })
+    await assertFeesHeld(account)
     await assertLedgerClean(tb)
   },
 )

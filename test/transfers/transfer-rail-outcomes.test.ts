@@ -19,8 +19,9 @@ import {
 // The simulated rail's magic recipients (src/rails/simulated-rail.ts) and the status
 // transitions of RULINGS: Pending → Successful | Failed; Successful → Reversed (a
 // reversal credits the money back); Invalid when the rail rejects the recipient (no money
-// moves). A payment that is not made is charged no fee. Every test here runs the clearing
-// cycles it needs, so each run's report counts only this test's payments.
+// moves). A payment that is not made is charged no fee and gets no fee row: a payout's fee
+// row is written only when it settles Successful. Every test here runs the clearing cycles
+// it needs, so each run's report counts only this test's payments.
 
 const fees = { EFT: 250, RTC: 700 }
 const start = 100_000
@@ -45,6 +46,11 @@ async function clearing() {
   return tb.operator.clearing.run()
 }
 
+/** What the bank has earned in fees so far (the tests of a file run one after another). */
+async function feeIncome(): Promise<bigint> {
+  return BigInt((await tb.operator.ledger.verify()).internal_balances.fee_income ?? '0')
+}
+
 const unpaid: Array<[string, Record<string, string>, 'Failed' | 'Invalid']> = [
   ['a declined account (4000000002)', { account_number: magic.failed }, 'Failed'],
   ['a missing account (4000000010)', { account_number: magic.invalid }, 'Invalid'],
@@ -54,9 +60,14 @@ const unpaid: Array<[string, Record<string, string>, 'Failed' | 'Invalid']> = [
 for (const [label, recipient, status] of unpaid) {
   test(`transfers - an EFT to ${label} is held, then ${status} at clearing: hold released, no fee charged`, async () => {
     const account = await funded()
+    const earned = await feeIncome()
     const sent = await p.client.accounts.transfer(transferBody(account, { amount, ...recipient }))
     assert.equal(sent.status, 'Pending')
+    // The hold covers amount and fee; the fee is on the transfer's row, with no row of its own yet.
     assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start - amount - fees.EFT) })
+    const taken = await transactionsOf(p, account)
+    assert.deepEqual(taken.map((r) => [r.tx_type, r.status]), [['transfer', 'Pending'], ['deposit', 'Successful']])
+    assert.equal(taken[0]!.fee, String(fees.EFT))
 
     const report = await clearing()
     assert.equal(report.settled, 0)
@@ -66,29 +77,31 @@ for (const [label, recipient, status] of unpaid) {
 
     assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start) })
     const rows = await transactionsOf(p, account)
-    assert.deepEqual(rows.map((r) => r.tx_type), ['fee', 'transfer', 'deposit'], 'no row was added')
-    const transfer = rows[1]!
+    assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'deposit'], 'no row was added')
+    const transfer = rows[0]!
     assert.equal(transfer.tx_id, sent.tx_id)
     assert.equal(transfer.status, status)
     assert.equal(transfer.verified, true)
-    const fee = feeOf(rows, sent.tx_id)
-    assert.equal(fee?.status, status, 'the fee is not charged either')
-    assert.equal(fee?.verified, true)
+    assert.equal(feeOf(rows, sent.tx_id), undefined, 'a payment not made gets no fee row')
+    assert.equal(await feeIncome(), earned, 'the fee is not charged either')
 
     const again = await clearing()
     assert.deepEqual([again.settled, again.failed, again.invalid, again.returned], [0, 0, 0, 0])
     assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start) })
+    assert.deepEqual(await transactionsOf(p, account), rows, 'nor does a later run write one')
   })
 
   test(`transfers - an RTC to ${label} is ${status} at once: no money moves, no fee charged`, async () => {
     const account = await funded()
+    const earned = await feeIncome()
     const sent = await p.client.accounts.transfer(transferBody(account, { amount, pay_and_clear: true, ...recipient }))
     assert.equal(sent.status, status)
     assert.equal(sent.amount, String(amount))
     assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start) })
     const rows = await transactionsOf(p, account)
-    assert.deepEqual(rows.map((r) => [r.tx_type, r.status]), [['fee', status], ['transfer', status], ['deposit', 'Successful']])
-    assert.equal(feeOf(rows, sent.tx_id)?.status, status)
+    assert.deepEqual(rows.map((r) => [r.tx_type, r.status]), [['transfer', status], ['deposit', 'Successful']])
+    assert.equal(feeOf(rows, sent.tx_id), undefined, 'a payment not made gets no fee row')
+    assert.equal(await feeIncome(), earned, 'no fee was charged')
     assert.equal((await txById(p, sent.tx_id)).status, status)
 
     const before = await snapshot(p, account)
