@@ -49,6 +49,7 @@ const settings = z.object({
   BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
   BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
   BANK_LEDGER_OVERLAP_JOBS_MIN: z.coerce.number().int().min(1).max(2000).default(48),
+  BANK_LEDGER_ACCOUNT_BATCHES_MAX: z.coerce.number().int().min(1).max(2).default(2),
   BANK_LEDGER_QUEUE_JOBS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
   BANK_EFT_CYCLES_SAST: z
     .string()
@@ -117,6 +118,8 @@ export interface Config {
   ledgerBatchJobsMax: number
   ledgerBatchesInFlightMax: number
   ledgerOverlapJobsMin: number
+  /** Payment batches of one account written at once on PostgreSQL (1 or 2; transfer-service.ts). */
+  ledgerAccountBatchesMax: number
   ledgerQueueJobsMax: number
   /** EFT clearing cycles, minutes after 00:00 SAST on business days. */
   eftCyclesSast: number[]
@@ -193,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
     ledgerBatchesInFlightMax: s.BANK_LEDGER_BATCHES_IN_FLIGHT_MAX,
     ledgerOverlapJobsMin: s.BANK_LEDGER_OVERLAP_JOBS_MIN,
+    ledgerAccountBatchesMax: s.BANK_LEDGER_ACCOUNT_BATCHES_MAX,
     ledgerQueueJobsMax: s.BANK_LEDGER_QUEUE_JOBS_MAX,
     eftCyclesSast: s.BANK_EFT_CYCLES_SAST.split(',')
       .map((t) => Number(t.slice(0, 2)) * 60 + Number(t.slice(3, 5)))

@@ -156,6 +156,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     batchJobsMax: config.ledgerBatchJobsMax,
     batchesInFlightMax: config.ledgerBatchesInFlightMax,
     batchOverlapJobsMin: config.ledgerOverlapJobsMin,
+    accountBatchesMax: config.ledgerAccountBatchesMax,
     queueJobsMax: config.ledgerQueueJobsMax,
     observeBatch: (committer, size, seconds, ok) => metrics.ledgerBatch(committer, size, seconds, ok),
     known: knownAccounts,

@@ -1,4 +1,5 @@
 import { sql, type PostgresPool, type PostgresPoolClient, type RawBuilder } from 'kysely'
+import { AsyncLocalStorage } from 'node:async_hooks'
 import type pg from 'pg'
 
 // Prepared statements for the ledger's busiest statements. PostgreSQL parses and plans
@@ -36,6 +37,56 @@ export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
 // failed `begin` fails that statement too; a transaction that sends nothing before its
 // `commit` or `rollback` sends nothing at all.
 
+// Lanes. A transaction whose `commit` has gone out behind its last statement sends
+// nothing more on its connection, so a transaction started after it may be written on the
+// same connection, right behind it, instead of on another one: pg's pipeline mode keeps
+// the two in order, and PostgreSQL runs the second once the first has committed. On two
+// connections nothing says which of two transactions that want the same row takes it
+// first; on one, the order they were sent in is the order they run in. The ledger uses
+// this for the next batch of an account being written (transfer-service.ts).
+
+/** One pooled connection and the transactions using it; it goes back to the pool when the last is done. */
+interface SharedConnection {
+  client: pg.PoolClient
+  users: number
+}
+
+/** A transaction that another may follow on its connection (inLane). */
+export class Lane {
+  private settle: (shared: SharedConnection | undefined) => void = () => undefined
+  private settled = false
+  /** The connection once this lane's transaction has sent its commit; undefined when it ended otherwise. */
+  readonly ready = new Promise<SharedConnection | undefined>((resolve) => {
+    this.settle = resolve
+  })
+
+  /** The transaction's commit is on the wire: followers may write behind it. */
+  open(shared: SharedConnection): void {
+    if (this.settled) return
+    this.settled = true
+    this.settle(shared)
+  }
+
+  /** The transaction is over (or will never be followed): followers take connections of their own. */
+  close(): void {
+    if (this.settled) return
+    this.settled = true
+    this.settle(undefined)
+  }
+}
+
+const lanes = new AsyncLocalStorage<{ own: Lane; follow: Lane | undefined }>()
+
+/**
+ * Runs `work`, a database transaction, as `own`'s lane: when `follow`'s transaction has
+ * sent its commit and still holds its connection, on that connection behind it (waiting
+ * for that first), else on a connection of its own. On PGlite, which has one connection,
+ * lanes change nothing.
+ */
+export function inLane<T>(own: Lane, follow: Lane | undefined, work: () => Promise<T>): Promise<T> {
+  return lanes.run({ own, follow }, work)
+}
+
 /**
  * Wraps a pg pool (made with `pipeline: true`) for Kysely: marked statements go out as
  * named statements, named by their text (one name per distinct text, the same on every
@@ -44,7 +95,6 @@ export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
  */
 export function preparingPool(pool: pg.Pool): PostgresPool {
   const names = new Map<string, string>()
-  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const nameOf = (text: string): string => {
     let name = names.get(text)
     if (name === undefined) {
@@ -54,65 +104,82 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     return name
   }
   const empty = { command: '', rowCount: 0, rows: [] }
+  // The markers are prefixes (at most two); only the head of a long statement is searched.
+  const marked = (text: string, which: string) => text.slice(0, 40).includes(which)
   return {
     async connect() {
-      const client = await pool.connect()
-      let wrapper = wrapped.get(client)
-      if (!wrapper) {
-        let beginHeld = false
-        let committed = false
-        // The markers are prefixes (at most two); only the head of a long statement is searched.
-        const marked = (text: string, which: string) => text.slice(0, 40).includes(which)
-        const named = (text: string, values: unknown[]) =>
-          marked(text, marker) ? client.query({ name: nameOf(text), text, values }) : client.query(text, values)
-        // The statement, and `commit` behind it when it is marked so: the statement's
-        // error if it failed (PostgreSQL then answers the commit with a rollback), else
-        // the commit's if that failed.
-        const send = async (text: string, values: unknown[]) => {
-          if (!marked(text, commitMarker)) return named(text, values)
-          const result = named(text, values)
-          const commit = client.query('commit')
-          try {
-            const answer = await result
-            await commit
-            committed = true
-            return answer
-          } finally {
-            await commit.catch(() => undefined)
-          }
+      const lane = lanes.getStore()
+      let shared: SharedConnection | undefined
+      if (lane?.follow) {
+        const ahead = await lane.follow.ready
+        // Taken in the same turn as it is checked: a connection whose users are all done is back in the pool.
+        if (ahead && ahead.users > 0) {
+          ahead.users++
+          shared = ahead
         }
-        const query = async (text: string, values: unknown[]) => {
-          if (committed) {
-            committed = false
-            // The transaction's own commit, already sent behind its last statement.
-            if (text === 'commit') return empty
-            throw new Error(`"${text.slice(0, 60)}" came after the transaction had committed with its last statement`)
-          }
-          if (text === 'begin') {
-            if (beginHeld) throw new Error('begin sent twice without a statement between')
-            beginHeld = true
+      }
+      shared ??= { client: await pool.connect(), users: 1 }
+      const { client } = shared
+      const own = lane?.own
+      let beginHeld = false
+      // The transaction's commit has gone out behind its last statement: it sends nothing more.
+      let commitSent = false
+      let committed = false
+      const named = (text: string, values: unknown[]) =>
+        marked(text, marker) ? client.query({ name: nameOf(text), text, values }) : client.query(text, values)
+      // The statement, and `commit` behind it when it is marked so: the statement's
+      // error if it failed (PostgreSQL then answers the commit with a rollback), else
+      // the commit's if that failed.
+      const send = async (text: string, values: unknown[]) => {
+        if (!marked(text, commitMarker)) return named(text, values)
+        const result = named(text, values)
+        const commit = client.query('commit')
+        commitSent = true
+        own?.open(shared)
+        try {
+          const answer = await result
+          await commit
+          committed = true
+          return answer
+        } finally {
+          await commit.catch(() => undefined)
+        }
+      }
+      const query = async (text: string, values: unknown[]) => {
+        if (commitSent) {
+          // The transaction is over, committed or (its statement failed) rolled back: its
+          // own `commit` or `rollback` is answered here and not sent, since a follower's
+          // transaction may be next on the connection.
+          if (text === 'commit' || text === 'rollback') {
+            if (text === 'commit' && !committed) throw new Error('the transaction was rolled back')
             return empty
           }
-          if (!beginHeld) return send(text, values)
-          beginHeld = false
-          if (text === 'commit' || text === 'rollback') return empty
-          const begun = client.query('begin')
-          const result = send(text, values)
-          // Both are on the wire; the statement's own answer (or error) is the caller's.
-          await begun.catch(() => undefined)
-          return result
+          throw new Error(`"${text.slice(0, 60)}" came after the transaction had committed with its last statement`)
         }
-        wrapper = {
-          query: query as unknown as PostgresPoolClient['query'],
-          release: () => {
-            beginHeld = false
-            committed = false
-            client.release()
-          },
+        if (text === 'begin') {
+          if (beginHeld) throw new Error('begin sent twice without a statement between')
+          beginHeld = true
+          return empty
         }
-        wrapped.set(client, wrapper)
+        if (!beginHeld) return send(text, values)
+        beginHeld = false
+        if (text === 'commit' || text === 'rollback') return empty
+        const begun = client.query('begin')
+        const result = send(text, values)
+        // Both are on the wire; the statement's own answer (or error) is the caller's.
+        await begun.catch(() => undefined)
+        return result
       }
-      return wrapper
+      let released = false
+      return {
+        query: query as unknown as PostgresPoolClient['query'],
+        release: () => {
+          if (released) return
+          released = true
+          own?.close()
+          if (--shared.users === 0) client.release()
+        },
+      }
     },
     end: () => pool.end(),
   }

@@ -37,6 +37,14 @@ export interface GroupCommitterOptions<J> {
    * other accounts still go out in parallel batches.
    */
   keysOf?: (job: J) => readonly string[]
+  /**
+   * Batches that may be written at once with the same key (1, the default: a job whose
+   * key an in-flight batch holds waits for the next batch). With 2, the next batch of a
+   * key being written may start beside it (past `overlap_jobs_min`, as any second batch),
+   * and its writer orders the two (transfer-service.ts writes it behind the first, on the
+   * same connection).
+   */
+  key_batches_max?: number
   /** Told of every batch written (its size, how long it took, whether it committed): the metrics. */
   observe?: (size: number, seconds: number, ok: boolean) => void
 }
@@ -75,7 +83,8 @@ export class GroupCommitter<J, R> {
       if (this.inFlight > 0 && this.queue.length < Math.min(this.options.overlap_jobs_min ?? 1, this.options.queue_jobs_max)) return
       const batch = this.take()
       if (batch.length === 0) return
-      const keys = this.options.keysOf ? batch.flatMap((w) => this.options.keysOf!(w.job)) : []
+      // Each key once per batch: `busy` counts the batches writing a key.
+      const keys = this.options.keysOf ? [...new Set(batch.flatMap((w) => this.options.keysOf!(w.job)))] : []
       for (const key of keys) this.busy.set(key, (this.busy.get(key) ?? 0) + 1)
       this.inFlight++
       void this.write(batch).finally(() => {
@@ -90,14 +99,15 @@ export class GroupCommitter<J, R> {
     }
   }
 
-  /** The next batch: queued jobs in order, skipping those whose rows are being written. */
+  /** The next batch: queued jobs in order, skipping those whose rows are being written by as many batches as may. */
   private take(): Waiting<J, R>[] {
     const keysOf = this.options.keysOf
     if (!keysOf || this.busy.size === 0) return this.queue.splice(0, this.options.batch_jobs_max)
+    const keyMax = this.options.key_batches_max ?? 1
     const batch: Waiting<J, R>[] = []
     const rest: Waiting<J, R>[] = []
     for (const waiting of this.queue) {
-      if (batch.length < this.options.batch_jobs_max && !keysOf(waiting.job).some((key) => this.busy.has(key))) batch.push(waiting)
+      if (batch.length < this.options.batch_jobs_max && !keysOf(waiting.job).some((key) => (this.busy.get(key) ?? 0) >= keyMax)) batch.push(waiting)
       else rest.push(waiting)
     }
     this.queue = rest

@@ -75,9 +75,16 @@ export class KnownAccounts {
     return taken
   }
 
-  /** Remembers the states a committed batch left (copies). */
+  /**
+   * Remembers the states a batch leaves (copies), as it commits or, when the next batch of
+   * its accounts may start beside it, as its write goes out. A state older than the one
+   * remembered (a lower sequence, or the same with fewer postings) is ignored: a batch that
+   * commits after the next one was built from its state must not take that back.
+   */
   remember(states: Iterable<AccountState>): void {
     for (const state of states) {
+      const had = this.states.get(state.id)
+      if (had && (had.last_seq > state.last_seq || (had.last_seq === state.last_seq && had.last_posted > state.last_posted))) continue
       // Deleted first, so that the map's order is the order of last writes.
       this.states.delete(state.id)
       this.states.set(state.id, copyOf(state))

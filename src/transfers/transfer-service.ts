@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { isDatabaseUnavailable } from '../db/errors.ts'
+import { inLane, Lane } from '../db/prepared.ts'
 import type { Caller } from '../auth/credential-store.ts'
 import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
@@ -42,6 +43,11 @@ export interface TransferSettings {
   batchesInFlightMax: number
   /** Payouts that must wait before a batch starts beside one being written (group-committer.ts). */
   batchOverlapJobsMin?: number
+  /**
+   * Reserve batches of one account written at once (1, the default, or 2): with 2, the
+   * next batch of an account being written starts beside it (see reserveBatch).
+   */
+  accountBatchesMax?: number
   queueJobsMax: number
   /** Told of every ledger batch written, by committer (`reserve`, `settle`): the metrics. */
   observeBatch?: (committer: string, size: number, seconds: number, ok: boolean) => void
@@ -73,6 +79,9 @@ export class TransferService {
    * accounts are all here is one statement (its write checks them), not two.
    */
   private readonly known: KnownAccounts
+  /** The lane of the last reserve batch started for each account still being written (reserveBatch). */
+  private readonly lanes = new Map<string, Lane>()
+  private readonly overlapsAccounts: boolean
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -93,6 +102,7 @@ export class TransferService {
       isolatable: (error: unknown) => !isDatabaseUnavailable(error),
     }
     this.known = settings.known ?? new KnownAccounts(known_accounts_default)
+    this.overlapsAccounts = (settings.accountBatchesMax ?? 1) > 1
     const observe = settings.observeBatch
     this.reserver = new GroupCommitter((jobs) => this.reserveBatch(jobs), {
       ...options,
@@ -100,6 +110,7 @@ export class TransferService {
       // settlements, fewer and each after a rail call, still start as they come.
       overlap_jobs_min: settings.batchOverlapJobsMin,
       keysOf: accountsOf,
+      key_batches_max: settings.accountBatchesMax ?? 1,
       ...(observe ? { observe: (size: number, seconds: number, ok: boolean) => observe('reserve', size, seconds, ok) } : {}),
     })
     this.settler = new GroupCommitter((jobs) => this.settleBatch(jobs), {
@@ -182,15 +193,39 @@ export class TransferService {
    * that started from remembered accounts and found one changed is written again with its
    * accounts locked and read first (known-accounts.ts).
    */
+  /**
+   * A reserve batch. With accountBatchesMax 2, a batch may start while another of this
+   * instance writes one of its accounts (a hot account's next batch): it starts from the
+   * state that batch will leave, remembered as that batch's write went out (takeReserve),
+   * and is written behind it on the same connection (prepared.ts, lanes), so PostgreSQL
+   * runs it once that one has committed. Should that one fail, or not have sent its commit
+   * yet when this one is ready (it then ends first, and this one takes a connection of its
+   * own), this one finds the account as it is, or stale: its own race, not another
+   * writer's, so the account is not paused and the guess not counted against guessing.
+   */
   private async reserveBatch(jobs: PaymentJob[]): Promise<BatchOutcome<Taken>[]> {
+    const accountIds = [...new Set(jobs.flatMap(accountsOf))]
+    let ahead: Lane | undefined
+    for (const id of accountIds) ahead ??= this.lanes.get(id)
+    const lane = new Lane()
+    for (const id of accountIds) this.lanes.set(id, lane)
     try {
-      return await this.writeReserve(jobs, 'claim-in-write')
+      return await inLane(lane, ahead, () => this.reserveBatchOnce(jobs, ahead !== undefined))
+    } finally {
+      lane.close()
+      for (const id of accountIds) if (this.lanes.get(id) === lane) this.lanes.delete(id)
+    }
+  }
+
+  private async reserveBatchOnce(jobs: PaymentJob[], behind: boolean): Promise<BatchOutcome<Taken>[]> {
+    try {
+      return await this.writeReserve(jobs, 'claim-in-write', true, behind)
     } catch (error) {
       if (!(error instanceof GuardFailed)) throw error
       if (error instanceof StaleAccounts) {
         // A remembered account had changed: written again with its accounts locked and read
         // first, still claiming the keys in the write.
-        this.known.pause(jobs.flatMap(accountsOf))
+        if (!behind) this.known.pause(jobs.flatMap(accountsOf))
         this.settings.observeStart?.('stale')
         try {
           return await this.writeReserve(jobs, 'claim-in-write', false)
@@ -203,7 +238,12 @@ export class TransferService {
     }
   }
 
-  private async writeReserve(jobs: PaymentJob[], mode: 'claim-in-write' | 'claim-first', guess = true): Promise<BatchOutcome<Taken>[]> {
+  private async writeReserve(
+    jobs: PaymentJob[],
+    mode: 'claim-in-write' | 'claim-first',
+    guess = true,
+    behind = false,
+  ): Promise<BatchOutcome<Taken>[]> {
     const outcomes: BatchOutcome<Taken>[] = new Array(jobs.length)
     const duplicates: number[] = []
     const accountIds = jobs.flatMap(accountsOf)
@@ -222,7 +262,7 @@ export class TransferService {
       })
     } catch (error) {
       this.known.forget(accountIds)
-      if (written?.guessed) this.known.guessed(error instanceof StaleAccounts)
+      if (written?.guessed && !behind) this.known.guessed(error instanceof StaleAccounts)
       // A key taken, found by the write's plain insert: as a failed guard (written again claiming first).
       throw isKeyTaken(error) && mode === 'claim-in-write' ? new GuardFailed('a key of the batch is taken') : error
     }
@@ -286,6 +326,10 @@ export class TransferService {
     if (claimed) await releaseTransferKeys(trx, released.map((j) => j.txId))
     // Most batches end with their write: its commit is sent with it (one round trip).
     const last = !debts && advices.length === 0 && paidNow.length === 0 && duplicates.length === 0
+    // The state this batch will leave, remembered as its write goes out, so that the next
+    // batch of its accounts may start from it behind this one (reserveBatch); forgotten if
+    // this one fails (writeReserve).
+    if (this.overlapsAccounts && !claimed) this.known.remember(batch.accountStates())
     await batch.flush(claimed ? undefined : this.keyGuard(taking, released, batch.now), { commit: last })
     if (last) return
     await debts?.flush()

@@ -5,7 +5,7 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely'
 import pg from 'pg'
 import { openDatabase } from '../../src/db/database.ts'
-import { prepared, preparingPool, thenCommit } from '../../src/db/prepared.ts'
+import { inLane, Lane, prepared, preparingPool, thenCommit } from '../../src/db/prepared.ts'
 import { storage } from '../support/harness.ts'
 import { adminUrl, pgliteSeed } from '../support/templates.ts'
 
@@ -262,6 +262,90 @@ if (storage === 'postgres') {
         (await client.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1 and state like 'idle in transaction%'`, [name])).rows[0]!.n,
       )
       assert.equal(open, 0)
+    })
+  })
+
+  /** A transaction in `own`'s lane behind `follow`: its backend's pid, after inserting `id` with its commit sent behind. */
+  const laneWrite = (db: Kysely<any>, own: Lane, follow: Lane | undefined, id: number, label = 'lane') =>
+    inLane(own, follow, () =>
+      db.transaction().execute(async (trx) => {
+        const pid = await backendPid(trx)
+        await thenCommit(sql`insert into items values (${id}, ${label})`).execute(trx)
+        return pid
+      }),
+    )
+
+  test('lanes - a transaction that follows one whose commit is on the wire runs behind it on its connection; both commit', async () => {
+    await withDatabase(async (db) => {
+      const first = new Lane()
+      const second = new Lane()
+      const ahead = laneWrite(db, first, undefined, 150)
+      const behind = laneWrite(db, second, first, 151)
+      const [pidAhead, pidBehind] = await Promise.all([ahead, behind])
+      assert.equal(pidBehind, pidAhead, 'the follower ran on the connection of the one it followed')
+      assert.deepEqual(await committed([150, 151]), [150, 151])
+      // Each lane's connection went back to the pool once both were done: the pool (max 2) serves two more at once.
+      await db.connection().execute((a) => db.connection().execute(async (b) => assert.notEqual(await backendPid(a), await backendPid(b))))
+    })
+  })
+
+  test('lanes - a follower behind a transaction whose last statement fails still commits on its own, and the failed one rolls back whole', async () => {
+    await withDatabase(async (db) => {
+      await sql`insert into items values (160, 'there')`.execute(db)
+      const first = new Lane()
+      const second = new Lane()
+      const ahead = inLane(first, undefined, () =>
+        db.transaction().execute(async (trx) => {
+          const pid = await backendPid(trx)
+          await sql`insert into items values (161, 'a')`.execute(trx)
+          await thenCommit(sql`insert into items values (160, 'again')`).execute(trx)
+          return pid
+        }),
+      )
+      // The follower's first statement goes with its begin, its last with its commit: the
+      // failed transaction's rollback, were it sent, would land between them.
+      const behind = inLane(second, first, () =>
+        db.transaction().execute(async (trx) => {
+          await sql`insert into items values (162, 'b')`.execute(trx)
+          await thenCommit(sql`insert into items values (163, 'c')`).execute(trx)
+        }),
+      )
+      await assert.rejects(ahead, /duplicate key/)
+      await behind
+      assert.deepEqual(await committed([160, 161, 162, 163]), [160, 162, 163], 'the failed transaction left nothing; the follower committed whole')
+      const open = await admin(adminUrl, async (client) =>
+        (await client.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1 and state like 'idle in transaction%'`, [name])).rows[0]!.n,
+      )
+      assert.equal(open, 0, 'no connection was left inside a transaction')
+    })
+  })
+
+  test('lanes - a follower of a transaction that ended, or that never sent its commit with its last statement, takes a connection of its own', async () => {
+    await withDatabase(async (db) => {
+      const done = new Lane()
+      await laneWrite(db, done, undefined, 170)
+      // The first is over: its connection is back in the pool, and the follower is not behind anything.
+      assert.equal(typeof (await laneWrite(db, new Lane(), done, 171)), 'number')
+      // A transaction that commits the usual way (no thenCommit) is followed only once it is over.
+      const plain = new Lane()
+      let finished = false
+      const ahead = inLane(plain, undefined, () =>
+        db.transaction().execute(async (trx) => {
+          await sql`insert into items values (172, 'plain')`.execute(trx)
+          await sql`select count(*) from items`.execute(trx)
+          finished = true
+        }),
+      )
+      const behind = inLane(new Lane(), plain, async () => {
+        const result = await db.transaction().execute(async (trx) => {
+          assert.equal(finished, true, 'the follower started only once the transaction it followed was over')
+          return (await sql<{ id: number }>`select id from items where id = 172`.execute(trx)).rows
+        })
+        return result
+      })
+      await ahead
+      assert.deepEqual(await behind, [{ id: 172 }], 'and saw what it committed')
+      assert.deepEqual(await committed([170, 171, 172]), [170, 171, 172])
     })
   })
 

@@ -5,7 +5,9 @@ import { GroupCommitter } from '../../src/ledger/group-committer.ts'
 // When a batch starts beside one being written: only once `overlap_jobs_min` jobs wait.
 // The batch writer here is a real function whose batches finish when the test opens them.
 
-function committer(options: { overlap_jobs_min?: number; queue_jobs_max?: number; keysOf?: (job: number) => string[] } = {}) {
+function committer(
+  options: { overlap_jobs_min?: number; queue_jobs_max?: number; keysOf?: (job: number) => string[]; key_batches_max?: number } = {},
+) {
   const started: number[][] = []
   const gates: Array<() => void> = []
   const gc = new GroupCommitter<number, number>(
@@ -19,6 +21,7 @@ function committer(options: { overlap_jobs_min?: number; queue_jobs_max?: number
       batches_in_flight_max: 2,
       ...(options.overlap_jobs_min === undefined ? {} : { overlap_jobs_min: options.overlap_jobs_min }),
       ...(options.keysOf ? { keysOf: options.keysOf } : {}),
+      ...(options.key_batches_max === undefined ? {} : { key_batches_max: options.key_batches_max }),
       queue_jobs_max: options.queue_jobs_max ?? 1000,
       overloaded: () => new Error('overloaded'),
       retryable: () => false,
@@ -69,6 +72,21 @@ test('group commit - jobs for rows being written wait for the next batch, even p
   assert.deepEqual(started, [[0], [1, 2, 3]])
   await finish(1)
   assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30])
+})
+
+test('group commit - with key_batches_max 2, a second batch of a row being written starts beside it past the minimum, a third waits', async () => {
+  const { gc, started, finish } = committer({ overlap_jobs_min: 2, keysOf: () => ['hot'], key_batches_max: 2 })
+  const answers = [gc.submit(0), gc.submit(1)]
+  assert.deepEqual(started, [[0]], 'one waiting job does not start a second batch')
+  answers.push(gc.submit(2))
+  assert.deepEqual(started, [[0], [1, 2]], 'two do, although batch 0 writes their row')
+  answers.push(gc.submit(3), gc.submit(4))
+  assert.deepEqual(started, [[0], [1, 2]], 'two batches write the row: no third beside them')
+  await finish(0)
+  assert.deepEqual(started, [[0], [1, 2], [3, 4]], 'the third starts once the first is written')
+  await finish(1)
+  await finish(2)
+  assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30, 40])
 })
 
 test('group commit - a queue that cannot hold the minimum overlaps once it is full', async () => {

@@ -30,6 +30,25 @@ test('known accounts - remember copies, so a batch changing its states later doe
   assert.equal(known.take(['a'])!.get('a')!.balance, 100n)
 })
 
+test('known accounts - an older state than the one remembered is ignored; a newer one, or one as new, replaces it', () => {
+  const known = new KnownAccounts({ ...options, entries_max: 10 })
+  const at = (seq: bigint, posted: bigint, balance: bigint): AccountState => ({ ...state('a', balance), last_seq: seq, last_posted: posted })
+  // The batch after this one was built from its state and remembered what it leaves; this
+  // one's own remembering, as it commits, comes later and must not take that back.
+  known.remember([at(7n, 3n, 70n)])
+  known.remember([at(5n, 3n, 50n)])
+  assert.equal(known.take(['a'])!.get('a')!.balance, 70n, 'a lower sequence is older')
+  known.remember([at(7n, 2n, 60n)])
+  assert.equal(known.take(['a'])!.get('a')!.balance, 70n, 'the same sequence with fewer postings is older')
+  known.remember([at(7n, 3n, 75n)])
+  assert.equal(known.take(['a'])!.get('a')!.balance, 75n, 'as new replaces it')
+  known.remember([at(8n, 3n, 80n)])
+  assert.equal(known.take(['a'])!.get('a')!.balance, 80n)
+  known.forget(['a'])
+  known.remember([at(5n, 3n, 50n)])
+  assert.equal(known.take(['a'])!.get('a')!.balance, 50n, 'once forgotten, any state is remembered')
+})
+
 test('known accounts - forget drops accounts; beyond entries_max the least recently written go first', () => {
   const known = new KnownAccounts({ ...options, entries_max: 3 })
   known.remember([state('a'), state('b'), state('c')])

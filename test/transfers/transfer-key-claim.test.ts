@@ -25,9 +25,16 @@ const keyWindowMs = 10 * 60_000
 const plugAmount = 400_000_000
 
 // Two batches in flight, the second whatever its size: some tests race the same key through
-// two batches of one instance.
+// two batches of one instance. One batch per account at a time: the plugs hold an account's
+// batch, and the requests behind them must wait for the next one (with two, the next
+// batch of the plugged account would start beside the held one).
 const tb = useTestBank({
-  env: { BANK_TRANSFER_KEY_WINDOW_MS: String(keyWindowMs), BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '2', BANK_LEDGER_OVERLAP_JOBS_MIN: '1' },
+  env: {
+    BANK_TRANSFER_KEY_WINDOW_MS: String(keyWindowMs),
+    BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '2',
+    BANK_LEDGER_OVERLAP_JOBS_MIN: '1',
+    BANK_LEDGER_ACCOUNT_BATCHES_MAX: '1',
+  },
 })
 let p: TestPartner
 
