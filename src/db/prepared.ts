@@ -1,5 +1,4 @@
 import { sql, type PostgresPool, type PostgresPoolClient, type RawBuilder } from 'kysely'
-import { AsyncLocalStorage } from 'node:async_hooks'
 import type pg from 'pg'
 
 // Prepared statements for the ledger's busiest statements. PostgreSQL parses and plans
@@ -75,16 +74,26 @@ export class Lane {
   }
 }
 
-const lanes = new AsyncLocalStorage<{ own: Lane; follow: Lane | undefined }>()
+/** The lane of the transaction being started, handed to the pool's connect() in the same turn. */
+let starting: { own: Lane; follow: Lane | undefined } | undefined
 
 /**
- * Runs `work`, a database transaction, as `own`'s lane: when `follow`'s transaction has
- * sent its commit and still holds its connection, on that connection behind it (waiting
- * for that first), else on a connection of its own. On PGlite, which has one connection,
- * lanes change nothing.
+ * Starts `work`, which must start its database transaction at once (before its first
+ * await), as `own`'s lane: when `follow`'s transaction has sent its commit and still holds
+ * its connection, on that connection behind it (waiting for that first), else on a
+ * connection of its own. Kysely asks the pool for the connection in the same turn as the
+ * transaction starts, which is how the lane reaches it (not through AsyncLocalStorage,
+ * whose promise hooks would tax every promise of the process). Statements after the
+ * transaction's first await, and any later transaction of `work`, take connections of
+ * their own. On PGlite, which has one connection, lanes change nothing.
  */
 export function inLane<T>(own: Lane, follow: Lane | undefined, work: () => Promise<T>): Promise<T> {
-  return lanes.run({ own, follow }, work)
+  starting = { own, follow }
+  try {
+    return work()
+  } finally {
+    starting = undefined
+  }
 }
 
 /**
@@ -108,7 +117,8 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
   const marked = (text: string, which: string) => text.slice(0, 40).includes(which)
   return {
     async connect() {
-      const lane = lanes.getStore()
+      const lane = starting
+      starting = undefined
       let shared: SharedConnection | undefined
       if (lane?.follow) {
         const ahead = await lane.follow.ready

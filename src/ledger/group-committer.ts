@@ -39,10 +39,10 @@ export interface GroupCommitterOptions<J> {
   keysOf?: (job: J) => readonly string[]
   /**
    * Batches that may be written at once with the same key (1, the default: a job whose
-   * key an in-flight batch holds waits for the next batch). With 2, the next batch of a
-   * key being written may start beside it (past `overlap_jobs_min`, as any second batch),
-   * and its writer orders the two (transfer-service.ts writes it behind the first, on the
-   * same connection).
+   * key an in-flight batch holds waits for the next batch). With 2, when every waiting job's
+   * key is being written (a hot account), the next batch may start beside the one writing
+   * it (past `overlap_jobs_min`, as any second batch), and its writer orders the two
+   * (transfer-service.ts writes it behind the first, on the same connection).
    */
   key_batches_max?: number
   /** Told of every batch written (its size, how long it took, whether it committed): the metrics. */
@@ -99,15 +99,26 @@ export class GroupCommitter<J, R> {
     }
   }
 
-  /** The next batch: queued jobs in order, skipping those whose rows are being written by as many batches as may. */
+  /**
+   * The next batch: queued jobs in order, skipping those whose rows are being written. Only
+   * when every waiting job's rows are being written (a hot account's requests) does it take
+   * those written by fewer than `key_batches_max` batches: jobs of other rows still go in
+   * batches of their own, which the database writes in parallel, not one behind another.
+   */
   private take(): Waiting<J, R>[] {
     const keysOf = this.options.keysOf
     if (!keysOf || this.busy.size === 0) return this.queue.splice(0, this.options.batch_jobs_max)
-    const keyMax = this.options.key_batches_max ?? 1
+    const free = this.takeUnder(keysOf, 1)
+    if (free.length > 0 || (this.options.key_batches_max ?? 1) <= 1) return free
+    return this.takeUnder(keysOf, this.options.key_batches_max!)
+  }
+
+  /** Queued jobs in order whose keys fewer than `max` in-flight batches are writing, up to a batch. */
+  private takeUnder(keysOf: (job: J) => readonly string[], max: number): Waiting<J, R>[] {
     const batch: Waiting<J, R>[] = []
     const rest: Waiting<J, R>[] = []
     for (const waiting of this.queue) {
-      if (batch.length < this.options.batch_jobs_max && !keysOf(waiting.job).some((key) => (this.busy.get(key) ?? 0) >= keyMax)) batch.push(waiting)
+      if (batch.length < this.options.batch_jobs_max && !keysOf(waiting.job).some((key) => (this.busy.get(key) ?? 0) >= max)) batch.push(waiting)
       else rest.push(waiting)
     }
     this.queue = rest

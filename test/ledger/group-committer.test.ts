@@ -89,6 +89,17 @@ test('group commit - with key_batches_max 2, a second batch of a row being writt
   assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30, 40])
 })
 
+test('group commit - with key_batches_max 2, jobs of rows not being written go first, in a batch of their own; the busy row waits', async () => {
+  const { gc, started, finish } = committer({ overlap_jobs_min: 2, keysOf: (job) => [job < 10 ? 'hot' : `row-${job}`], key_batches_max: 2 })
+  const answers = [gc.submit(0), gc.submit(1), gc.submit(11)]
+  assert.deepEqual(started, [[0], [11]], 'the second batch takes the free row only')
+  await finish(0)
+  await finish(1)
+  assert.deepEqual(started, [[0], [11], [1]])
+  await finish(2)
+  assert.deepEqual(await Promise.all(answers), [0, 10, 110])
+})
+
 test('group commit - a queue that cannot hold the minimum overlaps once it is full', async () => {
   const { gc, started, finish } = committer({ overlap_jobs_min: 48, queue_jobs_max: 3 })
   const answers = [gc.submit(0), gc.submit(1), gc.submit(2)]
