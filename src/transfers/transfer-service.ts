@@ -185,15 +185,6 @@ export class TransferService {
   }
 
   /**
-   * Most batches repeat no key, so the keys are claimed in the batch's one write, on the
-   * condition that every key is new and no key of a request refused for funds is live (a
-   * repeated request is answered as a duplicate, whatever its funds). A batch that finds
-   * a key taken is rolled back whole and written again claiming its keys first: one
-   * round trip fewer for every batch, one more for the rare batch with a repeat. A batch
-   * that started from remembered accounts and found one changed is written again with its
-   * accounts locked and read first (known-accounts.ts).
-   */
-  /**
    * A reserve batch. With accountBatchesMax 2, a batch may start while another of this
    * instance writes one of its accounts (a hot account's next batch): it starts from the
    * state that batch will leave, remembered as that batch's write went out (takeReserve),
@@ -217,6 +208,15 @@ export class TransferService {
     }
   }
 
+  /**
+   * Most batches repeat no key, so the keys are claimed in the batch's one write, on the
+   * condition that every key is new and no key of a request refused for funds is live (a
+   * repeated request is answered as a duplicate, whatever its funds). A batch that finds
+   * a key taken is rolled back whole and written again claiming its keys first: one
+   * round trip fewer for every batch, one more for the rare batch with a repeat. A batch
+   * that started from remembered accounts and found one changed is written again with its
+   * accounts locked and read first (known-accounts.ts).
+   */
   private async reserveBatchOnce(jobs: PaymentJob[], behind: boolean): Promise<BatchOutcome<Taken>[]> {
     try {
       return await this.writeReserve(jobs, 'claim-in-write', true, behind)
