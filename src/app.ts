@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
-import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node'
 import { sql } from 'kysely'
 import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
@@ -13,6 +13,11 @@ import type { Logger } from './logger.ts'
 import { sandboxClockFor } from './sandbox/sandbox-clock.ts'
 import { createServices, type Services } from './services.ts'
 import { NatsDropbox } from './kyc/dropbox.ts'
+import { NatsIdentity } from './nats-identity/nats-identity.ts'
+import { natsIsolationProblem, open_nats_warning } from './nats-identity/nats-isolation.ts'
+import { DropboxConnections, openSystemLink } from './nats-identity/nats-links.ts'
+import { requestOrigin } from './nats-identity/request-origin.ts'
+import { SecretBox } from './webhooks/secret-box.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
 import { natsConnectOptions } from './transport/nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
@@ -42,6 +47,12 @@ export interface BankOptions {
   /** An open PGlite for the bank to use and leave open when it stops (tests reuse one per file). */
   pglite?: PGlite
   validateResponses?: boolean
+  /**
+   * Start in production on an open NATS server. Only for tests of production rules that
+   * have nothing to do with NATS (the hostile-partner suite runs the real set-up); main.ts
+   * never sets it, so a deployment cannot.
+   */
+  allowOpenNats?: boolean
 }
 
 export interface Bank {
@@ -71,19 +82,45 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   const sandboxClock = config.sandbox ? sandboxClockFor(database.db, options.clock) : undefined
   await sandboxClock?.refresh()
   const clock = sandboxClock ?? options.clock
+  // The bank as the NATS authority of its partners (`bank nats init`), when it is one.
+  const secretBox = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
+  const login = natsConnectOptions(config.natsAuth)
+  const tls = login.tls ? { tls: login.tls } : {}
+  const identity = await NatsIdentity.load(database.db, secretBox, clock).catch(async (error: unknown) => {
+    await database.close()
+    throw error
+  })
+  const problem = await natsIsolationProblem({ config, identity, servers: options.natsUrl, tls, allowOpen: options.allowOpenNats === true })
+  if (problem) {
+    await database.close()
+    throw new Error(problem)
+  }
   const nc = await connect({
     servers: options.natsUrl,
     name: `${config.serviceName}-${process.pid}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
-    ...natsConnectOptions(config.natsAuth),
+    ...login,
   }).catch(async (error: unknown) => {
     // Nothing else holds the store open: close it, or the process would never end.
     await database.close()
     throw new Error(`cannot connect to NATS at ${options.natsUrl}: ${error instanceof Error ? error.message : String(error)}${natsLoginHint(error)}`)
   })
-  // The partners' KYC/KYB dropboxes are JetStream Object Store buckets on the same NATS.
-  const services = createServices(database.db, clock, config, log, undefined, { sandboxClock, wallClock: options.wallClock, dropbox: new NatsDropbox(nc) })
+  // The partners' KYC/KYB dropboxes are JetStream Object Store buckets: in each partner's
+  // own NATS account when the bank is the authority, else on the one open account.
+  const dropboxConnections = identity ? new DropboxConnections(identity, options.natsUrl, tls) : undefined
+  const dropbox = new NatsDropbox(dropboxConnections ? dropboxConnections.of : async () => nc)
+  const services = createServices(database.db, clock, config, log, undefined, {
+    sandboxClock, wallClock: options.wallClock, dropbox, secretBox, natsIdentity: identity,
+  })
+  const systemLink = identity
+    ? await linkSystemAccount(identity, options.natsUrl, tls, log).catch(async (error: unknown) => {
+        await nc.close()
+        await database.close()
+        throw error
+      })
+    : undefined
+  if (!identity) log.warn(open_nats_warning)
   const bootstrapToken = config.bootstrapOperator
     ? await bootstrapOperator(database, services, config, log).catch(async (error: unknown) => {
         await nc.close()
@@ -118,6 +155,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     validateResponses: options.validateResponses ?? false,
     sandbox: config.sandbox,
     metrics: services.metrics,
+    origin: identity ? requestOrigin(identity) : undefined,
   }
   for (const entry of table) {
     const op = entry.operation
@@ -147,6 +185,8 @@ export async function startBank(options: BankOptions): Promise<Bank> {
         await micro.stop(config.shutdownGraceMs)
         await metricsServer?.close()
         await services.jobRunner.stop()
+        await dropboxConnections?.close()
+        await systemLink?.close().catch(() => {})
         await nc.drain().catch(() => nc.close())
         await database.close()
         log.info('bank stopped')
@@ -216,6 +256,25 @@ export function saveOperatorToken(dataDir: string, token: string, store: string,
       `Use this one with BANK_OPERATOR_TOKEN=$(cat ${beside}) npx bank …`,
   )
   return beside
+}
+
+/**
+ * Connects to the system account and brings the servers' resolver up to date: accounts of
+ * partners onboarded before `bank nats init` are made, and every account is pushed.
+ */
+async function linkSystemAccount(identity: NatsIdentity, servers: string, tls: Partial<ConnectionOptions>, log: Logger): Promise<NatsConnection> {
+  const link = await openSystemLink(identity, servers, tls, log).catch((error: unknown) => {
+    throw new Error(`cannot connect to the NATS system account at ${servers}: ${error instanceof Error ? error.message : String(error)} (is the server running the configuration \`bank nats init\` wrote?)`)
+  })
+  try {
+    const made = await identity.ensurePartnerAccounts()
+    const pushed = await identity.publishAll()
+    log.info({ accounts_made: made, accounts_pushed: pushed, bank_account: identity.bankAccount }, 'the bank is the NATS authority: partners are walled off in accounts of their own')
+    return link
+  } catch (error) {
+    await link.close()
+    throw error
+  }
 }
 
 /** What to check when NATS refused the login. */

@@ -44,6 +44,7 @@ import { KycService } from './kyc/kyc-service.ts'
 import { KybService } from './kyc/kyb-service.ts'
 import { DocumentRetention } from './kyc/document-retention.ts'
 import { BankMetrics } from './metrics/bank-metrics.ts'
+import type { NatsIdentity } from './nats-identity/nats-identity.ts'
 
 export interface Services {
   credentials: CredentialStore
@@ -98,6 +99,10 @@ export interface ServiceClocks {
   dropbox?: Dropbox | undefined
   /** The company registry KYB asks for directors; the simulated one unless given. */
   registry?: CompanyRegistry | undefined
+  /** The box that seals the bank's secrets (made from the settings unless given). */
+  secretBox?: SecretBox | undefined
+  /** The bank as the NATS authority of its partners (`bank nats init`); absent on an open NATS server. */
+  natsIdentity?: NatsIdentity | undefined
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -115,9 +120,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     config.defaultCountry,
   )
   // Webhook signing secrets are sealed with the bank's key; a partner's first one is made at onboarding.
-  const secretBox = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
+  const secretBox = clocks.secretBox ?? new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
   const webhookSecrets = new WebhookSecrets(db, clock, secretBox)
-  const operators = new OperatorService(db, clock, credentials, entities, accounts, webhookSecrets)
+  const operators = new OperatorService(db, clock, credentials, entities, accounts, webhookSecrets, clocks.natsIdentity, log)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
   // What payment batches remember of the accounts they write; deposits make it stale.

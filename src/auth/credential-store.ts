@@ -51,6 +51,15 @@ export class CredentialStore {
     private readonly cacheTtlMs = 0,
   ) {}
 
+  /** Drops every credential of a partner from the cache here and on every instance (a suspension). */
+  async forgetPartner(partnerId: string): Promise<void> {
+    const rows = await this.db.selectFrom('credentials').select('id').where('partner_id', '=', partnerId).execute()
+    for (const row of rows) {
+      this.forget(row.id)
+      this.onRevoked(row.id)
+    }
+  }
+
   /** Drops a credential from this instance's cache (after a revocation anywhere). */
   forget(credentialId: string): void {
     for (const [hash, entry] of this.cache) if (entry.caller.credentialId === credentialId) this.cache.delete(hash)
@@ -109,10 +118,13 @@ export class CredentialStore {
   private async lookUp(hash: string): Promise<{ caller: Caller; expiresAt: number | null }> {
     const row = await this.db
       .selectFrom('credentials')
-      .select(['id', 'role', 'partner_id', 'permissions', 'expires_at', 'revoked_at'])
+      .leftJoin('partners', 'partners.id', 'credentials.partner_id')
+      .select(['credentials.id', 'role', 'partner_id', 'permissions', 'expires_at', 'revoked_at', 'partners.suspended_at'])
       .where('token_hash', '=', hash)
       .executeTakeFirst()
     if (!row || row.revoked_at) throw new Unauthorized()
+    // A suspended partner's tokens are refused like revoked ones, until it is let back.
+    if (row.suspended_at) throw new Unauthorized('the partner is suspended')
     return {
       caller: {
         role: row.role,

@@ -9,6 +9,7 @@ import type { Args } from './command-spec.ts'
 import { render, type Format } from './format.ts'
 import type { LocalCommand } from './local-command.ts'
 import { operatorCreateCommand } from './operator-create.ts'
+import { natsInitCommand } from './nats-init.ts'
 import { cliProgram, exitCodeOf, withHelpForBareGroups, type CliCommand, type CliOutput } from './program.ts'
 import { statusCommand } from './status.ts'
 
@@ -21,7 +22,7 @@ import { statusCommand } from './status.ts'
 
 export type { CliOutput } from './program.ts'
 
-const localCommands: LocalCommand[] = [statusCommand, operatorCreateCommand]
+const localCommands: LocalCommand[] = [statusCommand, operatorCreateCommand, natsInitCommand]
 
 const processOutput: CliOutput = {
   stdout: (text) => void process.stdout.write(text),

@@ -86,6 +86,11 @@ function refuseUnusableStore(pgliteDir: string): void {
       `no bank data in ${pgliteDir}: set BANK_DATA_DIR to the bank's data directory, or DATABASE_URL for a bank on PostgreSQL`,
     )
   }
+  refuseStoreInUse(pgliteDir)
+}
+
+/** An embedded store a running bank has open (PGlite is one process only). */
+export function refuseStoreInUse(pgliteDir: string): void {
   const lock = path.join(pgliteDir, 'postmaster.pid')
   if (fs.existsSync(lock)) {
     throw new Error(
@@ -96,7 +101,7 @@ function refuseUnusableStore(pgliteDir: string): void {
 }
 
 /** The URL as it may be shown: the password left out. */
-function withoutPassword(databaseUrl: string): string {
+export function withoutPassword(databaseUrl: string): string {
   try {
     const url = new URL(databaseUrl)
     url.password = ''

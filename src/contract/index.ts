@@ -10,6 +10,7 @@ import { sandboxOperations } from '../sandbox/sandbox-contract.ts'
 import { debitOperations } from '../debit/debit-contract.ts'
 import { debitRunOperations } from '../debit/debit-collection-contract.ts'
 import { kybOperations, kycOperations, reviewOperations } from '../kyc/kyc-contract.ts'
+import { natsIdentityOperations } from '../nats-identity/nats-identity-contract.ts'
 import type { Operation } from './operation.ts'
 
 // Every operation the service offers, in groups. This table is the only list of them:
@@ -22,6 +23,7 @@ export const contract = {
   accounts: accountOperations,
   transfers: transferOperations,
   operators: operatorOperations,
+  natsIdentity: natsIdentityOperations,
   jobs: jobOperations,
   bulk: bulkOperations,
   webhooks: webhookOperations,

@@ -6,6 +6,7 @@ import { partnerDebtMigration } from '../ledger/partner-debt-migration.ts'
 import { kycDocumentsMigration } from '../kyc/kyc-migration.ts'
 import { notifierSentMigration } from '../notify/notify-migration.ts'
 import { simulatedDebitRailMigration } from '../rails/debit-rail-migration.ts'
+import { natsIdentityMigration } from '../nats-identity/nats-identity-migration.ts'
 import { sandboxMigration } from '../sandbox/sandbox-migration.ts'
 import { webhooksMigration } from '../webhooks/webhook-migration.ts'
 
@@ -355,4 +356,5 @@ export const migrations: Record<string, Migration> = {
       `)
     },
   },
+  '0018_nats_identity': natsIdentityMigration,
 }

@@ -6,6 +6,7 @@ import type { KycTables } from '../kyc/kyc-migration.ts'
 import type { NotifierTables } from '../notify/notify-migration.ts'
 import type { DebitRailTables } from '../rails/debit-rail-tables.ts'
 import type { SandboxTables } from '../sandbox/sandbox-tables.ts'
+import type { NatsIdentityTables } from '../nats-identity/nats-identity-tables.ts'
 import type { WebhookTables } from '../webhooks/webhook-tables.ts'
 
 // The one `Database` interface that types every query. Each capability owns its tables
@@ -34,6 +35,8 @@ export interface PartnersTable {
   email: string
   root_entity_id: string
   created_at: Timestamp
+  /** Set while the partner is suspended: its tokens are refused and its NATS users cut off. */
+  suspended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 }
 
 export interface CredentialsTable {
@@ -253,7 +256,7 @@ export interface NotifierMessagesTable {
 }
 
 // Capabilities built later keep their table types beside their code and add them here.
-export interface Database extends BulkTables, WebhookTables, SandboxTables, DebitTables, DebitRailTables, PartnerDebtTables, NotifierTables, KycTables {
+export interface Database extends NatsIdentityTables, BulkTables, WebhookTables, SandboxTables, DebitTables, DebitRailTables, PartnerDebtTables, NotifierTables, KycTables {
   partners: PartnersTable
   credentials: CredentialsTable
   entities: EntitiesTable

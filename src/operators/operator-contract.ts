@@ -40,8 +40,8 @@ export const operatorOperations = {
     subject: 'ops.partner.create',
     permission: 'operator',
     summary:
-      'Onboard a partner: its root business entity (pending KYB), a first credential with every permission, and its ' +
-      'webhook signing secret (shown in this reply only).',
+      'Onboard a partner: its root business entity (pending KYB), a first credential with every permission, its ' +
+      'webhook signing secret and its NATS credentials file (each shown in this reply only).',
     request: z.strictObject({
       name: text(),
       email: email(),
@@ -49,7 +49,17 @@ export const operatorOperations = {
       trading_name: text(),
       country: country().default('ZAF'),
     }),
-    response: z.object({ partner_id: z.string(), root_entity_id: z.string(), credential: issuedCredential, webhook_secret: z.string() }),
+    response: z.object({
+      partner_id: z.string(),
+      root_entity_id: z.string(),
+      credential: issuedCredential,
+      webhook_secret: z.string(),
+      /**
+       * The partner's NATS credentials file (a user of its own NATS account), shown once; null
+       * when the bank runs on an open NATS server (a sandbox without `bank nats init`).
+       */
+      nats_creds: z.string().nullable(),
+    }),
   }),
   partnerList: operation({
     name: 'ops_partner_list',

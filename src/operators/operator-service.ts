@@ -11,6 +11,8 @@ import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, NotFound } from '../errors.ts'
 import type { WebhookSecrets } from '../webhooks/webhook-secrets.ts'
 import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
+import type { IssuedNatsUser, NatsIdentity } from '../nats-identity/nats-identity.ts'
+import type { Logger } from '../logger.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
 export class OperatorService {
@@ -21,6 +23,9 @@ export class OperatorService {
     private readonly entities: EntityService,
     private readonly accounts: AccountService,
     private readonly webhookSecrets: WebhookSecrets,
+    /** The bank as the NATS authority of its partners; undefined on an open NATS server. */
+    private readonly nats: NatsIdentity | undefined = undefined,
+    private readonly log?: Logger,
   ) {}
 
   async createPartner(input: {
@@ -29,12 +34,12 @@ export class OperatorService {
     registration_number: string
     trading_name: string
     country: string
-  }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential; webhook_secret: string }> {
+  }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential; webhook_secret: string; nats_creds: string | null }> {
     const partnerId = randomUUID()
     const rootEntityId = randomUUID()
     const now = this.clock.now()
     try {
-      return await this.db.transaction().execute(async (trx) => {
+      const created = await this.db.transaction().execute(async (trx) => {
         await insertPartner(trx, { id: partnerId, name: input.name, email: input.email, root_entity_id: rootEntityId, created_at: now })
         await this.entities.insert(trx, partnerId, rootEntityId, { entity_type: 'business', ...input }, now, true)
         const credential = await this.credentials.issue(trx, {
@@ -44,12 +49,77 @@ export class OperatorService {
         })
         // The webhook signing secret is made with the partner and shown in this reply only.
         const webhookSecret = await this.webhookSecrets.create(trx, partnerId)
-        return { partner_id: partnerId, root_entity_id: rootEntityId, credential, webhook_secret: webhookSecret }
+        // Its own NATS account and a first user of it, in the same transaction (nats-identity).
+        let natsCreds: string | null = null
+        if (this.nats) {
+          await this.nats.createPartnerAccount(trx, partnerId)
+          natsCreds = (await this.nats.issuePartnerUser(trx, partnerId, { label: 'onboarding' })).creds
+        }
+        return { partner_id: partnerId, root_entity_id: rootEntityId, credential, webhook_secret: webhookSecret, nats_creds: natsCreds }
       })
+      await this.publishAccount(created.partner_id)
+      return created
     } catch (error) {
       if (isUniqueViolation(error)) throw new Conflict('a partner with this registration number already exists')
       throw error
     }
+  }
+
+  /** Another NATS credentials file for the partner (shown once). */
+  async issueNatsCreds(input: { partner_id: string; expires_in_seconds?: number | undefined; label?: string | undefined }): Promise<IssuedNatsUser> {
+    const nats = this.requireNats()
+    await this.requirePartner(input.partner_id)
+    return nats.issuePartnerUser(this.db, input.partner_id, { label: input.label ?? '', expiresInSeconds: input.expires_in_seconds })
+  }
+
+  async listNatsUsers(partnerId: string) {
+    const nats = this.requireNats()
+    const partner = await this.db.selectFrom('partners').select('suspended_at').where('id', '=', partnerId).executeTakeFirst()
+    if (!partner) throw new NotFound('partner')
+    return { partner_id: partnerId, suspended: partner.suspended_at !== null, users: await nats.listUsers(partnerId) }
+  }
+
+  async revokeNatsUser(partnerId: string, userId: string) {
+    await this.requirePartner(partnerId)
+    return this.requireNats().revokePartnerUser(partnerId, userId)
+  }
+
+  /**
+   * Suspends a partner or lets it back: its tokens are refused (on every instance at once,
+   * through the credential broadcast) and, when the bank is the NATS authority, its account
+   * cut off on every server. Suspending twice keeps the first time.
+   */
+  async setSuspended(partnerId: string, suspended: boolean) {
+    const at = await this.db.transaction().execute(async (trx) => {
+      const partner = await trx.selectFrom('partners').select(['id', 'suspended_at']).where('id', '=', partnerId).forUpdate().executeTakeFirst()
+      if (!partner) throw new NotFound('partner')
+      const next = suspended ? (partner.suspended_at ?? this.clock.now()) : null
+      await trx.updateTable('partners').set({ suspended_at: next }).where('id', '=', partnerId).execute()
+      await this.nats?.resignPartner(trx, partnerId)
+      return next
+    })
+    await this.credentials.forgetPartner(partnerId)
+    if (this.nats) await this.nats.publishAccount(partnerId)
+    return { partner_id: partnerId, suspended: at !== null, suspended_at: at ? formatTimestamp(at) : null }
+  }
+
+  /**
+   * Tells the NATS servers of the partner's account. A server that cannot be told now gets
+   * it when the bank reconnects or restarts (every account is pushed then): the onboarding
+   * is not undone for it, and its reply still carries the credentials file.
+   */
+  private async publishAccount(partnerId: string): Promise<void> {
+    if (!this.nats) return
+    try {
+      await this.nats.publishAccount(partnerId)
+    } catch (error) {
+      this.log?.warn({ err: error, partner_id: partnerId }, 'the new partner\'s NATS account could not be pushed to the servers yet')
+    }
+  }
+
+  private requireNats(): NatsIdentity {
+    if (!this.nats) throw new Conflict('this bank runs on an open NATS server (no `bank nats init`): it issues no NATS credentials')
+    return this.nats
   }
 
   async listPartners() {

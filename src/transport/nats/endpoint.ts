@@ -20,6 +20,7 @@ import { withoutNulls } from '../../contract/null-as-absent.ts'
 import { fieldName } from '../../contract/field-path.ts'
 import type { Reply } from './micro.ts'
 import { FixedHeadersCache } from './fixed-headers.ts'
+import type { RequestOrigin } from '../../nats-identity/request-origin.ts'
 
 // The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
 // call the service, encode, map errors. Every operation goes through it, so none can
@@ -72,6 +73,11 @@ export interface EndpointDependencies {
   sandbox: boolean
   /** Counts each request by endpoint and reply code, with its latency. */
   metrics?: { request(endpoint: string, code: number, seconds: number): void } | undefined
+  /**
+   * When partners have NATS accounts of their own: refuses a credential that arrived through
+   * an account it does not belong to (nats-identity/request-origin.ts).
+   */
+  origin?: RequestOrigin | undefined
 }
 
 /** The subjects only a sandbox answers (its clock, messages and OTPs). */
@@ -96,6 +102,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
     let reply: Reply
     try {
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
+      const through = deps.origin?.check(caller, msg.headers)
+      if (through) await through
       const subjectId = tokenIndex < 0 ? null : subjectToken(msg.subject, tokenIndex)
       // Only an entity's owner is looked up: every other check needs nothing to wait for.
       const owned = authorize(caller, operation, scope, subjectId, deps)

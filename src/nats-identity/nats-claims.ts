@@ -1,0 +1,132 @@
+import { encodeAccount, encodeActivation, encodeOperator, encodeUser, fmtCreds, type Account, type Export, type Import, type User } from '@nats-io/jwt'
+import { createAccount, createUser, type KeyPair } from '@nats-io/nkeys'
+
+// What the bank signs as the NATS authority of its partners (decentralised JWT auth:
+// operator → accounts → users). Pure: keys in, JWTs and credentials files out.
+//
+// Accounts, and why (NATS isolates accounts from one another completely; nothing crosses
+// between two accounts unless one exports it and the other imports it):
+//   - SYS: the servers' system account. The bank pushes account JWTs to the servers'
+//     resolver through it ($SYS.REQ.CLAIMS.UPDATE); no one else has a user in it.
+//   - BANK: the bank's instances. It serves `svc.>`, `ops.>` and `$SRV.>` and exports them
+//     as services that need an activation token, so that no account can import them unless
+//     the bank signed that import.
+//   - OPERATORS: the bank's operators. Imports `ops.>` and `$SRV.>` (for `bank status`);
+//     reaches nothing of a partner's.
+//   - one account per partner: imports `svc.*.<partner_id>.>` (its own subjects only, with an
+//     activation token naming that subject) and has JetStream of its own, in which the
+//     partner's KYC/KYB dropboxes live. Its streams can capture only its own account's
+//     messages, which are its own requests and the bank's replies to it.
+// Every import shares the requester's identity (`share`), so the server adds a
+// `Nats-Request-Info` header naming the calling account to each request (replacing any a
+// client sent): the bank knows which partner a request came through.
+
+/** Limits of an account where the bank sets none: unlimited (-1), wildcards allowed. */
+const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 } as const
+/** No JetStream in an account. */
+const no_jetstream = { mem_storage: 0, disk_storage: 0, streams: 0, consumer: 0 } as const
+
+/** JetStream each partner's account may use for its dropboxes (bytes; streams and consumers unbounded). */
+export const partner_jetstream_default = { disk_storage: 10 * 1024 ** 3, mem_storage: 256 * 1024 ** 2 } as const
+
+/** The subjects a partner's account imports from the bank: every operation naming that partner. */
+export const partnerServiceSubject = (partnerId: string) => `svc.*.${partnerId}.>`
+
+/** The header the server adds to a request that crossed an import with `share`. */
+export const request_info_header = 'Nats-Request-Info'
+
+export interface AuthorityKeys {
+  operator: KeyPair
+  /** The operator's signing key: signs every account JWT, so the identity key can stay unused. */
+  signing: KeyPair
+  system: KeyPair
+  bank: KeyPair
+  operators: KeyPair
+}
+
+export async function operatorJwt(keys: Pick<AuthorityKeys, 'operator' | 'signing' | 'system'>, name: string): Promise<string> {
+  return encodeOperator(name, keys.operator, {
+    signing_keys: [keys.signing.getPublicKey()],
+    system_account: keys.system.getPublicKey(),
+  })
+}
+
+export async function systemAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'system'>): Promise<string> {
+  return encodeAccount('SYS', keys.system, { limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
+}
+
+/** The bank's account: it serves every subject and exports each only against a token it signed. */
+export async function bankAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>): Promise<string> {
+  const exports: Export[] = [
+    { name: 'partner operations', subject: 'svc.>', type: 'service', token_req: true, response_type: 'Singleton' },
+    { name: 'operator operations', subject: 'ops.>', type: 'service', token_req: true, response_type: 'Singleton' },
+    // $SRV.PING/INFO/STATS are answered by every instance: many replies to one request.
+    { name: 'service discovery', subject: '$SRV.>', type: 'service', token_req: true, response_type: 'Stream' },
+  ]
+  return encodeAccount('BANK', keys.bank, { exports, limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
+}
+
+/** The operators' account: `ops.>` and `$SRV.>` from the bank, nothing else. */
+export async function operatorsAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank' | 'operators'>): Promise<string> {
+  const imports: Import[] = []
+  for (const [name, subject] of [['operator operations', 'ops.>'], ['service discovery', '$SRV.>']] as const) {
+    const token = await encodeActivation(name, keys.operators, keys.bank, 'service', { subject })
+    imports.push({ name, subject, account: keys.bank.getPublicKey(), type: 'service', token, share: true })
+  }
+  return encodeAccount('OPERATORS', keys.operators, { imports, limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
+}
+
+export interface PartnerAccountState {
+  partnerId: string
+  /** Users revoked: public key → epoch second (the server refuses user JWTs issued at or before it). */
+  revoked: Record<string, number>
+  /** Suspended since this epoch second: every user of the account is refused and disconnected. */
+  suspendedAt: number | null
+}
+
+export async function partnerAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>, account: KeyPair, state: PartnerAccountState): Promise<string> {
+  const subject = partnerServiceSubject(state.partnerId)
+  const token = await encodeActivation('partner operations', account, keys.bank, 'service', { subject })
+  const revocations: Record<string, number> = { ...state.revoked }
+  if (state.suspendedAt !== null) revocations['*'] = state.suspendedAt
+  const claims: Partial<Account> = {
+    imports: [{ name: 'partner operations', subject, account: keys.bank.getPublicKey(), type: 'service', token, share: true }],
+    // The partner's account exports nothing and may import nothing else: the bank signs it.
+    limits: { ...unlimited, exports: 0, imports: 1, ...partner_jetstream_default, streams: -1, consumer: -1 },
+    revocations,
+  }
+  return encodeAccount(`partner ${state.partnerId}`, account, claims, { signer: keys.signing })
+}
+
+/**
+ * What a partner's user may do inside its own account: publish (its requests, its dropbox
+ * uploads and JetStream calls) and receive on `_INBOX.>` only, which is where the reference
+ * SDK and ours take replies. It cannot subscribe to anything else, so even inside its own
+ * account it sees no request but its replies.
+ */
+export const partner_user_permissions: Partial<User> = { sub: { allow: ['_INBOX.>'] } }
+
+/** An operator's user: `ops.` operations and `$SRV` discovery out, replies in. */
+export const operator_user_permissions: Partial<User> = { pub: { allow: ['ops.>', '$SRV.>'] }, sub: { allow: ['_INBOX.>'] } }
+
+/** The bank's reader of a partner's dropboxes, inside that partner's account: JetStream's API only. */
+export const dropbox_reader_inbox = '_INBOX_bank_reader'
+export const dropbox_reader_permissions: Partial<User> = { pub: { allow: ['$JS.API.>'] }, sub: { allow: [`${dropbox_reader_inbox}.>`] } }
+
+export interface IssuedUser {
+  publicKey: string
+  /** The credentials file (user JWT and nkey seed), as `nsc` writes it and NATS_CREDS takes it. */
+  creds: string
+}
+
+/** A new user of `account`, signed by it; `expiresAt` (epoch second) makes the server refuse it after. */
+export async function issueUser(account: KeyPair, name: string, permissions: Partial<User>, expiresAt?: number): Promise<IssuedUser> {
+  const user = createUser()
+  const jwt = await encodeUser(name, user, account, permissions, expiresAt === undefined ? {} : { exp: expiresAt })
+  return { publicKey: user.getPublicKey(), creds: new TextDecoder().decode(fmtCreds(jwt, user)) }
+}
+
+export const newAccountKey = (): KeyPair => createAccount()
+
+/** The epoch second of a date. */
+export const epochSecond = (at: Date): number => Math.floor(at.getTime() / 1000)

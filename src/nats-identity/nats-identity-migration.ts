@@ -1,0 +1,49 @@
+import type { Kysely, Migration } from 'kysely'
+import { runStatements } from '../db/migrations.ts'
+
+// The bank as the NATS authority of its partners (nats-claims.ts): the operator and the
+// bank's accounts (one row, written by `bank nats init`), one account per partner and every
+// user issued. A partner may be suspended: its tokens are refused and its NATS users cut off.
+export const natsIdentityMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create table nats_authority (
+        id smallint primary key check (id = 1),
+        operator_public_key text not null,
+        operator_jwt text not null,
+        operator_seed_sealed text not null,
+        signing_seed_sealed text not null,
+        system_account text not null,
+        system_seed_sealed text not null,
+        bank_account text not null,
+        bank_seed_sealed text not null,
+        operators_account text not null,
+        operators_seed_sealed text not null,
+        created_at timestamptz not null
+      );
+      create table nats_accounts (
+        partner_id uuid primary key references partners(id),
+        public_key text not null unique,
+        seed_sealed text not null,
+        jwt text not null,
+        jwt_issued_at bigint not null,
+        created_at timestamptz not null
+      );
+      create table nats_users (
+        id uuid primary key,
+        created_seq bigint generated always as identity,
+        role text not null check (role in ('partner', 'operator', 'bank')),
+        partner_id uuid references partners(id),
+        account text not null,
+        public_key text not null unique,
+        label text not null,
+        created_at timestamptz not null,
+        expires_at timestamptz,
+        revoked_at timestamptz,
+        check ((role = 'partner') = (partner_id is not null))
+      );
+      create index nats_users_partner on nats_users (partner_id, created_seq);
+      alter table partners add column suspended_at timestamptz
+    `)
+  },
+}

@@ -1,0 +1,54 @@
+import type { ColumnType, Generated } from 'kysely'
+
+// Kysely types of the tables the NATS identity capability owns (src/db/schema.ts's Database
+// extends this). Every seed is sealed (AES-256-GCM under the bank's secrets key, see
+// webhooks/secret-box.ts) with its public key as the authenticated context.
+
+type Timestamp = ColumnType<Date, Date | string, Date | string>
+
+/** The one row set up by `bank nats init`: the operator and the bank's own accounts. */
+export interface NatsAuthorityTable {
+  id: number
+  operator_public_key: string
+  operator_jwt: string
+  operator_seed_sealed: string
+  signing_seed_sealed: string
+  system_account: string
+  system_seed_sealed: string
+  bank_account: string
+  bank_seed_sealed: string
+  operators_account: string
+  operators_seed_sealed: string
+  created_at: Timestamp
+}
+
+/** One NATS account per partner, with the JWT last pushed to the servers. */
+export interface NatsAccountsTable {
+  partner_id: string
+  public_key: string
+  seed_sealed: string
+  jwt: string
+  /** The `iat` of `jwt`: each new JWT of the account is issued strictly later, so the servers keep the newest. */
+  jwt_issued_at: ColumnType<bigint | string, bigint | string | number, bigint | string | number>
+  created_at: Timestamp
+}
+
+/** Every NATS user the bank issued: a partner's, an operator's, or the bank's own. */
+export interface NatsUsersTable {
+  id: string
+  created_seq: Generated<string>
+  role: 'partner' | 'operator' | 'bank'
+  partner_id: string | null
+  account: string
+  public_key: string
+  label: string
+  created_at: Timestamp
+  expires_at: Timestamp | null
+  revoked_at: Timestamp | null
+}
+
+export interface NatsIdentityTables {
+  nats_authority: NatsAuthorityTable
+  nats_accounts: NatsAccountsTable
+  nats_users: NatsUsersTable
+}
