@@ -2,12 +2,13 @@ import { createHash } from 'node:crypto'
 import { Invalid, type FieldIssue } from '../errors.ts'
 import { unstorableTextReason } from '../contract/text-rules.ts'
 import { document_bytes_max, submission_bytes_max } from './kyc-contract.ts'
-import type { Dropbox } from './dropbox.ts'
+import { readable, type Dropbox, type DropboxEntry, type DropboxRead } from './dropbox.ts'
 
 // Reading what a submission names out of a dropbox and freezing it: every named object
-// must exist, be non-empty, at most 10 MB, and be a PDF, JPEG or PNG by its content (the
-// first bytes), whatever its name says. All problems are reported at once, each under the
-// request field that named the document.
+// must exist, be a plain object stored in the bucket (not a link), be non-empty, at most
+// 10 MB, hold exactly the bytes its metadata says (size and digest), and be a PDF, JPEG or
+// PNG by its content (the first bytes), whatever its name says. All problems are reported
+// at once, each under the request field that named the document.
 
 /** One document a request names: the field that named it, the object, and its director. */
 export interface NamedDocument {
@@ -49,8 +50,17 @@ export function docTypeOf(name: string, ownerOrDirectorId: string | null): strin
   return type.slice(0, 100) || 'document'
 }
 
-/** Reads and checks every named document; throws one 400 naming each one that fails. */
-export async function freezeDocuments(dropbox: Dropbox, bucket: string, named: NamedDocument[], docTypeId: (d: NamedDocument) => string | null): Promise<FrozenDocument[]> {
+/**
+ * Reads and checks every named document of the partner's bucket; throws one 400 naming each
+ * one that fails.
+ */
+export async function freezeDocuments(
+  dropbox: Dropbox,
+  partnerId: string,
+  bucket: string,
+  named: NamedDocument[],
+  docTypeId: (d: NamedDocument) => string | null,
+): Promise<FrozenDocument[]> {
   const issues: FieldIssue[] = []
   const seen = new Map<string, string>()
   for (const document of named) {
@@ -62,33 +72,34 @@ export async function freezeDocuments(dropbox: Dropbox, bucket: string, named: N
   }
   if (issues.length > 0) throw new Invalid(summary(issues), issues)
 
-  // Sizes first, from the objects' metadata: nothing over the limit is downloaded.
-  const entries = await Promise.all(named.map((document) => dropbox.entry(bucket, document.name)))
+  // Links and sizes first, from the objects' metadata: nothing over the limit is downloaded.
+  const entries = await Promise.all(named.map((document) => dropbox.entry(partnerId, bucket, document.name)))
   named.forEach((document, i) => {
     const entry = entries[i]
-    if (!entry) issues.push({ field: document.field, message: `object ${document.name} is not in bucket ${bucket}` })
-    else if (entry.size === 0) issues.push({ field: document.field, message: `object ${document.name} is empty` })
-    else if (entry.size > document_bytes_max) issues.push({ field: document.field, message: `object ${document.name} is ${entry.size} bytes; the limit is ${document_bytes_max}` })
+    const problem = entry ? metadataProblem(entry) : `object ${document.name} is not in bucket ${bucket}`
+    if (problem) issues.push({ field: document.field, message: problem })
   })
   const total = entries.reduce((sum, entry) => sum + (entry?.size ?? 0), 0)
-  if (issues.length === 0 && total > submission_bytes_max) {
-    issues.push({ field: '(body)', message: `the documents named come to ${total} bytes; a submission may bring at most ${submission_bytes_max}` })
-  }
+  if (issues.length === 0 && total > submission_bytes_max) issues.push(overSubmission(total))
   if (issues.length > 0) throw new Invalid(summary(issues), issues)
 
   const frozen: FrozenDocument[] = []
-  for (const [i, document] of named.entries()) {
-    const bytes = await dropbox.read(bucket, document.name)
-    if (!bytes) {
-      issues.push({ field: document.field, message: `object ${document.name} is not in bucket ${bucket}` })
+  let read = 0
+  for (const document of named) {
+    const outcome = await dropbox.read(partnerId, bucket, document.name, document_bytes_max)
+    const problem = readProblem(outcome, document.name, bucket)
+    if (problem || outcome.kind !== 'read') {
+      issues.push({ field: document.field, message: problem ?? `object ${document.name} could not be read` })
       continue
     }
-    if (bytes.length === 0) issues.push({ field: document.field, message: `object ${document.name} is empty` })
-    else if (bytes.length > document_bytes_max) issues.push({ field: document.field, message: `object ${document.name} is ${bytes.length} bytes; the limit is ${document_bytes_max}` })
+    const { bytes, entry } = outcome
+    read += bytes.length
     const contentType = sniffContentType(bytes)
-    if (bytes.length > 0 && !contentType) issues.push({ field: document.field, message: `object ${document.name} is not a PDF, JPEG or PNG (by its content)` })
-    if (!contentType || bytes.length === 0 || bytes.length > document_bytes_max) continue
-    const original = entries[i]?.originalFilename ?? null
+    if (!contentType) {
+      issues.push({ field: document.field, message: `object ${document.name} is not a PDF, JPEG or PNG (by its content)` })
+      continue
+    }
+    const original = entry.originalFilename
     frozen.push({
       ...document,
       docType: docTypeOf(document.name, docTypeId(document)),
@@ -98,8 +109,52 @@ export async function freezeDocuments(dropbox: Dropbox, bucket: string, named: N
       sha256: createHash('sha256').update(bytes).digest('hex'),
     })
   }
+  // The objects may have been put again since their metadata was checked: the total again, of what was read.
+  if (issues.length === 0 && read > submission_bytes_max) issues.push(overSubmission(read))
   if (issues.length > 0) throw new Invalid(summary(issues), issues)
   return frozen
+}
+
+/** Why an entry's metadata keeps it from being read, or null when it may be. */
+function metadataProblem(entry: DropboxEntry): string | null {
+  if (entry.link) {
+    const target = entry.link.name === null ? `bucket ${shown(entry.link.bucket)}` : `object ${shown(entry.link.name)} of bucket ${shown(entry.link.bucket)}`
+    return `object ${entry.name} is a link (to ${target}); the bank reads only objects stored in the dropbox itself, not links`
+  }
+  if (!Number.isSafeInteger(entry.size) || entry.size < 0) return `object ${entry.name} has no valid size in its metadata`
+  if (entry.size === 0) return `object ${entry.name} is empty`
+  if (entry.size > document_bytes_max) return `object ${entry.name} is ${entry.size} bytes; the limit is ${document_bytes_max}`
+  if (!readable(entry, document_bytes_max)) return `object ${entry.name} cannot be read`
+  return null
+}
+
+/** Why a read object is refused, or null when it was read. */
+function readProblem(outcome: DropboxRead, name: string, bucket: string): string | null {
+  switch (outcome.kind) {
+    case 'missing':
+      return `object ${name} is not in bucket ${bucket}`
+    case 'unread':
+      return metadataProblem(outcome.entry) ?? `object ${name} cannot be read`
+    case 'size_mismatch': {
+      const held = outcome.complete ? `${outcome.received} bytes` : `more than ${outcome.entry.size} bytes (${outcome.received} had arrived when reading stopped)`
+      return `object ${name} holds ${held} but its metadata says ${outcome.entry.size} bytes; it was not taken`
+    }
+    case 'corrupt':
+      return outcome.reason === 'digest'
+        ? `object ${name} does not match the SHA-256 digest of its metadata; it was not taken`
+        : `object ${name} has metadata without a usable digest or chunk id; it was not taken`
+    case 'read':
+      return null
+  }
+}
+
+function overSubmission(total: number): FieldIssue {
+  return { field: '(body)', message: `the documents named come to ${total} bytes; a submission may bring at most ${submission_bytes_max}` }
+}
+
+/** A name from a link's metadata, as the message may carry it. */
+function shown(text: string): string {
+  return unstorableTextReason(text) ? '(an unprintable name)' : text.slice(0, 255)
 }
 
 function summary(issues: FieldIssue[]): string {

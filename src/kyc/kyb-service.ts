@@ -80,7 +80,7 @@ export class KybService {
     }
     if (named.length > kyb_documents_max) issues.push({ field: 'documents', message: `a submission may name at most ${kyb_documents_max} documents in all` })
     if (issues.length > 0) throw new Invalid(`${issues[0]!.field}: ${issues[0]!.message}`, issues)
-    const frozen = await freezeDocuments(this.dropbox, kybBucket(entity.id), named, (d) => d.directorId)
+    const frozen = await freezeDocuments(this.dropbox, partnerId, kybBucket(entity.id), named, (d) => d.directorId)
     const now = this.clock.now()
     await this.db.transaction().execute(async (trx) => {
       const locked = await this.entities.getAny(entity.id, trx, true)

@@ -58,9 +58,9 @@ export class KycService {
       { field: 'proof_of_residence', name: request.proof_of_residence, directorId: null },
     ]
     // The back of the id card, which the reference SDK uploads beside the front but does not name.
-    const back = await this.idBack(bucket, request.user_id, named)
+    const back = await this.idBack(partnerId, bucket, request.user_id, named)
     if (back) named.push({ field: 'id_back', name: back, directorId: null })
-    const frozen = await freezeDocuments(this.dropbox, bucket, named, () => request.user_id)
+    const frozen = await freezeDocuments(this.dropbox, partnerId, bucket, named, () => request.user_id)
     const now = this.clock.now()
     const { record, documentIds } = await this.db.transaction().execute(async (trx) => {
       const record = await this.users.submitKyc(trx, partnerId, request.user_id, now)
@@ -85,11 +85,11 @@ export class KycService {
     }
   }
 
-  /** The newest `kyc_id_back_<user_id>_…` object not already named, if any. */
-  private async idBack(bucket: string, userId: string, named: NamedDocument[]): Promise<string | undefined> {
+  /** The newest `kyc_id_back_<user_id>_…` object (links left out) not already named, if any. */
+  private async idBack(partnerId: string, bucket: string, userId: string, named: NamedDocument[]): Promise<string | undefined> {
     const prefix = `kyc_id_back_${userId}_`
     const taken = new Set(named.map((n) => n.name))
-    const backs = (await this.dropbox.entries(bucket)).filter((e) => e.name.startsWith(prefix) && !taken.has(e.name) && e.size > 0)
+    const backs = (await this.dropbox.entries(partnerId, bucket)).filter((e) => e.name.startsWith(prefix) && !taken.has(e.name) && e.size > 0)
     backs.sort((a, b) => (a.mtime < b.mtime ? 1 : a.mtime > b.mtime ? -1 : 0))
     return backs[0]?.name
   }

@@ -13,8 +13,8 @@ import { createAccount, createUser, type KeyPair } from '@nats-io/nkeys'
 //     the bank signed that import.
 //   - OPERATORS: the bank's operators. Imports `ops.>` and `$SRV.>` (for `bank status`);
 //     reaches nothing of a partner's.
-//   - one account per partner: imports `svc.*.<partner_id>.>` (its own subjects only, with an
-//     activation token naming that subject) and has JetStream of its own, in which the
+//   - one account per partner: imports `svc.*.<partner_id>.>` and the entity-scoped
+//     operations' subjects (its own subjects only, each with an activation token naming it) and has JetStream of its own, in which the
 //     partner's KYC/KYB dropboxes live. Its streams can capture only its own account's
 //     messages, which are its own requests and the bank's replies to it.
 // Every import shares the requester's identity (`share`), so the server adds a
@@ -29,8 +29,13 @@ const no_jetstream = { mem_storage: 0, disk_storage: 0, streams: 0, consumer: 0 
 /** JetStream each partner's account may use for its dropboxes (bytes; streams and consumers unbounded). */
 export const partner_jetstream_default = { disk_storage: 10 * 1024 ** 3, mem_storage: 256 * 1024 ** 2 } as const
 
-/** The subjects a partner's account imports from the bank: every operation naming that partner. */
-export const partnerServiceSubject = (partnerId: string) => `svc.*.${partnerId}.>`
+/**
+ * The subjects a partner's account imports from the bank: every operation naming that
+ * partner (`svc.*.<partner_id>.>`), and the few that name one of its entities instead
+ * (`entitySubjects`, e.g. `svc.account.*.bulk_payment.initiate`: fixed patterns from the
+ * contract, not one per entity), whose entity the bank checks is the caller's.
+ */
+export const partnerServiceSubjects = (partnerId: string, entitySubjects: readonly string[]): string[] => [`svc.*.${partnerId}.>`, ...entitySubjects]
 
 /** The header the server adds to a request that crossed an import with `share`. */
 export const request_info_header = 'Nats-Request-Info'
@@ -78,6 +83,8 @@ export async function operatorsAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 
 
 export interface PartnerAccountState {
   partnerId: string
+  /** The entity-scoped operations' subjects, the entity token a `*`. */
+  entitySubjects: readonly string[]
   /** Users revoked: public key → epoch second (the server refuses user JWTs issued at or before it). */
   revoked: Record<string, number>
   /** Suspended since this epoch second: every user of the account is refused and disconnected. */
@@ -85,14 +92,18 @@ export interface PartnerAccountState {
 }
 
 export async function partnerAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>, account: KeyPair, state: PartnerAccountState): Promise<string> {
-  const subject = partnerServiceSubject(state.partnerId)
-  const token = await encodeActivation('partner operations', account, keys.bank, 'service', { subject })
+  const imports: Import[] = []
+  for (const subject of partnerServiceSubjects(state.partnerId, state.entitySubjects)) {
+    // Each import carries the bank's activation for exactly that subject.
+    const token = await encodeActivation('partner operations', account, keys.bank, 'service', { subject })
+    imports.push({ name: subject, subject, account: keys.bank.getPublicKey(), type: 'service', token, share: true })
+  }
   const revocations: Record<string, number> = { ...state.revoked }
   if (state.suspendedAt !== null) revocations['*'] = state.suspendedAt
   const claims: Partial<Account> = {
-    imports: [{ name: 'partner operations', subject, account: keys.bank.getPublicKey(), type: 'service', token, share: true }],
-    // The partner's account exports nothing and may import nothing else: the bank signs it.
-    limits: { ...unlimited, exports: 0, imports: 1, ...partner_jetstream_default, streams: -1, consumer: -1 },
+    imports,
+    // The partner's account exports nothing; its imports are the bank's to sign.
+    limits: { ...unlimited, exports: 0, imports: imports.length, ...partner_jetstream_default, streams: -1, consumer: -1 },
     revocations,
   }
   return encodeAccount(`partner ${state.partnerId}`, account, claims, { signer: keys.signing })

@@ -4,6 +4,7 @@ import { fromSeed, type KeyPair } from '@nats-io/nkeys'
 import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
+import { allOperations, scopeOf } from '../contract/index.ts'
 import type { Database } from '../db/schema.ts'
 import { Conflict, NotFound } from '../errors.ts'
 import type { SecretBox } from '../webhooks/secret-box.ts'
@@ -88,7 +89,7 @@ export class NatsIdentity {
   async createPartnerAccount(trx: Kysely<Database>, partnerId: string): Promise<void> {
     const account = newAccountKey()
     const issuedAt = epochSecond(new Date())
-    const jwt = await partnerAccountJwt(this.keys, account, { partnerId, revoked: {}, suspendedAt: null })
+    const jwt = await partnerAccountJwt(this.keys, account, { partnerId, entitySubjects: entitySubjects(), revoked: {}, suspendedAt: null })
     await store.insertAccount(trx, {
       partner_id: partnerId,
       public_key: account.getPublicKey(),
@@ -145,13 +146,17 @@ export class NatsIdentity {
     const user = await this.db.transaction().execute(async (trx) => {
       const account = await store.accountOf(trx, partnerId, true)
       if (!account) throw new NotFound('partner')
+      const before = await trx.selectFrom('nats_users').select('revoked_at').where('id', '=', userId).where('partner_id', '=', partnerId).executeTakeFirst()
+      if (!before) throw new NotFound('NATS user')
       const row = await store.markUserRevoked(trx, partnerId, userId, this.clock.now())
       if (!row) throw new NotFound('NATS user')
+      // Revoked before: its account already says so (and was pushed then, or is at the next start).
+      if (before.revoked_at) return { row, changed: false }
       await this.resign(trx, partnerId, account)
-      return row
+      return { row, changed: true }
     })
-    await this.publishAccount(partnerId)
-    return userView(user)
+    if (user.changed) await this.publishAccount(partnerId)
+    return userView(user.row)
   }
 
   /**
@@ -186,6 +191,16 @@ export class NatsIdentity {
         // Two instances starting at once: the second finds the account made and leaves it.
         await sql`select pg_advisory_xact_lock(727002)`.execute(trx)
         if (!(await store.accountOf(trx, id))) await this.createPartnerAccount(trx, id)
+      })
+    }
+    // Accounts signed before the contract gained an entity-scoped operation import too little.
+    const expected = JSON.stringify(entitySubjects())
+    for (const row of await store.allAccounts(this.db)) {
+      const imports = decode<{ imports?: Array<{ subject: string }> }>(row.jwt).nats.imports?.map((i) => i.subject).slice(1) ?? []
+      if (JSON.stringify(imports) === expected) continue
+      await this.db.transaction().execute(async (trx) => {
+        const account = await store.accountOf(trx, row.partner_id, true)
+        if (account) await this.resign(trx, row.partner_id, account)
       })
     }
     return missing.length
@@ -228,7 +243,7 @@ export class NatsIdentity {
     for (const user of await store.revokedUsersOf(trx, partnerId)) revoked[user.public_key] = Math.max(epochSecond(user.revoked_at), epochSecond(new Date()))
     const issuedAt = epochSecond(new Date())
     const suspendedAt = partner?.suspended_at ? issuedAt : null
-    const jwt = await partnerAccountJwt(this.keys, this.accountKey(account), { partnerId, revoked, suspendedAt })
+    const jwt = await partnerAccountJwt(this.keys, this.accountKey(account), { partnerId, entitySubjects: entitySubjects(), revoked, suspendedAt })
     await store.updateAccountJwt(trx, partnerId, jwt, issuedAt)
   }
 
@@ -254,6 +269,11 @@ export class NatsIdentity {
     await store.insertUser(executor, row)
     return { ...userView(row), creds: input.issued.creds }
   }
+}
+
+/** The subjects of the operations that name an entity rather than the partner, the entity a `*` (from the contract). */
+function entitySubjects(): string[] {
+  return [...new Set(allOperations().filter((op) => scopeOf(op) === 'entity').map((op) => op.subject.replace(/<[a-z_]+>/, '*')))]
 }
 
 /** The authenticated context a seed is sealed with: its public key, so a sealed seed opens nowhere else. */

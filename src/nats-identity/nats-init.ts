@@ -43,7 +43,7 @@ export interface NatsInitResult {
   bankAccount: string
   operatorsAccount: string
   systemAccount: string
-  files: Record<string, string>
+  files: { config: string; ca: string; bank_creds: string; operator_creds: string }
 }
 
 export async function initNatsDeployment(options: NatsInitOptions): Promise<NatsInitResult> {

@@ -90,16 +90,21 @@ export class OperatorService {
    * cut off on every server. Suspending twice keeps the first time.
    */
   async setSuspended(partnerId: string, suspended: boolean) {
-    const at = await this.db.transaction().execute(async (trx) => {
+    const outcome = await this.db.transaction().execute(async (trx) => {
       const partner = await trx.selectFrom('partners').select(['id', 'suspended_at']).where('id', '=', partnerId).forUpdate().executeTakeFirst()
       if (!partner) throw new NotFound('partner')
-      const next = suspended ? (partner.suspended_at ?? this.clock.now()) : null
+      // Asked for what already holds: nothing changes, nothing is re-signed or pushed.
+      if ((partner.suspended_at !== null) === suspended) return { at: partner.suspended_at, changed: false }
+      const next = suspended ? this.clock.now() : null
       await trx.updateTable('partners').set({ suspended_at: next }).where('id', '=', partnerId).execute()
       await this.nats?.resignPartner(trx, partnerId)
-      return next
+      return { at: next, changed: true }
     })
-    await this.credentials.forgetPartner(partnerId)
-    if (this.nats) await this.nats.publishAccount(partnerId)
+    const at = outcome.at
+    if (outcome.changed) {
+      await this.credentials.forgetPartner(partnerId)
+      if (this.nats) await this.nats.publishAccount(partnerId)
+    }
     return { partner_id: partnerId, suspended: at !== null, suspended_at: at ? formatTimestamp(at) : null }
   }
 

@@ -20,7 +20,8 @@ import {
 // "Permissions", "Tenancy"), driven by the endpoint table: every operation, every way a
 // caller can fail to prove who it is or what it may do.
 
-const tb = useTestBank()
+// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
+const tb = useTestBank({ natsAuthority: 'bank' })
 let f: OperationFixture
 let other: TestPartner
 

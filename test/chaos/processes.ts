@@ -188,6 +188,9 @@ function serviceEnvironment(env: ServiceEnv): NodeJS.ProcessEnv {
     BANK_BOOTSTRAP_OPERATOR: 'true',
     BANK_DB_POOL_MAX: '10',
     BANK_SHUTDOWN_GRACE_MS: '2000',
+    // A sandbox: production refuses an open NATS server (src/nats-identity/nats-isolation.ts),
+    // and these servers are open; what the chaos tests check does not depend on the mode.
+    BANK_SANDBOX: 'true',
     ...env.settings,
   }
 }

@@ -45,7 +45,7 @@ test('cli - partner create prints the partner id, root entity id and a working c
   )
   const created = json(run)
   assert.equal(run.stderr, '')
-  assert.deepEqual(Object.keys(created).sort(), ['credential', 'partner_id', 'root_entity_id', 'webhook_secret'])
+  assert.deepEqual(Object.keys(created).sort(), ['credential', 'nats_creds', 'partner_id', 'root_entity_id', 'webhook_secret'])
   assert.deepEqual(Object.keys(created.credential).sort(), ['id', 'token'])
   assert.match(created.credential.token, /^pbk_[A-Za-z0-9_-]{43}$/)
 

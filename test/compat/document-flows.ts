@@ -50,7 +50,7 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     const c = context()
     const { id: entityId, user_id: userId } = await c.sdk.call('entityCreate', personalEntityValues())
     const files = { front: file('id-front.pdf', pdf('id front')), back: file('id-back.png', png()), proof: file('proof.jpg', jpeg()) }
-    const upload = await uploadKycDocuments(c.tb.nc, userId, files)
+    const upload = await uploadKycDocuments(c.sdk.partner.nc, userId, files)
 
     const values = { user_id: userId, id_document: upload.idDocument, proof_of_residence: upload.proofOfResidence }
     const text = await c.sdk.write('userUploadKycDocuments', values)
@@ -96,7 +96,7 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     const { userId } = await c.sdk.call('userCreate', userValues(c.rootEntityId))
     const before = (await c.sdk.call('userList', { entity_id: c.rootEntityId })).users.find((u: { id: string }) => u.id === userId)
     assert.deepEqual([before.kyc_status, before.kyc_submitted_at ?? null], ['not_started', null])
-    const upload = await uploadKycDocuments(c.tb.nc, userId, { front: file('id-front.jpg', jpeg()), proof: file('proof.pdf', pdf('proof')) })
+    const upload = await uploadKycDocuments(c.sdk.partner.nc, userId, { front: file('id-front.jpg', jpeg()), proof: file('proof.pdf', pdf('proof')) })
     assert.equal(upload.idBack, null)
     const reply = await c.sdk.call('userUploadKycDocuments', { user_id: userId, id_document: upload.idDocument, proof_of_residence: upload.proofOfResidence })
     assert.equal(reply.success, true)
@@ -122,7 +122,7 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     }
 
     const directorIds: string[] = kyb.directors.map((d: { id: string }) => d.id)
-    const upload = await uploadKybDocuments(c.tb.nc, entityId, businessFiles(), Object.fromEntries(directorIds.map((id) => [id, directorFiles()])))
+    const upload = await uploadKybDocuments(c.sdk.partner.nc, entityId, businessFiles(), Object.fromEntries(directorIds.map((id) => [id, directorFiles()])))
     const values = { entity_id: entityId, documents: upload.businessDocKeys, directors: upload.directorDocKeys }
     assert.deepEqual(JSON.parse(await c.sdk.write('kybSubmit', values)), values)
     assert.deepEqual(await c.sdk.call('kybSubmit', values), {})
@@ -160,7 +160,7 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     const { id: entityId } = await c.sdk.call('entityCreate', businessEntityValues({ registration_number: registrationEnding('00') }))
     const kyb = await c.sdk.call('kybGet', { entity_id: entityId })
     assert.deepEqual(kyb.directors, [], 'UploadKybApp stops here and tries later; a partner may still submit the business documents')
-    const upload = await uploadKybDocuments(c.tb.nc, entityId, businessFiles(), {})
+    const upload = await uploadKybDocuments(c.sdk.partner.nc, entityId, businessFiles(), {})
     const text = await c.sdk.write('kybSubmit', { entity_id: entityId, documents: upload.businessDocKeys, directors: null })
     assert.match(text, /"directors":null/)
     assert.deepEqual(await c.sdk.accept('kybSubmit', await c.sdk.send('kybSubmit', text)), {})

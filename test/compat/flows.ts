@@ -119,6 +119,7 @@ async function storedAddress(c: FlowContext, entityId: string): Promise<Record<s
     `svc.entity.${c.sdk.partner.partnerId}.get_address`,
     JSON.stringify({ entity_id: entityId }),
     { token: c.sdk.partner.token },
+    c.sdk.partner.nc,
   )
   assert.equal(reply.code, 200, `get_address: ${JSON.stringify(reply.body)}`)
   assert.equal(reply.body.entity_id, entityId)

@@ -99,7 +99,7 @@ export class ReferenceSdk {
   async send(method: SdkMethod, text: string): Promise<SdkReply> {
     const h = natsHeaders()
     h.set('token', this.partner.token)
-    const msg = await this.tb.nc.request(this.subject(method), text, { timeout: sdk_request_timeout_ms, headers: h })
+    const msg = await this.partner.nc.request(this.subject(method), text, { timeout: sdk_request_timeout_ms, headers: h })
     const headers: Record<string, string> = {}
     for (const key of msg.headers?.keys() ?? []) headers[key] = msg.headers!.get(key)
     const replyText = new TextDecoder().decode(msg.data)

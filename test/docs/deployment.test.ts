@@ -10,18 +10,31 @@ import { loadConfig, settingNames } from '../../src/config.ts'
 // must parse, run the service's real entry point, and name only settings the bank has, with
 // values it accepts.
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const thisFile = fileURLToPath(import.meta.url)
+const root = path.resolve(path.dirname(thisFile), '../..')
 const read = (file: string) => fs.readFileSync(path.join(root, file), 'utf8')
 const known = new Set(settingNames)
 
-type Service = { image?: string; build?: unknown; environment?: Record<string, string>; depends_on?: Record<string, unknown>; command?: string[] }
+type Service = {
+  image?: string
+  build?: unknown
+  environment?: Record<string, string>
+  depends_on?: Record<string, { condition?: string }>
+  command?: string[]
+  volumes?: string[]
+}
 
 test('deployment - compose.yaml runs PostgreSQL, NATS with JetStream and two bank instances on them', () => {
   const compose = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, Service> }
-  const { postgres, nats, ...rest } = compose.services
+  const { postgres, nats, 'nats-init': natsInit, ...rest } = compose.services
   assert.match(postgres?.image ?? '', /^postgres:/)
   assert.match(nats?.image ?? '', /^nats:/)
-  assert.ok(nats?.command?.includes('-js'), 'NATS runs with JetStream (the document dropboxes need it)')
+  // NATS runs the configuration `bank nats init` writes (which turns JetStream on, for the
+  // document dropboxes), and starts only once that has been written.
+  assert.equal(natsInit?.build, '.', 'nats-init runs the bank\'s image')
+  assert.deepEqual(natsInit?.command?.slice(0, 6), ['node', 'bin/bank.js', 'nats', 'init', '--dir', '/nats'])
+  assert.deepEqual(nats?.command, ['-c', '/nats/nats-server.conf'])
+  assert.equal(nats?.depends_on?.['nats-init']?.condition, 'service_completed_successfully')
   const banks = Object.entries(rest)
   assert.equal(banks.length, 2, 'two bank instances')
   for (const [name, bank] of banks) {
@@ -31,9 +44,16 @@ test('deployment - compose.yaml runs PostgreSQL, NATS with JetStream and two ban
     for (const key of Object.keys(env)) assert.ok(known.has(key), `${name} sets ${key}, which the bank does not read`)
     assert.equal(new URL(env.DATABASE_URL!).hostname, 'postgres')
     assert.equal(new URL(env.NATS_URL!).hostname, 'nats')
+    assert.equal(new URL(env.NATS_URL!).protocol, 'tls:')
+    // The bank logs in with what nats-init wrote, from the same volume, read-only.
+    assert.equal(env.NATS_CREDS, '/nats/bank.creds')
+    assert.equal(env.NATS_TLS_CA, '/nats/ca.pem')
+    assert.ok(bank.volumes?.includes('nats-config:/nats:ro'), `${name} mounts nats-init's files read-only`)
+    assert.ok(natsInit?.volumes?.includes('nats-config:/nats'))
     assert.ok(env.BANK_SECRETS_KEY, 'instances share one secrets key')
-    // Every value the bank would read parses (the secrets key is the operator's own).
-    const config = loadConfig({ ...env, BANK_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') })
+    // Every value the bank would read parses (the secrets key is the operator's own; the
+    // files nats-init writes do not exist here, so any existing file stands in for them).
+    const config = loadConfig({ ...env, NATS_CREDS: thisFile, NATS_TLS_CA: thisFile, BANK_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') })
     assert.equal(config.sandbox, false, 'compose runs production')
     assert.deepEqual(config.metrics, { host: '0.0.0.0', port: 9464 })
   }
@@ -45,6 +65,8 @@ test('deployment - the Dockerfile and the systemd unit start node on src/main.ts
   const dockerfile = read('Dockerfile')
   assert.match(dockerfile, /^FROM node:20/m)
   assert.match(dockerfile, /^CMD \["node", "--max-semi-space-size=64", "--import", "tsx", "src\/main.ts"\]$/m)
+  // compose.yaml's nats-init runs `bank nats init` in this image, which makes the TLS files with openssl.
+  assert.match(dockerfile, /apt-get install [^\n]*\bopenssl\b/)
   const unit = read('deploy/partner-bank.service')
   assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=64 --import tsx src\/main\.ts$/m)
   assert.match(unit, /^KillSignal=SIGTERM$/m)

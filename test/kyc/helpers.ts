@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { after } from 'node:test'
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
-import { Objm } from '@nats-io/obj'
+import { jetstream } from '@nats-io/jetstream'
+import { Base64UrlPaddedCodec, Objm, type ObjectInfo } from '@nats-io/obj'
 import type { TestBank } from '../support/harness.ts'
 
 // Putting files into a partner's dropbox as the reference SDK's KycDocumentUploader and
@@ -140,4 +141,74 @@ export function largePdf(size: number, seed = 'x'): Uint8Array {
   // Vary the body so that a chunk out of place would change the hash.
   for (let i = 9; i < size; i += 4093) bytes[i] = i % 251
   return bytes
+}
+
+// --- Crafting what the Object Store client would never write: objects whose metadata and
+// chunks disagree, written the way @nats-io/obj writes them (chunks on `$O.<bucket>.C.<nuid>`,
+// the metadata as JSON on `$O.<bucket>.M.<name in padded base64url>`).
+
+/** The metadata of an object as the client stores it (what `info()` reads back). */
+export interface RawObjectMeta {
+  name: string
+  bucket: string
+  nuid: string
+  size: number
+  chunks: number
+  digest: string
+  mtime: string
+  deleted: boolean
+  headers?: Record<string, string[]>
+  options?: { max_chunk_size?: number; link?: { bucket: string; name?: string } }
+}
+
+/** The digest as @nats-io/obj writes it: `SHA-256=` and the hash in padded base64url. */
+export const objectDigest = (bytes: Uint8Array) => `SHA-256=${createHash('sha256').update(bytes).digest('base64').replace(/\+/g, '-').replace(/\//g, '_')}`
+
+/** Publishes chunks under a new nuid of the bucket (which must exist); resolves with the nuid. */
+export async function publishChunks(nc: NatsConnection, bucket: string, chunks: Uint8Array[]): Promise<string> {
+  const js = jetstream(nc)
+  const id = randomUUID().replaceAll('-', '')
+  for (const chunk of chunks) await js.publish(`$O.${bucket}.C.${id}`, chunk)
+  return id
+}
+
+/** Publishes an object's metadata as given, as the latest under its name. */
+export async function publishMeta(nc: NatsConnection, bucket: string, meta: RawObjectMeta): Promise<void> {
+  await jetstream(nc).publish(`$O.${bucket}.M.${Base64UrlPaddedCodec.encode(meta.name)}`, JSON.stringify(meta))
+}
+
+/** The metadata an honest put of `bytes` in one chunk would write, for the crafted object to depart from. */
+export function metaFor(name: string, bucket: string, id: string, bytes: Uint8Array, filename = 'document.pdf'): RawObjectMeta {
+  return {
+    name,
+    bucket,
+    nuid: id,
+    size: bytes.length,
+    chunks: 1,
+    digest: objectDigest(bytes),
+    mtime: new Date().toISOString(),
+    deleted: false,
+    headers: { original_filename: [filename] },
+    options: { max_chunk_size: 128 * 1024 },
+  }
+}
+
+/** An object's info, to link to it (ObjectStore.link takes the source's info). */
+export async function objectInfo(nc: NatsConnection, bucket: string, name: string): Promise<ObjectInfo> {
+  const info = await (await new Objm(nc).open(bucket)).info(name)
+  assert.ok(info, `object ${name} is in bucket ${bucket}`)
+  return info
+}
+
+/** Puts a link `name` in bucket `bucket` to an object (in any bucket), as ObjectStore.link does. */
+export async function putLink(nc: NatsConnection, bucket: string, name: string, target: ObjectInfo): Promise<void> {
+  buckets.add(bucket)
+  await (await new Objm(nc).open(bucket)).link(name, target)
+}
+
+/** Puts a link `name` in bucket `bucket` to the whole bucket `target`, as ObjectStore.linkStore does. */
+export async function putBucketLink(nc: NatsConnection, bucket: string, name: string, target: string): Promise<void> {
+  const objm = new Objm(nc)
+  buckets.add(bucket)
+  await (await objm.open(bucket)).linkStore(name, await objm.open(target))
 }

@@ -21,7 +21,7 @@ function partnerRequest(overrides: Record<string, unknown> = {}) {
 
 test('partner create - returns the partner, its root entity, a one-time credential and its webhook signing secret', async () => {
   const created = await tb.operator.partners.create(partnerRequest())
-  assert.deepEqual(Object.keys(created).sort(), ['credential', 'partner_id', 'root_entity_id', 'webhook_secret'])
+  assert.deepEqual(Object.keys(created).sort(), ['credential', 'nats_creds', 'partner_id', 'root_entity_id', 'webhook_secret'])
   // Standard Webhooks: `whsec_` and the base64 of 32 random bytes.
   assert.match(created.webhook_secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
   assert.match(created.partner_id, uuidPattern)

@@ -36,7 +36,7 @@ for (const signal of signals) {
     databaseUrl.pathname = `/${database}`
     const child = spawn('npm', ['start', '--silent'], {
       cwd: root,
-      env: { ...process.env, BANK_DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(), NATS_URL: nats.url, BANK_SERVICE_NAME: `start-${signal.toLowerCase()}`, LOG_LEVEL: 'info' },
+      env: { ...process.env, BANK_DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(), NATS_URL: nats.url, BANK_SANDBOX: 'true', BANK_SERVICE_NAME: `start-${signal.toLowerCase()}`, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })))

@@ -2,7 +2,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, before } from 'node:test'
-import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
+import { connect, credsAuthenticator, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { startBank, type Bank } from '../../src/app.ts'
 import { BankClient, OperatorClient } from '../../src/client/index.ts'
 import { ManualClock } from '../../src/clock.ts'
@@ -17,6 +17,9 @@ import {
 import { businessEntity } from './fixtures.ts'
 import { leasePglite, leasePostgresDatabase } from './store-pool.ts'
 import { pgliteSeed } from './templates.ts'
+import { startAuthorityNats, type AuthorityNats } from './authority-nats.ts'
+import { natsConnectOptions } from '../../src/transport/nats/nats-connect.ts'
+import { pgliteDirFor } from '../../src/db/database.ts'
 
 // The one shared harness: a real nats-server (private to this test file, so that no two
 // suites share a queue group), the real service in-process, and real storage — PGlite, or
@@ -75,6 +78,12 @@ export function testNats(): Promise<PrivateNatsServer> {
 }
 
 export interface TestBank {
+  /** The authority set-up's files and server, with `natsAuthority`. */
+  authority?: AuthorityNats | undefined
+  /** With `natsAuthority: 'bank'`: partners' clients send on `nc`, a user of the bank's account. */
+  partnersShareTestConnection?: boolean
+  /** A connection as a partner, with a creds file the bank issued (needs `natsAuthority`). */
+  partnerConnection(creds: string): Promise<NatsConnection>
   bank: Bank
   config: Config
   clock: ManualClock
@@ -92,6 +101,20 @@ export interface TestBankOptions {
   /** The clock job leases are measured on (the system clock unless given). */
   wallClock?: ManualClock
   env?: Record<string, string>
+  /**
+   * Run NATS as production does: the bank is the NATS authority (`bank nats init` into a
+   * directory of the test's), its own nats-server started on the configuration written
+   * there, over TLS; the bank connects with bank.creds, `nc` and `operator` with
+   * operator.creds, and each onboarded partner with the creds file it was issued.
+   */
+  natsAuthority?: boolean | 'bank'
+  /*
+   * `'bank'`: the same set-up, but `nc` (and so `operator`, and each partner's client) is a
+   * user of the bank's own account, as the bank's own tools would be: requests from there
+   * carry no calling account, so suites that send as any partner on one connection (the
+   * auth matrix, the fuzzing) test the bank's own checks as before, while each partner's
+   * `nc` is still its own account's (its dropboxes are there).
+   */
   /**
    * Keep the storage where a restart finds it again: PGlite on disk rather than in memory.
    * Without it restart() fails, on both back ends alike. startTestBank() defaults to true,
@@ -126,11 +149,18 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   const clock = options.clock ?? new ManualClock('2026-11-23T08:00:00Z')
   const log = createLogger(config.logLevel)
   const pgliteDir = persistent ? undefined : 'memory://'
+  const authority = options.natsAuthority
+    ? await startAuthorityNats(config, dataDir, { databaseUrl: database?.store.url, pglite: pglite?.store, pgliteDir: pgliteDir ?? pgliteDirFor(dataDir), pgliteSeed: seed })
+    : undefined
+  const natsUrl = authority?.url ?? nats.url
+  if (authority) Object.assign(config, { natsAuth: authority.bankLogin })
   // The seed fills an empty store only: a restart opens what the first start left.
   let pgliteSeedOnce = seed
   const start = async () => {
     const started = await startBank({
-      config, clock, log, natsUrl: nats.url, pgliteDir, pgliteSeed: pgliteSeedOnce, validateResponses: true,
+      config, clock, log, natsUrl, pgliteDir, pgliteSeed: pgliteSeedOnce, validateResponses: true,
+      // Tests of production rules on the process's open server; the authority's is the real set-up.
+      allowOpenNats: !authority,
       ...(pglite ? { pglite: pglite.store } : {}),
       ...(options.wallClock ? { wallClock: options.wallClock } : {}),
     })
@@ -140,17 +170,27 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   let bank = await start()
   const operatorToken = bank.bootstrapToken
   if (!operatorToken) throw new Error('a fresh test bank should have created an operator credential')
-  const nc = await connect({ servers: nats.url })
+  const testLogin = authority ? (options.natsAuthority === 'bank' ? authority.bankLogin : authority.operatorLogin) : undefined
+  const nc = await connect({ servers: natsUrl, ...(testLogin ? natsConnectOptions(testLogin) : {}) })
   const operator = new OperatorClient({ connection: nc, token: operatorToken })
+  const partnerConnections: NatsConnection[] = []
   let stopped: Promise<void> | undefined
   const testBank: TestBank = {
     bank,
     config,
     clock,
-    natsUrl: nats.url,
+    natsUrl,
     nc,
     operator,
     operatorToken,
+    authority,
+    partnersShareTestConnection: options.natsAuthority === 'bank',
+    async partnerConnection(creds: string) {
+      if (!authority) throw new Error('partnerConnection() needs useTestBank({ natsAuthority: true })')
+      const connection = await connect({ servers: natsUrl, ...natsConnectOptions({ tls: { caFile: authority.caFile } }), authenticator: credsAuthenticator(new TextEncoder().encode(creds)) })
+      partnerConnections.push(connection)
+      return connection
+    },
     async restart() {
       if (!persistent) throw new Error('restart() needs persistent storage: useTestBank({ persistent: true })')
       await bank.stop()
@@ -160,7 +200,9 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
     stop: () =>
       (stopped ??= (async () => {
         await nc.close()
+        await Promise.all(partnerConnections.map((c) => c.close().catch(() => {})))
         await bank.stop()
+        await authority?.stop()
         await database?.release()
         await pglite?.release()
         fs.rmSync(dataDir, { recursive: true, force: true })
@@ -212,6 +254,9 @@ export function useTestBank(options: TestBankOptions = {}): TestBankHandle {
     get nc() { return started().nc },
     get operator() { return started().operator },
     get operatorToken() { return started().operatorToken },
+    get authority() { return started().authority },
+    get partnersShareTestConnection() { return started().partnersShareTestConnection },
+    partnerConnection: (creds: string) => started().partnerConnection(creds),
     restart: () => started().restart(),
     stop: () => started().stop(),
   }
@@ -222,6 +267,10 @@ export interface TestPartner {
   rootEntityId: string
   credentialId: string
   token: string
+  /** The NATS credentials file issued at onboarding (null on an open server). */
+  natsCreds: string | null
+  /** The partner's NATS connection: its own with the authority, else the test's. */
+  nc: NatsConnection
   client: BankClient
 }
 
@@ -239,12 +288,16 @@ export async function onboardPartner(tb: TestBank, options: { approve?: boolean 
   })
   if (options.approve) await tb.operator.entities.review({ entity_id: created.root_entity_id, decision: 'approve' })
   partnerRootEntities.set(created.partner_id, created.root_entity_id)
+  // With the NATS authority, the partner calls through its own account, with the creds it was issued.
+  const connection = tb.authority && created.nats_creds ? await tb.partnerConnection(created.nats_creds) : tb.nc
   return {
     partnerId: created.partner_id,
     rootEntityId: created.root_entity_id,
     credentialId: created.credential.id,
     token: created.credential.token,
-    client: new BankClient({ connection: tb.nc, token: created.credential.token, partnerId: created.partner_id }),
+    natsCreds: created.nats_creds,
+    nc: connection,
+    client: new BankClient({ connection: tb.partnersShareTestConnection ? tb.nc : connection, token: created.credential.token, partnerId: created.partner_id }),
   }
 }
 
@@ -264,11 +317,13 @@ export async function rawRequest(
   subject: string,
   data: string | Uint8Array,
   auth: { token?: string; authorization?: string } = {},
+  /** The connection to send on: the test's, unless a partner's own (with `natsAuthority`). */
+  connection: NatsConnection = tb.nc,
 ): Promise<RawReply> {
   const h = natsHeaders()
   if (auth.token !== undefined) h.set('token', auth.token)
   if (auth.authorization !== undefined) h.set('Authorization', auth.authorization)
-  const reply = await tb.nc.request(subject, data, { timeout: 10_000, headers: h })
+  const reply = await connection.request(subject, data, { timeout: 10_000, headers: h })
   const headers: Record<string, string> = {}
   for (const key of reply.headers?.keys() ?? []) headers[key] = reply.headers!.get(key)
   const text = new TextDecoder().decode(reply.data)

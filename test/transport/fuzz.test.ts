@@ -20,7 +20,8 @@ import { prepareFixture, rightfulToken, send, validBody, type OperationFixture }
 // runs here with one batch in flight: whatever queues while a batch commits goes into the
 // next one together, the most mixing a batch can get.
 
-const tb = useTestBank({ env: { BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '1' } })
+// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
+const tb = useTestBank({ natsAuthority: 'bank', env: { BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '1' } })
 let f: OperationFixture
 
 // A rejection or exception nobody handles ends a production process (Node's default), so

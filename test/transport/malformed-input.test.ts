@@ -9,7 +9,8 @@ import { prepareFixture, rightfulToken, send, subjectOf, validBody, type Operati
 // process stays up (RULINGS.md, "Errors": malformed JSON and non-object bodies are 400;
 // a 500 never happens for a caller's mistake).
 
-const tb = useTestBank()
+// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
+const tb = useTestBank({ natsAuthority: 'bank' })
 let f: OperationFixture
 
 before(async () => {

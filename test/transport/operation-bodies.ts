@@ -20,6 +20,8 @@ export interface OperationFixture {
   accountId: string
   /** A credential of `partner` that `ops_credential_revoke` may revoke. */
   revocableCredentialId: string
+  /** A NATS user of `partner` that `ops_partner_nats_revoke` may revoke (the suites run with the NATS authority). */
+  revocableNatsUserId: string
   /** A transaction on `accountId`: the funding deposit. */
   transactionId: string
   /** The number of a second account of the partner's, for internal payments from `accountId`. */
@@ -49,6 +51,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const accountId = accounts[0]?.account_id
   if (!accountId) throw new Error('an approved root entity should have its pool account')
   const revocable = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'to revoke' })
+  const revocableNatsUser = await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' })
   const transactionId = await fund(tb, accountId)
   const deadJobId = await deadJob(tb)
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
@@ -56,7 +59,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, revocableNatsUserId: revocableNatsUser.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
 }
 
 /** Mandates and orders each cancel sample uses once (a cancelled one cannot be cancelled again). */
@@ -124,7 +127,8 @@ const kyc_decide_pool = 10
 const pdfBytes = new TextEncoder().encode('%PDF-1.7\nsample\n%%EOF\n')
 
 async function kycFixture(tb: TestBank, partner: TestPartner): Promise<KycFixture> {
-  const objm = new Objm(tb.nc)
+  // The partner's own connection: with the NATS authority its dropboxes are in its account.
+  const objm = new Objm(partner.nc)
   const submittedUser = async () => {
     const { id: entityId } = await partner.client.entities.create(businessEntity())
     const { userId } = await partner.client.users.create(userRequest(entityId, { verified: false }))
@@ -248,6 +252,11 @@ const bodies: Record<string, BodyFactory> = {
   ops_credential_create: (f) => ({ partner_id: f.partner.partnerId, permissions: ['read'] }),
   ops_credential_revoke: (f) => ({ credential_id: f.revocableCredentialId }),
   ops_credential_list: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_partner_nats_creds: (f) => ({ partner_id: f.partner.partnerId, label: 'sample' }),
+  ops_partner_nats_users: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_partner_nats_revoke: (f) => ({ partner_id: f.partner.partnerId, user_id: f.revocableNatsUserId }),
+  // Letting back a partner that is not suspended: accepted, and changes nothing.
+  ops_partner_suspend: (f) => ({ partner_id: f.partner.partnerId, suspended: false }),
   ops_entity_review: (f) => ({ entity_id: f.partner.rootEntityId, decision: 'approve' }),
   ops_entity_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_user_kyc: (f) => ({ user_id: f.userId, status: 'pending' }),

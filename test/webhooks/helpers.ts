@@ -104,6 +104,8 @@ export async function onboardWithSecret(tb: TestBank): Promise<WebhookPartner> {
     rootEntityId: created.root_entity_id,
     credentialId: created.credential.id,
     token: created.credential.token,
+    natsCreds: created.nats_creds,
+    nc: tb.nc,
     client: new BankClient({ connection: tb.nc, token: created.credential.token, partnerId: created.partner_id }),
     secret: created.webhook_secret,
   }

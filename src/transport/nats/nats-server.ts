@@ -83,18 +83,23 @@ export interface PrivateNatsServer {
   stop(): Promise<void>
 }
 
-/** Starts `nats-server` with JetStream on a free loopback port; resolves once it accepts clients. */
-export async function startNatsServer(options: { binary: string; storeDir: string; port?: number }): Promise<PrivateNatsServer> {
+/**
+ * Starts `nats-server` with JetStream on a free loopback port; resolves once it accepts
+ * clients. With `configFile` (one `bank nats init` wrote) the server runs that file, which
+ * names its own store and must listen on `port`; its URL is then `tls://`.
+ */
+export async function startNatsServer(options: { binary: string; storeDir: string; port?: number; configFile?: string }): Promise<PrivateNatsServer> {
   fs.mkdirSync(options.storeDir, { recursive: true })
   const port = options.port ?? (await freePort())
-  const child = spawn(options.binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir], {
+  const args = options.configFile ? ['-c', options.configFile] : ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir]
+  const child = spawn(options.binary, args, {
     stdio: 'ignore',
   })
   // The server must never outlive us, nor keep an otherwise finished process alive.
   child.unref()
   const killOnExit = () => child.kill('SIGTERM')
   process.once('exit', killOnExit)
-  const url = `nats://127.0.0.1:${port}`
+  const url = `${options.configFile ? 'tls' : 'nats'}://127.0.0.1:${port}`
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   const stop = async () => {
     process.removeListener('exit', killOnExit)
@@ -105,7 +110,7 @@ export async function startNatsServer(options: { binary: string; storeDir: strin
   }
   for (let attempt = 0; attempt < 100; attempt++) {
     if (child.exitCode !== null) throw new Error(`nats-server exited with code ${child.exitCode} before accepting clients`)
-    if (await natsAnswers(url, 200)) return { url, port, process: child, stop }
+    if (await natsAnswers(url.replace(/^tls:/, 'nats:'), 200)) return { url, port, process: child, stop }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   await stop()
