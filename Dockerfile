@@ -1,5 +1,8 @@
 # The bank's image: Node.js 20, production dependencies, the TypeScript run through tsx.
+# The same image runs the operator CLI (bin/bank.js), e.g. compose.yaml's `bank nats init`.
 FROM node:20-bookworm-slim
+# `bank nats init` makes the NATS CA and server certificate with the openssl command.
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json ./
@@ -7,7 +10,8 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
 COPY tsconfig.json ./
-RUN mkdir -p /data && chown node:node /data
+# /data: the bank's data directory; /nats: where `bank nats init` writes (a volume in compose.yaml).
+RUN mkdir -p /data /nats && chown node:node /data /nats
 USER node
 ENV BANK_DATA_DIR=/data
 # Signals go straight to node (no npm or shell in between), so SIGTERM stops the bank cleanly.

@@ -23,6 +23,8 @@ export const issuedNatsUser = natsUserView.extend({
   creds: z.string(),
 })
 
+const suspension = z.object({ partner_id: z.string(), suspended: z.boolean(), suspended_at: timestamp.nullable() })
+
 export const natsIdentityOperations = {
   credsCreate: operation({
     name: 'ops_partner_nats_creds',
@@ -65,9 +67,18 @@ export const natsIdentityOperations = {
     subject: 'ops.partner.suspend',
     permission: 'operator',
     summary:
-      'Suspend a partner (--suspended true) or let it back (--suspended false): while suspended its tokens are refused and ' +
-      'every NATS user of its account is disconnected on every server within seconds.',
-    request: z.strictObject({ partner_id: uuid(), suspended: z.boolean({ error: 'must be true or false' }) }),
-    response: z.object({ partner_id: z.string(), suspended: z.boolean(), suspended_at: timestamp.nullable() }),
+      "Suspend a partner: its tokens are refused and every NATS user of its account is disconnected on every server within " +
+      'seconds, until it is let back (`partner unsuspend`). Suspending a suspended partner changes nothing.',
+    request: z.strictObject({ partner_id: uuid() }),
+    response: suspension,
+  }),
+  unsuspend: operation({
+    name: 'ops_partner_unsuspend',
+    sdk: 'partners.unsuspend',
+    subject: 'ops.partner.unsuspend',
+    permission: 'operator',
+    summary: "Let a suspended partner back: its tokens and its NATS users not revoked one by one work again.",
+    request: z.strictObject({ partner_id: uuid() }),
+    response: suspension,
   }),
 } as const

@@ -107,19 +107,20 @@ export class NatsIdentity {
     const partner = await executor.selectFrom('partners').select('suspended_at').where('id', '=', partnerId).executeTakeFirst()
     if (partner?.suspended_at) throw new Conflict('the partner is suspended: unsuspend it before issuing NATS credentials')
     const expiresAt = options.expiresInSeconds === undefined ? undefined : epochSecond(new Date()) + options.expiresInSeconds
-    const issued = await issueUser(this.accountKey(row), options.label || `partner ${partnerId}`, partner_user_permissions, expiresAt)
+    // The JWT's name is ASCII of our own making: the label (any text) stays in the database.
+    const issued = await issueUser(this.accountKey(row), `partner ${partnerId}`, partner_user_permissions, expiresAt)
     return this.record(executor, { role: 'partner', partnerId, account: row.public_key, label: options.label, expiresAt, issued })
   }
 
   /** A new NATS user of the operators' account (reaches `ops.` and `$SRV` only). */
   async issueOperatorUser(executor: Kysely<Database>, label: string): Promise<IssuedNatsUser> {
-    const issued = await issueUser(this.keys.operators, label || 'operator', operator_user_permissions)
+    const issued = await issueUser(this.keys.operators, 'operator', operator_user_permissions)
     return this.record(executor, { role: 'operator', partnerId: null, account: this.operatorsAccount, label, expiresAt: undefined, issued })
   }
 
   /** A NATS user of the bank's own account, for an instance of the bank. */
   async issueBankUser(executor: Kysely<Database>, label: string): Promise<IssuedNatsUser> {
-    const issued = await issueUser(this.keys.bank, label || 'bank', {})
+    const issued = await issueUser(this.keys.bank, 'bank', {})
     return this.record(executor, { role: 'bank', partnerId: null, account: this.bankAccount, label, expiresAt: undefined, issued })
   }
 

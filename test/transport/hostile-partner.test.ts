@@ -24,7 +24,7 @@ import { kycNames, pdf, jpeg, publishMeta, putObjects } from '../kyc/helpers.ts'
 // (by the server: a permissions violation, no responders, an authorization violation; or
 // by the bank: 401/403) and B's traffic goes on untouched.
 
-const tb = useTestBank({ natsAuthority: true })
+const tb = useTestBank({ natsAuthority: true, env: { BANK_SANDBOX: 'false' } })
 let a: TestPartner
 let b: TestPartner
 let bEntity: string
@@ -242,14 +242,14 @@ test(name('suspending a partner cuts its NATS users and tokens off at once; lett
     for await (const status of c.nc.status()) if (status.type === 'error' || status.type === 'disconnect') return status.type
     return 'closed'
   })()
-  const suspended = await tb.operator.partners.suspend({ partner_id: c.partnerId, suspended: true })
+  const suspended = await tb.operator.partners.suspend({ partner_id: c.partnerId })
   assert.equal(suspended.suspended, true)
   await cut
   assert.ok(c.natsCreds)
   await assert.rejects(connectWith(c.natsCreds), /authorization violation/i)
   await expectRefusal(tb.operator.partners.natsCreds({ partner_id: c.partnerId }), 409)
   await bStillServed()
-  await tb.operator.partners.suspend({ partner_id: c.partnerId, suspended: false })
+  await tb.operator.partners.unsuspend({ partner_id: c.partnerId })
   const back = await connectWith(c.natsCreds)
   const reply = await rawRequest(tb, `svc.entity.${c.partnerId}.list-entities`, '{}', { token: c.token }, back)
   assert.equal(reply.code, 200)

@@ -22,6 +22,8 @@ export interface OperationFixture {
   revocableCredentialId: string
   /** A NATS user of `partner` that `ops_partner_nats_revoke` may revoke (the suites run with the NATS authority). */
   revocableNatsUserId: string
+  /** A partner of its own for `ops_partner_suspend`. */
+  suspendablePartnerId: string
   /** A transaction on `accountId`: the funding deposit. */
   transactionId: string
   /** The number of a second account of the partner's, for internal payments from `accountId`. */
@@ -51,7 +53,9 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const accountId = accounts[0]?.account_id
   if (!accountId) throw new Error('an approved root entity should have its pool account')
   const revocable = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'to revoke' })
-  const revocableNatsUser = await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' })
+  // Only a bank that is the NATS authority issues NATS users (the suites that send every operation run with one).
+  const revocableNatsUser = tb.authority ? await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' }) : { id: '' }
+  const suspendable = await onboardPartner(tb)
   const transactionId = await fund(tb, accountId)
   const deadJobId = await deadJob(tb)
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
@@ -59,7 +63,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, revocableNatsUserId: revocableNatsUser.id, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
+  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, revocableNatsUserId: revocableNatsUser.id, suspendablePartnerId: suspendable.partnerId, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
 }
 
 /** Mandates and orders each cancel sample uses once (a cancelled one cannot be cancelled again). */
@@ -255,8 +259,10 @@ const bodies: Record<string, BodyFactory> = {
   ops_partner_nats_creds: (f) => ({ partner_id: f.partner.partnerId, label: 'sample' }),
   ops_partner_nats_users: (f) => ({ partner_id: f.partner.partnerId }),
   ops_partner_nats_revoke: (f) => ({ partner_id: f.partner.partnerId, user_id: f.revocableNatsUserId }),
-  // Letting back a partner that is not suspended: accepted, and changes nothing.
-  ops_partner_suspend: (f) => ({ partner_id: f.partner.partnerId, suspended: false }),
+  // A partner of its own (suspended by the first call; later ones change nothing), and letting
+  // back `partner`, which is not suspended (accepted, changes nothing).
+  ops_partner_suspend: (f) => ({ partner_id: f.suspendablePartnerId }),
+  ops_partner_unsuspend: (f) => ({ partner_id: f.partner.partnerId }),
   ops_entity_review: (f) => ({ entity_id: f.partner.rootEntityId, decision: 'approve' }),
   ops_entity_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_user_kyc: (f) => ({ user_id: f.userId, status: 'pending' }),
