@@ -71,7 +71,14 @@ export class DropboxConnections {
       void current.nc.then((nc) => nc.close()).catch(() => {})
     }, reader_idle_ms)
     current.timer.unref()
-    return current.nc
+    const nc = await current.nc
+    // Closed under us (the server restarted; readers do not reconnect): open a new one.
+    if (nc.isClosed() && this.open.get(partnerId) === current) {
+      clearTimeout(current.timer)
+      this.open.delete(partnerId)
+      return this.of(partnerId)
+    }
+    return nc
   }
 
   async close(): Promise<void> {

@@ -41,8 +41,11 @@ export function parsePrometheusText(text: string): Map<string, Family> {
       const match = sampleLine.exec(line)
       if (!match) throw new Error(`bad sample, ${where}`)
       const [, name, labelText = '', valueText] = match
-      const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : valueText === 'NaN' ? NaN : Number(valueText)
-      if (Number.isNaN(value) && valueText !== 'NaN') throw new Error(`bad value, ${where}`)
+      // NaN in any case, as Prometheus reads it (Go's ParseFloat): prom-client writes `Nan`
+      // for a gauge with no sample yet (the event loop's lag right after a start).
+      const nan = /^nan$/i.test(valueText ?? '')
+      const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : nan ? NaN : Number(valueText)
+      if (Number.isNaN(value) && !nan) throw new Error(`bad value, ${where}`)
       const owner = ownerOf(families, name!)
       if (!owner) throw new Error(`sample of an undeclared family, ${where}`)
       owner.samples.push({ name: name!, labels: parseLabels(labelText, where), value })
