@@ -175,6 +175,7 @@ function formatHelp(cmd: Commander, helper: Help, commands: readonly CliCommand[
     'Output: JSON (the default, for scripts), or a table with --format table.',
     'Exit codes: 0 done; 1 the bank refused (the error JSON on stderr) or could not be reached; 2 a usage mistake; 3 `ledger verify` found a mismatch.',
     'The bank is found through NATS_URL (else <data dir>/nats-url) and the operator credential in BANK_OPERATOR_TOKEN (else <data dir>/operator-token); the data dir is BANK_DATA_DIR, default ./.data.',
+    'Where the bank is the NATS authority (bank nats init), the CLI logs in to NATS with NATS_CREDS (operator.creds) and NATS_TLS_CA (ca.pem).',
     '',
   ].join('\n')
 }
