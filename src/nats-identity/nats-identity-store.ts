@@ -60,15 +60,13 @@ export async function revokedUsersOf(executor: Executor, partnerId: string): Pro
   return rows.map((row) => ({ public_key: row.public_key, revoked_at: row.revoked_at as Date }))
 }
 
-export async function markUserRevoked(executor: Executor, partnerId: string, userId: string, at: Date): Promise<NatsUserRow | undefined> {
-  await executor
-    .updateTable('nats_users')
-    .set({ revoked_at: at })
-    .where('id', '=', userId)
-    .where('partner_id', '=', partnerId)
-    .where('revoked_at', 'is', null)
-    .execute()
+/** One of the partner's users (another partner's is not found). */
+export async function userOf(executor: Executor, partnerId: string, userId: string): Promise<NatsUserRow | undefined> {
   return executor.selectFrom('nats_users').selectAll().where('id', '=', userId).where('partner_id', '=', partnerId).executeTakeFirst()
+}
+
+export async function markUserRevoked(executor: Executor, userId: string, at: Date): Promise<void> {
+  await executor.updateTable('nats_users').set({ revoked_at: at }).where('id', '=', userId).execute()
 }
 
 /** The partner's row, locked: suspension and the account's JWT change together. */

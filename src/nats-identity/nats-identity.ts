@@ -44,8 +44,6 @@ export interface IssuedNatsUser extends NatsUserView {
   creds: string
 }
 
-/** How long a credentials file may be issued for: ten years. */
-export const nats_user_ttl_seconds_max = 10 * 365 * 24 * 3600
 /** The bank's own reader of a partner's dropboxes lives this long; a new one is made per connection. */
 const reader_ttl_seconds = 3600
 
@@ -147,14 +145,15 @@ export class NatsIdentity {
     const user = await this.db.transaction().execute(async (trx) => {
       const account = await store.accountOf(trx, partnerId, true)
       if (!account) throw new NotFound('partner')
-      const before = await trx.selectFrom('nats_users').select('revoked_at').where('id', '=', userId).where('partner_id', '=', partnerId).executeTakeFirst()
-      if (!before) throw new NotFound('NATS user')
-      const row = await store.markUserRevoked(trx, partnerId, userId, this.clock.now())
+      // Another partner's user is answered as a missing one.
+      const row = await store.userOf(trx, partnerId, userId)
       if (!row) throw new NotFound('NATS user')
       // Revoked before: its account already says so (and was pushed then, or is at the next start).
-      if (before.revoked_at) return { row, changed: false }
+      if (row.revoked_at) return { row, changed: false }
+      const revoked = { ...row, revoked_at: this.clock.now() }
+      await store.markUserRevoked(trx, userId, revoked.revoked_at)
       await this.resign(trx, partnerId, account)
-      return { row, changed: true }
+      return { row: revoked, changed: true }
     })
     if (user.changed) await this.publishAccount(partnerId)
     return userView(user.row)
@@ -274,8 +273,10 @@ export class NatsIdentity {
 
 /** The subjects of the operations that name an entity rather than the partner, the entity a `*` (from the contract). */
 function entitySubjects(): string[] {
-  return [...new Set(allOperations().filter((op) => scopeOf(op) === 'entity').map((op) => op.subject.replace(/<[a-z_]+>/, '*')))]
+  entitySubjectsOnce ??= [...new Set(allOperations().filter((op) => scopeOf(op) === 'entity').map((op) => op.subject.replace(/<[a-z_]+>/, '*')))]
+  return entitySubjectsOnce
 }
+let entitySubjectsOnce: string[] | undefined
 
 /** The authenticated context a seed is sealed with: its public key, so a sealed seed opens nowhere else. */
 export const sealContext = (publicKey: string) => `nats-seed:${publicKey}`

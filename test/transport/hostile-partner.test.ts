@@ -264,3 +264,22 @@ async function connectWith(creds: string): Promise<NatsConnection> {
     authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
   })
 }
+
+test(name("the NATS operations answer another partner's user, or a partner that does not exist, as missing: nothing is revoked or issued"), async () => {
+  const bUser = await tb.operator.partners.natsCreds({ partner_id: b.partnerId, label: 'B kept' })
+  // B's user named under A's partner id: 404, and B's user still connects.
+  await expectRefusal(tb.operator.partners.natsRevoke({ partner_id: a.partnerId, user_id: bUser.id }), 404)
+  const stillB = await connectWith(bUser.creds)
+  await stillB.close()
+  assert.equal((await tb.operator.partners.natsUsers({ partner_id: b.partnerId })).users.find((u) => u.id === bUser.id)?.revoked_at, null)
+  const nobody = randomUUID()
+  await expectRefusal(tb.operator.partners.natsCreds({ partner_id: nobody }), 404)
+  await expectRefusal(tb.operator.partners.natsUsers({ partner_id: nobody }), 404)
+  await expectRefusal(tb.operator.partners.natsRevoke({ partner_id: nobody, user_id: bUser.id }), 404)
+  await expectRefusal(tb.operator.partners.suspend({ partner_id: nobody }), 404)
+  // A partner's token on the operators' subjects: from its own account they are not there
+  // (no responders, above); from the operators' account the token is not that account's: 401.
+  const asPartner = await rawRequest(tb, 'ops.partner.nats_creds', JSON.stringify({ partner_id: a.partnerId }), { token: a.token })
+  assert.equal(asPartner.code, 401)
+  assert.equal((await tb.operator.partners.natsUsers({ partner_id: a.partnerId })).users.filter((u) => u.label === '').length, 0, 'nothing issued')
+})
