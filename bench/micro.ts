@@ -7,7 +7,8 @@
 //
 //   endpoint wrapper   a transfer request through the endpoint wrapper (decode, the text
 //                      and null rules, zod, tenancy, reply encoding), the handler answering
-//                      at once
+//                      at once; and again with the request-origin check the bank makes
+//                      when it is the NATS authority (the header's account against the token)
 //   reply headers      making and encoding a payment reply's status header per message,
 //                      against fixed headers (made once)
 //   column values      a batch's 96 transaction rows turned into 27 column arrays
@@ -28,6 +29,7 @@ import { newRowId } from '../src/ledger/row-id.ts'
 import { chainHash } from '../src/ledger/tx-chain.ts'
 import { fixedHeaders } from '../src/transport/nats/fixed-headers.ts'
 import { endpoint, wrapEndpoint } from '../src/transport/nats/endpoint.ts'
+import { requestOrigin } from '../src/nats-identity/request-origin.ts'
 import { benchPayment } from './payment.ts'
 
 const rounds = 5
@@ -52,17 +54,18 @@ function report(name: string, us: number, unit: string): void {
 // The endpoint wrapper, as the service builds it, on the transfer operation.
 const partnerId = randomUUID()
 const caller = { role: 'partner' as const, credentialId: randomUUID(), partnerId, permissions: new Set(['payments']) }
+const wrapperDeps = {
+  credentials: { verify: async () => caller } as never,
+  entityPartner: async () => undefined,
+  log: pino({ level: 'warn' }),
+  requestBytesMax: 1 << 20,
+  validateResponses: false,
+  sandbox: false,
+  metrics: { request: () => {} },
+}
 const wrapped = wrapEndpoint(
   endpoint(contract.transfers.transfer, async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })),
-  {
-    credentials: { verify: async () => caller } as never,
-    entityPartner: async () => undefined,
-    log: pino({ level: 'warn' }),
-    requestBytesMax: 1 << 20,
-    validateResponses: false,
-    sandbox: false,
-    metrics: { request: () => {} },
-  },
+  wrapperDeps,
 )
 const tokenHeaders = fixedHeaders({ token: 'a'.repeat(43) })
 const encoder = new TextEncoder()
@@ -72,6 +75,23 @@ const requests = Array.from({ length: 1000 }, () => {
 })
 let next = 0
 report('endpoint wrapper', await measure(() => wrapped(requests[next++ % requests.length]!), 50_000), 'per request')
+
+// The same with the bank the NATS authority: each request carries the Nats-Request-Info
+// header the server adds (about 1.3 kB: it holds the user's JWT), whose account is checked
+// against the token's partner (src/nats-identity/request-origin.ts); the account is known.
+const account = `A${'B'.repeat(55)}`
+const requestInfo = JSON.stringify({
+  start: new Date().toISOString(), host: '127.0.0.1', id: 7, acc: account, user: `U${'C'.repeat(55)}`, lang: 'nats.js', ver: '3.4.0',
+  rtt: 9662469, server: `N${'D'.repeat(55)}`, jwt: `eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.${'e'.repeat(900)}.${'s'.repeat(86)}`,
+  issuer_key: account, name_tag: 'partner', kind: 'Client', client_type: 'nats',
+})
+const withOrigin = wrapEndpoint(endpoint(contract.transfers.transfer, async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })), {
+  ...wrapperDeps,
+  origin: requestOrigin({ operatorsAccount: `A${'O'.repeat(55)}`, knownPartnerOfAccount: () => partnerId, partnerOfAccount: async () => partnerId }),
+})
+const originHeaders = fixedHeaders({ token: 'a'.repeat(43), 'Nats-Request-Info': requestInfo })
+const originRequests = requests.map((msg) => ({ subject: msg.subject, data: msg.data, headers: originHeaders }) as unknown as Msg)
+report('endpoint wrapper, request origin', await measure(() => withOrigin(originRequests[next++ % originRequests.length]!), 50_000), 'per request')
 
 const encode = (h: MsgHdrs) => (h as MsgHdrs & { encode(): Uint8Array }).encode()
 let sink = 0

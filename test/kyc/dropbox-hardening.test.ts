@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import type { BankApiError } from '../../src/client/index.ts'
-import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { expectRefusal } from '../support/assertions.ts'
-import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { businessEntity, registrationNumber } from '../support/fixtures.ts'
+import { useTestBank, type TestPartner } from '../support/harness.ts'
 import {
+  kycApplicants,
   destroyBucketsAfter,
   eventsOf,
   kycNames,
@@ -37,22 +37,15 @@ const tb = useTestBank()
 destroyBucketsAfter(tb)
 let p: TestPartner
 let other: TestPartner
-const businesses = new Map<string, string>()
+const applicants = kycApplicants(tb, '910412')
 
 before(async () => {
   await tb.ready
-  ;[p, other] = await Promise.all([onboardPartner(tb, { approve: true }), onboardPartner(tb, { approve: true })])
-  for (const partner of [p, other]) businesses.set(partner.partnerId, (await partner.client.entities.create(businessEntity())).id)
+  ;[p, other] = await applicants.onboard()
 })
 
-let applicants = 0
-
 /** A new user of a business entity of partner `owner` (KYC not_started); resolves with their id. */
-async function applicant(owner: TestPartner = p): Promise<string> {
-  const body = `910412${String(++applicants).padStart(4, '0')}08`
-  const { userId } = await owner.client.users.create(userRequest(businesses.get(owner.partnerId)!, { id_number: body + luhnCheckDigit(body) }))
-  return userId
-}
+const applicant = (owner: TestPartner = p): Promise<string> => applicants.applicant(owner)
 
 /** The documents the bank holds for an owner (user or entity). */
 async function documentCount(ownerId: string): Promise<number> {

@@ -4,7 +4,9 @@ import { after } from 'node:test'
 import { connect, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { jetstream } from '@nats-io/jetstream'
 import { Base64UrlPaddedCodec, Objm, type ObjectInfo } from '@nats-io/obj'
-import type { TestBank } from '../support/harness.ts'
+import { luhnCheckDigit } from '../../src/contract/fields.ts'
+import { businessEntity, userRequest } from '../support/fixtures.ts'
+import { onboardPartner, type TestBank, type TestPartner } from '../support/harness.ts'
 
 // Putting files into a partner's dropbox as the reference SDK's KycDocumentUploader and
 // KybDocumentUploader do (ensureObjectStore): the bucket created if missing with file
@@ -211,4 +213,26 @@ export async function putBucketLink(nc: NatsConnection, bucket: string, name: st
   const objm = new Objm(nc)
   buckets.add(bucket)
   await (await objm.open(bucket)).linkStore(name, await objm.open(target))
+}
+
+/**
+ * Two approved partners with a business entity each, for a file's KYC tests (`onboard`, in
+ * its before hook), and new users of either, KYC not_started (`applicant`), whose id numbers
+ * are born on `birthDate` (YYMMDD) so that files on one server never share one.
+ */
+export function kycApplicants(tb: TestBank, birthDate: string) {
+  const businesses = new Map<string, string>()
+  let made = 0
+  return {
+    async onboard(): Promise<[TestPartner, TestPartner]> {
+      const partners = await Promise.all([onboardPartner(tb, { approve: true }), onboardPartner(tb, { approve: true })])
+      for (const partner of partners) businesses.set(partner.partnerId, (await partner.client.entities.create(businessEntity())).id)
+      return partners
+    },
+    async applicant(owner: TestPartner): Promise<string> {
+      const body = `${birthDate}${String(++made).padStart(4, '0')}08`
+      const { userId } = await owner.client.users.create(userRequest(businesses.get(owner.partnerId)!, { id_number: body + luhnCheckDigit(body) }))
+      return userId
+    },
+  }
 }

@@ -5,10 +5,9 @@ import { Objm } from '@nats-io/obj'
 import { BankClient } from '../../src/client/index.ts'
 import { document_bytes_max } from '../../src/kyc/kyc-contract.ts'
 import { expectRefusal, iso } from '../support/assertions.ts'
-import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { businessEntity, numberedPersonalEntity, userRequest } from '../support/fixtures.ts'
-import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
-import { destroyBucketsAfter, eventsOf, jpeg, kycNames, largePdf, pdf, png, putObjects, sdk_bucket_bytes_max, sdk_bucket_ttl_days, sha256 } from './helpers.ts'
+import { clientFor, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
+import { destroyBucketsAfter, eventsOf, jpeg, kycApplicants, kycNames, largePdf, pdf, png, putObjects, sdk_bucket_bytes_max, sdk_bucket_ttl_days, sha256 } from './helpers.ts'
 
 // A partner's KYC submission (svc.user.<partner_id>.upload_kyc_documents) with the real
 // JetStream Object Store of the test's nats-server: the reference SDK's flow, every refusal
@@ -18,22 +17,15 @@ const tb = useTestBank()
 destroyBucketsAfter(tb)
 let p: TestPartner
 let other: TestPartner
-const businesses = new Map<string, string>()
+const applicants = kycApplicants(tb, '850630')
 
 before(async () => {
   await tb.ready
-  ;[p, other] = await Promise.all([onboardPartner(tb, { approve: true }), onboardPartner(tb, { approve: true })])
-  for (const partner of [p, other]) businesses.set(partner.partnerId, (await partner.client.entities.create(businessEntity())).id)
+  ;[p, other] = await applicants.onboard()
 })
 
-let applicants = 0
-
 /** A new user of a business entity of partner `owner` (KYC not_started); resolves with their id. */
-async function applicant(owner: TestPartner = p): Promise<string> {
-  const body = `850630${String(++applicants).padStart(4, '0')}08`
-  const { userId } = await owner.client.users.create(userRequest(businesses.get(owner.partnerId)!, { id_number: body + luhnCheckDigit(body) }))
-  return userId
-}
+const applicant = (owner: TestPartner = p): Promise<string> => applicants.applicant(owner)
 
 /** A refused submission stored nothing: no submission, the user still not_started, no event. */
 async function assertNothingStored(userId: string, owner: TestPartner = p): Promise<void> {
