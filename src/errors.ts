@@ -25,6 +25,8 @@ export interface ErrorBody {
 export class BankError extends Error {
   /** The type's code, from the table: never written beside the type. */
   readonly code: number
+  /** Reply headers that go with this error (e.g. `Retry-After-Ms` on a 429). */
+  headers: Record<string, string> | undefined
 
   constructor(
     readonly type: ErrorType,
@@ -94,9 +96,21 @@ export class Unprocessable extends BankError {
   }
 }
 
+/** Header of a 429: how many milliseconds until a retry can be taken. */
+export const retry_after_header = 'Retry-After-Ms'
+
 export class TooManyAttempts extends BankError {
-  constructor(message: string) {
+  constructor(message: string, retryAfterMs?: number) {
     super('too_many_attempts', message)
+    if (retryAfterMs !== undefined) this.headers = { [retry_after_header]: String(Math.max(1, Math.ceil(retryAfterMs))) }
+  }
+}
+
+/** Over the credential's request budget: nothing was done; retry after `retryAfterMs`. */
+export class RateLimited extends BankError {
+  constructor(message: string, retryAfterMs: number) {
+    super('rate_limited', message)
+    this.headers = { [retry_after_header]: String(Math.max(1, Math.ceil(retryAfterMs))) }
   }
 }
 

@@ -14,7 +14,8 @@ export const errorTypes = {
   not_found: { code: 404, description: "No such resource; another partner's resource is answered the same way." },
   conflict: { code: 409, description: 'The request repeats or contradicts one already taken, e.g. a `clientTxId` already used.' },
   unprocessable: { code: 422, description: 'Well formed, but the bank cannot act on it in the current state.' },
-  too_many_attempts: { code: 429, description: 'Too many attempts in a short time; wait before trying again.' },
+  too_many_attempts: { code: 429, description: 'Too many attempts in a short time; wait before trying again (the `Retry-After-Ms` reply header says how long, when the bank knows).' },
+  rate_limited: { code: 429, description: "The credential has spent its request budget (a token bucket per credential); the `Retry-After-Ms` reply header says when the next request will be taken. Nothing was done." },
   internal_error: { code: 500, description: "The bank's own fault; the message carries only a correlation id to quote to the bank." },
   unavailable: { code: 503, description: 'The bank cannot serve the request now (no instance answering, overloaded, or its database unreachable); try again.' },
 } as const satisfies Record<string, { code: number; description: string }>

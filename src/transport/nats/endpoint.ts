@@ -78,6 +78,12 @@ export interface EndpointDependencies {
    * an account it does not belong to (nats-identity/request-origin.ts).
    */
   origin?: RequestOrigin | undefined
+  /**
+   * The credential's request budget (limits/): nothing when a request may go on, a promise
+   * when the budget must be asked of the database first; throws (or rejects) RateLimited
+   * when it is spent. Taken right after the credential is known, before anything is read.
+   */
+  limiter?: { take(caller: Caller): Promise<void> | undefined } | undefined
 }
 
 /** The subjects only a sandbox answers (its clock, messages and OTPs). */
@@ -98,12 +104,17 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
   const sandboxOnly = !deps.sandbox && operation.subject.startsWith(sandbox_subject_prefix)
   // Which account a request came through, when partners have NATS accounts of their own.
   const origin = deps.origin
+  const limiter = deps.limiter
   return async (msg) => {
     const started = performance.now()
     const context = new Context(operation.name, deps.log)
     let reply: Reply
     try {
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
+      if (limiter) {
+        const waiting = limiter.take(caller)
+        if (waiting) await waiting
+      }
       if (origin) {
         const through = origin.check(caller, msg.headers)
         if (through) await through
@@ -324,10 +335,12 @@ function errorReply(error: unknown, context: { requestId: string; log: Logger })
     error = new Unavailable('the bank cannot reach its database; try again shortly')
   }
   if (error instanceof BankError) {
-    return {
+    const reply: Reply = {
       body: encoder.encode(JSON.stringify(error.toBody())),
       error: { code: error.code, message: oneLine(error.message) },
     }
+    if (error.headers) reply.headers = error.headers
+    return reply
   }
   // A programmer's mistake or an outage: the caller gets a correlation id, never internals.
   context.log.error({ err: error }, 'request failed')

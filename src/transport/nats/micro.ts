@@ -184,6 +184,7 @@ function respond(msg: Msg, reply: Reply): void {
     const h = natsHeaders()
     h.set('Nats-Service-Error-Code', String(reply.error.code))
     h.set('Nats-Service-Error', reply.error.message)
+    if (reply.headers) for (const [name, value] of Object.entries(reply.headers)) h.set(name, value)
     msg.respond(reply.body, { headers: h })
   } else if (reply.fixedHeaders) {
     msg.respond(reply.body, { headers: reply.fixedHeaders })
