@@ -9,6 +9,7 @@ import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import { allOperations, subscriptionSubject } from './contract/index.ts'
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/database.ts'
+import { owner_only_dir_mode, owner_only_file_mode } from './data-dir.ts'
 import type { Logger } from './logger.ts'
 import { sandboxClockFor } from './sandbox/sandbox-clock.ts'
 import { createServices, type Services } from './services.ts'
@@ -33,7 +34,7 @@ export interface BankOptions {
   log: Logger
   natsUrl: string
   /**
-   * The clock job leases are measured on (the system clock unless a test controls it);
+   * The clock job leases and request budgets are measured on (the system clock unless a test controls it);
    * `clock` is the bank's time, which the sandbox moves forward.
    */
   wallClock?: Clock
@@ -156,6 +157,8 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     sandbox: config.sandbox,
     metrics: services.metrics,
     origin: identity ? requestOrigin(identity) : undefined,
+    limiter: services.limiter,
+    audit: services.audit,
   }
   for (const entry of table) {
     const op = entry.operation
@@ -239,17 +242,17 @@ async function bootstrapOperator(database: DatabaseHandle, services: Services, c
  * `operator-token-<store>`, and the log says how to use it. Resolves with the file written.
  */
 export function saveOperatorToken(dataDir: string, token: string, store: string, log: Logger): string {
-  fs.mkdirSync(dataDir, { recursive: true })
+  fs.mkdirSync(dataDir, { recursive: true, mode: owner_only_dir_mode })
   const usual = path.join(dataDir, 'operator-token')
   try {
-    fs.writeFileSync(usual, `${token}\n`, { mode: 0o600, flag: 'wx' })
+    fs.writeFileSync(usual, `${token}\n`, { mode: owner_only_file_mode, flag: 'wx' })
     log.info({ file: usual }, 'created the first operator credential; the CLI reads it from this file')
     return usual
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
   const beside = path.join(dataDir, `operator-token-${store}`)
-  fs.writeFileSync(beside, `${token}\n`, { mode: 0o600 })
+  fs.writeFileSync(beside, `${token}\n`, { mode: owner_only_file_mode })
   log.warn(
     { file: beside, kept: usual },
     `created this store's first operator credential; ${usual} belongs to another store and was kept. ` +

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { z } from 'zod'
 import { smtpUrlProblem } from './notify/smtp-notifier.ts'
+import { burst_max, requests_per_second_max } from './limits/limits-contract.ts'
 import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './transport/nats/nats-connect.ts'
 
 // Every setting, typed, read from the environment once, with defaults that run embedded
@@ -31,6 +32,9 @@ const settings = z.object({
   BANK_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   BANK_BOOTSTRAP_OPERATOR: z.enum(['true', 'false']).default('true'),
   BANK_CREDENTIAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
+  /** Each credential's request budget unless an operator gave its partner one (RULINGS.md, "Rate limits"). */
+  BANK_RATE_PER_SECOND: z.coerce.number().int().min(1).max(requests_per_second_max).default(200),
+  BANK_RATE_BURST: z.coerce.number().int().min(1).max(burst_max).default(400),
   BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
   BANK_FEE_RTC_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(700),
   BANK_FEE_INTERNAL_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(0),
@@ -59,8 +63,12 @@ const settings = z.object({
   BANK_JOBS_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(1000),
   BANK_JOBS_CONCURRENCY_MAX: z.coerce.number().int().min(1).max(64).default(4),
   BANK_JOBS_EXCLUSIVE_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
+  /** Webhook delivery jobs of one partner running at once, across all instances. */
+  BANK_WEBHOOK_PARTNER_SLOTS_MAX: z.coerce.number().int().min(1).max(64).default(1),
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
+  /** Deposits and reversals above this many cents wait for a second operator (0: off). Default R50,000.00 in production, off in the sandbox. */
+  BANK_DUAL_CONTROL_CENTS: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
   // Where e-mail goes (one-time PINs, payment advices): unset, the simulated notifier records them.
   BANK_SMTP_URL: z
@@ -104,6 +112,8 @@ export interface Config {
   shutdownGraceMs: number
   bootstrapOperator: boolean
   credentialCacheTtlMs: number
+  /** Each credential's request budget, unless an operator gave its partner limits of its own. */
+  rateLimits: { requests_per_second: number; burst: number }
   fees: { EFT: bigint; RTC: bigint; INTERNAL: bigint }
   /** Bank charges per successful debit-order collection (cents). */
   debitOrderFeeCents: bigint
@@ -130,10 +140,14 @@ export interface Config {
   jobsConcurrencyMax: number
   /** How long a run started on demand waits for a running job of its exclusive group. */
   jobsExclusiveWaitMs: number
+  /** Webhook delivery jobs of one partner running at once, across all instances (never all of one instance's). */
+  webhookPartnerSlotsMax: number
   clearingChunkMax: number
   /** An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail again. */
   rtcRecoveryAfterMs: number
   declaredHolidays: Set<string>
+  /** Deposits and reversals above this many cents need a second operator's approval; undefined: never. */
+  dualControlCents: bigint | undefined
   /**
    * Sandbox mode: operators may read OTPs and notifier messages and move the shared clock
    * (`ops.sandbox.*`); production refuses those subjects. On by default with embedded
@@ -186,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: s.BANK_SHUTDOWN_GRACE_MS,
     bootstrapOperator: s.BANK_BOOTSTRAP_OPERATOR === 'true',
     credentialCacheTtlMs: s.BANK_CREDENTIAL_CACHE_TTL_MS,
+    rateLimits: { requests_per_second: s.BANK_RATE_PER_SECOND, burst: s.BANK_RATE_BURST },
     fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS), INTERNAL: BigInt(s.BANK_FEE_INTERNAL_CENTS) },
     debitOrderFeeCents: BigInt(s.BANK_FEE_DEBIT_ORDER_CENTS),
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
@@ -205,14 +220,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     jobsPollMs: s.BANK_JOBS_POLL_MS,
     jobsConcurrencyMax: s.BANK_JOBS_CONCURRENCY_MAX,
     jobsExclusiveWaitMs: s.BANK_JOBS_EXCLUSIVE_WAIT_MS,
+    webhookPartnerSlotsMax: s.BANK_WEBHOOK_PARTNER_SLOTS_MAX,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
     sandbox: s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true',
+    dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'),
     otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
     secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
     smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM, timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
   }
+}
+
+/** R50,000.00: the production default above which a deposit or reversal needs a second operator. */
+export const dual_control_cents_default = 5_000_000n
+
+function dualControlCents(setting: number | undefined, sandbox: boolean): bigint | undefined {
+  if (setting === undefined) return sandbox ? undefined : dual_control_cents_default
+  return setting === 0 ? undefined : BigInt(setting)
 }
 
 /** Settings whose values are secrets, or may hold one: their values are never repeated in an error. */

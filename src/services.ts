@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { AccountService } from './accounts/account-service.ts'
 import { CredentialStore } from './auth/credential-store.ts'
-import type { Clock } from './clock.ts'
+import { systemClock, type Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import type { Database } from './db/schema.ts'
 import { EntityService } from './entities/entity-service.ts'
@@ -45,9 +45,17 @@ import { KybService } from './kyc/kyb-service.ts'
 import { DocumentRetention } from './kyc/document-retention.ts'
 import { BankMetrics } from './metrics/bank-metrics.ts'
 import type { NatsIdentity } from './nats-identity/nats-identity.ts'
+import { OperatorAudit } from './audit/operator-audit.ts'
+import { DualControl } from './audit/dual-control.ts'
+import { RateLimiter, databaseTokens, rate_limiter_defaults } from './limits/rate-limiter.ts'
+import { LimitsService } from './limits/limits-service.ts'
 
 export interface Services {
   credentials: CredentialStore
+  /** Every operator action in the audit trail (the endpoint wrapper runs audited operations through it). */
+  audit: OperatorAudit
+  /** Deposits and reversals, and the second operator's approval above the threshold. */
+  dualControl: DualControl
   entities: EntityService
   users: UserService
   accounts: AccountService
@@ -86,6 +94,10 @@ export interface Services {
   documentRetention: DocumentRetention
   /** Prometheus metrics of this instance (served when BANK_METRICS_PORT is set). */
   metrics: BankMetrics
+  /** Each credential's request budget, taken by the endpoint wrapper (limits/rate-limiter.ts). */
+  limiter: RateLimiter
+  /** Partners' request budgets for operators (`ops.partner.limits`). */
+  limits: LimitsService
 }
 
 export interface ServiceClocks {
@@ -128,6 +140,8 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   // What payment batches remember of the accounts they write; deposits make it stale.
   const knownAccounts = new KnownAccounts(known_accounts_default)
   const ledger = new LedgerService(db, clock, knownAccounts)
+  const audit = new OperatorAudit(db, clock, log)
+  const dualControl = new DualControl(db, clock, ledger, config.dualControlCents)
   // Background work of every capability runs on this one runner (src/jobs).
   const jobRunner = new JobRunner(db, clock, log, {
     poll_ms: config.jobsPollMs,
@@ -146,7 +160,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     events,
     webhookSecrets,
     new HttpWebhookSender({ timeout_ms: webhook_limits_default.attempt_timeout_ms }),
-    { sandbox: config.sandbox, limits: webhook_limits_default },
+    { sandbox: config.sandbox, limits: { ...webhook_limits_default, partner_slots_max: config.webhookPartnerSlotsMax } },
   )
   // E-mail through SMTP when BANK_SMTP_URL is set; else the simulated notifier, which records
   // each message (the sandbox's `bank sandbox messages`) and sends nothing out.
@@ -207,9 +221,13 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const kyc = new KycService(db, clock, dropbox, users, operators)
   const kyb = new KybService(db, clock, dropbox, clocks.registry ?? new SimulatedCompanyRegistry(), entities, operators, notifier, users)
   const documentRetention = new DocumentRetention(db, clock, jobRunner, config.documentRetentionDays)
+  // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill them.
+  const limiter = new RateLimiter(databaseTokens(db), clocks.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
+  const limits = new LimitsService(db, clock, limiter, config.rateLimits)
   return {
+    audit, dualControl,
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
-    kyc, kyb, documentRetention, metrics,
+    kyc, kyb, documentRetention, metrics, limiter, limits,
   }
 }

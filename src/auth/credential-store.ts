@@ -1,6 +1,7 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
+import { noteAuditTarget } from '../audit/operator-audit.ts'
 import { Conflict, Invalid, NotFound, Unauthorized } from '../errors.ts'
 import type { Database } from '../db/schema.ts'
 import { permissions as allPermissions, type Permission } from '../contract/operation.ts'
@@ -13,6 +14,8 @@ import { formatTimestamp } from '../contract/format.ts'
 export interface Caller {
   role: 'partner' | 'operator'
   credentialId: string
+  /** The credential's label (an operator's name), as the audit trail records it. */
+  label: string
   partnerId: string | null
   permissions: ReadonlySet<Permission>
 }
@@ -72,6 +75,7 @@ export class CredentialStore {
     const role = input.partnerId === null ? 'operator' : 'partner'
     const token = `${role === 'operator' ? 'opk' : 'pbk'}_${randomBytes(32).toString('base64url')}`
     const id = randomUUID()
+    noteAuditTarget(id)
     await executor
       .insertInto('credentials')
       .values({
@@ -119,7 +123,7 @@ export class CredentialStore {
     const row = await this.db
       .selectFrom('credentials')
       .leftJoin('partners', 'partners.id', 'credentials.partner_id')
-      .select(['credentials.id', 'role', 'partner_id', 'permissions', 'expires_at', 'revoked_at', 'partners.suspended_at'])
+      .select(['credentials.id', 'role', 'label', 'partner_id', 'permissions', 'expires_at', 'revoked_at', 'partners.suspended_at'])
       .where('token_hash', '=', hash)
       .executeTakeFirst()
     if (!row || row.revoked_at) throw new Unauthorized()
@@ -129,6 +133,7 @@ export class CredentialStore {
       caller: {
         role: row.role,
         credentialId: row.id,
+        label: row.label,
         partnerId: row.partner_id,
         permissions: new Set(row.permissions.split(',').filter(Boolean) as Permission[]),
       },
@@ -138,13 +143,18 @@ export class CredentialStore {
 
   async revoke(id: string): Promise<CredentialView> {
     await this.refuseLastOperator(id)
-    const row = await this.db
-      .updateTable('credentials')
-      .set({ revoked_at: this.clock.now() })
-      .where('id', '=', id)
-      .where('revoked_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst()
+    // In a transaction, so that an operator's audit row commits with the revocation.
+    const row = await this.db.transaction().execute(async (trx) => {
+      const revoked = await trx
+        .updateTable('credentials')
+        .set({ revoked_at: this.clock.now() })
+        .where('id', '=', id)
+        .where('revoked_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst()
+      noteAuditTarget(revoked?.partner_id)
+      return revoked
+    })
     this.forget(id)
     this.onRevoked(id)
     if (row) return view(row)

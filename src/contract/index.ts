@@ -11,6 +11,8 @@ import { debitOperations } from '../debit/debit-contract.ts'
 import { debitRunOperations } from '../debit/debit-collection-contract.ts'
 import { kybOperations, kycOperations, reviewOperations } from '../kyc/kyc-contract.ts'
 import { natsIdentityOperations } from '../nats-identity/nats-identity-contract.ts'
+import { limitsOperations } from '../limits/limits-contract.ts'
+import { approvalOperations, auditOperations } from '../audit/audit-contract.ts'
 import type { Operation } from './operation.ts'
 
 // Every operation the service offers, in groups. This table is the only list of them:
@@ -24,6 +26,7 @@ export const contract = {
   transfers: transferOperations,
   operators: operatorOperations,
   natsIdentity: natsIdentityOperations,
+  limits: limitsOperations,
   jobs: jobOperations,
   bulk: bulkOperations,
   webhooks: webhookOperations,
@@ -33,6 +36,8 @@ export const contract = {
   kyc: kycOperations,
   kyb: kybOperations,
   reviews: reviewOperations,
+  audit: auditOperations,
+  approvals: approvalOperations,
 } as const
 
 export type Contract = typeof contract

@@ -3,6 +3,8 @@ import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import { Kysely, Migrator, PostgresDialect, type MigrationProvider } from 'kysely'
 import { PGliteDialect } from './pglite-dialect.ts'
+import { owner_only_dir_mode, tightenTree } from '../data-dir.ts'
+import { CommitHookDialect } from './commit-hooks.ts'
 import { preparingPool } from './prepared.ts'
 import pg from 'pg'
 import { migrations } from './migrations.ts'
@@ -57,7 +59,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     pool.on('connect', (client) => {
       client.on('error', () => {})
     })
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) })
+    const db = new Kysely<Database>({ dialect: new CommitHookDialect(new PostgresDialect({ pool: preparingPool(pool) })) })
     try {
       await migrate(db)
     } catch (error) {
@@ -69,13 +71,17 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   if (options.pglite) {
     // Destroyed on close, so that nothing of this bank reaches the store afterwards; the
     // PGlite itself stays open.
-    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: options.pglite, borrowed: true }) })
+    const db = new Kysely<Database>({ dialect: new CommitHookDialect(new PGliteDialect({ pglite: options.pglite, borrowed: true })) })
     await migrate(db)
     return { db, storage: 'pglite', close: () => db.destroy() }
   }
-  if (!options.pgliteDir.startsWith('memory://')) fs.mkdirSync(options.pgliteDir, { recursive: true })
+  const onDisk = !options.pgliteDir.startsWith('memory://')
+  if (onDisk) fs.mkdirSync(options.pgliteDir, { recursive: true, mode: owner_only_dir_mode })
   const pglite = await PGlite.create(options.pgliteDir, options.pgliteSeed ? { loadDataDir: options.pgliteSeed } : {})
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) })
+  // PGlite unpacks a new store's files as 0666 and rewrites pg_internal.init as 0644 on every
+  // open, whatever the umask; the store holds the credential hashes (src/data-dir.ts).
+  if (onDisk) tightenTree(options.pgliteDir)
+  const db = new Kysely<Database>({ dialect: new CommitHookDialect(new PGliteDialect({ pglite })) })
   await migrate(db)
   return {
     db,

@@ -1,14 +1,19 @@
 import { sql, type Kysely } from 'kysely'
 import type { Migration } from 'kysely'
 import { bulkPaymentsMigration } from '../bulk/bulk-migration.ts'
+import { pinBudgetMigration } from '../bulk/pin-budget-migration.ts'
 import { debitOrdersMigration, debitRunIndexesMigration } from '../debit/debit-migration.ts'
 import { partnerDebtMigration } from '../ledger/partner-debt-migration.ts'
 import { kycDocumentsMigration } from '../kyc/kyc-migration.ts'
 import { notifierSentMigration } from '../notify/notify-migration.ts'
 import { simulatedDebitRailMigration } from '../rails/debit-rail-migration.ts'
 import { natsIdentityMigration } from '../nats-identity/nats-identity-migration.ts'
+import { rateLimitsMigration } from '../limits/limits-migration.ts'
+import { operatorAuditMigration } from '../audit/audit-migration.ts'
 import { sandboxMigration } from '../sandbox/sandbox-migration.ts'
 import { webhooksMigration } from '../webhooks/webhook-migration.ts'
+import { webhookJobSharesMigration } from '../webhooks/webhook-share-migration.ts'
+import { jobSharesMigration } from '../jobs/job-share-migration.ts'
 
 // Versioned schema changes, applied in order at start (Kysely's Migrator keeps the
 // record in `kysely_migration` and takes a lock, so many instances may start at once).
@@ -357,4 +362,9 @@ export const migrations: Record<string, Migration> = {
     },
   },
   '0018_nats_identity': natsIdentityMigration,
+  '0019_operator_audit': operatorAuditMigration,
+  '0020_bulk_pin_budget': pinBudgetMigration,
+  '0021_rate_limits': rateLimitsMigration,
+  '0022_job_shares': jobSharesMigration,
+  '0023_webhook_job_shares': webhookJobSharesMigration,
 }

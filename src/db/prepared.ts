@@ -1,5 +1,6 @@
 import { sql, type PostgresPool, type PostgresPoolClient, type RawBuilder } from 'kysely'
 import type pg from 'pg'
+import { currentCommitHook } from './commit-hooks.ts'
 
 // Prepared statements for the ledger's busiest statements. PostgreSQL parses and plans
 // an unnamed statement every time it runs; a named one is parsed once per connection and
@@ -19,6 +20,8 @@ const commitMarker = '/* then commit */ '
  * and the transaction commits as usual.
  */
 export function thenCommit<T>(statement: RawBuilder<T>): RawBuilder<T> {
+  // A transaction with a commit hook (commit-hooks.ts) still has a statement to send.
+  if (currentCommitHook()) return statement
   return sql<T>`${sql.raw(commitMarker)}${statement}`
 }
 

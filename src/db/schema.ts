@@ -7,7 +7,9 @@ import type { NotifierTables } from '../notify/notify-migration.ts'
 import type { DebitRailTables } from '../rails/debit-rail-tables.ts'
 import type { SandboxTables } from '../sandbox/sandbox-tables.ts'
 import type { NatsIdentityTables } from '../nats-identity/nats-identity-tables.ts'
+import type { AuditTables } from '../audit/audit-tables.ts'
 import type { WebhookTables } from '../webhooks/webhook-tables.ts'
+import type { RateLimitTables } from '../limits/limits-tables.ts'
 
 // The one `Database` interface that types every query. Each capability owns its tables
 // (see DESIGN.md); this file only describes them.
@@ -202,6 +204,8 @@ export interface JobsTable {
   attempts: Generated<number>
   attempts_max: number
   lease_ms: number
+  /** Whose work it is, for kinds that share the runner's slots out (a partner); '' for the bank's own. */
+  share: ColumnType<string, string | undefined, string>
   lease_owner: string | null
   lease_expires_at: NullableTimestamp
   last_error: string | null
@@ -256,7 +260,7 @@ export interface NotifierMessagesTable {
 }
 
 // Capabilities built later keep their table types beside their code and add them here.
-export interface Database extends NatsIdentityTables, BulkTables, WebhookTables, SandboxTables, DebitTables, DebitRailTables, PartnerDebtTables, NotifierTables, KycTables {
+export interface Database extends RateLimitTables, AuditTables, NatsIdentityTables, BulkTables, WebhookTables, SandboxTables, DebitTables, DebitRailTables, PartnerDebtTables, NotifierTables, KycTables {
   partners: PartnersTable
   credentials: CredentialsTable
   entities: EntitiesTable

@@ -344,25 +344,5 @@ export const reviewOperations = {
     }),
     response: documentView.extend({ offset: z.number(), data: z.string(), next_offset: z.number().nullable() }),
   }),
-  auditList: operation({
-    name: 'ops_audit_list',
-    sdk: 'audit.list',
-    cli: { names: { subject_id: 'subject' } },
-    subject: 'ops.audit.list',
-    permission: 'operator',
-    summary: 'The audit trail of one subject (a user, an entity, a document): who decided what and when, newest first.',
-    request: z.strictObject({ subject_id: uuid(), limit: pageLimit(1000).optional() }),
-    response: z.object({
-      entries: z.array(
-        z.object({
-          audit_id: z.string(),
-          subject_id: z.string(),
-          action: z.string(),
-          actor: z.string(),
-          at: timestamp,
-          details: z.record(z.string(), z.unknown()),
-        }),
-      ),
-    }),
-  }),
+
 }

@@ -150,20 +150,10 @@ export interface KybDirectorTable {
   updated_at: Timestamp
 }
 
-export interface AuditLogTable {
-  id: string
-  seq: Generated<string>
-  subject_id: string
-  action: string
-  actor: string
-  at: Timestamp
-  details: Json<Record<string, unknown>>
-}
 
 export interface KycTables {
   kyc_submissions: KycSubmissionTable
   kyc_documents: KycDocumentTable
   kyb_profiles: KybProfileTable
   kyb_directors: KybDirectorTable
-  audit_log: AuditLogTable
 }

@@ -15,7 +15,6 @@ import type { DocumentView, reviewOperations } from './kyc-contract.ts'
 import {
   appendAudit,
   approveUndecided,
-  auditOf,
   decideDocument,
   decideSubmission,
   documentBytes,
@@ -188,19 +187,6 @@ export class KycService {
     return { ...documentViewOf(row), offset: request.offset, data: Buffer.from(part).toString('base64'), next_offset: end < row.size ? end : null }
   }
 
-  async audit(request: { subject_id: string; limit?: number | undefined }) {
-    const rows = await auditOf(this.db, request.subject_id, request.limit ?? 100)
-    return {
-      entries: rows.map((row) => ({
-        audit_id: row.id,
-        subject_id: row.subject_id,
-        action: row.action,
-        actor: row.actor,
-        at: formatTimestamp(row.at),
-        details: row.details as Record<string, unknown>,
-      })),
-    }
-  }
 }
 
 /** The owner's submission waiting for review, held to the transaction's end; else 409. */

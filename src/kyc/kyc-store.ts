@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { DocumentView, SubmissionView } from './kyc-contract.ts'
 import type { FrozenDocument } from './document-files.ts'
-import type { AuditLogTable, KybDirectorTable, KycDocumentTable, KycSubmissionTable } from './kyc-migration.ts'
+import type { KybDirectorTable, KycDocumentTable, KycSubmissionTable } from './kyc-migration.ts'
 
 // The SQL of the KYC/KYB tables, which this capability owns. Each function takes the
 // executor to run on, so a caller writes in its own database transaction.
@@ -13,7 +13,6 @@ type Executor = Kysely<Database>
 export type SubmissionRow = Selectable<KycSubmissionTable>
 export type DocumentRow = Omit<Selectable<KycDocumentTable>, 'content'>
 export type DirectorRow = Selectable<KybDirectorTable>
-export type AuditRow = Selectable<AuditLogTable>
 
 /** Every column of a document but its bytes. */
 const documentColumns = [
@@ -233,21 +232,9 @@ export async function updateDirector(
   return Number(result.numUpdatedRows) > 0
 }
 
-// --- Audit trail
+// --- Audit trail: the chain's writer (audit/audit-chain.ts)
 
-export async function appendAudit(
-  executor: Executor,
-  entry: { subjectId: string; action: string; actor: string; at: Date; details: Record<string, unknown> },
-): Promise<void> {
-  await executor
-    .insertInto('audit_log')
-    .values({ id: randomUUID(), subject_id: entry.subjectId, action: entry.action, actor: entry.actor, at: entry.at, details: JSON.stringify(entry.details) })
-    .execute()
-}
-
-export async function auditOf(executor: Executor, subjectId: string, limit: number): Promise<AuditRow[]> {
-  return executor.selectFrom('audit_log').selectAll().where('subject_id', '=', subjectId).orderBy('seq', 'desc').limit(limit).execute()
-}
+export { appendAudit } from '../audit/audit-chain.ts'
 
 // --- Views
 

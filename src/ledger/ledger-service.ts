@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
-import { NotFound } from '../errors.ts'
+import { Conflict, NotFound, Unprocessable } from '../errors.ts'
+import { noteAuditTarget } from '../audit/operator-audit.ts'
+import { verifyAuditChain } from '../audit/audit-chain.ts'
 import { cents, centsText } from './cents.ts'
 import { LedgerBatch } from './ledger-batch.ts'
 import type { KnownAccounts } from './known-accounts.ts'
@@ -22,6 +24,30 @@ import { debtAccount, PartnerDebts, recordedDebts } from './partner-debt.ts'
 import type { LedgerProblem, LedgerReport } from '../operators/operator-contract.ts'
 export type { LedgerProblem, LedgerReport }
 
+/** What a deposit or reversal answers: moved now (`Successful`), or waiting for a second operator. */
+export interface MoneyMoved {
+  status: 'Successful' | 'pending_approval'
+  approval_id: string | null
+  tx_id: string | null
+  account_id: string
+  amount: string
+  balance: string
+  available_balance: string
+}
+
+function moneyMoved(batch: LedgerBatch, txId: string, accountId: string, amount: bigint): MoneyMoved {
+  const a = batch.account(accountId)
+  return {
+    status: 'Successful',
+    approval_id: null,
+    tx_id: txId,
+    account_id: accountId,
+    amount: centsText(amount),
+    balance: centsText(a.balance),
+    available_balance: centsText(a.balance - a.held),
+  }
+}
+
 const verify_page_rows = 5000
 const problems_max = 1000
 
@@ -35,45 +61,119 @@ export class LedgerService {
     private readonly known?: KnownAccounts,
   ) {}
 
-  /** Credits an account as an inbound EFT would: settlement:EFT → customer. */
-  async deposit(accountId: string, amount: bigint, ref: string) {
+  /**
+   * Credits an account as an inbound EFT would: settlement:EFT → customer. `addedBy` is the
+   * operator's credential id: money an operator moves is always attributed.
+   */
+  async deposit(accountId: string, amount: bigint, ref: string, addedBy: string): Promise<MoneyMoved> {
     try {
-      return await this.depositUnderLock(accountId, amount, ref)
+      return await this.db.transaction().execute((trx) => this.depositIn(trx, accountId, amount, ref, addedBy))
     } finally {
       this.known?.forget([accountId])
     }
   }
 
-  private async depositUnderLock(accountId: string, amount: bigint, ref: string) {
-    return this.db.transaction().execute(async (trx) => {
-      const batch = await LedgerBatch.open(trx, this.clock, [accountId])
-      if (!batch.has(accountId)) throw new NotFound('account')
-      const txId = newRowId()
-      batch.post([
-        { internal: 'settlement:EFT', amount: -amount, tx_id: txId },
-        { account: accountId, amount, tx_id: txId },
-      ])
-      batch.append({
-        id: txId,
-        account_id: accountId,
-        tx_type: 'deposit',
-        tx_payment_type: 'EFT',
-        status: 'Successful',
-        amount,
-        credit: amount,
-        debit: 0n,
-        ref,
-        added_by: 'system',
-        posted: true,
-      })
-      // A partner that owes the bank (a disputed debit order's shortfall) pays it first.
-      const debts = await PartnerDebts.open(trx, [batch.account(accountId).partner_id], batch.now)
-      debts.recover(batch, accountId, batch.account(accountId).partner_id, txId)
-      await batch.flush()
-      await debts.flush()
-      const a = batch.account(accountId)
-      return { tx_id: txId, account_id: accountId, amount: centsText(amount), balance: centsText(a.balance), available_balance: centsText(a.balance - a.held) }
+  /** The deposit inside the caller's transaction (an approval moves the money with its decision). */
+  async depositIn(trx: Kysely<Database>, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<MoneyMoved> {
+    const batch = await LedgerBatch.open(trx, this.clock, [accountId])
+    if (!batch.has(accountId)) throw new NotFound('account')
+    const txId = newRowId()
+    noteAuditTarget(txId)
+    batch.post([
+      { internal: 'settlement:EFT', amount: -amount, tx_id: txId },
+      { account: accountId, amount, tx_id: txId },
+    ])
+    batch.append({
+      id: txId,
+      account_id: accountId,
+      tx_type: 'deposit',
+      tx_payment_type: 'EFT',
+      status: 'Successful',
+      amount,
+      credit: amount,
+      debit: 0n,
+      ref,
+      added_by: addedBy,
+      posted: true,
     })
+    // A partner that owes the bank (a disputed debit order's shortfall) pays it first.
+    const debts = await PartnerDebts.open(trx, [batch.account(accountId).partner_id], batch.now)
+    debts.recover(batch, accountId, batch.account(accountId).partner_id, txId)
+    await batch.flush()
+    await debts.flush()
+    this.known?.forget([accountId])
+    return moneyMoved(batch, txId, accountId, amount)
+  }
+
+  /** The deposit a reversal would undo, checked: it exists, is a deposit, and stands. */
+  async reversible(executor: Kysely<Database>, txId: string, lock: boolean): Promise<{ account_id: string; amount: bigint; ref: string }> {
+    let query = executor.selectFrom('transactions').select(['account_id', 'amount', 'tx_type', 'status', 'ref']).where('id', '=', txId)
+    if (lock) query = query.forUpdate()
+    const row = await query.executeTakeFirst()
+    if (!row) throw new NotFound('transaction')
+    if (row.tx_type !== 'deposit') throw new Unprocessable(`only a deposit can be reversed by an operator; this transaction is a ${row.tx_type}`)
+    if (row.status !== 'Successful') throw new Conflict(`the deposit is ${row.status}, not Successful: it cannot be reversed`)
+    return { account_id: row.account_id, amount: BigInt(row.amount), ref: row.ref }
+  }
+
+  /**
+   * Takes a deposit back out of its account (settlement:EFT ← customer) as a `reversal`
+   * transaction whose parent is the deposit; the deposit becomes `Reversed`. The account
+   * must have the amount available.
+   */
+  async reverse(txId: string, reason: string, addedBy: string): Promise<MoneyMoved> {
+    let accountId: string | undefined
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const result = await this.reverseIn(trx, txId, reason, addedBy)
+        accountId = result.account_id
+        return result
+      })
+    } finally {
+      if (accountId) this.known?.forget([accountId])
+    }
+  }
+
+  async reverseIn(trx: Kysely<Database>, txId: string, reason: string, addedBy: string): Promise<MoneyMoved> {
+    const deposit = await this.reversible(trx, txId, true)
+    const accountId = deposit.account_id
+    const batch = await LedgerBatch.open(trx, this.clock, [accountId])
+    if (batch.available(accountId) < deposit.amount) {
+      throw new Unprocessable(`the account has ${centsText(batch.available(accountId))} cents available; the reversal needs ${centsText(deposit.amount)}`)
+    }
+    const reversalId = newRowId()
+    noteAuditTarget(reversalId, txId, accountId)
+    batch.post([
+      { account: accountId, amount: -deposit.amount, tx_id: reversalId },
+      { internal: 'settlement:EFT', amount: deposit.amount, tx_id: reversalId },
+    ])
+    batch.setStatus(txId, accountId, { status: 'Reversed', reason })
+    batch.append({
+      id: reversalId,
+      account_id: accountId,
+      parent_tx_id: txId,
+      tx_type: 'reversal',
+      tx_payment_type: 'EFT',
+      status: 'Successful',
+      amount: deposit.amount,
+      credit: 0n,
+      debit: deposit.amount,
+      ref: deposit.ref,
+      added_by: addedBy,
+      posted: true,
+      status_reason: reason,
+    })
+    await batch.flush()
+    this.known?.forget([accountId])
+    return moneyMoved(batch, reversalId, accountId, deposit.amount)
+  }
+
+  /** An account's balances as a dual-control request shows them (nothing moved yet). */
+  async balances(executor: Kysely<Database>, accountId: string): Promise<{ balance: bigint; available: bigint }> {
+    const row = await executor.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirst()
+    if (!row) throw new NotFound('account')
+    const balance = BigInt(row.balance)
+    return { balance, available: balance - BigInt(row.held) }
   }
 
   /**
@@ -98,11 +198,15 @@ export class LedgerService {
     for (const account of accounts) {
       transactionsChecked += await this.verifyAccount(account, report)
     }
+    // The audit trail is chained like the ledger (audit/audit-chain.ts), and checked with it.
+    const audit = await verifyAuditChain(this.db, problems_max)
+    for (const p of audit.problems) report({ kind: 'audit_chain', ...(p.audit_id ? { audit_id: p.audit_id } : {}), message: p.message })
     return {
       ok: problems.length === 0,
       accounts_checked: accounts.length,
       transactions_checked: transactionsChecked,
       journals_checked: journalsChecked,
+      audit_rows_checked: audit.rows,
       postings_total: centsText(total),
       internal_balances: Object.fromEntries([...internal].map(([name, balance]) => [name, centsText(balance)])),
       problems,

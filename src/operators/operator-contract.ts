@@ -4,6 +4,7 @@ import { entityListItem } from '../entities/entity-contract.ts'
 import { pageCursor } from '../contract/cursor.ts'
 import { country, email, pageLimit, registrationNumber, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation, permissions } from '../contract/operation.ts'
+import { detach, reportOrJob } from '../jobs/jobs-contract.ts'
 import { centsAmount, transaction_page_limit_default, transaction_page_limit_max, transactionView } from '../transfers/transfer-contract.ts'
 import { kycStatus, userRecord } from '../users/user-contract.ts'
 
@@ -30,7 +31,23 @@ const ledgerProblem = z.object({
   account_id: z.string().optional(),
   tx_id: z.string().optional(),
   journal_id: z.string().optional(),
+  audit_id: z.string().optional(),
   message: z.string(),
+})
+
+/**
+ * What a deposit or reversal answers: moved now (`Successful`, with its transaction), or,
+ * above the dual-control threshold, waiting for a second operator (`pending_approval`, with
+ * the approval's id; nothing moved, the balances are today's).
+ */
+const moneyMoved = z.object({
+  status: z.enum(['Successful', 'pending_approval']),
+  approval_id: z.string().nullable(),
+  tx_id: z.string().nullable(),
+  account_id: z.string(),
+  amount: z.string(),
+  balance: z.string(),
+  available_balance: z.string(),
 })
 
 export const operatorOperations = {
@@ -169,19 +186,25 @@ export const operatorOperations = {
     cli: { positionals: ['account_id', 'amount'], names: { amount: 'amount_cents' } },
     subject: 'ops.account.deposit',
     permission: 'operator',
-    summary: 'Credit an account as an inbound payment would (how a sandbox partner funds an account).',
+    summary: 'Credit an account as an inbound payment would (how a sandbox partner funds an account). Above the dual-control threshold it waits for a second operator (`pending_approval`).',
     request: z.strictObject({
       account_id: uuid(),
       amount: centsAmount().min(1, { error: 'must be at least 1 cent' }),
       ref: text(1, 30).default('deposit'),
     }),
-    response: z.object({
-      tx_id: z.string(),
-      account_id: z.string(),
-      amount: z.string(),
-      balance: z.string(),
-      available_balance: z.string(),
-    }),
+    response: moneyMoved,
+  }),
+  transactionReverse: operation({
+    name: 'ops_transaction_reverse',
+    sdk: 'accounts.reverse',
+    cli: { positionals: ['tx_id'] },
+    subject: 'ops.transaction.reverse',
+    permission: 'operator',
+    summary:
+      "Reverse an operator's deposit (a credit made in error): the amount leaves the account again as a `reversal` transaction and the deposit becomes Reversed. " +
+      'The account must have the amount available (else 422). Above the dual-control threshold it waits for a second operator (`pending_approval`).',
+    request: z.strictObject({ tx_id: uuid(), reason: text(1, 200) }),
+    response: moneyMoved,
   }),
   accountShow: operation({
     name: 'ops_account_show',
@@ -212,13 +235,14 @@ export const operatorOperations = {
     cli: { exitCode: (report) => ((report as { ok: boolean }).ok ? 0 : 3) },
     subject: 'ops.ledger.verify',
     permission: 'operator',
-    summary: 'Recompute every balance from postings, every hold, running balance and hash chain; report mismatches.',
+    summary: "Recompute every balance from postings, every hold, running balance and hash chain, and the audit trail's hash chain; report mismatches.",
     request: z.strictObject({}),
     response: z.object({
       ok: z.boolean(),
       accounts_checked: z.number(),
       transactions_checked: z.number(),
       journals_checked: z.number(),
+      audit_rows_checked: z.number(),
       postings_total: z.string(),
       internal_balances: z.record(z.string(), z.string()),
       problems: z.array(ledgerProblem),
@@ -229,19 +253,25 @@ export const operatorOperations = {
     sdk: 'clearing.run',
     subject: 'ops.clearing.run',
     permission: 'operator',
-    summary: 'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded RTCs.',
-    // A cycle may wait for one in progress elsewhere (BANK_JOBS_EXCLUSIVE_WAIT_MS), then settle thousands.
+    summary:
+      'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded RTCs. ' +
+      'Answers the report; with `detach: true` answers at once with the cycle\'s job (queued behind a cycle still running), ' +
+      'whose `result` becomes the report (`ops.jobs.get`). `bank clearing run` detaches and follows the job.',
+    // A cycle may wait for one in progress elsewhere (BANK_JOBS_EXCLUSIVE_WAIT_MS), then settle
+    // thousands; a detached call is answered at once, so its reply keeps the caller's timeout.
     replyTimeoutMs: 10 * 60_000,
-    request: z.strictObject({}),
-    response: z.object({
-      cycle: z.string(),
-      resumed: z.boolean(),
-      settled: z.number(),
-      failed: z.number(),
-      invalid: z.number(),
-      returned: z.number(),
-      rtc_recovered: z.number(),
-    }),
+    request: z.strictObject({ detach }),
+    response: reportOrJob(
+      z.object({
+        cycle: z.string(),
+        resumed: z.boolean(),
+        settled: z.number(),
+        failed: z.number(),
+        invalid: z.number(),
+        returned: z.number(),
+        rtc_recovered: z.number(),
+      }),
+    ),
   }),
 }
 
@@ -250,4 +280,4 @@ export type IssuedCredential = z.output<typeof issuedCredential>
 export type CredentialView = z.output<typeof credentialView>
 export type LedgerProblem = z.output<typeof ledgerProblem>
 export type LedgerReport = z.output<typeof operatorOperations.ledgerVerify.response>
-export type ClearingReport = z.output<typeof operatorOperations.clearingRun.response>
+export type ClearingReport = z.output<(typeof operatorOperations.clearingRun.response)['options'][0]>

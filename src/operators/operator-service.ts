@@ -13,6 +13,7 @@ import type { WebhookSecrets } from '../webhooks/webhook-secrets.ts'
 import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
 import type { IssuedNatsUser, NatsIdentity } from '../nats-identity/nats-identity.ts'
 import type { Logger } from '../logger.ts'
+import { noteAuditTarget } from '../audit/operator-audit.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
 export class OperatorService {
@@ -37,6 +38,7 @@ export class OperatorService {
   }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential; webhook_secret: string; nats_creds: string | null }> {
     const partnerId = randomUUID()
     const rootEntityId = randomUUID()
+    noteAuditTarget(partnerId, rootEntityId)
     const now = this.clock.now()
     try {
       const created = await this.db.transaction().execute(async (trx) => {
@@ -139,12 +141,15 @@ export class OperatorService {
   async issueCredential(input: { partner_id: string; permissions: Permission[]; expires_in_seconds?: number | undefined; label?: string | undefined }) {
     await this.requirePartner(input.partner_id)
     const expiresAt = input.expires_in_seconds ? new Date(this.clock.now().getTime() + input.expires_in_seconds * 1000) : null
-    return this.credentials.issue(this.db, {
-      partnerId: input.partner_id,
-      permissions: input.permissions,
-      expiresAt,
-      label: input.label ?? '',
-    })
+    // In a transaction of its own, so that its audit row commits with it (audit/operator-audit.ts).
+    return this.db.transaction().execute((trx) =>
+      this.credentials.issue(trx, {
+        partnerId: input.partner_id,
+        permissions: input.permissions,
+        expiresAt,
+        label: input.label ?? '',
+      }),
+    )
   }
 
   async listCredentials(partnerId: string) {

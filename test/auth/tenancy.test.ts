@@ -29,7 +29,7 @@ before(async () => {
   victimUserId = (await victim.client.users.create(userRequest(victim.rootEntityId))).userId
   const { accounts: list } = await victim.client.accounts.getByEntity({ entity_id: victim.rootEntityId })
   victimAccountId = list[0]!.account_id
-  victimTransactionId = (await tb.operator.accounts.deposit({ account_id: victimAccountId, amount: 10_000_000 })).tx_id
+  victimTransactionId = (await tb.operator.accounts.deposit({ account_id: victimAccountId, amount: 10_000_000 })).tx_id!
   victimPendingEntityId = (await victim.client.entities.create(businessEntity())).id
   victimPersonalEntityId = (await victim.client.entities.create(personalEntity())).id
 })

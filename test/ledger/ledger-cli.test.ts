@@ -4,6 +4,7 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { uuidPattern } from '../support/assertions.ts'
 import { balances, newAccount, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 import { runBank, type BankRun } from '../cli/run-bank.ts'
+import { operatorCredentialId } from '../kyc/helpers.ts'
 
 // The operator CLI's ledger commands, run as an operator would (`bank …`, the program
 // bin/bank.js runs) against this test's bank. Exit codes (src/cli/main.ts): 0 done, 1 the
@@ -27,7 +28,7 @@ test('ledger cli - account deposit prints the deposit as JSON and credits the ac
   const result = await bank(['account', 'deposit', account, '150000', '--ref', 'R'])
   assert.equal(result.code, 0, result.stderr)
   const printed = JSON.parse(result.stdout)
-  assert.deepEqual(Object.keys(printed).sort(), ['account_id', 'amount', 'available_balance', 'balance', 'tx_id'])
+  assert.deepEqual(Object.keys(printed).sort(), ['account_id', 'amount', 'approval_id', 'available_balance', 'balance', 'status', 'tx_id'])
   assert.match(printed.tx_id, uuidPattern)
   assert.equal(printed.account_id, account)
   assert.equal(printed.amount, '150000')
@@ -37,7 +38,8 @@ test('ledger cli - account deposit prints the deposit as JSON and credits the ac
   const row = await txById(p, printed.tx_id)
   assert.equal(row.ref, 'R')
   assert.equal(row.tx_type, 'deposit')
-  assert.equal(row.added_by, 'system')
+  // Money an operator moves is attributed to the operator's credential, never to `system`.
+  assert.equal(row.added_by, await operatorCredentialId(tb))
 })
 
 test('ledger cli - account deposit without --ref uses the default reference', async () => {

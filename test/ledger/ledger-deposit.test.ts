@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError, iso, uuidPattern } from '../support/assertions.ts'
+import { operatorCredentialId } from '../kyc/helpers.ts'
 import { balances, newAccount, shaPattern, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
 // `ops.account.deposit`: the operator credits an account as an inbound payment would
@@ -19,8 +20,10 @@ before(async () => {
 test('ledger - a deposit answers its tx_id, the amount and the new balances as strings', async () => {
   const account = await newAccount(p)
   const first = await tb.operator.accounts.deposit({ account_id: account, amount: 150_000, ref: 'Seed' })
-  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'amount', 'available_balance', 'balance', 'tx_id'])
-  assert.match(first.tx_id, uuidPattern)
+  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'amount', 'approval_id', 'available_balance', 'balance', 'status', 'tx_id'])
+  assert.equal(first.status, 'Successful')
+  assert.equal(first.approval_id, null)
+  assert.match(first.tx_id!, uuidPattern)
   assert.equal(first.account_id, account)
   assert.equal(first.amount, '150000')
   assert.equal(first.balance, '150000')
@@ -37,7 +40,7 @@ test('ledger - a deposit is a Successful credit row added by system, with the re
   const unnamed = await tb.operator.accounts.deposit({ account_id: account, amount: 3_000 })
   const rows = await transactionsOf(p, account)
   assert.deepEqual(rows.map((r) => r.tx_id), [unnamed.tx_id, named.tx_id])
-  const row = await txById(p, named.tx_id)
+  const row = await txById(p, named.tx_id!)
   assert.deepEqual(row, {
     tx_id: named.tx_id,
     parent_tx_id: '',
@@ -47,7 +50,7 @@ test('ledger - a deposit is a Successful credit row added by system, with the re
     status: 'Successful',
     tx_sha: row.tx_sha,
     user_id: '',
-    added_by: 'system',
+    added_by: await operatorCredentialId(tb),
     tx_type: 'deposit',
     tx_payment_type: row.tx_payment_type,
     fee: '0',

@@ -80,6 +80,7 @@ export async function poolAccount(p: TestPartner): Promise<string> {
 
 export async function fund(tb: TestBank, accountId: string, amount: number, ref = 'funding'): Promise<string> {
   const deposited = await tb.operator.accounts.deposit({ account_id: accountId, amount, ref })
+  assert.ok(deposited.tx_id, 'the deposit moved money (no dual control in this bank)')
   return deposited.tx_id
 }
 

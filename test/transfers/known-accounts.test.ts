@@ -86,7 +86,7 @@ async function rememberedAccount(): Promise<string> {
 
 /** A deposit made by another instance of the bank (same database, its own memory). */
 async function depositByAnotherInstance(account: string, amount: number): Promise<void> {
-  await new LedgerService(tb.bank.database.db, tb.clock).deposit(account, BigInt(amount), 'another instance')
+  await new LedgerService(tb.bank.database.db, tb.clock).deposit(account, BigInt(amount), 'another instance', 'test')
 }
 
 test('known accounts - a payment from an account the last batch wrote skips the lock-and-read and still pays exactly', async () => {

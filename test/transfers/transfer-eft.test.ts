@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { operatorCredentialId } from '../kyc/helpers.ts'
 import { assertLedgerClean, iso, uuidPattern } from '../support/assertions.ts'
 import {
   balances,
@@ -114,7 +115,7 @@ test('transfers - a pending EFT is a Pending row with every field as RULINGS des
     status: 'Successful',
     tx_sha: deposit.tx_sha,
     user_id: '',
-    added_by: 'system',
+    added_by: await operatorCredentialId(tb),
     tx_type: 'deposit',
     tx_payment_type: deposit.tx_payment_type,
     fee: '0',

@@ -22,7 +22,7 @@ export interface OperationFixture {
   revocableCredentialId: string
   /** A NATS user of `partner` that `ops_partner_nats_revoke` may revoke (the suites run with the NATS authority). */
   revocableNatsUserId: string
-  /** A partner of its own for `ops_partner_suspend`. */
+  /** A partner of its own for `ops_partner_suspend` and `ops_partner_limits` (the suites send as `partner`, whose budget they leave alone). */
   suspendablePartnerId: string
   /** A transaction on `accountId`: the funding deposit. */
   transactionId: string
@@ -38,12 +38,14 @@ export interface OperationFixture {
   debit: { mandateReference: string; statusOrderId: string; ordersToCancel: string[]; mandatesToCancel: string[]; collectedOrderId: string }
   /** KYC and KYB: a user and a business entity with documents in their dropboxes, and submissions each decide uses once. */
   kyc: KycFixture
+  /** Deposits on `accountId` each reversal uses once, and dual-control requests (by another operator) each decision uses once. */
+  dualControl: { depositsToReverse: string[]; toApprove: string[]; toReject: string[] }
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
 async function fund(tb: TestBank, accountId: string): Promise<string> {
   const deposit = await tb.operator.accounts.deposit({ account_id: accountId, amount: 100_000_000 })
-  return deposit.tx_id
+  return deposit.tx_id!
 }
 
 export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
@@ -63,7 +65,39 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
-  return { tb, partner, userId, accountId, revocableCredentialId: revocable.id, revocableNatsUserId: revocableNatsUser.id, suspendablePartnerId: suspendable.partnerId, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
+  const dualControl = await dualControlFixture(tb, accountId)
+  return { dualControl, tb, partner, userId, accountId, revocableCredentialId: revocable.id, revocableNatsUserId: revocableNatsUser.id, suspendablePartnerId: suspendable.partnerId, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
+}
+
+/** Deposits and dual-control requests each reverse, approve and reject sample uses once. */
+const dual_control_pool = 25
+
+async function dualControlFixture(tb: TestBank, accountId: string): Promise<OperationFixture['dualControl']> {
+  const depositsToReverse: string[] = []
+  for (let i = 0; i < dual_control_pool; i++) {
+    depositsToReverse.push((await tb.operator.accounts.deposit({ account_id: accountId, amount: 100, ref: 'to reverse' })).tx_id!)
+  }
+  // Requests of another operator (the test bank's threshold is off, so they are written here).
+  const request = async () => {
+    const id = randomUUID()
+    const now = tb.clock.now()
+    await tb.bank.database.db
+      .insertInto('approvals')
+      .values({
+        id, kind: 'deposit', account_id: accountId, amount: 100n, request: JSON.stringify({ ref: 'approved' }), state: 'pending_approval',
+        requested_by: randomUUID(), requested_by_name: 'another operator', requested_at: now, expires_at: new Date(now.getTime() + 86_400_000),
+        decided_by: null, decided_by_name: null, decided_at: null, reason: null, tx_id: null,
+      })
+      .execute()
+    return id
+  }
+  const toApprove: string[] = []
+  const toReject: string[] = []
+  for (let i = 0; i < dual_control_pool; i++) {
+    toApprove.push(await request())
+    toReject.push(await request())
+  }
+  return { depositsToReverse, toApprove, toReject }
 }
 
 /** Mandates and orders each cancel sample uses once (a cancelled one cannot be cancelled again). */
@@ -263,6 +297,7 @@ const bodies: Record<string, BodyFactory> = {
   // back `partner`, which is not suspended (accepted, changes nothing).
   ops_partner_suspend: (f) => ({ partner_id: f.suspendablePartnerId }),
   ops_partner_unsuspend: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_partner_limits: (f) => ({ partner_id: f.suspendablePartnerId, requests_per_second: 1000, burst: 2000 }),
   ops_entity_review: (f) => ({ entity_id: f.partner.rootEntityId, decision: 'approve' }),
   ops_entity_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_user_kyc: (f) => ({ user_id: f.userId, status: 'pending' }),
@@ -290,9 +325,14 @@ const bodies: Record<string, BodyFactory> = {
   account_list_transactions: (f) => ({ account_id: f.accountId, limit: 5 }),
   account_get_transaction: (f) => ({ tx_id: f.transactionId }),
   ops_account_deposit: (f) => ({ account_id: f.accountId, amount: 100 }),
+  ops_transaction_reverse: (f) => ({ tx_id: takeOne(f.dualControl.depositsToReverse), reason: 'credited in error' }),
+  ops_approvals_list: () => ({ state: 'pending_approval', limit: 10 }),
+  ops_approvals_approve: (f) => ({ approval_id: takeOne(f.dualControl.toApprove) }),
+  ops_approvals_reject: (f) => ({ approval_id: takeOne(f.dualControl.toReject), reason: 'not expected' }),
   ops_ledger_verify: () => ({}),
   ops_clearing_run: () => ({}),
   ops_jobs_list: () => ({ state: 'dead', limit: 10 }),
+  ops_jobs_get: (f) => ({ job_id: f.deadJobId }),
   ops_jobs_retry: (f) => ({ job_id: f.deadJobId }),
   // Bulk payments, on the root entity's subject.
   bulk_payment_initiate: () => bulkBody(`sample-${randomUUID()}`),

@@ -51,19 +51,25 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(contract.natsIdentity.revoke, (r) => s.operators.revokeNatsUser(r.partner_id, r.user_id)),
     endpoint(contract.natsIdentity.suspend, (r) => s.operators.setSuspended(r.partner_id, true)),
     endpoint(contract.natsIdentity.unsuspend, (r) => s.operators.setSuspended(r.partner_id, false)),
+    endpoint(contract.limits.partnerLimits, (r) => s.limits.partnerLimits(r)),
     endpoint(operators.entityReview, (r, c) => s.kyb.reviewEntity(c.caller, r.entity_id, r.decision, r.reason)),
     endpoint(operators.entityList, async (r) => ({ entities: await s.entities.listForOperator(r.partner_id) })),
     endpoint(operators.userKyc, async (r, c) => ({ user: await s.kyc.setStatus(c.caller, r.user_id, r.status, r.reason) })),
     endpoint(operators.accountList, (r) => s.operators.listAccounts(r.entity_id)),
-    endpoint(operators.accountDeposit, (r) => s.ledger.deposit(r.account_id, BigInt(r.amount), r.ref)),
+    endpoint(operators.accountDeposit, (r, c) => s.dualControl.deposit(c.caller, { account_id: r.account_id, amount: BigInt(r.amount), ref: r.ref })),
+    endpoint(operators.transactionReverse, (r, c) => s.dualControl.reverse(c.caller, r)),
+    endpoint(contract.approvals.list, (r) => s.dualControl.list(r)),
+    endpoint(contract.approvals.approve, (r, c) => s.dualControl.approve(c.caller, r.approval_id)),
+    endpoint(contract.approvals.reject, (r, c) => s.dualControl.reject(c.caller, r.approval_id, r.reason)),
     endpoint(operators.accountShow, (r) => s.operators.showAccount(r.account_id)),
     endpoint(operators.accountTransactions, async (r) => {
       const page = await s.transactions.list(await s.operators.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
       return page.body
     }),
     endpoint(operators.ledgerVerify, () => s.ledger.verify()),
-    endpoint(operators.clearingRun, () => s.clearing.runNow()),
+    endpoint(operators.clearingRun, (r) => (r.detach ? s.clearing.start() : s.clearing.runNow())),
     endpoint(jobs.list, (r) => s.jobs.list(r)),
+    endpoint(jobs.get, (r) => s.jobs.get(r.job_id)),
     endpoint(jobs.retry, (r) => s.jobs.retry(r.job_id)),
 
     endpoint(contract.bulk.initiate, (r, c) => s.bulk.initiate(c.caller, bulkEntity(r, c), r)),
@@ -78,7 +84,7 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(webhooks.listDeliveries, (r, c) => s.webhooks.listDeliveries(partner(c), r)),
     endpoint(webhooks.redeliver, (r, c) => s.webhooks.redeliver(partner(c), r.event_id)),
     endpoint(sandbox.clock, () => s.sandbox.now()),
-    endpoint(sandbox.advance, (r) => s.sandbox.advance(r)),
+    endpoint(sandbox.advance, (r) => (r.detach ? s.sandbox.start(r) : s.sandbox.advance(r))),
     endpoint(sandbox.messages, (r) => s.sandbox.messages(r)),
 
     endpoint(contract.debit.mandateCreate, (r, c) => s.mandates.create(c.caller, bulkEntity(r, c), r)),
@@ -90,7 +96,7 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(contract.debit.cancel, (r, c) => s.debit.cancel(partner(c), bulkEntity(r, c), r)),
     endpoint(contract.debit.status, (r, c) => s.debit.status(partner(c), bulkEntity(r, c), r.debit_order_id)),
     endpoint(contract.debit.operatorList, (r) => s.debit.listForOperator(r)),
-    endpoint(contract.debitRuns.run, (r) => s.debitCollection.runNow(r.date)),
+    endpoint(contract.debitRuns.run, (r) => (r.detach ? s.debitCollection.start(r.date) : s.debitCollection.runNow(r.date))),
     endpoint(contract.debitRuns.dispute, (r) => s.debitCollection.dispute(r.debit_order_id)),
 
     endpoint(contract.kyc.uploadKycDocuments, (r, c) => s.kyc.submit(c.caller, r)),
@@ -106,7 +112,7 @@ export function endpointTable(s: Services): Endpoint[] {
     endpoint(contract.reviews.kybShow, (r) => s.kyb.show(r.entity_id)),
     endpoint(contract.reviews.kybDecide, (r, c) => s.kyb.decide(c.caller, r)),
     endpoint(contract.reviews.documentGet, (r) => s.kyc.documentChunk(r)),
-    endpoint(contract.reviews.auditList, (r) => s.kyc.audit(r)),
+    endpoint(contract.audit.list, (r) => s.audit.list(r)),
   ]
 }
 

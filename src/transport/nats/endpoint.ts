@@ -21,6 +21,7 @@ import { fieldName } from '../../contract/field-path.ts'
 import type { Reply } from './micro.ts'
 import { FixedHeadersCache } from './fixed-headers.ts'
 import type { RequestOrigin } from '../../nats-identity/request-origin.ts'
+import type { AuditedCall } from '../../audit/operator-audit.ts'
 
 // The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
 // call the service, encode, map errors. Every operation goes through it, so none can
@@ -84,6 +85,11 @@ export interface EndpointDependencies {
    * when it is spent. Taken right after the credential is known, before anything is read.
    */
   limiter?: { take(caller: Caller): Promise<void> | undefined } | undefined
+  /**
+   * The operator audit (audit/operator-audit.ts): an audited `ops.` operation's handler runs
+   * through it, so that its audit row commits with the handler's change.
+   */
+  audit?: { forOperation(operation: Operation): AuditedCall | undefined } | undefined
 }
 
 /** The subjects only a sandbox answers (its clock, messages and OTPs). */
@@ -105,6 +111,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
   // Which account a request came through, when partners have NATS accounts of their own.
   const origin = deps.origin
   const limiter = deps.limiter
+  const audited = deps.audit?.forOperation(operation)
   return async (msg) => {
     const started = performance.now()
     const context = new Context(operation.name, deps.log)
@@ -127,7 +134,9 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
       const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
       context.caller = caller
       context.subjectId = subjectId
-      const result = await target.handler(request, context)
+      const result = audited
+        ? await audited.run(caller, request, subjectId, () => target.handler(request, context))
+        : await target.handler(request, context)
       reply = toReply(result, deps.validateResponses)
     } catch (error) {
       reply = errorReply(error, context)

@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Caller } from '../auth/credential-store.ts'
+import type { Clock } from '../clock.ts'
+import type { Operation } from '../contract/operation.ts'
+import { currentCommitHook, withCommitHook, type CommitHook, type RunQuery } from '../db/commit-hooks.ts'
+import type { Database } from '../db/schema.ts'
+import { BankError } from '../errors.ts'
+import type { Logger } from '../logger.ts'
+import { appendAuditRow, type AuditEntry } from './audit-chain.ts'
+import { listAudit, type AuditQuery } from './audit-service.ts'
+
+// Every operator action is recorded, by one mechanism: the endpoint wrapper runs each
+// audited `ops.` operation through `run`, which sets a commit hook (db/commit-hooks.ts) for
+// the handler's duration. The first transaction the handler commits writes the audit row
+// just before its `commit`, so the row and the change commit together or not at all. A
+// handler that changed nothing in a transaction of its own (a read of a document, an
+// action refused) gets its row written after it, in a transaction of its own. A refusal
+// (4xx) is recorded too, with its code, type and message as the result.
+//
+// Which operations are audited: every `ops.` operation except the plain reads listed here.
+// A new operation is audited unless someone decides it is a plain read: forgetting costs
+// rows, never accountability. Reads of sensitive data (documents, OTPs, the notifier's
+// messages, later card details) are audited like changes.
+
+const unaudited_reads: ReadonlySet<string> = new Set([
+  'ops.account.list',
+  'ops.account.show',
+  'ops.account.transactions',
+  'ops.approvals.list',
+  'ops.audit.list',
+  'ops.credential.list',
+  'ops.debit.list',
+  'ops.entity.list',
+  'ops.jobs.get',
+  'ops.jobs.list',
+  'ops.kyb.list',
+  'ops.kyb.show',
+  'ops.kyc.list',
+  'ops.kyc.show',
+  'ops.ledger.verify',
+  'ops.partner.list',
+  'ops.partner.nats_users',
+  'ops.sandbox.clock',
+])
+
+/** Request fields whose values are never written to the trail (matched in any case, anywhere in the name). */
+const secret_field = /token|secret|password|passphrase|pin|otp|creds|seed|key|pan|cvv/i
+const summary_text_max = 200
+const summary_items_max = 20
+
+export function isAudited(operation: Operation): boolean {
+  return operation.permission === 'operator' && !unaudited_reads.has(operation.subject)
+}
+
+/** The action's name in the trail: the subject after `ops.` (`account.deposit`). */
+export function auditAction(operation: Operation): string {
+  return operation.subject.replace(/^ops\./, '')
+}
+
+/**
+ * Adds ids to the current operator action's targets: what a handler creates (a partner, a
+ * credential, a transaction) is known only inside it. Outside an audited call it does nothing.
+ */
+export function noteAuditTarget(...ids: Array<string | null | undefined>): void {
+  const hook = currentCommitHook()
+  if (hook instanceof PendingAudit) for (const id of ids) if (id) hook.targets.add(id)
+}
+
+export interface AuditedCall {
+  run<T>(caller: Caller, request: unknown, subjectId: string | null, handler: () => Promise<T>): Promise<T>
+}
+
+export class OperatorAudit {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  /** The audit of one operation's calls, or undefined for a plain read. */
+  forOperation(operation: Operation): AuditedCall | undefined {
+    if (!isAudited(operation)) return undefined
+    const action = auditAction(operation)
+    const run = async <T>(caller: Caller, request: unknown, subjectId: string | null, handler: () => Promise<T>): Promise<T> => {
+      const pending = new PendingAudit(this.clock, {
+        action,
+        actor: caller.credentialId,
+        actorName: caller.label,
+        details: summarize(request) as Record<string, unknown>,
+      })
+      idsIn(request, pending.targets)
+      if (subjectId) pending.targets.add(subjectId)
+      let result: T
+      try {
+        result = await withCommitHook(pending, handler)
+      } catch (error) {
+        if (error instanceof BankError && error.code < 500) {
+          await this.append(pending.entry(`${error.code} ${error.type}: ${error.message.slice(0, summary_text_max)}`)).catch((failure) => {
+            this.log.warn({ err: failure, action }, 'a refused operator action could not be written to the audit trail')
+          })
+        }
+        throw error
+      }
+      if (!pending.written) {
+        idsIn(result, pending.targets)
+        await this.append(pending.entry('ok'))
+      }
+      return result
+    }
+    return { run }
+  }
+
+  /** `bank audit list`: the trail, filtered and paged (audit-service.ts). */
+  list(request: AuditQuery) {
+    return listAudit(this.db, request)
+  }
+
+  private append(entry: AuditEntry): Promise<void> {
+    return this.db.transaction().execute((trx) => appendAuditRow((query) => trx.executeQuery(query), entry))
+  }
+}
+
+/** One operator action's row, waiting for the first transaction of its handler to commit. */
+class PendingAudit implements CommitHook {
+  readonly targets = new Set<string>()
+  written = false
+  private writing = false
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly fields: { action: string; actor: string; actorName: string; details: Record<string, unknown> },
+  ) {}
+
+  entry(result: string): AuditEntry {
+    return {
+      id: randomUUID(),
+      at: this.clock.now(),
+      subjectId: null,
+      action: this.fields.action,
+      actor: this.fields.actor,
+      actorName: this.fields.actorName,
+      targets: [...this.targets],
+      details: this.fields.details,
+      result,
+    }
+  }
+
+  async beforeCommit(run: RunQuery): Promise<void> {
+    // Once per action: the first transaction carries the row (another running at the same
+    // time in the same handler leaves it to the first).
+    if (this.written || this.writing) return
+    this.writing = true
+    try {
+      await appendAuditRow(run, this.entry('ok'))
+    } catch (error) {
+      this.writing = false
+      throw error
+    }
+  }
+
+  committed(): void {
+    if (this.writing) {
+      this.written = true
+      this.writing = false
+    }
+  }
+}
+
+/** The request as the trail keeps it: secrets replaced, long texts and lists cut short. */
+function summarize(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length > summary_text_max ? `${value.slice(0, summary_text_max)}…` : value
+  if (typeof value === 'bigint') return value.toString()
+  if (typeof value !== 'object' || value === null) return value
+  if (depth >= 3) return '…'
+  if (Array.isArray(value)) {
+    const items = value.slice(0, summary_items_max).map((item) => summarize(item, depth + 1))
+    return value.length > summary_items_max ? [...items, `… ${value.length - summary_items_max} more`] : items
+  }
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) {
+    if (item === undefined) continue
+    out[key] = secret_field.test(key) && !key.endsWith('_id') ? '[redacted]' : summarize(item, depth + 1)
+  }
+  return out
+}
+
+/** Every id a request or a reply names at its top level: `<name>_id` fields, and `<name>_ids` lists. */
+function idsIn(value: unknown, into: Set<string>): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return
+  for (const [key, item] of Object.entries(value)) {
+    if (!key.endsWith('_id') && !key.endsWith('_ids')) continue
+    if (typeof item === 'string' && item !== '') into.add(item)
+    else if (Array.isArray(item)) for (const id of item.slice(0, summary_items_max)) if (typeof id === 'string') into.add(id)
+  }
+}

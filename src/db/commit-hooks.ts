@@ -1,0 +1,98 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type {
+  CompiledQuery,
+  DatabaseConnection,
+  DatabaseIntrospector,
+  Dialect,
+  DialectAdapter,
+  Driver,
+  Kysely,
+  QueryCompiler,
+  QueryResult,
+  TransactionSettings,
+} from 'kysely'
+
+// Work that must commit with whatever transaction a piece of code opens, without that code
+// knowing of it: the operator audit (audit/operator-audit.ts) writes its row in the same
+// transaction as the operator's change. A hook is set for the duration of a call (an
+// AsyncLocalStorage scope); every transaction committed inside that scope runs the hook
+// over its own connection just before its `commit`. The hook decides whether it still has
+// anything to write (it writes once). The database layer knows nothing of what is written.
+
+export type RunQuery = (query: CompiledQuery) => Promise<QueryResult<unknown>>
+
+export interface CommitHook {
+  /** Runs inside the transaction, right before it commits; `run` executes on its connection. */
+  beforeCommit(run: RunQuery): Promise<void>
+  /** The transaction that ran beforeCommit has committed. */
+  committed(): void
+}
+
+const scope = new AsyncLocalStorage<CommitHook>()
+
+/** Calls `fn` with `hook` run by every transaction it commits. */
+export function withCommitHook<T>(hook: CommitHook, fn: () => Promise<T>): Promise<T> {
+  return scope.run(hook, fn)
+}
+
+/** The hook of the current scope, if any (a transaction must then not commit early, see prepared.ts). */
+export function currentCommitHook(): CommitHook | undefined {
+  return scope.getStore()
+}
+
+/** A dialect whose transactions run the current scope's commit hook. */
+export class CommitHookDialect implements Dialect {
+  constructor(private readonly inner: Dialect) {}
+
+  createAdapter(): DialectAdapter {
+    return this.inner.createAdapter()
+  }
+
+  createDriver(): Driver {
+    return new CommitHookDriver(this.inner.createDriver())
+  }
+
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return this.inner.createIntrospector(db)
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return this.inner.createQueryCompiler()
+  }
+}
+
+class CommitHookDriver implements Driver {
+  constructor(private readonly inner: Driver) {}
+
+  init(): Promise<void> {
+    return this.inner.init()
+  }
+
+  acquireConnection(): Promise<DatabaseConnection> {
+    return this.inner.acquireConnection()
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return this.inner.beginTransaction(connection, settings)
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const hook = scope.getStore()
+    if (!hook) return this.inner.commitTransaction(connection)
+    await hook.beforeCommit((query) => connection.executeQuery(query))
+    await this.inner.commitTransaction(connection)
+    hook.committed()
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.rollbackTransaction(connection)
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.inner.releaseConnection(connection)
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy()
+  }
+}
