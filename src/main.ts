@@ -15,6 +15,7 @@ import {
 } from './transport/nats/nats-server.ts'
 import { natsConnectOptions } from './transport/nats/nats-connect.ts'
 import { toggleCpuProfileOnSigusr2 } from './profiling.ts'
+import { owner_only_file_mode, ownerOnlyDataDir, ownerOnlyProcess } from './data-dir.ts'
 
 // Composition root: config → NATS (found or started) → bank → signals. Nothing else.
 const defaultNatsUrl = 'nats://127.0.0.1:4222'
@@ -24,7 +25,14 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel)
   // BANK_CPU_PROFILE_DIR set: SIGUSR2 starts, and the next stops, a CPU profile (npm run bench -- --profile).
   toggleCpuProfileOnSigusr2(log)
-  fs.mkdirSync(config.dataDir, { recursive: true })
+  // Owner-only data directory (src/data-dir.ts): the umask first, so that nothing this
+  // process or its nats-server creates from here on is readable by others; then what an
+  // earlier start left looser is tightened.
+  ownerOnlyProcess()
+  const tightened = ownerOnlyDataDir(config.dataDir)
+  if (tightened.length > 0) {
+    log.warn({ dir: config.dataDir, tightened: tightened.length, first: tightened[0] }, 'made files and folders of the data directory owner-only (0600/0700); they were readable by other users')
+  }
   const natsUrlFile = path.join(config.dataDir, 'nats-url')
 
   let privateNats: PrivateNatsServer | undefined
@@ -40,7 +48,7 @@ async function main(): Promise<void> {
     log.info({ nats: natsUrl, binary }, 'no NATS server at the default address; started a private one')
   }
   // The CLI finds the server through this file when NATS_URL is not set.
-  fs.writeFileSync(natsUrlFile, `${natsUrl}\n`)
+  fs.writeFileSync(natsUrlFile, `${natsUrl}\n`, { mode: owner_only_file_mode })
 
   const conflict = await conflictingInstance(natsUrl, config)
   if (conflict) {

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
+import { owner_only_dir_mode, owner_only_file_mode } from '../data-dir.ts'
 import { assert } from '../errors.ts'
 
 // Partners' webhook signing secrets must be readable by the bank (it signs with them), so
@@ -66,12 +67,12 @@ export class SecretBox {
 /** Reads `<dataDir>/secrets-key`, creating it (0600, exclusive) when absent. */
 function keyFromFile(dataDir: string): Buffer {
   const file = path.join(dataDir, secrets_key_file)
-  fs.mkdirSync(dataDir, { recursive: true })
+  fs.mkdirSync(dataDir, { recursive: true, mode: owner_only_dir_mode })
   if (!fs.existsSync(file)) {
     // Written whole under another name, then linked into place: a process starting at the
     // same moment either finds no file or a complete one, and only one link succeeds.
     const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
-    fs.writeFileSync(draft, `${randomBytes(key_bytes).toString('base64')}\n`, { flag: 'wx', mode: 0o600 })
+    fs.writeFileSync(draft, `${randomBytes(key_bytes).toString('base64')}\n`, { flag: 'wx', mode: owner_only_file_mode })
     try {
       fs.linkSync(draft, file)
     } catch (error) {

@@ -1,0 +1,100 @@
+import fs from 'node:fs'
+import path from 'node:path'
+
+// The bank's data directory (`BANK_DATA_DIR`, `./.data` by default) holds the embedded
+// database (with the credential hashes), the secrets key, the operator token and the NATS
+// URL: nothing in it is for another local user. Everything in it is owner-only — folders
+// 0700, files 0600 — whatever the umask the bank was started under:
+//
+// - `ownerOnlyProcess()` (main.ts, before anything is created) adds 0o077 to the process
+//   umask for the life of the process. PGlite's file system (Emscripten's NODEFS) creates
+//   files and folders whenever the database needs one, with modes of its own choosing,
+//   through Node's fs, so the umask is the one place that covers every file it makes later;
+//   a private nats-server inherits it too.
+// - `tightenTree()` strips group and other bits from what is already there: a data
+//   directory made by an earlier version under a loose umask, and the files PGlite writes
+//   with explicit modes (it unpacks a new store's files as 0666, and rewrites
+//   `pg_internal.init` as 0644 each time it opens, whatever the umask). openDatabase calls
+//   it on the store after every open.
+// - Every mkdir and write of the bank under the data directory names its mode (0700/0600)
+//   too, so a process that is not main.ts (a test, the CLI) writes the same.
+
+/** Folders the bank makes under its data directory. */
+export const owner_only_dir_mode = 0o700
+/** Files the bank writes under its data directory. */
+export const owner_only_file_mode = 0o600
+/** The bits no one but the owner may have. */
+const group_and_other_bits = 0o077
+/** Entries a tightening walk visits at most: a data directory is a few thousand files. */
+const tighten_entries_max = 1_000_000
+
+/** Adds group and other to the process umask (kept for the life of the process). */
+export function ownerOnlyProcess(): void {
+  const previous = process.umask(group_and_other_bits)
+  process.umask(previous | group_and_other_bits)
+}
+
+/**
+ * Makes `dir` (0700) when missing and tightens it and everything already under it. Returns
+ * the entries whose modes were tightened (none on a data directory made by this version).
+ */
+export function ownerOnlyDataDir(dir: string): string[] {
+  fs.mkdirSync(dir, { recursive: true, mode: owner_only_dir_mode })
+  return tightenTree(dir)
+}
+
+/**
+ * Removes group and other permissions from `root` and everything under it; symbolic links
+ * under it are neither followed nor changed (their target may be anywhere; `root` itself
+ * may be one). Returns the paths whose
+ * mode changed. An entry that vanishes while the walk runs is skipped; any other failure
+ * (a file of another user: EPERM) is thrown with the path, for the bank must not serve
+ * from a data directory it cannot keep to itself.
+ */
+export function tightenTree(root: string): string[] {
+  const tightened: string[] = []
+  const pending = [root]
+  let visited = 0
+  while (pending.length > 0) {
+    const entry = pending.pop()!
+    visited += 1
+    if (visited > tighten_entries_max) throw new Error(`${root} holds more than ${tighten_entries_max} entries; not a data directory of this bank?`)
+    const stat = statOrUndefined(entry, entry !== root)
+    if (!stat || stat.isSymbolicLink()) continue
+    if ((stat.mode & group_and_other_bits) !== 0) {
+      chmodOrThrow(entry, stat.mode & 0o7777 & ~group_and_other_bits)
+      tightened.push(entry)
+    }
+    if (stat.isDirectory()) for (const name of readdirOrEmpty(entry)) pending.push(path.join(entry, name))
+  }
+  return tightened
+}
+
+// A file that vanishes during the walk (the database removes files while it runs) is skipped.
+function statOrUndefined(entry: string, ofLink: boolean): fs.Stats | undefined {
+  try {
+    return ofLink ? fs.lstatSync(entry) : fs.statSync(entry)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+}
+
+function readdirOrEmpty(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw error
+  }
+}
+
+function chmodOrThrow(entry: string, mode: number): void {
+  try {
+    fs.chmodSync(entry, mode)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return
+    throw new Error(`cannot make ${entry} owner-only (${code ?? String(error)}): the data directory must belong to the user the bank runs as`)
+  }
+}
