@@ -1,5 +1,6 @@
 import dns from 'node:dns'
 import net from 'node:net'
+import { assert } from '../errors.ts'
 
 // Where the bank may send webhooks. A partner names the URL, so without a policy it could
 // make the bank call into its own network (SSRF). In production only `https://` URLs to
@@ -23,6 +24,8 @@ for (const [network, prefix] of [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.
   privateRanges.addSubnet(network, prefix, 'ipv4')
 }
 privateRanges.addSubnet('fc00::', 7, 'ipv6')
+// Site-local (deprecated by RFC 3879, still routed inside some networks).
+privateRanges.addSubnet('fec0::', 10, 'ipv6')
 
 const linkLocal = new net.BlockList()
 linkLocal.addSubnet('169.254.0.0', 16, 'ipv4')
@@ -41,15 +44,25 @@ for (const [network, prefix] of [['::', 128], ['100::', 64], ['2001:db8::', 32],
   special.addSubnet(network, prefix, 'ipv6')
 }
 
-/** What kind of address `ip` is; IPv4 written inside IPv6 (`::ffff:10.0.0.1`) counts as its IPv4. */
+/**
+ * What kind of address `ip` is. An IPv6 address that carries an IPv4 address (mapped,
+ * compatible, translated, NAT64, 6to4, Teredo: see `ipv4_carriers`) counts as that IPv4
+ * address, for a connection to it reaches the IPv4 host: `[::ffff:7f00:1]` is loopback.
+ */
 export function addressKind(ip: string): AddressKind {
   const family = net.isIP(ip)
   if (family === 0) return 'special'
-  if (family === 6) {
-    const embedded = embeddedIpv4(ip)
-    if (embedded) return addressKind(embedded)
-  }
-  const type = family === 4 ? 'ipv4' : 'ipv6'
+  if (family === 4) return listedKind(ip, 'ipv4')
+  // `::` and `::1` lie in the IPv4-compatible range but are IPv6's own: judged first.
+  const own = listedKind(ip, 'ipv6')
+  if (own !== 'public') return own
+  const embedded = embeddedIpv4(ip)
+  if (!embedded) return 'public'
+  const kind = listedKind(embedded.address, 'ipv4')
+  return kind === 'public' && embedded.neverPublic ? 'private' : kind
+}
+
+function listedKind(ip: string, type: 'ipv4' | 'ipv6'): AddressKind {
   if (loopback.check(ip, type)) return 'loopback'
   if (privateRanges.check(ip, type)) return 'private'
   if (linkLocal.check(ip, type)) return 'link_local'
@@ -57,22 +70,69 @@ export function addressKind(ip: string): AddressKind {
   return 'public'
 }
 
-/** The IPv4 address inside an IPv4-mapped (`::ffff:a.b.c.d`) or NAT64 (`64:ff9b::a.b.c.d`) IPv6 address. */
-function embeddedIpv4(ip: string): string | undefined {
-  const lower = ip.toLowerCase()
-  for (const prefix of ['::ffff:', '64:ff9b::']) {
-    if (!lower.startsWith(prefix)) continue
-    const rest = lower.slice(prefix.length)
-    if (net.isIPv4(rest)) return rest
-    // The hexadecimal form, `::ffff:7f00:1`.
-    const match = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(rest)
-    if (match) {
-      const high = parseInt(match[1]!, 16)
-      const low = parseInt(match[2]!, 16)
-      return [high >> 8, high & 255, low >> 8, low & 255].join('.')
-    }
+/**
+ * IPv6 ranges that carry an IPv4 address: `at` is the offset of its four bytes, `xor` what
+ * they are hidden under. The ranges do not overlap.
+ */
+const ipv4_carriers: Array<{ prefix: string; bits: number; at: number; xor?: number; neverPublic?: true }> = [
+  // IPv4-mapped, ::ffff:a.b.c.d (RFC 4291 2.5.5.2).
+  { prefix: '::ffff:0:0', bits: 96, at: 12 },
+  // IPv4-compatible, ::a.b.c.d (RFC 4291 2.5.5.1; deprecated, still parsed everywhere).
+  { prefix: '::', bits: 96, at: 12 },
+  // IPv4-translated, ::ffff:0:a.b.c.d (RFC 2765, SIIT).
+  { prefix: '::ffff:0:0:0', bits: 96, at: 12 },
+  // NAT64's well-known prefix, only ever a /96 (RFC 6052 2.1).
+  { prefix: '64:ff9b::', bits: 96, at: 12 },
+  // NAT64 local-use (RFC 8215): judged by the /96 form's address; but its operator may use
+  // another prefix length, which moves the IPv4 address (RFC 6052 2.2) to where the bank
+  // cannot tell, and the range is a network's own, never the internet's. So an address
+  // that does not embed a refused one is still private, never public.
+  { prefix: '64:ff9b:1::', bits: 48, at: 12, neverPublic: true },
+  // 6to4, 2002:AABB:CCDD::/48 for AA.BB.CC.DD (RFC 3056).
+  { prefix: '2002::', bits: 16, at: 2 },
+  // Teredo (RFC 4380): the client's public address is the last 32 bits, every bit inverted.
+  { prefix: '2001::', bits: 32, at: 12, xor: 0xff },
+]
+
+const carrierLists = ipv4_carriers.map((carrier) => {
+  const list = new net.BlockList()
+  list.addSubnet(carrier.prefix, carrier.bits, 'ipv6')
+  return { list, carrier }
+})
+
+/** The IPv4 address an IPv6 address carries, when it is of a carrying range. */
+export function embeddedIpv4(ip: string): { address: string; neverPublic: boolean } | undefined {
+  // A zone (`fe80::1%eth0`) names an interface, not an address.
+  const unzoned = ip.split('%')[0]!
+  const bytes = ipv6Bytes(unzoned)
+  if (!bytes) return undefined
+  const carrier = carrierLists.find((entry) => entry.list.check(unzoned, 'ipv6'))?.carrier
+  if (!carrier) return undefined
+  const address = [...bytes.subarray(carrier.at, carrier.at + 4)].map((byte) => byte ^ (carrier.xor ?? 0)).join('.')
+  return { address, neverPublic: carrier.neverPublic === true }
+}
+
+/**
+ * The 16 bytes of an IPv6 address, or undefined when `address` is not one. The WHATWG URL
+ * parser (Node's own) reads every textual form — a dotted IPv4 tail, `::` anywhere, leading
+ * zeros, upper case — and writes it back as hexadecimal groups with one `::` at most, which
+ * is all this has to expand.
+ */
+function ipv6Bytes(address: string): Uint8Array | undefined {
+  if (!net.isIPv6(address)) return undefined
+  let hostname: string
+  try {
+    hostname = new URL(`http://[${address}]/`).hostname
+  } catch {
+    return undefined
   }
-  return undefined
+  const [head = '', tail] = hostname.slice(1, -1).split('::')
+  const headGroups = head === '' ? [] : head.split(':')
+  const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
+  const zeros = tail === undefined ? 0 : 8 - headGroups.length - tailGroups.length
+  const groups = [...headGroups, ...Array<string>(zeros).fill('0'), ...tailGroups].map((group) => parseInt(group, 16))
+  assert(groups.length === 8 && groups.every((group) => group >= 0 && group <= 0xffff), `the URL parser wrote ${hostname} for ${address}`)
+  return Uint8Array.from(groups.flatMap((group) => [group >> 8, group & 255]))
 }
 
 /** Why the address may not be called in this mode, or undefined when it may. */
