@@ -76,7 +76,10 @@ export const userCreateRequest = z
     id_issue_expiry_date: userTimestamp().optional(),
     title: text(2, 30),
     verified: z.boolean({ error: 'must be true or false' }),
-    permit_number: text(2, 50),
+    // Optional, as on entity create: only a non-citizen has a work permit, and the reference
+    // SDK's own sample sends null for a citizen (RULINGS, Entities and users). Absent or null
+    // is stored as ''; given, it is 2 to 50 characters.
+    permit_number: text(2, 50).optional(),
     address: addressSchema.optional(),
   })
   .superRefine(refineIdentity)

@@ -57,7 +57,7 @@ export class UserService {
       id_issue_date: request.id_issue_date,
       id_issue_expiry_date: request.id_issue_expiry_date ?? null,
       title: request.title,
-      permit_number: request.permit_number,
+      permit_number: request.permit_number ?? '',
       address: request.address ? JSON.stringify(request.address) : null,
       ...kyc,
       created_at: now,

@@ -158,7 +158,6 @@ const requiredFields = [
   'id_issue_date',
   'title',
   'verified',
-  'permit_number',
 ]
 
 test('user create - each required field missing → 400 naming it, and nothing is stored', async () => {
