@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict'
+import { before, test } from 'node:test'
+import { sql } from 'kysely'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { newAccount } from '../transfers/helpers.ts'
+
+// The audit trail is a hash chain that `ledger verify` walks: a row changed behind the
+// bank's back (the trigger that keeps the table append-only switched off, as a superuser
+// could), removed from the middle or from the end, is reported. Each test tampers with its
+// own copy of the trail and puts it back.
+
+const tb = useTestBank()
+let p: TestPartner
+
+before(async () => {
+  p = await onboardPartner(tb, { approve: true })
+  const account = await newAccount(p)
+  for (const ref of ['a', 'b', 'c', 'd']) await tb.operator.accounts.deposit({ account_id: account, amount: 100, ref })
+})
+
+/** Runs `tamper` with the append-only trigger off (as a superuser could), then restores the trail. */
+async function tampered(tamper: string): Promise<Array<{ kind: string; message: string; audit_id?: string | undefined }>> {
+  const db = tb.bank.database.db
+  const saved = await sql<{ rows: string }>`select coalesce(json_agg(t), '[]')::text as rows from audit_log t`.execute(db)
+  const head = await db.selectFrom('audit_chain_head').select('sha').executeTakeFirstOrThrow()
+  await db.transaction().execute(async (trx) => {
+    await sql`set local session_replication_role = replica`.execute(trx)
+    await sql.raw(tamper).execute(trx)
+  })
+  try {
+    const report = await tb.operator.ledger.verify({})
+    assert.equal(report.ok, false)
+    return report.problems.filter((problem) => problem.kind === 'audit_chain')
+  } finally {
+    await db.transaction().execute(async (trx) => {
+      await sql`set local session_replication_role = replica`.execute(trx)
+      await sql`delete from audit_log`.execute(trx)
+      await sql`insert into audit_log select * from json_populate_recordset(null::audit_log, ${saved.rows[0]!.rows}::json)`.execute(trx)
+      await trx.updateTable('audit_chain_head').set({ sha: head.sha }).execute()
+    })
+  }
+}
+
+test('audit chain - clean: ledger verify walks every row and reports nothing', async () => {
+  const report = await tb.operator.ledger.verify({})
+  assert.deepEqual(report.problems, [])
+  assert.ok(report.audit_rows_checked >= 4)
+})
+
+test('audit chain - a row whose fields were changed is reported', async () => {
+  const problems = await tampered(`update audit_log set actor = 'someone else' where seq = (select min(seq) from audit_log where action = 'account.deposit')`)
+  assert.equal(problems.length, 1)
+  assert.match(problems[0]!.message, /hash does not match/)
+})
+
+test('audit chain - a row removed from the middle breaks the next link', async () => {
+  const problems = await tampered(`delete from audit_log where seq = (select min(seq) from audit_log where action = 'account.deposit')`)
+  assert.equal(problems.length, 1)
+  assert.match(problems[0]!.message, /does not follow/)
+})
+
+test('audit chain - a row removed from the end is found by the head', async () => {
+  const problems = await tampered(`delete from audit_log where seq = (select max(seq) from audit_log)`)
+  assert.equal(problems.length, 1)
+  assert.match(problems[0]!.message, /ends before its recorded head/)
+})
+
+test('audit chain - after the tampering is undone, verify is clean again', async () => {
+  assert.deepEqual((await tb.operator.ledger.verify({})).problems, [])
+})
