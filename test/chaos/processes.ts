@@ -191,6 +191,9 @@ function serviceEnvironment(env: ServiceEnv): NodeJS.ProcessEnv {
     // A sandbox: production refuses an open NATS server (src/nats-identity/nats-isolation.ts),
     // and these servers are open; what the chaos tests check does not depend on the mode.
     BANK_SANDBOX: 'true',
+    // The load's 64 senders go well over the production request budget.
+    BANK_RATE_PER_SECOND: '1000000',
+    BANK_RATE_BURST: '10000000',
     ...env.settings,
   }
 }

@@ -144,6 +144,10 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
     // Test banks are sandboxes on both back ends alike (the injected clock is the bank's
     // time and ops.sandbox.* answers); a file testing production passes BANK_SANDBOX=false.
     BANK_SANDBOX: 'true',
+    // Request budgets far above what any suite sends (the fuzz, property and load tests send
+    // thousands of requests a second through one credential); test/limits sets its own.
+    BANK_RATE_PER_SECOND: '1000000',
+    BANK_RATE_BURST: '10000000',
     ...options.env,
   })
   const clock = options.clock ?? new ManualClock('2026-11-23T08:00:00Z')

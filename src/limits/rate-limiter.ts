@@ -1,0 +1,188 @@
+import type { Kysely } from 'kysely'
+import type { Caller } from '../auth/credential-store.ts'
+import type { Clock } from '../clock.ts'
+import type { Database } from '../db/schema.ts'
+import { RateLimited } from '../errors.ts'
+import { leaseTokens, type Lease, type LeaseRequest, type Limits } from './limits-store.ts'
+
+// Request budgets (RULINGS.md, "Rate limits"): each credential has a token bucket that holds
+// across every instance on one database, without a database write per request.
+//
+// The bucket itself is a row (rate_buckets). An instance leases tokens from it in chunks of
+// about `lease_ms` worth of the rate with one atomic upsert (refilled for the time elapsed,
+// capped at the burst, under the limits in force at that moment) and spends them locally:
+// most requests cost a map lookup. Leased tokens lapse after `lease_ttl_ms`, so a change of
+// limits reaches every instance within that time, and a token held back by an instance that
+// stopped getting requests is not kept for later. What instances hold was taken from the
+// bucket, so they never spend more than it gave; the bucket may refill while they hold
+// their chunks, so a burst after a quiet spell can exceed `burst` by at most one chunk per
+// instance. When the bucket is empty, the instance refuses that credential's requests by
+// itself until a chunk will have refilled, so a caller far over budget costs the database
+// a statement per chunk of the rate, not one per request.
+//
+// Time is the injected clock (the bank's wall clock): with a clock that stands still
+// nothing refills, and all instances together take exactly `burst` requests.
+
+export interface RateLimiterOptions {
+  /** The bank's limits, for credentials whose partner has none of its own (BANK_RATE_PER_SECOND, BANK_RATE_BURST). */
+  defaults: Limits
+  /** A lease takes this many milliseconds' worth of the rate (at least one token, at most the burst). */
+  lease_ms: number
+  /** Leased tokens not spent within this time lapse. */
+  lease_ttl_ms: number
+  /** Credentials whose leases one instance remembers; the oldest is forgotten beyond it (its tokens lapse). */
+  buckets_max: number
+}
+
+/** Where leases come from: the shared buckets in the database (bench/micro.ts has one in memory). */
+export interface TokenSource {
+  lease(request: LeaseRequest): Promise<Lease>
+}
+
+export function databaseTokens(db: Kysely<Database>): TokenSource {
+  return { lease: (request) => leaseTokens(db, request) }
+}
+
+export const rate_limiter_defaults: Omit<RateLimiterOptions, 'defaults'> = { lease_ms: 100, lease_ttl_ms: 1000, buckets_max: 10_000 }
+
+/** One credential's budget on this instance. */
+interface LocalBucket {
+  partnerId: string | null
+  /** Tokens leased and not yet spent. */
+  tokens: number
+  /** When they lapse (ms, on the limiter's clock). */
+  expiresAtMs: number
+  /** The shared bucket was empty: refuse here until then without asking again. */
+  refusedUntilMs: number
+  /** The limits the last lease was taken under (for the refusal's message and wait). */
+  limits: Limits
+  /** The lease being taken, which every request of the credential waiting here shares. */
+  leasing: Promise<void> | undefined
+}
+
+export interface RateLimiterCounts {
+  /** Requests let through. */
+  taken: number
+  /** Requests refused with 429. */
+  refused: number
+  /** Statements sent to the shared buckets. */
+  leases: number
+}
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, LocalBucket>()
+  private readonly counted: RateLimiterCounts = { taken: 0, refused: 0, leases: 0 }
+
+  constructor(
+    private readonly source: TokenSource,
+    private readonly clock: Clock,
+    private readonly options: RateLimiterOptions,
+  ) {}
+
+  /**
+   * Spends one token of the caller's budget: returns nothing when a leased token was at hand,
+   * a promise when a lease must be taken first; throws (or rejects with) RateLimited when the
+   * budget is spent.
+   */
+  take(caller: Caller): Promise<void> | undefined {
+    const bucket = this.buckets.get(caller.credentialId)
+    if (bucket !== undefined && bucket.leasing === undefined) {
+      const nowMs = this.clock.now().getTime()
+      if (bucket.tokens >= 1 && nowMs < bucket.expiresAtMs) {
+        bucket.tokens -= 1
+        this.counted.taken++
+        return undefined
+      }
+      if (nowMs < bucket.refusedUntilMs) throw this.refusal(bucket, nowMs)
+    }
+    return this.takeLeased(caller)
+  }
+
+  /** What this instance let through, refused and leased since it started. */
+  counts(): RateLimiterCounts {
+    return { ...this.counted }
+  }
+
+  /** Forgets this instance's leases of a partner's credentials, so that its new limits apply here at the next request. */
+  forgetPartner(partnerId: string): void {
+    for (const [credentialId, bucket] of this.buckets) {
+      if (bucket.partnerId === partnerId && bucket.leasing === undefined) this.buckets.delete(credentialId)
+    }
+  }
+
+  /**
+   * Waits for a lease (one at a time per credential: requests arriving meanwhile share it),
+   * then takes a token from it. Each lease either grants a token, so at least one waiter
+   * goes on, or finds the bucket empty, so every waiter is refused: the loop ends.
+   */
+  private async takeLeased(caller: Caller): Promise<void> {
+    for (;;) {
+      const bucket = this.bucketOf(caller)
+      bucket.leasing ??= this.lease(caller, bucket).finally(() => {
+        bucket.leasing = undefined
+      })
+      await bucket.leasing
+      const nowMs = this.clock.now().getTime()
+      if (bucket.tokens >= 1 && nowMs < bucket.expiresAtMs) {
+        bucket.tokens -= 1
+        this.counted.taken++
+        return
+      }
+      if (nowMs < bucket.refusedUntilMs) throw this.refusal(bucket, nowMs)
+    }
+  }
+
+  private async lease(caller: Caller, bucket: LocalBucket): Promise<void> {
+    const nowMs = this.clock.now().getTime()
+    this.counted.leases++
+    const lease = await this.source.lease({
+      credentialId: caller.credentialId,
+      partnerId: caller.partnerId,
+      nowMs,
+      defaults: this.options.defaults,
+      leaseSeconds: this.options.lease_ms / 1000,
+    })
+    bucket.limits = { requests_per_second: lease.requests_per_second, burst: lease.burst }
+    // Tokens still held here have lapsed (a lease is taken only when none is at hand).
+    bucket.tokens = lease.leased
+    bucket.expiresAtMs = nowMs + this.options.lease_ttl_ms
+    // When it was empty, ask again once a whole chunk will have refilled: one statement per
+    // chunk of the rate, however hard the caller tries.
+    bucket.refusedUntilMs = lease.leased > 0 ? 0 : nowMs + ((this.chunkOf(lease) - lease.tokens) * 1000) / lease.requests_per_second
+  }
+
+  /** The tokens a lease asks for under these limits (as leaseTokens computes it). */
+  private chunkOf(limits: Limits): number {
+    return Math.min(limits.burst, Math.max(1, Math.ceil((limits.requests_per_second * this.options.lease_ms) / 1000)))
+  }
+
+  private bucketOf(caller: Caller): LocalBucket {
+    let bucket = this.buckets.get(caller.credentialId)
+    if (bucket === undefined) {
+      if (this.buckets.size >= this.options.buckets_max) this.forgetOne()
+      bucket = { partnerId: caller.partnerId, tokens: 0, expiresAtMs: 0, refusedUntilMs: 0, limits: this.options.defaults, leasing: undefined }
+      this.buckets.set(caller.credentialId, bucket)
+    }
+    return bucket
+  }
+
+  /** Makes room: the oldest credential not waiting for a lease is forgotten (its leased tokens lapse). */
+  private forgetOne(): void {
+    for (const [credentialId, bucket] of this.buckets) {
+      if (bucket.leasing === undefined) {
+        this.buckets.delete(credentialId)
+        return
+      }
+    }
+  }
+
+  private refusal(bucket: LocalBucket, nowMs: number): RateLimited {
+    this.counted.refused++
+    const waitMs = Math.max(1, Math.ceil(bucket.refusedUntilMs - nowMs))
+    const { requests_per_second, burst } = bucket.limits
+    return new RateLimited(
+      `this credential's request budget is spent (${requests_per_second} requests per second, burst ${burst}); retry in ${waitMs} ms`,
+      waitMs,
+    )
+  }
+}
