@@ -69,7 +69,12 @@ const settings = z.object({
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
   /** Deposits and reversals above this many cents wait for a second operator (0: off). Default R50,000.00 in production, off in the sandbox. */
   BANK_DUAL_CONTROL_CENTS: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  BANK_DECLARED_HOLIDAYS: z.string().regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/).default(''),
+  /** Declared holidays beyond the list the bank ships (src/calendar/sa-calendar.ts), added to it. */
+  BANK_DECLARED_HOLIDAYS: z
+    .string()
+    .regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/, { error: 'must be YYYY-MM-DD dates, comma-separated' })
+    .refine((value) => value.split(',').filter(Boolean).every(isCalendarDate), { error: 'must be real dates (YYYY-MM-DD)' })
+    .default(''),
   // Where e-mail goes (one-time PINs, payment advices): unset, the simulated notifier records them.
   BANK_SMTP_URL: z
     .string()
@@ -145,6 +150,7 @@ export interface Config {
   clearingChunkMax: number
   /** An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail again. */
   rtcRecoveryAfterMs: number
+  /** Declared holidays added to the shipped list (BANK_DECLARED_HOLIDAYS). */
   declaredHolidays: Set<string>
   /** Deposits and reversals above this many cents need a second operator's approval; undefined: never. */
   dualControlCents: bigint | undefined
@@ -238,6 +244,12 @@ export const dual_control_cents_default = 5_000_000n
 function dualControlCents(setting: number | undefined, sandbox: boolean): bigint | undefined {
   if (setting === undefined) return sandbox ? undefined : dual_control_cents_default
   return setting === 0 ? undefined : BigInt(setting)
+}
+
+/** A YYYY-MM-DD that names a day of the calendar (not 2026-02-30). */
+function isCalendarDate(date: string): boolean {
+  const parsed = new Date(`${date}T00:00:00Z`)
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === date
 }
 
 /** Settings whose values are secrets, or may hold one: their values are never repeated in an error. */

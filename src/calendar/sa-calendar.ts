@@ -3,7 +3,9 @@ import Holidays from 'date-holidays'
 // South African business days and SAST wall-clock times (RULINGS, Time). SAST is UTC+2
 // all year (no daylight saving), so conversion is a fixed offset. Public holidays come
 // from date-holidays' ZA rules (Public Holidays Act, a Sunday holiday moves to Monday),
-// plus one-off declared holidays the bank configures.
+// plus the one-off holidays declared under the Act's section 2A: the bank ships the list
+// below, and operators add to it (BANK_DECLARED_HOLIDAYS) when one is declared before a
+// release of the bank carries it.
 
 const sast_offset_ms = 2 * 3600 * 1000
 
@@ -28,11 +30,32 @@ export function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
 }
 
+/**
+ * The one-off public holidays declared by the President under section 2A of the Public
+ * Holidays Act, shipped as the default (RULINGS, Time). date-holidays lacks most of them;
+ * the two it has are listed too, so that the list stands on its own. Add a day here when
+ * one is gazetted.
+ */
+export const shipped_declared_holidays: ReadonlyMap<string, string> = new Map([
+  ['2016-08-03', 'local government elections'],
+  // Christmas Day fell on a Sunday, so its Monday coincided with the Day of Goodwill.
+  ['2016-12-27', 'declared day after Christmas on a Sunday'],
+  ['2019-05-08', 'national and provincial elections'],
+  ['2021-11-01', 'local government elections'],
+  ['2022-12-27', 'declared day after Christmas on a Sunday'],
+  ['2023-12-15', "the Springboks' Rugby World Cup win (date-holidays has it)"],
+  ['2024-05-29', 'national and provincial elections (date-holidays has it)'],
+])
+
 export class SouthAfricanCalendar {
   private readonly holidays = new Holidays('ZA')
   private readonly cache = new Map<number, Set<string>>()
+  private readonly declared: ReadonlySet<string>
 
-  constructor(private readonly declared: ReadonlySet<string> = new Set()) {}
+  /** `added`: declared holidays beyond the shipped list (BANK_DECLARED_HOLIDAYS). */
+  constructor(added: Iterable<string> = []) {
+    this.declared = new Set([...shipped_declared_holidays.keys(), ...added])
+  }
 
   isHoliday(date: string): boolean {
     if (this.declared.has(date)) return true
