@@ -8,7 +8,10 @@
 //   endpoint wrapper   a transfer request through the endpoint wrapper (decode, the text
 //                      and null rules, zod, tenancy, reply encoding), the handler answering
 //                      at once; and again with the request-origin check the bank makes
-//                      when it is the NATS authority (the header's account against the token)
+//                      when it is the NATS authority (the header's account against the token);
+//                      and again with the request budget (src/limits/rate-limiter.ts), its
+//                      leases from a bucket in memory instead of the database's
+//   rate limiter       the request budget's take alone, per request
 //   reply headers      making and encoding a payment reply's status header per message,
 //                      against fixed headers (made once)
 //   column values      a batch's 96 transaction rows turned into 27 column arrays
@@ -30,6 +33,8 @@ import { chainHash } from '../src/ledger/tx-chain.ts'
 import { fixedHeaders } from '../src/transport/nats/fixed-headers.ts'
 import { endpoint, wrapEndpoint } from '../src/transport/nats/endpoint.ts'
 import { requestOrigin } from '../src/nats-identity/request-origin.ts'
+import { RateLimiter, rate_limiter_defaults, type TokenSource } from '../src/limits/rate-limiter.ts'
+import { systemClock } from '../src/clock.ts'
 import { benchPayment } from './payment.ts'
 
 const rounds = 5
@@ -92,6 +97,27 @@ const withOrigin = wrapEndpoint(endpoint(contract.transfers.transfer, async (r) 
 const originHeaders = fixedHeaders({ token: 'a'.repeat(43), 'Nats-Request-Info': requestInfo })
 const originRequests = requests.map((msg) => ({ subject: msg.subject, data: msg.data, headers: originHeaders }) as unknown as Msg)
 report('endpoint wrapper, request origin', await measure(() => withOrigin(originRequests[next++ % originRequests.length]!), 50_000), 'per request')
+
+// The same with the request budget, at limits as high as the bench's (bench/run.ts): a lease
+// takes 100 ms worth of the rate, so nearly every request spends a token at hand. Leases
+// come from a bucket in memory that always has them (in the bank, one upsert each, about
+// once a second per credential at these limits).
+const benchLimits = { requests_per_second: 1_000_000, burst: 10_000_000 }
+const inMemoryTokens: TokenSource = {
+  lease: async (request) => {
+    const chunk = Math.min(request.defaults.burst, Math.ceil(request.defaults.requests_per_second * request.leaseSeconds))
+    return { ...request.defaults, leased: chunk, tokens: request.defaults.burst - chunk }
+  },
+}
+const limiter = new RateLimiter(inMemoryTokens, systemClock, { ...rate_limiter_defaults, defaults: benchLimits })
+const withLimiter = wrapEndpoint(endpoint(contract.transfers.transfer, async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })), {
+  ...wrapperDeps,
+  limiter,
+})
+report('endpoint wrapper, rate limiter', await measure(() => withLimiter(requests[next++ % requests.length]!), 50_000), 'per request')
+report('rate limiter', await measure(() => {
+  for (let i = 0; i < 100; i++) limiter.take(caller as never)
+}, 20_000, 100), 'per request')
 
 const encode = (h: MsgHdrs) => (h as MsgHdrs & { encode(): Uint8Array }).encode()
 let sink = 0

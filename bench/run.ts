@@ -58,6 +58,8 @@ const in_flight = Number(process.env.BENCH_IN_FLIGHT ?? 128)
 const phase_ms = Number(process.env.BENCH_PHASE_MS ?? 10_000)
 const warmup_ms = Number(process.env.BENCH_WARMUP_MS ?? 2_000)
 const accounts_count = Number(process.env.BENCH_ACCOUNTS ?? 1000)
+/** Request budgets of the bench's credentials: the most the bank allows, far above any rate it reaches. */
+const bench_limits = { requests_per_second: 1_000_000, burst: 10_000_000 }
 /** The bank's keys, one set for every instance of the run (base64 of 32 bytes each). */
 const sharedKeys = { secrets: randomBytes(32).toString('base64'), otp: randomBytes(32).toString('base64') }
 const allPhases = ['echo', 'spread', 'hot', 'bulk', 'debit', 'paging'] as const
@@ -132,6 +134,10 @@ async function main(): Promise<void> {
           // Sandbox mode lets the bulk phases read OTPs and post webhooks to a loopback receiver.
           BANK_SANDBOX: 'true',
           BANK_DB_POOL_MAX: process.env.BANK_DB_POOL_MAX ?? '10',
+          // Request budgets far above the bench's rates, for the operator's set-up and the debit
+          // phase's partner; the transfer partner's own are set through ops.partner.limits.
+          BANK_RATE_PER_SECOND: String(bench_limits.requests_per_second),
+          BANK_RATE_BURST: String(bench_limits.burst),
           BANK_METRICS_PORT: String(metricsPort),
           ...(profileDir ? { BANK_CPU_PROFILE_DIR: profileDir } : {}),
         },
@@ -423,6 +429,8 @@ async function setUp(nc: NatsConnection, operator: OperatorClient) {
     trading_name: 'Bench',
   })
   const review = await operator.entities.review({ entity_id: partner.root_entity_id, decision: 'approve' })
+  // One credential sends thousands of transfers a second: its budget must be far above that.
+  await operator.partners.limits({ partner_id: partner.partner_id, ...bench_limits })
   const client = new BankClient({ connection: nc, token: partner.credential.token, partnerId: partner.partner_id, timeoutMs: 60_000 })
   const hot = review.account!.account_id
   const accounts: string[] = []

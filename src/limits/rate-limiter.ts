@@ -145,7 +145,9 @@ export class RateLimiter {
     bucket.limits = { requests_per_second: lease.requests_per_second, burst: lease.burst }
     // Tokens still held here have lapsed (a lease is taken only when none is at hand).
     bucket.tokens = lease.leased
-    bucket.expiresAtMs = nowMs + this.options.lease_ttl_ms
+    // Counted from the answer, not the asking: a slow statement must not hand over tokens
+    // already lapsed (the waiters would lease again and again, draining the bucket).
+    bucket.expiresAtMs = this.clock.now().getTime() + this.options.lease_ttl_ms
     // When it was empty, ask again once a whole chunk will have refilled: one statement per
     // chunk of the rate, however hard the caller tries.
     bucket.refusedUntilMs = lease.leased > 0 ? 0 : nowMs + ((this.chunkOf(lease) - lease.tokens) * 1000) / lease.requests_per_second
