@@ -64,6 +64,7 @@ export function auditAction(operation: Operation): string {
  */
 export function noteAuditTarget(...ids: Array<string | null | undefined>): void {
   const hook = currentCommitHook()
+  // (A hook that is done has written its row: ids noted after it are not its action's.)
   if (hook instanceof PendingAudit) for (const id of ids) if (id) hook.targets.add(id)
 }
 
@@ -126,6 +127,10 @@ class PendingAudit implements CommitHook {
   readonly targets = new Set<string>()
   written = false
   private writing = false
+
+  get done(): boolean {
+    return this.written
+  }
 
   constructor(
     private readonly clock: Clock,

@@ -22,6 +22,11 @@ import type {
 export type RunQuery = (query: CompiledQuery) => Promise<QueryResult<unknown>>
 
 export interface CommitHook {
+  /**
+   * True once the hook has nothing left to write. A scope can outlive its call (a timer or
+   * a loop started inside it keeps it): transactions then commit as if it were not set.
+   */
+  readonly done: boolean
   /** Runs inside the transaction, right before it commits; `run` executes on its connection. */
   beforeCommit(run: RunQuery): Promise<void>
   /** The transaction that ran beforeCommit has committed. */
@@ -35,9 +40,10 @@ export function withCommitHook<T>(hook: CommitHook, fn: () => Promise<T>): Promi
   return scope.run(hook, fn)
 }
 
-/** The hook of the current scope, if any (a transaction must then not commit early, see prepared.ts). */
+/** The hook of the current scope, if any and not done (a transaction must then not commit early, see prepared.ts). */
 export function currentCommitHook(): CommitHook | undefined {
-  return scope.getStore()
+  const hook = scope.getStore()
+  return hook && !hook.done ? hook : undefined
 }
 
 /** A dialect whose transactions run the current scope's commit hook. */
@@ -78,7 +84,7 @@ class CommitHookDriver implements Driver {
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const hook = scope.getStore()
-    if (!hook) return this.inner.commitTransaction(connection)
+    if (!hook || hook.done) return this.inner.commitTransaction(connection)
     await hook.beforeCommit((query) => connection.executeQuery(query))
     await this.inner.commitTransaction(connection)
     hook.committed()
