@@ -10,11 +10,13 @@ import {
   busyGroups,
   claimById,
   claimDue,
+  claimShared,
   findJobByKey,
   lockExclusiveClaims,
   finishRun,
   insertJob,
   nextQueued,
+  oldestDue,
   renewLease,
   type JobEnding,
   type JobRow,
@@ -26,7 +28,9 @@ import {
 //  1. plans recurring work that has come due (e.g. today's 10:00 clearing cycle) as rows,
 //     unique per kind and key, so instances planning the same cycle make one row;
 //  2. hands new outbox events to their subscribers (events/);
-//  3. takes due rows with `for update skip locked` under a lease and runs them.
+//  3. takes due rows with `for update skip locked` under a lease and runs them. A kind done
+//     on partners' behalf (webhook deliveries) shares its slots out (`share_running_max`):
+//     no partner holds more than its part, and a free slot goes to whoever runs fewest.
 // A running job's lease is renewed while it runs; an instance that dies stops renewing,
 // and once the lease has expired another instance takes the job over, exactly once (the
 // take is one conditional update). A job that fails is retried with exponential backoff
@@ -82,6 +86,25 @@ export interface JobKind {
    * slot while bulk payments, clearing and debit runs wait.
    */
   slots_left_to_others?: number
+  /**
+   * Work done on someone's behalf (a webhook delivery: for its partner), shared out so that
+   * one party's jobs cannot crowd out everyone else's. Each job of the kind names its
+   * `share` when it is enqueued. At most this many jobs of one share run at once, counted
+   * on every instance, and on one instance never all of the kind's slots (one stays with
+   * the other shares); a free slot goes to the share with the fewest jobs running, then to
+   * the one whose job has waited longest. Webhook deliveries share by partner: a receiver
+   * that never answers holds its own partner's slots, not the others'.
+   */
+  share_running_max?: number
+}
+
+/** A job to add: `share` names whose work it is, for (and only for) a kind with `share_running_max`. */
+export interface NewJobRequest {
+  kind: string
+  key: string
+  due_at?: Date
+  payload?: Record<string, unknown>
+  share?: string
 }
 
 /** runNew() of a job whose exclusive group has a job running (here or on another instance). */
@@ -135,6 +158,8 @@ export class JobRunner {
   private readonly running = new Set<Promise<void>>()
   /** Jobs running here by kind, for `slots_left_to_others`. */
   private readonly runningByKind = new Map<string, number>()
+  /** Jobs of shared kinds running here by kind and share, for `share_running_max`. */
+  private readonly runningByShare = new Map<string, Map<string, number>>()
   private readonly planned = new Map<string, string[]>()
   private timer: NodeJS.Timeout | undefined
   private ticking: Promise<void> | undefined
@@ -162,6 +187,10 @@ export class JobRunner {
   register(kind: JobKind): void {
     assert(!this.kinds.has(kind.kind), `job kind ${kind.kind} registered twice`)
     assert(kind.attempts_max >= 1 && kind.lease_ms >= 1000, `job kind ${kind.kind} needs attempts and a lease of at least 1 s`)
+    if (kind.share_running_max !== undefined) {
+      assert(Number.isSafeInteger(kind.share_running_max) && kind.share_running_max >= 1, `job kind ${kind.kind} needs a share_running_max of at least 1`)
+      assert(kind.exclusive === undefined, `job kind ${kind.kind} cannot both share its slots out and be exclusive`)
+    }
     this.kinds.set(kind.kind, kind)
     if (kind.exclusive !== undefined) this.groups.set(kind.kind, kind.exclusive)
   }
@@ -185,10 +214,7 @@ export class JobRunner {
    * Adds a job (in the caller's transaction when given one, so the job commits with the
    * change that needs it). A job whose kind and key exist already is not added again.
    */
-  async enqueue(
-    db: Kysely<Database>,
-    job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> },
-  ): Promise<string | undefined> {
+  async enqueue(db: Kysely<Database>, job: NewJobRequest): Promise<string | undefined> {
     return (await this.insert(db, job))?.id
   }
 
@@ -196,13 +222,15 @@ export class JobRunner {
    * Adds a job and runs it here and now; resolves with its result, or undefined when a job
    * of that kind and key exists already (operator commands, a due cycle run on demand).
    */
-  async runNew(job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> }): Promise<Record<string, unknown> | undefined> {
+  async runNew(job: NewJobRequest): Promise<Record<string, unknown> | undefined> {
     const row = await this.insert(this.db, job, this.owner)
     return row ? this.execute(row) : undefined
   }
 
-  private insert(db: Kysely<Database>, job: { kind: string; key: string; due_at?: Date; payload?: Record<string, unknown> }, owner?: string) {
+  private insert(db: Kysely<Database>, job: NewJobRequest, owner?: string) {
     const kind = this.kindOf(job.kind)
+    const shared = kind.share_running_max !== undefined
+    assert(shared === (job.share !== undefined && job.share !== ''), `a job of kind ${kind.kind} ${shared ? 'names its share' : 'names no share'}`)
     const times = this.times()
     const row = { ...job, due_at: job.due_at ?? times.due, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms }
     const group = kind.exclusive
@@ -395,41 +423,93 @@ export class JobRunner {
 
   /**
    * Claims due jobs into the free slots and starts them. With kinds that leave slots to
-   * others, one at a time: which kinds may still take a slot changes with each claim.
+   * others or share them out, one at a time: which kinds (and shares) may still take a slot
+   * changes with each claim.
    */
   private async claimAndRun(): Promise<void> {
     let free = this.options.concurrency_max - this.running.size
-    const oneAtATime = [...this.kinds.values()].some((kind) => kind.slots_left_to_others)
+    const oneAtATime = [...this.kinds.values()].some((kind) => kind.slots_left_to_others || kind.share_running_max)
     while (free > 0) {
-      const kinds = [...this.kinds.values()].filter((kind) => this.hasRoomFor(kind)).map((kind) => kind.kind)
+      const kinds = [...this.kinds.values()].filter((kind) => this.hasRoomFor(kind))
       if (kinds.length === 0) return
-      const rows = await claimDue(this.db, this.owner, kinds, this.times(), oneAtATime ? 1 : free, this.groups)
+      const rows = oneAtATime ? await this.claimOne(kinds) : await claimDue(this.db, this.owner, kinds.map((k) => k.kind), this.times(), free, this.groups)
       if (rows.length === 0) return
       for (const row of rows) this.launch(row)
       free -= rows.length
     }
   }
 
-  private hasRoomFor(kind: JobKind): boolean {
+  /**
+   * The next job for a free slot, in due order, except that a kind that shares its slots
+   * out gives its turn to the share with the fewest jobs running (claimShared), skipping
+   * shares at their limit: a job of the other kinds that fell due earlier goes first.
+   */
+  private async claimOne(kinds: JobKind[]): Promise<JobRow[]> {
+    const shared = kinds.filter((kind) => kind.share_running_max !== undefined)
+    const others = kinds.filter((kind) => kind.share_running_max === undefined).map((kind) => kind.kind)
+    const times = this.times()
+    const othersDue = shared.length > 0 ? await oldestDue(this.db, others, times) : undefined
+    const sharedRow = await this.claimSharedKinds(shared, othersDue)
+    if (sharedRow) return [sharedRow]
+    const rows = await claimDue(this.db, this.owner, others, times, 1, this.groups)
+    if (rows.length > 0 || othersDue === undefined) return rows
+    // The older job of another kind could not be taken (its exclusive group is busy, or
+    // another instance took it): the shared kinds need not wait for it.
+    const row = await this.claimSharedKinds(shared, undefined)
+    return row ? [row] : []
+  }
+
+  private async claimSharedKinds(kinds: JobKind[], dueBefore: Date | undefined): Promise<JobRow | undefined> {
+    for (const kind of kinds) {
+      const claim = { kind: kind.kind, running_max: kind.share_running_max!, excluded: this.sharesAtLimit(kind), due_before: dueBefore }
+      const row = await claimShared(this.db, this.owner, claim, this.times())
+      if (row) return row
+    }
+    return undefined
+  }
+
+  /** This instance's slots for jobs of the kind. */
+  private slotsOf(kind: JobKind): number {
     const left = kind.slots_left_to_others ?? 0
-    if (left === 0) return true
-    const mine = Math.max(1, this.options.concurrency_max - left)
-    return (this.runningByKind.get(kind.kind) ?? 0) < mine
+    return left === 0 ? this.options.concurrency_max : Math.max(1, this.options.concurrency_max - left)
+  }
+
+  /**
+   * Shares that take no more of this instance's slots for the kind now: those at
+   * `share_running_max` here, or holding all but one of the kind's slots here, which stays
+   * with the other shares (when the kind has two slots or more).
+   */
+  private sharesAtLimit(kind: JobKind): string[] {
+    const slots = this.slotsOf(kind)
+    const limit = Math.min(kind.share_running_max!, slots > 1 ? slots - 1 : 1)
+    return [...(this.runningByShare.get(kind.kind) ?? new Map<string, number>())].filter(([, n]) => n >= limit).map(([share]) => share)
+  }
+
+  private hasRoomFor(kind: JobKind): boolean {
+    if (!kind.slots_left_to_others) return true
+    return (this.runningByKind.get(kind.kind) ?? 0) < this.slotsOf(kind)
   }
 
   private launch(row: JobRow): void {
-    this.runningByKind.set(row.kind, (this.runningByKind.get(row.kind) ?? 0) + 1)
+    const shared = this.kindOf(row.kind).share_running_max !== undefined
+    countIn(this.runningByKind, row.kind, 1)
+    if (shared) countIn(this.sharesOf(row.kind), row.share, 1)
     const run: Promise<void> = this.execute(row)
       .then(() => undefined, () => undefined)
       .finally(() => {
         this.running.delete(run)
-        const n = (this.runningByKind.get(row.kind) ?? 1) - 1
-        if (n === 0) this.runningByKind.delete(row.kind)
-        else this.runningByKind.set(row.kind, n)
+        countIn(this.runningByKind, row.kind, -1)
+        if (shared) countIn(this.sharesOf(row.kind), row.share, -1)
         // A slot is free: more may be due, this job's own follow-up among them.
         this.fillSlots()
       })
     this.running.add(run)
+  }
+
+  private sharesOf(kind: string): Map<string, number> {
+    let shares = this.runningByShare.get(kind)
+    if (!shares) this.runningByShare.set(kind, (shares = new Map()))
+    return shares
   }
 
   /**
@@ -523,6 +603,13 @@ export class JobRunner {
     assert(kind, `no job kind ${name} is registered`)
     return kind
   }
+}
+
+/** Adds `by` to a count kept in a map; a count that reaches 0 leaves the map. */
+function countIn<K>(counts: Map<K, number>, key: K, by: number): void {
+  const n = (counts.get(key) ?? 0) + by
+  if (n <= 0) counts.delete(key)
+  else counts.set(key, n)
 }
 
 /** Exponential backoff: base, 2 × base, 4 × base, … capped at the kind's maximum. */

@@ -31,6 +31,8 @@ export interface NewJob {
   due_at: Date
   attempts_max: number
   lease_ms: number
+  /** Whose work it is, for a kind that shares its slots out (see claimShared); '' or absent: the bank's own. */
+  share?: string | undefined
 }
 
 /**
@@ -51,6 +53,7 @@ export async function insertJob(db: Kysely<Database>, job: NewJob, times: Date |
       due_at: job.due_at,
       attempts_max: job.attempts_max,
       lease_ms: job.lease_ms,
+      share: job.share ?? '',
       created_at: now,
       updated_at: now,
       ...(owner
@@ -163,6 +166,128 @@ async function claimDueExclusive(db: Kysely<Database>, owner: string, kinds: str
       returning j.*`.execute(trx)
     return rows.sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || (a.id < b.id ? -1 : 1))
   })
+}
+
+/**
+ * When the oldest job of these kinds that is due (or whose lease expired) fell due, bank
+ * time; undefined when none is. A look only: nothing is taken.
+ */
+export async function oldestDue(db: Kysely<Database>, kinds: string[], times: Date | JobTimes): Promise<Date | undefined> {
+  if (kinds.length === 0) return undefined
+  const now = timesOf(times)
+  const { rows } = await sql<{ due_at: Date }>`
+    select due_at from jobs
+    where kind = any(${kinds}::text[])
+      and ((state = 'queued' and due_at <= ${now.due}) or (state = 'running' and lease_expires_at <= ${now.lease}))
+    order by due_at, id
+    limit 1`.execute(db)
+  return rows[0]?.due_at
+}
+
+/**
+ * A claim of a kind whose jobs are done on someone's behalf (each names a `share`, a
+ * partner): no share may hold more than `running_max` of the kind's running jobs, counted
+ * on every instance, and the next job goes to the share with the fewest running.
+ */
+export interface SharedClaim {
+  kind: string
+  /** Jobs of one share running at once, across all instances. */
+  running_max: number
+  /** Shares this instance gives none of its slots to now (they hold their part of them). */
+  excluded: readonly string[]
+  /** Take a job only if it fell due before this (bank time): older work of other kinds goes first. */
+  due_before?: Date | undefined
+}
+
+// Shared claims take one transaction-scoped advisory lock, so two instances never both see
+// a share below its limit and both take one more: the limit holds across instances exactly.
+const shared_claim_lock_key = 727006
+
+/** The share a shared claim serves next: its earliest due job's time and how many of its jobs run. */
+interface ShareTurn {
+  share: string
+  due_at: Date
+  running: number
+}
+
+/**
+ * Takes the next job of a shared kind for `owner`: of the shares below their limit (and
+ * not excluded), the one with the fewest jobs running anywhere, then the one whose job has
+ * waited longest; its earliest due job (or one whose lease expired). So a share whose jobs
+ * hang (a receiver that never answers) holds at most `running_max` slots, and a free slot
+ * goes to the others first, however long its own backlog.
+ */
+export async function claimShared(db: Kysely<Database>, owner: string, claim: SharedClaim, times: Date | JobTimes): Promise<JobRow | undefined> {
+  const now = timesOf(times)
+  return db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${sql.lit(shared_claim_lock_key)})`.execute(trx)
+    const turn = await nextShareTurn(trx, claim, now)
+    if (!turn || (claim.due_before && turn.due_at.getTime() >= claim.due_before.getTime())) return undefined
+    // Its earliest job, queued and due or running under an expired lease; the update checks
+    // again, so a job that claimById took meanwhile is left alone.
+    const { rows } = await sql<JobRow>`
+      with next as (
+        select id from (
+          (select id, due_at from jobs
+            where kind = ${claim.kind} and share = ${turn.share} and state = 'queued' and due_at <= ${now.due}
+            order by due_at, id limit 1)
+          union all
+          (select id, due_at from jobs
+            where kind = ${claim.kind} and share = ${turn.share} and state = 'running' and lease_expires_at <= ${now.lease}
+            order by due_at, id limit 1)
+        ) candidates
+        order by due_at, id limit 1
+      )
+      update jobs as j set ${takenBy(owner, now)}
+      from next where j.id = next.id
+        and ((j.state = 'queued' and j.due_at <= ${now.due}) or (j.state = 'running' and j.lease_expires_at <= ${now.lease}))
+      returning j.*`.execute(trx)
+    return rows[0]
+  })
+}
+
+/**
+ * The share whose turn it is. `queued` walks the shares with queued jobs of the kind one
+ * index probe each (jobs_share_queued: per share its earliest job), so the cost grows with
+ * the number of shares, never with one share's backlog; `running` counts live leases
+ * (jobs_share_running holds only running jobs).
+ */
+async function nextShareTurn(trx: Kysely<Database>, claim: SharedClaim, now: JobTimes): Promise<ShareTurn | undefined> {
+  const { rows } = await sql<ShareTurn>`
+    with recursive queued as (
+      (select share, due_at from jobs
+        where kind = ${claim.kind} and state = 'queued'
+        order by share, due_at limit 1)
+      union all
+      select following.share, following.due_at from queued
+      cross join lateral (
+        select share, due_at from jobs
+        where kind = ${claim.kind} and state = 'queued' and share > queued.share
+        order by share, due_at limit 1
+      ) following
+    ),
+    running as (
+      select share,
+        (count(*) filter (where lease_expires_at > ${now.lease}))::int as running,
+        min(due_at) filter (where lease_expires_at <= ${now.lease}) as expired_due_at
+      from jobs where kind = ${claim.kind} and state = 'running'
+      group by share
+    ),
+    due as (
+      select share, min(due_at) as due_at from (
+        select share, due_at from queued where due_at <= ${now.due}
+        union all
+        select share, expired_due_at from running where expired_due_at is not null
+      ) candidates
+      group by share
+    )
+    select due.share, due.due_at, coalesce(running.running, 0) as running
+    from due left join running on running.share = due.share
+    where coalesce(running.running, 0) < ${claim.running_max}
+      and not (due.share = any(${[...claim.excluded]}::text[]))
+    order by 3, due.due_at, due.share
+    limit 1`.execute(trx)
+  return rows[0]
 }
 
 /** Takes one job by id now, whatever its due time, unless another owner holds a live lease. */

@@ -46,6 +46,13 @@ import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../con
 // generation does nothing, so one delivery has one live job. Delivery is at least once: a
 // run cut short after its POST is run again.
 //
+// Delivery capacity is shared out by partner: each job names its partner as its share of
+// the job runner's slots, and no partner has more than `partner_slots_max` deliveries
+// running at once, on all instances together (nor all of one instance's delivery slots),
+// while a free slot goes to the partner with the fewest running. A receiver that accepts
+// connections and never answers holds its own partner's slots for 10 s per attempt; the
+// other partners' webhooks go out beside it (issue 28).
+//
 // An event with no endpoint (no callback_url, and the partner set none) is recorded as
 // failed at once with the reason, and never attempted: a partner that has not set up
 // webhooks does not pile up a day of retries per event. Setting an endpoint and asking
@@ -62,6 +69,12 @@ export interface WebhookLimits {
   retry_backoff_max_ms: number
   /** Deliveries of one lane one job sends at most, one after another. */
   run_deliveries_max: number
+  /**
+   * Delivery jobs of one partner running at once, across all instances (and on one
+   * instance never all of its delivery slots): what a partner whose receiver never
+   * answers can hold of the delivery capacity; the rest serves the other partners.
+   */
+  partner_slots_max: number
 }
 
 export const webhook_limits_default: WebhookLimits = {
@@ -70,6 +83,7 @@ export const webhook_limits_default: WebhookLimits = {
   retry_backoff_base_ms: 30_000,
   retry_backoff_max_ms: 2 * 3_600_000,
   run_deliveries_max: 500,
+  partner_slots_max: 1,
 }
 
 export const no_endpoint_error = 'no webhook endpoint is set'
@@ -104,8 +118,10 @@ export class WebhookService {
       backoff_max_ms: 300_000,
       // An attempt may wait on a partner's receiver for seconds: a slot always stays free
       // for bulk payments, clearing and debit runs (a receiver that never answers would
-      // otherwise hold them all).
+      // otherwise hold them all), and the delivery slots are shared out by partner, so such
+      // a receiver holds at most its partner's part of them and delays no one else's events.
       slots_left_to_others: 1,
+      share_running_max: options.limits.partner_slots_max,
       run: (job) => this.attempt(String(job.payload.event_id), Number(job.payload.generation)),
     })
     events.subscribeBatch('*', (events, trx) => this.record(events, trx))
@@ -211,6 +227,7 @@ export class WebhookService {
       key: `${head.event_id}:${generation}`,
       due_at: due,
       payload: { event_id: head.event_id, generation },
+      share: head.partner_id,
     })
   }
 

@@ -1,0 +1,268 @@
+import assert from 'node:assert/strict'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, before, test } from 'node:test'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import { Webhook } from 'standardwebhooks'
+import type { Database } from '../../src/db/schema.ts'
+import { EventDispatcher } from '../../src/events/index.ts'
+import { JobRunner } from '../../src/jobs/job-runner.ts'
+import { createLogger } from '../../src/logger.ts'
+import { SecretBox } from '../../src/webhooks/secret-box.ts'
+import { WebhookSecrets } from '../../src/webhooks/webhook-secrets.ts'
+import { HttpWebhookSender } from '../../src/webhooks/webhook-sender.ts'
+import { WebhookService, webhook_limits_default } from '../../src/webhooks/webhook-service.ts'
+import { storage, useTestBank } from '../support/harness.ts'
+import { appendCommitted, deliveryOf, onboardWithSecret, partnerEvent, resourceId, type WebhookPartner } from './helpers.ts'
+
+// One partner's webhook receiver that accepts connections and never answers must cost only
+// that partner (issue 28). Delivery slots are shared out by partner: one partner's
+// deliveries hold at most BANK_WEBHOOK_PARTNER_SLOTS_MAX of them, counted on every
+// instance, and a free slot goes to the partner with the fewest deliveries running.
+//
+// Instances here are the bank's own parts on the test bank's database (job runner, outbox
+// dispatcher, webhook service, HTTP sender) with its settings, running live and polling
+// every 100 ms, against real receivers on 127.0.0.1: a hanging one, which holds every
+// request open until the test ends it, and answering ones, which check each signature as
+// a partner's would. Their attempts may wait far longer than the 10 s of the interface, so
+// that the hanging receiver's requests stay open however slow the machine: the healthy
+// partners' events must all arrive while it still holds them (none has ended).
+
+const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100' } })
+const log = createLogger('silent')
+/** An attempt's time limit here: beyond the test's own, so a hanging request ends only when the test ends it. */
+const hang_attempt_timeout_ms = 600_000
+
+/** Delivery slots of one instance: the runner's slots but the one webhooks leave to other work. */
+const slotsPerInstance = () => tb.config.jobsConcurrencyMax - 1
+
+/** What a test started and must stop: receivers, another instance. */
+const cleanups: Array<() => Promise<void>> = []
+
+before(async () => {
+  await tb.ready
+  // The instances below deliver; the bank's own runner would take their jobs with its 10 s attempts.
+  await tb.bank.services.jobRunner.stop()
+})
+
+afterEach(async () => {
+  // Newest first: a hanging receiver ends (the attempts it holds fail at once) before the
+  // instance holding them stops, and that instance before its connection pool.
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+interface Arrival {
+  id: string
+  body: { type: string; data: { payment_id?: string } }
+}
+
+/** A receiver that answers 200 to every webhook its partner's secret verifies. */
+async function answeringReceiver(secret: string) {
+  const arrivals: Arrival[] = []
+  const waiters: Array<() => void> = []
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => {
+      const header = (name: string) => String(request.headers[name] ?? '')
+      const body = new Webhook(secret).verify(Buffer.concat(chunks).toString('utf8'), {
+        'webhook-id': header('webhook-id'),
+        'webhook-timestamp': header('webhook-timestamp'),
+        'webhook-signature': header('webhook-signature'),
+      }) as Arrival['body']
+      arrivals.push({ id: header('webhook-id'), body })
+      response.writeHead(200).end('ok')
+      for (const wake of waiters.splice(0)) wake()
+    })
+  })
+  const url = await listen(server)
+  cleanups.push(() => closeServer(server))
+  return {
+    url,
+    arrivals,
+    /** Resolves once every one of these event ids has arrived. */
+    async all(ids: string[]): Promise<void> {
+      while (!ids.every((id) => arrivals.some((a) => a.id === id))) await new Promise<void>((resolve) => waiters.push(resolve))
+    },
+  }
+}
+
+/** A receiver that accepts every request and never answers, until end() closes them all. */
+async function hangingReceiver() {
+  const state = { open: 0, openMax: 0, received: 0, ended: 0 }
+  const waiters: Array<() => void> = []
+  const server = http.createServer((request, response) => {
+    state.received++
+    state.open++
+    state.openMax = Math.max(state.openMax, state.open)
+    response.on('close', () => {
+      state.open--
+      state.ended++
+    })
+    request.resume()
+    for (const wake of waiters.splice(0)) wake()
+  })
+  const url = await listen(server)
+  let ended = false
+  const end = async () => {
+    if (ended) return
+    ended = true
+    server.closeAllConnections()
+    await closeServer(server)
+  }
+  cleanups.push(end)
+  return {
+    url,
+    state,
+    /** Resolves once a request is being held open. */
+    async holding(): Promise<void> {
+      while (state.open === 0) await new Promise<void>((resolve) => waiters.push(resolve))
+    },
+    end,
+  }
+}
+
+function listen(server: http.Server): Promise<string> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`)),
+  )
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  server.closeAllConnections()
+  return new Promise((resolve) => server.close(() => resolve()))
+}
+
+/** A partner whose endpoint is `url`. */
+async function partnerAt(url: string): Promise<WebhookPartner> {
+  const partner = await onboardWithSecret(tb)
+  await partner.client.webhooks.setEndpoint({ url })
+  return partner
+}
+
+/** One event on each of `lanes` resources of the partner (each resource is a lane of its own, and a delivery job). */
+function backlog(partner: WebhookPartner, lanes: number): Promise<string[]> {
+  return appendCommitted(tb, Array.from({ length: lanes }, () => partnerEvent(tb, partner.partnerId, resourceId())))
+}
+
+/** `perLane` events on each of `lanes` resources, in order; returns the ids per lane. */
+async function laneEvents(partner: WebhookPartner, lanes: number, perLane: number): Promise<string[][]> {
+  const resources = Array.from({ length: lanes }, () => resourceId())
+  const events = resources.flatMap((resource) =>
+    Array.from({ length: perLane }, (_, i) => partnerEvent(tb, partner.partnerId, resource, { data: { bulk_payment_id: resource, payment_id: `p${i}`, status: 'successful' } })),
+  )
+  const ids = await appendCommitted(tb, events)
+  return resources.map((_, lane) => ids.slice(lane * perLane, (lane + 1) * perLane))
+}
+
+/** Each lane's events arrived in the order they happened. */
+function assertLaneOrder(arrivals: Arrival[], lanes: string[][]): void {
+  for (const lane of lanes) {
+    assert.deepEqual(arrivals.filter((a) => lane.includes(a.id)).map((a) => a.id), lane, 'a resource’s events arrive in order')
+  }
+}
+
+/**
+ * An instance of the bank's delivery on the test bank's database: its own job runner (with
+ * the bank's settings), outbox dispatcher and webhook service. With `ownPool` on PostgreSQL
+ * it has a connection pool of its own, as another process would; PGlite is one connection,
+ * shared one transaction at a time.
+ */
+function startInstance(options: { ownPool: boolean }): { nextTicks: (count: number) => Promise<void> } {
+  let db = tb.bank.database.db
+  if (options.ownPool && storage === 'postgres') {
+    const pool = new pg.Pool({ connectionString: tb.config.databaseUrl, max: 3 })
+    // pool.end() resolves before its sockets close: a late error from them is nobody's concern.
+    pool.on('error', () => {})
+    const own = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    cleanups.push(() => own.destroy())
+    db = own
+  }
+  const runner = new JobRunner(db, tb.clock, log, { poll_ms: tb.config.jobsPollMs, concurrency_max: tb.config.jobsConcurrencyMax })
+  const events = new EventDispatcher(db)
+  let ticks = 0
+  const waiters: Array<() => void> = []
+  // The runner hands events over once per tick: counting those calls counts its ticks.
+  runner.dispatchEventsWith({
+    batchLimit: events.batchLimit,
+    dispatchPending: async () => {
+      ticks++
+      for (const wake of waiters.splice(0)) wake()
+      return events.dispatchPending()
+    },
+  })
+  const secrets = new WebhookSecrets(db, tb.clock, new SecretBox({ key: tb.config.secretsKey, dataDir: tb.config.dataDir }))
+  const limits = { ...webhook_limits_default, attempt_timeout_ms: hang_attempt_timeout_ms, partner_slots_max: tb.config.webhookPartnerSlotsMax }
+  new WebhookService(db, tb.clock, runner, events, secrets, new HttpWebhookSender({ timeout_ms: limits.attempt_timeout_ms }), { sandbox: true, limits })
+  runner.start()
+  cleanups.push(() => runner.stop())
+  return {
+    async nextTicks(count) {
+      const target = ticks + count
+      while (ticks < target) await new Promise<void>((resolve) => waiters.push(resolve))
+    },
+  }
+}
+
+test("webhooks - a receiver that never answers holds only its partner's share of the delivery slots: another partner's events all arrive while it hangs", async () => {
+  assert.equal(tb.config.webhookPartnerSlotsMax, 1, 'the default share: one delivery of a partner at a time')
+  const instance = startInstance({ ownPool: false })
+  const hanging = await hangingReceiver()
+  const stuck = await partnerAt(hanging.url)
+  // More lanes waiting than the instance has delivery slots, all due at once.
+  const stuckIds = await backlog(stuck, slotsPerInstance() * 4)
+  await hanging.holding()
+  // The instance has had its turns to give the stuck partner more slots.
+  await instance.nextTicks(3)
+
+  const partner = await onboardWithSecret(tb)
+  const receiver = await answeringReceiver(partner.secret)
+  await partner.client.webhooks.setEndpoint({ url: receiver.url })
+  const lanes = await laneEvents(partner, slotsPerInstance() + 2, 3)
+  await receiver.all(lanes.flat())
+
+  assert.equal(hanging.state.ended, 0, 'every request the hanging receiver got is still open: no delivery waited for one to time out')
+  assert.ok(hanging.state.open >= 1)
+  assert.equal(hanging.state.openMax, 1, 'the hanging partner never held more than its one slot')
+  assertLaneOrder(receiver.arrivals, lanes)
+  for (const id of lanes.flat()) assert.equal((await deliveryOf(partner, id)).state, 'delivered')
+
+  // Once its receiver answers, the stuck partner's backlog is delivered, every event of it:
+  // the attempts cut short are failures, retried after their backoff. The bank's clock
+  // moves on ten minutes at a time (past the first few backoffs), two ticks apart, until
+  // all have arrived: an attempt failing just after a move waits for the next. At most 100
+  // moves, well inside the day of retries.
+  await hanging.end()
+  const mended = await answeringReceiver(stuck.secret)
+  await stuck.client.webhooks.setEndpoint({ url: mended.url })
+  const arrived = () => stuckIds.every((id) => mended.arrivals.some((a) => a.id === id))
+  for (let moves = 0; !arrived(); moves++) {
+    assert.ok(moves < 100, 'the stuck partner\'s events arrive while they are still retried')
+    tb.clock.advance(10 * 60_000)
+    await instance.nextTicks(2)
+  }
+  for (const id of stuckIds) assert.equal((await deliveryOf(stuck, id)).state, 'delivered')
+})
+
+test("webhooks - across instances a hanging receiver still holds only its partner's share, and the other partners' events arrive while it hangs", async () => {
+  const first = startInstance({ ownPool: false })
+  const second = startInstance({ ownPool: true })
+  const hanging = await hangingReceiver()
+  const stuck = await partnerAt(hanging.url)
+  // More lanes waiting than both instances have delivery slots together.
+  await backlog(stuck, slotsPerInstance() * 2 * 3)
+  await hanging.holding()
+  // Both instances have had their turns to take more of the stuck partner's deliveries.
+  await Promise.all([first.nextTicks(3), second.nextTicks(3)])
+
+  const partners = [await onboardWithSecret(tb), await onboardWithSecret(tb)]
+  const receivers = await Promise.all(partners.map((p) => answeringReceiver(p.secret)))
+  for (const [i, p] of partners.entries()) await p.client.webhooks.setEndpoint({ url: receivers[i]!.url })
+  const lanes = await Promise.all(partners.map((p) => laneEvents(p, slotsPerInstance() * 2, 2)))
+  await Promise.all(receivers.map((r, i) => r.all(lanes[i]!.flat())))
+
+  assert.equal(hanging.state.ended, 0, 'every request the hanging receiver got is still open')
+  assert.equal(hanging.state.openMax, tb.config.webhookPartnerSlotsMax, 'one delivery of the stuck partner at a time, across both instances')
+  for (const [i, r] of receivers.entries()) assertLaneOrder(r.arrivals, lanes[i]!)
+})
