@@ -7,15 +7,26 @@ import { contractEntries } from '../contract/index.ts'
 import type { Operation } from '../contract/operation.ts'
 import { methodFor } from '../client/method-groups.ts'
 import type { OperatorClient } from '../client/operator-client.ts'
+import { isDetachable, jobOperations } from '../jobs/jobs-contract.ts'
 import { UsageError } from './cli-context.ts'
+import { detachAndFollow, followById } from './follow-job.ts'
+import type { ProgressOutput } from './job-progress.ts'
 import { commandSpec, requestOf, usageOf, type Args, type CliField, type CommandSpec } from './command-spec.ts'
 import { cliProgram, type CliCommand, type HelpItem } from './program.ts'
 
 // The operator commands: one per `ops.` operation of the contract, derived from it (see
 // command-spec.ts), so a new operation is a new command without a line here. Each calls
-// its operation through the SDK's OperatorClient.
+// its operation through the SDK's OperatorClient. A long call whose request takes `detach`
+// is sent detached and its job followed until it ends (follow-job.ts).
 
 export type { Args } from './command-spec.ts'
+
+/**
+ * Sends a command's request. With `progress` (the CLI's run), a long call is detached and
+ * its job followed, saying how it goes there; without (a test's `run`), it sends the request
+ * the line asks for, once.
+ */
+export type Call = (client: OperatorClient, progress?: ProgressOutput) => Promise<unknown>
 
 export interface Command extends CliCommand {
   operation: Operation
@@ -24,7 +35,7 @@ export interface Command extends CliCommand {
    * Reads the request from the command line (a UsageError names every mistake on it) and
    * answers the call that sends it: nothing reaches the bank before the line is right.
    */
-  prepare(args: Args): (client: OperatorClient) => Promise<unknown>
+  prepare(args: Args): Call
   run(client: OperatorClient, args: Args): Promise<unknown>
   /** Exit code for a reply the bank sent that is not a success (e.g. a ledger mismatch). */
   exitCode(result: unknown): number
@@ -33,27 +44,54 @@ export interface Command extends CliCommand {
 function commandOf(op: Operation): Command {
   const spec = withJsonLists(commandSpec(op))
   const download = op.cli?.download === true
-  const prepare = (given: Args) => {
+  const detaches = isDetachable(op)
+  const followable = op === jobOperations.get
+  const prepare = (given: Args): Call => {
     const args: Args = { positionals: given.positionals, flags: { ...given.flags } }
     const out = download ? takeOut(args) : undefined
+    const followAsked = followable && takeFollow(args)
     const request = requestOf(spec, args)
-    return (client: OperatorClient) => {
+    return (client, progress) => {
       const send = methodFor(client, op) as (request: Record<string, unknown>) => Promise<unknown>
+      if (progress && detaches && request.detach === undefined) return detachAndFollow(client, send, request, progress)
+      if (progress && followAsked) return followById(client, String(request.job_id), progress)
       return out === undefined ? send(request) : downloadTo(out, request, send as (request: Record<string, unknown>) => Promise<FilePart>)
     }
   }
+  const flagHelps = spec.flags.map((f) => (detaches && f.field === 'detach' ? detachFlag : flagHelp(f, spec)))
   return {
     words: spec.words,
-    usage: usageOf(spec) + (download ? ' [--out FILE]' : ''),
+    usage: usageOf(spec) + (download ? ' [--out FILE]' : '') + (followable ? ' [--follow]' : ''),
     summary: op.summary,
     positionals: spec.positionals.map((p) => ({ word: p.word, required: p.required, help: fieldHelp(p) })),
-    flags: [...choiceFlags(spec), ...spec.flags.map((f) => flagHelp(f, spec)), ...(download ? [outFlag] : [])],
+    flags: [...choiceFlags(spec), ...flagHelps, ...(download ? [outFlag] : []), ...(followable ? [followFlag] : [])],
     operation: op,
     spec,
     prepare,
     run: async (client, args) => prepare(args)(client),
     exitCode: (result) => op.cli?.exitCode?.(result) ?? 0,
   }
+}
+
+const detachFlag: HelpItem = {
+  word: 'detach',
+  required: false,
+  help: 'print the job the bank answers with at once and leave it running (bank jobs get <job_id> [--follow] reads it); without it, the command follows the job until it ends and prints its result',
+}
+
+const followFlag: HelpItem = {
+  word: 'follow',
+  required: false,
+  help: 'ask again until the job has ended, saying how it goes on stderr; print its last view (exit 1 if it failed)',
+}
+
+/** `--follow` of `bank jobs get`, taken out of the flags the request is read from. */
+function takeFollow(args: Args): boolean {
+  const follow = args.flags.follow
+  if (follow === undefined) return false
+  if (follow !== true) throw new UsageError('--follow takes no value')
+  delete args.flags.follow
+  return true
 }
 
 const outFlag: HelpItem = {

@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
 import { CommanderError } from 'commander'
 import { BankApiError } from '../client/transport.ts'
+import { JobFailedError } from '../client/job-follow.ts'
 import { OperatorClient } from '../client/operator-client.ts'
 import { natsUrl, operatorToken, UsageError } from './cli-context.ts'
 import { commands, type Command } from './commands.ts'
@@ -15,8 +16,9 @@ import { statusCommand } from './status.ts'
 
 // `bank <command>`: calls the service's `ops.` subjects over NATS and prints JSON (or a
 // table with --format table). A few commands run locally (local-command.ts).
-// Exit codes: 0 done, 1 the bank refused (the error JSON is on stderr) or could not be
-// reached, 2 a usage mistake, 3 `ledger verify` found a mismatch (the report is on stdout).
+// Exit codes: 0 done, 1 the bank refused (the error JSON is on stderr), could not be
+// reached, or a job it ran for the command failed, 2 a usage mistake, 3 `ledger verify`
+// found a mismatch (the report is on stdout).
 // bin/bank.js runs `runCli` as a process and exits with its code; the tests call it in
 // their own process too, with an environment and an output of their own.
 
@@ -27,6 +29,7 @@ const localCommands: LocalCommand[] = [statusCommand, operatorCreateCommand, nat
 const processOutput: CliOutput = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
+  terminal: process.stderr.isTTY === true,
 }
 
 /** The CLI's version: the package's. */
@@ -62,7 +65,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
     }
     const client = new OperatorClient({ servers: natsUrl(env), token: operatorToken(env), timeoutMs: 15_000, login: natsConnectOptions(natsAuthFromEnv(env)) })
     try {
-      const result = await send(client)
+      const result = await send(client, { stderr: (text) => out.stderr(text), terminal: out.terminal === true })
       out.stdout(render(result, format))
       code = contract.exitCode(result)
     } finally {
@@ -92,6 +95,10 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     if (error instanceof UsageError) {
       out.stderr(`${error.message}\n`)
       return 2
+    }
+    if (error instanceof JobFailedError) {
+      out.stderr(`${JSON.stringify({ error: { type: 'job_failed', message: error.message, job: error.job } }, null, 2)}\n`)
+      return 1
     }
     if (error instanceof BankApiError) {
       out.stderr(`${JSON.stringify({ error: { code: error.code, type: error.type, message: error.message, details: error.details } }, null, 2)}\n`)

@@ -21,6 +21,8 @@ import { formats, type Format } from './format.ts'
 export interface CliOutput {
   stdout(text: string): void
   stderr(text: string): void
+  /** Whether stderr is a terminal: a followed job's progress is then one line rewritten in place. */
+  terminal?: boolean
 }
 
 /** A positional word or a flag as `--help` shows it. */
@@ -173,7 +175,8 @@ function formatHelp(cmd: Commander, helper: Help, commands: readonly CliCommand[
     '',
     `bank <command> --help shows what each flag takes.${prefix ? '' : ' bank --version shows the version.'}`,
     'Output: JSON (the default, for scripts), or a table with --format table.',
-    'Exit codes: 0 done; 1 the bank refused (the error JSON on stderr) or could not be reached; 2 a usage mistake; 3 `ledger verify` found a mismatch.',
+    'Exit codes: 0 done; 1 the bank refused (the error JSON on stderr), could not be reached, or a job it ran failed; 2 a usage mistake; 3 `ledger verify` found a mismatch.',
+    'Long commands (clearing run, sandbox advance, debit run) get a job from the bank at once and follow it until it ends, on stderr; stdout gets its result. --detach prints the job instead.',
     'The bank is found through NATS_URL (else <data dir>/nats-url) and the operator credential in BANK_OPERATOR_TOKEN (else <data dir>/operator-token); the data dir is BANK_DATA_DIR, default ./.data.',
     'Where the bank is the NATS authority (bank nats init), the CLI logs in to NATS with NATS_CREDS (operator.creds) and NATS_TLS_CA (ca.pem).',
     '',

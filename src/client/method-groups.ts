@@ -7,9 +7,22 @@ import type { NatsApi } from './transport.ts'
 // typed from its zod schemas (the request as the caller writes it, the reply as the
 // service writes it). A request that may be empty may be left out.
 
-export type Method<O extends Operation> = {} extends RequestOf<O>
+export type Method<O extends Operation> = 'detach' extends keyof RequestOf<O> ? DetachableMethod<O> : PlainMethod<O>
+
+type PlainMethod<O extends Operation> = {} extends RequestOf<O>
   ? (request?: RequestOf<O>) => Promise<ResponseOf<O>>
   : (request: RequestOf<O>) => Promise<ResponseOf<O>>
+
+/**
+ * A long operation whose request takes `detach` (src/jobs/jobs-contract.ts): called with
+ * `detach: true` it resolves with the job (follow it with `followJob`), else with its report
+ * as before.
+ */
+type DetachableMethod<O extends Operation> = ((request: RequestOf<O> & { detach: true }) => Promise<Extract<ResponseOf<O>, { job_id: string }>>) &
+  ({} extends RequestOf<O>
+    ? (request?: RequestOf<O> & { detach?: false | undefined }) => Promise<Exclude<ResponseOf<O>, { job_id: string }>>
+    : (request: RequestOf<O> & { detach?: false | undefined }) => Promise<Exclude<ResponseOf<O>, { job_id: string }>>) &
+  ((request: RequestOf<O>) => Promise<ResponseOf<O>>)
 
 type GroupOf<E> = E extends { path: `${infer G}.${string}` } ? G : never
 

@@ -88,7 +88,7 @@ export class NatsApi {
     let reply
     try {
       if (!this.mux?.usable) this.mux = new ReplyMux(nc)
-      reply = await this.mux.request(this.subjectOf(op, subjectId), JSON.stringify(body ?? {}), h, Math.max(this.options.timeoutMs ?? 10_000, op.replyTimeoutMs ?? 0))
+      reply = await this.mux.request(this.subjectOf(op, subjectId), JSON.stringify(body ?? {}), h, this.timeoutOf(op, body))
     } catch (error) {
       // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
       const noResponders = error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())
@@ -114,6 +114,17 @@ export class NatsApi {
       if (value && result[field] === undefined) result[field] = value
     }
     return result as ResponseOf<O>
+  }
+
+  /**
+   * The caller's timeout, or the operation's longer one; a long call made with `detach: true`
+   * is answered at once with its job, so it keeps the caller's: were the instance that took
+   * it to die, the caller learns so in seconds rather than minutes.
+   */
+  private timeoutOf(op: Operation, body: unknown): number {
+    const timeoutMs = this.options.timeoutMs ?? 10_000
+    const detached = (body as { detach?: unknown } | undefined)?.detach === true
+    return detached ? timeoutMs : Math.max(timeoutMs, op.replyTimeoutMs ?? 0)
   }
 
   private subjectOf(op: Operation, id: string | undefined): string {

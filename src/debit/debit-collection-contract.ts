@@ -1,11 +1,13 @@
 import { z } from 'zod'
 import { timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
+import { detach, reportOrJob } from '../jobs/jobs-contract.ts'
 import { calendarDate } from './debit-contract.ts'
 
 // The operator's side of debit-order collection runs (issue 9): run one now, and in the
 // sandbox have a debtor dispute an order's last collection. CLI: `bank debit run
-// [--date YYYY-MM-DD]`, `bank debit dispute <debit_order_id>`.
+// [--date YYYY-MM-DD]`, `bank debit dispute <debit_order_id>`. A run is a job: see `detach` in
+// src/jobs/jobs-contract.ts.
 
 export const debitRunReport = z.object({
   run: z.string(),
@@ -31,10 +33,12 @@ export const debitRunOperations = {
     permission: 'operator',
     summary:
       'Run a debit-order collection now (as the daily 00:00 SAST run would): book disputes, submit the orders due by `date` ' +
-      '(default: today in SAST) and the insufficient-funds retries, book the outcomes.',
-    request: z.strictObject({ date: calendarDate().optional() }),
-    response: debitRunReport,
-    // A run of many thousands of orders takes minutes.
+      '(default: today in SAST) and the insufficient-funds retries, book the outcomes. Answers the report; with `detach: true` ' +
+      'answers at once with the run\'s job (queued behind a run still going), whose `result` becomes the report (`ops.jobs.get`). ' +
+      '`bank debit run` detaches and follows the job.',
+    request: z.strictObject({ date: calendarDate().optional(), detach }),
+    response: reportOrJob(debitRunReport),
+    // A run of many thousands of orders takes minutes; a detached call is answered at once.
     replyTimeoutMs: 10 * 60_000,
   }),
   dispute: operation({

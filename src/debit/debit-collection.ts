@@ -6,6 +6,7 @@ import type { Database } from '../db/schema.ts'
 import { assert, Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import { JobGroupBusy, type JobContext, type JobRunner } from '../jobs/job-runner.ts'
+import type { JobView } from '../jobs/jobs-contract.ts'
 import { cents } from '../ledger/cents.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import { PartnerDebts } from '../ledger/partner-debt.ts'
@@ -96,17 +97,34 @@ export class DebitCollection {
     return [{ key: today, due_at: fromSast(today), payload: { run: today, date: today } }]
   }
 
-  /** Runs a collection now for `date` (today in SAST by default), as a job of its own. */
+  /**
+   * Runs a collection now for `date` (today in SAST by default), as a job of its own, here,
+   * and answers its report; 409 when another run is still going after BANK_JOBS_EXCLUSIVE_WAIT_MS.
+   */
   async runNow(date?: string): Promise<DebitRunReport> {
-    const now = this.clock.now()
-    const day = date ?? toSast(now).date
-    const run = `manual:${day}:${now.toISOString()}:${randomUUID().slice(0, 8)}`
-    const report = await this.jobs.runNew({ kind: debit_run_job_kind, key: run, payload: { run, date: day } }).catch((error: unknown) => {
+    const report = await this.jobs.runNew(this.manualRun(date)).catch((error: unknown) => {
       if (error instanceof JobGroupBusy) throw new Conflict('a debit-order collection run is in progress (here or on another instance); run again when it has ended')
       throw error
     })
     assert(report, 'a manual debit run has a key of its own')
     return report as unknown as DebitRunReport
+  }
+
+  /**
+   * The same run, detached (`ops.debit.run` with `detach: true`, what `bank debit run`
+   * sends): queued for any instance to run after a run still going, and answered at once;
+   * its report becomes the job's `result` (`ops.jobs.get`).
+   */
+  start(date?: string): Promise<JobView> {
+    return this.jobs.startNew(this.manualRun(date))
+  }
+
+  /** A manual run's job: a key of its own, for `date` (today in SAST by default). */
+  private manualRun(date: string | undefined) {
+    const now = this.clock.now()
+    const day = date ?? toSast(now).date
+    const run = `manual:${day}:${now.toISOString()}:${randomUUID().slice(0, 8)}`
+    return { kind: debit_run_job_kind, key: run, payload: { run, date: day } }
   }
 
   /**

@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import { formatTimestamp } from '../contract/format.ts'
 import type { Database, JobState } from '../db/schema.ts'
 import { Invalid, NotFound } from '../errors.ts'
 import type { JobView } from './jobs-contract.ts'
-import { findJob, listJobs, requeueDead, type JobRow } from './job-store.ts'
+import { findJob, listJobs, requeueDead } from './job-store.ts'
+import { jobView } from './job-view.ts'
 
 export const jobs_list_limit_default = 100
 
@@ -21,6 +21,16 @@ export class JobsService {
   }
 
   /**
+   * One job by id: its state and, once it has ended, its outcome (`result` when done,
+   * `last_error` when an attempt failed). A caller that detached a long call follows it here.
+   */
+  async get(jobId: string): Promise<JobView> {
+    const job = await findJob(this.db, jobId)
+    if (!job) throw new NotFound('job')
+    return jobView(job)
+  }
+
+  /**
    * A dead job goes back in the queue, due now. Retrying a job that already waits in the
    * queue changes nothing (so a repeated command is harmless); a running or done job is
    * refused: it is not stuck.
@@ -32,25 +42,5 @@ export class JobsService {
     if (!job) throw new NotFound('job')
     if (job.state === 'queued') return jobView(job)
     throw Invalid.field('job_id', `only a dead job can be retried; this one is ${job.state}`)
-  }
-}
-
-function jobView(row: JobRow): JobView {
-  const optional = (at: Date | null) => (at ? formatTimestamp(at) : null)
-  return {
-    job_id: row.id,
-    kind: row.kind,
-    key: row.key,
-    state: row.state,
-    attempts: row.attempts,
-    attempts_max: row.attempts_max,
-    due_at: formatTimestamp(row.due_at),
-    lease_owner: row.lease_owner,
-    lease_expires_at: optional(row.lease_expires_at),
-    last_error: row.last_error,
-    result: (row.result ?? null) as Record<string, unknown> | null,
-    created_at: formatTimestamp(row.created_at),
-    updated_at: formatTimestamp(row.updated_at),
-    finished_at: optional(row.finished_at),
   }
 }

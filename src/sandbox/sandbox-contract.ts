@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { email_length_max, emptyRequest, pageLimit, timestamp } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
+import { detach, reportOrJob } from '../jobs/jobs-contract.ts'
 
 // The sandbox's operator operations: read the bank's clock, move it forward (running the
 // work that falls due on the way), and read what the notifier sent. Production refuses
@@ -20,6 +21,10 @@ export const sandboxMessage = z.object({
   created_at: timestamp,
 })
 
+/** What an advance did: the bank's time after it, and the jobs it ran on the way. */
+export const advanceReport = z.object({ now: timestamp, jobs_run: z.number() })
+export type AdvanceReply = z.output<typeof advanceReport>
+
 export const sandboxOperations = {
   clock: operation({
     name: 'ops_sandbox_clock',
@@ -35,7 +40,8 @@ export const sandboxOperations = {
     permission: 'operator',
     summary:
       "Move the bank's clock forward by `seconds` or to `to` (exactly one; never back; at most 366 days) (sandbox only). " +
-      'Before answering, runs in time order all scheduled work that falls due on the way.',
+      'Before answering, runs in time order all scheduled work that falls due on the way, as one job; with `detach: true` ' +
+      'answers at once with that job, whose `result` becomes the reply (`ops.jobs.get`). `bank sandbox advance` detaches and follows it.',
     request: z.strictObject({
       seconds: z
         .int({ error: 'must be a whole number of seconds' })
@@ -43,9 +49,10 @@ export const sandboxOperations = {
         .max(advance_seconds_max, { error: `must be at most ${advance_seconds_max} (366 days)` })
         .optional(),
       to: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp like 2026-11-24T10:00:00Z' }).optional(),
+      detach,
     }),
-    response: z.object({ now: timestamp, jobs_run: z.number() }),
-    // Months of clearing cycles and collection runs take a while to run through.
+    response: reportOrJob(advanceReport),
+    // Months of clearing cycles and collection runs take a while to run through; a detached call is answered at once.
     replyTimeoutMs: 10 * 60_000,
     cli: { words: 'sandbox advance', positionals: ['seconds'], names: { seconds: 'duration' }, durations: ['seconds'] },
   }),

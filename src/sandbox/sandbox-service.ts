@@ -1,13 +1,22 @@
-import { Conflict, Forbidden, Invalid } from '../errors.ts'
-import { advance_runs_max, type JobRunner } from '../jobs/job-runner.ts'
+import { randomUUID } from 'node:crypto'
+import { assert, Conflict, Forbidden, Invalid } from '../errors.ts'
+import { advance_runs_max, JobGroupBusy, type JobRunner } from '../jobs/job-runner.ts'
+import type { JobView } from '../jobs/jobs-contract.ts'
 import type { SimulatedNotifier } from '../notify/simulated-notifier.ts'
-import { advance_seconds_max, messages_limit_default } from './sandbox-contract.ts'
+import { advance_seconds_max, messages_limit_default, type AdvanceReply } from './sandbox-contract.ts'
 import type { MovableClock } from './sandbox-clock.ts'
 
 // The sandbox's operations: the bank's clock, read and moved forward, and the messages the
 // simulated notifier kept. In production there is no movable clock and the endpoint
 // wrapper refuses `ops.sandbox.` subjects before a handler is reached; the checks here
 // keep a call that got past it from doing anything.
+//
+// An advance is a `sandbox.advance` job (src/jobs) whose payload is its target time, so it
+// has an id a caller can follow (`detach: true`, `ops.jobs.get`), and an advance whose
+// instance dies half-way is taken over by another once its lease lapses and goes on from
+// where the clock stands to the same target. One advance runs at a time on any instance.
+
+export const sandbox_advance_job_kind = 'sandbox.advance'
 
 export class SandboxService {
   /** One advance at a time on this instance: two would walk the same jobs out of order. */
@@ -17,7 +26,22 @@ export class SandboxService {
     private readonly clock: MovableClock | undefined,
     private readonly jobs: JobRunner,
     private readonly notifier: SimulatedNotifier | undefined,
-  ) {}
+  ) {
+    if (!clock) return
+    jobs.register({
+      kind: sandbox_advance_job_kind,
+      // Two advances at once would walk the same jobs out of order, on one instance or two.
+      exclusive: 'sandbox.clock',
+      skip_in_advance: true,
+      // A failed advance (too many jobs on the way) is not run again by itself: the operator
+      // advances again. One cut short by a dead instance is still taken over.
+      attempts_max: 1,
+      lease_ms: 60_000,
+      backoff_base_ms: 1_000,
+      backoff_max_ms: 1_000,
+      run: (job) => this.runAdvance(new Date(String(job.payload.target)), job.id),
+    })
+  }
 
   async now(): Promise<{ now: string }> {
     const clock = this.movable()
@@ -25,17 +49,42 @@ export class SandboxService {
     return { now: clock.now().toISOString() }
   }
 
-  advance(request: { seconds?: number | undefined; to?: string | undefined }): Promise<{ now: string; jobs_run: number }> {
+  /** Moves the clock here and answers when it is done; 409 when another advance still runs after BANK_JOBS_EXCLUSIVE_WAIT_MS. */
+  advance(request: AdvanceRequest): Promise<AdvanceReply> {
     const run = this.queue.then(() => this.advanceNow(request))
     this.queue = run.catch(() => undefined)
     return run
   }
 
-  private async advanceNow(request: { seconds?: number | undefined; to?: string | undefined }) {
+  /**
+   * The same advance, detached (`detach: true`, what `bank sandbox advance` sends): its
+   * target is fixed now, the job queued for any instance (after an advance still running)
+   * and answered at once; the reply becomes the job's `result` (`ops.jobs.get`).
+   */
+  async start(request: AdvanceRequest): Promise<JobView> {
+    return this.jobs.startNew(advanceJob(await this.targetOf(request)))
+  }
+
+  private async advanceNow(request: AdvanceRequest): Promise<AdvanceReply> {
+    const reply = await this.jobs.runNew(advanceJob(await this.targetOf(request))).catch((error: unknown) => {
+      if (error instanceof JobGroupBusy) throw new Conflict('an advance of the sandbox clock is running (here or on another instance); advance again when it has ended')
+      throw error
+    })
+    assert(reply, 'an advance has a key of its own')
+    return reply as unknown as AdvanceReply
+  }
+
+  private async targetOf(request: AdvanceRequest): Promise<Date> {
     const clock = this.movable()
     await clock.refresh()
-    const target = targetOf(clock.now(), request)
-    const report = await this.jobs.runUntil(target, (at) => clock.moveTo(at))
+    return targetOf(clock.now(), request)
+  }
+
+  /** An advance's job: from wherever the clock stands (a resumed run goes on) to `target`. */
+  private async runAdvance(target: Date, jobId: string): Promise<AdvanceReply> {
+    const clock = this.movable()
+    await clock.refresh()
+    const report = await this.jobs.runUntil(target, (at) => clock.moveTo(at), jobId)
     if (!report.complete) {
       throw new Conflict(
         `more than ${advance_runs_max} jobs fell due on the way; the clock stopped at ${clock.now().toISOString()}: advance again to go on`,
@@ -56,6 +105,12 @@ export class SandboxService {
     if (!this.clock) throw new Forbidden('the bank is not in sandbox mode')
     return this.clock
   }
+}
+
+type AdvanceRequest = { seconds?: number | undefined; to?: string | undefined }
+
+function advanceJob(target: Date) {
+  return { kind: sandbox_advance_job_kind, key: `${target.toISOString()}:${randomUUID().slice(0, 8)}`, payload: { target: target.toISOString() } }
 }
 
 /** Where an advance goes: exactly one of `seconds` and `to`, forward, at most 366 days. */

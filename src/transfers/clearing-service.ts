@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts'
 import { assert, Conflict } from '../errors.ts'
 import { JobGroupBusy, type JobRunner } from '../jobs/job-runner.ts'
 import { findJobByKey } from '../jobs/job-store.ts'
+import type { JobView } from '../jobs/jobs-contract.ts'
 import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
@@ -81,16 +82,33 @@ export class ClearingService {
     }
   }
 
-  /** Runs a cycle now (the operator's `bank clearing run`), as a job of its own. */
+  /**
+   * Runs a cycle now (`ops.clearing.run`), as a job of its own, here, and answers its
+   * report; 409 when another cycle is still running after BANK_JOBS_EXCLUSIVE_WAIT_MS.
+   */
   async runNow(): Promise<ClearingReport> {
-    const now = this.clock.now()
-    const cycle = `manual:${now.toISOString()}:${randomUUID().slice(0, 8)}`
-    const report = await this.jobs.runNew({ kind: clearing_job_kind, key: cycle, payload: { cycle, cutoff: now.toISOString() } }).catch((error: unknown) => {
+    const report = await this.jobs.runNew(this.manualCycle()).catch((error: unknown) => {
       if (error instanceof JobGroupBusy) throw new Conflict('an EFT clearing cycle is running (here or on another instance); run again when it has ended')
       throw error
     })
     assert(report, 'a manual clearing cycle has a key of its own')
     return report as unknown as ClearingReport
+  }
+
+  /**
+   * The same cycle, detached (`ops.clearing.run` with `detach: true`, what `bank clearing
+   * run` sends): queued for any instance to run after a cycle still running, and answered
+   * at once; its report becomes the job's `result` (`ops.jobs.get`).
+   */
+  start(): Promise<JobView> {
+    return this.jobs.startNew(this.manualCycle())
+  }
+
+  /** A manual cycle's job: a key of its own, its cut-off now. */
+  private manualCycle() {
+    const now = this.clock.now()
+    const cycle = `manual:${now.toISOString()}:${randomUUID().slice(0, 8)}`
+    return { kind: clearing_job_kind, key: cycle, payload: { cycle, cutoff: now.toISOString() } }
   }
 
   /** The latest scheduled cycle due now, if it has not run: `YYYY-MM-DDTHH:MM` SAST. */
