@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks'
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import type { Kysely } from 'kysely'
@@ -22,6 +23,8 @@ import {
   type JobRow,
   type JobTimes,
 } from './job-store.ts'
+import type { JobView } from './jobs-contract.ts'
+import { jobView } from './job-view.ts'
 
 // The one mechanism for background work. Work is a row in `jobs` with a due time taken
 // from the injected clock. Every instance runs one JobRunner, which each tick
@@ -86,6 +89,8 @@ export interface JobKind {
    * slot while bulk payments, clearing and debit runs wait.
    */
   slots_left_to_others?: number
+  /** The sandbox's advance does not run jobs of this kind on its way (the advance itself is one). */
+  skip_in_advance?: boolean
   /**
    * Work done on someone's behalf (a webhook delivery: for its partner), shared out so that
    * one party's jobs cannot crowd out everyone else's. Each job of the kind names its
@@ -156,6 +161,8 @@ export class JobRunner {
   private readonly kinds = new Map<string, JobKind>()
   private readonly groups = new Map<string, string>()
   private readonly running = new Set<Promise<void>>()
+  /** The runs in `running` by job id (an advance run as a job leaves its own out of what it waits for). */
+  private readonly launched = new Map<string, Promise<void>>()
   /** Jobs running here by kind, for `slots_left_to_others`. */
   private readonly runningByKind = new Map<string, number>()
   /** Jobs of shared kinds running here by kind and share, for `share_running_max`. */
@@ -226,6 +233,27 @@ export class JobRunner {
     const row = await this.insert(this.db, job, this.owner)
     return row ? this.execute(row) : undefined
   }
+
+  /**
+   * Adds a job due now for whichever instance's runner is free to take it (after any job
+   * of its exclusive group that runs now), wakes this instance's runner, and answers the
+   * job as it was queued: a long operator call made with `detach: true` answers with it at
+   * once. If the instance running it dies, another takes it over once its lease lapses.
+   */
+  async startNew(job: { kind: string; key: string; payload?: Record<string, unknown> }): Promise<JobView> {
+    const row = await this.insert(this.db, job)
+    assert(row, `a started job of kind ${job.kind} has a key of its own`)
+    this.kickFromOwnContext()
+    return jobView(row)
+  }
+
+  /**
+   * kick() as if called where the runner was made: the tick it schedules (and every tick
+   * scheduled from that one) then runs outside the async context of the request that
+   * started the job, which may hold an operator audit's commit hook (db/commit-hooks.ts)
+   * that no job's transaction should see.
+   */
+  private readonly kickFromOwnContext = AsyncResource.bind(() => this.kick())
 
   private insert(db: Kysely<Database>, job: NewJobRequest, owner?: string) {
     const kind = this.kindOf(job.kind)
@@ -299,13 +327,15 @@ export class JobRunner {
    * of its intervals in between, which would find nothing new. Leaves the clock at the last
    * job's due time; the caller then moves it to the target.
    */
-  async runUntil(target: Date, moveTo: (at: Date) => Promise<void>): Promise<AdvanceReport> {
+  async runUntil(target: Date, moveTo: (at: Date) => Promise<void>, self?: string): Promise<AdvanceReport> {
     this.advancing++
     try {
-      // This instance's own runs, taken before the advance began, finish first.
-      await Promise.all(this.running)
+      // This instance's own runs, taken before the advance began, finish first; not the
+      // advance's own job (`self`), when this runner took it (a detached or resumed advance).
+      const own = self === undefined ? undefined : this.launched.get(self)
+      await Promise.all([...this.running].filter((run) => run !== own))
       await this.planBetween(this.clock.now(), target)
-      const kinds = [...this.kinds.values()]
+      const kinds = [...this.kinds.values()].filter((k) => !k.skip_in_advance)
       const oneOff = kinds.filter((k) => !k.next).map((k) => k.kind)
       const sweeps = kinds.filter((k) => k.next).map((k) => k.kind)
       let runs = 0
@@ -498,12 +528,14 @@ export class JobRunner {
       .then(() => undefined, () => undefined)
       .finally(() => {
         this.running.delete(run)
+        this.launched.delete(row.id)
         countIn(this.runningByKind, row.kind, -1)
         if (shared) countIn(this.sharesOf(row.kind), row.share, -1)
         // A slot is free: more may be due, this job's own follow-up among them.
         this.fillSlots()
       })
     this.running.add(run)
+    this.launched.set(row.id, run)
   }
 
   private sharesOf(kind: string): Map<string, number> {
