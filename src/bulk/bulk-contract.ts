@@ -20,6 +20,11 @@ export const bulk_limits = {
   reason_length_max: 200,
   otp_ttl_ms: 5 * 60_000,
   otp_attempts_max: 3,
+  /** Wrong PINs an entity may give, across its batches, in any rolling window of wrong_pin_window_ms (RULINGS "Rate limits"). */
+  wrong_pins_per_entity_max: 10,
+  wrong_pin_window_ms: 60 * 60_000,
+  /** Batches of one entity waiting for their PIN at once (RULINGS "Rate limits"). */
+  pending_batches_per_entity_max: 20,
 } as const
 
 export const batchStatuses = ['pending_otp', 'processing', 'completed', 'failed', 'cancelled'] as const

@@ -14,7 +14,9 @@ import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Notifier } from '../notify/notifier.ts'
 import { formatRand } from '../transfers/payment-advice.ts'
 import { checkPaymentLimit, type PaymentType } from '../transfers/transfer-limits.ts'
+import { checkEndpointUrl } from '../webhooks/url-policy.ts'
 import { bulk_limits, type BulkInitiateRequest } from './bulk-contract.ts'
+import { entity_limits_default, lockEntity, pendingBatchesRefusal, pinBudgetRefusal, recordWrongPin, type EntityLimits } from './bulk-entity-limits.ts'
 import { captureFunding, holdFunding, releaseFunding, type FundingPlan } from './bulk-ledger.ts'
 import { newOtp, newOtpReference, otpHash, otpMatches, otpMessage } from './bulk-otp.ts'
 import { bulk_process_job_kind } from './bulk-processing.ts'
@@ -35,7 +37,8 @@ import { batchView } from './bulk-view.ts'
 // "Bulk payments"). A batch lives in `pending_otp` from initiate until verify, cancel, its
 // third wrong PIN or its PIN's expiry; verify funds it and hands it to the processing jobs
 // (bulk-processing.ts). Every change of a batch happens under its row lock, with its event
-// in the same transaction.
+// in the same transaction. An entity's wrong PINs and waiting batches are bounded across
+// its batches (bulk-entity-limits.ts, RULINGS "Rate limits").
 
 export const bulk_otp_expiry_job_kind = 'bulk.otp_expiry'
 
@@ -43,8 +46,13 @@ export interface BulkSettings {
   fees: Record<PaymentType, bigint>
   /** HMAC key of the one-time PINs (BANK_OTP_KEY, or derived from the bank's secrets key). */
   otpKey: Buffer
-  /** Sandbox mode: keep the PIN readable for `ops.sandbox.otp`; never in production. */
+  /**
+   * Sandbox mode: keep the PIN readable for `ops.sandbox.otp`; never in production. It is
+   * also the webhook URL policy's mode for `callback_url`, as at delivery.
+   */
   sandbox: boolean
+  /** The per-entity limits (RULINGS "Rate limits"); RULINGS' numbers when not given. */
+  entityLimits?: EntityLimits | undefined
 }
 
 /** What bulk payments need to know of entities and accounts, through their services. */
@@ -60,6 +68,7 @@ const lockedOut = () => new TooManyAttempts(`${bulk_limits.otp_attempts_max} wro
 
 export class BulkService {
   private readonly otpKey: Buffer
+  private readonly entityLimits: EntityLimits
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -71,6 +80,7 @@ export class BulkService {
     private readonly settings: BulkSettings,
   ) {
     this.otpKey = settings.otpKey
+    this.entityLimits = settings.entityLimits ?? entity_limits_default
     jobs.register({
       kind: bulk_otp_expiry_job_kind,
       attempts_max: 20,
@@ -85,6 +95,7 @@ export class BulkService {
     const partnerId = caller.partnerId as string
     const now = this.clock.now()
     const plan = this.checkBatch(request, now)
+    if (request.callback_url !== undefined) await this.checkCallbackUrl(request.callback_url)
     const email = await this.directory.entityEmail(partnerId, entityId)
     const accountId = await this.payingAccount(entityId, request.account_id)
     // Refused early and without locks; the unique index decides between concurrent twins.
@@ -104,6 +115,9 @@ export class BulkService {
     const otpReference = newOtpReference()
     try {
       await this.db.transaction().execute(async (trx) => {
+        await lockEntity(trx, entityId)
+        const crowded = await pendingBatchesRefusal(trx, entityId, now, this.entityLimits)
+        if (crowded) throw crowded
         const batch = await LedgerBatch.open(trx, this.clock, [accountId])
         if (!batch.has(accountId) || batch.account(accountId).partner_id !== partnerId) throw new NotFound('account')
         if (!holdFunding(batch, funding)) {
@@ -153,6 +167,17 @@ export class BulkService {
       await this.endPending(batchId, 'otp_not_sent')
       throw new Unavailable('the one-time PIN could not be sent; the batch has ended failed and its hold is released; try again with a new bulk_payment_id')
     }
+  }
+
+  /**
+   * The batch's events go to `callback_url`, so it meets the webhook URL policy here, as an
+   * endpoint does when it is set, in the bank's mode (production: https to public addresses
+   * only; the sandbox also takes http and loopback). Delivery checks it again
+   * (webhook-sender.ts), on the addresses its name has then.
+   */
+  private async checkCallbackUrl(url: string): Promise<void> {
+    const refusal = await checkEndpointUrl(url, this.settings.sandbox)
+    if (refusal) throw Invalid.field('callback_url', refusal)
   }
 
   /** Checks what the schema cannot: counts, sums, unique ids and each payment's limit. */
@@ -207,9 +232,13 @@ export class BulkService {
     const outcome = await this.db.transaction().execute(async (trx) => {
       const batch = await batchForUpdate(trx, partnerId, request.bulk_payment_id)
       if (!batch || batch.entity_id !== entityId) throw new NotFound('bulk payment')
+      const now = this.clock.now()
+      // The entity's budget comes first: once it is spent, no verify of its batches gets further.
+      await lockEntity(trx, entityId)
+      const spent = await pinBudgetRefusal(trx, entityId, now, this.entityLimits)
+      if (spent) throw spent
       const refusal = this.verifyRefusal(batch)
       if (refusal) throw refusal
-      const now = this.clock.now()
       if (now.getTime() >= batch.otp_expires_at.getTime()) {
         await this.fail(trx, batch, 'otp_expired')
         return { error: otpExpired() }
@@ -217,6 +246,7 @@ export class BulkService {
       if (!otpMatches(this.otpKey, batch.id, batch.otp_number, request.otp, batch.otp_hash)) {
         const attempts = batch.otp_attempts + 1
         await updateBatch(trx, batch.id, { otp_attempts: attempts })
+        await recordWrongPin(trx, entityId, batch.id, now, this.entityLimits)
         const left = bulk_limits.otp_attempts_max - attempts
         if (left <= 0) await this.fail(trx, { ...batch, otp_attempts: attempts }, 'otp_locked')
         const message = left > 0 ? `wrong one-time PIN; ${left} attempt(s) left` : 'wrong one-time PIN; no attempts left: the batch has ended failed'

@@ -60,7 +60,21 @@ export interface BulkPaymentItemsTable {
   processed_at: NullableTimestamp
 }
 
+/** The lock row of one entity's verifies and initiates (pin-budget-migration.ts). */
+export interface BulkPinBudgetsTable {
+  entity_id: string
+}
+
+/** A wrong PIN an entity gave in the last hour. */
+export interface BulkWrongPinsTable {
+  entity_id: string
+  batch_id: string
+  given_at: Timestamp
+}
+
 export interface BulkTables {
   bulk_payments: BulkPaymentsTable
   bulk_payment_items: BulkPaymentItemsTable
+  bulk_pin_budgets: BulkPinBudgetsTable
+  bulk_wrong_pins: BulkWrongPinsTable
 }

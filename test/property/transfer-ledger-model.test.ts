@@ -49,7 +49,9 @@ import {
 // reversed by a later clearing run like a single payout. The bank's job loop is stopped, so
 // jobs run only when the model says: the "jobs" action, and around each clearing run
 // (jobs due, the run, its cycle event handed over, jobs due again: so a batch verified
-// before a run has its EFTs paid by it).
+// before a run has its EFTs paid by it). The entity's limits (README "Limits per entity")
+// hold too: after 10 wrong PINs within a rolling hour every verify is 429 and counts
+// nothing, and with 20 batches waiting for their PIN (not yet expired) initiate is 429.
 //
 // Debit orders (debit-model.ts, which says what it predicts exactly and where it checks
 // invariants instead) join the same account: each run registers one to three mandates for
@@ -110,6 +112,9 @@ const recipient: fc.Arbitrary<Recipient> = fc.constantFrom('normal', 'normal', '
 const amount = fc.integer({ min: 100, max: 50_000 })
 const otp_ttl_ms = 5 * 60_000
 const otp_attempts_max = 3
+const wrong_pins_per_entity_max = 10
+const wrong_pin_window_ms = 60 * 60_000
+const pending_batches_per_entity_max = 20
 const bulkPayment: fc.Arbitrary<BulkPaymentSpec> = fc.record({ rtc: fc.boolean(), amount: fc.integer({ min: 100, max: 10_000 }), recipient })
 
 const action: fc.Arbitrary<Action> = fc.oneof(
@@ -309,6 +314,8 @@ class Model {
   /** Batches initiate accepted, in order (a refused one stores nothing). */
   readonly batches: BatchModel[] = []
   refunds = 0
+  /** When each wrong PIN was given: the entity's budget counts those of the last hour. */
+  readonly wrongPinsAtMs: number[] = []
 
   constructor(readonly debit: DebitModel) {}
 
@@ -386,6 +393,16 @@ class Model {
     const pending = [...this.pendingEft].sort((a, b) => a.atMs - b.atMs || (a.txId < b.txId ? -1 : a.txId > b.txId ? 1 : 0))
     this.pendingEft = []
     for (const e of pending) this.settlePayout(e, nowMs)
+  }
+
+  /** The entity has given its 10 wrong PINs within the hour before `nowMs`: every verify is 429. */
+  pinBudgetSpent(nowMs: number): boolean {
+    return this.wrongPinsAtMs.filter((atMs) => atMs > nowMs - wrong_pin_window_ms).length >= wrong_pins_per_entity_max
+  }
+
+  /** 20 batches wait for a PIN that has not expired: initiate is 429. */
+  pendingFull(nowMs: number): boolean {
+    return this.batches.filter((b) => b.status === 'pending_otp' && nowMs < b.expiresAtMs).length >= pending_batches_per_entity_max
   }
 
   /** Initiate: one hold of total plus fees, or a refusal that holds nothing. */
@@ -865,6 +882,12 @@ class Run {
     }
     const availableBefore = model.available
     const reply = await outcome(this.partner.client.bulkPayments.initiate(request))
+    if (model.pendingFull(nowMs)) {
+      assert.ok(!reply.ok, 'a 21st batch waiting for its PIN must be refused')
+      assert.equal(reply.error.code, 429, reply.error.message)
+      assert.equal(reply.error.type, 'too_many_attempts')
+      return
+    }
     if (!model.initiate(batch)) {
       assert.ok(!reply.ok, `a batch holding ${batch.hold} with ${availableBefore} available must be refused`)
       assert.equal(reply.error.code, 400, reply.error.message)
@@ -897,6 +920,8 @@ class Run {
 
   /** What verify answers before it looks at the PIN (README, Verify: in this order), or undefined. */
   private verifyRefusal(batch: BatchModel, nowMs: number): { code: number; type?: string } | undefined {
+    // The entity's budget comes first, and a 429 changes nothing (an expired batch stays for its job).
+    if (this.model.pinBudgetSpent(nowMs)) return { code: 429, type: 'too_many_attempts' }
     if (batch.attempts >= otp_attempts_max) return { code: 429, type: 'too_many_attempts' }
     if (batch.status === 'failed' && batch.failureReason === 'otp_expired') return { code: 400, type: 'otp_expired' }
     if (batch.status !== 'pending_otp') return { code: 400 }
@@ -941,6 +966,7 @@ class Run {
         continue
       }
       batch.attempts++
+      this.model.wrongPinsAtMs.push(tb.clock.now().getTime())
       const left: number = otp_attempts_max - batch.attempts
       assert.equal(reply.error.code, 400, reply.error.message)
       assert.equal(reply.error.type, 'invalid_otp')
