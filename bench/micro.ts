@@ -58,7 +58,7 @@ function report(name: string, us: number, unit: string): void {
 
 // The endpoint wrapper, as the service builds it, on the transfer operation.
 const partnerId = randomUUID()
-const caller = { role: 'partner' as const, credentialId: randomUUID(), partnerId, permissions: new Set(['payments']) }
+const caller = { role: 'partner' as const, credentialId: randomUUID(), label: 'bench', partnerId, permissions: new Set(['payments']) }
 const wrapperDeps = {
   credentials: { verify: async () => caller } as never,
   entityPartner: async () => undefined,
