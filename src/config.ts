@@ -35,6 +35,9 @@ const settings = z.object({
   /** Each credential's request budget unless an operator gave its partner one (RULINGS.md, "Rate limits"). */
   BANK_RATE_PER_SECOND: z.coerce.number().int().min(1).max(requests_per_second_max).default(200),
   BANK_RATE_BURST: z.coerce.number().int().min(1).max(burst_max).default(400),
+  /** Per entity (RULINGS.md, "Rate limits"): wrong bulk PINs in any rolling hour, and batches waiting in pending_otp. */
+  BANK_BULK_WRONG_PINS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10),
+  BANK_BULK_PENDING_BATCHES_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20),
   BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
   BANK_FEE_RTC_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(700),
   BANK_FEE_INTERNAL_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(0),
@@ -119,6 +122,8 @@ export interface Config {
   credentialCacheTtlMs: number
   /** Each credential's request budget, unless an operator gave its partner limits of its own. */
   rateLimits: { requests_per_second: number; burst: number }
+  bulkWrongPinsMax: number
+  bulkPendingBatchesMax: number
   fees: { EFT: bigint; RTC: bigint; INTERNAL: bigint }
   /** Bank charges per successful debit-order collection (cents). */
   debitOrderFeeCents: bigint
@@ -207,6 +212,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapOperator: s.BANK_BOOTSTRAP_OPERATOR === 'true',
     credentialCacheTtlMs: s.BANK_CREDENTIAL_CACHE_TTL_MS,
     rateLimits: { requests_per_second: s.BANK_RATE_PER_SECOND, burst: s.BANK_RATE_BURST },
+    bulkWrongPinsMax: s.BANK_BULK_WRONG_PINS_MAX,
+    bulkPendingBatchesMax: s.BANK_BULK_PENDING_BATCHES_MAX,
     fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS), INTERNAL: BigInt(s.BANK_FEE_INTERNAL_CENTS) },
     debitOrderFeeCents: BigInt(s.BANK_FEE_DEBIT_ORDER_CENTS),
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',

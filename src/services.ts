@@ -24,6 +24,7 @@ import type { Notifier } from './notify/notifier.ts'
 import { SimulatedNotifier } from './notify/simulated-notifier.ts'
 import { SmtpNotifier } from './notify/smtp-notifier.ts'
 import { BulkService } from './bulk/bulk-service.ts'
+import { entity_limits_default } from './bulk/bulk-entity-limits.ts'
 import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
@@ -203,7 +204,10 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
     // Without BANK_OTP_KEY, the PINs' key is derived from the bank's secrets key, which every
     // instance shares (BANK_SECRETS_KEY or the data directory's secrets-key).
-  }, { fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox })
+  }, {
+    fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox,
+    entityLimits: { ...entity_limits_default, wrong_pins_per_entity_max: config.bulkWrongPinsMax, pending_batches_per_entity_max: config.bulkPendingBatchesMax },
+  })
   const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
   const sandbox = new SandboxService(sandboxClock, jobRunner, simulatedNotifier)
   const debitRail = new SimulatedDebitRail(db, clock)

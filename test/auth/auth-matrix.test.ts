@@ -7,6 +7,7 @@ import { assertErrorReply, assertSuccessReply } from '../transport/error-reply.t
 import {
   operatorOperations,
   partnerOperations,
+  fixtureBankEnv,
   prepareFixture,
   rightfulToken,
   sampledOperationNames,
@@ -21,7 +22,7 @@ import {
 // caller can fail to prove who it is or what it may do.
 
 // With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
-const tb = useTestBank({ natsAuthority: 'bank' })
+const tb = useTestBank({ natsAuthority: 'bank', env: fixtureBankEnv })
 let f: OperationFixture
 let other: TestPartner
 

@@ -10,12 +10,12 @@ import { allOperations, subjectFor } from '../../src/contract/index.ts'
 import { assertErrorReply } from '../transport/error-reply.ts'
 import { rawRequest, useTestBank } from '../support/harness.ts'
 import { pgliteSeed } from '../support/templates.ts'
-import { prepareFixture, sampledOperationNames, validBody, type OperationFixture } from '../transport/operation-bodies.ts'
+import { fixtureBankEnv, prepareFixture, sampledOperationNames, validBody, type OperationFixture } from '../transport/operation-bodies.ts'
 
 // Production (BANK_SANDBOX=false) refuses every ops.sandbox subject with 403, whatever the
 // body, after checking who calls; start-up says which mode the bank runs in.
 
-const tb = useTestBank({ env: { BANK_SANDBOX: 'false' } })
+const tb = useTestBank({ env: { ...fixtureBankEnv, BANK_SANDBOX: 'false' } })
 let f: OperationFixture
 const sandboxOperations = allOperations().filter((op) => op.subject.startsWith('ops.sandbox.'))
 const dirs: string[] = []

@@ -8,7 +8,7 @@ import { numberedPersonalEntity } from '../support/fixtures.ts'
 import { assertSuccessReply } from './error-reply.ts'
 import { allHostiles, getPath, prototypeKeys, rawValueFor, refusedText, withExtraKey, withRawValues } from './fuzz-cases.ts'
 import { assertReply, expectationFor, type Expectation, type FieldKind, type FieldSpec, fieldsOf, objectPathsOf, schemaIssueFields } from './fuzz-schema.ts'
-import { prepareFixture, rightfulToken, send, validBody, type OperationFixture } from './operation-bodies.ts'
+import { fixtureBankEnv, prepareFixture, rightfulToken, send, validBody, type OperationFixture } from './operation-bodies.ts'
 
 // Every subject of the endpoint table, fed requests built from its own zod schema with one
 // or more fields replaced by hostile values (RULINGS, "Errors": a caller's mistake is a
@@ -21,7 +21,7 @@ import { prepareFixture, rightfulToken, send, validBody, type OperationFixture }
 // next one together, the most mixing a batch can get.
 
 // With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
-const tb = useTestBank({ natsAuthority: 'bank', env: { BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '1' } })
+const tb = useTestBank({ natsAuthority: 'bank', env: { ...fixtureBankEnv, BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '1' } })
 let f: OperationFixture
 
 // A rejection or exception nobody handles ends a production process (Node's default), so

@@ -3,14 +3,14 @@ import { before, test } from 'node:test'
 import { allOperations, type Operation } from '../../src/contract/index.ts'
 import { useTestBank, type RawReply } from '../support/harness.ts'
 import { assertErrorReply, assertSuccessReply, detailFields } from './error-reply.ts'
-import { prepareFixture, rightfulToken, send, subjectOf, validBody, type OperationFixture } from './operation-bodies.ts'
+import { fixtureBankEnv, prepareFixture, rightfulToken, send, subjectOf, validBody, type OperationFixture } from './operation-bodies.ts'
 
 // Whatever bytes arrive, every operation answers with a 400 of the error shape and the
 // process stays up (RULINGS.md, "Errors": malformed JSON and non-object bodies are 400;
 // a 500 never happens for a caller's mistake).
 
 // With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
-const tb = useTestBank({ natsAuthority: 'bank' })
+const tb = useTestBank({ natsAuthority: 'bank', env: fixtureBankEnv })
 let f: OperationFixture
 
 before(async () => {

@@ -6,7 +6,7 @@ import { ServiceError, Svcm, type ServiceClient } from '@nats-io/services'
 import { serviceVersion } from '../../src/app.ts'
 import { allOperations, contract, subjectFor, subscriptionSubject } from '../../src/contract/index.ts'
 import { rawRequest, useTestBank } from '../support/harness.ts'
-import { prepareFixture, type OperationFixture } from './operation-bodies.ts'
+import { fixtureBankEnv, prepareFixture, type OperationFixture } from './operation-bodies.ts'
 
 // The NATS services protocol (ADR-32, "micro") as our own implementation answers it:
 // `$SRV.PING/INFO/STATS` on all three subject forms, one endpoint per operation, and
@@ -16,7 +16,7 @@ import { prepareFixture, type OperationFixture } from './operation-bodies.ts'
 const serviceName = 'partner-bank'
 const queueGroup = 'partner-bank'
 
-const tb = useTestBank()
+const tb = useTestBank({ env: fixtureBankEnv })
 let f: OperationFixture
 
 before(async () => {

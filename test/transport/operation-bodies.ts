@@ -200,6 +200,14 @@ async function kycFixture(tb: TestBank, partner: TestPartner): Promise<KycFixtur
   return { userId: user.userId, kycNames: user.names, ...entity, documentId: shown.documents[0]!.document_id, usersToDecide, entitiesToDecide }
 }
 
+/**
+ * The bank settings a suite on this fixture starts with: its pools keep 51 batches of the
+ * root entity waiting, and the suites send many wrong PINs, far over the per-entity limits
+ * (test/bulk covers those at their real values); and its funding deposit must move at once,
+ * also in production mode, where dual control would hold it (test/audit covers that).
+ */
+export const fixtureBankEnv = { BANK_BULK_PENDING_BATCHES_MAX: '100000', BANK_BULK_WRONG_PINS_MAX: '100000', BANK_DUAL_CONTROL_CENTS: '0' }
+
 /** Pending batches each verify or cancel sample uses once (a batch is verified or cancelled once). */
 const bulk_pending_batches = 25
 
