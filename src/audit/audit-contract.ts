@@ -12,6 +12,14 @@ export const audit_page_limit_max = 1000
 /** How long a dual-control request waits for a second operator before it expires. */
 export const approval_ttl_hours = 24
 
+/** A time filter: an RFC 3339 timestamp, or a date (that day's start in SAST). */
+const instant = () =>
+  z
+    .string({ error: 'must be a date or an RFC 3339 timestamp' })
+    .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/, {
+      error: 'must be a date (2026-11-27, that day from 00:00 SAST) or an RFC 3339 timestamp (2026-11-27T08:00:00Z)',
+    })
+
 const auditEntry = z.object({
   audit_id: z.string(),
   at: timestamp,
@@ -70,8 +78,8 @@ export const auditOperations = {
       actor: text(1, 100).optional(),
       target: text(1, 100).optional(),
       action: text(1, 100).optional(),
-      from: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp like 2026-11-27T00:00:00Z' }).or(z.iso.date({ error: 'must be a date or an RFC 3339 timestamp' })).optional(),
-      to: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp like 2026-11-28T00:00:00Z' }).or(z.iso.date({ error: 'must be a date or an RFC 3339 timestamp' })).optional(),
+      from: instant().optional(),
+      to: instant().optional(),
       limit: pageLimit(audit_page_limit_max).default(audit_page_limit_default),
       cursor: pageCursor().optional(),
     }),
