@@ -36,7 +36,8 @@ export class JobsService {
    * refused: it is not stuck.
    */
   async retry(jobId: string): Promise<JobView> {
-    const requeued = await requeueDead(this.db, jobId, this.clock.now())
+    // In a transaction of its own, so that an operator's audit row commits with it.
+    const requeued = await this.db.transaction().execute((trx) => requeueDead(trx, jobId, this.clock.now()))
     if (requeued) return jobView(requeued)
     const job = await findJob(this.db, jobId)
     if (!job) throw new NotFound('job')

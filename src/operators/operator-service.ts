@@ -70,7 +70,11 @@ export class OperatorService {
   /** Another NATS credentials file for the partner (shown once). */
   async issueNatsCreds(input: { partner_id: string; expires_in_seconds?: number | undefined; label?: string | undefined }): Promise<IssuedNatsUser> {
     // A partner that does not exist has no account: issuePartnerUser answers 404.
-    return this.requireNats().issuePartnerUser(this.db, input.partner_id, { label: input.label ?? '', expiresInSeconds: input.expires_in_seconds })
+    // In a transaction of its own, so that its audit row commits with it (audit/operator-audit.ts).
+    const nats = this.requireNats()
+    return this.db.transaction().execute((trx) =>
+      nats.issuePartnerUser(trx, input.partner_id, { label: input.label ?? '', expiresInSeconds: input.expires_in_seconds }),
+    )
   }
 
   async listNatsUsers(partnerId: string) {
