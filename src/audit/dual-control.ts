@@ -10,7 +10,7 @@ import { centsText } from '../ledger/cents.ts'
 import type { LedgerService, MoneyMoved } from '../ledger/ledger-service.ts'
 import { approval_ttl_hours, type ApprovalView } from './audit-contract.ts'
 import type { ApprovalsTable } from './audit-tables.ts'
-import { noteAuditTarget } from './operator-audit.ts'
+import { noteCommitTargets } from '../db/commit-hooks.ts'
 
 // Dual control (maker-checker): a deposit or reversal above the threshold is recorded as a
 // request (`pending_approval`) and moves nothing until a second operator approves it; the
@@ -58,7 +58,7 @@ export class DualControl {
     return this.db.transaction().execute(async (trx) => {
       const { balance, available } = await this.ledger.balances(trx, accountId)
       const id = randomUUID()
-      noteAuditTarget(id, accountId)
+      noteCommitTargets(id, accountId)
       const now = this.clock.now()
       await trx
         .insertInto('approvals')
@@ -125,7 +125,7 @@ export class DualControl {
         row.kind === 'deposit'
           ? await this.ledger.depositIn(trx, row.account_id, BigInt(row.amount), asked.ref ?? 'deposit', row.requested_by)
           : await this.ledger.reverseIn(trx, asked.tx_id!, asked.reason ?? 'reversal', row.requested_by)
-      noteAuditTarget(moved.tx_id, row.account_id)
+      noteCommitTargets(moved.tx_id, row.account_id)
       return this.decide(trx, row, caller, 'approved', null, moved.tx_id)
     })
   }
@@ -133,7 +133,7 @@ export class DualControl {
   async reject(caller: Caller, approvalId: string, reason: string): Promise<ApprovalView> {
     return this.db.transaction().execute(async (trx) => {
       const row = await this.waiting(trx, approvalId, 'rejected')
-      noteAuditTarget(row.account_id)
+      noteCommitTargets(row.account_id)
       return this.decide(trx, row, caller, 'rejected', reason, null)
     })
   }

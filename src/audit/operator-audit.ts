@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
 import type { Operation } from '../contract/operation.ts'
-import { currentCommitHook, withCommitHook, type CommitHook, type RunQuery } from '../db/commit-hooks.ts'
+import { withCommitHook, type CommitHook, type RunQuery } from '../db/commit-hooks.ts'
 import type { Database } from '../db/schema.ts'
 import { BankError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
@@ -17,6 +17,9 @@ import { listAudit, type AuditQuery } from './audit-service.ts'
 // handler that changed nothing in a transaction of its own (a read of a document, an
 // action refused) gets its row written after it, in a transaction of its own. A refusal
 // (4xx) is recorded too, with its code, type and message as the result.
+//
+// What a service creates inside the call (a transaction, a credential) joins the row's
+// targets through `noteCommitTargets` (db/commit-hooks.ts), which knows nothing of audits.
 //
 // Which operations are audited: every `ops.` operation except the plain reads listed here.
 // A new operation is audited unless someone decides it is a plain read: forgetting costs
@@ -56,16 +59,6 @@ export function isAudited(operation: Operation): boolean {
 /** The action's name in the trail: the subject after `ops.` (`account.deposit`). */
 export function auditAction(operation: Operation): string {
   return operation.subject.replace(/^ops\./, '')
-}
-
-/**
- * Adds ids to the current operator action's targets: what a handler creates (a partner, a
- * credential, a transaction) is known only inside it. Outside an audited call it does nothing.
- */
-export function noteAuditTarget(...ids: Array<string | null | undefined>): void {
-  const hook = currentCommitHook()
-  // (A hook that is done has written its row: ids noted after it are not its action's.)
-  if (hook instanceof PendingAudit) for (const id of ids) if (id) hook.targets.add(id)
 }
 
 export interface AuditedCall {
@@ -162,6 +155,10 @@ class PendingAudit implements CommitHook {
       this.writing = false
       throw error
     }
+  }
+
+  note(ids: readonly string[]): void {
+    for (const id of ids) this.targets.add(id)
   }
 
   committed(): void {

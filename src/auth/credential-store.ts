@@ -1,7 +1,7 @@
 import { hash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import { noteAuditTarget } from '../audit/operator-audit.ts'
+import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { Conflict, Invalid, NotFound, Unauthorized } from '../errors.ts'
 import type { Database } from '../db/schema.ts'
 import { permissions as allPermissions, type Permission } from '../contract/operation.ts'
@@ -75,7 +75,7 @@ export class CredentialStore {
     const role = input.partnerId === null ? 'operator' : 'partner'
     const token = `${role === 'operator' ? 'opk' : 'pbk'}_${randomBytes(32).toString('base64url')}`
     const id = randomUUID()
-    noteAuditTarget(id)
+    noteCommitTargets(id)
     await executor
       .insertInto('credentials')
       .values({
@@ -152,7 +152,7 @@ export class CredentialStore {
         .where('revoked_at', 'is', null)
         .returningAll()
         .executeTakeFirst()
-      noteAuditTarget(revoked?.partner_id)
+      noteCommitTargets(revoked?.partner_id)
       return revoked
     })
     this.forget(id)

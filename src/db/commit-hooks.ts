@@ -31,6 +31,8 @@ export interface CommitHook {
   beforeCommit(run: RunQuery): Promise<void>
   /** The transaction that ran beforeCommit has committed. */
   committed(): void
+  /** Ids the code inside the scope says its change concerns (what it created, what it touched). */
+  note(ids: readonly string[]): void
 }
 
 const scope = new AsyncLocalStorage<CommitHook>()
@@ -44,6 +46,18 @@ export function withCommitHook<T>(hook: CommitHook, fn: () => Promise<T>): Promi
 export function currentCommitHook(): CommitHook | undefined {
   const hook = scope.getStore()
   return hook && !hook.done ? hook : undefined
+}
+
+/**
+ * Tells the current scope's hook which ids the change being made concerns: what a service
+ * creates (a transaction, a credential) is known only inside it. Outside a scope, or once
+ * its hook is done, it does nothing; the code that calls it knows nothing of who listens.
+ */
+export function noteCommitTargets(...ids: Array<string | null | undefined>): void {
+  const hook = currentCommitHook()
+  if (!hook) return
+  const known = ids.filter((id): id is string => typeof id === 'string' && id !== '')
+  if (known.length > 0) hook.note(known)
 }
 
 /** A dialect whose transactions run the current scope's commit hook. */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../db/schema.ts'
 import { Conflict, NotFound, Unprocessable } from '../errors.ts'
-import { noteAuditTarget } from '../audit/operator-audit.ts'
+import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { verifyAuditChain } from '../audit/audit-chain.ts'
 import { cents, centsText } from './cents.ts'
 import { LedgerBatch } from './ledger-batch.ts'
@@ -78,7 +78,7 @@ export class LedgerService {
     const batch = await LedgerBatch.open(trx, this.clock, [accountId])
     if (!batch.has(accountId)) throw new NotFound('account')
     const txId = newRowId()
-    noteAuditTarget(txId)
+    noteCommitTargets(txId)
     batch.post([
       { internal: 'settlement:EFT', amount: -amount, tx_id: txId },
       { account: accountId, amount, tx_id: txId },
@@ -142,7 +142,7 @@ export class LedgerService {
       throw new Unprocessable(`the account has ${centsText(batch.available(accountId))} cents available; the reversal needs ${centsText(deposit.amount)}`)
     }
     const reversalId = newRowId()
-    noteAuditTarget(reversalId, txId, accountId)
+    noteCommitTargets(reversalId, txId, accountId)
     batch.post([
       { account: accountId, amount: -deposit.amount, tx_id: reversalId },
       { internal: 'settlement:EFT', amount: deposit.amount, tx_id: reversalId },

@@ -13,7 +13,7 @@ import type { WebhookSecrets } from '../webhooks/webhook-secrets.ts'
 import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
 import type { IssuedNatsUser, NatsIdentity } from '../nats-identity/nats-identity.ts'
 import type { Logger } from '../logger.ts'
-import { noteAuditTarget } from '../audit/operator-audit.ts'
+import { noteCommitTargets } from '../db/commit-hooks.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
 export class OperatorService {
@@ -38,7 +38,7 @@ export class OperatorService {
   }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential; webhook_secret: string; nats_creds: string | null }> {
     const partnerId = randomUUID()
     const rootEntityId = randomUUID()
-    noteAuditTarget(partnerId, rootEntityId)
+    noteCommitTargets(partnerId, rootEntityId)
     const now = this.clock.now()
     try {
       const created = await this.db.transaction().execute(async (trx) => {

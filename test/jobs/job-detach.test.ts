@@ -92,7 +92,7 @@ test('jobs - a started job runs outside the context of the request that started 
   runner.start()
   try {
     // A hook with a row still to write, as an audited operator call's is while it runs.
-    const hook: CommitHook = { done: false, beforeCommit: async () => {}, committed: () => {} }
+    const hook: CommitHook = { done: false, beforeCommit: async () => {}, committed: () => {}, note: () => {} }
     const started = await withCommitHook(hook, () => runner.startNew({ kind, key: 'k' }))
     assert.equal(started.state, 'queued')
     assert.equal(await ran, undefined, 'the job saw no commit hook')
