@@ -50,7 +50,24 @@ export class Invalid extends BankError {
   static field(field: string, message: string): Invalid {
     return new Invalid(`${field}: ${message}`, [{ field, message }])
   }
+
+  /**
+   * A refusal of many fields at once (`invalid request: a is required; b …; and 7 more`).
+   * It names at most `invalid_message_fields_max` in its message and lists at most
+   * `invalid_details_max` in `details`: a request with thousands of bad items (every element
+   * of a huge array) must not make a reply larger than NATS can carry.
+   */
+  static listing(what: string, details: FieldIssue[]): Invalid {
+    const listed = details.slice(0, invalid_message_fields_max).map((d) => `${d.field} ${d.message}`)
+    const more = details.length > invalid_message_fields_max ? `; and ${details.length - invalid_message_fields_max} more` : ''
+    return new Invalid(`${what}: ${listed.join('; ')}${more}`, details.slice(0, invalid_details_max))
+  }
 }
+
+/** The most fields a refusal's `details` lists. */
+export const invalid_details_max = 50
+/** The most fields a refusal's message names. */
+export const invalid_message_fields_max = 5
 
 export class InvalidJson extends BankError {
   constructor(message = 'request body is not valid JSON') {

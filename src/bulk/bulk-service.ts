@@ -209,10 +209,7 @@ export class BulkService {
       issues.push({ field: 'payment_count', message: `is ${request.payment_count} but payments lists ${request.payments.length}` })
     }
     if (BigInt(request.total_amount) !== sum) issues.push({ field: 'total_amount', message: `is ${request.total_amount} but the payments add up to ${sum}` })
-    if (issues.length > 0) {
-      const listed = issues.slice(0, 5).map((d) => `${d.field} ${d.message}`).join('; ')
-      throw new Invalid(`invalid batch: ${listed}${issues.length > 5 ? `; and ${issues.length - 5} more` : ''}`, issues.slice(0, 50))
-    }
+    if (issues.length > 0) throw Invalid.listing('invalid batch', issues)
     return { total: sum, fees, eft_total: eft, rtc_total: rtc }
   }
 

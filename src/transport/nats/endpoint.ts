@@ -303,17 +303,8 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
   return parsed.data
 }
 
-/**
- * A refusal lists at most `details_max` fields: a request with thousands of bad items
- * (every element of a huge array) must not make a reply larger than NATS can carry.
- */
-const details_max = 50
-const message_fields_max = 5
-
 function invalidRequest(details: FieldIssue[]): Invalid {
-  const listed = details.slice(0, message_fields_max).map((d) => `${d.field} ${d.message}`)
-  const more = details.length > message_fields_max ? `; and ${details.length - message_fields_max} more` : ''
-  return new Invalid(`invalid request: ${listed.join('; ')}${more}`, details.slice(0, details_max))
+  return Invalid.listing('invalid request', details)
 }
 
 function issueToFields(issue: z.core.$ZodIssue, body: unknown): FieldIssue[] {
