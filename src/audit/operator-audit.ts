@@ -7,7 +7,7 @@ import { withCommitHook, type CommitHook, type RunQuery } from '../db/commit-hoo
 import type { Database } from '../db/schema.ts'
 import { BankError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import { appendAuditRow, type AuditEntry } from './audit-chain.ts'
+import { appendAuditRow, verifyAuditChain, type AuditEntry } from './audit-chain.ts'
 import { listAudit, type AuditQuery } from './audit-service.ts'
 
 // Every operator action is recorded, by one mechanism: the endpoint wrapper runs each
@@ -50,6 +50,8 @@ const unaudited_reads: ReadonlySet<string> = new Set([
 /** Request fields whose values are never written to the trail (matched in any case, anywhere in the name). */
 const secret_field = /token|secret|password|passphrase|pin|otp|creds|seed|key|pan|cvv/i
 const summary_text_max = 200
+/** The most audit-chain problems one `ledger verify` lists. */
+const chain_problems_max = 1000
 const summary_items_max = 20
 
 export function isAudited(operation: Operation): boolean {
@@ -103,6 +105,16 @@ export class OperatorAudit {
       return result
     }
     return { run }
+  }
+
+  /**
+   * `bank ledger verify`: the ledger's report with the audit chain's check added — the trail
+   * is chained like the ledger, and checked with it (the ledger knows nothing of audits).
+   */
+  async withChainCheck<R extends { ok: boolean; problems: object[] }>(report: R) {
+    const chain = await verifyAuditChain(this.db, chain_problems_max)
+    const problems = chain.problems.map((p) => ({ kind: 'audit_chain', ...(p.audit_id ? { audit_id: p.audit_id } : {}), message: p.message }))
+    return { ...report, ok: report.ok && problems.length === 0, audit_rows_checked: chain.rows, problems: [...report.problems, ...problems] }
   }
 
   /** `bank audit list`: the trail, filtered and paged (audit-service.ts). */

@@ -278,6 +278,4 @@ export const operatorOperations = {
 // The replies' types, for the services that build them: written once, here, as schemas.
 export type IssuedCredential = z.output<typeof issuedCredential>
 export type CredentialView = z.output<typeof credentialView>
-export type LedgerProblem = z.output<typeof ledgerProblem>
-export type LedgerReport = z.output<typeof operatorOperations.ledgerVerify.response>
 export type ClearingReport = z.output<(typeof operatorOperations.clearingRun.response)['options'][0]>

@@ -66,7 +66,7 @@ export function endpointTable(s: Services): Endpoint[] {
       const page = await s.transactions.list(await s.operators.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
       return page.body
     }),
-    endpoint(operators.ledgerVerify, () => s.ledger.verify()),
+    endpoint(operators.ledgerVerify, async () => s.audit.withChainCheck(await s.ledger.verify())),
     endpoint(operators.clearingRun, (r) => (r.detach ? s.clearing.start() : s.clearing.runNow())),
     endpoint(jobs.list, (r) => s.jobs.list(r)),
     endpoint(jobs.get, (r) => s.jobs.get(r.job_id)),
