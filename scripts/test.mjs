@@ -1,6 +1,7 @@
-// `npm test`: type-check, and run the whole suite once per storage back end — PGlite always,
-// PostgreSQL when one is reachable (required when CI=true or BANK_TEST_REQUIRE_POSTGRES=1) —
-// then print the slowest files and one closing line per back end and for both.
+// `npm test`: type-check, check the architecture rules (scripts/arch.mjs), and run the whole
+// suite once per storage back end — PGlite always, PostgreSQL when one is reachable (required
+// when CI=true or BANK_TEST_REQUIRE_POSTGRES=1) — then print the slowest files and one
+// closing line per back end and for both.
 // Options: `npm test -- test/users` runs only files under the given paths.
 // Settings: BANK_TEST_CONCURRENCY (test processes at once, default 2), BANK_TEST_BUNDLE=0 (run
 // the TypeScript through tsx instead of a bundle, as `node --import tsx --test` would).
@@ -10,8 +11,8 @@
 // paid by every file of each pass. Now the files of a back end are dealt into a few group
 // processes, each of which runs its files one after another, each file as a top-level suite
 // (`<path> [<backend>]`) with its own bank as before, on the process's one private NATS
-// server. Both back ends' groups run in one `node --test` at once, the type check beside
-// them. Files that need a process of their own (see `ownProcess`) get one; files that mostly
+// server. Both back ends' groups run in one `node --test` at once, the type check and the
+// architecture check beside them. Files that need a process of their own (see `ownProcess`) get one; files that mostly
 // wait on processes they start (see `startsBank`) run in one more process beside the rest.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -186,6 +187,10 @@ const typecheck = run(
   ['--max-semi-space-size=32', path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root, '--incremental', '--tsBuildInfoFile', path.join(cacheDir, 'tsconfig.tsbuildinfo')],
   { capture: true },
 )
+// So do the architecture rules (scripts/arch.mjs: dependency-cruiser on src/, about 2.5
+// CPU-seconds): a violation that .dependency-cruiser-known-violations.json does not list fails
+// the run, named with its rule and files.
+const architecture = run(process.execPath, [path.join(root, 'scripts/arch.mjs')], { capture: true })
 
 const backends = ['pglite']
 if (await reachable(adminUrl)) backends.push('postgres')
@@ -370,18 +375,25 @@ try {
 
   const checked = await typecheck
   if (checked.status !== 0) process.stdout.write(`\n${checked.output}type check failed\n`)
+  // The architecture check's report: in full when it has more to say than its closing line
+  // (new violations, or known ones that are fixed), which goes into the summary.
+  const arch = await architecture
+  const archLines = arch.output.trimEnd().split('\n')
+  const archLast = archLines.at(-1)?.startsWith('architecture: ') ? archLines.at(-1).slice('architecture: '.length) : undefined
+  if (arch.status !== 0 || archLines.length > 1 || !archLast) process.stdout.write(`\n${arch.output}`)
   if ((tests.status !== 0 || besideTests.status !== 0) && Object.values(counts).every((c) => c.fail === 0)) counts[backends[0]].fail += 1
   const passed = Object.values(counts).reduce((sum, c) => sum + c.pass, 0)
   const failed = Object.values(counts).reduce((sum, c) => sum + c.fail, 0)
   const skipped = Object.values(counts).reduce((sum, c) => sum + c.skip, 0)
   const summary = backends.map((b) => `${b}: ${counts[b].pass} passed, ${counts[b].fail} failed${counts[b].skip ? `, ${counts[b].skip} skipped` : ''}`)
   summary.push(`type check: ${checked.status === 0 ? 'passed' : 'FAILED'}`)
+  summary.push(`architecture: ${arch.status === 0 ? 'passed' : 'FAILED'}${archLast ? `; ${archLast}` : ''}`)
   const cpu = cpuSeconds()
   process.stdout.write(`\n${summary.join('\n')}\n`)
   process.stdout.write(
     `all: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} (${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''})\n`,
   )
-  exitStatus = failed === 0 && passed > 0 && checked.status === 0 ? 0 : 1
+  exitStatus = failed === 0 && passed > 0 && checked.status === 0 && arch.status === 0 ? 0 : 1
 } finally {
   fs.rmSync(outdir, { recursive: true, force: true })
 }

@@ -1,0 +1,90 @@
+// The architecture rules: what may import what under src/ (issue 29, "Make the shape
+// checkable"). `npm test` checks them (scripts/arch.mjs, beside the type check); `npm run arch`
+// checks them alone. What the code breaks today is listed in
+// .dependency-cruiser-known-violations.json (`npm run arch:baseline` rewrites it): those are
+// tolerated, to be driven to zero by the module work; any other violation fails the run.
+//
+// Type-only imports count (tsPreCompilationDeps): a cycle through `import type` is still a
+// cycle of the design, even though it is erased before the code runs.
+
+// A contract file: zod schemas and the types inferred from them, shared by the server, the SDK
+// and the CLI. The one table of error types (src/contract/error-types.ts) is one of them.
+const contract = '(^src/contract/|-contract\\.ts$)'
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+export default {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'A module reaches itself through its imports (type-only imports included). Break the loop: ' +
+        'move what both sides need below both, or have the lower side take it as a parameter.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'db-imports-no-capability',
+      severity: 'error',
+      comment:
+        'src/db/ is a toolkit that knows no capability: it imports only db/ itself and packages. ' +
+        'A capability brings its own tables and migrations to the composition root.',
+      from: { path: '^src/db/' },
+      to: { path: '^src/', pathNot: '^src/db/' },
+    },
+    {
+      name: 'ledger-imports-nothing-above-db',
+      severity: 'error',
+      comment:
+        'src/ledger/ imports only ledger/, db/, the clock and the one error table (src/errors.ts): ' +
+        'no capability, contract, rail, transport or audit code. Capabilities call the ledger, ' +
+        'never the other way round.',
+      from: { path: '^src/ledger/' },
+      to: { path: '^src/', pathNot: '^src/(ledger/|db/|clock\\.ts$|errors\\.ts$)' },
+    },
+    {
+      name: 'contract-imports-no-server-code',
+      severity: 'error',
+      comment:
+        'A contract file (src/contract/, *-contract.ts) is shared with the SDK and the CLI: it ' +
+        'imports only other contract files and packages.',
+      from: { path: contract },
+      to: { path: '^src/', pathNot: contract },
+    },
+    {
+      name: 'sdk-imports-no-server-code',
+      severity: 'error',
+      comment:
+        'src/client/ (the SDK partners install) imports only its own folder, contract files and ' +
+        'packages: never the service, its transport or its storage.',
+      from: { path: '^src/client/' },
+      to: { path: '^src/', pathNot: `^src/client/|${contract}` },
+    },
+    {
+      name: 'src-imports-no-tests',
+      severity: 'error',
+      comment: 'The service never imports test code, benchmarks, examples or scripts.',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench|examples|scripts)/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment:
+        'An import dependency-cruiser cannot resolve is an edge the rules above cannot see; ' +
+        'the type check would fail on it too.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+}
