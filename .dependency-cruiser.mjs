@@ -55,10 +55,20 @@ export default {
       name: 'sdk-imports-no-server-code',
       severity: 'error',
       comment:
-        'src/client/ (the SDK partners install) imports only its own folder, contract files and ' +
-        'packages: never the service, its transport or its storage.',
+        'src/client/ (the SDK partners install) imports only its own folder, contract files, the ' +
+        'NATS code it shares with the service (src/nats/) and packages: never the service, its ' +
+        'transport or its storage.',
       from: { path: '^src/client/' },
-      to: { path: '^src/', pathNot: `^src/client/|${contract}` },
+      to: { path: '^src/', pathNot: `^src/client/|^src/nats/|${contract}` },
+    },
+    {
+      name: 'shared-nats-imports-only-packages',
+      severity: 'error',
+      comment:
+        'src/nats/ is the NATS code the SDK and the service share (logging in, headers made once): ' +
+        'it imports packages only, so that the SDK can carry it.',
+      from: { path: '^src/nats/' },
+      to: { path: '^src/', pathNot: '^src/nats/' },
     },
     {
       name: 'src-imports-no-tests',

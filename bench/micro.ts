@@ -30,7 +30,7 @@ import { arrayParameter, binaryArray, columnValues, insertUnnestStatement, type 
 import type { Database } from '../src/db/schema.ts'
 import { newRowId } from '../src/ledger/row-id.ts'
 import { chainHash } from '../src/ledger/tx-chain.ts'
-import { fixedHeaders } from '../src/transport/nats/fixed-headers.ts'
+import { fixedHeaders } from '../src/nats/fixed-headers.ts'
 import { endpoint, wrapEndpoint } from '../src/transport/nats/endpoint.ts'
 import { requestOrigin } from '../src/nats-identity/request-origin.ts'
 import { RateLimiter, rate_limiter_defaults, type TokenSource } from '../src/limits/rate-limiter.ts'

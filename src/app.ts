@@ -20,7 +20,7 @@ import { DropboxConnections, openSystemLink } from './nats-identity/nats-links.t
 import { requestOrigin } from './nats-identity/request-origin.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
-import { natsConnectOptions } from './transport/nats/nats-connect.ts'
+import { natsConnectOptions } from './nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { endpointTable, unboundOperations } from './transport/nats/endpoint-table.ts'
 import { MicroService } from './transport/nats/micro.ts'

@@ -2,7 +2,7 @@ import path from 'node:path'
 import { z } from 'zod'
 import { smtpUrlProblem } from './notify/smtp-notifier.ts'
 import { burst_max, requests_per_second_max } from './limits/limits-contract.ts'
-import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './transport/nats/nats-connect.ts'
+import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './nats/nats-connect.ts'
 
 // Every setting, typed, read from the environment once, with defaults that run embedded
 // (PGlite in ./.data and a NATS server found or started on loopback). Units come last in
@@ -10,7 +10,7 @@ import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './transport/na
 
 const settings = z.object({
   NATS_URL: z.string().optional(),
-  /** Logging in to NATS (src/transport/nats/nats-connect.ts): at most one way of the four. */
+  /** Logging in to NATS (src/nats/nats-connect.ts): at most one way of the four. */
   NATS_CREDS: z.string().optional(),
   NATS_NKEY: z.string().optional(),
   NATS_USER: z.string().optional(),

@@ -13,7 +13,7 @@ import {
   startNatsServer,
   type PrivateNatsServer,
 } from './transport/nats/nats-server.ts'
-import { natsConnectOptions } from './transport/nats/nats-connect.ts'
+import { natsConnectOptions } from './nats/nats-connect.ts'
 import { toggleCpuProfileOnSigusr2 } from './profiling.ts'
 import { owner_only_file_mode, ownerOnlyDataDir, ownerOnlyProcess } from './data-dir.ts'
 

@@ -1,5 +1,5 @@
 import fs from 'node:fs'
-import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
+import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 import { CommanderError } from 'commander'
 import { BankApiError } from '../client/transport.ts'
 import { JobFailedError } from '../client/job-follow.ts'

@@ -1,5 +1,5 @@
 import { connect, errors, type NatsConnection } from '@nats-io/transport-node'
-import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
+import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 import { natsUrl, UsageError } from './cli-context.ts'
 import type { LocalCommand, LocalOutcome } from './local-command.ts'
 

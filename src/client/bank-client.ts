@@ -2,7 +2,7 @@ import { scopeOf, type Operation } from '../contract/operation.ts'
 import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type PartnerMethods } from './method-groups.ts'
 import { NatsApi, type ConnectionOptions } from './transport.ts'
-import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
+import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 export interface BankClientOptions extends ConnectionOptions {
   partnerId: string

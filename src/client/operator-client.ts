@@ -1,7 +1,7 @@
 import { dataDirOf, locateNatsUrl, locateOperatorToken, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type OperatorMethods } from './method-groups.ts'
 import { NatsApi, type ConnectionOptions } from './transport.ts'
-import { natsAuthFromEnv, natsConnectOptions } from '../transport/nats/nats-connect.ts'
+import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 // The method groups are declared through this interface, which merges with the class:
 // their names and types come from the contract (see method-groups.ts).

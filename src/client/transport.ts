@@ -3,7 +3,7 @@ import { errorTypes } from '../contract/error-types.ts'
 import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
 import { blameSetting, default_nats_url, origin, type SettingSources } from './locate.ts'
 import { ReplyMux } from './reply-mux.ts'
-import { fixedHeaders } from '../transport/nats/fixed-headers.ts'
+import { fixedHeaders } from '../nats/fixed-headers.ts'
 
 /** An error reply from the bank: the code, type, message and per-field details of RULINGS.md. */
 export class BankApiError extends Error {

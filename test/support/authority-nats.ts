@@ -6,7 +6,7 @@ import { systemClock } from '../../src/clock.ts'
 import type { Config } from '../../src/config.ts'
 import { openDatabase } from '../../src/db/database.ts'
 import { initNatsDeployment } from '../../src/nats-identity/nats-init.ts'
-import type { NatsAuth } from '../../src/transport/nats/nats-connect.ts'
+import type { NatsAuth } from '../../src/nats/nats-connect.ts'
 import { findNatsServerBinary, freePort, natsMissingMessage, startNatsServer, type PrivateNatsServer } from '../../src/transport/nats/nats-server.ts'
 import { SecretBox } from '../../src/webhooks/secret-box.ts'
 

@@ -18,7 +18,7 @@ import { businessEntity } from './fixtures.ts'
 import { leasePglite, leasePostgresDatabase } from './store-pool.ts'
 import { pgliteSeed } from './templates.ts'
 import { startAuthorityNats, type AuthorityNats } from './authority-nats.ts'
-import { natsConnectOptions } from '../../src/transport/nats/nats-connect.ts'
+import { natsConnectOptions } from '../../src/nats/nats-connect.ts'
 import { pgliteDirFor } from '../../src/db/database.ts'
 
 // The one shared harness: a real nats-server (private to this test file, so that no two

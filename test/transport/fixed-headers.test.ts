@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transport-node'
-import { FixedHeadersCache, fixedHeaders } from '../../src/transport/nats/fixed-headers.ts'
+import { FixedHeadersCache, fixedHeaders } from '../../src/nats/fixed-headers.ts'
 import { useTestBank } from '../support/harness.ts'
 
 // Headers made once and sent with many messages (a client's token, a payment reply's

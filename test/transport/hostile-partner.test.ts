@@ -9,7 +9,7 @@ import { connect, credsAuthenticator, headers as natsHeaders, type NatsConnectio
 import { epochSecond, issueUser, partner_user_permissions } from '../../src/nats-identity/nats-claims.ts'
 import { sealContext } from '../../src/nats-identity/nats-identity.ts'
 import { accountOf } from '../../src/nats-identity/nats-identity-store.ts'
-import { natsConnectOptions } from '../../src/transport/nats/nats-connect.ts'
+import { natsConnectOptions } from '../../src/nats/nats-connect.ts'
 import { SecretBox } from '../../src/webhooks/secret-box.ts'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { expectRefusal } from '../support/assertions.ts'

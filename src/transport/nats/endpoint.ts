@@ -19,7 +19,7 @@ import { mayHoldUnstorableText, unstorableTextIssues } from '../../contract/text
 import { withoutNulls } from '../../contract/null-as-absent.ts'
 import { fieldName } from '../../contract/field-path.ts'
 import type { Reply } from './micro.ts'
-import { FixedHeadersCache } from './fixed-headers.ts'
+import { FixedHeadersCache } from '../../nats/fixed-headers.ts'
 import type { RequestOrigin } from '../../nats-identity/request-origin.ts'
 import type { AuditedCall } from '../../audit/operator-audit.ts'
 

@@ -14,7 +14,7 @@ export interface Reply {
   error?: { code: number; message: string }
   /** Headers of a success reply (paging cursors, values kept out of the body). */
   headers?: Record<string, string>
-  /** The same headers made once for many replies (fixed-headers.ts), sent instead of making them anew. */
+  /** The same headers made once for many replies (src/nats/fixed-headers.ts), sent instead of making them anew. */
   fixedHeaders?: MsgHdrs
 }
 
