@@ -26,7 +26,7 @@ if (chaosPass) {
   const http = await import('node:http')
   const { Webhook } = await import('standardwebhooks')
   const { setUpBank } = await import('./load.ts')
-  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, withClient } = await import('./processes.ts')
+  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, until: waitUntil, withClient } = await import('./processes.ts')
   const { magic } = await import('../transfers/helpers.ts')
   type ChaosBank = Awaited<ReturnType<typeof setUpBank>>
   type Service = Awaited<ReturnType<typeof ServiceProcess.start>>
@@ -46,24 +46,7 @@ if (chaosPass) {
   const cleanup = new Cleanup()
   after(() => cleanup.run())
 
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-  /**
-   * Polls `check` until it answers a value (not undefined), for `wait_ms` at most. A failed
-   * check (the bank away while it restarts) is tried again; the last failure is reported.
-   */
-  async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
-    const deadline = Date.now() + limits.wait_ms
-    let failure: unknown
-    for (;;) {
-      const value = await Promise.resolve()
-        .then(check)
-        .catch((error: unknown) => void (failure = error))
-      if (value !== undefined) return value
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}${failure ? ` (last failure: ${String(failure)})` : ''}`)
-      await pause(limits.poll_interval_ms)
-    }
-  }
+  const until = <T,>(what: string, check: () => Promise<T | undefined> | T | undefined) => waitUntil(what, check, limits.wait_ms, limits.poll_interval_ms)
 
   // ------------------------------------------------------------ the partner's receiver
 

@@ -31,6 +31,29 @@ export const limits = {
   log_tail_lines: 40,
 }
 
+/**
+ * Polls `check` until it answers a value (not undefined), for `waitMs` at most: a real
+ * process has no injectable clock. A failed check (the bank away while it restarts) is tried
+ * again; the last failure is reported.
+ */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  waitMs: number,
+  pollMs: number = limits.poll_interval_ms,
+): Promise<T> {
+  const deadline = Date.now() + waitMs
+  let failure: unknown
+  for (;;) {
+    const value = await Promise.resolve()
+      .then(check)
+      .catch((error: unknown) => void (failure = error))
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}${failure ? ` (last failure: ${String(failure)})` : ''}`)
+    await new Promise((resolve) => setTimeout(resolve, pollMs))
+  }
+}
+
 /** Undo steps run in reverse order, each even when an earlier one failed. */
 export class Cleanup {
   private readonly steps: Array<() => unknown> = []

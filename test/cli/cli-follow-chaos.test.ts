@@ -22,7 +22,7 @@ if (chaosPass) {
   const { randomUUID } = await import('node:crypto')
   const { runCli } = await import('../../src/cli/main.ts')
   const { setUpBank } = await import('../chaos/load.ts')
-  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, withClient } = await import('../chaos/processes.ts')
+  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, until: waitUntil, withClient } = await import('../chaos/processes.ts')
   type Service = Awaited<ReturnType<typeof ServiceProcess.start>>
 
   const limits = {
@@ -35,17 +35,7 @@ if (chaosPass) {
   }
   const cleanup = new Cleanup()
   after(() => cleanup.run())
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-  async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + limits.wait_ms
-    for (;;) {
-      const value = await check().catch(() => undefined)
-      if (value !== undefined) return value
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-      await pause(limits.poll_interval_ms)
-    }
-  }
+  const until = <T,>(what: string, check: () => Promise<T | undefined> | T | undefined) => waitUntil(what, check, limits.wait_ms, limits.poll_interval_ms)
 
   /** `bank <args>` in this process against the bank of `dataDir`: its exit code, stdout, and stderr as it is written. */
   function cli(args: string[], natsUrl: string, dataDir: string) {

@@ -15,7 +15,7 @@ import { chaosPass } from '../chaos/pass.ts'
 
 if (chaosPass) {
   const { setUpBank } = await import('../chaos/load.ts')
-  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, withClient } = await import('../chaos/processes.ts')
+  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, until: waitUntil, withClient } = await import('../chaos/processes.ts')
   const { SouthAfricanCalendar, fromSast } = await import('../../src/calendar/sa-calendar.ts')
   const { earliestCollectionDate } = await import('../../src/debit/debit-schedule.ts')
   const { randomUUID } = await import('node:crypto')
@@ -23,17 +23,7 @@ if (chaosPass) {
   const limits = { orders: 10_000, test_timeout_ms: 300_000, wait_ms: 180_000, poll_interval_ms: 50 }
   const cleanup = new Cleanup()
   after(() => cleanup.run())
-  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-  async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-    const deadline = Date.now() + limits.wait_ms
-    for (;;) {
-      const value = await check().catch(() => undefined)
-      if (value !== undefined) return value
-      if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`)
-      await pause(limits.poll_interval_ms)
-    }
-  }
+  const until = <T,>(what: string, check: () => Promise<T | undefined> | T | undefined) => waitUntil(what, check, limits.wait_ms, limits.poll_interval_ms)
 
   test('collection crash - SIGKILL in the middle of a run of 10,000 orders, restart: each collected exactly once, ledger clean', { timeout: limits.test_timeout_ms }, async () => {
     const nats = await ChaosNats.start(cleanup)
