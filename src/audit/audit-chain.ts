@@ -2,6 +2,7 @@ import { hash, randomUUID } from 'node:crypto'
 import { CompiledQuery, type Kysely } from 'kysely'
 import type { RunQuery } from '../db/commit-hooks.ts'
 import type { Database } from '../db/schema.ts'
+import type { AuditRow } from './audit-tables.ts'
 
 // The audit trail is a hash chain, as each account's transactions are (`tx_sha`): every
 // row's `sha` covers its fields and the previous row's `sha`, so editing, removing or
@@ -94,6 +95,21 @@ export interface AuditChainReport {
 
 const page_rows = 5000
 
+/** A stored row as the chain covers it. */
+export function auditEntryOf(row: Omit<AuditRow, 'seq' | 'prev_sha' | 'sha'>): AuditEntry {
+  return {
+    id: row.id,
+    at: new Date(row.at),
+    subjectId: row.subject_id,
+    action: row.action,
+    actor: row.actor,
+    actorName: row.actor_name,
+    targets: row.targets,
+    details: row.details,
+    result: row.result,
+  }
+}
+
 /** Walks the whole chain: every row's hash, every link, and the head at its end. */
 export async function verifyAuditChain(db: Kysely<Database>, problemsMax: number): Promise<AuditChainReport> {
   const problems: AuditChainReport['problems'] = []
@@ -103,17 +119,7 @@ export async function verifyAuditChain(db: Kysely<Database>, problemsMax: number
     const page = await db.selectFrom('audit_log').selectAll().where('seq', '>', after).orderBy('seq').limit(page_rows).execute()
     for (const row of page) {
       rows++
-      const entry: AuditEntry = {
-        id: row.id,
-        at: new Date(row.at),
-        subjectId: row.subject_id,
-        action: row.action,
-        actor: row.actor,
-        actorName: row.actor_name,
-        targets: row.targets,
-        details: row.details,
-        result: row.result,
-      }
+      const entry = auditEntryOf(row)
       if (row.prev_sha !== prev && problems.length < problemsMax) {
         problems.push({ audit_id: row.id, message: 'does not follow the row before it in the audit chain (a row was removed or reordered)' })
       }

@@ -1,6 +1,7 @@
 import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
-import { auditSha, type AuditEntry } from './audit-chain.ts'
+import { auditEntryOf, auditSha } from './audit-chain.ts'
+import type { AuditRow } from './audit-tables.ts'
 
 // Operators accountable (audit-chain.ts, operator-audit.ts): the audit trail gains the
 // acting credential's name, every target id, the result and the hash chain; rows written
@@ -45,27 +46,12 @@ export const operatorAuditMigration: Migration = {
       );
       create index approvals_state on approvals (state, created_seq);
     `)
-    const rows = (await db.selectFrom('audit_log').selectAll().orderBy('seq').execute()) as Array<{
-      id: string
-      subject_id: string
-      action: string
-      actor: string
-      at: Date
-      details: Record<string, unknown>
-    }>
+    // The rows written before have the new columns' defaults (no name, result ok); their one
+    // subject is their target.
+    const rows = (await db.selectFrom('audit_log').selectAll().orderBy('seq').execute()) as AuditRow[]
     let prev = ''
     for (const row of rows) {
-      const entry: AuditEntry = {
-        id: row.id,
-        at: new Date(row.at),
-        subjectId: row.subject_id,
-        action: row.action,
-        actor: row.actor,
-        actorName: '',
-        targets: [row.subject_id],
-        details: row.details,
-        result: 'ok',
-      }
+      const entry = auditEntryOf({ ...row, targets: [row.subject_id!] })
       const sha = auditSha(prev, entry)
       await db
         .updateTable('audit_log')

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
+import { decodeSeqCursor, invalid_cursor_message, seqPage } from '../contract/cursor.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../db/schema.ts'
 import { Invalid } from '../errors.ts'
@@ -31,9 +31,7 @@ export async function listAudit(db: Kysely<Database>, request: AuditQuery) {
     if (seq === undefined) throw Invalid.field('cursor', invalid_cursor_message)
     query = query.where('seq', '<', String(seq))
   }
-  const rows = await query.execute()
-  const page = rows.slice(0, request.limit)
-  const last = page[page.length - 1]
+  const { page, next_cursor } = seqPage(await query.execute(), request.limit, cursor_tag, (row) => row.seq)
   return {
     entries: page.map((row) => ({
       audit_id: row.id,
@@ -46,7 +44,7 @@ export async function listAudit(db: Kysely<Database>, request: AuditQuery) {
       details: row.details,
       result: row.result,
     })),
-    ...(rows.length > request.limit && last ? { next_cursor: encodeSeqCursor(cursor_tag, BigInt(last.seq)) } : {}),
+    ...(next_cursor ? { next_cursor } : {}),
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely, Selectable } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
-import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
+import { decodeSeqCursor, invalid_cursor_message, seqPage } from '../contract/cursor.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../db/schema.ts'
 import { Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
@@ -104,13 +104,8 @@ export class DualControl {
       if (seq === undefined) throw Invalid.field('cursor', invalid_cursor_message)
       query = query.where('created_seq', '<', String(seq))
     }
-    const rows = await query.execute()
-    const page = rows.slice(0, request.limit)
-    const last = page[page.length - 1]
-    return {
-      approvals: page.map((row) => this.view(row)),
-      ...(rows.length > request.limit && last ? { next_cursor: encodeSeqCursor(cursor_tag, BigInt(last.created_seq)) } : {}),
-    }
+    const { page, next_cursor } = seqPage(await query.execute(), request.limit, cursor_tag, (row) => row.created_seq)
+    return { approvals: page.map((row) => this.view(row)), ...(next_cursor ? { next_cursor } : {}) }
   }
 
   /** Approves and moves the money, in one transaction; never the requester's own request. */
