@@ -44,11 +44,7 @@ export function collectDebit(batch: LedgerBatch, debts: PartnerDebts, booking: D
     fee: charges,
     credit: net,
     debit: 0n,
-    ref: booking.ref,
-    own_ref: booking.own_ref,
-    recipient_name: booking.recipient_name,
-    recipient_account: booking.recipient_account,
-    recipient_branch: booking.recipient_branch,
+    ...namesOf(booking),
     added_by: 'system',
     posted: true,
   })
@@ -87,15 +83,17 @@ export function reverseDebit(
     amount: booking.net,
     credit: 0n,
     debit: taken,
-    ref: booking.ref,
-    own_ref: booking.own_ref,
-    recipient_name: booking.recipient_name,
-    recipient_account: booking.recipient_account,
-    recipient_branch: booking.recipient_branch,
+    ...namesOf(booking),
     added_by: 'system',
     posted: true,
     status_reason: reason,
   })
   batch.setStatus(booking.credit_tx_id, booking.account_id, { status: 'Reversed', reason: 'disputed by the debtor' })
   return { reversal_tx_id: reversalId, reason }
+}
+
+/** What a debit order's rows say of it: its reference and the debtor's account. */
+function namesOf(booking: DebitBooking) {
+  const { ref, own_ref, recipient_name, recipient_account, recipient_branch } = booking
+  return { ref, own_ref, recipient_name, recipient_account, recipient_branch }
 }

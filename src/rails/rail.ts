@@ -1,15 +1,10 @@
+import type { PayoutInstruction } from '../ledger/ledger-store.ts'
+
 // The bank's payment rails (the outside world) behind one interface. The default is the
 // simulated rail; a real adapter implements the same calls.
 
-export interface RailPayment {
-  tx_id: string
-  payment_type: 'EFT' | 'RTC'
-  amount: bigint
-  account_number: string
-  branch_code: string
-  name: string
-  ref: string
-}
+/** What a rail is told of a payout: the ledger's record of it (ledger-store.ts). */
+export type RailPayment = PayoutInstruction
 
 export type RailOutcome =
   | { status: 'accepted'; reference: string }
