@@ -1,7 +1,7 @@
-// `npm test`: type-check, check the architecture rules (scripts/arch.mjs), and run the whole
-// suite once per storage back end — PGlite always, PostgreSQL when one is reachable (required
-// when CI=true or BANK_TEST_REQUIRE_POSTGRES=1) — then print the slowest files and one
-// closing line per back end and for both.
+// `npm test`: type-check, check the architecture rules (scripts/arch.mjs) and the lint rules
+// (scripts/lint.mjs), and run the whole suite once per storage back end — PGlite always,
+// PostgreSQL when one is reachable (required when CI=true or BANK_TEST_REQUIRE_POSTGRES=1) —
+// then print the slowest files and one closing line per back end and for both.
 // Options: `npm test -- test/users` runs only files under the given paths.
 // Settings: BANK_TEST_CONCURRENCY (test processes at once, default 2), BANK_TEST_BUNDLE=0 (run
 // the TypeScript through tsx instead of a bundle, as `node --import tsx --test` would).
@@ -12,7 +12,7 @@
 // processes, each of which runs its files one after another, each file as a top-level suite
 // (`<path> [<backend>]`) with its own bank as before, on the process's one private NATS
 // server. Both back ends' groups run in one `node --test` at once, the type check and the
-// architecture check beside them. Files that need a process of their own (see `ownProcess`) get one; files that mostly
+// architecture and lint checks beside them. Files that need a process of their own (see `ownProcess`) get one; files that mostly
 // wait on processes they start (see `startsBank`) run in one more process beside the rest.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -191,6 +191,10 @@ const typecheck = run(
 // CPU-seconds): a violation that .dependency-cruiser-known-violations.json does not list fails
 // the run, named with its rule and files.
 const architecture = run(process.execPath, [path.join(root, 'scripts/arch.mjs')], { capture: true })
+// And the lint rules (scripts/lint.mjs: ESLint on every source file, about 1 CPU-second with
+// its cache, 10 without): a violation that eslint-suppressions.json does not tolerate fails
+// the run, named with its file, line and rule.
+const lint = run(process.execPath, [path.join(root, 'scripts/lint.mjs')], { capture: true })
 
 const backends = ['pglite']
 if (await reachable(adminUrl)) backends.push('postgres')
@@ -381,6 +385,13 @@ try {
   const archLines = arch.output.trimEnd().split('\n')
   const archLast = archLines.at(-1)?.startsWith('architecture: ') ? archLines.at(-1).slice('architecture: '.length) : undefined
   if (arch.status !== 0 || archLines.length > 1 || !archLast) process.stdout.write(`\n${arch.output}`)
+  // The lint check's report likewise.
+  const linted = await lint
+  const lintLines = linted.output.trimEnd().split('\n')
+  const lintLast = /^lint: (.*)$/.exec(lintLines.at(-1) ?? '')?.[1]
+  if (linted.status !== 0 || lintLines.length > 1 || !lintLast) {
+    process.stdout.write(`\n${linted.output}`)
+  }
   if ((tests.status !== 0 || besideTests.status !== 0) && Object.values(counts).every((c) => c.fail === 0)) counts[backends[0]].fail += 1
   const passed = Object.values(counts).reduce((sum, c) => sum + c.pass, 0)
   const failed = Object.values(counts).reduce((sum, c) => sum + c.fail, 0)
@@ -388,12 +399,15 @@ try {
   const summary = backends.map((b) => `${b}: ${counts[b].pass} passed, ${counts[b].fail} failed${counts[b].skip ? `, ${counts[b].skip} skipped` : ''}`)
   summary.push(`type check: ${checked.status === 0 ? 'passed' : 'FAILED'}`)
   summary.push(`architecture: ${arch.status === 0 ? 'passed' : 'FAILED'}${archLast ? `; ${archLast}` : ''}`)
+  const lintPassed = linted.status === 0 ? 'passed' : 'FAILED'
+  summary.push(`lint: ${lintPassed}${lintLast ? `; ${lintLast}` : ''}`)
   const cpu = cpuSeconds()
   process.stdout.write(`\n${summary.join('\n')}\n`)
   process.stdout.write(
     `all: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} (${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''})\n`,
   )
-  exitStatus = failed === 0 && passed > 0 && checked.status === 0 && arch.status === 0 ? 0 : 1
+  const checks = [checked, arch, linted].every((c) => c.status === 0)
+  exitStatus = failed === 0 && passed > 0 && checks ? 0 : 1
 } finally {
   fs.rmSync(outdir, { recursive: true, force: true })
 }
