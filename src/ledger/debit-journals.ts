@@ -25,7 +25,11 @@ export interface DebitBooking {
 }
 
 /** Books a collected debit order; returns its credit's transaction id. */
-export function collectDebit(batch: LedgerBatch, debts: PartnerDebts, booking: DebitBooking): string {
+export function collectDebit(
+  batch: LedgerBatch,
+  debts: PartnerDebts,
+  booking: DebitBooking,
+): string {
   const { amount, charges } = booking
   const net = amount - charges
   const txId = newRowId()
@@ -69,10 +73,16 @@ export function reverseDebit(
     tx_id: reversalId,
     counter: [
       { internal: 'settlement:DEBIT_ORDER', amount: booking.amount },
-      ...(booking.charges > 0n ? [{ internal: 'fee_income' as const, amount: -booking.charges }] : []),
+      ...(booking.charges > 0n
+        ? [{ internal: 'fee_income' as const, amount: -booking.charges }]
+        : []),
     ],
   })
-  const reason = shortfall > 0n ? `disputed by the debtor; ${shortfall} cents the account could not cover are owed by the partner` : 'disputed by the debtor'
+  const reason =
+    shortfall > 0n
+      ? `disputed by the debtor; ${shortfall} cents the account could not cover ` +
+        'are owed by the partner'
+      : 'disputed by the debtor'
   batch.append({
     id: reversalId,
     account_id: booking.account_id,
@@ -88,7 +98,10 @@ export function reverseDebit(
     posted: true,
     status_reason: reason,
   })
-  batch.setStatus(booking.credit_tx_id, booking.account_id, { status: 'Reversed', reason: 'disputed by the debtor' })
+  batch.setStatus(booking.credit_tx_id, booking.account_id, {
+    status: 'Reversed',
+    reason: 'disputed by the debtor',
+  })
   return { reversal_tx_id: reversalId, reason }
 }
 

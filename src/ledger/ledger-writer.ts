@@ -46,7 +46,9 @@ export interface LedgerWriterSettings {
   batch_jobs_max: number
   /** Batches of one desk being written at once. */
   batches_in_flight_max: number
-  /** Requests that must wait before a batch starts beside one being written (group-committer.ts). */
+  /**
+   * Requests that must wait before a batch starts beside one being written (group-committer.ts).
+   */
   batch_overlap_jobs_min?: number
   /** Payment batches of one account written at once: 1, the default, or 2 (see the header). */
   account_batches_max?: number
@@ -54,7 +56,10 @@ export interface LedgerWriterSettings {
   queue_jobs_max: number
   /** How long a used idempotency key makes a repeat a duplicate (24 h by default). */
   key_window_ms: number
-  /** What payment batches remember of their accounts, shared with the writers that forget what they change. */
+  /**
+   * What payment batches remember of their accounts, shared with the writers that forget what they
+   * change.
+   */
   known: KnownAccounts
   /** Told of every batch written, by desk: the metrics. */
   observeBatch?: (desk: string, size: number, seconds: number, ok: boolean) => void
@@ -62,20 +67,30 @@ export interface LedgerWriterSettings {
   observeStart?: (start: 'remembered' | 'locked' | 'stale') => void
 }
 
-/** A failed batch is written again whole this many times at most (deadlock, serialization failure). */
+/**
+ * A failed batch is written again whole this many times at most (deadlock, serialization failure).
+ */
 const batch_attempts_max = 3
 
-/** A kind of payment the writer takes: how its journals are recorded, never how they are batched. */
+/**
+ * A kind of payment the writer takes: how its journals are recorded, never how they are batched.
+ */
 export interface PaymentKind<P, R> {
   /** The desk's name in the metrics and probes. */
   name: string
   /** The accounts its journals touch (locked in id order with the rest of its batch). */
   accountsOf(payment: P): readonly string[]
-  /** Its idempotency key: a repeat within the key window is answered as a duplicate of the first. */
+  /**
+   * Its idempotency key: a repeat within the key window is answered as a duplicate of the first.
+   */
   keyOf(payment: P): TransferKey
-  /** Why it cannot be taken at all, checked under the locks before its key; undefined when it can. */
+  /**
+   * Why it cannot be taken at all, checked under the locks before its key; undefined when it can.
+   */
   refusal(batch: LedgerBatch, payment: P): BankError | undefined
-  /** Records its journals; undefined when available is short (nothing recorded, its key stays free). */
+  /**
+   * Records its journals; undefined when available is short (nothing recorded, its key stays free).
+   */
   take(batch: LedgerBatch, payment: P): R | undefined
   /**
    * The account it credits whose partner may owe the bank (partner-debt.ts), recovered from
@@ -84,7 +99,10 @@ export interface PaymentKind<P, R> {
    */
   creditOf?(payment: P): { account: string; tx_id: string } | undefined
   /** The rows that commit with a batch's taken payments (payment advices); undefined when none. */
-  alongside?(taken: Array<{ payment: P; value: R }>, now: Date): ((trx: Kysely<Database>) => Promise<void>) | undefined
+  alongside?(
+    taken: Array<{ payment: P; value: R }>,
+    now: Date,
+  ): ((trx: Kysely<Database>) => Promise<void>) | undefined
 }
 
 /** A change to a Pending transaction once its outcome is known, made at most once. */
@@ -94,10 +112,16 @@ export interface SettlementKind<S, R> {
   txOf(settlement: S): string
   /** Records the change, under the account's lock, while the transaction is still Pending. */
   settle(batch: LedgerBatch, settlement: S): R
-  /** The answer when the transaction is no longer Pending (settled meanwhile): nothing is written twice. */
+  /**
+   * The answer when the transaction is no longer Pending (settled meanwhile): nothing is written
+   * twice.
+   */
   settled(status: TxStatus, settlement: S): R
   /** The rows that commit with a batch's settlements; undefined when none. */
-  alongside?(settled: Array<{ settlement: S; value: R }>, now: Date): ((trx: Kysely<Database>) => Promise<void>) | undefined
+  alongside?(
+    settled: Array<{ settlement: S; value: R }>,
+    now: Date,
+  ): ((trx: Kysely<Database>) => Promise<void>) | undefined
 }
 
 /** One write of a batch, as a probe sees it. */
@@ -127,9 +151,12 @@ export interface WriterProbe {
 
 type Mode = 'claim-in-write' | 'claim-first'
 
+type Outcomes<R> = BatchOutcome<R>[]
+
 const overloaded = () => new Unavailable('the bank is busy; try again shortly')
 
-const insufficientFunds = () => Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee')
+const insufficientFunds = () =>
+  Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee')
 
 export class LedgerWriter {
   /** The lane of the last payment batch started for each account still being written. */
@@ -191,7 +218,12 @@ export class LedgerWriter {
       retryable: isRetryableDatabaseError,
       attempts_max: batch_attempts_max,
       isolatable: (error: unknown) => !isDatabaseUnavailable(error),
-      ...(observe ? { observe: (size: number, seconds: number, ok: boolean) => observe(name, size, seconds, ok) } : {}),
+      ...(observe
+        ? {
+            observe: (size: number, seconds: number, ok: boolean) =>
+              observe(name, size, seconds, ok),
+          }
+        : {}),
     }
   }
 
@@ -209,15 +241,17 @@ export class LedgerWriter {
    * own), this one finds the account as it is, or stale: its own race, not another
    * writer's, so the account is not paused and the guess not counted against guessing.
    */
-  private async paymentBatch<P, R>(kind: PaymentKind<P, R>, payments: P[]): Promise<BatchOutcome<R>[]> {
-    if (this.probes.size > 0) for (const probe of this.probes) await probe.beforeBatch?.(kind.name, payments.map(kind.keyOf))
+  private async paymentBatch<P, R>(kind: PaymentKind<P, R>, payments: P[]): Promise<Outcomes<R>> {
+    for (const probe of this.probes) await probe.beforeBatch?.(kind.name, payments.map(kind.keyOf))
     const accountIds = [...new Set(payments.flatMap(kind.accountsOf))]
     let ahead: Lane | undefined
     for (const id of accountIds) ahead ??= this.lanes.get(id)
     const lane = new Lane()
     for (const id of accountIds) this.lanes.set(id, lane)
     try {
-      return await inLane(lane, ahead, () => this.paymentBatchOnce(kind, payments, ahead !== undefined))
+      return await inLane(lane, ahead, () =>
+        this.paymentBatchOnce(kind, payments, ahead !== undefined),
+      )
     } finally {
       lane.close()
       for (const id of accountIds) if (this.lanes.get(id) === lane) this.lanes.delete(id)
@@ -231,7 +265,11 @@ export class LedgerWriter {
    * that started from remembered accounts and found one changed is written again with its
    * accounts locked and read first (known-accounts.ts).
    */
-  private async paymentBatchOnce<P, R>(kind: PaymentKind<P, R>, payments: P[], behind: boolean): Promise<BatchOutcome<R>[]> {
+  private async paymentBatchOnce<P, R>(
+    kind: PaymentKind<P, R>,
+    payments: P[],
+    behind: boolean,
+  ): Promise<BatchOutcome<R>[]> {
     try {
       return await this.writePayments(kind, payments, 'claim-in-write', true, behind)
     } catch (error) {
@@ -264,42 +302,45 @@ export class LedgerWriter {
     // A batch that credits an account whose partner may owe the bank locks its partner debts
     // (partner-debt.ts), which every path locks after the accounts: so it locks its accounts
     // first, not in its write.
-    const guessable = guess && mode === 'claim-in-write' && !(kind.creditOf && payments.some((p) => kind.creditOf!(p)))
+    const first = guess && mode === 'claim-in-write'
+    const guessable = first && !(kind.creditOf && payments.some((p) => kind.creditOf!(p)))
+    const write = { mode, first, behind }
     let written: LedgerBatch | undefined
     try {
       await this.db.transaction().execute(async (trx) => {
         const batch =
-          (guessable ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
+          (guessable && LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known)) ||
           (await LedgerBatch.open(trx, this.clock, accountIds))
         written = batch
-        if (guess && mode === 'claim-in-write') this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')
+        if (first) this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')
         await this.takePayments(trx, kind, batch, payments, mode, outcomes)
       })
     } catch (error) {
       this.known.forget(accountIds)
       if (written?.guessed && !behind) this.known.guessed(error instanceof StaleAccounts)
-      if (this.probes.size > 0) this.reportPayments(kind, payments, mode, guess, behind, written, false)
-      // A key taken, found by the write's plain insert: as a failed guard (written again claiming first).
-      throw isKeyTaken(error) && mode === 'claim-in-write' ? new GuardFailed('a key of the batch is taken') : error
+      if (this.probes.size > 0) this.reportPayments(kind, payments, write, written, false)
+      // A key taken, found by the write's plain insert: as a failed guard (written again
+      // claiming first).
+      const keyTaken = isKeyTaken(error) && mode === 'claim-in-write'
+      throw keyTaken ? new GuardFailed('a key of the batch is taken') : error
     }
     if (written!.guessed) this.known.guessed(false)
     this.known.remember(written!.accountStates())
-    if (this.probes.size > 0) this.reportPayments(kind, payments, mode, guess, behind, written, true)
+    if (this.probes.size > 0) this.reportPayments(kind, payments, write, written, true)
     return outcomes
   }
 
   private reportPayments<P, R>(
     kind: PaymentKind<P, R>,
     payments: P[],
-    mode: Mode,
-    first: boolean,
-    behind: boolean,
+    write: Pick<WriteReport, 'mode' | 'first' | 'behind'>,
     written: LedgerBatch | undefined,
     committed: boolean,
   ): void {
     const locked = written !== undefined && !written.guessed
     const accounts = [...new Set(payments.flatMap(kind.accountsOf))]
-    this.report({ desk: kind.name, mode, first: first && mode === 'claim-in-write', behind, keys: payments.map(kind.keyOf), accounts, locked, committed })
+    const keys = payments.map(kind.keyOf)
+    this.report({ desk: kind.name, ...write, keys, accounts, locked, committed })
   }
 
   private async takePayments<P, R>(
@@ -310,66 +351,31 @@ export class LedgerWriter {
     mode: Mode,
     outcomes: BatchOutcome<R>[],
   ): Promise<void> {
-    // A credited account's partner that owes the bank (a disputed debit order's shortfall)
-    // pays it from the credit first (partner-debt.ts); only batches with such credits ask.
-    const credits = kind.creditOf ? payments.map((p) => kind.creditOf!(p)) : []
-    const debtors = credits.flatMap((c) => (c && batch.has(c.account) ? [batch.account(c.account).partner_id] : []))
-    const debts = debtors.length > 0 ? await PartnerDebts.open(trx, debtors, batch.now) : undefined
+    const debts = await openDebts(trx, kind, batch, payments)
     const keys = payments.map(kind.keyOf)
-    // The first payment with a key in this batch claims it; a repeat waits for its result below.
-    const firstWithKey = new Map<string, number>()
-    const claimants: number[] = []
-    const duplicates: number[] = []
-    payments.forEach((payment, i) => {
-      const refusal = kind.refusal(batch, payment)
-      if (refusal) {
-        outcomes[i] = { ok: false, error: refusal }
-        return
-      }
-      const key = `${keys[i]!.partner_id}/${keys[i]!.client_tx_id}`
-      if (firstWithKey.has(key)) duplicates.push(i)
-      else {
-        firstWithKey.set(key, i)
-        claimants.push(i)
-      }
-    })
-    const claimed = mode === 'claim-first' ? await this.claimKeys(trx, claimants.map((i) => keys[i]!), batch.now) : undefined
-    const taking: TransferKey[] = []
-    const released: TransferKey[] = []
-    const taken: Array<{ payment: P; value: R }> = []
-    for (const i of claimants) {
-      const payment = payments[i]!
-      if (claimed && !claimed.has(keys[i]!.tx_id)) {
-        duplicates.push(i)
-        continue
-      }
-      const value = kind.take(batch, payment)
-      if (value === undefined) {
-        outcomes[i] = { ok: false, error: insufficientFunds() }
-        released.push(keys[i]!)
-        continue
-      }
-      taking.push(keys[i]!)
-      outcomes[i] = { ok: true, value }
-      taken.push({ payment, value })
-      const credit = credits[i]
-      if (credit && debts) debts.recover(batch, credit.account, batch.account(credit.account).partner_id, credit.tx_id)
-    }
+    const { claimants, duplicates } = byKey(kind, batch, payments, keys, outcomes)
+    const claimFirst = mode === 'claim-first'
+    const claimed = claimFirst ? await this.claimKeys(trx, keys, claimants, batch.now) : undefined
+    const batchKeys = { payments, keys, claimants, claimed, debts }
+    const took = takeEach(kind, batch, batchKeys, outcomes, duplicates)
     // A request refused for funds moved no money, so its key may be used again.
-    if (claimed) await releaseTransferKeys(trx, released.map((k) => k.tx_id))
-    const alongside = kind.alongside?.(taken, batch.now)
+    if (claimed) await releaseTransferKeys(trx, took.released.map((k) => k.tx_id))
+    const alongside = kind.alongside?.(took.taken, batch.now)
     // Most batches end with their write: its commit is sent with it (one round trip).
     const last = !debts && !alongside && duplicates.length === 0
     // The state this batch will leave, remembered as its write goes out, so that the next
     // batch of its accounts may start from it behind this one (paymentBatch); forgotten if
     // this one fails (writePayments).
-    if ((this.settings.account_batches_max ?? 1) > 1 && !claimed) this.known.remember(batch.accountStates())
-    await batch.flush(claimed ? undefined : this.keyGuard(taking, released, batch.now), { commit: last })
+    const overlaps = (this.settings.account_batches_max ?? 1) > 1
+    if (overlaps && !claimed) this.known.remember(batch.accountStates())
+    const guard = claimed ? undefined : this.keyGuard(took.taking, took.released, batch.now)
+    await batch.flush(guard, { commit: last })
     if (last) return
     await debts?.flush()
     await alongside?.(trx)
     // Inside the transaction: should the batch be retried, it must not find its own keys.
-    if (duplicates.length > 0) await this.answerDuplicates(trx, keys, duplicates, outcomes, batch.now)
+    if (duplicates.length === 0) return
+    await this.answerDuplicates(trx, keys, duplicates, outcomes, batch.now)
   }
 
   /**
@@ -378,20 +384,23 @@ export class LedgerWriter {
    * isKeyTaken), and the condition that no key of a request refused for funds is live.
    */
   private keyGuard(taking: TransferKey[], refused: TransferKey[], now: Date): FlushGuard {
-    const queries: RawBuilder<unknown>[] = taking.length > 0 ? [sql`k as (${insertKeysStatement(taking, now)})`] : []
+    const queries: RawBuilder<unknown>[] =
+      taking.length > 0 ? [sql`k as (${insertKeysStatement(taking, now)})`] : []
     if (refused.length === 0) return { queries }
     queries.push(sql`r as (${liveKeysStatement(refused, this.keyCutoff(now))})`)
     return { queries, holds: sql`not exists (select 1 from r)` }
   }
 
-  /** A key used before this no longer counts: the duplicate window (configurable, 24 h by default). */
+  /**
+   * A key used before this no longer counts: the duplicate window (configurable, 24 h by default).
+   */
   private keyCutoff(now: Date): Date {
     return new Date(now.getTime() - this.settings.key_window_ms)
   }
 
-  /** Claims each key; returns the tx ids whose key was new (the others are duplicates). */
-  private claimKeys(trx: Kysely<Database>, keys: TransferKey[], now: Date): Promise<Set<string>> {
-    return claimTransferKeys(trx, keys, now, this.keyCutoff(now))
+  /** Claims the claimants' keys; returns the tx ids whose key was new (the rest: duplicates). */
+  private claimKeys(trx: Kysely<Database>, keys: TransferKey[], claimants: number[], now: Date) {
+    return claimTransferKeys(trx, claimants.map((i) => keys[i]!), now, this.keyCutoff(now))
   }
 
   private async answerDuplicates<R>(
@@ -402,26 +411,41 @@ export class LedgerWriter {
     now: Date,
   ): Promise<void> {
     const cutoff = this.keyCutoff(now)
-    const rows = await transferKeysOf(trx, [...new Set(indexes.map((i) => keys[i]!.client_tx_id))], cutoff)
+    const rows = await transferKeysOf(
+      trx,
+      [...new Set(indexes.map((i) => keys[i]!.client_tx_id))],
+      cutoff,
+    )
     for (const i of indexes) {
       const key = keys[i]!
-      const original = rows.find((r) => r.partner_id === key.partner_id && r.client_tx_id === key.client_tx_id)
+      const original = rows.find(
+        (r) => r.partner_id === key.partner_id && r.client_tx_id === key.client_tx_id,
+      )
       if (!original) {
         // The first request with this key in the same batch was refused; so is this one.
-        const first = outcomes.find((o, j) => j !== i && o && !o.ok && keys[j]!.client_tx_id === key.client_tx_id)
-        outcomes[i] = first ?? { ok: false, error: Invalid.field('clientTxId', 'the request with this key was refused') }
+        const first = outcomes.find(
+          (o, j) => j !== i && o && !o.ok && keys[j]!.client_tx_id === key.client_tx_id,
+        )
+        outcomes[i] = first ?? {
+          ok: false,
+          error: Invalid.field('clientTxId', 'the request with this key was refused'),
+        }
         continue
       }
       outcomes[i] = {
         ok: false,
-        error: new Conflict('duplicate transaction: this clientTxId was used within the duplicate window', [
-          { field: 'clientTxId', message: 'already used', tx_id: original.tx_id },
-        ]),
+        error: new Conflict(
+          'duplicate transaction: this clientTxId was used within the duplicate window',
+          [{ field: 'clientTxId', message: 'already used', tx_id: original.tx_id }],
+        ),
       }
     }
   }
 
-  private async settlementBatch<S, R>(kind: SettlementKind<S, R>, settlements: S[]): Promise<BatchOutcome<R>[]> {
+  private async settlementBatch<S, R>(
+    kind: SettlementKind<S, R>,
+    settlements: S[],
+  ): Promise<BatchOutcome<R>[]> {
     // A settlement changes the accounts' holds: what payment batches remember of them is stale
     // (forgotten before, and again after, in case a payment batch remembered them meanwhile).
     const accountIds = settlements.map(kind.accountOf)
@@ -434,12 +458,24 @@ export class LedgerWriter {
     } finally {
       this.known.forget(accountIds)
       if (this.probes.size > 0) {
-        this.report({ desk: kind.name, mode: 'locked', first: true, behind: false, keys: [], accounts: accountIds, locked: true, committed })
+        this.report({
+          desk: kind.name,
+          mode: 'locked',
+          first: true,
+          behind: false,
+          keys: [],
+          accounts: accountIds,
+          locked: true,
+          committed,
+        })
       }
     }
   }
 
-  private async settleUnderLock<S, R>(kind: SettlementKind<S, R>, settlements: S[]): Promise<BatchOutcome<R>[]> {
+  private async settleUnderLock<S, R>(
+    kind: SettlementKind<S, R>,
+    settlements: S[],
+  ): Promise<BatchOutcome<R>[]> {
     return this.db.transaction().execute(async (trx) => {
       const batch = await LedgerBatch.open(trx, this.clock, settlements.map(kind.accountOf))
       // A clearing run recovers an RTC still Pending a minute after it was taken, so a slow
@@ -461,4 +497,99 @@ export class LedgerWriter {
       return outcomes
     })
   }
+}
+
+/**
+ * The debts of the partners whose accounts the batch credits (a disputed debit order's
+ * shortfall), paid from the credit first (partner-debt.ts); only batches with such credits ask.
+ */
+async function openDebts<P, R>(
+  trx: Kysely<Database>,
+  kind: PaymentKind<P, R>,
+  batch: LedgerBatch,
+  payments: P[],
+): Promise<PartnerDebts | undefined> {
+  if (!kind.creditOf) return undefined
+  const debtors: string[] = []
+  for (const payment of payments) {
+    const credit = kind.creditOf(payment)
+    if (credit && batch.has(credit.account)) debtors.push(batch.account(credit.account).partner_id)
+  }
+  return debtors.length > 0 ? PartnerDebts.open(trx, debtors, batch.now) : undefined
+}
+
+/**
+ * Refuses what cannot be taken at all, and splits the rest by key: the first payment with a
+ * key in the batch claims it (a claimant); a repeat waits for its result (a duplicate).
+ */
+function byKey<P, R>(
+  kind: PaymentKind<P, R>,
+  batch: LedgerBatch,
+  payments: P[],
+  keys: TransferKey[],
+  outcomes: BatchOutcome<R>[],
+): { claimants: number[]; duplicates: number[] } {
+  const firstWithKey = new Set<string>()
+  const claimants: number[] = []
+  const duplicates: number[] = []
+  payments.forEach((payment, i) => {
+    const refusal = kind.refusal(batch, payment)
+    if (refusal) {
+      outcomes[i] = { ok: false, error: refusal }
+      return
+    }
+    const key = `${keys[i]!.partner_id}/${keys[i]!.client_tx_id}`
+    if (firstWithKey.has(key)) duplicates.push(i)
+    else {
+      firstWithKey.add(key)
+      claimants.push(i)
+    }
+  })
+  return { claimants, duplicates }
+}
+
+interface Claimants<P> {
+  payments: P[]
+  keys: TransferKey[]
+  claimants: number[]
+  /** The tx ids whose key was new, when the keys were claimed first. */
+  claimed: Set<string> | undefined
+  debts: PartnerDebts | undefined
+}
+
+/**
+ * Records each claimant's journals in request order, against the running balances: a key
+ * claimed by another is a duplicate, a payment available does not cover is refused for funds
+ * (its key released), and a credit first pays its partner's debt.
+ */
+function takeEach<P, R>(
+  kind: PaymentKind<P, R>,
+  batch: LedgerBatch,
+  { payments, keys, claimants, claimed, debts }: Claimants<P>,
+  outcomes: BatchOutcome<R>[],
+  duplicates: number[],
+) {
+  const taking: TransferKey[] = []
+  const released: TransferKey[] = []
+  const taken: Array<{ payment: P; value: R }> = []
+  for (const i of claimants) {
+    const payment = payments[i]!
+    if (claimed && !claimed.has(keys[i]!.tx_id)) {
+      duplicates.push(i)
+      continue
+    }
+    const value = kind.take(batch, payment)
+    if (value === undefined) {
+      outcomes[i] = { ok: false, error: insufficientFunds() }
+      released.push(keys[i]!)
+      continue
+    }
+    taking.push(keys[i]!)
+    outcomes[i] = { ok: true, value }
+    taken.push({ payment, value })
+    const credit = debts && kind.creditOf?.(payment)
+    if (!credit) continue
+    debts.recover(batch, credit.account, batch.account(credit.account).partner_id, credit.tx_id)
+  }
+  return { taking, released, taken }
 }

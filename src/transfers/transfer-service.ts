@@ -3,7 +3,7 @@ import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import { assert, BankError, Invalid, NotFound } from '../errors.ts'
 import type { LedgerBatch } from '../ledger/ledger-batch.ts'
-import type { LedgerWriter } from '../ledger/ledger-writer.ts'
+import type { LedgerWriter, PaymentKind, SettlementKind } from '../ledger/ledger-writer.ts'
 import {
   accountsOf,
   payInternal,
@@ -20,7 +20,11 @@ import { newRowId } from '../ledger/row-id.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
 import type { PaymentAdviceRow } from './payment-advice-store.ts'
-import type { InternalTransferRequest, TransferRequest, TransferResult } from './transfer-contract.ts'
+import type {
+  InternalTransferRequest,
+  TransferRequest,
+  TransferResult,
+} from './transfer-contract.ts'
 import { checkPaymentLimit, type PaymentType } from './transfer-limits.ts'
 
 // Single payments. A payout to another bank is taken in two steps, each a journal the
@@ -49,7 +53,10 @@ export interface PayeeDirectory {
 
 type Taken = PendingPayout | InternalPaid
 
-/** A payment as transfers ask the ledger to take it: its journal, and the advice its recipient asked for. */
+/**
+ * A payment as transfers ask the ledger to take it: its journal, and the advice its recipient asked
+ * for.
+ */
 type Payment = PaymentJob & { advice: { email: string; name: string } | undefined }
 
 interface Settlement {
@@ -75,40 +82,8 @@ export class TransferService {
     writer: LedgerWriter,
     private readonly settings: TransferSettings,
   ) {
-    this.reserver = writer.payments<Payment, Taken>({
-      name: 'reserve',
-      accountsOf,
-      keyOf: (job) => ({ partner_id: job.partnerId, client_tx_id: job.clientTxId, tx_id: job.txId }),
-      refusal: refusalOf,
-      take: (batch, job) => (job.kind === 'internal' ? payInternal(batch, job) : reservePayout(batch, job)),
-      creditOf: (job) => (job.kind === 'internal' ? { account: job.payeeAccountId, tx_id: job.payeeTxId } : undefined),
-      // Advices commit with their payments; an internal payment is Successful already.
-      alongside: (taken, now) => {
-        const rows: PaymentAdviceRow[] = []
-        const paidNow: string[] = []
-        for (const { payment, value } of taken) {
-          if (payment.advice) rows.push({ tx_id: payment.txId, partner_id: payment.partnerId, ...payment.advice, created_at: now })
-          if (value.payment_type === 'INTERNAL') paidNow.push(value.tx_id)
-        }
-        if (rows.length === 0 && paidNow.length === 0) return undefined
-        return async (trx) => {
-          await advices.record(trx, rows)
-          await advices.paid(trx, paidNow)
-        }
-      },
-    })
-    this.settler = writer.settlements<Settlement, SettledStatus>({
-      name: 'settle',
-      accountOf: (s) => s.payout.account_id,
-      txOf: (s) => s.payout.tx_id,
-      settle: (batch, s) => settlePayout(batch, s.payout, s.outcome),
-      // Settled already by a clearing run's recovery: answered with the status it has.
-      settled: (status) => (status === 'Reversed' ? 'Successful' : (status as SettledStatus)),
-      alongside: (settled) => {
-        const succeeded = settled.filter((s) => s.value === 'Successful').map((s) => s.settlement.payout.tx_id)
-        return succeeded.length === 0 ? undefined : (trx) => advices.paid(trx, succeeded)
-      },
-    })
+    this.reserver = writer.payments(paymentKind(advices))
+    this.settler = writer.settlements(settlementKind(advices))
   }
 
   async transfer(caller: Caller, request: TransferRequest): Promise<TransferResult> {
@@ -123,7 +98,8 @@ export class TransferService {
     })
     const taken = await this.reserver.submit(job)
     assert(taken.payment_type !== 'INTERNAL', 'a payout is reserved as a payout')
-    if (paymentType === 'EFT') return { tx_id: taken.tx_id, amount: String(request.amount), status: 'Pending' }
+    const amountText = String(request.amount)
+    if (paymentType === 'EFT') return { tx_id: taken.tx_id, amount: amountText, status: 'Pending' }
     const outcome = await this.rail.payRealTime({
       tx_id: taken.tx_id,
       payment_type: 'RTC',
@@ -134,7 +110,7 @@ export class TransferService {
       ref: request.ref,
     })
     const status = await this.settler.submit({ payout: taken, outcome })
-    return { tx_id: taken.tx_id, amount: String(request.amount), status }
+    return { tx_id: taken.tx_id, amount: amountText, status }
   }
 
   /**
@@ -142,7 +118,10 @@ export class TransferService {
    * Compatibility): instant, so the RTC limits by SAST time apply; fee and idempotency as
    * for any transfer.
    */
-  async transferInternal(caller: Caller, request: InternalTransferRequest): Promise<TransferResult> {
+  async transferInternal(
+    caller: Caller,
+    request: InternalTransferRequest,
+  ): Promise<TransferResult> {
     checkPaymentLimit(this.calendar, this.clock.now(), 'INTERNAL', BigInt(request.amount))
     const payeeAccountId = await this.payees.accountIdByNumber(request.account_number)
     if (!payeeAccountId) throw noSuchPayee()
@@ -157,7 +136,11 @@ export class TransferService {
     return { tx_id: taken.tx_id, amount: String(request.amount), status: 'Successful' }
   }
 
-  private jobBase(caller: Caller, request: TransferRequest | InternalTransferRequest, paymentType: PaymentType) {
+  private jobBase(
+    caller: Caller,
+    request: TransferRequest | InternalTransferRequest,
+    paymentType: PaymentType,
+  ) {
     const fee = this.settings.fees[paymentType]
     return {
       partnerId: caller.partnerId as string,
@@ -171,20 +154,75 @@ export class TransferService {
       own_ref: request.own_ref,
       name: request.name,
       account_number: request.account_number,
-      advice: request.notification_email ? { email: request.notification_email, name: request.notification_name ?? '' } : undefined,
+      advice: request.notification_email
+        ? { email: request.notification_email, name: request.notification_name ?? '' }
+        : undefined,
     }
+  }
+}
+
+/** Payments as the ledger writer takes them: journals, keys, and advices committed with them. */
+function paymentKind(advices: PaymentAdvices): PaymentKind<Payment, Taken> {
+  return {
+    name: 'reserve',
+    accountsOf,
+    keyOf: (job) => ({ partner_id: job.partnerId, client_tx_id: job.clientTxId, tx_id: job.txId }),
+    refusal: refusalOf,
+    take: (batch, job) => {
+      return job.kind === 'internal' ? payInternal(batch, job) : reservePayout(batch, job)
+    },
+    creditOf: (job) => {
+      if (job.kind !== 'internal') return undefined
+      return { account: job.payeeAccountId, tx_id: job.payeeTxId }
+    },
+    // Advices commit with their payments; an internal payment is Successful already.
+    alongside: (taken, now) => {
+      const rows: PaymentAdviceRow[] = []
+      const paidNow: string[] = []
+      for (const { payment, value } of taken) {
+        const { txId: tx_id, partnerId: partner_id, advice } = payment
+        if (advice) rows.push({ tx_id, partner_id, ...advice, created_at: now })
+        if (value.payment_type === 'INTERNAL') paidNow.push(value.tx_id)
+      }
+      if (rows.length === 0 && paidNow.length === 0) return undefined
+      return async (trx) => {
+        await advices.record(trx, rows)
+        await advices.paid(trx, paidNow)
+      }
+    },
+  }
+}
+
+/** An RTC's rail answer, settled by the ledger writer (one settled meanwhile: as it stands). */
+function settlementKind(advices: PaymentAdvices): SettlementKind<Settlement, SettledStatus> {
+  return {
+    name: 'settle',
+    accountOf: (s) => s.payout.account_id,
+    txOf: (s) => s.payout.tx_id,
+    settle: (batch, s) => settlePayout(batch, s.payout, s.outcome),
+    // Settled already by a clearing run's recovery: answered with the status it has.
+    settled: (status) => (status === 'Reversed' ? 'Successful' : (status as SettledStatus)),
+    alongside: (settled) => {
+      const paid = settled.filter((s) => s.value === 'Successful')
+      const txIds = paid.map((s) => s.settlement.payout.tx_id)
+      return txIds.length === 0 ? undefined : (trx) => advices.paid(trx, txIds)
+    },
   }
 }
 
 /** Why a job cannot be taken at all, checked under the batch's locks; undefined when it can. */
 function refusalOf(batch: LedgerBatch, job: PaymentJob): BankError | undefined {
   // Another partner's account is answered exactly as a missing one (RULINGS, Tenancy).
-  if (!batch.has(job.accountId) || batch.account(job.accountId).partner_id !== job.partnerId) return new NotFound('account')
+  if (!batch.has(job.accountId) || batch.account(job.accountId).partner_id !== job.partnerId)
+    return new NotFound('account')
   if (job.kind !== 'internal') return undefined
   // Checked only once the paying account is known to be the caller's, so that this answer
   // tells nothing about another partner's account.
   if (job.payeeAccountId === job.accountId) {
-    return Invalid.field('account_number', 'is the paying account itself: an internal payment goes to another account')
+    return Invalid.field(
+      'account_number',
+      'is the paying account itself: an internal payment goes to another account',
+    )
   }
   return batch.has(job.payeeAccountId) ? undefined : noSuchPayee()
 }
