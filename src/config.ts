@@ -138,7 +138,7 @@ export interface Config {
   ledgerBatchJobsMax: number
   ledgerBatchesInFlightMax: number
   ledgerOverlapJobsMin: number
-  /** Payment batches of one account written at once (1 or 2; transfer-service.ts, reserveBatch). */
+  /** Payment batches of one account written at once (1 or 2; ledger/ledger-writer.ts, paymentBatch). */
   ledgerAccountBatchesMax: number
   ledgerQueueJobsMax: number
   /** EFT clearing cycles, minutes after 00:00 SAST on business days. */

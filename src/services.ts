@@ -10,6 +10,7 @@ import { UserService } from './users/user-service.ts'
 import { SouthAfricanCalendar } from './calendar/sa-calendar.ts'
 import { LedgerService } from './ledger/ledger-service.ts'
 import { KnownAccounts, known_accounts_default } from './ledger/known-accounts.ts'
+import { LedgerWriter } from './ledger/ledger-writer.ts'
 import type { Logger } from './logger.ts'
 import type { Rail } from './rails/rail.ts'
 import { SimulatedRail } from './rails/simulated-rail.ts'
@@ -64,6 +65,8 @@ export interface Services {
   calendar: SouthAfricanCalendar
   rail: Rail
   ledger: LedgerService
+  /** The ledger's write engine (group commit, remembered accounts, idempotency keys). */
+  ledgerWriter: LedgerWriter
   transfers: TransferService
   transactions: TransactionService
   clearing: ClearingService
@@ -170,18 +173,20 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const advices = new PaymentAdvices(db, clock, jobRunner, notifier, {
     payerName: async (partnerId, accountId) => (await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
   })
-  const transfers = new TransferService(db, clock, calendar, bankRail, { accountIdByNumber: (n) => accounts.idByNumber(n) }, advices, {
-    fees: config.fees,
-    keyWindowMs: config.transferKeyWindowMs,
-    batchJobsMax: config.ledgerBatchJobsMax,
-    batchesInFlightMax: config.ledgerBatchesInFlightMax,
-    batchOverlapJobsMin: config.ledgerOverlapJobsMin,
-    accountBatchesMax: config.ledgerAccountBatchesMax,
-    queueJobsMax: config.ledgerQueueJobsMax,
-    observeBatch: (committer, size, seconds, ok) => metrics.ledgerBatch(committer, size, seconds, ok),
+  // The ledger's write engine: group commit of payments and settlements (ledger-writer.ts).
+  const ledgerWriter = new LedgerWriter(db, clock, {
+    key_window_ms: config.transferKeyWindowMs,
+    batch_jobs_max: config.ledgerBatchJobsMax,
+    batches_in_flight_max: config.ledgerBatchesInFlightMax,
+    batch_overlap_jobs_min: config.ledgerOverlapJobsMin,
+    account_batches_max: config.ledgerAccountBatchesMax,
+    queue_jobs_max: config.ledgerQueueJobsMax,
+    observeBatch: (desk, size, seconds, ok) => metrics.ledgerBatch(desk, size, seconds, ok),
     known: knownAccounts,
     observeStart: (start) => metrics.ledgerBatchStart(start),
   })
+  const payees = { accountIdByNumber: (n: string) => accounts.idByNumber(n) }
+  const transfers = new TransferService(clock, calendar, bankRail, payees, advices, ledgerWriter, { fees: config.fees })
   const transactions = new TransactionService(db, accounts)
   const clearing = new ClearingService(
     db,
@@ -230,7 +235,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const limits = new LimitsService(db, clock, limiter, config.rateLimits)
   return {
     audit, dualControl,
-    credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, transfers, transactions, clearing,
+    credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
     kyc, kyb, documentRetention, metrics, limiter, limits,
   }

@@ -17,7 +17,7 @@ import { checkPaymentLimit, type PaymentType } from '../transfers/transfer-limit
 import { checkEndpointUrl } from '../webhooks/url-policy.ts'
 import { bulk_limits, type BulkInitiateRequest } from './bulk-contract.ts'
 import { entity_limits_default, lockEntity, pendingBatchesRefusal, pinBudgetRefusal, recordWrongPin, type EntityLimits } from './bulk-entity-limits.ts'
-import { captureFunding, holdFunding, releaseFunding, type FundingPlan } from './bulk-ledger.ts'
+import { captureFunding, holdFunding, releaseFunding, type FundingPlan } from '../ledger/bulk-journals.ts'
 import { newOtp, newOtpReference, otpHash, otpMatches, otpMessage } from './bulk-otp.ts'
 import { bulk_process_job_kind } from './bulk-processing.ts'
 import {

@@ -10,6 +10,7 @@ import type { JobView } from '../jobs/jobs-contract.ts'
 import { cents } from '../ledger/cents.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import { PartnerDebts } from '../ledger/partner-debt.ts'
+import { collectDebit, reverseDebit } from '../ledger/debit-journals.ts'
 import type { Logger } from '../logger.ts'
 import { collectionKey, type DebitCollectionOutcome, type DebitCollectionRequest, type DebitDispute, type DebitRail } from '../rails/debit-rail.ts'
 import { CollectionChunk } from './debit-collection-chunk.ts'
@@ -28,7 +29,6 @@ import { orderOf, type OrderRow } from './debit-store.ts'
 
 // The report's shape is the `ops.debit.run` reply schema's.
 import type { DebitRunReport } from './debit-collection-contract.ts'
-import { newRowId } from '../ledger/row-id.ts'
 export type { DebitRunReport }
 
 // Debit-order collection runs (RULINGS, Debit orders), as jobs of the jobs module: one
@@ -272,32 +272,12 @@ export class DebitCollection {
     const wanted = outcome.bank_charges ?? this.options.feeCents
     const charges = wanted < amount ? wanted : amount
     const net = amount - charges
-    const txId = newRowId()
-    batch.post([
-      { internal: 'settlement:DEBIT_ORDER', amount: -amount, tx_id: txId },
-      { account: order.account_id, amount: net, tx_id: txId },
-      ...(charges > 0n ? [{ internal: 'fee_income' as const, amount: charges, tx_id: txId }] : []),
-    ])
-    batch.append({
-      id: txId,
-      account_id: order.account_id,
-      tx_type: 'debit_order',
-      tx_payment_type: 'DEBIT_ORDER',
-      status: 'Successful',
+    const txId = collectDebit(batch, debts, {
+      ...bookingOf(order),
       amount,
-      fee: charges,
-      credit: net,
-      debit: 0n,
-      ref: order.reference,
+      charges,
       own_ref: `debit order ${order.id} of ${collection.collection_date}`,
-      recipient_name: order.account_holder_name,
-      recipient_account: order.account_number,
-      recipient_branch: order.branch_code,
-      added_by: 'system',
-      posted: true,
     })
-    // A partner that owes the bank (a disputed collection's shortfall) pays it from this credit first.
-    debts.recover(batch, order.account_id, order.partner_id, txId)
     const now = batch.now
     chunk.collection({ ...collection, status: 'successful', bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference, failure_reason: null, processed_at: now })
     const done = chunk.record(
@@ -419,36 +399,15 @@ export class DebitCollection {
     const net = cents(collection.net_amount ?? 0n)
     const creditTxId = collection.credit_tx_id
     assert(creditTxId, `successful collection ${collectionKey(collection)} has its credit`)
-    const reversalId = newRowId()
     // The debtor's bank takes the whole amount back; the bank gives up its charges.
-    const { taken, shortfall } = debts.takeBack(batch, {
-      account_id: order.account_id,
-      partner_id: order.partner_id,
-      amount: net,
-      tx_id: reversalId,
-      counter: [{ internal: 'settlement:DEBIT_ORDER', amount }, ...(charges > 0n ? [{ internal: 'fee_income' as const, amount: -charges }] : [])],
-    })
-    const reason = shortfall > 0n ? `disputed by the debtor; ${shortfall} cents the account could not cover are owed by the partner` : 'disputed by the debtor'
-    batch.append({
-      id: reversalId,
-      account_id: order.account_id,
-      parent_tx_id: creditTxId,
-      tx_type: 'reversal',
-      tx_payment_type: 'DEBIT_ORDER',
-      status: 'Successful',
-      amount: net,
-      credit: 0n,
-      debit: taken,
-      ref: order.reference,
+    const { reversal_tx_id: reversalId, reason } = reverseDebit(batch, debts, {
+      ...bookingOf(order),
+      amount,
+      charges,
+      net,
+      credit_tx_id: creditTxId,
       own_ref: `dispute of debit order ${order.id} of ${collection.collection_date}`,
-      recipient_name: order.account_holder_name,
-      recipient_account: order.account_number,
-      recipient_branch: order.branch_code,
-      added_by: 'system',
-      posted: true,
-      status_reason: reason,
     })
-    batch.setStatus(creditTxId, order.account_id, { status: 'Reversed', reason: 'disputed by the debtor' })
     const now = batch.now
     chunk.collection({ ...collection, status: 'disputed', disputed_at: now, reversal_tx_id: reversalId })
     const wasScheduled = order.status === 'scheduled'
@@ -460,6 +419,18 @@ export class DebitCollection {
     // A recurring order waiting for its next collection keeps that date.
     if (!wasScheduled || disputed.next_collection_date === null) return disputed
     return chunk.record(disputed, 'scheduled', { description: `next collection stays scheduled for ${disputed.next_collection_date}`, collection_date: disputed.next_collection_date })
+  }
+}
+
+/** What the ledger's debit journals name of an order: its account, reference and debtor. */
+function bookingOf(order: OrderRow) {
+  return {
+    account_id: order.account_id,
+    partner_id: order.partner_id,
+    ref: order.reference,
+    recipient_name: order.account_holder_name,
+    recipient_account: order.account_number,
+    recipient_branch: order.branch_code,
   }
 }
 

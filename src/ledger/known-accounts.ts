@@ -141,6 +141,15 @@ export class KnownAccounts {
   get size(): number {
     return this.states.size
   }
+
+  /** Forgets everything, the counts of guesses included: the memory of a new instance. */
+  clear(): void {
+    this.states.clear()
+    this.paused.clear()
+    this.guesses = 0
+    this.stales = 0
+    this.suspendedUntil = 0
+  }
 }
 
 /** A copy of an account's state: one object literal of known shape (a spread copy is slower to make and to read). */

@@ -6,7 +6,6 @@ import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatu
 import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
 import { chainHash, type ChainFields } from './tx-chain.ts'
-import type { KnownAccounts } from './known-accounts.ts'
 import { newRowId } from './row-id.ts'
 
 // The only code that moves money. A LedgerBatch is one unit of work inside one database
@@ -118,6 +117,11 @@ export interface FlushGuard {
   holds?: RawBuilder<unknown>
 }
 
+/** Where remembered account states come from (known-accounts.ts): copies, or undefined unless all are there. */
+export interface RememberedAccounts {
+  take(ids: readonly string[]): Map<string, AccountState> | undefined
+}
+
 export class LedgerBatch {
   private readonly newRows: Insertable<TransactionsTable>[] = []
   private readonly newPostings: Insertable<PostingsTable>[] = []
@@ -141,7 +145,7 @@ export class LedgerBatch {
    * id order and is refused whole (StaleAccounts) unless each is still exactly as
    * remembered. Undefined when an account is not remembered: open it the usual way.
    */
-  static fromKnown(trx: Kysely<Database>, clock: Clock, accountIds: Iterable<string>, known: KnownAccounts): LedgerBatch | undefined {
+  static fromKnown(trx: Kysely<Database>, clock: Clock, accountIds: Iterable<string>, known: RememberedAccounts): LedgerBatch | undefined {
     const ids = [...new Set(accountIds)].sort()
     if (ids.length === 0) return undefined
     const states = known.take(ids)

@@ -1,7 +1,6 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { Database, TransactionsTable, TxPaymentType, TxStatus } from '../db/schema.ts'
-import type { RailPayment } from '../rails/rail.ts'
-import type { PendingPayout } from '../transfers/settlement.ts'
+import type { PendingPayout } from './payment-journals.ts'
 import { cents } from './cents.ts'
 
 // The ledger's read functions: every read of `transactions` outside the ledger's own
@@ -13,10 +12,21 @@ export type TransactionRow = Selectable<TransactionsTable>
 
 type Executor = Kysely<Database>
 
+/** What a rail is told of a payout (rails/rail.ts RailPayment has this shape). */
+export interface PayoutInstruction {
+  tx_id: string
+  payment_type: 'EFT' | 'RTC'
+  amount: bigint
+  account_number: string
+  branch_code: string
+  name: string
+  ref: string
+}
+
 /** A payout waiting for its rail, with what the rail is to be told. */
 export interface PendingPayoutWork {
   payout: PendingPayout
-  payment: RailPayment
+  payment: PayoutInstruction
 }
 
 /**
@@ -57,7 +67,7 @@ export async function pendingPayouts(
       fee: cents(row.fee),
       hold_amount: cents(row.hold_amount),
     }
-    const payment: RailPayment = {
+    const payment: PayoutInstruction = {
       tx_id: row.id,
       payment_type: paymentType,
       amount: payout.amount,

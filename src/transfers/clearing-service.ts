@@ -13,7 +13,7 @@ import type { JobView } from '../jobs/jobs-contract.ts'
 import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
-import { reversePayout, settlePayout, type PendingPayout } from './settlement.ts'
+import { reversePayout, settlePayout, type PendingPayout } from '../ledger/payment-journals.ts'
 
 // The report's shape is the `ops.clearing.run` reply schema's.
 import type { ClearingReport } from './clearing-contract.ts'

@@ -6,7 +6,7 @@ import { assert } from '../errors.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { transactionOf } from '../ledger/ledger-store.ts'
 import type { Notifier } from '../notify/notifier.ts'
-import { advisedPayments, insertPaymentAdvices, markPaymentAdviceSent, paymentAdviceOf, type PaymentAdviceRow } from './transfer-store.ts'
+import { advisedPayments, insertPaymentAdvices, markPaymentAdviceSent, paymentAdviceOf, type PaymentAdviceRow } from './payment-advice-store.ts'
 
 // Payment advices (RULINGS, Compatibility: `notification_email`, `notification_name`): a
 // payment that names an e-mail address tells its recipient, once it is Successful, that

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import type { BatchOutcome } from '../../src/ledger/group-committer.ts'
-import type { PaymentJob } from '../../src/transfers/payment-jobs.ts'
 import { useTestBank } from '../support/harness.ts'
 import { assertLedgerClean, outcome } from '../support/assertions.ts'
 import { fundedAccount, transferBody } from './helpers.ts'
 
 // One account's payment batches two at a time (BANK_LEDGER_ACCOUNT_BATCHES_MAX, default 2;
-// transfer-service.ts, reserveBatch): the next batch of an account being written starts
+// ledger/ledger-writer.ts, paymentBatch): the next batch of an account being written starts
 // from the state the batch before will leave and is written behind it, on its connection
 // on PostgreSQL. Whatever the two batches' order in the database, every payment the
 // balance covers is taken, no other is, and the account ends exactly where they leave it.
@@ -16,22 +14,20 @@ import { fundedAccount, transferBody } from './helpers.ts'
 
 const tb = useTestBank({ env: { BANK_LEDGER_OVERLAP_JOBS_MIN: '1' } })
 
-interface ReserveInternals {
-  reserveBatchOnce(jobs: PaymentJob[], behind: boolean): Promise<BatchOutcome<unknown>[]>
-}
-
 /** Batches that started behind another of their account, and all batches. */
 const seen = { behind: 0, batches: 0 }
 
 before(async () => {
   await tb.ready
-  const service = tb.bank.services.transfers as unknown as ReserveInternals
-  const once = service.reserveBatchOnce.bind(service)
-  service.reserveBatchOnce = (jobs, behind) => {
-    seen.batches++
-    if (behind) seen.behind++
-    return once(jobs, behind)
-  }
+  // The ledger writer's probe is told of every write; a batch's first write says whether
+  // it started behind another batch of its account.
+  tb.bank.services.ledgerWriter.probe({
+    written: (write) => {
+      if (write.desk !== 'reserve' || !write.first) return
+      seen.batches++
+      if (write.behind) seen.behind++
+    },
+  })
 })
 
 test('hot account - 300 payments at once from one account that covers 100: batches overlap, exactly 100 are taken and the account ends at zero', async () => {

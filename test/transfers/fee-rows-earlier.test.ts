@@ -6,7 +6,7 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { assertLedgerClean } from '../support/assertions.ts'
 import { balances, feeOf, fund, magic, newAccount, transactionsOf, transferBody, txById } from './helpers.ts'
 
-// A payout's fee row is written when the payout settles (settlement.ts). Earlier versions
+// A payout's fee row is written when the payout settles (ledger/payment-journals.ts, settlePayout). Earlier versions
 // wrote it Pending beside the payment when the payment was taken; a bank upgraded with
 // such payouts still pending must settle each with the fee row it has: posted with its
 // payment when the payment succeeds, Failed with it when it fails, and no second fee row.

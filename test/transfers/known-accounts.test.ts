@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict'
 import { before, beforeEach, test } from 'node:test'
-import type { BatchOutcome } from '../../src/ledger/group-committer.ts'
-import { KnownAccounts, known_accounts_default } from '../../src/ledger/known-accounts.ts'
-import { LedgerBatch } from '../../src/ledger/ledger-batch.ts'
 import { LedgerService } from '../../src/ledger/ledger-service.ts'
-import type { PaymentJob } from '../../src/transfers/payment-jobs.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { accountNumberOf, balances, fund, internalBody, newAccount, transactionsOf, transferBody } from './helpers.ts'
@@ -19,50 +15,29 @@ const eft_fee = 250
 const tb = useTestBank()
 let p: TestPartner
 
-type Mode = 'claim-in-write' | 'claim-first'
-interface ReserveInternals {
-  writeReserve(jobs: PaymentJob[], mode: Mode, guess?: boolean): Promise<BatchOutcome<unknown>[]>
-  known: KnownAccounts
-}
-
-/** Each reserve write: its mode, its keys, whether it committed, and whether it read its accounts under lock. */
-const writes: Array<{ mode: Mode; keys: string[]; result: 'committed' | 'rolled back' }> = []
-/** Accounts read under lock (LedgerBatch.open) by reserve writes, in order. */
+/** Each payment write: its mode, its keys, whether it committed, as the ledger writer's probe reports it. */
+const writes: Array<{ mode: string; keys: string[]; result: 'committed' | 'rolled back' }> = []
+/** Accounts read under lock (not from memory) by payment writes, in order. */
 let locked: string[] = []
 
-const internals = () => tb.bank.services.transfers as unknown as ReserveInternals
+const writer = () => tb.bank.services.ledgerWriter
 
 before(async () => {
   await tb.ready
   p = await onboardPartner(tb, { approve: true })
-  const service = internals()
-  const writeReserve = service.writeReserve.bind(service)
-  service.writeReserve = async (jobs, mode, guess) => {
-    const write = { mode, keys: jobs.map((j) => j.clientTxId), result: 'rolled back' as 'committed' | 'rolled back' }
-    writes.push(write)
-    const open = LedgerBatch.open
-    LedgerBatch.open = async (trx, clock, ids) => {
-      locked.push(...ids)
-      return open.call(LedgerBatch, trx, clock, ids)
-    }
-    try {
-      const outcomes = await writeReserve(jobs, mode, guess)
-      write.result = 'committed'
-      return outcomes
-    } finally {
-      LedgerBatch.open = open
-    }
-  }
+  writer().probe({
+    written: (write) => {
+      if (write.desk !== 'reserve') return
+      writes.push({ mode: write.mode, keys: write.keys.map((k) => k.client_tx_id), result: write.committed ? 'committed' : 'rolled back' })
+      if (write.locked) locked.push(...write.accounts)
+    },
+  })
 })
 
 // Each test starts with an empty memory shared by the bank's payments and deposits, as a new
 // instance has: the stale guesses some tests make on purpose would otherwise add up to the
 // suspension of all guessing (5 among 100) and reach the tests after them.
-beforeEach(() => {
-  const fresh = new KnownAccounts(known_accounts_default)
-  ;(tb.bank.services.transfers as unknown as { known: KnownAccounts }).known = fresh
-  ;(tb.bank.services.ledger as unknown as { known: KnownAccounts }).known = fresh
-})
+beforeEach(() => writer().known.clear())
 
 function pathOf(clientTxId: string): string[] {
   return writes.filter((w) => w.keys.includes(clientTxId)).map((w) => `${w.mode}: ${w.result}`)
@@ -130,7 +105,7 @@ test('known accounts - another instance deposits behind the memory: the guessed 
 
 test('known accounts - a remembered balance larger than the real one never pays: refused for funds, nothing moves', async () => {
   const account = await rememberedAccount()
-  const known = internals().known
+  const known = writer().known
   const remembered = known.take([account])!.get(account)!
   // The memory claims a million more than the account holds.
   known.remember([{ ...remembered, balance: remembered.balance + 1_000_000n }])
@@ -150,7 +125,7 @@ test('known accounts - a remembered balance larger than the real one never pays:
 
 test('known accounts - a remembered chain head that is not the real one is refused: no row is written on a wrong prev_sha', async () => {
   const account = await rememberedAccount()
-  const known = internals().known
+  const known = writer().known
   const remembered = known.take([account])!.get(account)!
   known.remember([{ ...remembered, last_sha: '0'.repeat(64) }])
   const body = transferBody(account, { amount: 1_000 })

@@ -1,20 +1,18 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
-import type { BatchOutcome } from '../../src/ledger/group-committer.ts'
-import type { PaymentJob } from '../../src/transfers/payment-jobs.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError, outcome, type Outcome } from '../support/assertions.ts'
 import { accountNumberOf, balances, fund, internalBody, newAccount, snapshot, transactionsOf, transferBody } from './helpers.ts'
 
-// How a grouped batch of payments claims its clientTxId keys (transfer-service.ts,
-// reserveBatch). A batch is first written 'claim-in-write': its keys are claimed inside the
+// How a grouped batch of payments claims its clientTxId keys (ledger/ledger-writer.ts,
+// paymentBatch). A batch is first written 'claim-in-write': its keys are claimed inside the
 // batch's one write statement, on the condition that every key of a request that takes money
 // is new (or older than the duplicate window, and taken over) and no key of a request refused
 // for funds is live. When the condition fails the batch is rolled back and written again
 // 'claim-first', claiming its keys before computing holds. Each test checks the answers, the
-// ledger afterwards, and which of the two writes the batch went through (seen by wrapping the
-// service's private writeReserve), so that both paths are known to have run.
+// ledger afterwards, and which of the two writes the batch went through (seen by the ledger
+// writer's probe), so that both paths are known to have run.
 
 const eft_fee = 250
 // A short duplicate window (the configured minimum is a minute), so the window test moves
@@ -38,18 +36,11 @@ const tb = useTestBank({
 })
 let p: TestPartner
 
-type Mode = 'claim-in-write' | 'claim-first'
-
-interface ReserveInternals {
-  writeReserve(jobs: PaymentJob[], mode: Mode, guess?: boolean): Promise<BatchOutcome<unknown>[]>
-  reserveBatch(jobs: PaymentJob[]): Promise<BatchOutcome<unknown>[]>
-  reserver: { pending: number }
-}
-
-/** One write of a reserve batch: its mode, its jobs, and whether its transaction committed. */
+/** One write of a reserve batch: its mode, its keys and accounts, and whether its transaction committed. */
 interface Write {
-  mode: Mode
-  jobs: Array<{ clientTxId: string; accountId: string }>
+  mode: string
+  clientTxIds: string[]
+  accounts: string[]
   result: 'committed' | 'rolled back'
 }
 
@@ -62,27 +53,24 @@ let plugStart = 0
 before(async () => {
   await tb.ready
   p = await onboardPartner(tb, { approve: true })
-  const service = tb.bank.services.transfers as unknown as ReserveInternals
-  const writeReserve = service.writeReserve.bind(service)
-  service.writeReserve = async (jobs, mode, guess) => {
-    const write: Write = { mode, jobs: jobs.map((j) => ({ clientTxId: j.clientTxId, accountId: j.accountId })), result: 'rolled back' }
-    writes.push(write)
-    const outcomes = await writeReserve(jobs, mode, guess)
-    write.result = 'committed'
-    return outcomes
-  }
-  const reserveBatch = service.reserveBatch.bind(service)
-  service.reserveBatch = async (jobs) => {
-    const held = gate
-    if (held && jobs.some((j) => held.keys.has(j.clientTxId))) {
-      held.arrived++
-      await held.open
-    }
-    return reserveBatch(jobs)
-  }
+  tb.bank.services.ledgerWriter.probe({
+    written: (write) => {
+      if (write.desk !== 'reserve') return
+      const result = write.committed ? 'committed' : 'rolled back'
+      writes.push({ mode: write.mode, clientTxIds: write.keys.map((k) => k.client_tx_id), accounts: write.accounts, result })
+    },
+    beforeBatch: async (desk, keys) => {
+      const held = gate
+      if (desk === 'reserve' && held && keys.some((k) => held.keys.has(k.client_tx_id))) {
+        held.arrived++
+        await held.open
+      }
+    },
+  })
 })
 
-const reserver = () => (tb.bank.services.transfers as unknown as ReserveInternals).reserver
+/** Payments waiting or being written at the ledger writer's reserve desk. */
+const reserving = () => tb.bank.services.ledgerWriter.pending('reserve')
 
 async function until(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000
@@ -101,7 +89,7 @@ async function until(condition: () => boolean, what: string): Promise<void> {
  */
 async function behindPlugs<T>(accounts: string[], requests: Array<() => Promise<T>>): Promise<Outcome<T>[]> {
   assert.ok(accounts.length >= 1 && accounts.length <= 2)
-  assert.equal(reserver().pending, 0, 'no payment is being reserved before the plugs')
+  assert.equal(reserving(), 0, 'no payment is being reserved before the plugs')
   plugStart = writes.length
   const plugs = accounts.map((account) => transferBody(account, { amount: plugAmount, ref: 'plug' }))
   let open!: () => void
@@ -111,7 +99,7 @@ async function behindPlugs<T>(accounts: string[], requests: Array<() => Promise<
     const plugged = plugs.map((body) => expectApiError(p.client.accounts.transfer(body), 400, 'amount'))
     await until(() => held.arrived === plugs.length, 'the plugs to reach their batches')
     const sent = requests.map((request) => outcome(request()))
-    await until(() => reserver().pending === plugs.length + requests.length, 'the requests to queue behind the plugs')
+    await until(() => reserving() === plugs.length + requests.length, 'the requests to queue behind the plugs')
     open()
     await Promise.all(plugged)
     return await Promise.all(sent)
@@ -124,16 +112,16 @@ async function behindPlugs<T>(accounts: string[], requests: Array<() => Promise<
 /** The writes of the batches that held this key, as `mode: result`, in order. */
 function pathOf(clientTxId: string, accountId?: string): string[] {
   return writes
-    .filter((w) => w.jobs.some((j) => j.clientTxId === clientTxId && (accountId === undefined || j.accountId === accountId)))
+    .filter((w) => w.clientTxIds.includes(clientTxId) && (accountId === undefined || w.accounts.includes(accountId)))
     .map((w) => `${w.mode}: ${w.result}`)
 }
 
 /** Asserts that the last behindPlugs sent these keys in one batch (written once, or twice), alone. */
 function assertOneBatch(clientTxIds: string[]): void {
-  const batches = writes.slice(plugStart).filter((w) => w.jobs.some((j) => clientTxIds.includes(j.clientTxId)))
+  const batches = writes.slice(plugStart).filter((w) => w.clientTxIds.some((id) => clientTxIds.includes(id)))
   assert.ok(batches.length > 0)
   for (const w of batches) {
-    assert.deepEqual(w.jobs.map((j) => j.clientTxId).sort(), [...clientTxIds].sort(), 'the requests shared one batch')
+    assert.deepEqual([...w.clientTxIds].sort(), [...clientTxIds].sort(), 'the requests shared one batch')
   }
 }
 
@@ -494,7 +482,7 @@ test('key claim - the same new clientTxId in two batches at once (two accounts):
     // (committed, or waited for), was rolled back, and claimed first.
     assert.deepEqual(pathOf(clientTxId, winnerAccount), [inWrite], describe)
     assert.deepEqual(pathOf(clientTxId, loserAccount), rolledBackThenClaimFirst, describe)
-    assert.equal(writes.filter((w) => w.jobs.some((j) => j.clientTxId === clientTxId)).every((w) => w.jobs.length === 1), true, describe)
+    assert.equal(writes.filter((w) => w.clientTxIds.includes(clientTxId)).every((w) => w.clientTxIds.length === 1), true, describe)
     assert.equal((await keyRow(clientTxId))?.tx_id, winner.tx_id)
     assert.ok((await transferIds(winnerAccount)).includes(winner.tx_id))
   }

@@ -1,11 +1,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { insertUnnest, unnestRows } from '../db/bulk.ts'
+import { unnestRows } from '../db/bulk.ts'
 import { prepared } from '../db/prepared.ts'
 import type { Database } from '../db/schema.ts'
 
-// The SQL of transfers' own tables: `transfer_keys`, one row per partner and clientTxId,
-// the database's guard against paying the same request twice (on any instance); and
-// `payment_advices`, the notice a payment's recipient asked for, one row per payment.
+// The SQL of `transfer_keys`, one row per partner and clientTxId: the database's guard
+// against paying the same request twice (on any instance). The ledger writer claims them
+// in the batch that moves the money (ledger-writer.ts).
 
 export interface TransferKey {
   partner_id: string
@@ -84,36 +84,4 @@ export async function transferKeysOf(trx: Kysely<Database>, clientTxIds: string[
     .where('client_tx_id', 'in', clientTxIds)
     .where('created_at', '>=', cutoff)
     .execute()
-}
-
-/** A payment advice as the reserve step records it (sent_at stays null until it is sent). */
-export interface PaymentAdviceRow {
-  tx_id: string
-  partner_id: string
-  email: string
-  /** The name to greet the recipient by; empty when the request named none. */
-  name: string
-  created_at: Date
-}
-
-/** Records advices in the caller's transaction: with the payment they belong to, or not at all. */
-export async function insertPaymentAdvices(trx: Kysely<Database>, rows: PaymentAdviceRow[]): Promise<void> {
-  await insertUnnest(trx, 'payment_advices', rows, [
-    ['tx_id', 'uuid'], ['partner_id', 'uuid'], ['email', 'text'], ['name', 'text'], ['created_at', 'timestamptz'],
-  ])
-}
-
-/** Which of these payments have an advice to send (the others asked for none). */
-export async function advisedPayments(trx: Kysely<Database>, txIds: readonly string[]): Promise<string[]> {
-  if (txIds.length === 0) return []
-  const rows = await trx.selectFrom('payment_advices').select('tx_id').where('tx_id', 'in', txIds).execute()
-  return rows.map((row) => row.tx_id)
-}
-
-export async function paymentAdviceOf(db: Kysely<Database>, txId: string) {
-  return db.selectFrom('payment_advices').selectAll().where('tx_id', '=', txId).executeTakeFirst()
-}
-
-export async function markPaymentAdviceSent(db: Kysely<Database>, txId: string, at: Date): Promise<void> {
-  await db.updateTable('payment_advices').set({ sent_at: at }).where('tx_id', '=', txId).where('sent_at', 'is', null).execute()
 }

@@ -1,8 +1,9 @@
-import type { JournalEntry, LedgerBatch } from '../ledger/ledger-batch.ts'
-import type { RailOutcome } from '../rails/rail.ts'
-import { newRowId } from '../ledger/row-id.ts'
+import type { JournalEntry, LedgerBatch } from './ledger-batch.ts'
+import type { PayoutAnswer } from './payment-journals.ts'
+import { newRowId } from './row-id.ts'
 
-// How a bulk batch moves money, all through LedgerBatch (the only writer of balances):
+// The named journals of a bulk batch (bulk/ says which and when), all through LedgerBatch
+// (the only writer of balances):
 //  - initiate: one `bulk_payment` funding row, Pending, holding total plus fees;
 //  - verify: the hold is captured by one journal: the account pays total plus fees, the
 //    EFT and RTC shares go to their rails' settlement accounts and the fees to fee income;
@@ -112,7 +113,7 @@ export function appendPayment(batch: LedgerBatch, payment: PaymentRow): void {
 }
 
 /** Books the rail's answer for one payment; returns whether it was paid. */
-export function settlePayment(batch: LedgerBatch, payment: Omit<PaymentRow, 'ref' | 'own_ref' | 'account_number' | 'branch_code'> & { ref: string }, outcome: RailOutcome): boolean {
+export function settlePayment(batch: LedgerBatch, payment: Omit<PaymentRow, 'ref' | 'own_ref' | 'account_number' | 'branch_code'> & { ref: string }, outcome: PayoutAnswer): boolean {
   if (outcome.status === 'accepted') {
     batch.setStatus(payment.tx_id, payment.account_id, { status: 'Successful', posted: true })
     return true

@@ -1,0 +1,101 @@
+import type { LedgerBatch } from './ledger-batch.ts'
+import type { PartnerDebts } from './partner-debt.ts'
+import { newRowId } from './row-id.ts'
+
+// The named journals of debit orders (debit/ says which and when), all through LedgerBatch:
+//  - a collection: the debtor's bank pays the amount into settlement:DEBIT_ORDER's side; the
+//    creditor's account gets it less the bank's charges, which are fee income. A partner that
+//    owes the bank (a disputed collection's shortfall) pays it from this credit first;
+//  - a dispute: the debtor's bank takes the whole amount back and the bank gives up its
+//    charges; what the account cannot cover becomes the partner's debt (partner-debt.ts).
+
+/** A debit order's collection or its dispute, as the ledger books it. */
+export interface DebitBooking {
+  account_id: string
+  partner_id: string
+  /** What the debtor paid (or takes back), in cents. */
+  amount: bigint
+  /** The bank's charges on it (at most the amount). */
+  charges: bigint
+  ref: string
+  own_ref: string
+  recipient_name: string
+  recipient_account: string
+  recipient_branch: string
+}
+
+/** Books a collected debit order; returns its credit's transaction id. */
+export function collectDebit(batch: LedgerBatch, debts: PartnerDebts, booking: DebitBooking): string {
+  const { amount, charges } = booking
+  const net = amount - charges
+  const txId = newRowId()
+  batch.post([
+    { internal: 'settlement:DEBIT_ORDER', amount: -amount, tx_id: txId },
+    { account: booking.account_id, amount: net, tx_id: txId },
+    ...(charges > 0n ? [{ internal: 'fee_income' as const, amount: charges, tx_id: txId }] : []),
+  ])
+  batch.append({
+    id: txId,
+    account_id: booking.account_id,
+    tx_type: 'debit_order',
+    tx_payment_type: 'DEBIT_ORDER',
+    status: 'Successful',
+    amount,
+    fee: charges,
+    credit: net,
+    debit: 0n,
+    ref: booking.ref,
+    own_ref: booking.own_ref,
+    recipient_name: booking.recipient_name,
+    recipient_account: booking.recipient_account,
+    recipient_branch: booking.recipient_branch,
+    added_by: 'system',
+    posted: true,
+  })
+  debts.recover(batch, booking.account_id, booking.partner_id, txId)
+  return txId
+}
+
+/**
+ * Reverses a disputed collection whose credit was `net` (`credit_tx_id`, marked Reversed);
+ * returns the reversal's id and the reason written on it (naming any shortfall).
+ */
+export function reverseDebit(
+  batch: LedgerBatch,
+  debts: PartnerDebts,
+  booking: DebitBooking & { net: bigint; credit_tx_id: string },
+): { reversal_tx_id: string; reason: string } {
+  const reversalId = newRowId()
+  const { taken, shortfall } = debts.takeBack(batch, {
+    account_id: booking.account_id,
+    partner_id: booking.partner_id,
+    amount: booking.net,
+    tx_id: reversalId,
+    counter: [
+      { internal: 'settlement:DEBIT_ORDER', amount: booking.amount },
+      ...(booking.charges > 0n ? [{ internal: 'fee_income' as const, amount: -booking.charges }] : []),
+    ],
+  })
+  const reason = shortfall > 0n ? `disputed by the debtor; ${shortfall} cents the account could not cover are owed by the partner` : 'disputed by the debtor'
+  batch.append({
+    id: reversalId,
+    account_id: booking.account_id,
+    parent_tx_id: booking.credit_tx_id,
+    tx_type: 'reversal',
+    tx_payment_type: 'DEBIT_ORDER',
+    status: 'Successful',
+    amount: booking.net,
+    credit: 0n,
+    debit: taken,
+    ref: booking.ref,
+    own_ref: booking.own_ref,
+    recipient_name: booking.recipient_name,
+    recipient_account: booking.recipient_account,
+    recipient_branch: booking.recipient_branch,
+    added_by: 'system',
+    posted: true,
+    status_reason: reason,
+  })
+  batch.setStatus(booking.credit_tx_id, booking.account_id, { status: 'Reversed', reason: 'disputed by the debtor' })
+  return { reversal_tx_id: reversalId, reason }
+}

@@ -1,0 +1,464 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely'
+import type { Clock } from '../clock.ts'
+import { isDatabaseUnavailable } from '../db/errors.ts'
+import { inLane, Lane } from '../db/prepared.ts'
+import type { Database, TxStatus } from '../db/schema.ts'
+import { assert, Conflict, Invalid, Unavailable, type BankError } from '../errors.ts'
+import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
+import type { KnownAccounts } from './known-accounts.ts'
+import { GuardFailed, LedgerBatch, StaleAccounts, type FlushGuard } from './ledger-batch.ts'
+import { statusesUnderLock } from './ledger-store.ts'
+import { PartnerDebts } from './partner-debt.ts'
+import {
+  claimTransferKeys,
+  insertKeysStatement,
+  isKeyTaken,
+  liveKeysStatement,
+  releaseTransferKeys,
+  transferKeysOf,
+  type TransferKey,
+} from './payment-keys.ts'
+
+// The ledger's write engine: capabilities say what moves (a kind of payment and how it is
+// journalled, payment-journals.ts); the writer decides how it is batched and committed.
+// Each desk is a group committer (group-committer.ts): requests that arrive while a batch
+// is being written go together in the next one, one database transaction for many.
+//
+// A payment desk (payments) takes requests that carry an idempotency key, in two steps of
+// one transaction when all goes well:
+//  - its batch starts from what this instance remembers of its accounts (known-accounts.ts)
+//    when it can, so its write is its only statement, and that write checks the memory;
+//  - the keys are claimed in the same write, on the condition that every key is new and no
+//    key of a request refused for funds is live (a repeated request is a duplicate, whatever
+//    its funds).
+// A batch that finds a key taken is rolled back whole and written again claiming its keys
+// first; one that finds a remembered account changed is written again with its accounts
+// locked and read first. A hot account's next batch may start beside the one writing it
+// (account_batches_max 2): it starts from the state that batch will leave and is written
+// behind it on the same connection (db/prepared.ts, lanes).
+//
+// A settlement desk (settlements) changes Pending transactions once their outcome is known
+// (a rail's answer), under the accounts' locks, each at most once.
+
+/** Group-commit and memory settings of the writer (config.ts reads them from the environment). */
+export interface LedgerWriterSettings {
+  /** Most requests in one batch. */
+  batch_jobs_max: number
+  /** Batches of one desk being written at once. */
+  batches_in_flight_max: number
+  /** Requests that must wait before a batch starts beside one being written (group-committer.ts). */
+  batch_overlap_jobs_min?: number
+  /** Payment batches of one account written at once: 1, the default, or 2 (see the header). */
+  account_batches_max?: number
+  /** Requests waiting at most per desk; past it a request is answered 503 at once. */
+  queue_jobs_max: number
+  /** How long a used idempotency key makes a repeat a duplicate (24 h by default). */
+  key_window_ms: number
+  /** What payment batches remember of their accounts, shared with the writers that forget what they change. */
+  known: KnownAccounts
+  /** Told of every batch written, by desk: the metrics. */
+  observeBatch?: (desk: string, size: number, seconds: number, ok: boolean) => void
+  /** Told how each payment batch read its accounts: the metrics. */
+  observeStart?: (start: 'remembered' | 'locked' | 'stale') => void
+}
+
+/** A failed batch is written again whole this many times at most (deadlock, serialization failure). */
+const batch_attempts_max = 3
+
+/** A kind of payment the writer takes: how its journals are recorded, never how they are batched. */
+export interface PaymentKind<P, R> {
+  /** The desk's name in the metrics and probes. */
+  name: string
+  /** The accounts its journals touch (locked in id order with the rest of its batch). */
+  accountsOf(payment: P): readonly string[]
+  /** Its idempotency key: a repeat within the key window is answered as a duplicate of the first. */
+  keyOf(payment: P): TransferKey
+  /** Why it cannot be taken at all, checked under the locks before its key; undefined when it can. */
+  refusal(batch: LedgerBatch, payment: P): BankError | undefined
+  /** Records its journals; undefined when available is short (nothing recorded, its key stays free). */
+  take(batch: LedgerBatch, payment: P): R | undefined
+  /**
+   * The account it credits whose partner may owe the bank (partner-debt.ts), recovered from
+   * the credit first. A batch with one locks its accounts before its write, since partner
+   * debts are locked after accounts on every path.
+   */
+  creditOf?(payment: P): { account: string; tx_id: string } | undefined
+  /** The rows that commit with a batch's taken payments (payment advices); undefined when none. */
+  alongside?(taken: Array<{ payment: P; value: R }>, now: Date): ((trx: Kysely<Database>) => Promise<void>) | undefined
+}
+
+/** A change to a Pending transaction once its outcome is known, made at most once. */
+export interface SettlementKind<S, R> {
+  name: string
+  accountOf(settlement: S): string
+  txOf(settlement: S): string
+  /** Records the change, under the account's lock, while the transaction is still Pending. */
+  settle(batch: LedgerBatch, settlement: S): R
+  /** The answer when the transaction is no longer Pending (settled meanwhile): nothing is written twice. */
+  settled(status: TxStatus, settlement: S): R
+  /** The rows that commit with a batch's settlements; undefined when none. */
+  alongside?(settled: Array<{ settlement: S; value: R }>, now: Date): ((trx: Kysely<Database>) => Promise<void>) | undefined
+}
+
+/** One write of a batch, as a probe sees it. */
+export interface WriteReport {
+  desk: string
+  /** How a payment batch claims its keys; `locked` for settlements. */
+  mode: 'claim-in-write' | 'claim-first' | 'locked'
+  /** The batch's first write (later ones retry it). */
+  first: boolean
+  /** Whether it started behind another batch of one of its accounts (see the header). */
+  behind: boolean
+  keys: TransferKey[]
+  accounts: string[]
+  /** Whether it locked and read its accounts first (not started from memory). */
+  locked: boolean
+  committed: boolean
+}
+
+/**
+ * Watches the writer (tests, diagnostics): `beforeBatch` may hold a batch before it is
+ * written; `written` is told of every write.
+ */
+export interface WriterProbe {
+  beforeBatch?(desk: string, keys: TransferKey[]): Promise<void> | void
+  written?(report: WriteReport): void
+}
+
+type Mode = 'claim-in-write' | 'claim-first'
+
+const overloaded = () => new Unavailable('the bank is busy; try again shortly')
+
+const insufficientFunds = () => Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee')
+
+export class LedgerWriter {
+  /** The lane of the last payment batch started for each account still being written. */
+  private readonly lanes = new Map<string, Lane>()
+  private readonly probes = new Set<WriterProbe>()
+  private readonly desks = new Map<string, { readonly pending: number }>()
+  readonly known: KnownAccounts
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly settings: LedgerWriterSettings,
+  ) {
+    this.known = settings.known
+  }
+
+  /** A desk for one kind of payment; `submit` answers each payment with its outcome. */
+  payments<P, R>(kind: PaymentKind<P, R>): { submit(payment: P): Promise<R> } {
+    const desk = new GroupCommitter<P, R>((batch) => this.paymentBatch(kind, batch), {
+      ...this.committerOptions(kind.name),
+      // Payouts (measured by the bench): a second batch only beside enough waiting.
+      overlap_jobs_min: this.settings.batch_overlap_jobs_min,
+      keysOf: (payment) => kind.accountsOf(payment),
+      key_batches_max: this.settings.account_batches_max ?? 1,
+    })
+    this.desks.set(kind.name, desk)
+    return desk
+  }
+
+  /** A desk for one kind of settlement; `submit` answers each with its outcome. */
+  settlements<S, R>(kind: SettlementKind<S, R>): { submit(settlement: S): Promise<R> } {
+    // Settlements, fewer and each after a rail call, start as they come.
+    const desk = new GroupCommitter<S, R>((batch) => this.settlementBatch(kind, batch), {
+      ...this.committerOptions(kind.name),
+      keysOf: (settlement) => [kind.accountOf(settlement)],
+    })
+    this.desks.set(kind.name, desk)
+    return desk
+  }
+
+  /** Requests waiting or being written at a desk. */
+  pending(desk: string): number {
+    return this.desks.get(desk)?.pending ?? 0
+  }
+
+  /** Adds a probe; returns its removal. */
+  probe(probe: WriterProbe): () => void {
+    this.probes.add(probe)
+    return () => this.probes.delete(probe)
+  }
+
+  private committerOptions(name: string) {
+    const observe = this.settings.observeBatch
+    return {
+      batch_jobs_max: this.settings.batch_jobs_max,
+      batches_in_flight_max: this.settings.batches_in_flight_max,
+      queue_jobs_max: this.settings.queue_jobs_max,
+      overloaded,
+      retryable: isRetryableDatabaseError,
+      attempts_max: batch_attempts_max,
+      isolatable: (error: unknown) => !isDatabaseUnavailable(error),
+      ...(observe ? { observe: (size: number, seconds: number, ok: boolean) => observe(name, size, seconds, ok) } : {}),
+    }
+  }
+
+  private report(report: WriteReport): void {
+    for (const probe of this.probes) probe.written?.(report)
+  }
+
+  /**
+   * A payment batch. With account_batches_max 2, a batch may start while another of this
+   * instance writes one of its accounts (a hot account's next batch): it starts from the
+   * state that batch will leave, remembered as that batch's write went out (takePayments),
+   * and is written behind it on the same connection (prepared.ts, lanes), so PostgreSQL
+   * runs it once that one has committed. Should that one fail, or not have sent its commit
+   * yet when this one is ready (it then ends first, and this one takes a connection of its
+   * own), this one finds the account as it is, or stale: its own race, not another
+   * writer's, so the account is not paused and the guess not counted against guessing.
+   */
+  private async paymentBatch<P, R>(kind: PaymentKind<P, R>, payments: P[]): Promise<BatchOutcome<R>[]> {
+    if (this.probes.size > 0) for (const probe of this.probes) await probe.beforeBatch?.(kind.name, payments.map(kind.keyOf))
+    const accountIds = [...new Set(payments.flatMap(kind.accountsOf))]
+    let ahead: Lane | undefined
+    for (const id of accountIds) ahead ??= this.lanes.get(id)
+    const lane = new Lane()
+    for (const id of accountIds) this.lanes.set(id, lane)
+    try {
+      return await inLane(lane, ahead, () => this.paymentBatchOnce(kind, payments, ahead !== undefined))
+    } finally {
+      lane.close()
+      for (const id of accountIds) if (this.lanes.get(id) === lane) this.lanes.delete(id)
+    }
+  }
+
+  /**
+   * Most batches repeat no key, so the keys are claimed in the batch's one write. A batch
+   * that finds a key taken is rolled back whole and written again claiming its keys first:
+   * one round trip fewer for every batch, one more for the rare batch with a repeat. A batch
+   * that started from remembered accounts and found one changed is written again with its
+   * accounts locked and read first (known-accounts.ts).
+   */
+  private async paymentBatchOnce<P, R>(kind: PaymentKind<P, R>, payments: P[], behind: boolean): Promise<BatchOutcome<R>[]> {
+    try {
+      return await this.writePayments(kind, payments, 'claim-in-write', true, behind)
+    } catch (error) {
+      if (!(error instanceof GuardFailed)) throw error
+      if (error instanceof StaleAccounts) {
+        // A remembered account had changed: written again with its accounts locked and read
+        // first, still claiming the keys in the write.
+        if (!behind) this.known.pause(payments.flatMap(kind.accountsOf))
+        this.settings.observeStart?.('stale')
+        try {
+          return await this.writePayments(kind, payments, 'claim-in-write', false)
+        } catch (again) {
+          if (!(again instanceof GuardFailed)) throw again
+        }
+      }
+      // A key taken: written again claiming the keys first.
+      return this.writePayments(kind, payments, 'claim-first')
+    }
+  }
+
+  private async writePayments<P, R>(
+    kind: PaymentKind<P, R>,
+    payments: P[],
+    mode: Mode,
+    guess = true,
+    behind = false,
+  ): Promise<BatchOutcome<R>[]> {
+    const outcomes: BatchOutcome<R>[] = new Array(payments.length)
+    const accountIds = payments.flatMap(kind.accountsOf)
+    // A batch that credits an account whose partner may owe the bank locks its partner debts
+    // (partner-debt.ts), which every path locks after the accounts: so it locks its accounts
+    // first, not in its write.
+    const guessable = guess && mode === 'claim-in-write' && !(kind.creditOf && payments.some((p) => kind.creditOf!(p)))
+    let written: LedgerBatch | undefined
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        const batch =
+          (guessable ? LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known) : undefined) ??
+          (await LedgerBatch.open(trx, this.clock, accountIds))
+        written = batch
+        if (guess && mode === 'claim-in-write') this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')
+        await this.takePayments(trx, kind, batch, payments, mode, outcomes)
+      })
+    } catch (error) {
+      this.known.forget(accountIds)
+      if (written?.guessed && !behind) this.known.guessed(error instanceof StaleAccounts)
+      if (this.probes.size > 0) this.reportPayments(kind, payments, mode, guess, behind, written, false)
+      // A key taken, found by the write's plain insert: as a failed guard (written again claiming first).
+      throw isKeyTaken(error) && mode === 'claim-in-write' ? new GuardFailed('a key of the batch is taken') : error
+    }
+    if (written!.guessed) this.known.guessed(false)
+    this.known.remember(written!.accountStates())
+    if (this.probes.size > 0) this.reportPayments(kind, payments, mode, guess, behind, written, true)
+    return outcomes
+  }
+
+  private reportPayments<P, R>(
+    kind: PaymentKind<P, R>,
+    payments: P[],
+    mode: Mode,
+    first: boolean,
+    behind: boolean,
+    written: LedgerBatch | undefined,
+    committed: boolean,
+  ): void {
+    const locked = written !== undefined && !written.guessed
+    const accounts = [...new Set(payments.flatMap(kind.accountsOf))]
+    this.report({ desk: kind.name, mode, first: first && mode === 'claim-in-write', behind, keys: payments.map(kind.keyOf), accounts, locked, committed })
+  }
+
+  private async takePayments<P, R>(
+    trx: Kysely<Database>,
+    kind: PaymentKind<P, R>,
+    batch: LedgerBatch,
+    payments: P[],
+    mode: Mode,
+    outcomes: BatchOutcome<R>[],
+  ): Promise<void> {
+    // A credited account's partner that owes the bank (a disputed debit order's shortfall)
+    // pays it from the credit first (partner-debt.ts); only batches with such credits ask.
+    const credits = kind.creditOf ? payments.map((p) => kind.creditOf!(p)) : []
+    const debtors = credits.flatMap((c) => (c && batch.has(c.account) ? [batch.account(c.account).partner_id] : []))
+    const debts = debtors.length > 0 ? await PartnerDebts.open(trx, debtors, batch.now) : undefined
+    const keys = payments.map(kind.keyOf)
+    // The first payment with a key in this batch claims it; a repeat waits for its result below.
+    const firstWithKey = new Map<string, number>()
+    const claimants: number[] = []
+    const duplicates: number[] = []
+    payments.forEach((payment, i) => {
+      const refusal = kind.refusal(batch, payment)
+      if (refusal) {
+        outcomes[i] = { ok: false, error: refusal }
+        return
+      }
+      const key = `${keys[i]!.partner_id}/${keys[i]!.client_tx_id}`
+      if (firstWithKey.has(key)) duplicates.push(i)
+      else {
+        firstWithKey.set(key, i)
+        claimants.push(i)
+      }
+    })
+    const claimed = mode === 'claim-first' ? await this.claimKeys(trx, claimants.map((i) => keys[i]!), batch.now) : undefined
+    const taking: TransferKey[] = []
+    const released: TransferKey[] = []
+    const taken: Array<{ payment: P; value: R }> = []
+    for (const i of claimants) {
+      const payment = payments[i]!
+      if (claimed && !claimed.has(keys[i]!.tx_id)) {
+        duplicates.push(i)
+        continue
+      }
+      const value = kind.take(batch, payment)
+      if (value === undefined) {
+        outcomes[i] = { ok: false, error: insufficientFunds() }
+        released.push(keys[i]!)
+        continue
+      }
+      taking.push(keys[i]!)
+      outcomes[i] = { ok: true, value }
+      taken.push({ payment, value })
+      const credit = credits[i]
+      if (credit && debts) debts.recover(batch, credit.account, batch.account(credit.account).partner_id, credit.tx_id)
+    }
+    // A request refused for funds moved no money, so its key may be used again.
+    if (claimed) await releaseTransferKeys(trx, released.map((k) => k.tx_id))
+    const alongside = kind.alongside?.(taken, batch.now)
+    // Most batches end with their write: its commit is sent with it (one round trip).
+    const last = !debts && !alongside && duplicates.length === 0
+    // The state this batch will leave, remembered as its write goes out, so that the next
+    // batch of its accounts may start from it behind this one (paymentBatch); forgotten if
+    // this one fails (writePayments).
+    if ((this.settings.account_batches_max ?? 1) > 1 && !claimed) this.known.remember(batch.accountStates())
+    await batch.flush(claimed ? undefined : this.keyGuard(taking, released, batch.now), { commit: last })
+    if (last) return
+    await debts?.flush()
+    await alongside?.(trx)
+    // Inside the transaction: should the batch be retried, it must not find its own keys.
+    if (duplicates.length > 0) await this.answerDuplicates(trx, keys, duplicates, outcomes, batch.now)
+  }
+
+  /**
+   * What a batch that claims its keys in its write adds to it: the keys of the requests that
+   * take money, inserted plainly (a key already there, live or expired, fails the statement:
+   * isKeyTaken), and the condition that no key of a request refused for funds is live.
+   */
+  private keyGuard(taking: TransferKey[], refused: TransferKey[], now: Date): FlushGuard {
+    const queries: RawBuilder<unknown>[] = taking.length > 0 ? [sql`k as (${insertKeysStatement(taking, now)})`] : []
+    if (refused.length === 0) return { queries }
+    queries.push(sql`r as (${liveKeysStatement(refused, this.keyCutoff(now))})`)
+    return { queries, holds: sql`not exists (select 1 from r)` }
+  }
+
+  /** A key used before this no longer counts: the duplicate window (configurable, 24 h by default). */
+  private keyCutoff(now: Date): Date {
+    return new Date(now.getTime() - this.settings.key_window_ms)
+  }
+
+  /** Claims each key; returns the tx ids whose key was new (the others are duplicates). */
+  private claimKeys(trx: Kysely<Database>, keys: TransferKey[], now: Date): Promise<Set<string>> {
+    return claimTransferKeys(trx, keys, now, this.keyCutoff(now))
+  }
+
+  private async answerDuplicates<R>(
+    trx: Kysely<Database>,
+    keys: TransferKey[],
+    indexes: number[],
+    outcomes: BatchOutcome<R>[],
+    now: Date,
+  ): Promise<void> {
+    const cutoff = this.keyCutoff(now)
+    const rows = await transferKeysOf(trx, [...new Set(indexes.map((i) => keys[i]!.client_tx_id))], cutoff)
+    for (const i of indexes) {
+      const key = keys[i]!
+      const original = rows.find((r) => r.partner_id === key.partner_id && r.client_tx_id === key.client_tx_id)
+      if (!original) {
+        // The first request with this key in the same batch was refused; so is this one.
+        const first = outcomes.find((o, j) => j !== i && o && !o.ok && keys[j]!.client_tx_id === key.client_tx_id)
+        outcomes[i] = first ?? { ok: false, error: Invalid.field('clientTxId', 'the request with this key was refused') }
+        continue
+      }
+      outcomes[i] = {
+        ok: false,
+        error: new Conflict('duplicate transaction: this clientTxId was used within the duplicate window', [
+          { field: 'clientTxId', message: 'already used', tx_id: original.tx_id },
+        ]),
+      }
+    }
+  }
+
+  private async settlementBatch<S, R>(kind: SettlementKind<S, R>, settlements: S[]): Promise<BatchOutcome<R>[]> {
+    // A settlement changes the accounts' holds: what payment batches remember of them is stale
+    // (forgotten before, and again after, in case a payment batch remembered them meanwhile).
+    const accountIds = settlements.map(kind.accountOf)
+    this.known.forget(accountIds)
+    let committed = false
+    try {
+      const outcomes = await this.settleUnderLock(kind, settlements)
+      committed = true
+      return outcomes
+    } finally {
+      this.known.forget(accountIds)
+      if (this.probes.size > 0) {
+        this.report({ desk: kind.name, mode: 'locked', first: true, behind: false, keys: [], accounts: accountIds, locked: true, committed })
+      }
+    }
+  }
+
+  private async settleUnderLock<S, R>(kind: SettlementKind<S, R>, settlements: S[]): Promise<BatchOutcome<R>[]> {
+    return this.db.transaction().execute(async (trx) => {
+      const batch = await LedgerBatch.open(trx, this.clock, settlements.map(kind.accountOf))
+      // A clearing run recovers an RTC still Pending a minute after it was taken, so a slow
+      // rail call may find its payout already settled. Every status change happens under the
+      // account lock, so this read is final: a transaction no longer Pending is answered as
+      // it stands (the rail's answer is the same for the same tx_id), never settled twice.
+      const current = await statusesUnderLock(trx, settlements.map(kind.txOf))
+      const settled: Array<{ settlement: S; value: R }> = []
+      const outcomes = settlements.map((settlement): BatchOutcome<R> => {
+        const status = current.get(kind.txOf(settlement))?.status
+        assert(status !== undefined, `transaction ${kind.txOf(settlement)} has no row`)
+        if (status !== 'Pending') return { ok: true, value: kind.settled(status, settlement) }
+        const value = kind.settle(batch, settlement)
+        settled.push({ settlement, value })
+        return { ok: true, value }
+      })
+      await batch.flush()
+      await kind.alongside?.(settled, batch.now)?.(trx)
+      return outcomes
+    })
+  }
+}

@@ -1,0 +1,261 @@
+import { assert } from '../errors.ts'
+import type { LedgerBatch } from './ledger-batch.ts'
+import { newRowId } from './row-id.ts'
+
+// The named journals of single payments: what moves for each, written into a LedgerBatch.
+// Capabilities say which journal and with what (transfers/transfer-service.ts); the ledger
+// writer (ledger-writer.ts) decides how they are batched and committed.
+//  - a payout to another bank (EFT or RTC) is held, with a Pending row (reservePayout), and
+//    settled later when its rail answers (settlePayout), which writes its fee's row;
+//  - an internal payment to another account of this bank is posted at once (payInternal):
+//    one journal debits the payer and credits the payee, each side gets its own Successful
+//    row, and the fee is a journal of its own;
+//  - a payout the recipient's bank sent back after success is credited back (reversePayout).
+
+interface PaymentJobBase {
+  partnerId: string
+  /** The credential that sent the request: the payer's rows name it. */
+  addedBy: string
+  /** The paying account (the caller's partner's, checked under lock). */
+  accountId: string
+  clientTxId: string
+  amount: bigint
+  fee: bigint
+  txId: string
+  ref: string
+  own_ref: string
+  /** The recipient as the payer named them. */
+  name: string
+  account_number: string
+}
+
+export interface PayoutJob extends PaymentJobBase {
+  kind: 'payout'
+  paymentType: 'EFT' | 'RTC'
+  branch_code: string
+}
+
+export interface InternalJob extends PaymentJobBase {
+  kind: 'internal'
+  /** The payee account, found by its account number before the batch. */
+  payeeAccountId: string
+  payeeTxId: string
+  /** The fee's row, posted with the payment (none without a fee). */
+  feeTxId: string | null
+}
+
+export type PaymentJob = PayoutJob | InternalJob
+
+/** An internal payment, posted in full when its batch commits. */
+export interface InternalPaid {
+  payment_type: 'INTERNAL'
+  tx_id: string
+}
+
+/** The accounts a job's batch must lock: the payer, and the payee of an internal payment. */
+export function accountsOf(job: PaymentJob): string[] {
+  return job.kind === 'internal' ? [job.accountId, job.payeeAccountId] : [job.accountId]
+}
+
+/**
+ * Holds amount + fee and writes the payment's Pending row; undefined when available is
+ * short. The fee's own row is written when the payment settles and the fee is posted
+ * (settlePayout), so a payment that fails or is invalid leaves no fee row at all.
+ */
+export function reservePayout(batch: LedgerBatch, job: PayoutJob): PendingPayout | undefined {
+  const total = job.amount + job.fee
+  if (!batch.tryHold(job.accountId, total)) return undefined
+  batch.append({
+    id: job.txId,
+    account_id: job.accountId,
+    tx_type: 'transfer',
+    tx_payment_type: job.paymentType,
+    status: 'Pending',
+    amount: job.amount,
+    fee: job.fee,
+    credit: 0n,
+    debit: job.amount,
+    hold_amount: total,
+    added_by: job.addedBy,
+    posted: false,
+    ref: job.ref,
+    own_ref: job.own_ref,
+    recipient_name: job.name,
+    recipient_account: job.account_number,
+    recipient_branch: job.branch_code,
+  })
+  return {
+    tx_id: job.txId,
+    fee_tx_id: null,
+    account_id: job.accountId,
+    added_by: job.addedBy,
+    payment_type: job.paymentType,
+    amount: job.amount,
+    fee: job.fee,
+    hold_amount: total,
+  }
+}
+
+/**
+ * Posts an internal payment in full; undefined (and nothing changes) when the payer's
+ * available balance does not cover amount + fee. The payee's row shows what the payee
+ * may know: the amount and the payer's `ref`, added by `system` — never the payer's
+ * credential, own reference or account, which may be another partner's.
+ */
+export function payInternal(batch: LedgerBatch, job: InternalJob): InternalPaid | undefined {
+  assert(job.accountId !== job.payeeAccountId, 'an internal payment names two accounts')
+  if (batch.available(job.accountId) < job.amount + job.fee) return undefined
+  batch.post([
+    { account: job.accountId, amount: -job.amount, tx_id: job.txId },
+    { account: job.payeeAccountId, amount: job.amount, tx_id: job.payeeTxId },
+  ])
+  batch.append({
+    id: job.txId,
+    account_id: job.accountId,
+    tx_type: 'transfer',
+    tx_payment_type: 'INTERNAL',
+    status: 'Successful',
+    amount: job.amount,
+    fee: job.fee,
+    credit: 0n,
+    debit: job.amount,
+    added_by: job.addedBy,
+    posted: true,
+    ref: job.ref,
+    own_ref: job.own_ref,
+    recipient_name: job.name,
+    recipient_account: job.account_number,
+  })
+  batch.append({
+    id: job.payeeTxId,
+    account_id: job.payeeAccountId,
+    tx_type: 'transfer',
+    tx_payment_type: 'INTERNAL',
+    status: 'Successful',
+    amount: job.amount,
+    credit: job.amount,
+    debit: 0n,
+    added_by: 'system',
+    posted: true,
+    ref: job.ref,
+  })
+  if (job.feeTxId) {
+    batch.post([
+      { account: job.accountId, amount: -job.fee, tx_id: job.feeTxId },
+      { internal: 'fee_income', amount: job.fee, tx_id: job.feeTxId },
+    ])
+    batch.append({
+      id: job.feeTxId,
+      account_id: job.accountId,
+      parent_tx_id: job.txId,
+      tx_type: 'fee',
+      tx_payment_type: 'INTERNAL',
+      status: 'Successful',
+      amount: job.fee,
+      credit: 0n,
+      debit: job.fee,
+      added_by: job.addedBy,
+      posted: true,
+      ref: 'INTERNAL fee',
+    })
+  }
+  return { payment_type: 'INTERNAL', tx_id: job.txId }
+}
+
+// Settling a pending payout once its rail has answered: the hold is released, and on
+// acceptance the amount goes to the rail's settlement account and the fee to fee income,
+// each as its own journal, the fee with its own `fee` row, written now that it is posted.
+// Used for RTC at once and for EFT by the clearing cycle. A payment that fails or is
+// invalid charges no fee and gets no fee row.
+//
+// Payouts taken before fee rows were written at settlement have a Pending fee row from
+// the start (`fee_tx_id`): it is settled with its payment as it always was.
+
+export interface PendingPayout {
+  tx_id: string
+  /** The Pending fee row written with the payment, by earlier versions; null for payouts taken since. */
+  fee_tx_id: string | null
+  account_id: string
+  /** The credential that took the payment: its fee row names it too. */
+  added_by: string
+  payment_type: 'EFT' | 'RTC'
+  amount: bigint
+  fee: bigint
+  hold_amount: bigint
+}
+
+/** A rail's answer to a payout, as the ledger needs it (rails/rail.ts RailOutcome has this shape). */
+export type PayoutAnswer = { status: 'accepted' } | { status: 'failed' | 'invalid'; reason: string }
+
+export type SettledStatus = 'Successful' | 'Failed' | 'Invalid'
+
+export function settlePayout(batch: LedgerBatch, payout: PendingPayout, outcome: PayoutAnswer): SettledStatus {
+  batch.releaseHold(payout.account_id, payout.hold_amount)
+  if (outcome.status !== 'accepted') {
+    const status = outcome.status === 'failed' ? 'Failed' : 'Invalid'
+    batch.setStatus(payout.tx_id, payout.account_id, { status, reason: outcome.reason })
+    if (payout.fee_tx_id) batch.setStatus(payout.fee_tx_id, payout.account_id, { status, reason: 'payment not made; no fee charged' })
+    return status
+  }
+  batch.post([
+    { account: payout.account_id, amount: -payout.amount, tx_id: payout.tx_id },
+    { internal: `settlement:${payout.payment_type}`, amount: payout.amount, tx_id: payout.tx_id },
+  ])
+  batch.setStatus(payout.tx_id, payout.account_id, { status: 'Successful', posted: true })
+  if (payout.fee > 0n) {
+    const feeTxId = payout.fee_tx_id ?? newRowId()
+    batch.post([
+      { account: payout.account_id, amount: -payout.fee, tx_id: feeTxId },
+      { internal: 'fee_income', amount: payout.fee, tx_id: feeTxId },
+    ])
+    if (payout.fee_tx_id) batch.setStatus(feeTxId, payout.account_id, { status: 'Successful', posted: true })
+    else {
+      batch.append({
+        id: feeTxId,
+        account_id: payout.account_id,
+        parent_tx_id: payout.tx_id,
+        tx_type: 'fee',
+        tx_payment_type: payout.payment_type,
+        status: 'Successful',
+        amount: payout.fee,
+        credit: 0n,
+        debit: payout.fee,
+        added_by: payout.added_by,
+        posted: true,
+        ref: `${payout.payment_type} fee`,
+      })
+    }
+  }
+  return 'Successful'
+}
+
+/** A payout the recipient's bank sent back after success: credited back as a `reversal`. */
+export function reversePayout(
+  batch: LedgerBatch,
+  original: { tx_id: string; account_id: string; amount: bigint; payment_type: 'EFT' | 'RTC'; ref: string; recipient_name: string },
+  reason: string,
+): string {
+  const reversalId = newRowId()
+  batch.post([
+    { internal: `settlement:${original.payment_type}`, amount: -original.amount, tx_id: reversalId },
+    { account: original.account_id, amount: original.amount, tx_id: reversalId },
+  ])
+  batch.setStatus(original.tx_id, original.account_id, { status: 'Reversed', reason })
+  batch.append({
+    id: reversalId,
+    account_id: original.account_id,
+    parent_tx_id: original.tx_id,
+    tx_type: 'reversal',
+    tx_payment_type: original.payment_type,
+    status: 'Successful',
+    amount: original.amount,
+    credit: original.amount,
+    debit: 0n,
+    ref: original.ref,
+    recipient_name: original.recipient_name,
+    added_by: 'system',
+    posted: true,
+    status_reason: reason,
+  })
+  return reversalId
+}
