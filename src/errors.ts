@@ -1,4 +1,4 @@
-import { errorTypes, type ErrorType } from './contract/error-types.ts'
+import { errorTypes, type ErrorType, type FieldIssue } from './contract/error-types.ts'
 
 // The error classes of the one closed table of error types (src/contract/error-types.ts,
 // which gives each type its code). Domain code throws these; the NATS transport maps them
@@ -6,12 +6,7 @@ import { errorTypes, type ErrorType } from './contract/error-types.ts'
 // RULINGS.md ("Errors"). Anything else that escapes a handler is a programmer's mistake
 // and becomes an opaque 500 with a correlation id.
 
-export { errorTypes, type ErrorType }
-
-export interface FieldIssue {
-  field: string
-  message: string
-}
+export { errorTypes, type ErrorType, type FieldIssue }
 
 export interface ErrorBody {
   error: {

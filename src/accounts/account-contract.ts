@@ -68,3 +68,29 @@ export const accountOperations = {
     response: accountDetails,
   }),
 }
+
+/**
+ * Any partner's accounts as an operator reads them (`ops.account.*`): the partner's own
+ * views (above) with the owner and kind added. Served by the operator service, which reads
+ * them through the account service.
+ */
+export const accountOperatorOperations = {
+  accountList: operation({
+    name: 'ops_account_list',
+    sdk: 'accounts.list',
+    subject: 'ops.account.list',
+    permission: 'operator',
+    summary: "An entity's accounts, oldest first.",
+    request: z.strictObject({ entity_id: uuid() }),
+    response: z.object({ entity_id: z.string(), accounts: z.array(accountSummary.extend({ kind: z.string(), partner_id: z.string() })) }),
+  }),
+  accountShow: operation({
+    name: 'ops_account_show',
+    sdk: 'accounts.show',
+    subject: 'ops.account.show',
+    permission: 'operator',
+    summary: "One account of any partner: its owner, kind, number, balance and available balance (balance less holds), in cents.",
+    request: z.strictObject({ account_id: uuid() }),
+    response: accountDetails.extend({ partner_id: z.string(), entity_id: z.string(), kind: z.string(), country: z.string(), created_at: timestamp }),
+  }),
+}

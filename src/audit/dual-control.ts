@@ -7,7 +7,8 @@ import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../db/schema.ts'
 import { Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
 import { centsText } from '../ledger/cents.ts'
-import type { LedgerService, MoneyMoved } from '../ledger/ledger-service.ts'
+import type { LedgerService, Moved } from '../ledger/ledger-service.ts'
+import type { MoneyMoved } from '../money/money-contract.ts'
 import { approval_ttl_hours, type ApprovalView } from './audit-contract.ts'
 import type { ApprovalsTable } from './audit-tables.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
@@ -20,6 +21,19 @@ import { noteCommitTargets } from '../db/commit-hooks.ts'
 // attributed to the requester (`added_by`); the approval names who allowed it.
 
 type ApprovalRow = Selectable<ApprovalsTable>
+
+/** The operator's reply for money the ledger moved now (ask() answers the waiting kind). */
+function movedView(moved: Moved): MoneyMoved {
+  return {
+    status: 'Successful',
+    approval_id: null,
+    tx_id: moved.txId,
+    account_id: moved.accountId,
+    amount: centsText(moved.amount),
+    balance: centsText(moved.balance),
+    available_balance: centsText(moved.available),
+  }
+}
 
 const cursor_tag = 'q'
 const ttl_ms = approval_ttl_hours * 3600_000
@@ -41,7 +55,7 @@ export class DualControl {
     if (this.needsApproval(request.amount)) {
       return this.ask(caller, 'deposit', request.account_id, request.amount, { ref: request.ref })
     }
-    return this.ledger.deposit(request.account_id, request.amount, request.ref, caller.credentialId)
+    return movedView(await this.ledger.deposit(request.account_id, request.amount, request.ref, caller.credentialId))
   }
 
   async reverse(caller: Caller, request: { tx_id: string; reason: string }): Promise<MoneyMoved> {
@@ -51,7 +65,7 @@ export class DualControl {
         return this.ask(caller, 'reversal', deposit.account_id, deposit.amount, { tx_id: request.tx_id, reason: request.reason })
       }
     }
-    return this.ledger.reverse(request.tx_id, request.reason, caller.credentialId)
+    return movedView(await this.ledger.reverse(request.tx_id, request.reason, caller.credentialId))
   }
 
   private async ask(caller: Caller, kind: ApprovalRow['kind'], accountId: string, amount: bigint, asked: Record<string, unknown>): Promise<MoneyMoved> {
@@ -120,8 +134,8 @@ export class DualControl {
         row.kind === 'deposit'
           ? await this.ledger.depositIn(trx, row.account_id, BigInt(row.amount), asked.ref ?? 'deposit', row.requested_by)
           : await this.ledger.reverseIn(trx, asked.tx_id!, asked.reason ?? 'reversal', row.requested_by)
-      noteCommitTargets(moved.tx_id, row.account_id)
-      return this.decide(trx, row, caller, 'approved', null, moved.tx_id)
+      noteCommitTargets(moved.txId, row.account_id)
+      return this.decide(trx, row, caller, 'approved', null, moved.txId)
     })
   }
 

@@ -21,7 +21,7 @@ export interface Caller {
 }
 
 // The shapes the operator replies carry, from the contract's schemas.
-import type { CredentialView, IssuedCredential } from '../operators/operator-contract.ts'
+import type { CredentialView, IssuedCredential } from './credential-contract.ts'
 export type { CredentialView, IssuedCredential }
 
 const tokenPattern = /^(pbk|opk)_[A-Za-z0-9_-]{43}$/

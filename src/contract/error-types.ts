@@ -21,3 +21,9 @@ export const errorTypes = {
 } as const satisfies Record<string, { code: number; description: string }>
 
 export type ErrorType = keyof typeof errorTypes
+
+/** One failing field of a refused request: the `details` of an `invalid_request` reply. */
+export interface FieldIssue {
+  field: string
+  message: string
+}

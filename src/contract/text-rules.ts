@@ -1,4 +1,4 @@
-import type { FieldIssue } from '../errors.ts'
+import type { FieldIssue } from './error-types.ts'
 import { fieldName } from './field-path.ts'
 
 // Text the bank will not take, in any field of any request (keys included):

@@ -192,3 +192,20 @@ export const entityOperations = {
     response: z.strictObject({}),
   }),
 }
+
+/** Any partner's entities as an operator reads them, with their review state (`ops.entity.list`). */
+export const entityOperatorOperations = {
+  entityList: operation({
+    name: 'ops_entity_list',
+    sdk: 'entities.list',
+    subject: 'ops.entity.list',
+    permission: 'operator',
+    summary: "A partner's entities with their review state.",
+    request: z.strictObject({ partner_id: uuid() }),
+    response: z.object({
+      entities: z.array(
+        entityListItem.extend({ partner_id: z.string(), review_status: z.string(), is_root: z.boolean(), tax_number: z.string(), purpose: z.string() }),
+      ),
+    }),
+  }),
+}

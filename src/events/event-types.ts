@@ -1,44 +1,10 @@
-// The one closed list of event types. An event announces a change that has committed; the
-// type names what happened to which kind of resource, `<resource>.<what happened>`, so
-// that a subscriber can take a whole family (`debit_order.*`). Adding a type is adding a
-// name to one of these lists; TypeScript then checks every `appendEvent` and `subscribe`.
+import { eventTypes, partnerEventTypes, type EventPattern, type EventType, type PartnerEventType } from './event-contract.ts'
 
-/** Events partners receive as webhooks (Standard Webhooks `type`), in the interface's words. */
-export const partnerEventTypes = [
-  'bulk_payment.verified',
-  'payment.success',
-  'payment.failed',
-  'bulk_payment.completed',
-  'bulk_payment.failed',
-  'bulk_payment.cancelled',
-  'debit_order.processing',
-  'debit_order.successful',
-  'debit_order.failed',
-  'debit_order.disputed',
-  'debit_order.cancelled',
-  'mandate.active',
-  'mandate.rejected',
-  'kyc.submitted',
-  'kyc.approved',
-  'kyc.rejected',
-  'kyb.submitted',
-  'kyb.approved',
-  'kyb.rejected',
-] as const
+// Telling and matching event types. The closed list itself is a contract file
+// (event-contract.ts), which the webhooks' contract reads; it is re-exported here so that
+// the outbox and its subscribers keep one import.
 
-/** Events the bank announces to itself only; they never become webhooks. */
-export const internalEventTypes = ['clearing.cycle_completed'] as const
-
-export const eventTypes = [...partnerEventTypes, ...internalEventTypes] as const
-
-export type PartnerEventType = (typeof partnerEventTypes)[number]
-export type EventType = (typeof eventTypes)[number]
-
-/** The part of a type before its dot: `bulk_payment`, `payment`, `debit_order`, … */
-export type EventFamily = EventType extends `${infer Family}.${string}` ? Family : never
-
-/** What a subscriber takes: one type, a whole family (`payment.*`), or every event (`*`). */
-export type EventPattern = EventType | `${EventFamily}.*` | '*'
+export { eventTypes, internalEventTypes, partnerEventTypes, type EventFamily, type EventPattern, type EventType, type PartnerEventType } from './event-contract.ts'
 
 const known = new Set<string>(eventTypes)
 const partnerFacing = new Set<string>(partnerEventTypes)

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { accountSummary } from '../accounts/account-contract.ts'
 import { email, pageLimit, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
-import { userRecord } from '../users/user-contract.ts'
+import { kycStatus, userRecord } from '../users/user-contract.ts'
 
 // KYC and KYB evidence, the way the incumbent's reference SDK hands it over: the partner
 // puts files into a JetStream Object Store bucket of the subject (`kyc_dropbox_<user_id>`,
@@ -345,4 +345,45 @@ export const reviewOperations = {
     response: documentView.extend({ offset: z.number(), data: z.string(), next_offset: z.number().nullable() }),
   }),
 
+}
+
+/**
+ * An operator's direct decisions on a partner's KYB and a user's KYC (`ops.entity.review`,
+ * `ops.user.kyc`), served by kyb-service.ts and kyc-service.ts, as the reviews above are.
+ */
+export const kycDecisionOperations = {
+  entityReview: operation({
+    name: 'ops_entity_review',
+    sdk: 'entities.review',
+    cli: { choices: { decision: { approve: [], reject: ['reason'] } } },
+    subject: 'ops.entity.review',
+    permission: 'operator',
+    summary: "Decide an entity's KYB/KYC; the first approval opens its first account (the pool account for a root entity).",
+    request: z
+      .strictObject({
+        entity_id: uuid(),
+        decision: z.enum(['approve', 'reject'], { error: 'must be approve or reject' }),
+        reason: text(1, 500).optional(),
+      })
+      .refine((r) => r.decision === 'approve' || r.reason !== undefined, { path: ['reason'], error: 'is required when rejecting' }),
+    response: z.object({
+      entity_id: z.string(),
+      review_status: z.enum(['pending', 'approved', 'rejected']),
+      approved: z.boolean(),
+      account: accountSummary.extend({ kind: z.string() }).nullable(),
+    }),
+  }),
+  userKyc: operation({
+    name: 'ops_user_kyc',
+    sdk: 'users.kyc',
+    subject: 'ops.user.kyc',
+    permission: 'operator',
+    summary: "Set a user's KYC state: pending (resubmitted), approved or rejected (with a reason).",
+    request: z.strictObject({
+      user_id: uuid(),
+      status: kycStatus.exclude(['not_started'], { error: 'must be pending, approved or rejected' }),
+      reason: text(1, 500).optional(),
+    }),
+    response: z.object({ user: userRecord }),
+  }),
 }

@@ -39,28 +39,23 @@ export interface LedgerReport {
   problems: LedgerProblem[]
 }
 
-/** What a deposit or reversal answers: moved now (`Successful`), or waiting for a second operator. */
-export interface MoneyMoved {
-  status: 'Successful' | 'pending_approval'
-  approval_id: string | null
-  tx_id: string | null
-  account_id: string
-  amount: string
-  balance: string
-  available_balance: string
+/**
+ * What a deposit or reversal moved, and the account's balances right after it. The
+ * operator's reply (`MoneyMoved`, money/money-contract.ts) is made from it by dual control,
+ * which also answers the requests that wait for a second operator: the ledger formats
+ * nothing for the wire.
+ */
+export interface Moved {
+  txId: string
+  accountId: string
+  amount: bigint
+  balance: bigint
+  available: bigint
 }
 
-function moneyMoved(batch: LedgerBatch, txId: string, accountId: string, amount: bigint): MoneyMoved {
+function movedOf(batch: LedgerBatch, txId: string, accountId: string, amount: bigint): Moved {
   const a = batch.account(accountId)
-  return {
-    status: 'Successful',
-    approval_id: null,
-    tx_id: txId,
-    account_id: accountId,
-    amount: centsText(amount),
-    balance: centsText(a.balance),
-    available_balance: centsText(a.balance - a.held),
-  }
+  return { txId, accountId, amount, balance: a.balance, available: a.balance - a.held }
 }
 
 const verify_page_rows = 5000
@@ -80,7 +75,7 @@ export class LedgerService {
    * Credits an account as an inbound EFT would: settlement:EFT → customer. `addedBy` is the
    * operator's credential id: money an operator moves is always attributed.
    */
-  async deposit(accountId: string, amount: bigint, ref: string, addedBy: string): Promise<MoneyMoved> {
+  async deposit(accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
     try {
       return await this.db.transaction().execute((trx) => this.depositIn(trx, accountId, amount, ref, addedBy))
     } finally {
@@ -89,7 +84,7 @@ export class LedgerService {
   }
 
   /** The deposit inside the caller's transaction (an approval moves the money with its decision). */
-  async depositIn(trx: Kysely<Database>, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<MoneyMoved> {
+  async depositIn(trx: Kysely<Database>, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
     const batch = await LedgerBatch.open(trx, this.clock, [accountId])
     if (!batch.has(accountId)) throw new NotFound('account')
     const txId = newRowId()
@@ -117,7 +112,7 @@ export class LedgerService {
     await batch.flush()
     await debts.flush()
     this.known?.forget([accountId])
-    return moneyMoved(batch, txId, accountId, amount)
+    return movedOf(batch, txId, accountId, amount)
   }
 
   /** The deposit a reversal would undo, checked: it exists, is a deposit, and stands. */
@@ -136,12 +131,12 @@ export class LedgerService {
    * transaction whose parent is the deposit; the deposit becomes `Reversed`. The account
    * must have the amount available.
    */
-  async reverse(txId: string, reason: string, addedBy: string): Promise<MoneyMoved> {
+  async reverse(txId: string, reason: string, addedBy: string): Promise<Moved> {
     let accountId: string | undefined
     try {
       return await this.db.transaction().execute(async (trx) => {
         const result = await this.reverseIn(trx, txId, reason, addedBy)
-        accountId = result.account_id
+        accountId = result.accountId
         return result
       })
     } finally {
@@ -149,7 +144,7 @@ export class LedgerService {
     }
   }
 
-  async reverseIn(trx: Kysely<Database>, txId: string, reason: string, addedBy: string): Promise<MoneyMoved> {
+  async reverseIn(trx: Kysely<Database>, txId: string, reason: string, addedBy: string): Promise<Moved> {
     const deposit = await this.reversible(trx, txId, true)
     const accountId = deposit.account_id
     const batch = await LedgerBatch.open(trx, this.clock, [accountId])
@@ -180,7 +175,7 @@ export class LedgerService {
     })
     await batch.flush()
     this.known?.forget([accountId])
-    return moneyMoved(batch, reversalId, accountId, deposit.amount)
+    return movedOf(batch, reversalId, accountId, deposit.amount)
   }
 
   /** An account's balances as a dual-control request shows them (nothing moved yet). */

@@ -16,7 +16,7 @@ import type { PaymentAdvices } from './payment-advice.ts'
 import { reversePayout, settlePayout, type PendingPayout } from '../ledger/payment-journals.ts'
 
 // The report's shape is the `ops.clearing.run` reply schema's.
-import type { ClearingReport } from '../operators/operator-contract.ts'
+import type { ClearingReport } from './clearing-contract.ts'
 export type { ClearingReport }
 
 // The bank's side of EFT clearing, run as jobs (src/jobs): each cycle is one

@@ -157,5 +157,25 @@ export const transferOperations = {
   }),
 }
 
+/**
+ * Any partner's account's transactions as an operator reads them (`ops.account.transactions`):
+ * the partner's `list_transactions` page, served by the same transaction service.
+ */
+export const transactionOperatorOperations = {
+  accountTransactions: operation({
+    name: 'ops_account_transactions',
+    sdk: 'accounts.transactions',
+    subject: 'ops.account.transactions',
+    permission: 'operator',
+    summary: `One account's transactions, of any partner, newest first: limit (default ${transaction_page_limit_default}, max ${transaction_page_limit_max}) and next_cursor for the next page.`,
+    request: z.strictObject({
+      account_id: uuid(),
+      limit: pageLimit(transaction_page_limit_max).default(transaction_page_limit_default),
+      cursor: pageCursor().optional(),
+    }),
+    response: z.object({ account_id: z.string(), transactions: z.array(transactionView), next_cursor: z.string().optional() }),
+  }),
+}
+
 /** A payment as the service answers it: the reply body, and the status its header carries. */
 export type TransferResult = z.output<typeof paymentReply> & { status: z.output<typeof transferStatus> }

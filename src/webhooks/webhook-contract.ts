@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { pageLimit, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
-import { partnerEventTypes } from '../events/event-types.ts'
+import { partnerEventTypes } from '../events/event-contract.ts'
 import { pageCursor } from '../contract/cursor.ts'
 
 // A partner's webhooks: where they go, the signing secret, and what became of each event.

@@ -12,7 +12,7 @@ import {
   natsMissingMessage,
   startNatsServer,
   type PrivateNatsServer,
-} from '../../src/transport/nats/nats-server.ts'
+} from '../../dev/nats-server.ts'
 
 // The real processes a chaos test starts, and kills: the bank as `node src/main.ts`, a
 // private nats-server and a private PostgreSQL cluster. Each is killed only by the process

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test'
 import { BankApiError, BankClient, BankConnectionError, OperatorClient } from '../../src/client/index.ts'
 import { expectApiError } from '../support/assertions.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
-import { findNatsServerBinary, startNatsServer } from '../../src/transport/nats/nats-server.ts'
+import { findNatsServerBinary, startNatsServer } from '../../dev/nats-server.ts'
 
 // fromEnv/fromDataDir against a real bank, and errors that name the setting at fault: the
 // URL tried and where it came from, a refused credential, a partner id that is not the

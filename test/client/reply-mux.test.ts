@@ -5,7 +5,7 @@ import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { connect, errors, headers, type Msg, type NatsConnection } from '@nats-io/transport-node'
 import { ReplyMux } from '../../src/client/reply-mux.ts'
-import { findNatsServerBinary, natsMissingMessage, startNatsServer, type PrivateNatsServer } from '../../src/transport/nats/nats-server.ts'
+import { findNatsServerBinary, natsMissingMessage, startNatsServer, type PrivateNatsServer } from '../../dev/nats-server.ts'
 import { testNats } from '../support/harness.ts'
 
 // The SDK's request/reply (ReplyMux) on a real NATS server: each reply reaches its own

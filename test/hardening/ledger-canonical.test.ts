@@ -29,7 +29,7 @@ test('ledger - text that reaches the ledger unchecked is hashed as stored, so th
   const account = await newAccount(p)
   // Below the contract: the ledger's own guarantee, whatever a future caller passes it.
   const deposit = await tb.bank.services.ledger.deposit(account, 5_000n, 'seed \ud800 \udfff', 'test')
-  const row = await txById(p, deposit.tx_id!)
+  const row = await txById(p, deposit.txId)
   assert.equal(row.ref, 'seed \ufffd \ufffd', 'stored as UTF-8 can hold it')
   assert.equal(row.verified, true)
   await fund(tb, account, 1_000)

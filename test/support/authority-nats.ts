@@ -7,7 +7,7 @@ import type { Config } from '../../src/config.ts'
 import { openDatabase } from '../../src/db/database.ts'
 import { initNatsDeployment } from '../../src/nats-identity/nats-init.ts'
 import type { NatsAuth } from '../../src/nats/nats-connect.ts'
-import { findNatsServerBinary, freePort, natsMissingMessage, startNatsServer, type PrivateNatsServer } from '../../src/transport/nats/nats-server.ts'
+import { findNatsServerBinary, freePort, natsMissingMessage, startNatsServer, type PrivateNatsServer } from '../../dev/nats-server.ts'
 import { SecretBox } from '../../src/webhooks/secret-box.ts'
 
 // NATS as docs/operations.md sets it up for production: `bank nats init` (the same function

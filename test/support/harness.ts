@@ -13,7 +13,7 @@ import {
   natsMissingMessage,
   startNatsServer,
   type PrivateNatsServer,
-} from '../../src/transport/nats/nats-server.ts'
+} from '../../dev/nats-server.ts'
 import { businessEntity } from './fixtures.ts'
 import { leasePglite, leasePostgresDatabase } from './store-pool.ts'
 import { pgliteSeed } from './templates.ts'

@@ -7,7 +7,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { startBank, type Bank } from '../../src/app.ts'
 import { BankApiError, OperatorClient } from '../../src/client/index.ts'
 import { createLogger } from '../../src/logger.ts'
-import { findNatsServerBinary, freePort, startNatsServer } from '../../src/transport/nats/nats-server.ts'
+import { findNatsServerBinary, freePort, startNatsServer } from '../../dev/nats-server.ts'
 import { onboardPartner, startTestBank, type TestBank } from '../support/harness.ts'
 import { expectApiError } from '../support/assertions.ts'
 

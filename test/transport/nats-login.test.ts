@@ -10,7 +10,7 @@ import { OperatorClient } from '../../src/client/index.ts'
 import { ManualClock } from '../../src/clock.ts'
 import { loadConfig } from '../../src/config.ts'
 import { createLogger } from '../../src/logger.ts'
-import { findNatsServerBinary, freePort } from '../../src/transport/nats/nats-server.ts'
+import { findNatsServerBinary, freePort } from '../../dev/nats-server.ts'
 import { pgliteSeed } from '../support/templates.ts'
 
 // A production NATS asks for a login and speaks TLS. The bank, its SDK's fromEnv and the

@@ -3,16 +3,21 @@ import type { AccountService } from '../accounts/account-service.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../db/schema.ts'
 import { Invalid, NotFound } from '../errors.ts'
-import { transaction_page_limit_default, transaction_unpaged_rows, type TransactionView } from '../transfers/transfer-contract.ts'
-import { cents, centsText } from './cents.ts'
-import { hashAt, statementPage, transactionOf, type TransactionRow } from './ledger-store.ts'
-import { rowHashHolds } from './tx-chain.ts'
+import { transaction_page_limit_default, transaction_unpaged_rows, type TransactionView } from './transfer-contract.ts'
+import { cents, centsText } from '../ledger/cents.ts'
+import { hashAt, statementPage, transactionOf, type TransactionRow } from '../ledger/ledger-store.ts'
+import { rowHashHolds } from '../ledger/tx-chain.ts'
 import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
 
 // Reading transactions: newest first by the account's sequence, keyset-paged on the
 // (account_id, seq) unique index so a page costs the same on an account with a million
 // rows as on one with ten. `verified` checks each row's link of the hash chain on read:
 // its hash recomputed from its fields and its predecessor's hash.
+//
+// It lives in transfers/, not ledger/: it answers `transfers.list` and `getTransaction`
+// (and the operator's `ops.account.transactions`) in the wire's shape, whose schema,
+// page limits and cursor are transfer-contract.ts's. The ledger only reads the rows
+// (ledger-store.ts) and checks their chain (tx-chain.ts); it formats nothing for the wire.
 
 export interface TransactionListOptions {
   limit?: number | undefined

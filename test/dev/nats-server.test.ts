@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import { test } from 'node:test'
-import { canConnect, natsAnswers } from '../../src/transport/nats/nats-server.ts'
+import { canConnect, natsAnswers } from '../../dev/nats-server.ts'
 
 // Whether a NATS server answers is asked with a time limit, while a private server starts and
 // when the bank looks for one at the default address. A server that greets its clients only

@@ -5,7 +5,10 @@ import path from 'node:path'
 import { connect, type ConnectionOptions } from '@nats-io/transport-node'
 
 // Finding or starting a NATS server, for `npm start` on a machine with nothing set up
-// and for tests, which each start a private server so that no two suites share a queue group.
+// (dev/start.ts) and for tests and the benchmark, which each start a private server so that
+// no two suites share a queue group. Development code: src/ never imports it (an
+// architecture rule), and the production image does not carry it; a bank in production
+// is given its NATS server (NATS_URL) or finds one at the default address.
 
 export const natsMissingMessage =
   'No NATS server answers at nats://127.0.0.1:4222 and no `nats-server` binary is on the PATH, ' +
