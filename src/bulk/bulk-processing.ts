@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import { appendEvents, type EventDispatcher, type NewEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'

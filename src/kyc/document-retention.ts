@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { fromSast, toSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { appendAudit, deleteExpiredContent } from './kyc-store.ts'
 

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely'
-import type { Database, TransactionsTable, TxPaymentType, TxStatus } from '../db/schema.ts'
+import type { LedgerExecutor, TransactionsTable, TxPaymentType, TxStatus } from './ledger-tables.ts'
 import type { RailPayment } from '../rails/rail.ts'
 import type { PendingPayout } from '../transfers/settlement.ts'
 import { cents } from './cents.ts'
@@ -11,7 +11,7 @@ import { cents } from './cents.ts'
 
 export type TransactionRow = Selectable<TransactionsTable>
 
-type Executor = Kysely<Database>
+type Executor = LedgerExecutor
 
 /** A payout waiting for its rail, with what the rail is to be told. */
 export interface PendingPayoutWork {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { transactionOf } from '../ledger/ledger-store.ts'

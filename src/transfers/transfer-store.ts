@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { insertUnnest, unnestRows } from '../db/bulk.ts'
 import { prepared } from '../db/prepared.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 
 // The SQL of transfers' own tables: `transfer_keys`, one row per partner and clientTxId,
 // the database's guard against paying the same request twice (on any instance); and
