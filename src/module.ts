@@ -16,8 +16,16 @@ export interface Module {
    * never renamed, edited or moved out of the list.
    */
   migrations?: Migrations
-  /** Its bounds (sizes, counts, times), each named with its unit last: `batch_items_max`, `otp_ttl_ms`. */
-  limits?: Record<string, number | bigint>
+  /** Its bounds (sizes, counts, times) and the defaults of its configurable ones. */
+  limits?: Limits
+}
+
+/**
+ * Bounds by name, each with its unit last (`batch_items_max`, `otp_ttl_ms`); a group of them
+ * (one job kind's retries and lease) nests under the group's name.
+ */
+export interface Limits {
+  readonly [name: string]: number | bigint | Limits
 }
 
 /** Every module's migrations in one registry, in the order they run (by name); a name declared twice throws. */

@@ -1,5 +1,6 @@
 import type { Module } from '../module.ts'
 import { sandboxMigration } from './sandbox-migration.ts'
+import { sandbox_advance_job_limits } from './sandbox-limits.ts'
 
 // The sandbox: a movable clock and test helpers.
 export const sandboxModule: Module = {
@@ -7,4 +8,5 @@ export const sandboxModule: Module = {
   migrations: {
     '0009_sandbox': sandboxMigration,
   },
+  limits: { advance_job: sandbox_advance_job_limits },
 }
