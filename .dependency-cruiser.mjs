@@ -30,17 +30,30 @@ export default {
         'src/db/ is a toolkit that knows no capability: it imports only db/ itself and packages. ' +
         'A capability brings its own tables and migrations to the composition root.',
       from: { path: '^src/db/' },
-      to: { path: '^src/', pathNot: '^src/db/' },
+      // The root src/schema.ts has a rule of its own (db-and-ledger-import-no-schema).
+      to: { path: '^src/', pathNot: '^src/(db/|schema\\.ts$)' },
     },
     {
       name: 'ledger-imports-nothing-above-db',
       severity: 'error',
       comment:
-        'src/ledger/ imports only ledger/, db/, the clock and the one error table (src/errors.ts): ' +
-        'no capability, contract, rail, transport or audit code. Capabilities call the ledger, ' +
-        'never the other way round.',
+        'src/ledger/ imports only ledger/, db/, the clock, the one error table (src/errors.ts) and ' +
+        'the Module type its declaration fills in (src/module.ts): no capability, contract, rail, ' +
+        'transport or audit code. Capabilities call the ledger, never the other way round.',
       from: { path: '^src/ledger/' },
-      to: { path: '^src/', pathNot: '^src/(ledger/|db/|clock\\.ts$|errors\\.ts$)' },
+      // The root src/schema.ts has a rule of its own (db-and-ledger-import-no-schema).
+      to: { path: '^src/', pathNot: '^src/(ledger/|db/|clock\\.ts$|errors\\.ts$|module\\.ts$|schema\\.ts$)' },
+    },
+    {
+      name: 'db-and-ledger-import-no-schema',
+      severity: 'error',
+      comment:
+        "src/schema.ts is the bank's whole Database, every capability's tables: only capabilities " +
+        'and the composition root type their queries with it. db/ (the toolkit) takes the tables ' +
+        "as a type parameter and the ledger types its queries with its own LedgerTables, so that " +
+        'neither depends, even in types, on the capabilities above them.',
+      from: { path: '^src/(db|ledger)/' },
+      to: { path: '^src/schema\\.ts$' },
     },
     {
       name: 'contract-imports-no-server-code',

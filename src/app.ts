@@ -9,6 +9,8 @@ import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import { allOperations, subscriptionSubject } from './contract/index.ts'
 import { openDatabase, pgliteDirFor, type DatabaseHandle } from './db/database.ts'
+import { migrations } from './modules.ts'
+import type { Database } from './schema.ts'
 import { owner_only_dir_mode, owner_only_file_mode } from './data-dir.ts'
 import type { Logger } from './logger.ts'
 import { sandboxClockFor } from './sandbox/sandbox-clock.ts'
@@ -58,7 +60,7 @@ export interface BankOptions {
 
 export interface Bank {
   services: Services
-  database: DatabaseHandle
+  database: DatabaseHandle<Database>
   nc: NatsConnection
   micro: MicroService
   /** The operator token created on first start, if this start created one. */
@@ -72,7 +74,8 @@ export interface Bank {
 // micro service in its queue group. Many instances may run against one PostgreSQL.
 export async function startBank(options: BankOptions): Promise<Bank> {
   const { config, log } = options
-  const database = await openDatabase({
+  const database = await openDatabase<Database>({
+    migrations,
     databaseUrl: config.databaseUrl,
     pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
     pgliteSeed: options.pgliteSeed,
@@ -223,7 +226,7 @@ async function watchConnection(nc: NatsConnection, log: Logger): Promise<void> {
  * `<data dir>/operator-token` (mode 0600) for the CLI. An advisory lock keeps two
  * instances starting together from both creating one.
  */
-async function bootstrapOperator(database: DatabaseHandle, services: Services, config: Config, log: Logger) {
+async function bootstrapOperator(database: DatabaseHandle<Database>, services: Services, config: Config, log: Logger) {
   const token = await database.db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(727001)`.execute(trx)
     if (await services.credentials.hasOperator(trx)) return undefined

@@ -3,13 +3,14 @@ import { AccountService } from './accounts/account-service.ts'
 import { CredentialStore } from './auth/credential-store.ts'
 import { systemClock, type Clock } from './clock.ts'
 import type { Config } from './config.ts'
-import type { Database } from './db/schema.ts'
+import type { Database } from './schema.ts'
 import { EntityService } from './entities/entity-service.ts'
 import { OperatorService } from './operators/operator-service.ts'
 import { UserService } from './users/user-service.ts'
 import { SouthAfricanCalendar } from './calendar/sa-calendar.ts'
 import { LedgerService } from './ledger/ledger-service.ts'
-import { KnownAccounts, known_accounts_default } from './ledger/known-accounts.ts'
+import { KnownAccounts } from './ledger/known-accounts.ts'
+import { known_accounts_default } from './ledger/ledger-limits.ts'
 import { LedgerWriter } from './ledger/ledger-writer.ts'
 import type { Logger } from './logger.ts'
 import type { Rail } from './rails/rail.ts'
@@ -30,7 +31,8 @@ import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
 import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
-import { WebhookService, webhook_limits_default } from './webhooks/webhook-service.ts'
+import { WebhookService } from './webhooks/webhook-service.ts'
+import { webhook_limits_default } from './webhooks/webhook-limits.ts'
 import type { MovableClock } from './sandbox/sandbox-clock.ts'
 import { SandboxService } from './sandbox/sandbox-service.ts'
 import { DebitService } from './debit/debit-service.ts'
@@ -66,7 +68,7 @@ export interface Services {
   rail: Rail
   ledger: LedgerService
   /** The ledger's write engine (group commit, remembered accounts, idempotency keys). */
-  ledgerWriter: LedgerWriter
+  ledgerWriter: LedgerWriter<Kysely<Database>>
   transfers: TransferService
   transactions: TransactionService
   clearing: ClearingService
@@ -174,7 +176,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     payerName: async (partnerId, accountId) => (await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
   })
   // The ledger's write engine: group commit of payments and settlements (ledger-writer.ts).
-  const ledgerWriter = new LedgerWriter(db, clock, {
+  const ledgerWriter = new LedgerWriter<Kysely<Database>>(db, clock, {
     key_window_ms: config.transferKeyWindowMs,
     batch_jobs_max: config.ledgerBatchJobsMax,
     batches_in_flight_max: config.ledgerBatchesInFlightMax,

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
-import type { AccountsTable, Database } from '../db/schema.ts'
+import type { AccountsTable } from '../ledger/ledger-tables.ts'
+import type { Database } from '../schema.ts'
 
 // The SQL of the `accounts` table's own columns, which the accounts capability owns. The
 // balance columns (balance, held, last_seq, last_sha, last_posted) are the ledger's: only

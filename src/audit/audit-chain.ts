@@ -1,7 +1,7 @@
 import { hash, randomUUID } from 'node:crypto'
 import { CompiledQuery, type Kysely } from 'kysely'
 import type { RunQuery } from '../db/commit-hooks.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import type { AuditRow } from './audit-tables.ts'
 
 // The audit trail is a hash chain, as each account's transactions are (`tx_sha`): every

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import { decodeSeqCursor, invalid_cursor_message, seqPage } from '../contract/cursor.ts'
 import { formatTimestamp } from '../contract/format.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { Invalid } from '../errors.ts'
 
 const cursor_tag = 'a'

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { Conflict, Invalid, NotFound, Unauthorized } from '../errors.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { permissions as allPermissions, type Permission } from '../contract/operation.ts'
 import { formatTimestamp } from '../contract/format.ts'
 

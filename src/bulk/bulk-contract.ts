@@ -138,7 +138,8 @@ export const bulkOperations = {
     permission: 'payments',
     summary:
       'Confirm a batch with its one-time PIN: the batch is funded in one ledger transaction and its payments go out ' +
-      'asynchronously (RTC at once, EFT at the next clearing cycle). 3 wrong PINs or 5 minutes end the batch failed.',
+      'asynchronously (RTC at once, EFT at the next clearing cycle). ' +
+      `${bulk_limits.otp_attempts_max} wrong PINs or ${bulk_limits.otp_ttl_ms / 60_000} minutes end the batch failed.`,
     request: batchRef.extend({ otp: z.string({ error: 'must be a string' }).regex(/^\d{6}$/, { error: 'must be 6 digits' }) }),
     response: z.object({
       bulk_payment_id: z.string(),

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { TooManyAttempts } from '../errors.ts'
 import { bulk_limits } from './bulk-contract.ts'
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import { appendEvents, type EventDispatcher, type NewEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
@@ -13,6 +13,7 @@ import { appendPayment, settlePayment } from '../ledger/bulk-journals.ts'
 import { batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemsOf, setItemTxIds, updateBatch, type BatchRow, type ItemRow } from './bulk-store.ts'
 import { batchView, paymentView } from './bulk-view.ts'
 import { newRowId } from '../ledger/row-id.ts'
+import { bulk_process_job_limits, bulk_eft_cycle_job_limits } from './bulk-limits.ts'
 
 // Paying out a verified batch, as jobs (src/jobs):
 //  - `bulk.process` (one per batch, enqueued by verify): gives every payment its own
@@ -44,20 +45,14 @@ export class BulkProcessing {
   ) {
     jobs.register({
       kind: bulk_process_job_kind,
-      attempts_max: 20,
-      lease_ms: 60_000,
-      backoff_base_ms: 10_000,
-      backoff_max_ms: 10 * 60_000,
+      ...bulk_process_job_limits,
       run: (job) => this.process(String(job.payload.batch_id)),
     })
     jobs.register({
       kind: bulk_eft_cycle_job_kind,
       // Never beside another EFT submission (a clearing cycle or another cycle's bulk share).
       exclusive: eft_submission_group,
-      attempts_max: 20,
-      lease_ms: 60_000,
-      backoff_base_ms: 30_000,
-      backoff_max_ms: 30 * 60_000,
+      ...bulk_eft_cycle_job_limits,
       run: (job) => this.eftCycle(new Date(String(job.payload.cutoff))),
     })
     // A clearing cycle (scheduled or an operator's `bank clearing run`) takes the bulk EFTs too.

@@ -5,7 +5,7 @@ import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import { isUniqueViolation } from '../db/errors.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert, BankError, Conflict, Forbidden, Invalid, NotFound, TooManyAttempts, Unavailable, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
@@ -32,6 +32,7 @@ import {
   type BatchRow,
 } from './bulk-store.ts'
 import { batchView } from './bulk-view.ts'
+import { bulk_otp_expiry_job_limits } from './bulk-limits.ts'
 
 // The four partner operations of bulk payments and the sandbox's OTP look-up (RULINGS
 // "Bulk payments"). A batch lives in `pending_otp` from initiate until verify, cancel, its
@@ -83,10 +84,7 @@ export class BulkService {
     this.entityLimits = settings.entityLimits ?? entity_limits_default
     jobs.register({
       kind: bulk_otp_expiry_job_kind,
-      attempts_max: 20,
-      lease_ms: 30_000,
-      backoff_base_ms: 5_000,
-      backoff_max_ms: 300_000,
+      ...bulk_otp_expiry_job_limits,
       run: async (job) => ({ expired: await this.expire(String(job.payload.batch_id)) }),
     })
   }

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
 import { unnestRows } from '../db/bulk.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import type { BulkPaymentItemsTable, BulkPaymentsTable, PaymentStatus } from './bulk-tables.ts'
 
 // The SQL of bulk payments' own tables. Every change of a batch or of its payments is made

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { UsageError } from './cli-context.ts'
+import type { Database } from '../schema.ts'
 import type { LocalCommand } from './local-command.ts'
 import { refuseStoreInUse, withoutPassword } from './operator-create.ts'
 
@@ -35,13 +36,14 @@ export const natsInitCommand: LocalCommand = {
     if (names.some((name) => !/^[A-Za-z0-9.:*-]+$/.test(name))) throw new UsageError('--names takes DNS names and IP addresses, comma-separated')
     const { loadConfig } = await import('../config.ts')
     const { openDatabase, pgliteDirFor } = await import('../db/database.ts')
+    const { migrations } = await import('../modules.ts')
     const { SecretBox } = await import('../webhooks/secret-box.ts')
     const { systemClock } = await import('../clock.ts')
     const { initNatsDeployment } = await import('../nats-identity/nats-init.ts')
     const config = loadConfig(env)
     const pgliteDir = pgliteDirFor(config.dataDir)
     if (!config.databaseUrl) refuseStoreInUse(pgliteDir)
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, pgliteDir, poolMax: 1 })
+    const database = await openDatabase<Database>({ databaseUrl: config.databaseUrl, pgliteDir, poolMax: 1, migrations })
     try {
       const box = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
       const result = await initNatsDeployment({ db: database.db, box, clock: systemClock, dir: path.resolve(dir), listen, serverNames: names })

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { UsageError } from './cli-context.ts'
+import type { Database } from '../schema.ts'
 import type { LocalCommand } from './local-command.ts'
 
 // `bank operator create`: a new operator credential written straight into the bank's
@@ -31,12 +32,13 @@ export const operatorCreateCommand: LocalCommand = {
     const dataDir = path.resolve(env.BANK_DATA_DIR || './.data')
     // Loaded here, not at the top: the other commands need no database code.
     const { openDatabase, pgliteDirFor } = await import('../db/database.ts')
+    const { migrations } = await import('../modules.ts')
     const { CredentialStore } = await import('../auth/credential-store.ts')
     const { systemClock } = await import('../clock.ts')
     const pgliteDir = pgliteDirFor(dataDir)
     if (databaseUrl) await refuseDatabaseWithoutBank(databaseUrl)
     else refuseUnusableStore(pgliteDir)
-    const database = await openDatabase({ databaseUrl, pgliteDir, poolMax: 1 })
+    const database = await openDatabase<Database>({ databaseUrl, pgliteDir, poolMax: 1, migrations })
     try {
       const issued = await new CredentialStore(database.db, systemClock).issue(database.db, { partnerId: null, permissions: [], label })
       return {

@@ -1,5 +1,4 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
-import type { Database } from './schema.ts'
 
 // Set-based writes with one array parameter per column (`unnest`): PostgreSQL parses and
 // plans a statement of a few parameters instead of one with thousands, which is what lets
@@ -323,7 +322,7 @@ const insertHeads = new WeakMap<ColumnList, Map<string, RawBuilder<unknown>>>()
  * ledger batch; names that are not plain identifiers (none is) through Kysely's own quoting.
  */
 export function insertUnnestStatement<Row extends object>(
-  table: keyof Database & string,
+  table: string,
   rows: Row[],
   columns: Array<[keyof Row & string, PgType]>,
 ): RawBuilder<unknown> {
@@ -344,9 +343,9 @@ export function insertUnnestStatement<Row extends object>(
 }
 
 /** INSERT INTO table (columns) SELECT * FROM unnest(...). */
-export async function insertUnnest<Row extends object>(
-  executor: Kysely<Database>,
-  table: keyof Database & string,
+export async function insertUnnest<DB, Row extends object>(
+  executor: Kysely<DB>,
+  table: keyof DB & string,
   rows: Row[],
   columns: Array<[keyof Row & string, PgType]>,
 ): Promise<void> {

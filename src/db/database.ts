@@ -1,24 +1,29 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
-import { Kysely, Migrator, PostgresDialect, type MigrationProvider } from 'kysely'
+import { Kysely, PostgresDialect } from 'kysely'
 import { PGliteDialect } from './pglite-dialect.ts'
-import { owner_only_dir_mode, tightenTree } from '../data-dir.ts'
+import { owner_only_dir_mode, tightenTree } from './owner-only.ts'
 import { CommitHookDialect } from './commit-hooks.ts'
 import { preparingPool } from './prepared.ts'
 import pg from 'pg'
-import { migrations } from './migrations.ts'
-import type { Database } from './schema.ts'
+import { migrateToLatest, type Migrations } from './migrations.ts'
 
 export type Storage = 'postgres' | 'pglite'
 
-export interface DatabaseHandle {
-  db: Kysely<Database>
+/** `DB` is the tables' type: the bank's `Database` (src/schema.ts), which db/ does not know. */
+export interface DatabaseHandle<DB> {
+  db: Kysely<DB>
   storage: Storage
   close(): Promise<void>
 }
 
 export interface DatabaseOptions {
+  /**
+   * The migrations to bring the store to: the capabilities' own, collected by the
+   * composition root (src/modules.ts).
+   */
+  migrations: Migrations
   /** A PostgreSQL URL; without one the embedded PGlite is used. */
   databaseUrl?: string | undefined
   /** Where PGlite keeps its files; `memory://` keeps nothing. */
@@ -37,7 +42,7 @@ export interface DatabaseOptions {
 
 // One SQL dialect (PostgreSQL) on two back ends: a PostgreSQL server for production and
 // many instances, PGlite (embedded, one process, no fsync) as the zero-set-up default.
-export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+export async function openDatabase<DB>(options: DatabaseOptions): Promise<DatabaseHandle<DB>> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
@@ -59,9 +64,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     pool.on('connect', (client) => {
       client.on('error', () => {})
     })
-    const db = new Kysely<Database>({ dialect: new CommitHookDialect(new PostgresDialect({ pool: preparingPool(pool) })) })
+    const db = new Kysely<DB>({ dialect: new CommitHookDialect(new PostgresDialect({ pool: preparingPool(pool) })) })
     try {
-      await migrate(db)
+      await migrateToLatest(db, options.migrations)
     } catch (error) {
       await db.destroy()
       throw new Error(connectionProblem(options.databaseUrl, error) ?? (error as Error).message)
@@ -71,8 +76,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   if (options.pglite) {
     // Destroyed on close, so that nothing of this bank reaches the store afterwards; the
     // PGlite itself stays open.
-    const db = new Kysely<Database>({ dialect: new CommitHookDialect(new PGliteDialect({ pglite: options.pglite, borrowed: true })) })
-    await migrate(db)
+    const db = new Kysely<DB>({ dialect: new CommitHookDialect(new PGliteDialect({ pglite: options.pglite, borrowed: true })) })
+    await migrateToLatest(db, options.migrations)
     return { db, storage: 'pglite', close: () => db.destroy() }
   }
   const onDisk = !options.pgliteDir.startsWith('memory://')
@@ -81,8 +86,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
   // PGlite unpacks a new store's files as 0666 and rewrites pg_internal.init as 0644 on every
   // open, whatever the umask; the store holds the credential hashes (src/data-dir.ts).
   if (onDisk) tightenTree(options.pgliteDir)
-  const db = new Kysely<Database>({ dialect: new CommitHookDialect(new PGliteDialect({ pglite })) })
-  await migrate(db)
+  const db = new Kysely<DB>({ dialect: new CommitHookDialect(new PGliteDialect({ pglite })) })
+  await migrateToLatest(db, options.migrations)
   return {
     db,
     storage: 'pglite',
@@ -95,19 +100,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 
 export function pgliteDirFor(dataDir: string): string {
   return path.join(dataDir, 'pglite')
-}
-
-const provider: MigrationProvider = { getMigrations: async () => migrations }
-
-async function migrate(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider })
-  const { error, results } = await migrator.migrateToLatest()
-  if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName
-    // No migration ran at all: the database could not be reached, which is not a migration's fault.
-    if (!failed) throw error
-    throw new Error(`database migration ${failed} failed: ${String((error as Error).message ?? error)}`)
-  }
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { appendEvents, type NewEvent } from '../events/index.ts'
 import type { HistoryRow, OrderRow } from './debit-store.ts'
 import type { DebitOrderStatus } from './debit-tables.ts'

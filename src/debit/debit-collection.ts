@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert, Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import { JobGroupBusy, type JobContext, type JobRunner } from '../jobs/job-runner.ts'
@@ -29,6 +29,7 @@ import { orderOf, type OrderRow } from './debit-store.ts'
 
 // The report's shape is the `ops.debit.run` reply schema's.
 import type { DebitRunReport } from './debit-collection-contract.ts'
+import { debit_run_job_limits } from './debit-limits.ts'
 export type { DebitRunReport }
 
 // Debit-order collection runs (RULINGS, Debit orders), as jobs of the jobs module: one
@@ -81,10 +82,7 @@ export class DebitCollection {
       kind: debit_run_job_kind,
       // One collection run at a time on any instance: overlapping runs would ask the debtors' banks twice.
       exclusive: 'rail.debit',
-      attempts_max: 10,
-      lease_ms: 60_000,
-      backoff_base_ms: 30_000,
-      backoff_max_ms: 30 * 60_000,
+      ...debit_run_job_limits,
       run: (job) => this.run(String(job.payload.run), String(job.payload.date), job),
       ...(options.schedule ? { plan: (now: Date) => this.plannedRuns(now) } : {}),
     })

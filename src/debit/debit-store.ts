@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import type {
   DebitMandatesTable,

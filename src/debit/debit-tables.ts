@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely'
 
-// Kysely types of the tables debit orders own (src/db/schema.ts's Database extends this).
+// Kysely types of the tables debit orders own (src/schema.ts's Database extends this).
 // See debit-migration.ts for what each table and column is for.
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
 import { isUniqueViolation } from '../db/errors.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert, Conflict, Invalid, NotFound } from '../errors.ts'
 import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
@@ -23,6 +23,7 @@ import {
 import type { MandateStatus } from './debit-tables.ts'
 import { mandateView } from './debit-view.ts'
 import type { MandateAuthenticator, MandateDecision } from './mandate-authenticator.ts'
+import { mandate_authentication_attempts_max, mandate_authentication_job_limits } from './debit-limits.ts'
 
 // Mandates (RULINGS "Debit orders"): a partner registers a debtor's mandate for one of its
 // entities; it starts `pending_authentication`, and a durable job asks the debtor's bank
@@ -32,9 +33,6 @@ import type { MandateAuthenticator, MandateDecision } from './mandate-authentica
 // and cancels every scheduled debit order on it.
 
 export const mandate_authentication_job_kind = 'debit.mandate_authentication'
-/** After this many answers of "not yet" the mandate is rejected: the debtor never confirmed it. */
-export const mandate_authentication_attempts_max = 60
-
 export class MandateService {
   constructor(
     private readonly db: Kysely<Database>,
@@ -44,10 +42,7 @@ export class MandateService {
   ) {
     jobs.register({
       kind: mandate_authentication_job_kind,
-      attempts_max: 20,
-      lease_ms: 30_000,
-      backoff_base_ms: 5_000,
-      backoff_max_ms: 600_000,
+      ...mandate_authentication_job_limits,
       run: async (job) => this.authenticate(String(job.payload.mandate_id), Number(job.payload.attempt)),
     })
   }

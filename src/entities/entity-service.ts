@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatOptionalTimestamp, formatTimestamp } from '../contract/format.ts'
-import type { Address, Database } from '../db/schema.ts'
+import type { Address } from './entity-tables.ts'
+import type { Database } from '../schema.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import { Conflict, Invalid, NotFound } from '../errors.ts'
-import type { UserService } from '../users/user-service.ts'
 import type { z } from 'zod'
 import type { EntityCreateRequest, EntityInfo, EntityListItem, entityAddress } from './entity-contract.ts'
+import type { EntityHolders } from './entity-holders.ts'
 
 type EntityAddress = z.output<typeof entityAddress>
 import {
@@ -28,12 +29,12 @@ type Executor = Kysely<Database>
 // Entities: the owners of users and accounts. Every read is scoped to the caller's
 // partner; another partner's entity is answered exactly as a missing one (RULINGS). A
 // personal entity's one user belongs to the users capability: it is created and decided
-// through UserService, in the same database transaction as the entity.
+// through UserService (as EntityHolders), in the same database transaction as the entity.
 export class EntityService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
-    private readonly users: UserService,
+    private readonly users: EntityHolders,
   ) {}
 
   async create(partnerId: string, request: EntityCreateRequest): Promise<{ id: string; user_ready?: boolean; user_id?: string }> {

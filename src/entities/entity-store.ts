@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely'
-import type { Address, Database, EntitiesTable } from '../db/schema.ts'
+import type { Address, EntitiesTable } from './entity-tables.ts'
+import type { Database } from '../schema.ts'
 
 // The SQL of the `entities` table, which the entities capability owns: other capabilities
 // read an entity through these functions or through EntityService, and none writes it.

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import { markDispatched, selectPending, tryLockDispatch, type OutboxEvent } from './event-store.ts'
 import { eventMatches, isEventPattern, type EventPattern } from './event-types.ts'

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import { insertEvents, type EventRow } from './event-store.ts'
 import { isEventType, type EventType } from './event-types.ts'

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { unnestRows } from '../db/bulk.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import type { EventType } from './event-types.ts'
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type { Database, JobsTable, JobState } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
+import type { JobsTable, JobState } from './job-tables.ts'
 
 // The SQL of the jobs module; nothing else reads or writes `jobs`.
 

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import type { Database, JobState } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
+import type { JobState } from './job-tables.ts'
 import { Invalid, NotFound } from '../errors.ts'
 import type { JobView } from './jobs-contract.ts'
 import { findJob, listJobs, requeueDead } from './job-store.ts'

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely'
 import { fromSast, toSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { appendAudit, deleteExpiredContent } from './kyc-store.ts'
+import { document_retention_job_limits } from './kyc-limits.ts'
 
 // Retention of KYC/KYB documents. The bank keeps the documents of approved applications
 // (they are the evidence of its customer due diligence) and deletes the bytes of documents
@@ -25,10 +26,7 @@ export class DocumentRetention {
   ) {
     jobs.register({
       kind: retention_job_kind,
-      attempts_max: 10,
-      lease_ms: 60_000,
-      backoff_base_ms: 60_000,
-      backoff_max_ms: 60 * 60_000,
+      ...document_retention_job_limits,
       run: async (job) => ({ deleted: await this.sweep(job.signal) }),
       plan: (now: Date) => {
         const today = toSast(now).date

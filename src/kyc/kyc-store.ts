@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { DocumentView, SubmissionView } from './kyc-contract.ts'
 import type { FrozenDocument } from './document-files.ts'

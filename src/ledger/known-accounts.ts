@@ -29,18 +29,6 @@ export interface KnownAccountsOptions {
   now?: () => number
 }
 
-/**
- * 50,000 accounts (about 15 MB); an account found stale is read under lock for 10 s; 5 stale
- * guesses among 100 stop all guessing for a minute.
- */
-export const known_accounts_default: KnownAccountsOptions = {
-  entries_max: 50_000,
-  stale_pause_ms: 10_000,
-  window: 100,
-  stale_max: 5,
-  suspend_ms: 60_000,
-}
-
 export class KnownAccounts {
   private readonly states = new Map<string, AccountState>()
   private readonly paused = new Map<string, number>()

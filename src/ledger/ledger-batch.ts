@@ -2,7 +2,7 @@ import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
 import { arrayParameter, insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
 import { prepared, thenCommit } from '../db/prepared.ts'
 import type { Clock } from '../clock.ts'
-import type { Database, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from '../db/schema.ts'
+import type { LedgerExecutor, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from './ledger-tables.ts'
 import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
 import { chainHash, type ChainFields } from './tx-chain.ts'
@@ -130,7 +130,7 @@ export class LedgerBatch {
   readonly now: Date
 
   private constructor(
-    private readonly trx: Kysely<Database>,
+    private readonly trx: LedgerExecutor,
     private readonly states: Map<string, AccountState>,
     clock: Clock,
     /** The states the batch started from when they were remembered, not read under lock: its write checks them. */
@@ -145,7 +145,7 @@ export class LedgerBatch {
    * id order and is refused whole (StaleAccounts) unless each is still exactly as
    * remembered. Undefined when an account is not remembered: open it the usual way.
    */
-  static fromKnown(trx: Kysely<Database>, clock: Clock, accountIds: Iterable<string>, known: RememberedAccounts): LedgerBatch | undefined {
+  static fromKnown(trx: LedgerExecutor, clock: Clock, accountIds: Iterable<string>, known: RememberedAccounts): LedgerBatch | undefined {
     const ids = [...new Set(accountIds)].sort()
     if (ids.length === 0) return undefined
     const states = known.take(ids)
@@ -164,7 +164,7 @@ export class LedgerBatch {
   }
 
   /** Locks the accounts (in id order) for the rest of the database transaction. */
-  static async open(trx: Kysely<Database>, clock: Clock, accountIds: Iterable<string>): Promise<LedgerBatch> {
+  static async open(trx: LedgerExecutor, clock: Clock, accountIds: Iterable<string>): Promise<LedgerBatch> {
     const ids = [...new Set(accountIds)].sort()
     const states = new Map<string, AccountState>()
     if (ids.length > 0) {

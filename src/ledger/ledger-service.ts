@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { LedgerDatabase, LedgerExecutor } from './ledger-tables.ts'
 import { Conflict, NotFound, Unprocessable } from '../errors.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { cents, centsText } from './cents.ts'
@@ -65,7 +65,7 @@ const problems_max = 1000
 // account) and the full verification behind `bank ledger verify`.
 export class LedgerService {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: LedgerDatabase,
     private readonly clock: Clock,
     /** What payment batches remember of accounts (known-accounts.ts): a deposit makes it stale. */
     private readonly known?: KnownAccounts,
@@ -84,7 +84,7 @@ export class LedgerService {
   }
 
   /** The deposit inside the caller's transaction (an approval moves the money with its decision). */
-  async depositIn(trx: Kysely<Database>, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
+  async depositIn(trx: LedgerExecutor, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
     const batch = await LedgerBatch.open(trx, this.clock, [accountId])
     if (!batch.has(accountId)) throw new NotFound('account')
     const txId = newRowId()
@@ -116,7 +116,7 @@ export class LedgerService {
   }
 
   /** The deposit a reversal would undo, checked: it exists, is a deposit, and stands. */
-  async reversible(executor: Kysely<Database>, txId: string, lock: boolean): Promise<{ account_id: string; amount: bigint; ref: string }> {
+  async reversible(executor: LedgerExecutor, txId: string, lock: boolean): Promise<{ account_id: string; amount: bigint; ref: string }> {
     let query = executor.selectFrom('transactions').select(['account_id', 'amount', 'tx_type', 'status', 'ref']).where('id', '=', txId)
     if (lock) query = query.forUpdate()
     const row = await query.executeTakeFirst()
@@ -144,7 +144,7 @@ export class LedgerService {
     }
   }
 
-  async reverseIn(trx: Kysely<Database>, txId: string, reason: string, addedBy: string): Promise<Moved> {
+  async reverseIn(trx: LedgerExecutor, txId: string, reason: string, addedBy: string): Promise<Moved> {
     const deposit = await this.reversible(trx, txId, true)
     const accountId = deposit.account_id
     const batch = await LedgerBatch.open(trx, this.clock, [accountId])
@@ -179,7 +179,7 @@ export class LedgerService {
   }
 
   /** An account's balances as a dual-control request shows them (nothing moved yet). */
-  async balances(executor: Kysely<Database>, accountId: string): Promise<{ balance: bigint; available: bigint }> {
+  async balances(executor: LedgerExecutor, accountId: string): Promise<{ balance: bigint; available: bigint }> {
     const row = await executor.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirst()
     if (!row) throw new NotFound('account')
     const balance = BigInt(row.balance)

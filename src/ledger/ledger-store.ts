@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely'
-import type { Database, TransactionsTable, TxPaymentType, TxStatus } from '../db/schema.ts'
+import type { LedgerExecutor, TransactionsTable, TxPaymentType, TxStatus } from './ledger-tables.ts'
 import type { PendingPayout } from './payment-journals.ts'
 import { cents } from './cents.ts'
 
@@ -10,7 +10,7 @@ import { cents } from './cents.ts'
 
 export type TransactionRow = Selectable<TransactionsTable>
 
-type Executor = Kysely<Database>
+type Executor = LedgerExecutor
 
 /** What a rail is told of a payout (rails/rail.ts RailPayment has this shape). */
 export interface PayoutInstruction {

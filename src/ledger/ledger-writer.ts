@@ -1,12 +1,12 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { inLane, Lane } from '../db/prepared.ts'
-import type { Database, TxStatus } from '../db/schema.ts'
 import { assert, Conflict, Invalid, Unavailable, type BankError } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
 import type { KnownAccounts } from './known-accounts.ts'
 import { GuardFailed, LedgerBatch, StaleAccounts, type FlushGuard } from './ledger-batch.ts'
+import type { LedgerExecutor, TxStatus } from './ledger-tables.ts'
 import { statusesUnderLock } from './ledger-store.ts'
 import { PartnerDebts } from './partner-debt.ts'
 import {
@@ -75,7 +75,7 @@ const batch_attempts_max = 3
 /**
  * A kind of payment the writer takes: how its journals are recorded, never how they are batched.
  */
-export interface PaymentKind<P, R> {
+export interface PaymentKind<P, R, T extends LedgerExecutor = LedgerExecutor> {
   /** The desk's name in the metrics and probes. */
   name: string
   /** The accounts its journals touch (locked in id order with the rest of its batch). */
@@ -102,11 +102,11 @@ export interface PaymentKind<P, R> {
   alongside?(
     taken: Array<{ payment: P; value: R }>,
     now: Date,
-  ): ((trx: Kysely<Database>) => Promise<void>) | undefined
+  ): ((trx: T) => Promise<void>) | undefined
 }
 
 /** A change to a Pending transaction once its outcome is known, made at most once. */
-export interface SettlementKind<S, R> {
+export interface SettlementKind<S, R, T extends LedgerExecutor = LedgerExecutor> {
   name: string
   accountOf(settlement: S): string
   txOf(settlement: S): string
@@ -121,7 +121,7 @@ export interface SettlementKind<S, R> {
   alongside?(
     settled: Array<{ settlement: S; value: R }>,
     now: Date,
-  ): ((trx: Kysely<Database>) => Promise<void>) | undefined
+  ): ((trx: T) => Promise<void>) | undefined
 }
 
 /** One write of a batch, as a probe sees it. */
@@ -158,7 +158,12 @@ const overloaded = () => new Unavailable('the bank is busy; try again shortly')
 const insufficientFunds = () =>
   Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee')
 
-export class LedgerWriter {
+/** What the writer opens its transactions on: the bank's Kysely (T: its transactions). */
+export interface WriterDatabase<T extends LedgerExecutor> {
+  transaction(): { execute<V>(callback: (trx: T) => Promise<V>): Promise<V> }
+}
+
+export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
   /** The lane of the last payment batch started for each account still being written. */
   private readonly lanes = new Map<string, Lane>()
   private readonly probes = new Set<WriterProbe>()
@@ -166,7 +171,7 @@ export class LedgerWriter {
   readonly known: KnownAccounts
 
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: WriterDatabase<T>,
     private readonly clock: Clock,
     private readonly settings: LedgerWriterSettings,
   ) {
@@ -174,7 +179,7 @@ export class LedgerWriter {
   }
 
   /** A desk for one kind of payment; `submit` answers each payment with its outcome. */
-  payments<P, R>(kind: PaymentKind<P, R>): { submit(payment: P): Promise<R> } {
+  payments<P, R>(kind: PaymentKind<P, R, T>): { submit(payment: P): Promise<R> } {
     const desk = new GroupCommitter<P, R>((batch) => this.paymentBatch(kind, batch), {
       ...this.committerOptions(kind.name),
       // Payouts (measured by the bench): a second batch only beside enough waiting.
@@ -187,7 +192,7 @@ export class LedgerWriter {
   }
 
   /** A desk for one kind of settlement; `submit` answers each with its outcome. */
-  settlements<S, R>(kind: SettlementKind<S, R>): { submit(settlement: S): Promise<R> } {
+  settlements<S, R>(kind: SettlementKind<S, R, T>): { submit(settlement: S): Promise<R> } {
     // Settlements, fewer and each after a rail call, start as they come.
     const desk = new GroupCommitter<S, R>((batch) => this.settlementBatch(kind, batch), {
       ...this.committerOptions(kind.name),
@@ -241,7 +246,10 @@ export class LedgerWriter {
    * own), this one finds the account as it is, or stale: its own race, not another
    * writer's, so the account is not paused and the guess not counted against guessing.
    */
-  private async paymentBatch<P, R>(kind: PaymentKind<P, R>, payments: P[]): Promise<Outcomes<R>> {
+  private async paymentBatch<P, R>(
+    kind: PaymentKind<P, R, T>,
+    payments: P[],
+  ): Promise<Outcomes<R>> {
     for (const probe of this.probes) await probe.beforeBatch?.(kind.name, payments.map(kind.keyOf))
     const accountIds = [...new Set(payments.flatMap(kind.accountsOf))]
     let ahead: Lane | undefined
@@ -266,7 +274,7 @@ export class LedgerWriter {
    * accounts locked and read first (known-accounts.ts).
    */
   private async paymentBatchOnce<P, R>(
-    kind: PaymentKind<P, R>,
+    kind: PaymentKind<P, R, T>,
     payments: P[],
     behind: boolean,
   ): Promise<BatchOutcome<R>[]> {
@@ -291,7 +299,7 @@ export class LedgerWriter {
   }
 
   private async writePayments<P, R>(
-    kind: PaymentKind<P, R>,
+    kind: PaymentKind<P, R, T>,
     payments: P[],
     mode: Mode,
     guess = true,
@@ -331,7 +339,7 @@ export class LedgerWriter {
   }
 
   private reportPayments<P, R>(
-    kind: PaymentKind<P, R>,
+    kind: PaymentKind<P, R, T>,
     payments: P[],
     write: Pick<WriteReport, 'mode' | 'first' | 'behind'>,
     written: LedgerBatch | undefined,
@@ -344,8 +352,8 @@ export class LedgerWriter {
   }
 
   private async takePayments<P, R>(
-    trx: Kysely<Database>,
-    kind: PaymentKind<P, R>,
+    trx: T,
+    kind: PaymentKind<P, R, T>,
     batch: LedgerBatch,
     payments: P[],
     mode: Mode,
@@ -359,7 +367,11 @@ export class LedgerWriter {
     const batchKeys = { payments, keys, claimants, claimed, debts }
     const took = takeEach(kind, batch, batchKeys, outcomes, duplicates)
     // A request refused for funds moved no money, so its key may be used again.
-    if (claimed) await releaseTransferKeys(trx, took.released.map((k) => k.tx_id))
+    if (claimed)
+      await releaseTransferKeys(
+        trx,
+        took.released.map((k) => k.tx_id),
+      )
     const alongside = kind.alongside?.(took.taken, batch.now)
     // Most batches end with their write: its commit is sent with it (one round trip).
     const last = !debts && !alongside && duplicates.length === 0
@@ -399,12 +411,17 @@ export class LedgerWriter {
   }
 
   /** Claims the claimants' keys; returns the tx ids whose key was new (the rest: duplicates). */
-  private claimKeys(trx: Kysely<Database>, keys: TransferKey[], claimants: number[], now: Date) {
-    return claimTransferKeys(trx, claimants.map((i) => keys[i]!), now, this.keyCutoff(now))
+  private claimKeys(trx: T, keys: TransferKey[], claimants: number[], now: Date) {
+    return claimTransferKeys(
+      trx,
+      claimants.map((i) => keys[i]!),
+      now,
+      this.keyCutoff(now),
+    )
   }
 
   private async answerDuplicates<R>(
-    trx: Kysely<Database>,
+    trx: T,
     keys: TransferKey[],
     indexes: number[],
     outcomes: BatchOutcome<R>[],
@@ -443,7 +460,7 @@ export class LedgerWriter {
   }
 
   private async settlementBatch<S, R>(
-    kind: SettlementKind<S, R>,
+    kind: SettlementKind<S, R, T>,
     settlements: S[],
   ): Promise<BatchOutcome<R>[]> {
     // A settlement changes the accounts' holds: what payment batches remember of them is stale
@@ -473,7 +490,7 @@ export class LedgerWriter {
   }
 
   private async settleUnderLock<S, R>(
-    kind: SettlementKind<S, R>,
+    kind: SettlementKind<S, R, T>,
     settlements: S[],
   ): Promise<BatchOutcome<R>[]> {
     return this.db.transaction().execute(async (trx) => {
@@ -503,9 +520,9 @@ export class LedgerWriter {
  * The debts of the partners whose accounts the batch credits (a disputed debit order's
  * shortfall), paid from the credit first (partner-debt.ts); only batches with such credits ask.
  */
-async function openDebts<P, R>(
-  trx: Kysely<Database>,
-  kind: PaymentKind<P, R>,
+async function openDebts<P, R, T extends LedgerExecutor>(
+  trx: T,
+  kind: PaymentKind<P, R, T>,
   batch: LedgerBatch,
   payments: P[],
 ): Promise<PartnerDebts | undefined> {
@@ -522,8 +539,8 @@ async function openDebts<P, R>(
  * Refuses what cannot be taken at all, and splits the rest by key: the first payment with a
  * key in the batch claims it (a claimant); a repeat waits for its result (a duplicate).
  */
-function byKey<P, R>(
-  kind: PaymentKind<P, R>,
+function byKey<P, R, T extends LedgerExecutor>(
+  kind: PaymentKind<P, R, T>,
   batch: LedgerBatch,
   payments: P[],
   keys: TransferKey[],
@@ -562,8 +579,8 @@ interface Claimants<P> {
  * claimed by another is a duplicate, a payment available does not cover is refused for funds
  * (its key released), and a credit first pays its partner's debt.
  */
-function takeEach<P, R>(
-  kind: PaymentKind<P, R>,
+function takeEach<P, R, T extends LedgerExecutor>(
+  kind: PaymentKind<P, R, T>,
   batch: LedgerBatch,
   { payments, keys, claimants, claimed, debts }: Claimants<P>,
   outcomes: BatchOutcome<R>[],

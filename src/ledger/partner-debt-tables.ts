@@ -1,6 +1,6 @@
 import type { ColumnType } from 'kysely'
 
-// Kysely types of the partner-debt table (src/db/schema.ts's Database extends this).
+// Kysely types of the partner-debt table (src/schema.ts's Database extends this).
 
 export interface PartnerDebtsTable {
   partner_id: string

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { LedgerExecutor } from './ledger-tables.ts'
 import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
 import type { InternalAccount, JournalEntry, LedgerBatch } from './ledger-batch.ts'
@@ -28,13 +28,13 @@ export class PartnerDebts {
   private readonly changed = new Set<string>()
 
   private constructor(
-    private readonly trx: Kysely<Database>,
+    private readonly trx: LedgerExecutor,
     private readonly owed: Map<string, bigint>,
     private readonly now: Date,
   ) {}
 
   /** Locks the debt rows of these partners for the rest of the transaction. */
-  static async open(trx: Kysely<Database>, partnerIds: Iterable<string>, now: Date): Promise<PartnerDebts> {
+  static async open(trx: LedgerExecutor, partnerIds: Iterable<string>, now: Date): Promise<PartnerDebts> {
     const ids = [...new Set(partnerIds)].sort()
     const owed = new Map<string, bigint>()
     if (ids.length > 0) {
@@ -134,7 +134,7 @@ export class PartnerDebts {
 }
 
 /** Every partner's recorded debt, for `ledger verify` to hold against the postings. */
-export async function recordedDebts(db: Kysely<Database>): Promise<Map<string, bigint>> {
+export async function recordedDebts(db: LedgerExecutor): Promise<Map<string, bigint>> {
   const rows = await db.selectFrom('partner_debts').select(['partner_id', 'owed']).execute()
   return new Map(rows.map((row) => [row.partner_id, cents(row.owed)]))
 }

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely'
-import { unnestRows } from '../db/bulk.ts'
+import { sql, type RawBuilder } from 'kysely'
+import { arrayParameter, unnestRows } from '../db/bulk.ts'
 import { prepared } from '../db/prepared.ts'
-import type { Database } from '../db/schema.ts'
+import type { LedgerExecutor } from './ledger-tables.ts'
 
 // The SQL of `transfer_keys`, one row per partner and clientTxId: the database's guard
 // against paying the same request twice (on any instance). The ledger writer claims them
@@ -18,7 +18,7 @@ export interface TransferKey {
  * concurrent batches); returns the tx ids whose key was new. A key older than `cutoff`
  * no longer counts and is taken over; a live one is left alone (a duplicate).
  */
-export async function claimTransferKeys(trx: Kysely<Database>, keys: TransferKey[], now: Date, cutoff: Date): Promise<Set<string>> {
+export async function claimTransferKeys(trx: LedgerExecutor, keys: TransferKey[], now: Date, cutoff: Date): Promise<Set<string>> {
   if (keys.length === 0) return new Set()
   const { rows } = await prepared(claimStatement(keys, now, cutoff)).execute(trx)
   return new Set(rows.map((r) => r.tx_id))
@@ -67,16 +67,16 @@ export function liveKeysStatement(keys: Array<Omit<TransferKey, 'tx_id'>>, cutof
 }
 
 /** Frees the keys of requests that moved no money, so they may be used again. */
-export async function releaseTransferKeys(trx: Kysely<Database>, txIds: string[]): Promise<void> {
+export async function releaseTransferKeys(trx: LedgerExecutor, txIds: string[]): Promise<void> {
   if (txIds.length === 0) return
-  await trx.deleteFrom('transfer_keys').where('tx_id', 'in', txIds).execute()
+  await sql`delete from transfer_keys where tx_id = any(${arrayParameter('uuid', txIds)}::uuid[])`.execute(trx)
 }
 
 /**
  * The live keys (used at or after `cutoff`) with these clientTxIds, of any partner (callers
  * match the partner). An expired key's row may still be there, and counts for nothing.
  */
-export async function transferKeysOf(trx: Kysely<Database>, clientTxIds: string[], cutoff: Date): Promise<TransferKey[]> {
+export async function transferKeysOf(trx: LedgerExecutor, clientTxIds: string[], cutoff: Date): Promise<TransferKey[]> {
   if (clientTxIds.length === 0) return []
   return trx
     .selectFrom('transfer_keys')

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { Invalid, NotFound } from '../errors.ts'
 import { partnerExists } from '../operators/operator-store.ts'
 import type { RateLimitsView } from './limits-contract.ts'

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 
 // The SQL of request budgets: the limits operators give partners, and the one statement
 // that leases tokens from a credential's shared bucket (see rate-limiter.ts).

@@ -1,6 +1,6 @@
 import type { ColumnType } from 'kysely'
 
-// Kysely types of the tables the limits capability owns (src/db/schema.ts's Database
+// Kysely types of the tables the limits capability owns (src/schema.ts's Database
 // extends this; limits-migration.ts makes them).
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { RateLimited } from '../errors.ts'
 import { leaseTokens, type Lease, type LeaseRequest, type Limits } from './limits-store.ts'
 

@@ -2,7 +2,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Kysely } from 'kysely'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import type { Logger } from '../logger.ts'
 
 // Prometheus metrics of one instance, with prom-client (the maintained Prometheus client

@@ -1,5 +1,5 @@
 import type { Insertable, Kysely, Selectable } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import type { NatsAccountsTable, NatsAuthorityTable, NatsUsersTable } from './nats-identity-tables.ts'
 
 // The SQL of the NATS identity tables. Each function takes the executor to run on.

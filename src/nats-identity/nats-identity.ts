@@ -5,7 +5,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import { allOperations, scopeOf } from '../contract/index.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { Conflict, NotFound } from '../errors.ts'
 import type { SecretBox } from '../webhooks/secret-box.ts'
 import {

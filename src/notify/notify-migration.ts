@@ -15,14 +15,3 @@ export const notifierSentMigration: Migration = {
       )`)
   },
 }
-
-export interface NotifierSentTable {
-  key: string
-  recipient: string
-  subject: string
-  sent_at: Date
-}
-
-export interface NotifierTables {
-  notifier_sent: NotifierSentTable
-}

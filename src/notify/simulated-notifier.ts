@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import { notifier_limits, type Notifier, type NotifierMessage } from './notifier.ts'
 

@@ -5,7 +5,7 @@ import type { CredentialStore, IssuedCredential } from '../auth/credential-store
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Permission } from '../contract/operation.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, NotFound } from '../errors.ts'

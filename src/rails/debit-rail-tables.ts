@@ -1,6 +1,6 @@
 import type { ColumnType } from 'kysely'
 
-// Kysely types of the simulated debit rail's table (src/db/schema.ts's Database extends this).
+// Kysely types of the simulated debit rail's table (src/schema.ts's Database extends this).
 
 export interface SimulatedDebitDisputesTable {
   debit_order_id: string

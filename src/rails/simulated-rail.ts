@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import type { Rail, RailOutcome, RailPayment, RailReturn } from './rail.ts'
 
 /**

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import { ManualClock, type Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 
 // The sandbox's clock. Bank time is wall time plus an offset kept in `sandbox_clock`, one
 // row shared by every instance, so that all of them work by one time; an advance raises

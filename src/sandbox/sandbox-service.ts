@@ -5,6 +5,7 @@ import type { JobView } from '../jobs/jobs-contract.ts'
 import type { SimulatedNotifier } from '../notify/simulated-notifier.ts'
 import { advance_seconds_max, messages_limit_default, type AdvanceReply } from './sandbox-contract.ts'
 import type { MovableClock } from './sandbox-clock.ts'
+import { sandbox_advance_job_limits } from './sandbox-limits.ts'
 
 // The sandbox's operations: the bank's clock, read and moved forward, and the messages the
 // simulated notifier kept. In production there is no movable clock and the endpoint
@@ -35,10 +36,7 @@ export class SandboxService {
       skip_in_advance: true,
       // A failed advance (too many jobs on the way) is not run again by itself: the operator
       // advances again. One cut short by a dead instance is still taken over.
-      attempts_max: 1,
-      lease_ms: 60_000,
-      backoff_base_ms: 1_000,
-      backoff_max_ms: 1_000,
+      ...sandbox_advance_job_limits,
       run: (job) => this.runAdvance(new Date(String(job.payload.target)), job.id),
     })
   }

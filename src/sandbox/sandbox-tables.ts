@@ -1,6 +1,6 @@
 import type { ColumnType } from 'kysely'
 
-// Kysely types of the tables the sandbox owns (src/db/schema.ts's Database extends this).
+// Kysely types of the tables the sandbox owns (src/schema.ts's Database extends this).
 
 export interface SandboxClockTable {
   /** Always 1: the table has one row. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { payoutsByIds, pendingPayouts, statusesUnderLock, type PendingPayoutWork } from '../ledger/ledger-store.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Logger } from '../logger.ts'
@@ -14,6 +14,7 @@ import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
 import { reversePayout, settlePayout, type PendingPayout } from '../ledger/payment-journals.ts'
+import { clearing_job_limits, rtc_recovery_job_limits } from './transfer-limits.ts'
 
 // The report's shape is the `ops.clearing.run` reply schema's.
 import type { ClearingReport } from './clearing-contract.ts'
@@ -57,20 +58,14 @@ export class ClearingService {
       kind: clearing_job_kind,
       // One EFT submission at a time: overlapping runs would hand the same payments to the rail twice.
       exclusive: eft_submission_group,
-      attempts_max: 10,
-      lease_ms: 60_000,
-      backoff_base_ms: 30_000,
-      backoff_max_ms: 30 * 60_000,
+      ...clearing_job_limits,
       run: (job) => this.run(String(job.payload.cycle), new Date(String(job.payload.cutoff)), job.attempt > 1),
       ...(options.schedule ? { plan: (now: Date) => this.plannedCycles(now) } : {}),
     })
     if (options.schedule) {
       jobs.register({
         kind: rtc_recovery_job_kind,
-        attempts_max: 20,
-        lease_ms: 60_000,
-        backoff_base_ms: 10_000,
-        backoff_max_ms: 10 * 60_000,
+        ...rtc_recovery_job_limits,
         plan: (now) => [{ key: 'recurring', due_at: now }],
         next: (now) => new Date(now.getTime() + options.rtcRecoveryAfterMs / 2),
         run: async () => {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { insertUnnest } from '../db/bulk.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 
 // The SQL of `payment_advices`: the notice a payment's recipient asked for, one row per
 // payment, written in the transaction that takes the payment.

@@ -1,12 +1,13 @@
 import type { Kysely } from 'kysely'
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { transactionOf } from '../ledger/ledger-store.ts'
 import type { Notifier } from '../notify/notifier.ts'
 import { advisedPayments, insertPaymentAdvices, markPaymentAdviceSent, paymentAdviceOf, type PaymentAdviceRow } from './payment-advice-store.ts'
+import { payment_advice_job_limits } from './transfer-limits.ts'
 
 // Payment advices (RULINGS, Compatibility: `notification_email`, `notification_name`): a
 // payment that names an e-mail address tells its recipient, once it is Successful, that
@@ -37,10 +38,7 @@ export class PaymentAdvices {
   ) {
     jobs.register({
       kind: payment_advice_job_kind,
-      attempts_max: 12,
-      lease_ms: 30_000,
-      backoff_base_ms: 30_000,
-      backoff_max_ms: 3_600_000,
+      ...payment_advice_job_limits,
       run: (job) => this.send(String(job.payload.tx_id)),
     })
   }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { AccountService } from '../accounts/account-service.ts'
 import { formatTimestamp } from '../contract/format.ts'
-import type { Database } from '../db/schema.ts'
+import type { LedgerExecutor } from '../ledger/ledger-tables.ts'
 import { Invalid, NotFound } from '../errors.ts'
 import { transaction_page_limit_default, transaction_unpaged_rows, type TransactionView } from './transfer-contract.ts'
 import { cents, centsText } from '../ledger/cents.ts'
@@ -34,7 +34,7 @@ export interface TransactionPage {
 
 export class TransactionService {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly db: LedgerExecutor,
     private readonly accounts: AccountService,
   ) {}
 

@@ -14,6 +14,33 @@ export const limits = {
   rtc_high_limit_until_minute: 16 * 60,
 }
 
+// The job kinds' retries, leases and backoffs (transfer-service.ts's own transfer job keeps
+// its inline for now: that file is being reworked).
+
+/** The `payment_advice_job_kind` job kind (payment-advice.ts): its retries, lease and backoff. */
+export const payment_advice_job_limits = {
+  attempts_max: 12,
+  lease_ms: 30_000,
+  backoff_base_ms: 30_000,
+  backoff_max_ms: 3_600_000,
+}
+
+/** The `clearing_job_kind` job kind (clearing-service.ts): its retries, lease and backoff. */
+export const clearing_job_limits = {
+  attempts_max: 10,
+  lease_ms: 60_000,
+  backoff_base_ms: 30_000,
+  backoff_max_ms: 30 * 60_000,
+}
+
+/** The `rtc_recovery_job_kind` job kind (clearing-service.ts): its retries, lease and backoff. */
+export const rtc_recovery_job_limits = {
+  attempts_max: 20,
+  lease_ms: 60_000,
+  backoff_base_ms: 10_000,
+  backoff_max_ms: 10 * 60_000,
+}
+
 export type PaymentType = 'EFT' | 'RTC' | 'INTERNAL'
 
 const instantNames: Record<Exclude<PaymentType, 'EFT'>, string> = { RTC: 'an RTC', INTERNAL: 'an internal payment' }

@@ -1,6 +1,8 @@
+import type { Kysely } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
+import type { Database } from '../schema.ts'
 import { assert, BankError, Invalid, NotFound } from '../errors.ts'
 import type { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { LedgerWriter, PaymentKind, SettlementKind } from '../ledger/ledger-writer.ts'
@@ -79,7 +81,7 @@ export class TransferService {
     private readonly rail: Rail,
     private readonly payees: PayeeDirectory,
     advices: PaymentAdvices,
-    writer: LedgerWriter,
+    writer: LedgerWriter<Kysely<Database>>,
     private readonly settings: TransferSettings,
   ) {
     this.reserver = writer.payments(paymentKind(advices))
@@ -162,7 +164,7 @@ export class TransferService {
 }
 
 /** Payments as the ledger writer takes them: journals, keys, and advices committed with them. */
-function paymentKind(advices: PaymentAdvices): PaymentKind<Payment, Taken> {
+function paymentKind(advices: PaymentAdvices): PaymentKind<Payment, Taken, Kysely<Database>> {
   return {
     name: 'reserve',
     accountsOf,
@@ -194,7 +196,9 @@ function paymentKind(advices: PaymentAdvices): PaymentKind<Payment, Taken> {
 }
 
 /** An RTC's rail answer, settled by the ledger writer (one settled meanwhile: as it stands). */
-function settlementKind(advices: PaymentAdvices): SettlementKind<Settlement, SettledStatus> {
+function settlementKind(
+  advices: PaymentAdvices,
+): SettlementKind<Settlement, SettledStatus, Kysely<Database>> {
   return {
     name: 'settle',
     accountOf: (s) => s.payout.account_id,

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatOptionalTimestamp, formatTimestamp } from '../contract/format.ts'
-import type { Database, KycStatus } from '../db/schema.ts'
-import type { EntityCreateRequest } from '../entities/entity-contract.ts'
+import type { Database } from '../schema.ts'
+import type { KycStatus } from './user-tables.ts'
+import type { EntityHolders, HolderDetails } from '../entities/entity-holders.ts'
 import { entityOf } from '../entities/entity-store.ts'
 import { Conflict, Invalid, NotFound } from '../errors.ts'
 import { identityIssues, type UserCreateRequest, type UserRecord, type UserUpdateRequest } from './user-contract.ts'
@@ -11,14 +12,11 @@ import { insertUser, submittedAtOr, updateEntityHolder, updateUser, userOf, user
 
 type Executor = Kysely<Database>
 
-/** The personal details a personal entity's automatic user is created with. */
-export type HolderDetails = Omit<Extract<EntityCreateRequest, { entity_type: 'personal' }>, 'entity_type'>
-
 // Users of entities, with their KYC state. KYC moves (RULINGS): not_started → pending →
 // approved | rejected, and rejected → pending on resubmission; operators decide. A
 // personal entity's one user is created and decided with the entity, through
 // `createHolder` and `decideHolderKyc`, in the entity's database transaction.
-export class UserService {
+export class UserService implements EntityHolders {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,

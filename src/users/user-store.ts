@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type RawBuilder, type Selectable, type UpdateObject } from 'kysely'
-import type { Database, UsersTable } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
+import type { UsersTable } from './user-tables.ts'
 
 // The SQL of the `users` table, which the users capability owns: other capabilities reach
 // users through UserService. Each function takes the executor to run on, so a caller can

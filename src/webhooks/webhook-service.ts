@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { Webhook } from 'standardwebhooks'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { assert, Invalid, NotFound } from '../errors.ts'
 import { isPartnerEventType, type EventDispatcher, type OutboxEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
@@ -27,6 +27,7 @@ import {
   type Lane,
 } from './webhook-store.ts'
 import { checkEndpointUrl } from './url-policy.ts'
+import { webhook_deliver_job_limits, type WebhookLimits } from './webhook-limits.ts'
 import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
 
 // Webhooks: every partner event becomes a signed POST to the partner (Standard Webhooks).
@@ -60,32 +61,6 @@ import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../con
 
 export const webhook_deliver_job_kind = 'webhook.deliver'
 
-export interface WebhookLimits {
-  /** One attempt, from connecting to the receiver's status line. */
-  attempt_timeout_ms: number
-  /** How long after the first attempt a delivery is still retried. */
-  retry_window_ms: number
-  retry_backoff_base_ms: number
-  retry_backoff_max_ms: number
-  /** Deliveries of one lane one job sends at most, one after another. */
-  run_deliveries_max: number
-  /**
-   * Delivery jobs of one partner running at once, across all instances (and on one
-   * instance never all of its delivery slots): what a partner whose receiver never
-   * answers can hold of the delivery capacity; the rest serves the other partners.
-   */
-  partner_slots_max: number
-}
-
-export const webhook_limits_default: WebhookLimits = {
-  attempt_timeout_ms: 10_000,
-  retry_window_ms: 24 * 3_600_000,
-  retry_backoff_base_ms: 30_000,
-  retry_backoff_max_ms: 2 * 3_600_000,
-  run_deliveries_max: 500,
-  partner_slots_max: 1,
-}
-
 export const no_endpoint_error = 'no webhook endpoint is set'
 
 export interface WebhookServiceOptions {
@@ -112,10 +87,8 @@ export class WebhookService {
       kind: webhook_deliver_job_kind,
       // A job fails only when the database does (a receiver's failure is an outcome, not an
       // error): these retries cover that, not the receiver.
-      attempts_max: 20,
+      ...webhook_deliver_job_limits,
       lease_ms: webhookLeaseMs(options.limits),
-      backoff_base_ms: 5_000,
-      backoff_max_ms: 300_000,
       // An attempt may wait on a partner's receiver for seconds: a slot always stays free
       // for bulk payments, clearing and debit runs (a receiver that never answers would
       // otherwise hold them all), and the delivery slots are shared out by partner, so such

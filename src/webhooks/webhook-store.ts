@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
-import type { Database } from '../db/schema.ts'
+import type { Database } from '../schema.ts'
 import { insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
 import { assert } from '../errors.ts'
 import type { WebhookDeliveriesTable } from './webhook-tables.ts'

@@ -1,6 +1,6 @@
 import type { ColumnType, Generated } from 'kysely'
 
-// Kysely types of the tables webhooks owns (src/db/schema.ts's Database extends this).
+// Kysely types of the tables webhooks owns (src/schema.ts's Database extends this).
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>

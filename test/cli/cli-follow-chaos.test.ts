@@ -91,9 +91,12 @@ if (chaosPass) {
 
     const run = cli(['clearing', 'run'], env.natsUrl, env.dataDir)
     const jobId = await until('the CLI follows a job', async () => /^clearing\.cycle job ([0-9a-f-]{36}) queued/.exec(run.stderr())?.[1])
-    const owner = await until('some EFTs are settled', async () => {
+    // Killed once the CLI has shown the job running (a poll of the CLI's may go unanswered on
+    // a loaded machine while the instance is busy: the kill waits for the line, not a moment).
+    const owner = await until('some EFTs are settled and the CLI shows the job running', async () => {
       const row = await job(jobId)
-      return row?.state === 'running' && row.lease_owner && (await settled()) > 0 ? row.lease_owner : undefined
+      if (row?.state !== 'running' || !row.lease_owner || (await settled()) === 0) return undefined
+      return run.stderr().includes(`: running on ${row.lease_owner} (attempt 1 of 10)\n`) ? row.lease_owner : undefined
     })
     const killed = ownerOf(services, owner)
     await killed.kill()
@@ -133,8 +136,10 @@ if (chaosPass) {
     await services[0]!.kill()
     assert.equal((await job(jobId))?.state, 'running', 'killed in the middle of the advance')
     const [{ target }] = (await sql<{ target: string }>(`select payload->>'target' as target from jobs where id = $1`, [jobId])) as [{ target: string }]
-    // No instance answers now; the CLI keeps asking.
-    await until('the CLI says nobody answers', async () => (/no answer from the bank \(no bank instance is answering/.test(run.stderr()) ? true : undefined))
+    // No instance answers now; the CLI keeps asking. (Its first request after the kill may
+    // have gone to the dying instance and time out; those after it find no instance at all.)
+    const nobody = /no answer from the bank \((no bank instance is answering|the bank did not answer in time)/
+    await until('the CLI says nobody answers', async () => (nobody.test(run.stderr()) ? true : undefined))
     await sql(`update jobs set lease_expires_at = now() where state = 'running'`)
     services.push(await ServiceProcess.start(env, cleanup))
 

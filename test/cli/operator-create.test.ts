@@ -5,6 +5,8 @@ import { after, before, test } from 'node:test'
 import { CredentialStore } from '../../src/auth/credential-store.ts'
 import { systemClock } from '../../src/clock.ts'
 import { openDatabase, pgliteDirFor } from '../../src/db/database.ts'
+import { migrations } from '../../src/modules.ts'
+import type { Database } from '../../src/schema.ts'
 import { pgliteSeed } from '../support/templates.ts'
 import { useTestBank } from '../support/harness.ts'
 import { bankEnv, cleanEnv, emptyDir, json, removeTempDirs, runBank } from './run-bank.ts'
@@ -62,7 +64,7 @@ test('operator create - a credential written to the running bank’s database wo
 
 test('operator create - an embedded store: refused while open, written once closed, then verified as an operator', async () => {
   const dataDir = emptyDir()
-  const store = await openDatabase({ pgliteDir: pgliteDirFor(dataDir), pgliteSeed: await pgliteSeed(), poolMax: 1 })
+  const store = await openDatabase<Database>({ pgliteDir: pgliteDirFor(dataDir), pgliteSeed: await pgliteSeed(), poolMax: 1, migrations })
   const env = rescueEnv({ BANK_DATA_DIR: dataDir })
   try {
     const refused = await runBank(['operator', 'create'], env)
@@ -78,7 +80,7 @@ test('operator create - an embedded store: refused while open, written once clos
   assert.equal(created.label, 'bank operator create')
   assert.equal(created.storage, 'pglite')
 
-  const reopened = await openDatabase({ pgliteDir: pgliteDirFor(dataDir), poolMax: 1 })
+  const reopened = await openDatabase<Database>({ pgliteDir: pgliteDirFor(dataDir), poolMax: 1, migrations })
   try {
     const credentials = new CredentialStore(reopened.db, systemClock)
     const caller = await credentials.verify(created.token)

@@ -6,6 +6,8 @@ import { after, before, test } from 'node:test'
 import { sql, type Kysely } from 'kysely'
 import { arrayLiteral, arrayParameter, binaryArray, columnValues, unnestRows, type PgType } from '../../src/db/bulk.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts'
+import { migrations } from '../../src/modules.ts'
+import type { Database } from '../../src/schema.ts'
 import { storage } from '../support/harness.ts'
 import { leasePglite, leasePostgresDatabase, type Lease } from '../support/store-pool.ts'
 
@@ -16,7 +18,7 @@ import { leasePglite, leasePostgresDatabase, type Lease } from '../support/store
 // braces, commas, the word NULL, empty text, spaces at either end, line breaks, non-ASCII,
 // and NULL itself. Each test below runs with the literal text and with the parameter.
 
-let handle: DatabaseHandle
+let handle: DatabaseHandle<Database>
 let lease: Lease<unknown>
 let db: Kysely<any>
 
@@ -24,11 +26,11 @@ before(async () => {
   if (storage === 'postgres') {
     const leased = await leasePostgresDatabase()
     lease = leased
-    handle = await openDatabase({ databaseUrl: leased.store.url, pgliteDir: 'memory://', poolMax: 2 })
+    handle = await openDatabase<Database>({ databaseUrl: leased.store.url, pgliteDir: 'memory://', poolMax: 2, migrations })
   } else {
     const leased = await leasePglite()
     lease = leased
-    handle = await openDatabase({ pglite: leased.store, pgliteDir: 'memory://', poolMax: 1 })
+    handle = await openDatabase<Database>({ pglite: leased.store, pgliteDir: 'memory://', poolMax: 1, migrations })
   }
   db = handle.db
 })

@@ -5,6 +5,8 @@ import { PGlite } from '@electric-sql/pglite'
 import { Kysely, PostgresDialect, sql, type RawBuilder } from 'kysely'
 import pg from 'pg'
 import { openDatabase } from '../../src/db/database.ts'
+import { migrations } from '../../src/modules.ts'
+import type { Database } from '../../src/schema.ts'
 import { inLane, Lane, prepared, preparingPool, thenCommit } from '../../src/db/prepared.ts'
 import { storage } from '../support/harness.ts'
 import { adminUrl, pgliteSeed } from '../support/templates.ts'
@@ -364,7 +366,7 @@ if (storage === 'pglite') {
     // A PGlite of its own from the tests' pre-migrated dump (a pooled one, left open for the
     // next file, would keep a file run on its own from ending), closed at the end.
     const pglite = await PGlite.create('memory://', { loadDataDir: await pgliteSeed() })
-    const handle = await openDatabase({ pglite, pgliteDir: 'memory://', poolMax: 1 })
+    const handle = await openDatabase<Database>({ pglite, pgliteDir: 'memory://', poolMax: 1, migrations })
     try {
       assert.equal(handle.storage, 'pglite')
       const pairs = (ids: number[], labels: string[]) =>

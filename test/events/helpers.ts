@@ -1,6 +1,6 @@
 import { after, before, beforeEach } from 'node:test'
 import type { Kysely } from 'kysely'
-import type { Database } from '../../src/db/schema.ts'
+import type { Database } from '../../src/schema.ts'
 import { appendEvents, EventDispatcher, type NewEvent, type OutboxEvent } from '../../src/events/index.ts'
 import { startTestBank, type TestBank } from '../support/harness.ts'
 

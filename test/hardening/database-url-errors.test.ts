@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto'
 import net from 'node:net'
 import { test } from 'node:test'
 import { openDatabase } from '../../src/db/database.ts'
+import { migrations } from '../../src/modules.ts'
+import type { Database } from '../../src/schema.ts'
 import { storage } from '../support/harness.ts'
 import { adminUrl } from '../support/templates.ts'
 
@@ -11,7 +13,7 @@ import { adminUrl } from '../support/templates.ts'
 
 async function refusal(databaseUrl: string): Promise<string> {
   try {
-    const handle = await openDatabase({ databaseUrl, pgliteDir: 'memory://', poolMax: 2 })
+    const handle = await openDatabase<Database>({ databaseUrl, pgliteDir: 'memory://', poolMax: 2, migrations })
     await handle.close()
   } catch (error) {
     return (error as Error).message

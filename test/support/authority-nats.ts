@@ -5,6 +5,8 @@ import type { PGlite } from '@electric-sql/pglite'
 import { systemClock } from '../../src/clock.ts'
 import type { Config } from '../../src/config.ts'
 import { openDatabase } from '../../src/db/database.ts'
+import { migrations } from '../../src/modules.ts'
+import type { Database } from '../../src/schema.ts'
 import { initNatsDeployment } from '../../src/nats-identity/nats-init.ts'
 import type { NatsAuth } from '../../src/nats/nats-connect.ts'
 import { findNatsServerBinary, freePort, natsMissingMessage, startNatsServer, type PrivateNatsServer } from '../../dev/nats-server.ts'
@@ -38,7 +40,7 @@ export async function startAuthorityNats(
   if (!binary) throw new Error(natsMissingMessage)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-nats-authority-'))
   const port = await freePort()
-  const database = await openDatabase({ databaseUrl: store.databaseUrl, pglite: store.pglite, pgliteDir: store.pgliteDir, pgliteSeed: store.pgliteSeed, poolMax: 1 })
+  const database = await openDatabase<Database>({ databaseUrl: store.databaseUrl, pglite: store.pglite, pgliteDir: store.pgliteDir, pgliteSeed: store.pgliteSeed, poolMax: 1, migrations })
   let result
   try {
     const box = new SecretBox({ key: config.secretsKey, dataDir })

@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { openDatabase } from '../../src/db/database.ts'
-import { migrations } from '../../src/db/migrations.ts'
+import { migrations } from '../../src/modules.ts'
+import type { Database } from '../../src/schema.ts'
 
 // Pre-migrated storage for test banks. Creating a PGlite cluster (initdb in WebAssembly) and
 // migrating it costs several CPU-seconds; loading a dump of one already migrated costs about
@@ -71,7 +72,7 @@ export function pgliteSeed(): Promise<Blob> {
 async function buildPgliteTemplate(): Promise<Buffer> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-pglite-template-'))
   try {
-    const database = await openDatabase({ pgliteDir: work, poolMax: 1 })
+    const database = await openDatabase<Database>({ pgliteDir: work, poolMax: 1, migrations })
     await database.close()
     const pglite = await PGlite.create(work)
     await pglite.exec(pgliteTestSettings) // written to postgresql.auto.conf, read at each start
@@ -104,7 +105,7 @@ export async function ensurePostgresTemplate(): Promise<void> {
     try {
       const url = new URL(adminUrl)
       url.pathname = `/${building}`
-      const database = await openDatabase({ databaseUrl: url.toString(), pgliteDir: 'memory://', poolMax: 1 })
+      const database = await openDatabase<Database>({ databaseUrl: url.toString(), pgliteDir: 'memory://', poolMax: 1, migrations })
       await database.close()
       await admin.query(`alter database ${building} allow_connections false`)
       await admin.query(`alter database ${building} rename to ${postgresTemplate}`)

@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test'
 import { WebhookVerificationError } from 'standardwebhooks'
 import { expectRefusal } from '../support/assertions.ts'
 import { useTestBank } from '../support/harness.ts'
-import { webhook_limits_default } from '../../src/webhooks/webhook-service.ts'
+import { webhook_limits_default } from '../../src/webhooks/webhook-limits.ts'
 import {
   appendCommitted,
   deliverDue,

@@ -1,0 +1,22 @@
+import type { Generated } from 'kysely'
+import type { Timestamp, NullableTimestamp } from '../db/column-types.ts'
+
+// Kysely types of the table credentials live in (credential-store.ts; src/schema.ts's
+// Database extends AuthTables).
+
+export interface CredentialsTable {
+  id: string
+  created_seq: Generated<string>
+  partner_id: string | null
+  role: 'partner' | 'operator'
+  permissions: string
+  token_hash: string
+  label: string
+  created_at: Timestamp
+  expires_at: NullableTimestamp
+  revoked_at: NullableTimestamp
+}
+
+export interface AuthTables {
+  credentials: CredentialsTable
+}

@@ -1,0 +1,16 @@
+import type { Module } from '../module.ts'
+import { jobsMigrations } from './jobs-migrations.ts'
+import { jobSharesMigration } from './job-share-migration.ts'
+import { jobs_list_limit_max } from './jobs-contract.ts'
+import { jobs_list_limit_default } from './jobs-service.ts'
+import { advance_runs_max } from './job-runner.ts'
+
+// Background work: job rows, the runner.
+export const jobsModule: Module = {
+  name: 'jobs',
+  migrations: {
+    ...jobsMigrations,
+    '0022_job_shares': jobSharesMigration,
+  },
+  limits: { jobs_list_limit_default, jobs_list_limit_max, advance_runs_max },
+}

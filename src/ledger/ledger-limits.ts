@@ -1,0 +1,15 @@
+import type { KnownAccountsOptions } from './known-accounts.ts'
+
+// The ledger's limits (ledger-module.ts declares them).
+
+/**
+ * 50,000 accounts (about 15 MB); an account found stale is read under lock for 10 s; 5 stale
+ * guesses among 100 stop all guessing for a minute.
+ */
+export const known_accounts_default = {
+  entries_max: 50_000,
+  stale_pause_ms: 10_000,
+  window: 100,
+  stale_max: 5,
+  suspend_ms: 60_000,
+} satisfies KnownAccountsOptions

@@ -1,0 +1,14 @@
+import type { Module } from '../module.ts'
+import { ledgerMigrations } from './ledger-migrations.ts'
+import { partnerDebtMigration } from './partner-debt-migration.ts'
+import { known_accounts_default } from './ledger-limits.ts'
+
+// The ledger: the only code that moves money.
+export const ledgerModule: Module = {
+  name: 'ledger',
+  migrations: {
+    ...ledgerMigrations,
+    '0012_partner_debts': partnerDebtMigration,
+  },
+  limits: { known_accounts: known_accounts_default },
+}

@@ -1,0 +1,116 @@
+import type { Generated, Kysely } from 'kysely'
+import type {
+  Timestamp,
+  NullableTimestamp,
+  Json,
+  Cents,
+  GeneratedCents,
+} from '../db/column-types.ts'
+import type { PartnerDebtTables } from './partner-debt-tables.ts'
+
+// Kysely types of the tables the ledger writes and reads. The ledger imports nothing above
+// db/, so it types its queries with these (Kysely<LedgerTables>), never with the bank's whole
+// Database (src/schema.ts, which extends this); a Kysely<Database> is a Kysely<LedgerTables>.
+//
+// `accounts` is here although the accounts capability creates its rows (number, owner,
+// kind): the ledger keeps each account's balance, holds and hash chain head in it and locks
+// the row for every posting, and a table has one type.
+
+export interface AccountsTable {
+  id: string
+  created_seq: Generated<string>
+  partner_id: string
+  entity_id: string
+  account_number: string
+  country: string
+  kind: 'pool' | 'standard'
+  metadata: Json<Record<string, unknown>>
+  created_at: Timestamp
+  balance: GeneratedCents
+  held: GeneratedCents
+  last_seq: GeneratedCents
+  last_sha: Generated<string>
+  last_posted: GeneratedCents
+}
+
+export type TxType =
+  'transfer' | 'fee' | 'deposit' | 'bulk_payment' | 'debit_order' | 'reversal' | 'refund'
+
+export type TxPaymentType = 'EFT' | 'RTC' | 'INTERNAL' | 'DEBIT_ORDER'
+
+export type TxStatus = 'Invalid' | 'Pending' | 'Successful' | 'Failed' | 'Reversed'
+
+export interface TransactionsTable {
+  id: string
+  partner_id: string
+  account_id: string
+  seq: Cents
+  parent_tx_id: string | null
+  created_at: Timestamp
+  tx_type: TxType
+  tx_payment_type: TxPaymentType
+  status: TxStatus
+  amount: Cents
+  fee: Cents
+  credit: Cents
+  debit: Cents
+  hold_amount: Cents
+  running_balance: Cents
+  posted_order: Cents | null
+  ref: string
+  own_ref: string
+  recipient_name: string
+  recipient_account: string
+  recipient_branch: string
+  user_id: string
+  added_by: string
+  status_reason: string | null
+  status_at: NullableTimestamp
+  prev_sha: string
+  tx_sha: string
+}
+
+export interface PostingsTable {
+  id: GeneratedCents
+  journal_id: string
+  tx_id: string | null
+  account_id: string | null
+  internal_account: string | null
+  amount: Cents
+  created_at: Timestamp
+}
+
+/**
+ * A partner's idempotency key (clientTxId), claimed by the batch that moves its money
+ * (payment-keys.ts).
+ */
+export interface TransferKeysTable {
+  partner_id: string
+  client_tx_id: string
+  tx_id: string
+  created_at: Timestamp
+}
+
+export interface LedgerTables extends PartnerDebtTables {
+  accounts: AccountsTable
+  transactions: TransactionsTable
+  postings: PostingsTable
+  transfer_keys: TransferKeysTable
+}
+
+/**
+ * What the ledger's code is handed to query with: a Kysely, or a transaction, whose database
+ * has the ledger's tables (the bank's Database, a test's own). Kysely's types do not let a
+ * Kysely<Database> pass as a Kysely<LedgerTables> (`transaction()` and `deleteFrom()` hand
+ * back builders typed by the whole database), so the ledger asks for the members it uses,
+ * which do; every capability passes its own executor unchanged.
+ */
+export type LedgerExecutor = Pick<
+  Kysely<LedgerTables>,
+  'selectFrom' | 'insertInto' | 'updateTable' | 'getExecutor' | 'isTransaction'
+>
+
+/** A LedgerExecutor that also opens transactions (LedgerService's own). */
+export interface LedgerDatabase extends LedgerExecutor {
+  transaction(): { execute<T>(callback: (trx: LedgerExecutor) => Promise<T>): Promise<T> }
+}

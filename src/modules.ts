@@ -1,0 +1,49 @@
+import type { Migrations } from './db/migrations.ts'
+import { migrationsOf, type Module } from './module.ts'
+import { accountsModule } from './accounts/accounts-module.ts'
+import { auditModule } from './audit/audit-module.ts'
+import { authModule } from './auth/auth-module.ts'
+import { bulkModule } from './bulk/bulk-module.ts'
+import { debitModule } from './debit/debit-module.ts'
+import { entitiesModule } from './entities/entities-module.ts'
+import { eventsModule } from './events/events-module.ts'
+import { jobsModule } from './jobs/jobs-module.ts'
+import { kycModule } from './kyc/kyc-module.ts'
+import { ledgerModule } from './ledger/ledger-module.ts'
+import { limitsModule } from './limits/limits-module.ts'
+import { natsIdentityModule } from './nats-identity/nats-identity-module.ts'
+import { notifyModule } from './notify/notify-module.ts'
+import { operatorsModule } from './operators/operators-module.ts'
+import { railsModule } from './rails/rails-module.ts'
+import { sandboxModule } from './sandbox/sandbox-module.ts'
+import { transfersModule } from './transfers/transfers-module.ts'
+import { usersModule } from './users/users-module.ts'
+import { webhooksModule } from './webhooks/webhooks-module.ts'
+
+// Every capability of the bank, one line each (its declaration is src/<folder>/<folder>-module.ts).
+// The composition root collects from this list; the order is not significant (migrations
+// run in the order of their names).
+export const modules: readonly Module[] = [
+  accountsModule,
+  auditModule,
+  authModule,
+  bulkModule,
+  debitModule,
+  entitiesModule,
+  eventsModule,
+  jobsModule,
+  kycModule,
+  ledgerModule,
+  limitsModule,
+  natsIdentityModule,
+  notifyModule,
+  operatorsModule,
+  railsModule,
+  sandboxModule,
+  transfersModule,
+  usersModule,
+  webhooksModule,
+]
+
+/** Every capability's migrations: what openDatabase brings a store to. */
+export const migrations: Migrations = migrationsOf(modules)

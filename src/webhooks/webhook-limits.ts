@@ -1,0 +1,39 @@
+// Webhooks' limits (webhooks-module.ts declares them). WebhookService takes its WebhookLimits
+// as an option, so the configuration can change them (BANK_WEBHOOK_PARTNER_SLOTS_MAX).
+
+export interface WebhookLimits {
+  /** One attempt, from connecting to the receiver's status line. */
+  attempt_timeout_ms: number
+  /** How long after the first attempt a delivery is still retried. */
+  retry_window_ms: number
+  retry_backoff_base_ms: number
+  retry_backoff_max_ms: number
+  /** Deliveries of one lane one job sends at most, one after another. */
+  run_deliveries_max: number
+  /**
+   * Delivery jobs of one partner running at once, across all instances (and on one
+   * instance never all of its delivery slots): what a partner whose receiver never
+   * answers can hold of the delivery capacity; the rest serves the other partners.
+   */
+  partner_slots_max: number
+}
+
+export const webhook_limits_default: WebhookLimits = {
+  attempt_timeout_ms: 10_000,
+  retry_window_ms: 24 * 3_600_000,
+  retry_backoff_base_ms: 30_000,
+  retry_backoff_max_ms: 2 * 3_600_000,
+  run_deliveries_max: 500,
+  partner_slots_max: 1,
+}
+
+/**
+ * The `webhook.deliver` job kind's retries and backoff (its lease follows the limits above,
+ * webhookLeaseMs). A job fails only when the database does (a receiver's failure is an
+ * outcome, not an error): these retries cover that, not the receiver.
+ */
+export const webhook_deliver_job_limits = {
+  attempts_max: 20,
+  backoff_base_ms: 5_000,
+  backoff_max_ms: 300_000,
+}

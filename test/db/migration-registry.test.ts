@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { migrationsOf, type Module } from '../../src/module.ts'
+import { migrations, modules } from '../../src/modules.ts'
+
+// Each capability declares its own migrations (src/<folder>/<folder>-module.ts) and the
+// registry is collected from the list of modules. A store records the names it has run, so
+// a shipped migration must keep its name and its place whichever module holds it: moving a
+// module, dropping one from the list or renaming a migration would make every existing
+// store run it again or miss it. New migrations are added at the end of this list.
+const shipped = [
+  '0001_foundation',
+  '0002_ledger',
+  '0003_jobs_events',
+  '0004_simulated_rail',
+  '0005_reference_client',
+  '0006_event_endpoints',
+  '0007_bulk_payments',
+  '0008_webhooks',
+  '0009_sandbox',
+  '0010_debit_orders',
+  '0011_simulated_debit_rail',
+  '0012_partner_debts',
+  '0013_notifier_sent',
+  '0014_debit_run_indexes',
+  '0015_kyc_documents',
+  '0016_refuse',
+  '0017_events_pending',
+  '0018_nats_identity',
+  '0019_operator_audit',
+  '0020_bulk_pin_budget',
+  '0021_rate_limits',
+  '0022_job_shares',
+  '0023_webhook_job_shares',
+]
+
+test('migration registry - the modules declare exactly the shipped migrations, in order', () => {
+  assert.deepEqual(Object.keys(migrations), shipped)
+})
+
+test('migration registry - the order of the modules does not change the order of the migrations', () => {
+  assert.deepEqual(Object.keys(migrationsOf([...modules].reverse())), shipped)
+})
+
+test('migration registry - a migration name declared by two modules is refused', () => {
+  const up = async () => {}
+  const first: Module = { name: 'first', migrations: { '0100_twice': { up } } }
+  const second: Module = { name: 'second', migrations: { '0100_twice': { up } } }
+  assert.throws(
+    () => migrationsOf([first, second]),
+    /migration 0100_twice is declared twice \(the second time by module second\)/,
+  )
+})
+
+test('migration registry - each module is named after its folder, once', () => {
+  const names = modules.map((module) => module.name)
+  assert.equal(new Set(names).size, names.length)
+  for (const name of names) assert.match(name, /^[a-z][a-z-]*$/)
+})
