@@ -26,7 +26,7 @@ import { headers as natsHeaders, type Msg, type MsgHdrs } from '@nats-io/transpo
 import pino from 'pino'
 import { contract } from '../src/contract/index.ts'
 import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely'
-import { arrayParameter, binaryArray, columnValues, insertUnnestStatement, type PgType } from '../src/db/bulk.ts'
+import { arrayParameter, binaryArray, columnValues, insertUnnestStatement, type PgType } from '../src/db/speed/arrays.ts'
 import type { Database } from '../src/schema.ts'
 import { newRowId } from '../src/ledger/row-id.ts'
 import { chainHash } from '../src/ledger/tx-chain.ts'

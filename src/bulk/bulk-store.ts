@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
-import { unnestRows } from '../db/bulk.ts'
+import { unnestRows } from '../db/speed/arrays.ts'
 import type { Database } from '../schema.ts'
 import type { BulkPaymentItemsTable, BulkPaymentsTable, PaymentStatus } from './bulk-tables.ts'
 

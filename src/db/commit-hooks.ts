@@ -42,7 +42,7 @@ export function withCommitHook<T>(hook: CommitHook, fn: () => Promise<T>): Promi
   return scope.run(hook, fn)
 }
 
-/** The hook of the current scope, if any and not done (a transaction must then not commit early, see prepared.ts). */
+/** The hook of the current scope, if any and not done (a transaction must then not commit early, see speed/prepared.ts). */
 export function currentCommitHook(): CommitHook | undefined {
   const hook = scope.getStore()
   return hook && !hook.done ? hook : undefined

@@ -5,7 +5,7 @@ import { Kysely, PostgresDialect } from 'kysely'
 import { PGliteDialect } from './pglite-dialect.ts'
 import { owner_only_dir_mode, tightenTree } from './owner-only.ts'
 import { CommitHookDialect } from './commit-hooks.ts'
-import { preparingPool } from './prepared.ts'
+import { preparingPool } from './speed/prepared.ts'
 import pg from 'pg'
 import { migrateToLatest, type Migrations } from './migrations.ts'
 
@@ -47,7 +47,7 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolMax,
-      // Queries are still sent one at a time; only a transaction's begin rides with the next (prepared.ts).
+      // Queries are still sent one at a time; only a transaction's begin rides with the next (speed/prepared.ts).
       pipeline: true,
       // While the database is away a request waits this long for a connection, then gets 503.
       connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,

@@ -13,7 +13,7 @@ import {
   type QueryCompiler,
   type QueryResult,
 } from 'kysely'
-import { ArrayParameter, arrayText } from './bulk.ts'
+import { ArrayParameter, arrayText } from './speed/arrays.ts'
 
 // Kysely on PGlite. Kysely 0.29 ships a PGlite dialect but asks for Node 22; 0.28, which runs
 // on the Node 20 the bank supports, has none. This is 0.29's dialect (MIT, kysely-org),
@@ -160,7 +160,7 @@ class ConnectionMutex {
   }
 }
 
-/** Array parameters (bulk.ts) as the text of array literals, which PGlite sends as it sends any text. */
+/** Array parameters (speed/arrays.ts) as the text of array literals, which PGlite sends as it sends any text. */
 function textParameters(parameters: readonly unknown[]): unknown[] {
   let text: unknown[] | undefined
   for (let i = 0; i < parameters.length; i++) {

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../schema.ts'
-import { insertUnnest, unnestRows, type PgType } from '../db/bulk.ts'
+import { insertUnnest, unnestRows, type PgType } from '../db/speed/arrays.ts'
 import { assert } from '../errors.ts'
 import type { DebitCollectionsTable, DebitOrderHistoryTable } from './debit-tables.ts'
 import type { HistoryRow, OrderRow } from './debit-store.ts'

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { unnestRows } from '../db/bulk.ts'
+import { unnestRows } from '../db/speed/arrays.ts'
 import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import type { EventType } from './event-types.ts'

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Kysely, type RawBuilder } from 'kysely'
-import { arrayParameter, insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
-import { prepared, thenCommit } from '../db/prepared.ts'
+import { arrayParameter, insertUnnestStatement, unnestRows, type PgType } from '../db/speed/arrays.ts'
+import { prepared, thenCommit } from '../db/speed/prepared.ts'
 import type { Clock } from '../clock.ts'
 import type { LedgerExecutor, PostingsTable, TransactionsTable, TxPaymentType, TxStatus, TxType } from './ledger-tables.ts'
 import { assert } from '../errors.ts'

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { isDatabaseUnavailable } from '../db/errors.ts'
-import { inLane, Lane } from '../db/prepared.ts'
+import { inLane, Lane } from '../db/speed/prepared.ts'
 import { assert, Conflict, Invalid, Unavailable, type BankError } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
 import type { KnownAccounts } from './known-accounts.ts'
@@ -35,7 +35,7 @@ import {
 // first; one that finds a remembered account changed is written again with its accounts
 // locked and read first. A hot account's next batch may start beside the one writing it
 // (account_batches_max 2): it starts from the state that batch will leave and is written
-// behind it on the same connection (db/prepared.ts, lanes).
+// behind it on the same connection (db/speed/prepared.ts, lanes).
 //
 // A settlement desk (settlements) changes Pending transactions once their outcome is known
 // (a rail's answer), under the accounts' locks, each at most once.

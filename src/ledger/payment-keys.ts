@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
-import { arrayParameter, unnestRows } from '../db/bulk.ts'
-import { prepared } from '../db/prepared.ts'
+import { arrayParameter, unnestRows } from '../db/speed/arrays.ts'
+import { prepared } from '../db/speed/prepared.ts'
 import type { LedgerExecutor } from './ledger-tables.ts'
 
 // The SQL of `transfer_keys`, one row per partner and clientTxId: the database's guard

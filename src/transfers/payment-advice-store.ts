@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { insertUnnest } from '../db/bulk.ts'
+import { insertUnnest } from '../db/speed/arrays.ts'
 import type { Database } from '../schema.ts'
 
 // The SQL of `payment_advices`: the notice a payment's recipient asked for, one row per

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../schema.ts'
-import { insertUnnestStatement, unnestRows, type PgType } from '../db/bulk.ts'
+import { insertUnnestStatement, unnestRows, type PgType } from '../db/speed/arrays.ts'
 import { assert } from '../errors.ts'
 import type { WebhookDeliveriesTable } from './webhook-tables.ts'
 

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { after, before, test } from 'node:test'
 import { sql, type Kysely } from 'kysely'
-import { arrayLiteral, arrayParameter, binaryArray, columnValues, unnestRows, type PgType } from '../../src/db/bulk.ts'
+import { arrayLiteral, arrayParameter, binaryArray, columnValues, unnestRows, type PgType } from '../../src/db/speed/arrays.ts'
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts'
 import { migrations } from '../../src/modules.ts'
 import type { Database } from '../../src/schema.ts'
@@ -214,7 +214,7 @@ test('array literal - a uuid equal to an earlier one of its column is written as
 
 test('array literal - where the process may not compile code, a column list used again is read the plain way', async () => {
   // --disallow-code-generation-from-strings makes `new Function` throw: the extractor falls back.
-  const bulk = fileURLToPath(new URL('../../src/db/bulk.ts', import.meta.url))
+  const bulk = fileURLToPath(new URL('../../src/db/speed/arrays.ts', import.meta.url))
   const script = `
     const { columnValues } = await import(${JSON.stringify(bulk)})
     const columns = [['id', 'uuid'], ['n', 'bigint']]

@@ -7,7 +7,7 @@ import pg from 'pg'
 import { openDatabase } from '../../src/db/database.ts'
 import { migrations } from '../../src/modules.ts'
 import type { Database } from '../../src/schema.ts'
-import { inLane, Lane, prepared, preparingPool, thenCommit } from '../../src/db/prepared.ts'
+import { inLane, Lane, prepared, preparingPool, thenCommit } from '../../src/db/speed/prepared.ts'
 import { storage } from '../support/harness.ts'
 import { adminUrl, pgliteSeed } from '../support/templates.ts'
 

@@ -1,6 +1,6 @@
 import { sql, type PostgresPool, type PostgresPoolClient, type RawBuilder } from 'kysely'
 import type pg from 'pg'
-import { currentCommitHook } from './commit-hooks.ts'
+import { currentCommitHook } from '../commit-hooks.ts'
 
 // Prepared statements for the ledger's busiest statements. PostgreSQL parses and plans
 // an unnamed statement every time it runs; a named one is parsed once per connection and
