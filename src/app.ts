@@ -24,7 +24,9 @@ import { SecretBox } from './webhooks/secret-box.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
 import { natsConnectOptions } from './nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
-import { endpointTable, unboundOperations } from './transport/nats/endpoint-table.ts'
+import { unboundOperations } from './transport/nats/endpoint-table.ts'
+import { endpointsOf, undeclared } from './module.ts'
+import { modules } from './modules.ts'
 import { MicroService } from './transport/nats/micro.ts'
 
 export const serviceVersion = '0.1.0'
@@ -148,9 +150,14 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     },
     (error) => log.error({ err: error }, 'endpoint wrapper fault'),
   )
-  const table = endpointTable(services)
+  const table = endpointsOf(modules, services)
   const missing = unboundOperations(table, allOperations())
   if (missing.length > 0) throw new Error(`operations without a handler: ${missing.map((o) => o.name).join(', ')}`)
+  const problems = undeclared(modules, {
+    jobKinds: services.jobRunner.kindNames(),
+    subscriptions: services.events.patterns(),
+  })
+  if (problems.length > 0) throw new Error(`modules and services disagree: ${problems.join('; ')}`)
   const deps = {
     credentials: services.credentials,
     entityPartner: (id: string) => services.entities.partnerOf(id),

@@ -11,6 +11,7 @@ import { jobsModule } from './jobs/jobs-module.ts'
 import { kycModule } from './kyc/kyc-module.ts'
 import { ledgerModule } from './ledger/ledger-module.ts'
 import { limitsModule } from './limits/limits-module.ts'
+import { moneyModule } from './money/money-module.ts'
 import { natsIdentityModule } from './nats-identity/nats-identity-module.ts'
 import { notifyModule } from './notify/notify-module.ts'
 import { operatorsModule } from './operators/operators-module.ts'
@@ -35,6 +36,7 @@ export const modules: readonly Module[] = [
   kycModule,
   ledgerModule,
   limitsModule,
+  moneyModule,
   natsIdentityModule,
   notifyModule,
   operatorsModule,

@@ -1,7 +1,16 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 
 // Accounts: numbers and owners. Its table's type is the ledger's (ledger/ledger-tables.ts),
 // which keeps the balances in it; the table came with 0001_foundation (operators).
 export const accountsModule: Module = {
   name: 'accounts',
+  endpoints: (s) => [
+    endpoint(contract.accounts.create, (r, c) => s.accounts.create(partnerOf(c), r.entity_id)),
+    endpoint(contract.accounts.getByEntity, (r, c) => s.accounts.byEntity(partnerOf(c), r.entity_id)),
+    endpoint(contract.accounts.getDetails, (r, c) => s.accounts.details(partnerOf(c), r.account_id)),
+    endpoint(contract.operators.accountList, (r) => s.operators.listAccounts(r.entity_id)),
+    endpoint(contract.operators.accountShow, (r) => s.operators.showAccount(r.account_id)),
+  ],
 }

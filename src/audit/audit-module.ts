@@ -1,4 +1,6 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint } from '../transport/nats/endpoint.ts'
 import { operatorAuditMigration } from './audit-migration.ts'
 import { audit_page_limit_default, audit_page_limit_max } from './audit-contract.ts'
 
@@ -9,4 +11,10 @@ export const auditModule: Module = {
     '0019_operator_audit': operatorAuditMigration,
   },
   limits: { audit_page_limit_default, audit_page_limit_max },
+  endpoints: (s) => [
+    endpoint(contract.approvals.list, (r) => s.dualControl.list(r)),
+    endpoint(contract.approvals.approve, (r, c) => s.dualControl.approve(c.caller, r.approval_id)),
+    endpoint(contract.approvals.reject, (r, c) => s.dualControl.reject(c.caller, r.approval_id, r.reason)),
+    endpoint(contract.audit.list, (r) => s.audit.list(r)),
+  ],
 }

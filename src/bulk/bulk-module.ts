@@ -1,4 +1,8 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint, partnerOf, subjectEntity } from '../transport/nats/endpoint.ts'
+import { bulk_otp_expiry_job_kind } from './bulk-service.ts'
+import { bulk_process_job_kind, bulk_eft_cycle_job_kind } from './bulk-processing.ts'
 import { bulkPaymentsMigration } from './bulk-migration.ts'
 import { pinBudgetMigration } from './pin-budget-migration.ts'
 import { bulk_limits } from './bulk-contract.ts'
@@ -18,4 +22,13 @@ export const bulkModule: Module = {
     process_job: bulk_process_job_limits,
     eft_cycle_job: bulk_eft_cycle_job_limits,
   },
+  endpoints: (s) => [
+    endpoint(contract.bulk.initiate, (r, c) => s.bulk.initiate(c.caller, subjectEntity(r, c), r)),
+    endpoint(contract.bulk.verify, (r, c) => s.bulk.verify(partnerOf(c), subjectEntity(r, c), r)),
+    endpoint(contract.bulk.status, (r, c) => s.bulk.status(partnerOf(c), subjectEntity(r, c), r.bulk_payment_id)),
+    endpoint(contract.bulk.cancel, (r, c) => s.bulk.cancel(partnerOf(c), subjectEntity(r, c), r)),
+    endpoint(contract.bulk.sandboxOtp, (r) => s.bulk.sandboxOtp(r)),
+  ],
+  jobKinds: [bulk_otp_expiry_job_kind, bulk_process_job_kind, bulk_eft_cycle_job_kind],
+  subscriptions: ['clearing.cycle_completed'],
 }

@@ -1,4 +1,8 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint, partnerOf, subjectEntity } from '../transport/nats/endpoint.ts'
+import { mandate_authentication_job_kind } from './mandate-service.ts'
+import { debit_run_job_kind } from './debit-collection.ts'
 import { debitOrdersMigration, debitRunIndexesMigration } from './debit-migration.ts'
 import { debit_run_job_limits, mandate_authentication_attempts_max, mandate_authentication_job_limits } from './debit-limits.ts'
 
@@ -14,4 +18,18 @@ export const debitModule: Module = {
     mandate_authentication_job: mandate_authentication_job_limits,
     run_job: debit_run_job_limits,
   },
+  endpoints: (s) => [
+    endpoint(contract.debit.mandateCreate, (r, c) => s.mandates.create(c.caller, subjectEntity(r, c), r)),
+    endpoint(contract.debit.mandateGet, (r, c) => s.mandates.get(subjectEntity(r, c), r.mandate_reference)),
+    endpoint(contract.debit.mandateList, (r, c) => s.mandates.list(subjectEntity(r, c), r)),
+    endpoint(contract.debit.mandateCancel, (r, c) => s.mandates.cancel(subjectEntity(r, c), r)),
+    endpoint(contract.debit.create, (r, c) => s.debit.create(c.caller, subjectEntity(r, c), r)),
+    endpoint(contract.debit.list, (r, c) => s.debit.list(subjectEntity(r, c), r)),
+    endpoint(contract.debit.cancel, (r, c) => s.debit.cancel(partnerOf(c), subjectEntity(r, c), r)),
+    endpoint(contract.debit.status, (r, c) => s.debit.status(partnerOf(c), subjectEntity(r, c), r.debit_order_id)),
+    endpoint(contract.debit.operatorList, (r) => s.debit.listForOperator(r)),
+    endpoint(contract.debitRuns.run, (r) => (r.detach ? s.debitCollection.start(r.date) : s.debitCollection.runNow(r.date))),
+    endpoint(contract.debitRuns.dispute, (r) => s.debitCollection.dispute(r.debit_order_id)),
+  ],
+  jobKinds: [mandate_authentication_job_kind, debit_run_job_kind],
 }

@@ -93,6 +93,11 @@ export class EventDispatcher {
     return this.options.events_dispatch_batch_max
   }
 
+  /** The patterns subscribed to, one each (held against the modules' declarations at start). */
+  patterns(): EventPattern[] {
+    return [...new Set([...this.subscribers, ...this.batchSubscribers].map((s) => s.pattern))]
+  }
+
   /** Adds a subscriber of one type, a family (`debit_order.*`) or every event (`*`). */
   subscribe(pattern: EventPattern, handler: EventHandler): void {
     assert(isEventPattern(pattern), `unknown event pattern ${JSON.stringify(pattern)}`)

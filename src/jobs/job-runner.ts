@@ -191,6 +191,11 @@ export class JobRunner {
     this.wall = options.wall_clock ?? systemClock
   }
 
+  /** The kinds registered, by name (held against the modules' declarations at start). */
+  kindNames(): string[] {
+    return [...this.kinds.keys()]
+  }
+
   register(kind: JobKind): void {
     assert(!this.kinds.has(kind.kind), `job kind ${kind.kind} registered twice`)
     assert(kind.attempts_max >= 1 && kind.lease_ms >= 1000, `job kind ${kind.kind} needs attempts and a lease of at least 1 s`)

@@ -1,4 +1,6 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint } from '../transport/nats/endpoint.ts'
 import { rateLimitsMigration } from './limits-migration.ts'
 import { rate_limiter_defaults } from './rate-limiter.ts'
 import { burst_max, requests_per_second_max } from './limits-contract.ts'
@@ -16,4 +18,7 @@ export const limitsModule: Module = {
     burst_max,
     ...rate_limiter_defaults,
   },
+  endpoints: (s) => [
+    endpoint(contract.limits.partnerLimits, (r) => s.limits.partnerLimits(r)),
+  ],
 }

@@ -1,4 +1,6 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint } from '../transport/nats/endpoint.ts'
 import { natsIdentityMigration } from './nats-identity-migration.ts'
 
 // Partners' NATS identities: accounts, users, links.
@@ -7,4 +9,11 @@ export const natsIdentityModule: Module = {
   migrations: {
     '0018_nats_identity': natsIdentityMigration,
   },
+  endpoints: (s) => [
+    endpoint(contract.natsIdentity.credsCreate, (r) => s.operators.issueNatsCreds(r)),
+    endpoint(contract.natsIdentity.users, (r) => s.operators.listNatsUsers(r.partner_id)),
+    endpoint(contract.natsIdentity.revoke, (r) => s.operators.revokeNatsUser(r.partner_id, r.user_id)),
+    endpoint(contract.natsIdentity.suspend, (r) => s.operators.setSuspended(r.partner_id, true)),
+    endpoint(contract.natsIdentity.unsuspend, (r) => s.operators.setSuspended(r.partner_id, false)),
+  ],
 }

@@ -1,4 +1,7 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint } from '../transport/nats/endpoint.ts'
+import { sandbox_advance_job_kind } from './sandbox-service.ts'
 import { sandboxMigration } from './sandbox-migration.ts'
 import { sandbox_advance_job_limits } from './sandbox-limits.ts'
 
@@ -9,4 +12,10 @@ export const sandboxModule: Module = {
     '0009_sandbox': sandboxMigration,
   },
   limits: { advance_job: sandbox_advance_job_limits },
+  endpoints: (s) => [
+    endpoint(contract.sandbox.clock, () => s.sandbox.now()),
+    endpoint(contract.sandbox.advance, (r) => (r.detach ? s.sandbox.start(r) : s.sandbox.advance(r))),
+    endpoint(contract.sandbox.messages, (r) => s.sandbox.messages(r)),
+  ],
+  jobKinds: [sandbox_advance_job_kind],
 }

@@ -1,4 +1,8 @@
 import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint, partnerOf, withHeaders } from '../transport/nats/endpoint.ts'
+import { payment_advice_job_kind } from './payment-advice.ts'
+import { clearing_job_kind, rtc_recovery_job_kind } from './clearing-service.ts'
 import { transferMigrations } from './transfer-migrations.ts'
 import { clearing_job_limits, limits as payment_limits, payment_advice_job_limits, rtc_recovery_job_limits } from './transfer-limits.ts'
 
@@ -15,4 +19,20 @@ export const transfersModule: Module = {
     clearing_job: clearing_job_limits,
     rtc_recovery_job: rtc_recovery_job_limits,
   },
+  endpoints: (s) => [
+    endpoint(contract.transfers.transfer, (r, c) => s.transfers.transfer(c.caller, r)),
+    endpoint(contract.transfers.transferInternal, (r, c) => s.transfers.transferInternal(c.caller, r)),
+    endpoint(contract.transfers.list, async (r, c) => {
+      const userIds = Array.isArray(r.filter_user_ids) ? r.filter_user_ids : []
+      const page = await s.transactions.list(partnerOf(c), r.account_id, { limit: r.limit, cursor: r.cursor, userIds })
+      return withHeaders(page.body, { 'Bank-Next-Cursor': page.nextCursor })
+    }),
+    endpoint(contract.transfers.getTransaction, (r, c) => s.transactions.get(partnerOf(c), r.tx_id)),
+    endpoint(contract.operators.accountTransactions, async (r) => {
+      const page = await s.transactions.list(await s.operators.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
+      return page.body
+    }),
+    endpoint(contract.operators.clearingRun, (r) => (r.detach ? s.clearing.start() : s.clearing.runNow())),
+  ],
+  jobKinds: [payment_advice_job_kind, clearing_job_kind, rtc_recovery_job_kind],
 }

@@ -36,10 +36,10 @@ test('lint - each rule reports its breach once; the allow-list and wiring files 
     'src/shapes.ts:58 complexity',
     'src/shapes.ts:88 max-depth',
   ])
-  // Linted, and nothing reported: an import and a re-export, SQL (a multi-line statement, a
-  // sql`…` template, strings that start statements), a URL, a regular expression, an
-  // operation row's prose; the endpoint table (long rows in a long function) and a migration
-  // (a long `up`).
+  // Linted, and nothing reported: an import and a re-export, SQL (a multi-line statement, a sql`…`
+  // template, strings that start statements), a URL, a regular expression, an operation row's
+  // prose, a test's title; the endpoint table (long rows in a long function) and a migration (a
+  // long `up`).
   assert.deepEqual(Object.keys(result.counts).sort(), ['src/near-misses.ts', 'src/shapes.ts'])
   assert.equal(result.files, 6)
 })

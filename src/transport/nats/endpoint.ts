@@ -58,6 +58,26 @@ export interface Endpoint {
   handler: Handler<Operation>
 }
 
+/** The caller's partner, in a handler of a partner operation (the wrapper checked it is one). */
+export function partnerOf(context: { caller: { partnerId: string | null } }): string {
+  return context.caller.partnerId as string
+}
+
+/**
+ * The `<entity_id>` of a bulk or debit subject; a request that repeats it in its body must
+ * repeat it exactly.
+ */
+export function subjectEntity(
+  request: { entity_id?: string | undefined },
+  context: { subjectId: string | null },
+): string {
+  const entityId = (context.subjectId as string).toLowerCase()
+  if (request.entity_id !== undefined && request.entity_id !== entityId) {
+    throw Invalid.field('entity_id', 'must be the entity the subject names')
+  }
+  return entityId
+}
+
 export function endpoint<O extends Operation>(operation: O, handler: Handler<O>): Endpoint {
   return { operation, handler: handler as Handler<Operation> }
 }

@@ -1,0 +1,15 @@
+import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint } from '../transport/nats/endpoint.ts'
+
+// Money as operators move it: deposits, reversals (with the second operator's approval above
+// the threshold, audit/dual-control.ts) and `ledger verify`. The ledger moves it (ledger/);
+// this module declares the operations (money-contract.ts), which ledger/ cannot hold.
+export const moneyModule: Module = {
+  name: 'money',
+  endpoints: (s) => [
+    endpoint(contract.operators.accountDeposit, (r, c) => s.dualControl.deposit(c.caller, { account_id: r.account_id, amount: BigInt(r.amount), ref: r.ref })),
+    endpoint(contract.operators.transactionReverse, (r, c) => s.dualControl.reverse(c.caller, r)),
+    endpoint(contract.operators.ledgerVerify, async () => s.audit.withChainCheck(await s.ledger.verify())),
+  ],
+}

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import path from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { allOperations } from '../../src/contract/index.ts'
+import { undeclared, type Module } from '../../src/module.ts'
+import { modules } from '../../src/modules.ts'
+import { useTestBank } from '../support/harness.ts'
+
+// The shape issue 29 asks for, checked: a capability is a folder with one declaration
+// (src/<folder>/<folder>-module.ts) listed in src/modules.ts; what the services register at
+// start is declared by a module; the README's project layout names every folder of src/.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const src = path.join(root, 'src')
+
+/** Folders of src/ that are shared toolkits or front ends, not capabilities: no declaration. */
+const toolkits = ['calendar', 'cli', 'client', 'contract', 'db', 'metrics', 'nats', 'transport']
+
+const folders = readdirSync(src).filter((name) => statSync(path.join(src, name)).isDirectory())
+
+test('modules - every folder of src/ is a capability with its one declaration, or a named toolkit', () => {
+  const declared = new Set(modules.map((m) => m.name))
+  for (const folder of folders) {
+    if (toolkits.includes(folder)) {
+      assert.ok(!declared.has(folder), `${folder} is a toolkit and declares no module`)
+      continue
+    }
+    const file = path.join(src, folder, `${folder}-module.ts`)
+    assert.ok(
+      statSync(file, { throwIfNoEntry: false })?.isFile(),
+      `src/${folder}/ has its declaration ${folder}-module.ts`,
+    )
+    assert.ok(declared.has(folder), `src/modules.ts lists the module of src/${folder}/`)
+  }
+  for (const module of modules)
+    assert.ok(folders.includes(module.name), `module ${module.name} is a folder of src/`)
+  assert.equal(declared.size, modules.length, 'each module is listed once')
+})
+
+test('modules - the modules bind every operation of the contract exactly once', async () => {
+  // Binding needs no running service: the handlers are only built, not called.
+  const services = new Proxy({}, { get: () => ({}) }) as never
+  const bound = modules.flatMap((m) => (m.endpoints?.(services) ?? []).map((e) => e.operation))
+  const operations = allOperations()
+  assert.equal(new Set(bound).size, bound.length, 'no operation is bound twice')
+  assert.deepEqual(
+    new Set(bound),
+    new Set(operations),
+    'every operation is bound, and nothing else',
+  )
+})
+
+test('modules - a job kind or subscription no module declares is named; declared ones pass', () => {
+  const declaring: Module[] = [
+    { name: 'a', jobKinds: ['a.run'], subscriptions: ['clearing.cycle_completed'] },
+  ]
+  assert.deepEqual(
+    undeclared(declaring, { jobKinds: ['a.run'], subscriptions: ['clearing.cycle_completed'] }),
+    [],
+  )
+  // Declared but off by configuration (not registered) is fine.
+  assert.deepEqual(undeclared(declaring, { jobKinds: [], subscriptions: [] }), [])
+  assert.deepEqual(
+    undeclared(declaring, { jobKinds: ['a.run', 'b.sweep'], subscriptions: ['*'] }),
+    ['job kind b.sweep is declared by no module', 'subscription * is declared by no module'],
+  )
+})
+
+const tb = useTestBank({ env: { BANK_CLEARING_SCHEDULE: 'on' } })
+
+test('modules - a running bank registers only declared job kinds and subscriptions, and with the schedule on, every declared one', async () => {
+  await tb.ready
+  const { jobRunner, events } = tb.bank.services
+  const registered = { jobKinds: jobRunner.kindNames(), subscriptions: events.patterns() }
+  assert.deepEqual(undeclared(modules, registered), [])
+  assert.deepEqual(new Set(registered.jobKinds), new Set(modules.flatMap((m) => m.jobKinds ?? [])))
+  assert.deepEqual(
+    new Set(registered.subscriptions),
+    new Set(modules.flatMap((m) => m.subscriptions ?? [])),
+  )
+})
+
+test('modules - the README project layout names every folder of src/', () => {
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+  const start = readme.indexOf('## Project layout')
+  assert.ok(start >= 0, 'the README has a Project layout section')
+  const layout = readme.slice(start, readme.indexOf('\n## ', start + 1))
+  const missing = folders.filter((folder) => !new RegExp(`(^|\\s)${folder}/`, 'm').test(layout))
+  assert.deepEqual(
+    missing,
+    [],
+    `folders of src/ the README's layout does not name: ${missing.join(', ')}`,
+  )
+})
