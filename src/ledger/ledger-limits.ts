@@ -13,3 +13,9 @@ export const known_accounts_default = {
   stale_max: 5,
   suspend_ms: 60_000,
 } satisfies KnownAccountsOptions
+
+/**
+ * A ledger batch that failed for a reason worth another try (deadlock, serialization failure)
+ * is written again whole, at most this many times in all (ledger-writer.ts).
+ */
+export const batch_attempts_max = 3

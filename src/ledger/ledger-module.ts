@@ -1,7 +1,7 @@
 import type { Module } from '../module.ts'
 import { ledgerMigrations } from './ledger-migrations.ts'
 import { partnerDebtMigration } from './partner-debt-migration.ts'
-import { known_accounts_default } from './ledger-limits.ts'
+import { batch_attempts_max, known_accounts_default } from './ledger-limits.ts'
 
 // The ledger: the only code that moves money.
 export const ledgerModule: Module = {
@@ -10,5 +10,5 @@ export const ledgerModule: Module = {
     ...ledgerMigrations,
     '0012_partner_debts': partnerDebtMigration,
   },
-  limits: { known_accounts: known_accounts_default },
+  limits: { known_accounts: known_accounts_default, batch_attempts_max },
 }

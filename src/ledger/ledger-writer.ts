@@ -6,6 +6,7 @@ import { assert, Conflict, Invalid, Unavailable, type BankError } from '../error
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
 import type { KnownAccounts } from './known-accounts.ts'
 import { GuardFailed, LedgerBatch, StaleAccounts, type FlushGuard } from './ledger-batch.ts'
+import { batch_attempts_max } from './ledger-limits.ts'
 import type { LedgerExecutor, TxStatus } from './ledger-tables.ts'
 import { statusesUnderLock } from './ledger-store.ts'
 import { PartnerDebts } from './partner-debt.ts'
@@ -66,11 +67,6 @@ export interface LedgerWriterSettings {
   /** Told how each payment batch read its accounts: the metrics. */
   observeStart?: (start: 'remembered' | 'locked' | 'stale') => void
 }
-
-/**
- * A failed batch is written again whole this many times at most (deadlock, serialization failure).
- */
-const batch_attempts_max = 3
 
 /**
  * A kind of payment the writer takes: how its journals are recorded, never how they are batched.
