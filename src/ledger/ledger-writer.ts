@@ -210,7 +210,9 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
   }
 
   private committerOptions(name: string) {
-    const observe = this.settings.observeBatch
+    const observeBatch = this.settings.observeBatch
+    const observe =
+      observeBatch && ((size: number, s: number, ok: boolean) => observeBatch(name, size, s, ok))
     return {
       batch_jobs_max: this.settings.batch_jobs_max,
       batches_in_flight_max: this.settings.batches_in_flight_max,
@@ -219,12 +221,7 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
       retryable: isRetryableDatabaseError,
       attempts_max: batch_attempts_max,
       isolatable: (error: unknown) => !isDatabaseUnavailable(error),
-      ...(observe
-        ? {
-            observe: (size: number, seconds: number, ok: boolean) =>
-              observe(name, size, seconds, ok),
-          }
-        : {}),
+      ...(observe ? { observe } : {}),
     }
   }
 
@@ -303,10 +300,10 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
   ): Promise<BatchOutcome<R>[]> {
     const outcomes: BatchOutcome<R>[] = new Array(payments.length)
     const accountIds = payments.flatMap(kind.accountsOf)
+    const first = guess && mode === 'claim-in-write'
     // A batch that credits an account whose partner may owe the bank locks its partner debts
     // (partner-debt.ts), which every path locks after the accounts: so it locks its accounts
     // first, not in its write.
-    const first = guess && mode === 'claim-in-write'
     const guessable = first && !(kind.creditOf && payments.some((p) => kind.creditOf!(p)))
     const write = { mode, first, behind }
     let written: LedgerBatch | undefined
@@ -363,11 +360,7 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     const batchKeys = { payments, keys, claimants, claimed, debts }
     const took = takeEach(kind, batch, batchKeys, outcomes, duplicates)
     // A request refused for funds moved no money, so its key may be used again.
-    if (claimed)
-      await releaseTransferKeys(
-        trx,
-        took.released.map((k) => k.tx_id),
-      )
+    if (claimed) await releaseTransferKeys(trx, took.released.map((k) => k.tx_id))
     const alongside = kind.alongside?.(took.taken, batch.now)
     // Most batches end with their write: its commit is sent with it (one round trip).
     const last = !debts && !alongside && duplicates.length === 0
@@ -408,12 +401,7 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
 
   /** Claims the claimants' keys; returns the tx ids whose key was new (the rest: duplicates). */
   private claimKeys(trx: T, keys: TransferKey[], claimants: number[], now: Date) {
-    return claimTransferKeys(
-      trx,
-      claimants.map((i) => keys[i]!),
-      now,
-      this.keyCutoff(now),
-    )
+    return claimTransferKeys(trx, claimants.map((i) => keys[i]!), now, this.keyCutoff(now))
   }
 
   private async answerDuplicates<R>(
