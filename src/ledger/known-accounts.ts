@@ -14,7 +14,7 @@ import type { AccountState } from './ledger-batch.ts'
 // (`stale_pause_ms`), so that two instances paying from one account do not keep refusing
 // each other's guesses. And when guesses keep failing across many accounts (instances
 // that share their accounts, each writing what the other remembers), the instance stops
-// guessing altogether for a while: `stale_max` stale guesses among `window` guesses
+// guessing altogether for a while: `stale_max` stale guesses among `window_guesses` guesses
 // suspend guessing for `suspend_ms`, after which it tries again.
 
 export interface KnownAccountsOptions {
@@ -23,7 +23,7 @@ export interface KnownAccountsOptions {
   /** How long an account found stale is read the usual way before it is guessed again. */
   stale_pause_ms: number
   /** Guesses counted together: `stale_max` stale ones among them suspend all guessing for `suspend_ms`. */
-  window: number
+  window_guesses: number
   stale_max: number
   suspend_ms: number
   now?: () => number
@@ -115,7 +115,7 @@ export class KnownAccounts {
       this.suspendedUntil = this.now() + this.options.suspend_ms
       this.guesses = 0
       this.stales = 0
-    } else if (this.guesses >= this.options.window) {
+    } else if (this.guesses >= this.options.window_guesses) {
       this.guesses = 0
       this.stales = 0
     }

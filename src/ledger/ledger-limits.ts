@@ -9,7 +9,7 @@ import type { KnownAccountsOptions } from './known-accounts.ts'
 export const known_accounts_default = {
   entries_max: 50_000,
   stale_pause_ms: 10_000,
-  window: 100,
+  window_guesses: 100,
   stale_max: 5,
   suspend_ms: 60_000,
 } satisfies KnownAccountsOptions

@@ -6,7 +6,7 @@ import type { AccountState } from '../../src/ledger/ledger-batch.ts'
 // What reserve batches remember of their accounts (known-accounts.ts), on its own: copies in
 // and out, all-or-nothing takes, the bound on its size, and the pause after a stale guess.
 
-const options = { entries_max: 10, stale_pause_ms: 1000, window: 100, stale_max: 5, suspend_ms: 60_000 }
+const options = { entries_max: 10, stale_pause_ms: 1000, window_guesses: 100, stale_max: 5, suspend_ms: 60_000 }
 
 function state(id: string, balance = 100n): AccountState {
   return { id, partner_id: 'p', balance, held: 0n, last_seq: 1n, last_sha: 'a'.repeat(64), last_posted: 1n }
@@ -77,7 +77,7 @@ test('known accounts - a paused account is not taken until its pause ends, even 
 
 test('known accounts - stale_max stale guesses within a window suspend all guessing for suspend_ms', () => {
   let now = 0
-  const known = new KnownAccounts({ ...options, window: 10, stale_max: 3, suspend_ms: 1000, now: () => now })
+  const known = new KnownAccounts({ ...options, window_guesses: 10, stale_max: 3, suspend_ms: 1000, now: () => now })
   known.remember([state('a')])
   known.guessed(true)
   known.guessed(false)
@@ -92,7 +92,7 @@ test('known accounts - stale_max stale guesses within a window suspend all guess
 })
 
 test('known accounts - stale guesses spread over many windows do not suspend guessing', () => {
-  const known = new KnownAccounts({ ...options, window: 10, stale_max: 3, suspend_ms: 1000, now: () => 0 })
+  const known = new KnownAccounts({ ...options, window_guesses: 10, stale_max: 3, suspend_ms: 1000, now: () => 0 })
   known.remember([state('a')])
   for (let i = 0; i < 100; i++) known.guessed(i % 10 < 2)
   assert.equal(known.suspended, false)
