@@ -1,7 +1,7 @@
 import { scopeOf, type Operation } from '../contract/operation.ts'
 import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type PartnerMethods } from './method-groups.ts'
-import { NatsApi, type ConnectionOptions } from './transport.ts'
+import { checkOptions, NatsApi, type ConnectionOptions } from './transport.ts'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 export interface BankClientOptions extends ConnectionOptions {
@@ -60,6 +60,7 @@ export class BankClient {
   }
 
   constructor(options: BankClientOptions) {
+    checkOptions(options, 'new BankClient', { partnerId: options?.partnerId })
     this.api = new NatsApi(options, options.partnerId)
     this.partnerId = options.partnerId
     Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op, request)))

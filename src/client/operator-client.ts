@@ -1,6 +1,6 @@
 import { dataDirOf, locateNatsUrl, locateOperatorToken, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type OperatorMethods } from './method-groups.ts'
-import { NatsApi, type ConnectionOptions } from './transport.ts'
+import { checkOptions, NatsApi, type ConnectionOptions } from './transport.ts'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 // The method groups are declared through this interface, which merges with the class:
@@ -46,6 +46,7 @@ export class OperatorClient {
   }
 
   constructor(options: ConnectionOptions) {
+    checkOptions(options, 'new OperatorClient')
     this.api = new NatsApi(options)
     Object.assign(this, methodGroups(this.api, 'operator', () => undefined))
   }

@@ -59,6 +59,37 @@ export interface ConnectionOptions {
 
 const decoder = new TextDecoder()
 
+/**
+ * A client's options, checked when it is made rather than deep inside nats.js on its first
+ * call (`token: undefined` failed there with "reading 'trim'"): names the option and what it
+ * takes. `client` is `new BankClient` or `new OperatorClient`, as the message says it.
+ */
+export function checkOptions(
+  options: ConnectionOptions,
+  client: string,
+  extra: Record<string, unknown> = {},
+): void {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`${client}(options): options must be an object`)
+  }
+  const want = (name: string, value: unknown, what: string) => {
+    if (typeof value === 'string' && value.trim() !== '') return
+    const given = value === undefined ? 'missing' : (JSON.stringify(value) ?? String(value))
+    throw new TypeError(`${client}({ ${name} }): ${name} is ${given}; it must be ${what}`)
+  }
+  want('token', options.token, 'the credential the bank issued (a non-empty string)')
+  for (const [name, value] of Object.entries(extra)) {
+    want(name, value, 'the partner id `bank partner create` printed (a non-empty string)')
+  }
+  const servers = options.servers
+  const listed: unknown[] = Array.isArray(servers) ? servers : [servers]
+  const badUrl = (url: unknown) => typeof url !== 'string' || url.trim() === ''
+  if (servers !== undefined && (listed.length === 0 || listed.some(badUrl))) {
+    const what = "a NATS URL or a list of them, e.g. 'nats://127.0.0.1:4222'"
+    throw new TypeError(`${client}({ servers }): servers must be ${what}`)
+  }
+}
+
 // The request/reply plumbing both clients share: one connection, the token header,
 // error replies turned into BankApiError.
 export class NatsApi {
