@@ -21,6 +21,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ensureDependencies, root } from './ensure-deps.mjs'
+import { unreported, unreportedText } from './test-accounting.mjs'
 
 ensureDependencies()
 
@@ -47,6 +48,9 @@ const postgresOnly = /^test\/chaos\/|^test\/hardening\/database-outage\./
 // A file is stopped, as a failure, when it has run this long. (`node --test` stopped a file's
 // process after 120 s; the fuzz test, 40 s alone, took 143 s on a machine loaded 10–20.)
 const fileTimeoutMs = 240_000
+// A group process is stopped after this long (BANK_TEST_PROCESS_TIMEOUT_MS, default ten
+// minutes); its files that have not reported by then are counted as failed (test-accounting.mjs).
+const processTimeoutMs = Number(process.env.BANK_TEST_PROCESS_TIMEOUT_MS ?? 10 * 60_000)
 // A group process still running this long after its last file has something left open.
 const groupExitMs = 10_000
 
@@ -334,7 +338,7 @@ try {
           `--test-concurrency=${concurrency}`,
           // Each file has its own time limit (fileTimeoutMs); this stops a process that does not
           // end after its files (something a bank left open, or a file hung outside its tests).
-          `--test-timeout=${10 * 60_000}`,
+          `--test-timeout=${processTimeoutMs}`,
           '--test-reporter=spec', `--test-reporter-destination=${spec}`,
           `--test-reporter=${pathToFileURL(path.join(root, 'scripts/test-reporter.mjs')).href}`, `--test-reporter-destination=${path.join(outdir, `results-${lane}.jsonl`)}`,
           ...processes,
@@ -361,6 +365,9 @@ try {
     if (file && record.ok) durations[`${record.backend} ${file}`] = record.ms
   }
   fs.writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`)
+  const silent = unreported([...groups, ...waiting], records, relative)
+  for (const file of silent) counts[file.backend].fail += file.tests
+  if (silent.length > 0) process.stdout.write(unreportedText(silent))
   const cpuOf = new Map(
     (fs.existsSync(cpuLog) ? fs.readFileSync(cpuLog, 'utf8').split('\n').filter(Boolean) : []).map((line) => {
       const { name, cpuMs } = JSON.parse(line)
@@ -396,16 +403,23 @@ try {
   const passed = Object.values(counts).reduce((sum, c) => sum + c.pass, 0)
   const failed = Object.values(counts).reduce((sum, c) => sum + c.fail, 0)
   const skipped = Object.values(counts).reduce((sum, c) => sum + c.skip, 0)
-  const summary = backends.map((b) => `${b}: ${counts[b].pass} passed, ${counts[b].fail} failed${counts[b].skip ? `, ${counts[b].skip} skipped` : ''}`)
+  const notRun = (b) => silent.filter((f) => f.backend === b).reduce((sum, f) => sum + f.tests, 0)
+  const summary = backends.map((b) => {
+    const skip = counts[b].skip ? `, ${counts[b].skip} skipped` : ''
+    const unrun = notRun(b) ? ` (${notRun(b)} of them never ran)` : ''
+    return `${b}: ${counts[b].pass} passed, ${counts[b].fail} failed${unrun}${skip}`
+  })
   summary.push(`type check: ${checked.status === 0 ? 'passed' : 'FAILED'}`)
   summary.push(`architecture: ${arch.status === 0 ? 'passed' : 'FAILED'}${archLast ? `; ${archLast}` : ''}`)
   const lintPassed = linted.status === 0 ? 'passed' : 'FAILED'
   summary.push(`lint: ${lintPassed}${lintLast ? `; ${lintLast}` : ''}`)
   const cpu = cpuSeconds()
   process.stdout.write(`\n${summary.join('\n')}\n`)
-  process.stdout.write(
-    `all: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} (${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''})\n`,
-  )
+  const unrunAll = backends.reduce((sum, b) => sum + notRun(b), 0)
+  const unrunText = unrunAll ? ` (${unrunAll} of them never ran)` : ''
+  const skippedText = skipped ? `, ${skipped} skipped` : ''
+  const took = `${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''}`
+  process.stdout.write(`all: ${passed} passed, ${failed} failed${unrunText}${skippedText} (${took})\n`)
   const checks = [checked, arch, linted].every((c) => c.status === 0)
   exitStatus = failed === 0 && passed > 0 && checks ? 0 : 1
 } finally {

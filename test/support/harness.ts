@@ -36,6 +36,15 @@ import { pgliteDirFor } from '../../src/db/database.ts'
 //     partner = await onboardPartner(tb)
 //   })
 
+
+/**
+ * How long the test clients wait for an answer: the SDK's 10 s default is a partner's choice,
+ * not a test's; on a loaded machine an answer may take longer, and a test must then wait for
+ * it, bounded by its file's own time limit (4 minutes, scripts/test.mjs), not fail early.
+ * Tests of timeouts make clients of their own with short ones.
+ */
+export const test_request_timeout_ms = 120_000
+
 export type TestStorage = 'pglite' | 'postgres'
 export const storage: TestStorage = process.env.BANK_TEST_STORAGE === 'postgres' ? 'postgres' : 'pglite'
 
@@ -176,7 +185,7 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   if (!operatorToken) throw new Error('a fresh test bank should have created an operator credential')
   const testLogin = authority ? (options.natsAuthority === 'bank' ? authority.bankLogin : authority.operatorLogin) : undefined
   const nc = await connect({ servers: natsUrl, ...(testLogin ? natsConnectOptions(testLogin) : {}) })
-  const operator = new OperatorClient({ connection: nc, token: operatorToken })
+  const operator = new OperatorClient({ connection: nc, token: operatorToken, timeoutMs: test_request_timeout_ms })
   const partnerConnections: NatsConnection[] = []
   let stopped: Promise<void> | undefined
   const testBank: TestBank = {
@@ -301,12 +310,17 @@ export async function onboardPartner(tb: TestBank, options: { approve?: boolean 
     token: created.credential.token,
     natsCreds: created.nats_creds,
     nc: connection,
-    client: new BankClient({ connection: tb.partnersShareTestConnection ? tb.nc : connection, token: created.credential.token, partnerId: created.partner_id }),
+    client: new BankClient({
+      connection: tb.partnersShareTestConnection ? tb.nc : connection,
+      token: created.credential.token,
+      partnerId: created.partner_id,
+      timeoutMs: test_request_timeout_ms,
+    }),
   }
 }
 
 export function clientFor(tb: TestBank, partnerId: string, token: string): BankClient {
-  return new BankClient({ connection: tb.nc, token, partnerId })
+  return new BankClient({ connection: tb.nc, token, partnerId, timeoutMs: test_request_timeout_ms })
 }
 
 export interface RawReply {
