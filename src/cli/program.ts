@@ -90,7 +90,9 @@ export function cliProgram(commands: readonly CliCommand[], out: CliOutput, act:
       },
       formatHelp: (cmd, helper) => formatHelp(cmd, helper, commands),
     })
-    .showHelpAfterError(true)
+    // A mistake at the top (`bank partnr`) gets its message, commander's "Did you mean …?"
+    // and one line, not the hundred lines of every command that would scroll them away.
+    .showHelpAfterError('(bank --help lists every command)')
     .addOption(new Option('--format <format>', 'output: json for scripts, table for people').choices(formats).default('json'))
     .version(version, '--version', "the CLI's version")
     .helpOption('-h, --help', 'this help')

@@ -21,12 +21,12 @@ test('cli - bin/bank.js runs the CLI through tsx and reaches the bank', async ()
   assert.deepEqual(listed, await tb.operator.partners.list())
 })
 
-test('cli - bin/bank.js with an unknown command exits 2 with the usage', async () => {
+test('cli - bin/bank.js with an unknown command exits 2 and points at bank --help', async () => {
   const run = await runBankProcess(['frobnicate'], bankEnv(tb))
   assert.equal(run.code, 2)
   assert.equal(run.stdout, '')
-  assert.match(run.stderr, /^error: unknown command 'frobnicate'\n/)
-  assert.match(run.stderr, /usage: bank <command>/)
+  const pointer = '(bank --help lists every command)'
+  assert.equal(run.stderr, `error: unknown command 'frobnicate'\n${pointer}\n`)
 })
 
 test('cli - bin/bank.js prints --version and a command\'s help on stdout (exit 0) and every missing flag on stderr (exit 2)', async () => {

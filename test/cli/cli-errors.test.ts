@@ -42,9 +42,8 @@ function usage(run: BankRun, message: RegExp) {
   assert.match(run.stderr, message)
 }
 
-test('cli - an unknown command exits 2 with the usage of the commands around it', async () => {
+test('cli - an unknown command in a group exits 2 with the usage of the group\'s commands', async () => {
   const cases: Array<[string[], string, string]> = [
-    [['frobnicate'], 'frobnicate', 'usage: bank <command>'],
     [['partner', 'delete'], 'delete', 'usage: bank partner <command>'],
     [['user', 'kyc-all'], 'kyc-all', 'usage: bank user <command>'],
   ]
@@ -53,8 +52,22 @@ test('cli - an unknown command exits 2 with the usage of the commands around it'
     usage(run, new RegExp(`^error: unknown command '${word}'\n`))
     assert.ok(run.stderr.includes(listing), run.stderr)
   }
-  assert.ok((await offline('frobnicate')).stderr.includes('  bank partner create --name N'))
   assert.ok((await offline('partner', 'delete')).stderr.includes('  bank partner list\n'))
+})
+
+test('cli - an unknown top-level command exits 2 with "did you mean" and one line, not every command', async () => {
+  const typo = await offline('partnr', 'list')
+  usage(typo, /^error: unknown command 'partnr'\n/)
+  assert.deepEqual(typo.stderr.split('\n'), [
+    "error: unknown command 'partnr'",
+    '(Did you mean partner?)',
+    '(bank --help lists every command)',
+    '',
+  ])
+  const pointer = '(bank --help lists every command)\n'
+  const unknown = await offline('frobnicate')
+  assert.equal(unknown.stderr, `error: unknown command 'frobnicate'\n${pointer}`)
+  assert.equal((await offline('--frob')).stderr, `error: unknown option '--frob'\n${pointer}`)
 })
 
 test('cli - missing words and flags exit 2 with a message, before anything reaches the bank', async () => {
