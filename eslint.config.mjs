@@ -49,8 +49,9 @@ const longLinesAllowed = [
 ].join('|')
 
 export default [
-  // test/fixtures/ break the rules on purpose (test/docs/lint.test.ts and architecture.test.ts).
-  { ignores: ['test/fixtures/**', '**/node_modules/**'] },
+  // test/fixtures/ break the rules on purpose (test/docs/lint.test.ts and architecture.test.ts);
+  // packages/*/dist/ is built (npm run build:client).
+  { ignores: ['test/fixtures/**', '**/node_modules/**', 'packages/*/dist/**'] },
   {
     files: ['**/*.ts', '**/*.mts'],
     languageOptions: { parser: typescriptParser },
