@@ -16,7 +16,10 @@ const write = (name: string, text: string) => {
   return path.join(dir, name)
 }
 const reported = write('reported.test.ts', "test('a', () => {})\n")
-const stopped = write('stopped.test.ts', "test('a', () => {})\n  test('b', async () => {})\nit('c', () => {})\n")
+const stopped = write(
+  'stopped.test.ts',
+  "test('a', () => {})\n  test('b', async () => {})\nit('c', () => {})\n",
+)
 const looped = write('looped.test.ts', "for (const x of [1, 2]) test(`case ${x}`, () => {})\n")
 const relative = (file: string) => path.basename(file)
 
