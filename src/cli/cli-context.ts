@@ -1,4 +1,4 @@
-import { BankSettingError, locateNatsUrl, locateOperatorToken } from '../client/locate.ts'
+import { BankSettingError, locateNatsUrl, locateOperatorToken, type Located } from '../client/locate.ts'
 
 // Where the CLI finds the bank: as the SDK's fromEnv does (src/client/locate.ts).
 
@@ -8,9 +8,18 @@ export function natsUrl(env: NodeJS.ProcessEnv = process.env): string {
   return locateNatsUrl(env).value
 }
 
-export function operatorToken(env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * What a 401 adds in the CLI: how to give it another credential. The refusal itself names
+ * the one it used (`the credential from <data dir>/operator-token was refused`).
+ */
+export const otherCredential =
+  'to use another, set BANK_OPERATOR_TOKEN, or BANK_DATA_DIR to the data directory of the bank ' +
+  'that wrote its operator-token'
+
+/** The operator credential and where it was found (BANK_OPERATOR_TOKEN or a file's path). */
+export function operatorToken(env: NodeJS.ProcessEnv = process.env): Located {
   try {
-    return locateOperatorToken(env).value
+    return locateOperatorToken(env)
   } catch (error) {
     throw error instanceof BankSettingError ? new UsageError(error.message) : error
   }

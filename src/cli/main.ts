@@ -4,7 +4,8 @@ import { CommanderError } from 'commander'
 import { BankApiError } from '../client/transport.ts'
 import { JobFailedError } from '../client/job-follow.ts'
 import { OperatorClient } from '../client/operator-client.ts'
-import { natsUrl, operatorToken, UsageError } from './cli-context.ts'
+import { operatorToken, otherCredential, UsageError } from './cli-context.ts'
+import { locateNatsUrl } from '../client/locate.ts'
 import { commands, type Command } from './commands.ts'
 import type { Args } from './command-spec.ts'
 import { render, type Format } from './format.ts'
@@ -45,6 +46,19 @@ class CommandLineError extends UsageError {
   }
 }
 
+/** The CLI's client; `sources` lets a refusal name the setting it used (e.g. the token file). */
+function operatorClient(env: NodeJS.ProcessEnv): OperatorClient {
+  const url = locateNatsUrl(env)
+  const token = operatorToken(env)
+  return new OperatorClient({
+    servers: url.value,
+    token: token.value,
+    timeoutMs: 15_000,
+    login: natsConnectOptions(natsAuthFromEnv(env)),
+    sources: { servers: url.from, token: token.from },
+  })
+}
+
 async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Promise<number> {
   let code = 0
   const act = async (command: CliCommand, args: Args, format: Format) => {
@@ -63,7 +77,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
     } catch (error) {
       throw error instanceof UsageError ? new CommandLineError(error.message, command) : error
     }
-    const client = new OperatorClient({ servers: natsUrl(env), token: operatorToken(env), timeoutMs: 15_000, login: natsConnectOptions(natsAuthFromEnv(env)) })
+    const client = operatorClient(env)
     try {
       const result = await send(client, { stderr: (text) => out.stderr(text), terminal: out.terminal === true })
       out.stdout(render(result, format))
@@ -101,7 +115,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
       return 1
     }
     if (error instanceof BankApiError) {
-      out.stderr(`${JSON.stringify({ error: { code: error.code, type: error.type, message: error.message, details: error.details } }, null, 2)}\n`)
+      const message = error.code === 401 ? `${error.message}; ${otherCredential}` : error.message
+      const body = { error: { code: error.code, type: error.type, message, details: error.details } }
+      out.stderr(`${JSON.stringify(body, null, 2)}\n`)
       return 1
     }
     out.stderr(`bank: ${error instanceof Error ? error.message : String(error)}\n`)

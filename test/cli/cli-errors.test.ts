@@ -163,6 +163,19 @@ test('cli - a wrong or partner credential → 1 with 401 or 403', async () => {
   refusal(await runBank(['partner', 'list'], bankEnv(tb, { BANK_OPERATOR_TOKEN: p.token })), 403, 'forbidden')
 })
 
+test('cli - a 401 names the token file or variable the CLI used, and how to choose another', async () => {
+  const dataDir = emptyDir()
+  const file = path.join(dataDir, 'operator-token')
+  fs.writeFileSync(file, `opk_${'E'.repeat(43)}\n`, { mode: 0o600 })
+  const env = cleanEnv({ NATS_URL: tb.natsUrl, BANK_DATA_DIR: dataDir })
+  const fromFile = refusal(await runBank(['partner', 'list'], env), 401, 'unauthorized')
+  assert.ok(fromFile.message.includes(`the credential from ${file} was refused`), fromFile.message)
+  assert.match(fromFile.message, /to use another, set BANK_OPERATOR_TOKEN, or BANK_DATA_DIR to the data directory/)
+  const wrong = bankEnv(tb, { BANK_OPERATOR_TOKEN: 'not a token' })
+  const fromEnv = refusal(await runBank(['partner', 'list'], wrong), 401, 'unauthorized')
+  assert.match(fromEnv.message, /the credential from BANK_OPERATOR_TOKEN was refused/)
+})
+
 test('cli - an unreachable NATS server → 1 with a one-line message', async () => {
   const run = await offline('partner', 'list')
   assert.equal(run.code, 1)
