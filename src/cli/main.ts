@@ -8,6 +8,7 @@ import { operatorToken, otherCredential, UsageError } from './cli-context.ts'
 import { locateNatsUrl } from '../client/locate.ts'
 import { commands, type Command } from './commands.ts'
 import type { Args } from './command-spec.ts'
+import { withFlagNames } from './flag-names.ts'
 import { render, type Format } from './format.ts'
 import type { LocalCommand } from './local-command.ts'
 import { operatorCreateCommand } from './operator-create.ts'
@@ -82,6 +83,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
       const result = await send(client, { stderr: (text) => out.stderr(text), terminal: out.terminal === true })
       out.stdout(render(result, format))
       code = contract.exitCode(result)
+    } catch (error) {
+      throw error instanceof BankApiError ? withFlagNames(error, contract.spec) : error
     } finally {
       await client.close()
     }

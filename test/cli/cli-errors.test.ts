@@ -128,6 +128,21 @@ test('cli - bank refusals exit 1 with the error JSON on stderr', async () => {
   assert.deepEqual(badStatus.details.map((d) => d.field), ['status'])
 })
 
+test('cli - a refusal names the flags the fields were given as, and keeps the fields in details', async () => {
+  const credential = ['credential', 'create', '--partner', p.partnerId, '--permissions']
+  const permission = refusal(await bank(...credential, 'read,admin'), 400, 'invalid_request')
+  const must = 'must be read, write or payments'
+  assert.equal(permission.message, `invalid request: --permissions (item 2) ${must}`)
+  const flag = '--permissions (item 2)'
+  assert.deepEqual(permission.details, [{ field: 'permissions.1', message: must, flag }])
+  const shortRun = await bank(...credential, 'read', '--expires-in', '59s')
+  const short = refusal(shortRun, 400, 'invalid_request')
+  assert.match(short.message, /^invalid request: --expires-in /)
+  assert.deepEqual(short.details.map((d) => (d as { flag?: string }).flag), ['--expires-in'])
+  const badId = refusal(await bank('entity', 'list', '--partner', 'acme'), 400, 'invalid_request')
+  assert.equal(badId.message, 'invalid request: --partner must be a UUID')
+})
+
 test('cli - partner create refusals: invalid fields → 1 with 400 details; a duplicate registration → 1 with 409', async () => {
   const before = await tb.operator.partners.list()
   const invalid = refusal(
