@@ -50,8 +50,12 @@ const longLinesAllowed = [
 
 export default [
   // test/fixtures/ break the rules on purpose (test/docs/lint.test.ts and architecture.test.ts);
-  // packages/*/dist/ is built (npm run build:client).
-  { ignores: ['test/fixtures/**', '**/node_modules/**', 'packages/*/dist/**'] },
+  // packages/*/dist/ is built (npm run build:client), dist/ too (npm run build).
+  {
+    ignores: [
+      'test/fixtures/**', '**/node_modules/**', 'packages/*/dist/**', 'dist/**', 'dist.*/**',
+    ],
+  },
   {
     files: ['**/*.ts', '**/*.mts'],
     languageOptions: { parser: typescriptParser },

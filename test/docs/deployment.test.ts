@@ -60,15 +60,18 @@ test('deployment - compose.yaml runs PostgreSQL, NATS with JetStream and two ban
   assert.deepEqual(banks[0]![1].environment, banks[1]![1].environment, 'the instances are configured alike (one queue group, one store)')
 })
 
-test('deployment - the Dockerfile and the systemd unit start node on src/main.ts directly', () => {
+test('deployment - the Dockerfile and the systemd unit start node on the compiled dist/main.js directly', () => {
   assert.ok(fs.existsSync(path.join(root, 'src/main.ts')))
   const dockerfile = read('Dockerfile')
   assert.match(dockerfile, /^FROM node:20/m)
-  assert.match(dockerfile, /^CMD \["node", "--max-semi-space-size=64", "--import", "tsx", "src\/main.ts"\]$/m)
+  assert.match(dockerfile, /^CMD \["node", "--max-semi-space-size=64", "dist\/main.js"\]$/m)
+  // dist/ is built in a build stage (scripts/build.mjs, the service without the dev entry).
+  assert.match(dockerfile, /^RUN node scripts\/build.mjs --production$/m)
+  assert.match(dockerfile, /^COPY --from=build \/app\/dist \.\/dist$/m)
   // compose.yaml's nats-init runs `bank nats init` in this image, which makes the TLS files with openssl.
   assert.match(dockerfile, /apt-get install [^\n]*\bopenssl\b/)
   const unit = read('deploy/partner-bank.service')
-  assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=64 --import tsx src\/main\.ts$/m)
+  assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=64 dist\/main\.js$/m)
   assert.match(unit, /^KillSignal=SIGTERM$/m)
   for (const [, key] of unit.matchAll(/^Environment=([A-Z_]+)=/gm)) {
     assert.ok(key === 'NODE_ENV' || known.has(key!), `the unit sets ${key}, which the bank does not read`)
