@@ -50,18 +50,21 @@ async function main(options: BankProcessOptions = {}): Promise<void> {
 
   const privateNats = config.natsUrl ? undefined : await options.localNats?.(config, log)
   const natsUrl = config.natsUrl ?? privateNats?.url ?? defaultNatsUrl
-  // The CLI finds the server through this file when NATS_URL is not set.
-  fs.writeFileSync(natsUrlFile, `${natsUrl}\n`, { mode: owner_only_file_mode })
 
   const conflict = await conflictingInstance(natsUrl, config)
   if (conflict) {
     process.stderr.write(`${conflict}\n`)
     process.exit(2)
   }
+  // The CLI finds the server through this file when NATS_URL is not set. Written once NATS
+  // has answered and no other instance is in the way, and removed if the bank then fails to
+  // start, so that a failed start leaves no file naming a server nobody serves on.
+  fs.writeFileSync(natsUrlFile, `${natsUrl}\n`, { mode: owner_only_file_mode })
   // The signal handlers are in place before the bank starts: a SIGTERM that arrives while it
   // starts (a service manager that gives up early) stops it cleanly once it has started,
   // instead of killing the process half-way.
   const starting = startBank({ config, clock: systemClock, log, natsUrl })
+  starting.catch(() => fs.rmSync(natsUrlFile, { force: true }))
   let stopping = false
   const shutdown = async (signal: string) => {
     if (stopping) return
