@@ -72,14 +72,15 @@ export function checkOptions(
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`${client}(options): options must be an object`)
   }
-  const want = (name: string, value: unknown, what: string) => {
-    if (typeof value === 'string' && value.trim() !== '') return
+  const want = (name: string, value: unknown, what: string, empty: boolean) => {
+    if (typeof value === 'string' && (empty || value.trim() !== '')) return
     const given = value === undefined ? 'missing' : (JSON.stringify(value) ?? String(value))
     throw new TypeError(`${client}({ ${name} }): ${name} is ${given}; it must be ${what}`)
   }
-  want('token', options.token, 'the credential the bank issued (a non-empty string)')
+  // An empty token is a string the bank refuses (401), as a caller testing that may want.
+  want('token', options.token, 'the credential the bank issued (a string)', true)
   for (const [name, value] of Object.entries(extra)) {
-    want(name, value, 'the partner id `bank partner create` printed (a non-empty string)')
+    want(name, value, 'the partner id `bank partner create` printed (a non-empty string)', false)
   }
   const servers = options.servers
   const listed: unknown[] = Array.isArray(servers) ? servers : [servers]

@@ -8,13 +8,14 @@ import { BankClient, OperatorClient, type BankClientOptions } from '../../src/cl
 
 const missing = (options: unknown) => options as BankClientOptions
 
-test('client options - a missing or empty token is refused at construction, naming it', () => {
+test('client options - a missing token, or one that is not a string, is refused at construction, naming it', () => {
   const partnerId = '6f1c1f0e-0000-4000-8000-000000000000'
   assert.throws(() => new BankClient(missing({ token: undefined, partnerId })), {
     name: 'TypeError',
     message: /^new BankClient\(\{ token \}\): token is missing; it must be the credential the bank issued/,
   })
-  assert.throws(() => new BankClient(missing({ token: '  ', partnerId })), { name: 'TypeError', message: /token is "  "/ })
+  assert.throws(() => new BankClient(missing({ token: null, partnerId })), { name: 'TypeError', message: /token is null/ })
+  assert.throws(() => new BankClient(missing({ token: 'pk_x', partnerId: ' ' })), { message: /partnerId is " "/ })
   assert.throws(() => new OperatorClient(missing({ token: undefined })), {
     name: 'TypeError',
     message: /^new OperatorClient\(\{ token \}\): token is missing/,
@@ -35,4 +36,6 @@ test('client options - well-formed options make a client without connecting', as
   const client = new BankClient({ token: 'pk_x', partnerId: 'p', servers: 'nats://127.0.0.1:1' })
   await client.close()
   await new OperatorClient({ token: 'opk_x', servers: ['nats://127.0.0.1:1'] }).close()
+  // An empty token is a string: the bank answers it with 401 (test/operators/operator-access).
+  await new OperatorClient({ token: '', servers: 'nats://127.0.0.1:1' }).close()
 })
