@@ -62,9 +62,18 @@ export const isoTimestamp = () =>
 /** Responses: RFC 3339 in UTC. */
 export const timestamp = z.string()
 
-/** South African registration number YYYY/NNNNNN/NN written as 12 digits (RULINGS). */
+/**
+ * A South African company registration number: 12 digits (RULINGS), or the same written as
+ * on every CIPC certificate, `YYYY/NNNNNN/NN`; either is kept and answered as the 12 digits,
+ * so that both forms of one number are one number (a duplicate is a 409).
+ */
 export const registrationNumber = () =>
-  z.string({ error: 'must be a string' }).regex(/^\d{12}$/, { error: 'must be 12 digits (YYYYNNNNNNNN, no slashes)' })
+  z
+    .string({ error: 'must be a string' })
+    .regex(/^(\d{12}|\d{4}\/\d{6}\/\d{2})$/, {
+      error: 'must be 12 digits, or YYYY/NNNNNN/NN as on the CIPC certificate',
+    })
+    .overwrite((value) => value.replaceAll('/', ''))
 
 export const branchCode = () => z.string({ error: 'must be a string' }).regex(/^\d{6}$/, { error: 'must be 6 digits' })
 

@@ -76,6 +76,17 @@ test('cli - partner create --country is passed on', async () => {
   assert.equal(account.country, 'BWA')
 })
 
+test('cli - partner create takes --registration-number as on the CIPC certificate (YYYY/NNNNNN/NN)', async () => {
+  const digits = registrationNumber()
+  const slashed = `${digits.slice(0, 4)}/${digits.slice(4, 10)}/${digits.slice(10)}`
+  const company = ['--name', 'Cert Ltd', '--email', 'c@cert.example', '--trading-name', 'Cert']
+  const run = await bank('partner', 'create', ...company, '--registration-number', slashed)
+  const created = json(run)
+  const root = await tb.operator.entities.list({ partner_id: created.partner_id })
+  const entity = root.entities.find((e) => e.id === created.root_entity_id)
+  assert.equal(entity?.registration_number, digits)
+})
+
 test('cli - credential create with permissions, expiry and label; list; revoke', async () => {
   const p = await onboardPartner(tb)
   tb.clock.advance(60_000)

@@ -146,7 +146,7 @@ test('cli - a refusal names the flags the fields were given as, and keeps the fi
 test('cli - partner create refusals: invalid fields → 1 with 400 details; a duplicate registration → 1 with 409', async () => {
   const before = await tb.operator.partners.list()
   const invalid = refusal(
-    await bank('partner', 'create', '--name', 'Bad Ltd', '--email', 'not-an-email', '--registration-number', '2020/123456/07', '--trading-name', 'Bad', '--country', 'ZA'),
+    await bank('partner', 'create', '--name', 'Bad Ltd', '--email', 'not-an-email', '--registration-number', '2020-123456-07', '--trading-name', 'Bad', '--country', 'ZA'),
     400,
     'invalid_request',
   )

@@ -138,11 +138,26 @@ test('entities - create accepts other ISO alpha-3 countries', async () => {
 
 // Registration number ---------------------------------------------------------------------
 
-for (const value of ['20201234567', '2020123456789', '2020/123456/07', '20201234567A', ' 202012345678', '']) {
+const badRegistrations = ['20201234567', '2020123456789', '20201234567A', ' 202012345678', '']
+// The CIPC certificate's form is YYYY/NNNNNN/NN exactly: other slashes and separators are not.
+const badSlashed = ['2020/12345/607', '2020/123456/7', '2020-123456-07', '2020/123456/07/']
+for (const value of [...badRegistrations, ...badSlashed]) {
   test(`entities - create with registration_number ${JSON.stringify(value)} is 400`, async () => {
     await expectRefused(businessEntity({ registration_number: value }), 'registration_number')
   })
 }
+
+test('entities - registration_number as on the CIPC certificate (YYYY/NNNNNN/NN) is kept as its 12 digits', async () => {
+  const digits = businessEntity().registration_number as string
+  const slashed = `${digits.slice(0, 4)}/${digits.slice(4, 10)}/${digits.slice(10)}`
+  const { id } = await p.client.entities.create(businessEntity({ registration_number: slashed }))
+  const { entities } = await p.client.entities.list()
+  assert.equal(entities.find((e) => e.id === id)?.registration_number, digits)
+  // Both forms are one number: the 12 digits again are a duplicate.
+  const twice = businessEntity({ registration_number: digits })
+  const again = await expectApiError(p.client.entities.create(twice))
+  assert.equal(again.code, 409, again.message)
+})
 
 // National id number ----------------------------------------------------------------------
 
