@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { BankClient, OperatorClient, verifyWebhook, type WebhookEvent } from '../src/client/index.ts'
-import { onboardPartner, rand, stepper, uniqueSuffix, type Print } from './shared.ts'
+import { onboardPartner, rand, requireSandbox, stepper, uniqueSuffix, type Print } from './shared.ts'
 
 // A bulk batch from start to finish in the sandbox: a partner pays eleven recipients in
 // one batch, confirms it with the one-time PIN the bank e-mailed (read here through the
@@ -18,6 +18,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   let bank: BankClient | undefined
   let receiver: Receiver | undefined
   try {
+    await requireSandbox(ops)
     const partner = await onboardPartner(ops, 'Payroll Co', 10_000_000)
     step('Onboard and fund a partner (operator)', `partner_id ${partner.partnerId}`, `pool account ${partner.poolAccountId}: ${rand(10_000_000)}`)
     bank = BankClient.fromEnv({ env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { BankClient, OperatorClient } from '../src/client/index.ts'
-import { onboardPartner, rand, stepper, uniqueSuffix, waitFor, type Print } from './shared.ts'
+import { onboardPartner, rand, requireSandbox, stepper, uniqueSuffix, waitFor, type Print } from './shared.ts'
 
 // A monthly debit order in the sandbox: a partner registers a debtor's mandate, schedules
 // a monthly collection of R150 and watches two months of collections in a minute, the
@@ -18,6 +18,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   const ops = OperatorClient.fromEnv({ env })
   let bank: BankClient | undefined
   try {
+    await requireSandbox(ops)
     // Dates come from the bank's clock, not this machine's: an earlier run moved it.
     const { now } = await ops.sandbox.clock()
     step("Read the bank's clock (sandbox)", now)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { BankClient, OperatorClient, locateNatsUrl } from '../src/client/index.ts'
-import { rand, registrationNumber, stepper, type Print } from './shared.ts'
+import { rand, registrationNumber, requireSandbox, stepper, type Print } from './shared.ts'
 
 // From nothing to a settled EFT: the bank's operator onboards a partner and funds it; the
 // partner onboards a business customer and pays a supplier from the customer's account.
@@ -15,6 +15,8 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   step('Connect as the operator', `NATS ${url.value} (${url.from})`)
   let bank: BankClient | undefined
   try {
+    // A sandbox only: in production the deposit below waits for a second operator.
+    await requireSandbox(ops)
     // The bank onboards a partner: its root business entity, a credential and a webhook secret.
     const partner = await ops.partners.create({
       name: 'Acme Holdings (Pty) Ltd',

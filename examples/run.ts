@@ -1,5 +1,5 @@
 import { BankApiError, BankConnectionError, BankSettingError } from '../src/client/index.ts'
-import type { Print } from './shared.ts'
+import { SandboxRequired, type Print } from './shared.ts'
 
 // `npm run example -- <name>`: runs one example against the bank this directory's
 // `npm start` runs (or the one NATS_URL and BANK_OPERATOR_TOKEN name).
@@ -26,7 +26,9 @@ if (!example) {
     // Nothing found, nothing answering: a setting to fix or a bank to start, not a fault of
     // the example's; the message names the setting and the URL tried.
     const unreachable = error instanceof BankSettingError || error instanceof BankConnectionError || (error instanceof BankApiError && (error.code === 503 || error.code === 504))
-    if (unreachable) {
+    if (error instanceof SandboxRequired) {
+      process.stderr.write(`${error.message}\n`)
+    } else if (unreachable) {
       process.stderr.write(`${error.message}\nIs the bank running? Start it with \`npm start\` in this directory, in another terminal.\n`)
     } else if (error instanceof BankApiError) {
       process.stderr.write(`the bank refused: ${error.code} ${error.type}: ${error.message} ${JSON.stringify(error.details)}\n`)

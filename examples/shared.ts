@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto'
-import type { OperatorClient } from '../src/client/index.ts'
+import { BankApiError, type OperatorClient } from '../src/client/index.ts'
 
 // What the examples share: printing, unique values (so that every example can run again
 // and again against the same bank), waiting for the bank's background work, and the
@@ -86,5 +86,32 @@ export async function onboardPartner(ops: OperatorClient, name: string, deposit:
     poolAccountId,
     token: created.credential.token,
     webhookSecret: created.webhook_secret,
+  }
+}
+
+/** The bank runs in production mode: an example would stop half-way, so none starts. */
+export class SandboxRequired extends Error {
+  constructor() {
+    super(
+      'the examples need a bank in sandbox mode, and this one runs in production mode ' +
+        '(DATABASE_URL is set and BANK_SANDBOX is not true); nothing was changed. ' +
+        'Start the bank with BANK_SANDBOX=true, or without DATABASE_URL (`npm start`).',
+    )
+    this.name = 'SandboxRequired'
+  }
+}
+
+/**
+ * Asks the bank whether it is a sandbox before an example changes anything: an example funds
+ * partners by deposit, reads one-time PINs and moves the clock, which production refuses or
+ * holds for a second operator, and would leave a partner onboarded half-way. `ops.sandbox.clock`
+ * changes nothing, and production answers it with 403.
+ */
+export async function requireSandbox(ops: OperatorClient): Promise<void> {
+  try {
+    await ops.sandbox.clock()
+  } catch (error) {
+    const production = error instanceof BankApiError && error.code === 403
+    throw production && error.message.includes('sandbox mode') ? new SandboxRequired() : error
   }
 }
