@@ -6,7 +6,7 @@ FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
-COPY scripts/build.mjs ./scripts/
+COPY scripts/build.mjs scripts/node-bundle.mjs ./scripts/
 COPY src ./src
 # --production: without the development entry (dist/dev/start.js, `npm start`).
 RUN node scripts/build.mjs --production

@@ -18,6 +18,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { node_bundle_options } from './node-bundle.mjs'
 
 const here = fileURLToPath(import.meta.url)
 export const root = path.resolve(path.dirname(here), '..')
@@ -78,19 +79,12 @@ export async function build({ outDir = path.join(root, 'dist'), production = fal
   const old = `${outDir}.old`
   fs.rmSync(next, { recursive: true, force: true })
   await esbuild({
+    ...node_bundle_options,
     entryPoints: entries(production),
     outdir: next,
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
     keepNames: true,
     sourcemap: 'linked',
-    sourcesContent: false,
     chunkNames: 'chunks/[name]-[hash]',
-    logLevel: 'warning',
   })
   const stamp = path.join(next, stampName)
   const about = { began: began.toISOString(), production }

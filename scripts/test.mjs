@@ -21,6 +21,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ensureDependencies, root } from './ensure-deps.mjs'
+import { node_bundle_options } from './node-bundle.mjs'
 import { unreported, unreportedText } from './test-accounting.mjs'
 
 ensureDependencies()
@@ -142,16 +143,9 @@ async function bundleTests(files, extraEntries, outdir) {
     entryPoints: entries.map((file) => ({ in: file, out: outName(file) })),
     outdir,
     outExtension: { '.js': '.mjs' },
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
-    packages: 'external',
+    ...node_bundle_options,
     sourcemap: 'inline',
-    sourcesContent: false,
     plugins: [sourceUrls],
-    logLevel: 'warning',
   })
   return new Map(entries.map((file) => [file, path.join(outdir, `${outName(file)}.mjs`)]))
 }
