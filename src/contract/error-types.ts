@@ -1,7 +1,7 @@
 // The one closed table of error types: each type's HTTP-style code and what it means.
 // The error classes (src/errors.ts) take their codes from it, the AsyncAPI document lists
-// it, and a docs test holds the README's list of error types to it. It lives beside the
-// contract because callers read it too: it imports nothing.
+// it, and a docs test holds the list of error types in docs/guides/wire-conventions.md to
+// it. It lives beside the contract because callers read it too: it imports nothing.
 
 export const errorTypes = {
   invalid_request: { code: 400, description: 'A field is missing or wrong; `details` names each failing field.' },

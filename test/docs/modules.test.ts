@@ -10,7 +10,7 @@ import { useTestBank } from '../support/harness.ts'
 
 // The shape issue 29 asks for, checked: a capability is a folder with one declaration
 // (src/<folder>/<folder>-module.ts) listed in src/modules.ts; what the services register at
-// start is declared by a module; the README's project layout names every folder of src/.
+// start is declared by a module; CONTRIBUTING.md's project layout names every folder of src/.
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const src = path.join(root, 'src')
@@ -82,15 +82,15 @@ test('modules - a running bank registers only declared job kinds and subscriptio
   )
 })
 
-test('modules - the README project layout names every folder of src/', () => {
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
-  const start = readme.indexOf('## Project layout')
-  assert.ok(start >= 0, 'the README has a Project layout section')
-  const layout = readme.slice(start, readme.indexOf('\n## ', start + 1))
+test('modules - the CONTRIBUTING.md project layout names every folder of src/', () => {
+  const contributing = readFileSync(path.join(root, 'CONTRIBUTING.md'), 'utf8')
+  const start = contributing.indexOf('## Project layout')
+  assert.ok(start >= 0, 'CONTRIBUTING.md has a Project layout section')
+  const layout = contributing.slice(start, contributing.indexOf('\n## ', start + 1))
   const missing = folders.filter((folder) => !new RegExp(`(^|\\s)${folder}/`, 'm').test(layout))
   assert.deepEqual(
     missing,
     [],
-    `folders of src/ the README's layout does not name: ${missing.join(', ')}`,
+    `folders of src/ the CONTRIBUTING.md layout does not name: ${missing.join(', ')}`,
   )
 })
