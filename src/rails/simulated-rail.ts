@@ -4,7 +4,7 @@ import type { Database } from '../schema.ts'
 import type { Rail, RailOutcome, RailPayment, RailReturn } from './rail.ts'
 
 /**
- * Magic recipient values of the simulated rail (documented in the README) that let
+ * Magic recipient values of the simulated rail (documented in docs/guides/payments.md) that let
  * partners test every outcome. Any other recipient is paid.
  */
 export const magicRecipients = {
