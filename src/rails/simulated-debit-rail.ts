@@ -13,9 +13,9 @@ import {
 } from './debit-rail.ts'
 
 /**
- * Magic debtor account numbers of the simulated debit rail (documented in docs/guides/debit-orders.md),
- * so that partners can try every outcome. Any other account authenticates its mandates at
- * once and is always collected.
+ * Magic debtor account numbers of the simulated debit rail (documented in
+ * docs/guides/debit-orders.md), so that partners can try every outcome. Any other account
+ * authenticates its mandates at once and is always collected.
  */
 export const magicDebtors = {
   /** The debtor's bank rejects the mandate. */
