@@ -29,7 +29,7 @@ export const accountSummary = z.object({
   metadata: accountMetadata,
 })
 
-/** Integer cents as a decimal string (RULINGS, Money). */
+/** Integer cents as a decimal string. */
 export const centsString = z.string().regex(/^-?\d+$/)
 
 export const accountDetails = z.object({

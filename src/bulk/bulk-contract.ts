@@ -4,7 +4,7 @@ import { branchCode, email, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 import { centsAmount } from '../transfers/transfer-contract.ts'
 
-// Bulk payments (interface.md "Bulk payment operations"; RULINGS "Bulk payments"): a
+// Bulk payments (docs/guides/bulk-payments.md): a
 // batch of up to 1000 EFT and RTC payments out of one of an entity's accounts, held at
 // once, confirmed with a one-time PIN sent to the entity's e-mail, then funded in one
 // ledger transaction and paid out payment by payment.
@@ -20,10 +20,13 @@ export const bulk_limits = {
   reason_length_max: 200,
   otp_ttl_ms: 5 * 60_000,
   otp_attempts_max: 3,
-  /** Wrong PINs an entity may give, across its batches, in any rolling window of wrong_pin_window_ms (RULINGS "Rate limits"). */
+  /**
+   * Wrong PINs an entity may give, across its batches, in any rolling window of wrong_pin_window_ms
+   * (docs/guides/bulk-payments.md).
+   */
   wrong_pins_per_entity_max: 10,
   wrong_pin_window_ms: 60 * 60_000,
-  /** Batches of one entity waiting for their PIN at once (RULINGS "Rate limits"). */
+  /** Batches of one entity waiting for their PIN at once (docs/guides/bulk-payments.md). */
   pending_batches_per_entity_max: 20,
 } as const
 

@@ -13,7 +13,7 @@ export interface BankClientOptions extends ConnectionOptions {
 export interface BankClient extends PartnerMethods {}
 
 /**
- * The partner SDK: one method per operation of interface.md, typed from the same
+ * The partner SDK: one method per partner operation of the bank, typed from the same
  * contract the service validates with, in the groups `entities`, `users` and `accounts`
  * (e.g. `bank.accounts.transfer`, `bank.accounts.listTransactions`). Errors are thrown as
  * `BankApiError`.

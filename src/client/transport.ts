@@ -5,7 +5,7 @@ import { blameSetting, default_nats_url, origin, type SettingSources } from './l
 import { ReplyMux } from './reply-mux.ts'
 import { fixedHeaders } from '../nats/fixed-headers.ts'
 
-/** An error reply from the bank: the code, type, message and per-field details of RULINGS.md. */
+/** An error reply from the bank: its code, type, message and per-field details. */
 export class BankApiError extends Error {
   constructor(
     readonly code: number,
@@ -100,10 +100,16 @@ export class NatsApi {
   private readonly ownsConnection: boolean
   /** The token header, the same on every request: made and encoded once. */
   private tokenHeaders: MsgHdrs | undefined
-  /** Each operation's last subject, by the id it was filled with (a partner client's is always its own). */
+  /**
+   * Each operation's last subject, by the id it was filled with (a partner client's is always its
+   * own).
+   */
   private readonly subjects = new Map<Operation, { id: string | undefined; subject: string }>()
 
-  /** `partnerId`: the partner client's own id, named when a 403 says the subject is another partner's. */
+  /**
+   * `partnerId`: the partner client's own id, named when a 403 says the subject is another
+   * partner's.
+   */
   constructor(
     private readonly options: ConnectionOptions,
     private readonly partnerId?: string,
@@ -125,7 +131,8 @@ export class NatsApi {
       // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
       const noResponders = error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())
       if (noResponders) throw new BankApiError(errorTypes.unavailable.code, 'unavailable', `no bank instance is answering${this.where()}`)
-      // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank error.
+      // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank
+      // error.
       if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout', `the bank did not answer in time${this.where()}`)
       throw error
     }
@@ -181,7 +188,10 @@ export class NatsApi {
     return this.connection
   }
 
-  /** ` on <url> (from …)`: on which NATS server nobody answered, when this client opened the connection. */
+  /**
+   * ` on <url> (from …)`: on which NATS server nobody answered, when this client opened the
+   * connection.
+   */
   private where(): string {
     if (!this.ownsConnection) return ''
     const from = this.options.sources?.servers

@@ -39,7 +39,10 @@ export const country = () =>
  */
 export const timestamp_year_min = 1900
 
-/** `YYYY-MM-DDTHH:MM:SSZ` (fractions allowed), UTC, as interface.md writes entity dates. */
+/**
+ * `YYYY-MM-DDTHH:MM:SSZ` (fractions allowed), UTC, as the incumbent's interface writes entity
+ * dates.
+ */
 export const utcTimestamp = () =>
   z.iso
     .datetime({ error: 'must be a UTC timestamp like 2026-11-21T08:30:00Z' })
@@ -63,7 +66,7 @@ export const isoTimestamp = () =>
 export const timestamp = z.string()
 
 /**
- * A South African company registration number: 12 digits (RULINGS), or the same written as
+ * A South African company registration number: 12 digits, or the same written as
  * on every CIPC certificate, `YYYY/NNNNNN/NN`; either is kept and answered as the 12 digits,
  * so that both forms of one number are one number (a duplicate is a 409).
  */
@@ -79,7 +82,7 @@ export const branchCode = () => z.string({ error: 'must be a string' }).regex(/^
 
 /**
  * A South African national identity number: YYMMDD SSSS C A Z, 13 digits whose first six
- * are a real date and whose last is a Luhn check digit (RULINGS, Entities and users).
+ * are a real date and whose last is a Luhn check digit.
  */
 export function isSouthAfricanIdNumber(value: string): boolean {
   if (!/^\d{13}$/.test(value)) return false

@@ -1,4 +1,4 @@
-// How values leave the service: timestamps as RFC 3339 in UTC (RULINGS, Time), whole
+// How values leave the service: timestamps as RFC 3339 in UTC, whole
 // seconds written without a fraction; money as integer-cent strings.
 
 export const zeroTimestamp = '0001-01-01T00:00:00Z'

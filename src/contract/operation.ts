@@ -8,7 +8,10 @@ import type { z } from 'zod'
 export type Permission = 'read' | 'write' | 'payments'
 export const permissions: readonly Permission[] = ['read', 'write', 'payments']
 
-/** Which caller may use the subject: a partner on its own id, on one of its entities, or an operator. */
+/**
+ * Which caller may use the subject: a partner on its own id, on one of its entities, or an
+ * operator.
+ */
 export type Scope = 'partner' | 'entity' | 'operator'
 
 /** Where the SDK offers an operation: `<group>.<method>`, e.g. `accounts.listTransactions`. */
@@ -21,7 +24,10 @@ export type SdkPath = `${string}.${string}`
  * field `<noun>_id` of the subject's noun is the positional word.
  */
 export interface CliOptions {
-  /** The command's words, when they are not the subject's tokens after `ops.` (e.g. `sandbox advance`). */
+  /**
+   * The command's words, when they are not the subject's tokens after `ops.` (e.g. `sandbox
+   * advance`).
+   */
   words?: string
   /** Request fields read as positional words, in this order (instead of the `<noun>_id` rule). */
   positionals?: readonly string[]
@@ -48,7 +54,7 @@ export interface CliOptions {
 export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
   /** Endpoint name for `$SRV.INFO`: letters, digits, `_` and `-` only. */
   name: string
-  /** Subject as written in interface.md; `<partner_id>` or `<entity_id>` is one wildcard token. */
+  /** Subject as partners write it; `<partner_id>` or `<entity_id>` is one wildcard token. */
   subject: string
   /** Partner operations need one of the three permissions; `ops.` subjects need an operator. */
   permission: Permission | 'operator'

@@ -4,10 +4,9 @@ import { branchCode, email, pageLimit, text, timestamp, uuid } from '../contract
 import { operation } from '../contract/operation.ts'
 import { centsAmount } from '../transfers/transfer-contract.ts'
 
-// Debit orders and their mandates (interface.md "Debit order operations"; RULINGS "Debit
-// orders"). A partner registers a debtor's mandate for one of its entities; the debtor's
-// bank authenticates it; orders collect from the debtor's account under an active mandate
-// into the entity's oldest account, once or on a schedule.
+// Debit orders and their mandates (docs/guides/debit-orders.md). A partner registers a debtor's
+// mandate for one of its entities; the debtor's bank authenticates it; orders collect from the
+// debtor's account under an active mandate into the entity's oldest account, once or on a schedule.
 
 export const debit_limits = {
   reference_length_max: 20,

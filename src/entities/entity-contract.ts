@@ -14,7 +14,7 @@ import {
 } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
-// Fields both types take beyond interface.md's tables, because the incumbent's reference
+// Fields both types take beyond the incumbent interface's tables, because the incumbent's reference
 // client sends them: a tax number, the entity's stated purpose, and its address (stored as
 // the entity's address, read with get_address).
 const createExtras = {
@@ -193,7 +193,9 @@ export const entityOperations = {
   }),
 }
 
-/** Any partner's entities as an operator reads them, with their review state (`ops.entity.list`). */
+/**
+ * Any partner's entities as an operator reads them, with their review state (`ops.entity.list`).
+ */
 export const entityOperatorOperations = {
   entityList: operation({
     name: 'ops_entity_list',

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
-// Request budgets (RULINGS.md, "Rate limits"): every credential has a token bucket, by
+// Request budgets (docs/guides/wire-conventions.md): every credential has a token bucket, by
 // default the bank's (BANK_RATE_PER_SECOND, BANK_RATE_BURST); an operator may give a
 // partner limits of its own, which each of its credentials then has. Over its budget a
 // request is refused with 429 `rate_limited` and a `Retry-After-Ms` header, and changes nothing.

@@ -3,11 +3,11 @@ import { issuedCredential } from '../auth/credential-contract.ts'
 import { country, email, registrationNumber, text, timestamp } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
-// Partner onboarding, the bank's side that interface.md does not cover: operators create
-// partners and list them on `ops.partner.*` with an operator credential. The bank's other
-// `ops.` operations are declared beside the capability that serves each (credentials in
-// auth/, reviews in kyc/ and entities/, accounts, transfers, money/); src/contract/index.ts
-// gathers them into the contract's `operators` group.
+// Partner onboarding, the bank's side that the incumbent's interface does not cover: operators
+// create partners and list them on `ops.partner.*` with an operator credential. The bank's other
+// `ops.` operations are declared beside the capability that serves each (credentials in auth/,
+// reviews in kyc/ and entities/, accounts, transfers, money/); src/contract/index.ts gathers them
+// into the contract's `operators` group.
 
 export const partnerOnboardingOperations = {
   partnerCreate: operation({

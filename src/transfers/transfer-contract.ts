@@ -4,7 +4,7 @@ import { branchCode, email, pageLimit, text, timestamp, uuid } from '../contract
 import { operation } from '../contract/operation.ts'
 import { pageCursor } from '../contract/cursor.ts'
 
-/** Integer cents in a request: a JSON integer within ±(2^53−1) (RULINGS, Money). */
+/** Integer cents in a request: a JSON integer within ±(2^53−1). */
 export const centsAmount = () =>
   z.int({ error: 'must be a whole number of cents (a JSON integer, at most 2^53-1)' })
 
@@ -15,9 +15,9 @@ export const transaction_unpaged_rows = 1000
 export const transaction_filter_users_max = 100
 
 /**
- * What the incumbent's reference client sends with every payment beyond interface.md
- * (RULINGS, Compatibility): a payment advice for the recipient, and a saved beneficiary,
- * which this bank does not offer. Its client writes every field, absent ones as `null`
+ * What the incumbent's reference client sends with every payment beyond the interface
+ * (docs/guides/moving-from-the-incumbent.md): a payment advice for the recipient, and a saved
+ * beneficiary, which this bank does not offer. Its client writes every field, absent ones as `null`
  * (which the decode step reads as absent) and `beneficiary_version` as 0.
  */
 const referenceClientFields = {
@@ -65,9 +65,10 @@ export const internalTransferRequest = z.strictObject({
 export type InternalTransferRequest = z.output<typeof internalTransferRequest>
 
 /**
- * The payment reply carries only the reference client's record components (RULINGS,
- * Compatibility): its reader fails on any other key. The payment's status travels in the
- * reply header `Bank-Tx-Status`, which our SDK puts back into its result as `status`.
+ * The payment reply carries only the reference client's record components
+ * (docs/guides/moving-from-the-incumbent.md): its reader fails on any other key. The payment's
+ * status travels in the reply header `Bank-Tx-Status`, which our SDK puts back into its result as
+ * `status`.
  */
 const paymentReply = z.strictObject({ tx_id: z.string(), amount: centsString })
 const paymentReplyHeaders = { status: 'Bank-Tx-Status' } as const

@@ -12,7 +12,7 @@ import {
 } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
-// interface.md writes `National` and `passport`; we accept either spelling of each and
+// The incumbent's interface writes `National` and `passport`; we accept either spelling of each and
 // store `National` / `Passport`.
 const idType = z
   .string({ error: 'must be National or passport' })
@@ -25,7 +25,7 @@ const text2 = () => text(2)
 /**
  * An ISO 8601 timestamp or plain date, not before `timestamp_year_min` (as for entities:
  * year 0 made PostgreSQL fail with a 500, and PGlite read years below 100 back as 19xx or
- * 20xx). A plain date means midnight UTC of that day (RULINGS, Time): written out here,
+ * 20xx). A plain date means midnight UTC of that day: written out here,
  * because the database would otherwise read it in its session's time zone, and a
  * PostgreSQL set up in SAST would store the day before.
  */
@@ -42,7 +42,10 @@ interface IdentityFields {
   id_issue_expiry_date?: string | undefined
 }
 
-/** Cross-field identity rules, shared by create and by update (after merging with the stored record). */
+/**
+ * Cross-field identity rules, shared by create and by update (after merging with the stored
+ * record).
+ */
 export function identityIssues(value: IdentityFields): Array<{ field: string; message: string }> {
   const issues: Array<{ field: string; message: string }> = []
   if (value.id_type === 'Passport' && !value.id_issue_expiry_date) {
@@ -77,7 +80,7 @@ export const userCreateRequest = z
     title: text(2, 30),
     verified: z.boolean({ error: 'must be true or false' }),
     // Optional, as on entity create: only a non-citizen has a work permit, and the reference
-    // SDK's own sample sends null for a citizen (RULINGS, Entities and users). Absent or null
+    // SDK's own sample sends null for a citizen. Absent or null
     // is stored as ''; given, it is 2 to 50 characters.
     permit_number: text(2, 50).optional(),
     address: addressSchema.optional(),
