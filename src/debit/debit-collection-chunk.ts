@@ -9,7 +9,7 @@ import { historiesOf, insertHistory, writeCollections, writeOrders, type Collect
 // One chunk of a collection run's changes, gathered in memory under the rows' locks and
 // written with one statement per table at the end of the chunk's transaction: the orders'
 // new columns, their status_history entries, their collections and their `debit_order.*`
-// events (the outbox, RULINGS "Webhooks": the order as status returns it, with the entity).
+// events (the outbox; an event's data is the order as status returns it, with the entity).
 // Each status change takes its event's snapshot at that moment, so an order that is
 // collected and scheduled again in one chunk announces `successful` with that status.
 

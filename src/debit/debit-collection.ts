@@ -32,7 +32,7 @@ import type { DebitRunReport } from './debit-collection-contract.ts'
 import { debit_run_job_limits } from './debit-limits.ts'
 export type { DebitRunReport }
 
-// Debit-order collection runs (RULINGS, Debit orders), as jobs of the jobs module: one
+// Debit-order collection runs (docs/guides/debit-orders.md), as jobs of the jobs module: one
 // `debit.collection_run` job per SA business day, planned at 00:00 SAST (inside the
 // 00:00–06:00 processing window; the sandbox's advance runs it as the clock passes), or
 // made on demand by the operator (`runNow`). A run, for its date:

@@ -1,7 +1,7 @@
 import { addDays, fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 
 // The dates of debit orders, as pure functions of a date, the clock and the South African
-// calendar (RULINGS, Debit orders). No database: create, cancel and the collection run all
+// calendar (docs/guides/debit-orders.md). No database: create, cancel and the collection run all
 // ask the same questions here, so they cannot disagree.
 //
 // Dates are `YYYY-MM-DD` in SAST; instants are UTC `Date`s, turned into SAST here.
@@ -95,7 +95,7 @@ export function nextCollectionDate(question: NextCollectionQuestion, calendar: S
 
 /**
  * The last instant a scheduled order may be cancelled: 24 hours before 00:00 SAST of its
- * collection date (RULINGS: "at least 24 hours before"), so the deadline itself is allowed.
+ * collection date ("at least 24 hours before"), so the deadline itself is allowed.
  */
 export function cancelDeadline(collectionDate: string): Date {
   return new Date(fromSast(collectionDate).getTime() - cancel_notice_ms)

@@ -28,11 +28,11 @@ import {
 } from './debit-store.ts'
 import { listItem, statusView } from './debit-view.ts'
 
-// The four debit order operations (interface.md "Debit order operations"; RULINGS "Debit
-// orders"): create schedules a collection under an active mandate into the entity's oldest
-// account (chosen now and kept); cancel, status and list. Collecting is the collection
-// runs' work (debit-collection*.ts), which take `scheduled` orders whose
-// `next_collection_date` has come.
+// The four debit order operations (docs/guides/debit-orders.md): create schedules a
+// collection under an active mandate into the entity's oldest account (chosen now and
+// kept); cancel, status and list. Collecting is the collection runs' work
+// (debit-collection*.ts), which take `scheduled` orders whose `next_collection_date` has
+// come.
 
 /** What debit orders need to know of accounts, through their service. */
 export interface DebitDirectory {

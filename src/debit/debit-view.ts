@@ -4,8 +4,8 @@ import type { DebitListItem, DebitStatusView, MandateView } from './debit-contra
 import type { HistoryRow, MandateRow, OrderRow } from './debit-store.ts'
 
 // How mandates and debit orders leave the service: the replies of get/list/status and the
-// `data` of their events (RULINGS "Webhooks": the resource as its status operation returns
-// it). Amounts follow the interface (RULINGS "Debit orders"): `amount` is a JSON integer in
+// `data` of their events (an event's `data` is the resource as its status operation returns
+// it). Amounts follow the interface, not the general money rule: `amount` is a JSON integer in
 // list and status, `bank_charges` and `net_amount` are integer-cent strings.
 
 const optionalTimestamp = (at: Date | null) => (at ? formatTimestamp(at) : null)

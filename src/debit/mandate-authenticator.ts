@@ -1,4 +1,4 @@
-// How a new mandate is authenticated by the debtor's bank (RULINGS "Debit orders":
+// How a new mandate is authenticated by the debtor's bank (docs/guides/debit-orders.md:
 // pending_authentication → active | rejected). This is the outside world, so it sits behind
 // an interface: the debit rail (src/rails/debit-rail.ts, with its simulated implementation
 // and magic account numbers) is meant to implement it; until it is wired in, the bank uses

@@ -25,7 +25,7 @@ import { mandateView } from './debit-view.ts'
 import type { MandateAuthenticator, MandateDecision } from './mandate-authenticator.ts'
 import { mandate_authentication_attempts_max, mandate_authentication_job_limits } from './debit-limits.ts'
 
-// Mandates (RULINGS "Debit orders"): a partner registers a debtor's mandate for one of its
+// Mandates (docs/guides/debit-orders.md): a partner registers a debtor's mandate for one of its
 // entities; it starts `pending_authentication`, and a durable job asks the debtor's bank
 // (the MandateAuthenticator) whether the debtor accepts it: `active` or `rejected`, with
 // its `mandate.active` / `mandate.rejected` event in the same transaction as the change.

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
-// What partners owe the bank (RULINGS, Debit orders: a disputed collection whose credit
+// What partners owe the bank (docs/guides/debit-orders.md: a disputed collection whose credit
 // the account cannot cover). One row per partner: `owed` is the outstanding total, the
 // mirror of the ledger's internal account `partner_debt:<partner_id>` (whose postings sum
 // to minus `owed`); `ledger verify` checks that the two agree. Locked for update by every

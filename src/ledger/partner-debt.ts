@@ -5,7 +5,7 @@ import { cents } from './cents.ts'
 import type { InternalAccount, JournalEntry, LedgerBatch } from './ledger-batch.ts'
 import { newRowId } from './row-id.ts'
 
-// What partners owe the bank (RULINGS, Debit orders). A disputed debit-order collection is
+// What partners owe the bank (docs/guides/debit-orders.md). A disputed debit-order collection is
 // reversed; when the credited account cannot cover the reversal, the account goes to zero
 // (to its holds: money promised to pending payments stays promised) and the rest becomes
 // the partner's debt, recovered first from the partner's later credits. No balance ever
