@@ -3,8 +3,8 @@ import { errorTypes, type ErrorType, type FieldIssue } from './contract/error-ty
 // The error classes of the one closed table of error types (src/contract/error-types.ts,
 // which gives each type its code). Domain code throws these; the NATS transport maps them
 // to `Nats-Service-Error-Code` / `Nats-Service-Error` headers and the JSON body of
-// RULINGS.md ("Errors"). Anything else that escapes a handler is a programmer's mistake
-// and becomes an opaque 500 with a correlation id.
+// docs/guides/wire-conventions.md ("Errors"). Anything else that escapes a handler is a
+// programmer's mistake and becomes an opaque 500 with a correlation id.
 
 export { errorTypes, type ErrorType, type FieldIssue }
 

@@ -3,7 +3,7 @@ import type { Database } from '../schema.ts'
 import { TooManyAttempts } from '../errors.ts'
 import { bulk_limits } from './bulk-contract.ts'
 
-// What one entity may do with bulk payments across its batches (RULINGS "Rate limits"):
+// What one entity may do with bulk payments across its batches (docs/guides/bulk-payments.md):
 //
 // - PIN guessing has a budget: once the entity has given `wrong_pins_per_entity_max` (10)
 //   wrong PINs within the last `wrong_pin_window_ms` (an hour), every verify of its batches
@@ -24,7 +24,7 @@ import { bulk_limits } from './bulk-contract.ts'
 
 type Executor = Kysely<Database>
 
-/** The numbers of these limits: RULINGS' unless the bank is configured otherwise (BulkSettings). */
+/** The numbers of these limits: bulk_limits' unless the bank is configured otherwise. */
 export interface EntityLimits {
   wrong_pins_per_entity_max: number
   wrong_pin_window_ms: number

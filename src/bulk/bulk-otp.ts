@@ -1,6 +1,6 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto'
 
-// One-time PINs of bulk batches (RULINGS "Bulk payments": 6 random digits from a CSPRNG,
+// One-time PINs of bulk batches (docs/guides/bulk-payments.md: 6 random digits from a CSPRNG,
 // stored only as a keyed hash, bound to the batch). The hash is HMAC-SHA256 under the
 // bank's OTP key over the batch's id, the PIN's number within the batch and the PIN, so a
 // stored hash says nothing about the PIN to whoever reads the database without the key

@@ -34,12 +34,12 @@ import {
 import { batchView } from './bulk-view.ts'
 import { bulk_otp_expiry_job_limits } from './bulk-limits.ts'
 
-// The four partner operations of bulk payments and the sandbox's OTP look-up (RULINGS
-// "Bulk payments"). A batch lives in `pending_otp` from initiate until verify, cancel, its
-// third wrong PIN or its PIN's expiry; verify funds it and hands it to the processing jobs
-// (bulk-processing.ts). Every change of a batch happens under its row lock, with its event
-// in the same transaction. An entity's wrong PINs and waiting batches are bounded across
-// its batches (bulk-entity-limits.ts, RULINGS "Rate limits").
+// The four partner operations of bulk payments and the sandbox's OTP look-up
+// (docs/guides/bulk-payments.md). A batch lives in `pending_otp` from initiate until verify,
+// cancel, its third wrong PIN or its PIN's expiry; verify funds it and hands it to the
+// processing jobs (bulk-processing.ts). Every change of a batch happens under its row lock,
+// with its event in the same transaction. An entity's wrong PINs and waiting batches are
+// bounded across its batches (bulk-entity-limits.ts).
 
 export const bulk_otp_expiry_job_kind = 'bulk.otp_expiry'
 
@@ -52,7 +52,7 @@ export interface BulkSettings {
    * also the webhook URL policy's mode for `callback_url`, as at delivery.
    */
   sandbox: boolean
-  /** The per-entity limits (RULINGS "Rate limits"); RULINGS' numbers when not given. */
+  /** The per-entity limits (bulk-entity-limits.ts); its default numbers when not given. */
   entityLimits?: EntityLimits | undefined
 }
 
@@ -264,7 +264,7 @@ export class BulkService {
     }
   }
 
-  /** Verify's refusals by state, in the order RULINGS gives them. */
+  /** Verify's refusals by state, in the order of docs/guides/bulk-payments.md. */
   private verifyRefusal(batch: BatchRow): BankError | undefined {
     if (batch.otp_attempts >= bulk_limits.otp_attempts_max) return lockedOut()
     if (batch.status === 'failed' && batch.failure_reason === 'otp_expired') return otpExpired()
@@ -355,7 +355,7 @@ export class BulkService {
     return outcome.reply
   }
 
-  /** Sandbox only (RULINGS "Sandbox"): the batch's PIN, which production never keeps. */
+  /** Sandbox only (docs/guides/sandbox.md): the batch's PIN, which production never keeps. */
   async sandboxOtp(request: { bulk_payment_id: string; partner_id?: string | undefined }) {
     if (!this.settings.sandbox) throw new Forbidden('ops.sandbox subjects are refused outside sandbox mode')
     const batches = await batchesById(this.db, request.bulk_payment_id, request.partner_id)

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
-// The per-entity limits of bulk payments (RULINGS "Rate limits"; bulk-entity-limits.ts):
+// The per-entity limits of bulk payments (bulk-entity-limits.ts):
 // at most 10 wrong PINs in any rolling hour across an entity's batches, and at most 20 of
 // its batches waiting for their PIN at once. They live in the database so that every
 // instance on one PostgreSQL counts the same attempts.

@@ -1,6 +1,6 @@
 import Holidays from 'date-holidays'
 
-// South African business days and SAST wall-clock times (RULINGS, Time). SAST is UTC+2
+// South African business days and SAST wall-clock times. SAST is UTC+2
 // all year (no daylight saving), so conversion is a fixed offset. Public holidays come
 // from date-holidays' ZA rules (Public Holidays Act, a Sunday holiday moves to Monday),
 // plus the one-off holidays declared under the Act's section 2A: the bank ships the list
@@ -32,7 +32,7 @@ export function addDays(date: string, days: number): string {
 
 /**
  * The one-off public holidays declared by the President under section 2A of the Public
- * Holidays Act, shipped as the default (RULINGS, Time). date-holidays lacks most of them;
+ * Holidays Act, shipped as the default. date-holidays lacks most of them;
  * the two it has are listed too, so that the list stands on its own. Add a day here when
  * one is gazetted.
  */

@@ -70,7 +70,7 @@ export function holdFunding(batch: LedgerBatch, plan: FundingPlan): boolean {
   return true
 }
 
-/** Verify: the hold becomes the batch's one debit (the "atomic" funding of RULINGS). */
+/** Verify: the hold becomes the batch's one debit (a batch is funded whole or not at all). */
 export function captureFunding(batch: LedgerBatch, plan: FundingPlan): void {
   const hold = plan.total + plan.fees
   batch.releaseHold(plan.account_id, hold)

@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto'
 import { cents } from './cents.ts'
 
-// `tx_sha` (RULINGS): a SHA-256 chain per account. Each transaction's hash covers its
-// immutable fields and the previous transaction's hash, so editing or removing any
+// `tx_sha` (docs/guides/payments.md): a SHA-256 chain per account. Each transaction's hash
+// covers its immutable fields and the previous transaction's hash, so editing or removing any
 // history row breaks every later link. Status and running balance move after creation
 // (Pending → Successful, a posting date) and are checked by the ledger verification
 // against the postings instead.

@@ -5,7 +5,7 @@ import type { Database } from '../schema.ts'
 import { RateLimited } from '../errors.ts'
 import { leaseTokens, type Lease, type LeaseRequest, type Limits } from './limits-store.ts'
 
-// Request budgets (RULINGS.md, "Rate limits"): each credential has a token bucket that holds
+// Request budgets (docs/operations.md): each credential has a token bucket that holds
 // across every instance on one database, without a database write per request.
 //
 // The bucket itself is a row (rate_buckets). An instance leases tokens from it in chunks of

@@ -9,7 +9,7 @@ import type { Notifier } from '../notify/notifier.ts'
 import { advisedPayments, insertPaymentAdvices, markPaymentAdviceSent, paymentAdviceOf, type PaymentAdviceRow } from './payment-advice-store.ts'
 import { payment_advice_job_limits } from './transfer-limits.ts'
 
-// Payment advices (RULINGS, Compatibility: `notification_email`, `notification_name`): a
+// Payment advices (docs/guides/payments.md: `notification_email`, `notification_name`): a
 // payment that names an e-mail address tells its recipient, once it is Successful, that
 // the money was paid. Durable and once:
 //  1. the reserve step records the advice in the same database transaction as the

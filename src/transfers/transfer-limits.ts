@@ -1,7 +1,7 @@
 import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import { Invalid } from '../errors.ts'
 
-// Per-payment limits (RULINGS, Accounts and the ledger): an EFT is at most R5,000,000; a
+// Per-payment limits (docs/guides/payments.md): an EFT is at most R5,000,000; a
 // payment that settles at once (RTC, and internal payments, which are instant too) is at
 // most R5,000,000 on South African business days from 00:00 until 16:00 SAST and at most
 // R250,000 at any other time.

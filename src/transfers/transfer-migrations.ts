@@ -1,13 +1,13 @@
 import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
 
-// What the reference client needed beyond interface.md, added in one migration that stays
+// What the reference client needed beyond the interface, added in one migration that stays
 // whole here, with transfers (payment advices): it also added an entity's purpose (entities)
 // and made the simulated notifier's `notifier_messages` (notify).
 
 export const transferMigrations: Record<string, Migration> = {
   '0005_reference_client': {
-    // What the incumbent's reference client sends beyond interface.md: an entity's stated
+    // What the incumbent's reference client sends beyond the interface: an entity's stated
     // purpose, and payment advices (a notice to a transfer's recipient once it is paid).
     // The notifier's record of what it sent (the simulated notifier keeps it here, so that
     // every instance and the operators see the same list).

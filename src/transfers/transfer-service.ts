@@ -116,9 +116,9 @@ export class TransferService {
   }
 
   /**
-   * Pays another account of this bank, found by its account number (RULINGS,
-   * Compatibility): instant, so the RTC limits by SAST time apply; fee and idempotency as
-   * for any transfer.
+   * Pays another account of this bank, found by its account number
+   * (docs/guides/payments.md): instant, so the RTC limits by SAST time apply; fee and
+   * idempotency as for any transfer.
    */
   async transferInternal(
     caller: Caller,
@@ -216,7 +216,7 @@ function settlementKind(
 
 /** Why a job cannot be taken at all, checked under the batch's locks; undefined when it can. */
 function refusalOf(batch: LedgerBatch, job: PaymentJob): BankError | undefined {
-  // Another partner's account is answered exactly as a missing one (RULINGS, Tenancy).
+  // Another partner's account is answered exactly as a missing one (404).
   if (!batch.has(job.accountId) || batch.account(job.accountId).partner_id !== job.partnerId)
     return new NotFound('account')
   if (job.kind !== 'internal') return undefined
