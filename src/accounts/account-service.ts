@@ -43,7 +43,7 @@ export class AccountService {
 
   /**
    * Opens an account for an entity whose approval the caller has checked. The root
-   * entity's first account is the partner's pool account (interface.md).
+   * entity's first account is the partner's pool account (docs/guides/decisions.md).
    */
   async open(executor: Kysely<Database>, entity: EntityRow, kind: AccountRow['kind']): Promise<AccountRow> {
     return insertAccount(executor, {
@@ -73,7 +73,7 @@ export class AccountService {
     }
   }
 
-  /** Oldest first by `created_at`, as interface.md promises for get_by_entity. */
+  /** Oldest first by `created_at`, as get_by_entity promises. */
   async list(entityId: string, executor: Kysely<Database> = this.db): Promise<AccountRow[]> {
     return accountsOfEntity(executor, entityId)
   }

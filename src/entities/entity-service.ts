@@ -27,7 +27,7 @@ export type { EntityRow } from './entity-store.ts'
 type Executor = Kysely<Database>
 
 // Entities: the owners of users and accounts. Every read is scoped to the caller's
-// partner; another partner's entity is answered exactly as a missing one (RULINGS). A
+// partner; another partner's entity is answered exactly as a missing one (404). A
 // personal entity's one user belongs to the users capability: it is created and decided
 // through UserService (as EntityHolders), in the same database transaction as the entity.
 export class EntityService {
@@ -246,7 +246,7 @@ function toInfo(row: EntityRow): EntityInfo {
 }
 
 function toListItem(row: EntityRow): EntityListItem {
-  // interface.md: empty strings for the other type's strings, and the zero timestamp for
+  // Empty strings for the other type's strings, and the zero timestamp for
   // a business's three personal dates.
   return {
     id: row.id,

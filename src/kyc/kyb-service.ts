@@ -42,9 +42,9 @@ import {
 // the directors the company registry names (so the partner knows whose documents to
 // upload), `submit` names the business's and each director's documents in the entity's
 // dropbox, `update`/`update_director` add what the partner knows, and operators decide.
-// State (RULINGS): not_started → submitted → approved | rejected; a rejected one may be
-// submitted again. An entity approved by an operator directly (`ops.entity.review`) reads
-// approved too.
+// State (docs/guides/kyc-kyb.md): not_started → submitted → approved | rejected; a
+// rejected one may be submitted again. An entity approved by an operator directly
+// (`ops.entity.review`) reads approved too.
 
 type EntityRow = Selectable<EntitiesTable>
 type KybDecideRequest = RequestOf<typeof reviewOperations.kybDecide>

@@ -4,8 +4,8 @@ import type { Config } from '../config.ts'
 import type { NatsIdentity } from './nats-identity.ts'
 import { credsAccount } from './nats-init.ts'
 
-// What the bank checks of its NATS connection before it serves (RULINGS' transport
-// isolation, in the project's words in docs/operations.md): in production, partners must
+// What the bank checks of its NATS connection before it serves (the transport isolation of
+// docs/operations.md, "Partners on NATS"): in production, partners must
 // not be able to share what the bank receives. That needs the bank to be the NATS authority
 // (`bank nats init`), to connect as its own account, and a server that admits nobody
 // without credentials. A sandbox on an open server runs, and says so at start.

@@ -172,7 +172,7 @@ export class OperatorService {
       entityId,
       decision === 'approve' ? { approve: true } : { approve: false, reason: reason ?? '' },
     )
-    // The first approval opens the entity's first account (interface.md); approving
+    // The first approval opens the entity's first account; approving
     // again, after a later rejection was refused, opens nothing more.
     const existing = await this.accounts.list(entityId, trx)
     const opened =

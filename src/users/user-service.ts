@@ -12,7 +12,7 @@ import { insertUser, submittedAtOr, updateEntityHolder, updateUser, userOf, user
 
 type Executor = Kysely<Database>
 
-// Users of entities, with their KYC state. KYC moves (RULINGS): not_started → pending →
+// Users of entities, with their KYC state. KYC moves: not_started → pending →
 // approved | rejected, and rejected → pending on resubmission; operators decide. A
 // personal entity's one user is created and decided with the entity, through
 // `createHolder` and `decideHolderKyc`, in the entity's database transaction.
@@ -33,7 +33,7 @@ export class UserService implements EntityHolders {
     }
     const now = this.clock.now()
     const id = randomUUID()
-    // `verified: true` is the partner's reliance on its own KYC (RULINGS): recorded as approved.
+    // `verified: true` is the partner's reliance on its own KYC: recorded as approved.
     const kyc: Pick<UserRow, 'kyc_status' | 'kyc_submitted_at' | 'kyc_reviewed_at' | 'verified_at'> = request.verified
       ? { kyc_status: 'approved', kyc_submitted_at: now, kyc_reviewed_at: now, verified_at: now }
       : { kyc_status: 'not_started', kyc_submitted_at: null, kyc_reviewed_at: null, verified_at: null }
@@ -65,7 +65,7 @@ export class UserService implements EntityHolders {
   }
 
   /**
-   * The automatic user of a new personal entity (interface.md: exactly one, with the
+   * The automatic user of a new personal entity (exactly one, with the
    * entity's personal details). Its KYC was submitted with the entity, so it starts
    * `pending`. Runs on the caller's executor: the entity and its user commit together.
    */
@@ -191,7 +191,7 @@ function kycChanges(status: Exclude<KycStatus, 'not_started'>, reason: string | 
     kyc_status: status,
     // A decision on KYC that was never marked submitted (the operator went straight
     // from not_started) means it was submitted now: a reviewed record must not read as
-    // unsubmitted (interface.md omits kyc_submitted_at only before submission).
+    // unsubmitted (a user record omits kyc_submitted_at only before submission).
     kyc_submitted_at: status === 'pending' ? now : submittedAtOr(now),
     kyc_reviewed_at: status === 'pending' ? null : now,
     kyc_rejection_reason: status === 'rejected' ? reason : null,
@@ -225,7 +225,7 @@ function toRecord(row: UserRow): UserRecord {
     id_issue_expiry: formatOptionalTimestamp(row.id_issue_expiry_date),
     kyc_status: row.kyc_status,
   }
-  // interface.md: submitted-at omitted until submitted, reviewed-at omitted while pending or
+  // The user record: submitted-at omitted until submitted, reviewed-at omitted while pending or
   // not started, the rejection reason only when rejected.
   if (row.kyc_submitted_at) record.kyc_submitted_at = formatTimestamp(row.kyc_submitted_at)
   if (row.kyc_reviewed_at && (row.kyc_status === 'approved' || row.kyc_status === 'rejected')) {
