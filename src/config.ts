@@ -8,7 +8,7 @@ import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './nats/nats-co
 // (PGlite in ./.data and a NATS server found or started on loopback). Units come last in
 // names (`_ms`, `_bytes`, `_max`).
 
-const settings = z.object({
+export const settings = z.object({
   NATS_URL: z.string().optional(),
   /** Logging in to NATS (src/nats/nats-connect.ts): at most one way of the four. */
   NATS_CREDS: z.string().optional(),
