@@ -5,7 +5,7 @@ import { assertLedgerClean, expectApiError, expectRefusal } from '../support/ass
 import { balances, fund, magic, newAccount, sast, transactionsOf, txById } from '../transfers/helpers.ts'
 import { batchBody, otpOf, payment, wrongOtp } from './helpers.ts'
 
-// Bulk payments (RULINGS "Bulk payments"): initiate holds total plus fees and sends a PIN;
+// Bulk payments (docs/guides/bulk-payments.md): initiate holds total plus fees and sends a PIN;
 // verify funds the batch in one ledger transaction; payments go out as jobs (RTC at once,
 // EFT with the clearing cycle); failed and invalid payments are refunded. This file stops
 // the bank's job loop and runs due jobs and events by hand, so each assertion knows what ran.

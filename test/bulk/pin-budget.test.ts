@@ -10,8 +10,8 @@ import { onboardPartner, rawRequest, storage, useTestBank, type RawReply, type T
 import { balances, fund, sast } from '../transfers/helpers.ts'
 import { batchBody, otpOf, payment, wrongOtp } from './helpers.ts'
 
-// The per-entity limits of bulk payments (RULINGS "Rate limits", README "Limits per
-// entity"): at most 10 wrong PINs in any rolling hour across an entity's batches, after
+// The per-entity limits of bulk payments (docs/guides/bulk-payments.md): at most 10 wrong
+// PINs in any rolling hour across an entity's batches, after
 // which every verify of its batches is 429 until the oldest of them is an hour old; at most
 // 20 batches waiting in pending_otp at once. A 429 changes nothing, is no wrong PIN and uses
 // none of a batch's own 3 attempts. Each test has a partner of its own, so each starts with

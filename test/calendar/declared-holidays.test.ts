@@ -4,8 +4,8 @@ import { addDays, shipped_declared_holidays, SouthAfricanCalendar } from '../../
 import { loadConfig } from '../../src/config.ts'
 
 // The declared one-off holidays (section 2A of the Public Holidays Act) ship with the bank
-// and operators add to them (RULINGS, Time); and the calendar is checked against every
-// public holiday of 2016–2030, written out below rather than computed.
+// and operators add to them (docs/operators/configuration.md); and the calendar is checked
+// against every public holiday of 2016–2030, written out below rather than computed.
 
 const calendar = new SouthAfricanCalendar()
 

@@ -17,7 +17,7 @@ import {
   statusOf,
 } from './collection-helpers.ts'
 
-// Disputes (RULINGS "Debit orders"): a successful collection the debtor disputes within 40
+// Disputes (docs/guides/debit-orders.md): a successful collection the debtor disputes within 40
 // days goes `disputed` and its credit is reversed. When the account cannot cover the
 // reversal it goes to zero and the rest is the partner's debt, recovered first from its
 // later credits (deposits, internal payments to it, collections); no balance goes below zero and `ledger verify`

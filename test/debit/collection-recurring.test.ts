@@ -16,7 +16,7 @@ import {
   statusOf,
 } from './collection-helpers.ts'
 
-// Recurring debit orders (RULINGS "Debit orders"): after each collection the order returns
+// Recurring debit orders (docs/guides/debit-orders.md): after each collection the order returns
 // to `scheduled` with its next date until `end_date`, then ends in its last collection's
 // status; monthly keeps the day of month, or takes the month's last business day when the
 // month has no such day. The clock moves forward only, through ops.sandbox.

@@ -8,7 +8,7 @@ import type { DebitRail } from '../../src/rails/debit-rail.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, balanceOf, collectionsOf, debitRowsOf, debtors, eventTypesOf, fee, newOrder, poolAccountOf, sast, statusOf } from './collection-helpers.ts'
 
-// Exactly once (RULINGS "Debit orders"; jobs run at least once): a collection run that dies
+// Exactly once (docs/guides/debit-orders.md; jobs run at least once): a collection run that dies
 // after the debit rail answered but before it booked the answers is run again and books
 // each collection once; two runs of one day at the same time (two instances) collect each
 // order once. A second "instance" here is a DebitCollection on a JobRunner of its own over

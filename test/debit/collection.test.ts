@@ -17,7 +17,7 @@ import {
   statusOf,
 } from './collection-helpers.ts'
 
-// Collection runs (RULINGS "Debit orders"): the run of each SA business day at 00:00 SAST,
+// Collection runs (docs/guides/debit-orders.md): the run of each SA business day at 00:00 SAST,
 // driven by the sandbox clock (ops.sandbox.clock.advance runs what falls due on the way),
 // against the simulated debit rail's magic debtor accounts. One timeline for the file:
 // every order is created on Monday 2026-11-23 10:00 SAST and the clock only moves forward.

@@ -9,7 +9,7 @@ import { assertErrorReply } from '../transport/error-reply.ts'
 import { day_ms, sast } from '../transfers/helpers.ts'
 import { activeMandate, debtor, mandateBody, orderBody } from './helpers.ts'
 
-// Debit orders (RULINGS "Debit orders"): create under an active mandate with the lead time,
+// Debit orders (docs/guides/debit-orders.md): create under an active mandate with the lead time,
 // the move to a business day, end_date, tracking_days, reference and metadata limits, the
 // mandate's 400s and 422s, the 30-day clientTxId window; cancel up to 24 hours before 00:00
 // SAST of the collection date; status with its history; list with filters and paging; and

@@ -14,7 +14,7 @@ import {
   toCollectionDay,
 } from '../../src/debit/debit-schedule.ts'
 
-// The dates of debit orders (RULINGS, Debit orders): lead time, moving to business days,
+// The dates of debit orders (docs/guides/debit-orders.md): lead time, moving to business days,
 // recurring schedules and end dates, the cancel deadline, the collection window and the
 // tracking days of an insufficient-funds retry. 2026-11-23 is a Monday; 2026-12-16 (Day of
 // Reconciliation) and 2026-12-25 are public holidays, 2026-12-26 a Saturday; Women's Day

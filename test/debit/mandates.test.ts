@@ -12,7 +12,7 @@ import { assertErrorReply } from '../transport/error-reply.ts'
 import { day_ms, sast } from '../transfers/helpers.ts'
 import { activeMandate, mandateBody, orderBody } from './helpers.ts'
 
-// Mandates (RULINGS "Debit orders"): create answers pending_authentication; the debtor's
+// Mandates (docs/guides/debit-orders.md): create answers pending_authentication; the debtor's
 // bank (the MandateAuthenticator, asked by a job) makes it active or rejected, with its
 // event in the same transaction; a bank that has not decided is asked again later. A
 // reference is unique per entity; cancel ends the mandate and its scheduled orders.

@@ -6,9 +6,9 @@ import { assertLedgerClean } from '../support/assertions.ts'
 import { fund, newAccount, poolAccount, transactionsOf, transferBody, txById } from '../transfers/helpers.ts'
 
 // `ops.ledger.verify` (src/ledger/ledger-service.ts) and the `verified` flag of each
-// transaction (RULINGS: tx_sha is a SHA-256 chain per account, "so any edit of history is
-// detectable"). Each tampering test edits the database behind the service's back, checks
-// that the edit is found, and puts the value back, so that the next test starts clean.
+// transaction (docs/guides/payments.md: tx_sha is a SHA-256 chain per account, so any edit
+// of history is detectable). Each tampering test edits the database behind the service's
+// back, checks that the edit is found, and puts the value back, so that the next test starts clean.
 
 const tb = useTestBank()
 let p: TestPartner

@@ -11,7 +11,7 @@ import { expectApiError } from '../support/assertions.ts'
 import { businessEntity } from '../support/fixtures.ts'
 import { onboardPartner, rawRequest, storage, useTestBank, type RawReply, type TestPartner } from '../support/harness.ts'
 
-// Request budgets (RULINGS.md, "Rate limits"; issue 28). The bank's defaults here are 20
+// Request budgets (docs/operations.md; issue 28). The bank's defaults here are 20
 // requests per second with a burst of 40, and the limiter's clock (the bank's wall clock)
 // stands still unless a test moves it: nothing refills by itself, so every count is exact.
 // A lease takes 100 ms worth of the rate (rate_limiter_defaults.lease_ms): 2 tokens at 20/s.
