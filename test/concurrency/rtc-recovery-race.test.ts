@@ -9,7 +9,7 @@ import { fundedAccount, transferBody } from './helpers.ts'
 // the rail call and settle. A clearing run "recovers" an RTC still Pending a minute after
 // it was taken, on the theory that its settle step was lost in a crash; but a slow rail
 // call (or a long settle queue) looks the same. The recovery and the late settle step
-// then race for one payout, and RULINGS (Accounts and the ledger) allows only one of them
+// then race for one payout, and only one of them is allowed
 // to move money. The rail is slowed here by wrapping the running instance's rail, so that
 // the clearing run lands exactly inside the gap.
 

@@ -8,12 +8,12 @@ import { useTestBank, storage } from '../support/harness.ts'
 import { assertLedgerClean, outcome, type Outcome } from '../support/assertions.ts'
 import { fundedAccount as openFunded, transferBody, type FundedAccount } from './helpers.ts'
 
-// svc.account.<partner_id>.transfer_eft_rtc under concurrency. RULINGS (Accounts and the
-// ledger): the funds check covers amount plus fee and balances never go below zero; two
+// svc.account.<partner_id>.transfer_eft_rtc under concurrency (docs/guides/payments.md):
+// the funds check covers amount plus fee and balances never go below zero; two
 // concurrent requests with the same clientTxId never both move money, and the duplicate's
-// 409 carries the original tx_id in `details`. DESIGN (Scale-out): many instances share one
+// 409 carries the original tx_id in `details`. Scale-out: many instances share one
 // NATS queue group and one PostgreSQL, so the same guarantees must hold across instances.
-// Clearing runs may overlap (manual runs on any instance, DESIGN: jobs safe with many
+// Clearing runs may overlap (manual runs on any instance; jobs are safe with many
 // instances): each payment is still settled once and returned once.
 //
 // Every scenario below runs against one instance on every back end. The two-instance

@@ -7,7 +7,7 @@ import { fundedAccount, transferBody } from './helpers.ts'
 
 // Concurrency with fees set to zero (BANK_FEE_EFT_CENTS / BANK_FEE_RTC_CENTS = 0), so the
 // arithmetic is exact in whole transfers: overspending requests and repeats of one
-// clientTxId arrive together on one account (RULINGS, Accounts and the ledger). Its own
+// clientTxId arrive together on one account (docs/guides/payments.md). Its own
 // file, so that its bank has its own nats-server and queue group.
 
 const tb = useTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: '0' } })

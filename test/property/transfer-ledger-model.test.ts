@@ -24,8 +24,8 @@ import {
 // A model-based property of the ledger, run against the real service (NATS, SDK, storage):
 // random sequences of deposits, EFT and RTC transfers to ordinary and magic recipients,
 // repeated clientTxIds, clearing runs and clock moves, each compared step by step with a
-// small model of the account's balance and available balance (RULINGS, Accounts and the
-// ledger: available = balance − holds; EFT held at once and posted by clearing; RTC at
+// small model of the account's balance and available balance (docs/guides/payments.md:
+// available = balance − holds; EFT held at once and posted by clearing; RTC at
 // once; fees separate, covered by the funds check; a duplicate key within the window is
 // 409 naming the original tx_id; a returned payment is credited back as a reversal).
 //

@@ -11,7 +11,7 @@ export type InternalTransferBody = Parameters<BankClient['accounts']['transferIn
 export type TransactionView = Awaited<ReturnType<BankClient['accounts']['getTransaction']>>['transaction']
 
 export const shaPattern = /^[0-9a-f]{64}$/
-/** RFC 3339 in UTC as RULINGS (Time) asks: `Z`, milliseconds allowed. */
+/** RFC 3339 in UTC (docs/guides/wire-conventions.md): `Z`, milliseconds allowed. */
 export const utcPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/
 
 export const hour_ms = 3_600_000

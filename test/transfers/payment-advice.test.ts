@@ -6,7 +6,7 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { assertLedgerClean, expectRefusal } from '../support/assertions.ts'
 import { accountNumberOf, fund, internalBody, magic, newAccount, sast, transferBody } from './helpers.ts'
 
-// Payment advices (RULINGS, Compatibility): a payment sent with `notification_email`
+// Payment advices (docs/guides/payments.md): a payment sent with `notification_email`
 // tells that address, once the payment is Successful, that it was paid — an RTC when it
 // settles, an EFT when the clearing cycle settles it, an internal payment at once — and
 // exactly once. A Failed or Invalid payment sends nothing. The advice is a job

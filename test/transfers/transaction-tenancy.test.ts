@@ -5,7 +5,7 @@ import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } 
 import { assertLedgerClean, errorBody, expectApiError } from '../support/assertions.ts'
 import { fund, newAccount, snapshot, transferBody } from './helpers.ts'
 
-// RULINGS (Tenancy): a resource looked up by id that belongs to another partner is
+// Tenancy: a resource looked up by id that belongs to another partner is
 // answered exactly as if it did not exist (404); no operation reveals another partner's
 // data. Here: transfer from, and list, another partner's account; get another partner's
 // transaction.

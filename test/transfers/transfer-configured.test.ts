@@ -4,10 +4,9 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { accountNumberOf, balances, feeOf, fund, internalBody, newAccount, sast, snapshot, transactionsOf, transferBody, txById } from './helpers.ts'
 
-// A bank configured away from the defaults: fees per payment type (RULINGS: "Fees are
-// configurable per payment type"; internal payments too), a zero fee meaning no fee
-// transaction, and a declared one-off holiday (RULINGS, Time: "plus a maintained list of
-// declared one-off holidays").
+// A bank configured away from the defaults: fees per payment type (internal payments too),
+// a zero fee meaning no fee transaction, and a declared one-off holiday added to the
+// shipped list (docs/operators/configuration.md).
 
 const rtc_fee = 1234
 const internal_fee = 150

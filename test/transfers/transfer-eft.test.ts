@@ -17,7 +17,7 @@ import {
   type TransactionView,
 } from './helpers.ts'
 
-// EFT (RULINGS, Accounts and the ledger): held at once, so available drops by amount plus
+// EFT (docs/guides/payments.md): held at once, so available drops by amount plus
 // fee; posted when the clearing cycle settles it; the fee is its own `fee` transaction
 // linked by parent_tx_id, written when the EFT settles and the fee is posted. Money is
 // integer cents in, integer-cent strings out.

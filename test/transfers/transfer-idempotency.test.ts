@@ -5,7 +5,7 @@ import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../su
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { balances, day_ms, fund, newAccount, snapshot, transactionsOf, transferBody } from './helpers.ts'
 
-// clientTxId (RULINGS, Accounts and the ledger): a duplicate within the window (default
+// clientTxId (docs/guides/payments.md): a duplicate within the window (default
 // 24 hours) is 409 whose details carry the original tx_id, and moves no money; after the
 // window the key may be used again. Keys belong to a partner.
 

@@ -286,7 +286,7 @@ test('transfers - a request without a required field is 400 naming it; an unknow
   }
 })
 
-// Limits: instant, so the RTC's (RULINGS, Accounts and the ledger).
+// Limits: instant, so the RTC's (docs/guides/payments.md).
 
 /** One account rich enough for every limit test; the payee is another of the partner's. */
 async function limitPair() {

@@ -17,7 +17,7 @@ import {
 } from './helpers.ts'
 
 // The simulated rail's magic recipients (src/rails/simulated-rail.ts) and the status
-// transitions of RULINGS: Pending → Successful | Failed; Successful → Reversed (a
+// transitions of a transaction: Pending → Successful | Failed; Successful → Reversed (a
 // reversal credits the money back); Invalid when the rail rejects the recipient (no money
 // moves). A payment that is not made is charged no fee and gets no fee row: a payout's fee
 // row is written only when it settles Successful. Every test here runs the clearing cycles

@@ -4,12 +4,12 @@ import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../su
 import { assertLedgerClean, expectRefusal } from '../support/assertions.ts'
 import { accountNumberOf, fund, internalBody, magic, newAccount, snapshot, transferBody } from './helpers.ts'
 
-// What the incumbent's reference client sends with a payment and reads back (RULINGS,
-// Compatibility): every field of its record, absent ones as null and beneficiary_version
-// as 0; `notification_email` and `notification_name` are known fields (the payment advice
-// itself is tested in payment-advice.test.ts); `beneficiary_id` names a saved beneficiary,
-// which this bank does not offer. Its reader fails on any reply key its record lacks, so
-// the reply body is exactly {tx_id, amount} and the status travels in `Bank-Tx-Status`.
+// What the incumbent's reference client sends with a payment and reads back
+// (docs/guides/moving-from-the-incumbent.md): every field of its record, absent ones as
+// null and beneficiary_version as 0; `notification_email` and `notification_name` are known fields
+// (the payment advice itself is tested in payment-advice.test.ts); `beneficiary_id` names a saved
+// beneficiary, which this bank does not offer. Its reader fails on any reply key its record lacks,
+// so the reply body is exactly {tx_id, amount} and the status travels in `Bank-Tx-Status`.
 
 const tb = useTestBank()
 let p: TestPartner

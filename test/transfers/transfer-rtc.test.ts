@@ -4,7 +4,7 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { assertLedgerClean, expectApiError, iso, uuidPattern } from '../support/assertions.ts'
 import { balances, feeOf, fund, newAccount, sast, snapshot, transactionsOf, transferBody } from './helpers.ts'
 
-// RTC (pay_and_clear: true) is settled at once. Limits (RULINGS, Accounts and the ledger):
+// RTC (pay_and_clear: true) is settled at once. Limits (docs/guides/payments.md):
 // RTC ≤ R5,000,000 on South African business days 00:00–16:00 SAST, else ≤ R250,000.
 // The harness clock starts on Monday 2026-11-23 at 10:00 SAST (08:00Z).
 

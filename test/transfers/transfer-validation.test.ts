@@ -5,8 +5,8 @@ import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } 
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { balances, fund, newAccount, snapshot, transferBody, type TransferBody } from './helpers.ts'
 
-// The rules of a single transfer (interface.md, Single transfer; RULINGS, Money and
-// Accounts and the ledger). Every refusal is a 400 naming the field and moves nothing.
+// The rules of a single transfer (docs/guides/payments.md). Every refusal is a 400 naming
+// the field and moves nothing.
 
 const eft_fee = 250
 
