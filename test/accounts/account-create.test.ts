@@ -6,9 +6,9 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { businessEntity, numberedPersonalEntity } from '../support/fixtures.ts'
 import { expectApiError, type FieldIssue, uuidPattern } from '../support/assertions.ts'
 
-// svc.account.<partner_id>.create / get_by_entity / get_details. RULINGS (Entities and
-// users): an entity's first account opens on KYB/KYC approval; creating an account for an
-// unapproved entity is 400. interface.md: get_by_entity is oldest first.
+// svc.account.<partner_id>.create / get_by_entity / get_details: an entity's first account
+// opens on KYB/KYC approval; creating an account for an unapproved entity is 400;
+// get_by_entity is oldest first.
 
 const tb = useTestBank()
 let p: TestPartner
@@ -218,9 +218,9 @@ test('accounts - get_by_entity is sorted by created_at ascending as time moves',
 })
 
 test("accounts - get_by_entity follows created_at even when an instance's clock lags", async () => {
-  // Many instances share the load (RULINGS, Transport), and their clocks are never exactly
+  // Many instances share the load (one queue group), and their clocks are never exactly
   // equal: an account opened later may carry an earlier created_at. The list is still
-  // sorted by created_at, as interface.md promises.
+  // sorted by created_at, as get_by_entity promises.
   const id = await approvedBusiness()
   const now = tb.clock.now()
   tb.clock.advance(10_000)

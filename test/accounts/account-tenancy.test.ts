@@ -6,7 +6,7 @@ import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } 
 import { businessEntity } from '../support/fixtures.ts'
 import { errorBody, expectApiError, type FieldIssue } from '../support/assertions.ts'
 
-// RULINGS (Tenancy): another partner's entity or account is answered exactly as a missing
+// Tenancy: another partner's entity or account is answered exactly as a missing
 // one (404); nothing about it leaks. Also the 400s of the account operations, and their
 // permissions (write for create, read for the two reads).
 

@@ -17,9 +17,9 @@ import {
   type OperationFixture,
 } from '../transport/operation-bodies.ts'
 
-// The authentication and authorization matrix of RULINGS.md ("Authentication",
-// "Permissions", "Tenancy"), driven by the endpoint table: every operation, every way a
-// caller can fail to prove who it is or what it may do.
+// The authentication and authorization matrix of docs/guides/wire-conventions.md
+// ("Authentication", "Permissions", "Tenancy"), driven by the endpoint table: every
+// operation, every way a caller can fail to prove who it is or what it may do.
 
 // With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
 const tb = useTestBank({ natsAuthority: 'bank', env: fixtureBankEnv })

@@ -6,9 +6,9 @@ import { onboardPartner, rawRequest, useTestBank, type RawReply, type TestPartne
 import { businessEntity, personalEntity, userRequest } from '../support/fixtures.ts'
 import { assertErrorReply } from '../transport/error-reply.ts'
 
-// RULINGS.md ("Tenancy"): a resource looked up by id that belongs to another partner is
-// answered exactly as if it did not exist. Partner B names partner A's ids in bodies sent
-// on B's own subjects; every reply must be the 404 a random UUID gets, byte for byte.
+// Tenancy (docs/guides/wire-conventions.md): a resource looked up by id that belongs to
+// another partner is answered exactly as if it did not exist. Partner B names partner A's ids in
+// bodies sent on B's own subjects; every reply must be the 404 a random UUID gets, byte for byte.
 
 const { entities, users, accounts, transfers } = contract
 

@@ -11,15 +11,15 @@ import { businessEntityValues, personalEntityValues, userValues, type FlowContex
 // Object Store: files go into the subject's dropbox bucket as the SDK's uploaders put them,
 // then each request is written as the SDK writes it (UserService and KYBService configure
 // nothing, so every component is on the wire, absent ones as null) and each reply is read
-// into the SDK's record by ReferenceSdk.call (RULINGS, "Compatibility with the incumbent's
-// reference client" and "KYC and KYB documents").
+// into the SDK's record by ReferenceSdk.call (docs/guides/moving-from-the-incumbent.md and
+// docs/guides/kyc-kyb.md).
 
 const file = (filename: string, bytes: Uint8Array): PartnerFile => ({ filename, bytes })
 const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 
 /**
  * A registration number the simulated registry answers by its last two digits: `07` two
- * directors, `00` none yet (RULINGS, "KYC and KYB documents").
+ * directors, `00` none yet (docs/guides/kyc-kyb.md).
  */
 export function registrationEnding(tail: '07' | '00'): string {
   return `2020${String(randomInt(1_000_000)).padStart(6, '0')}${tail}`

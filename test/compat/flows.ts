@@ -10,8 +10,8 @@ import { ReferenceSdk, type Codec } from './reference-sdk.ts'
 // The reference SDK's flows end to end, as its apps run them (CreateEntityApp,
 // CreateBusinessEntityApp, TransferApp) and as its other methods are called, over real NATS
 // against a real bank. Run once with our emulation of Jackson and once with real Jackson;
-// every reply is read into the SDK's record by ReferenceSdk.call (RULINGS, "Compatibility
-// with the incumbent's reference client").
+// every reply is read into the SDK's record by ReferenceSdk.call
+// (docs/guides/moving-from-the-incumbent.md).
 
 export interface FlowContext {
   tb: TestBank

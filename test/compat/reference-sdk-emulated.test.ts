@@ -13,8 +13,8 @@ import type { RecordValues } from './jackson.ts'
 // The reference SDK's flows with requests written and replies read by our emulation of
 // Jackson (jackson.ts, generated from sdk-records.ts), so that they run on any machine; the
 // Jackson file runs the same flows through real Jackson. Here too: the reply rules a Java
-// partner relies on (RULINGS, "Compatibility with the incumbent's reference client"), and
-// the transaction list's paging as that client sees it (RULINGS, "Accounts and the ledger").
+// partner relies on (docs/guides/moving-from-the-incumbent.md), and the transaction list's
+// paging as that client sees it (docs/guides/payments.md).
 
 const tb = useTestBank()
 let c: FlowContext

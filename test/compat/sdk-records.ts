@@ -3,7 +3,7 @@
 // declaration order and their Java types. These are interface facts — what a partner's
 // compiled code writes and reads — written down here in our own words; the SDK's code is not
 // copied. Every request the compatibility suite builds and every reply check it makes is
-// generated from this list (RULINGS, "Compatibility with the incumbent's reference client").
+// generated from this list (docs/guides/moving-from-the-incumbent.md).
 //
 // Left out on purpose, because this bank does not serve it yet (a later issue): CardService.
 // The SDK's `UUID()` records are unused by any component it sends or reads, so they are
@@ -60,7 +60,7 @@ const userRecords = {
     ['verified', 'boolean'],
     ['permit_number', 'String'],
   ],
-  // interface.md names the key `userId` for create and update, and so does the SDK.
+  // The interface names the key `userId` for create and update, and so does the SDK.
   CreateUserResponse: s('userId'),
   UpdateUserProfileRequest: [
     ...s('user_id', 'first_name', 'last_name', 'email', 'phone_number', 'gender', 'date_of_birth'),
@@ -71,7 +71,8 @@ const userRecords = {
   ListUserRequest: s('entity_id'),
   ListUserResponse: [['users', 'List<User>']],
   // The user record has no kyc_rejection_reason: a rejected user's record carries it
-  // (interface.md), which such a partner could not read; none of this suite's users is rejected.
+  // (as the interface says), which such a partner could not read; none of this suite's users
+  // is rejected.
   User: [
     ...s('id', 'first_name', 'last_name', 'email', 'phone_number', 'entity_id', 'created_at', 'updated_at'),
     ['verified', 'boolean'],

@@ -5,7 +5,7 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { businessEntity, personalEntity, registrationNumber, saIdNumber } from '../support/fixtures.ts'
 import { expectApiError } from '../support/assertions.ts'
 
-// RULINGS (Entities and users): a duplicate id_number (personal) or registration_number
+// A duplicate id_number (personal) or registration_number
 // (business) within one partner is 409; another partner may hold the same numbers.
 
 const tb = useTestBank()

@@ -5,8 +5,8 @@ import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } 
 import { businessEntity, personalEntity } from '../support/fixtures.ts'
 import { errorBody, expectApiError } from '../support/assertions.ts'
 
-// RULINGS (Tenancy): another partner's entity is answered exactly as a missing one (404),
-// and no operation reveals another partner's data. Permissions per RULINGS: read for
+// Tenancy (docs/guides/wire-conventions.md): another partner's entity is answered exactly as
+// a missing one (404), and no operation reveals another partner's data. Permissions: read for
 // info/list, write for create/update_address.
 
 const tb = useTestBank()

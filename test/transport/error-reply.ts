@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { RawReply } from '../support/harness.ts'
 
-// The error reply of RULINGS.md ("Errors"), checked exactly: the two micro headers and a
+// The error reply of docs/guides/wire-conventions.md, checked exactly: the two micro headers and a
 // body that is `{"error": {code, type, message, details}}` and nothing else.
 
 export function assertErrorReply(reply: RawReply, code: number, type: string | undefined, context: string): void {

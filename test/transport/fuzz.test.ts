@@ -11,9 +11,9 @@ import { assertReply, expectationFor, type Expectation, type FieldKind, type Fie
 import { fixtureBankEnv, prepareFixture, rightfulToken, send, validBody, type OperationFixture } from './operation-bodies.ts'
 
 // Every subject of the endpoint table, fed requests built from its own zod schema with one
-// or more fields replaced by hostile values (RULINGS, "Errors": a caller's mistake is a
-// 4xx, never a 500, and a reply never shows internals). An oracle decides from the bytes
-// alone what the answer must be: a 400 naming the field when the schema or the text rule
+// or more fields replaced by hostile values (docs/guides/wire-conventions.md: a caller's
+// mistake is a 4xx, never a 500, and a reply never shows internals). An oracle decides from the
+// bytes alone what the answer must be: a 400 naming the field when the schema or the text rule
 // refuses it, otherwise any answer but a fault.
 //
 // The ledger writes transfers of many callers in one database transaction, so the bank

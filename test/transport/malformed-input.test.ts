@@ -6,7 +6,7 @@ import { assertErrorReply, assertSuccessReply, detailFields } from './error-repl
 import { fixtureBankEnv, prepareFixture, rightfulToken, send, subjectOf, validBody, type OperationFixture } from './operation-bodies.ts'
 
 // Whatever bytes arrive, every operation answers with a 400 of the error shape and the
-// process stays up (RULINGS.md, "Errors": malformed JSON and non-object bodies are 400;
+// process stays up (docs/guides/wire-conventions.md: malformed JSON and non-object bodies are 400;
 // a 500 never happens for a caller's mistake).
 
 // With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.

@@ -10,7 +10,7 @@ import { fixtureBankEnv, prepareFixture, type OperationFixture } from './operati
 
 // The NATS services protocol (ADR-32, "micro") as our own implementation answers it:
 // `$SRV.PING/INFO/STATS` on all three subject forms, one endpoint per operation, and
-// statistics that count error replies too (DESIGN.md: "make `$SRV.STATS` tell the truth").
+// statistics that count error replies too, so that `$SRV.STATS` tells the truth.
 // The official client (`@nats-io/services`) must find the service as well.
 
 const serviceName = 'partner-bank'
@@ -120,7 +120,8 @@ test('micro - $SRV.INFO lists one endpoint per operation, placeholder as *, in t
       if (op.permission === 'operator') {
         assert.ok(!endpoint.subject.includes('*'), op.name)
       } else {
-        // interface.md's `<partner_id>` or `<entity_id>` token is one wildcard token in the subscription.
+        // A subject's `<partner_id>` or `<entity_id>` token is one wildcard token in the
+        // subscription.
         const tokens = op.subject.split('.')
         const wildcard = tokens.findIndex((t) => t === '<partner_id>' || t === '<entity_id>')
         assert.ok(wildcard > 0, op.name)

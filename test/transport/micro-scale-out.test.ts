@@ -4,7 +4,7 @@ import { Svcm, type ServiceInfo } from '@nats-io/services'
 import { allOperations, contract, subjectFor } from '../../src/contract/index.ts'
 import { rawRequest, useTestBank } from '../support/harness.ts'
 
-// Two instances in one queue group (RULINGS.md, "Transport"). Both test banks of this file
+// Two instances in one queue group (docs/operations.md). Both test banks of this file
 // share the file's private nats-server; each has its own storage, which is why the requests
 // below are ones every instance answers alike (a missing token: 401).
 

@@ -310,7 +310,7 @@ const bodies: Record<string, BodyFactory> = {
   ops_entity_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_user_kyc: (f) => ({ user_id: f.userId, status: 'pending' }),
   ops_account_list: (f) => ({ entity_id: f.partner.rootEntityId }),
-  // Payments and ledger operations (RULINGS, "Accounts and the ledger").
+  // Payments and ledger operations (docs/guides/payments.md).
   account_transfer_eft_rtc: (f) => ({
     account_id: f.accountId,
     clientTxId: randomUUID(),

@@ -5,8 +5,8 @@ import { personalEntity, userRequest } from '../support/fixtures.ts'
 import { expectApiError } from '../support/assertions.ts'
 
 // Everything a partner or operator was told is stored is still there after the service
-// restarts on the same storage: nothing the interface serves lives only in memory (DESIGN.md,
-// "Scale-out"). Credentials keep their state too: a revoked one stays revoked.
+// restarts on the same storage: nothing the interface serves lives only in memory, so that
+// instances can come and go. Credentials keep their state too: a revoked one stays revoked.
 
 const tb = useTestBank({ persistent: true })
 

@@ -5,7 +5,7 @@ import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../su
 import { expectRefusal, uuidPattern } from '../support/assertions.ts'
 import { asCreate } from './helpers.ts'
 
-// permit_number is optional on user create (RULINGS, Entities and users): only a
+// permit_number is optional on user create (docs/guides/decisions.md): only a
 // non-citizen has a work permit, and the reference SDK's own sample sends `null` for a
 // citizen. Absent or null stores an empty string; given, it is 2 to 50 characters.
 

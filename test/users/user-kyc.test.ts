@@ -5,7 +5,7 @@ import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectRefusal, iso, zeroTimestamp } from '../support/assertions.ts'
 
-// KYC of a user (RULINGS, Entities and users): not_started → pending → approved | rejected,
+// KYC of a user (docs/guides/kyc-kyb.md): not_started → pending → approved | rejected,
 // a rejected one may be resubmitted (→ pending); the bank's operators decide.
 
 const tb = useTestBank()
