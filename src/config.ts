@@ -27,6 +27,7 @@ export const settings = z.object({
   BANK_REQUEST_BYTES_MAX: z.coerce.number().int().min(1024).max(1048576).default(65536),
   BANK_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
   BANK_DEFAULT_COUNTRY: z.string().regex(/^[A-Z]{3}$/).default('ZAF'),
+  BANK_CARD_BIN: z.string().regex(/^[1-9]\d{5}$/, { error: 'must be 6 digits, the first not 0' }).default('499999'),
   BANK_ACCOUNT_NUMBER_FIRST: z.coerce.number().int().min(1).max(99_999_999).default(10_000_001),
   BANK_ACCOUNT_NUMBER_LAST: z.coerce.number().int().min(1).max(99_999_999).default(99_999_999),
   BANK_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
@@ -175,6 +176,8 @@ export interface Config {
    * `<data dir>/secrets-key`. Instances sharing one PostgreSQL must share this key.
    */
   secretsKey: Buffer | undefined
+  /** The first six digits (the issuer's BIN) of the card numbers the bank issues. */
+  cardBin: string
   /** E-mail through this SMTP server; unset, the simulated notifier records messages instead. */
   smtp: { url: string; from: string; timeout_ms: number } | undefined
 }
@@ -206,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     requestBytesMax: s.BANK_REQUEST_BYTES_MAX,
     dbPoolMax: s.BANK_DB_POOL_MAX,
     defaultCountry: s.BANK_DEFAULT_COUNTRY,
+    cardBin: s.BANK_CARD_BIN,
     accountNumberFirst: s.BANK_ACCOUNT_NUMBER_FIRST,
     accountNumberLast: s.BANK_ACCOUNT_NUMBER_LAST,
     shutdownGraceMs: s.BANK_SHUTDOWN_GRACE_MS,

@@ -4,6 +4,7 @@ import { accountsModule } from './accounts/accounts-module.ts'
 import { auditModule } from './audit/audit-module.ts'
 import { authModule } from './auth/auth-module.ts'
 import { bulkModule } from './bulk/bulk-module.ts'
+import { cardsModule } from './cards/cards-module.ts'
 import { debitModule } from './debit/debit-module.ts'
 import { entitiesModule } from './entities/entities-module.ts'
 import { eventsModule } from './events/events-module.ts'
@@ -29,6 +30,7 @@ export const modules: readonly Module[] = [
   auditModule,
   authModule,
   bulkModule,
+  cardsModule,
   debitModule,
   entitiesModule,
   eventsModule,

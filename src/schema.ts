@@ -1,6 +1,7 @@
 import type { AuditTables } from './audit/audit-tables.ts'
 import type { AuthTables } from './auth/credential-tables.ts'
 import type { BulkTables } from './bulk/bulk-tables.ts'
+import type { CardTables } from './cards/card-tables.ts'
 import type { DebitTables } from './debit/debit-tables.ts'
 import type { EntityTables } from './entities/entity-tables.ts'
 import type { EventTables } from './events/event-tables.ts'
@@ -25,6 +26,7 @@ export interface Database
   extends AuditTables,
     AuthTables,
     BulkTables,
+    CardTables,
     DebitTables,
     EntityTables,
     EventTables,

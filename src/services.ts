@@ -29,6 +29,8 @@ import { BulkService } from './bulk/bulk-service.ts'
 import { entity_limits_default } from './bulk/bulk-entity-limits.ts'
 import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
+import { CardService } from './cards/card-service.ts'
+import { CardNetwork } from './cards/card-network.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
 import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
 import { WebhookService } from './webhooks/webhook-service.ts'
@@ -104,6 +106,10 @@ export interface Services {
   limiter: RateLimiter
   /** Partners' request budgets for operators (`ops.partner.limits`). */
   limits: LimitsService
+  /** Cards: issuing and controls. */
+  cards: CardService
+  /** The card network's authorizations, clearings, reversals and refunds. */
+  cardNetwork: CardNetwork
 }
 
 export interface ServiceClocks {
@@ -235,8 +241,10 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill them.
   const limiter = new RateLimiter(databaseTokens(db), clocks.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
   const limits = new LimitsService(db, clock, limiter, config.rateLimits)
+  const cards = new CardService(db, clock, secretBox, { bin: config.cardBin })
+  const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards, { forget: (ids) => knownAccounts.forget(ids) }, jobRunner)
   return {
-    audit, dualControl,
+    audit, dualControl, cards, cardNetwork,
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
     kyc, kyb, documentRetention, metrics, limiter, limits,

@@ -9,7 +9,7 @@ import { operation, permissions } from '../contract/operation.ts'
 const credentialView = z.object({
   id: z.string(),
   partner_id: z.string().nullable(),
-  permissions: z.array(z.enum(['read', 'write', 'payments'])),
+  permissions: z.array(z.enum(['read', 'write', 'payments', 'card_details'])),
   label: z.string(),
   created_at: timestamp,
   expires_at: timestamp.nullable(),
@@ -32,7 +32,7 @@ export const credentialOperations = {
     summary: 'Issue a partner credential; the token is shown once and only its hash is kept.',
     request: z.strictObject({
       partner_id: uuid(),
-      permissions: z.array(z.enum(permissions as ['read', 'write', 'payments'], { error: 'must be read, write or payments' })).min(1, { error: 'name at least one permission' }),
+      permissions: z.array(z.enum(permissions as ['read', 'write', 'payments', 'card_details'], { error: 'must be read, write, payments or card_details' })).min(1, { error: 'name at least one permission' }),
       expires_in_seconds: z.int({ error: 'must be a whole number of seconds' }).min(60).max(credential_ttl_seconds_max).optional(),
       label: z.string().max(100).optional(),
     }),

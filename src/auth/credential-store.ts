@@ -185,7 +185,7 @@ export class CredentialStore {
 }
 
 function normalisePermissions(input: readonly Permission[]): Permission[] {
-  if (input.length === 0) throw Invalid.field('permissions', 'name at least one of read, write, payments')
+  if (input.length === 0) throw Invalid.field('permissions', 'name at least one of read, write, payments, card_details')
   return allPermissions.filter((p) => input.includes(p))
 }
 

@@ -5,8 +5,10 @@ import type { z } from 'zod'
 // all read. This file and the `*-contract.ts` files import no server code, so the SDK can
 // ship them.
 
-export type Permission = 'read' | 'write' | 'payments'
-export const permissions: readonly Permission[] = ['read', 'write', 'payments']
+// `card_details` lets a credential read a card's full number and CVV (svc.card.get_details);
+// an operator grants it on its own, never with the others by default.
+export type Permission = 'read' | 'write' | 'payments' | 'card_details'
+export const permissions: readonly Permission[] = ['read', 'write', 'payments', 'card_details']
 
 /**
  * Which caller may use the subject: a partner on its own id, on one of its entities, or an
@@ -56,7 +58,7 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
   name: string
   /** Subject as partners write it; `<partner_id>` or `<entity_id>` is one wildcard token. */
   subject: string
-  /** Partner operations need one of the three permissions; `ops.` subjects need an operator. */
+  /** Partner operations need one of the permissions; `ops.` subjects need an operator. */
   permission: Permission | 'operator'
   summary: string
   request: Req

@@ -26,6 +26,14 @@ export const partnerEventTypes = [
   'kyb.submitted',
   'kyb.approved',
   'kyb.rejected',
+  'card.request.created',
+  'card.issued',
+  'card.status_changed',
+  'card.authorization.approved',
+  'card.authorization.declined',
+  'card.transaction.cleared',
+  'card.transaction.reversed',
+  'card.transaction.refunded',
 ] as const
 
 /** Events the bank announces to itself only; they never become webhooks. */

@@ -20,7 +20,7 @@ import { newRowId } from './row-id.ts'
  * back to); `partner_debt:<partner_id>` is what a partner owes the bank (negative while it
  * owes: see partner-debt.ts).
  */
-export type InternalAccount = 'settlement:EFT' | 'settlement:RTC' | 'settlement:DEBIT_ORDER' | 'fee_income' | `partner_debt:${string}`
+export type InternalAccount = 'settlement:EFT' | 'settlement:RTC' | 'settlement:DEBIT_ORDER' | 'settlement:CARD' | 'fee_income' | `partner_debt:${string}`
 
 export interface AccountState {
   id: string
@@ -307,6 +307,17 @@ export class LedgerBatch {
       entry.running_balance = a.balance
     }
     this.changes.set(txId, entry)
+    this.touched.add(accountId)
+  }
+
+  /**
+   * Changes what a Pending row holds, which stays Pending (a card authorization's increment
+   * or partial reversal); the caller moves the account's hold by the difference.
+   */
+  setHold(txId: string, accountId: string, holdAmount: bigint): void {
+    assert(holdAmount >= 0n, 'a hold is never negative')
+    this.account(accountId)
+    this.changes.set(txId, { status: 'Pending', status_reason: null, hold_amount: holdAmount })
     this.touched.add(accountId)
   }
 

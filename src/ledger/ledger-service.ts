@@ -260,7 +260,8 @@ export class LedgerService {
         if (row.status === 'Pending') holds += cents(row.hold_amount)
         // Money moved exactly for Successful and Reversed rows: a posted row shown as
         // Failed, or a Successful one that never posted, is an edited history.
-        const settled = row.status === 'Successful' || row.status === 'Reversed'
+        // A card authorization reversed before clearing never posted (card-journals.ts).
+        const settled = row.status === 'Successful' || (row.status === 'Reversed' && row.tx_type !== 'card')
         if ((row.posted_order !== null) !== settled) {
           report({ kind: 'status_mismatch', account_id: id, tx_id: row.id, message: `status ${row.status} but ${row.posted_order === null ? 'never posted' : 'posted'}` })
         }

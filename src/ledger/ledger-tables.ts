@@ -34,9 +34,9 @@ export interface AccountsTable {
 }
 
 export type TxType =
-  'transfer' | 'fee' | 'deposit' | 'bulk_payment' | 'debit_order' | 'reversal' | 'refund'
+  'transfer' | 'fee' | 'deposit' | 'bulk_payment' | 'debit_order' | 'reversal' | 'refund' | 'card'
 
-export type TxPaymentType = 'EFT' | 'RTC' | 'INTERNAL' | 'DEBIT_ORDER'
+export type TxPaymentType = 'EFT' | 'RTC' | 'INTERNAL' | 'DEBIT_ORDER' | 'CARD'
 
 export type TxStatus = 'Invalid' | 'Pending' | 'Successful' | 'Failed' | 'Reversed'
 

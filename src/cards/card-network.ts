@@ -1,0 +1,577 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type Kysely, type Selectable } from 'kysely'
+import { fromSast, toSast } from '../calendar/sa-calendar.ts'
+import type { Clock } from '../clock.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import { Conflict, Invalid, NotFound, Unprocessable } from '../errors.ts'
+import { appendEvent } from '../events/event-outbox.ts'
+import type { JobRunner } from '../jobs/job-runner.ts'
+import {
+  changeCardHold,
+  clearCardPayment,
+  holdCardPayment,
+  refundCardPayment,
+  releaseCardHold,
+} from '../ledger/card-journals.ts'
+import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import { newRowId } from '../ledger/row-id.ts'
+import type { Database } from '../schema.ts'
+import {
+  card_limits,
+  type AuthorizationView,
+  type AuthorizeRequest,
+  type CardLimits,
+  type DeclineReason,
+} from './card-contract.ts'
+import { card_expiry_job_limits } from './card-limits.ts'
+import {
+  cardOf,
+  effectiveStatus,
+  pinMatches,
+  type CardRow,
+  type CardService,
+} from './card-service.ts'
+import type { CardTables } from './card-tables.ts'
+
+// The card network as the bank meets it: authorizations (and their increments), reversals,
+// clearings and refunds. In the sandbox an operator plays the network (`ops.sandbox.card.*`).
+// Each runs in one database transaction that locks the card first, then the authorization,
+// then the account (LedgerBatch): two authorizations on one card are decided one after the
+// other, so together they never pass a limit, and the account's lock keeps them within its
+// available balance. Money moves only through the ledger's card journals
+// (ledger/card-journals.ts). An authorization not cleared within 7 days expires (a job,
+// hourly) and releases its hold.
+
+export const card_expiry_job_kind = 'card.authorization_expiry'
+const day_ms = 86_400_000
+const hour_ms = 3_600_000
+const expiry_chunk_max = 200
+const atm_mcc = '6011'
+const home_country = 'ZAF'
+
+type AuthorizationRow = Selectable<CardTables['card_authorizations']>
+type Trx = Kysely<Database>
+type CardEvent =
+  | 'card.authorization.approved'
+  | 'card.authorization.declined'
+  | 'card.transaction.cleared'
+  | 'card.transaction.reversed'
+
+/** A partner's answer to an authorization it was asked about. */
+export interface PartnerAnswer {
+  approve: boolean
+  reason?: string | undefined
+}
+
+/** What a partner's own decision service would be asked; absent, the bank decides alone. */
+export interface PartnerDecider {
+  decide(card: CardRow, request: AuthorizeRequest): Promise<PartnerAnswer>
+}
+
+/** What the network needs beside the database: forgetting accounts its journals changed. */
+export interface CardNetworkDeps {
+  /** Told of each account a card journal wrote (the payment desks' memory, known-accounts.ts). */
+  forget(accountIds: string[]): void
+  decider?: PartnerDecider | undefined
+}
+
+export class CardNetwork {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly pinKey: Buffer,
+    private readonly cards: CardService,
+    private readonly deps: CardNetworkDeps,
+    jobs: JobRunner,
+  ) {
+    jobs.register({
+      kind: card_expiry_job_kind,
+      ...card_expiry_job_limits,
+      run: async (job) => ({ expired: await this.expire(job.signal) }),
+      plan: (now: Date) => {
+        const hour = new Date(Math.floor(now.getTime() / hour_ms) * hour_ms)
+        return [{ key: hour.toISOString(), due_at: hour }]
+      },
+    })
+  }
+
+  async authorize(r: AuthorizeRequest, addedBy: string): Promise<AuthorizationView> {
+    const partner = await this.askPartner(r)
+    return this.onCard(r.card_id, async (trx, card, now) => {
+      const amount = BigInt(r.amount)
+      let reason = await this.refusal(trx, card, r, amount, null, false)
+      let message: string | null = null
+      if (!reason && partner && !partner.approve) {
+        reason = 'partner_declined'
+        message = partner.reason ?? null
+      }
+      const row = newAuthorization(card, r, now, reason ?? null, message)
+      if (!reason) {
+        const batch = await LedgerBatch.open(trx, this.clock, [card.account_id])
+        const txId = newRowId()
+        const payment = { ...paymentOf(card, r.merchant_name), txId, amount, addedBy }
+        if (holdCardPayment(batch, payment)) {
+          await batch.flush()
+          Object.assign(row, { tx_id: txId, status: 'pending', held: amount })
+        } else {
+          row.decline_reason = 'insufficient_funds'
+        }
+      }
+      await trx.insertInto('card_authorizations').values(row).execute()
+      const view = authorizationView(row)
+      const type = view.approved ? 'card.authorization.approved' : 'card.authorization.declined'
+      await announce(trx, type, card, view, {}, now)
+      return view
+    })
+  }
+
+  /**
+   * The partner is asked (when it decides) only once the bank's own checks pass, outside the
+   * locks; the checks are made again under the locks, and they decide.
+   */
+  private async askPartner(r: AuthorizeRequest): Promise<PartnerAnswer | undefined> {
+    const decider = this.deps.decider
+    if (!decider) return undefined
+    const card = await cardOf(this.db, null, r.card_id, false)
+    if (!card) throw new NotFound('card')
+    const amount = BigInt(r.amount)
+    const refused = await this.db
+      .transaction()
+      .execute((trx) => this.refusal(trx, card, r, amount, null, true))
+    return refused ? undefined : decider.decide(card, r)
+  }
+
+  /** Adds to a pending authorization, checked as an authorization (status, limits, funds). */
+  async increment(r: { authorization_id: string; amount: number }): Promise<AuthorizationView> {
+    return this.onPending(r.authorization_id, async (trx, card, auth, now) => {
+      const amount = BigInt(r.amount)
+      const held = BigInt(auth.held)
+      let reason = await this.refusal(trx, card, null, amount, auth, false)
+      if (!reason) {
+        const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
+        const hold = {
+          accountId: auth.account_id,
+          txId: auth.tx_id!,
+          from: held,
+          to: held + amount,
+        }
+        if (changeCardHold(batch, hold)) {
+          await batch.flush()
+          const changed = { ...auth, amount: BigInt(auth.amount) + amount, held: held + amount }
+          const view = await save(trx, changed, now)
+          await announce(
+            trx,
+            'card.authorization.approved',
+            card,
+            view,
+            { increment: r.amount },
+            now,
+          )
+          return view
+        }
+        reason = 'insufficient_funds'
+      }
+      const view = { ...authorizationView(auth), approved: false, decline_reason: reason }
+      await announce(trx, 'card.authorization.declined', card, view, { increment: r.amount }, now)
+      return view
+    })
+  }
+
+  /** Releases `amount` of what an authorization holds, or all of it. */
+  async reverse(r: {
+    authorization_id: string
+    amount?: number | undefined
+  }): Promise<AuthorizationView> {
+    return this.onPending(r.authorization_id, async (trx, card, auth, now) => {
+      const held = BigInt(auth.held)
+      const amount = r.amount === undefined ? held : BigInt(r.amount)
+      if (amount > held) {
+        throw Invalid.field('amount', `must be at most the ${held} cents the authorization holds`)
+      }
+      const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
+      const whole = amount === held
+      const hold = { accountId: auth.account_id, txId: auth.tx_id! }
+      if (whole) releaseCardHold(batch, { ...hold, held }, 'authorization reversed')
+      else changeCardHold(batch, { ...hold, from: held, to: held - amount })
+      await batch.flush()
+      const status = whole ? ('reversed' as const) : auth.status
+      const reversed = BigInt(auth.reversed) + amount
+      const view = await save(trx, { ...auth, held: held - amount, reversed, status }, now)
+      const reversal = { reversal: Number(amount) }
+      await announce(trx, 'card.transaction.reversed', card, view, reversal, now)
+      return view
+    })
+  }
+
+  /**
+   * Posts `amount` and releases the hold: less than held, or at most 15 % over it (the rest
+   * then taken from the available balance). A repeat of a clearing already made with the same
+   * amount answers it again; nothing moves twice.
+   */
+  async clear(r: { authorization_id: string; amount: number }): Promise<AuthorizationView> {
+    const amount = BigInt(r.amount)
+    const repeat = (auth: AuthorizationRow) =>
+      auth.status === 'cleared' && BigInt(auth.cleared) === amount
+        ? authorizationView(auth)
+        : undefined
+    return this.onPending(
+      r.authorization_id,
+      async (trx, card, auth, now) => {
+        const held = BigInt(auth.held)
+        const most = held + (held * BigInt(card_limits.over_clearing_percent)) / 100n
+        if (amount > most) {
+          throw Invalid.field(
+            'amount',
+            `must be at most ${most} cents (15 % over the ${held} held)`,
+          )
+        }
+        const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
+        const first = await trx
+          .selectFrom('transactions')
+          .select('amount')
+          .where('id', '=', auth.tx_id!)
+          .executeTakeFirstOrThrow()
+        const cleared = clearCardPayment(batch, {
+          ...paymentOf(card, auth.merchant_name),
+          txId: auth.tx_id!,
+          authorized: BigInt(first.amount),
+          held,
+          cleared: amount,
+        })
+        if (!cleared) {
+          throw new Unprocessable(
+            `the account cannot cover the ${amount - held} cents above the hold`,
+          )
+        }
+        await batch.flush()
+        const view = await save(trx, { ...auth, held: 0n, cleared: amount, status: 'cleared' }, now)
+        await announce(trx, 'card.transaction.cleared', card, view, cleared, now)
+        // A single-use card ends with its first clearing.
+        if (card.use_type === 1 && effectiveStatus(card, now) !== 'cancelled') {
+          await this.cards.setStatus(trx, card, 'cancelled', now)
+        }
+        return view
+      },
+      repeat,
+    )
+  }
+
+  async refund(r: { card_id: string; amount: number; merchant_name: string }) {
+    return this.onCard(r.card_id, async (trx, card, now) => {
+      const batch = await LedgerBatch.open(trx, this.clock, [card.account_id])
+      const amount = BigInt(r.amount)
+      const txId = refundCardPayment(batch, { ...paymentOf(card, r.merchant_name), amount })
+      await batch.flush()
+      const view = { card_id: card.id, account_id: card.account_id, amount: r.amount, tx_id: txId }
+      await appendEvent(trx, {
+        type: 'card.transaction.refunded',
+        partner_id: card.partner_id,
+        resource_id: card.id,
+        data: { ...view, merchant_name: r.merchant_name },
+        occurred_at: now,
+      })
+      return view
+    })
+  }
+
+  /** Releases the holds of authorizations not cleared within 7 days; resolves with how many. */
+  async expire(signal?: AbortSignal): Promise<number> {
+    let total = 0
+    for (;;) {
+      const days = card_limits.authorization_expiry_days
+      const before = new Date(this.clock.now().getTime() - days * day_ms)
+      const due = await this.db
+        .selectFrom('card_authorizations')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('created_at', '<', before)
+        .orderBy('created_at')
+        .limit(expiry_chunk_max)
+        .execute()
+      for (const { id } of due) {
+        // One cleared or reversed meanwhile is no longer pending: nothing is left to expire.
+        const expired = await this.onPending(
+          id,
+          (trx, card, auth, now) => this.expireOne(trx, card, auth, now),
+          authorizationView,
+        )
+        if (expired.status === 'expired') total++
+      }
+      if (due.length < expiry_chunk_max || signal?.aborted) return total
+    }
+  }
+
+  private async expireOne(trx: Trx, card: CardRow, auth: AuthorizationRow, now: Date) {
+    const held = BigInt(auth.held)
+    const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
+    const reason = `authorization expired after ${card_limits.authorization_expiry_days} days`
+    releaseCardHold(batch, { accountId: auth.account_id, txId: auth.tx_id!, held }, reason)
+    await batch.flush()
+    const reversed = BigInt(auth.reversed) + held
+    const view = await save(trx, { ...auth, held: 0n, reversed, status: 'expired' }, now)
+    await announce(trx, 'card.transaction.reversed', card, view, { reversal: Number(held) }, now)
+    return view
+  }
+
+  /** Runs `change` with the card locked; the payment desks forget its account after. */
+  private async onCard<T>(
+    cardId: string,
+    change: (trx: Trx, card: CardRow, now: Date) => Promise<T>,
+  ): Promise<T> {
+    let accountId: string | undefined
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const card = await cardOf(trx, null, cardId, true)
+        if (!card) throw new NotFound('card')
+        accountId = card.account_id
+        return change(trx, card, this.clock.now())
+      })
+    } finally {
+      if (accountId) this.deps.forget([accountId])
+    }
+  }
+
+  /**
+   * Runs `change` on a pending authorization, with its card, itself and (by the change) its
+   * account locked in that order. An authorization no longer pending answers `settled`'s
+   * view when it gives one (a repeat), else 409.
+   */
+  private async onPending(
+    authorizationId: string,
+    change: (
+      trx: Trx,
+      card: CardRow,
+      auth: AuthorizationRow,
+      now: Date,
+    ) => Promise<AuthorizationView>,
+    settled: (auth: AuthorizationRow) => AuthorizationView | undefined = () => undefined,
+  ): Promise<AuthorizationView> {
+    const first = await this.db
+      .selectFrom('card_authorizations')
+      .select('card_id')
+      .where('id', '=', authorizationId)
+      .executeTakeFirst()
+    if (!first) throw new NotFound('authorization')
+    return this.onCard(first.card_id, async (trx, card, now) => {
+      const auth = await trx
+        .selectFrom('card_authorizations')
+        .selectAll()
+        .where('id', '=', authorizationId)
+        .forUpdate()
+        .executeTakeFirstOrThrow()
+      if (auth.status === 'pending') return change(trx, card, auth, now)
+      const again = settled(auth)
+      if (again) return again
+      throw new Conflict(`the authorization is ${auth.status}, not pending`)
+    })
+  }
+
+  /**
+   * Why the network must decline, or undefined: the card's status, its PIN, features and
+   * limits. `increment` names the authorization an increment adds to (then there is no
+   * request: status and limits only). A wrong PIN is counted (three block PIN use) unless
+   * `dryRun`. The funds are checked by the ledger, last.
+   */
+  private async refusal(
+    trx: Trx,
+    card: CardRow,
+    r: AuthorizeRequest | null,
+    amount: bigint,
+    increment: AuthorizationRow | null,
+    dryRun: boolean,
+  ): Promise<DeclineReason | undefined> {
+    const now = this.clock.now()
+    const status = effectiveStatus(card, now)
+    // An auto-lock time that has passed freezes the card now, for good (until unfrozen).
+    if (status === 'frozen' && card.status === 'active' && !dryRun) {
+      await this.cards.setStatus(trx, card, 'frozen', now)
+    }
+    const refused =
+      statusRefusal(status) ??
+      (r ? ((await this.pinRefusal(trx, card, r, dryRun)) ?? featureRefusal(card, r)) : undefined)
+    if (refused) return refused
+    const total = increment
+      ? BigInt(increment.amount) - BigInt(increment.reversed) + amount
+      : amount
+    if (await overLimit(trx, card.id, card.limits, amount, total, now)) return 'limit_exceeded'
+    return undefined
+  }
+
+  /**
+   * A PIN given is checked (an ATM needs one); three wrong ones block PIN use until a new
+   * PIN is set, and a right one forgets the wrong ones before it.
+   */
+  private async pinRefusal(trx: Trx, card: CardRow, r: AuthorizeRequest, dryRun: boolean) {
+    if (r.pin === undefined && r.channel !== 'atm') return undefined
+    if (card.wrong_pins >= card_limits.wrong_pins_max) return 'pin_blocked'
+    const right = r.pin !== undefined && pinMatches(this.pinKey, card, r.pin)
+    const wrongPins = right ? 0 : card.wrong_pins + 1
+    if (!dryRun && wrongPins !== card.wrong_pins) {
+      await trx
+        .updateTable('cards')
+        .set({ wrong_pins: wrongPins })
+        .where('id', '=', card.id)
+        .execute()
+    }
+    return right ? undefined : 'incorrect_pin'
+  }
+}
+
+function statusRefusal(status: CardRow['status']): DeclineReason | undefined {
+  const reasons: Record<CardRow['status'], DeclineReason | undefined> = {
+    active: undefined,
+    inactive: 'card_inactive',
+    cancelled: 'card_inactive',
+    frozen: 'card_frozen',
+    stopped: 'card_stopped',
+    expired: 'card_expired',
+  }
+  return reasons[status]
+}
+
+/**
+ * Domestic or international by the merchant's country (ZAF is domestic); e-commerce, a
+ * till (pos) or an ATM by the channel, an ATM also by its MCC (6011); contactless by the
+ * entry mode.
+ */
+function featureRefusal(card: CardRow, r: AuthorizeRequest): DeclineReason | undefined {
+  const f = card.features
+  const allowed =
+    (r.merchant_country === home_country ? f.domestic : f.international) &&
+    (r.channel !== 'e_commerce' || f.e_commerce) &&
+    (r.channel !== 'pos' || f.pos) &&
+    ((r.channel !== 'atm' && r.mcc !== atm_mcc) || f.atm) &&
+    (r.entry_mode !== 'contactless' || f.contactless)
+  return allowed ? undefined : 'feature_disabled'
+}
+
+/**
+ * Whether `amount` more would pass a limit: the transaction's (`total`, all its
+ * authorization would then be) or the spending of the SAST day, month or year. What an
+ * authorization counts is what it holds and has cleared, not what was reversed.
+ */
+async function overLimit(
+  trx: Trx,
+  cardId: string,
+  limits: CardLimits,
+  amount: bigint,
+  total: bigint,
+  now: Date,
+): Promise<boolean> {
+  if (limits.transaction_enabled && total > BigInt(limits.transaction)) return true
+  if (!limits.daily_enabled && !limits.monthly_enabled && !limits.yearly_enabled) return false
+  const today = toSast(now).date
+  const day = fromSast(today)
+  const month = fromSast(`${today.slice(0, 7)}-01`)
+  const year = fromSast(`${today.slice(0, 4)}-01-01`)
+  const spent = sql<string>`coalesce(sum(case when status = 'cleared' then cleared else amount - reversed end), 0)`
+  const row = await trx
+    .selectFrom('card_authorizations')
+    .select([
+      sql<string>`${spent} filter (where created_at >= ${day})`.as('day'),
+      sql<string>`${spent} filter (where created_at >= ${month})`.as('month'),
+      sql<string>`${spent}`.as('year'),
+    ])
+    .where('card_id', '=', cardId)
+    .where('status', 'in', ['pending', 'cleared'])
+    .where('created_at', '>=', year)
+    .executeTakeFirstOrThrow()
+  const over = (enabled: boolean, spentSoFar: string, limit: number) =>
+    enabled && BigInt(spentSoFar) + amount > BigInt(limit)
+  return (
+    over(limits.daily_enabled, row.day, limits.daily) ||
+    over(limits.monthly_enabled, row.month, limits.monthly) ||
+    over(limits.yearly_enabled, row.year, limits.yearly)
+  )
+}
+
+/** What a card journal needs of the card and its merchant. */
+function paymentOf(card: CardRow, merchantName: string) {
+  return {
+    accountId: card.account_id,
+    merchantName,
+    last4: card.last_4,
+    userId: card.holder_user_id,
+  }
+}
+
+function newAuthorization(
+  card: CardRow,
+  r: AuthorizeRequest,
+  now: Date,
+  reason: DeclineReason | null,
+  message: string | null,
+): AuthorizationRow {
+  return {
+    id: randomUUID(),
+    partner_id: card.partner_id,
+    card_id: card.id,
+    account_id: card.account_id,
+    tx_id: null,
+    status: 'declined',
+    decline_reason: reason,
+    decline_message: message,
+    amount: BigInt(r.amount),
+    held: 0n,
+    reversed: 0n,
+    cleared: 0n,
+    merchant_name: r.merchant_name,
+    mcc: r.mcc,
+    merchant_country: r.merchant_country,
+    channel: r.channel,
+    entry_mode: r.entry_mode,
+    created_at: now,
+    updated_at: now,
+  }
+}
+
+/** Writes an authorization's changed amounts and status; answers its view. */
+async function save(trx: Trx, auth: AuthorizationRow, now: Date): Promise<AuthorizationView> {
+  const { amount, held, reversed, cleared, status } = auth
+  await trx
+    .updateTable('card_authorizations')
+    .set({ amount, held, reversed, cleared, status, updated_at: now })
+    .where('id', '=', auth.id)
+    .execute()
+  return authorizationView({ ...auth, updated_at: now })
+}
+
+async function announce(
+  trx: Trx,
+  type: CardEvent,
+  card: CardRow,
+  view: AuthorizationView,
+  extra: Record<string, unknown>,
+  now: Date,
+): Promise<void> {
+  await appendEvent(trx, {
+    type,
+    partner_id: card.partner_id,
+    resource_id: view.authorization_id,
+    data: { ...view, ...extra },
+    occurred_at: now,
+  })
+}
+
+export function authorizationView(row: AuthorizationRow): AuthorizationView {
+  return {
+    authorization_id: row.id,
+    card_id: row.card_id,
+    account_id: row.account_id,
+    approved: row.status !== 'declined',
+    decline_reason: row.decline_reason,
+    decline_message: row.decline_message,
+    status: row.status,
+    amount: Number(row.amount),
+    held: Number(row.held),
+    reversed: Number(row.reversed),
+    cleared: Number(row.cleared),
+    tx_id: row.tx_id,
+    merchant_name: row.merchant_name,
+    mcc: row.mcc,
+    merchant_country: row.merchant_country,
+    channel: row.channel,
+    entry_mode: row.entry_mode,
+    created_at: formatTimestamp(row.created_at),
+  }
+}

@@ -1,0 +1,36 @@
+import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
+import { card_limits } from './card-contract.ts'
+import { card_expiry_job_limits } from './card-limits.ts'
+import { cardsMigration } from './card-migration.ts'
+import { card_expiry_job_kind } from './card-network.ts'
+
+// Cards: issuing and controls for partners (`svc.card.`), and the card network, simulated in
+// the sandbox (`ops.sandbox.card.`).
+export const cardsModule: Module = {
+  name: 'cards',
+  migrations: { '0024_cards': cardsMigration },
+  limits: { ...card_limits, expiry_job: card_expiry_job_limits },
+  endpoints: (s) => [
+    endpoint(contract.cards.request, (r, c) => s.cards.request(partnerOf(c), r)),
+    endpoint(contract.cards.listRequests, (r, c) => s.cards.listRequests(partnerOf(c), r)),
+    endpoint(contract.cards.respondToRequest, (r, c) => s.cards.respond(partnerOf(c), r)),
+    endpoint(contract.cards.edit, (r, c) => s.cards.edit(partnerOf(c), r)),
+    endpoint(contract.cards.listCards, (r, c) => s.cards.list(partnerOf(c), r)),
+    endpoint(contract.cards.getDetails, (r, c) =>
+      s.cards.details(partnerOf(c), c.caller.credentialId, r),
+    ),
+    endpoint(contract.cards.updateStatus, (r, c) => s.cards.updateStatus(partnerOf(c), r)),
+    endpoint(contract.cards.activate, (r, c) => s.cards.activate(partnerOf(c), r)),
+    endpoint(contract.cards.setPin, (r, c) => s.cards.setPin(partnerOf(c), r)),
+    endpoint(contract.cardNetwork.authorize, (r, c) =>
+      s.cardNetwork.authorize(r, c.caller.credentialId),
+    ),
+    endpoint(contract.cardNetwork.increment, (r) => s.cardNetwork.increment(r)),
+    endpoint(contract.cardNetwork.reverse, (r) => s.cardNetwork.reverse(r)),
+    endpoint(contract.cardNetwork.clear, (r) => s.cardNetwork.clear(r)),
+    endpoint(contract.cardNetwork.refund, (r) => s.cardNetwork.refund(r)),
+  ],
+  jobKinds: [card_expiry_job_kind],
+}

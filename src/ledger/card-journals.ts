@@ -1,0 +1,158 @@
+import { assert } from '../errors.ts'
+import type { LedgerBatch } from './ledger-batch.ts'
+import { newRowId } from './row-id.ts'
+
+// The journals of card payments (src/cards decides when; this file says what moves):
+//  - an approved authorization holds its amount with a Pending `card` row (holdCardPayment);
+//    an increment or a partial reversal changes what that row holds (changeCardHold);
+//  - a reversal of all that is held, or the expiry of an authorization never cleared,
+//    releases the hold; the row becomes Reversed and never posts (releaseCardHold);
+//  - a clearing releases the hold and posts the cleared amount to the card settlement
+//    account: the authorization's row posts the amount it was written with, and a second
+//    `card` row (its child) posts the difference when the clearing differs from it, a
+//    credit below it or a debit above it (clearCardPayment);
+//  - a merchant's refund credits the account with a `refund` row (refundCardPayment).
+// A card row's amount and debit are those of the first authorization: they are in its hash
+// (tx-chain.ts) and never change; its hold may.
+
+interface CardRow {
+  accountId: string
+  txId: string
+  /** The merchant, shown to the partner as the row's recipient_name. */
+  merchantName: string
+  /** The card's last four digits, shown as the row's ref. */
+  last4: string
+  /** The card's holder. */
+  userId: string
+}
+
+/** Holds an authorization's amount with a Pending row; false (nothing changes) when short. */
+export function holdCardPayment(
+  batch: LedgerBatch,
+  row: CardRow & { amount: bigint; addedBy: string },
+): boolean {
+  if (!batch.tryHold(row.accountId, row.amount)) return false
+  batch.append({
+    id: row.txId,
+    account_id: row.accountId,
+    tx_type: 'card',
+    tx_payment_type: 'CARD',
+    status: 'Pending',
+    amount: row.amount,
+    credit: 0n,
+    debit: row.amount,
+    hold_amount: row.amount,
+    added_by: row.addedBy,
+    posted: false,
+    ref: row.last4,
+    recipient_name: row.merchantName,
+    user_id: row.userId,
+  })
+  return true
+}
+
+/**
+ * Changes what a pending authorization holds from `from` to `to`; false (nothing changes)
+ * when a larger hold is not available.
+ */
+export function changeCardHold(
+  batch: LedgerBatch,
+  hold: { accountId: string; txId: string; from: bigint; to: bigint },
+): boolean {
+  if (hold.to > hold.from) {
+    if (!batch.tryHold(hold.accountId, hold.to - hold.from)) return false
+  } else {
+    batch.releaseHold(hold.accountId, hold.from - hold.to)
+  }
+  batch.setHold(hold.txId, hold.accountId, hold.to)
+  return true
+}
+
+/** Releases all an authorization holds; its row becomes Reversed (it never posted). */
+export function releaseCardHold(
+  batch: LedgerBatch,
+  hold: { accountId: string; txId: string; held: bigint },
+  reason: string,
+): void {
+  batch.releaseHold(hold.accountId, hold.held)
+  batch.setStatus(hold.txId, hold.accountId, { status: 'Reversed', reason })
+}
+
+/**
+ * Clears an authorization: releases what it holds and posts `cleared`. Undefined (nothing
+ * changes) when a clearing above the hold finds the rest of the amount unavailable.
+ * Answers the adjustment row's id, null when the clearing is the row's own amount.
+ */
+export function clearCardPayment(
+  batch: LedgerBatch,
+  row: CardRow & { authorized: bigint; held: bigint; cleared: bigint },
+): { adjustment_tx_id: string | null } | undefined {
+  assert(row.cleared > 0n, 'a clearing posts a positive amount')
+  if (batch.available(row.accountId) + row.held < row.cleared) return undefined
+  batch.releaseHold(row.accountId, row.held)
+  const difference = row.cleared - row.authorized
+  const adjustmentId = difference === 0n ? null : newRowId()
+  const adjustment = (amount: bigint) => {
+    assert(adjustmentId, 'an adjustment has its row')
+    const credit = amount < 0n
+    const size = credit ? -amount : amount
+    batch.post([
+      { account: row.accountId, amount: -amount, tx_id: adjustmentId },
+      { internal: 'settlement:CARD', amount, tx_id: adjustmentId },
+    ])
+    batch.append({
+      id: adjustmentId,
+      account_id: row.accountId,
+      parent_tx_id: row.txId,
+      tx_type: 'card',
+      tx_payment_type: 'CARD',
+      status: 'Successful',
+      amount: size,
+      credit: credit ? size : 0n,
+      debit: credit ? 0n : size,
+      added_by: 'system',
+      posted: true,
+      ref: row.last4,
+      recipient_name: row.merchantName,
+      user_id: row.userId,
+      status_reason: `cleared ${row.cleared} cents of the ${row.authorized} first authorized`,
+    })
+  }
+  // A credit goes first, so that the account never shows less than it holds on the way.
+  if (difference < 0n) adjustment(difference)
+  batch.post([
+    { account: row.accountId, amount: -row.authorized, tx_id: row.txId },
+    { internal: 'settlement:CARD', amount: row.authorized, tx_id: row.txId },
+  ])
+  batch.setStatus(row.txId, row.accountId, { status: 'Successful', posted: true })
+  if (difference > 0n) adjustment(difference)
+  return { adjustment_tx_id: adjustmentId }
+}
+
+/** A merchant's refund: credits the card's account; answers the `refund` row's id. */
+export function refundCardPayment(
+  batch: LedgerBatch,
+  refund: Omit<CardRow, 'txId'> & { amount: bigint },
+): string {
+  const txId = newRowId()
+  batch.post([
+    { internal: 'settlement:CARD', amount: -refund.amount, tx_id: txId },
+    { account: refund.accountId, amount: refund.amount, tx_id: txId },
+  ])
+  batch.append({
+    id: txId,
+    account_id: refund.accountId,
+    tx_type: 'refund',
+    tx_payment_type: 'CARD',
+    status: 'Successful',
+    amount: refund.amount,
+    credit: refund.amount,
+    debit: 0n,
+    added_by: 'system',
+    posted: true,
+    ref: refund.last4,
+    recipient_name: refund.merchantName,
+    user_id: refund.userId,
+  })
+  return txId
+}
