@@ -10,6 +10,10 @@ const examples: Record<string, { summary: string; load(): Promise<Example> }> = 
   'first-payment': { summary: 'onboard a partner and a customer, fund them, pay an EFT and see it settle', load: () => import('./first-payment.ts') },
   'bulk-batch': { summary: 'a bulk batch confirmed with its one-time PIN, its webhooks checked by a local receiver', load: () => import('./bulk-batch.ts') },
   'debit-order': { summary: 'a mandate and a monthly debit order, collected month after month on the sandbox clock', load: () => import('./debit-order.ts') },
+  'card-spend': {
+    summary: 'a virtual card approved by a second user pays, is declined, cleared and refunded',
+    load: () => import('./card-spend.ts'),
+  },
 }
 
 const name = process.argv[2]

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { main as bulkBatch } from '../../examples/bulk-batch.ts'
+import { main as cardSpend } from '../../examples/card-spend.ts'
 import { main as debitOrder } from '../../examples/debit-order.ts'
 import { main as firstPayment } from '../../examples/first-payment.ts'
 import { SandboxRequired } from '../../examples/shared.ts'
@@ -20,7 +21,7 @@ before(async () => {
 test('examples - in production mode each example stops before changing anything and names the sandbox setting', async () => {
   const env = { NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: tb.operatorToken }
   const before = await tb.operator.partners.list()
-  for (const main of [firstPayment, bulkBatch, debitOrder]) {
+  for (const main of [firstPayment, bulkBatch, debitOrder, cardSpend]) {
     const lines: string[] = []
     await assert.rejects(main(env, (line) => lines.push(line)), (error: unknown) => {
       assert.ok(error instanceof SandboxRequired, String(error))

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { before, test } from 'node:test'
 import { main as bulkBatch } from '../../examples/bulk-batch.ts'
+import { main as cardSpend } from '../../examples/card-spend.ts'
 import { main as debitOrder } from '../../examples/debit-order.ts'
 import { main as firstPayment } from '../../examples/first-payment.ts'
 import { useTestBank } from '../support/harness.ts'
@@ -82,6 +83,32 @@ test('examples - debit-order collects two months on the sandbox clock, and runs 
     assert.equal(result.collections, 2)
     assert.equal(lines.filter((line) => / Successful amount R150\.00 fee R3\.50 credit R146\.50 /.test(line)).length, 2, lines.join('\n'))
     assert.ok(Date.parse((await tb.operator.sandbox.clock()).now) > Date.parse(before) + 30 * 86_400_000, 'the clock moved more than a month')
+  }
+})
+
+test('examples - card-spend issues a card with four eyes; it pays, is declined, cleared, refunded', async () => {
+  for (const round of [1, 2]) {
+    const { result, lines } = await run(cardSpend)
+    const { titles, last } = steps(lines)
+    const all = `round ${round}:\n${lines.join('\n')}`
+    assert.equal(titles.length, 11, all)
+    const done = '11. Done: the card has paid, been declined, cleared and refunded'
+    assert.deepEqual(last, [done, '   balance R900.00'], all)
+    assert.ok(lines.some((line) => /^   the holder herself may not: 400 .*four eyes/.test(line)), all)
+    assert.ok(lines.includes('   pending: held R120.50'), all)
+    assert.ok(lines.includes('   balance R1,000.00, available R879.50'), all)
+    assert.ok(lines.includes('   approved false: limit_exceeded'), all)
+    assert.ok(lines.includes('   cleared: R135.50'), all)
+    assert.equal(result.declineReason, 'limit_exceeded')
+    // Newest first: the refund, the adjustment (the tip), the authorization's row, the deposit.
+    const at = lines.indexOf("10. The account's transactions, newest first")
+    const rows = lines.slice(at + 1, at + 5).map((line) => line.replace(/ ref \d{4} /, ' ref NNNN '))
+    assert.deepEqual(rows, [
+      '   refund CARD Successful Corner Cafe ref NNNN credit R35.50 debit R0.00',
+      '   card CARD Successful Corner Cafe ref NNNN credit R0.00 debit R15.00 (adjustment)',
+      '   card CARD Successful Corner Cafe ref NNNN credit R0.00 debit R120.50',
+      '   deposit EFT Successful ref float credit R1,000.00 debit R0.00',
+    ], all)
   }
 })
 
