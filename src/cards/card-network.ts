@@ -464,14 +464,13 @@ async function overLimit(
   const day = fromSast(today)
   const month = fromSast(`${today.slice(0, 7)}-01`)
   const year = fromSast(`${today.slice(0, 4)}-01-01`)
-  const spent = sql<string>`coalesce(sum(case when status = 'cleared' then cleared else amount - reversed end), 0)`
+  // FILTER belongs to the aggregate (sum), not to the coalesce around it.
+  const counted = sql`case when status = 'cleared' then cleared else amount - reversed end`
+  const spent = (since: Date) =>
+    sql<string>`coalesce(sum(${counted}) filter (where created_at >= ${since}), 0)`
   const row = await trx
     .selectFrom('card_authorizations')
-    .select([
-      sql<string>`${spent} filter (where created_at >= ${day})`.as('day'),
-      sql<string>`${spent} filter (where created_at >= ${month})`.as('month'),
-      sql<string>`${spent}`.as('year'),
-    ])
+    .select([spent(day).as('day'), spent(month).as('month'), spent(year).as('year')])
     .where('card_id', '=', cardId)
     .where('status', 'in', ['pending', 'cleared'])
     .where('created_at', '>=', year)
