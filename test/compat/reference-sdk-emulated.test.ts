@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { useTestBank } from '../support/harness.ts'
 import { pdf } from '../kyc/helpers.ts'
+import { referenceSdkCardFlows } from './card-flows.ts'
 import { referenceSdkDocumentFlows } from './document-flows.ts'
 import { uploadKycDocuments } from './dropbox-uploader.ts'
 import { businessEntityValues, prepareFlows, referenceSdkFlows, transferValues, userValues, type FlowContext } from './flows.ts'
@@ -26,6 +27,7 @@ before(async () => {
 
 referenceSdkFlows('emulated Jackson', () => c)
 referenceSdkDocumentFlows('emulated Jackson', () => c)
+referenceSdkCardFlows('emulated Jackson', () => c)
 
 const name = (behaviour: string) => `reference SDK - ${behaviour}`
 

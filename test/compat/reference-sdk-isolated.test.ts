@@ -1,5 +1,6 @@
 import { before } from 'node:test'
 import { useTestBank } from '../support/harness.ts'
+import { referenceSdkCardFlows } from './card-flows.ts'
 import { referenceSdkDocumentFlows } from './document-flows.ts'
 import { prepareFlows, referenceSdkFlows, type FlowContext } from './flows.ts'
 import { emulatedJackson } from './reference-sdk.ts'
@@ -20,3 +21,4 @@ before(async () => {
 
 referenceSdkFlows('own NATS account, TLS', () => c)
 referenceSdkDocumentFlows('own NATS account, TLS', () => c)
+referenceSdkCardFlows('own NATS account, TLS', () => c)

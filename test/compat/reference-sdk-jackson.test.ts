@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { useTestBank } from '../support/harness.ts'
+import { referenceSdkCardFlows } from './card-flows.ts'
 import { referenceSdkDocumentFlows } from './document-flows.ts'
 import { prepareFlows, referenceSdkFlows, type FlowContext } from './flows.ts'
 import { jacksonWrite, replyProblems, type Inclusion, type RecordValues } from './jackson.ts'
@@ -81,6 +82,7 @@ if (!java.available) {
 
   referenceSdkFlows('Jackson', () => c)
   referenceSdkDocumentFlows('Jackson', () => c)
+  referenceSdkCardFlows('Jackson', () => c)
 }
 
 /** Whether our emulation writes the type: every type but `Metadata`, which no request has. */

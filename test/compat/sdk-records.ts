@@ -5,9 +5,10 @@
 // copied. Every request the compatibility suite builds and every reply check it makes is
 // generated from this list (docs/guides/moving-from-the-incumbent.md).
 //
-// Left out on purpose, because this bank does not serve it yet (a later issue): CardService.
 // The SDK's `UUID()` records are unused by any component it sends or reads, so they are
-// left out too.
+// left out. Its `UUIDs()` record is declared twice, in AccountService and in CardService,
+// alike (empty, written `{}`): it is listed once, with AccountService's records, and the card
+// records name it too.
 
 /**
  * A component's Java type, spelled as Java's reflection spells it (no spaces): `String`,
@@ -16,7 +17,12 @@
  */
 export type JavaType = string
 
-export type SdkService = 'EntityService' | 'UserService' | 'AccountService' | 'KYBService'
+export type SdkService =
+  | 'EntityService'
+  | 'UserService'
+  | 'AccountService'
+  | 'KYBService'
+  | 'CardService'
 
 export interface SdkRecord {
   name: string
@@ -164,7 +170,84 @@ const kybRecords = {
   UpdateDirectorResponse: [],
 } satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
 
-export type RecordName = keyof typeof entityRecords | keyof typeof userRecords | keyof typeof accountRecords | keyof typeof kybRecords
+const b = (...names: string[]) => names.map((name) => [name, 'boolean'] as const)
+const cardParts = [
+  ['features', 'CardFeatures'],
+  ['limits', 'CardLimits'],
+  ['extras', 'CardExtras'],
+] as const
+
+// CardService configures nothing (a default ObjectMapper): every component is written, absent
+// ones as null, 0 or false. `type` is 0 (virtual) or 1 (physical), `use_type` 0 (reusable) or
+// 1 (single use); limits are cents in a Java `int`.
+const cardRecords = {
+  // `auto_lock` is the SDK's JsonTime, an empty record: it writes `{}` or null, and reads only
+  // an object without keys or null. The bank replies null when no auto-lock time is set; a set
+  // one is an RFC 3339 string, which this record cannot read.
+  CardExtras: [['auto_lock', 'JsonTime']],
+  CardFeatures: b('domestic', 'international', 'e_commerce', 'atm', 'pos', 'contactless'),
+  CardLimits: [
+    ['transaction_enabled', 'boolean'],
+    ['transaction', 'int'],
+    ['daily_enabled', 'boolean'],
+    ['daily', 'int'],
+    ['monthly_enabled', 'boolean'],
+    ['monthly', 'int'],
+    ['yearly_enabled', 'boolean'],
+    ['yearly', 'int'],
+  ],
+  JsonTime: [],
+  RequestCardRequest: [
+    ...s('account_id', 'user_id', 'name'),
+    ['type', 'int'],
+    ['use_type', 'int'],
+    ...cardParts,
+  ],
+  RequestCardResponse: s('id'),
+  CardRequestView: [
+    ...s('id', 'name'),
+    ['type', 'int'],
+    ['use_type', 'int'],
+    ...s('created_at', 'requested_by', 'assigned_to'),
+    ...cardParts,
+    ['status', 'String'],
+  ],
+  // `user_ids` is the empty record UUIDs (see the top): the SDK writes `{}` or null.
+  ListOrganisationCardRequestsRequest: [['account_id', 'String'], ['user_ids', 'UUIDs']],
+  ListOrganisationCardRequestsResponse: [['id', 'String'], ['requests', 'List<CardRequestView>']],
+  RespondToCardRequestRequest: [
+    ...s('entity_id', 'account_id', 'initiator', 'request_id'),
+    ['approved', 'boolean'],
+  ],
+  RespondToCardRequestResponse: [],
+  EditCardRequest: [...s('entity_id', 'card_id', 'name'), ...cardParts],
+  EditCardResponse: [],
+  CardView: [
+    ...s('id', 'name'),
+    ['type', 'int'],
+    ['use_type', 'int'],
+    ...s('last_4', 'date_created', 'user_id', 'org_id'),
+    ...cardParts,
+    ['status', 'String'],
+  ],
+  ListOrganisationCardsRequest: [...s('entity_id', 'account_id'), ['user_ids', 'UUIDs']],
+  ListOrganisationCardsResponse: [['id', 'String'], ['cards', 'List<CardView>']],
+  GetCardDetailsRequest: s('account_id', 'initiator', 'id'),
+  GetCardDetailsResponse: s('card_number', 'expiry_date', 'cvv'),
+  UpdateCardStatusRequest: s('account_id', 'initiator', 'id', 'status'),
+  UpdateCardStatusResponse: [],
+  ActivateCardRequest: s('account_id', 'initiator', 'id', 'last_4'),
+  ActivateCardResponse: [],
+  SetPINRequest: s('account_id', 'initiator', 'id', 'pin'),
+  SetPINResponse: [],
+} satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
+
+export type RecordName =
+  | keyof typeof entityRecords
+  | keyof typeof userRecords
+  | keyof typeof accountRecords
+  | keyof typeof kybRecords
+  | keyof typeof cardRecords
 
 function recordsOf(service: SdkService, table: Record<string, ReadonlyArray<readonly [string, JavaType]>>): SdkRecord[] {
   return Object.entries(table).map(([name, components]) => ({ name, service, components }))
@@ -175,6 +258,7 @@ export const sdkRecords: readonly SdkRecord[] = [
   ...recordsOf('UserService', userRecords),
   ...recordsOf('AccountService', accountRecords),
   ...recordsOf('KYBService', kybRecords),
+  ...recordsOf('CardService', cardRecords),
 ]
 
 const byName = new Map(sdkRecords.map((record) => [record.name, record]))
@@ -198,6 +282,15 @@ export function mapValue(type: JavaType): string | undefined {
 /** Whether the type names another record of the list (a nested record). */
 export function isRecordType(type: JavaType): boolean {
   return byName.has(type)
+}
+
+/** A CardService method: its subject `svc.card.<partner_id>.<name>` and its two records. */
+function card<const N extends string, const Q extends RecordName, const R extends RecordName>(
+  name: N,
+  request: Q,
+  response: R,
+) {
+  return { subject: `svc.card.<partner_id>.${name}` as const, request, response }
 }
 
 /**
@@ -229,6 +322,23 @@ export const sdkMethods = {
     request: 'SendDirectorVerificationLinkRequest',
     response: 'SendDirectorVerificationLinkResponse',
   },
+  cardRequest: card('request', 'RequestCardRequest', 'RequestCardResponse'),
+  cardListRequests: card(
+    'list_requests',
+    'ListOrganisationCardRequestsRequest',
+    'ListOrganisationCardRequestsResponse',
+  ),
+  cardRespond: card(
+    'respond_to_request',
+    'RespondToCardRequestRequest',
+    'RespondToCardRequestResponse',
+  ),
+  cardEdit: card('edit', 'EditCardRequest', 'EditCardResponse'),
+  cardList: card('list_cards', 'ListOrganisationCardsRequest', 'ListOrganisationCardsResponse'),
+  cardDetails: card('get_details', 'GetCardDetailsRequest', 'GetCardDetailsResponse'),
+  cardUpdateStatus: card('update_status', 'UpdateCardStatusRequest', 'UpdateCardStatusResponse'),
+  cardActivate: card('activate_card', 'ActivateCardRequest', 'ActivateCardResponse'),
+  cardSetPin: card('set_pin', 'SetPINRequest', 'SetPINResponse'),
 } as const satisfies Record<string, { subject: string; request: RecordName; response: RecordName }>
 
 export type SdkMethod = keyof typeof sdkMethods

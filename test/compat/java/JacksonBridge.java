@@ -24,7 +24,7 @@ import java.util.Map;
  * the list in test/compat/sdk-records.ts; the suite checks that the two agree) and serialises
  * and reads them the way that SDK does: a default ObjectMapper, configured with
  * NON_NULL inclusion for the entity records as the SDK's EntityService is (UserService,
- * AccountService and KYBService configure nothing).
+ * AccountService, KYBService and CardService configure nothing).
  *
  * Protocol: one JSON object per line on stdin, one JSON object per line on stdout.
  *   {"op":"write","record":R,"values":{...},"include":"sdk"|"always"|"non_null"}
@@ -201,6 +201,68 @@ public class JacksonBridge {
 
   public record UpdateDirectorResponse() {}
 
+  // CardService (its UUIDs record is AccountService's above: both are empty)
+  public record CardExtras(JsonTime auto_lock) {}
+
+  public record CardFeatures(
+      boolean domestic, boolean international, boolean e_commerce, boolean atm, boolean pos,
+      boolean contactless) {}
+
+  public record CardLimits(
+      boolean transaction_enabled, int transaction, boolean daily_enabled, int daily,
+      boolean monthly_enabled, int monthly, boolean yearly_enabled, int yearly) {}
+
+  public record JsonTime() {}
+
+  public record RequestCardRequest(
+      String account_id, String user_id, String name, int type, int use_type, CardFeatures features,
+      CardLimits limits, CardExtras extras) {}
+
+  public record RequestCardResponse(String id) {}
+
+  public record CardRequestView(
+      String id, String name, int type, int use_type, String created_at, String requested_by,
+      String assigned_to, CardFeatures features, CardLimits limits, CardExtras extras, String status) {}
+
+  public record ListOrganisationCardRequestsRequest(String account_id, UUIDs user_ids) {}
+
+  public record ListOrganisationCardRequestsResponse(String id, List<CardRequestView> requests) {}
+
+  public record RespondToCardRequestRequest(
+      String entity_id, String account_id, String initiator, String request_id, boolean approved) {}
+
+  public record RespondToCardRequestResponse() {}
+
+  public record EditCardRequest(
+      String entity_id, String card_id, String name, CardFeatures features, CardLimits limits,
+      CardExtras extras) {}
+
+  public record EditCardResponse() {}
+
+  public record CardView(
+      String id, String name, int type, int use_type, String last_4, String date_created, String user_id,
+      String org_id, CardFeatures features, CardLimits limits, CardExtras extras, String status) {}
+
+  public record ListOrganisationCardsRequest(String entity_id, String account_id, UUIDs user_ids) {}
+
+  public record ListOrganisationCardsResponse(String id, List<CardView> cards) {}
+
+  public record GetCardDetailsRequest(String account_id, String initiator, String id) {}
+
+  public record GetCardDetailsResponse(String card_number, String expiry_date, String cvv) {}
+
+  public record UpdateCardStatusRequest(String account_id, String initiator, String id, String status) {}
+
+  public record UpdateCardStatusResponse() {}
+
+  public record ActivateCardRequest(String account_id, String initiator, String id, String last_4) {}
+
+  public record ActivateCardResponse() {}
+
+  public record SetPINRequest(String account_id, String initiator, String id, String pin) {}
+
+  public record SetPINResponse() {}
+
   private static final List<Class<?>> ENTITY_RECORDS = List.of(
       EntityInfoRequest.class, EntityInfoResponse.class, UpdateAddressRequest.class, UpdateAddressResponse.class,
       Address.class, CreateEntityRequest.class, CreateEntityResponse.class, Entity.class, ListEntityRequest.class,
@@ -219,14 +281,24 @@ public class JacksonBridge {
       SendDirectorVerificationLinkRequest.class, SendDirectorVerificationLinkResponse.class,
       UpdateDirectorRequest.class, UpdateDirectorResponse.class);
 
+  private static final List<Class<?>> CARD_RECORDS = List.of(
+      CardExtras.class, CardFeatures.class, CardLimits.class, JsonTime.class, RequestCardRequest.class,
+      RequestCardResponse.class, CardRequestView.class, ListOrganisationCardRequestsRequest.class,
+      ListOrganisationCardRequestsResponse.class, RespondToCardRequestRequest.class,
+      RespondToCardRequestResponse.class, EditCardRequest.class, EditCardResponse.class, CardView.class,
+      ListOrganisationCardsRequest.class, ListOrganisationCardsResponse.class, GetCardDetailsRequest.class,
+      GetCardDetailsResponse.class, UpdateCardStatusRequest.class, UpdateCardStatusResponse.class,
+      ActivateCardRequest.class, ActivateCardResponse.class, SetPINRequest.class, SetPINResponse.class);
+
   private static final Map<String, Class<?>> RECORDS = new LinkedHashMap<>();
 
   static {
     for (Class<?> c : ENTITY_RECORDS) RECORDS.put(c.getSimpleName(), c);
     for (Class<?> c : OTHER_RECORDS) RECORDS.put(c.getSimpleName(), c);
+    for (Class<?> c : CARD_RECORDS) RECORDS.put(c.getSimpleName(), c);
   }
 
-  /** The SDK's UserService, AccountService and KYBService mapper: nothing configured. */
+  /** The SDK's UserService, AccountService, KYBService and CardService mapper: nothing configured. */
   private static final ObjectMapper DEFAULT_MAPPER = new ObjectMapper();
 
   /** The SDK's EntityService mapper: nulls are left out when writing. */
