@@ -242,7 +242,8 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const limiter = new RateLimiter(databaseTokens(db), clocks.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
   const limits = new LimitsService(db, clock, limiter, config.rateLimits)
   const cards = new CardService(db, clock, secretBox, { bin: config.cardBin })
-  const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards, { forget: (ids) => knownAccounts.forget(ids) }, jobRunner)
+  const cardDeps = { forget: (ids: string[]) => knownAccounts.forget(ids) }
+  const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards, cardDeps, jobRunner)
   return {
     audit, dualControl, cards, cardNetwork,
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,

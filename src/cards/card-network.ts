@@ -404,7 +404,9 @@ export class CardNetwork {
   private async pinRefusal(trx: Trx, card: CardRow, r: AuthorizeRequest, dryRun: boolean) {
     if (r.pin === undefined && r.channel !== 'atm') return undefined
     if (card.wrong_pins >= card_limits.wrong_pins_max) return 'pin_blocked'
-    const right = r.pin !== undefined && pinMatches(this.pinKey, card, r.pin)
+    // An ATM that sends no PIN is declined without counting a wrong one: nobody guessed.
+    if (r.pin === undefined) return 'incorrect_pin'
+    const right = pinMatches(this.pinKey, card, r.pin)
     const wrongPins = right ? 0 : card.wrong_pins + 1
     if (!dryRun && wrongPins !== card.wrong_pins) {
       await trx

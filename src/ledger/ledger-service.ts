@@ -261,7 +261,8 @@ export class LedgerService {
         // Money moved exactly for Successful and Reversed rows: a posted row shown as
         // Failed, or a Successful one that never posted, is an edited history.
         // A card authorization reversed before clearing never posted (card-journals.ts).
-        const settled = row.status === 'Successful' || (row.status === 'Reversed' && row.tx_type !== 'card')
+        const reversed = row.status === 'Reversed' && row.tx_type !== 'card'
+        const settled = row.status === 'Successful' || reversed
         if ((row.posted_order !== null) !== settled) {
           report({ kind: 'status_mismatch', account_id: id, tx_id: row.id, message: `status ${row.status} but ${row.posted_order === null ? 'never posted' : 'posted'}` })
         }

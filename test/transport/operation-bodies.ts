@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { allOperations, scopeOf, subjectFor, type Operation } from '../../src/contract/index.ts'
-import { onboardPartner, partnerRootEntities, rawRequest, type RawReply, type TestBank, type TestPartner } from '../support/harness.ts'
+import {
+  onboardPartner,
+  partnerRootEntities,
+  rawRequest,
+  type RawReply,
+  type TestBank,
+  type TestPartner,
+} from '../support/harness.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
 import { uuidPattern } from '../support/assertions.ts'
 import { appendEvent } from '../../src/events/index.ts'
@@ -31,15 +38,42 @@ export interface OperationFixture {
   /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
   deadJobId: string
   /** Bulk batches of the partner's root entity: one to read, and pending ones each used once. */
-  bulk: { statusId: string; toVerify: Array<{ bulk_payment_id: string; otp: string }>; toCancel: string[] }
+  bulk: {
+    statusId: string
+    toVerify: Array<{ bulk_payment_id: string; otp: string }>
+    toCancel: string[]
+  }
   /** An event of the partner's, handed over (so it has a webhook delivery), for `webhook_redeliver`. */
   webhookEventId: string
   /** Debit orders of the root entity: an active monthly mandate, an order to read, and ones each cancel uses once. */
-  debit: { mandateReference: string; statusOrderId: string; ordersToCancel: string[]; mandatesToCancel: string[]; collectedOrderId: string }
+  debit: {
+    mandateReference: string
+    statusOrderId: string
+    ordersToCancel: string[]
+    mandatesToCancel: string[]
+    collectedOrderId: string
+  }
   /** KYC and KYB: a user and a business entity with documents in their dropboxes, and submissions each decide uses once. */
   kyc: KycFixture
   /** Deposits on `accountId` each reversal uses once, and dual-control requests (by another operator) each decision uses once. */
   dualControl: { depositsToReverse: string[]; toApprove: string[]; toReject: string[] }
+  /** Cards on `accountId`, and requests, cards and authorizations each one-way sample uses once. */
+  cards: CardFixture
+}
+
+interface CardFixture {
+  holderId: string
+  approverId: string
+  /** The request of the card the samples use (`cardOf` gives the card). */
+  cardRequestId: string
+  cardId: string
+  /** A credential of the partner with the `card_details` permission (and the others). */
+  detailsToken: string
+  pendingAuthorizationId: string
+  requestsToRespond: string[]
+  cardsToActivate: Array<{ id: string; last_4: string }>
+  authorizationsToClear: string[]
+  authorizationsToReverse: string[]
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
@@ -51,12 +85,20 @@ async function fund(tb: TestBank, accountId: string): Promise<string> {
 export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const partner = await onboardPartner(tb, { approve: true })
   const { userId } = await partner.client.users.create(userRequest(partner.rootEntityId))
-  const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
+  const { accounts } = await partner.client.accounts.getByEntity({
+    entity_id: partner.rootEntityId,
+  })
   const accountId = accounts[0]?.account_id
   if (!accountId) throw new Error('an approved root entity should have its pool account')
-  const revocable = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'to revoke' })
+  const revocable = await tb.operator.credentials.create({
+    partner_id: partner.partnerId,
+    permissions: ['read'],
+    label: 'to revoke',
+  })
   // Only a bank that is the NATS authority issues NATS users (the suites that send every operation run with one).
-  const revocableNatsUser = tb.authority ? await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' }) : { id: '' }
+  const revocableNatsUser = tb.authority
+    ? await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' })
+    : { id: '' }
   const suspendable = await onboardPartner(tb)
   const transactionId = await fund(tb, accountId)
   const deadJobId = await deadJob(tb)
@@ -66,16 +108,140 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
   const dualControl = await dualControlFixture(tb, accountId)
-  return { dualControl, tb, partner, userId, accountId, revocableCredentialId: revocable.id, revocableNatsUserId: revocableNatsUser.id, suspendablePartnerId: suspendable.partnerId, transactionId, payeeAccountNumber: payee.account_number, deadJobId, webhookEventId, bulk, debit, kyc }
+  const cards = await cardFixture(tb, partner, accountId)
+  return {
+    cards,
+    dualControl,
+    tb,
+    partner,
+    userId,
+    accountId,
+    revocableCredentialId: revocable.id,
+    revocableNatsUserId: revocableNatsUser.id,
+    suspendablePartnerId: suspendable.partnerId,
+    transactionId,
+    payeeAccountNumber: payee.account_number,
+    deadJobId,
+    webhookEventId,
+    bulk,
+    debit,
+    kyc,
+  }
+}
+
+/** Requests, physical cards and authorizations each one-way card sample uses once. */
+const card_pool = 25
+
+async function cardFixture(
+  tb: TestBank,
+  partner: TestPartner,
+  accountId: string,
+): Promise<CardFixture> {
+  const address = { address_line_1: '1 Long Street', city: 'Cape Town', country: 'ZAF' }
+  const user = async (email: string) => {
+    const body = userRequest(partner.rootEntityId, { email, verified: true, address })
+    return (await partner.client.users.create(body as never)).userId
+  }
+  const holderId = await user('holder@example.com')
+  const approverId = await user('approver@example.com')
+  const cards = new SampleCards(tb, partner, accountId, holderId, approverId)
+  const cardRequest = await cards.issue(0)
+  const authorize = () => cards.authorize(cardRequest)
+  const everything = ['read', 'write', 'payments', 'card_details'] as const
+  const details = await tb.operator.credentials.create({
+    partner_id: partner.partnerId,
+    permissions: [...everything],
+    label: 'card details',
+  })
+  const fixture: CardFixture = {
+    holderId,
+    approverId,
+    cardRequestId: cardRequest,
+    cardId: (await cards.cardOf(cardRequest)).id,
+    detailsToken: details.token,
+    pendingAuthorizationId: await authorize(),
+    requestsToRespond: [],
+    cardsToActivate: [],
+    authorizationsToClear: [],
+    authorizationsToReverse: [],
+  }
+  for (let i = 0; i < card_pool; i++) {
+    fixture.requestsToRespond.push(await cards.request(0))
+    fixture.cardsToActivate.push(await cards.cardOf(await cards.issue(1)))
+    fixture.authorizationsToClear.push(await authorize())
+    fixture.authorizationsToReverse.push(await authorize())
+  }
+  return fixture
+}
+
+/** Card requests, approvals and authorizations for the samples. */
+class SampleCards {
+  constructor(
+    private readonly tb: TestBank,
+    private readonly partner: TestPartner,
+    private readonly accountId: string,
+    private readonly holderId: string,
+    private readonly approverId: string,
+  ) {}
+
+  async request(type: number): Promise<string> {
+    const body = { account_id: this.accountId, user_id: this.holderId, name: 'Sample', use_type: 0 }
+    return (await this.partner.client.cards.request({ ...body, type })).id
+  }
+
+  /** Requests and approves a card; answers its request's id. */
+  async issue(type: number): Promise<string> {
+    const request_id = await this.request(type)
+    await this.partner.client.cards.respondToRequest({
+      entity_id: this.partner.rootEntityId,
+      account_id: this.accountId,
+      initiator: this.approverId,
+      request_id,
+      approved: true,
+    })
+    return request_id
+  }
+
+  async cardOf(requestId: string): Promise<{ id: string; last_4: string }> {
+    return this.tb.bank.database.db
+      .selectFrom('cards')
+      .select(['id', 'last_4'])
+      .where('request_id', '=', requestId)
+      .executeTakeFirstOrThrow()
+  }
+
+  async authorize(requestId: string): Promise<string> {
+    const { id } = await this.cardOf(requestId)
+    const body = { merchant_name: 'Fixture', mcc: '5812', merchant_country: 'ZAF' }
+    const where = { channel: 'pos', entry_mode: 'chip' } as const
+    const auth = await this.tb.operator.cardNetwork.authorize({
+      card_id: id,
+      amount: 100,
+      ...body,
+      ...where,
+    })
+    return auth.authorization_id
+  }
 }
 
 /** Deposits and dual-control requests each reverse, approve and reject sample uses once. */
 const dual_control_pool = 25
 
-async function dualControlFixture(tb: TestBank, accountId: string): Promise<OperationFixture['dualControl']> {
+async function dualControlFixture(
+  tb: TestBank,
+  accountId: string,
+): Promise<OperationFixture['dualControl']> {
   const depositsToReverse: string[] = []
   for (let i = 0; i < dual_control_pool; i++) {
-    depositsToReverse.push((await tb.operator.accounts.deposit({ account_id: accountId, amount: 100, ref: 'to reverse' })).tx_id!)
+    depositsToReverse.push(
+      (
+        await tb.operator.accounts.deposit({
+          account_id: accountId,
+          amount: 100,
+          ref: 'to reverse',
+        })
+      ).tx_id!,
+    )
   }
   // Requests of another operator (the test bank's threshold is off, so they are written here).
   const request = async () => {
@@ -84,9 +250,21 @@ async function dualControlFixture(tb: TestBank, accountId: string): Promise<Oper
     await tb.bank.database.db
       .insertInto('approvals')
       .values({
-        id, kind: 'deposit', account_id: accountId, amount: 100n, request: JSON.stringify({ ref: 'approved' }), state: 'pending_approval',
-        requested_by: randomUUID(), requested_by_name: 'another operator', requested_at: now, expires_at: new Date(now.getTime() + 86_400_000),
-        decided_by: null, decided_by_name: null, decided_at: null, reason: null, tx_id: null,
+        id,
+        kind: 'deposit',
+        account_id: accountId,
+        amount: 100n,
+        request: JSON.stringify({ ref: 'approved' }),
+        state: 'pending_approval',
+        requested_by: randomUUID(),
+        requested_by_name: 'another operator',
+        requested_at: now,
+        expires_at: new Date(now.getTime() + 86_400_000),
+        decided_by: null,
+        decided_by_name: null,
+        decided_at: null,
+        reason: null,
+        tx_id: null,
       })
       .execute()
     return id
@@ -106,15 +284,29 @@ const debit_cancel_pool = 25
 /** A mandate of the root entity, made active by its authentication run here and now. */
 async function debitMandate(tb: TestBank, partner: TestPartner): Promise<string> {
   const mandate_reference = `FIX-${randomUUID().slice(0, 8)}`
-  await partner.client.mandates.create({ entity_id: partner.rootEntityId, ...debitMandateBody(mandate_reference) })
-  const row = await tb.bank.database.db.selectFrom('debit_mandates').select('id').where('entity_id', '=', partner.rootEntityId).where('mandate_reference', '=', mandate_reference).executeTakeFirstOrThrow()
+  await partner.client.mandates.create({
+    entity_id: partner.rootEntityId,
+    ...debitMandateBody(mandate_reference),
+  })
+  const row = await tb.bank.database.db
+    .selectFrom('debit_mandates')
+    .select('id')
+    .where('entity_id', '=', partner.rootEntityId)
+    .where('mandate_reference', '=', mandate_reference)
+    .executeTakeFirstOrThrow()
   await tb.bank.services.mandates.authenticate(row.id, 1)
   return mandate_reference
 }
 
 async function debitOrders(tb: TestBank, partner: TestPartner): Promise<OperationFixture['debit']> {
   const mandateReference = await debitMandate(tb, partner)
-  const order = async () => (await partner.client.debitOrders.create({ entity_id: partner.rootEntityId, ...debitOrderBody(tb, mandateReference) })).debit_order_id
+  const order = async () =>
+    (
+      await partner.client.debitOrders.create({
+        entity_id: partner.rootEntityId,
+        ...debitOrderBody(tb, mandateReference),
+      })
+    ).debit_order_id
   const statusOrderId = await order()
   const ordersToCancel: string[] = []
   const mandatesToCancel: string[] = []
@@ -124,12 +316,27 @@ async function debitOrders(tb: TestBank, partner: TestPartner): Promise<Operatio
   }
   // One order collected already (a run of its date, before the others' dates), for ops_debit_dispute.
   const earliest = earliestCollectionDate(tb.clock.now(), tb.bank.services.calendar)
-  const collected = await partner.client.debitOrders.create({ entity_id: partner.rootEntityId, ...debitOrderBody(tb, mandateReference), collection_date: earliest })
+  const collected = await partner.client.debitOrders.create({
+    entity_id: partner.rootEntityId,
+    ...debitOrderBody(tb, mandateReference),
+    collection_date: earliest,
+  })
   await tb.bank.services.debitCollection.run('fixture', earliest)
-  return { mandateReference, statusOrderId, ordersToCancel, mandatesToCancel, collectedOrderId: collected.debit_order_id }
+  return {
+    mandateReference,
+    statusOrderId,
+    ordersToCancel,
+    mandatesToCancel,
+    collectedOrderId: collected.debit_order_id,
+  }
 }
 
-const debtorAccount = { account_holder_name: 'Thandi Nkosi', account_number: '1234567890', account_type: 'cheque' as const, branch_code: '250655' }
+const debtorAccount = {
+  account_holder_name: 'Thandi Nkosi',
+  account_number: '1234567890',
+  account_type: 'cheque' as const,
+  branch_code: '250655',
+}
 
 function debitMandateBody(mandate_reference: string) {
   return { mandate_reference, ...debtorAccount, max_amount: 100_000, frequency: 'monthly' as const }
@@ -139,8 +346,14 @@ function debitMandateBody(mandate_reference: string) {
 function debitOrderBody(tb: TestBank, mandate_reference: string) {
   const collection_date = addDays(toSast(tb.clock.now()).date, 14)
   return {
-    clientTxId: randomUUID(), mandate_reference, amount: 1_500, collection_date, ...debtorAccount,
-    reference: 'Gym', frequency: 'monthly' as const, end_date: addDays(collection_date, 180),
+    clientTxId: randomUUID(),
+    mandate_reference,
+    amount: 1_500,
+    collection_date,
+    ...debtorAccount,
+    reference: 'Gym',
+    frequency: 'monthly' as const,
+    end_date: addDays(collection_date, 180),
   }
 }
 
@@ -171,7 +384,10 @@ async function kycFixture(tb: TestBank, partner: TestPartner): Promise<KycFixtur
     const { id: entityId } = await partner.client.entities.create(businessEntity())
     const { userId } = await partner.client.users.create(userRequest(entityId, { verified: false }))
     const store = await objm.create(`kyc_dropbox_${userId}`)
-    const names = { id_document: `kyc_id_front_${userId}_1700000000`, proof_of_residence: `kyc_proof_of_residence_${userId}_1700000000` }
+    const names = {
+      id_document: `kyc_id_front_${userId}_1700000000`,
+      proof_of_residence: `kyc_proof_of_residence_${userId}_1700000000`,
+    }
     for (const name of Object.values(names)) await store.putBlob({ name }, pdfBytes)
     await partner.client.users.uploadKycDocuments({ user_id: userId, ...names })
     return { userId, names }
@@ -185,7 +401,11 @@ async function kycFixture(tb: TestBank, partner: TestPartner): Promise<KycFixtur
     const directorDocument = `director_id_front_${directorId}_1700000000`
     await store.putBlob({ name: kybDocument }, pdfBytes)
     await store.putBlob({ name: directorDocument }, pdfBytes)
-    await partner.client.kyb.submit({ entity_id: entityId, documents: [kybDocument], directors: { [directorId]: [directorDocument] } })
+    await partner.client.kyb.submit({
+      entity_id: entityId,
+      documents: [kybDocument],
+      directors: { [directorId]: [directorDocument] },
+    })
     return { entityId, directorId, kybDocument, directorDocument }
   }
   const user = await submittedUser()
@@ -197,7 +417,14 @@ async function kycFixture(tb: TestBank, partner: TestPartner): Promise<KycFixtur
     usersToDecide.push((await submittedUser()).userId)
     entitiesToDecide.push((await submittedEntity()).entityId)
   }
-  return { userId: user.userId, kycNames: user.names, ...entity, documentId: shown.documents[0]!.document_id, usersToDecide, entitiesToDecide }
+  return {
+    userId: user.userId,
+    kycNames: user.names,
+    ...entity,
+    documentId: shown.documents[0]!.document_id,
+    usersToDecide,
+    entitiesToDecide,
+  }
 }
 
 /**
@@ -206,7 +433,11 @@ async function kycFixture(tb: TestBank, partner: TestPartner): Promise<KycFixtur
  * (test/bulk covers those at their real values); and its funding deposit must move at once,
  * also in production mode, where dual control would hold it (test/audit covers that).
  */
-export const fixtureBankEnv = { BANK_BULK_PENDING_BATCHES_MAX: '100000', BANK_BULK_WRONG_PINS_MAX: '100000', BANK_DUAL_CONTROL_CENTS: '0' }
+export const fixtureBankEnv = {
+  BANK_BULK_PENDING_BATCHES_MAX: '100000',
+  BANK_BULK_WRONG_PINS_MAX: '100000',
+  BANK_DUAL_CONTROL_CENTS: '0',
+}
 
 /** Pending batches each verify or cancel sample uses once (a batch is verified or cancelled once). */
 const bulk_pending_batches = 25
@@ -214,7 +445,10 @@ const bulk_pending_batches = 25
 async function bulkBatches(tb: TestBank, partner: TestPartner): Promise<OperationFixture['bulk']> {
   const initiate = async () => {
     const bulk_payment_id = `fixture-${randomUUID()}`
-    await partner.client.bulkPayments.initiate({ entity_id: partner.rootEntityId, ...bulkBody(bulk_payment_id) })
+    await partner.client.bulkPayments.initiate({
+      entity_id: partner.rootEntityId,
+      ...bulkBody(bulk_payment_id),
+    })
     return bulk_payment_id
   }
   const statusId = await initiate()
@@ -231,8 +465,17 @@ async function bulkBatches(tb: TestBank, partner: TestPartner): Promise<Operatio
 /** A batch's PIN as its entity's user reads it: from the message the notifier recorded. */
 async function bulkOtp(tb: TestBank, partnerId: string, bulkPaymentId: string): Promise<string> {
   const db = tb.bank.database.db
-  const batch = await db.selectFrom('bulk_payments').select('id').where('partner_id', '=', partnerId).where('bulk_payment_id', '=', bulkPaymentId).executeTakeFirstOrThrow()
-  const message = await db.selectFrom('notifier_messages').select('body').where('key', '=', `bulk_otp:${batch.id}:1`).executeTakeFirstOrThrow()
+  const batch = await db
+    .selectFrom('bulk_payments')
+    .select('id')
+    .where('partner_id', '=', partnerId)
+    .where('bulk_payment_id', '=', bulkPaymentId)
+    .executeTakeFirstOrThrow()
+  const message = await db
+    .selectFrom('notifier_messages')
+    .select('body')
+    .where('key', '=', `bulk_otp:${batch.id}:1`)
+    .executeTakeFirstOrThrow()
   return /one-time PIN is (\d{6})/.exec(message.body)?.[1] ?? ''
 }
 
@@ -242,7 +485,18 @@ function bulkBody(bulk_payment_id: string) {
     total_amount: 100,
     payment_count: 1,
     description: 'supplier run',
-    payments: [{ payment_id: 'p1', amount: 100, ref: 'invoice 3', own_ref: 'supplier run', account_number: '62000000001', branch_code: '250655', name: 'Bongani Supplies', real_time: true }],
+    payments: [
+      {
+        payment_id: 'p1',
+        amount: 100,
+        ref: 'invoice 3',
+        own_ref: 'supplier run',
+        account_number: '62000000001',
+        branch_code: '250655',
+        name: 'Bongani Supplies',
+        real_time: true,
+      },
+    ],
   }
 }
 
@@ -253,7 +507,13 @@ function takeOne<T>(pool: T[]): T {
 
 async function webhookEvent(tb: TestBank, partnerId: string): Promise<string> {
   const id = await tb.bank.database.db.transaction().execute((trx) =>
-    appendEvent(trx, { type: 'bulk_payment.cancelled', partner_id: partnerId, resource_id: randomUUID(), data: {}, occurred_at: tb.clock.now() }),
+    appendEvent(trx, {
+      type: 'bulk_payment.cancelled',
+      partner_id: partnerId,
+      resource_id: randomUUID(),
+      data: {},
+      occurred_at: tb.clock.now(),
+    }),
   )
   while ((await tb.bank.services.events.dispatchPending()) > 0) {
     // Until this event (and any before it) is handed over.
@@ -267,8 +527,18 @@ async function deadJob(tb: TestBank): Promise<string> {
   await tb.bank.database.db
     .insertInto('jobs')
     .values({
-      id, kind: 'test.never_run', key: id, payload: '{}', state: 'dead', due_at: now, attempts: 3, attempts_max: 3,
-      lease_ms: 60_000, last_error: 'for the suites', created_at: now, updated_at: now,
+      id,
+      kind: 'test.never_run',
+      key: id,
+      payload: '{}',
+      state: 'dead',
+      due_at: now,
+      attempts: 3,
+      attempts_max: 3,
+      lease_ms: 60_000,
+      last_error: 'for the suites',
+      created_at: now,
+      updated_at: now,
     })
     .execute()
   return id
@@ -281,7 +551,12 @@ const bodies: Record<string, BodyFactory> = {
   entity_info: (f) => ({ entity_id: f.partner.rootEntityId }),
   entity_list: () => ({}),
   entity_get_address: (f) => ({ entity_id: f.partner.rootEntityId }),
-  entity_update_address: (f) => ({ entity_id: f.partner.rootEntityId, address_line_1: '1 Main Road', city: 'Cape Town', country: 'ZAF' }),
+  entity_update_address: (f) => ({
+    entity_id: f.partner.rootEntityId,
+    address_line_1: '1 Main Road',
+    city: 'Cape Town',
+    country: 'ZAF',
+  }),
   user_create: (f) => userRequest(f.partner.rootEntityId),
   user_update: (f) => ({ user_id: f.userId, first_name: 'Lindiwe' }),
   user_get: (f) => ({ user_id: f.userId }),
@@ -292,7 +567,12 @@ const bodies: Record<string, BodyFactory> = {
   account_get_details: (f) => ({ account_id: f.accountId }),
   ops_partner_create: () => {
     const e = businessEntity()
-    return { name: e.name, email: e.email, registration_number: e.registration_number, trading_name: e.trading_name }
+    return {
+      name: e.name,
+      email: e.email,
+      registration_number: e.registration_number,
+      trading_name: e.trading_name,
+    }
   },
   ops_partner_list: () => ({}),
   ops_credential_create: (f) => ({ partner_id: f.partner.partnerId, permissions: ['read'] }),
@@ -300,12 +580,19 @@ const bodies: Record<string, BodyFactory> = {
   ops_credential_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_partner_nats_creds: (f) => ({ partner_id: f.partner.partnerId, label: 'sample' }),
   ops_partner_nats_users: (f) => ({ partner_id: f.partner.partnerId }),
-  ops_partner_nats_revoke: (f) => ({ partner_id: f.partner.partnerId, user_id: f.revocableNatsUserId }),
+  ops_partner_nats_revoke: (f) => ({
+    partner_id: f.partner.partnerId,
+    user_id: f.revocableNatsUserId,
+  }),
   // A partner of its own (suspended by the first call; later ones change nothing), and letting
   // back `partner`, which is not suspended (accepted, changes nothing).
   ops_partner_suspend: (f) => ({ partner_id: f.suspendablePartnerId }),
   ops_partner_unsuspend: (f) => ({ partner_id: f.partner.partnerId }),
-  ops_partner_limits: (f) => ({ partner_id: f.suspendablePartnerId, requests_per_second: 1000, burst: 2000 }),
+  ops_partner_limits: (f) => ({
+    partner_id: f.suspendablePartnerId,
+    requests_per_second: 1000,
+    burst: 2000,
+  }),
   ops_entity_review: (f) => ({ entity_id: f.partner.rootEntityId, decision: 'approve' }),
   ops_entity_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_user_kyc: (f) => ({ user_id: f.userId, status: 'pending' }),
@@ -333,10 +620,16 @@ const bodies: Record<string, BodyFactory> = {
   account_list_transactions: (f) => ({ account_id: f.accountId, limit: 5 }),
   account_get_transaction: (f) => ({ tx_id: f.transactionId }),
   ops_account_deposit: (f) => ({ account_id: f.accountId, amount: 100 }),
-  ops_transaction_reverse: (f) => ({ tx_id: takeOne(f.dualControl.depositsToReverse), reason: 'credited in error' }),
+  ops_transaction_reverse: (f) => ({
+    tx_id: takeOne(f.dualControl.depositsToReverse),
+    reason: 'credited in error',
+  }),
   ops_approvals_list: () => ({ state: 'pending_approval', limit: 10 }),
   ops_approvals_approve: (f) => ({ approval_id: takeOne(f.dualControl.toApprove) }),
-  ops_approvals_reject: (f) => ({ approval_id: takeOne(f.dualControl.toReject), reason: 'not expected' }),
+  ops_approvals_reject: (f) => ({
+    approval_id: takeOne(f.dualControl.toReject),
+    reason: 'not expected',
+  }),
   ops_ledger_verify: () => ({}),
   ops_clearing_run: () => ({}),
   ops_jobs_list: () => ({ state: 'dead', limit: 10 }),
@@ -377,20 +670,98 @@ const bodies: Record<string, BodyFactory> = {
   // KYC and KYB: the fixture's user and entity have documents in their dropboxes.
   user_upload_kyc_documents: (f) => ({ user_id: f.kyc.userId, ...f.kyc.kycNames }),
   kyb_get: (f) => ({ entity_id: f.kyc.entityId }),
-  kyb_submit: (f) => ({ entity_id: f.kyc.entityId, documents: [f.kyc.kybDocument], directors: { [f.kyc.directorId]: [f.kyc.directorDocument] } }),
-  kyb_update: (f) => ({ entity_id: f.kyc.entityId, metadata: { industry: 'retail', employees: 12 } }),
-  kyb_update_director: (f) => ({ entity_id: f.kyc.entityId, director_id: f.kyc.directorId, full_name: 'Thandi Nkosi', email: 'thandi@example.com' }),
-  kyb_send_verification_email: (f) => ({ entity_id: f.kyc.entityId, director_id: f.kyc.directorId, email: 'thandi@example.com' }),
+  kyb_submit: (f) => ({
+    entity_id: f.kyc.entityId,
+    documents: [f.kyc.kybDocument],
+    directors: { [f.kyc.directorId]: [f.kyc.directorDocument] },
+  }),
+  kyb_update: (f) => ({
+    entity_id: f.kyc.entityId,
+    metadata: { industry: 'retail', employees: 12 },
+  }),
+  kyb_update_director: (f) => ({
+    entity_id: f.kyc.entityId,
+    director_id: f.kyc.directorId,
+    full_name: 'Thandi Nkosi',
+    email: 'thandi@example.com',
+  }),
+  kyb_send_verification_email: (f) => ({
+    entity_id: f.kyc.entityId,
+    director_id: f.kyc.directorId,
+    email: 'thandi@example.com',
+  }),
   ops_kyc_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_kyc_show: (f) => ({ user_id: f.kyc.userId }),
   ops_kyc_decide: (f) => ({ user_id: takeOne(f.kyc.usersToDecide), decision: 'approve' }),
   ops_kyb_list: (f) => ({ partner_id: f.partner.partnerId }),
   ops_kyb_show: (f) => ({ entity_id: f.kyc.entityId }),
-  ops_kyb_decide: (f) => ({ entity_id: takeOne(f.kyc.entitiesToDecide), decision: 'reject', reason: 'documents unreadable' }),
+  ops_kyb_decide: (f) => ({
+    entity_id: takeOne(f.kyc.entitiesToDecide),
+    decision: 'reject',
+    reason: 'documents unreadable',
+  }),
   ops_document_get: (f) => ({ document_id: f.kyc.documentId, length: 1024 }),
   ops_audit_list: (f) => ({ subject_id: f.kyc.userId, limit: 10 }),
   ops_account_show: (f) => ({ account_id: f.accountId }),
   ops_account_transactions: (f) => ({ account_id: f.accountId, limit: 10 }),
+  card_request: (f) => ({
+    account_id: f.accountId,
+    user_id: f.cards.holderId,
+    name: 'Sample',
+    type: 0,
+    use_type: 0,
+  }),
+  card_list_requests: (f) => ({ account_id: f.accountId }),
+  card_respond_to_request: (f) => ({
+    ...cardEntity(f),
+    initiator: f.cards.approverId,
+    request_id: takeOne(f.cards.requestsToRespond),
+    approved: true,
+  }),
+  card_edit: (f) => ({
+    entity_id: f.partner.rootEntityId,
+    card_id: f.cards.cardId,
+    name: 'Renamed',
+  }),
+  card_list_cards: (f) => cardEntity(f),
+  card_get_details: (f) => cardAction(f),
+  card_update_status: (f) => ({ ...cardAction(f), status: 'active' }),
+  card_activate: (f) => {
+    const card = takeOne(f.cards.cardsToActivate)
+    return { ...cardAction(f), id: card.id, last_4: card.last_4 }
+  },
+  card_set_pin: (f) => ({ ...cardAction(f), pin: '1234' }),
+  ops_sandbox_card_authorize: (f) => ({
+    card_id: f.cards.cardId,
+    amount: 100,
+    merchant_name: 'Sample',
+    mcc: '5812',
+    merchant_country: 'ZAF',
+    channel: 'pos',
+    entry_mode: 'chip',
+  }),
+  ops_sandbox_card_increment: (f) => ({
+    authorization_id: f.cards.pendingAuthorizationId,
+    amount: 1,
+  }),
+  ops_sandbox_card_reverse: (f) => ({ authorization_id: takeOne(f.cards.authorizationsToReverse) }),
+  ops_sandbox_card_clear: (f) => ({
+    authorization_id: takeOne(f.cards.authorizationsToClear),
+    amount: 100,
+  }),
+  ops_sandbox_card_refund: (f) => ({
+    card_id: f.cards.cardId,
+    amount: 100,
+    merchant_name: 'Sample',
+  }),
+}
+
+function cardEntity(f: OperationFixture) {
+  return { entity_id: f.partner.rootEntityId, account_id: f.accountId }
+}
+
+function cardAction(f: OperationFixture) {
+  return { account_id: f.accountId, initiator: f.cards.holderId, id: f.cards.cardId }
 }
 
 /**
@@ -402,7 +773,8 @@ export const sampledOperationNames: readonly string[] = Object.keys(bodies)
 /** A fresh, schema-valid body for the operation, naming the fixture's own resources. */
 export function validBody(op: Operation, f: OperationFixture): Record<string, unknown> {
   const factory = bodies[op.name]
-  if (!factory) throw new Error(`no sample body for operation ${op.name}; add one to operation-bodies.ts`)
+  if (!factory)
+    throw new Error(`no sample body for operation ${op.name}; add one to operation-bodies.ts`)
   return factory(f)
 }
 
@@ -410,21 +782,32 @@ const anyCaseUuid = new RegExp(uuidPattern.source, 'i')
 
 /** The same body with every id replaced by a random UUID that names nothing. */
 export function withRandomIds(body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).map(([k, v]) => [k, typeof v === 'string' && anyCaseUuid.test(v) ? randomUUID() : v]))
+  return Object.fromEntries(
+    Object.entries(body).map(([k, v]) => [
+      k,
+      typeof v === 'string' && anyCaseUuid.test(v) ? randomUUID() : v,
+    ]),
+  )
 }
 
-export const partnerOperations = (): Operation[] => allOperations().filter((op) => op.permission !== 'operator')
-export const operatorOperations = (): Operation[] => allOperations().filter((op) => op.permission === 'operator')
+export const partnerOperations = (): Operation[] =>
+  allOperations().filter((op) => op.permission !== 'operator')
+export const operatorOperations = (): Operation[] =>
+  allOperations().filter((op) => op.permission === 'operator')
 
 /** The concrete subject; partner operations are sent on `partnerId`'s subject. */
 export function subjectOf(op: Operation, partnerId: string): string {
   if (op.permission === 'operator') return subjectFor(op)
   // An `<entity_id>` subject is sent on the partner's root entity (an unknown token as it is).
-  return subjectFor(op, scopeOf(op) === 'entity' ? (partnerRootEntities.get(partnerId) ?? partnerId) : partnerId)
+  return subjectFor(
+    op,
+    scopeOf(op) === 'entity' ? (partnerRootEntities.get(partnerId) ?? partnerId) : partnerId,
+  )
 }
 
 /** The token that may use the operation: the operator's for `ops.`, the partner's otherwise. */
 export function rightfulToken(op: Operation, f: OperationFixture): string {
+  if (op.permission === 'card_details') return f.cards.detailsToken
   return op.permission === 'operator' ? f.tb.operatorToken : f.partner.token
 }
 
