@@ -40,6 +40,8 @@ import { authorizationRow, limits, type Authorization } from '../cards/rule-help
 type Action =
   | { kind: 'deposit'; amount: number }
   | { kind: 'transfer'; rtc: boolean; amount: number }
+  /** An RTC transfer of all that is available (less its fee): a clearing over the hold is short. */
+  | { kind: 'spend_all' }
   | { kind: 'clearing_run' }
   | { kind: 'authorize'; amount: number }
   | { kind: 'increment'; pick: number; amount: number }
@@ -90,6 +92,7 @@ const action: fc.Arbitrary<Action> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'clearing_run' as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'spend_all' as const }) },
   {
     weight: 6,
     arbitrary: fc.record({
@@ -120,8 +123,8 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       kind: fc.constant('clear' as const),
       pick,
       how: fc.oneof(
-        fc.constantFrom<ClearHow>('equal', 'most', 'over'),
-        fc.integer({ min: 1, max: 1_150 }),
+        { weight: 3, arbitrary: fc.constantFrom<ClearHow>('equal', 'most', 'over') },
+        { weight: 2, arbitrary: fc.integer({ min: 1, max: 1_150 }) },
       ),
     }),
   },
@@ -282,6 +285,10 @@ class Run {
           ref: 'card property deposit',
         })
         return this.model.credit(BigInt(a.amount))
+      case 'spend_all': {
+        const amount = this.model.available - fees.RTC
+        return amount >= 100n ? this.transfer(true, Number(amount)) : undefined
+      }
       case 'transfer':
         return this.transfer(a.rtc, a.amount)
       case 'clearing_run':
@@ -532,7 +539,9 @@ class Run {
       }
       assert.deepEqual(actual, expected, `authorization ${auth.id} (${when}); ${this.context}`)
     }
-    this.checkCardRows(await transactionsOf(this.partner, this.accountId), when)
+    const rows = await transactionsOf(this.partner, this.accountId)
+    this.checkCardRows(rows, when)
+    await this.checkRunningBalances(rows, when)
     const report = await tb.operator.ledger.verify({})
     assert.deepEqual(report.problems, [], `ledger verify (${when})`)
     assert.equal(report.ok, true)
@@ -556,6 +565,33 @@ class Run {
       rows.every((r) => r.verified),
       `every row verifies its chain (${when})`,
     )
+  }
+
+  /**
+   * Posted rows, in the order they were posted, each carry the balance after them (a
+   * clearing below the first amount posts its credit first, so none is ever negative).
+   */
+  private async checkRunningBalances(rows: TransactionView[], when: string): Promise<void> {
+    const posted = await tb.bank.database.db
+      .selectFrom('transactions')
+      .select(['id', 'posted_order'])
+      .where('account_id', '=', this.accountId)
+      .where('posted_order', 'is not', null)
+      .execute()
+    const byId = new Map(rows.map((t) => [t.tx_id, t]))
+    const order = (p: { posted_order: unknown }) => BigInt(p.posted_order as bigint)
+    posted.sort((a, b) => (order(a) < order(b) ? -1 : 1))
+    let running = 0n
+    posted.forEach((p, i) => {
+      const context = `posted row ${p.id} (${when}); ${this.context}`
+      assert.equal(order(p), BigInt(i + 1), `posted_order has no gaps: ${context}`)
+      const t = byId.get(p.id)
+      assert.ok(t, context)
+      running += BigInt(t.credit) - BigInt(t.debit)
+      assert.ok(running >= 0n, `never negative: ${context}`)
+      assert.equal(BigInt(t.running_balance), running, `running balance: ${context}`)
+    })
+    assert.equal(running, this.model.balance, `the last running balance is the balance (${when})`)
   }
 
   /** An authorization's `card` row and its adjustment row (if any); answers how many of those. */
