@@ -5,9 +5,10 @@ import { chaosPass } from './pass.ts'
 // Card clearing survives the bank process being killed outright (SIGKILL) in the middle of
 // the network's clearing file (issue 31). The service runs as a child process in sandbox
 // mode, on a database of its own and a private nats-server. Two cards (on two accounts)
-// authorize 160 payments each; the network then sends their clearings (`ops.sandbox.card.
-// clear`: below, at and up to 15 % above the hold) from 8 senders, and once a quarter of them
-// are acknowledged the process is killed; a new process takes over the same database. The
+// authorize 160 payments each; the network then sends their clearings
+// (`ops.sandbox.card.clear`: below, at and up to 15 % above the hold) from 8 senders, and
+// once a quarter of them are acknowledged the process is killed (no clearing is sent after
+// that); a new process takes over the same database. The
 // network sends every clearing again, as it retries what it has no answer to (and what it
 // has), until each is answered; then once more. Each clearing is one database transaction
 // (card-network.ts), so a clearing cut short by the kill either committed whole or left
