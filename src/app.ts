@@ -18,7 +18,7 @@ import { createServices, type Services } from './services.ts'
 import { NatsDropbox } from './kyc/dropbox.ts'
 import { NatsIdentity } from './nats-identity/nats-identity.ts'
 import { natsIsolationProblem, open_nats_warning } from './nats-identity/nats-isolation.ts'
-import { DropboxConnections, openSystemLink } from './nats-identity/nats-links.ts'
+import { card_decider_role, decisionTransport, partnerLinks, PartnerConnections, openSystemLink } from './nats-identity/nats-links.ts'
 import { requestOrigin } from './nats-identity/request-origin.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
@@ -114,10 +114,14 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   })
   // The partners' KYC/KYB dropboxes are JetStream Object Store buckets: in each partner's
   // own NATS account when the bank is the authority, else on the one open account.
-  const dropboxConnections = identity ? new DropboxConnections(identity, options.natsUrl, tls) : undefined
+  const dropboxConnections = identity ? new PartnerConnections(identity, options.natsUrl, tls) : undefined
   const dropbox = new NatsDropbox(dropboxConnections ? dropboxConnections.of : async () => nc)
+  // Partners' card decisions are asked likewise: in the partner's account, else on the open one.
+  const deciders = partnerLinks(identity, options.natsUrl, tls, card_decider_role)
+  const cardDecisions = decisionTransport(deciders, nc)
   const services = createServices(database.db, clock, config, log, undefined, {
     sandboxClock, wallClock: options.wallClock, dropbox, secretBox, natsIdentity: identity,
+    cardDecisions,
   })
   const systemLink = identity
     ? await linkSystemAccount(identity, options.natsUrl, tls, log).catch(async (error: unknown) => {
@@ -199,6 +203,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
         await metricsServer?.close()
         await services.jobRunner.stop()
         await dropboxConnections?.close()
+        await deciders?.close()
         await systemLink?.close().catch(() => {})
         await nc.drain().catch(() => nc.close())
         await database.close()

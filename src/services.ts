@@ -31,6 +31,7 @@ import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { CardService } from './cards/card-service.ts'
 import { CardNetwork } from './cards/card-network.ts'
+import { PartnerDecisions, type DecisionTransport } from './cards/card-decisions.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
 import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
 import { WebhookService } from './webhooks/webhook-service.ts'
@@ -110,6 +111,8 @@ export interface Services {
   cards: CardService
   /** The card network's authorizations, clearings, reversals and refunds. */
   cardNetwork: CardNetwork
+  /** Partners' real-time card authorization decisions. */
+  cardDecisions: PartnerDecisions
 }
 
 export interface ServiceClocks {
@@ -127,6 +130,8 @@ export interface ServiceClocks {
   secretBox?: SecretBox | undefined
   /** The bank as the NATS authority of its partners (`bank nats init`); absent on an open NATS server. */
   natsIdentity?: NatsIdentity | undefined
+  /** How the bank asks partners' card decisions over NATS; without it, each gets the stand-in. */
+  cardDecisions?: DecisionTransport | undefined
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
@@ -242,10 +247,13 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const limiter = new RateLimiter(databaseTokens(db), clocks.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
   const limits = new LimitsService(db, clock, limiter, config.rateLimits)
   const cards = new CardService(db, clock, secretBox, { bin: config.cardBin })
-  const cardDeps = { forget: (ids: string[]) => knownAccounts.forget(ids) }
+  const noDecisions: DecisionTransport = () => Promise.reject(new Error('no NATS connection'))
+  const cardDecisions = new PartnerDecisions(db, clock, clocks.cardDecisions ?? noDecisions)
+  const forget = (ids: string[]) => knownAccounts.forget(ids)
+  const cardDeps = { forget, decider: cardDecisions }
   const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards, cardDeps, jobRunner)
   return {
-    audit, dualControl, cards, cardNetwork,
+    audit, dualControl, cards, cardNetwork, cardDecisions,
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
     kyc, kyb, documentRetention, metrics, limiter, limits,

@@ -367,6 +367,41 @@ export const cardOperations = {
   }),
 }
 
+/** A decision subject in the partner's own NATS account: `decisions.` and one to eight tokens. */
+const decisionSubject = z
+  .string({ error: 'must be a string' })
+  .regex(/^decisions(\.[A-Za-z0-9_-]{1,64}){1,8}$/, {
+    error: 'must be a NATS subject under decisions., e.g. decisions.cards (no wildcards)',
+  })
+const decisionSettings = z.object({
+  subject: z.string().nullable(),
+  stand_in: z.enum(['approve', 'decline']),
+})
+
+export const cardDecisionOperations = {
+  setDecisions: operation({
+    name: 'card_set_authorization_decisions',
+    sdk: 'cards.setAuthorizationDecisions',
+    subject: 'svc.card.<partner_id>.set_authorization_decisions',
+    permission: 'write',
+    summary: "Serve real-time authorization decisions: once the bank's own checks pass, it asks `subject` (in the partner's own NATS account) and waits at most 1 s for {approve, reason?}; no answer in time is the stand-in choice (decline unless approve). Without a subject the bank decides alone.",
+    request: z.strictObject({
+      subject: decisionSubject.optional(),
+      stand_in: z.enum(['approve', 'decline'], { error: 'must be approve or decline' }).optional(),
+    }),
+    response: decisionSettings,
+  }),
+  getDecisions: operation({
+    name: 'card_get_authorization_decisions',
+    sdk: 'cards.getAuthorizationDecisions',
+    subject: 'svc.card.<partner_id>.get_authorization_decisions',
+    permission: 'read',
+    summary: 'The subject the partner serves authorization decisions on (null: none) and its stand-in choice.',
+    request: z.strictObject({}),
+    response: decisionSettings,
+  }),
+}
+
 export const cardNetworkOperations = {
   authorize: operation({
     name: 'ops_sandbox_card_authorize',

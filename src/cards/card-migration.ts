@@ -100,3 +100,18 @@ export const cardsMigration: Migration = {
     )
   },
 }
+
+// A partner's real-time authorization decisions (card-decisions.ts): the subject it serves
+// them on (null: the bank decides alone) and its stand-in choice when it does not answer.
+export const cardDecisionsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create table card_decision_settings (
+        partner_id uuid primary key,
+        subject text,
+        stand_in text not null check (stand_in in ('approve', 'decline')),
+        updated_at timestamptz not null
+      )
+    `)
+  },
+}

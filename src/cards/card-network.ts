@@ -63,9 +63,18 @@ export interface PartnerAnswer {
   reason?: string | undefined
 }
 
-/** What a partner's own decision service would be asked; absent, the bank decides alone. */
+/** A partner's own decision service (card-decisions.ts); absent, the bank decides alone. */
 export interface PartnerDecider {
-  decide(card: CardRow, request: AuthorizeRequest): Promise<PartnerAnswer>
+  /** The subject the card's partner serves decisions on; undefined when it serves none. */
+  subjectOf(
+    cardId: string,
+  ): Promise<{ subject: string; stand_in: 'approve' | 'decline' } | undefined>
+  /** Asks the partner; its stand-in choice when it does not answer in time. */
+  ask(
+    card: CardRow,
+    request: AuthorizeRequest,
+    settings: { subject: string; stand_in: 'approve' | 'decline' },
+  ): Promise<PartnerAnswer>
 }
 
 /** What the network needs beside the database: forgetting accounts its journals changed. */
@@ -127,18 +136,25 @@ export class CardNetwork {
 
   /**
    * The partner is asked (when it decides) only once the bank's own checks pass, outside the
-   * locks; the checks are made again under the locks, and they decide.
+   * locks (funds included); the checks are made again under the locks, and they decide.
    */
   private async askPartner(r: AuthorizeRequest): Promise<PartnerAnswer | undefined> {
     const decider = this.deps.decider
-    if (!decider) return undefined
+    const settings = await decider?.subjectOf(r.card_id)
+    if (!decider || !settings) return undefined
     const card = await cardOf(this.db, null, r.card_id, false)
     if (!card) throw new NotFound('card')
     const amount = BigInt(r.amount)
-    const refused = await this.db
-      .transaction()
-      .execute((trx) => this.refusal(trx, card, r, amount, null, true))
-    return refused ? undefined : decider.decide(card, r)
+    const refused = await this.db.transaction().execute(async (trx) => {
+      const account = await trx
+        .selectFrom('accounts')
+        .select(['balance', 'held'])
+        .where('id', '=', card.account_id)
+        .executeTakeFirstOrThrow()
+      const short = BigInt(account.balance) - BigInt(account.held) < amount
+      return short || (await this.refusal(trx, card, r, amount, null, true)) !== undefined
+    })
+    return refused ? undefined : decider.ask(card, r, settings)
   }
 
   /** Adds to a pending authorization, checked as an authorization (status, limits, funds). */

@@ -82,7 +82,15 @@ export interface CardAuthorizationsTable {
   updated_at: Timestamp
 }
 
+export interface CardDecisionSettingsTable {
+  partner_id: string
+  subject: string | null
+  stand_in: 'approve' | 'decline'
+  updated_at: Timestamp
+}
+
 export interface CardTables {
+  card_decision_settings: CardDecisionSettingsTable
   card_requests: CardRequestsTable
   cards: CardsTable
   card_authorizations: CardAuthorizationsTable

@@ -3,14 +3,14 @@ import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 import { card_limits } from './card-contract.ts'
 import { card_expiry_job_limits } from './card-limits.ts'
-import { cardsMigration } from './card-migration.ts'
+import { cardDecisionsMigration, cardsMigration } from './card-migration.ts'
 import { card_expiry_job_kind } from './card-network.ts'
 
 // Cards: issuing and controls for partners (`svc.card.`), and the card network, simulated in
 // the sandbox (`ops.sandbox.card.`).
 export const cardsModule: Module = {
   name: 'cards',
-  migrations: { '0024_cards': cardsMigration },
+  migrations: { '0024_cards': cardsMigration, '0025_card_decisions': cardDecisionsMigration },
   limits: { ...card_limits, expiry_job: card_expiry_job_limits },
   endpoints: (s) => [
     endpoint(contract.cards.request, (r, c) => s.cards.request(partnerOf(c), r)),
@@ -24,6 +24,8 @@ export const cardsModule: Module = {
     endpoint(contract.cards.updateStatus, (r, c) => s.cards.updateStatus(partnerOf(c), r)),
     endpoint(contract.cards.activate, (r, c) => s.cards.activate(partnerOf(c), r)),
     endpoint(contract.cards.setPin, (r, c) => s.cards.setPin(partnerOf(c), r)),
+    endpoint(contract.cards.setDecisions, (r, c) => s.cardDecisions.set(partnerOf(c), r)),
+    endpoint(contract.cards.getDecisions, (_r, c) => s.cardDecisions.settings(partnerOf(c))),
     endpoint(contract.cardNetwork.authorize, (r, c) =>
       s.cardNetwork.authorize(r, c.caller.credentialId),
     ),

@@ -16,7 +16,7 @@ import { kybOperations, kycDecisionOperations, kycOperations, reviewOperations }
 import { natsIdentityOperations } from '../nats-identity/nats-identity-contract.ts'
 import { limitsOperations } from '../limits/limits-contract.ts'
 import { approvalOperations, auditOperations } from '../audit/audit-contract.ts'
-import { cardNetworkOperations, cardOperations } from '../cards/card-contract.ts'
+import { cardDecisionOperations, cardNetworkOperations, cardOperations } from '../cards/card-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -60,7 +60,7 @@ export const contract = {
   sandbox: sandboxOperations,
   debit: debitOperations,
   debitRuns: debitRunOperations,
-  cards: cardOperations,
+  cards: { ...cardOperations, ...cardDecisionOperations },
   cardNetwork: cardNetworkOperations,
   kyc: kycOperations,
   kyb: kybOperations,

@@ -111,11 +111,14 @@ export async function partnerAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'b
 
 /**
  * What a partner's user may do inside its own account: publish (its requests, its dropbox
- * uploads and JetStream calls) and receive on `_INBOX.>` only, which is where the reference
- * SDK and ours take replies. It cannot subscribe to anything else, so even inside its own
- * account it sees no request but its replies.
+ * uploads and JetStream calls) and receive on `_INBOX.>`, which is where the reference SDK
+ * and ours take replies, and on `decisions.>`, where it serves the bank's real-time card
+ * authorization requests (src/cards/card-decisions.ts). It can subscribe to nothing else,
+ * so even inside its own account it sees none of its own requests.
  */
-export const partner_user_permissions: Partial<User> = { sub: { allow: ['_INBOX.>'] } }
+export const partner_user_permissions: Partial<User> = {
+  sub: { allow: ['_INBOX.>', 'decisions.>'] },
+}
 
 /** An operator's user: `ops.` operations and `$SRV` discovery out, replies in. */
 export const operator_user_permissions: Partial<User> = { pub: { allow: ['ops.>', '$SRV.>'] }, sub: { allow: ['_INBOX.>'] } }
@@ -123,6 +126,13 @@ export const operator_user_permissions: Partial<User> = { pub: { allow: ['ops.>'
 /** The bank's reader of a partner's dropboxes, inside that partner's account: JetStream's API only. */
 export const dropbox_reader_inbox = '_INBOX_bank_reader'
 export const dropbox_reader_permissions: Partial<User> = { pub: { allow: ['$JS.API.>'] }, sub: { allow: [`${dropbox_reader_inbox}.>`] } }
+
+/** The bank's asker of a partner's card decisions, inside that partner's account. */
+export const card_decider_inbox = '_INBOX_bank_decider'
+export const card_decider_permissions: Partial<User> = {
+  pub: { allow: ['decisions.>'] },
+  sub: { allow: [`${card_decider_inbox}.>`] },
+}
 
 export interface IssuedUser {
   publicKey: string

@@ -10,6 +10,7 @@ import { Conflict, NotFound } from '../errors.ts'
 import type { SecretBox } from '../webhooks/secret-box.ts'
 import {
   dropbox_reader_permissions,
+  card_decider_permissions,
   epochSecond,
   issueUser,
   newAccountKey,
@@ -133,6 +134,15 @@ export class NatsIdentity {
     if (!row) return undefined
     const expiresAt = epochSecond(new Date()) + reader_ttl_seconds
     return (await issueUser(this.accountKey(row), 'bank dropbox reader', dropbox_reader_permissions, expiresAt)).creds
+  }
+
+  /** A short-lived user in the partner's account through which the bank asks its card decisions. */
+  async cardDeciderCreds(partnerId: string): Promise<string | undefined> {
+    const row = await store.accountOf(this.db, partnerId)
+    if (!row) return undefined
+    const expiresAt = epochSecond(new Date()) + reader_ttl_seconds
+    const name = 'bank card decider'
+    return (await issueUser(this.accountKey(row), name, card_decider_permissions, expiresAt)).creds
   }
 
   async listUsers(partnerId: string): Promise<NatsUserView[]> {

@@ -1,13 +1,13 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from '../logger.ts'
 import { Unavailable } from '../errors.ts'
-import { dropbox_reader_inbox } from './nats-claims.ts'
+import { card_decider_inbox, dropbox_reader_inbox } from './nats-claims.ts'
 import type { NatsIdentity } from './nats-identity.ts'
 
 // The bank's connections besides its own: one to the system account, through which it
 // pushes account JWTs to the servers' resolver, and short-lived ones into a partner's
 // account, through which it reads that partner's dropboxes (the partner's JetStream is its
-// own account's and nobody else's).
+// own account's and nobody else's) or asks its card authorization decisions.
 
 const claims_update_subject = '$SYS.REQ.CLAIMS.UPDATE'
 const push_timeout_ms = 5_000
@@ -47,14 +47,38 @@ export async function openSystemLink(identity: NatsIdentity, servers: string, tl
   return nc
 }
 
-/** Connections into partners' accounts for reading their dropboxes, each closed after a minute unused. */
-export class DropboxConnections {
+/** Who the bank is inside a partner's account: the dropbox reader or the card decider. */
+export interface PartnerLinkRole {
+  name: string
+  inboxPrefix: string
+  creds(identity: NatsIdentity, partnerId: string): Promise<string | undefined>
+  /** The refusal when the link cannot be made. */
+  unreachable: string
+}
+
+export const dropbox_reader_role: PartnerLinkRole = {
+  name: 'dropbox-reader',
+  inboxPrefix: dropbox_reader_inbox,
+  creds: (identity, partnerId) => identity.dropboxReaderCreds(partnerId),
+  unreachable: "the partner's dropbox could not be reached",
+}
+
+export const card_decider_role: PartnerLinkRole = {
+  name: 'card-decider',
+  inboxPrefix: card_decider_inbox,
+  creds: (identity, partnerId) => identity.cardDeciderCreds(partnerId),
+  unreachable: "the partner's decision service could not be reached",
+}
+
+/** Connections into partners' accounts in one role, each closed after a minute unused. */
+export class PartnerConnections {
   private readonly open = new Map<string, { nc: Promise<NatsConnection>; timer: NodeJS.Timeout | undefined }>()
 
   constructor(
     private readonly identity: NatsIdentity,
     private readonly servers: string,
     private readonly tls: Partial<ConnectionOptions>,
+    private readonly role: PartnerLinkRole = dropbox_reader_role,
   ) {}
 
   readonly of = async (partnerId: string): Promise<NatsConnection> => {
@@ -89,19 +113,40 @@ export class DropboxConnections {
   }
 
   private async connect(partnerId: string): Promise<NatsConnection> {
-    const creds = await this.identity.dropboxReaderCreds(partnerId)
-    if (!creds) throw new Unavailable('the partner has no NATS account for its dropboxes')
+    const creds = await this.role.creds(this.identity, partnerId)
+    if (!creds) throw new Unavailable('the partner has no NATS account of its own')
     try {
       return await connect({
         servers: this.servers,
-        name: `bank-dropbox-reader-${process.pid}`,
-        inboxPrefix: dropbox_reader_inbox,
+        name: `bank-${this.role.name}-${process.pid}`,
+        inboxPrefix: this.role.inboxPrefix,
         reconnect: false,
         ...this.tls,
         authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
       })
     } catch (error) {
-      throw new Unavailable(`the partner's dropbox could not be reached (${error instanceof Error ? error.message : String(error)}); try again`)
+      throw new Unavailable(`${this.role.unreachable} (${error instanceof Error ? error.message : String(error)}); try again`)
     }
+  }
+}
+
+/** Connections into partners' accounts in `role`, when the bank is their NATS authority. */
+export function partnerLinks(
+  identity: NatsIdentity | undefined,
+  servers: string,
+  tls: Partial<ConnectionOptions>,
+  role: PartnerLinkRole,
+): PartnerConnections | undefined {
+  return identity ? new PartnerConnections(identity, servers, tls, role) : undefined
+}
+
+/**
+ * How the bank asks a partner's card decision: a request inside the partner's own account
+ * (`links`), or on the bank's own connection when NATS is open; rejects on no answer.
+ */
+export function decisionTransport(links: PartnerConnections | undefined, nc: NatsConnection) {
+  return async (partnerId: string, subject: string, payload: string, timeout: number) => {
+    const link = links ? await links.of(partnerId) : nc
+    return (await link.request(subject, payload, { timeout })).string()
   }
 }

@@ -16,7 +16,7 @@ export const partnerOnboardingOperations = {
     subject: 'ops.partner.create',
     permission: 'operator',
     summary:
-      'Onboard a partner: its root business entity (pending KYB), a first credential with every permission, its ' +
+      'Onboard a partner: its root business entity (pending KYB), a first credential (read, write, payments; card_details is granted apart), its ' +
       'webhook signing secret and its NATS credentials file (each shown in this reply only).',
     request: z.strictObject({
       name: text(),

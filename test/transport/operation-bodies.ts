@@ -731,6 +731,8 @@ const bodies: Record<string, BodyFactory> = {
     return { ...cardAction(f), id: card.id, last_4: card.last_4 }
   },
   card_set_pin: (f) => ({ ...cardAction(f), pin: '1234' }),
+  card_set_authorization_decisions: () => ({ stand_in: 'decline' }),
+  card_get_authorization_decisions: () => ({}),
   ops_sandbox_card_authorize: (f) => ({
     card_id: f.cards.cardId,
     amount: 100,

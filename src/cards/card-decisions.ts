@@ -1,0 +1,107 @@
+import type { Kysely } from 'kysely'
+import { z } from 'zod'
+import type { Clock } from '../clock.ts'
+import type { Database } from '../schema.ts'
+import type { AuthorizeRequest } from './card-contract.ts'
+import type { PartnerAnswer, PartnerDecider } from './card-network.ts'
+import type { CardRow } from './card-service.ts'
+
+// Real-time authorization decisions by the partner. A partner that sets a decision subject
+// (svc.card.<partner_id>.set_authorization_decisions) is asked about each authorization of
+// its cards once the bank's own checks pass: the bank sends a request on that subject,
+// inside the partner's own NATS account when the bank is its NATS authority, and waits at
+// most 1 s. No answer in time, or an answer that is not `{approve, reason?}`, gets the
+// partner's stand-in choice (decline unless it chose approve). The partner's reason is
+// shown with a decline (`decline_message`).
+
+export const decision_timeout_ms = 1_000
+export const decision_reason_length_max = 200
+
+/** How the bank sends a decision request into a partner's account; rejects on no answer. */
+export type DecisionTransport = (
+  partnerId: string,
+  subject: string,
+  payload: string,
+  timeoutMs: number,
+) => Promise<string>
+
+const answer = z.object({
+  approve: z.boolean(),
+  reason: z.string().max(decision_reason_length_max).optional(),
+})
+
+export interface DecisionSettings {
+  subject: string | null
+  stand_in: 'approve' | 'decline'
+}
+
+export class PartnerDecisions implements PartnerDecider {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly clock: Clock,
+    private readonly send: DecisionTransport,
+  ) {}
+
+  async settings(partnerId: string): Promise<DecisionSettings> {
+    const row = await this.db
+      .selectFrom('card_decision_settings')
+      .select(['subject', 'stand_in'])
+      .where('partner_id', '=', partnerId)
+      .executeTakeFirst()
+    return row ?? { subject: null, stand_in: 'decline' }
+  }
+
+  async set(
+    partnerId: string,
+    settings: { subject?: string | undefined; stand_in?: 'approve' | 'decline' | undefined },
+  ): Promise<DecisionSettings> {
+    const now = this.clock.now()
+    const values = { subject: settings.subject ?? null, stand_in: settings.stand_in ?? 'decline' }
+    await this.db
+      .insertInto('card_decision_settings')
+      .values({ partner_id: partnerId, ...values, updated_at: now })
+      .onConflict((oc) => oc.column('partner_id').doUpdateSet({ ...values, updated_at: now }))
+      .execute()
+    return values
+  }
+
+  async subjectOf(
+    cardId: string,
+  ): Promise<{ subject: string; stand_in: 'approve' | 'decline' } | undefined> {
+    const row = await this.db
+      .selectFrom('cards')
+      .innerJoin('card_decision_settings as s', 's.partner_id', 'cards.partner_id')
+      .select(['s.subject', 's.stand_in'])
+      .where('cards.id', '=', cardId)
+      .executeTakeFirst()
+    return row?.subject ? { subject: row.subject, stand_in: row.stand_in } : undefined
+  }
+
+  async ask(
+    card: CardRow,
+    r: AuthorizeRequest,
+    settings: { subject: string; stand_in: 'approve' | 'decline' },
+  ): Promise<PartnerAnswer> {
+    const standIn = {
+      approve: settings.stand_in === 'approve',
+      reason: 'the partner did not answer in time',
+    }
+    const { pin: _pin, ...network } = r
+    const payload = JSON.stringify({
+      card: {
+        id: card.id,
+        account_id: card.account_id,
+        user_id: card.holder_user_id,
+        last_4: card.last_4,
+      },
+      authorization: network,
+    })
+    try {
+      const reply = await this.send(card.partner_id, settings.subject, payload, decision_timeout_ms)
+      const parsed = answer.safeParse(JSON.parse(reply))
+      return parsed.success ? parsed.data : standIn
+    } catch {
+      return standIn
+    }
+  }
+}
