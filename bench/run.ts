@@ -6,6 +6,9 @@
 // the transport allows; then (d) times transaction-list pages on a 1,000,000-row account,
 // (e) times bulk payments and webhook deliveries (bench/bulk-phases.ts), and (f) times a
 // debit-order collection run of 100,000 due orders (bench/debit-phase.ts; before (d)).
+// The card phases (bench/card-phases.ts; after (b), at the same 128 in flight) time sandbox
+// card authorizations: card-hot on BENCH_HOT_CARDS cards (8) of the hot account, card-spread
+// on a card on each of the 1,000 accounts; the cards are issued beforehand, not timed.
 //
 // Beside each rate it reports where the CPU went (bench/meter.ts): CPU microseconds per
 // operation of the service, PostgreSQL (the bench database's backends, plus the WAL
@@ -35,7 +38,8 @@
 // and dropped), BENCH_SERVICE_NODE_ARGS (node flags of the service; default --max-semi-space-size=64), BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
 // BENCH_DEBIT_ORDERS, BENCH_RESULTS_FILE (where to write the results instead; for runs
 // that are compared, not kept), and BENCH_PHASES: a comma-separated subset of
-// echo,spread,hot,bulk,debit,paging to run (default all; for short runs while developing).
+// echo,spread,hot,card-hot,card-spread,bulk,debit,paging to run (default all; for short
+// runs while developing). Each rate's latencies: p50, p90 and p99.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -48,6 +52,8 @@ import pg from 'pg'
 import { BankClient, OperatorClient } from '../src/client/index.ts'
 import { findNatsServerBinary, freePort, startNatsServer } from '../dev/nats-server.ts'
 import { bulkPhases } from './bulk-phases.ts'
+import { authorizeOnCard, declines, hot_cards, issueBenchCards } from './card-phases.ts'
+import type { BenchCards } from './card-phases.ts'
 import { debitPhase } from './debit-phase.ts'
 import { Meter, type SpanCost } from './meter.ts'
 import { benchPayment } from './payment.ts'
@@ -62,7 +68,9 @@ const accounts_count = Number(process.env.BENCH_ACCOUNTS ?? 1000)
 const bench_limits = { requests_per_second: 1_000_000, burst: 10_000_000 }
 /** The bank's keys, one set for every instance of the run (base64 of 32 bytes each). */
 const sharedKeys = { secrets: randomBytes(32).toString('base64'), otp: randomBytes(32).toString('base64') }
-const allPhases = ['echo', 'spread', 'hot', 'bulk', 'debit', 'paging'] as const
+const allPhases = [
+  'echo', 'spread', 'hot', 'card-hot', 'card-spread', 'bulk', 'debit', 'paging',
+] as const
 const phases = new Set((process.env.BENCH_PHASES ?? allPhases.join(',')).split(',').map((p) => p.trim()))
 for (const p of phases) if (!(allPhases as readonly string[]).includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (known: ${allPhases.join(', ')})`)
 
@@ -80,6 +88,7 @@ const profile = flags.profile
 interface PhaseResult {
   ops_per_s: number
   p50_ms: number
+  p90_ms: number
   p99_ms: number
   completed: number
   errors: number
@@ -194,6 +203,7 @@ async function main(): Promise<void> {
       Object.assign(results, {
         echo_rps: Math.round(echoResult.ops_per_s),
         echo_p50_ms: echoResult.p50_ms,
+        echo_p90_ms: echoResult.p90_ms,
         echo_p99_ms: echoResult.p99_ms,
         ...perOperation('echo', m.out.cost!, echoResult.completed, { echo: true }),
       })
@@ -214,6 +224,7 @@ async function main(): Promise<void> {
       Object.assign(results, {
         spread_tps: Math.round(spread.ops_per_s),
         spread_p50_ms: spread.p50_ms,
+        spread_p90_ms: spread.p90_ms,
         spread_p99_ms: spread.p99_ms,
         spread_errors: spread.errors,
         ...perOperation('spread', m.out.cost!, spread.completed),
@@ -225,6 +236,7 @@ async function main(): Promise<void> {
       Object.assign(results, {
         hot_tps: Math.round(hotResult.ops_per_s),
         hot_p50_ms: hotResult.p50_ms,
+        hot_p90_ms: hotResult.p90_ms,
         hot_p99_ms: hotResult.p99_ms,
         hot_errors: hotResult.errors,
         ...perOperation('hot', m.out.cost!, hotResult.completed),
@@ -242,6 +254,10 @@ async function main(): Promise<void> {
       hot_to_spread: ratio(results.hot_tps, results.spread_tps),
     })
     if (phases.has('spread') || phases.has('hot')) results.ledger_verified = (await operator.ledger.verify()).ok
+    if (phases.has('card-hot') || phases.has('card-spread')) {
+      const cards = await issueBenchCards(client, rootEntityId, accounts, hot, dbUrl.toString())
+      Object.assign(results, await cardPhases(operator, cards, metered))
+    }
     if (phases.has('bulk')) {
       const mark = await meter.begin()
       const bulk = await bulkPhases(client, operator, rootEntityId)
@@ -288,6 +304,38 @@ async function main(): Promise<void> {
     await nats.stop().finally(() => clearInterval(keepAlive))
     fs.rmSync(work, { recursive: true, force: true })
   }
+}
+
+type Metered = () => { out: { cost?: SpanCost }; hooks: PhaseHooks }
+
+/**
+ * The card phases (bench/card-phases.ts) on cards issued beforehand: sandbox authorizations
+ * of 100 cents, `in_flight` at a time, on the hot account's cards and then on one card of
+ * each spread account, each card taken in turn; declines count as errors.
+ */
+async function cardPhases(operator: OperatorClient, cards: BenchCards, metered: Metered) {
+  const out: Record<string, unknown> = { card_issue_s: cards.issue_s, hot_cards }
+  const runs = [
+    ['card-hot', 'card_hot', cards.hot],
+    ['card-spread', 'card_spread', cards.spread],
+  ] as const
+  for (const [phase, key, ids] of runs) {
+    if (!phases.has(phase)) continue
+    let next = 0
+    const m = metered()
+    const r = await drive(() => authorizeOnCard(operator, ids[next++ % ids.length]!), m.hooks)
+    Object.assign(out, {
+      [`${key}_aps`]: Math.round(r.ops_per_s),
+      [`${key}_p50_ms`]: r.p50_ms,
+      [`${key}_p90_ms`]: r.p90_ms,
+      [`${key}_p99_ms`]: r.p99_ms,
+      [`${key}_errors`]: r.errors,
+      ...perOperation(key, m.out.cost!, r.completed),
+    })
+  }
+  out.card_declines = { ...declines }
+  out.ledger_verified_after_cards = (await operator.ledger.verify()).ok
+  return out
 }
 
 /**
@@ -469,7 +517,9 @@ async function drive(request: () => Promise<unknown>, hooks: PhaseHooks = {}): P
     const elapsed = (performance.now() - started) / 1000
     latencies.sort((a, b) => a - b)
     const pct = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0)
-    return { ops_per_s: latencies.length / elapsed, p50_ms: pct(0.5), p99_ms: pct(0.99), completed: latencies.length, errors }
+    const ops_per_s = latencies.length / elapsed
+    const p = { p50_ms: pct(0.5), p90_ms: pct(0.9), p99_ms: pct(0.99) }
+    return { ops_per_s, ...p, completed: latencies.length, errors }
   }
   await run(warmup_ms, false)
   await hooks.beforeMeasured?.()
@@ -489,22 +539,23 @@ function printTable(r: Record<string, unknown>): void {
     show(r[`${phase}_batch_mean`]),
     show(r[`${phase}_batch_ms`]),
   ]
-  const header = ['phase', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'service', 'pg', 'nats', 'client', 'all', 'size', 'ms']
+  const header = ['phase', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'service', 'pg', 'nats', 'client', 'all', 'size', 'ms']
   const rows: string[][] = []
-  if (r.echo_rps !== undefined) rows.push(['echo (no-op request/reply)*', show(r.echo_rps), show(r.echo_p50_ms), show(r.echo_p99_ms), '0', ...cpu('echo')])
+  if (r.echo_rps !== undefined) rows.push(['echo (no-op request/reply)*', show(r.echo_rps), show(r.echo_p50_ms), show(r.echo_p90_ms), show(r.echo_p99_ms), '0', ...cpu('echo')])
   if (r.spread_tps !== undefined) {
-    rows.push([`transfers spread (${r.accounts} accounts)`, show(r.spread_tps), show(r.spread_p50_ms), show(r.spread_p99_ms), show(r.spread_errors), ...cpu('spread')])
+    rows.push([`transfers spread (${r.accounts} accounts)`, show(r.spread_tps), show(r.spread_p50_ms), show(r.spread_p90_ms), show(r.spread_p99_ms), show(r.spread_errors), ...cpu('spread')])
   }
-  if (r.hot_tps !== undefined) rows.push(['transfers hot (one account)', show(r.hot_tps), show(r.hot_p50_ms), show(r.hot_p99_ms), show(r.hot_errors), ...cpu('hot')])
+  if (r.hot_tps !== undefined) rows.push(['transfers hot (one account)', show(r.hot_tps), show(r.hot_p50_ms), show(r.hot_p90_ms), show(r.hot_p99_ms), show(r.hot_errors), ...cpu('hot')])
   if (r.debit_run_100k_s !== undefined) {
     const perS = Math.round(Number(r.debit_orders) / Number(r.debit_run_100k_s))
-    rows.push([`debit run (${r.debit_orders} orders)`, String(perS), '-', '-', '-', ...cpu('debit')])
+    rows.push([`debit run (${r.debit_orders} orders)`, String(perS), '-', '-', '-', '-', ...cpu('debit')])
   }
+  rows.push(...cardRows(r, cpu))
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => row[i]!.length)))
   const line = (row: string[]) => `${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}\n`
   // A group heading over the CPU columns and the ledger-batch columns.
-  const left = widths.slice(0, 5).reduce((a, b) => a + b + 2, 0)
-  const cpuWidth = widths.slice(5, 10).reduce((a, b) => a + b + 2, 0)
+  const left = widths.slice(0, 6).reduce((a, b) => a + b + 2, 0)
+  const cpuWidth = widths.slice(6, 11).reduce((a, b) => a + b + 2, 0)
   process.stdout.write(`${' '.repeat(left)}${'CPU µs per operation'.padEnd(cpuWidth)}ledger batch\n`)
   process.stdout.write(line(header))
   for (const row of rows) process.stdout.write(line(row))
@@ -542,6 +593,7 @@ function printTable(r: Record<string, unknown>): void {
       `\ntransfer/echo: spread ${show(r.spread_to_echo)}, hot ${show(r.hot_to_echo)}; hot/spread ${show(r.hot_to_spread)}; ledger verified: ${r.ledger_verified}\n`,
     )
   }
+  if (r.card_issue_s !== undefined) process.stdout.write(cardNotes(r))
   if (r.million_rows_first_page_ms !== undefined) {
     process.stdout.write(
       `transaction list on a 1,000,000-row account (100-row page, one request at a time): newest ${r.million_rows_first_page_ms} ms, half-way down ${r.million_rows_deep_page_ms} ms\n`,
@@ -562,6 +614,35 @@ function printTable(r: Record<string, unknown>): void {
         `ledger verified after: ${r.ledger_verified_after_debit}\n`,
     )
   }
+}
+
+/** The card phases' rows of the table (sandbox authorizations, 100 cents each). */
+function cardRows(r: Record<string, unknown>, cpu: (phase: string) => string[]): string[][] {
+  const row = (label: string, k: string) => {
+    const cells = ['aps', 'p50_ms', 'p90_ms', 'p99_ms', 'errors'].map((c) => r[`${k}_${c}`])
+    return [label, ...cells.map((c) => (c === undefined ? '-' : String(c))), ...cpu(k)]
+  }
+  const rows: string[][] = []
+  if (r.card_hot_aps !== undefined) {
+    rows.push(row(`card authorizations hot (${r.hot_cards} cards, one account)`, 'card_hot'))
+  }
+  if (r.card_spread_aps !== undefined) {
+    rows.push(row(`card authorizations spread (${r.accounts} cards)`, 'card_spread'))
+  }
+  return rows
+}
+
+function cardNotes(r: Record<string, unknown>): string {
+  const ratio = (a: unknown, b: unknown) =>
+    typeof a === 'number' && typeof b === 'number' && b > 0 ? round(a / b) : '-'
+  const issued = `${r.accounts} + ${r.hot_cards}`
+  return (
+    `\ncards: ${issued} issued (SDK request + approval) in ${r.card_issue_s} s beforehand,` +
+    ` not timed; card/transfer: hot ${ratio(r.card_hot_aps, r.hot_tps)},` +
+    ` spread ${ratio(r.card_spread_aps, r.spread_tps)};` +
+    ` declines ${JSON.stringify(r.card_declines)};` +
+    ` ledger verified after: ${r.ledger_verified_after_cards}\n`
+  )
 }
 
 main().catch((error: unknown) => {
