@@ -1,37 +1,29 @@
-import { randomUUID } from 'node:crypto'
-import { sql, type Kysely, type Selectable } from 'kysely'
-import { fromSast, toSast } from '../calendar/sa-calendar.ts'
+import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import { formatTimestamp } from '../contract/format.ts'
 import { Conflict, Invalid, NotFound, Unprocessable } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import {
   changeCardHold,
   clearCardPayment,
-  holdCardPayment,
   refundCardPayment,
   releaseCardHold,
 } from '../ledger/card-journals.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
-import { newRowId } from '../ledger/row-id.ts'
 import type { Database } from '../schema.ts'
 import {
   card_limits,
   type AuthorizationView,
   type AuthorizeRequest,
-  type CardLimits,
   type DeclineReason,
 } from './card-contract.ts'
 import { card_expiry_job_limits } from './card-limits.ts'
-import {
-  cardOf,
-  effectiveStatus,
-  pinMatches,
-  type CardRow,
-  type CardService,
-} from './card-service.ts'
-import type { CardTables } from './card-tables.ts'
+import { cardOf, effectiveStatus, type CardRow, type CardService } from './card-service.ts'
+import { AuthorizationDesk } from './card-authorizations.ts'
+import { nothingSpent, spendOf, verdictOf } from './card-checks.ts'
+import { authorizationView, type AuthorizationRow } from './card-views.ts'
+
+export type { AuthorizationRow }
 
 // The card network as the bank meets it: authorizations (and their increments), reversals,
 // clearings and refunds. In the sandbox an operator plays the network (`ops.sandbox.card.*`).
@@ -46,10 +38,7 @@ export const card_expiry_job_kind = 'card.authorization_expiry'
 const day_ms = 86_400_000
 const hour_ms = 3_600_000
 const expiry_chunk_max = 200
-const atm_mcc = '6011'
-const home_country = 'ZAF'
 
-type AuthorizationRow = Selectable<CardTables['card_authorizations']>
 type Trx = Kysely<Database>
 type CardEvent =
   | 'card.authorization.approved'
@@ -85,6 +74,8 @@ export interface CardNetworkDeps {
 }
 
 export class CardNetwork {
+  private readonly desk: AuthorizationDesk
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -93,6 +84,7 @@ export class CardNetwork {
     private readonly deps: CardNetworkDeps,
     jobs: JobRunner,
   ) {
+    this.desk = new AuthorizationDesk(db, clock, pinKey, cards, (ids) => deps.forget(ids))
     jobs.register({
       kind: card_expiry_job_kind,
       ...card_expiry_job_limits,
@@ -104,34 +96,10 @@ export class CardNetwork {
     })
   }
 
+  /** Decided in groups with the authorizations that arrive with it (card-authorizations.ts). */
   async authorize(r: AuthorizeRequest, addedBy: string): Promise<AuthorizationView> {
     const partner = await this.askPartner(r)
-    return this.onCard(r.card_id, async (trx, card, now) => {
-      const amount = BigInt(r.amount)
-      let reason = await this.refusal(trx, card, r, amount, null, false)
-      let message: string | null = null
-      if (!reason && partner && !partner.approve) {
-        reason = 'partner_declined'
-        message = partner.reason ?? null
-      }
-      const row = newAuthorization(card, r, now, reason ?? null, message)
-      if (!reason) {
-        const batch = await LedgerBatch.open(trx, this.clock, [card.account_id])
-        const txId = newRowId()
-        const payment = { ...paymentOf(card, r.merchant_name), txId, amount, addedBy }
-        if (holdCardPayment(batch, payment)) {
-          await batch.flush()
-          Object.assign(row, { tx_id: txId, status: 'pending', held: amount })
-        } else {
-          row.decline_reason = 'insufficient_funds'
-        }
-      }
-      await trx.insertInto('card_authorizations').values(row).execute()
-      const view = authorizationView(row)
-      const type = view.approved ? 'card.authorization.approved' : 'card.authorization.declined'
-      await announce(trx, type, card, view, {}, now)
-      return view
-    })
+    return this.desk.submit({ r, addedBy, partner })
   }
 
   /**
@@ -383,10 +351,10 @@ export class CardNetwork {
   }
 
   /**
-   * Why the network must decline, or undefined: the card's status, its PIN, features and
-   * limits. `increment` names the authorization an increment adds to (then there is no
-   * request: status and limits only). A wrong PIN is counted (three block PIN use) unless
-   * `dryRun`. The funds are checked by the ledger, last.
+   * Why the network must decline an increment or (`dryRun`, before asking the partner) an
+   * authorization, or undefined: the card's status, its PIN, features and limits
+   * (card-checks.ts). Unless `dryRun`, a wrong PIN is counted and a passed auto-lock time
+   * freezes the card. The funds are checked by the ledger, last.
    */
   private async refusal(
     trx: Trx,
@@ -397,109 +365,21 @@ export class CardNetwork {
     dryRun: boolean,
   ): Promise<DeclineReason | undefined> {
     const now = this.clock.now()
-    const status = effectiveStatus(card, now)
-    // An auto-lock time that has passed freezes the card now, for good (until unfrozen).
-    if (status === 'frozen' && card.status === 'active' && !dryRun) {
-      await this.cards.setStatus(trx, card, 'frozen', now)
-    }
-    const refused =
-      statusRefusal(status) ??
-      (r ? ((await this.pinRefusal(trx, card, r, dryRun)) ?? featureRefusal(card, r)) : undefined)
-    if (refused) return refused
+    const spend = (await spendOf(trx, [card], now)).get(card.id) ?? nothingSpent()
     const total = increment
       ? BigInt(increment.amount) - BigInt(increment.reversed) + amount
       : amount
-    if (await overLimit(trx, card.id, card.limits, amount, total, now)) return 'limit_exceeded'
-    return undefined
-  }
-
-  /**
-   * A PIN given is checked (an ATM needs one); three wrong ones block PIN use until a new
-   * PIN is set, and a right one forgets the wrong ones before it.
-   */
-  private async pinRefusal(trx: Trx, card: CardRow, r: AuthorizeRequest, dryRun: boolean) {
-    if (r.pin === undefined && r.channel !== 'atm') return undefined
-    if (card.wrong_pins >= card_limits.wrong_pins_max) return 'pin_blocked'
-    // An ATM that sends no PIN is declined without counting a wrong one: nobody guessed.
-    if (r.pin === undefined) return 'incorrect_pin'
-    const right = pinMatches(this.pinKey, card, r.pin)
-    const wrongPins = right ? 0 : card.wrong_pins + 1
-    if (!dryRun && wrongPins !== card.wrong_pins) {
+    const verdict = verdictOf(card, r, amount, total, spend, now, this.pinKey)
+    if (!dryRun && verdict.freeze) await this.cards.setStatus(trx, card, 'frozen', now)
+    if (!dryRun && verdict.wrongPins !== card.wrong_pins) {
       await trx
         .updateTable('cards')
-        .set({ wrong_pins: wrongPins })
+        .set({ wrong_pins: verdict.wrongPins })
         .where('id', '=', card.id)
         .execute()
     }
-    return right ? undefined : 'incorrect_pin'
+    return verdict.reason
   }
-}
-
-function statusRefusal(status: CardRow['status']): DeclineReason | undefined {
-  const reasons: Record<CardRow['status'], DeclineReason | undefined> = {
-    active: undefined,
-    inactive: 'card_inactive',
-    cancelled: 'card_inactive',
-    frozen: 'card_frozen',
-    stopped: 'card_stopped',
-    expired: 'card_expired',
-  }
-  return reasons[status]
-}
-
-/**
- * Domestic or international by the merchant's country (ZAF is domestic); e-commerce, a
- * till (pos) or an ATM by the channel, an ATM also by its MCC (6011); contactless by the
- * entry mode.
- */
-function featureRefusal(card: CardRow, r: AuthorizeRequest): DeclineReason | undefined {
-  const f = card.features
-  const allowed =
-    (r.merchant_country === home_country ? f.domestic : f.international) &&
-    (r.channel !== 'e_commerce' || f.e_commerce) &&
-    (r.channel !== 'pos' || f.pos) &&
-    ((r.channel !== 'atm' && r.mcc !== atm_mcc) || f.atm) &&
-    (r.entry_mode !== 'contactless' || f.contactless)
-  return allowed ? undefined : 'feature_disabled'
-}
-
-/**
- * Whether `amount` more would pass a limit: the transaction's (`total`, all its
- * authorization would then be) or the spending of the SAST day, month or year. What an
- * authorization counts is what it holds and has cleared, not what was reversed.
- */
-async function overLimit(
-  trx: Trx,
-  cardId: string,
-  limits: CardLimits,
-  amount: bigint,
-  total: bigint,
-  now: Date,
-): Promise<boolean> {
-  if (limits.transaction_enabled && total > BigInt(limits.transaction)) return true
-  if (!limits.daily_enabled && !limits.monthly_enabled && !limits.yearly_enabled) return false
-  const today = toSast(now).date
-  const day = fromSast(today)
-  const month = fromSast(`${today.slice(0, 7)}-01`)
-  const year = fromSast(`${today.slice(0, 4)}-01-01`)
-  // FILTER belongs to the aggregate (sum), not to the coalesce around it.
-  const counted = sql`case when status = 'cleared' then cleared else amount - reversed end`
-  const spent = (since: Date) =>
-    sql<string>`coalesce(sum(${counted}) filter (where created_at >= ${since}), 0)`
-  const row = await trx
-    .selectFrom('card_authorizations')
-    .select([spent(day).as('day'), spent(month).as('month'), spent(year).as('year')])
-    .where('card_id', '=', cardId)
-    .where('status', 'in', ['pending', 'cleared'])
-    .where('created_at', '>=', year)
-    .executeTakeFirstOrThrow()
-  const over = (enabled: boolean, spentSoFar: string, limit: number) =>
-    enabled && BigInt(spentSoFar) + amount > BigInt(limit)
-  return (
-    over(limits.daily_enabled, row.day, limits.daily) ||
-    over(limits.monthly_enabled, row.month, limits.monthly) ||
-    over(limits.yearly_enabled, row.year, limits.yearly)
-  )
 }
 
 /** What a card journal needs of the card and its merchant. */
@@ -509,36 +389,6 @@ function paymentOf(card: CardRow, merchantName: string) {
     merchantName,
     last4: card.last_4,
     userId: card.holder_user_id,
-  }
-}
-
-function newAuthorization(
-  card: CardRow,
-  r: AuthorizeRequest,
-  now: Date,
-  reason: DeclineReason | null,
-  message: string | null,
-): AuthorizationRow {
-  return {
-    id: randomUUID(),
-    partner_id: card.partner_id,
-    card_id: card.id,
-    account_id: card.account_id,
-    tx_id: null,
-    status: 'declined',
-    decline_reason: reason,
-    decline_message: message,
-    amount: BigInt(r.amount),
-    held: 0n,
-    reversed: 0n,
-    cleared: 0n,
-    merchant_name: r.merchant_name,
-    mcc: r.mcc,
-    merchant_country: r.merchant_country,
-    channel: r.channel,
-    entry_mode: r.entry_mode,
-    created_at: now,
-    updated_at: now,
   }
 }
 
@@ -568,27 +418,4 @@ async function announce(
     data: { ...view, ...extra },
     occurred_at: now,
   })
-}
-
-export function authorizationView(row: AuthorizationRow): AuthorizationView {
-  return {
-    authorization_id: row.id,
-    card_id: row.card_id,
-    account_id: row.account_id,
-    approved: row.status !== 'declined',
-    decline_reason: row.decline_reason,
-    decline_message: row.decline_message,
-    status: row.status,
-    amount: Number(row.amount),
-    held: Number(row.held),
-    reversed: Number(row.reversed),
-    cleared: Number(row.cleared),
-    tx_id: row.tx_id,
-    merchant_name: row.merchant_name,
-    mcc: row.mcc,
-    merchant_country: row.merchant_country,
-    channel: row.channel,
-    entry_mode: row.entry_mode,
-    created_at: formatTimestamp(row.created_at),
-  }
 }

@@ -131,7 +131,7 @@ test('cli - bank refusals exit 1 with the error JSON on stderr', async () => {
 test('cli - a refusal names the flags the fields were given as, and keeps the fields in details', async () => {
   const credential = ['credential', 'create', '--partner', p.partnerId, '--permissions']
   const permission = refusal(await bank(...credential, 'read,admin'), 400, 'invalid_request')
-  const must = 'must be read, write or payments'
+  const must = 'must be read, write, payments or card_details'
   assert.equal(permission.message, `invalid request: --permissions (item 2) ${must}`)
   const flag = '--permissions (item 2)'
   assert.deepEqual(permission.details, [{ field: 'permissions.1', message: must, flag }])

@@ -32,6 +32,8 @@ const shipped = [
   '0021_rate_limits',
   '0022_job_shares',
   '0023_webhook_job_shares',
+  '0024_cards',
+  '0025_card_decisions',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {
