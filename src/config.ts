@@ -50,6 +50,9 @@ export const settings = z.object({
   /** Serve Prometheus metrics at http://<BANK_METRICS_HOST>:<port>/metrics (unset: off; 0: any free port). */
   BANK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Serve the operators' web console at http://<BANK_CONSOLE_HOST>:<port>/ (unset: off; 0: any free port). */
+  BANK_CONSOLE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  BANK_CONSOLE_HOST: z.string().min(1).default('127.0.0.1'),
   BANK_DOCUMENT_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(180),
   /** Collections one run submits to the debit rail in one batch (and books in one transaction). */
   BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
@@ -134,6 +137,8 @@ export interface Config {
   documentRetentionDays: number
   /** Where Prometheus metrics are served; undefined: not served. */
   metrics: { host: string; port: number } | undefined
+  /** Where the operators' web console is served; undefined: not served. */
+  console: { host: string; port: number } | undefined
   debitBatchMax: number
   transferKeyWindowMs: number
   ledgerBatchJobsMax: number
@@ -223,6 +228,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
     documentRetentionDays: s.BANK_DOCUMENT_RETENTION_DAYS,
     metrics: s.BANK_METRICS_PORT === undefined ? undefined : { host: s.BANK_METRICS_HOST, port: s.BANK_METRICS_PORT },
+    console: s.BANK_CONSOLE_PORT === undefined ? undefined : { host: s.BANK_CONSOLE_HOST, port: s.BANK_CONSOLE_PORT },
     debitBatchMax: s.BANK_DEBIT_BATCH_MAX,
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
