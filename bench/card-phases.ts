@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto'
 import pg from 'pg'
+import type { NatsConnection } from '@nats-io/transport-node'
 import type { BankClient, OperatorClient } from '../src/client/index.ts'
 import { luhnCheckDigit } from '../src/contract/fields.ts'
 
@@ -122,5 +123,54 @@ export async function authorizeOnCard(operator: OperatorClient, cardId: string):
     const reason = view.decline_reason ?? 'unknown'
     declines[reason] = (declines[reason] ?? 0) + 1
     throw new Error(`declined: ${reason}`)
+  }
+}
+
+/** Paired authorizations of the decision round trip: one asked of the partner, one not. */
+const decision_pairs = Number(process.env.BENCH_DECISION_PAIRS ?? 200)
+
+/**
+ * What asking the partner adds to an authorization: `decision_pairs` pairs, one at a time,
+ * each an authorization with the partner's decision service on (it answers at once, from
+ * this process) and one with it off, alternated so that both meet the same moment of a
+ * noisy machine. Answers the medians and their difference.
+ */
+export async function decisionRoundTrip(
+  client: BankClient,
+  nc: NatsConnection,
+  operator: OperatorClient,
+  cardId: string,
+) {
+  const subject = 'decisions.bench'
+  const sub = nc.subscribe(subject, {
+    callback: (_e, msg) => {
+      msg.respond('{"approve":true}')
+    },
+  })
+  await nc.flush()
+  const asked: number[] = []
+  const alone: number[] = []
+  const timed = async (into: number[]) => {
+    const t0 = performance.now()
+    await authorizeOnCard(operator, cardId)
+    into.push(performance.now() - t0)
+  }
+  for (let i = 0; i < decision_pairs; i++) {
+    await client.cards.setAuthorizationDecisions({ subject, stand_in: 'decline' })
+    await timed(asked)
+    await client.cards.setAuthorizationDecisions({})
+    await timed(alone)
+  }
+  sub.unsubscribe()
+  const median = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b)
+    return Math.round(sorted[Math.floor(sorted.length / 2)]! * 100) / 100
+  }
+  const [withPartner, without] = [median(asked), median(alone)]
+  return {
+    decision_pairs,
+    decision_p50_ms: withPartner,
+    decision_alone_p50_ms: without,
+    decision_added_ms: Math.round((withPartner - without) * 100) / 100,
   }
 }

@@ -15,7 +15,7 @@ import type { Database } from '../schema.ts'
 import type { AuthorizationView, AuthorizeRequest } from './card-contract.ts'
 import { nothingSpent, spendOf, verdictOf, type Spend } from './card-checks.ts'
 import type { CardRow, CardService } from './card-service.ts'
-import type { PartnerAnswer } from './card-network.ts'
+import type { PartnerAnswer } from './card-decisions.ts'
 import { authorizationView, newAuthorization, type AuthorizationRow } from './card-views.ts'
 
 // Authorizations are decided in groups, as payments are written (ledger/group-committer.ts):

@@ -3,7 +3,6 @@ import { z } from 'zod'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import type { AuthorizeRequest } from './card-contract.ts'
-import type { PartnerAnswer, PartnerDecider } from './card-network.ts'
 import type { CardRow } from './card-service.ts'
 
 // Real-time authorization decisions by the partner. A partner that sets a decision subject
@@ -13,6 +12,24 @@ import type { CardRow } from './card-service.ts'
 // most 1 s. No answer in time, or an answer that is not `{approve, reason?}`, gets the
 // partner's stand-in choice (decline unless it chose approve). The partner's reason is
 // shown with a decline (`decline_message`).
+
+/** A partner's answer to an authorization it was asked about. */
+export interface PartnerAnswer {
+  approve: boolean
+  reason?: string | undefined
+}
+
+/** A partner's own decision service (card-decisions.ts); absent, the bank decides alone. */
+export interface PartnerDecider {
+  /** The card, its partner's decision subject and the funds; undefined when it serves none. */
+  contextOf(cardId: string): Promise<DecisionContext | undefined>
+  /** Asks the partner; its stand-in choice when it does not answer in time. */
+  ask(
+    card: CardRow,
+    request: AuthorizeRequest,
+    settings: DecisionContext['settings'],
+  ): Promise<PartnerAnswer>
+}
 
 export const decision_timeout_ms = 1_000
 export const decision_reason_length_max = 200
@@ -29,6 +46,13 @@ const answer = z.object({
   approve: z.boolean(),
   reason: z.string().max(decision_reason_length_max).optional(),
 })
+
+/** What the bank knows before asking: the card, the partner's setting, the funds available. */
+export interface DecisionContext {
+  card: CardRow
+  settings: { subject: string; stand_in: 'approve' | 'decline' }
+  available: bigint
+}
 
 export interface DecisionSettings {
   subject: string | null
@@ -65,16 +89,23 @@ export class PartnerDecisions implements PartnerDecider {
     return values
   }
 
-  async subjectOf(
-    cardId: string,
-  ): Promise<{ subject: string; stand_in: 'approve' | 'decline' } | undefined> {
+  /**
+   * When the card's partner serves decisions: the card, the subject and stand-in, and the
+   * account's available balance, in one read; undefined when the partner serves none.
+   */
+  async contextOf(cardId: string): Promise<DecisionContext | undefined> {
     const row = await this.db
       .selectFrom('cards')
       .innerJoin('card_decision_settings as s', 's.partner_id', 'cards.partner_id')
-      .select(['s.subject', 's.stand_in'])
+      .innerJoin('accounts as a', 'a.id', 'cards.account_id')
+      .selectAll('cards')
+      .select(['s.subject', 's.stand_in', 'a.balance', 'a.held'])
       .where('cards.id', '=', cardId)
+      .where('s.subject', 'is not', null)
       .executeTakeFirst()
-    return row?.subject ? { subject: row.subject, stand_in: row.stand_in } : undefined
+    if (!row?.subject) return undefined
+    const { subject, stand_in, balance, held, ...card } = row
+    return { card, settings: { subject, stand_in }, available: BigInt(balance) - BigInt(held) }
   }
 
   async ask(

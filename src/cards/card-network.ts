@@ -11,17 +11,13 @@ import {
 } from '../ledger/card-journals.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Database } from '../schema.ts'
-import {
-  card_limits,
-  type AuthorizationView,
-  type AuthorizeRequest,
-  type DeclineReason,
-} from './card-contract.ts'
+import { card_limits, type AuthorizationView, type AuthorizeRequest } from './card-contract.ts'
 import { card_expiry_job_limits } from './card-limits.ts'
 import { cardOf, effectiveStatus, type CardRow, type CardService } from './card-service.ts'
 import { AuthorizationDesk } from './card-authorizations.ts'
 import { nothingSpent, spendOf, verdictOf } from './card-checks.ts'
 import { authorizationView, type AuthorizationRow } from './card-views.ts'
+import type { PartnerAnswer, PartnerDecider } from './card-decisions.ts'
 
 export type { AuthorizationRow }
 
@@ -45,26 +41,6 @@ type CardEvent =
   | 'card.authorization.declined'
   | 'card.transaction.cleared'
   | 'card.transaction.reversed'
-
-/** A partner's answer to an authorization it was asked about. */
-export interface PartnerAnswer {
-  approve: boolean
-  reason?: string | undefined
-}
-
-/** A partner's own decision service (card-decisions.ts); absent, the bank decides alone. */
-export interface PartnerDecider {
-  /** The subject the card's partner serves decisions on; undefined when it serves none. */
-  subjectOf(
-    cardId: string,
-  ): Promise<{ subject: string; stand_in: 'approve' | 'decline' } | undefined>
-  /** Asks the partner; its stand-in choice when it does not answer in time. */
-  ask(
-    card: CardRow,
-    request: AuthorizeRequest,
-    settings: { subject: string; stand_in: 'approve' | 'decline' },
-  ): Promise<PartnerAnswer>
-}
 
 /** What the network needs beside the database: forgetting accounts its journals changed. */
 export interface CardNetworkDeps {
@@ -108,21 +84,15 @@ export class CardNetwork {
    */
   private async askPartner(r: AuthorizeRequest): Promise<PartnerAnswer | undefined> {
     const decider = this.deps.decider
-    const settings = await decider?.subjectOf(r.card_id)
-    if (!decider || !settings) return undefined
-    const card = await cardOf(this.db, null, r.card_id, false)
-    if (!card) throw new NotFound('card')
+    const context = await decider?.contextOf(r.card_id)
+    if (!decider || !context) return undefined
+    const { card, settings, available } = context
     const amount = BigInt(r.amount)
-    const refused = await this.db.transaction().execute(async (trx) => {
-      const account = await trx
-        .selectFrom('accounts')
-        .select(['balance', 'held'])
-        .where('id', '=', card.account_id)
-        .executeTakeFirstOrThrow()
-      const short = BigInt(account.balance) - BigInt(account.held) < amount
-      return short || (await this.refusal(trx, card, r, amount, null, true)) !== undefined
-    })
-    return refused ? undefined : decider.ask(card, r, settings)
+    if (available < amount) return undefined
+    const now = this.clock.now()
+    const spend = (await spendOf(this.db, [card], now)).get(card.id) ?? nothingSpent()
+    const verdict = verdictOf(card, r, amount, amount, spend, now, this.pinKey)
+    return verdict.reason ? undefined : decider.ask(card, r, settings)
   }
 
   /** Adds to a pending authorization, checked as an authorization (status, limits, funds). */
@@ -130,7 +100,7 @@ export class CardNetwork {
     return this.onPending(r.authorization_id, async (trx, card, auth, now) => {
       const amount = BigInt(r.amount)
       const held = BigInt(auth.held)
-      let reason = await this.refusal(trx, card, null, amount, auth, false)
+      let reason = await this.refusal(trx, card, amount, auth)
       if (!reason) {
         const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
         const hold = {
@@ -351,33 +321,16 @@ export class CardNetwork {
   }
 
   /**
-   * Why the network must decline an increment or (`dryRun`, before asking the partner) an
-   * authorization, or undefined: the card's status, its PIN, features and limits
-   * (card-checks.ts). Unless `dryRun`, a wrong PIN is counted and a passed auto-lock time
-   * freezes the card. The funds are checked by the ledger, last.
+   * Why the network must decline an increment of `auth`, or undefined: the card's status
+   * and limits (card-checks.ts; a passed auto-lock time freezes the card now). The funds are
+   * checked by the ledger, last.
    */
-  private async refusal(
-    trx: Trx,
-    card: CardRow,
-    r: AuthorizeRequest | null,
-    amount: bigint,
-    increment: AuthorizationRow | null,
-    dryRun: boolean,
-  ): Promise<DeclineReason | undefined> {
+  private async refusal(trx: Trx, card: CardRow, amount: bigint, auth: AuthorizationRow) {
     const now = this.clock.now()
     const spend = (await spendOf(trx, [card], now)).get(card.id) ?? nothingSpent()
-    const total = increment
-      ? BigInt(increment.amount) - BigInt(increment.reversed) + amount
-      : amount
-    const verdict = verdictOf(card, r, amount, total, spend, now, this.pinKey)
-    if (!dryRun && verdict.freeze) await this.cards.setStatus(trx, card, 'frozen', now)
-    if (!dryRun && verdict.wrongPins !== card.wrong_pins) {
-      await trx
-        .updateTable('cards')
-        .set({ wrong_pins: verdict.wrongPins })
-        .where('id', '=', card.id)
-        .execute()
-    }
+    const total = BigInt(auth.amount) - BigInt(auth.reversed) + amount
+    const verdict = verdictOf(card, null, amount, total, spend, now, this.pinKey)
+    if (verdict.freeze) await this.cards.setStatus(trx, card, 'frozen', now)
     return verdict.reason
   }
 }
