@@ -50,7 +50,7 @@ export const settings = z.object({
   /** Serve Prometheus metrics at http://<BANK_METRICS_HOST>:<port>/metrics (unset: off; 0: any free port). */
   BANK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  /** Serve the operators' web console at http://<BANK_CONSOLE_HOST>:<port>/ (unset: off; 0: any free port). */
+  /** Serve the operators' console at http://<BANK_CONSOLE_HOST>:<port>/ (unset: off; 0: any port). */
   BANK_CONSOLE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_CONSOLE_HOST: z.string().min(1).default('127.0.0.1'),
   BANK_DOCUMENT_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(180),
@@ -228,7 +228,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
     documentRetentionDays: s.BANK_DOCUMENT_RETENTION_DAYS,
     metrics: s.BANK_METRICS_PORT === undefined ? undefined : { host: s.BANK_METRICS_HOST, port: s.BANK_METRICS_PORT },
-    console: s.BANK_CONSOLE_PORT === undefined ? undefined : { host: s.BANK_CONSOLE_HOST, port: s.BANK_CONSOLE_PORT },
+    console:
+      s.BANK_CONSOLE_PORT === undefined
+        ? undefined
+        : { host: s.BANK_CONSOLE_HOST, port: s.BANK_CONSOLE_PORT },
     debitBatchMax: s.BANK_DEBIT_BATCH_MAX,
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
