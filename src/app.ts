@@ -22,6 +22,7 @@ import { card_decider_role, decisionTransport, partnerLinks, PartnerConnections,
 import { requestOrigin } from './nats-identity/request-origin.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
+import { serveConsole } from './console/console-server.ts'
 import { natsConnectOptions } from './nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { unboundOperations } from './transport/nats/endpoint-table.ts'
@@ -69,6 +70,8 @@ export interface Bank {
   bootstrapToken: string | undefined
   /** The port Prometheus metrics are served on (BANK_METRICS_PORT), when they are. */
   metricsPort: number | undefined
+  /** The port the operators' web console is served on (BANK_CONSOLE_PORT), when it is. */
+  consolePort: number | undefined
   stop(): Promise<void>
 }
 
@@ -182,7 +185,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   }
   micro.start()
   await nc.flush()
-  const metricsServer = config.metrics ? await serveMetrics(services.metrics, config.metrics.host, config.metrics.port, log) : undefined
+  const servers = await serveHttp(config, services, nc, log)
   services.jobRunner.start()
   log.info(
     { storage: database.storage, nats: options.natsUrl, endpoints: table.length, sandbox: config.sandbox, now: clock.now().toISOString() },
@@ -196,11 +199,13 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     nc,
     micro,
     bootstrapToken,
-    metricsPort: metricsServer?.port,
+    metricsPort: servers.metricsPort,
+    consolePort: servers.consolePort,
     stop: () =>
       (stopped ??= (async () => {
+        await servers.closeConsole()
         await micro.stop(config.shutdownGraceMs)
-        await metricsServer?.close()
+        await servers.closeMetrics()
         await services.jobRunner.stop()
         await dropboxConnections?.close()
         await deciders?.close()
@@ -209,6 +214,24 @@ export async function startBank(options: BankOptions): Promise<Bank> {
         await database.close()
         log.info('bank stopped')
       })()),
+  }
+}
+
+/**
+ * The instance's HTTP servers, each when its port is set: Prometheus metrics, and the
+ * operators' console (a client of the ops. subjects on this instance's NATS connection).
+ */
+async function serveHttp(config: Config, services: Services, nc: NatsConnection, log: Logger) {
+  const { metrics, console: web } = config
+  const metricsServer = metrics
+    ? await serveMetrics(services.metrics, metrics.host, metrics.port, log)
+    : undefined
+  const consoleServer = web ? await serveConsole({ ...web, connection: nc, log }) : undefined
+  return {
+    metricsPort: metricsServer?.port,
+    consolePort: consoleServer?.port,
+    closeConsole: async () => consoleServer?.close(),
+    closeMetrics: async () => metricsServer?.close(),
   }
 }
 

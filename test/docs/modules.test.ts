@@ -16,7 +16,9 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const src = path.join(root, 'src')
 
 /** Folders of src/ that are shared toolkits or front ends, not capabilities: no declaration. */
-const toolkits = ['calendar', 'cli', 'client', 'contract', 'db', 'metrics', 'nats', 'transport']
+const toolkits = [
+  'calendar', 'cli', 'client', 'console', 'contract', 'db', 'metrics', 'nats', 'transport',
+]
 
 const folders = readdirSync(src).filter((name) => statSync(path.join(src, name)).isDirectory())
 

@@ -1,0 +1,122 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { OperatorClient } from '../client/operator-client.ts'
+
+// The console's sessions: held in this process's memory only, each with its own
+// OperatorClient (the operator's own credential, on the console's NATS connection), so that
+// every request the console makes is that operator's, checked and audited by the bank as the
+// CLI's are. The browser holds only the session's random id; the credential never leaves
+// the server after sign-in. A session ends when signed out, when idle too long, at its
+// absolute limit, or when the bank refuses its credential (revoked).
+
+export interface ConsoleSession {
+  id: string
+  /** The token every form carries and every POST is checked against. */
+  csrf: string
+  client: OperatorClient
+  createdAt: number
+  seenAt: number
+}
+
+export interface SessionLimits {
+  /** A session unused this long ends (default 30 minutes). */
+  idleMs: number
+  /** A session ends this long after sign-in, however used (default 8 hours). */
+  maxMs: number
+  /** Sessions held at once; signing in past this ends the oldest (default 1000). */
+  countMax: number
+}
+
+export const session_limits_default: SessionLimits = {
+  idleMs: 30 * 60_000,
+  maxMs: 8 * 3_600_000,
+  countMax: 1000,
+}
+
+/** A random id or token: 32 bytes, base64url. */
+export const randomToken = (): string => randomBytes(32).toString('base64url')
+
+/** Compares two secrets in constant time; a missing one never matches. */
+export function sameSecret(a: string | undefined | null, b: string | undefined | null): boolean {
+  if (!a || !b) return false
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+export class ConsoleSessions {
+  private readonly sessions = new Map<string, ConsoleSession>()
+
+  constructor(
+    private readonly connection: NatsConnection,
+    private readonly limits: SessionLimits = session_limits_default,
+    private readonly timeoutMs = 30_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Signs in with an operator credential: the bank must answer an `ops.` read with it (a
+   * partner's credential is refused there, 403; an unknown one 401, thrown as BankApiError).
+   */
+  async signIn(token: string): Promise<ConsoleSession> {
+    const client = new OperatorClient({
+      connection: this.connection,
+      token,
+      timeoutMs: this.timeoutMs,
+    })
+    try {
+      await client.kyc.list({ limit: 1 })
+    } catch (error) {
+      await client.close()
+      throw error
+    }
+    this.sweep()
+    if (this.sessions.size >= this.limits.countMax) {
+      const oldest = this.sessions.keys().next().value
+      if (oldest !== undefined) await this.end(oldest)
+    }
+    const at = this.now()
+    const session = { id: randomToken(), csrf: randomToken(), client, createdAt: at, seenAt: at }
+    this.sessions.set(session.id, session)
+    return session
+  }
+
+  /** The live session with this id, its idle clock restarted; none for an unknown or expired id. */
+  get(id: string | undefined): ConsoleSession | undefined {
+    if (!id) return undefined
+    const session = this.sessions.get(id)
+    if (!session) return undefined
+    if (this.expired(session)) {
+      void this.end(id)
+      return undefined
+    }
+    session.seenAt = this.now()
+    return session
+  }
+
+  async end(id: string): Promise<void> {
+    const session = this.sessions.get(id)
+    if (!session) return
+    this.sessions.delete(id)
+    await session.client.close().catch(() => {})
+  }
+
+  async endAll(): Promise<void> {
+    await Promise.all([...this.sessions.keys()].map((id) => this.end(id)))
+  }
+
+  get size(): number {
+    return this.sessions.size
+  }
+
+  private expired(session: ConsoleSession): boolean {
+    const at = this.now()
+    return at - session.seenAt > this.limits.idleMs || at - session.createdAt > this.limits.maxMs
+  }
+
+  private sweep(): void {
+    for (const session of this.sessions.values()) {
+      if (this.expired(session)) void this.end(session.id)
+    }
+  }
+}
