@@ -71,7 +71,13 @@ export function overviewBody(report: LedgerReport, kyc: KycList, recent: AuditLi
         </tr>
       </thead>
       <tbody>
-        ${balances}
+        ${
+          balances.length
+            ? balances
+            : html`<tr>
+                <td colspan="2">None yet.</td>
+              </tr>`
+        }
       </tbody>
     </table>
     <h2>Latest operator actions</h2>

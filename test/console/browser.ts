@@ -1,0 +1,121 @@
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import zlib from 'node:zlib'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { storage } from '../support/harness.ts'
+
+// The console's browser tests drive Debian's Chromium (`apt-get install chromium`, which
+// .ci/run does) through playwright-core: browser downloads are unreachable here, so the test
+// uses the system's browser and fails, naming the package, when it is missing.
+
+export const chromium_path = process.env.BANK_TEST_CHROMIUM ?? '/usr/bin/chromium'
+
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(chromium_path)) {
+    throw new Error(
+      `no Chromium at ${chromium_path}: install Debian's package (apt-get install -y chromium; ` +
+        '.ci/run does) or set BANK_TEST_CHROMIUM to a Chromium binary',
+    )
+  }
+  // Root (as CI runs) needs --no-sandbox; the pages are the bank's own.
+  return chromium.launch({ executablePath: chromium_path, args: ['--no-sandbox'] })
+}
+
+const axeSource = fs.readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8',
+)
+
+export interface AxeViolation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: Array<{ target: unknown[] }>
+}
+
+/**
+ * axe-core's serious and critical violations on the page. The script is evaluated through
+ * the browser's debugging protocol, so the page's Content-Security-Policy stays as served.
+ */
+export async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource)
+  const violations = (await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: unknown[] }> } })
+      .axe
+    return (await axe.run()).violations
+  })) as AxeViolation[]
+  return violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => {
+      const where = v.nodes.map((n) => JSON.stringify(n.target)).join(', ')
+      return `${v.impact} ${v.id}: ${v.help} (${where})`
+    })
+}
+
+export const screenshotDir = path.resolve(import.meta.dirname, '../../docs/operators/console')
+
+/**
+ * Saves the page for the docs. One back end takes them (PGlite, which every run has), so that
+ * the two back ends' processes never write the same file at once.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  if (storage !== 'pglite') return
+  fs.mkdirSync(screenshotDir, { recursive: true })
+  await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true })
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const length = Buffer.alloc(4)
+  length.writeUInt32BE(data.length)
+  const body = Buffer.concat([Buffer.from(type, 'latin1'), data])
+  const crc = Buffer.alloc(4)
+  crc.writeUInt32BE(zlib.crc32(body))
+  return Buffer.concat([length, body, crc])
+}
+
+/** A real PNG (an identity document stand-in): width × height, green with a dark band. */
+export function realPng(width = 240, height = 150): Uint8Array {
+  const header = Buffer.alloc(13)
+  header.writeUInt32BE(width, 0)
+  header.writeUInt32BE(height, 4)
+  header.set([8, 2, 0, 0, 0], 8)
+  const rows: Buffer[] = []
+  for (let y = 0; y < height; y++) {
+    const row = Buffer.alloc(1 + width * 3)
+    const band = y > height / 3 && y < height / 2
+    for (let x = 0; x < width; x++) row.set(band ? [20, 40, 30] : [120, 190, 150], 1 + x * 3)
+    rows.push(row)
+  }
+  const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+  return Buffer.concat([
+    signature,
+    pngChunk('IHDR', header),
+    pngChunk('IDAT', zlib.deflateSync(Buffer.concat(rows))),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ])
+}
+
+/** A real one-page PDF (a proof-of-residence stand-in) showing `text`, with its xref table. */
+export function realPdf(text: string): Uint8Array {
+  const stream = `BT /F1 18 Tf 40 100 Td (${text.replace(/[()\\]/g, '')}) Tj ET`
+  const objects = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 400 200] /Contents 4 0 R ' +
+      '/Resources << /Font << /F1 5 0 R >> >> >>',
+    `<< /Length ${stream.length} >>\nstream\n${stream}\nendstream`,
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>',
+  ]
+  let out = '%PDF-1.4\n'
+  const offsets: number[] = []
+  objects.forEach((body, i) => {
+    offsets.push(out.length)
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`
+  })
+  const xref = out.length
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`
+  for (const offset of offsets) out += `${String(offset).padStart(10, '0')} 00000 n \n`
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
+  return new TextEncoder().encode(out)
+}
