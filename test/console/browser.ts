@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
+import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { storage } from '../support/harness.ts'
@@ -53,7 +54,11 @@ export async function axeViolations(page: Page): Promise<string[]> {
     })
 }
 
-export const screenshotDir = path.resolve(import.meta.dirname, '../../docs/operators/console')
+// import.meta.url, not import.meta.dirname: the test runner's bundles rewrite only the former.
+export const screenshotDir = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../../docs/operators/console',
+)
 
 /**
  * Saves the page for the docs. One back end takes them (PGlite, which every run has), so that
