@@ -33,10 +33,10 @@ export const settings = z.object({
   BANK_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   BANK_BOOTSTRAP_OPERATOR: z.enum(['true', 'false']).default('true'),
   BANK_CREDENTIAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  /** Each credential's request budget unless an operator gave its partner one (RULINGS.md, "Rate limits"). */
+  /** Each credential's request budget unless an operator gave its partner one (docs/guides/wire-conventions.md). */
   BANK_RATE_PER_SECOND: z.coerce.number().int().min(1).max(requests_per_second_max).default(200),
   BANK_RATE_BURST: z.coerce.number().int().min(1).max(burst_max).default(400),
-  /** Per entity (RULINGS.md, "Rate limits"): wrong bulk PINs in any rolling hour, and batches waiting in pending_otp. */
+  /** Per entity: wrong bulk PINs in any rolling hour, and batches waiting in pending_otp (docs/guides/bulk-payments.md). */
   BANK_BULK_WRONG_PINS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10),
   BANK_BULK_PENDING_BATCHES_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20),
   BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
