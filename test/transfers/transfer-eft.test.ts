@@ -70,7 +70,7 @@ test('transfers - an EFT answers {tx_id, amount as a string, status Pending} and
   assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 12_345 - eft_fee) })
 })
 
-test('transfers - a pending EFT is a Pending row with every field as RULINGS describes; its fee row is written, Successful, when it settles', async () => {
+test('transfers - a pending EFT is a Pending row with every field as docs/guides/payments.md describes; its fee row is written, Successful, when it settles', async () => {
   const account = await newAccount(p)
   const depositId = await fund(tb, account, 100_000, 'opening')
   const body = transferBody(account, { amount: 30_000, ref: 'Rent Nov', own_ref: 'RENT-11', name: 'Landlord Ltd' })
