@@ -7,7 +7,7 @@ import Holidays from 'date-holidays'
 // below, and operators add to it (BANK_DECLARED_HOLIDAYS) when one is declared before a
 // release of the bank carries it.
 
-const sast_offset_ms = 2 * 3600 * 1000
+export const sast_offset_ms = 2 * 3600 * 1000
 
 export interface SastTime {
   /** YYYY-MM-DD in SAST. */

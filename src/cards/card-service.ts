@@ -8,11 +8,9 @@ import { appendAudit } from '../audit/audit-chain.ts'
 import { entityOf } from '../entities/entity-store.ts'
 import { Conflict, Invalid, NotFound, Unprocessable } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
-import type { EventType } from '../events/event-types.ts'
 import type { Database } from '../schema.ts'
 import { userOf } from '../users/user-store.ts'
 import {
-  card_limits,
   type CardFeatures,
   type CardLimits,
   type CardRequestRequest,
@@ -534,5 +532,3 @@ function requestView(row: RequestRow): CardRequestView {
   }
 }
 
-export type CardEventType = Extract<EventType, `card.${string}`>
-export { card_limits }

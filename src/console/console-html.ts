@@ -2,6 +2,9 @@
 // unless the value is itself `html` (a fragment made the same way). Amounts are shown in rand,
 // times in SAST (UTC+2 all year: South Africa keeps no daylight saving).
 
+import { sast_offset_ms } from '../calendar/sa-calendar.ts'
+import { formatRand } from '../contract/format.ts'
+
 /** A fragment of HTML whose values were escaped when it was made. */
 export class Html {
   constructor(readonly text: string) {}
@@ -40,15 +43,8 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 
 /** Cents (a whole number, as the bank sends it: a decimal string) in rand: R1,234.56. */
 export function rand(cents: string | number | bigint): string {
-  const value = BigInt(cents)
-  const negative = value < 0n
-  const abs = negative ? -value : value
-  const whole = (abs / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',')
-  const part = (abs % 100n).toString().padStart(2, '0')
-  return `${negative ? '-' : ''}R${whole}.${part}`
+  return formatRand(BigInt(cents))
 }
-
-const sast_offset_ms = 2 * 3_600_000
 
 /** An RFC 3339 time in SAST: 2026-11-23 10:00:00 SAST. */
 export function sast(at: string | null | undefined): string {

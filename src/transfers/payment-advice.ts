@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import { toSast } from '../calendar/sa-calendar.ts'
+import { formatRand as formatAnyRand } from '../contract/format.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
@@ -119,9 +120,8 @@ export function adviceMessage(advice: {
   return { subject: `Payment advice: ${amount} from ${payer}`, text: lines.join('\n') }
 }
 
-/** Cents as rand for people: `R1,234.56`. */
+/** An advised amount as rand for people: `R1,234.56` (contract/format.ts). */
 export function formatRand(cents: bigint): string {
   assert(cents >= 0n, 'an advised amount is never negative')
-  const rands = (cents / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ',')
-  return `R${rands}.${(cents % 100n).toString().padStart(2, '0')}`
+  return formatAnyRand(cents)
 }
