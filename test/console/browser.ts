@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import os from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -55,10 +56,20 @@ export async function axeViolations(page: Page): Promise<string[]> {
 }
 
 // import.meta.url, not import.meta.dirname: the test runner's bundles rewrite only the former.
-export const screenshotDir = path.resolve(
+const docsScreenshotDir = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   '../../docs/operators/console',
 )
+
+/**
+ * Where the screenshots go: the docs' pictures with BANK_UPDATE_SCREENSHOTS=1, else a scratch
+ * directory. The pages show fresh ids on every run, so writing the docs' files each time
+ * would leave every `npm test` with changed files to commit.
+ */
+export const screenshotDir =
+  process.env.BANK_UPDATE_SCREENSHOTS === '1'
+    ? docsScreenshotDir
+    : path.join(os.tmpdir(), 'bank-console-screenshots')
 
 /**
  * Saves the page for the docs. One back end takes them (PGlite, which every run has), so that
