@@ -203,8 +203,10 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     consolePort: servers.consolePort,
     stop: () =>
       (stopped ??= (async () => {
-        await servers.closeConsole()
+        // The service leaves the queue group first, at once: the caller may rely on that
+        // having been sent when stop() returns its promise (the lifecycle tests flush after it).
         await micro.stop(config.shutdownGraceMs)
+        await servers.closeConsole()
         await servers.closeMetrics()
         await services.jobRunner.stop()
         await dropboxConnections?.close()
