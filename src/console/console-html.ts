@@ -82,7 +82,13 @@ export interface PageFrame {
 
 const nav: ReadonlyArray<[path: string, label: string]> = [
   ['/', 'Overview'],
+  ['/partners', 'Partners'],
   ['/kyc', 'KYC review'],
+  ['/kyb', 'KYB review'],
+  ['/payments', 'Payments'],
+  ['/webhooks', 'Webhooks'],
+  ['/approvals', 'Approvals'],
+  ['/sandbox', 'Sandbox'],
   ['/audit', 'Audit log'],
 ]
 

@@ -1,5 +1,6 @@
 import type { OperatorClient } from '../client/operator-client.ts'
 import { bytes, href, html, rand, sast, type Html } from './console-html.ts'
+import type { Rendered } from './console-kit.ts'
 
 // The console's pages, each rendered from the replies of `ops.` calls made with the signed-in
 // operator's own client. Nothing here reads the database: the bank's rules, permissions and
@@ -13,11 +14,7 @@ type LedgerReport = Reply<OperatorClient['ledger']['verify']>
 type DocumentView = KycShow['documents'][number]
 type AuditEntry = AuditList['entries'][number]
 
-export interface Rendered {
-  title: string
-  current: string
-  body: Html
-}
+export type { Rendered } from './console-kit.ts'
 
 /** Rows shown per page of a list the bank returns whole (the KYC queue). */
 export const page_rows = 25
@@ -146,7 +143,7 @@ function documentViewer(doc: DocumentView): Html {
   return html`<p><a href="${url}">Download ${label}</a></p>`
 }
 
-function documentBlock(doc: DocumentView): Html {
+export function documentBlock(doc: DocumentView): Html {
   const decision = doc.decision ?? 'not decided'
   const reason = doc.rejection_reason ? html` (${doc.rejection_reason})` : ''
   return html`<section class="document" aria-label="${doc.doc_type}">
@@ -258,6 +255,7 @@ export interface AuditFilter {
   action?: string | undefined
   subject_id?: string | undefined
   actor?: string | undefined
+  target?: string | undefined
   cursor?: string | undefined
 }
 
@@ -274,6 +272,8 @@ export function auditBody(list: AuditList, filter: AuditFilter): Html {
       <input type="text" id="subject_id" name="subject_id" value="${filter.subject_id ?? ''}" />
       <label for="actor">Operator (a credential id)</label>
       <input type="text" id="actor" name="actor" value="${filter.actor ?? ''}" />
+      <label for="target">Any id the action touched (a partner, account, approval)</label>
+      <input type="text" id="target" name="target" value="${filter.target ?? ''}" />
       <p><button type="submit">Filter</button></p>
     </form>
     ${auditTable(list.entries)}

@@ -22,6 +22,9 @@ import {
   type SessionLimits,
 } from './console-sessions.ts'
 import { consoleCss } from './console-style.ts'
+import type { PageRequest } from './console-kit.ts'
+import { get_routes, post_routes, route } from './console-routes.ts'
+import { FormError } from './console-sandbox.ts'
 
 // The operators' web console (BANK_CONSOLE_PORT): its own HTTP server, a client of the
 // `ops.` subjects like the CLI. Security: a session id in an HttpOnly, SameSite=Strict cookie
@@ -230,7 +233,11 @@ async function post(r: Request, session: ConsoleSession, form: URLSearchParams):
   }
   const decide = /^\/kyc\/([0-9a-f-]{36})\/decide$/.exec(r.url.pathname)
   if (decide) return decideKyc(r, session, decide[1]!, form)
-  return notFound(r, session)
+  const found = route(post_routes, r.url.pathname)
+  if (!found) return notFound(r, session)
+  const answer = await found.route.act(pageRequest(r, session), form, found.ids)
+  if (typeof answer === 'string') return redirect(r, answer)
+  return render(r, session, answer, answer.status)
 }
 
 async function decideKyc(
@@ -258,7 +265,11 @@ async function decideKyc(
 }
 
 function render(r: Request, session: ConsoleSession, rendered: Rendered, status = 200) {
-  send(r, status, page({ ...rendered, csrf: session.csrf }))
+  send(r, rendered.status ?? status, page({ ...rendered, csrf: session.csrf }))
+}
+
+function pageRequest(r: Request, session: ConsoleSession): PageRequest {
+  return { url: r.url, client: session.client, csrf: session.csrf }
 }
 
 function notFound(r: Request, session: ConsoleSession) {
@@ -274,7 +285,9 @@ async function get(r: Request, session: ConsoleSession): Promise<void> {
   if (user) return render(r, session, await kycUser(r, session, user[1]!))
   const doc = /^\/documents\/([0-9a-f-]{36})$/.exec(path)
   if (doc) return streamDocument(r, session, doc[1]!)
-  return notFound(r, session)
+  const found = route(get_routes, path)
+  if (!found) return notFound(r, session)
+  return render(r, session, await found.route.page(pageRequest(r, session), found.ids))
 }
 
 async function overview(session: ConsoleSession): Promise<Rendered> {
@@ -314,6 +327,7 @@ async function audit(r: Request, session: ConsoleSession): Promise<Rendered> {
     action: q.get('action')?.trim() || undefined,
     subject_id: q.get('subject_id')?.trim() || undefined,
     actor: q.get('actor')?.trim() || undefined,
+    target: q.get('target')?.trim() || undefined,
     cursor: q.get('cursor') || undefined,
   }
   const list = await session.client.audit.list({ ...filter, limit: 50 })
@@ -364,9 +378,11 @@ function failed(r: Request, error: unknown) {
     return redirect(r, '/sign-in', { 'Set-Cookie': cookie(r, session_cookie, '', 0) })
   }
   const known = error instanceof BankApiError
-  if (!known) r.ctx.log?.warn({ err: error }, 'operator console: request failed')
-  const status = known && error.code >= 400 && error.code < 600 ? error.code : 500
-  const message = known ? `${error.type}: ${error.message}` : 'The console failed to answer.'
+  const form = error instanceof FormError
+  if (!known && !form) r.ctx.log?.warn({ err: error }, 'operator console: request failed')
+  let status = known && error.code >= 400 && error.code < 600 ? error.code : 500
+  let message = known ? `${error.type}: ${error.message}` : 'The console failed to answer.'
+  if (form) [status, message] = [400, error.message]
   send(
     r,
     status,

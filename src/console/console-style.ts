@@ -34,4 +34,14 @@ textarea, input[type="text"], input[type="password"] { width: 100%; max-width: 3
 button { padding: 0.35rem 0.9rem; }
 .pager { display: flex; gap: 1rem; }
 .later { color: #595959; }
+form.inline { display: inline-flex; gap: 0.4rem; align-items: center; margin: 0 0.3rem 0.3rem 0; }
+form.inline label { margin: 0; }
+form.inline input[type="text"] { width: 12rem; }
+label.check { display: block; }
+fieldset { border: 1px solid #ccc; margin: 0.5rem 0; }
+.filters { display: flex; flex-wrap: wrap; gap: 0.25rem 0.75rem; align-items: end; }
+.filters label, .filters p { margin: 0; }
+.filters input[type="text"], .filters select { width: auto; min-width: 12rem; }
+pre { white-space: pre-wrap; margin: 0; font-size: 0.85em; }
+select { padding: 0.3rem; }
 `

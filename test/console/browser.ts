@@ -135,3 +135,11 @@ export function realPdf(text: string): Uint8Array {
   out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`
   return new TextEncoder().encode(out)
 }
+
+/** Signs in through the sign-in page with `token` and waits for the overview. */
+export async function signIn(page: Page, base: string, token: string): Promise<void> {
+  await page.goto(`${base}/sign-in`)
+  await page.getByLabel('Operator credential').fill(token)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(`${base}/`)
+}

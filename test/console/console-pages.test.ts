@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import type { Browser, Page } from 'playwright-core'
+import { expectApiError } from '../support/assertions.ts'
+import { businessEntity, registrationNumber } from '../support/fixtures.ts'
+import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { destroyBucketsAfter, epoch, jpeg, pdf, putObjects } from '../kyc/helpers.ts'
+import { axeViolations, launchChromium, screenshot, signIn } from './browser.ts'
+
+// The console's back-office pages in a real browser (Debian's Chromium through
+// playwright-core): partners with their credentials and NATS identities, entities, accounts
+// and transactions with the hash-chain check per row, payments with a clearing run, dual
+// control, the sandbox tools and KYB review with the registry's directors. axe-core finds no
+// serious or critical accessibility violation on any of them, and each action leaves its row
+// in the audit log under the operator who signed in.
+
+// Dual control at R1,000.00, so that a deposit above it waits for a second operator.
+const tb = useTestBank({ env: { BANK_CONSOLE_PORT: '0', BANK_DUAL_CONTROL_CENTS: '100000' } })
+destroyBucketsAfter(tb)
+let browser: Browser
+let page: Page
+let partner: TestPartner
+let poolAccountId: string
+let kybEntityId: string
+let base: string
+const cspViolations: string[] = []
+
+before(async () => {
+  await tb.ready
+  browser = await launchChromium()
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
+  page = await context.newPage()
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text())
+  })
+  base = `http://127.0.0.1:${tb.bank.consolePort}`
+  partner = await onboardPartner(tb, { approve: true })
+  const { accounts } = await tb.operator.accounts.list({ entity_id: partner.rootEntityId })
+  poolAccountId = accounts[0]!.account_id
+  await tb.operator.accounts.deposit({ account_id: poolAccountId, amount: 90_000, ref: 'float' })
+  kybEntityId = await submittedBusiness()
+  await signIn(page, base, tb.operatorToken)
+})
+
+after(async () => {
+  await browser?.close()
+})
+
+/** A business whose KYB is submitted; registration numbers ending 07 have two directors. */
+async function submittedBusiness(): Promise<string> {
+  const registration = registrationNumber().slice(0, 10) + '07'
+  const entity = await partner.client.entities.create(
+    businessEntity({ registration_number: registration }),
+  )
+  const kyb = await partner.client.kyb.get({ entity_id: entity.id })
+  const documents = [`business_registration_${epoch}`, `proof_of_address_${epoch}`]
+  const objects: Record<string, Uint8Array> = {
+    [documents[0]!]: pdf('CoR 14.3'),
+    [documents[1]!]: jpeg(),
+  }
+  const directors: Record<string, string[]> = {}
+  for (const d of kyb.directors) {
+    directors[d.id] = [`director_id_front_${d.id}_${epoch}`]
+    objects[`director_id_front_${d.id}_${epoch}`] = pdf(`id of ${d.name}`)
+  }
+  await putObjects(tb.nc, `kyb_dropbox_${entity.id}`, objects, 'scan.pdf')
+  await partner.client.kyb.submit({ entity_id: entity.id, documents, directors })
+  return entity.id
+}
+
+async function accessible(name: string, shot = true): Promise<void> {
+  assert.deepEqual(
+    await axeViolations(page),
+    [],
+    `${name}: serious or critical accessibility violations`,
+  )
+  if (shot) await screenshot(page, name)
+}
+
+async function main(): Promise<string> {
+  return page.locator('main').innerText()
+}
+
+async function audited(action: string, subject?: string): Promise<void> {
+  const { entries } = await tb.operator.audit.list({
+    action,
+    ...(subject ? { target: subject } : {}),
+  })
+  assert.ok(entries.length > 0, `an audit row for ${action}`)
+  assert.equal(entries[0]!.result, 'ok')
+}
+
+test('console pages - partners: issue a credential (shown once) and revoke it; suspend and let back', async () => {
+  await page.getByRole('link', { name: 'Partners', exact: true }).click()
+  await page.waitForURL(`${base}/partners`)
+  await accessible('partners')
+  await page.locator(`a[href="/partners/${partner.partnerId}"]`).click()
+  await page.waitForURL(`${base}/partners/${partner.partnerId}`)
+  await accessible('partner')
+  await page.getByLabel('Label', { exact: true }).fill('console issued')
+  await page.getByRole('button', { name: 'Issue a credential' }).click()
+  await page.getByText('It is shown this once').waitFor()
+  const token = await page.getByLabel('Secret').inputValue()
+  assert.ok(token.length >= 32, 'the new token is shown')
+  assert.equal(page.url().includes(token), false, 'the token is in no URL')
+  await accessible('credential-issued', false)
+  await page.goto(`${base}/partners/${partner.partnerId}`)
+  const row = page.locator('tbody tr', { hasText: 'console issued' })
+  await row.getByRole('button', { name: 'Revoke' }).click()
+  await page.getByText(/Credential .* revoked\./).waitFor()
+  assert.match(await row.innerText(), /revoked/)
+  await audited('credential.revoke')
+  await page.getByRole('button', { name: 'Suspend the partner' }).click()
+  await page.getByText('Partner suspended.').waitFor()
+  await expectApiError(partner.client.entities.list({}), 401)
+  await page.getByRole('button', { name: 'Let the partner back' }).click()
+  await page.getByText('Partner let back.').waitFor()
+  await audited('partner.suspend', partner.partnerId)
+  await audited('partner.unsuspend', partner.partnerId)
+})
+
+test('console pages - entities, accounts and transactions, each row with its hash-chain check', async () => {
+  await page.goto(`${base}/partners/${partner.partnerId}`)
+  await page.getByRole('link', { name: 'Entities and accounts' }).click()
+  await page.waitForURL(`${base}/partners/${partner.partnerId}/entities`)
+  await accessible('entities')
+  await page.goto(`${base}/entities/${partner.rootEntityId}`)
+  await accessible('accounts')
+  assert.match(await main(), /R900\.00/)
+  await page.locator(`a[href="/accounts/${poolAccountId}"]`).click()
+  await page.waitForURL(`${base}/accounts/${poolAccountId}`)
+  const text = await main()
+  assert.match(text, /float/)
+  assert.match(text, /✓ intact/)
+  assert.match(text, /Every row on this page passes the hash-chain check/)
+  await accessible('transactions')
+  await page.goto(`${base}/accounts/${poolAccountId}?status=Failed`)
+  assert.doesNotMatch(await main(), /float/, 'filtered by status')
+})
+
+test('console pages - payments: run a clearing cycle from the console; it is audited', async () => {
+  await page.getByRole('link', { name: 'Payments', exact: true }).click()
+  await page.waitForURL(`${base}/payments`)
+  await accessible('payments', false)
+  await page.getByRole('button', { name: 'Run clearing now' }).click()
+  await page.getByText(/Clearing cycle .*: settled \d+/).waitFor()
+  await audited('clearing.run')
+  await page.reload()
+  assert.match(await main(), /EFT clearing runs/)
+  await accessible('payments')
+  await page.goto(`${base}/payments/debit-orders?partner_id=${partner.partnerId}`)
+  await accessible('debit-orders', false)
+})
+
+test('console pages - dual control: a deposit above the threshold waits, and is rejected here', async () => {
+  const asked = await tb.operator.accounts.deposit({ account_id: poolAccountId, amount: 500_000 })
+  assert.equal(asked.status, 'pending_approval')
+  await page.getByRole('link', { name: 'Approvals', exact: true }).click()
+  await page.waitForURL(`${base}/approvals`)
+  assert.match(await main(), /R5,000\.00/)
+  await accessible('approvals')
+  await page.getByLabel('Reason').fill('not expected')
+  await page.getByRole('button', { name: 'Reject' }).click()
+  await page.getByText('Rejected: deposit of R5,000.00.').waitFor()
+  await audited('approvals.reject')
+})
+
+test('console pages - sandbox: the clock moves forward; messages and card tools are there', async () => {
+  await page.getByRole('link', { name: 'Sandbox', exact: true }).click()
+  await page.waitForURL(`${base}/sandbox`)
+  await accessible('sandbox')
+  const before = (await tb.operator.sandbox.clock()).now
+  await page.getByLabel('Move forward by').fill('2h')
+  await page.getByRole('button', { name: 'Move the clock' }).click()
+  await page.getByText(/The clock is at .*; \d+ jobs ran\./).waitFor()
+  const after = (await tb.operator.sandbox.clock()).now
+  assert.equal(Date.parse(after) - Date.parse(before), 2 * 3600_000)
+  await audited('sandbox.clock.advance')
+  await page.getByLabel('Move forward by').fill('soon')
+  await page.getByRole('button', { name: 'Move the clock' }).click()
+  await page.getByText('move forward by: give e.g. 90m, 12h or 3d').waitFor()
+  await page.goto(`${base}/sandbox/messages`)
+  await accessible('sandbox-messages', false)
+  await page.goto(`${base}/sandbox`)
+  await page.getByLabel('Card id').fill('00000000-0000-4000-8000-000000000000')
+  await page.getByLabel('Amount (rand)', { exact: true }).fill('12.50')
+  await page.getByRole('button', { name: /Authorize/ }).click()
+  await page
+    .getByText(/not_found|No such/i)
+    .first()
+    .waitFor()
+})
+
+test('console pages - KYB: the registry directors with their documents; approve', async () => {
+  await page.getByRole('link', { name: 'KYB review', exact: true }).click()
+  await page.waitForURL(`${base}/kyb`)
+  await accessible('kyb-queue')
+  await page.locator(`a[href="/kyb/${kybEntityId}"]`).click()
+  await page.waitForURL(`${base}/kyb/${kybEntityId}`)
+  const text = await main()
+  assert.match(text, /Directors \(from the company registry\)/)
+  assert.equal(await page.locator('section[aria-label^="Director"]').count(), 2)
+  assert.ok((await page.locator('iframe[src^="/documents/"]').count()) >= 3, 'PDFs framed')
+  await accessible('kyb-review')
+  await page.getByRole('button', { name: 'Approve' }).click()
+  await page.getByText('Decision recorded: approve.').waitFor()
+  const shown = await tb.operator.kyb.show({ entity_id: kybEntityId })
+  assert.equal(shown.state, 'approved')
+  assert.deepEqual(
+    shown.directors.map((d) => [d.approved, d.verified]),
+    [
+      [true, true],
+      [true, true],
+    ],
+  )
+  await audited('kyb.decide', kybEntityId)
+  assert.deepEqual(cspViolations, [], 'no resource of the console is blocked by its own policy')
+})
