@@ -86,6 +86,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     pgliteSeed: options.pgliteSeed,
     pglite: options.pglite,
     poolMax: config.dbPoolMax,
+    bounds: config.dbBounds,
   })
   // In the sandbox the bank's time is the given clock moved forward by the shared offset.
   const sandboxClock = config.sandbox ? sandboxClockFor(database.db, options.clock) : undefined

@@ -3,6 +3,7 @@ import { z } from 'zod'
 import { smtpUrlProblem } from './notify/smtp-notifier.ts'
 import { burst_max, requests_per_second_max } from './limits/limits-contract.ts'
 import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './nats/nats-connect.ts'
+import { database_bounds_default as db_bounds, type DatabaseBounds } from './db/bounds.ts'
 
 // Every setting, typed, read from the environment once, with defaults that run embedded
 // (PGlite in ./.data and a NATS server found or started on loopback). Units come last in
@@ -26,6 +27,17 @@ export const settings = z.object({
   BANK_QUEUE_GROUP: z.string().regex(/^[A-Za-z0-9_.-]+$/).default('partner-bank'),
   BANK_REQUEST_BYTES_MAX: z.coerce.number().int().min(1024).max(1048576).default(65536),
   BANK_DB_POOL_MAX: z.coerce.number().int().min(1).max(200).default(20),
+  /** Every wait on PostgreSQL bounded (src/db/bounds.ts, docs/operations.md). */
+  BANK_DB_STATEMENT_TIMEOUT_MS: msSetting(100, 3_600_000, db_bounds.statement_timeout_ms),
+  BANK_DB_LOCK_TIMEOUT_MS: msSetting(100, 3_600_000, db_bounds.lock_timeout_ms),
+  BANK_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: msSetting(
+    1000,
+    3_600_000,
+    db_bounds.idle_in_transaction_timeout_ms,
+  ),
+  BANK_DB_QUERY_TIMEOUT_MS: msSetting(200, 3_600_000, db_bounds.query_timeout_ms),
+  BANK_DB_CONNECT_TIMEOUT_MS: msSetting(100, 120_000, db_bounds.connect_timeout_ms),
+  BANK_DB_KEEPALIVE_MS: msSetting(1000, 3_600_000, db_bounds.keepalive_idle_ms),
   BANK_DEFAULT_COUNTRY: z.string().regex(/^[A-Z]{3}$/).default('ZAF'),
   BANK_CARD_BIN: z.string().regex(/^[1-9]\d{5}$/, { error: 'must be 6 digits, the first not 0' }).default('499999'),
   BANK_ACCOUNT_NUMBER_FIRST: z.coerce.number().int().min(1).max(99_999_999).default(10_000_001),
@@ -118,6 +130,8 @@ export interface Config {
   queueGroup: string
   requestBytesMax: number
   dbPoolMax: number
+  /** How long each wait on PostgreSQL may last (src/db/bounds.ts). */
+  dbBounds: DatabaseBounds
   defaultCountry: string
   accountNumberFirst: number
   accountNumberLast: number
@@ -203,6 +217,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (s.BANK_ACCOUNT_NUMBER_FIRST > s.BANK_ACCOUNT_NUMBER_LAST) {
     throw new Error('invalid configuration: BANK_ACCOUNT_NUMBER_FIRST is above BANK_ACCOUNT_NUMBER_LAST')
   }
+  if (s.BANK_DB_QUERY_TIMEOUT_MS <= s.BANK_DB_STATEMENT_TIMEOUT_MS) {
+    throw new Error(
+      'invalid configuration: BANK_DB_QUERY_TIMEOUT_MS must be above ' +
+        'BANK_DB_STATEMENT_TIMEOUT_MS (the server cancels a slow statement first; ' +
+        'the client bound is for a server that does not answer at all)',
+    )
+  }
   return {
     natsUrl: s.NATS_URL || undefined,
     natsAuth,
@@ -213,6 +234,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueGroup: s.BANK_QUEUE_GROUP,
     requestBytesMax: s.BANK_REQUEST_BYTES_MAX,
     dbPoolMax: s.BANK_DB_POOL_MAX,
+    dbBounds: {
+      statement_timeout_ms: s.BANK_DB_STATEMENT_TIMEOUT_MS,
+      lock_timeout_ms: s.BANK_DB_LOCK_TIMEOUT_MS,
+      idle_in_transaction_timeout_ms: s.BANK_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      query_timeout_ms: s.BANK_DB_QUERY_TIMEOUT_MS,
+      connect_timeout_ms: s.BANK_DB_CONNECT_TIMEOUT_MS,
+      keepalive_idle_ms: s.BANK_DB_KEEPALIVE_MS,
+    },
     defaultCountry: s.BANK_DEFAULT_COUNTRY,
     cardBin: s.BANK_CARD_BIN,
     accountNumberFirst: s.BANK_ACCOUNT_NUMBER_FIRST,
@@ -256,6 +285,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
     smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM, timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
   }
+}
+
+/** A whole number of milliseconds from `min` to `max`. */
+function msSetting(min: number, max: number, fallback: number) {
+  return z.coerce.number().int().min(min).max(max).default(fallback)
 }
 
 /** R50,000.00: the production default above which a deposit or reversal needs a second operator. */

@@ -6,6 +6,14 @@ import { PGliteDialect } from './pglite-dialect.ts'
 import { owner_only_dir_mode, tightenTree } from './owner-only.ts'
 import { CommitHookDialect } from './commit-hooks.ts'
 import { preparingPool } from './speed/prepared.ts'
+import {
+  boundedPool,
+  clientBoundOptions,
+  database_bounds_default,
+  unbounded,
+  withDatabaseBounds,
+  type DatabaseBounds,
+} from './bounds.ts'
 import pg from 'pg'
 import { migrateToLatest, type Migrations } from './migrations.ts'
 
@@ -36,21 +44,23 @@ export interface DatabaseOptions {
    */
   pglite?: PGlite | undefined
   poolMax: number
-  /** How long a query waits for a connection while the database is unreachable. */
-  connectTimeoutMs?: number
+  /** How long each wait on PostgreSQL may last (bounds.ts); the defaults when not given. */
+  bounds?: DatabaseBounds | undefined
 }
 
 // One SQL dialect (PostgreSQL) on two back ends: a PostgreSQL server for production and
 // many instances, PGlite (embedded, one process, no fsync) as the zero-set-up default.
 export async function openDatabase<DB>(options: DatabaseOptions): Promise<DatabaseHandle<DB>> {
   if (options.databaseUrl) {
+    const bounds = options.bounds ?? database_bounds_default
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolMax,
       // Queries are still sent one at a time; only a transaction's begin rides with the next (speed/prepared.ts).
       pipeline: true,
-      // While the database is away a request waits this long for a connection, then gets 503.
-      connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+      // Every wait bounded (bounds.ts): while the database is away, stalled or cut off, a
+      // request waits this long for a connection or an answer, then gets 503.
+      ...clientBoundOptions(bounds),
       // A minute, not pg's 10 s: a lull of a few seconds no longer closes connections that the
       // next burst opens again, each a new PostgreSQL backend that prepares its statements anew.
       idleTimeoutMillis: 60_000,
@@ -64,9 +74,11 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     pool.on('connect', (client) => {
       client.on('error', () => {})
     })
-    const db = new Kysely<DB>({ dialect: new CommitHookDialect(new PostgresDialect({ pool: preparingPool(pool) })) })
+    const db = new Kysely<DB>({ dialect: new CommitHookDialect(new PostgresDialect({ pool: preparingPool(boundedPool(pool, bounds)) })) })
     try {
-      await migrateToLatest(db, options.migrations)
+      // A migration may rewrite a large table, and instances starting together wait for the
+      // one that migrates: neither is a request's wait.
+      await withDatabaseBounds(unbounded, () => migrateToLatest(db, options.migrations))
     } catch (error) {
       await db.destroy()
       throw new Error(connectionProblem(options.databaseUrl, error) ?? (error as Error).message)

@@ -105,7 +105,7 @@ export function inLane<T>(own: Lane, follow: Lane | undefined, work: () => Promi
  * connection), `begin` goes out with the statement that follows it, and a thenCommit
  * statement with its transaction's `commit` behind it.
  */
-export function preparingPool(pool: pg.Pool): PostgresPool {
+export function preparingPool(pool: Pick<pg.Pool, 'connect' | 'end'>): PostgresPool {
   const names = new Map<string, string>()
   const nameOf = (text: string): string => {
     let name = names.get(text)

@@ -350,9 +350,10 @@ function valueAt(body: unknown, path: PropertyKey[]): unknown {
 
 function errorReply(error: unknown, context: { requestId: string; log: Logger }): Reply {
   if (isDatabaseUnavailable(error)) {
-    // An outage, not a mistake: the caller may try again; the service recovers by itself.
+    // An outage (away, stalled, out of disk or memory: db/errors.ts), not a mistake: the
+    // caller may try again; the service recovers by itself. The log keeps the SQLSTATE.
     context.log.warn({ err: error }, 'database unavailable')
-    error = new Unavailable('the bank cannot reach its database; try again shortly')
+    error = new Unavailable('the bank cannot use its database right now; try again shortly')
   }
   if (error instanceof BankError) {
     const reply: Reply = {
