@@ -47,11 +47,20 @@ const timer_ms_max = 2_147_483_647
 /** Bounds of work that legitimately takes longer than a request's statements; 0: none. */
 export interface LongerBounds {
   statement_timeout_ms: number
-  lock_timeout_ms: number
+  /** The pool's own when not given. */
+  lock_timeout_ms?: number
 }
 
 /** No server-side bound: migrations, which may rewrite a large table and wait for each other. */
 export const unbounded: LongerBounds = { statement_timeout_ms: 0, lock_timeout_ms: 0 }
+
+/**
+ * `ledger verify` (src/money/money-module.ts): statements over the whole ledger, which grow
+ * with its history (at 2 million postings, 3.6 s for the check that every journal balances
+ * and 3.3 s to count the journals, on our 2-core machine), and take no locks that payments
+ * wait for. Ten minutes, so that a runaway still ends.
+ */
+export const whole_ledger_bounds: LongerBounds = { statement_timeout_ms: 600_000 }
 
 const scope = new AsyncLocalStorage<LongerBounds>()
 
@@ -66,7 +75,7 @@ export function withDatabaseBounds<T>(bounds: LongerBounds, fn: () => Promise<T>
 }
 
 /** The statement that puts `bounds` in force on a connection, for the rest of its session. */
-function setBounds(bounds: LongerBounds, idleMs?: number): pg.QueryConfig {
+function setBounds(bounds: Required<LongerBounds>, idleMs?: number): pg.QueryConfig {
   const values = [String(bounds.statement_timeout_ms), String(bounds.lock_timeout_ms)]
   if (idleMs === undefined) {
     return {
@@ -117,7 +126,11 @@ export function boundedPool(pool: pg.Pool, bounds: DatabaseBounds): PoolLike {
       longer.statement_timeout_ms === 0
         ? timer_ms_max
         : Math.min(timer_ms_max, longer.statement_timeout_ms + slack)
-    const set = { ...setBounds(longer), query_timeout: queryTimeout } as pg.QueryConfig
+    const lock = longer.lock_timeout_ms ?? bounds.lock_timeout_ms
+    const set = {
+      ...setBounds({ statement_timeout_ms: longer.statement_timeout_ms, lock_timeout_ms: lock }),
+      query_timeout: queryTimeout,
+    } as pg.QueryConfig
     client.query(set).catch(() => undefined)
     return stretched(client, queryTimeout, restore)
   }

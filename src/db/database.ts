@@ -74,7 +74,8 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     pool.on('connect', (client) => {
       client.on('error', () => {})
     })
-    const db = new Kysely<DB>({ dialect: new CommitHookDialect(new PostgresDialect({ pool: preparingPool(boundedPool(pool, bounds)) })) })
+    const dialect = new PostgresDialect({ pool: preparingPool(boundedPool(pool, bounds)) })
+    const db = new Kysely<DB>({ dialect: new CommitHookDialect(dialect) })
     try {
       // A migration may rewrite a large table, and instances starting together wait for the
       // one that migrates: neither is a request's wait.

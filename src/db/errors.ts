@@ -25,7 +25,11 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 // and anywhere else the bank takes its locks in one order, so one is a bug to look at.
 const unavailableClasses = new Set(['08', '53', '57', '58'])
 const sqlstate = /^[0-9A-Z]{5}$/
-const unavailableCodes = new Set(['55P03', '25006', '25P03', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const unavailableCodes = new Set([
+  ...['55P03', '25006', '25P03'],
+  ...['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'],
+  ...['ENOTFOUND', 'EAI_AGAIN'],
+])
 const unavailableMessages = [
   'Connection terminated',
   'connection error and is not queryable',
@@ -38,11 +42,15 @@ const unavailableMessages = [
   'is not currently accepting connections',
 ]
 
+function unavailableCode(code: string): boolean {
+  return unavailableCodes.has(code) || (sqlstate.test(code) && unavailableClasses.has(code.slice(0, 2)))
+}
+
 /** Whether an error means the database cannot serve right now (away, stalled, out of resources). */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
     const { code, message } = e as { code?: unknown; message?: unknown }
-    if (typeof code === 'string' && (unavailableCodes.has(code) || (sqlstate.test(code) && unavailableClasses.has(code.slice(0, 2))))) return true
+    if (typeof code === 'string' && unavailableCode(code)) return true
     if (typeof message === 'string' && unavailableMessages.some((m) => message.includes(m))) return true
     // AggregateError (a refused connection to every address) and wrapped causes.
     const inner = (e as { errors?: unknown[] }).errors?.[0] ?? (e as { cause?: unknown }).cause

@@ -1,6 +1,7 @@
 import type { Module } from '../module.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
+import { whole_ledger_bounds, withDatabaseBounds } from '../db/bounds.ts'
 
 // Money as operators move it: deposits, reversals (with the second operator's approval above
 // the threshold, audit/dual-control.ts) and `ledger verify`. The ledger moves it (ledger/);
@@ -10,6 +11,11 @@ export const moneyModule: Module = {
   endpoints: (s) => [
     endpoint(contract.operators.accountDeposit, (r, c) => s.dualControl.deposit(c.caller, { account_id: r.account_id, amount: BigInt(r.amount), ref: r.ref })),
     endpoint(contract.operators.transactionReverse, (r, c) => s.dualControl.reverse(c.caller, r)),
-    endpoint(contract.operators.ledgerVerify, async () => s.audit.withChainCheck(await s.ledger.verify())),
+    // Its statements read the whole ledger: a bound of their own (db/bounds.ts).
+    endpoint(contract.operators.ledgerVerify, () =>
+      withDatabaseBounds(whole_ledger_bounds, async () =>
+        s.audit.withChainCheck(await s.ledger.verify()),
+      ),
+    ),
   ],
 }

@@ -8,6 +8,7 @@ import {
   clientBoundOptions,
   database_bounds_default,
   unbounded,
+  whole_ledger_bounds,
   withDatabaseBounds,
   type DatabaseBounds,
 } from '../../src/db/bounds.ts'
@@ -131,6 +132,11 @@ if (storage === 'postgres') {
       await withDatabaseBounds(unbounded, () => settings(db)),
       { statement: '0', lock: '0', idle: '20s' },
       'the migrations run without a server-side bound',
+    )
+    assert.deepEqual(
+      await withDatabaseBounds(whole_ledger_bounds, () => settings(db)),
+      { statement: '10min', lock: '300ms', idle: '20s' },
+      'ledger verify: a longer statement bound, the lock bound of the pool',
     )
     assert.equal((await failure(db, sql`select pg_sleep(5)`)).code, '57014', 'the default is back')
   })
