@@ -27,7 +27,8 @@
 //                                    instead, so results.json keeps one instance's figures.
 //   npm run bench -- --profile       a CPU profile of the service(s) over the spread and hot
 //                                    phases (from the end of the spread warm-up to the end
-//                                    of the hot phase; SIGUSR2, see src/profiling.ts) in a
+//                                    of the hot phase, or over the card phases when
+//                                    BENCH_PHASES names neither; SIGUSR2, see src/profiling.ts) in a
 //                                    temp directory whose path is printed; open it in
 //                                    Chrome DevTools. The profiler slows the service: that
 //                                    run's figures are not comparable, and no results file
@@ -243,10 +244,12 @@ async function main(): Promise<void> {
       })
     }
     let profileFiles: string[] = []
-    if (profiling) {
+    const stopProfile = async () => {
+      if (!profiling || profileFiles.length > 0) return
       for (const s of services) s.kill('SIGUSR2')
       profileFiles = await Promise.all(services.map((s) => waitForFile(path.join(profileDir!, `service-${s.pid}-1.cpuprofile`))))
     }
+    await stopProfile()
     const ratio = (a: unknown, b: unknown) => (typeof a === 'number' && typeof b === 'number' ? round(a / b) : undefined)
     Object.assign(results, {
       spread_to_echo: ratio(results.spread_tps, results.echo_rps),
@@ -256,7 +259,9 @@ async function main(): Promise<void> {
     if (phases.has('spread') || phases.has('hot')) results.ledger_verified = (await operator.ledger.verify()).ok
     if (phases.has('card-hot') || phases.has('card-spread')) {
       const cards = await issueBenchCards(client, rootEntityId, accounts, hot, dbUrl.toString())
-      Object.assign(results, await cardPhases(operator, cards, metered))
+      // --profile without the transfer phases profiles the card phases instead.
+      Object.assign(results, await cardPhases(operator, cards, () => metered(startProfile)))
+      await stopProfile()
       // What asking the partner adds (the issue's goal: at most 2 ms at the median).
       if (phases.has('card-spread')) {
         Object.assign(results, await decisionRoundTrip(client, nc, operator, cards.spread[0]!))

@@ -1,7 +1,7 @@
 import type { Module } from '../module.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
-import { operatorAuditMigration } from './audit-migration.ts'
+import { auditChainsMigration, operatorAuditMigration } from './audit-migration.ts'
 import { audit_page_limit_default, audit_page_limit_max } from './audit-contract.ts'
 
 // The operators' audit trail and dual control.
@@ -9,12 +9,15 @@ export const auditModule: Module = {
   name: 'audit',
   migrations: {
     '0019_operator_audit': operatorAuditMigration,
+    '0026_audit_chains': auditChainsMigration,
   },
   limits: { audit_page_limit_default, audit_page_limit_max },
   endpoints: (s) => [
     endpoint(contract.approvals.list, (r) => s.dualControl.list(r)),
     endpoint(contract.approvals.approve, (r, c) => s.dualControl.approve(c.caller, r.approval_id)),
-    endpoint(contract.approvals.reject, (r, c) => s.dualControl.reject(c.caller, r.approval_id, r.reason)),
+    endpoint(contract.approvals.reject, (r, c) =>
+      s.dualControl.reject(c.caller, r.approval_id, r.reason),
+    ),
     endpoint(contract.audit.list, (r) => s.audit.list(r)),
   ],
 }

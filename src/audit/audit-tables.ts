@@ -19,6 +19,8 @@ export interface AuditLogTable {
   result: Generated<string>
   prev_sha: string
   sha: string
+  /** The chain the row is on (audit-chain.ts): 1 to audit_chains. */
+  chain: Generated<number>
 }
 
 export interface AuditChainHeadTable {

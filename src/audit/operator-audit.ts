@@ -7,7 +7,12 @@ import { withCommitHook, type CommitHook, type RunQuery } from '../db/commit-hoo
 import type { Database } from '../schema.ts'
 import { BankError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import { appendAuditRow, verifyAuditChain, type AuditEntry } from './audit-chain.ts'
+import {
+  appendAuditRow,
+  appendAuditRows,
+  verifyAuditChain,
+  type AuditEntry,
+} from './audit-chain.ts'
 import { listAudit, type AuditQuery } from './audit-service.ts'
 
 // Every operator action is recorded, by one mechanism: the endpoint wrapper runs each
@@ -64,7 +69,12 @@ export function auditAction(operation: Operation): string {
 }
 
 export interface AuditedCall {
-  run<T>(caller: Caller, request: unknown, subjectId: string | null, handler: () => Promise<T>): Promise<T>
+  run<T>(
+    caller: Caller,
+    request: unknown,
+    subjectId: string | null,
+    handler: () => Promise<T>,
+  ): Promise<T>
 }
 
 export class OperatorAudit {
@@ -78,7 +88,12 @@ export class OperatorAudit {
   forOperation(operation: Operation): AuditedCall | undefined {
     if (!isAudited(operation)) return undefined
     const action = auditAction(operation)
-    const run = async <T>(caller: Caller, request: unknown, subjectId: string | null, handler: () => Promise<T>): Promise<T> => {
+    const run = async <T>(
+      caller: Caller,
+      request: unknown,
+      subjectId: string | null,
+      handler: () => Promise<T>,
+    ): Promise<T> => {
       const pending = new PendingAudit(this.clock, {
         action,
         actor: caller.credentialId,
@@ -92,8 +107,15 @@ export class OperatorAudit {
         result = await withCommitHook(pending, handler)
       } catch (error) {
         if (error instanceof BankError && error.code < 500) {
-          await this.append(pending.entry(`${error.code} ${error.type}: ${error.message.slice(0, summary_text_max)}`)).catch((failure) => {
-            this.log.warn({ err: failure, action }, 'a refused operator action could not be written to the audit trail')
+          await this.append(
+            pending.entry(
+              `${error.code} ${error.type}: ${error.message.slice(0, summary_text_max)}`,
+            ),
+          ).catch((failure) => {
+            this.log.warn(
+              { err: failure, action },
+              'a refused operator action could not be written to the audit trail',
+            )
           })
         }
         throw error
@@ -113,8 +135,17 @@ export class OperatorAudit {
    */
   async withChainCheck<R extends { ok: boolean; problems: object[] }>(report: R) {
     const chain = await verifyAuditChain(this.db, chain_problems_max)
-    const problems = chain.problems.map((p) => ({ kind: 'audit_chain', ...(p.audit_id ? { audit_id: p.audit_id } : {}), message: p.message }))
-    return { ...report, ok: report.ok && problems.length === 0, audit_rows_checked: chain.rows, problems: [...report.problems, ...problems] }
+    const problems = chain.problems.map((p) => ({
+      kind: 'audit_chain',
+      ...(p.audit_id ? { audit_id: p.audit_id } : {}),
+      message: p.message,
+    }))
+    return {
+      ...report,
+      ok: report.ok && problems.length === 0,
+      audit_rows_checked: chain.rows,
+      problems: [...report.problems, ...problems],
+    }
   }
 
   /** `bank audit list`: the trail, filtered and paged (audit-service.ts). */
@@ -123,7 +154,9 @@ export class OperatorAudit {
   }
 
   private append(entry: AuditEntry): Promise<void> {
-    return this.db.transaction().execute((trx) => appendAuditRow((query) => trx.executeQuery(query), entry))
+    return this.db
+      .transaction()
+      .execute((trx) => appendAuditRow((query) => trx.executeQuery(query), entry))
   }
 }
 
@@ -131,7 +164,8 @@ export class OperatorAudit {
 class PendingAudit implements CommitHook {
   readonly targets = new Set<string>()
   written = false
-  private writing = false
+  /** The transaction writing the row, until it commits or fails. */
+  private writingOn: RunQuery | undefined
 
   get done(): boolean {
     return this.written
@@ -139,7 +173,12 @@ class PendingAudit implements CommitHook {
 
   constructor(
     private readonly clock: Clock,
-    private readonly fields: { action: string; actor: string; actorName: string; details: Record<string, unknown> },
+    private readonly fields: {
+      action: string
+      actor: string
+      actorName: string
+      details: Record<string, unknown>
+    },
   ) {}
 
   entry(result: string): AuditEntry {
@@ -156,45 +195,66 @@ class PendingAudit implements CommitHook {
     }
   }
 
+  /** The rows of a group's members go in one statement (audit-chain.ts appendAuditRows). */
+  readonly writeTogether = writePendingAudits
+
   async beforeCommit(run: RunQuery): Promise<void> {
-    // Once per action: the first transaction carries the row (another running at the same
-    // time in the same handler leaves it to the first).
-    if (this.written || this.writing) return
-    this.writing = true
-    try {
-      await appendAuditRow(run, this.entry('ok'))
-    } catch (error) {
-      this.writing = false
-      throw error
-    }
+    await writePendingAudits(run, [this])
+  }
+
+  /**
+   * Its row, marked as being written, unless it is written or being written: once per
+   * action, the first transaction carries the row (another running at the same time in the
+   * same handler leaves it to the first).
+   */
+  claim(run: RunQuery): AuditEntry | undefined {
+    if (this.written || this.writingOn) return undefined
+    this.writingOn = run
+    return this.entry('ok')
+  }
+
+  failed(run: RunQuery): void {
+    if (this.writingOn === run) this.writingOn = undefined
   }
 
   note(ids: readonly string[]): void {
     for (const id of ids) this.targets.add(id)
   }
 
-  committed(): void {
-    if (this.writing) {
+  committed(run: RunQuery): void {
+    if (this.writingOn === run) {
       this.written = true
-      this.writing = false
+      this.writingOn = undefined
     }
   }
 }
 
+/** Writes the rows of actions committing in one transaction, together. */
+async function writePendingAudits(run: RunQuery, hooks: readonly CommitHook[]): Promise<void> {
+  const entries = hooks.flatMap((hook) =>
+    hook instanceof PendingAudit ? (hook.claim(run) ?? []) : [],
+  )
+  await appendAuditRows(run, entries)
+}
+
 /** The request as the trail keeps it: secrets replaced, long texts and lists cut short. */
 function summarize(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.length > summary_text_max ? `${value.slice(0, summary_text_max)}…` : value
+  if (typeof value === 'string')
+    return value.length > summary_text_max ? `${value.slice(0, summary_text_max)}…` : value
   if (typeof value === 'bigint') return value.toString()
   if (typeof value !== 'object' || value === null) return value
   if (depth >= 3) return '…'
   if (Array.isArray(value)) {
     const items = value.slice(0, summary_items_max).map((item) => summarize(item, depth + 1))
-    return value.length > summary_items_max ? [...items, `… ${value.length - summary_items_max} more`] : items
+    return value.length > summary_items_max
+      ? [...items, `… ${value.length - summary_items_max} more`]
+      : items
   }
   const out: Record<string, unknown> = {}
   for (const [key, item] of Object.entries(value)) {
     if (item === undefined) continue
-    out[key] = secret_field.test(key) && !key.endsWith('_id') ? '[redacted]' : summarize(item, depth + 1)
+    out[key] =
+      secret_field.test(key) && !key.endsWith('_id') ? '[redacted]' : summarize(item, depth + 1)
   }
   return out
 }
@@ -205,6 +265,7 @@ function idsIn(value: unknown, into: Set<string>): void {
   for (const [key, item] of Object.entries(value)) {
     if (!key.endsWith('_id') && !key.endsWith('_ids')) continue
     if (typeof item === 'string' && item !== '') into.add(item)
-    else if (Array.isArray(item)) for (const id of item.slice(0, summary_items_max)) if (typeof id === 'string') into.add(id)
+    else if (Array.isArray(item))
+      for (const id of item.slice(0, summary_items_max)) if (typeof id === 'string') into.add(id)
   }
 }

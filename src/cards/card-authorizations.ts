@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
+import { currentCommitHook, type CommitHook } from '../db/commit-hooks.ts'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { NotFound, Unavailable } from '../errors.ts'
 import { appendEvents, type NewEvent } from '../events/event-outbox.ts'
@@ -33,6 +34,8 @@ export interface AuthorizationJob {
   addedBy: string
   /** The partner's own answer, when it decides (card-decisions.ts). */
   partner: PartnerAnswer | undefined
+  /** The caller's commit hook (an operator's audit row): told the ids the authorization made. */
+  hook?: CommitHook | undefined
 }
 
 export interface AuthorizationDeskSettings {
@@ -71,7 +74,7 @@ export class AuthorizationDesk {
   }
 
   submit(job: AuthorizationJob): Promise<AuthorizationView> {
-    return this.desk.submit(job)
+    return this.desk.submit({ ...job, hook: currentCommitHook() })
   }
 
   private async decide(jobs: AuthorizationJob[]): Promise<BatchOutcome<AuthorizationView>[]> {
@@ -171,6 +174,7 @@ class Group {
       }
     }
     this.rows.push(row)
+    job.hook?.note(row.tx_id ? [row.id, row.tx_id] : [row.id])
     const view = authorizationView(row)
     const type = view.approved ? 'card.authorization.approved' : 'card.authorization.declined'
     this.events.push({

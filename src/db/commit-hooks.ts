@@ -29,10 +29,21 @@ export interface CommitHook {
   readonly done: boolean
   /** Runs inside the transaction, right before it commits; `run` executes on its connection. */
   beforeCommit(run: RunQuery): Promise<void>
-  /** The transaction that ran beforeCommit has committed. */
-  committed(): void
+  /**
+   * The transaction that ran beforeCommit has committed (`run` is the one beforeCommit was
+   * given: a hook may be committed by one of several transactions).
+   */
+  committed(run: RunQuery): void
   /** Ids the code inside the scope says its change concerns (what it created, what it touched). */
   note(ids: readonly string[]): void
+  /** The transaction that ran beforeCommit with `run` did not commit: what it wrote is gone. */
+  failed?(run: RunQuery): void
+  /**
+   * Hooks of one kind that commit in one transaction (a group's members, see withCommitHooks)
+   * write together: those that share this function are given to it in one call instead of
+   * each running beforeCommit.
+   */
+  readonly writeTogether?: (run: RunQuery, hooks: readonly CommitHook[]) => Promise<void>
 }
 
 const scope = new AsyncLocalStorage<CommitHook>()
@@ -40,6 +51,45 @@ const scope = new AsyncLocalStorage<CommitHook>()
 /** Calls `fn` with `hook` run by every transaction it commits. */
 export function withCommitHook<T>(hook: CommitHook, fn: () => Promise<T>): Promise<T> {
   return scope.run(hook, fn)
+}
+
+/**
+ * Calls `fn` with the hooks of many calls, each run by every transaction it commits: work
+ * done for many callers at once (a group commit, ledger/group-committer.ts) commits each
+ * caller's hook with it. With none, a transaction runs no hook, whoever's scope started it.
+ */
+export function withCommitHooks<T>(hooks: readonly CommitHook[], fn: () => Promise<T>): Promise<T> {
+  return scope.run(hooks.length === 1 ? hooks[0]! : new HookGroup(hooks), fn)
+}
+
+/** Several callers' hooks, committed by one transaction. */
+class HookGroup implements CommitHook {
+  constructor(private readonly hooks: readonly CommitHook[]) {}
+
+  get done(): boolean {
+    return this.hooks.every((hook) => hook.done)
+  }
+
+  async beforeCommit(run: RunQuery): Promise<void> {
+    const together = new Map<NonNullable<CommitHook['writeTogether']>, CommitHook[]>()
+    for (const hook of this.hooks) {
+      if (hook.done) continue
+      if (!hook.writeTogether) await hook.beforeCommit(run)
+      else together.set(hook.writeTogether, [...(together.get(hook.writeTogether) ?? []), hook])
+    }
+    for (const [write, hooks] of together) await write(run, hooks)
+  }
+
+  committed(run: RunQuery): void {
+    for (const hook of this.hooks) hook.committed(run)
+  }
+
+  failed(run: RunQuery): void {
+    for (const hook of this.hooks) hook.failed?.(run)
+  }
+
+  /** Which member a change concerns is known only to the code that made it (CommitHook.note). */
+  note(): void {}
 }
 
 /** The hook of the current scope, if any and not done (a transaction must then not commit early, see speed/prepared.ts). */
@@ -99,9 +149,15 @@ class CommitHookDriver implements Driver {
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const hook = scope.getStore()
     if (!hook || hook.done) return this.inner.commitTransaction(connection)
-    await hook.beforeCommit((query) => connection.executeQuery(query))
-    await this.inner.commitTransaction(connection)
-    hook.committed()
+    const run: RunQuery = (query) => connection.executeQuery(query)
+    try {
+      await hook.beforeCommit(run)
+      await this.inner.commitTransaction(connection)
+    } catch (error) {
+      hook.failed?.(run)
+      throw error
+    }
+    hook.committed(run)
   }
 
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {

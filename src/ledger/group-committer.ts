@@ -9,6 +9,12 @@
 // other, and neither is small. Starting the second with whatever waits (the first few jobs
 // to arrive) made many small batches, each paying a transaction's fixed cost; never starting
 // it left the database idle while this process worked (docs/performance.md).
+//
+// A caller's commit hook (an operator's audit row, db/commit-hooks.ts) goes with its job:
+// the batch's transaction commits every member's hook with the members' changes, whoever's
+// call happened to start the batch.
+
+import { currentCommitHook, withCommitHooks, type CommitHook } from '../db/commit-hooks.ts'
 
 export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown }
 
@@ -51,6 +57,11 @@ export interface GroupCommitterOptions<J> {
 
 interface Waiting<J, R> {
   job: J
+  /**
+   * The caller's commit hook (an operator's audit row): the batch's transaction commits it
+   * with the job's change (db/commit-hooks.ts).
+   */
+  hook: CommitHook | undefined
   resolve: (value: R) => void
   reject: (error: unknown) => void
 }
@@ -66,9 +77,10 @@ export class GroupCommitter<J, R> {
   ) {}
 
   submit(job: J): Promise<R> {
-    if (this.queue.length >= this.options.queue_jobs_max) return Promise.reject(this.options.overloaded())
+    if (this.queue.length >= this.options.queue_jobs_max)
+      return Promise.reject(this.options.overloaded())
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ job, resolve, reject })
+      this.queue.push({ job, hook: currentCommitHook(), resolve, reject })
       this.pump()
     })
   }
@@ -80,11 +92,18 @@ export class GroupCommitter<J, R> {
   private pump(): void {
     while (this.inFlight < this.options.batches_in_flight_max && this.queue.length > 0) {
       // (A queue that cannot hold that many overlaps when full.)
-      if (this.inFlight > 0 && this.queue.length < Math.min(this.options.overlap_jobs_min ?? 1, this.options.queue_jobs_max)) return
+      if (
+        this.inFlight > 0 &&
+        this.queue.length <
+          Math.min(this.options.overlap_jobs_min ?? 1, this.options.queue_jobs_max)
+      )
+        return
       const batch = this.take()
       if (batch.length === 0) return
       // Each key once per batch: `busy` counts the batches writing a key.
-      const keys = this.options.keysOf ? [...new Set(batch.flatMap((w) => this.options.keysOf!(w.job)))] : []
+      const keys = this.options.keysOf
+        ? [...new Set(batch.flatMap((w) => this.options.keysOf!(w.job)))]
+        : []
       for (const key of keys) this.busy.set(key, (this.busy.get(key) ?? 0) + 1)
       this.inFlight++
       void this.write(batch).finally(() => {
@@ -118,7 +137,11 @@ export class GroupCommitter<J, R> {
     const batch: Waiting<J, R>[] = []
     const rest: Waiting<J, R>[] = []
     for (const waiting of this.queue) {
-      if (batch.length < this.options.batch_jobs_max && !keysOf(waiting.job).some((key) => (this.busy.get(key) ?? 0) >= max)) batch.push(waiting)
+      if (
+        batch.length < this.options.batch_jobs_max &&
+        !keysOf(waiting.job).some((key) => (this.busy.get(key) ?? 0) >= max)
+      )
+        batch.push(waiting)
       else rest.push(waiting)
     }
     this.queue = rest
@@ -129,7 +152,8 @@ export class GroupCommitter<J, R> {
     for (let attempt = 1; ; attempt++) {
       const started = performance.now()
       try {
-        const outcomes = await this.runBatch(batch.map((w) => w.job))
+        const hooks = batch.flatMap((w) => (w.hook ? [w.hook] : []))
+        const outcomes = await withCommitHooks(hooks, () => this.runBatch(batch.map((w) => w.job)))
         this.options.observe?.(batch.length, (performance.now() - started) / 1000, true)
         batch.forEach((w, i) => {
           const outcome = outcomes[i]

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { sql } from 'kysely'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, storage, useTestBank, type TestPartner } from '../support/harness.ts'
 import { newAccount } from '../transfers/helpers.ts'
 
 // The audit trail is a hash chain that `ledger verify` walks: a row changed behind the
@@ -15,14 +15,19 @@ let p: TestPartner
 before(async () => {
   p = await onboardPartner(tb, { approve: true })
   const account = await newAccount(p)
-  for (const ref of ['a', 'b', 'c', 'd']) await tb.operator.accounts.deposit({ account_id: account, amount: 100, ref })
+  for (const ref of ['a', 'b', 'c', 'd'])
+    await tb.operator.accounts.deposit({ account_id: account, amount: 100, ref })
 })
 
 /** Runs `tamper` with the append-only trigger off (as a superuser could), then restores the trail. */
-async function tampered(tamper: string): Promise<Array<{ kind: string; message: string; audit_id?: string | undefined }>> {
+async function tampered(
+  tamper: string,
+): Promise<Array<{ kind: string; message: string; audit_id?: string | undefined }>> {
   const db = tb.bank.database.db
-  const saved = await sql<{ rows: string }>`select coalesce(json_agg(t), '[]')::text as rows from audit_log t`.execute(db)
-  const head = await db.selectFrom('audit_chain_head').select('sha').executeTakeFirstOrThrow()
+  const saved = await sql<{
+    rows: string
+  }>`select coalesce(json_agg(t), '[]')::text as rows from audit_log t`.execute(db)
+  const heads = await db.selectFrom('audit_chain_head').selectAll().execute()
   await db.transaction().execute(async (trx) => {
     await sql`set local session_replication_role = replica`.execute(trx)
     await sql.raw(tamper).execute(trx)
@@ -35,8 +40,16 @@ async function tampered(tamper: string): Promise<Array<{ kind: string; message: 
     await db.transaction().execute(async (trx) => {
       await sql`set local session_replication_role = replica`.execute(trx)
       await sql`delete from audit_log`.execute(trx)
-      await sql`insert into audit_log select * from json_populate_recordset(null::audit_log, ${saved.rows[0]!.rows}::json)`.execute(trx)
-      await trx.updateTable('audit_chain_head').set({ sha: head.sha }).execute()
+      await sql`insert into audit_log select * from json_populate_recordset(null::audit_log, ${saved.rows[0]!.rows}::json)`.execute(
+        trx,
+      )
+      for (const head of heads) {
+        await trx
+          .updateTable('audit_chain_head')
+          .set({ sha: head.sha })
+          .where('id', '=', head.id)
+          .execute()
+      }
     })
   }
 }
@@ -48,19 +61,25 @@ test('audit chain - clean: ledger verify walks every row and reports nothing', a
 })
 
 test('audit chain - a row whose fields were changed is reported', async () => {
-  const problems = await tampered(`update audit_log set actor = 'someone else' where seq = (select min(seq) from audit_log where action = 'account.deposit')`)
+  const problems = await tampered(
+    `update audit_log set actor = 'someone else' where seq = (select min(seq) from audit_log where action = 'account.deposit')`,
+  )
   assert.equal(problems.length, 1)
   assert.match(problems[0]!.message, /hash does not match/)
 })
 
 test('audit chain - a row removed from the middle breaks the next link', async () => {
-  const problems = await tampered(`delete from audit_log where seq = (select min(seq) from audit_log where action = 'account.deposit')`)
+  const problems = await tampered(
+    `delete from audit_log where seq = (select min(seq) from audit_log where action = 'account.deposit')`,
+  )
   assert.equal(problems.length, 1)
   assert.match(problems[0]!.message, /does not follow/)
 })
 
 test('audit chain - a row removed from the end is found by the head', async () => {
-  const problems = await tampered(`delete from audit_log where seq = (select max(seq) from audit_log)`)
+  const problems = await tampered(
+    `delete from audit_log where seq = (select max(seq) from audit_log)`,
+  )
   assert.equal(problems.length, 1)
   assert.match(problems[0]!.message, /ends before its recorded head/)
 })
@@ -68,3 +87,37 @@ test('audit chain - a row removed from the end is found by the head', async () =
 test('audit chain - after the tampering is undone, verify is clean again', async () => {
   assert.deepEqual((await tb.operator.ledger.verify({})).problems, [])
 })
+
+if (storage === 'postgres') {
+  test('audit chain - an action while another transaction holds the first chain goes on the next, which verify walks too', async () => {
+    const db = tb.bank.database.db
+    const account = await newAccount(p)
+    let chainOf: number | undefined
+    await db.connection().execute(async (held) => {
+      await sql`begin`.execute(held)
+      try {
+        await sql`select sha from audit_chain_head where id = 1 for update`.execute(held)
+        const deposit = await tb.operator.accounts.deposit({
+          account_id: account,
+          amount: 100,
+          ref: 'beside',
+        })
+        const row = await db
+          .selectFrom('audit_log')
+          .select('chain')
+          .where(sql<boolean>`targets @> ${JSON.stringify([deposit.tx_id])}::jsonb`)
+          .executeTakeFirstOrThrow()
+        chainOf = row.chain
+      } finally {
+        await sql`rollback`.execute(held)
+      }
+    })
+    assert.equal(chainOf, 2, 'the first head no other transaction held')
+    assert.deepEqual((await tb.operator.ledger.verify({})).problems, [])
+    const problems = await tampered(
+      `delete from audit_log where seq = (select max(seq) from audit_log where chain = 2)`,
+    )
+    assert.equal(problems.length, 1)
+    assert.match(problems[0]!.message, /audit chain 2 ends before its recorded head/)
+  })
+}

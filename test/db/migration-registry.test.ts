@@ -34,6 +34,7 @@ const shipped = [
   '0023_webhook_job_shares',
   '0024_cards',
   '0025_card_decisions',
+  '0026_audit_chains',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {
