@@ -13,6 +13,7 @@ const tb = useTestBank()
 let p: TestPartner
 
 before(async () => {
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   const account = await newAccount(p)
   for (const ref of ['a', 'b', 'c', 'd'])

@@ -17,6 +17,7 @@ let checker: OperatorClient
 let checkerId: string
 
 before(async () => {
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   maker = await operatorCredentialId(tb)
   const issued = await tb.bank.services.credentials.issue(tb.bank.database.db, { partnerId: null, permissions: [], label: 'checker' })

@@ -14,6 +14,7 @@ let p: TestPartner
 let operatorId: string
 
 before(async () => {
+  await tb.ready
   p = await onboardPartner(tb, { approve: true })
   operatorId = await operatorCredentialId(tb)
 })
