@@ -50,6 +50,7 @@ const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.partner.list',
   'ops.partner.nats_users',
   'ops.sandbox.clock',
+  'ops.webhook.deliveries',
 ])
 
 /** Request fields whose values are never written to the trail (matched in any case, anywhere in the name). */

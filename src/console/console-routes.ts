@@ -12,6 +12,7 @@ import {
   suspendPartner,
 } from './console-partners.ts'
 import { debitOrdersPage, paymentsPage, runClearing, runDebit } from './console-payments.ts'
+import { redeliver, webhooksPage } from './console-webhooks.ts'
 import {
   advanceClock,
   cardAuthorize,
@@ -52,6 +53,7 @@ export const get_routes: readonly GetRoute[] = [
   { path: exact('/sandbox'), page: (r) => sandboxPage(r) },
   { path: exact('/sandbox/messages'), page: (r) => messagesPage(r) },
   { path: exact('/kyb'), page: (r) => kybQueuePage(r) },
+  { path: exact('/webhooks'), page: (r) => webhooksPage(r) },
   { path: exact(`/kyb/${id}`), page: (r, [e]) => kybReviewPage(r, e!) },
 ]
 
@@ -77,6 +79,7 @@ export const post_routes: readonly PostRoute[] = [
   { path: exact('/sandbox/card/authorize'), act: (r, f) => cardAuthorize(r, f) },
   { path: exact('/sandbox/card/settle'), act: (r, f) => cardSettle(r, f) },
   { path: exact(`/kyb/${id}/decide`), act: (r, f, [e]) => decideKyb(r, f, e!) },
+  { path: exact(`/webhooks/${id}/redeliver`), act: (r, f, [e]) => redeliver(r, f, e!) },
 ]
 
 /** The route whose path matches, and the ids it names. */

@@ -30,6 +30,20 @@ export const deliveryView = z.object({
 
 export type DeliveryView = z.output<typeof deliveryView>
 
+/** A delivery as an operator sees it: whose it is, beside what the partner sees. */
+export const operatorDeliveryView = deliveryView.extend({ partner_id: z.string() })
+const deliveryState = z.enum(delivery_states, {
+  error: `must be one of ${delivery_states.join(', ')}`,
+})
+const eventType = z.enum(partnerEventTypes, {
+  error: `must be one of ${partnerEventTypes.join(', ')}`,
+})
+const operatorDeliveries = z.object({
+  deliveries: z.array(operatorDeliveryView),
+  next_cursor: z.string().optional(),
+})
+export type OperatorDeliveryView = z.output<typeof operatorDeliveryView>
+
 const endpointReply = z.object({ url: z.string().nullable() })
 
 export const webhookOperations = {
@@ -83,5 +97,32 @@ export const webhookOperations = {
     summary: "Send one of the partner's events again (delivered or failed ones; a pending one is already on its way).",
     request: z.strictObject({ event_id: uuid() }),
     response: z.object({ delivery: deliveryView }),
+  }),
+  // The operators' view across partners (issue 32): tracing a failed delivery the metrics
+  // count, and sending it again on the partner's behalf (audited as the operator's action).
+  operatorDeliveries: operation({
+    name: 'ops_webhook_deliveries',
+    sdk: 'webhooks.deliveries',
+    subject: 'ops.webhook.deliveries',
+    permission: 'operator',
+    summary: `Webhook deliveries across partners, newest first, optionally of one partner, state or event type (limit default ${deliveries_page_limit_default}, max ${deliveries_page_limit_max}; next_cursor while more follow).`,
+    request: z.strictObject({
+      partner_id: uuid().optional(),
+      state: deliveryState.optional(),
+      event_type: eventType.optional(),
+      limit: pageLimit(deliveries_page_limit_max).optional(),
+      cursor: pageCursor().optional(),
+    }),
+    response: operatorDeliveries,
+  }),
+  operatorRedeliver: operation({
+    name: 'ops_webhook_redeliver',
+    sdk: 'webhooks.redeliver',
+    cli: { positionals: ['event_id'] },
+    subject: 'ops.webhook.redeliver',
+    permission: 'operator',
+    summary: "Send a partner's delivered or failed event again on the partner's behalf (a pending one is already on its way); audited as the operator's action.",
+    request: z.strictObject({ event_id: uuid() }),
+    response: z.object({ delivery: operatorDeliveryView }),
   }),
 }

@@ -6,7 +6,8 @@ import type { Database } from '../schema.ts'
 import { assert, Invalid, NotFound } from '../errors.ts'
 import { isPartnerEventType, type EventDispatcher, type OutboxEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
-import { deliveries_page_limit_default, type DeliveryView } from './webhook-contract.ts'
+import { deliveries_page_limit_default, type DeliveryView, type OperatorDeliveryView } from './webhook-contract.ts'
+import { noteCommitTargets } from '../db/commit-hooks.ts'
 import type { WebhookSecrets } from './webhook-secrets.ts'
 import type { WebhookOutcome, WebhookSender } from './webhook-sender.ts'
 import {
@@ -20,6 +21,7 @@ import {
   lockLane,
   lockLanes,
   markDelivered,
+  pageAllDeliveries,
   pageDeliveries,
   saveEndpoint,
   updateDelivery,
@@ -130,6 +132,43 @@ export class WebhookService {
     const page = rows.slice(0, limit)
     const last = page.at(-1)
     return { deliveries: page.map(deliveryView), ...(rows.length > limit && last ? { next_cursor: encodeCursor(BigInt(last.seq)) } : {}) }
+  }
+
+  /** The operators' view: deliveries across partners, or of one, by state and event type. */
+  async listAllDeliveries(request: {
+    partner_id?: string | undefined
+    state?: string | undefined
+    event_type?: string | undefined
+    limit?: number | undefined
+    cursor?: string | undefined
+  }): Promise<{ deliveries: OperatorDeliveryView[]; next_cursor?: string }> {
+    const limit = request.limit ?? deliveries_page_limit_default
+    const beforeSeq = request.cursor === undefined ? undefined : decodeCursor(request.cursor)
+    const rows = await pageAllDeliveries(this.db, {
+      partnerId: request.partner_id,
+      state: request.state,
+      eventType: request.event_type,
+      beforeSeq,
+      limit: limit + 1,
+    })
+    const page = rows.slice(0, limit)
+    const last = page.at(-1)
+    const deliveries = page.map((row) => ({ ...deliveryView(row), partner_id: row.partner_id }))
+    const more = rows.length > limit && last
+    return { deliveries, ...(more ? { next_cursor: encodeCursor(BigInt(last.seq)) } : {}) }
+  }
+
+  /**
+   * An operator's redelivery on the partner's behalf: the partner's own redelivery, for
+   * whichever partner the event is of. The endpoint wrapper audits it as the operator's action;
+   * the partner joins the audit row's targets beside the event.
+   */
+  async redeliverForPartner(eventId: string): Promise<{ delivery: OperatorDeliveryView }> {
+    const seen = await findDelivery(this.db, eventId)
+    if (!seen) throw new NotFound('event')
+    noteCommitTargets(seen.partner_id)
+    const { delivery } = await this.redeliver(seen.partner_id, eventId)
+    return { delivery: { ...delivery, partner_id: seen.partner_id } }
   }
 
   /** Sends a delivered or failed event again; another partner's event is not found. */

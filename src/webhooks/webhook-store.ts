@@ -189,3 +189,49 @@ export async function pageDeliveries(
   if (filter.beforeSeq !== undefined) query = query.where('seq', '<', filter.beforeSeq.toString())
   return query.orderBy('seq', 'desc').limit(filter.limit).execute()
 }
+
+export interface DeliveryFilter {
+  partnerId?: string | undefined
+  state?: string | undefined
+  eventType?: string | undefined
+  beforeSeq?: bigint | undefined
+  limit: number
+}
+
+/**
+ * One page of deliveries across partners (the operators' view), newest first. One partner's
+ * page reads its (partner_id, seq) index; across partners, each partner's newest rows are
+ * read through that index (a lateral join) and merged, so no page scans the whole table.
+ */
+export async function pageAllDeliveries(
+  db: Kysely<Database>,
+  filter: DeliveryFilter,
+): Promise<DeliveryRow[]> {
+  const state = filter.state ? sql`and d.state = ${filter.state}` : sql``
+  const type = filter.eventType ? sql`and d.event_type = ${filter.eventType}` : sql``
+  const before = filter.beforeSeq === undefined ? sql`` : sql`and d.seq < ${filter.beforeSeq.toString()}`
+  const partners = filter.partnerId ? sql`(select ${filter.partnerId}::uuid as id)` : sql`(select id from partners)`
+  const rows = await sql<DeliveryRow>`
+    select d.* from ${partners} as p
+    cross join lateral (
+      select * from webhook_deliveries d
+      where d.partner_id = p.id ${state} ${type} ${before}
+      order by d.seq desc limit ${filter.limit}
+    ) as d
+    order by d.seq desc limit ${filter.limit}`.execute(db)
+  return rows.rows
+}
+
+/** Each state's count among the newest `window` deliveries of each partner (the failure rate). */
+export async function recentDeliveryStates(
+  db: Kysely<Database>,
+  window: number,
+): Promise<Record<string, number>> {
+  const rows = await sql<{ state: string; n: string }>`
+    select d.state, count(*) as n from partners p
+    cross join lateral (
+      select state from webhook_deliveries d where d.partner_id = p.id order by d.seq desc limit ${window}
+    ) as d
+    group by d.state`.execute(db)
+  return Object.fromEntries(rows.rows.map((r) => [r.state, Number(r.n)]))
+}

@@ -24,6 +24,8 @@ export const webhooksModule: Module = {
     endpoint(contract.webhooks.rotateSecret, (_r, c) => s.webhooks.rotateSecret(partnerOf(c))),
     endpoint(contract.webhooks.listDeliveries, (r, c) => s.webhooks.listDeliveries(partnerOf(c), r)),
     endpoint(contract.webhooks.redeliver, (r, c) => s.webhooks.redeliver(partnerOf(c), r.event_id)),
+    endpoint(contract.webhooks.operatorDeliveries, (r) => s.webhooks.listAllDeliveries(r)),
+    endpoint(contract.webhooks.operatorRedeliver, (r) => s.webhooks.redeliverForPartner(r.event_id)),
   ],
   jobKinds: [webhook_deliver_job_kind],
   subscriptions: ['*'],

@@ -5,6 +5,7 @@ import { expectApiError } from '../support/assertions.ts'
 import { businessEntity, registrationNumber } from '../support/fixtures.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { destroyBucketsAfter, epoch, jpeg, pdf, putObjects } from '../kyc/helpers.ts'
+import { appendCommitted, partnerEvent, resourceId, startReceiver } from '../webhooks/helpers.ts'
 import { axeViolations, launchChromium, screenshot, signIn } from './browser.ts'
 
 // The console's back-office pages in a real browser (Debian's Chromium through
@@ -214,5 +215,50 @@ test('console pages - KYB: the registry directors with their documents; approve'
     ],
   )
   await audited('kyb.decide', kybEntityId)
-  assert.deepEqual(cspViolations, [], 'no resource of the console is blocked by its own policy')
+})
+
+test('console pages - webhooks: a delivery the receiver refused (HTTP 500) is found and redelivered', async () => {
+  const receiver = await startReceiver()
+  try {
+    receiver.respond = () => 500
+    await partner.client.webhooks.setEndpoint({ url: receiver.url })
+    const [eventId] = await appendCommitted(tb, [
+      partnerEvent(tb, partner.partnerId, resourceId(), { type: 'payment.failed' }),
+    ])
+    // A day of retries on the bank's clock, run as the sandbox runs them: then it is failed.
+    await tb.operator.sandbox.advance({ seconds: 25 * 3600 })
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click()
+    await page.waitForURL(`${base}/webhooks`)
+    await page.getByLabel('State').selectOption('failed')
+    await page.getByRole('button', { name: 'Filter' }).click()
+    await page.waitForURL(`${base}/webhooks?partner_id=&state=failed&event_type=`)
+    const row = page.locator('tbody tr', { hasText: eventId! })
+    assert.match(await row.innerText(), /HTTP 500/)
+    await accessible('webhooks')
+    receiver.respond = () => 200
+    await row.getByRole('button', { name: 'Redeliver' }).click()
+    await page.getByText(`Event ${eventId} sent again: pending.`).waitFor()
+    assert.match(page.url(), /state=failed/, 'back on the list the button was on')
+    await delivered(eventId!)
+    assert.equal(receiver.received.at(-1)!.id, eventId)
+    await page.goto(`${base}/webhooks?state=delivered&partner_id=${partner.partnerId}`)
+    assert.match(await page.locator('tbody tr', { hasText: eventId! }).innerText(), /HTTP 200/)
+    await audited('webhook.redeliver', eventId)
+  } finally {
+    await receiver.close()
+  }
+})
+
+/** Runs the bank's due jobs until the event's delivery is delivered (the redelivery is due now). */
+async function delivered(eventId: string): Promise<void> {
+  for (let round = 0; round < 50; round++) {
+    await tb.bank.services.jobRunner.runDue()
+    const { deliveries } = await tb.operator.webhooks.deliveries({ partner_id: partner.partnerId })
+    if (deliveries.find((d) => d.event_id === eventId)?.state === 'delivered') return
+  }
+  assert.fail(`the redelivery of ${eventId} was not delivered`)
+}
+
+test('console pages - no resource of any page is blocked by the console’s own policy', () => {
+  assert.deepEqual(cspViolations, [])
 })
