@@ -32,6 +32,7 @@ import { MicroService } from './transport/nats/micro.ts'
 
 export const serviceVersion = '0.1.0'
 const credentialRevokedSubject = 'bank.internal.credential.revoked'
+const cardDecisionsChangedSubject = 'bank.internal.card.decisions.changed'
 
 export interface BankOptions {
   config: Config
@@ -146,6 +147,9 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   // Revocations reach every instance's credential cache at once (see CredentialStore).
   nc.subscribe(credentialRevokedSubject, { callback: (_error, msg) => services.credentials.forget(msg.string()) })
   services.credentials.onRevoked = (credentialId) => nc.publish(credentialRevokedSubject, credentialId)
+  // So do changes of a partner's card decision subject (see PartnerDecisions).
+  nc.subscribe(cardDecisionsChangedSubject, { callback: () => services.cardDecisions.forget() })
+  services.cardDecisions.onChanged = () => nc.publish(cardDecisionsChangedSubject)
 
   const micro = new MicroService(
     nc,
