@@ -133,6 +133,9 @@ if (chaosPass) {
     await batch(load, drillLimits.batch_payments)
     const incr = await primary.backup.run(['incr'])
     await batch(load, drillLimits.batch_payments)
+    // A payment whose reply timed out (504) is sent again with its clientTxId until it has
+    // one, so that each payment before T is known to have committed before T, or not at all.
+    await load.retryUnacknowledged()
     const sql = `select clock_timestamp()::text as t`
     const target = await withClient(
       primary.cluster.url,
