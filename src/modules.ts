@@ -18,6 +18,7 @@ import { notifyModule } from './notify/notify-module.ts'
 import { operatorsModule } from './operators/operators-module.ts'
 import { railsModule } from './rails/rails-module.ts'
 import { sandboxModule } from './sandbox/sandbox-module.ts'
+import { summaryModule } from './summary/summary-module.ts'
 import { transfersModule } from './transfers/transfers-module.ts'
 import { usersModule } from './users/users-module.ts'
 import { webhooksModule } from './webhooks/webhooks-module.ts'
@@ -44,6 +45,7 @@ export const modules: readonly Module[] = [
   operatorsModule,
   railsModule,
   sandboxModule,
+  summaryModule,
   transfersModule,
   usersModule,
   webhooksModule,

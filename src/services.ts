@@ -38,6 +38,7 @@ import { WebhookService } from './webhooks/webhook-service.ts'
 import { webhook_limits_default } from './webhooks/webhook-limits.ts'
 import type { MovableClock } from './sandbox/sandbox-clock.ts'
 import { SandboxService } from './sandbox/sandbox-service.ts'
+import { SummaryService } from './summary/summary-service.ts'
 import { DebitService } from './debit/debit-service.ts'
 import { MandateService } from './debit/mandate-service.ts'
 import type { MandateAuthenticator } from './debit/mandate-authenticator.ts'
@@ -85,6 +86,8 @@ export interface Services {
   bulkProcessing: BulkProcessing
   /** Signed webhooks of partner events (`svc.webhook.<partner_id>.*`, the `webhook.deliver` jobs). */
   webhooks: WebhookService
+  /** The operators' summary of the bank (`ops.summary`): indexed aggregates only. */
+  summary: SummaryService
   /** The sandbox's clock and messages (`ops.sandbox.*`); refuses everything in production. */
   sandbox: SandboxService
   /** Mandates (`svc.debit.<entity_id>.mandate.*`) and their authentication jobs. */
@@ -252,8 +255,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const forget = (ids: string[]) => knownAccounts.forget(ids)
   const cardDeps = { forget, decider: cardDecisions }
   const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards, cardDeps, jobRunner)
+  const summary = new SummaryService(db, clock, calendar, { cyclesSast: config.eftCyclesSast })
   return {
-    audit, dualControl, cards, cardNetwork, cardDecisions,
+    audit, dualControl, cards, cardNetwork, cardDecisions, summary,
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
     kyc, kyb, documentRetention, metrics, limiter, limits,

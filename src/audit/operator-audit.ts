@@ -50,6 +50,7 @@ const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.partner.list',
   'ops.partner.nats_users',
   'ops.sandbox.clock',
+  'ops.summary',
   'ops.webhook.deliveries',
 ])
 

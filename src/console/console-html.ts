@@ -78,6 +78,8 @@ export interface PageFrame {
   /** The session's CSRF token (signed in), for the sign-out form; absent on the sign-in page. */
   csrf?: string
   body: Html
+  scripts?: readonly string[] | undefined
+  styles?: readonly string[] | undefined
 }
 
 const nav: ReadonlyArray<[path: string, label: string]> = [
@@ -117,6 +119,8 @@ export function page(frame: PageFrame): string {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${frame.title} · Bank console</title>
         <link rel="stylesheet" href="/console.css" />
+        ${(frame.styles ?? []).map((path) => html`<link rel="stylesheet" href="${path}" />`)}
+        ${(frame.scripts ?? []).map((path) => html`<script src="${path}" defer></script>`)}
       </head>
       <body>
         <header>

@@ -21,6 +21,10 @@ export interface Rendered {
   current: string
   body: Html
   status?: number
+  /** Scripts the page loads (the console's own paths only), deferred. */
+  scripts?: string[]
+  /** Style sheets besides the console's own. */
+  styles?: string[]
 }
 
 /** Rows shown per page of a list the bank returns whole. */

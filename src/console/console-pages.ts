@@ -10,7 +10,6 @@ type Reply<F> = F extends (...args: never[]) => Promise<infer R> ? R : never
 type KycList = Reply<OperatorClient['kyc']['list']>
 type KycShow = Reply<OperatorClient['kyc']['show']>
 type AuditList = Reply<OperatorClient['audit']['list']>
-type LedgerReport = Reply<OperatorClient['ledger']['verify']>
 type DocumentView = KycShow['documents'][number]
 type AuditEntry = AuditList['entries'][number]
 
@@ -34,55 +33,6 @@ export function signInBody(pre: string, problem?: string): Html {
       <input type="password" id="token" name="token" autocomplete="off" required />
       <p><button type="submit">Sign in</button></p>
     </form>`
-}
-
-function figure(label: string, value: string | number, extra?: Html): Html {
-  return html`<li>${label}<strong>${value}</strong>${extra ?? ''}</li>`
-}
-
-export function overviewBody(report: LedgerReport, kyc: KycList, recent: AuditList): Html {
-  const state = report.ok
-    ? html`<span class="ok">balanced</span>`
-    : html`<span class="problem">${report.problems.length} problems</span>`
-  const balances = Object.entries(report.internal_balances).map(
-    ([name, cents]) =>
-      html`<tr>
-        <td>${name}</td>
-        <td class="amount">${rand(cents)}</td>
-      </tr>`,
-  )
-  const pending = kyc.applications.length
-  return html`<h2>Money</h2>
-    <ul class="figures">
-      ${figure('Ledger check', '', state)} ${figure('Accounts', report.accounts_checked)}
-      ${figure('Transactions', report.transactions_checked)}
-      ${figure('Postings total', rand(report.postings_total))}
-      ${figure('KYC waiting for review', pending >= 500 ? '500+' : pending)}
-    </ul>
-    <h2>Internal balances</h2>
-    <table>
-      <thead>
-        <tr>
-          <th scope="col">Account</th>
-          <th scope="col" class="amount">Balance</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          balances.length
-            ? balances
-            : html`<tr>
-                <td colspan="2">None yet.</td>
-              </tr>`
-        }
-      </tbody>
-    </table>
-    <h2>Latest operator actions</h2>
-    ${auditTable(recent.entries)}
-    <p><a href="/audit">The whole audit log</a> · <a href="/kyc">The KYC review queue</a></p>
-    <p class="later">
-      Partners, payments, webhook deliveries and sandbox tools come in later steps.
-    </p>`
 }
 
 export function kycListBody(list: KycList, state: KycState, pageNo: number): Html {
@@ -216,7 +166,7 @@ export function kycShowBody(shown: KycShow, csrf: string, notice?: string): Html
     <p><a href="${href('/audit', { subject_id: u.id })}">This user's audit trail</a></p>`
 }
 
-function auditTable(entries: AuditEntry[]): Html {
+export function auditTable(entries: AuditEntry[]): Html {
   if (entries.length === 0) return html`<p>No entries.</p>`
   const rows = entries.map(
     (e) =>

@@ -1,6 +1,7 @@
 import { accountPage, entitiesPage, entityPage } from './console-accounts.ts'
 import { approvalsPage, decideApproval } from './console-approvals.ts'
 import type { PageRequest, Rendered } from './console-kit.ts'
+import { ledgerCheckPage, overviewPage } from './console-overview.ts'
 import { decideKyb, kybQueuePage, kybReviewPage } from './console-kyb.ts'
 import {
   issueCredential,
@@ -42,6 +43,8 @@ interface PostRoute {
 const exact = (path: string) => new RegExp(`^${path}$`)
 
 export const get_routes: readonly GetRoute[] = [
+  { path: exact('/'), page: (r) => overviewPage(r) },
+  { path: exact('/ledger-check'), page: (r) => ledgerCheckPage(r) },
   { path: exact('/partners'), page: (r) => partnersPage(r) },
   { path: exact(`/partners/${id}`), page: (r, [p]) => partnerPage(r, p!) },
   { path: exact(`/partners/${id}/entities`), page: (r, [p]) => entitiesPage(r, p!) },

@@ -9,7 +9,6 @@ import {
   kyc_states,
   kycListBody,
   kycShowBody,
-  overviewBody,
   signInBody,
   type KycState,
   type Rendered,
@@ -22,6 +21,7 @@ import {
   type SessionLimits,
 } from './console-sessions.ts'
 import { consoleCss } from './console-style.ts'
+import { asset } from './console-assets.ts'
 import type { PageRequest } from './console-kit.ts'
 import { get_routes, post_routes, route } from './console-routes.ts'
 import { FormError } from './console-sandbox.ts'
@@ -134,7 +134,7 @@ function cookie(r: Request, name: string, value: string, maxAge?: number): strin
 function send(
   r: Request,
   status: number,
-  body: string,
+  body: string | Buffer,
   headers: Record<string, string | string[]> = {},
 ) {
   r.res.writeHead(status, {
@@ -205,6 +205,8 @@ async function handle(r: Request): Promise<void> {
     return send(r, 200, consoleCss, { 'Content-Type': 'text/css; charset=utf-8' })
   }
   if (pathname === '/favicon.ico') return send(r, 404, '')
+  const file = method === 'GET' ? asset(pathname) : undefined
+  if (file) return send(r, 200, file.body, { 'Content-Type': file.type })
   if (pathname === '/sign-in') return method === 'POST' ? signIn(r) : signInPage(r)
   const session = r.ctx.sessions.get(cookies(r.req).get(session_cookie))
   if (!session) return method === 'POST' ? signInPage(r, 403) : redirect(r, '/sign-in')
@@ -278,7 +280,6 @@ function notFound(r: Request, session: ConsoleSession) {
 
 async function get(r: Request, session: ConsoleSession): Promise<void> {
   const path = r.url.pathname
-  if (path === '/') return render(r, session, await overview(session))
   if (path === '/kyc') return render(r, session, await kycQueue(r, session))
   if (path === '/audit') return render(r, session, await audit(r, session))
   const user = /^\/kyc\/([0-9a-f-]{36})$/.exec(path)
@@ -288,15 +289,6 @@ async function get(r: Request, session: ConsoleSession): Promise<void> {
   const found = route(get_routes, path)
   if (!found) return notFound(r, session)
   return render(r, session, await found.route.page(pageRequest(r, session), found.ids))
-}
-
-async function overview(session: ConsoleSession): Promise<Rendered> {
-  const [report, kyc, recent] = await Promise.all([
-    session.client.ledger.verify({}),
-    session.client.kyc.list({ state: 'pending', limit: 500 }),
-    session.client.audit.list({ limit: 5 }),
-  ])
-  return { title: 'Overview', current: '/', body: overviewBody(report, kyc, recent) }
 }
 
 function pageNumber(url: URL): number {

@@ -17,6 +17,7 @@ import { natsIdentityOperations } from '../nats-identity/nats-identity-contract.
 import { limitsOperations } from '../limits/limits-contract.ts'
 import { approvalOperations, auditOperations } from '../audit/audit-contract.ts'
 import { cardDecisionOperations, cardNetworkOperations, cardOperations } from '../cards/card-contract.ts'
+import { summaryOperations } from '../summary/summary-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -67,6 +68,7 @@ export const contract = {
   reviews: reviewOperations,
   audit: auditOperations,
   approvals: approvalOperations,
+  summary: summaryOperations,
 } as const
 
 export type Contract = typeof contract

@@ -85,7 +85,11 @@ test('console - an operator signs in and sees the overview', async () => {
   await page.waitForURL(`${base}/`)
   assert.equal(page.url().includes(tb.operatorToken), false, 'the credential is in no URL')
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
-  assert.match(await page.locator('main').innerText(), /balanced/)
+  const overview = await page.locator('main').innerText()
+  assert.match(overview, /Balances/)
+  assert.match(overview, /Payments per minute over the last hour/)
+  // uPlot, served by the console under its own policy, drew the chart.
+  await page.locator('#payments-chart canvas').waitFor()
   const cookie = (await context.cookies()).find((c) => c.name === 'bank_console')!
   assert.equal(cookie.httpOnly, true)
   assert.equal(cookie.sameSite, 'Strict')

@@ -649,6 +649,7 @@ const bodies: Record<string, BodyFactory> = {
   webhook_redeliver: (f) => ({ event_id: f.webhookEventId }),
   ops_webhook_deliveries: (f) => ({ partner_id: f.partner.partnerId, state: 'failed', limit: 10 }),
   ops_webhook_redeliver: (f) => ({ event_id: f.webhookEventId }),
+  ops_summary: () => ({}),
   ops_sandbox_clock: () => ({}),
   // To the bank's own time: the suites call it again and again, and a clock creeping on
   // would bring other work due in the middle of their checks.
