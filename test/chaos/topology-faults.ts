@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict'
+import type { TestContext } from 'node:test'
+import { missingPackages, Topology } from '../../scripts/topology.ts'
+import { codesSince, setUpPatientBank, since } from './database-faults.ts'
+import { setUpBank, type ChaosBank, type TransferLoad } from './load.ts'
+import { Cleanup, ServiceProcess, tempDir, until } from './processes.ts'
+
+// What the fault tests of the highly available topology (test/chaos/topology-*.test.ts)
+// share: the topology of scripts/topology.ts (Patroni primary and synchronous standby with
+// etcd, HAProxy, three NATS servers) in a directory of the test's own, two bank instances
+// on it, and the figures each test reports: the time from the fault until a transfer sent
+// after it is acknowledged, and the replies of each code from the fault on.
+
+export const topologyFaultLimits = {
+  /** Under the runner's 240 s per file: the topology's start, the load, the repair. */
+  test_timeout_ms: 230_000,
+  bank_instances: 2,
+}
+
+/** CI (or BANK_TEST_REQUIRE_TOPOLOGY=1) must have Patroni, etcd and HAProxy; elsewhere a note. */
+const required = process.env.CI === 'true' || process.env.BANK_TEST_REQUIRE_TOPOLOGY === '1'
+
+/** Whether the topology can run here; when it cannot, fails in CI and says why elsewhere. */
+export function topologyAvailable(t: TestContext): boolean {
+  const missing = missingPackages()
+  if (missing.length === 0) return true
+  const message = `not run: the topology needs the Debian packages ${missing.join(', ')}`
+  if (required) assert.fail(`${message}; CI=true or BANK_TEST_REQUIRE_TOPOLOGY=1 requires them`)
+  t.diagnostic(message)
+  return false
+}
+
+export interface TopologyRun {
+  topology: Topology
+  /** The bank instances, each on a NATS server of its own (instance i on server i). */
+  services: ServiceProcess[]
+  /** The partner and its clients, connected to the third NATS server. */
+  bank: ChaosBank
+  figures: Record<string, unknown>
+  /** The load, and its replies of each code just before the fault. */
+  fault?: { load: TransferLoad; codesBefore: ReadonlyMap<string, number> }
+}
+
+/**
+ * The topology and two bank instances on it. With `patient` clients (database faults) a
+ * request waits for the bank's own reply however long it takes, so that every in-flight
+ * request shows its code; without (a NATS server killed, taking requests with it) a request
+ * whose message was lost times out after 5 s (504) and is sent again.
+ */
+export async function startTopology(cleanup: Cleanup, patient: boolean): Promise<TopologyRun> {
+  const dir = tempDir(cleanup, 'bank-topology-')
+  const topology = await Topology.up({ dir, banks: 0, detached: false })
+  cleanup.add(() => topology.down())
+  const services: ServiceProcess[] = []
+  const dataDirs: string[] = []
+  for (let i = 0; i < topologyFaultLimits.bank_instances; i++) {
+    dataDirs.push(tempDir(cleanup, 'bank-topology-data-'))
+    const env = {
+      natsUrl: topology.natsUrls[i]!,
+      databaseUrl: topology.databaseUrl,
+      dataDir: dataDirs[i]!,
+    }
+    services.push(await ServiceProcess.start(env, cleanup))
+  }
+  const clientUrl = topology.natsUrls[2]!
+  const bank = patient
+    ? await setUpPatientBank(clientUrl, dataDirs[0]!)
+    : await setUpBank(clientUrl, dataDirs[0]!)
+  cleanup.add(() => bank.nc.close())
+  return { topology, services, bank, figures: {} }
+}
+
+/**
+ * Runs `fault` under the load, then waits until a transfer first sent after the fault
+ * began is acknowledged: `recover_ms`. `repair`, when given, runs after that (a paused
+ * node let go on).
+ */
+export async function faultUnderLoad(
+  run: TopologyRun,
+  load: TransferLoad,
+  fault: () => Promise<void>,
+  repair?: () => Promise<void>,
+): Promise<void> {
+  const sentBefore = load.transfers.length
+  run.fault = { load, codesBefore: new Map(load.codes) }
+  const struck = performance.now()
+  await fault()
+  const servedAgain = () =>
+    load.transfers.slice(sentBefore).some((t) => t.txId !== undefined) || undefined
+  await until(
+    'a transfer sent after the fault is acknowledged',
+    servedAgain,
+    topologyFaultLimits.test_timeout_ms,
+  )
+  run.figures.recover_ms = since(struck)
+  await repair?.()
+}
+
+/** Waits until the cluster has a primary and a synchronous standby again: `standby_back_ms`. */
+export async function untilStandbyBack(run: TopologyRun, from: number): Promise<void> {
+  await run.topology.untilReplicated(topologyFaultLimits.test_timeout_ms)
+  run.figures.standby_back_ms = since(from)
+}
+
+/** Prints the figures as one JSON line (`topology {...}`), the codes counted now. */
+export function report(name: string, run: TopologyRun): Record<string, number> {
+  const codes = run.fault && codesSince(run.fault.load, run.fault.codesBefore)
+  console.log(
+    'topology',
+    JSON.stringify({ scenario: name, ...run.figures, codes_from_fault: codes }),
+  )
+  return codes ?? {}
+}
