@@ -554,6 +554,21 @@ export class Topology {
   }
 
   /**
+   * Kills everything this topology started at once (SIGKILL, by the ids it recorded, and
+   * each node's PostgreSQL): the tests' clean-up, for a topology whose files are thrown away.
+   */
+  async kill(): Promise<void> {
+    const pids = Object.entries(this.layout.pids)
+      .filter(([name, pid]) => isOurs(pid, name))
+      .map(([, pid]) => pid)
+    for (const node of this.layout.postgres) pids.push(...this.nodeProcesses(node))
+    signalEach(pids, 'SIGKILL')
+    const gone = async () => pids.every((p) => !alive(p)) || undefined
+    await waitFor('the topology has died', gone, topologyLimits.stop_ms)
+    fs.rmSync(this.file('topology.json'), { force: true })
+  }
+
+  /**
    * Stops everything this topology started, by the ids it recorded: the banks, HAProxy, NATS,
    * Patroni (which stops its PostgreSQL), etcd; SIGKILL for what does not stop in time.
    */

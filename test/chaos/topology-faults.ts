@@ -7,18 +7,25 @@ import { Cleanup, ServiceProcess, tempDir, until } from './processes.ts'
 
 // What the fault tests of the highly available topology (test/chaos/topology-*.test.ts)
 // share: the topology of scripts/topology.ts (Patroni primary and synchronous standby with
-// etcd, HAProxy, three NATS servers) in a directory of the test's own, two bank instances
-// on it, and the figures each test reports: the time from the fault until a transfer sent
-// after it is acknowledged, and the replies of each code from the fault on.
+// etcd, HAProxy, three NATS servers) in a directory of the file's own, two bank instances
+// on it, a partner of its own for each fault, and the figures each fault reports: the time
+// from the fault until a transfer sent after it is acknowledged, and the replies of each
+// code from the fault on. A file runs its faults one after another on one topology, which
+// costs about half a minute to start.
 
 export const topologyFaultLimits = {
-  /** Under the runner's 240 s per file: the topology's start, the load, the repair. */
-  test_timeout_ms: 230_000,
+  /** Each fault's test: the load, the fault, the repair. */
+  test_timeout_ms: 100_000,
+  /** The topology's start, in the file's `before`. */
+  start_timeout_ms: 120_000,
   bank_instances: 2,
 }
 
 /** CI (or BANK_TEST_REQUIRE_TOPOLOGY=1) must have Patroni, etcd and HAProxy; elsewhere a note. */
 const required = process.env.CI === 'true' || process.env.BANK_TEST_REQUIRE_TOPOLOGY === '1'
+
+/** The Debian packages the topology needs that this machine lacks. */
+export const topologyMissing = missingPackages
 
 /** Whether the topology can run here; when it cannot, fails in CI and says why elsewhere. */
 export function topologyAvailable(t: TestContext): boolean {
@@ -34,7 +41,31 @@ export interface TopologyRun {
   topology: Topology
   /** The bank instances, each on a NATS server of its own (instance i on server i). */
   services: ServiceProcess[]
-  /** The partner and its clients, connected to the third NATS server. */
+  /** Where the first instance wrote the operator's token. */
+  operatorDataDir: string
+}
+
+/** The topology and two bank instances on it, killed outright when the file ends. */
+export async function startTopology(cleanup: Cleanup): Promise<TopologyRun> {
+  const dir = tempDir(cleanup, 'bank-topology-')
+  const topology = await Topology.up({ dir, banks: 0, detached: false })
+  cleanup.add(() => topology.kill())
+  const dataDirs = topology.natsUrls
+    .slice(0, topologyFaultLimits.bank_instances)
+    .map(() => tempDir(cleanup, 'bank-topology-data-'))
+  // Started together; only the first makes the operator's credential.
+  const services = await Promise.all(
+    dataDirs.map((dataDir, i) => {
+      const settings = { BANK_BOOTSTRAP_OPERATOR: i === 0 ? 'true' : 'false' }
+      const env = { natsUrl: topology.natsUrls[i]!, databaseUrl: topology.databaseUrl, dataDir }
+      return ServiceProcess.start({ ...env, settings }, cleanup)
+    }),
+  )
+  return { topology, services, operatorDataDir: dataDirs[0]! }
+}
+
+/** One fault's run: a partner of its own (so that its transfers are told apart), its figures. */
+export interface FaultRun {
   bank: ChaosBank
   figures: Record<string, unknown>
   /** The load, and its replies of each code just before the fault. */
@@ -42,32 +73,23 @@ export interface TopologyRun {
 }
 
 /**
- * The topology and two bank instances on it. With `patient` clients (database faults) a
- * request waits for the bank's own reply however long it takes, so that every in-flight
- * request shows its code; without (a NATS server killed, taking requests with it) a request
- * whose message was lost times out after 5 s (504) and is sent again.
+ * A new partner with funded accounts, its clients on the third NATS server. With `patient`
+ * clients (database faults) a request waits for the bank's own reply however long it takes,
+ * so that every request in flight shows its code; without (a NATS server or an instance
+ * killed, taking requests with it) a request whose message was lost times out after 5 s
+ * (504) and is sent again.
  */
-export async function startTopology(cleanup: Cleanup, patient: boolean): Promise<TopologyRun> {
-  const dir = tempDir(cleanup, 'bank-topology-')
-  const topology = await Topology.up({ dir, banks: 0, detached: false })
-  cleanup.add(() => topology.down())
-  const services: ServiceProcess[] = []
-  const dataDirs: string[] = []
-  for (let i = 0; i < topologyFaultLimits.bank_instances; i++) {
-    dataDirs.push(tempDir(cleanup, 'bank-topology-data-'))
-    const env = {
-      natsUrl: topology.natsUrls[i]!,
-      databaseUrl: topology.databaseUrl,
-      dataDir: dataDirs[i]!,
-    }
-    services.push(await ServiceProcess.start(env, cleanup))
-  }
-  const clientUrl = topology.natsUrls[2]!
+export async function newFaultRun(
+  run: TopologyRun,
+  cleanup: Cleanup,
+  patient: boolean,
+): Promise<FaultRun> {
+  const clientUrl = run.topology.natsUrls[2]!
   const bank = patient
-    ? await setUpPatientBank(clientUrl, dataDirs[0]!)
-    : await setUpBank(clientUrl, dataDirs[0]!)
+    ? await setUpPatientBank(clientUrl, run.operatorDataDir)
+    : await setUpBank(clientUrl, run.operatorDataDir)
   cleanup.add(() => bank.nc.close())
-  return { topology, services, bank, figures: {} }
+  return { bank, figures: {} }
 }
 
 /**
@@ -76,7 +98,7 @@ export async function startTopology(cleanup: Cleanup, patient: boolean): Promise
  * node let go on).
  */
 export async function faultUnderLoad(
-  run: TopologyRun,
+  run: FaultRun,
   load: TransferLoad,
   fault: () => Promise<void>,
   repair?: () => Promise<void>,
@@ -97,13 +119,17 @@ export async function faultUnderLoad(
 }
 
 /** Waits until the cluster has a primary and a synchronous standby again: `standby_back_ms`. */
-export async function untilStandbyBack(run: TopologyRun, from: number): Promise<void> {
-  await run.topology.untilReplicated(topologyFaultLimits.test_timeout_ms)
+export async function untilStandbyBack(
+  topology: Topology,
+  run: FaultRun,
+  from: number,
+): Promise<void> {
+  await topology.untilReplicated(topologyFaultLimits.test_timeout_ms)
   run.figures.standby_back_ms = since(from)
 }
 
-/** Prints the figures as one JSON line (`topology {...}`), the codes counted now. */
-export function report(name: string, run: TopologyRun): Record<string, number> {
+/** Prints the figures as one JSON line (`topology {...}`); the replies since the fault. */
+export function report(name: string, run: FaultRun): Record<string, number> {
   const codes = run.fault && codesSince(run.fault.load, run.fault.codesBefore)
   console.log(
     'topology',
