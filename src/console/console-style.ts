@@ -33,7 +33,6 @@ textarea, input[type="text"], input[type="password"] { width: 100%; max-width: 3
   box-sizing: border-box; padding: 0.3rem; }
 button { padding: 0.35rem 0.9rem; }
 .pager { display: flex; gap: 1rem; }
-.later { color: #595959; }
 form.inline { display: inline-flex; gap: 0.4rem; align-items: center; margin: 0 0.3rem 0.3rem 0; }
 form.inline label { margin: 0; }
 form.inline input[type="text"] { width: 12rem; }

@@ -3,7 +3,12 @@ import { after, before, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { expectApiError } from '../support/assertions.ts'
 import { businessEntity, registrationNumber } from '../support/fixtures.ts'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import {
+  onboardPartner,
+  test_request_timeout_ms,
+  useTestBank,
+  type TestPartner,
+} from '../support/harness.ts'
 import { destroyBucketsAfter, epoch, jpeg, pdf, putObjects } from '../kyc/helpers.ts'
 import { appendCommitted, partnerEvent, resourceId, startReceiver } from '../webhooks/helpers.ts'
 import { axeViolations, launchChromium, screenshot, signIn } from './browser.ts'
@@ -31,6 +36,8 @@ before(async () => {
   browser = await launchChromium()
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
   page = await context.newPage()
+  // As the test clients do (harness.ts): on a loaded machine a step waits for the bank.
+  page.setDefaultTimeout(test_request_timeout_ms)
   page.on('console', (message) => {
     if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text())
   })
@@ -225,8 +232,14 @@ test('console pages - webhooks: a delivery the receiver refused (HTTP 500) is fo
     const [eventId] = await appendCommitted(tb, [
       partnerEvent(tb, partner.partnerId, resourceId(), { type: 'payment.failed' }),
     ])
-    // A day of retries on the bank's clock, run as the sandbox runs them: then it is failed.
+    // Handed over now (a delivery row and its job), then a day of retries on the bank's clock,
+    // run as the sandbox runs them: then it is failed.
+    while ((await tb.bank.services.events.dispatchPending()) > 0) {
+      // Up to a batch per call; until the outbox is empty.
+    }
     await tb.operator.sandbox.advance({ seconds: 25 * 3600 })
+    const { deliveries } = await tb.operator.webhooks.deliveries({ partner_id: partner.partnerId })
+    assert.equal(deliveries.find((d) => d.event_id === eventId)?.state, 'failed')
     await page.getByRole('link', { name: 'Webhooks', exact: true }).click()
     await page.waitForURL(`${base}/webhooks`)
     await page.getByLabel('State').selectOption('failed')
@@ -258,6 +271,22 @@ async function delivered(eventId: string): Promise<void> {
   }
   assert.fail(`the redelivery of ${eventId} was not delivered`)
 }
+
+test('console pages - the full ledger check, a page that does not exist and a refusal pass axe too', async () => {
+  await page.getByRole('link', { name: 'Overview', exact: true }).click()
+  await page.getByRole('link', { name: 'Run the full ledger check' }).click()
+  await page.waitForURL(`${base}/ledger-check`)
+  assert.match(await main(), /Ledger check/)
+  await accessible('ledger-check', false)
+  const missing = await page.goto(`${base}/no-such-page`)
+  assert.equal(missing!.status(), 404)
+  await accessible('not-found', false)
+  // The bank refuses an unknown account: its code and message, never a 500.
+  const unknown = await page.goto(`${base}/accounts/00000000-0000-4000-8000-000000000000`)
+  assert.equal(unknown!.status(), 404)
+  assert.match(await main(), /not_found/)
+  await accessible('refused', false)
+})
 
 test('console pages - no resource of any page is blocked by the console’s own policy', () => {
   assert.deepEqual(cspViolations, [])

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { numberedPersonalEntity } from '../support/fixtures.ts'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import {
+  onboardPartner,
+  test_request_timeout_ms,
+  useTestBank,
+  type TestPartner,
+} from '../support/harness.ts'
 import { destroyBucketsAfter, kycNames, operatorCredentialId, putObjects } from '../kyc/helpers.ts'
 import { axeViolations, launchChromium, realPdf, realPng, screenshot } from './browser.ts'
 
@@ -28,6 +33,8 @@ before(async () => {
   browser = await launchChromium()
   context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
   page = await context.newPage()
+  // As the test clients do (harness.ts): on a loaded machine a step waits for the bank.
+  page.setDefaultTimeout(test_request_timeout_ms)
   page.on('console', (message) => {
     if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text())
   })
@@ -153,6 +160,32 @@ const form = (fields: Record<string, string>, cookie?: string): RequestInit => (
   body: new URLSearchParams(fields).toString(),
 })
 
+/** Every page of the console, with ids of the test's partner where a page needs one. */
+function consolePaths(): string[] {
+  const some = '00000000-0000-4000-8000-000000000000'
+  return [
+    '/',
+    '/kyc',
+    `/kyc/${userId}`,
+    '/audit',
+    `/documents/${some}`,
+    '/ledger-check',
+    '/partners',
+    `/partners/${partner.partnerId}`,
+    `/partners/${partner.partnerId}/entities`,
+    `/entities/${partner.rootEntityId}`,
+    `/accounts/${some}`,
+    '/payments',
+    '/payments/debit-orders',
+    '/kyb',
+    `/kyb/${some}`,
+    '/webhooks',
+    '/approvals',
+    '/sandbox',
+    '/sandbox/messages',
+  ]
+}
+
 test('console - a partner credential, no credential and a forged cookie get nothing', async () => {
   const signIn = await request('/sign-in')
   const pre = /name="csrf" value="([^"]+)"/.exec(signIn.body)![1]!
@@ -168,13 +201,7 @@ test('console - a partner credential, no credential and a forged cookie get noth
   const noCsrf = await request('/sign-in', form({ token: tb.operatorToken }, preCookie))
   assert.equal(noCsrf.status, 403, "a sign-in without the form's token is refused")
   const forged = 'bank_console=' + Buffer.alloc(32, 1).toString('base64url')
-  for (const path of [
-    '/',
-    '/kyc',
-    `/kyc/${userId}`,
-    '/audit',
-    '/documents/00000000-0000-4000-8000-000000000000',
-  ]) {
+  for (const path of consolePaths()) {
     for (const headers of [{}, { cookie: forged }] as Array<Record<string, string>>) {
       const got = await request(path, { headers })
       assert.equal(got.status, 303, `${path}: sent to sign in`)
@@ -188,6 +215,29 @@ test('console - a partner credential, no credential and a forged cookie get noth
   )
   assert.equal(post.status, 403)
   assert.doesNotMatch(post.body, new RegExp(userId))
+})
+
+test('console - actions with a forged cookie or none reach no ops. subject: nothing runs or changes', async () => {
+  const forged = 'bank_console=' + Buffer.alloc(32, 2).toString('base64url')
+  const some = '00000000-0000-4000-8000-000000000000'
+  for (const [path, fields] of [
+    ['/payments/clearing', {}],
+    [`/partners/${partner.partnerId}/suspend`, {}],
+    [`/partners/${partner.partnerId}/credentials`, { permissions: 'read' }],
+    [`/webhooks/${some}/redeliver`, {}],
+    ['/sandbox/advance', { by: '1d' }],
+  ] as Array<[string, Record<string, string>]>) {
+    for (const cookie of [forged, undefined]) {
+      const got = await request(path, form(fields, cookie))
+      assert.equal(got.status, 403, `${path}: refused`)
+    }
+  }
+  for (const action of ['clearing.run', 'partner.suspend', 'credential.create']) {
+    const { entries } = await tb.operator.audit.list({ action })
+    assert.deepEqual(entries, [], `no ${action} was made`)
+  }
+  const { credentials } = await tb.operator.credentials.list({ partner_id: partner.partnerId })
+  assert.equal(credentials.length, 1, 'no credential was issued')
 })
 
 test("console - a POST without the session's CSRF token is refused; signing out ends the session", async () => {
