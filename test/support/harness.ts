@@ -341,7 +341,8 @@ export async function rawRequest(
   const h = natsHeaders()
   if (auth.token !== undefined) h.set('token', auth.token)
   if (auth.authorization !== undefined) h.set('Authorization', auth.authorization)
-  const reply = await connection.request(subject, data, { timeout: test_request_timeout_ms, headers: h })
+  const options = { timeout: test_request_timeout_ms, headers: h }
+  const reply = await connection.request(subject, data, options)
   const headers: Record<string, string> = {}
   for (const key of reply.headers?.keys() ?? []) headers[key] = reply.headers!.get(key)
   const text = new TextDecoder().decode(reply.data)
