@@ -143,3 +143,17 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
   await page.getByRole('button', { name: 'Sign in' }).click()
   await page.waitForURL(`${base}/`)
 }
+
+/**
+ * Waits for the notice an action leads to. The console answers a refused or failed action
+ * with an error page (`p.error`, role alert) instead: that fails the wait at once, naming
+ * the page and its message, rather than after the step's whole timeout with nothing said.
+ */
+export async function expectNotice(page: Page, text: string | RegExp): Promise<void> {
+  const notice = page.getByText(text).first()
+  const error = page.locator('p.error[role="alert"]').first()
+  await notice.or(error).first().waitFor()
+  if (await notice.isVisible()) return
+  const message = await error.innerText().catch(() => '(gone)')
+  throw new Error(`expected ${String(text)} on ${page.url()}; the console said: ${message}`)
+}

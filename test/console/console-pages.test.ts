@@ -11,7 +11,7 @@ import {
 } from '../support/harness.ts'
 import { destroyBucketsAfter, epoch, jpeg, pdf, putObjects } from '../kyc/helpers.ts'
 import { appendCommitted, partnerEvent, resourceId, startReceiver } from '../webhooks/helpers.ts'
-import { axeViolations, launchChromium, screenshot, signIn } from './browser.ts'
+import { axeViolations, expectNotice, launchChromium, screenshot, signIn } from './browser.ts'
 
 // The console's back-office pages in a real browser (Debian's Chromium through
 // playwright-core): partners with their credentials and NATS identities, entities, accounts
@@ -107,7 +107,7 @@ test('console pages - partners: issue a credential (shown once) and revoke it; s
   await accessible('partner')
   await page.getByLabel('Label', { exact: true }).fill('console issued')
   await page.getByRole('button', { name: 'Issue a credential' }).click()
-  await page.getByText('It is shown this once').waitFor()
+  await expectNotice(page, 'It is shown this once')
   const token = await page.getByLabel('Secret').inputValue()
   assert.ok(token.length >= 32, 'the new token is shown')
   assert.equal(page.url().includes(token), false, 'the token is in no URL')
@@ -115,14 +115,14 @@ test('console pages - partners: issue a credential (shown once) and revoke it; s
   await page.goto(`${base}/partners/${partner.partnerId}`)
   const row = page.locator('tbody tr', { hasText: 'console issued' })
   await row.getByRole('button', { name: 'Revoke' }).click()
-  await page.getByText(/Credential .* revoked\./).waitFor()
+  await expectNotice(page, /Credential .* revoked\./)
   assert.match(await row.innerText(), /revoked/)
   await audited('credential.revoke')
   await page.getByRole('button', { name: 'Suspend the partner' }).click()
-  await page.getByText('Partner suspended.').waitFor()
+  await expectNotice(page, 'Partner suspended.')
   await expectApiError(partner.client.entities.list({}), 401)
   await page.getByRole('button', { name: 'Let the partner back' }).click()
-  await page.getByText('Partner let back.').waitFor()
+  await expectNotice(page, 'Partner let back.')
   await audited('partner.suspend', partner.partnerId)
   await audited('partner.unsuspend', partner.partnerId)
 })
@@ -151,7 +151,7 @@ test('console pages - payments: run a clearing cycle from the console; it is aud
   await page.waitForURL(`${base}/payments`)
   await accessible('payments', false)
   await page.getByRole('button', { name: 'Run clearing now' }).click()
-  await page.getByText(/Clearing cycle .*: settled \d+/).waitFor()
+  await expectNotice(page, /Clearing cycle .*: settled \d+/)
   await audited('clearing.run')
   await page.reload()
   assert.match(await main(), /EFT clearing runs/)
@@ -169,7 +169,7 @@ test('console pages - dual control: a deposit above the threshold waits, and is 
   await accessible('approvals')
   await page.getByLabel('Reason').fill('not expected')
   await page.getByRole('button', { name: 'Reject' }).click()
-  await page.getByText('Rejected: deposit of R5,000.00.').waitFor()
+  await expectNotice(page, 'Rejected: deposit of R5,000.00.')
   await audited('approvals.reject')
 })
 
@@ -180,13 +180,13 @@ test('console pages - sandbox: the clock moves forward; messages and card tools 
   const before = (await tb.operator.sandbox.clock()).now
   await page.getByLabel('Move forward by').fill('2h')
   await page.getByRole('button', { name: 'Move the clock' }).click()
-  await page.getByText(/The clock is at .*; \d+ jobs ran\./).waitFor()
+  await expectNotice(page, /The clock is at .*; \d+ jobs ran\./)
   const after = (await tb.operator.sandbox.clock()).now
   assert.equal(Date.parse(after) - Date.parse(before), 2 * 3600_000)
   await audited('sandbox.clock.advance')
   await page.getByLabel('Move forward by').fill('soon')
   await page.getByRole('button', { name: 'Move the clock' }).click()
-  await page.getByText('move forward by: give e.g. 90m, 12h or 3d').waitFor()
+  await expectNotice(page, 'move forward by: give e.g. 90m, 12h or 3d')
   await page.goto(`${base}/sandbox/messages`)
   await accessible('sandbox-messages', false)
   await page.goto(`${base}/sandbox`)
@@ -211,7 +211,7 @@ test('console pages - KYB: the registry directors with their documents; approve'
   assert.ok((await page.locator('iframe[src^="/documents/"]').count()) >= 3, 'PDFs framed')
   await accessible('kyb-review')
   await page.getByRole('button', { name: 'Approve' }).click()
-  await page.getByText('Decision recorded: approve.').waitFor()
+  await expectNotice(page, 'Decision recorded: approve.')
   const shown = await tb.operator.kyb.show({ entity_id: kybEntityId })
   assert.equal(shown.state, 'approved')
   assert.deepEqual(
@@ -250,7 +250,7 @@ test('console pages - webhooks: a delivery the receiver refused (HTTP 500) is fo
     await accessible('webhooks')
     receiver.respond = () => 200
     await row.getByRole('button', { name: 'Redeliver' }).click()
-    await page.getByText(`Event ${eventId} sent again: pending.`).waitFor()
+    await expectNotice(page, `Event ${eventId} sent again: pending.`)
     assert.match(page.url(), /state=failed/, 'back on the list the button was on')
     await delivered(eventId!)
     assert.equal(receiver.received.at(-1)!.id, eventId)

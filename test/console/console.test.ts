@@ -9,7 +9,14 @@ import {
   type TestPartner,
 } from '../support/harness.ts'
 import { destroyBucketsAfter, kycNames, operatorCredentialId, putObjects } from '../kyc/helpers.ts'
-import { axeViolations, launchChromium, realPdf, realPng, screenshot } from './browser.ts'
+import {
+  axeViolations,
+  expectNotice,
+  launchChromium,
+  realPdf,
+  realPng,
+  screenshot,
+} from './browser.ts'
 
 // The operators' web console in a real browser (Debian's Chromium through playwright-core):
 // sign in with the operator credential, review a KYC submission with its documents shown
@@ -125,7 +132,7 @@ test('console - the KYC queue lists the submission; its documents are shown inli
 test('console - approving the submission is recorded, and shows in the audit log', async () => {
   await page.getByRole('button', { name: 'Approve' }).click()
   await page.waitForURL(`${base}/kyc/${userId}?decided=approve`)
-  await page.getByText('Decision recorded: approve.').waitFor()
+  await expectNotice(page, 'Decision recorded: approve.')
   const shown = await tb.operator.kyc.show({ user_id: userId })
   assert.equal(shown.submission?.state, 'approved')
   await page.getByRole('link', { name: "This user's audit trail" }).click()
