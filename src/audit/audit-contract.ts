@@ -122,3 +122,53 @@ export const approvalOperations = {
     response: approvalView,
   }),
 }
+
+// The console's sign-ins and sign-outs (issue 32). The console signs an operator in by
+// calling `ops.console.sign_in` with the credential given (the bank's answer proves it an
+// operator's: a partner's credential is refused, 403, an unknown one 401), and calls
+// `ops.console.sign_out` when the session ends. Neither changes anything; each is an
+// audited `ops.` operation, so the endpoint wrapper writes its row under the operator's
+// credential like any other action's (operator-audit.ts), and the trail shows who used the
+// console when. `session_id` is a random id of the console's own, made at sign-in and never
+// the session's cookie, so that a sign-in and its sign-out can be paired.
+
+export const console_sign_out_reasons = [
+  'signed_out',
+  'expired',
+  'replaced',
+  'console_stopped',
+] as const
+const consoleSession = z.object({
+  /** The credential the bank knows the operator by, and its label. */
+  credential_id: z.string(),
+  name: z.string(),
+})
+
+export const consoleSessionOperations = {
+  signIn: operation({
+    name: 'ops_console_sign_in',
+    sdk: 'console.signIn',
+    subject: 'ops.console.sign_in',
+    permission: 'operator',
+    summary: "Records an operator's sign-in to the operator console in the audit trail (the console calls it with the credential given; an operator credential is required). address is where the browser connected from, as the console saw it. Changes nothing else.",
+    request: z.strictObject({
+      session_id: uuid(),
+      address: text(1, 100).optional(),
+    }),
+    response: consoleSession,
+  }),
+  signOut: operation({
+    name: 'ops_console_sign_out',
+    sdk: 'console.signOut',
+    subject: 'ops.console.sign_out',
+    permission: 'operator',
+    summary: "Records the end of an operator's console session in the audit trail: signed_out (the operator signed out), expired (idle or at its absolute limit), replaced (ended for a newer one at the console's limit of sessions) or console_stopped. Changes nothing else.",
+    request: z.strictObject({
+      session_id: uuid(),
+      reason: z.enum(console_sign_out_reasons, {
+        error: `must be one of ${console_sign_out_reasons.join(', ')}`,
+      }),
+    }),
+    response: consoleSession,
+  }),
+}

@@ -49,6 +49,7 @@ const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.ledger.verify',
   'ops.partner.list',
   'ops.partner.nats_users',
+  'ops.payment.pending',
   'ops.sandbox.clock',
   'ops.summary',
   'ops.webhook.deliveries',

@@ -36,3 +36,28 @@ export function seqPage<R>(rows: R[], limit: number, tag: string, seqOf: (row: R
   const last = page[page.length - 1]
   return rows.length > limit && last !== undefined ? { page, next_cursor: encodeSeqCursor(tag, BigInt(seqOf(last))) } : { page }
 }
+
+/**
+ * A cursor naming a row by its time and UUID, for lists read newest first across keys that
+ * have no one sequence (the pending payments of every account): the tag, the time in
+ * milliseconds (6 bytes) and the id's 16 bytes, 31 characters.
+ */
+export function encodeTimeIdCursor(tag: string, at: Date, id: string): string {
+  const bytes = Buffer.alloc(22)
+  bytes.writeUIntBE(at.getTime(), 0, 6)
+  Buffer.from(id.replaceAll('-', ''), 'hex').copy(bytes, 6)
+  return Buffer.concat([Buffer.from(tag), bytes]).toString('base64url')
+}
+
+/** The time and id a cursor names, or undefined when it did not come from this list. */
+export function decodeTimeIdCursor(
+  tag: string,
+  cursor: string,
+): { at: Date; id: string } | undefined {
+  const bytes = Buffer.from(cursor, 'base64url')
+  if (bytes.length !== tag.length + 22) return undefined
+  if (bytes.subarray(0, tag.length).toString() !== tag) return undefined
+  const hex = bytes.subarray(tag.length + 6).toString('hex')
+  const parts = [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20)]
+  return { at: new Date(bytes.readUIntBE(tag.length, 6)), id: [...parts, hex.slice(20)].join('-') }
+}

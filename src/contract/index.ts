@@ -15,9 +15,10 @@ import { debitRunOperations } from '../debit/debit-collection-contract.ts'
 import { kybOperations, kycDecisionOperations, kycOperations, reviewOperations } from '../kyc/kyc-contract.ts'
 import { natsIdentityOperations } from '../nats-identity/nats-identity-contract.ts'
 import { limitsOperations } from '../limits/limits-contract.ts'
-import { approvalOperations, auditOperations } from '../audit/audit-contract.ts'
+import { approvalOperations, auditOperations, consoleSessionOperations } from '../audit/audit-contract.ts'
 import { cardDecisionOperations, cardNetworkOperations, cardOperations } from '../cards/card-contract.ts'
 import { summaryOperations } from '../summary/summary-contract.ts'
+import { pendingPaymentOperations } from '../transfers/pending-payment-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -52,6 +53,7 @@ export const contract = {
   users: userOperations,
   accounts: accountOperations,
   transfers: transferOperations,
+  payments: pendingPaymentOperations,
   operators: operatorOperations,
   natsIdentity: natsIdentityOperations,
   limits: limitsOperations,
@@ -68,6 +70,7 @@ export const contract = {
   reviews: reviewOperations,
   audit: auditOperations,
   approvals: approvalOperations,
+  consoleSessions: consoleSessionOperations,
   summary: summaryOperations,
 } as const
 

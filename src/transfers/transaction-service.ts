@@ -8,6 +8,7 @@ import { cents, centsText } from '../ledger/cents.ts'
 import { hashAt, statementPage, transactionOf, type TransactionRow } from '../ledger/ledger-store.ts'
 import { rowHashHolds } from '../ledger/tx-chain.ts'
 import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
+import { listPendingPayments, type PendingRequest } from './pending-payments.ts'
 
 // Reading transactions: newest first by the account's sequence, keyset-paged on the
 // (account_id, seq) unique index so a page costs the same on an account with a million
@@ -71,6 +72,11 @@ export class TransactionService {
     // A missing predecessor is a broken chain: no stored hash equals this marker.
     const previousSha = seq > 1n ? ((await hashAt(this.db, row.account_id, seq - 1n)) ?? '\u0000missing') : ''
     return { transaction: toView(row, previousSha) }
+  }
+
+  /** `ops.payment.pending`: payments still pending across partners and accounts. */
+  pending(request: PendingRequest) {
+    return listPendingPayments(this.db, request)
   }
 }
 

@@ -32,6 +32,7 @@ export const transfersModule: Module = {
       const page = await s.transactions.list(await s.operators.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
       return page.body
     }),
+    endpoint(contract.payments.pending, (r) => s.transactions.pending(r)),
     endpoint(contract.operators.clearingRun, (r) => (r.detach ? s.clearing.start() : s.clearing.runNow())),
   ],
   jobKinds: [payment_advice_job_kind, clearing_job_kind, rtc_recovery_job_kind],

@@ -650,6 +650,9 @@ const bodies: Record<string, BodyFactory> = {
   ops_webhook_deliveries: (f) => ({ partner_id: f.partner.partnerId, state: 'failed', limit: 10 }),
   ops_webhook_redeliver: (f) => ({ event_id: f.webhookEventId }),
   ops_summary: () => ({}),
+  ops_payment_pending: (f) => ({ partner_id: f.partner.partnerId, rail: 'EFT', limit: 10 }),
+  ops_console_sign_in: () => ({ session_id: randomUUID(), address: '127.0.0.1' }),
+  ops_console_sign_out: () => ({ session_id: randomUUID(), reason: 'signed_out' }),
   ops_sandbox_clock: () => ({}),
   // To the bank's own time: the suites call it again and again, and a clock creeping on
   // would bring other work due in the middle of their checks.
