@@ -3,6 +3,7 @@ import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
 import { jobsMigrations } from './jobs-migrations.ts'
 import { jobSharesMigration } from './job-share-migration.ts'
+import { jobKindMigration } from './job-kind-migration.ts'
 import { jobs_list_limit_max } from './jobs-contract.ts'
 import { jobs_list_limit_default } from './jobs-service.ts'
 import { advance_runs_max } from './job-runner.ts'
@@ -13,6 +14,7 @@ export const jobsModule: Module = {
   migrations: {
     ...jobsMigrations,
     '0022_job_shares': jobSharesMigration,
+    '0030_jobs_kind_updated': jobKindMigration,
   },
   limits: { jobs_list_limit_default, jobs_list_limit_max, advance_runs_max },
   endpoints: (s) => [
