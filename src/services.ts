@@ -31,6 +31,7 @@ import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { CardService } from './cards/card-service.ts'
 import { CardNetwork } from './cards/card-network.ts'
+import type { GroupStart } from './cards/card-authorizations.ts'
 import { PartnerDecisions, type DecisionTransport } from './cards/card-decisions.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
 import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
@@ -253,7 +254,12 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const noDecisions: DecisionTransport = () => Promise.reject(new Error('no NATS connection'))
   const cardDecisions = new PartnerDecisions(db, clock, clocks.cardDecisions ?? noDecisions)
   const forget = (ids: string[]) => knownAccounts.forget(ids)
-  const cardDeps = { forget, decider: cardDecisions }
+  const cardDeps = {
+    forget,
+    known: knownAccounts,
+    decider: cardDecisions,
+    observeStart: (start: GroupStart) => metrics.cardGroupStart(start),
+  }
   const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards, cardDeps, jobRunner)
   const summary = new SummaryService(db, clock, calendar, { cyclesSast: config.eftCyclesSast })
   return {

@@ -129,7 +129,7 @@ function exceeds(limits: CardLimits, amount: bigint, total: bigint, spend: Spend
   )
 }
 
-function windowLimited(card: CardRow): boolean {
+export function windowLimited(card: CardRow): boolean {
   const l = card.limits
   return l.daily_enabled || l.monthly_enabled || l.yearly_enabled
 }

@@ -115,3 +115,15 @@ export const cardDecisionsMigration: Migration = {
     `)
   },
 }
+
+// A card's version (card-memory.ts): raised by every statement that changes the card or
+// what it has spent — an edit, a status change, a PIN, an authorization, a reversal, a
+// clearing, an expiry — so that an instance deciding from a remembered card can check, in
+// its one write, that the card is still as it remembers it (and what it had spent).
+export const cardVersionsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      alter table cards add column version bigint not null default 0
+    `)
+  },
+}

@@ -9,12 +9,14 @@ import {
   refundCardPayment,
   releaseCardHold,
 } from '../ledger/card-journals.ts'
+import type { KnownAccounts } from '../ledger/known-accounts.ts'
 import { LedgerBatch } from '../ledger/ledger-batch.ts'
 import type { Database } from '../schema.ts'
 import { card_limits, type AuthorizationView, type AuthorizeRequest } from './card-contract.ts'
 import { card_expiry_job_limits } from './card-limits.ts'
-import { cardOf, effectiveStatus, type CardRow, type CardService } from './card-service.ts'
-import { AuthorizationDesk } from './card-authorizations.ts'
+import { effectiveStatus, type CardRow, type CardService } from './card-service.ts'
+import { lockCards } from './card-memory.ts'
+import { AuthorizationDesk, type GroupStart } from './card-authorizations.ts'
 import { nothingSpent, spendOf, verdictOf } from './card-checks.ts'
 import { authorizationView, type AuthorizationRow } from './card-views.ts'
 import type { PartnerAnswer, PartnerDecider } from './card-decisions.ts'
@@ -46,6 +48,10 @@ type CardEvent =
 export interface CardNetworkDeps {
   /** Told of each account a card journal wrote (the payment desks' memory, known-accounts.ts). */
   forget(accountIds: string[]): void
+  /** That memory itself: authorization groups start from it, and leave their accounts in it. */
+  known: KnownAccounts
+  /** Told how each authorization group read its cards and accounts: the metrics. */
+  observeStart?: ((start: GroupStart) => void) | undefined
   decider?: PartnerDecider | undefined
 }
 
@@ -60,7 +66,7 @@ export class CardNetwork {
     private readonly deps: CardNetworkDeps,
     jobs: JobRunner,
   ) {
-    this.desk = new AuthorizationDesk(db, clock, pinKey, cards, (ids) => deps.forget(ids))
+    this.desk = new AuthorizationDesk(db, clock, pinKey, cards, deps.known, deps.observeStart)
     jobs.register({
       kind: card_expiry_job_kind,
       ...card_expiry_job_limits,
@@ -70,6 +76,11 @@ export class CardNetwork {
         return [{ key: hour.toISOString(), due_at: hour }]
       },
     })
+  }
+
+  /** How this instance's authorization groups read their cards and accounts, so far. */
+  get groupStarts(): Readonly<Record<GroupStart, number>> {
+    return this.desk.starts
   }
 
   /** Decided in groups with the authorizations that arrive with it (card-authorizations.ts). */
@@ -275,7 +286,8 @@ export class CardNetwork {
     let accountId: string | undefined
     try {
       return await this.db.transaction().execute(async (trx) => {
-        const card = await cardOf(trx, null, cardId, true)
+        // Locked, and its version raised: a change to what it has spent is a change to it.
+        const [card] = await lockCards(trx, [cardId])
         if (!card) throw new NotFound('card')
         accountId = card.account_id
         return change(trx, card, this.clock.now())

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Kysely, Selectable } from 'kysely'
+import { sql, type Kysely, type Selectable } from 'kysely'
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
@@ -255,7 +255,8 @@ export class CardService {
           limits: JSON.stringify(request.limits),
         })
         .execute()
-      return { ...row, created_seq: '0', features: request.features, limits: request.limits }
+      const stored = { ...row, created_seq: '0', version: '0' }
+      return { ...stored, features: request.features, limits: request.limits }
     }
   }
 
@@ -266,6 +267,7 @@ export class CardService {
       if (!live.has(effectiveStatus(card, this.clock.now())))
         throw new Conflict(`the card is ${card.status}: it can no longer be changed`)
       const changes: Record<string, unknown> = { updated_at: this.clock.now() }
+      changes['version'] = nextVersion
       if (r.name !== undefined) changes['name'] = r.name
       if (r.features) changes['features'] = JSON.stringify({ ...card.features, ...r.features })
       if (r.limits) changes['limits'] = JSON.stringify({ ...card.limits, ...r.limits })
@@ -370,6 +372,7 @@ export class CardService {
           pin_hash: pinHash(this.pinKey, card.id, r.pin),
           wrong_pins: 0,
           updated_at: this.clock.now(),
+          version: nextVersion,
         })
         .where('id', '=', card.id)
         .execute()
@@ -387,7 +390,7 @@ export class CardService {
   ): Promise<void> {
     await trx
       .updateTable('cards')
-      .set({ status, updated_at: now, ...extra })
+      .set({ status, updated_at: now, version: nextVersion, ...extra })
       .where('id', '=', card.id)
       .execute()
     const changed = { ...card, status, updated_at: now, ...extra }
@@ -456,6 +459,9 @@ async function pendingRequest(
     throw new Conflict(`the card request is already ${request.status}`)
   return request
 }
+
+/** Every change to a card raises its version (card-memory.ts). */
+export const nextVersion = sql<string>`version + 1`
 
 export async function cardOf(
   executor: Kysely<Database>,

@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely'
-import type { Cents, Json, NullableTimestamp, Timestamp } from '../db/column-types.ts'
+import type { Cents, GeneratedCents, Json, NullableTimestamp, Timestamp } from '../db/column-types.ts'
 import type {
   AuthorizationStatus,
   CardFeatures,
@@ -56,6 +56,8 @@ export interface CardsTable {
   expires_on: string
   pin_hash: string | null
   wrong_pins: number
+  /** Raised by every change to the card or its spending (card-memory.ts). */
+  version: GeneratedCents
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -3,14 +3,18 @@ import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 import { card_limits } from './card-contract.ts'
 import { card_expiry_job_limits } from './card-limits.ts'
-import { cardDecisionsMigration, cardsMigration } from './card-migration.ts'
+import { cardDecisionsMigration, cardsMigration, cardVersionsMigration } from './card-migration.ts'
 import { card_expiry_job_kind } from './card-network.ts'
 
 // Cards: issuing and controls for partners (`svc.card.`), and the card network, simulated in
 // the sandbox (`ops.sandbox.card.`).
 export const cardsModule: Module = {
   name: 'cards',
-  migrations: { '0024_cards': cardsMigration, '0025_card_decisions': cardDecisionsMigration },
+  migrations: {
+    '0024_cards': cardsMigration,
+    '0025_card_decisions': cardDecisionsMigration,
+    '0029_card_versions': cardVersionsMigration,
+  },
   limits: { ...card_limits, expiry_job: card_expiry_job_limits },
   endpoints: (s) => [
     endpoint(contract.cards.request, (r, c) => s.cards.request(partnerOf(c), r)),

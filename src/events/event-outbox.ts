@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import type { Kysely } from 'kysely'
+import type { Kysely, RawBuilder } from 'kysely'
 import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
-import { insertEvents, type EventRow } from './event-store.ts'
+import { insertEvents, insertEventsQueries, type EventRow } from './event-store.ts'
 import { isEventType, type EventType } from './event-types.ts'
 
 // The outbox: a capability announces a change by appending an event in the same database
@@ -47,6 +47,14 @@ export async function appendEvents(trx: Kysely<Database>, events: readonly NewEv
   const rows = events.map(toRow)
   await insertEvents(trx, rows)
   return rows.map((row) => row.id)
+}
+
+/**
+ * Appends `events` as WITH queries of another statement of the change's transaction (a
+ * card group's one write, cards/card-authorizations.ts): in it or not at all.
+ */
+export function appendEventsQueries(events: readonly NewEvent[]): RawBuilder<unknown>[] {
+  return insertEventsQueries(events.map(toRow))
 }
 
 function toRow(event: NewEvent): EventRow {

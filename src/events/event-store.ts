@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely'
+import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { unnestRows } from '../db/speed/arrays.ts'
 import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
@@ -43,6 +43,13 @@ export interface EventRow {
  */
 export async function insertEvents(trx: Kysely<Database>, rows: EventRow[]): Promise<void> {
   if (rows.length === 0) return
+  const result = await sql`with ${appendedQuery(rows)}
+    insert into events_pending (seq) select seq from appended`.execute(trx)
+  assert(result.numAffectedRows === BigInt(rows.length), `inserted ${result.numAffectedRows} of ${rows.length} events`)
+}
+
+/** `appended as (insert into events … returning seq)` over the rows, in their order. */
+function appendedQuery(rows: EventRow[]): RawBuilder<unknown> {
   const source = unnestRows(rows, [
     ['id', 'uuid'],
     ['type', 'text'],
@@ -52,13 +59,21 @@ export async function insertEvents(trx: Kysely<Database>, rows: EventRow[]): Pro
     ['occurred_at', 'timestamptz'],
     ['endpoint_url', 'text'],
   ])
-  const result = await sql`with appended as (
+  return sql`appended as (
       insert into events (id, type, partner_id, resource_id, data, occurred_at, endpoint_url)
       select id, type, partner_id, resource_id, data::jsonb, occurred_at, endpoint_url from ${source}
       returning seq
-    )
-    insert into events_pending (seq) select seq from appended`.execute(trx)
-  assert(result.numAffectedRows === BigInt(rows.length), `inserted ${result.numAffectedRows} of ${rows.length} events`)
+    )`
+}
+
+/**
+ * The same insert as WITH queries (`appended`, `appended_pending`) of another statement: a
+ * group's one write (ledger-batch.ts flush guards) appends its events with its change. The
+ * statement fails whole, events included, when its condition does not hold.
+ */
+export function insertEventsQueries(rows: EventRow[]): RawBuilder<unknown>[] {
+  if (rows.length === 0) return []
+  return [appendedQuery(rows), sql`appended_pending as (insert into events_pending (seq) select seq from appended)`]
 }
 
 // Every instance's dispatcher asks for this lock; the bank's advisory lock keys are 727xxx

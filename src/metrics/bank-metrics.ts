@@ -19,6 +19,7 @@ export class BankMetrics {
   private readonly batchSize: Histogram<'committer'>
   private readonly batchSeconds: Histogram<'committer' | 'outcome'>
   private readonly batchStarts: Counter<'start'>
+  private readonly cardGroupStarts: Counter<'start'>
   private db: Kysely<Database> | undefined
 
   private processMetrics = false
@@ -56,6 +57,15 @@ export class BankMetrics {
       help:
         'Payment (reserve) batches by how they read their accounts: remembered (from the states this instance last wrote, ' +
         'checked by the write), locked (read under lock first); stale counts the remembered ones found changed and written again under lock.',
+      labelNames: ['start'],
+      registers: [this.registry],
+    })
+    this.cardGroupStarts = new Counter({
+      name: 'bank_card_authorization_groups_total',
+      help:
+        'Card authorization groups by how they read their cards and accounts: remembered ' +
+        '(from what this instance last wrote, checked by the write), locked (locked and read ' +
+        'first); stale counts the remembered ones found changed and decided again under lock.',
       labelNames: ['start'],
       registers: [this.registry],
     })
@@ -111,6 +121,10 @@ export class BankMetrics {
 
   ledgerBatchStart(start: 'remembered' | 'locked' | 'stale'): void {
     this.batchStarts.inc({ start })
+  }
+
+  cardGroupStart(start: 'remembered' | 'locked' | 'stale'): void {
+    this.cardGroupStarts.inc({ start })
   }
 
   ledgerBatch(committer: string, size: number, seconds: number, ok: boolean): void {

@@ -35,6 +35,7 @@ const shipped = [
   '0024_cards',
   '0025_card_decisions',
   '0026_audit_chains',
+  '0029_card_versions',
   '0030_jobs_kind_updated',
 ]
 
