@@ -33,6 +33,7 @@ const groupsPerBackend = Math.max(1, Number(process.env.BANK_TEST_GROUPS ?? conc
 const started = Date.now()
 const cacheDir = path.join(root, 'node_modules', '.cache', 'bank-test')
 const durationsFile = path.join(cacheDir, 'durations.json')
+const committedDurationsFile = path.join(root, 'test', 'durations.json')
 
 // Files whose subject does not depend on the storage back end — the CLI's parsing, output
 // and exit codes, the documents, the contract's reachability, the calendar, the settings,
@@ -235,10 +236,18 @@ try {
 
   // Group processes: per back end, its files dealt into as many groups as run at once (by
   // the last runs' durations, so that they end together), each own-process file alone.
-  let durations = {}
-  try {
-    durations = JSON.parse(fs.readFileSync(durationsFile, 'utf8'))
-  } catch {}
+  // A fresh clone (CI) has no last run: it starts from the durations committed in
+  // test/durations.json (`npm run test:durations` refreshes them from this machine's last
+  // run), else every file would count the same and one place could end minutes after the
+  // other. This machine's own last runs, where it has them, count over those.
+  const readDurations = (file) => {
+    try {
+      return JSON.parse(fs.readFileSync(file, 'utf8'))
+    } catch {
+      return {}
+    }
+  }
+  let durations = { ...readDurations(committedDurationsFile), ...readDurations(durationsFile) }
   const known = Object.values(durations).sort((a, b) => a - b)
   const typical = known.length ? known[Math.floor(known.length / 2)] : 3000
   // The processes are planned onto the places that run at once (`slots`): per back end, its
@@ -361,6 +370,7 @@ try {
     const file = /^(.*) \[\w+\]$/.exec(record.name)?.[1]
     if (file && record.ok) durations[`${record.backend} ${file}`] = record.ms
   }
+  fs.mkdirSync(cacheDir, { recursive: true })
   fs.writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`)
   const silent = unreported([...groups, ...waiting], records, relative)
   for (const file of silent) counts[file.backend].fail += file.tests
