@@ -2,6 +2,7 @@ import { href, html, rand, sast } from './console-html.ts'
 import {
   actionForm,
   choice,
+  cursorPager,
   doneAt,
   filterForm,
   idLink,
@@ -19,15 +20,21 @@ import {
   type Reply,
 } from './console-kit.ts'
 
-// Payments: the EFT clearing runs, bulk batches and debit-order runs as the bank's jobs
-// record them (`ops.jobs.list` by kind, each run's report as its result), a button that runs
-// a clearing cycle now (`ops.clearing.run`) and one that runs the debit-order collection
+// Payments: the payments still pending across partners and accounts (`ops.payment.pending`:
+// EFTs waiting for clearing, RTCs for their rail, bulk batches not finished, card
+// authorizations), paged by the bank's cursor and filtered by partner, account, rail and
+// kind; the EFT clearing runs, bulk batches and debit-order runs as the bank's jobs record
+// them (`ops.jobs.list` by kind, each run's report as its result), a button that runs a
+// clearing cycle now (`ops.clearing.run`) and one that runs the debit-order collection
 // (`ops.debit.run`); and a partner's debit orders (`ops.debit.list`).
 
 type Job = Reply<Ops['jobs']['list']>['jobs'][number]
+type PendingPayment = Reply<Ops['payments']['pending']>['payments'][number]
 type DebitOrder = Reply<Ops['debit']['list']>['debit_orders'][number]
 
 const job_states = ['', 'queued', 'running', 'done', 'dead'] as const
+const pending_rails = ['', 'EFT', 'RTC', 'CARD', 'DEBIT_ORDER', 'INTERNAL'] as const
+const pending_kinds = ['', 'transfer', 'bulk_payment', 'card', 'debit_order'] as const
 const debit_statuses = [
   '',
   'scheduled',
@@ -75,9 +82,65 @@ async function runs(r: PageRequest, which: keyof typeof run_kinds, state: string
     ${table(jobs, job_columns, 'None.')}`
 }
 
+const pending_columns: ReadonlyArray<Column<PendingPayment>> = [
+  { label: 'Taken', cell: (p) => sast(p.created_at) },
+  { label: 'Rail', cell: (p) => p.rail },
+  { label: 'Kind', cell: (p) => p.kind },
+  { label: 'Amount', cell: (p) => rand(p.amount), amount: true },
+  { label: 'Fee', cell: (p) => rand(p.fee), amount: true },
+  { label: 'Held', cell: (p) => rand(p.held), amount: true },
+  { label: 'Recipient', cell: (p) => p.recipient_name },
+  { label: 'Reference', cell: (p) => p.ref },
+  { label: 'Account', cell: (p) => idLink(`/accounts/${p.account_id}`, p.account_id) },
+  { label: 'Partner', cell: (p) => idLink(`/partners/${p.partner_id}`, p.partner_id) },
+  { label: 'Transaction', cell: (p) => html`<span class="id">${p.tx_id}</span>` },
+]
+
+/** The list's filters from the query string; an id that is not a UUID is left out, and said. */
+function pendingFilter(url: URL) {
+  const partnerId = param(url, 'partner_id')
+  const accountId = param(url, 'account_id')
+  return {
+    partner_id: isUuid(partnerId) ? partnerId : undefined,
+    account_id: isUuid(accountId) ? accountId : undefined,
+    rail: choice(url, 'rail', pending_rails, ''),
+    kind: choice(url, 'kind', pending_kinds, ''),
+    cursor: param(url, 'cursor'),
+    ignored: [partnerId && !isUuid(partnerId), accountId && !isUuid(accountId)].some(Boolean),
+  }
+}
+
+async function pendingPayments(r: PageRequest, state: string) {
+  const { ignored, ...f } = pendingFilter(r.url)
+  const list = await r.client.payments.pending({
+    limit: page_rows,
+    ...(f.partner_id ? { partner_id: f.partner_id } : {}),
+    ...(f.account_id ? { account_id: f.account_id } : {}),
+    ...(f.rail ? { rail: f.rail } : {}),
+    ...(f.kind ? { kind: f.kind } : {}),
+    ...(f.cursor ? { cursor: f.cursor } : {}),
+  })
+  const hint = ignored ? html`<p>An id that is not a UUID was left out of the filter.</p>` : ''
+  return html`<h2 id="pending">Pending payments</h2>
+    ${hint}${table(list.payments, pending_columns, 'No pending payments.')}
+    ${cursorPager('/payments', { state, ...f }, list.next_cursor)}`
+}
+
+function paymentsFilter(state: string, url: URL) {
+  const f = pendingFilter(url)
+  return filterForm('/payments', [
+    { name: 'partner_id', label: 'Partner id', value: param(url, 'partner_id') },
+    { name: 'account_id', label: 'Account id', value: param(url, 'account_id') },
+    { name: 'rail', label: 'Rail', value: f.rail, options: pending_rails },
+    { name: 'kind', label: 'Kind', value: f.kind, options: pending_kinds },
+    { name: 'state', label: 'Run state', value: state, options: job_states },
+  ])
+}
+
 export async function paymentsPage(r: PageRequest, pending: unknown = ''): Promise<Rendered> {
   const state = choice(r.url, 'state', job_states, '')
-  const [clearing, bulk, debit] = await Promise.all([
+  const [waiting, clearing, bulk, debit] = await Promise.all([
+    pendingPayments(r, state),
     runs(r, 'clearing', state),
     runs(r, 'bulk', state),
     runs(r, 'debit', state),
@@ -86,13 +149,11 @@ export async function paymentsPage(r: PageRequest, pending: unknown = ''): Promi
     ${actionForm('/payments/clearing', r.csrf, 'Run clearing now')}
     ${actionForm('/payments/debit-run', r.csrf, 'Run the debit-order collection now')}
   </div>`
-  const filter = filterForm('/payments', [
-    { name: 'state', label: 'Run state', value: state, options: job_states },
-  ])
+  const filter = paymentsFilter(state, r.url)
   return {
     title: 'Payments',
     current: '/payments',
-    body: html`${notice(r.url)}${buttons}${pending} ${filter} ${clearing}${bulk}${debit}
+    body: html`${notice(r.url)}${buttons}${pending} ${filter} ${waiting} ${clearing}${bulk}${debit}
       <p><a href="/payments/debit-orders">Debit orders by partner</a></p>`,
   }
 }

@@ -181,7 +181,7 @@ async function signIn(r: Request) {
   const token = (form.get('token') ?? '').trim()
   let session: ConsoleSession
   try {
-    session = await r.ctx.sessions.signIn(token)
+    session = await r.ctx.sessions.signIn(token, r.req.socket.remoteAddress)
   } catch (error) {
     if (!(error instanceof BankApiError)) throw error
     r.ctx.log?.warn({ code: error.code }, 'operator console: sign-in refused')
@@ -230,7 +230,7 @@ async function handle(r: Request): Promise<void> {
 
 async function post(r: Request, session: ConsoleSession, form: URLSearchParams): Promise<void> {
   if (r.url.pathname === '/sign-out') {
-    await r.ctx.sessions.end(session.id)
+    await r.ctx.sessions.end(session.id, 'signed_out')
     return redirect(r, '/sign-in', { 'Set-Cookie': cookie(r, session_cookie, '', 0) })
   }
   const decide = /^\/kyc\/([0-9a-f-]{36})\/decide$/.exec(r.url.pathname)

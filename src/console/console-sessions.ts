@@ -1,5 +1,6 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { NatsConnection } from '@nats-io/transport-node'
+import type { console_sign_out_reasons } from '../audit/audit-contract.ts'
 import { OperatorClient } from '../client/operator-client.ts'
 
 // The console's sessions: held in this process's memory only, each with its own
@@ -8,9 +9,19 @@ import { OperatorClient } from '../client/operator-client.ts'
 // CLI's are. The browser holds only the session's random id; the credential never leaves
 // the server after sign-in. A session ends when signed out, when idle too long, at its
 // absolute limit, or when the bank refuses its credential (revoked).
+//
+// Signing in and out are in the bank's audit trail under the operator's credential: the
+// sign-in is `ops.console.sign_in`, whose answer is also the proof that the credential is an
+// operator's, and a session that ends calls `ops.console.sign_out` with why (signed out,
+// expired, replaced at the limit of sessions, or the console stopping) before its client
+// closes. A session whose credential was revoked ends without one: the bank refuses it.
+
+export type SignOutReason = (typeof console_sign_out_reasons)[number]
 
 export interface ConsoleSession {
   id: string
+  /** The id the audit trail pairs its sign-in and sign-out by (never the cookie's id). */
+  auditId: string
   /** The token every form carries and every POST is checked against. */
   csrf: string
   client: OperatorClient
@@ -58,14 +69,15 @@ export class ConsoleSessions {
    * Signs in with an operator credential: the bank must answer an `ops.` read with it (a
    * partner's credential is refused there, 403; an unknown one 401, thrown as BankApiError).
    */
-  async signIn(token: string): Promise<ConsoleSession> {
+  async signIn(token: string, address?: string): Promise<ConsoleSession> {
     const client = new OperatorClient({
       connection: this.connection,
       token,
       timeoutMs: this.timeoutMs,
     })
+    const auditId = randomUUID()
     try {
-      await client.kyc.list({ limit: 1 })
+      await client.console.signIn({ session_id: auditId, ...(address ? { address } : {}) })
     } catch (error) {
       await client.close()
       throw error
@@ -73,10 +85,11 @@ export class ConsoleSessions {
     this.sweep()
     if (this.sessions.size >= this.limits.countMax) {
       const oldest = this.sessions.keys().next().value
-      if (oldest !== undefined) await this.end(oldest)
+      if (oldest !== undefined) await this.end(oldest, 'replaced')
     }
     const at = this.now()
-    const session = { id: randomToken(), csrf: randomToken(), client, createdAt: at, seenAt: at }
+    const [id, csrf] = [randomToken(), randomToken()]
+    const session = { id, auditId, csrf, client, createdAt: at, seenAt: at }
     this.sessions.set(session.id, session)
     return session
   }
@@ -87,22 +100,30 @@ export class ConsoleSessions {
     const session = this.sessions.get(id)
     if (!session) return undefined
     if (this.expired(session)) {
-      void this.end(id)
+      void this.end(id, 'expired')
       return undefined
     }
     session.seenAt = this.now()
     return session
   }
 
-  async end(id: string): Promise<void> {
+  /**
+   * Ends a session; with a reason, the bank records its sign-out first (a failure to record
+   * it does not keep the session alive). Without one (a revoked credential) nothing is sent.
+   */
+  async end(id: string, reason?: SignOutReason): Promise<void> {
     const session = this.sessions.get(id)
     if (!session) return
     this.sessions.delete(id)
+    if (reason) {
+      await session.client.console.signOut({ session_id: session.auditId, reason }).catch(() => {})
+    }
     await session.client.close().catch(() => {})
   }
 
+  /** The console stops: every session ends, each sign-out recorded while the bank answers. */
   async endAll(): Promise<void> {
-    await Promise.all([...this.sessions.keys()].map((id) => this.end(id)))
+    await Promise.all([...this.sessions.keys()].map((id) => this.end(id, 'console_stopped')))
   }
 
   get size(): number {
@@ -116,7 +137,7 @@ export class ConsoleSessions {
 
   private sweep(): void {
     for (const session of this.sessions.values()) {
-      if (this.expired(session)) void this.end(session.id)
+      if (this.expired(session)) void this.end(session.id, 'expired')
     }
   }
 }

@@ -11,6 +11,7 @@ import {
 } from '../support/harness.ts'
 import { destroyBucketsAfter, epoch, jpeg, pdf, putObjects } from '../kyc/helpers.ts'
 import { appendCommitted, partnerEvent, resourceId, startReceiver } from '../webhooks/helpers.ts'
+import { transferBody } from '../transfers/helpers.ts'
 import { axeViolations, expectNotice, launchChromium, screenshot, signIn } from './browser.ts'
 
 // The console's back-office pages in a real browser (Debian's Chromium through
@@ -146,15 +147,37 @@ test('console pages - entities, accounts and transactions, each row with its has
   assert.doesNotMatch(await main(), /float/, 'filtered by status')
 })
 
-test('console pages - payments: run a clearing cycle from the console; it is audited', async () => {
+test('console pages - payments: a pending EFT is listed until a clearing run from the console', async () => {
+  const eft = await partner.client.accounts.transfer(
+    transferBody(poolAccountId, { amount: 12_345, name: 'Pending Supplier' }),
+  )
   await page.getByRole('link', { name: 'Payments', exact: true }).click()
   await page.waitForURL(`${base}/payments`)
+  const pending = () => page.locator('table').first().innerText()
+  assert.match(await main(), /Pending payments/)
+  assert.match(await pending(), new RegExp(eft.tx_id))
+  assert.match(await pending(), /R123\.45.*R2\.50.*R125\.95/s)
+  assert.match(await pending(), /Pending Supplier/)
+  assert.match(await pending(), /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} SAST/)
   await accessible('payments', false)
+  // Filtered by query string: a linkable list.
+  await page.goto(`${base}/payments?partner_id=${partner.partnerId}&rail=EFT&kind=transfer`)
+  assert.match(await pending(), new RegExp(eft.tx_id))
+  await page.goto(`${base}/payments?rail=RTC`)
+  assert.match(await main(), /No pending payments\./)
+  await page.goto(`${base}/payments`)
   await page.getByRole('button', { name: 'Run clearing now' }).click()
   await expectNotice(page, /Clearing cycle .*: settled \d+/)
   await audited('clearing.run')
   await page.reload()
+  assert.doesNotMatch(await main(), new RegExp(eft.tx_id), 'cleared: no longer pending')
   assert.match(await main(), /EFT clearing runs/)
+  // A second EFT waits for the next cycle: the picture shows both lists.
+  await partner.client.accounts.transfer(
+    transferBody(poolAccountId, { amount: 4_200, name: 'Next Cycle Supplier' }),
+  )
+  await page.reload()
+  assert.match(await pending(), /Next Cycle Supplier/)
   await accessible('payments')
   await page.goto(`${base}/payments/debit-orders?partner_id=${partner.partnerId}`)
   await accessible('debit-orders', false)

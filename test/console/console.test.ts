@@ -109,6 +109,13 @@ test('console - an operator signs in and sees the overview', async () => {
   assert.equal(cookie.sameSite, 'Strict')
   assert.equal(cookie.path, '/')
   await accessible('overview')
+  // The sign-in is in the audit trail, under the operator's own credential.
+  const { entries } = await tb.operator.audit.list({ action: 'console.sign_in' })
+  assert.equal(entries.length, 1)
+  assert.equal(entries[0]!.actor, await operatorCredentialId(tb))
+  assert.equal(entries[0]!.result, 'ok')
+  assert.match(String(entries[0]!.details.session_id), /^[0-9a-f-]{36}$/)
+  assert.match(String(entries[0]!.details.address), /127\.0\.0\.1/)
 })
 
 test('console - the KYC queue lists the submission; its documents are shown inline', async () => {
@@ -262,4 +269,15 @@ test("console - a POST without the session's CSRF token is refused; signing out 
   await page.waitForURL(`${base}/sign-in`)
   const after = await request('/audit', { headers: { cookie } })
   assert.equal(after.status, 303, 'the old session id gets nothing')
+  // The sign-out is in the audit trail too, paired with the sign-in by the session's id; the
+  // refused sign-ins (a partner's credential, none) left no row.
+  const signIns = (await tb.operator.audit.list({ action: 'console.sign_in' })).entries
+  const signOuts = (await tb.operator.audit.list({ action: 'console.sign_out' })).entries
+  assert.equal(signIns.length, 1)
+  assert.equal(signOuts.length, 1)
+  assert.equal(signOuts[0]!.actor, await operatorCredentialId(tb))
+  assert.deepEqual(signOuts[0]!.details, {
+    session_id: signIns[0]!.details.session_id,
+    reason: 'signed_out',
+  })
 })
