@@ -197,13 +197,6 @@ export function appendAudit(
   })
 }
 
-export interface AuditChainReport {
-  rows: number
-  problems: Array<{ audit_id: string; message: string }>
-}
-
-const page_rows = 5000
-
 /** A stored row as the chain covers it. */
 export function auditEntryOf(
   row: Omit<AuditRow, 'seq' | 'prev_sha' | 'sha' | 'chain'>,
@@ -219,45 +212,4 @@ export function auditEntryOf(
     details: row.details,
     result: row.result,
   }
-}
-
-/** Walks every chain: every row's hash, every link, and each chain's head at its end. */
-export async function verifyAuditChain(
-  db: Kysely<Database>,
-  problemsMax: number,
-): Promise<AuditChainReport> {
-  const problems: AuditChainReport['problems'] = []
-  const report = (audit_id: string, message: string) => {
-    if (problems.length < problemsMax) problems.push({ audit_id, message })
-  }
-  /** Each chain's last `sha` so far. */
-  const ends = new Map<number, string>()
-  let rows = 0
-  for (let after = '0'; ;) {
-    const page = await db
-      .selectFrom('audit_log')
-      .selectAll()
-      .where('seq', '>', after)
-      .orderBy('seq')
-      .limit(page_rows)
-      .execute()
-    for (const row of page) {
-      rows++
-      if (row.prev_sha !== (ends.get(row.chain) ?? '')) {
-        report(row.id, 'does not follow the row before it in its audit chain (a row was removed or reordered)')
-      }
-      if (auditSha(row.prev_sha, auditEntryOf(row)) !== row.sha) {
-        report(row.id, 'its hash does not match its fields (the row was changed)')
-      }
-      ends.set(row.chain, row.sha)
-    }
-    if (page.length < page_rows) break
-    after = String(page[page.length - 1]!.seq)
-  }
-  for (const head of await db.selectFrom('audit_chain_head').selectAll().orderBy('id').execute()) {
-    if (head.sha !== (ends.get(head.id) ?? '')) {
-      report('', `audit chain ${head.id} ends before its recorded head (rows were removed from its end)`)
-    }
-  }
-  return { rows, problems }
 }

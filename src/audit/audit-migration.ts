@@ -98,3 +98,22 @@ export const auditChainsMigration: Migration = {
     )
   },
 }
+
+// Checkpoints of the trail's chains for `ledger verify --incremental`
+// (audit-verification.ts), and the index that walks one chain from its checkpoint.
+export const auditCheckpointsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(
+      db,
+      `
+      create index audit_log_chain on audit_log (chain, seq);
+      create table audit_chain_checkpoints (
+        chain smallint primary key,
+        seq bigint not null,
+        sha text not null,
+        verified_at timestamptz not null
+      )
+    `,
+    )
+  },
+}

@@ -2,7 +2,11 @@ import type { Module } from '../module.ts'
 import type { Caller } from '../auth/credential-store.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
-import { auditChainsMigration, operatorAuditMigration } from './audit-migration.ts'
+import {
+  auditChainsMigration,
+  auditCheckpointsMigration,
+  operatorAuditMigration,
+} from './audit-migration.ts'
 import { audit_page_limit_default, audit_page_limit_max } from './audit-contract.ts'
 
 /** Who a console sign-in or sign-out was made by; the audit row is the wrapper's (operator-audit.ts). */
@@ -17,6 +21,7 @@ export const auditModule: Module = {
   migrations: {
     '0019_operator_audit': operatorAuditMigration,
     '0026_audit_chains': auditChainsMigration,
+    '0032_audit_checkpoints': auditCheckpointsMigration,
   },
   limits: { audit_page_limit_default, audit_page_limit_max },
   endpoints: (s) => [

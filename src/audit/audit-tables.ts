@@ -48,9 +48,21 @@ export interface ApprovalsTable {
   tx_id: string | null
 }
 
+/**
+ * Per chain, the last row a clean `ledger verify` checked (its `seq` and `sha`): an
+ * incremental verify walks the chain from there (audit-verification.ts).
+ */
+export interface AuditChainCheckpointsTable {
+  chain: number
+  seq: ColumnType<string, string, string>
+  sha: string
+  verified_at: Date
+}
+
 export interface AuditTables {
   audit_log: AuditLogTable
   audit_chain_head: AuditChainHeadTable
+  audit_chain_checkpoints: AuditChainCheckpointsTable
   approvals: ApprovalsTable
 }
 

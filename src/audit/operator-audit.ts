@@ -7,12 +7,8 @@ import { withCommitHook, type CommitHook, type RunQuery } from '../db/commit-hoo
 import type { Database } from '../schema.ts'
 import { BankError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import {
-  appendAuditRow,
-  appendAuditRows,
-  verifyAuditChain,
-  type AuditEntry,
-} from './audit-chain.ts'
+import { appendAuditRow, appendAuditRows, type AuditEntry } from './audit-chain.ts'
+import { verifyAuditChain } from './audit-verification.ts'
 import { listAudit, type AuditQuery } from './audit-service.ts'
 
 // Every operator action is recorded, by one mechanism: the endpoint wrapper runs each
@@ -134,10 +130,14 @@ export class OperatorAudit {
 
   /**
    * `bank ledger verify`: the ledger's report with the audit chain's check added — the trail
-   * is chained like the ledger, and checked with it (the ledger knows nothing of audits).
+   * is chained like the ledger, and checked with it (the ledger knows nothing of audits);
+   * from the chains' checkpoints when `incremental` (audit-verification.ts).
    */
-  async withChainCheck<R extends { ok: boolean; problems: object[] }>(report: R) {
-    const chain = await verifyAuditChain(this.db, chain_problems_max)
+  async withChainCheck<R extends { ok: boolean; problems: object[] }>(
+    report: R,
+    incremental = false,
+  ) {
+    const chain = await verifyAuditChain(this.db, chain_problems_max, incremental)
     const problems = chain.problems.map((p) => ({
       kind: 'audit_chain',
       ...(p.audit_id ? { audit_id: p.audit_id } : {}),

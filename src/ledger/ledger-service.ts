@@ -3,41 +3,14 @@ import type { Clock } from '../clock.ts'
 import type { LedgerDatabase, LedgerExecutor } from './ledger-tables.ts'
 import { Conflict, NotFound, Unprocessable } from '../errors.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
-import { cents, centsText } from './cents.ts'
+import { centsText } from './cents.ts'
 import { LedgerBatch } from './ledger-batch.ts'
 import type { KnownAccounts } from './known-accounts.ts'
 import { newRowId } from './row-id.ts'
-import {
-  accountHeads,
-  chainPage,
-  internalBalances,
-  journalCount,
-  postingsTotal,
-  unbalancedJournals,
-  type AccountLedgerHead,
-} from './ledger-store.ts'
-import { rowHashHolds } from './tx-chain.ts'
-import { debtAccount, PartnerDebts, recordedDebts } from './partner-debt.ts'
+import { PartnerDebts } from './partner-debt.ts'
+import { verifyLedger, type LedgerReport, type VerifyOptions } from './ledger-verification.ts'
 
-/** One mismatch `ledger verify` found (the `ops.ledger.verify` reply lists them). */
-export interface LedgerProblem {
-  kind: string
-  account_id?: string
-  tx_id?: string
-  journal_id?: string
-  message: string
-}
-
-/** What `ledger verify` checked and found; the operator's reply adds the audit chain's check. */
-export interface LedgerReport {
-  ok: boolean
-  accounts_checked: number
-  transactions_checked: number
-  journals_checked: number
-  postings_total: string
-  internal_balances: Record<string, string>
-  problems: LedgerProblem[]
-}
+export type { LedgerProblem, LedgerReport } from './ledger-verification.ts'
 
 /**
  * What a deposit or reversal moved, and the account's balances right after it. The
@@ -57,9 +30,6 @@ function movedOf(batch: LedgerBatch, txId: string, accountId: string, amount: bi
   const a = batch.account(accountId)
   return { txId, accountId, amount, balance: a.balance, available: a.balance - a.held }
 }
-
-const verify_page_rows = 5000
-const problems_max = 1000
 
 // Operator-side ledger use cases: inbound deposits (how a sandbox partner funds an
 // account) and the full verification behind `bank ledger verify`.
@@ -187,107 +157,10 @@ export class LedgerService {
   }
 
   /**
-   * Recomputes every balance and hold from postings and pending rows, checks that every
-   * journal sums to zero, walks every account's hash chain and running balances.
+   * `ledger verify` (ledger-verification.ts): everything recomputed, or with `incremental`
+   * only what came after the last clean verify's checkpoints.
    */
-  async verify(): Promise<LedgerReport> {
-    const problems: LedgerProblem[] = []
-    const report = (p: LedgerProblem) => {
-      if (problems.length < problems_max) problems.push(p)
-    }
-    const journals = await unbalancedJournals(this.db)
-    for (const j of journals) report({ kind: 'journal_unbalanced', journal_id: j.journal_id, message: `postings sum to ${j.total}` })
-    const journalsChecked = await journalCount(this.db)
-    const total = await postingsTotal(this.db)
-    if (total !== 0n) report({ kind: 'ledger_unbalanced', message: `all postings sum to ${total}` })
-    const internal = await internalBalances(this.db)
-    await this.verifyDebts(internal, report)
-
-    const accounts = await accountHeads(this.db)
-    let transactionsChecked = 0
-    for (const account of accounts) {
-      transactionsChecked += await this.verifyAccount(account, report)
-    }
-    return {
-      ok: problems.length === 0,
-      accounts_checked: accounts.length,
-      transactions_checked: transactionsChecked,
-      journals_checked: journalsChecked,
-      postings_total: centsText(total),
-      internal_balances: Object.fromEntries([...internal].map(([name, balance]) => [name, centsText(balance)])),
-      problems,
-    }
-  }
-
-  /**
-   * A partner's recorded debt (partner_debts) is what its `partner_debt:<id>` postings say
-   * it owes, and no partner is ever owed by the debt account (over-recovered).
-   */
-  private async verifyDebts(internal: Map<string, bigint>, report: (p: LedgerProblem) => void): Promise<void> {
-    const recorded = await recordedDebts(this.db)
-    const partners = new Set([...recorded.keys(), ...[...internal.keys()].filter((n) => n.startsWith('partner_debt:')).map((n) => n.slice('partner_debt:'.length))])
-    for (const partnerId of partners) {
-      const posted = -(internal.get(debtAccount(partnerId)) ?? 0n)
-      const owed = recorded.get(partnerId) ?? 0n
-      if (posted !== owed || posted < 0n) report({ kind: 'debt_mismatch', message: `partner ${partnerId} owes ${owed} but its debt postings say ${posted}` })
-    }
-  }
-
-  private async verifyAccount(account: AccountLedgerHead, report: (p: LedgerProblem) => void): Promise<number> {
-    const id = account.id
-    const posted = await postingsTotal(this.db, id)
-    const { balance, held } = account
-    if (posted !== balance) report({ kind: 'balance_mismatch', account_id: id, message: `balance ${balance} but postings sum to ${posted}` })
-    if (balance < 0n || held < 0n || held > balance) report({ kind: 'below_zero', account_id: id, message: `balance ${balance}, held ${held}` })
-
-    let prevSha = ''
-    let expectedSeq = 1n
-    let holds = 0n
-    let running = 0n
-    const postedRows: Array<{ order: bigint; credit: bigint; debit: bigint; running: bigint; id: string }> = []
-    let count = 0
-    for (let after = 0n; ; ) {
-      const rows = await chainPage(this.db, id, after, verify_page_rows)
-      for (const row of rows) {
-        count++
-        const seq = cents(row.seq)
-        if (seq !== expectedSeq) report({ kind: 'chain_gap', account_id: id, tx_id: row.id, message: `seq ${seq} where ${expectedSeq} was expected` })
-        expectedSeq = seq + 1n
-        if (row.prev_sha !== prevSha || !rowHashHolds(row)) {
-          report({ kind: 'chain_broken', account_id: id, tx_id: row.id, message: 'tx_sha does not match the row and its predecessor' })
-        }
-        prevSha = row.tx_sha
-        if (row.status === 'Pending') holds += cents(row.hold_amount)
-        // Money moved exactly for Successful and Reversed rows: a posted row shown as
-        // Failed, or a Successful one that never posted, is an edited history.
-        // A card authorization reversed before clearing never posted (card-journals.ts).
-        const reversed = row.status === 'Reversed' && row.tx_type !== 'card'
-        const settled = row.status === 'Successful' || reversed
-        if ((row.posted_order !== null) !== settled) {
-          report({ kind: 'status_mismatch', account_id: id, tx_id: row.id, message: `status ${row.status} but ${row.posted_order === null ? 'never posted' : 'posted'}` })
-        }
-        if (row.posted_order !== null) {
-          postedRows.push({ order: cents(row.posted_order), credit: cents(row.credit), debit: cents(row.debit), running: cents(row.running_balance), id: row.id })
-        }
-      }
-      if (rows.length < verify_page_rows) break
-      after = cents(rows.at(-1)!.seq)
-    }
-    if (prevSha !== account.last_sha || expectedSeq - 1n !== account.last_seq) {
-      report({ kind: 'chain_head_mismatch', account_id: id, message: 'the account does not point at its last transaction' })
-    }
-    if (holds !== held) report({ kind: 'hold_mismatch', account_id: id, message: `held ${held} but pending rows hold ${holds}` })
-    postedRows.sort((a, b) => (a.order < b.order ? -1 : 1))
-    for (const row of postedRows) {
-      running += row.credit - row.debit
-      if (row.running !== running) {
-        report({ kind: 'running_balance_mismatch', account_id: id, tx_id: row.id, message: `running balance ${row.running}, expected ${running}` })
-        running = row.running
-      }
-    }
-    if (postedRows.length > 0 && running !== balance) {
-      report({ kind: 'running_balance_mismatch', account_id: id, message: `last running balance ${running} but balance ${balance}` })
-    }
-    return count
+  verify(options: VerifyOptions = {}): Promise<LedgerReport> {
+    return verifyLedger(this.db, options)
   }
 }

@@ -163,37 +163,11 @@ export async function hashAt(db: Executor, accountId: string, seq: bigint): Prom
 
 // Reads behind `ledger verify`: sums over postings and the accounts' chain heads.
 
-/** Journals whose postings do not sum to zero, with their sum. */
-export async function unbalancedJournals(db: Executor): Promise<Array<{ journal_id: string; total: string }>> {
-  return db
-    .selectFrom('postings')
-    .select(['journal_id', (eb) => eb.fn.sum<string>('amount').as('total')])
-    .groupBy('journal_id')
-    .having((eb) => eb.fn.sum('amount'), '<>', 0)
-    .execute()
-}
-
-export async function journalCount(db: Executor): Promise<number> {
-  const row = await db.selectFrom('postings').select((eb) => eb.fn.count<string>('journal_id').distinct().as('n')).executeTakeFirstOrThrow()
-  return Number(row.n)
-}
-
 /** The sum of postings, of one customer account when `accountId` is given, else of all. */
 export async function postingsTotal(db: Executor, accountId?: string): Promise<bigint> {
   let query = db.selectFrom('postings').select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'), eb.lit(0)).as('t'))
   if (accountId !== undefined) query = query.where('account_id', '=', accountId)
   return cents((await query.executeTakeFirstOrThrow()).t)
-}
-
-/** Each internal account's balance, derived from its postings. */
-export async function internalBalances(db: Executor): Promise<Map<string, bigint>> {
-  const rows = await db
-    .selectFrom('postings')
-    .select(['internal_account', (eb) => eb.fn.sum<string>('amount').as('total')])
-    .where('internal_account', 'is not', null)
-    .groupBy('internal_account')
-    .execute()
-  return new Map(rows.map((row) => [row.internal_account as string, cents(row.total)]))
 }
 
 export interface AccountLedgerHead {
@@ -216,14 +190,3 @@ export async function accountHeads(db: Executor): Promise<AccountLedgerHead[]> {
   }))
 }
 
-/** Up to `limit` of an account's rows after sequence `afterSeq`, oldest first. */
-export async function chainPage(db: Executor, accountId: string, afterSeq: bigint, limit: number): Promise<TransactionRow[]> {
-  return db
-    .selectFrom('transactions')
-    .selectAll()
-    .where('account_id', '=', accountId)
-    .where('seq', '>', afterSeq.toString())
-    .orderBy('seq')
-    .limit(limit)
-    .execute()
-}

@@ -91,11 +91,43 @@ export interface TransferKeysTable {
   created_at: Timestamp
 }
 
+/**
+ * What the last clean `ledger verify` established for the whole ledger (one row, id 1):
+ * every posting up to `postings_horizon` (postings.id) was checked, and the internal
+ * accounts' balances over those postings (ledger-verification.ts).
+ */
+export interface LedgerCheckpointTable {
+  id: number
+  postings_horizon: Cents
+  internal_balances: Json<Record<string, string>>
+  verified_at: Timestamp
+  incremental: boolean
+}
+
+/**
+ * Per account, how far the last clean `ledger verify` checked its hash chain: the row at
+ * `seq` had `tx_sha`; its posted rows up to `posted_order` ran to `running_balance`; its
+ * oldest row still Pending then was `pending_seq`; its postings up to the horizon summed to
+ * `postings_sum`.
+ */
+export interface LedgerAccountCheckpointsTable {
+  account_id: string
+  seq: Cents
+  tx_sha: string
+  posted_order: Cents
+  running_balance: Cents
+  pending_seq: Cents | null
+  postings_sum: Cents
+  verified_at: Timestamp
+}
+
 export interface LedgerTables extends PartnerDebtTables {
   accounts: AccountsTable
   transactions: TransactionsTable
   postings: PostingsTable
   transfer_keys: TransferKeysTable
+  ledger_checkpoint: LedgerCheckpointTable
+  ledger_account_checkpoints: LedgerAccountCheckpointsTable
 }
 
 /**

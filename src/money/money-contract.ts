@@ -72,10 +72,15 @@ export const moneyOperations = {
     cli: { exitCode: (report) => ((report as { ok: boolean }).ok ? 0 : 3) },
     subject: 'ops.ledger.verify',
     permission: 'operator',
-    summary: "Recompute every balance from postings, every hold, running balance and hash chain, and the audit trail's hash chain; report mismatches.",
-    request: z.strictObject({}),
+    summary: "Recompute every balance from postings, every hold, running balance and hash chain, and the audit trail's hash chain; report mismatches. A clean verify leaves checkpoints; with `incremental: true` (`bank ledger verify --incremental`) each chain is checked only from its checkpoint on, the checkpoint's own row included, and balances from the checkpoint's sums plus the postings since (docs/operations.md, \"Verifying the ledger\").",
+    request: z.strictObject({
+      incremental: z.boolean({ error: 'must be true or false' }).optional(),
+    }),
     response: z.object({
       ok: z.boolean(),
+      incremental: z.boolean(),
+      since: z.string().nullable(),
+      checkpoint_written: z.boolean(),
       accounts_checked: z.number(),
       transactions_checked: z.number(),
       journals_checked: z.number(),

@@ -12,10 +12,11 @@ export const moneyModule: Module = {
     endpoint(contract.operators.accountDeposit, (r, c) => s.dualControl.deposit(c.caller, { account_id: r.account_id, amount: BigInt(r.amount), ref: r.ref })),
     endpoint(contract.operators.transactionReverse, (r, c) => s.dualControl.reverse(c.caller, r)),
     // Its statements read the whole ledger: a bound of their own (db/bounds.ts).
-    endpoint(contract.operators.ledgerVerify, () =>
-      withDatabaseBounds(whole_ledger_bounds, async () =>
-        s.audit.withChainCheck(await s.ledger.verify()),
-      ),
+    endpoint(contract.operators.ledgerVerify, (r) =>
+      withDatabaseBounds(whole_ledger_bounds, async () => {
+        const incremental = r.incremental === true
+        return s.audit.withChainCheck(await s.ledger.verify({ incremental }), incremental)
+      }),
     ),
   ],
 }

@@ -23,6 +23,7 @@ before(async () => {
 /** Runs `tamper` with the append-only trigger off (as a superuser could), then restores the trail. */
 async function tampered(
   tamper: string,
+  incremental = false,
 ): Promise<Array<{ kind: string; message: string; audit_id?: string | undefined }>> {
   const db = tb.bank.database.db
   const saved = await sql<{
@@ -34,7 +35,7 @@ async function tampered(
     await sql.raw(tamper).execute(trx)
   })
   try {
-    const report = await tb.operator.ledger.verify({})
+    const report = await tb.operator.ledger.verify({ incremental })
     assert.equal(report.ok, false)
     return report.problems.filter((problem) => problem.kind === 'audit_chain')
   } finally {
@@ -87,6 +88,28 @@ test('audit chain - a row removed from the end is found by the head', async () =
 
 test('audit chain - after the tampering is undone, verify is clean again', async () => {
   assert.deepEqual((await tb.operator.ledger.verify({})).problems, [])
+})
+
+test('audit chain - an incremental verify finds a changed row after a chain checkpoint, and the checkpoint row changed', async () => {
+  const full = await tb.operator.ledger.verify({})
+  assert.equal(full.checkpoint_written, true)
+  await tb.operator.accounts.deposit({ account_id: await newAccount(p), amount: 100, ref: 'e' })
+  const clean = await tb.operator.ledger.verify({ incremental: true })
+  assert.deepEqual(clean.problems, [])
+  assert.ok(clean.audit_rows_checked < full.audit_rows_checked + 2)
+  const after = await tampered(
+    `update audit_log set actor = 'someone else' where seq = (select max(seq) from audit_log)`,
+    true,
+  )
+  assert.equal(after.length, 1)
+  assert.match(after[0]!.message, /hash does not match/)
+  const anchor = await tampered(
+    `update audit_log set actor = 'someone else' where seq = (select min(seq) from audit_chain_checkpoints)`,
+    true,
+  )
+  assert.equal(anchor.length, 1)
+  assert.match(anchor[0]!.message, /hash does not match/)
+  assert.deepEqual((await tb.operator.ledger.verify({ incremental: true })).problems, [])
 })
 
 if (storage === 'postgres') {

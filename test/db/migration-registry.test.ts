@@ -37,6 +37,8 @@ const shipped = [
   '0026_audit_chains',
   '0029_card_versions',
   '0030_jobs_kind_updated',
+  '0031_ledger_checkpoints',
+  '0032_audit_checkpoints',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

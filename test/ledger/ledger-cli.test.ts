@@ -127,6 +127,28 @@ test('ledger cli - ledger verify exits 0 on a clean ledger and 3 after tampering
   assert.equal((await bank(['ledger', 'verify'])).code, 0)
 })
 
+test('ledger cli - ledger verify --incremental starts from the last clean verify and exits 3 on a mismatch after it', async () => {
+  const account = await newAccount(p)
+  assert.equal((await bank(['ledger', 'verify'])).code, 0)
+  const deposit = await tb.operator.accounts.deposit({ account_id: account, amount: 3_000 })
+  const clean = await bank(['ledger', 'verify', '--incremental'])
+  assert.equal(clean.code, 0, clean.stdout + clean.stderr)
+  const report = JSON.parse(clean.stdout)
+  assert.equal(report.incremental, true)
+  assert.equal(typeof report.since, 'string')
+  assert.equal(report.journals_checked, 1)
+  const db = tb.bank.database.db
+  await db.updateTable('transactions').set({ amount: 1 }).where('id', '=', deposit.tx_id).execute()
+  try {
+    const tampered = await bank(['ledger', 'verify', '--incremental'])
+    assert.equal(tampered.code, 3, tampered.stderr)
+    assert.equal(JSON.parse(tampered.stdout).incremental, true)
+  } finally {
+    const restore = db.updateTable('transactions').set({ amount: 3_000 })
+    await restore.where('id', '=', deposit.tx_id).execute()
+  }
+})
+
 test('ledger cli - a wrong operator token exits 1 and moves nothing', async () => {
   const account = await newAccount(p)
   const result = await bank(['account', 'deposit', account, '100'], { BANK_OPERATOR_TOKEN: 'not-a-token' })
