@@ -68,6 +68,7 @@ function clearing(s: Summary): Html {
 export function overviewBody(s: Summary, kycWaiting: number, recent: Html): Html {
   const w = s.webhooks
   const failures = html`<a href="${href('/webhooks', { state: 'failed' })}">${w.failed} failed</a>`
+  const pendingEfts = html`<a href="${href('/payments', { rail: 'EFT' })}#pending">list them</a>`
   return html`<p>At ${sast(s.now)}.</p>
     <h2>Money</h2>
     <ul class="figures">
@@ -77,7 +78,7 @@ export function overviewBody(s: Summary, kycWaiting: number, recent: Html): Html
     </ul>
     <h2>Payments</h2>
     <ul class="figures">
-      ${figure('Pending EFTs', s.payments.pending_eft_count)}
+      ${figure('Pending EFTs', s.payments.pending_eft_count, pendingEfts)}
       ${figure('Pending EFT amount', rand(s.payments.pending_eft_amount))}
       ${figure('Payments in the last hour', s.payments.last_hour)}
     </ul>

@@ -102,6 +102,8 @@ test('console - an operator signs in and sees the overview', async () => {
   const overview = await page.locator('main').innerText()
   assert.match(overview, /Balances/)
   assert.match(overview, /Payments per minute over the last hour/)
+  const pendingLink = page.getByRole('link', { name: 'list them' })
+  assert.equal(await pendingLink.getAttribute('href'), '/payments?rail=EFT#pending')
   // uPlot, served by the console under its own policy, drew the chart.
   await page.locator('#payments-chart canvas').waitFor()
   const cookie = (await context.cookies()).find((c) => c.name === 'bank_console')!
