@@ -174,9 +174,12 @@ export class Meter {
       total.sizeCount += sumOf(text, 'bank_ledger_batch_size_count')
       total.secondsSum += sumOf(text, 'bank_ledger_batch_seconds_sum')
       total.secondsCount += sumOf(text, 'bank_ledger_batch_seconds_count')
-      total.remembered += sumOf(text, 'bank_ledger_batch_starts_total', 'start="remembered"')
-      total.locked += sumOf(text, 'bank_ledger_batch_starts_total', 'start="locked"')
-      total.stale += sumOf(text, 'bank_ledger_batch_starts_total', 'start="stale"')
+      // Payment batches and card authorization groups alike (a phase has one or the other).
+      for (const starts of ['bank_ledger_batch_starts_total', 'bank_card_authorization_groups_total']) {
+        total.remembered += sumOf(text, starts, 'start="remembered"')
+        total.locked += sumOf(text, starts, 'start="locked"')
+        total.stale += sumOf(text, starts, 'start="stale"')
+      }
     }
     return total
   }

@@ -37,7 +37,8 @@
 // Settings (environment): BENCH_PHASE_MS (10000), BENCH_WARMUP_MS (2000), BENCH_IN_FLIGHT
 // (128), BENCH_ACCOUNTS (1000), BENCH_DATABASE_URL (admin connection; a database is created
 // and dropped), BENCH_SERVICE_NODE_ARGS (node flags of the service; default --max-semi-space-size=64), BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
-// BENCH_DEBIT_ORDERS, BENCH_RESULTS_FILE (where to write the results instead; for runs
+// BENCH_DEBIT_ORDERS, BENCH_DATABASE_TEMPLATE (a database to copy instead of starting empty),
+// BENCH_RESULTS_FILE (where to write the results instead; for runs
 // that are compared, not kept), and BENCH_PHASES: a comma-separated subset of
 // echo,spread,hot,card-hot,card-spread,bulk,debit,paging to run (default all; for short
 // runs while developing). Each rate's latencies: p50, p90 and p99.
@@ -108,7 +109,9 @@ async function main(): Promise<void> {
   const profileDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'bank-bench-profile-')) : undefined
   const nats = await startNatsServer({ binary, storeDir: path.join(work, 'nats') })
   const dbName = `bank_bench_${randomBytes(4).toString('hex')}`
-  await admin(`create database ${dbName}`)
+  // BENCH_DATABASE_TEMPLATE: a copy of a database prepared beforehand (bench/big-ledger.ts).
+  const template = process.env.BENCH_DATABASE_TEMPLATE
+  await admin(`create database ${dbName}${template ? ` template ${template} strategy file_copy` : ''}`)
   const dbUrl = new URL(adminUrl)
   dbUrl.pathname = `/${dbName}`
   const children: ChildProcess[] = []
@@ -655,7 +658,20 @@ function cardNotes(r: Record<string, unknown>): string {
       : ` partner decision round trip (${r.decision_pairs} pairs, one at a time): p50` +
         ` ${r.decision_p50_ms} ms asked, ${r.decision_alone_p50_ms} ms not,` +
         ` +${r.decision_added_ms} ms;`) +
-    ` ledger verified after: ${r.ledger_verified_after_cards}\n`
+    ` ledger verified after: ${r.ledger_verified_after_cards}\n` +
+    groupStarts(r)
+  )
+}
+
+/** How the card phases' authorization groups started: from memory, or locked and read. */
+function groupStarts(r: Record<string, unknown>): string {
+  const phases = ['card_hot', 'card_spread'].filter((p) => typeof r[`${p}_batches_remembered`] === 'number')
+  if (phases.length === 0) return ''
+  const share = (p: string) => `${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} %`
+  return (
+    'card authorization groups that started from remembered cards and accounts: ' +
+    phases.map((p) => `${p.slice(5)} ${share(p)} (${r[`${p}_batches_stale`]} found stale)`).join(', ') +
+    '\n'
   )
 }
 

@@ -30,7 +30,10 @@ import { authorizationView, newAuthorization, type AuthorizationRow } from './ca
 // authorization in its turn against the state the ones before it left: two authorizations
 // of one card, in one group or two, never pass its limits together, and the account's
 // balance is held once for all of them. Then one write each for the holds and rows, the
-// authorizations and their events, and one commit.
+// authorizations and their events, and one commit. A group whose cards and accounts this
+// instance remembers (card-memory.ts, ledger/known-accounts.ts) reads and locks nothing
+// first: it is decided on those copies and written in one statement that checks them, its
+// commit sent with it; a stale copy sends it back to the way above.
 
 export interface AuthorizationJob {
   r: AuthorizeRequest
