@@ -175,7 +175,8 @@ export class Meter {
       total.secondsSum += sumOf(text, 'bank_ledger_batch_seconds_sum')
       total.secondsCount += sumOf(text, 'bank_ledger_batch_seconds_count')
       // Payment batches and card authorization groups alike (a phase has one or the other).
-      for (const starts of ['bank_ledger_batch_starts_total', 'bank_card_authorization_groups_total']) {
+      const counters = ['bank_ledger_batch_starts_total', 'bank_card_authorization_groups_total']
+      for (const starts of counters) {
         total.remembered += sumOf(text, starts, 'start="remembered"')
         total.locked += sumOf(text, starts, 'start="locked"')
         total.stale += sumOf(text, starts, 'start="stale"')

@@ -111,7 +111,8 @@ async function main(): Promise<void> {
   const dbName = `bank_bench_${randomBytes(4).toString('hex')}`
   // BENCH_DATABASE_TEMPLATE: a copy of a database prepared beforehand (bench/big-ledger.ts).
   const template = process.env.BENCH_DATABASE_TEMPLATE
-  await admin(`create database ${dbName}${template ? ` template ${template} strategy file_copy` : ''}`)
+  const copied = template ? ` template ${template} strategy file_copy` : ''
+  await admin(`create database ${dbName}${copied}`)
   const dbUrl = new URL(adminUrl)
   dbUrl.pathname = `/${dbName}`
   const children: ChildProcess[] = []
@@ -665,12 +666,16 @@ function cardNotes(r: Record<string, unknown>): string {
 
 /** How the card phases' authorization groups started: from memory, or locked and read. */
 function groupStarts(r: Record<string, unknown>): string {
-  const phases = ['card_hot', 'card_spread'].filter((p) => typeof r[`${p}_batches_remembered`] === 'number')
+  const phases = ['card_hot', 'card_spread'].filter(
+    (p) => typeof r[`${p}_batches_remembered`] === 'number',
+  )
   if (phases.length === 0) return ''
   const share = (p: string) => `${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} %`
   return (
     'card authorization groups that started from remembered cards and accounts: ' +
-    phases.map((p) => `${p.slice(5)} ${share(p)} (${r[`${p}_batches_stale`]} found stale)`).join(', ') +
+    phases
+      .map((p) => `${p.slice(5)} ${share(p)} (${r[`${p}_batches_stale`]} found stale)`)
+      .join(', ') +
     '\n'
   )
 }
