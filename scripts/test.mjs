@@ -37,10 +37,12 @@ const committedDurationsFile = path.join(root, 'test', 'durations.json')
 
 // Files whose subject does not depend on the storage back end — the CLI's parsing, output
 // and exit codes, the documents, the contract's reachability, the calendar, the settings,
-// the group committer, the PGlite dialect, the $SRV protocol, fixed NATS headers, the SDK's package, the decode step's fuzzing (what storage may
-// refuse is tested on both back ends by test/hardening/unstorable-text) — run on one back
-// end only (the last, PostgreSQL when there is one). Run directly, they run anywhere.
-const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz|fixed-headers|nats-isolation-startup|nats-cluster)\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\.|^test\/metrics\/cpu-profile\.|^test\/client\/package-install\./
+// the group committer, the PGlite dialect, the $SRV protocol, fixed NATS headers, the SDK's package, the decode step's fuzzing and malformed
+// bytes (what storage may refuse is tested on both back ends by test/hardening/unstorable-text),
+// the authentication and permission matrix (answered before any store is read; the tenancy
+// queries are the same SQL on both) — run on one back end only (the last, PostgreSQL when
+// there is one). Run directly, they run anywhere.
+const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz|malformed-input|fixed-headers|nats-isolation-startup|nats-cluster)\.|^test\/auth\/auth-matrix\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\.|^test\/metrics\/cpu-profile\.|^test\/client\/package-install\./
 // Files that get a process of their own: the fuzz test, which listens for unhandled errors
 // of the whole process.
 const ownProcess = /^test\/transport\/fuzz\./
