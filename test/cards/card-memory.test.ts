@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
-import { startBank, type Bank } from '../../src/app.ts'
-import { createLogger } from '../../src/logger.ts'
-import { onboardPartner, storage, useTestBank, type TestPartner } from '../support/harness.ts'
+import type { Bank } from '../../src/app.ts'
+import {
+  onboardPartner,
+  startSecondInstance,
+  storage,
+  useTestBank,
+  type TestPartner,
+} from '../support/harness.ts'
 import { balances } from '../transfers/helpers.ts'
 import {
   authorizationRow,
@@ -126,14 +131,7 @@ if (storage === 'postgres') {
 
     before(async () => {
       await tb.ready
-      second = await startBank({
-        config: tb.config,
-        clock: tb.clock,
-        log: createLogger('silent'),
-        natsUrl: tb.natsUrl,
-        validateResponses: true,
-      })
-      await second.services.jobRunner.stop()
+      second = await startSecondInstance(tb)
     })
 
     after(async () => {

@@ -348,3 +348,20 @@ export async function rawRequest(
   const text = new TextDecoder().decode(reply.data)
   return { code: Number(headers['Nats-Service-Error-Code'] ?? 200), body: text ? JSON.parse(text) : undefined, headers }
 }
+
+/**
+ * Another instance of the test bank (PostgreSQL only: instances share a store): the same
+ * settings, bank clock and NATS server, its job runner stopped so that the test decides
+ * what runs where. The test stops it.
+ */
+export async function startSecondInstance(tb: TestBank): Promise<Bank> {
+  const second = await startBank({
+    config: tb.config,
+    clock: tb.clock,
+    log: createLogger('silent'),
+    natsUrl: tb.natsUrl,
+    validateResponses: true,
+  })
+  await second.services.jobRunner.stop()
+  return second
+}
