@@ -50,6 +50,8 @@ export interface AuthorizationDeskSettings {
   batches_in_flight_max: number
   queue_jobs_max: number
   attempts_max: number
+  /** Authorizations that must wait before a group starts beside one being written. */
+  overlap_jobs_min?: number
 }
 
 export const authorization_desk_defaults: AuthorizationDeskSettings = {
@@ -57,6 +59,10 @@ export const authorization_desk_defaults: AuthorizationDeskSettings = {
   batches_in_flight_max: 4,
   queue_jobs_max: 10_000,
   attempts_max: 5,
+  // A second group starts beside one being written only once this many wait, as payment
+  // batches do (BANK_LEDGER_OVERLAP_JOBS_MIN): spread over 1,000 cards, starting it with
+  // whatever waited made groups of about 15, and 32 doubled the rate (docs/performance.md).
+  overlap_jobs_min: 32,
 }
 
 /** How a group read its cards and accounts (stale: remembered, found changed, decided again). */
@@ -66,6 +72,14 @@ export class AuthorizationDesk {
   private readonly desk: GroupCommitter<AuthorizationJob, AuthorizationView>
   /** Groups so far by how they started (tests, and the metrics through `observe`). */
   readonly starts: Record<GroupStart, number> = { remembered: 0, locked: 0, stale: 0 }
+  /**
+   * Accounts that groups of this desk decided under lock are writing now, and how many such
+   * groups each has seen start. A group from memory is not started on an account one of
+   * them writes (it would find the account changed); one that finds it changed all the same
+   * after such a group started raced this desk, not another writer, and pauses nothing.
+   */
+  private readonly lockedWriting = new Map<string, number>()
+  private readonly lockedStarts = new Map<string, number>()
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -128,6 +142,7 @@ export class AuthorizationDesk {
     if (ids.some((id) => this.memory.accountOf(id) === undefined)) return undefined
     let planned: { group: Group; batch: LedgerBatch; cards: CardRow[]; now: Date } | undefined
     let outcomes: BatchOutcome<AuthorizationView>[] = []
+    let seen: number[] = []
     try {
       // Nothing is sent before the write (the transaction's begin goes with it, prepared.ts).
       await this.db.transaction().execute(async (trx) => {
@@ -138,8 +153,10 @@ export class AuthorizationDesk {
         if (!remembered) throw new NotRemembered()
         const cards = [...remembered.values()].map((known) => known.card)
         const accounts = [...new Set(cards.map((card) => card.account_id))]
+        if (accounts.some((id) => this.lockedWriting.has(id))) throw new NotRemembered()
         const batch = LedgerBatch.fromKnown(trx, this.clock, accounts, this.known)
         if (!batch) throw new NotRemembered()
+        seen = accounts.map((id) => this.lockedStarts.get(id) ?? 0)
         const spends = new Map<string, Spend>()
         for (const [id, known] of remembered) if (known.spend) spends.set(id, known.spend)
         const group = new Group(
@@ -161,7 +178,7 @@ export class AuthorizationDesk {
       })
     } catch (error) {
       if (error instanceof NotRemembered) return undefined
-      this.forgetTried(ids, planned, error)
+      this.forgetTried(ids, planned, error, seen)
       throw error
     }
     const { group, batch, cards, now } = planned!
@@ -177,11 +194,16 @@ export class AuthorizationDesk {
     ids: string[],
     planned: { batch: LedgerBatch; cards: CardRow[] } | undefined,
     error: unknown,
+    seen: number[],
   ) {
     const accounts = [...new Set((planned?.cards ?? []).map((card) => card.account_id))]
     this.known.forget(accounts)
     this.memory.forget(ids)
     if (!planned?.batch.guessed) return
+    // A group of this desk locked one of the accounts meanwhile: its own race, not a writer
+    // elsewhere, so nothing is paused or counted against guessing (as payment batches).
+    const ours = accounts.some((id, i) => (this.lockedStarts.get(id) ?? 0) !== seen[i])
+    if (ours) return
     if (error instanceof StaleAccounts) this.known.pause(accounts)
     this.known.guessed(error instanceof StaleAccounts)
   }
@@ -199,6 +221,7 @@ export class AuthorizationDesk {
         const cards = new Map(locked.map((card) => [card.id, card]))
         const spends = await spendOf(trx, locked, now)
         accounts = [...new Set(locked.map((card) => card.account_id))]
+        this.writingLocked(accounts, +1)
         const batch = await LedgerBatch.open(trx, this.clock, accounts)
         const before = locked.map((card) => ({ ...card }))
         const group = new Group(cards, spends, this.pinKey, now)
@@ -220,7 +243,20 @@ export class AuthorizationDesk {
       if (accounts.length > 0) this.known.forget(accounts)
       this.memory.forget(cardIds)
       throw error
+    } finally {
+      this.writingLocked(accounts, -1)
     }
+  }
+
+  private writingLocked(accounts: readonly string[], change: 1 | -1): void {
+    for (const id of accounts) {
+      const now = (this.lockedWriting.get(id) ?? 0) + change
+      if (now > 0) this.lockedWriting.set(id, now)
+      else this.lockedWriting.delete(id)
+      if (change > 0) this.lockedStarts.set(id, (this.lockedStarts.get(id) ?? 0) + 1)
+    }
+    // Bounded: counts of accounts no group writes now are only compared while one is tried.
+    if (this.lockedStarts.size > 10_000 && this.lockedWriting.size === 0) this.lockedStarts.clear()
   }
 
   private async write(trx: Kysely<Database>, group: Group, now: Date): Promise<void> {
