@@ -17,6 +17,7 @@ import { redeliver, webhooksPage } from './console-webhooks.ts'
 import {
   advanceClock,
   cardAuthorize,
+  cardRefund,
   cardSettle,
   messagesPage,
   sandboxPage,
@@ -81,6 +82,7 @@ export const post_routes: readonly PostRoute[] = [
   { path: exact('/sandbox/otp'), act: (r, f) => showOtp(r, f) },
   { path: exact('/sandbox/card/authorize'), act: (r, f) => cardAuthorize(r, f) },
   { path: exact('/sandbox/card/settle'), act: (r, f) => cardSettle(r, f) },
+  { path: exact('/sandbox/card/refund'), act: (r, f) => cardRefund(r, f) },
   { path: exact(`/kyb/${id}/decide`), act: (r, f, [e]) => decideKyb(r, f, e!) },
   { path: exact(`/webhooks/${id}/redeliver`), act: (r, f, [e]) => redeliver(r, f, e!) },
 ]

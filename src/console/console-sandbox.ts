@@ -79,6 +79,12 @@ function cardForms(csrf: string) {
       </select>
       <p><button type="submit">Send</button></p>
     </form>
+    <form method="post" action="/sandbox/card/refund">
+      ${hidden}${field('refund-card-id', 'Card id to refund', 'card_id')}
+      ${field('refund-amount', 'Refund (rand)', 'amount')}
+      ${field('refund-merchant', 'Refunding merchant', 'merchant_name', 'Sandbox Store')}
+      <p><button type="submit">Refund</button></p>
+    </form>
   </div>`
 }
 
@@ -185,4 +191,19 @@ export async function cardSettle(r: PageRequest, form: URLSearchParams): Promise
     a = await net.clear({ authorization_id, amount: centsOf(typed ?? '') })
   }
   return sandboxPage(r, authorizationNotice(a))
+}
+
+/** A merchant's refund to a card: credits its account (a completed transaction). */
+export async function cardRefund(r: PageRequest, form: URLSearchParams): Promise<Rendered> {
+  const refund = await r.client.cardNetwork.refund({
+    card_id: form.get('card_id')?.trim() ?? '',
+    amount: centsOf(form.get('amount')),
+    merchant_name: form.get('merchant_name')?.trim() ?? '',
+  })
+  const shown = html`<p class="notice" role="status">
+    Refunded ${rand(refund.amount)} to card <span class="id">${refund.card_id}</span>: transaction
+    <span class="id">${refund.tx_id}</span> on account
+    <a href="/accounts/${refund.account_id}">${refund.account_id}</a>.
+  </p>`
+  return sandboxPage(r, shown)
 }

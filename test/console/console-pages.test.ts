@@ -11,6 +11,7 @@ import {
 } from '../support/harness.ts'
 import { destroyBucketsAfter, epoch, jpeg, pdf, putObjects } from '../kyc/helpers.ts'
 import { appendCommitted, partnerEvent, resourceId, startReceiver } from '../webhooks/helpers.ts'
+import { cardOnNewAccount } from '../cards/rule-helpers.ts'
 import { transferBody } from '../transfers/helpers.ts'
 import { axeViolations, expectNotice, launchChromium, screenshot, signIn } from './browser.ts'
 
@@ -213,13 +214,23 @@ test('console pages - sandbox: the clock moves forward; messages and card tools 
   await page.goto(`${base}/sandbox/messages`)
   await accessible('sandbox-messages', false)
   await page.goto(`${base}/sandbox`)
-  await page.getByLabel('Card id').fill('00000000-0000-4000-8000-000000000000')
+  await page.getByLabel('Card id', { exact: true }).fill('00000000-0000-4000-8000-000000000000')
   await page.getByLabel('Amount (rand)', { exact: true }).fill('12.50')
   await page.getByRole('button', { name: /Authorize/ }).click()
   await page
     .getByText(/not_found|No such/i)
     .first()
     .waitFor()
+  // A merchant's refund to a real card credits its account.
+  const { s: card, cardId } = await cardOnNewAccount(tb, partner, {}, 0)
+  await page.goto(`${base}/sandbox`)
+  await page.getByLabel('Card id to refund').fill(cardId)
+  await page.getByLabel('Refund (rand)').fill('12.50')
+  await page.getByRole('button', { name: 'Refund' }).click()
+  await expectNotice(page, `Refunded R12.50 to card ${cardId}`)
+  const details = await partner.client.accounts.getDetails({ account_id: card.accountId })
+  assert.equal(details.balance, '1250')
+  await audited('sandbox.card.refund', cardId)
 })
 
 test('console pages - KYB: the registry directors with their documents; approve', async () => {
