@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
-import { after, before, describe, test } from 'node:test'
-import type { Bank } from '../../src/app.ts'
+import { before, describe, test } from 'node:test'
 import {
   onboardPartner,
-  startSecondInstance,
+  useSecondInstance,
   storage,
   useTestBank,
   type TestPartner,
@@ -71,20 +70,11 @@ test('decisions: a change is broadcast to the other instances', async () => {
 
 if (storage === 'postgres') {
   describe('two instances sharing one PostgreSQL', () => {
-    let second: Bank
-
-    before(async () => {
-      await tb.ready
-      second = await startSecondInstance(tb)
-    })
-
-    after(async () => {
-      await second?.stop()
-    })
+    const second = useSecondInstance(tb)
 
     test('decisions: a subject set through one instance is asked by the other', async () => {
       const service = await decisionService()
-      const network = second.services.cardNetwork
+      const network = second().services.cardNetwork
       const operator = 'test-operator'
       // The second instance remembers that nobody decides.
       assert.equal((await network.authorize(purchase(cardId, 100), operator)).approved, true)

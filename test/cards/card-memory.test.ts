@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict'
-import { after, before, describe, test } from 'node:test'
+import { before, describe, test } from 'node:test'
 import type { Bank } from '../../src/app.ts'
 import {
   onboardPartner,
-  startSecondInstance,
+  useSecondInstance,
   storage,
   useTestBank,
   type TestPartner,
@@ -43,10 +43,10 @@ test('card memory - the first authorization of a card is read under lock, the ne
   await expectApproved(tb, purchase(cardId, 1_000))
   await expectApproved(tb, purchase(cardId, 2_000))
   await expectApproved(tb, purchase(cardId, 3_000))
-  const after = starts()
-  assert.equal(after.locked - before.locked, 1, 'one group locked and read its card')
-  assert.equal(after.remembered - before.remembered, 2, 'the next two started from memory')
-  assert.equal(after.stale - before.stale, 0)
+  const now = starts()
+  assert.equal(now.locked - before.locked, 1, 'one group locked and read its card')
+  assert.equal(now.remembered - before.remembered, 2, 'the next two started from memory')
+  assert.equal(now.stale - before.stale, 0)
   const { balance, available } = await balances(p, s.accountId)
   assert.equal(balance, '1000000')
   assert.equal(available, String(1_000_000 - 6_000), 'each held once')
@@ -127,22 +127,13 @@ test('card memory - authorizations at once on one remembered card never pass its
 
 if (storage === 'postgres') {
   describe('two instances sharing one PostgreSQL', () => {
-    let second: Bank
-
-    before(async () => {
-      await tb.ready
-      second = await startSecondInstance(tb)
-    })
-
-    after(async () => {
-      await second?.stop()
-    })
+    const second = useSecondInstance(tb)
 
     test('card memory - what the other instance spent counts: its memory is found stale', () =>
-      spentElsewhere(second))
+      spentElsewhere(second()))
 
     test('card memory - the account changed by the other instance: funds are checked as they are', () =>
-      fundsElsewhere(second))
+      fundsElsewhere(second()))
   })
 }
 

@@ -365,3 +365,22 @@ export async function startSecondInstance(tb: TestBank): Promise<Bank> {
   await second.services.jobRunner.stop()
   return second
 }
+
+/**
+ * A second instance for the enclosing suite (PostgreSQL only), started before its tests and
+ * stopped after them; the getter answers it inside a test.
+ */
+export function useSecondInstance(tb: TestBankHandle): () => Bank {
+  let second: Bank | undefined
+  before(async () => {
+    await tb.ready
+    second = await startSecondInstance(tb)
+  })
+  after(async () => {
+    await second?.stop()
+  })
+  return () => {
+    if (!second) throw new Error('the second instance is not started')
+    return second
+  }
+}
