@@ -253,9 +253,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const cards = new CardService(db, clock, secretBox, { bin: config.cardBin })
   const noDecisions: DecisionTransport = () => Promise.reject(new Error('no NATS connection'))
   const cardDecisions = new PartnerDecisions(db, clock, clocks.cardDecisions ?? noDecisions)
-  const forget = (ids: string[]) => knownAccounts.forget(ids)
   const cardDeps = {
-    forget,
     known: knownAccounts,
     decider: cardDecisions,
     observeStart: (start: GroupStart) => metrics.cardGroupStart(start),

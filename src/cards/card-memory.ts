@@ -72,10 +72,6 @@ export class CardMemory {
   forget(ids: Iterable<string>): void {
     for (const id of ids) this.cards.delete(id)
   }
-
-  get size(): number {
-    return this.cards.size
-  }
 }
 
 /**

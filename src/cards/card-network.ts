@@ -44,11 +44,12 @@ type CardEvent =
   | 'card.transaction.cleared'
   | 'card.transaction.reversed'
 
-/** What the network needs beside the database: forgetting accounts its journals changed. */
+/** What the network needs beside the database: the ledger's memory of accounts, and more. */
 export interface CardNetworkDeps {
-  /** Told of each account a card journal wrote (the payment desks' memory, known-accounts.ts). */
-  forget(accountIds: string[]): void
-  /** That memory itself: authorization groups start from it, and leave their accounts in it. */
+  /**
+   * What the payment desks remember of accounts (known-accounts.ts): authorization groups
+   * start from it and leave their accounts in it; other card journals forget what they write.
+   */
   known: KnownAccounts
   /** Told how each authorization group read its cards and accounts: the metrics. */
   observeStart?: ((start: GroupStart) => void) | undefined
@@ -293,7 +294,7 @@ export class CardNetwork {
         return change(trx, card, this.clock.now())
       })
     } finally {
-      if (accountId) this.deps.forget([accountId])
+      if (accountId) this.deps.known.forget([accountId])
     }
   }
 
