@@ -123,7 +123,7 @@ function etcdArgs(layout: Layout): string[] {
 }
 
 /** What every node's Patroni writes into the cluster's state in etcd when it bootstraps it. */
-function clusterSettings() {
+export function clusterSettings() {
   return {
     ttl: topologyLimits.patroni_ttl_s,
     loop_wait: topologyLimits.patroni_loop_wait_s,

@@ -23,7 +23,7 @@ import { requestOrigin } from './nats-identity/request-origin.ts'
 import { SecretBox } from './webhooks/secret-box.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
 import { serveConsole } from './console/console-server.ts'
-import { natsConnectOptions } from './nats/nats-connect.ts'
+import { natsConnectOptions, natsServerList } from './nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { unboundOperations } from './transport/nats/endpoint-table.ts'
 import { endpointsOf, undeclared } from './module.ts'
@@ -107,7 +107,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     throw new Error(problem)
   }
   const nc = await connect({
-    servers: options.natsUrl,
+    servers: natsServerList(options.natsUrl),
     name: `${config.serviceName}-${process.pid}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,

@@ -6,7 +6,7 @@ import type { Config } from './config.ts'
 import { systemClock } from './clock.ts'
 import { loadConfig } from './config.ts'
 import { createLogger, type Logger } from './logger.ts'
-import { natsConnectOptions } from './nats/nats-connect.ts'
+import { natsConnectOptions, natsServerList } from './nats/nats-connect.ts'
 import { toggleCpuProfileOnSigusr2 } from './profiling.ts'
 import { owner_only_file_mode, ownerOnlyDataDir, ownerOnlyProcess } from './data-dir.ts'
 
@@ -96,7 +96,7 @@ async function main(options: BankProcessOptions = {}): Promise<void> {
  */
 async function conflictingInstance(natsUrl: string, config: Config): Promise<string | undefined> {
   const ours = storeIdentity(config)
-  const nc = await connect({ servers: natsUrl, timeout: 2000, ...natsConnectOptions(config.natsAuth) }).catch((error: unknown) => {
+  const nc = await connect({ servers: natsServerList(natsUrl), timeout: 2000, ...natsConnectOptions(config.natsAuth) }).catch((error: unknown) => {
     throw new Error(`cannot connect to NATS at ${natsUrl}: ${error instanceof Error ? error.message : String(error)}`)
   })
   try {

@@ -1,5 +1,5 @@
 import { connect, errors, type NatsConnection } from '@nats-io/transport-node'
-import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
+import { natsAuthFromEnv, natsConnectOptions, natsServerList } from '../nats/nats-connect.ts'
 import { natsUrl, UsageError } from './cli-context.ts'
 import type { LocalCommand, LocalOutcome } from './local-command.ts'
 
@@ -38,7 +38,7 @@ export const statusCommand: LocalCommand = {
     if (args.flags.service === true || args.flags.service === '') throw new UsageError('--service needs a value')
     const service = typeof args.flags.service === 'string' ? args.flags.service : env.BANK_SERVICE_NAME || 'partner-bank'
     const url = natsUrl(env)
-    const nc = await connect({ servers: url, timeout: 5_000, ...natsConnectOptions(natsAuthFromEnv(env)) }).catch((error: unknown) => {
+    const nc = await connect({ servers: natsServerList(url), timeout: 5_000, ...natsConnectOptions(natsAuthFromEnv(env)) }).catch((error: unknown) => {
       throw new Error(`cannot reach NATS at ${url} (NATS_URL, else <data dir>/nats-url): ${error instanceof Error ? error.message : String(error)}`)
     })
     try {

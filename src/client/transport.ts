@@ -4,6 +4,7 @@ import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../
 import { blameSetting, default_nats_url, origin, type SettingSources } from './locate.ts'
 import { ReplyMux } from './reply-mux.ts'
 import { fixedHeaders } from '../nats/fixed-headers.ts'
+import { natsServerList } from '../nats/nats-connect.ts'
 
 /** An error reply from the bank: its code, type, message and per-field details. */
 export class BankApiError extends Error {
@@ -37,7 +38,10 @@ export class BankConnectionError extends Error {
 }
 
 export interface ConnectionOptions {
-  /** NATS server URL(s); ignored when `connection` is given. */
+  /**
+   * NATS server URL(s): one, several separated by commas, or a list; the client connects to
+   * whichever answers. Ignored when `connection` is given.
+   */
   servers?: string | string[]
   /** An existing NATS connection to share; the client will not close it. */
   connection?: NatsConnection
@@ -179,7 +183,7 @@ export class NatsApi {
     // noAsyncTraces: nats.js would otherwise build Error objects (stack traces included)
     // for its operations in case they fail (for every request, before ReplyMux); the SDK
     // throws its own errors, whose async stack already names the caller.
-    this.connecting ??= connect({ servers, maxReconnectAttempts: -1, noAsyncTraces: true, ...this.options.login }).catch((error: unknown) => {
+    this.connecting ??= connect({ servers: natsServerList(servers), maxReconnectAttempts: -1, noAsyncTraces: true, ...this.options.login }).catch((error: unknown) => {
       // The next call tries again rather than repeating this failure.
       this.connecting = undefined
       throw new BankConnectionError(String(servers), this.options.sources?.servers, error)

@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { connect, type ConnectionOptions } from '@nats-io/transport-node'
 import type { Config } from '../config.ts'
+import { natsServerList } from '../nats/nats-connect.ts'
 import type { NatsIdentity } from './nats-identity.ts'
 import { credsAccount } from './nats-init.ts'
 
@@ -46,7 +47,7 @@ export async function natsIsolationProblem(input: {
   // A server that lets a client in without credentials (an open port, a no_auth_user) puts
   // that client somewhere partners' or the bank's messages may be.
   try {
-    const anonymous = await connect({ servers: input.servers, reconnect: false, timeout: 5_000, ...input.tls })
+    const anonymous = await connect({ servers: natsServerList(input.servers), reconnect: false, timeout: 5_000, ...input.tls })
     await anonymous.close()
     return `the NATS server at ${input.servers} admits clients without credentials; production refuses it. Run it with the configuration \`npx bank nats init\` wrote`
   } catch {

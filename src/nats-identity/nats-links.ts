@@ -1,5 +1,6 @@
 import { connect, credsAuthenticator, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node'
 import type { Logger } from '../logger.ts'
+import { natsServerList } from '../nats/nats-connect.ts'
 import { Unavailable } from '../errors.ts'
 import { card_decider_inbox, dropbox_reader_inbox } from './nats-claims.ts'
 import type { NatsIdentity } from './nats-identity.ts'
@@ -17,7 +18,7 @@ const reader_idle_ms = 60_000
 export async function openSystemLink(identity: NatsIdentity, servers: string, tls: Partial<ConnectionOptions>, log: Logger): Promise<NatsConnection> {
   const creds = await identity.systemCreds()
   const nc = await connect({
-    servers,
+    servers: natsServerList(servers),
     name: `bank-system-${process.pid}`,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 250,
@@ -117,7 +118,7 @@ export class PartnerConnections {
     if (!creds) throw new Unavailable('the partner has no NATS account of its own')
     try {
       return await connect({
-        servers: this.servers,
+        servers: natsServerList(this.servers),
         name: `bank-${this.role.name}-${process.pid}`,
         inboxPrefix: this.role.inboxPrefix,
         reconnect: false,
