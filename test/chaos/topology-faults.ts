@@ -45,8 +45,14 @@ export interface TopologyRun {
   operatorDataDir: string
 }
 
-/** The topology and two bank instances on it, killed outright when the file ends. */
-export async function startTopology(cleanup: Cleanup): Promise<TopologyRun> {
+/**
+ * The topology and two bank instances on it, killed outright when the file ends; `settings`
+ * are further settings of both instances.
+ */
+export async function startTopology(
+  cleanup: Cleanup,
+  settings: Record<string, string> = {},
+): Promise<TopologyRun> {
   const dir = tempDir(cleanup, 'bank-topology-')
   const topology = await Topology.up({ dir, banks: 0, detached: false })
   cleanup.add(() => topology.kill())
@@ -56,9 +62,9 @@ export async function startTopology(cleanup: Cleanup): Promise<TopologyRun> {
   // Started together; only the first makes the operator's credential.
   const services = await Promise.all(
     dataDirs.map((dataDir, i) => {
-      const settings = { BANK_BOOTSTRAP_OPERATOR: i === 0 ? 'true' : 'false' }
+      const own = { ...settings, BANK_BOOTSTRAP_OPERATOR: i === 0 ? 'true' : 'false' }
       const env = { natsUrl: topology.natsUrls[i]!, databaseUrl: topology.databaseUrl, dataDir }
-      return ServiceProcess.start({ ...env, settings }, cleanup)
+      return ServiceProcess.start({ ...env, settings: own }, cleanup)
     }),
   )
   return { topology, services, operatorDataDir: dataDirs[0]! }
