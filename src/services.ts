@@ -52,6 +52,7 @@ import { SimulatedCompanyRegistry, type CompanyRegistry } from './kyc/company-re
 import { KycService } from './kyc/kyc-service.ts'
 import { KybService } from './kyc/kyb-service.ts'
 import { DocumentRetention } from './kyc/document-retention.ts'
+import { TransferKeyExpiry } from './transfers/transfer-key-expiry.ts'
 import { BankMetrics } from './metrics/bank-metrics.ts'
 import type { NatsIdentity } from './nats-identity/nats-identity.ts'
 import { OperatorAudit } from './audit/operator-audit.ts'
@@ -105,6 +106,8 @@ export interface Services {
   kyb: KybService
   /** The daily deletion of rejected applications' documents (`kyc.retention` jobs). */
   documentRetention: DocumentRetention
+  /** The daily deletion of expired clientTxIds (`transfers.key_expiry`). */
+  transferKeyExpiry: TransferKeyExpiry
   /** Prometheus metrics of this instance (served when BANK_METRICS_PORT is set). */
   metrics: BankMetrics
   /** Each credential's request budget, taken by the endpoint wrapper (limits/rate-limiter.ts). */
@@ -247,6 +250,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const kyc = new KycService(db, clock, dropbox, users, operators)
   const kyb = new KybService(db, clock, dropbox, clocks.registry ?? new SimulatedCompanyRegistry(), entities, operators, notifier, users)
   const documentRetention = new DocumentRetention(db, clock, jobRunner, config.documentRetentionDays)
+  const transferKeyExpiry = new TransferKeyExpiry(db, clock, jobRunner, config.transferKeyWindowMs)
   // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill them.
   const limiter = new RateLimiter(databaseTokens(db), clocks.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
   const limits = new LimitsService(db, clock, limiter, config.rateLimits)
@@ -264,6 +268,6 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     audit, dualControl, cards, cardNetwork, cardDecisions, summary,
     credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
-    kyc, kyb, documentRetention, metrics, limiter, limits,
+    kyc, kyb, documentRetention, transferKeyExpiry, metrics, limiter, limits,
   }
 }

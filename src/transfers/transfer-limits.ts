@@ -33,6 +33,14 @@ export const clearing_job_limits = {
   backoff_max_ms: 30 * 60_000,
 }
 
+/** The `transfer_key_expiry_job_kind` job kind (transfer-key-expiry.ts): retries, lease. */
+export const transfer_key_expiry_job_limits = {
+  attempts_max: 10,
+  lease_ms: 60_000,
+  backoff_base_ms: 60_000,
+  backoff_max_ms: 3_600_000,
+}
+
 /** The `rtc_recovery_job_kind` job kind (clearing-service.ts): its retries, lease and backoff. */
 export const rtc_recovery_job_limits = {
   attempts_max: 20,

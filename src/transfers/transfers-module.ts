@@ -4,7 +4,17 @@ import { endpoint, partnerOf, withHeaders } from '../transport/nats/endpoint.ts'
 import { payment_advice_job_kind } from './payment-advice.ts'
 import { clearing_job_kind, rtc_recovery_job_kind } from './clearing-service.ts'
 import { transferMigrations } from './transfer-migrations.ts'
-import { clearing_job_limits, limits as payment_limits, payment_advice_job_limits, rtc_recovery_job_limits } from './transfer-limits.ts'
+import {
+  transfer_key_expiry_job_kind as key_expiry_job_kind,
+  transferKeysCreatedMigration,
+} from './transfer-key-expiry.ts'
+import {
+  clearing_job_limits,
+  limits as payment_limits,
+  payment_advice_job_limits,
+  rtc_recovery_job_limits,
+  transfer_key_expiry_job_limits,
+} from './transfer-limits.ts'
 
 // Transfers: EFT/RTC payouts, settlement, clearing, payment advices. Its `transfer_keys`
 // came with 0002_ledger (ledger).
@@ -12,12 +22,14 @@ export const transfersModule: Module = {
   name: 'transfers',
   migrations: {
     ...transferMigrations,
+    '0033_transfer_keys_created': transferKeysCreatedMigration,
   },
   limits: {
     ...payment_limits,
     payment_advice_job: payment_advice_job_limits,
     clearing_job: clearing_job_limits,
     rtc_recovery_job: rtc_recovery_job_limits,
+    transfer_key_expiry_job: transfer_key_expiry_job_limits,
   },
   endpoints: (s) => [
     endpoint(contract.transfers.transfer, (r, c) => s.transfers.transfer(c.caller, r)),
@@ -35,5 +47,5 @@ export const transfersModule: Module = {
     endpoint(contract.payments.pending, (r) => s.transactions.pending(r)),
     endpoint(contract.operators.clearingRun, (r) => (r.detach ? s.clearing.start() : s.clearing.runNow())),
   ],
-  jobKinds: [payment_advice_job_kind, clearing_job_kind, rtc_recovery_job_kind],
+  jobKinds: [payment_advice_job_kind, clearing_job_kind, rtc_recovery_job_kind, key_expiry_job_kind],
 }

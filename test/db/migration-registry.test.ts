@@ -39,6 +39,7 @@ const shipped = [
   '0030_jobs_kind_updated',
   '0031_ledger_checkpoints',
   '0032_audit_checkpoints',
+  '0033_transfer_keys_created',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {
