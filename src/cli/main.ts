@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 import { CommanderError } from 'commander'
-import { BankApiError } from '../client/transport.ts'
+import { BankApiError, default_timeout_ms } from '../client/transport.ts'
 import { JobFailedError } from '../client/job-follow.ts'
 import { OperatorClient } from '../client/operator-client.ts'
 import { operatorToken, otherCredential, UsageError } from './cli-context.ts'
@@ -54,7 +54,7 @@ function operatorClient(env: NodeJS.ProcessEnv): OperatorClient {
   return new OperatorClient({
     servers: url.value,
     token: token.value,
-    timeoutMs: 15_000,
+    timeoutMs: default_timeout_ms,
     login: natsConnectOptions(natsAuthFromEnv(env)),
     sources: { servers: url.from, token: token.from },
   })

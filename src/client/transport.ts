@@ -6,6 +6,14 @@ import { ReplyMux } from './reply-mux.ts'
 import { fixedHeaders } from '../nats/fixed-headers.ts'
 import { natsServerList } from '../nats/nats-connect.ts'
 
+/**
+ * How long a client waits for a reply unless told otherwise. Longer than the bank's own
+ * bounds on a database that stops answering (by default a pool wait of 5 s, then a query
+ * of 7 s), so that a request caught by a stalled database gets the bank's 503, which says
+ * what happened, rather than a timeout, which cannot.
+ */
+export const default_timeout_ms = 15_000
+
 /** An error reply from the bank: its code, type, message and per-field details. */
 export class BankApiError extends Error {
   constructor(
@@ -52,7 +60,7 @@ export interface ConnectionOptions {
    */
   login?: Partial<NatsConnectOptions>
   token: string
-  /** How long to wait for a reply. */
+  /** How long to wait for a reply (default `default_timeout_ms`, 15 s). */
   timeoutMs?: number
   /**
    * Where `servers` and `token` came from (`NATS_URL`, a file's path, …), named in error
@@ -165,7 +173,7 @@ export class NatsApi {
    * it to die, the caller learns so in seconds rather than minutes.
    */
   private timeoutOf(op: Operation, body: unknown): number {
-    const timeoutMs = this.options.timeoutMs ?? 10_000
+    const timeoutMs = this.options.timeoutMs ?? default_timeout_ms
     const detached = (body as { detach?: unknown } | undefined)?.detach === true
     return detached ? timeoutMs : Math.max(timeoutMs, op.replyTimeoutMs ?? 0)
   }

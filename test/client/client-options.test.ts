@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { BankClient, OperatorClient, type BankClientOptions } from '../../src/client/index.ts'
+import { default_timeout_ms } from '../../src/client/transport.ts'
+import { database_bounds_default } from '../../src/db/bounds.ts'
 
 // A client made with an option missing says so when it is made, naming the option and what
 // it takes; `new BankClient({ token: undefined })` used to fail on its first call, inside
@@ -38,4 +40,10 @@ test('client options - well-formed options make a client without connecting', as
   await new OperatorClient({ token: 'opk_x', servers: ['nats://127.0.0.1:1'] }).close()
   // An empty token is a string: the bank answers it with 401 (test/operators/operator-access).
   await new OperatorClient({ token: '', servers: 'nats://127.0.0.1:1' }).close()
+})
+
+test('client options - the default timeout outlasts the bank\'s own bounds on a stalled database, so its 503 arrives first', () => {
+  // A request may wait for a pooled connection, then for a query that gets no answer.
+  const { connect_timeout_ms, query_timeout_ms } = database_bounds_default
+  assert.ok(default_timeout_ms > connect_timeout_ms + query_timeout_ms, `${default_timeout_ms} ms`)
 })
