@@ -26,6 +26,15 @@ export function fromSast(date: string, minutes = 0): Date {
   return new Date(Date.parse(`${date}T00:00:00Z`) - sast_offset_ms + minutes * 60_000)
 }
 
+/**
+ * The plan of a job run once a day at a SAST time: today's run, keyed by the SAST date, due
+ * at `minutes` past SAST midnight (a `plan` for the job runner).
+ */
+export function dailyAtSast(now: Date, minutes: number): Array<{ key: string; due_at: Date }> {
+  const today = toSast(now).date
+  return [{ key: today, due_at: fromSast(today, minutes) }]
+}
+
 export function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10)
 }

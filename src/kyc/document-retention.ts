@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import { fromSast, toSast } from '../calendar/sa-calendar.ts'
+import { dailyAtSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
@@ -28,10 +28,7 @@ export class DocumentRetention {
       kind: retention_job_kind,
       ...document_retention_job_limits,
       run: async (job) => ({ deleted: await this.sweep(job.signal) }),
-      plan: (now: Date) => {
-        const today = toSast(now).date
-        return [{ key: today, due_at: fromSast(today, 2 * 60) }]
-      },
+      plan: (now: Date) => dailyAtSast(now, 2 * 60),
     })
   }
 

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Migration } from 'kysely'
-import { fromSast, toSast } from '../calendar/sa-calendar.ts'
+import { dailyAtSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import { runStatements } from '../db/migrations.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
@@ -36,10 +36,7 @@ export class TransferKeyExpiry {
       kind: transfer_key_expiry_job_kind,
       ...transfer_key_expiry_job_limits,
       run: async (job) => ({ deleted: await this.sweep(job.signal) }),
-      plan: (now: Date) => {
-        const today = toSast(now).date
-        return [{ key: today, due_at: fromSast(today, 3 * 60) }]
-      },
+      plan: (now: Date) => dailyAtSast(now, 3 * 60),
     })
   }
 
