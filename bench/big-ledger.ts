@@ -18,9 +18,21 @@
 //
 //   node --import tsx bench/big-ledger.ts
 //
+// Every internal payment of the seeded history has its clientTxId key in `transfer_keys`, as
+// the bank writes them (random UUIDs, in no order), so the keys' index is as large as such a
+// history makes it. BENCH_BIG_KEYS says how old they are:
+//   expired (the default) as old as their payments, so past their 24 h window: the bank's
+//           daily `transfers.key_expiry` deletes them (timed here, on the template, before
+//           anything is measured), as it does in a bank that has run it every day;
+//   live    all used within the last 12 hours (a day of 5 million transfers, which no expiry
+//           may delete): the largest index of keys the window allows at that volume;
+//   none    no keys.
+//
 // Settings: BENCH_BIG_ROWS (10,000,000), BENCH_BIG_ACCOUNTS (20), BENCH_BIG_TRANSFERS (10,000),
-// BENCH_BIG_ROUNDS (2), BENCH_PHASES (echo,spread,hot), and bench/run.ts's own.
+// BENCH_BIG_ROUNDS (2), BENCH_BIG_KEYS (expired), BENCH_PHASES (echo,spread,hot), and
+// bench/run.ts's own.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -28,6 +40,12 @@ import { once } from 'node:events'
 import { fileURLToPath } from 'node:url'
 import type { Writable } from 'node:stream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { Kysely, PostgresDialect } from 'kysely'
+import pg from 'pg'
+import type { JobRunner } from '../src/jobs/job-runner.ts'
+import type { Database } from '../src/schema.ts'
+import { systemClock } from '../src/clock.ts'
+import { TransferKeyExpiry } from '../src/transfers/transfer-key-expiry.ts'
 import { BankClient, OperatorClient } from '../src/client/index.ts'
 import { findNatsServerBinary, startNatsServer } from '../dev/nats-server.ts'
 import { chainHash } from '../src/ledger/tx-chain.ts'
@@ -40,6 +58,10 @@ const rows_total = Number(process.env.BENCH_BIG_ROWS ?? 10_000_000)
 const accounts_count = Number(process.env.BENCH_BIG_ACCOUNTS ?? 20)
 const transfers_after = Number(process.env.BENCH_BIG_TRANSFERS ?? 10_000)
 const rounds = Number(process.env.BENCH_BIG_ROUNDS ?? 2)
+const keys_mode = process.env.BENCH_BIG_KEYS ?? 'expired'
+if (!['expired', 'live', 'none'].includes(keys_mode))
+  throw new Error('BENCH_BIG_KEYS: expired, live or none')
+const key_window_ms = 24 * 3600 * 1000
 const template = 'bank_big_tpl'
 const deposit_cents = 1_000_000_000n
 const payment_cents = 100n
@@ -217,6 +239,12 @@ function seedFields(id: string, a: SeedAccount, at: Date, type: string, amount: 
 async function seedRows(url: string, partnerId: string, accounts: SeedAccount[]): Promise<void> {
   const txs = copyInto(url, 'transactions', tx_columns)
   const postings = copyInto(url, 'postings', posting_columns)
+  const keys = copyInto(url, 'transfer_keys', ['partner_id', 'client_tx_id', 'tx_id', 'created_at'])
+  const now = Date.now()
+  const keyAt = (t: Date) =>
+    keys_mode === 'live'
+      ? new Date(now - Math.random() * (key_window_ms / 2)).toISOString()
+      : t.toISOString()
   const pairs = Math.floor(accounts.length / 2)
   const perPair = Math.floor(rows_total / pairs)
   let at = Date.now() - rows_total * 1000
@@ -242,10 +270,12 @@ async function seedRows(url: string, partnerId: string, accounts: SeedAccount[])
       await txs.line(into.line)
       await postings.line(`${j}\t${out.id}\t${payer.id}\t\\N\t${-payment_cents}\t${tIso}\n`)
       await postings.line(`${j}\t${into.id}\t${payee.id}\t\\N\t${payment_cents}\t${tIso}\n`)
+      if (keys_mode !== 'none')
+        await keys.line(`${partnerId}\t${randomUUID()}\t${out.id}\t${keyAt(t)}\n`)
     }
     process.stdout.write(`  pair ${p + 1}/${pairs}: ${a.seq + b.seq} rows\n`)
   }
-  await Promise.all([txs.end(), postings.end()])
+  await Promise.all([txs.end(), postings.end(), keys.end()])
 }
 
 async function sql(url: string, text: string): Promise<void> {
@@ -297,6 +327,7 @@ async function seedTemplate(cluster: PrivateCluster, work: string) {
   const t1 = performance.now()
   await sql(url, 'vacuum analyze transactions')
   await sql(url, 'vacuum analyze postings')
+  await sql(url, 'vacuum analyze transfer_keys')
   const vacuum_s = seconds(t1)
   const size = await cluster.query(`select pg_size_pretty(pg_database_size('${template}')) as size`)
   return { partner, accounts, copy_s, vacuum_s, size: String(size[0]!.size) }
@@ -312,6 +343,7 @@ async function measureOnTemplate(
 ) {
   const bank = await startBank(cluster.urlOf(template), work)
   const out: Record<string, unknown> = {}
+  if (keys_mode === 'expired') out.key_expiry = await expireKeys(cluster.urlOf(template))
   let t = performance.now()
   const full = await bank.operator.ledger.verify({})
   out.full_verify_s = seconds(t)
@@ -350,6 +382,26 @@ async function measureOnTemplate(
   await bank.stop()
   await dropOperators(cluster.urlOf(template))
   return out
+}
+
+/**
+ * What the bank's daily `transfers.key_expiry` job does, run once now (its own code), timed:
+ * the seeded keys are past their window. Then a vacuum, as autovacuum would after it.
+ */
+async function expireKeys(url: string) {
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
+  })
+  const noRunner = { register: () => undefined } as unknown as JobRunner
+  try {
+    const t = performance.now()
+    const deleted = await new TransferKeyExpiry(db, systemClock, noRunner, key_window_ms).sweep()
+    const sweep_s = seconds(t)
+    await sql(url, 'vacuum analyze transfer_keys')
+    return { deleted, sweep_s }
+  } finally {
+    await db.destroy()
+  }
 }
 
 /** Without an operator the template's copies make their own first one, as bench/run.ts expects. */
