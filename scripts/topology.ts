@@ -588,6 +588,20 @@ export class Topology {
     fs.rmSync(this.file('topology.json'), { force: true })
   }
 
+  /** The last `lines` lines of each log of etcd, Patroni and HAProxy, for a failure's report. */
+  logTails(lines = 40): string {
+    const dir = this.file('logs')
+    const names = fs.existsSync(dir) ? fs.readdirSync(dir) : []
+    return names
+      .filter((name) => /^(etcd|patroni|haproxy)/.test(name))
+      .sort()
+      .map((name) => {
+        const text = fs.readFileSync(path.join(dir, name), 'utf8').trimEnd().split('\n')
+        return `--- ${name} (last ${lines} lines) ---\n${text.slice(-lines).join('\n')}`
+      })
+      .join('\n')
+  }
+
   /** One line per part: who is primary and standby, and which NATS servers answer. */
   async status(): Promise<string[]> {
     const lines: string[] = []

@@ -37,8 +37,12 @@ if (chaosPass) {
     { timeout: topo.topologyFaultLimits.start_timeout_ms },
   )
 
+  /** `failing`, its failure explained by the topology's state and logs. */
+  const failover = (name: string, fault: (node: string) => Promise<() => Promise<void>>) =>
+    topo.explained(run!.topology, () => failing(name, fault))
+
   /** Fails the node under load; `repair` after the failover; the node back as standby. */
-  async function failover(
+  async function failing(
     name: string,
     fault: (node: string) => Promise<() => Promise<void>>,
   ): Promise<void> {

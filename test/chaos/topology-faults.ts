@@ -134,6 +134,22 @@ export async function untilStandbyBack(
   run.figures.standby_back_ms = since(from)
 }
 
+/**
+ * Runs `fn`; when it fails, the error carries the topology's state and the last lines of
+ * etcd's, each Patroni's and HAProxy's logs, which are gone once the file's directory is
+ * removed.
+ */
+export async function explained<T>(topology: Topology, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn()
+  } catch (error) {
+    const status = await topology.status().catch((e: Error) => [`status: ${e.message}`])
+    const report = `\n${status.join('\n')}\n${topology.logTails()}`
+    if (error instanceof Error) error.message += report
+    throw error
+  }
+}
+
 /** Prints the figures as one JSON line (`topology {...}`); the replies since the fault. */
 export function report(name: string, run: FaultRun): Record<string, number> {
   const codes = run.fault && codesSince(run.fault.load, run.fault.codesBefore)

@@ -168,52 +168,54 @@ if (chaosPass) {
     { timeout: limits.test_timeout_ms },
     async (t) => {
       if (!topo.topologyAvailable(t)) return
-      const { topology, services } = run!
-      const url = topology.databaseUrl
-      const { bank } = await topo.newFaultRun(run!, cleanup, true)
-      await sendEfts(bank)
-      assert.deepEqual(await progress(url, bank.partnerId), { pending: limits.efts, settled: 0 })
-      const old = await topology.primary()
-      assert.ok(old, 'the topology has a primary')
-      const started = await bank.operator.clearing.run({ detach: true })
-      assert.ok('job_id' in started, 'a detached cycle answers its job')
-      const caught = await catchMidRun(url, bank.partnerId, started.job_id)
-      const victim = services.find((s) => s.child.pid === caught.ownerPid)
-      assert.ok(victim, `the cycle runs on one of the instances (${caught.owner})`)
-      const killed = performance.now()
-      await Promise.all([victim.kill(), topology.killNode(old)])
+      await topo.explained(run!.topology, async () => {
+        const { topology, services } = run!
+        const url = topology.databaseUrl
+        const { bank } = await topo.newFaultRun(run!, cleanup, true)
+        await sendEfts(bank)
+        assert.deepEqual(await progress(url, bank.partnerId), { pending: limits.efts, settled: 0 })
+        const old = await topology.primary()
+        assert.ok(old, 'the topology has a primary')
+        const started = await bank.operator.clearing.run({ detach: true })
+        assert.ok('job_id' in started, 'a detached cycle answers its job')
+        const caught = await catchMidRun(url, bank.partnerId, started.job_id)
+        const victim = services.find((s) => s.child.pid === caught.ownerPid)
+        assert.ok(victim, `the cycle runs on one of the instances (${caught.owner})`)
+        const killed = performance.now()
+        await Promise.all([victim.kill(), topology.killNode(old)])
 
-      const done = await until(
-        'the cycle is done',
-        async () => {
-          const job = await jobOf(url, started.job_id)
-          if (job?.state === 'dead') throw new Error(`the cycle died: ${JSON.stringify(job)}`)
-          return job?.state === 'done' ? job : undefined
-        },
-        limits.test_timeout_ms,
-      )
-      const takenOverMs = Math.round(performance.now() - killed)
-      const now = await topology.primary()
-      const books = await checkBooks(url, bank)
-      const ledger = await bank.operator.ledger.verify({})
-      console.log(
-        'topology',
-        JSON.stringify({
-          scenario: 'clearing cycle mid-run, its instance and the primary killed',
-          efts: limits.efts,
-          settled_when_caught: caught.settled,
-          attempts: done.attempts,
-          settled_by_the_taking_over_run: done.result?.settled,
-          taken_over_and_done_ms: takenOverMs,
-          new_primary: now?.name,
-          ...books,
-          ledger_ok: ledger.ok,
-        }),
-      )
-      assert.notEqual(now?.name, old.name, 'the standby became the primary')
-      assert.ok(done.attempts >= 2, 'the cycle was taken over after its instance died')
-      assert.equal(done.result?.resumed, true, 'the run that finished it knew it resumed a cycle')
-      assert.equal(ledger.ok, true, JSON.stringify(ledger))
+        const done = await until(
+          'the cycle is done',
+          async () => {
+            const job = await jobOf(url, started.job_id)
+            if (job?.state === 'dead') throw new Error(`the cycle died: ${JSON.stringify(job)}`)
+            return job?.state === 'done' ? job : undefined
+          },
+          limits.test_timeout_ms,
+        )
+        const takenOverMs = Math.round(performance.now() - killed)
+        const now = await topology.primary()
+        const books = await checkBooks(url, bank)
+        const ledger = await bank.operator.ledger.verify({})
+        console.log(
+          'topology',
+          JSON.stringify({
+            scenario: 'clearing cycle mid-run, its instance and the primary killed',
+            efts: limits.efts,
+            settled_when_caught: caught.settled,
+            attempts: done.attempts,
+            settled_by_the_taking_over_run: done.result?.settled,
+            taken_over_and_done_ms: takenOverMs,
+            new_primary: now?.name,
+            ...books,
+            ledger_ok: ledger.ok,
+          }),
+        )
+        assert.notEqual(now?.name, old.name, 'the standby became the primary')
+        assert.ok(done.attempts >= 2, 'the cycle was taken over after its instance died')
+        assert.equal(done.result?.resumed, true, 'the run that finished it knew it resumed a cycle')
+        assert.equal(ledger.ok, true, JSON.stringify(ledger))
+      })
     },
   )
 }

@@ -48,26 +48,28 @@ if (chaosPass) {
     { timeout: topo.topologyFaultLimits.test_timeout_ms },
     async (t) => {
       if (!topo.topologyAvailable(t)) return
-      const { topology, services } = run!
-      const faultRun = await topo.newFaultRun(run!, cleanup, false)
-      const node = topology.layout.nats[0]!
-      let killed = 0
-      await runChaos({
-        name: 'topology: NATS server killed',
-        bank: faultRun.bank,
-        databaseUrl: topology.databaseUrl,
-        services: () => services,
-        fault: (load) =>
-          topo.faultUnderLoad(faultRun, load, async () => {
-            await topology.killNats(node)
-            killed = performance.now()
-          }),
+      await topo.explained(run!.topology, async () => {
+        const { topology, services } = run!
+        const faultRun = await topo.newFaultRun(run!, cleanup, false)
+        const node = topology.layout.nats[0]!
+        let killed = 0
+        await runChaos({
+          name: 'topology: NATS server killed',
+          bank: faultRun.bank,
+          databaseUrl: topology.databaseUrl,
+          services: () => services,
+          fault: (load) =>
+            topo.faultUnderLoad(faultRun, load, async () => {
+              await topology.killNats(node)
+              killed = performance.now()
+            }),
+        })
+        topology.startNats(node)
+        await topology.untilNatsClustered()
+        faultRun.figures.server_back_ms = Math.round(performance.now() - killed)
+        const codes = topo.report('NATS server killed', faultRun)
+        assert.equal(codes['500'] ?? 0, 0, 'no internal errors')
       })
-      topology.startNats(node)
-      await topology.untilNatsClustered()
-      faultRun.figures.server_back_ms = Math.round(performance.now() - killed)
-      const codes = topo.report('NATS server killed', faultRun)
-      assert.equal(codes['500'] ?? 0, 0, 'no internal errors')
     },
   )
 
@@ -77,37 +79,39 @@ if (chaosPass) {
     { timeout: topo.topologyFaultLimits.test_timeout_ms },
     async (t) => {
       if (!topo.topologyAvailable(t)) return
-      const { topology, services } = run!
-      const faultRun = await topo.newFaultRun(run!, cleanup, false)
-      const old = await topology.primary()
-      assert.ok(old, 'the topology has a primary')
-      const [survivor, victim] = [services[0]!, services[1]!]
-      await runChaos({
-        name: 'topology: bank instance and primary killed',
-        bank: faultRun.bank,
-        databaseUrl: topology.databaseUrl,
-        // The one expected to be serving at the end comes last.
-        services: () => [victim, survivor],
-        fault: (load) =>
-          topo.faultUnderLoad(faultRun, load, async () => {
-            await Promise.all([victim.kill(), topology.killNode(old)])
-          }),
+      await topo.explained(run!.topology, async () => {
+        const { topology, services } = run!
+        const faultRun = await topo.newFaultRun(run!, cleanup, false)
+        const old = await topology.primary()
+        assert.ok(old, 'the topology has a primary')
+        const [survivor, victim] = [services[0]!, services[1]!]
+        await runChaos({
+          name: 'topology: bank instance and primary killed',
+          bank: faultRun.bank,
+          databaseUrl: topology.databaseUrl,
+          // The one expected to be serving at the end comes last.
+          services: () => [victim, survivor],
+          fault: (load) =>
+            topo.faultUnderLoad(faultRun, load, async () => {
+              await Promise.all([victim.kill(), topology.killNode(old)])
+            }),
+        })
+        const now = await topology.primary()
+        faultRun.figures.new_primary = now?.name
+        const settled = await until(
+          'no job is left running without an owner',
+          async () => {
+            const states = await jobStates(topology.databaseUrl)
+            return states.some((s) => s.stale) ? undefined : states
+          },
+          topo.topologyFaultLimits.test_timeout_ms,
+        )
+        faultRun.figures.jobs = Object.fromEntries(settled.map((s) => [s.state, s.n]))
+        const codes = topo.report('bank instance and primary killed', faultRun)
+        assert.notEqual(now?.name, old.name, 'the standby became the primary')
+        assert.equal(codes['500'] ?? 0, 0, 'no internal errors')
+        assert.ok(!settled.some((s) => s.state === 'dead'), 'no job is dead')
       })
-      const now = await topology.primary()
-      faultRun.figures.new_primary = now?.name
-      const settled = await until(
-        'no job is left running without an owner',
-        async () => {
-          const states = await jobStates(topology.databaseUrl)
-          return states.some((s) => s.stale) ? undefined : states
-        },
-        topo.topologyFaultLimits.test_timeout_ms,
-      )
-      faultRun.figures.jobs = Object.fromEntries(settled.map((s) => [s.state, s.n]))
-      const codes = topo.report('bank instance and primary killed', faultRun)
-      assert.notEqual(now?.name, old.name, 'the standby became the primary')
-      assert.equal(codes['500'] ?? 0, 0, 'no internal errors')
-      assert.ok(!settled.some((s) => s.state === 'dead'), 'no job is dead')
     },
   )
 }
