@@ -24,7 +24,11 @@ code, .id { font-family: ui-monospace, monospace; font-size: 0.9em; word-break: 
 .notice { background: #fff4d6; border: 1px solid #8a6d00; padding: 0.5rem 1rem; }
 .error { background: #fde8e8; border: 1px solid #a30000; padding: 0.5rem 1rem; }
 .document { background: #fff; border: 1px solid #ccc; padding: 0.75rem; margin: 0 0 1rem; }
-.document img { max-width: 100%; max-height: 32rem; border: 1px solid #ccc; }
+/* A fixed box, as for a PDF's frame: a document that arrives late must not move the buttons
+   under an operator's pointer (a click meant for one would land on another). */
+.document img {
+  display: block; width: 100%; height: 32rem; object-fit: contain; border: 1px solid #ccc;
+}
 .document iframe { width: 100%; height: 32rem; border: 1px solid #ccc; }
 .decide { display: flex; gap: 2rem; flex-wrap: wrap; }
 .decide form { background: #fff; border: 1px solid #ccc; padding: 0.75rem 1rem; }

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import zlib from 'node:zlib'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Page, type Request } from 'playwright-core'
 import { storage } from '../support/harness.ts'
 
 // The console's browser tests drive Debian's Chromium (`apt-get install chromium`, which
@@ -20,8 +20,19 @@ export async function launchChromium(): Promise<Browser> {
         '.ci/run does) or set BANK_TEST_CHROMIUM to a Chromium binary',
     )
   }
-  // Root (as CI runs) needs --no-sandbox; the pages are the bank's own.
-  return chromium.launch({ executablePath: chromium_path, args: ['--no-sandbox'] })
+  // Root (as CI runs) needs --no-sandbox; the pages are the bank's own. The rest keep
+  // Chromium from reaching out to its vendor's services: on a machine without that network
+  // it would wait on their names and connections, and a page (its PDF frames, the
+  // accessibility check's messages to them) could stall for minutes.
+  const quiet = [
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ]
+  return chromium.launch({ executablePath: chromium_path, args: ['--no-sandbox', ...quiet] })
 }
 
 const axeSource = fs.readFileSync(
@@ -145,6 +156,59 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
 }
 
 /**
+ * Keeps the page's PDFs out of Chromium's PDF viewer: the console serves each document as it
+ * does to an operator's browser, and the test hands a PDF to the frame as an attachment
+ * (which the headless browser saves and drops) instead of rendering it. Headless Chromium's
+ * viewer, opened in four frames at once on a loaded machine, held the whole page for two
+ * minutes and more (the KYB review's decision then timed out). The tests check the page:
+ * that each PDF has its frame, and what the console answers. Not when the docs' screenshots
+ * are made (BANK_UPDATE_SCREENSHOTS=1), which show the PDFs.
+ */
+export async function keepPdfsOutOfViewer(page: Page): Promise<void> {
+  if (process.env.BANK_UPDATE_SCREENSHOTS === '1') return
+  await page.route(/\/documents\/[0-9a-f-]{36}$/, async (route) => {
+    const response = await route.fetch()
+    const headers = response.headers()
+    if (headers['content-type'] !== 'application/pdf') return route.fulfill({ response })
+    return route.fulfill({ response, headers: { ...headers, 'content-disposition': 'attachment' } })
+  })
+}
+
+/** The requests of each watched page that have not finished yet, oldest first. */
+const unfinished = new WeakMap<Page, Map<Request, number>>()
+/** The last requests of each watched page that failed (aborted, refused), with why. */
+const failedRequests = new WeakMap<Page, string[]>()
+
+/**
+ * Keeps the page's unfinished requests, so that a wait that times out can say what the
+ * browser was still waiting for (a form post, or a document its frames were loading).
+ */
+export function watchRequests(page: Page): Page {
+  const open = new Map<Request, number>()
+  unfinished.set(page, open)
+  page.on('request', (request) => open.set(request, Date.now()))
+  page.on('requestfinished', (request) => open.delete(request))
+  const failed: string[] = []
+  failedRequests.set(page, failed)
+  page.on('requestfailed', (request) => {
+    open.delete(request)
+    failed.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText}`)
+    if (failed.length > 10) failed.shift()
+  })
+  return page
+}
+
+function stillOpen(page: Page): string {
+  const failed = failedRequests.get(page) ?? []
+  const failures = failed.length ? `; failed requests: ${failed.join('; ')}` : ''
+  const open = [...(unfinished.get(page) ?? new Map<Request, number>()).entries()]
+  if (open.length === 0) return `no request unfinished${failures}`
+  const now = Date.now()
+  const lines = open.map(([r, at]) => `${r.method()} ${r.url()} (${now - at} ms)`)
+  return `unfinished requests: ${lines.join('; ')}${failures}`
+}
+
+/**
  * Waits for the notice an action leads to. The console answers a refused or failed action
  * with an error page (`p.error`, role alert) instead: that fails the wait at once, naming
  * the page and its message, rather than after the step's whole timeout with nothing said.
@@ -152,7 +216,12 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
 export async function expectNotice(page: Page, text: string | RegExp): Promise<void> {
   const notice = page.getByText(text).first()
   const error = page.locator('p.error[role="alert"]').first()
-  await notice.or(error).first().waitFor()
+  try {
+    await notice.or(error).first().waitFor()
+  } catch (failure) {
+    if (failure instanceof Error) failure.message += `\non ${page.url()}: ${stillOpen(page)}`
+    throw failure
+  }
   if (await notice.isVisible()) return
   const message = await error.innerText().catch(() => '(gone)')
   throw new Error(`expected ${String(text)} on ${page.url()}; the console said: ${message}`)

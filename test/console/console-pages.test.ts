@@ -13,7 +13,15 @@ import { destroyBucketsAfter, epoch, jpeg, pdf, putObjects } from '../kyc/helper
 import { appendCommitted, partnerEvent, resourceId, startReceiver } from '../webhooks/helpers.ts'
 import { cardOnNewAccount } from '../cards/rule-helpers.ts'
 import { transferBody } from '../transfers/helpers.ts'
-import { axeViolations, expectNotice, launchChromium, screenshot, signIn } from './browser.ts'
+import {
+  axeViolations,
+  expectNotice,
+  launchChromium,
+  screenshot,
+  signIn,
+  watchRequests,
+  keepPdfsOutOfViewer,
+} from './browser.ts'
 
 // The console's back-office pages in a real browser (Debian's Chromium through
 // playwright-core): partners with their credentials and NATS identities, entities, accounts
@@ -37,7 +45,8 @@ before(async () => {
   await tb.ready
   browser = await launchChromium()
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
-  page = await context.newPage()
+  page = watchRequests(await context.newPage())
+  await keepPdfsOutOfViewer(page)
   // As the test clients do (harness.ts): on a loaded machine a step waits for the bank.
   page.setDefaultTimeout(test_request_timeout_ms)
   page.on('console', (message) => {

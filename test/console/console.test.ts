@@ -16,6 +16,8 @@ import {
   realPdf,
   realPng,
   screenshot,
+  watchRequests,
+  keepPdfsOutOfViewer,
 } from './browser.ts'
 
 // The operators' web console in a real browser (Debian's Chromium through playwright-core):
@@ -39,7 +41,8 @@ before(async () => {
   await tb.ready
   browser = await launchChromium()
   context = await browser.newContext({ viewport: { width: 1200, height: 800 } })
-  page = await context.newPage()
+  page = watchRequests(await context.newPage())
+  await keepPdfsOutOfViewer(page)
   // As the test clients do (harness.ts): on a loaded machine a step waits for the bank.
   page.setDefaultTimeout(test_request_timeout_ms)
   page.on('console', (message) => {
