@@ -344,15 +344,9 @@ async function measureOnTemplate(
   const bank = await startBank(cluster.urlOf(template), work)
   const out: Record<string, unknown> = {}
   if (keys_mode === 'expired') out.key_expiry = await expireKeys(cluster.urlOf(template))
-  let t = performance.now()
-  const full = await bank.operator.ledger.verify({})
-  out.full_verify_s = seconds(t)
-  out.full_verify = {
-    ok: full.ok,
-    transactions_checked: full.transactions_checked,
-    journals_checked: full.journals_checked,
-    checkpoint_written: full.checkpoint_written,
-  }
+  const full = await timedVerify(bank.operator, false)
+  out.full_verify_s = full.s
+  out.full_verify = full.found
   const client = new BankClient({
     connection: bank.nc,
     token: partnerToken,
@@ -361,7 +355,7 @@ async function measureOnTemplate(
   })
   const limits = { requests_per_second: 1_000_000, burst: 10_000_000 }
   await bank.operator.partners.limits({ partner_id: partnerId, ...limits })
-  t = performance.now()
+  const t = performance.now()
   for (let i = 0; i < transfers_after; i += 100) {
     await Promise.all(
       Array.from({ length: 100 }, () => client.accounts.transfer(benchPayment(account.id))),
@@ -369,19 +363,22 @@ async function measureOnTemplate(
   }
   out.transfers_after = transfers_after
   out.transfers_after_s = seconds(t)
-  t = performance.now()
-  const incremental = await bank.operator.ledger.verify({ incremental: true })
-  out.incremental_verify_s = seconds(t)
-  out.incremental_verify = {
-    ok: incremental.ok,
-    incremental: incremental.incremental,
-    transactions_checked: incremental.transactions_checked,
-    journals_checked: incremental.journals_checked,
-  }
+  const incremental = await timedVerify(bank.operator, true)
+  out.incremental_verify_s = incremental.s
+  out.incremental_verify = incremental.found
   out.paging = await timePages(client, account)
   await bank.stop()
   await dropOperators(cluster.urlOf(template))
   return out
+}
+
+/** A `ledger verify`, full or incremental: its seconds and what it found. */
+async function timedVerify(operator: OperatorClient, incremental: boolean) {
+  const t = performance.now()
+  const r = await operator.ledger.verify({ incremental })
+  const { ok, transactions_checked, journals_checked, checkpoint_written } = r
+  const found = { ok, incremental, transactions_checked, journals_checked, checkpoint_written }
+  return { s: seconds(t), found }
 }
 
 /**
