@@ -15,7 +15,7 @@ import { limitsModule } from './limits/limits-module.ts'
 import { moneyModule } from './money/money-module.ts'
 import { natsIdentityModule } from './nats-identity/nats-identity-module.ts'
 import { notifyModule } from './notify/notify-module.ts'
-import { operatorsModule } from './operators/operators-module.ts'
+import { partnersModule } from './partners/partners-module.ts'
 import { railsModule } from './rails/rails-module.ts'
 import { sandboxModule } from './sandbox/sandbox-module.ts'
 import { summaryModule } from './summary/summary-module.ts'
@@ -42,7 +42,7 @@ export const modules: readonly Module[] = [
   moneyModule,
   natsIdentityModule,
   notifyModule,
-  operatorsModule,
+  partnersModule,
   railsModule,
   sandboxModule,
   summaryModule,

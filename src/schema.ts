@@ -11,7 +11,7 @@ import type { LedgerTables } from './ledger/ledger-tables.ts'
 import type { RateLimitTables } from './limits/limits-tables.ts'
 import type { NatsIdentityTables } from './nats-identity/nats-identity-tables.ts'
 import type { NotifierTables } from './notify/notify-tables.ts'
-import type { OperatorTables } from './operators/operator-tables.ts'
+import type { PartnerTables } from './partners/partner-tables.ts'
 import type { RailTables } from './rails/rail-tables.ts'
 import type { SandboxTables } from './sandbox/sandbox-tables.ts'
 import type { TransferTables } from './transfers/transfer-tables.ts'
@@ -36,7 +36,7 @@ export interface Database
     RateLimitTables,
     NatsIdentityTables,
     NotifierTables,
-    OperatorTables,
+    PartnerTables,
     RailTables,
     SandboxTables,
     TransferTables,

@@ -5,7 +5,7 @@ import { systemClock, type Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import type { Database } from './schema.ts'
 import { EntityService } from './entities/entity-service.ts'
-import { OperatorService } from './operators/operator-service.ts'
+import { PartnerService } from './partners/partner-service.ts'
 import { UserService } from './users/user-service.ts'
 import { SouthAfricanCalendar } from './calendar/sa-calendar.ts'
 import { LedgerService } from './ledger/ledger-service.ts'
@@ -28,7 +28,7 @@ import { SmtpNotifier } from './notify/smtp-notifier.ts'
 import { BulkService } from './bulk/bulk-service.ts'
 import { entity_limits_default } from './bulk/bulk-entity-limits.ts'
 import { BulkProcessing } from './bulk/bulk-processing.ts'
-import { SecretBox } from './webhooks/secret-box.ts'
+import { SecretBox } from './secrets/secret-box.ts'
 import { CardService } from './cards/card-service.ts'
 import { CardNetwork } from './cards/card-network.ts'
 import type { GroupStart } from './cards/card-authorizations.ts'
@@ -69,7 +69,7 @@ export interface Services {
   entities: EntityService
   users: UserService
   accounts: AccountService
-  operators: OperatorService
+  partners: PartnerService
   calendar: SouthAfricanCalendar
   rail: Rail
   ledger: LedgerService
@@ -122,7 +122,13 @@ export interface Services {
   cardDecisions: PartnerDecisions
 }
 
-export interface ServiceClocks {
+/**
+ * What the composition root is given instead of building it from the settings: the sandbox's
+ * clock and the lease clock, and the outside world's stand-ins (mandate authentication,
+ * dropboxes, the company registry, the secrets box, the NATS authority, partners' card
+ * decisions), which tests and the bank process hand over.
+ */
+export interface ServiceOverrides {
   /** The sandbox's movable clock (the same time as `clock`); absent in production. */
   sandboxClock?: MovableClock | undefined
   /** The clock job leases are measured on; the system clock unless a test controls it. */
@@ -142,7 +148,7 @@ export interface ServiceClocks {
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
-export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail, clocks: ServiceClocks = {}): Services {
+export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail, given: ServiceOverrides = {}): Services {
   const metrics = new BankMetrics()
   metrics.readFrom(db)
   const credentials = new CredentialStore(db, clock, config.credentialCacheTtlMs)
@@ -156,9 +162,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     config.defaultCountry,
   )
   // Webhook signing secrets are sealed with the bank's key; a partner's first one is made at onboarding.
-  const secretBox = clocks.secretBox ?? new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
+  const secretBox = given.secretBox ?? new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
   const webhookSecrets = new WebhookSecrets(db, clock, secretBox)
-  const operators = new OperatorService(db, clock, credentials, entities, accounts, webhookSecrets, clocks.natsIdentity, log)
+  const partners = new PartnerService(db, clock, credentials, entities, accounts, webhookSecrets, given.natsIdentity, log)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
   // What payment batches remember of the accounts they write; deposits make it stale.
@@ -171,9 +177,9 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     poll_ms: config.jobsPollMs,
     concurrency_max: config.jobsConcurrencyMax,
     exclusive_wait_ms: config.jobsExclusiveWaitMs,
-    ...(clocks.wallClock ? { wall_clock: clocks.wallClock } : {}),
+    ...(given.wallClock ? { wall_clock: given.wallClock } : {}),
   })
-  const sandboxClock = clocks.sandboxClock
+  const sandboxClock = given.sandboxClock
   if (sandboxClock) jobRunner.refreshClockWith(() => sandboxClock.refresh())
   const events = new EventDispatcher(db)
   jobRunner.dispatchEventsWith(events)
@@ -236,7 +242,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
   const sandbox = new SandboxService(sandboxClock, jobRunner, simulatedNotifier)
   const debitRail = new SimulatedDebitRail(db, clock)
-  const mandates = new MandateService(db, clock, jobRunner, clocks.mandateAuthenticator ?? railAuthenticator(debitRail))
+  const mandates = new MandateService(db, clock, jobRunner, given.mandateAuthenticator ?? railAuthenticator(debitRail))
   const debit = new DebitService(db, clock, calendar, {
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
   })
@@ -246,17 +252,17 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     schedule: config.debitSchedule,
     sandbox: config.sandbox,
   }, log)
-  const dropbox = clocks.dropbox ?? noDropbox
-  const kyc = new KycService(db, clock, dropbox, users, operators)
-  const kyb = new KybService(db, clock, dropbox, clocks.registry ?? new SimulatedCompanyRegistry(), entities, operators, notifier, users)
+  const dropbox = given.dropbox ?? noDropbox
+  const kyc = new KycService(db, clock, dropbox, users, partners)
+  const kyb = new KybService(db, clock, dropbox, given.registry ?? new SimulatedCompanyRegistry(), entities, partners, notifier, users)
   const documentRetention = new DocumentRetention(db, clock, jobRunner, config.documentRetentionDays)
   const transferKeyExpiry = new TransferKeyExpiry(db, clock, jobRunner, config.transferKeyWindowMs)
   // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill them.
-  const limiter = new RateLimiter(databaseTokens(db), clocks.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
+  const limiter = new RateLimiter(databaseTokens(db), given.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
   const limits = new LimitsService(db, clock, limiter, config.rateLimits)
   const cards = new CardService(db, clock, secretBox, { bin: config.cardBin })
   const noDecisions: DecisionTransport = () => Promise.reject(new Error('no NATS connection'))
-  const cardDecisions = new PartnerDecisions(db, clock, clocks.cardDecisions ?? noDecisions)
+  const cardDecisions = new PartnerDecisions(db, clock, given.cardDecisions ?? noDecisions)
   const cardDeps = {
     known: knownAccounts,
     decider: cardDecisions,
@@ -266,7 +272,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const summary = new SummaryService(db, clock, calendar, { cyclesSast: config.eftCyclesSast })
   return {
     audit, dualControl, cards, cardNetwork, cardDecisions, summary,
-    credentials, entities, users, accounts, operators, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
+    credentials, entities, users, accounts, partners, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
     jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
     kyc, kyb, documentRetention, transferKeyExpiry, metrics, limiter, limits,
   }

@@ -10,7 +10,7 @@ export const accountsModule: Module = {
     endpoint(contract.accounts.create, (r, c) => s.accounts.create(partnerOf(c), r.entity_id)),
     endpoint(contract.accounts.getByEntity, (r, c) => s.accounts.byEntity(partnerOf(c), r.entity_id)),
     endpoint(contract.accounts.getDetails, (r, c) => s.accounts.details(partnerOf(c), r.account_id)),
-    endpoint(contract.operators.accountList, (r) => s.operators.listAccounts(r.entity_id)),
-    endpoint(contract.operators.accountShow, (r) => s.operators.showAccount(r.account_id)),
+    endpoint(contract.operators.accountList, (r) => s.partners.listAccounts(r.entity_id)),
+    endpoint(contract.operators.accountShow, (r) => s.partners.showAccount(r.account_id)),
   ],
 }

@@ -6,8 +6,8 @@ import { endpoint } from '../transport/nats/endpoint.ts'
 export const authModule: Module = {
   name: 'auth',
   endpoints: (s) => [
-    endpoint(contract.operators.credentialCreate, (r) => s.operators.issueCredential(r)),
+    endpoint(contract.operators.credentialCreate, (r) => s.partners.issueCredential(r)),
     endpoint(contract.operators.credentialRevoke, (r) => s.credentials.revoke(r.credential_id)),
-    endpoint(contract.operators.credentialList, async (r) => ({ credentials: await s.operators.listCredentials(r.partner_id) })),
+    endpoint(contract.operators.credentialList, async (r) => ({ credentials: await s.partners.listCredentials(r.partner_id) })),
   ],
 }

@@ -25,8 +25,6 @@ export const card_limits = {
   validity_months: 36,
 } as const
 
-export const cardTypes = { virtual: 0, physical: 1 } as const
-export const cardUseTypes = { reusable: 0, single_use: 1 } as const
 export const cardStatuses = [
   'inactive',
   'active',

@@ -5,7 +5,7 @@ import { runStatements } from '../db/migrations.ts'
 //  - card_requests: a partner's request for a card, pending until a user of the entity
 //    approves or rejects it; an approved one names the card it issued;
 //  - cards: one card on one account for one holder. The number and CVV are sealed with the
-//    bank's key (webhooks/secret-box.ts), with the card's id as context; `pan_hash`, a keyed
+//    bank's key (secrets/secret-box.ts), with the card's id as context; `pan_hash`, a keyed
 //    hash of the number, keeps numbers unique without opening them; the PIN is a keyed hash;
 //  - card_authorizations: every authorization the network asked for, approved or declined
 //    (with its reason); an approved one names its Pending `card` transaction and says what it

@@ -4,7 +4,7 @@ import { card_limits } from './card-contract.ts'
 
 // A card's secrets. The number (PAN) and CVV must be shown again (get_details), so they are
 // sealed with the bank's key; the PIN is only ever compared, so it is a keyed hash. Keys are
-// derived from the bank's secrets key (webhooks/secret-box.ts), which every instance shares.
+// derived from the bank's secrets key (secrets/secret-box.ts), which every instance shares.
 
 /** What cards need of the bank's secret box. */
 export interface CardSecrets {

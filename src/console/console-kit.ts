@@ -175,10 +175,6 @@ export function doneAt(path: string, what: string, params: Params = {}): string 
   return href(path, { ...params, done: what })
 }
 
-export function yesNo(value: boolean): string {
-  return value ? 'yes' : 'no'
-}
-
 export function idLink(path: string, id: string, text?: string): Html {
   return html`<a href="${path}" class="id">${text ?? id}</a>`
 }

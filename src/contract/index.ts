@@ -3,7 +3,7 @@ import { accountOperations, accountOperatorOperations } from '../accounts/accoun
 import { credentialOperations } from '../auth/credential-contract.ts'
 import { entityOperations, entityOperatorOperations } from '../entities/entity-contract.ts'
 import { moneyOperations } from '../money/money-contract.ts'
-import { partnerOnboardingOperations } from '../operators/operator-contract.ts'
+import { partnerOnboardingOperations } from '../partners/partner-contract.ts'
 import { clearingOperations } from '../transfers/clearing-contract.ts'
 import { transactionOperatorOperations, transferOperations } from '../transfers/transfer-contract.ts'
 import { userOperations } from '../users/user-contract.ts'

@@ -10,7 +10,7 @@ import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, Invalid, NotFound, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { Notifier } from '../notify/notifier.ts'
-import type { OperatorService } from '../operators/operator-service.ts'
+import type { PartnerService } from '../partners/partner-service.ts'
 import type { UserService } from '../users/user-service.ts'
 import { usersOf } from '../users/user-store.ts'
 import type { CompanyRegistry } from './company-registry.ts'
@@ -56,7 +56,7 @@ export class KybService {
     private readonly dropbox: Dropbox,
     private readonly registry: CompanyRegistry,
     private readonly entities: EntityService,
-    private readonly operators: OperatorService,
+    private readonly partners: PartnerService,
     private readonly notifier: Notifier,
     private readonly users: UserService,
   ) {}
@@ -190,7 +190,7 @@ export class KybService {
       }
       const approve = request.decision === 'approve'
       await decideSubmission(trx, submission.id, { state: approve ? 'approved' : 'rejected', reason: request.reason ?? null, by: caller.credentialId, at: now })
-      const { account } = await this.operators.reviewIn(trx, entity.id, request.decision, request.reason)
+      const { account } = await this.partners.reviewIn(trx, entity.id, request.decision, request.reason)
       const after = await this.entities.getAny(entity.id, trx)
       const afterDirectors = await directorsOf(trx, entity.id)
       await appendEvent(trx, {
@@ -220,7 +220,7 @@ export class KybService {
   async reviewEntity(caller: Caller, entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
     const now = this.clock.now()
     return this.db.transaction().execute(async (trx) => {
-      const result = await this.operators.reviewIn(trx, entityId, decision, reason)
+      const result = await this.partners.reviewIn(trx, entityId, decision, reason)
       const entity = await this.entities.getAny(entityId, trx)
       const approve = decision === 'approve'
       const business = entity.entity_type === 'business'

@@ -6,7 +6,7 @@ import type { RequestOf } from '../contract/operation.ts'
 import type { Database } from '../schema.ts'
 import { Conflict, Invalid, NotFound, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
-import type { OperatorService } from '../operators/operator-service.ts'
+import type { PartnerService } from '../partners/partner-service.ts'
 import type { UserService } from '../users/user-service.ts'
 import type { UserRecord } from '../users/user-contract.ts'
 import { freezeDocuments, type NamedDocument } from './document-files.ts'
@@ -43,7 +43,7 @@ export class KycService {
     private readonly clock: Clock,
     private readonly dropbox: Dropbox,
     private readonly users: UserService,
-    private readonly operators: OperatorService,
+    private readonly partners: PartnerService,
   ) {}
 
   /** `svc.user.<partner_id>.upload_kyc_documents`. */
@@ -136,7 +136,7 @@ export class KycService {
       let account = null
       let record: UserRecord
       if (user.isHolder) {
-        account = (await this.operators.reviewIn(trx, user.entityId, request.decision, request.reason)).account
+        account = (await this.partners.reviewIn(trx, user.entityId, request.decision, request.reason)).account
         record = (await this.users.getAny(request.user_id, trx)).record
       } else {
         record = await this.users.decideKyc(trx, request.user_id, approve ? 'approved' : 'rejected', request.reason, now)

@@ -10,10 +10,10 @@ export const natsIdentityModule: Module = {
     '0018_nats_identity': natsIdentityMigration,
   },
   endpoints: (s) => [
-    endpoint(contract.natsIdentity.credsCreate, (r) => s.operators.issueNatsCreds(r)),
-    endpoint(contract.natsIdentity.users, (r) => s.operators.listNatsUsers(r.partner_id)),
-    endpoint(contract.natsIdentity.revoke, (r) => s.operators.revokeNatsUser(r.partner_id, r.user_id)),
-    endpoint(contract.natsIdentity.suspend, (r) => s.operators.setSuspended(r.partner_id, true)),
-    endpoint(contract.natsIdentity.unsuspend, (r) => s.operators.setSuspended(r.partner_id, false)),
+    endpoint(contract.natsIdentity.credsCreate, (r) => s.partners.issueNatsCreds(r)),
+    endpoint(contract.natsIdentity.users, (r) => s.partners.listNatsUsers(r.partner_id)),
+    endpoint(contract.natsIdentity.revoke, (r) => s.partners.revokeNatsUser(r.partner_id, r.user_id)),
+    endpoint(contract.natsIdentity.suspend, (r) => s.partners.setSuspended(r.partner_id, true)),
+    endpoint(contract.natsIdentity.unsuspend, (r) => s.partners.setSuspended(r.partner_id, false)),
   ],
 }

@@ -73,7 +73,3 @@ export async function markUserRevoked(executor: Executor, userId: string, at: Da
 export async function partnerForUpdate(executor: Executor, partnerId: string): Promise<{ id: string; suspended_at: Date | null } | undefined> {
   return executor.selectFrom('partners').select(['id', 'suspended_at']).where('id', '=', partnerId).forUpdate().executeTakeFirst()
 }
-
-export async function setPartnerSuspended(executor: Executor, partnerId: string, at: Date | null): Promise<void> {
-  await executor.updateTable('partners').set({ suspended_at: at }).where('id', '=', partnerId).execute()
-}

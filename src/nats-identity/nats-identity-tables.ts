@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely'
 
 // Kysely types of the tables the NATS identity capability owns (src/schema.ts's Database
 // extends this). Every seed is sealed (AES-256-GCM under the bank's secrets key, see
-// webhooks/secret-box.ts) with its public key as the authenticated context.
+// secrets/secret-box.ts) with its public key as the authenticated context.
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
 

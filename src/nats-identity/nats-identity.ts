@@ -7,7 +7,7 @@ import { formatTimestamp } from '../contract/format.ts'
 import { allOperations, scopeOf } from '../contract/index.ts'
 import type { Database } from '../schema.ts'
 import { Conflict, NotFound } from '../errors.ts'
-import type { SecretBox } from '../webhooks/secret-box.ts'
+import type { SecretBox } from '../secrets/secret-box.ts'
 import {
   dropbox_reader_permissions,
   card_decider_permissions,

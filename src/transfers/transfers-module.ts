@@ -41,7 +41,7 @@ export const transfersModule: Module = {
     }),
     endpoint(contract.transfers.getTransaction, (r, c) => s.transactions.get(partnerOf(c), r.tx_id)),
     endpoint(contract.operators.accountTransactions, async (r) => {
-      const page = await s.transactions.list(await s.operators.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
+      const page = await s.transactions.list(await s.partners.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
       return page.body
     }),
     endpoint(contract.payments.pending, (r) => s.transactions.pending(r)),

@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
-import type { SecretBox } from './secret-box.ts'
+import type { SecretBox } from '../secrets/secret-box.ts'
 
 // Each partner's webhook signing secrets, in the Standard Webhooks format (`whsec_` and
 // the base64 of 32 random bytes). A partner has one current secret, made at onboarding in
@@ -11,8 +11,8 @@ import type { SecretBox } from './secret-box.ts'
 // current secret (shown once) and lets the one before sign beside it for
 // `webhook_secret_overlap_ms` on the bank's clock, so receivers can switch over without
 // dropping a delivery; a secret older than that is deleted at the next rotation. Secrets
-// are stored sealed (secret-box.ts) and never leave the bank in any other reply, nor in a
-// log. A partner onboarded before webhooks existed gets its first secret when one is first
+// are stored sealed (secrets/secret-box.ts) and never leave the bank in any other reply, nor
+// in a log. A partner onboarded before webhooks existed gets its first secret when one is first
 // needed to sign (it learns it through a rotation).
 
 export const webhook_secret_bytes = 32

@@ -16,7 +16,7 @@ export interface WebhookEndpointsTable {
 export interface WebhookSecretsTable {
   id: string
   partner_id: string
-  /** The secret sealed with the bank's secrets key (secret-box.ts); never the plain text. */
+  /** The secret sealed with the bank's key (secrets/secret-box.ts); never the plain text. */
   sealed: string
   created_at: Timestamp
   /** Null for the partner's current secret; after a rotation, when the old one stops signing. */

@@ -4,7 +4,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { test } from 'node:test'
-import { SecretBox } from '../../src/webhooks/secret-box.ts'
+import { SecretBox } from '../../src/secrets/secret-box.ts'
 
 // Without BANK_OTP_KEY, bulk payments' PIN key is derived from the bank's secrets key, so
 // that every instance sharing that key (BANK_SECRETS_KEY, or one data directory's

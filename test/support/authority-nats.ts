@@ -10,7 +10,7 @@ import type { Database } from '../../src/schema.ts'
 import { initNatsDeployment } from '../../src/nats-identity/nats-init.ts'
 import type { NatsAuth } from '../../src/nats/nats-connect.ts'
 import { findNatsServerBinary, freePort, natsMissingMessage, startNatsServer, type PrivateNatsServer } from '../../dev/nats-server.ts'
-import { SecretBox } from '../../src/webhooks/secret-box.ts'
+import { SecretBox } from '../../src/secrets/secret-box.ts'
 
 // NATS as docs/operations.md sets it up for production: `bank nats init` (the same function
 // the command runs) against the test bank's own database, then a nats-server of the test's

@@ -10,7 +10,7 @@ import { epochSecond, issueUser, partner_user_permissions } from '../../src/nats
 import { sealContext } from '../../src/nats-identity/nats-identity.ts'
 import { accountOf } from '../../src/nats-identity/nats-identity-store.ts'
 import { natsConnectOptions } from '../../src/nats/nats-connect.ts'
-import { SecretBox } from '../../src/webhooks/secret-box.ts'
+import { SecretBox } from '../../src/secrets/secret-box.ts'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { expectRefusal } from '../support/assertions.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'

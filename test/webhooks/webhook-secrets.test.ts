@@ -6,7 +6,7 @@ import path from 'node:path'
 import { before, test } from 'node:test'
 import { Webhook } from 'standardwebhooks'
 import { verifyWebhook, WebhookVerificationError } from '../../src/client/index.ts'
-import { SecretBox } from '../../src/webhooks/secret-box.ts'
+import { SecretBox } from '../../src/secrets/secret-box.ts'
 import { useTestBank } from '../support/harness.ts'
 import { onboardWithSecret } from './helpers.ts'
 

@@ -1,6 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely'
 import type { Database } from '../schema.ts'
-import type { PartnersTable } from './operator-tables.ts'
+import type { PartnersTable } from './partner-tables.ts'
 
 // The SQL of the `partners` table, which the operators capability owns (partners are
 // onboarded by the bank's operators). Each function takes the executor to run on.

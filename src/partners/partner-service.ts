@@ -10,13 +10,13 @@ import { isUniqueViolation } from '../db/errors.ts'
 import type { EntityService } from '../entities/entity-service.ts'
 import { Conflict, NotFound } from '../errors.ts'
 import type { WebhookSecrets } from '../webhooks/webhook-secrets.ts'
-import { allPartners, insertPartner, partnerExists } from './operator-store.ts'
+import { allPartners, insertPartner, partnerExists } from './partner-store.ts'
 import type { IssuedNatsUser, NatsIdentity } from '../nats-identity/nats-identity.ts'
 import type { Logger } from '../logger.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 
 // The bank's own use cases: onboarding partners, credentials, KYB/KYC decisions.
-export class OperatorService {
+export class PartnerService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,

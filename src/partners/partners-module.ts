@@ -4,13 +4,13 @@ import { endpoint } from '../transport/nats/endpoint.ts'
 import { foundationMigrations } from './foundation-migration.ts'
 
 // Operators' work on partners: create, suspend.
-export const operatorsModule: Module = {
-  name: 'operators',
+export const partnersModule: Module = {
+  name: 'partners',
   migrations: {
     ...foundationMigrations,
   },
   endpoints: (s) => [
-    endpoint(contract.operators.partnerCreate, (r) => s.operators.createPartner(r)),
-    endpoint(contract.operators.partnerList, async () => ({ partners: await s.operators.listPartners() })),
+    endpoint(contract.operators.partnerCreate, (r) => s.partners.createPartner(r)),
+    endpoint(contract.operators.partnerList, async () => ({ partners: await s.partners.listPartners() })),
   ],
 }

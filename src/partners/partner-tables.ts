@@ -2,7 +2,7 @@ import type { ColumnType, Generated } from 'kysely'
 import type { Timestamp } from '../db/column-types.ts'
 
 // Kysely types of the table the operators' capability owns: partners, which operators create
-// and suspend (src/schema.ts's Database extends OperatorTables).
+// and suspend (src/schema.ts's Database extends PartnerTables).
 
 export interface PartnersTable {
   id: string
@@ -15,6 +15,6 @@ export interface PartnersTable {
   suspended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 }
 
-export interface OperatorTables {
+export interface PartnerTables {
   partners: PartnersTable
 }

@@ -4,13 +4,14 @@ import path from 'node:path'
 import { owner_only_dir_mode, owner_only_file_mode } from '../data-dir.ts'
 import { assert } from '../errors.ts'
 
-// Partners' webhook signing secrets must be readable by the bank (it signs with them), so
-// they cannot be hashed like credentials; they are sealed at rest with AES-256-GCM under
-// one bank key. A database dump alone then reveals no secret. The key comes from the
-// setting BANK_SECRETS_KEY; unset, the bank creates one on first use in
-// `<data dir>/secrets-key` (mode 0600), as it does the operator token. Instances that
-// share one PostgreSQL database must share the key (set BANK_SECRETS_KEY on each): a
-// secret sealed under another key fails its authentication tag and the bank says so.
+// Every secret the bank must read back is sealed here, at rest, with AES-256-GCM under one
+// bank key: partners' webhook signing secrets (the bank signs with them, so they cannot be
+// hashed like credentials), card PINs' key, the NATS authority's seeds, and the keys
+// derived from it (the bulk PIN key, derivedKey). A database dump alone then reveals no
+// secret. The key comes from the setting BANK_SECRETS_KEY; unset, the bank creates one on
+// first use in `<data dir>/secrets-key` (mode 0600), as it does the operator token.
+// Instances that share one PostgreSQL database must share the key (set BANK_SECRETS_KEY on
+// each): a secret sealed under another key fails its authentication tag and the bank says so.
 
 const key_bytes = 32
 const iv_bytes = 12
