@@ -169,7 +169,20 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const bankRail = rail ?? new SimulatedRail(db, clock)
   // What payment batches remember of the accounts they write; deposits make it stale.
   const knownAccounts = new KnownAccounts(known_accounts_default)
-  const ledger = new LedgerService(db, clock, knownAccounts)
+  // The ledger's write engine: the one door for money: group commit of payments
+  // and settlements, and the composed writes of every capability (ledger-writer.ts).
+  const ledgerWriter = new LedgerWriter<Kysely<Database>>(db, clock, {
+    key_window_ms: config.transferKeyWindowMs,
+    batch_jobs_max: config.ledgerBatchJobsMax,
+    batches_in_flight_max: config.ledgerBatchesInFlightMax,
+    batch_overlap_jobs_min: config.ledgerOverlapJobsMin,
+    account_batches_max: config.ledgerAccountBatchesMax,
+    queue_jobs_max: config.ledgerQueueJobsMax,
+    observeBatch: (desk, size, seconds, ok) => metrics.ledgerBatch(desk, size, seconds, ok),
+    known: knownAccounts,
+    observeStart: (start) => metrics.ledgerBatchStart(start),
+  })
+  const ledger = new LedgerService(db, ledgerWriter)
   const audit = new OperatorAudit(db, clock, log)
   const dualControl = new DualControl(db, clock, ledger, config.dualControlCents)
   // Background work of every capability runs on this one runner (src/jobs).
@@ -198,18 +211,6 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const notifier: Notifier = config.smtp ? new SmtpNotifier(db, clock, config.smtp) : simulatedNotifier!
   const advices = new PaymentAdvices(db, clock, jobRunner, notifier, {
     payerName: async (partnerId, accountId) => (await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
-  })
-  // The ledger's write engine: group commit of payments and settlements (ledger-writer.ts).
-  const ledgerWriter = new LedgerWriter<Kysely<Database>>(db, clock, {
-    key_window_ms: config.transferKeyWindowMs,
-    batch_jobs_max: config.ledgerBatchJobsMax,
-    batches_in_flight_max: config.ledgerBatchesInFlightMax,
-    batch_overlap_jobs_min: config.ledgerOverlapJobsMin,
-    account_batches_max: config.ledgerAccountBatchesMax,
-    queue_jobs_max: config.ledgerQueueJobsMax,
-    observeBatch: (desk, size, seconds, ok) => metrics.ledgerBatch(desk, size, seconds, ok),
-    known: knownAccounts,
-    observeStart: (start) => metrics.ledgerBatchStart(start),
   })
   const payees = { accountIdByNumber: (n: string) => accounts.idByNumber(n) }
   const transfers = new TransferService(clock, calendar, bankRail, payees, advices, ledgerWriter, { fees: config.fees })

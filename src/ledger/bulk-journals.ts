@@ -1,4 +1,4 @@
-import type { JournalEntry, LedgerBatch } from './ledger-batch.ts'
+import type { Journal, JournalEntry } from './journal.ts'
 import type { PayoutAnswer } from './payment-journals.ts'
 import { newRowId } from './row-id.ts'
 
@@ -46,7 +46,7 @@ export interface PaymentRow {
 const payment_type = (realTime: boolean) => (realTime ? ('RTC' as const) : ('EFT' as const))
 
 /** Holds total plus fees and writes the Pending funding row; false when available is short. */
-export function holdFunding(batch: LedgerBatch, plan: FundingPlan): boolean {
+export function holdFunding(batch: Journal, plan: FundingPlan): boolean {
   const hold = plan.total + plan.fees
   if (!batch.tryHold(plan.account_id, hold)) return false
   batch.append({
@@ -71,7 +71,7 @@ export function holdFunding(batch: LedgerBatch, plan: FundingPlan): boolean {
 }
 
 /** Verify: the hold becomes the batch's one debit (a batch is funded whole or not at all). */
-export function captureFunding(batch: LedgerBatch, plan: FundingPlan): void {
+export function captureFunding(batch: Journal, plan: FundingPlan): void {
   const hold = plan.total + plan.fees
   batch.releaseHold(plan.account_id, hold)
   const entries: JournalEntry[] = [{ account: plan.account_id, amount: -hold, tx_id: plan.funding_tx_id }]
@@ -83,13 +83,13 @@ export function captureFunding(batch: LedgerBatch, plan: FundingPlan): void {
 }
 
 /** Cancel, expiry or lock-out before verify: nothing is paid. */
-export function releaseFunding(batch: LedgerBatch, plan: Pick<FundingPlan, 'funding_tx_id' | 'account_id' | 'total' | 'fees'>, reason: string): void {
+export function releaseFunding(batch: Journal, plan: Pick<FundingPlan, 'funding_tx_id' | 'account_id' | 'total' | 'fees'>, reason: string): void {
   batch.releaseHold(plan.account_id, plan.total + plan.fees)
   batch.setStatus(plan.funding_tx_id, plan.account_id, { status: 'Failed', reason })
 }
 
 /** A payment's own row, Pending until its rail answers. */
-export function appendPayment(batch: LedgerBatch, payment: PaymentRow): void {
+export function appendPayment(batch: Journal, payment: PaymentRow): void {
   batch.append({
     id: payment.tx_id,
     account_id: payment.account_id,
@@ -113,7 +113,7 @@ export function appendPayment(batch: LedgerBatch, payment: PaymentRow): void {
 }
 
 /** Books the rail's answer for one payment; returns whether it was paid. */
-export function settlePayment(batch: LedgerBatch, payment: Omit<PaymentRow, 'ref' | 'own_ref' | 'account_number' | 'branch_code'> & { ref: string }, outcome: PayoutAnswer): boolean {
+export function settlePayment(batch: Journal, payment: Omit<PaymentRow, 'ref' | 'own_ref' | 'account_number' | 'branch_code'> & { ref: string }, outcome: PayoutAnswer): boolean {
   if (outcome.status === 'accepted') {
     batch.setStatus(payment.tx_id, payment.account_id, { status: 'Successful', posted: true })
     return true

@@ -1,5 +1,5 @@
 import { assert } from '../errors.ts'
-import type { LedgerBatch } from './ledger-batch.ts'
+import type { Journal } from './journal.ts'
 import { newRowId } from './row-id.ts'
 
 // The journals of card payments (src/cards decides when; this file says what moves):
@@ -28,7 +28,7 @@ interface CardRow {
 
 /** Holds an authorization's amount with a Pending row; false (nothing changes) when short. */
 export function holdCardPayment(
-  batch: LedgerBatch,
+  batch: Journal,
   row: CardRow & { amount: bigint; addedBy: string },
 ): boolean {
   if (!batch.tryHold(row.accountId, row.amount)) return false
@@ -56,7 +56,7 @@ export function holdCardPayment(
  * when a larger hold is not available.
  */
 export function changeCardHold(
-  batch: LedgerBatch,
+  batch: Journal,
   hold: { accountId: string; txId: string; from: bigint; to: bigint },
 ): boolean {
   if (hold.to > hold.from) {
@@ -70,7 +70,7 @@ export function changeCardHold(
 
 /** Releases all an authorization holds; its row becomes Reversed (it never posted). */
 export function releaseCardHold(
-  batch: LedgerBatch,
+  batch: Journal,
   hold: { accountId: string; txId: string; held: bigint },
   reason: string,
 ): void {
@@ -84,7 +84,7 @@ export function releaseCardHold(
  * Answers the adjustment row's id, null when the clearing is the row's own amount.
  */
 export function clearCardPayment(
-  batch: LedgerBatch,
+  batch: Journal,
   row: CardRow & { authorized: bigint; held: bigint; cleared: bigint },
 ): { adjustment_tx_id: string | null } | undefined {
   assert(row.cleared > 0n, 'a clearing posts a positive amount')
@@ -131,7 +131,7 @@ export function clearCardPayment(
 
 /** A merchant's refund: credits the card's account; answers the `refund` row's id. */
 export function refundCardPayment(
-  batch: LedgerBatch,
+  batch: Journal,
   refund: Omit<CardRow, 'txId'> & { amount: bigint },
 ): string {
   const txId = newRowId()

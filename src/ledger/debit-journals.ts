@@ -1,4 +1,4 @@
-import type { LedgerBatch } from './ledger-batch.ts'
+import type { Journal } from './journal.ts'
 import type { PartnerDebts } from './partner-debt.ts'
 import { newRowId } from './row-id.ts'
 
@@ -26,7 +26,7 @@ export interface DebitBooking {
 
 /** Books a collected debit order; returns its credit's transaction id. */
 export function collectDebit(
-  batch: LedgerBatch,
+  batch: Journal,
   debts: PartnerDebts,
   booking: DebitBooking,
 ): string {
@@ -61,7 +61,7 @@ export function collectDebit(
  * returns the reversal's id and the reason written on it (naming any shortfall).
  */
 export function reverseDebit(
-  batch: LedgerBatch,
+  batch: Journal,
   debts: PartnerDebts,
   booking: DebitBooking & { net: bigint; credit_tx_id: string },
 ): { reversal_tx_id: string; reason: string } {

@@ -1,4 +1,4 @@
-import type { AccountState } from './ledger-batch.ts'
+import type { AccountState } from './journal.ts'
 
 // What a process remembers of the accounts its payment batches last wrote: each one's
 // balance, holds and the head of its hash chain, as its batch committed them. A batch whose

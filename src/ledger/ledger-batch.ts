@@ -7,62 +7,15 @@ import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
 import { chainHash, type ChainFields } from './tx-chain.ts'
 import { newRowId } from './row-id.ts'
+import type { AccountState, InternalAccount, Journal, JournalEntry, NewTransaction } from './journal.ts'
+
+export type { AccountState, InternalAccount, JournalEntry, NewTransaction } from './journal.ts'
 
 // The only code that moves money. A LedgerBatch is one unit of work inside one database
 // transaction: it locks the accounts it touches (in id order, so that concurrent batches
 // on any instance cannot deadlock), applies holds, postings and transaction rows in
 // memory in request order, and writes everything with a few set-based statements. Every
 // movement is a journal whose postings sum to zero; balances change only with postings.
-
-/**
- * The bank's own ledger accounts; their balances are derived from postings when asked.
- * `settlement:DEBIT_ORDER` is where debit-order collections come from (and disputes go
- * back to); `partner_debt:<partner_id>` is what a partner owes the bank (negative while it
- * owes: see partner-debt.ts).
- */
-export type InternalAccount = 'settlement:EFT' | 'settlement:RTC' | 'settlement:DEBIT_ORDER' | 'settlement:CARD' | 'fee_income' | `partner_debt:${string}`
-
-export interface AccountState {
-  id: string
-  partner_id: string
-  balance: bigint
-  held: bigint
-  last_seq: bigint
-  last_sha: string
-  last_posted: bigint
-}
-
-export interface JournalEntry {
-  account?: string
-  internal?: InternalAccount
-  /** Signed cents: a credit is positive, a debit negative. */
-  amount: bigint
-  tx_id?: string
-}
-
-export interface NewTransaction {
-  id?: string
-  account_id: string
-  parent_tx_id?: string | null
-  tx_type: TxType
-  tx_payment_type: TxPaymentType
-  status: TxStatus
-  amount: bigint
-  fee?: bigint
-  credit: bigint
-  debit: bigint
-  hold_amount?: bigint
-  ref?: string
-  own_ref?: string
-  recipient_name?: string
-  recipient_account?: string
-  recipient_branch?: string
-  user_id?: string
-  added_by: string
-  /** True when the row's money was posted with it (its running balance is final). */
-  posted: boolean
-  status_reason?: string | null
-}
 
 interface StatusChange {
   status: TxStatus
@@ -122,7 +75,7 @@ export interface RememberedAccounts {
   take(ids: readonly string[]): Map<string, AccountState> | undefined
 }
 
-export class LedgerBatch {
+export class LedgerBatch implements Journal {
   private readonly newRows: Insertable<TransactionsTable>[] = []
   private readonly newPostings: Insertable<PostingsTable>[] = []
   private readonly changes = new Map<string, StatusChange>()

@@ -4,10 +4,10 @@ import type { LedgerDatabase, LedgerExecutor } from './ledger-tables.ts'
 import { Conflict, NotFound, Unprocessable } from '../errors.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { centsText } from './cents.ts'
-import { LedgerBatch } from './ledger-batch.ts'
-import type { KnownAccounts } from './known-accounts.ts'
+import type { Journal } from './journal.ts'
+import type { JournalKind } from './journal-kind.ts'
+import type { ComposedWriter } from './ledger-writer.ts'
 import { newRowId } from './row-id.ts'
-import { PartnerDebts } from './partner-debt.ts'
 import { verifyLedger, type LedgerReport, type VerifyOptions } from './ledger-verification.ts'
 
 export type { LedgerProblem, LedgerReport } from './ledger-verification.ts'
@@ -26,19 +26,18 @@ export interface Moved {
   available: bigint
 }
 
-function movedOf(batch: LedgerBatch, txId: string, accountId: string, amount: bigint): Moved {
+function movedOf(batch: Journal, txId: string, accountId: string, amount: bigint): Moved {
   const a = batch.account(accountId)
   return { txId, accountId, amount, balance: a.balance, available: a.balance - a.held }
 }
 
 // Operator-side ledger use cases: inbound deposits (how a sandbox partner funds an
-// account) and the full verification behind `bank ledger verify`.
+// account) and the full verification behind `bank ledger verify`. Their money moves through
+// the writer's composed door (ledger-writer.ts `write`), as every capability's does.
 export class LedgerService {
   constructor(
     private readonly db: LedgerDatabase,
-    private readonly clock: Clock,
-    /** What payment batches remember of accounts (known-accounts.ts): a deposit makes it stale. */
-    private readonly known?: KnownAccounts,
+    private readonly writer: ComposedWriter,
   ) {}
 
   /**
@@ -46,43 +45,12 @@ export class LedgerService {
    * operator's credential id: money an operator moves is always attributed.
    */
   async deposit(accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
-    try {
-      return await this.db.transaction().execute((trx) => this.depositIn(trx, accountId, amount, ref, addedBy))
-    } finally {
-      this.known?.forget([accountId])
-    }
+    return this.db.transaction().execute((trx) => this.depositIn(trx, accountId, amount, ref, addedBy))
   }
 
   /** The deposit inside the caller's transaction (an approval moves the money with its decision). */
-  async depositIn(trx: LedgerExecutor, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
-    const batch = await LedgerBatch.open(trx, this.clock, [accountId])
-    if (!batch.has(accountId)) throw new NotFound('account')
-    const txId = newRowId()
-    noteCommitTargets(txId)
-    batch.post([
-      { internal: 'settlement:EFT', amount: -amount, tx_id: txId },
-      { account: accountId, amount, tx_id: txId },
-    ])
-    batch.append({
-      id: txId,
-      account_id: accountId,
-      tx_type: 'deposit',
-      tx_payment_type: 'EFT',
-      status: 'Successful',
-      amount,
-      credit: amount,
-      debit: 0n,
-      ref,
-      added_by: addedBy,
-      posted: true,
-    })
-    // A partner that owes the bank (a disputed debit order's shortfall) pays it first.
-    const debts = await PartnerDebts.open(trx, [batch.account(accountId).partner_id], batch.now)
-    debts.recover(batch, accountId, batch.account(accountId).partner_id, txId)
-    await batch.flush()
-    await debts.flush()
-    this.known?.forget([accountId])
-    return movedOf(batch, txId, accountId, amount)
+  depositIn(trx: LedgerExecutor, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
+    return this.writer.write(trx, deposit, { accountId, amount, ref, addedBy })
   }
 
   /** The deposit a reversal would undo, checked: it exists, is a deposit, and stands. */
@@ -102,50 +70,12 @@ export class LedgerService {
    * must have the amount available.
    */
   async reverse(txId: string, reason: string, addedBy: string): Promise<Moved> {
-    let accountId: string | undefined
-    try {
-      return await this.db.transaction().execute(async (trx) => {
-        const result = await this.reverseIn(trx, txId, reason, addedBy)
-        accountId = result.accountId
-        return result
-      })
-    } finally {
-      if (accountId) this.known?.forget([accountId])
-    }
+    return this.db.transaction().execute((trx) => this.reverseIn(trx, txId, reason, addedBy))
   }
 
   async reverseIn(trx: LedgerExecutor, txId: string, reason: string, addedBy: string): Promise<Moved> {
-    const deposit = await this.reversible(trx, txId, true)
-    const accountId = deposit.account_id
-    const batch = await LedgerBatch.open(trx, this.clock, [accountId])
-    if (batch.available(accountId) < deposit.amount) {
-      throw new Unprocessable(`the account has ${centsText(batch.available(accountId))} cents available; the reversal needs ${centsText(deposit.amount)}`)
-    }
-    const reversalId = newRowId()
-    noteCommitTargets(reversalId, txId, accountId)
-    batch.post([
-      { account: accountId, amount: -deposit.amount, tx_id: reversalId },
-      { internal: 'settlement:EFT', amount: deposit.amount, tx_id: reversalId },
-    ])
-    batch.setStatus(txId, accountId, { status: 'Reversed', reason })
-    batch.append({
-      id: reversalId,
-      account_id: accountId,
-      parent_tx_id: txId,
-      tx_type: 'reversal',
-      tx_payment_type: 'EFT',
-      status: 'Successful',
-      amount: deposit.amount,
-      credit: 0n,
-      debit: deposit.amount,
-      ref: deposit.ref,
-      added_by: addedBy,
-      posted: true,
-      status_reason: reason,
-    })
-    await batch.flush()
-    this.known?.forget([accountId])
-    return movedOf(batch, reversalId, accountId, deposit.amount)
+    const found = await this.reversible(trx, txId, true)
+    return this.writer.write(trx, depositReversal, { txId, reason, addedBy, ...found })
   }
 
   /** An account's balances as a dual-control request shows them (nothing moved yet). */
@@ -163,4 +93,90 @@ export class LedgerService {
   verify(options: VerifyOptions = {}): Promise<LedgerReport> {
     return verifyLedger(this.db, options)
   }
+}
+
+interface Deposit {
+  accountId: string
+  amount: bigint
+  ref: string
+  addedBy: string
+}
+
+/** A deposit: settlement:EFT → customer; a partner that owes the bank pays its debt first. */
+const deposit: JournalKind<Deposit, Moved> = {
+  name: 'deposit',
+  accountsOf: (d) => [d.accountId],
+  debts: true,
+  record(journal, d, { debts }) {
+    if (!journal.has(d.accountId)) throw new NotFound('account')
+    const txId = newRowId()
+    noteCommitTargets(txId)
+    journal.post([
+      { internal: 'settlement:EFT', amount: -d.amount, tx_id: txId },
+      { account: d.accountId, amount: d.amount, tx_id: txId },
+    ])
+    journal.append({
+      id: txId,
+      account_id: d.accountId,
+      tx_type: 'deposit',
+      tx_payment_type: 'EFT',
+      status: 'Successful',
+      amount: d.amount,
+      credit: d.amount,
+      debit: 0n,
+      ref: d.ref,
+      added_by: d.addedBy,
+      posted: true,
+    })
+    // A partner that owes the bank (a disputed debit order's shortfall) pays it first.
+    const partnerId = journal.account(d.accountId).partner_id
+    debts!.recover(journal, d.accountId, partnerId, txId)
+    return movedOf(journal, txId, d.accountId, d.amount)
+  },
+}
+
+interface Reversal {
+  txId: string
+  account_id: string
+  amount: bigint
+  ref: string
+  reason: string
+  addedBy: string
+}
+
+/** A deposit taken back (settlement:EFT ← customer): the deposit becomes `Reversed`. */
+const depositReversal: JournalKind<Reversal, Moved> = {
+  name: 'deposit.reversal',
+  accountsOf: (r) => [r.account_id],
+  record(journal, r) {
+    const accountId = r.account_id
+    if (journal.available(accountId) < r.amount) {
+      const available = centsText(journal.available(accountId))
+      const needed = centsText(r.amount)
+      throw new Unprocessable(`the account has ${available} cents available; the reversal needs ${needed}`)
+    }
+    const reversalId = newRowId()
+    noteCommitTargets(reversalId, r.txId, accountId)
+    journal.post([
+      { account: accountId, amount: -r.amount, tx_id: reversalId },
+      { internal: 'settlement:EFT', amount: r.amount, tx_id: reversalId },
+    ])
+    journal.setStatus(r.txId, accountId, { status: 'Reversed', reason: r.reason })
+    journal.append({
+      id: reversalId,
+      account_id: accountId,
+      parent_tx_id: r.txId,
+      tx_type: 'reversal',
+      tx_payment_type: 'EFT',
+      status: 'Successful',
+      amount: r.amount,
+      credit: 0n,
+      debit: r.amount,
+      ref: r.ref,
+      added_by: r.addedBy,
+      posted: true,
+      status_reason: r.reason,
+    })
+    return movedOf(journal, reversalId, accountId, r.amount)
+  },
 }

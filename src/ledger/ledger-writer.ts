@@ -5,6 +5,7 @@ import { inLane, Lane } from '../db/speed/prepared.ts'
 import { assert, Conflict, Invalid, Unavailable, type BankError } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
 import type { KnownAccounts } from './known-accounts.ts'
+import type { JournalKind } from './journal-kind.ts'
 import { GuardFailed, LedgerBatch, StaleAccounts, type FlushGuard } from './ledger-batch.ts'
 import { batch_attempts_max } from './ledger-limits.ts'
 import type { LedgerExecutor, TxStatus } from './ledger-tables.ts'
@@ -159,6 +160,9 @@ export interface WriterDatabase<T extends LedgerExecutor> {
   transaction(): { execute<V>(callback: (trx: T) => Promise<V>): Promise<V> }
 }
 
+/** The writer's composed door alone (`write`): what a capability's service is given. */
+export type ComposedWriter = Pick<LedgerWriter, 'write'>
+
 export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
   /** The lane of the last payment batch started for each account still being written. */
   private readonly lanes = new Map<string, Lane>()
@@ -196,6 +200,39 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     })
     this.desks.set(kind.name, desk)
     return desk
+  }
+
+  /**
+   * The second door: a kind of journal recorded inside the caller's own transaction, beside
+   * its business rows (Formance's BeginTX/Commit), for composed work that is not high-rate
+   * (bulk funding, clearing chunks, debit-order runs, card clearings, deposits). The writer
+   * locks the accounts in id order, reads what the kind asks for under those locks, records
+   * its journals, writes them, and forgets the accounts in what payment batches remember
+   * (the caller commits; a batch that guessed meanwhile is refused by its write's check).
+   */
+  async write<I, R>(trx: LedgerExecutor, kind: JournalKind<I, R>, input: I): Promise<R> {
+    const accountIds = [...new Set(kind.accountsOf(input))]
+    this.known.forget(accountIds)
+    const started = performance.now()
+    let committed = false
+    try {
+      const batch = await LedgerBatch.open(trx, this.clock, accountIds)
+      const transactions = kind.transactionsOf
+        ? await statusesUnderLock(trx, [...new Set(kind.transactionsOf(input))])
+        : new Map()
+      const held = accountIds.filter((id) => batch.has(id))
+      const partners = held.map((id) => batch.account(id).partner_id)
+      const debts = kind.debts ? await PartnerDebts.open(trx, partners, batch.now) : undefined
+      const value = kind.record(batch, input, { transactions, debts })
+      await batch.flush()
+      await debts?.flush()
+      committed = true
+      return value
+    } finally {
+      this.known.forget(accountIds)
+      this.settings.observeBatch?.(kind.name, 1, (performance.now() - started) / 1000, committed)
+      if (this.probes.size > 0) this.reportLocked(kind.name, accountIds, committed)
+    }
   }
 
   /** Requests waiting or being written at a desk. */
@@ -458,19 +495,14 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
       return outcomes
     } finally {
       this.known.forget(accountIds)
-      if (this.probes.size > 0) {
-        this.report({
-          desk: kind.name,
-          mode: 'locked',
-          first: true,
-          behind: false,
-          keys: [],
-          accounts: accountIds,
-          locked: true,
-          committed,
-        })
-      }
+      if (this.probes.size > 0) this.reportLocked(kind.name, accountIds, committed)
     }
+  }
+
+  /** A write that locked its accounts first and claimed no keys (settlements, composed writes). */
+  private reportLocked(desk: string, accounts: string[], committed: boolean): void {
+    const write = { mode: 'locked' as const, first: true, behind: false, keys: [], locked: true }
+    this.report({ desk, ...write, accounts, committed })
   }
 
   private async settleUnderLock<S, R>(

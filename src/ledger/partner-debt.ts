@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely'
 import type { LedgerExecutor } from './ledger-tables.ts'
 import { assert } from '../errors.ts'
 import { cents } from './cents.ts'
-import type { InternalAccount, JournalEntry, LedgerBatch } from './ledger-batch.ts'
+import type { InternalAccount, Journal, JournalEntry } from './journal.ts'
 import { newRowId } from './row-id.ts'
 
 // What partners owe the bank (docs/guides/debit-orders.md). A disputed debit-order collection is
@@ -64,7 +64,7 @@ export class PartnerDebts {
    * Returns what the account gave and what is now owed.
    */
   takeBack(
-    batch: LedgerBatch,
+    batch: Journal,
     take: { account_id: string; partner_id: string; amount: bigint; tx_id: string; counter: Array<{ internal: InternalAccount; amount: bigint }> },
   ): { taken: bigint; shortfall: bigint } {
     assert(take.amount >= 0n, 'a take-back is never negative')
@@ -83,7 +83,7 @@ export class PartnerDebts {
    * After a credit to `accountId`: recovers what its partner owes from the account's
    * available balance, as a `reversal` transaction of its own. Returns the cents recovered.
    */
-  recover(batch: LedgerBatch, accountId: string, partnerId: string, parentTxId: string | null): bigint {
+  recover(batch: Journal, accountId: string, partnerId: string, parentTxId: string | null): bigint {
     const owed = this.owedBy(partnerId)
     if (owed === 0n) return 0n
     const available = batch.available(accountId)

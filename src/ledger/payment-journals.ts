@@ -1,5 +1,5 @@
 import { assert } from '../errors.ts'
-import type { LedgerBatch } from './ledger-batch.ts'
+import type { Journal } from './journal.ts'
 import { newRowId } from './row-id.ts'
 
 // The named journals of single payments: what moves for each, written into a LedgerBatch.
@@ -62,7 +62,7 @@ export function accountsOf(job: PaymentJob): string[] {
  * short. The fee's own row is written when the payment settles and the fee is posted
  * (settlePayout), so a payment that fails or is invalid leaves no fee row at all.
  */
-export function reservePayout(batch: LedgerBatch, job: PayoutJob): PendingPayout | undefined {
+export function reservePayout(batch: Journal, job: PayoutJob): PendingPayout | undefined {
   const total = job.amount + job.fee
   if (!batch.tryHold(job.accountId, total)) return undefined
   batch.append({
@@ -102,7 +102,7 @@ export function reservePayout(batch: LedgerBatch, job: PayoutJob): PendingPayout
  * may know: the amount and the payer's `ref`, added by `system` — never the payer's
  * credential, own reference or account, which may be another partner's.
  */
-export function payInternal(batch: LedgerBatch, job: InternalJob): InternalPaid | undefined {
+export function payInternal(batch: Journal, job: InternalJob): InternalPaid | undefined {
   assert(job.accountId !== job.payeeAccountId, 'an internal payment names two accounts')
   if (batch.available(job.accountId) < job.amount + job.fee) return undefined
   batch.post([
@@ -189,7 +189,7 @@ export type PayoutAnswer = { status: 'accepted' } | { status: 'failed' | 'invali
 
 export type SettledStatus = 'Successful' | 'Failed' | 'Invalid'
 
-export function settlePayout(batch: LedgerBatch, payout: PendingPayout, outcome: PayoutAnswer): SettledStatus {
+export function settlePayout(batch: Journal, payout: PendingPayout, outcome: PayoutAnswer): SettledStatus {
   batch.releaseHold(payout.account_id, payout.hold_amount)
   if (outcome.status !== 'accepted') {
     const status = outcome.status === 'failed' ? 'Failed' : 'Invalid'
@@ -231,7 +231,7 @@ export function settlePayout(batch: LedgerBatch, payout: PendingPayout, outcome:
 
 /** A payout the recipient's bank sent back after success: credited back as a `reversal`. */
 export function reversePayout(
-  batch: LedgerBatch,
+  batch: Journal,
   original: { tx_id: string; account_id: string; amount: bigint; payment_type: 'EFT' | 'RTC'; ref: string; recipient_name: string },
   reason: string,
 ): string {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict'
 import { before, beforeEach, test } from 'node:test'
+import { KnownAccounts } from '../../src/ledger/known-accounts.ts'
+import { known_accounts_default } from '../../src/ledger/ledger-limits.ts'
 import { LedgerService } from '../../src/ledger/ledger-service.ts'
+import { LedgerWriter } from '../../src/ledger/ledger-writer.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { accountNumberOf, balances, fund, internalBody, newAccount, transactionsOf, transferBody } from './helpers.ts'
@@ -61,7 +64,11 @@ async function rememberedAccount(): Promise<string> {
 
 /** A deposit made by another instance of the bank (same database, its own memory). */
 async function depositByAnotherInstance(account: string, amount: number): Promise<void> {
-  await new LedgerService(tb.bank.database.db, tb.clock).deposit(account, BigInt(amount), 'another instance', 'test')
+  const db = tb.bank.database.db
+  const known = new KnownAccounts(known_accounts_default)
+  const settings = { batch_jobs_max: 1, batches_in_flight_max: 1, queue_jobs_max: 1, key_window_ms: 1, known }
+  const writer = new LedgerWriter(db, tb.clock, settings)
+  await new LedgerService(db, writer).deposit(account, BigInt(amount), 'another instance', 'test')
 }
 
 test('known accounts - a payment from an account the last batch wrote skips the lock-and-read and still pays exactly', async () => {
