@@ -266,6 +266,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const cardDecisions = new PartnerDecisions(db, clock, given.cardDecisions ?? noDecisions)
   const cardDeps = {
     known: knownAccounts,
+    ledger: ledgerWriter,
     decider: cardDecisions,
     observeStart: (start: GroupStart) => metrics.cardGroupStart(start),
   }

@@ -4,13 +4,13 @@ import { Conflict, Invalid, NotFound, Unprocessable } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import {
-  changeCardHold,
-  clearCardPayment,
-  refundCardPayment,
-  releaseCardHold,
+  cardClearing,
+  cardHoldChange,
+  cardHoldRelease,
+  cardRefund,
 } from '../ledger/card-journals.ts'
 import type { KnownAccounts } from '../ledger/known-accounts.ts'
-import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { Database } from '../schema.ts'
 import { card_limits, type AuthorizationView, type AuthorizeRequest } from './card-contract.ts'
 import { card_expiry_job_limits } from './card-limits.ts'
@@ -26,11 +26,11 @@ export type { AuthorizationRow }
 // The card network as the bank meets it: authorizations (and their increments), reversals,
 // clearings and refunds. In the sandbox an operator plays the network (`ops.sandbox.card.*`).
 // Each runs in one database transaction that locks the card first, then the authorization,
-// then the account (LedgerBatch): two authorizations on one card are decided one after the
-// other, so together they never pass a limit, and the account's lock keeps them within its
-// available balance. Money moves only through the ledger's card journals
-// (ledger/card-journals.ts). An authorization not cleared within 7 days expires (a job,
-// hourly) and releases its hold.
+// then the account (the ledger writer's, ledger/ledger-writer.ts): two authorizations on one
+// card are decided one after the other, so together they never pass a limit, and the
+// account's lock keeps them within its available balance. Money moves only through the
+// ledger writer, by the kinds of ledger/card-journals.ts. An authorization not cleared
+// within 7 days expires (a job, hourly) and releases its hold.
 
 export const card_expiry_job_kind = 'card.authorization_expiry'
 const day_ms = 86_400_000
@@ -51,6 +51,8 @@ export interface CardNetworkDeps {
    * start from it and leave their accounts in it; other card journals forget what they write.
    */
   known: KnownAccounts
+  /** The ledger writer's composed door: increments, reversals, clearings, refunds, expiries. */
+  ledger: ComposedWriter
   /** Told how each authorization group read its cards and accounts: the metrics. */
   observeStart?: ((start: GroupStart) => void) | undefined
   decider?: PartnerDecider | undefined
@@ -114,15 +116,13 @@ export class CardNetwork {
       const held = BigInt(auth.held)
       let reason = await this.refusal(trx, card, amount, auth)
       if (!reason) {
-        const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
         const hold = {
           accountId: auth.account_id,
           txId: auth.tx_id!,
           from: held,
           to: held + amount,
         }
-        if (changeCardHold(batch, hold)) {
-          await batch.flush()
+        if (await this.deps.ledger.write(trx, cardHoldChange, hold)) {
           const changed = { ...auth, amount: BigInt(auth.amount) + amount, held: held + amount }
           const view = await save(trx, changed, now)
           await announce(
@@ -154,12 +154,12 @@ export class CardNetwork {
       if (amount > held) {
         throw Invalid.field('amount', `must be at most the ${held} cents the authorization holds`)
       }
-      const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
       const whole = amount === held
       const hold = { accountId: auth.account_id, txId: auth.tx_id! }
-      if (whole) releaseCardHold(batch, { ...hold, held }, 'authorization reversed')
-      else changeCardHold(batch, { ...hold, from: held, to: held - amount })
-      await batch.flush()
+      const ledger = this.deps.ledger
+      const reason = 'authorization reversed'
+      if (whole) await ledger.write(trx, cardHoldRelease, { ...hold, held, reason })
+      else await ledger.write(trx, cardHoldChange, { ...hold, from: held, to: held - amount })
       const status = whole ? ('reversed' as const) : auth.status
       const reversed = BigInt(auth.reversed) + amount
       const view = await save(trx, { ...auth, held: held - amount, reversed, status }, now)
@@ -191,16 +191,9 @@ export class CardNetwork {
             `must be at most ${most} cents (15 % over the ${held} held)`,
           )
         }
-        const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
-        const first = await trx
-          .selectFrom('transactions')
-          .select('amount')
-          .where('id', '=', auth.tx_id!)
-          .executeTakeFirstOrThrow()
-        const cleared = clearCardPayment(batch, {
+        const cleared = await this.deps.ledger.write(trx, cardClearing, {
           ...paymentOf(card, auth.merchant_name),
           txId: auth.tx_id!,
-          authorized: BigInt(first.amount),
           held,
           cleared: amount,
         })
@@ -209,7 +202,6 @@ export class CardNetwork {
             `the account cannot cover the ${amount - held} cents above the hold`,
           )
         }
-        await batch.flush()
         const view = await save(trx, { ...auth, held: 0n, cleared: amount, status: 'cleared' }, now)
         await announce(trx, 'card.transaction.cleared', card, view, cleared, now)
         // A single-use card ends with its first clearing.
@@ -224,10 +216,9 @@ export class CardNetwork {
 
   async refund(r: { card_id: string; amount: number; merchant_name: string }) {
     return this.onCard(r.card_id, async (trx, card, now) => {
-      const batch = await LedgerBatch.open(trx, this.clock, [card.account_id])
       const amount = BigInt(r.amount)
-      const txId = refundCardPayment(batch, { ...paymentOf(card, r.merchant_name), amount })
-      await batch.flush()
+      const refund = { ...paymentOf(card, r.merchant_name), amount }
+      const txId = await this.deps.ledger.write(trx, cardRefund, refund)
       const view = { card_id: card.id, account_id: card.account_id, amount: r.amount, tx_id: txId }
       await appendEvent(trx, {
         type: 'card.transaction.refunded',
@@ -269,33 +260,29 @@ export class CardNetwork {
 
   private async expireOne(trx: Trx, card: CardRow, auth: AuthorizationRow, now: Date) {
     const held = BigInt(auth.held)
-    const batch = await LedgerBatch.open(trx, this.clock, [auth.account_id])
     const reason = `authorization expired after ${card_limits.authorization_expiry_days} days`
-    releaseCardHold(batch, { accountId: auth.account_id, txId: auth.tx_id!, held }, reason)
-    await batch.flush()
+    const hold = { accountId: auth.account_id, txId: auth.tx_id!, held, reason }
+    await this.deps.ledger.write(trx, cardHoldRelease, hold)
     const reversed = BigInt(auth.reversed) + held
     const view = await save(trx, { ...auth, held: 0n, reversed, status: 'expired' }, now)
     await announce(trx, 'card.transaction.reversed', card, view, { reversal: Number(held) }, now)
     return view
   }
 
-  /** Runs `change` with the card locked; the payment desks forget its account after. */
+  /**
+   * Runs `change` with the card locked (the ledger writer forgets the account it writes in
+   * what payment batches remember).
+   */
   private async onCard<T>(
     cardId: string,
     change: (trx: Trx, card: CardRow, now: Date) => Promise<T>,
   ): Promise<T> {
-    let accountId: string | undefined
-    try {
-      return await this.db.transaction().execute(async (trx) => {
-        // Locked, and its version raised: a change to what it has spent is a change to it.
-        const [card] = await lockCards(trx, [cardId])
-        if (!card) throw new NotFound('card')
-        accountId = card.account_id
-        return change(trx, card, this.clock.now())
-      })
-    } finally {
-      if (accountId) this.deps.known.forget([accountId])
-    }
+    return this.db.transaction().execute(async (trx) => {
+      // Locked, and its version raised: a change to what it has spent is a change to it.
+      const [card] = await lockCards(trx, [cardId])
+      if (!card) throw new NotFound('card')
+      return change(trx, card, this.clock.now())
+    })
   }
 
   /**

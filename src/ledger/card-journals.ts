@@ -1,5 +1,6 @@
 import { assert } from '../errors.ts'
 import type { Journal } from './journal.ts'
+import type { JournalKind } from './journal-kind.ts'
 import { newRowId } from './row-id.ts'
 
 // The journals of card payments (src/cards decides when; this file says what moves):
@@ -155,4 +156,46 @@ export function refundCardPayment(
     user_id: refund.userId,
   })
   return txId
+}
+
+// The kinds the card network writes through the ledger writer's composed door, each in the
+// network's own transaction with the card and its authorization locked (cards/card-network.ts).
+
+type HoldChange = Parameters<typeof changeCardHold>[1]
+
+/** An increment (larger: false when not available) or a partial reversal of a hold. */
+export const cardHoldChange: JournalKind<HoldChange, boolean> = {
+  name: 'card.hold_change',
+  accountsOf: (hold) => [hold.accountId],
+  record: (journal, hold) => changeCardHold(journal, hold),
+}
+
+type HoldRelease = Parameters<typeof releaseCardHold>[1] & { reason: string }
+
+/** A whole reversal or an expiry: the hold released, the row Reversed. */
+export const cardHoldRelease: JournalKind<HoldRelease, void> = {
+  name: 'card.hold_release',
+  accountsOf: (hold) => [hold.accountId],
+  record: (journal, hold) => releaseCardHold(journal, hold, hold.reason),
+}
+
+type Clearing = Omit<Parameters<typeof clearCardPayment>[1], 'authorized'>
+
+/** A clearing: the authorization's first amount is read under the account's lock. */
+export const cardClearing: JournalKind<Clearing, ReturnType<typeof clearCardPayment>> = {
+  name: 'card.clearing',
+  accountsOf: (row) => [row.accountId],
+  transactionsOf: (row) => [row.txId],
+  record(journal, row, { transactions }) {
+    const first = transactions.get(row.txId)
+    assert(first, `card authorization row ${row.txId} exists`)
+    return clearCardPayment(journal, { ...row, authorized: first.amount })
+  },
+}
+
+/** A merchant's refund to the card's account. */
+export const cardRefund: JournalKind<Parameters<typeof refundCardPayment>[1], string> = {
+  name: 'card.refund',
+  accountsOf: (refund) => [refund.accountId],
+  record: (journal, refund) => refundCardPayment(journal, refund),
 }

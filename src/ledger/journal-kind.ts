@@ -5,10 +5,12 @@ import type { PartnerDebts } from './partner-debt.ts'
 // A kind of journal for the writer's second door (LedgerWriter.write): composed work that a
 // capability writes inside its own database transaction (journal.ts says what it may record).
 
-/** A transaction's status and hold, read under its account's lock. */
+/** A transaction's status, hold and amount, read under its account's lock. */
 export interface LockedStatus {
   status: TxStatus
   hold_amount: bigint
+  /** The amount it was written with (part of its hash: it never changes). */
+  amount: bigint
 }
 
 /** What the writer read under the accounts' locks for a composed write. */

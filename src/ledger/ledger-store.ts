@@ -88,14 +88,19 @@ export async function pendingPayouts(
 export async function statusesUnderLock(
   trx: Executor,
   txIds: readonly string[],
-): Promise<Map<string, { status: TxStatus; hold_amount: bigint }>> {
+): Promise<Map<string, { status: TxStatus; hold_amount: bigint; amount: bigint }>> {
   if (txIds.length === 0) return new Map()
   const rows = await trx
     .selectFrom('transactions')
-    .select(['id', 'status', 'hold_amount'])
+    .select(['id', 'status', 'hold_amount', 'amount'])
     .where('id', 'in', txIds)
     .execute()
-  return new Map(rows.map((row) => [row.id, { status: row.status, hold_amount: cents(row.hold_amount) }]))
+  const found = (row: (typeof rows)[number]) => ({
+    status: row.status,
+    hold_amount: cents(row.hold_amount),
+    amount: cents(row.amount),
+  })
+  return new Map(rows.map((row) => [row.id, found(row)]))
 }
 
 /** A settled payout as a return from its rail needs it: what to reverse and whom to credit. */

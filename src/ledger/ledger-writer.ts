@@ -5,6 +5,7 @@ import { inLane, Lane } from '../db/speed/prepared.ts'
 import { assert, Conflict, Invalid, Unavailable, type BankError } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
 import type { KnownAccounts } from './known-accounts.ts'
+import type { Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
 import { GuardFailed, LedgerBatch, StaleAccounts, type FlushGuard } from './ledger-batch.ts'
 import { batch_attempts_max } from './ledger-limits.ts'
@@ -84,11 +85,11 @@ export interface PaymentKind<P, R, T extends LedgerExecutor = LedgerExecutor> {
   /**
    * Why it cannot be taken at all, checked under the locks before its key; undefined when it can.
    */
-  refusal(batch: LedgerBatch, payment: P): BankError | undefined
+  refusal(batch: Journal, payment: P): BankError | undefined
   /**
    * Records its journals; undefined when available is short (nothing recorded, its key stays free).
    */
-  take(batch: LedgerBatch, payment: P): R | undefined
+  take(batch: Journal, payment: P): R | undefined
   /**
    * The account it credits whose partner may owe the bank (partner-debt.ts), recovered from
    * the credit first. A batch with one locks its accounts before its write, since partner
@@ -108,7 +109,7 @@ export interface SettlementKind<S, R, T extends LedgerExecutor = LedgerExecutor>
   accountOf(settlement: S): string
   txOf(settlement: S): string
   /** Records the change, under the account's lock, while the transaction is still Pending. */
-  settle(batch: LedgerBatch, settlement: S): R
+  settle(batch: Journal, settlement: S): R
   /**
    * The answer when the transaction is no longer Pending (settled meanwhile): nothing is written
    * twice.

@@ -4,7 +4,7 @@ import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import { assert, BankError, Invalid, NotFound } from '../errors.ts'
-import type { LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { Journal } from '../ledger/journal.ts'
 import type { LedgerWriter, PaymentKind, SettlementKind } from '../ledger/ledger-writer.ts'
 import {
   accountsOf,
@@ -215,7 +215,7 @@ function settlementKind(
 }
 
 /** Why a job cannot be taken at all, checked under the batch's locks; undefined when it can. */
-function refusalOf(batch: LedgerBatch, job: PaymentJob): BankError | undefined {
+function refusalOf(batch: Journal, job: PaymentJob): BankError | undefined {
   // Another partner's account is answered exactly as a missing one (404).
   if (!batch.has(job.accountId) || batch.account(job.accountId).partner_id !== job.partnerId)
     return new NotFound('account')
