@@ -9,8 +9,6 @@ import { PartnerService } from './partners/partner-service.ts'
 import { UserService } from './users/user-service.ts'
 import { SouthAfricanCalendar } from './calendar/sa-calendar.ts'
 import { LedgerService } from './ledger/ledger-service.ts'
-import { KnownAccounts } from './ledger/known-accounts.ts'
-import { known_accounts_default } from './ledger/ledger-limits.ts'
 import { LedgerWriter } from './ledger/ledger-writer.ts'
 import type { Logger } from './logger.ts'
 import type { Rail } from './rails/rail.ts'
@@ -31,7 +29,7 @@ import { BulkProcessing } from './bulk/bulk-processing.ts'
 import { SecretBox } from './secrets/secret-box.ts'
 import { CardService } from './cards/card-service.ts'
 import { CardNetwork } from './cards/card-network.ts'
-import type { GroupStart } from './cards/card-authorizations.ts'
+import { card_authorization_desk } from './cards/card-authorizations.ts'
 import { PartnerDecisions, type DecisionTransport } from './cards/card-decisions.ts'
 import { WebhookSecrets } from './webhooks/webhook-secrets.ts'
 import { HttpWebhookSender } from './webhooks/webhook-sender.ts'
@@ -167,10 +165,8 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const partners = new PartnerService(db, clock, credentials, entities, accounts, webhookSecrets, given.natsIdentity, log)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
-  // What payment batches remember of the accounts they write; deposits make it stale.
-  const knownAccounts = new KnownAccounts(known_accounts_default)
-  // The ledger's write engine: the one door for money: group commit of payments
-  // and settlements, and the composed writes of every capability (ledger-writer.ts).
+  // The ledger's writer, the one door for money: group commit of payments and settlements,
+  // and the composed writes of every capability (ledger-writer.ts).
   const ledgerWriter = new LedgerWriter<Kysely<Database>>(db, clock, {
     key_window_ms: config.transferKeyWindowMs,
     batch_jobs_max: config.ledgerBatchJobsMax,
@@ -179,8 +175,11 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     account_batches_max: config.ledgerAccountBatchesMax,
     queue_jobs_max: config.ledgerQueueJobsMax,
     observeBatch: (desk, size, seconds, ok) => metrics.ledgerBatch(desk, size, seconds, ok),
-    known: knownAccounts,
-    observeStart: (start) => metrics.ledgerBatchStart(start),
+    // Card authorization batches have a counter of their own.
+    observeStart: (start, desk) => {
+      if (desk === card_authorization_desk) metrics.cardGroupStart(start)
+      else metrics.ledgerBatchStart(start)
+    },
   })
   const ledger = new LedgerService(db, ledgerWriter)
   const audit = new OperatorAudit(db, clock, log)
@@ -264,12 +263,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const cards = new CardService(db, clock, secretBox, { bin: config.cardBin })
   const noDecisions: DecisionTransport = () => Promise.reject(new Error('no NATS connection'))
   const cardDecisions = new PartnerDecisions(db, clock, given.cardDecisions ?? noDecisions)
-  const cardDeps = {
-    known: knownAccounts,
-    ledger: ledgerWriter,
-    decider: cardDecisions,
-    observeStart: (start: GroupStart) => metrics.cardGroupStart(start),
-  }
+  const cardDeps = { ledger: ledgerWriter, decider: cardDecisions }
   const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards, cardDeps, jobRunner)
   const summary = new SummaryService(db, clock, calendar, { cyclesSast: config.eftCyclesSast })
   return {

@@ -9,14 +9,20 @@ import {
   cardHoldRelease,
   cardRefund,
 } from '../ledger/card-journals.ts'
-import type { KnownAccounts } from '../ledger/known-accounts.ts'
-import type { ComposedWriter } from '../ledger/ledger-writer.ts'
+import type { BatchStart, LedgerWriter } from '../ledger/ledger-writer.ts'
+import { currentCommitHook } from '../db/commit-hooks.ts'
 import type { Database } from '../schema.ts'
 import { card_limits, type AuthorizationView, type AuthorizeRequest } from './card-contract.ts'
 import { card_expiry_job_limits } from './card-limits.ts'
 import { effectiveStatus, type CardRow, type CardService } from './card-service.ts'
 import { lockCards } from './card-memory.ts'
-import { AuthorizationDesk, type GroupStart } from './card-authorizations.ts'
+import {
+  authorization_desk_defaults,
+  authorizationKind,
+  card_authorization_desk,
+  type AuthorizationJob,
+} from './card-authorizations.ts'
+import { CardMemory } from './card-memory.ts'
 import { nothingSpent, spendOf, verdictOf } from './card-checks.ts'
 import { authorizationView, type AuthorizationRow } from './card-views.ts'
 import type { PartnerAnswer, PartnerDecider } from './card-decisions.ts'
@@ -44,22 +50,18 @@ type CardEvent =
   | 'card.transaction.cleared'
   | 'card.transaction.reversed'
 
-/** What the network needs beside the database: the ledger's memory of accounts, and more. */
+/** What the network needs beside the database: the ledger writer, and the partners' deciders. */
 export interface CardNetworkDeps {
   /**
-   * What the payment desks remember of accounts (known-accounts.ts): authorization groups
-   * start from it and leave their accounts in it; other card journals forget what they write.
+   * The ledger writer: its desk decides authorizations (card-authorizations.ts), its composed
+   * door writes increments, reversals, clearings, refunds and expiries.
    */
-  known: KnownAccounts
-  /** The ledger writer's composed door: increments, reversals, clearings, refunds, expiries. */
-  ledger: ComposedWriter
-  /** Told how each authorization group read its cards and accounts: the metrics. */
-  observeStart?: ((start: GroupStart) => void) | undefined
+  ledger: Pick<LedgerWriter<Kysely<Database>>, 'write' | 'payments' | 'startsOf'>
   decider?: PartnerDecider | undefined
 }
 
 export class CardNetwork {
-  private readonly desk: AuthorizationDesk
+  private readonly desk: { submit(job: AuthorizationJob): Promise<AuthorizationView> }
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -69,7 +71,8 @@ export class CardNetwork {
     private readonly deps: CardNetworkDeps,
     jobs: JobRunner,
   ) {
-    this.desk = new AuthorizationDesk(db, clock, pinKey, cards, deps.known, deps.observeStart)
+    const kind = authorizationKind({ pinKey, cards, memory: new CardMemory() })
+    this.desk = deps.ledger.payments(kind, authorization_desk_defaults)
     jobs.register({
       kind: card_expiry_job_kind,
       ...card_expiry_job_limits,
@@ -81,15 +84,15 @@ export class CardNetwork {
     })
   }
 
-  /** How this instance's authorization groups read their cards and accounts, so far. */
-  get groupStarts(): Readonly<Record<GroupStart, number>> {
-    return this.desk.starts
+  /** How this instance's authorization batches read their cards and accounts, so far. */
+  get groupStarts(): Readonly<Record<BatchStart, number>> {
+    return this.deps.ledger.startsOf(card_authorization_desk)
   }
 
-  /** Decided in groups with the authorizations that arrive with it (card-authorizations.ts). */
+  /** Decided in batches with the authorizations that arrive with it (card-authorizations.ts). */
   async authorize(r: AuthorizeRequest, addedBy: string): Promise<AuthorizationView> {
     const partner = await this.askPartner(r)
-    return this.desk.submit({ r, addedBy, partner })
+    return this.desk.submit({ r, addedBy, partner, hook: currentCommitHook() })
   }
 
   /**

@@ -4,11 +4,11 @@ import { isDatabaseUnavailable } from '../db/errors.ts'
 import { inLane, Lane } from '../db/speed/prepared.ts'
 import { assert, Conflict, Invalid, Unavailable, type BankError } from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
-import type { KnownAccounts } from './known-accounts.ts'
+import { KnownAccounts } from './known-accounts.ts'
 import type { Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
 import { GuardFailed, LedgerBatch, StaleAccounts, type FlushGuard } from './ledger-batch.ts'
-import { batch_attempts_max } from './ledger-limits.ts'
+import { batch_attempts_max, known_accounts_default } from './ledger-limits.ts'
 import type { LedgerExecutor, TxStatus } from './ledger-tables.ts'
 import { statusesUnderLock } from './ledger-store.ts'
 import { PartnerDebts } from './partner-debt.ts'
@@ -60,36 +60,91 @@ export interface LedgerWriterSettings {
   /** How long a used idempotency key makes a repeat a duplicate (24 h by default). */
   key_window_ms: number
   /**
-   * What payment batches remember of their accounts, shared with the writers that forget what they
-   * change.
+   * What payment batches remember of their accounts (known-accounts.ts): the writer's own,
+   * made from the ledger's defaults unless given (a test's).
    */
-  known: KnownAccounts
+  known?: KnownAccounts
   /** Told of every batch written, by desk: the metrics. */
   observeBatch?: (desk: string, size: number, seconds: number, ok: boolean) => void
-  /** Told how each payment batch read its accounts: the metrics. */
-  observeStart?: (start: 'remembered' | 'locked' | 'stale') => void
+  /** Told how each payment batch read its accounts, by desk: the metrics. */
+  observeStart?: (start: BatchStart, desk: string) => void
+}
+
+/** How a payment batch read its accounts (stale: remembered, found changed, written again). */
+export type BatchStart = 'remembered' | 'locked' | 'stale'
+
+/** What one desk may set for itself instead of the writer's settings (a card desk's sizes). */
+export type DeskSettings = Partial<
+  Pick<LedgerWriterSettings, 'batch_jobs_max' | 'batches_in_flight_max' | 'queue_jobs_max'>
+> & {
+  /** Requests that must wait before a batch starts beside one being written. */
+  overlap_jobs_min?: number
+  /** Whole tries of a batch that met a deadlock or a serialization failure. */
+  attempts_max?: number
+  /** The 503 a request meets when the desk's queue is full. */
+  overloaded?: () => Error
+}
+
+/**
+ * Rows of a kind's own that its payments are decided on beside their accounts (a card, with
+ * what it has spent), read with them and written in the batch's one statement. A batch starts
+ * from the kind's memory of them when it has every one (no statement before the write, whose
+ * guard checks they are unchanged), else locks and reads them first, before the accounts
+ * they name. `S` is a batch's state of them (its decisions included).
+ */
+export interface OwnRows<P, S, T extends LedgerExecutor = LedgerExecutor> {
+  /** The rows a payment is decided on: its desk groups payments by them, as by accounts. */
+  idsOf(payment: P): readonly string[]
+  /** Copies of the remembered rows (no statement); undefined unless every one is remembered. */
+  remembered(payments: P[], now: Date): S | undefined
+  /** Locks and reads the rows: the first statement of the batch's transaction. */
+  lock(trx: T, payments: P[], now: Date): Promise<S>
+  /** The accounts the rows name: the batch's accounts. */
+  accountsOf(state: S): string[]
+  /**
+   * What the batch's one write adds: its rows' inserts and, when they were remembered, the
+   * check that each is unchanged (the statement fails, GuardFailed, unless it holds).
+   */
+  write(state: S, remembered: boolean): FlushGuard
+  /** Statements after the write (rows changed beyond it); undefined when none. */
+  after(state: S): ((trx: T) => Promise<void>) | undefined
+  /** The write was made: what the callers' commit hooks are told of it. */
+  written(state: S): void
+  /** The batch committed: the rows are remembered as it left them. */
+  committed(state: S, remembered: boolean): void
+  /** The batch failed: its payments' rows are forgotten. */
+  failed(payments: P[]): void
 }
 
 /**
  * A kind of payment the writer takes: how its journals are recorded, never how they are batched.
  */
-export interface PaymentKind<P, R, T extends LedgerExecutor = LedgerExecutor> {
+export interface PaymentKind<P, R, T extends LedgerExecutor = LedgerExecutor, S = undefined> {
   /** The desk's name in the metrics and probes. */
   name: string
-  /** The accounts its journals touch (locked in id order with the rest of its batch). */
+  /**
+   * The accounts its journals touch (locked in id order with the rest of its batch). A kind
+   * with rows of its own names those it knows before reading them (its desk groups by them);
+   * its batch's accounts are those its rows name.
+   */
   accountsOf(payment: P): readonly string[]
   /**
-   * Its idempotency key: a repeat within the key window is answered as a duplicate of the first.
+   * Its idempotency key: a repeat within the key window is answered as a duplicate of the
+   * first. A kind without one (a card authorization) claims no key.
    */
-  keyOf(payment: P): TransferKey
+  keyOf?(payment: P): TransferKey
+  /** Rows of its own, decided on with the accounts (OwnRows). */
+  rows?: OwnRows<P, S, T>
   /**
-   * Why it cannot be taken at all, checked under the locks before its key; undefined when it can.
+   * Why it cannot be taken at all, checked under the locks before its key; undefined when it
+   * can. `rows` is the batch's state of the kind's own rows (undefined without them).
    */
-  refusal(batch: Journal, payment: P): BankError | undefined
+  refusal(batch: Journal, payment: P, rows: S): BankError | undefined
   /**
-   * Records its journals; undefined when available is short (nothing recorded, its key stays free).
+   * Records its journals; undefined when available is short (nothing recorded, its key stays
+   * free).
    */
-  take(batch: Journal, payment: P): R | undefined
+  take(batch: Journal, payment: P, rows: S): R | undefined
   /**
    * The account it credits whose partner may owe the bank (partner-debt.ts), recovered from
    * the credit first. A batch with one locks its accounts before its write, since partner
@@ -169,6 +224,11 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
   private readonly lanes = new Map<string, Lane>()
   private readonly probes = new Set<WriterProbe>()
   private readonly desks = new Map<string, { readonly pending: number }>()
+  private readonly starts = new Map<string, Record<BatchStart, number>>()
+  /** The payment batches of this writer writing each account now (see startBatch). */
+  private readonly writing = new Map<string, number>()
+  /** Payment batches started on each account while any writes it (see startBatch). */
+  private readonly writingStarts = new Map<string, number>()
   readonly known: KnownAccounts
 
   constructor(
@@ -176,20 +236,40 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     private readonly clock: Clock,
     private readonly settings: LedgerWriterSettings,
   ) {
-    this.known = settings.known
+    this.known = settings.known ?? new KnownAccounts(known_accounts_default)
   }
 
-  /** A desk for one kind of payment; `submit` answers each payment with its outcome. */
-  payments<P, R>(kind: PaymentKind<P, R, T>): { submit(payment: P): Promise<R> } {
-    const desk = new GroupCommitter<P, R>((batch) => this.paymentBatch(kind, batch), {
+  /**
+   * A desk for one kind of payment; `submit` answers each payment with its outcome. `desk`
+   * overrides the writer's sizes for this desk alone.
+   */
+  payments<P, R, S = undefined>(
+    kind: PaymentKind<P, R, T, S>,
+    desk: DeskSettings = {},
+  ): { submit(payment: P): Promise<R> } {
+    const rows = kind.rows
+    const committer = new GroupCommitter<P, R>((batch) => this.paymentBatch(kind, batch), {
       ...this.committerOptions(kind.name),
       // Payouts (measured by the bench): a second batch only beside enough waiting.
       overlap_jobs_min: this.settings.batch_overlap_jobs_min,
-      keysOf: (payment) => kind.accountsOf(payment),
+      ...desk,
+      keysOf: rows ? (p) => [...rows.idsOf(p), ...kind.accountsOf(p)] : kind.accountsOf,
       key_batches_max: this.settings.account_batches_max ?? 1,
     })
-    this.desks.set(kind.name, desk)
-    return desk
+    this.desks.set(kind.name, committer)
+    return committer
+  }
+
+  /** How the payment batches of a desk read their accounts, so far (tests, diagnostics). */
+  startsOf(desk: string): Readonly<Record<BatchStart, number>> {
+    return { ...(this.starts.get(desk) ?? { remembered: 0, locked: 0, stale: 0 }) }
+  }
+
+  private started(desk: string, start: BatchStart): void {
+    let counts = this.starts.get(desk)
+    if (!counts) this.starts.set(desk, (counts = { remembered: 0, locked: 0, stale: 0 }))
+    counts[start]++
+    this.settings.observeStart?.(start, desk)
   }
 
   /** A desk for one kind of settlement; `submit` answers each with its outcome. */
@@ -277,11 +357,12 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
    * own), this one finds the account as it is, or stale: its own race, not another
    * writer's, so the account is not paused and the guess not counted against guessing.
    */
-  private async paymentBatch<P, R>(
-    kind: PaymentKind<P, R, T>,
+  private async paymentBatch<P, R, S>(
+    kind: PaymentKind<P, R, T, S>,
     payments: P[],
   ): Promise<Outcomes<R>> {
-    for (const probe of this.probes) await probe.beforeBatch?.(kind.name, payments.map(kind.keyOf))
+    const keys = kind.keyOf ? payments.map(kind.keyOf) : []
+    for (const probe of this.probes) await probe.beforeBatch?.(kind.name, keys)
     const accountIds = [...new Set(payments.flatMap(kind.accountsOf))]
     let ahead: Lane | undefined
     for (const id of accountIds) ahead ??= this.lanes.get(id)
@@ -301,11 +382,11 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
    * Most batches repeat no key, so the keys are claimed in the batch's one write. A batch
    * that finds a key taken is rolled back whole and written again claiming its keys first:
    * one round trip fewer for every batch, one more for the rare batch with a repeat. A batch
-   * that started from remembered accounts and found one changed is written again with its
-   * accounts locked and read first (known-accounts.ts).
+   * that started from remembered accounts (or rows) and found one changed is written again
+   * with them locked and read first (known-accounts.ts).
    */
-  private async paymentBatchOnce<P, R>(
-    kind: PaymentKind<P, R, T>,
+  private async paymentBatchOnce<P, R, S>(
+    kind: PaymentKind<P, R, T, S>,
     payments: P[],
     behind: boolean,
   ): Promise<BatchOutcome<R>[]> {
@@ -313,15 +394,15 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
       return await this.writePayments(kind, payments, 'claim-in-write', true, behind)
     } catch (error) {
       if (!(error instanceof GuardFailed)) throw error
-      if (error instanceof StaleAccounts) {
-        // A remembered account had changed: written again with its accounts locked and read
-        // first, still claiming the keys in the write.
-        if (!behind) this.known.pause(payments.flatMap(kind.accountsOf))
-        this.settings.observeStart?.('stale')
+      // Without keys, a failed guard is a remembered row found changed.
+      if (error instanceof StaleAccounts || !kind.keyOf) {
+        // Remembered state had changed: written again locked and read first, still claiming
+        // the keys in the write.
+        this.started(kind.name, 'stale')
         try {
           return await this.writePayments(kind, payments, 'claim-in-write', false)
         } catch (again) {
-          if (!(again instanceof GuardFailed)) throw again
+          if (!(again instanceof GuardFailed) || !kind.keyOf) throw again
         }
       }
       // A key taken: written again claiming the keys first.
@@ -329,92 +410,185 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     }
   }
 
-  private async writePayments<P, R>(
-    kind: PaymentKind<P, R, T>,
+  private async writePayments<P, R, S>(
+    kind: PaymentKind<P, R, T, S>,
     payments: P[],
     mode: Mode,
     guess = true,
     behind = false,
   ): Promise<BatchOutcome<R>[]> {
     const outcomes: BatchOutcome<R>[] = new Array(payments.length)
-    const accountIds = payments.flatMap(kind.accountsOf)
     const first = guess && mode === 'claim-in-write'
     // A batch that credits an account whose partner may owe the bank locks its partner debts
     // (partner-debt.ts), which every path locks after the accounts: so it locks its accounts
     // first, not in its write.
     const guessable = first && !(kind.creditOf && payments.some((p) => kind.creditOf!(p)))
     const write = { mode, first, behind }
-    let written: LedgerBatch | undefined
+    let opened: Opened<S> | undefined
+    const writing: Writing = { accounts: [] }
     try {
       await this.db.transaction().execute(async (trx) => {
-        const batch =
-          (guessable && LedgerBatch.fromKnown(trx, this.clock, accountIds, this.known)) ||
-          (await LedgerBatch.open(trx, this.clock, accountIds))
-        written = batch
-        if (first) this.settings.observeStart?.(batch.guessed ? 'remembered' : 'locked')
-        await this.takePayments(trx, kind, batch, payments, mode, outcomes)
+        opened = await this.startBatch(trx, kind, payments, { guessable, behind, writing })
+        if (first) this.started(kind.name, opened.batch.guessed ? 'remembered' : 'locked')
+        await this.takePayments(trx, kind, opened, payments, mode, outcomes)
       })
     } catch (error) {
-      this.known.forget(accountIds)
-      if (written?.guessed && !behind) this.known.guessed(error instanceof StaleAccounts)
-      if (this.probes.size > 0) this.reportPayments(kind, payments, write, written, false)
+      this.failedPayments(kind, payments, opened, error, behind)
+      if (this.probes.size > 0) this.reportPayments(kind, payments, write, opened, false)
       // A key taken, found by the write's plain insert: as a failed guard (written again
       // claiming first).
       const keyTaken = isKeyTaken(error) && mode === 'claim-in-write'
       throw keyTaken ? new GuardFailed('a key of the batch is taken') : error
+    } finally {
+      this.endWriting(writing.accounts)
     }
-    if (written!.guessed) this.known.guessed(false)
-    this.known.remember(written!.accountStates())
-    if (this.probes.size > 0) this.reportPayments(kind, payments, write, written, true)
+    const { batch, rows } = opened!
+    if (batch.guessed) this.known.guessed(false)
+    this.known.remember(batch.accountStates())
+    kind.rows?.committed(rows, batch.guessed)
+    if (this.probes.size > 0) this.reportPayments(kind, payments, write, opened, true)
     return outcomes
   }
 
-  private reportPayments<P, R>(
-    kind: PaymentKind<P, R, T>,
+  /**
+   * Opens a payment batch: from the remembered accounts (and rows) when it may and every one
+   * is remembered, else its rows and accounts locked and read. A batch does not start from
+   * memory on an account another batch of this writer is writing (it would find it changed),
+   * unless it is written behind that one (paymentBatch).
+   */
+  private async startBatch<P, R, S>(
+    trx: T,
+    kind: PaymentKind<P, R, T, S>,
+    payments: P[],
+    { guessable, behind, writing }: { guessable: boolean; behind: boolean; writing: Writing },
+  ): Promise<Opened<S>> {
+    const own = kind.rows
+    if (guessable) {
+      const rows = own?.remembered(payments, this.clock.now())
+      const accounts = own ? rows && own.accountsOf(rows) : payments.flatMap(kind.accountsOf)
+      const free = accounts && (behind || !accounts.some((id) => this.writing.has(id)))
+      const batch = free && LedgerBatch.fromKnown(trx, this.clock, accounts, this.known)
+      if (batch) return this.beginWriting(writing, { batch, rows: rows as S, accounts: accounts! })
+    }
+    const rows = own ? await own.lock(trx, payments, this.clock.now()) : (undefined as S)
+    const accounts = own ? own.accountsOf(rows) : payments.flatMap(kind.accountsOf)
+    // Marked written before the accounts' lock is asked for: a batch that would start from
+    // memory meanwhile locks instead.
+    const unopened = { batch: undefined as LedgerBatch | undefined, rows, accounts }
+    const opening = this.beginWriting(writing, unopened)
+    const batch = await LedgerBatch.open(trx, this.clock, opening.accounts)
+    return { ...opening, batch }
+  }
+
+  /** Marks the batch's accounts written by it, and notes which batches had started on each. */
+  private beginWriting<O extends { accounts: string[] }>(
+    writing: Writing,
+    opened: O,
+  ): O & { seen: number[] } {
+    const accounts = [...new Set(opened.accounts)]
+    writing.accounts = accounts
+    for (const id of accounts) {
+      this.writing.set(id, (this.writing.get(id) ?? 0) + 1)
+      this.writingStarts.set(id, (this.writingStarts.get(id) ?? 0) + 1)
+    }
+    const seen = accounts.map((id) => this.writingStarts.get(id)!)
+    return Object.assign(opened, { accounts, seen })
+  }
+
+  private endWriting(accounts: readonly string[]): void {
+    for (const id of accounts) {
+      const n = (this.writing.get(id) ?? 1) - 1
+      if (n > 0) this.writing.set(id, n)
+      else this.writing.delete(id)
+    }
+    // Bounded: the counts are compared only while a batch that started from memory fails.
+    if (this.writingStarts.size > 10_000 && this.writing.size === 0) this.writingStarts.clear()
+  }
+
+  /**
+   * A failed batch's accounts and rows are forgotten. One that started from memory and found
+   * an account changed pauses guessing on it, unless another batch of this writer started on
+   * it meanwhile (its own race, not another writer's) or it ran behind one (paymentBatch).
+   */
+  private failedPayments<P, R, S>(
+    kind: PaymentKind<P, R, T, S>,
+    payments: P[],
+    opened: Opened<S> | undefined,
+    error: unknown,
+    behind: boolean,
+  ): void {
+    const accounts = opened?.accounts ?? payments.flatMap(kind.accountsOf)
+    this.known.forget(accounts)
+    kind.rows?.failed(payments)
+    if (!opened?.batch.guessed || behind) return
+    const raced = accounts.some((id, i) => this.writingStarts.get(id) !== opened.seen[i])
+    if (raced) return
+    const stale = error instanceof StaleAccounts
+    if (stale) this.known.pause(accounts)
+    this.known.guessed(stale)
+  }
+
+  private reportPayments<P, R, S>(
+    kind: PaymentKind<P, R, T, S>,
     payments: P[],
     write: Pick<WriteReport, 'mode' | 'first' | 'behind'>,
-    written: LedgerBatch | undefined,
+    opened: Opened<S> | undefined,
     committed: boolean,
   ): void {
-    const locked = written !== undefined && !written.guessed
-    const accounts = [...new Set(payments.flatMap(kind.accountsOf))]
-    const keys = payments.map(kind.keyOf)
+    const locked = opened?.batch !== undefined && !opened.batch.guessed
+    const accounts = opened?.accounts ?? [...new Set(payments.flatMap(kind.accountsOf))]
+    const keys = kind.keyOf ? payments.map(kind.keyOf) : []
     this.report({ desk: kind.name, ...write, keys, accounts, locked, committed })
   }
 
-  private async takePayments<P, R>(
+  private async takePayments<P, R, S>(
     trx: T,
-    kind: PaymentKind<P, R, T>,
-    batch: LedgerBatch,
+    kind: PaymentKind<P, R, T, S>,
+    { batch, rows }: Opened<S>,
     payments: P[],
     mode: Mode,
     outcomes: BatchOutcome<R>[],
   ): Promise<void> {
     const debts = await openDebts(trx, kind, batch, payments)
-    const keys = payments.map(kind.keyOf)
-    const { claimants, duplicates } = byKey(kind, batch, payments, keys, outcomes)
-    const claimFirst = mode === 'claim-first'
+    const keys = kind.keyOf ? payments.map(kind.keyOf) : undefined
+    const { claimants, duplicates } = byKey(kind, batch, payments, keys, outcomes, rows)
+    const claimFirst = mode === 'claim-first' && keys !== undefined
     const claimed = claimFirst ? await this.claimKeys(trx, keys, claimants, batch.now) : undefined
-    const batchKeys = { payments, keys, claimants, claimed, debts }
+    const batchKeys = { payments, keys, claimants, claimed, debts, rows }
     const took = takeEach(kind, batch, batchKeys, outcomes, duplicates)
     // A request refused for funds moved no money, so its key may be used again.
     if (claimed) await releaseTransferKeys(trx, took.released.map((k) => k.tx_id))
     const alongside = kind.alongside?.(took.taken, batch.now)
+    const after = kind.rows?.after(rows)
     // Most batches end with their write: its commit is sent with it (one round trip).
-    const last = !debts && !alongside && duplicates.length === 0
+    const last = !debts && !alongside && !after && duplicates.length === 0
     // The state this batch will leave, remembered as its write goes out, so that the next
     // batch of its accounts may start from it behind this one (paymentBatch); forgotten if
     // this one fails (writePayments).
     const overlaps = (this.settings.account_batches_max ?? 1) > 1
     if (overlaps && !claimed) this.known.remember(batch.accountStates())
-    const guard = claimed ? undefined : this.keyGuard(took.taking, took.released, batch.now)
-    await batch.flush(guard, { commit: last })
+    await batch.flush(this.writeGuard(kind, { batch, rows }, keys, claimed, took), { commit: last })
+    kind.rows?.written(rows)
     if (last) return
     await debts?.flush()
     await alongside?.(trx)
+    await after?.(trx)
     // Inside the transaction: should the batch be retried, it must not find its own keys.
     if (duplicates.length === 0) return
-    await this.answerDuplicates(trx, keys, duplicates, outcomes, batch.now)
+    await this.answerDuplicates(trx, keys!, duplicates, outcomes, batch.now)
+  }
+
+  /** The guard of a payment batch's write: its keys' (unless claimed first) and its rows'. */
+  private writeGuard<P, R, S>(
+    kind: PaymentKind<P, R, T, S>,
+    { batch, rows }: Pick<Opened<S>, 'batch' | 'rows'>,
+    keys: TransferKey[] | undefined,
+    claimed: Set<string> | undefined,
+    took: { taking: TransferKey[]; released: TransferKey[] },
+  ): FlushGuard | undefined {
+    const keyGuard =
+      claimed || !keys ? undefined : this.keyGuard(took.taking, took.released, batch.now)
+    return bothGuards(keyGuard, kind.rows?.write(rows, batch.guessed))
   }
 
   /**
@@ -537,9 +711,9 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
  * The debts of the partners whose accounts the batch credits (a disputed debit order's
  * shortfall), paid from the credit first (partner-debt.ts); only batches with such credits ask.
  */
-async function openDebts<P, R, T extends LedgerExecutor>(
+async function openDebts<P, R, T extends LedgerExecutor, S>(
   trx: T,
-  kind: PaymentKind<P, R, T>,
+  kind: PaymentKind<P, R, T, S>,
   batch: LedgerBatch,
   payments: P[],
 ): Promise<PartnerDebts | undefined> {
@@ -554,22 +728,28 @@ async function openDebts<P, R, T extends LedgerExecutor>(
 
 /**
  * Refuses what cannot be taken at all, and splits the rest by key: the first payment with a
- * key in the batch claims it (a claimant); a repeat waits for its result (a duplicate).
+ * key in the batch claims it (a claimant); a repeat waits for its result (a duplicate). A
+ * kind without keys has only claimants.
  */
-function byKey<P, R, T extends LedgerExecutor>(
-  kind: PaymentKind<P, R, T>,
+function byKey<P, R, T extends LedgerExecutor, S>(
+  kind: PaymentKind<P, R, T, S>,
   batch: LedgerBatch,
   payments: P[],
-  keys: TransferKey[],
+  keys: TransferKey[] | undefined,
   outcomes: BatchOutcome<R>[],
+  rows: S,
 ): { claimants: number[]; duplicates: number[] } {
   const firstWithKey = new Set<string>()
   const claimants: number[] = []
   const duplicates: number[] = []
   payments.forEach((payment, i) => {
-    const refusal = kind.refusal(batch, payment)
+    const refusal = kind.refusal(batch, payment, rows)
     if (refusal) {
       outcomes[i] = { ok: false, error: refusal }
+      return
+    }
+    if (!keys) {
+      claimants.push(i)
       return
     }
     const key = `${keys[i]!.partner_id}/${keys[i]!.client_tx_id}`
@@ -582,13 +762,36 @@ function byKey<P, R, T extends LedgerExecutor>(
   return { claimants, duplicates }
 }
 
-interface Claimants<P> {
+/** The guard of a batch's write: its keys' and its own rows', both holding. */
+function bothGuards(a: FlushGuard | undefined, b: FlushGuard | undefined): FlushGuard | undefined {
+  if (!a || !b) return a ?? b
+  const holds = a.holds && b.holds ? sql`${a.holds} and ${b.holds}` : (a.holds ?? b.holds)
+  const queries = [...a.queries, ...b.queries]
+  return holds ? { queries, holds } : { queries }
+}
+
+/** The accounts a payment batch marked written (ended by endWriting whatever happens). */
+interface Writing {
+  accounts: string[]
+}
+
+/** A payment batch as it started: its journal, its accounts and the kind's own rows. */
+interface Opened<S> {
+  batch: LedgerBatch
+  rows: S
+  accounts: string[]
+  /** How many batches had started on each account when this one did (beginWriting). */
+  seen: number[]
+}
+
+interface Claimants<P, S> {
   payments: P[]
-  keys: TransferKey[]
+  keys: TransferKey[] | undefined
   claimants: number[]
   /** The tx ids whose key was new, when the keys were claimed first. */
   claimed: Set<string> | undefined
   debts: PartnerDebts | undefined
+  rows: S
 }
 
 /**
@@ -596,10 +799,10 @@ interface Claimants<P> {
  * claimed by another is a duplicate, a payment available does not cover is refused for funds
  * (its key released), and a credit first pays its partner's debt.
  */
-function takeEach<P, R, T extends LedgerExecutor>(
-  kind: PaymentKind<P, R, T>,
+function takeEach<P, R, T extends LedgerExecutor, S>(
+  kind: PaymentKind<P, R, T, S>,
   batch: LedgerBatch,
-  { payments, keys, claimants, claimed, debts }: Claimants<P>,
+  { payments, keys, claimants, claimed, debts, rows }: Claimants<P, S>,
   outcomes: BatchOutcome<R>[],
   duplicates: number[],
 ) {
@@ -608,17 +811,17 @@ function takeEach<P, R, T extends LedgerExecutor>(
   const taken: Array<{ payment: P; value: R }> = []
   for (const i of claimants) {
     const payment = payments[i]!
-    if (claimed && !claimed.has(keys[i]!.tx_id)) {
+    if (claimed && !claimed.has(keys![i]!.tx_id)) {
       duplicates.push(i)
       continue
     }
-    const value = kind.take(batch, payment)
+    const value = kind.take(batch, payment, rows)
     if (value === undefined) {
       outcomes[i] = { ok: false, error: insufficientFunds() }
-      released.push(keys[i]!)
+      if (keys) released.push(keys[i]!)
       continue
     }
-    taking.push(keys[i]!)
+    if (keys) taking.push(keys[i]!)
     outcomes[i] = { ok: true, value }
     taken.push({ payment, value })
     const credit = debts && kind.creditOf?.(payment)
