@@ -217,6 +217,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const clearing = new ClearingService(
     db,
     clock,
+    ledgerWriter,
     calendar,
     bankRail,
     jobRunner,
@@ -230,7 +231,7 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     log,
   )
   const jobs = new JobsService(db, clock)
-  const bulk = new BulkService(db, clock, calendar, jobRunner, notifier, {
+  const bulk = new BulkService(db, clock, ledgerWriter, calendar, jobRunner, notifier, {
     entityEmail: async (partnerId, entityId) => (await entities.get(partnerId, entityId)).email,
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
     // Without BANK_OTP_KEY, the PINs' key is derived from the bank's secrets key, which every
@@ -239,19 +240,28 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox,
     entityLimits: { ...entity_limits_default, wrong_pins_per_entity_max: config.bulkWrongPinsMax, pending_batches_per_entity_max: config.bulkPendingBatchesMax },
   })
-  const bulkProcessing = new BulkProcessing(db, clock, bankRail, jobRunner, advices, events)
+  const bulkProcessing = new BulkProcessing(db, ledgerWriter, bankRail, jobRunner, advices, events)
   const sandbox = new SandboxService(sandboxClock, jobRunner, simulatedNotifier)
   const debitRail = new SimulatedDebitRail(db, clock)
   const mandates = new MandateService(db, clock, jobRunner, given.mandateAuthenticator ?? railAuthenticator(debitRail))
   const debit = new DebitService(db, clock, calendar, {
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
   })
-  const debitCollection = new DebitCollection(db, clock, calendar, debitRail, jobRunner, {
-    feeCents: config.debitOrderFeeCents,
-    batchMax: config.debitBatchMax,
-    schedule: config.debitSchedule,
-    sandbox: config.sandbox,
-  }, log)
+  const debitCollection = new DebitCollection(
+    db,
+    clock,
+    ledgerWriter,
+    calendar,
+    debitRail,
+    jobRunner,
+    {
+      feeCents: config.debitOrderFeeCents,
+      batchMax: config.debitBatchMax,
+      schedule: config.debitSchedule,
+      sandbox: config.sandbox,
+    },
+    log,
+  )
   const dropbox = given.dropbox ?? noDropbox
   const kyc = new KycService(db, clock, dropbox, users, partners)
   const kyb = new KybService(db, clock, dropbox, given.registry ?? new SimulatedCompanyRegistry(), entities, partners, notifier, users)

@@ -1,15 +1,14 @@
 import type { Kysely } from 'kysely'
-import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import { assert } from '../errors.ts'
 import { appendEvents, type EventDispatcher, type NewEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { eft_submission_group } from '../transfers/clearing-service.ts'
 import { cents } from '../ledger/cents.ts'
-import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
 import type { PaymentAdvices } from '../transfers/payment-advice.ts'
-import { appendPayment, settlePayment } from '../ledger/bulk-journals.ts'
+import { paymentRows, paymentSettlements, type PaymentRow } from '../ledger/bulk-journals.ts'
 import { batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemsOf, setItemTxIds, updateBatch, type BatchRow, type ItemRow } from './bulk-store.ts'
 import { batchView, paymentView } from './bulk-view.ts'
 import { newRowId } from '../ledger/row-id.ts'
@@ -37,7 +36,7 @@ const eft_cycle_batches_max = 100
 export class BulkProcessing {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly clock: Clock,
+    private readonly ledger: ComposedWriter,
     private readonly rail: Rail,
     private readonly jobs: JobRunner,
     private readonly advices: PaymentAdvices,
@@ -86,19 +85,12 @@ export class BulkProcessing {
       if (batch.status !== 'processing') return undefined
       const items = (await itemsOf(trx, batchId)).filter((i) => i.status === 'processing' && i.tx_id === null)
       if (items.length === 0) return batch
-      const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
       const given = items.map((item) => ({ item, tx_id: newRowId() }))
-      for (const { item, tx_id } of given) {
-        appendPayment(ledger, {
-          tx_id, account_id: batch.account_id, funding_tx_id: batch.funding_tx_id, real_time: item.real_time,
-          amount: cents(item.amount), fee: cents(item.fee), ref: item.ref, own_ref: item.own_ref, name: item.name,
-          account_number: item.account_number, branch_code: item.branch_code, added_by: batch.added_by,
-        })
-      }
-      await ledger.flush()
+      const rows = given.map(({ item, tx_id }) => paymentRow(batch, item, tx_id))
+      const now = await this.ledger.write(trx, paymentRows, rows)
       await setItemTxIds(trx, batchId, given.map(({ item, tx_id }) => ({ position: item.position, tx_id })))
       const advised = given.filter(({ item }) => item.notification_email)
-      await this.advices.record(trx, advised.map(({ item, tx_id }) => ({ tx_id, partner_id: batch.partner_id, email: item.notification_email!, name: item.name, created_at: ledger.now })))
+      await this.advices.record(trx, advised.map(({ item, tx_id }) => ({ tx_id, partner_id: batch.partner_id, email: item.notification_email!, name: item.name, created_at: now })))
       return batch
     })
   }
@@ -130,18 +122,23 @@ export class BulkProcessing {
       assert(batch, `batch ${batchId} vanished`)
       if (batch.status !== 'processing') return 0
       const items = await itemsOf(trx, batchId)
-      const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
-      const now = ledger.now
+      const answered = items.flatMap((item) => {
+        const outcome = item.tx_id ? outcomes.get(item.tx_id) : undefined
+        return item.status === 'processing' && outcome ? [{ item, outcome }] : []
+      })
+      // Nothing of this batch answered: nothing to book, nothing written.
+      if (answered.length === 0) return 0
+      // The ledger first: the payments' rows and events that commit with it carry its time.
+      const settlements = answered.map(({ item, outcome }) => {
+        return { payment: paymentRow(batch, item, item.tx_id!), outcome }
+      })
+      const written = await this.ledger.write(trx, paymentSettlements, settlements)
+      const now = written.now
       const finished: Array<{ position: number; status: 'success' | 'failed'; error_message: string | null; processed_at: Date }> = []
       const paidTxIds: string[] = []
       const events: NewEvent[] = []
-      for (const item of items) {
-        const outcome = item.tx_id ? outcomes.get(item.tx_id) : undefined
-        if (item.status !== 'processing' || !outcome) continue
-        const paid = settlePayment(ledger, {
-          tx_id: item.tx_id!, account_id: batch.account_id, funding_tx_id: batch.funding_tx_id, real_time: item.real_time,
-          amount: cents(item.amount), fee: cents(item.fee), ref: item.ref, name: item.name, added_by: batch.added_by,
-        }, outcome)
+      answered.forEach(({ item, outcome }, i) => {
+        const paid = written.paid[i]
         if (paid) paidTxIds.push(item.tx_id!)
         const change = { position: item.position, status: paid ? ('success' as const) : ('failed' as const), error_message: paid ? null : outcome.status === 'accepted' ? null : outcome.reason, processed_at: now }
         finished.push(change)
@@ -150,9 +147,7 @@ export class BulkProcessing {
           type: paid ? 'payment.success' : 'payment.failed', partner_id: batch.partner_id, resource_id: batch.id,
           data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id }, occurred_at: now, endpoint_url: batch.callback_url,
         })
-      }
-      if (finished.length === 0) return 0
-      await ledger.flush()
+      })
       await finishItems(trx, batchId, finished)
       await this.advices.paid(trx, paidTxIds)
       if (items.every((i) => i.status === 'success' || i.status === 'failed')) {
@@ -164,6 +159,24 @@ export class BulkProcessing {
       await appendEvents(trx, events)
       return finished.length
     })
+  }
+}
+
+/** A payment of a batch as the ledger writes its own row (its money left in the funding row). */
+function paymentRow(batch: BatchRow, item: ItemRow, txId: string): PaymentRow {
+  return {
+    tx_id: txId,
+    account_id: batch.account_id,
+    funding_tx_id: batch.funding_tx_id,
+    real_time: item.real_time,
+    amount: cents(item.amount),
+    fee: cents(item.fee),
+    ref: item.ref,
+    own_ref: item.own_ref,
+    name: item.name,
+    account_number: item.account_number,
+    branch_code: item.branch_code,
+    added_by: batch.added_by,
   }
 }
 

@@ -10,14 +10,15 @@ import { assert, BankError, Conflict, Forbidden, Invalid, NotFound, TooManyAttem
 import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { cents } from '../ledger/cents.ts'
-import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import type { JournalKind } from '../ledger/journal-kind.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { Notifier } from '../notify/notifier.ts'
 import { formatRand } from '../transfers/payment-advice.ts'
 import { checkPaymentLimit, type PaymentType } from '../transfers/transfer-limits.ts'
 import { checkEndpointUrl } from '../webhooks/url-policy.ts'
 import { bulk_limits, type BulkInitiateRequest } from './bulk-contract.ts'
 import { entity_limits_default, lockEntity, pendingBatchesRefusal, pinBudgetRefusal, recordWrongPin, type EntityLimits } from './bulk-entity-limits.ts'
-import { captureFunding, holdFunding, releaseFunding, type FundingPlan } from '../ledger/bulk-journals.ts'
+import { fundingCapture, fundingRelease, holdFunding, type FundingPlan } from '../ledger/bulk-journals.ts'
 import { newOtp, newOtpReference, otpHash, otpMatches, otpMessage } from './bulk-otp.ts'
 import { bulk_process_job_kind } from './bulk-processing.ts'
 import {
@@ -74,6 +75,7 @@ export class BulkService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly ledger: ComposedWriter,
     private readonly calendar: SouthAfricanCalendar,
     private readonly jobs: JobRunner,
     private readonly notifier: Notifier,
@@ -116,12 +118,7 @@ export class BulkService {
         await lockEntity(trx, entityId)
         const crowded = await pendingBatchesRefusal(trx, entityId, now, this.entityLimits)
         if (crowded) throw crowded
-        const batch = await LedgerBatch.open(trx, this.clock, [accountId])
-        if (!batch.has(accountId) || batch.account(accountId).partner_id !== partnerId) throw new NotFound('account')
-        if (!holdFunding(batch, funding)) {
-          throw Invalid.field('total_amount', 'insufficient funds: the available balance does not cover the total plus fees')
-        }
-        await batch.flush()
+        await this.ledger.write(trx, fundingHold, { partner_id: partnerId, plan: funding })
         await insertBatch(
           trx,
           {
@@ -276,9 +273,7 @@ export class BulkService {
   private async fund(trx: Kysely<Database>, batch: BatchRow, now: Date): Promise<void> {
     const items = await itemsOf(trx, batch.id)
     const plan = fundingPlanOf(batch, items)
-    const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
-    captureFunding(ledger, plan)
-    await ledger.flush()
+    await this.ledger.write(trx, fundingCapture, plan)
     await setAllItems(trx, batch.id, 'processing')
     const verified: BatchRow = { ...batch, status: 'processing', verified_at: now }
     await updateBatch(trx, batch.id, { status: 'processing', verified_at: now })
@@ -289,9 +284,8 @@ export class BulkService {
 
   /** Ends a pending batch failed (expiry, lock-out): hold released, event written. */
   private async fail(trx: Kysely<Database>, batch: BatchRow, reason: 'otp_expired' | 'otp_locked' | 'otp_not_sent'): Promise<void> {
-    const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
-    releaseFunding(ledger, fundingOf(batch), `bulk payment failed: ${reason}`)
-    await ledger.flush()
+    const release = { funding: fundingOf(batch), reason: `bulk payment failed: ${reason}` }
+    await this.ledger.write(trx, fundingRelease, release)
     const now = this.clock.now()
     await updateBatch(trx, batch.id, { status: 'failed', failure_reason: reason, completed_at: now })
     const items = await itemsOf(trx, batch.id)
@@ -339,9 +333,8 @@ export class BulkService {
         await this.fail(trx, batch, 'otp_expired')
         return { error: Invalid.field('bulk_payment_id', 'the batch is failed (its one-time PIN expired); only a batch in pending_otp can be cancelled') }
       }
-      const ledger = await LedgerBatch.open(trx, this.clock, [batch.account_id])
-      releaseFunding(ledger, fundingOf(batch), 'bulk payment cancelled')
-      await ledger.flush()
+      const release = { funding: fundingOf(batch), reason: 'bulk payment cancelled' }
+      await this.ledger.write(trx, fundingRelease, release)
       const reason = request.reason ?? null
       await updateBatch(trx, batch.id, { status: 'cancelled', cancelled_at: now, cancel_reason: reason })
       const view = batchView({ ...batch, status: 'cancelled' }, await itemsOf(trx, batch.id))
@@ -364,6 +357,29 @@ export class BulkService {
     if (!batch?.otp_sandbox) throw new NotFound('bulk payment')
     return { otp: batch.otp_sandbox, expires_at: formatTimestamp(batch.otp_expires_at) }
   }
+}
+
+/**
+ * Initiate's hold: total plus fees on the partner's own account, with the Pending funding
+ * row (holdFunding). An account that is not the partner's is not found, and a short one is
+ * refused on the request's `total_amount`; then nothing is written. The kind is bulk/'s own,
+ * not the ledger's, since its refusals are the bulk request's.
+ */
+const fundingHold: JournalKind<{ partner_id: string; plan: FundingPlan }, void> = {
+  name: 'bulk.funding',
+  accountsOf: ({ plan }) => [plan.account_id],
+  record(journal, { partner_id, plan }) {
+    const accountId = plan.account_id
+    if (!journal.has(accountId) || journal.account(accountId).partner_id !== partner_id) {
+      throw new NotFound('account')
+    }
+    if (!holdFunding(journal, plan)) {
+      throw Invalid.field(
+        'total_amount',
+        'insufficient funds: the available balance does not cover the total plus fees',
+      )
+    }
+  },
 }
 
 /** A batch's payments as stored: `pending` until verify, each with the fee of its type. */

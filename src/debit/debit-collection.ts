@@ -8,8 +8,10 @@ import { formatTimestamp } from '../contract/format.ts'
 import { JobGroupBusy, type JobContext, type JobRunner } from '../jobs/job-runner.ts'
 import type { JobView } from '../jobs/jobs-contract.ts'
 import { cents } from '../ledger/cents.ts'
-import { LedgerBatch } from '../ledger/ledger-batch.ts'
-import { PartnerDebts } from '../ledger/partner-debt.ts'
+import type { Journal } from '../ledger/journal.ts'
+import type { JournalKind } from '../ledger/journal-kind.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
+import type { PartnerDebts } from '../ledger/partner-debt.ts'
 import { collectDebit, reverseDebit } from '../ledger/debit-journals.ts'
 import type { Logger } from '../logger.ts'
 import { collectionKey, type DebitCollectionOutcome, type DebitCollectionRequest, type DebitDispute, type DebitRail } from '../rails/debit-rail.ts'
@@ -71,6 +73,7 @@ export class DebitCollection {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly ledger: ComposedWriter,
     private readonly calendar: SouthAfricanCalendar,
     private readonly rail: DebitRail,
     private readonly jobs: JobRunner,
@@ -224,134 +227,32 @@ export class DebitCollection {
     })
   }
 
-  /** Books the rail's answers to one batch; returns how many it booked. */
+  /**
+   * Books the rail's answers to one batch; returns how many it booked. The ledger's rows
+   * (debitCollections) are written first, then the chunk's orders, collections, history and
+   * events, which the kind's record gathers in memory under the same locks.
+   */
   private async bookOutcomes(sent: CollectionRow[], outcomes: Map<string, BookedOutcome>, date: string, report: DebitRunReport): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       const orders = await ordersForUpdate(trx, sent.map((c) => c.debit_order_id))
       const current = await collectionsForUpdate(trx, sent)
-      const accounts = [...orders.values()].map((o) => o.account_id)
-      const batch = await LedgerBatch.open(trx, this.clock, accounts)
-      const debts = await PartnerDebts.open(trx, [...orders.values()].map((o) => o.partner_id), batch.now)
-      const chunk = await CollectionChunk.open(trx, [...orders.keys()], batch.now)
-      let booked = 0
-      for (const was of sent) {
-        const key = collectionKey(was)
-        const collection = current.get(key)
-        const order = orders.get(was.debit_order_id)
-        const outcome = outcomes.get(key)
-        // Booked meanwhile (a run taken over after a crash), or not answered: leave it.
-        if (!collection || !order || !outcome || collection.status !== 'processing' || collection.attempts !== was.attempts) continue
-        if (collection.last_attempt_date !== null && collection.last_attempt_date >= date) continue
-        // Not asked of the debtor's bank (no active mandate): no attempt to count.
-        const asked = outcome.status !== 'mandate_inactive'
-        const attempt = asked ? { ...collection, attempts: collection.attempts + 1, first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date } : collection
-        const tried = asked ? { ...order, attempts: attempt.attempts, first_attempt_date: attempt.first_attempt_date, last_attempt_date: date } : order
-        if (outcome.status === 'collected') this.collected(batch, debts, chunk, tried, attempt, outcome, report)
-        else this.refused(chunk, tried, attempt, outcome, date, report)
-        booked++
-      }
-      await batch.flush()
-      await debts.flush()
+      const chunk = await this.chunkOf(trx, orders)
+      const rules = { calendar: this.calendar, feeCents: this.options.feeCents }
+      const answers = { sent, outcomes, date, orders, current, chunk, report, ...rules }
+      const booked = await this.ledger.write(trx, debitCollections, answers)
       await chunk.flush(trx)
       return booked
     })
   }
 
-  private collected(
-    batch: LedgerBatch,
-    debts: PartnerDebts,
-    chunk: CollectionChunk,
-    order: OrderRow,
-    collection: CollectionRow,
-    outcome: Extract<DebitCollectionOutcome, { status: 'collected' }>,
-    report: DebitRunReport,
-  ): void {
-    const amount = cents(collection.amount)
-    const wanted = outcome.bank_charges ?? this.options.feeCents
-    const charges = wanted < amount ? wanted : amount
-    const net = amount - charges
-    const txId = collectDebit(batch, debts, {
-      ...bookingOf(order),
-      amount,
-      charges,
-      own_ref: `debit order ${order.id} of ${collection.collection_date}`,
-    })
-    const now = batch.now
-    chunk.collection({ ...collection, status: 'successful', bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference, failure_reason: null, processed_at: now })
-    const done = chunk.record(
-      {
-        ...order, processed_at: now, bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference,
-        failure_reason: null, collections_count: order.collections_count + 1, disputed_at: null, reversal_tx_id: null,
-      },
-      'successful',
-      {
-        description: `collected ${amount} cents from the debtor; ${net} credited after bank charges of ${charges}`,
-        bank_reference: outcome.bank_reference,
-        collection_date: collection.collection_date,
-      },
-    )
-    report.successful++
-    this.scheduleNext(chunk, done, collection, report)
-  }
-
-  private refused(
-    chunk: CollectionChunk,
-    order: OrderRow,
-    collection: CollectionRow,
-    outcome: Exclude<BookedOutcome, { status: 'collected' }>,
-    date: string,
-    report: DebitRunReport,
-  ): void {
-    const now = chunk.now
-    if (outcome.status === 'insufficient_funds') {
-      const retry = nextTrackingDate(collection.collection_date, order.tracking_days, date, this.calendar)
-      if (retry !== null) {
-        chunk.collection({ ...collection, failure_reason: outcome.reason })
-        chunk.record({ ...order, failure_reason: outcome.reason }, 'processing', {
-          description: `insufficient funds (attempt ${collection.attempts}); tried again on ${retry}`,
-          collection_date: collection.collection_date,
-        }, true)
-        report.retrying++
-        return
-      }
-    }
-    const reason =
-      outcome.status === 'insufficient_funds'
-        ? `${outcome.reason}; tracking days ran out after ${collection.attempts} attempt${collection.attempts === 1 ? '' : 's'}`
-        : outcome.reason
-    chunk.collection({ ...collection, status: 'failed', failure_reason: reason, processed_at: now })
-    const failed = chunk.record({ ...order, processed_at: now, failure_reason: reason, bank_charges: null, net_amount: null, credit_tx_id: null, bank_reference: null }, 'failed', {
-      description: reason,
-      collection_date: collection.collection_date,
-    })
-    report.failed++
-    // A closed account, or a mandate no longer active, is never collected again; other
-    // failures leave the schedule running.
-    if (outcome.status === 'account_closed' || outcome.status === 'mandate_inactive') chunk.update({ ...failed, next_collection_date: null })
-    else this.scheduleNext(chunk, failed, collection, report)
-  }
-
   /**
-   * After a collection ends: a recurring order's next date (back to `scheduled`), or none.
-   * The next date comes after the day the collection ended: occurrences that fell while it
-   * was still being retried (tracking days) are skipped, not collected late in a burst.
+   * The chunk of the locked orders' changes, opened before the ledger's write: the kind's
+   * record is synchronous, so the orders' histories (which their events carry) are read
+   * now, and the orders' locks keep them as they are. The chunk's time (history, events)
+   * is read just before the write reads the ledger's, on the same clock.
    */
-  private scheduleNext(chunk: CollectionChunk, order: OrderRow, collection: CollectionRow, report: DebitRunReport): void {
-    const ended = collection.last_attempt_date ?? collection.collection_date
-    const after = ended > collection.collection_date ? ended : collection.collection_date
-    const next = nextCollectionDate(
-      { anchor: order.requested_collection_date, frequency: order.frequency, after, end_date: order.end_date },
-      this.calendar,
-    )
-    if (next === null) {
-      chunk.update({ ...order, next_collection_date: null })
-      return
-    }
-    chunk.record({ ...order, next_collection_date: next, attempts: 0, first_attempt_date: null, last_attempt_date: null }, 'scheduled', {
-      description: `next collection scheduled for ${next}`,
-      collection_date: next,
-    })
-    report.rescheduled++
+  private chunkOf(trx: Kysely<Database>, orders: Map<string, OrderRow>): Promise<CollectionChunk> {
+    return CollectionChunk.open(trx, [...orders.keys()], this.clock.now())
   }
 
   /**
@@ -365,59 +266,231 @@ export class DebitCollection {
     const settled = await this.db.transaction().execute(async (trx) => {
       const orders = await ordersForUpdate(trx, disputes.map((d) => d.debit_order_id))
       const current = await collectionsForUpdate(trx, disputes)
-      const batch = await LedgerBatch.open(trx, this.clock, [...orders.values()].map((o) => o.account_id))
-      const debts = await PartnerDebts.open(trx, [...orders.values()].map((o) => o.partner_id), batch.now)
-      const chunk = await CollectionChunk.open(trx, [...orders.keys()], batch.now)
-      const done: string[] = []
-      for (const dispute of disputes) {
-        const order = orders.get(dispute.debit_order_id)
-        const collection = current.get(collectionKey(dispute))
-        if (order && collection && order.status === 'processing') continue
-        if (order && collection?.status === 'successful' && withinWindow(collection, dispute)) {
-          const updated = this.reverse(batch, debts, chunk, order, collection, dispute)
-          orders.set(order.id, updated)
-          report.disputed++
-        } else {
-          this.log.warn({ dispute: collectionKey(dispute) }, 'a dispute of no successful collection within 40 days was refused')
-        }
-        done.push(collectionKey(dispute))
-      }
-      await batch.flush()
-      await debts.flush()
+      const chunk = await this.chunkOf(trx, orders)
+      const booking = { disputes, orders, current, chunk, report, log: this.log }
+      // The ledger's rows first (debitDisputes), then the chunk's, as for the answers.
+      const done = await this.ledger.write(trx, debitDisputes, booking)
       await chunk.flush(trx)
       return done
     })
     await this.rail.acknowledgeDisputes(settled)
   }
+}
 
-  /** Reverses a disputed collection's credit; a shortfall becomes the partner's debt. */
-  private reverse(batch: LedgerBatch, debts: PartnerDebts, chunk: CollectionChunk, order: OrderRow, collection: CollectionRow, dispute: DebitDispute): OrderRow {
-    const amount = cents(collection.amount)
-    const charges = cents(collection.bank_charges ?? 0n)
-    const net = cents(collection.net_amount ?? 0n)
-    const creditTxId = collection.credit_tx_id
-    assert(creditTxId, `successful collection ${collectionKey(collection)} has its credit`)
-    // The debtor's bank takes the whole amount back; the bank gives up its charges.
-    const { reversal_tx_id: reversalId, reason } = reverseDebit(batch, debts, {
-      ...bookingOf(order),
-      amount,
-      charges,
-      net,
-      credit_tx_id: creditTxId,
-      own_ref: `dispute of debit order ${order.id} of ${collection.collection_date}`,
-    })
-    const now = batch.now
-    chunk.collection({ ...collection, status: 'disputed', disputed_at: now, reversal_tx_id: reversalId })
-    const wasScheduled = order.status === 'scheduled'
-    const disputed = chunk.record({ ...order, disputed_at: now, reversal_tx_id: reversalId }, 'disputed', {
-      description: `${reason} (collection of ${collection.collection_date}, disputed ${dispute.disputed_at.toISOString()})`,
-      bank_reference: collection.bank_reference,
+/** What booking a chunk of a run needs besides the ledger: its rows, report and rules. */
+interface Booking {
+  chunk: CollectionChunk
+  report: DebitRunReport
+  calendar: SouthAfricanCalendar
+  /** Bank charges per successful collection, unless the rail names its own. */
+  feeCents: bigint
+}
+
+/** The rail's answers to one batch of collections, and the rows locked for them. */
+interface Answers extends Booking {
+  sent: CollectionRow[]
+  outcomes: Map<string, BookedOutcome>
+  date: string
+  orders: Map<string, OrderRow>
+  current: Map<string, CollectionRow>
+}
+
+/**
+ * A batch's answers (bookOutcomes): a collection credits the order's account (collectDebit:
+ * a partner that owes the bank pays from the credit first, hence the debts); a refusal is
+ * tried again or fails. Each order's and collection's change goes to the chunk. Answers how
+ * many it booked.
+ */
+const debitCollections: JournalKind<Answers, number> = {
+  name: 'debit.collections',
+  accountsOf: (answers) => [...answers.orders.values()].map((o) => o.account_id),
+  debts: true,
+  record(journal, answers, { debts }) {
+    const { sent, outcomes, date, orders, current } = answers
+    let booked = 0
+    for (const was of sent) {
+      const key = collectionKey(was)
+      const collection = current.get(key)
+      const order = orders.get(was.debit_order_id)
+      const outcome = outcomes.get(key)
+      // Booked meanwhile (a run taken over after a crash), or not answered: leave it.
+      if (!collection || !order || !outcome || collection.status !== 'processing' || collection.attempts !== was.attempts) continue
+      if (collection.last_attempt_date !== null && collection.last_attempt_date >= date) continue
+      // Not asked of the debtor's bank (no active mandate): no attempt to count.
+      const asked = outcome.status !== 'mandate_inactive'
+      const attempt = asked ? { ...collection, attempts: collection.attempts + 1, first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date } : collection
+      const tried = asked ? { ...order, attempts: attempt.attempts, first_attempt_date: attempt.first_attempt_date, last_attempt_date: date } : order
+      if (outcome.status === 'collected') collected(journal, debts!, answers, tried, attempt, outcome)
+      else refused(answers, tried, attempt, outcome, date)
+      booked++
+    }
+    return booked
+  },
+}
+
+function collected(
+  journal: Journal,
+  debts: PartnerDebts,
+  booking: Booking,
+  order: OrderRow,
+  collection: CollectionRow,
+  outcome: Extract<DebitCollectionOutcome, { status: 'collected' }>,
+): void {
+  const { chunk, report } = booking
+  const amount = cents(collection.amount)
+  const wanted = outcome.bank_charges ?? booking.feeCents
+  const charges = wanted < amount ? wanted : amount
+  const net = amount - charges
+  const txId = collectDebit(journal, debts, {
+    ...bookingOf(order),
+    amount,
+    charges,
+    own_ref: `debit order ${order.id} of ${collection.collection_date}`,
+  })
+  const now = journal.now
+  chunk.collection({ ...collection, status: 'successful', bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference, failure_reason: null, processed_at: now })
+  const done = chunk.record(
+    {
+      ...order, processed_at: now, bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference,
+      failure_reason: null, collections_count: order.collections_count + 1, disputed_at: null, reversal_tx_id: null,
+    },
+    'successful',
+    {
+      description: `collected ${amount} cents from the debtor; ${net} credited after bank charges of ${charges}`,
+      bank_reference: outcome.bank_reference,
       collection_date: collection.collection_date,
-    })
-    // A recurring order waiting for its next collection keeps that date.
-    if (!wasScheduled || disputed.next_collection_date === null) return disputed
-    return chunk.record(disputed, 'scheduled', { description: `next collection stays scheduled for ${disputed.next_collection_date}`, collection_date: disputed.next_collection_date })
+    },
+  )
+  report.successful++
+  scheduleNext(booking, done, collection)
+}
+
+function refused(
+  booking: Booking,
+  order: OrderRow,
+  collection: CollectionRow,
+  outcome: Exclude<BookedOutcome, { status: 'collected' }>,
+  date: string,
+): void {
+  const { chunk, report } = booking
+  const now = chunk.now
+  if (outcome.status === 'insufficient_funds') {
+    const retry = nextTrackingDate(collection.collection_date, order.tracking_days, date, booking.calendar)
+    if (retry !== null) {
+      chunk.collection({ ...collection, failure_reason: outcome.reason })
+      chunk.record({ ...order, failure_reason: outcome.reason }, 'processing', {
+        description: `insufficient funds (attempt ${collection.attempts}); tried again on ${retry}`,
+        collection_date: collection.collection_date,
+      }, true)
+      report.retrying++
+      return
+    }
   }
+  const reason =
+    outcome.status === 'insufficient_funds'
+      ? `${outcome.reason}; tracking days ran out after ${collection.attempts} attempt${collection.attempts === 1 ? '' : 's'}`
+      : outcome.reason
+  chunk.collection({ ...collection, status: 'failed', failure_reason: reason, processed_at: now })
+  const failed = chunk.record({ ...order, processed_at: now, failure_reason: reason, bank_charges: null, net_amount: null, credit_tx_id: null, bank_reference: null }, 'failed', {
+    description: reason,
+    collection_date: collection.collection_date,
+  })
+  report.failed++
+  // A closed account, or a mandate no longer active, is never collected again; other
+  // failures leave the schedule running.
+  if (outcome.status === 'account_closed' || outcome.status === 'mandate_inactive') chunk.update({ ...failed, next_collection_date: null })
+  else scheduleNext(booking, failed, collection)
+}
+
+/**
+ * After a collection ends: a recurring order's next date (back to `scheduled`), or none.
+ * The next date comes after the day the collection ended: occurrences that fell while it
+ * was still being retried (tracking days) are skipped, not collected late in a burst.
+ */
+function scheduleNext(booking: Booking, order: OrderRow, collection: CollectionRow): void {
+  const { chunk, report } = booking
+  const ended = collection.last_attempt_date ?? collection.collection_date
+  const after = ended > collection.collection_date ? ended : collection.collection_date
+  const next = nextCollectionDate(
+    { anchor: order.requested_collection_date, frequency: order.frequency, after, end_date: order.end_date },
+    booking.calendar,
+  )
+  if (next === null) {
+    chunk.update({ ...order, next_collection_date: null })
+    return
+  }
+  chunk.record({ ...order, next_collection_date: next, attempts: 0, first_attempt_date: null, last_attempt_date: null }, 'scheduled', {
+    description: `next collection scheduled for ${next}`,
+    collection_date: next,
+  })
+  report.rescheduled++
+}
+
+/** The disputes the rail reported, and the rows locked for them. */
+interface Disputes {
+  disputes: DebitDispute[]
+  orders: Map<string, OrderRow>
+  current: Map<string, CollectionRow>
+  chunk: CollectionChunk
+  report: DebitRunReport
+  log: Logger
+}
+
+/**
+ * The rail's disputes (bookDisputes): a successful collection disputed within its window is
+ * reversed (reverseDebit: what the account cannot cover becomes its partner's debt, hence
+ * the debts). Answers the disputes dealt with, to acknowledge once this commits.
+ */
+const debitDisputes: JournalKind<Disputes, string[]> = {
+  name: 'debit.disputes',
+  accountsOf: (booking) => [...booking.orders.values()].map((o) => o.account_id),
+  debts: true,
+  record(journal, { disputes, orders, current, chunk, report, log }, { debts }) {
+    const done: string[] = []
+    for (const dispute of disputes) {
+      const order = orders.get(dispute.debit_order_id)
+      const collection = current.get(collectionKey(dispute))
+      if (order && collection && order.status === 'processing') continue
+      if (order && collection?.status === 'successful' && withinWindow(collection, dispute)) {
+        const updated = reverse(journal, debts!, chunk, order, collection, dispute)
+        orders.set(order.id, updated)
+        report.disputed++
+      } else {
+        log.warn({ dispute: collectionKey(dispute) }, 'a dispute of no successful collection within 40 days was refused')
+      }
+      done.push(collectionKey(dispute))
+    }
+    return done
+  },
+}
+
+/** Reverses a disputed collection's credit; a shortfall becomes the partner's debt. */
+function reverse(journal: Journal, debts: PartnerDebts, chunk: CollectionChunk, order: OrderRow, collection: CollectionRow, dispute: DebitDispute): OrderRow {
+  const amount = cents(collection.amount)
+  const charges = cents(collection.bank_charges ?? 0n)
+  const net = cents(collection.net_amount ?? 0n)
+  const creditTxId = collection.credit_tx_id
+  assert(creditTxId, `successful collection ${collectionKey(collection)} has its credit`)
+  // The debtor's bank takes the whole amount back; the bank gives up its charges.
+  const { reversal_tx_id: reversalId, reason } = reverseDebit(journal, debts, {
+    ...bookingOf(order),
+    amount,
+    charges,
+    net,
+    credit_tx_id: creditTxId,
+    own_ref: `dispute of debit order ${order.id} of ${collection.collection_date}`,
+  })
+  const now = journal.now
+  chunk.collection({ ...collection, status: 'disputed', disputed_at: now, reversal_tx_id: reversalId })
+  const wasScheduled = order.status === 'scheduled'
+  const disputed = chunk.record({ ...order, disputed_at: now, reversal_tx_id: reversalId }, 'disputed', {
+    description: `${reason} (collection of ${collection.collection_date}, disputed ${dispute.disputed_at.toISOString()})`,
+    bank_reference: collection.bank_reference,
+    collection_date: collection.collection_date,
+  })
+  // A recurring order waiting for its next collection keeps that date.
+  if (!wasScheduled || disputed.next_collection_date === null) return disputed
+  return chunk.record(disputed, 'scheduled', { description: `next collection stays scheduled for ${disputed.next_collection_date}`, collection_date: disputed.next_collection_date })
 }
 
 /** What the ledger's debit journals name of an order: its account, reference and debtor. */

@@ -1,9 +1,11 @@
 import type { Journal, JournalEntry } from './journal.ts'
+import type { JournalKind } from './journal-kind.ts'
 import type { PayoutAnswer } from './payment-journals.ts'
 import { newRowId } from './row-id.ts'
 
-// The named journals of a bulk batch (bulk/ says which and when), all through LedgerBatch
-// (the only writer of balances):
+// The named journals of a bulk batch (bulk/ says which and when), and the kinds that record
+// them through the ledger writer's composed door (ledger-writer.ts `write`; initiate's hold
+// is bulk/'s own kind, since its refusals name the request's fields):
 //  - initiate: one `bulk_payment` funding row, Pending, holding total plus fees;
 //  - verify: the hold is captured by one journal: the account pays total plus fees, the
 //    EFT and RTC shares go to their rails' settlement accounts and the fees to fee income;
@@ -42,6 +44,12 @@ export interface PaymentRow {
   branch_code: string
   added_by: string
 }
+
+/** A payment as its rail's answer settles it (settlePayment). */
+export type PaymentToSettle = Omit<PaymentRow, 'own_ref' | 'account_number' | 'branch_code'>
+
+/** The funding of a batch as cancel, expiry or lock-out release it. */
+export type BatchFunding = Pick<FundingPlan, 'funding_tx_id' | 'account_id' | 'total' | 'fees'>
 
 const payment_type = (realTime: boolean) => (realTime ? ('RTC' as const) : ('EFT' as const))
 
@@ -83,7 +91,7 @@ export function captureFunding(batch: Journal, plan: FundingPlan): void {
 }
 
 /** Cancel, expiry or lock-out before verify: nothing is paid. */
-export function releaseFunding(batch: Journal, plan: Pick<FundingPlan, 'funding_tx_id' | 'account_id' | 'total' | 'fees'>, reason: string): void {
+export function releaseFunding(batch: Journal, plan: BatchFunding, reason: string): void {
   batch.releaseHold(plan.account_id, plan.total + plan.fees)
   batch.setStatus(plan.funding_tx_id, plan.account_id, { status: 'Failed', reason })
 }
@@ -113,7 +121,11 @@ export function appendPayment(batch: Journal, payment: PaymentRow): void {
 }
 
 /** Books the rail's answer for one payment; returns whether it was paid. */
-export function settlePayment(batch: Journal, payment: Omit<PaymentRow, 'ref' | 'own_ref' | 'account_number' | 'branch_code'> & { ref: string }, outcome: PayoutAnswer): boolean {
+export function settlePayment(
+  batch: Journal,
+  payment: PaymentToSettle,
+  outcome: PayoutAnswer,
+): boolean {
   if (outcome.status === 'accepted') {
     batch.setStatus(payment.tx_id, payment.account_id, { status: 'Successful', posted: true })
     return true
@@ -146,4 +158,48 @@ export function settlePayment(batch: Journal, payment: Omit<PaymentRow, 'ref' | 
     status_reason: outcome.reason,
   })
   return false
+}
+
+/** Verify: the batch's hold becomes its one debit (captureFunding). */
+export const fundingCapture: JournalKind<FundingPlan, void> = {
+  name: 'bulk.capture',
+  accountsOf: (plan) => [plan.account_id],
+  record: (journal, plan) => captureFunding(journal, plan),
+}
+
+/** Cancel, expiry or lock-out before verify: the hold released (releaseFunding). */
+export const fundingRelease: JournalKind<{ funding: BatchFunding; reason: string }, void> = {
+  name: 'bulk.release',
+  accountsOf: ({ funding }) => [funding.account_id],
+  record: (journal, { funding, reason }) => releaseFunding(journal, funding, reason),
+}
+
+/**
+ * Processing: each payment of a batch gets its own Pending row (appendPayment). Answers the
+ * time of the write, which the rows that commit with it (payment advices) carry too.
+ */
+export const paymentRows: JournalKind<PaymentRow[], Date> = {
+  name: 'bulk.payments',
+  accountsOf: (payments) => payments.map((p) => p.account_id),
+  record(journal, payments) {
+    for (const payment of payments) appendPayment(journal, payment)
+    return journal.now
+  },
+}
+
+/**
+ * Processing: the rails' answers to a batch's payments, each booked (settlePayment). Answers
+ * whether each was paid, in the order given, and the time of the write, which the batch's
+ * rows and events that commit with it carry too.
+ */
+export const paymentSettlements: JournalKind<
+  Array<{ payment: PaymentToSettle; outcome: PayoutAnswer }>,
+  { now: Date; paid: boolean[] }
+> = {
+  name: 'bulk.settle',
+  accountsOf: (answered) => answered.map((a) => a.payment.account_id),
+  record(journal, answered) {
+    const paid = answered.map(({ payment, outcome }) => settlePayment(journal, payment, outcome))
+    return { now: journal.now, paid }
+  },
 }

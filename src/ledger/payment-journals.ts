@@ -1,10 +1,11 @@
 import { assert } from '../errors.ts'
 import type { Journal } from './journal.ts'
+import type { JournalKind } from './journal-kind.ts'
 import { newRowId } from './row-id.ts'
 
-// The named journals of single payments: what moves for each, written into a LedgerBatch.
-// Capabilities say which journal and with what (transfers/transfer-service.ts); the ledger
-// writer (ledger-writer.ts) decides how they are batched and committed.
+// The named journals of single payments: what moves for each, recorded on a Journal.
+// Capabilities say which journal and with what (transfers/transfer-service.ts, the clearing
+// kinds below); the ledger writer (ledger-writer.ts) decides how they are batched and committed.
 //  - a payout to another bank (EFT or RTC) is held, with a Pending row (reservePayout), and
 //    settled later when its rail answers (settlePayout), which writes its fee's row;
 //  - an internal payment to another account of this bank is posted at once (payInternal):
@@ -229,12 +230,18 @@ export function settlePayout(batch: Journal, payout: PendingPayout, outcome: Pay
   return 'Successful'
 }
 
+/** A settled payout as a return from its rail names it (ledger-store.ts payoutsByIds). */
+export interface ReturnedPayout {
+  tx_id: string
+  account_id: string
+  amount: bigint
+  payment_type: 'EFT' | 'RTC'
+  ref: string
+  recipient_name: string
+}
+
 /** A payout the recipient's bank sent back after success: credited back as a `reversal`. */
-export function reversePayout(
-  batch: Journal,
-  original: { tx_id: string; account_id: string; amount: bigint; payment_type: 'EFT' | 'RTC'; ref: string; recipient_name: string },
-  reason: string,
-): string {
+export function reversePayout(batch: Journal, original: ReturnedPayout, reason: string): string {
   const reversalId = newRowId()
   batch.post([
     { internal: `settlement:${original.payment_type}`, amount: -original.amount, tx_id: reversalId },
@@ -258,4 +265,61 @@ export function reversePayout(
     status_reason: reason,
   })
   return reversalId
+}
+
+/** A payout of a clearing chunk with its rail's answer (none: the rail did not answer it). */
+export interface AnsweredPayout {
+  payout: PendingPayout
+  outcome: PayoutAnswer | undefined
+}
+
+/**
+ * A clearing chunk (transfers/clearing-service.ts): each payout still Pending under its
+ * account's lock and answered by its rail is settled (settlePayout) with the hold it has
+ * now; one another run settled meanwhile is left as it is, so nothing is settled twice.
+ * Answers the status of each payout it settled, in the chunk's order.
+ */
+export const payoutSettlements: JournalKind<
+  AnsweredPayout[],
+  Array<{ tx_id: string; status: SettledStatus }>
+> = {
+  name: 'clearing.settle',
+  accountsOf: (chunk) => chunk.map((c) => c.payout.account_id),
+  transactionsOf: (chunk) => chunk.map((c) => c.payout.tx_id),
+  record(journal, chunk, { transactions }) {
+    const settled: Array<{ tx_id: string; status: SettledStatus }> = []
+    for (const { payout, outcome } of chunk) {
+      const row = transactions.get(payout.tx_id)
+      if (row?.status !== 'Pending' || !outcome) continue
+      const status = settlePayout(journal, { ...payout, hold_amount: row.hold_amount }, outcome)
+      settled.push({ tx_id: payout.tx_id, status })
+    }
+    return settled
+  },
+}
+
+/**
+ * A rail's returns (transfers/clearing-service.ts): each payout still Successful under its
+ * account's lock is reversed (reversePayout) with the reason its return gave. Answers how
+ * many it reversed and the payouts still Pending, whose returns wait until they settle.
+ */
+export const payoutReturns: JournalKind<
+  Array<{ payout: ReturnedPayout; reason: string }>,
+  { reversed: number; waiting: string[] }
+> = {
+  name: 'clearing.returns',
+  accountsOf: (returned) => returned.map((r) => r.payout.account_id),
+  transactionsOf: (returned) => returned.map((r) => r.payout.tx_id),
+  record(journal, returned, { transactions }) {
+    let reversed = 0
+    const waiting: string[] = []
+    for (const { payout, reason } of returned) {
+      const status = transactions.get(payout.tx_id)?.status
+      if (status === 'Pending') waiting.push(payout.tx_id)
+      if (status !== 'Successful') continue
+      reversePayout(journal, payout, reason)
+      reversed++
+    }
+    return { reversed, waiting }
+  },
 }

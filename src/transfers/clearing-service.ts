@@ -3,8 +3,8 @@ import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
-import { payoutsByIds, pendingPayouts, statusesUnderLock, type PendingPayoutWork } from '../ledger/ledger-store.ts'
-import { LedgerBatch } from '../ledger/ledger-batch.ts'
+import { payoutsByIds, pendingPayouts, type PendingPayoutWork } from '../ledger/ledger-store.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { Logger } from '../logger.ts'
 import { assert, Conflict } from '../errors.ts'
 import { JobGroupBusy, type JobRunner } from '../jobs/job-runner.ts'
@@ -13,7 +13,7 @@ import type { JobView } from '../jobs/jobs-contract.ts'
 import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
-import { reversePayout, settlePayout, type PendingPayout } from '../ledger/payment-journals.ts'
+import { payoutReturns, payoutSettlements, type PendingPayout } from '../ledger/payment-journals.ts'
 import { clearing_job_limits, rtc_recovery_job_limits } from './transfer-limits.ts'
 
 // The report's shape is the `ops.clearing.run` reply schema's.
@@ -47,6 +47,7 @@ export class ClearingService {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly ledger: ComposedWriter,
     private readonly calendar: SouthAfricanCalendar,
     private readonly rail: Rail,
     private readonly jobs: JobRunner,
@@ -193,21 +194,18 @@ export class ClearingService {
     report: ClearingReport,
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      const batch = await LedgerBatch.open(trx, this.clock, chunk.map((c) => c.payout.account_id))
-      const current = await statusesUnderLock(trx, chunk.map((c) => c.payout.tx_id))
+      // Each payout's status is read under its account's lock (transactionsOf), so a payout
+      // another run settled meanwhile is left as it is.
+      const answered = chunk.map(({ payout }) => ({ payout, outcome: outcomeOf(payout.tx_id) }))
+      const settled = await this.ledger.write(trx, payoutSettlements, answered)
       const succeeded: string[] = []
-      for (const { payout } of chunk) {
-        const outcome = outcomeOf(payout.tx_id)
-        const row = current.get(payout.tx_id)
-        if (row?.status !== 'Pending' || !outcome) continue
-        const status = settlePayout(batch, { ...payout, hold_amount: row.hold_amount }, outcome)
+      for (const { tx_id, status } of settled) {
         if (status === 'Successful') {
           report.settled++
-          succeeded.push(payout.tx_id)
+          succeeded.push(tx_id)
         } else if (status === 'Failed') report.failed++
         else report.invalid++
       }
-      await batch.flush()
       // The payment advices of the payments this chunk paid commit with it (payment-advice.ts).
       await this.advices.paid(trx, succeeded)
     })
@@ -225,17 +223,14 @@ export class ClearingService {
     const originals = await payoutsByIds(this.db, returns.map((r) => r.tx_id))
     const waiting = new Set<string>()
     await this.db.transaction().execute(async (trx) => {
-      const batch = await LedgerBatch.open(trx, this.clock, originals.map((o) => o.account_id))
-      const current = await statusesUnderLock(trx, originals.map((o) => o.tx_id))
-      for (const original of originals) {
-        const status = current.get(original.tx_id)?.status
-        if (status === 'Pending') waiting.add(original.tx_id)
-        if (status !== 'Successful') continue
-        const reason = returns.find((r) => r.tx_id === original.tx_id)?.reason ?? 'returned'
-        reversePayout(batch, original, reason)
-        report.returned++
-      }
-      await batch.flush()
+      const returned = originals.map((payout) => {
+        const reason = returns.find((r) => r.tx_id === payout.tx_id)?.reason ?? 'returned'
+        return { payout, reason }
+      })
+      // Each payout's status is read under its account's lock (transactionsOf).
+      const booked = await this.ledger.write(trx, payoutReturns, returned)
+      for (const txId of booked.waiting) waiting.add(txId)
+      report.returned += booked.reversed
     })
     await this.rail.acknowledgeReturns(returns.map((r) => r.tx_id).filter((id) => !waiting.has(id)))
   }

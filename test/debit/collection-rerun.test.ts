@@ -45,7 +45,7 @@ class LosingRail extends WrappedRail {
 function secondInstance(rail: DebitRail): { runner: JobRunner; collection: DebitCollection } {
   const log = createLogger('silent')
   const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 60_000, concurrency_max: 1 })
-  const collection = new DebitCollection(tb.bank.database.db, tb.clock, tb.bank.services.calendar, rail, runner, { feeCents: BigInt(fee), batchMax: 2, schedule: false, sandbox: true }, log)
+  const collection = new DebitCollection(tb.bank.database.db, tb.clock, tb.bank.services.ledgerWriter, tb.bank.services.calendar, rail, runner, { feeCents: BigInt(fee), batchMax: 2, schedule: false, sandbox: true }, log)
   return { runner, collection }
 }
 
