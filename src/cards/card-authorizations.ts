@@ -116,17 +116,20 @@ function cardRows({ pinKey, cards, memory }: AuthorizationDeps): CardRows {
     },
     written: (group) => group.noteTargets(),
     committed(group, remembered) {
-      // The write raised each card's version by one where it was remembered (the locked ones
-      // were raised by their lock); a card whose status or wrong PINs changed was written
-      // again, so it is not remembered.
+      // The write raises each card's version by one where it was remembered (the locked ones
+      // were raised by their lock); a card whose status or wrong PINs changed is written
+      // again, so it is not remembered. Called as the write goes out (a batch of the account
+      // may start behind it from this state) and again once it commits.
       const kept = group.start.filter((card) => !group.changed.has(card.id))
-      if (remembered) for (const card of kept) card.version = String(BigInt(card.version) + 1n)
+      const left = remembered ? kept.map((card) => ({ ...card, version: nextOf(card) })) : kept
       memory.forget(group.changed.keys())
-      memory.remember(group.remembered(kept))
+      memory.remember(group.remembered(left))
     },
     failed: (jobs) => memory.forget(cardIds(jobs)),
   }
 }
+
+const nextOf = (card: CardRow) => String(BigInt(card.version) + 1n)
 
 /** The cards whose wrong PINs or status a batch changed, written after its one write. */
 async function writeChanged(trx: Trx, cards: CardService, group: Group): Promise<void> {

@@ -57,9 +57,15 @@ export class CardMemory {
     return taken
   }
 
-  /** Remembers cards as a committed group left them. */
+  /**
+   * Remembers cards as a batch leaves them, as its write goes out or once it commits. A card
+   * of an older version than the one remembered is ignored: a batch that commits after the
+   * next one was decided from its state must not take that back.
+   */
   remember(cards: Iterable<RememberedCard>): void {
     for (const known of cards) {
+      const had = this.cards.get(known.card.id)
+      if (had && BigInt(had.card.version) > BigInt(known.card.version)) continue
       this.cards.delete(known.card.id)
       this.cards.set(known.card.id, known)
     }

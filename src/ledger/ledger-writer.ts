@@ -83,6 +83,12 @@ export type DeskSettings = Partial<
   attempts_max?: number
   /** The 503 a request meets when the desk's queue is full. */
   overloaded?: () => Error
+  /**
+   * Batches of one account written at once (the writer's account_batches_max unless set): a
+   * kind whose own rows are remembered only once a batch commits sets 1, since a batch
+   * started behind another would find them changed.
+   */
+  account_batches_max?: 1 | 2
 }
 
 /**
@@ -110,7 +116,10 @@ export interface OwnRows<P, S, T extends LedgerExecutor = LedgerExecutor> {
   after(state: S): ((trx: T) => Promise<void>) | undefined
   /** The write was made: what the callers' commit hooks are told of it. */
   written(state: S): void
-  /** The batch committed: the rows are remembered as it left them. */
+  /**
+   * The rows are remembered as the batch leaves them: as its write goes out (so that the
+   * next batch of its accounts may start behind it from them), and again once it commits.
+   */
   committed(state: S, remembered: boolean): void
   /** The batch failed: its payments' rows are forgotten. */
   failed(payments: P[]): void
@@ -248,13 +257,14 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     desk: DeskSettings = {},
   ): { submit(payment: P): Promise<R> } {
     const rows = kind.rows
+    const { account_batches_max, ...sizes } = desk
     const committer = new GroupCommitter<P, R>((batch) => this.paymentBatch(kind, batch), {
       ...this.committerOptions(kind.name),
       // Payouts (measured by the bench): a second batch only beside enough waiting.
       overlap_jobs_min: this.settings.batch_overlap_jobs_min,
-      ...desk,
+      ...sizes,
       keysOf: rows ? (p) => [...rows.idsOf(p), ...kind.accountsOf(p)] : kind.accountsOf,
-      key_batches_max: this.settings.account_batches_max ?? 1,
+      key_batches_max: account_batches_max ?? this.settings.account_batches_max ?? 1,
     })
     this.desks.set(kind.name, committer)
     return committer
@@ -566,7 +576,10 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     // batch of its accounts may start from it behind this one (paymentBatch); forgotten if
     // this one fails (writePayments).
     const overlaps = (this.settings.account_batches_max ?? 1) > 1
-    if (overlaps && !claimed) this.known.remember(batch.accountStates())
+    if (overlaps && !claimed) {
+      this.known.remember(batch.accountStates())
+      kind.rows?.committed(rows, batch.guessed)
+    }
     await batch.flush(this.writeGuard(kind, { batch, rows }, keys, claimed, took), { commit: last })
     kind.rows?.written(rows)
     if (last) return
