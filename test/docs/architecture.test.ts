@@ -12,8 +12,10 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const fixture = path.join(root, 'test/fixtures/architecture')
 
 type Violation = { rule: { name: string }; from: string; to: string; cycle?: { name: string }[] }
-type Result = { newViolations: Violation[]; knownViolations: Violation[]; known: Record<string, number>; fixed: Violation[] }
-const check = (knownViolations: unknown[]): Promise<Result> => checkArchitecture({ root, baseDir: fixture, knownViolations })
+type Result = { newViolations: Violation[]; knownViolations: Violation[]; known: Record<string,
+  number>; fixed: Violation[] }
+const check = (knownViolations: unknown[]): Promise<Result> => checkArchitecture(
+  { root, baseDir: fixture, knownViolations })
 
 test('architecture - each rule reports its breach in the fixture, and only that', async () => {
   const result = await check([])
@@ -51,9 +53,11 @@ test('architecture - a known violation passes, a new cycle fails and is named wi
 })
 
 test('architecture - a known violation that no longer occurs is reported as fixed, and fails nothing', async () => {
-  const stale = { type: 'dependency', from: 'src/db/gone.ts', to: 'src/users/gone.ts', rule: { severity: 'error', name: 'db-imports-no-capability' } }
+  const stale = { type: 'dependency', from: 'src/db/gone.ts', to: 'src/users/gone.ts',
+    rule: { severity: 'error', name: 'db-imports-no-capability' } }
   const result = await check([...(await check([])).newViolations, stale])
   assert.deepEqual(result.newViolations, [])
-  assert.deepEqual(result.fixed.map((v) => `${v.from} → ${v.to}`), ['src/db/gone.ts → src/users/gone.ts'])
+  assert.deepEqual(result.fixed.map((v) => `${v.from} → ${v.to}`),
+    ['src/db/gone.ts → src/users/gone.ts'])
   assert.match(formatReport(result), /^ {2}fixed: db-imports-no-capability: src\/db\/gone\.ts → src\/users\/gone\.ts$/m)
 })
