@@ -46,7 +46,7 @@ async function authorizationsOf(cardId: string): Promise<number> {
   return rows.length
 }
 
-test('insufficient_funds: one cent more than available is declined; exactly available is approved', async () => {
+test('card authorization - insufficient_funds: one cent more than available is declined; exactly available is approved', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p, {}, 5_000)
   await expectDecline(tb, p, s.accountId, purchase(cardId, 5_001), 'insufficient_funds')
   const auth = await expectApproved(tb, purchase(cardId, 5_000))
@@ -62,7 +62,7 @@ test('insufficient_funds: one cent more than available is declined; exactly avai
   assert.deepEqual(await moneyState(p, s.accountId), before)
 })
 
-test('card_inactive: a physical card not yet activated, and a cancelled card', async () => {
+test('card authorization - card_inactive: a physical card not yet activated, and a cancelled card', async () => {
   const physical = await cardOnNewAccount(tb, p, { type: 1, name: 'Plastic' })
   const body = purchase(physical.cardId, 1_000)
   await expectDecline(tb, p, physical.s.accountId, body, 'card_inactive')
@@ -72,7 +72,7 @@ test('card_inactive: a physical card not yet activated, and a cancelled card', a
   await expectDecline(tb, p, s.accountId, purchase(cardId, 1_000), 'card_inactive')
 })
 
-test('card_frozen: frozen by update_status, approved again once unfrozen', async () => {
+test('card authorization - card_frozen: frozen by update_status, approved again once unfrozen', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   await p.client.cards.updateStatus({ ...holderAction(s, cardId), status: 'frozen' })
   await expectDecline(tb, p, s.accountId, purchase(cardId, 1_000), 'card_frozen')
@@ -80,7 +80,7 @@ test('card_frozen: frozen by update_status, approved again once unfrozen', async
   await expectApproved(tb, purchase(cardId, 1_000))
 })
 
-test('card_frozen: an auto_lock time that has passed freezes the card', async () => {
+test('card authorization - card_frozen: an auto_lock time that has passed freezes the card', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   const lockAt = new Date(tb.clock.now().getTime() + 3_600_000)
   await p.client.cards.edit({
@@ -98,13 +98,13 @@ test('card_frozen: an auto_lock time that has passed freezes the card', async ()
   await expectApproved(tb, purchase(cardId, 1_000))
 })
 
-test('card_stopped: a card reported lost or stolen', async () => {
+test('card authorization - card_stopped: a card reported lost or stolen', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   await p.client.cards.updateStatus({ ...holderAction(s, cardId), status: 'stopped' })
   await expectDecline(tb, p, s.accountId, purchase(cardId, 1_000), 'card_stopped')
 })
 
-test('feature_disabled: domestic (ZAF) and international (another country)', async () => {
+test('card authorization - feature_disabled: domestic (ZAF) and international (another country)', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   const edit = (features: Partial<typeof allFeatures>) =>
     p.client.cards.edit({ entity_id: s.entityId, card_id: cardId, features })
@@ -117,7 +117,7 @@ test('feature_disabled: domestic (ZAF) and international (another country)', asy
   await expectApproved(tb, purchase(cardId, 1_000))
 })
 
-test('feature_disabled: the e_commerce and pos channels, and contactless entry', async () => {
+test('card authorization - feature_disabled: the e_commerce and pos channels, and contactless entry', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   const cases = [
     { feature: 'e_commerce', body: { channel: 'e_commerce', entry_mode: 'manual' } },
@@ -134,7 +134,7 @@ test('feature_disabled: the e_commerce and pos channels, and contactless entry',
   }
 })
 
-test('feature_disabled: atm, by the atm channel and by MCC 6011 on another channel', async () => {
+test('card authorization - feature_disabled: atm, by the atm channel and by MCC 6011 on another channel', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   await p.client.cards.setPin({ ...holderAction(s, cardId), pin: '4321' })
   const atm = purchase(cardId, 1_000, { channel: 'atm', mcc: '6011', pin: '4321' })
@@ -149,13 +149,13 @@ test('feature_disabled: atm, by the atm channel and by MCC 6011 on another chann
   await expectApproved(tb, cashAtTill)
 })
 
-test('limit_exceeded: one cent over the transaction limit', async () => {
+test('card authorization - limit_exceeded: one cent over the transaction limit', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p, { limits: limits({ transaction: 10_000 }) })
   await expectDecline(tb, p, s.accountId, purchase(cardId, 10_001), 'limit_exceeded')
   await expectApproved(tb, purchase(cardId, 10_000))
 })
 
-test('incorrect_pin: an ATM without a PIN, and a wrong PIN', async () => {
+test('card authorization - incorrect_pin: an ATM without a PIN, and a wrong PIN', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   await p.client.cards.setPin({ ...holderAction(s, cardId), pin: '1234' })
   const atm = purchase(cardId, 1_000, { channel: 'atm', mcc: '6011' })
@@ -169,7 +169,7 @@ test('incorrect_pin: an ATM without a PIN, and a wrong PIN', async () => {
   await expectApproved(tb, { ...chipAndPin, pin: '1234' })
 })
 
-test('pin_blocked: three wrong PINs block even the right one until set_pin', async () => {
+test('card authorization - pin_blocked: three wrong PINs block even the right one until set_pin', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   await p.client.cards.setPin({ ...holderAction(s, cardId), pin: '1234' })
   const atm = purchase(cardId, 1_000, { channel: 'atm', mcc: '6011' })
@@ -184,7 +184,7 @@ test('pin_blocked: three wrong PINs block even the right one until set_pin', asy
   await expectApproved(tb, { ...atm, pin: '1234' })
 })
 
-test('bad input is refused with 400 and changes nothing', async () => {
+test('card authorization - bad input is refused with 400 and changes nothing', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   const before = { money: await moneyState(p, s.accountId), count: await authorizationsOf(cardId) }
   const bad = [
@@ -208,7 +208,7 @@ test('bad input is refused with 400 and changes nothing', async () => {
   )
 })
 
-test('an unknown card is 404 on the network; another partner cannot reach the card (404)', async () => {
+test('card authorization - an unknown card is 404 on the network; another partner cannot reach the card (404)', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   const before = await moneyState(p, s.accountId)
   await expectRefusal(tb.operator.cardNetwork.authorize(purchase(randomUUID(), 1_000)), 404)
@@ -232,7 +232,7 @@ test('an unknown card is 404 on the network; another partner cannot reach the ca
 })
 
 // Last: it moves the clock three years on, past every card's expiry.
-test('card_expired: valid to the last day of its 36th month (SAST), expired the day after', async () => {
+test('card authorization - card_expired: valid to the last day of its 36th month (SAST), expired the day after', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   // Issued in November 2026: valid until 2029-11-30, SAST.
   tb.clock.set(sast('2029-11-30', '23:30'))

@@ -18,7 +18,7 @@ before(async () => {
   b = await onboardPartner(tb, { approve: true })
 })
 
-test("the bank asks the partner in its own account; another partner's service hears nothing", async () => {
+test("card authorization decisions - the bank asks the partner in its own account; another partner's service hears nothing", async () => {
   const heard = { a: 0, b: 0 }
   const subject = 'decisions.cards'
   const subA = a.nc.subscribe(subject, {
@@ -45,7 +45,7 @@ test("the bank asks the partner in its own account; another partner's service he
   subB.unsubscribe()
 })
 
-test("a partner's user may serve decisions.> but not subscribe to other subjects", async () => {
+test("card authorization decisions - a partner's user may serve decisions.> but not subscribe to other subjects", async () => {
   const denied = b.nc.subscribe('svc.>')
   // The server refuses the subscription: it ends with a permissions error.
   await assert.rejects(

@@ -41,7 +41,7 @@ async function cardRows(accountId: string) {
   return (await transactionsOf(p, accountId)).filter((t) => t.tx_payment_type === 'CARD')
 }
 
-test(`${attempts} authorizations at once on one card never pass its daily limit`, async () => {
+test(`card authorization - ${attempts} authorizations at once on one card never pass its daily limit`, async () => {
   const daily = 10_000
   const { s, cardId } = await cardOnNewAccount(tb, p, { limits: limits({ daily }) })
   const before = await balances(p, s.accountId)
@@ -55,7 +55,7 @@ test(`${attempts} authorizations at once on one card never pass its daily limit`
   await ledgerClean(tb)
 })
 
-test(`${attempts} authorizations at once on one card never pass the available balance`, async () => {
+test(`card authorization - ${attempts} authorizations at once on one card never pass the available balance`, async () => {
   const funds = 10_000
   const { s, cardId } = await cardOnNewAccount(tb, p, {}, funds)
   const { approved, reasons } = await allAtOnce(Array.from({ length: attempts }, () => cardId))
@@ -68,7 +68,7 @@ test(`${attempts} authorizations at once on one card never pass the available ba
   await ledgerClean(tb)
 })
 
-test(`${attempts} authorizations at once on two cards of one account never pass its available balance`, async () => {
+test(`card authorization - ${attempts} authorizations at once on two cards of one account never pass its available balance`, async () => {
   const funds = 10_000
   const s = await cardSetup(tb, p, funds)
   const first = await issueCard(p, s, { name: 'First card' })
@@ -98,7 +98,7 @@ async function clearAndReverse(auth: Authorization) {
   return cleared.ok ? 'cleared' : 'reversed'
 }
 
-test('a clearing and a reversal of one authorization at once: one wins, the money moves once', async () => {
+test('card authorization - a clearing and a reversal of one authorization at once: one wins, the money moves once', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   for (let round = 0; round < 6; round++) {
     const before = await balances(p, s.accountId)
@@ -115,7 +115,7 @@ test('a clearing and a reversal of one authorization at once: one wins, the mone
   await ledgerClean(tb)
 })
 
-test('the same clearing twice at once posts once', async () => {
+test('card authorization - the same clearing twice at once posts once', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   const before = await balances(p, s.accountId)
   const auth = await tb.operator.cardNetwork.authorize(purchase(cardId, 4_000))

@@ -41,7 +41,7 @@ async function decisionService() {
   return { subject, asked: () => asked, stop: () => sub.unsubscribe() }
 }
 
-test('decisions: a subject set, changed and removed takes effect on the next authorization', async () => {
+test('card authorization decisions - a subject set, changed and removed takes effect on the next authorization', async () => {
   const service = await decisionService()
   // Remembered: nobody decides.
   assert.equal((await tb.operator.cardNetwork.authorize(purchase(cardId, 100))).approved, true)
@@ -54,7 +54,7 @@ test('decisions: a subject set, changed and removed takes effect on the next aut
   service.stop()
 })
 
-test('decisions: a change is broadcast to the other instances', async () => {
+test('card authorization decisions - a change is broadcast to the other instances', async () => {
   const heard: string[] = []
   const sub = tb.nc.subscribe('bank.internal.card.decisions.changed', {
     callback: (_error, msg) => {
@@ -72,7 +72,7 @@ if (storage === 'postgres') {
   describe('two instances sharing one PostgreSQL', () => {
     const second = useSecondInstance(tb)
 
-    test('decisions: a subject set through one instance is asked by the other', async () => {
+    test('card authorization decisions - a subject set through one instance is asked by the other', async () => {
       const service = await decisionService()
       const network = second().services.cardNetwork
       const operator = 'test-operator'

@@ -31,7 +31,7 @@ async function limitedCard(on: Partial<CardLimitsBody>) {
   return cardOnNewAccount(tb, p, { limits: limits(on) })
 }
 
-test('transaction limit: under and at are approved, one cent over is declined', async () => {
+test('card authorization - transaction limit: under and at are approved, one cent over is declined', async () => {
   const { s, cardId } = await limitedCard({ transaction: 10_000 })
   await expectApproved(tb, purchase(cardId, 9_999))
   await expectApproved(tb, purchase(cardId, 10_000))
@@ -40,7 +40,7 @@ test('transaction limit: under and at are approved, one cent over is declined', 
   await expectApproved(tb, purchase(cardId, 10_000))
 })
 
-test('transaction limit: increments count toward it; a partial reversal makes room again', async () => {
+test('card authorization - transaction limit: increments count toward it; a partial reversal makes room again', async () => {
   const { s, cardId } = await limitedCard({ transaction: 10_000 })
   const auth = await expectApproved(tb, purchase(cardId, 6_000))
   const id = auth.authorization_id
@@ -62,7 +62,7 @@ test('transaction limit: increments count toward it; a partial reversal makes ro
   assert.equal(overAgain.decline_reason, 'limit_exceeded')
 })
 
-test('daily limit: 23:30 and 00:30 SAST the next day fall on different days', async () => {
+test('card authorization - daily limit: 23:30 and 00:30 SAST the next day fall on different days', async () => {
   const { s, cardId } = await limitedCard({ daily: 10_000 })
   tb.clock.set(sast('2026-11-24', '23:30')) // 21:30 UTC
   await expectApproved(tb, purchase(cardId, 6_000))
@@ -76,7 +76,7 @@ test('daily limit: 23:30 and 00:30 SAST the next day fall on different days', as
   await expectDecline(tb, p, s.accountId, purchase(cardId, 1), 'limit_exceeded')
 })
 
-test('daily limit: a reversed amount no longer counts; a cleared one counts what was cleared', async () => {
+test('card authorization - daily limit: a reversed amount no longer counts; a cleared one counts what was cleared', async () => {
   const { s, cardId } = await limitedCard({ daily: 10_000 })
   tb.clock.set(sast('2026-11-25', '10:00'))
   const first = await expectApproved(tb, purchase(cardId, 8_000))
@@ -97,7 +97,7 @@ test('daily limit: a reversed amount no longer counts; a cleared one counts what
   await ledgerClean(tb)
 })
 
-test('monthly limit: the SAST month; cleared spending earlier in the month counts', async () => {
+test('card authorization - monthly limit: the SAST month; cleared spending earlier in the month counts', async () => {
   const { s, cardId } = await limitedCard({ monthly: 20_000 })
   tb.clock.set(sast('2026-11-30', '23:30')) // 21:30 UTC
   const november = await expectApproved(tb, purchase(cardId, 15_000))
@@ -117,7 +117,7 @@ test('monthly limit: the SAST month; cleared spending earlier in the month count
   await expectApproved(tb, purchase(cardId, 1_000))
 })
 
-test('yearly limit: the SAST year', async () => {
+test('card authorization - yearly limit: the SAST year', async () => {
   const { s, cardId } = await limitedCard({ yearly: 30_000 })
   tb.clock.set(sast('2026-12-31', '23:30')) // 21:30 UTC
   const auth = await expectApproved(tb, purchase(cardId, 25_000))
@@ -129,7 +129,7 @@ test('yearly limit: the SAST year', async () => {
   await expectDecline(tb, p, s.accountId, purchase(cardId, 1), 'limit_exceeded')
 })
 
-test('an authorization not cleared in 7 days is released by the expiry job when the sandbox clock advances', async () => {
+test('card authorization - an authorization not cleared in 7 days is released by the expiry job when the sandbox clock advances', async () => {
   const { s, cardId } = await limitedCard({ monthly: 10_000 })
   tb.clock.set(sast('2027-01-01', '10:00'))
   const before = await balances(p, s.accountId)

@@ -7,8 +7,8 @@ import { cardSetup, issueCard, purchase, type CardSetup } from './helpers.ts'
 
 // Real-time authorization decisions by the partner, on an open NATS server: the bank asks
 // the partner's decision subject once its own checks pass and waits at most 1 s; no answer
-// is the partner's stand-in choice. (card-decisions-isolated.test.ts: inside the partner's
-// own NATS account.)
+// is the partner's stand-in choice. (card-authorization-decisions-isolated.test.ts: inside
+// the partner's own NATS account.)
 
 const tb = useTestBank()
 let p: TestPartner
@@ -36,7 +36,7 @@ function serve(subject: string, answer: (request: any) => unknown) {
   return { asked, stop: () => sub.unsubscribe() }
 }
 
-test('the partner declines with its reason, or approves; it is asked only what its checks passed', async () => {
+test('card authorization - the partner declines with its reason, or approves; it is asked only what its checks passed', async () => {
   const subject = `decisions.${randomUUID().slice(0, 8)}`
   const service = serve(subject, (r) =>
     r.authorization.amount > 5_000
@@ -65,7 +65,7 @@ test('the partner declines with its reason, or approves; it is asked only what i
   service.stop()
 })
 
-test('no answer within 1 s, no responder, or a malformed answer is the stand-in choice', async () => {
+test('card authorization - no answer within 1 s, no responder, or a malformed answer is the stand-in choice', async () => {
   const subject = `decisions.${randomUUID().slice(0, 8)}`
   const silent = serve(subject, () => undefined)
   await tb.nc.flush()
@@ -91,7 +91,7 @@ test('no answer within 1 s, no responder, or a malformed answer is the stand-in 
   assert.equal((await tb.operator.cardNetwork.authorize(purchase(cardId, 1_000))).approved, true)
 })
 
-test('a decision subject outside decisions., or with a wildcard, is refused', async () => {
+test('card authorization - a decision subject outside decisions., or with a wildcard, is refused', async () => {
   for (const subject of ['svc.card.x', 'decisions.>', 'decisions.*', 'decisions', 'decisions..a']) {
     await assert.rejects(
       p.client.cards.setAuthorizationDecisions({ subject }),

@@ -37,7 +37,7 @@ before(async () => {
 
 const starts = (bank: Bank = tb.bank) => ({ ...bank.services.cardNetwork.groupStarts })
 
-test('card memory - the first authorization of a card is read under lock, the next from memory', async () => {
+test('card authorization memory - the first authorization of a card is read under lock, the next from memory', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   const before = starts()
   await expectApproved(tb, purchase(cardId, 1_000))
@@ -53,7 +53,7 @@ test('card memory - the first authorization of a card is read under lock, the ne
   await ledgerClean(tb)
 })
 
-test('card memory - a card frozen since it was remembered is declined, not approved from memory', async () => {
+test('card authorization memory - a card frozen since it was remembered is declined, not approved from memory', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   await expectApproved(tb, purchase(cardId, 1_000))
   await p.client.cards.updateStatus({ ...holderAction(s, cardId), status: 'frozen' })
@@ -64,7 +64,7 @@ test('card memory - a card frozen since it was remembered is declined, not appro
   await expectApproved(tb, purchase(cardId, 1_000))
 })
 
-test('card memory - a lowered limit is kept although the card was remembered with the old one', async () => {
+test('card authorization memory - a lowered limit is kept although the card was remembered with the old one', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p, { limits: limits({ transaction: 50_000 }) })
   await expectApproved(tb, purchase(cardId, 40_000))
   await p.client.cards.edit({
@@ -75,7 +75,7 @@ test('card memory - a lowered limit is kept although the card was remembered wit
   await expectDecline(tb, p, s.accountId, purchase(cardId, 40_000), 'limit_exceeded')
 })
 
-test('card memory - a clearing over the hold counts in the day: the remembered spending is not used', async () => {
+test('card authorization memory - a clearing over the hold counts in the day: the remembered spending is not used', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p, { limits: limits({ daily: 10_000 }) })
   const first = await expectApproved(tb, purchase(cardId, 5_000))
   await expectApproved(tb, purchase(cardId, 3_000)) // from memory: 8,000 spent today
@@ -87,7 +87,7 @@ test('card memory - a clearing over the hold counts in the day: the remembered s
   await ledgerClean(tb)
 })
 
-test('card memory - a wrong PIN on a remembered card is counted on the card', async () => {
+test('card authorization memory - a wrong PIN on a remembered card is counted on the card', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p)
   await p.client.cards.setPin({ ...holderAction(s, cardId), pin: '4821' })
   await expectApproved(tb, purchase(cardId, 1_000, { pin: '4821' }))
@@ -113,7 +113,7 @@ test('card memory - a wrong PIN on a remembered card is counted on the card', as
   await expectApproved(tb, purchase(cardId, 1_000, { pin: '4821' }))
 })
 
-test('card memory - authorizations at once on one remembered card never pass its daily limit', async () => {
+test('card authorization memory - authorizations at once on one remembered card never pass its daily limit', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p, { limits: limits({ daily: 20_000 }) })
   await expectApproved(tb, purchase(cardId, 1_000))
   const replies = await Promise.all(
@@ -129,10 +129,10 @@ if (storage === 'postgres') {
   describe('two instances sharing one PostgreSQL', () => {
     const second = useSecondInstance(tb)
 
-    test('card memory - what the other instance spent counts: its memory is found stale', () =>
+    test('card authorization memory - what the other instance spent counts: its memory is found stale', () =>
       spentElsewhere(second()))
 
-    test('card memory - the account changed by the other instance: funds are checked as they are', () =>
+    test('card authorization memory - the account changed by the other instance: funds are checked as they are', () =>
       fundsElsewhere(second()))
   })
 }
