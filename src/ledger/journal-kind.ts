@@ -11,6 +11,8 @@ export interface LockedStatus {
   hold_amount: bigint
   /** The amount it was written with (part of its hash: it never changes). */
   amount: bigint
+  /** Its account (one the write locked: the writer asserts it). */
+  account_id: string
 }
 
 /** What the writer read under the accounts' locks for a composed write. */

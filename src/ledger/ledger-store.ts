@@ -88,17 +88,18 @@ export async function pendingPayouts(
 export async function statusesUnderLock(
   trx: Executor,
   txIds: readonly string[],
-): Promise<Map<string, { status: TxStatus; hold_amount: bigint; amount: bigint }>> {
+): Promise<Map<string, { status: TxStatus; hold_amount: bigint; amount: bigint; account_id: string }>> {
   if (txIds.length === 0) return new Map()
   const rows = await trx
     .selectFrom('transactions')
-    .select(['id', 'status', 'hold_amount', 'amount'])
+    .select(['id', 'status', 'hold_amount', 'amount', 'account_id'])
     .where('id', 'in', txIds)
     .execute()
   const found = (row: (typeof rows)[number]) => ({
     status: row.status,
     hold_amount: cents(row.hold_amount),
     amount: cents(row.amount),
+    account_id: row.account_id,
   })
   return new Map(rows.map((row) => [row.id, found(row)]))
 }

@@ -311,6 +311,10 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
       const transactions = kind.transactionsOf
         ? await statusesUnderLock(trx, [...new Set(kind.transactionsOf(input))])
         : new Map()
+      // Read under the lock only if its account is one the write holds.
+      for (const [txId, row] of transactions) {
+        assert(batch.has(row.account_id), `transaction ${txId} is of an account not locked`)
+      }
       const held = accountIds.filter((id) => batch.has(id))
       const partners = held.map((id) => batch.account(id).partner_id)
       const debts = kind.debts ? await PartnerDebts.open(trx, partners, batch.now) : undefined
@@ -688,8 +692,9 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
   }
 
   /** A write that locked its accounts first and claimed no keys (settlements, composed writes). */
-  private reportLocked(desk: string, accounts: string[], committed: boolean): void {
+  private reportLocked(desk: string, accountIds: string[], committed: boolean): void {
     const write = { mode: 'locked' as const, first: true, behind: false, keys: [], locked: true }
+    const accounts = [...new Set(accountIds)].sort()
     this.report({ desk, ...write, accounts, committed })
   }
 
@@ -705,11 +710,17 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
       // it stands (the rail's answer is the same for the same tx_id), never settled twice.
       const current = await statusesUnderLock(trx, settlements.map(kind.txOf))
       const settled: Array<{ settlement: S; value: R }> = []
+      // A transaction settled earlier in this same batch (the same answer twice) is answered
+      // as that one was: it is Pending in the read above, but settled once only.
+      const first = new Map<string, R>()
       const outcomes = settlements.map((settlement): BatchOutcome<R> => {
-        const status = current.get(kind.txOf(settlement))?.status
-        assert(status !== undefined, `transaction ${kind.txOf(settlement)} has no row`)
+        const txId = kind.txOf(settlement)
+        const status = current.get(txId)?.status
+        assert(status !== undefined, `transaction ${txId} has no row`)
         if (status !== 'Pending') return { ok: true, value: kind.settled(status, settlement) }
+        if (first.has(txId)) return { ok: true, value: first.get(txId)! }
         const value = kind.settle(batch, settlement)
+        first.set(txId, value)
         settled.push({ settlement, value })
         return { ok: true, value }
       })
