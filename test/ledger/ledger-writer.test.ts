@@ -161,6 +161,59 @@ const settle: SettlementKind<PendingPayout, Settled> = {
   settled: (status) => ({ by: 'settled', status }),
 }
 
+interface CreditReading {
+  accounts: string[]
+  amount: bigint
+  transactions: string[]
+}
+
+/** Credits as `credit` does, once the transactions it names are read under the locks. */
+const creditReading: JournalKind<CreditReading, string[]> = {
+  ...credit,
+  name: 'test.credit-reading',
+  transactionsOf: (input) => input.transactions,
+}
+
+/** A cent of deposit awaiting its rail: a Pending row that holds nothing; its tx_id. */
+const pendingCent: JournalKind<string, string> = {
+  name: 'test.pending-cent',
+  accountsOf: (account) => [account],
+  record: (journal, account) => journal.append({
+    account_id: account, tx_type: 'deposit', tx_payment_type: 'EFT', status: 'Pending',
+    amount: 1n, credit: 1n, debit: 0n, added_by: 'test', posted: false,
+  }),
+}
+
+interface PendingCent {
+  account: string
+  tx_id: string
+}
+
+type Confirmed = { by: 'settle'; journal: string } | { by: 'settled'; status: string }
+
+/**
+ * A pending cent confirmed by its rail: its journal posts the cent from settlement:EFT (no hold
+ * to release) and its row turns Successful. Every batch ends by waiting for `held` (a test
+ * keeps the desk's batches in flight busy with it).
+ */
+function confirmCent(held: Promise<void>): SettlementKind<PendingCent, Confirmed> {
+  return {
+    name: 'test.confirm-cent',
+    accountOf: (cent) => cent.account,
+    txOf: (cent) => cent.tx_id,
+    settle(journal, { account, tx_id }) {
+      const id = journal.post([
+        { internal: 'settlement:EFT', amount: -1n, tx_id },
+        { account, amount: 1n, tx_id },
+      ])
+      journal.setStatus(tx_id, account, { status: 'Successful', posted: true })
+      return { by: 'settle', journal: id }
+    },
+    settled: (status) => ({ by: 'settled', status }),
+    alongside: () => () => held,
+  }
+}
+
 // ---- Helpers.
 
 /** A payout job of partner p; a new clientTxId unless one is given. */
@@ -182,6 +235,19 @@ async function fundedAccount(amount: number): Promise<string> {
   const account = await newAccount(p)
   await compose(credit, { accounts: [account], amount: BigInt(amount) })
   return account
+}
+
+/** A new account with a pending cent (pendingCent). */
+async function centPending(): Promise<PendingCent> {
+  const account = await newAccount(p)
+  return { account, tx_id: await compose(pendingCent, account) }
+}
+
+/** The journals that posted for a transaction, on any account. */
+async function journalsOf(txId: string): Promise<string[]> {
+  const rows = await db().selectFrom('postings').select('journal_id').distinct()
+    .where('tx_id', '=', txId).execute()
+  return rows.map((row) => row.journal_id)
 }
 
 /** An account's balance, holds, rows (in chain order) and postings, as committed. */
@@ -478,6 +544,62 @@ test('ledger writer - settlements desk: of two concurrent settlements of one pay
   // Later still: answered as it stands.
   assert.deepEqual(await settleDesk.submit(pending), { by: 'settled', status: 'Successful' })
   assert.deepEqual(await ledgerOf(account), settled)
+})
+
+test('ledger writer - settlements desk: two settlements of one Pending transaction in one batch settle it once, the second answered with the first\'s value; a kind without a hold writes its journal once', async () => {
+  // The desk's batches in flight settle cents of other accounts and are held open: the twins,
+  // submitted meanwhile, wait in its queue and go out together in the next batch.
+  const slots = tb.config.ledgerBatchesInFlightMax
+  const others: PendingCent[] = []
+  for (let i = 0; i < slots; i++) others.push(await centPending())
+  const cent = await centPending()
+  const before = await ledgerOf(cent.account)
+  let release!: () => void
+  const desk = writer().settlements(confirmCent(new Promise<void>((go) => (release = go))))
+  const busy = others.map((other) => desk.submit(other))
+  const twins = [desk.submit(cent), desk.submit(cent)]
+  assert.equal(writer().pending('test.confirm-cent'), slots + 2, 'the twins wait together')
+  release()
+  const [first, second] = await Promise.all(twins)
+  const ofCent = reports.filter((r) => r.desk === 'test.confirm-cent')
+    .filter((r) => r.accounts.includes(cent.account))
+  assert.deepEqual(ofCent.map((r) => r.committed), [true], 'the twins in one batch')
+  assert.ok(first?.by === 'settle', 'the first settles')
+  assert.equal(second, first, 'the second is answered with the first\'s value')
+  assert.deepEqual(await journalsOf(cent.tx_id), [first.journal], 'one journal')
+  assert.deepEqual(await ledgerOf(cent.account), {
+    ...before, balance: before.balance + 1n, postings: before.postings + 1,
+    rows: [{ id: cent.tx_id, status: 'Successful' }],
+  })
+  assert.deepEqual((await Promise.all(busy)).map((c) => c.by), others.map(() => 'settle'))
+  // Later: answered as it stands, nothing written.
+  assert.deepEqual(await desk.submit(cent), { by: 'settled', status: 'Successful' })
+  assert.equal((await ledgerOf(cent.account)).postings, before.postings + 1)
+})
+
+test('ledger writer - transactionsOf naming a transaction of an account the kind did not name: the write fails an assertion before it records, and writes nothing, even for a caller that commits its own row', async () => {
+  const account = await fundedAccount(1_000)
+  const other = await fundedAccount(5_000)
+  const pending = await payDesk.submit(payout(other, 1_000))
+  const before = [await ledgerOf(account), await ledgerOf(other)]
+  const input = { accounts: [account], amount: 700n, transactions: [pending.tx_id] }
+  const notLocked = new RegExp(`assertion failed: transaction ${pending.tx_id} is of an account`)
+  const key = randomUUID()
+  await db().transaction().execute(async (trx) => {
+    await assert.rejects(writer().write(trx, creditReading, input), notLocked)
+    await insertCallerRow(trx, key, newRowId())
+  })
+  assert.ok(await callerRow(key), 'the caller\'s row committed')
+  assert.deepEqual([await ledgerOf(account), await ledgerOf(other)], before, 'nothing written')
+  const report = reports.filter((r) => r.desk === 'test.credit-reading').at(-1)
+  assert.deepEqual(report && { accounts: report.accounts, committed: report.committed }, {
+    accounts: [account], committed: false,
+  })
+  // Named with its account, the same transaction is read under the lock.
+  const named = { accounts: [account, other], transactions: [pending.tx_id] }
+  assert.deepEqual((await compose(look, named)).transactions, {
+    [pending.tx_id]: { status: 'Pending', hold_amount: 1_000n },
+  })
 })
 
 test('ledger writer - a composed kind with debts: true is given its partners\' debts under the locks (written back with its journals); without it, undefined', async () => {
