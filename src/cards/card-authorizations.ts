@@ -10,9 +10,21 @@ import type { DeskSettings, OwnRows, PaymentKind } from '../ledger/ledger-writer
 import { newRowId } from '../ledger/row-id.ts'
 import type { Database } from '../schema.ts'
 import type { AuthorizationView, AuthorizeRequest } from './card-contract.ts'
-import { nothingSpent, spendOf, verdictOf, windowLimited, type Spend } from './card-checks.ts'
+import {
+  nothingSpent,
+  spendOf,
+  verdictOf,
+  windowLimited,
+  type Spend,
+  type Verdict,
+} from './card-checks.ts'
 import { CardMemory, cardVersionGuard, lockCards, type RememberedCard } from './card-memory.ts'
-import { nextVersion, type CardRow, type CardService } from './card-service.ts'
+import {
+  effectiveStatus,
+  nextVersion,
+  type CardRow,
+  type CardService,
+} from './card-service.ts'
 import type { PartnerAnswer } from './card-decisions.ts'
 import { authorizationView, newAuthorization, type AuthorizationRow } from './card-views.ts'
 
@@ -36,8 +48,22 @@ export interface AuthorizationJob {
   addedBy: string
   /** The partner's own answer, when it decides (card-decisions.ts). */
   partner: PartnerAnswer | undefined
+  /** The bank's checks as made before the partner was asked (outside the locks). */
+  checked?: CheckedCard | undefined
   /** The caller's commit hook (an operator's audit row): told the ids the authorization made. */
   hook?: CommitHook | undefined
+}
+
+/**
+ * The verdict of the bank's checks on a card as it was when they were made (card-network.ts
+ * makes them before asking the partner): its version, the SAST day whose windows its
+ * spending counted, and its status then.
+ */
+export interface CheckedCard {
+  version: string
+  day: string
+  status: CardRow['status']
+  verdict: Verdict
 }
 
 /** The desk's name: the writer's metrics and probes label its batches with it. */
@@ -178,6 +204,8 @@ export class Group {
   readonly before = new Map<string, CardRow>()
   /** The cards as the batch found them (copies), to remember once it commits. */
   readonly start: CardRow[]
+  /** Cards an authorization of this batch was decided on already. */
+  private readonly decided = new Set<string>()
   private readonly cards: Map<string, CardRow>
   /** What each caller's commit hook is told once the batch's writes are made. */
   private readonly notes: Array<[CommitHook, string[]]> = []
@@ -196,6 +224,16 @@ export class Group {
     return this.cards.has(cardId)
   }
 
+  /** The verdict made before, when the card is as it was then; else undefined. */
+  private unchangedSince(card: CardRow, checked: CheckedCard | undefined): Verdict | undefined {
+    if (!checked || this.decided.has(card.id) || checked.version !== String(card.version)) {
+      return undefined
+    }
+    const sameDay = checked.day === toSast(this.now).date
+    const sameStatus = effectiveStatus(card, this.now) === checked.status
+    return sameDay && sameStatus ? checked.verdict : undefined
+  }
+
   /** The accounts of its cards. */
   accounts(): string[] {
     return [...new Set([...this.cards.values()].map((card) => card.account_id))]
@@ -206,7 +244,13 @@ export class Group {
     const card = this.cards.get(r.card_id)!
     const amount = BigInt(r.amount)
     const spend = this.spends.get(card.id) ?? nothingSpent()
-    const verdict = verdictOf(card, r, amount, amount, spend, this.now, this.pinKey)
+    // Checked once: the checks made before the partner was asked decide, unless the card or
+    // what it spent changed since (its version, an earlier authorization of this batch, the
+    // day's windows, or a status reached by time: an auto-lock, an expiry).
+    const verdict =
+      this.unchangedSince(card, job.checked) ??
+      verdictOf(card, r, amount, amount, spend, this.now, this.pinKey)
+    this.decided.add(card.id)
     this.change(card, verdict.wrongPins, verdict.freeze)
     let reason = verdict.reason
     const partnerDeclined = !reason && job.partner !== undefined && !job.partner.approve

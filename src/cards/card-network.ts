@@ -21,7 +21,9 @@ import {
   authorizationKind,
   card_authorization_desk,
   type AuthorizationJob,
+  type CheckedCard,
 } from './card-authorizations.ts'
+import { toSast } from '../calendar/sa-calendar.ts'
 import { CardMemory } from './card-memory.ts'
 import { nothingSpent, spendOf, verdictOf } from './card-checks.ts'
 import { authorizationView, type AuthorizationRow } from './card-views.ts'
@@ -91,25 +93,32 @@ export class CardNetwork {
 
   /** Decided in batches with the authorizations that arrive with it (card-authorizations.ts). */
   async authorize(r: AuthorizeRequest, addedBy: string): Promise<AuthorizationView> {
-    const partner = await this.askPartner(r)
-    return this.desk.submit({ r, addedBy, partner, hook: currentCommitHook() })
+    const { partner, checked } = await this.askPartner(r)
+    return this.desk.submit({ r, addedBy, partner, checked, hook: currentCommitHook() })
   }
 
   /**
    * The partner is asked (when it decides) only once the bank's own checks pass, outside the
-   * locks (funds included); the checks are made again under the locks, and they decide.
+   * locks (funds included). Under the locks those checks decide as made here while the card
+   * is unchanged (its version), and are made again where it changed (card-authorizations.ts);
+   * the funds are the ledger's, checked there.
    */
-  private async askPartner(r: AuthorizeRequest): Promise<PartnerAnswer | undefined> {
+  private async askPartner(
+    r: AuthorizeRequest,
+  ): Promise<{ partner?: PartnerAnswer | undefined; checked?: CheckedCard | undefined }> {
     const decider = this.deps.decider
     const context = await decider?.contextOf(r.card_id)
-    if (!decider || !context) return undefined
+    if (!decider || !context) return {}
     const { card, settings, available } = context
     const amount = BigInt(r.amount)
-    if (available < amount) return undefined
+    if (available < amount) return {}
     const now = this.clock.now()
     const spend = (await spendOf(this.db, [card], now)).get(card.id) ?? nothingSpent()
     const verdict = verdictOf(card, r, amount, amount, spend, now, this.pinKey)
-    return verdict.reason ? undefined : decider.ask(card, r, settings)
+    const status = effectiveStatus(card, now)
+    const checked = { version: String(card.version), day: toSast(now).date, status, verdict }
+    if (verdict.reason) return { checked }
+    return { partner: await decider.ask(card, r, settings), checked }
   }
 
   /** Adds to a pending authorization, checked as an authorization (status, limits, funds). */

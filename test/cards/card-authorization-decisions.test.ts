@@ -4,6 +4,7 @@ import { before, test } from 'node:test'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { balances } from '../transfers/helpers.ts'
 import { cardSetup, issueCard, purchase, type CardSetup } from './helpers.ts'
+import { holderAction } from './rule-helpers.ts'
 
 // Real-time authorization decisions by the partner, on an open NATS server: the bank asks
 // the partner's decision subject once its own checks pass and waits at most 1 s; no answer
@@ -99,4 +100,34 @@ test('card authorization - a decision subject outside decisions., or with a wild
       subject,
     )
   }
+})
+
+test('card authorization - the checks made before asking decide unless the card changed meanwhile: a card frozen while its partner decides is declined', async () => {
+  const subject = `decisions.${randomUUID().slice(0, 8)}`
+  const frozenCard = await issueCard(p, s)
+  // The partner freezes the card (a fraud alert of its own) before it answers approve.
+  const asked: string[] = []
+  const sub = tb.nc.subscribe(subject, {
+    callback: (_error, msg) => {
+      const request = msg.json<{ card: { id: string } }>()
+      asked.push(request.card.id)
+      const freeze = request.card.id === frozenCard
+        ? p.client.cards.updateStatus({ ...holderAction(s, frozenCard), status: 'frozen' })
+        : Promise.resolve()
+      void freeze.then(() => msg.respond(JSON.stringify({ approve: true })))
+    },
+  })
+  await tb.nc.flush()
+  await p.client.cards.setAuthorizationDecisions({ subject, stand_in: 'decline' })
+  const before = await balances(p, s.accountId)
+  const declined = await tb.operator.cardNetwork.authorize(purchase(frozenCard, 1_000))
+  assert.deepEqual(asked, [frozenCard], 'asked: the bank\'s checks had passed')
+  assert.equal(declined.approved, false)
+  assert.equal(declined.decline_reason, 'card_frozen', 'checked again: the card changed')
+  assert.deepEqual(await balances(p, s.accountId), before, 'a decline moves nothing')
+  // An unchanged card is approved on the checks made before asking.
+  const approved = await tb.operator.cardNetwork.authorize(purchase(cardId, 1_000))
+  assert.equal(approved.approved, true)
+  sub.unsubscribe()
+  await p.client.cards.setAuthorizationDecisions({})
 })
