@@ -22,13 +22,18 @@ import {
   type TransferKey,
 } from './payment-keys.ts'
 
-// The ledger's write engine: capabilities say what moves (a kind of payment and how it is
-// journalled, payment-journals.ts); the writer decides how it is batched and committed.
-// Each desk is a group committer (group-committer.ts): requests that arrive while a batch
-// is being written go together in the next one, one database transaction for many.
+// The ledger's write engine and the one door for money (README.md in this folder is its
+// glossary): capabilities say what moves (a kind and how it is journalled, *-journals.ts);
+// the writer decides how it is batched and committed. It has two entrances:
+//  - desks (payments, settlements), for high-rate requests each answered on its own. Each
+//    desk is a group committer (group-committer.ts): requests that arrive while a batch is
+//    being written go together in the next one, one database transaction for many;
+//  - the composed door (write), for a kind of journal recorded inside a capability's own
+//    transaction, beside its business rows (see `write`).
 //
-// A payment desk (payments) takes requests that carry an idempotency key, in two steps of
-// one transaction when all goes well:
+// A payment desk (payments) takes requests that carry an idempotency key (transfers) or
+// none (card authorizations, whose cards are rows of the kind's own: OwnRows), in two steps
+// of one transaction when all goes well:
 //  - its batch starts from what this instance remembers of its accounts (known-accounts.ts)
 //    when it can, so its write is its only statement, and that write checks the memory;
 //  - the keys are claimed in the same write, on the condition that every key is new and no
