@@ -40,8 +40,8 @@ export interface BankOptions {
   log: Logger
   natsUrl: string
   /**
-   * The clock job leases and request budgets are measured on (the system clock unless a test controls it);
-   * `clock` is the bank's time, which the sandbox moves forward.
+   * The clock job leases and request budgets are measured on (the system clock unless a test
+   * controls it); `clock` is the bank's time, which the sandbox moves forward.
    */
   wallClock?: Clock
   /** PGlite directory override (tests use `memory://`). */
@@ -97,11 +97,13 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   const secretBox = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
   const login = natsConnectOptions(config.natsAuth)
   const tls = login.tls ? { tls: login.tls } : {}
-  const identity = await NatsIdentity.load(database.db, secretBox, clock).catch(async (error: unknown) => {
+  const identity = await NatsIdentity.load(database.db, secretBox, clock).catch(
+      async (error: unknown) => {
     await database.close()
     throw error
   })
-  const problem = await natsIsolationProblem({ config, identity, servers: options.natsUrl, tls, allowOpen: options.allowOpenNats === true })
+  const problem = await natsIsolationProblem({ config, identity, servers: options.natsUrl, tls,
+    allowOpen: options.allowOpenNats === true })
   if (problem) {
     await database.close()
     throw new Error(problem)
@@ -119,7 +121,8 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   })
   // The partners' KYC/KYB dropboxes are JetStream Object Store buckets: in each partner's
   // own NATS account when the bank is the authority, else on the one open account.
-  const dropboxConnections = identity ? new PartnerConnections(identity, options.natsUrl, tls) : undefined
+  const dropboxConnections = identity ? new PartnerConnections(identity, options.natsUrl, tls)
+    : undefined
   const dropbox = new NatsDropbox(dropboxConnections ? dropboxConnections.of : async () => nc)
   // Partners' card decisions are asked likewise: in the partner's account, else on the open one.
   const deciders = partnerLinks(identity, options.natsUrl, tls, card_decider_role)
@@ -145,8 +148,10 @@ export async function startBank(options: BankOptions): Promise<Bank> {
 
   void watchConnection(nc, log)
   // Revocations reach every instance's credential cache at once (see CredentialStore).
-  nc.subscribe(credentialRevokedSubject, { callback: (_error, msg) => services.credentials.forget(msg.string()) })
-  services.credentials.onRevoked = (credentialId) => nc.publish(credentialRevokedSubject, credentialId)
+  nc.subscribe(credentialRevokedSubject,
+    { callback: (_error, msg) => services.credentials.forget(msg.string()) })
+  services.credentials.onRevoked = (credentialId) => nc.publish(credentialRevokedSubject,
+    credentialId)
   // So do changes of a partner's card decision subject (see PartnerDecisions).
   nc.subscribe(cardDecisionsChangedSubject, { callback: () => services.cardDecisions.forget() })
   services.cardDecisions.onChanged = () => nc.publish(cardDecisionsChangedSubject)
@@ -158,13 +163,15 @@ export async function startBank(options: BankOptions): Promise<Bank> {
       version: serviceVersion,
       description: 'Partner banking service',
       queue: config.queueGroup,
-      metadata: { storage: database.storage, store: storeIdentity(config, options.pgliteDir), sandbox: String(config.sandbox) },
+      metadata: { storage: database.storage, store: storeIdentity(config, options.pgliteDir),
+        sandbox: String(config.sandbox) },
     },
     (error) => log.error({ err: error }, 'endpoint wrapper fault'),
   )
   const table = endpointsOf(modules, services)
   const missing = unboundOperations(table, allOperations())
-  if (missing.length > 0) throw new Error(`operations without a handler: ${missing.map((o) => o.name).join(', ')}`)
+  if (missing.length > 0) throw new Error(
+    `operations without a handler: ${missing.map((o) => o.name).join(', ')}`)
   const problems = undeclared(modules, {
     jobKinds: services.jobRunner.kindNames(),
     subscriptions: services.events.patterns(),
@@ -193,8 +200,11 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   const servers = await serveHttp(config, services, nc, log)
   services.jobRunner.start()
   log.info(
-    { storage: database.storage, nats: options.natsUrl, endpoints: table.length, sandbox: config.sandbox, now: clock.now().toISOString() },
-    config.sandbox ? 'bank started in sandbox mode (ops.sandbox.* answered; the clock may be moved forward)' : 'bank started in production mode (ops.sandbox.* refused)',
+    { storage: database.storage, nats: options.natsUrl, endpoints: table.length,
+      sandbox: config.sandbox, now: clock.now().toISOString() },
+    config.sandbox
+      ? 'bank started in sandbox mode (ops.sandbox.* answered; the clock may be moved forward)'
+      : 'bank started in production mode (ops.sandbox.* refused)',
   )
 
   let stopped: Promise<void> | undefined
@@ -259,7 +269,8 @@ export function storeIdentity(config: Config, pgliteDir?: string): string {
 
 async function watchConnection(nc: NatsConnection, log: Logger): Promise<void> {
   for await (const status of nc.status()) {
-    if (status.type === 'disconnect' || status.type === 'reconnect') log.warn({ nats: status.type }, 'NATS connection changed')
+    if (status.type === 'disconnect' || status.type === 'reconnect') log.warn({ nats: status.type },
+      'NATS connection changed')
   }
 }
 
@@ -268,11 +279,13 @@ async function watchConnection(nc: NatsConnection, log: Logger): Promise<void> {
  * `<data dir>/operator-token` (mode 0600) for the CLI. An advisory lock keeps two
  * instances starting together from both creating one.
  */
-async function bootstrapOperator(database: DatabaseHandle<Database>, services: Services, config: Config, log: Logger) {
+async function bootstrapOperator(database: DatabaseHandle<Database>, services: Services,
+    config: Config, log: Logger) {
   const token = await database.db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(727001)`.execute(trx)
     if (await services.credentials.hasOperator(trx)) return undefined
-    return (await services.credentials.issue(trx, { partnerId: null, permissions: [], label: 'bootstrap' })).token
+    return (await services.credentials.issue(trx, { partnerId: null, permissions: [],
+      label: 'bootstrap' })).token
   })
   if (!token) return undefined
   saveOperatorToken(config.dataDir, token, storeIdentity(config), log)
@@ -286,12 +299,14 @@ async function bootstrapOperator(database: DatabaseHandle<Database>, services: S
  * would lock the operator out of that one. The new token goes beside it, in
  * `operator-token-<store>`, and the log says how to use it. Resolves with the file written.
  */
-export function saveOperatorToken(dataDir: string, token: string, store: string, log: Logger): string {
+export function saveOperatorToken(dataDir: string, token: string, store: string,
+    log: Logger): string {
   fs.mkdirSync(dataDir, { recursive: true, mode: owner_only_dir_mode })
   const usual = path.join(dataDir, 'operator-token')
   try {
     fs.writeFileSync(usual, `${token}\n`, { mode: owner_only_file_mode, flag: 'wx' })
-    log.info({ file: usual }, 'created the first operator credential; the CLI reads it from this file')
+    log.info({ file: usual },
+      'created the first operator credential; the CLI reads it from this file')
     return usual
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
@@ -300,8 +315,8 @@ export function saveOperatorToken(dataDir: string, token: string, store: string,
   fs.writeFileSync(beside, `${token}\n`, { mode: owner_only_file_mode })
   log.warn(
     { file: beside, kept: usual },
-    `created this store's first operator credential; ${usual} belongs to another store and was kept. ` +
-      `Use this one with BANK_OPERATOR_TOKEN=$(cat ${beside}) npx bank …`,
+    `created this store's first operator credential; ${usual} belongs to another store and was ` +
+      `kept. Use this one with BANK_OPERATOR_TOKEN=$(cat ${beside}) npx bank …`,
   )
   return beside
 }
@@ -310,14 +325,18 @@ export function saveOperatorToken(dataDir: string, token: string, store: string,
  * Connects to the system account and brings the servers' resolver up to date: accounts of
  * partners onboarded before `bank nats init` are made, and every account is pushed.
  */
-async function linkSystemAccount(identity: NatsIdentity, servers: string, tls: Partial<ConnectionOptions>, log: Logger): Promise<NatsConnection> {
+async function linkSystemAccount(identity: NatsIdentity, servers: string,
+    tls: Partial<ConnectionOptions>, log: Logger): Promise<NatsConnection> {
   const link = await openSystemLink(identity, servers, tls, log).catch((error: unknown) => {
-    throw new Error(`cannot connect to the NATS system account at ${servers}: ${error instanceof Error ? error.message : String(error)} (is the server running the configuration \`bank nats init\` wrote?)`)
+    throw new Error(`cannot connect to the NATS system account ` +
+      `at ${servers}: ${error instanceof Error ? error.message : String(error)} (is the server ` +
+      `running the configuration \`bank nats init\` wrote?)`)
   })
   try {
     const made = await identity.ensurePartnerAccounts()
     const pushed = await identity.publishAll()
-    log.info({ accounts_made: made, accounts_pushed: pushed, bank_account: identity.bankAccount }, 'the bank is the NATS authority: partners are walled off in accounts of their own')
+    log.info({ accounts_made: made, accounts_pushed: pushed, bank_account: identity.bankAccount },
+      'the bank is the NATS authority: partners are walled off in accounts of their own')
     return link
   } catch (error) {
     await link.close()
@@ -329,6 +348,7 @@ async function linkSystemAccount(identity: NatsIdentity, servers: string, tls: P
 function natsLoginHint(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
   return /authori[sz]ation|authentication|permission/i.test(message)
-    ? ' (the server wants a login: set NATS_CREDS, NATS_NKEY, NATS_USER and NATS_PASSWORD, or NATS_TOKEN)'
+    ? ' (the server wants a login: set NATS_CREDS, NATS_NKEY, NATS_USER and NATS_PASSWORD, or ' +
+      'NATS_TOKEN)'
     : ''
 }

@@ -36,7 +36,8 @@ export interface BankProcessOptions {
 async function main(options: BankProcessOptions = {}): Promise<void> {
   const config = loadConfig()
   const log = createLogger(config.logLevel)
-  // BANK_CPU_PROFILE_DIR set: SIGUSR2 starts, and the next stops, a CPU profile (npm run bench -- --profile).
+  // BANK_CPU_PROFILE_DIR set: SIGUSR2 starts, and the next stops, a CPU profile (npm run bench --
+  // --profile).
   toggleCpuProfileOnSigusr2(log)
   // Owner-only data directory (src/data-dir.ts): the umask first, so that nothing this
   // process or its nats-server creates from here on is readable by others; then what an
@@ -44,7 +45,9 @@ async function main(options: BankProcessOptions = {}): Promise<void> {
   ownerOnlyProcess()
   const tightened = ownerOnlyDataDir(config.dataDir)
   if (tightened.length > 0) {
-    log.warn({ dir: config.dataDir, tightened: tightened.length, first: tightened[0] }, 'made files and folders of the data directory owner-only (0600/0700); they were readable by other users')
+    log.warn({ dir: config.dataDir, tightened: tightened.length, first: tightened[0] }, 'made ' +
+      'files and folders of the data directory owner-only (0600/0700); they were readable by ' +
+      'other users')
   }
   const natsUrlFile = path.join(config.dataDir, 'nats-url')
 
@@ -85,7 +88,8 @@ async function main(options: BankProcessOptions = {}): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'))
   const bank = await starting
   if (bank.database.storage === 'pglite') {
-    log.warn('embedded PGlite storage: one process, no fsync (survives a crash, not a power cut); production runs on PostgreSQL (DATABASE_URL)')
+    log.warn('embedded PGlite storage: one process, no fsync (survives a crash, not a power ' +
+      'cut); production runs on PostgreSQL (DATABASE_URL)')
   }
 }
 
@@ -96,23 +100,31 @@ async function main(options: BankProcessOptions = {}): Promise<void> {
  */
 async function conflictingInstance(natsUrl: string, config: Config): Promise<string | undefined> {
   const ours = storeIdentity(config)
-  const nc = await connect({ servers: natsServerList(natsUrl), timeout: 2000, ...natsConnectOptions(config.natsAuth) }).catch((error: unknown) => {
-    throw new Error(`cannot connect to NATS at ${natsUrl}: ${error instanceof Error ? error.message : String(error)}`)
+  const nc = await connect({ servers: natsServerList(natsUrl), timeout: 2000,
+      ...natsConnectOptions(config.natsAuth) }).catch((error: unknown) => {
+    throw new Error(`cannot connect to NATS ` +
+      `at ${natsUrl}: ${error instanceof Error ? error.message : String(error)}`)
   })
   try {
-    const replies = await nc.requestMany(`$SRV.PING.${config.serviceName}`, '', { strategy: 'timer', maxWait: 500 })
+    const replies = await nc.requestMany(`$SRV.PING.${config.serviceName}`, '',
+      { strategy: 'timer', maxWait: 500 })
     for await (const reply of replies) {
-      const ping = JSON.parse(reply.string()) as { id?: string; metadata?: { storage?: string; store?: string } }
+      const ping = JSON.parse(reply.string()) as {
+        id?: string; metadata?: { storage?: string; store?: string } }
       const theirs = ping.metadata?.store
       if (theirs !== ours) {
         return (
-          `Another ${config.serviceName} instance (${ping.id}) already serves on ${natsUrl} from different storage ` +
-          `(${ping.metadata?.storage ?? 'unknown'}). Instances in one queue group must share one PostgreSQL database; ` +
-          'stop that instance, point this one at the same DATABASE_URL, or use another NATS server (NATS_URL).'
+          `Another ${config.serviceName} instance (${ping.id}) already serves on ${natsUrl} from ` +
+          `different storage (${ping.metadata?.storage ?? 'unknown'}). Instances in one queue ` +
+            `group must share one PostgreSQL database; ` +
+          'stop that instance, point this one at the same DATABASE_URL, or use another NATS ' +
+            'server (NATS_URL).'
         )
       }
       if (!config.databaseUrl) {
-        return `Another ${config.serviceName} instance (${ping.id}) already has the embedded store in ${config.dataDir} open; PGlite is one process only. Stop it first, or run production on PostgreSQL (DATABASE_URL).`
+        return `Another ${config.serviceName} instance (${ping.id}) already has the embedded ` +
+          `store in ${config.dataDir} open; PGlite is one process only. Stop it first, or run ` +
+          `production on PostgreSQL (DATABASE_URL).`
       }
     }
     return undefined
@@ -128,7 +140,8 @@ async function conflictingInstance(natsUrl: string, config: Config): Promise<str
 /** Runs the bank as this process's program; the message on stderr if it cannot start. */
 export function run(options: BankProcessOptions = {}): void {
   main(options).catch((error: unknown) => {
-    process.stderr.write(`partner bank failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.stderr.write(
+      `partner bank failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
     process.exit(1)
   })
 }

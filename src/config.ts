@@ -45,20 +45,32 @@ export const settings = z.object({
   BANK_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(10_000),
   BANK_BOOTSTRAP_OPERATOR: z.enum(['true', 'false']).default('true'),
   BANK_CREDENTIAL_CACHE_TTL_MS: z.coerce.number().int().min(0).max(60_000).default(5_000),
-  /** Each credential's request budget unless an operator gave its partner one (docs/guides/wire-conventions.md). */
+  /**
+   * Each credential's request budget unless an operator gave its partner one
+   * (docs/guides/wire-conventions.md).
+   */
   BANK_RATE_PER_SECOND: z.coerce.number().int().min(1).max(requests_per_second_max).default(200),
   BANK_RATE_BURST: z.coerce.number().int().min(1).max(burst_max).default(400),
-  /** Per entity: wrong bulk PINs in any rolling hour, and batches waiting in pending_otp (docs/guides/bulk-payments.md). */
+  /**
+   * Per entity: wrong bulk PINs in any rolling hour, and batches waiting in pending_otp
+   * (docs/guides/bulk-payments.md).
+   */
   BANK_BULK_WRONG_PINS_MAX: z.coerce.number().int().min(1).max(1_000_000).default(10),
   BANK_BULK_PENDING_BATCHES_MAX: z.coerce.number().int().min(1).max(1_000_000).default(20),
   BANK_FEE_EFT_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(250),
   BANK_FEE_RTC_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(700),
   BANK_FEE_INTERNAL_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(0),
-  /** Bank charges per successful debit-order collection, kept from the collected amount (fee income). */
+  /**
+   * Bank charges per successful debit-order collection, kept from the collected amount (fee
+   * income).
+   */
   BANK_FEE_DEBIT_ORDER_CENTS: z.coerce.number().int().min(0).max(1_000_000).default(350),
   /** Debit-order collection runs on business days (off: only `bank debit run`). */
   BANK_DEBIT_SCHEDULE: z.enum(['on', 'off']).default('on'),
-  /** Days the bytes of rejected or superseded KYC/KYB documents are kept after the decision (0: deleted at the next daily sweep). */
+  /**
+   * Days the bytes of rejected or superseded KYC/KYB documents are kept after the decision (0:
+   * deleted at the next daily sweep).
+   */
   /** Serve Prometheus metrics at http://<BANK_METRICS_HOST>:<port>/metrics (unset: off; 0: any free port). */
   BANK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
@@ -68,7 +80,8 @@ export const settings = z.object({
   BANK_DOCUMENT_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(180),
   /** Collections one run submits to the debit rail in one batch (and books in one transaction). */
   BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
-  BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(86_400_000),
+  BANK_TRANSFER_KEY_WINDOW_MS: z.coerce.number().int().min(60_000).max(90 * 86_400_000).default(
+    86_400_000),
   BANK_LEDGER_BATCH_JOBS_MAX: z.coerce.number().int().min(1).max(2000).default(500),
   BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: z.coerce.number().int().min(1).max(16).default(2),
   BANK_LEDGER_OVERLAP_JOBS_MIN: z.coerce.number().int().min(1).max(2000).default(48),
@@ -86,13 +99,19 @@ export const settings = z.object({
   BANK_WEBHOOK_PARTNER_SLOTS_MAX: z.coerce.number().int().min(1).max(64).default(1),
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
-  /** Deposits and reversals above this many cents wait for a second operator (0: off). Default R50,000.00 in production, off in the sandbox. */
+  /**
+   * Deposits and reversals above this many cents wait for a second operator (0: off). Default
+   * R50,000.00 in production, off in the sandbox.
+   */
   BANK_DUAL_CONTROL_CENTS: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  /** Declared holidays beyond the list the bank ships (src/calendar/sa-calendar.ts), added to it. */
+  /**
+   * Declared holidays beyond the list the bank ships (src/calendar/sa-calendar.ts), added to it.
+   */
   BANK_DECLARED_HOLIDAYS: z
     .string()
     .regex(/^(\d{4}-\d{2}-\d{2}(,\d{4}-\d{2}-\d{2})*)?$/, { error: 'must be YYYY-MM-DD dates, comma-separated' })
-    .refine((value) => value.split(',').filter(Boolean).every(isCalendarDate), { error: 'must be real dates (YYYY-MM-DD)' })
+    .refine((value) => value.split(',').filter(Boolean).every(isCalendarDate),
+      { error: 'must be real dates (YYYY-MM-DD)' })
     .default(''),
   // Where e-mail goes (one-time PINs, payment advices): unset, the simulated notifier records them.
   BANK_SMTP_URL: z
@@ -158,7 +177,9 @@ export interface Config {
   ledgerBatchJobsMax: number
   ledgerBatchesInFlightMax: number
   ledgerOverlapJobsMin: number
-  /** Payment batches of one account written at once (1 or 2; ledger/ledger-writer.ts, paymentBatch). */
+  /**
+   * Payment batches of one account written at once (1 or 2; ledger/ledger-writer.ts, paymentBatch).
+   */
   ledgerAccountBatchesMax: number
   ledgerQueueJobsMax: number
   /** EFT clearing cycles, minutes after 00:00 SAST on business days. */
@@ -170,14 +191,23 @@ export interface Config {
   jobsConcurrencyMax: number
   /** How long a run started on demand waits for a running job of its exclusive group. */
   jobsExclusiveWaitMs: number
-  /** Webhook delivery jobs of one partner running at once, across all instances (never all of one instance's). */
+  /**
+   * Webhook delivery jobs of one partner running at once, across all instances (never all of one
+   * instance's).
+   */
   webhookPartnerSlotsMax: number
   clearingChunkMax: number
-  /** An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail again. */
+  /**
+   * An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail
+   * again.
+   */
   rtcRecoveryAfterMs: number
   /** Declared holidays added to the shipped list (BANK_DECLARED_HOLIDAYS). */
   declaredHolidays: Set<string>
-  /** Deposits and reversals above this many cents need a second operator's approval; undefined: never. */
+  /**
+   * Deposits and reversals above this many cents need a second operator's approval; undefined:
+   * never.
+   */
   dualControlCents: bigint | undefined
   /**
    * Sandbox mode: operators may read OTPs and notifier messages and move the shared clock
@@ -215,7 +245,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const natsProblems = natsAuthProblems(natsAuth)
   if (natsProblems.length > 0) throw new Error(`invalid configuration: ${natsProblems.join('; ')}`)
   if (s.BANK_ACCOUNT_NUMBER_FIRST > s.BANK_ACCOUNT_NUMBER_LAST) {
-    throw new Error('invalid configuration: BANK_ACCOUNT_NUMBER_FIRST is above BANK_ACCOUNT_NUMBER_LAST')
+    throw new Error(
+      'invalid configuration: BANK_ACCOUNT_NUMBER_FIRST is above BANK_ACCOUNT_NUMBER_LAST')
   }
   if (s.BANK_DB_QUERY_TIMEOUT_MS <= s.BANK_DB_STATEMENT_TIMEOUT_MS) {
     throw new Error(
@@ -252,11 +283,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: { requests_per_second: s.BANK_RATE_PER_SECOND, burst: s.BANK_RATE_BURST },
     bulkWrongPinsMax: s.BANK_BULK_WRONG_PINS_MAX,
     bulkPendingBatchesMax: s.BANK_BULK_PENDING_BATCHES_MAX,
-    fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS), INTERNAL: BigInt(s.BANK_FEE_INTERNAL_CENTS) },
+    fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS),
+      INTERNAL: BigInt(s.BANK_FEE_INTERNAL_CENTS) },
     debitOrderFeeCents: BigInt(s.BANK_FEE_DEBIT_ORDER_CENTS),
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
     documentRetentionDays: s.BANK_DOCUMENT_RETENTION_DAYS,
-    metrics: s.BANK_METRICS_PORT === undefined ? undefined : { host: s.BANK_METRICS_HOST, port: s.BANK_METRICS_PORT },
+    metrics: s.BANK_METRICS_PORT === undefined ? undefined : { host: s.BANK_METRICS_HOST,
+      port: s.BANK_METRICS_PORT },
     console:
       s.BANK_CONSOLE_PORT === undefined
         ? undefined
@@ -280,10 +313,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
     sandbox: s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true',
-    dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'),
+    dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, s.BANK_SANDBOX === undefined
+      ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'),
     otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
     secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
-    smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM, timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
+    smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM,
+      timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
   }
 }
 
@@ -306,23 +341,34 @@ function isCalendarDate(date: string): boolean {
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === date
 }
 
-/** Settings whose values are secrets, or may hold one: their values are never repeated in an error. */
-const secret_settings = new Set(['BANK_SECRETS_KEY', 'BANK_OTP_KEY', 'DATABASE_URL', 'BANK_SMTP_URL', 'NATS_URL', 'NATS_PASSWORD', 'NATS_TOKEN'])
+/**
+ * Settings whose values are secrets, or may hold one: their values are never repeated in an error.
+ */
+const secret_settings = new Set(['BANK_SECRETS_KEY', 'BANK_OTP_KEY', 'DATABASE_URL',
+  'BANK_SMTP_URL', 'NATS_URL', 'NATS_PASSWORD', 'NATS_TOKEN'])
 
-/** One bad setting in an operator's words: its name, the value given (unless secret), and what it takes. */
+/**
+ * One bad setting in an operator's words: its name, the value given (unless secret), and what it
+ * takes.
+ */
 function settingProblem(issue: z.core.$ZodIssue, env: NodeJS.ProcessEnv): string {
   const name = String(issue.path[0] ?? '')
   const given = env[name]
   // A secret (or a URL that may carry a password) is never echoed into a log or a terminal.
-  const shown = given === undefined || secret_settings.has(name) ? '' : `=${JSON.stringify(given).slice(0, 60)}`
+  const shown = given === undefined || secret_settings.has(name) ? ''
+    : `=${JSON.stringify(given).slice(0, 60)}`
   const shape = settings.shape[name as keyof typeof settings.shape] as z.ZodType | undefined
-  const schema = shape ? (z.toJSONSchema(shape, { io: 'input', unrepresentable: 'any' }) as { type?: string; enum?: unknown[]; minimum?: number; maximum?: number; anyOf?: Array<{ type?: string; minimum?: number; maximum?: number }> }) : {}
-  const numeric = schema.type === 'number' || schema.type === 'integer' || schema.anyOf?.some((s) => s.type === 'number' || s.type === 'integer')
+  const schema = shape ? (z.toJSONSchema(shape, { io: 'input', unrepresentable: 'any' }) as {
+    type?: string; enum?: unknown[]; minimum?: number; maximum?: number; anyOf?: Array<{
+    type?: string; minimum?: number; maximum?: number }> }) : {}
+  const numeric = schema.type === 'number' || schema.type === 'integer'
+    || schema.anyOf?.some((s) => s.type === 'number' || s.type === 'integer')
   let expected = issue.message
   if (schema.enum) expected = `must be one of ${schema.enum.map(String).join(', ')}`
   else if (numeric) {
     const range = schema.anyOf?.find((s) => s.minimum !== undefined) ?? schema
-    const bounds = range.minimum !== undefined && range.maximum !== undefined ? ` from ${range.minimum} to ${range.maximum}` : ''
+    const bounds = range.minimum !== undefined && range.maximum !== undefined
+      ? ` from ${range.minimum} to ${range.maximum}` : ''
     expected = `must be a whole number${bounds}`
   }
   return `${name}${shown} is not valid: ${expected}`

@@ -34,7 +34,8 @@ export class BankError extends Error {
   }
 
   toBody(): ErrorBody {
-    return { error: { code: this.code, type: this.type, message: this.message, details: this.details } }
+    return { error: { code: this.code, type: this.type, message: this.message,
+      details: this.details } }
   }
 }
 
@@ -53,9 +54,12 @@ export class Invalid extends BankError {
    * of a huge array) must not make a reply larger than NATS can carry.
    */
   static listing(what: string, details: FieldIssue[]): Invalid {
-    const listed = details.slice(0, invalid_message_fields_max).map((d) => `${d.field} ${d.message}`)
-    const more = details.length > invalid_message_fields_max ? `; and ${details.length - invalid_message_fields_max} more` : ''
-    return new Invalid(`${what}: ${listed.join('; ')}${more}`, details.slice(0, invalid_details_max))
+    const listed = details.slice(0, invalid_message_fields_max).map(
+      (d) => `${d.field} ${d.message}`)
+    const more = details.length > invalid_message_fields_max
+      ? `; and ${details.length - invalid_message_fields_max} more` : ''
+    return new Invalid(`${what}: ${listed.join('; ')}${more}`,
+      details.slice(0, invalid_details_max))
   }
 }
 
@@ -114,7 +118,8 @@ export const retry_after_header = 'Retry-After-Ms'
 export class TooManyAttempts extends BankError {
   constructor(message: string, retryAfterMs?: number) {
     super('too_many_attempts', message)
-    if (retryAfterMs !== undefined) this.headers = { [retry_after_header]: String(Math.max(1, Math.ceil(retryAfterMs))) }
+    if (retryAfterMs !== undefined) this.headers =
+      { [retry_after_header]: String(Math.max(1, Math.ceil(retryAfterMs))) }
   }
 }
 

@@ -10,7 +10,8 @@ export function createLogger(level: string): Logger {
     base: { service: 'partner-bank' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
-      paths: ['token', '*.token', 'otp', '*.otp', 'secret', '*.secret', 'headers.token', 'headers.authorization'],
+      paths: ['token', '*.token', 'otp', '*.otp', 'secret', '*.secret', 'headers.token',
+        'headers.authorization'],
       censor: '[redacted]',
     },
   })

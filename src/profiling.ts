@@ -12,7 +12,8 @@ import type { Logger } from './logger.ts'
 // SIGUSR2 because Node keeps SIGUSR1 for its inspector.
 
 /** Returns a function that stops listening (undefined when off). */
-export function toggleCpuProfileOnSigusr2(log: Logger, dir = process.env.BANK_CPU_PROFILE_DIR): (() => void) | undefined {
+export function toggleCpuProfileOnSigusr2(log: Logger, dir = process.env.BANK_CPU_PROFILE_DIR): (
+    () => void) | undefined {
   if (!dir) return undefined
   let session: Session | undefined
   let written = 0
@@ -37,7 +38,8 @@ export function toggleCpuProfileOnSigusr2(log: Logger, dir = process.env.BANK_CP
     log.info({ file }, 'CPU profile written')
   }
   const onSignal = () => {
-    busy = busy.then(toggle).catch((error: unknown) => log.error({ err: error }, 'CPU profile failed'))
+    busy = busy.then(toggle).catch((error: unknown) => log.error({ err: error },
+      'CPU profile failed'))
   }
   process.on('SIGUSR2', onSignal)
   return () => process.removeListener('SIGUSR2', onSignal)

@@ -82,7 +82,8 @@ export const accountOperatorOperations = {
     permission: 'operator',
     summary: "An entity's accounts, oldest first.",
     request: z.strictObject({ entity_id: uuid() }),
-    response: z.object({ entity_id: z.string(), accounts: z.array(accountSummary.extend({ kind: z.string(), partner_id: z.string() })) }),
+    response: z.object({ entity_id: z.string(),
+      accounts: z.array(accountSummary.extend({ kind: z.string(), partner_id: z.string() })) }),
   }),
   accountShow: operation({
     name: 'ops_account_show',
@@ -91,6 +92,7 @@ export const accountOperatorOperations = {
     permission: 'operator',
     summary: "One account of any partner: its owner, kind, number, balance and available balance (balance less holds), in cents.",
     request: z.strictObject({ account_id: uuid() }),
-    response: accountDetails.extend({ partner_id: z.string(), entity_id: z.string(), kind: z.string(), country: z.string(), created_at: timestamp }),
+    response: accountDetails.extend({ partner_id: z.string(), entity_id: z.string(),
+      kind: z.string(), country: z.string(), created_at: timestamp }),
   }),
 }

@@ -45,7 +45,8 @@ export class AccountService {
    * Opens an account for an entity whose approval the caller has checked. The root
    * entity's first account is the partner's pool account (docs/guides/decisions.md).
    */
-  async open(executor: Kysely<Database>, entity: EntityRow, kind: AccountRow['kind']): Promise<AccountRow> {
+  async open(executor: Kysely<Database>, entity: EntityRow,
+      kind: AccountRow['kind']): Promise<AccountRow> {
     return insertAccount(executor, {
       id: randomUUID(),
       partner_id: entity.partner_id,
@@ -79,7 +80,8 @@ export class AccountService {
   }
 
   /** The partner's account, or 404 whether it is missing or another partner's. */
-  async get(partnerId: string, accountId: string, executor: Kysely<Database> = this.db): Promise<AccountRow> {
+  async get(partnerId: string, accountId: string,
+      executor: Kysely<Database> = this.db): Promise<AccountRow> {
     const row = await accountOf(executor, partnerId, accountId)
     if (!row) throw new NotFound('account')
     return row
@@ -109,7 +111,8 @@ export class AccountService {
   private async nextAccountNumber(executor: Kysely<Database>): Promise<string> {
     const offset = (await nextAccountNumberValue(executor)) - 1n
     const value = BigInt(this.pool.first) + offset
-    if (value > BigInt(this.pool.last)) throw new Unavailable('the account number pool is exhausted; the bank must widen it')
+    if (value > BigInt(this.pool.last)) throw new Unavailable(
+      'the account number pool is exhausted; the bank must widen it')
     const body = value.toString().padStart(String(this.pool.last).length, '0')
     return body + luhnCheckDigit(body)
   }
@@ -128,5 +131,6 @@ function toCreated(row: AccountRow): AccountCreated {
 
 /** The stored metadata with every value as a string, as replies carry it. */
 export function metadataOf(row: Pick<AccountRow, 'metadata'>): Record<string, string> {
-  return Object.fromEntries(Object.entries(row.metadata ?? {}).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]))
+  return Object.fromEntries(Object.entries(row.metadata ?? {}).map(
+    ([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]))
 }

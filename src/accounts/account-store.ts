@@ -11,7 +11,8 @@ export type AccountRow = Selectable<AccountsTable>
 
 type Executor = Kysely<Database>
 
-export async function insertAccount(executor: Executor, values: Insertable<AccountsTable>): Promise<AccountRow> {
+export async function insertAccount(executor: Executor,
+    values: Insertable<AccountsTable>): Promise<AccountRow> {
   return executor.insertInto('accounts').values(values).returningAll().executeTakeFirstOrThrow()
 }
 
@@ -29,7 +30,8 @@ export async function nextAccountNumberValue(executor: Executor): Promise<bigint
  * ties. Sorting by the sequence alone is not enough: instances' clocks differ, so an
  * account inserted later may carry an earlier `created_at`.
  */
-export async function accountsOfEntity(executor: Executor, entityId: string): Promise<AccountRow[]> {
+export async function accountsOfEntity(executor: Executor,
+    entityId: string): Promise<AccountRow[]> {
   return executor
     .selectFrom('accounts')
     .selectAll()
@@ -40,13 +42,16 @@ export async function accountsOfEntity(executor: Executor, entityId: string): Pr
 }
 
 /** The id of the account with this number, of any partner (numbers are unique in the bank). */
-export async function accountIdByNumber(executor: Executor, accountNumber: string): Promise<string | undefined> {
-  const row = await executor.selectFrom('accounts').select('id').where('account_number', '=', accountNumber).executeTakeFirst()
+export async function accountIdByNumber(executor: Executor,
+    accountNumber: string): Promise<string | undefined> {
+  const row = await executor.selectFrom('accounts').select('id').where('account_number', '=',
+    accountNumber).executeTakeFirst()
   return row?.id
 }
 
 /** The partner's account, or undefined whether it is missing or another partner's. */
-export async function accountOf(executor: Executor, partnerId: string, accountId: string): Promise<AccountRow | undefined> {
+export async function accountOf(executor: Executor, partnerId: string,
+    accountId: string): Promise<AccountRow | undefined> {
   return executor
     .selectFrom('accounts')
     .selectAll()

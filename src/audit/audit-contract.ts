@@ -17,14 +17,18 @@ const instant = () =>
   z
     .string({ error: 'must be a date or an RFC 3339 timestamp' })
     .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/, {
-      error: 'must be a date (2026-11-27, that day from 00:00 SAST) or an RFC 3339 timestamp (2026-11-27T08:00:00Z)',
+      error: 'must be a date (2026-11-27, that day from 00:00 SAST) or an RFC 3339 timestamp ' +
+        '(2026-11-27T08:00:00Z)',
     })
 
 const auditEntry = z.object({
   audit_id: z.string(),
   at: timestamp,
   action: z.string(),
-  /** The acting credential's id (or `system`, or a partner's credential for a partner's own decision). */
+  /**
+   * The acting credential's id (or `system`, or a partner's credential for a partner's own
+   * decision).
+   */
   actor: z.string(),
   /** The acting credential's label at the time. */
   actor_name: z.string(),
@@ -70,9 +74,12 @@ export const auditOperations = {
     subject: 'ops.audit.list',
     permission: 'operator',
     summary:
-      'The audit trail, newest first: every operator action (who, what, on which ids, with what result) and the decisions recorded on a subject. ' +
-      'Filter by actor (a credential id), target (any id the action touched), subject (a user, entity or document), action (e.g. account.deposit) ' +
-      `and time (from inclusive, to exclusive); limit (default ${audit_page_limit_default}, max ${audit_page_limit_max}) and next_cursor for the next page.`,
+      'The audit trail, newest first: every operator action (who, what, on which ids, with what ' +
+      'result) and the decisions recorded on a subject. Filter by actor (a credential id), ' +
+        'target (any id the action touched), subject (a user, entity or document), action (e.g. ' +
+          'account.deposit) ' +
+      `and time (from inclusive, to exclusive); limit (default ${audit_page_limit_default}, ` +
+        `max ${audit_page_limit_max}) and next_cursor for the next page.`,
     request: z.strictObject({
       subject_id: uuid().optional(),
       actor: text(1, 100).optional(),
@@ -94,7 +101,8 @@ export const approvalOperations = {
     subject: 'ops.approvals.list',
     permission: 'operator',
     summary:
-      `Dual-control requests, newest first (by default those waiting: pending_approval). A request not decided within ${approval_ttl_hours} hours is expired. ` +
+      `Dual-control requests, newest first (by default those waiting: pending_approval). A ` +
+        `request not decided within ${approval_ttl_hours} hours is expired. ` +
       'limit (default 100, max 1000) and next_cursor for the next page.',
     request: z.strictObject({
       state: approvalState.default('pending_approval'),

@@ -31,7 +31,8 @@ export async function listAudit(db: Kysely<Database>, request: AuditQuery) {
     if (seq === undefined) throw Invalid.field('cursor', invalid_cursor_message)
     query = query.where('seq', '<', String(seq))
   }
-  const { page, next_cursor } = seqPage(await query.execute(), request.limit, cursor_tag, (row) => row.seq)
+  const { page, next_cursor } = seqPage(await query.execute(), request.limit, cursor_tag,
+    (row) => row.seq)
   return {
     entries: page.map((row) => ({
       audit_id: row.id,

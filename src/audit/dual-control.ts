@@ -51,24 +51,28 @@ export class DualControl {
     return this.thresholdCents !== undefined && amount > this.thresholdCents
   }
 
-  async deposit(caller: Caller, request: { account_id: string; amount: bigint; ref: string }): Promise<MoneyMoved> {
+  async deposit(caller: Caller,
+      request: { account_id: string; amount: bigint; ref: string }): Promise<MoneyMoved> {
     if (this.needsApproval(request.amount)) {
       return this.ask(caller, 'deposit', request.account_id, request.amount, { ref: request.ref })
     }
-    return movedView(await this.ledger.deposit(request.account_id, request.amount, request.ref, caller.credentialId))
+    return movedView(await this.ledger.deposit(request.account_id, request.amount, request.ref,
+      caller.credentialId))
   }
 
   async reverse(caller: Caller, request: { tx_id: string; reason: string }): Promise<MoneyMoved> {
     if (this.thresholdCents !== undefined) {
       const deposit = await this.ledger.reversible(this.db, request.tx_id, false)
       if (this.needsApproval(deposit.amount)) {
-        return this.ask(caller, 'reversal', deposit.account_id, deposit.amount, { tx_id: request.tx_id, reason: request.reason })
+        return this.ask(caller, 'reversal', deposit.account_id, deposit.amount,
+          { tx_id: request.tx_id, reason: request.reason })
       }
     }
     return movedView(await this.ledger.reverse(request.tx_id, request.reason, caller.credentialId))
   }
 
-  private async ask(caller: Caller, kind: ApprovalRow['kind'], accountId: string, amount: bigint, asked: Record<string, unknown>): Promise<MoneyMoved> {
+  private async ask(caller: Caller, kind: ApprovalRow['kind'], accountId: string, amount: bigint,
+      asked: Record<string, unknown>): Promise<MoneyMoved> {
     return this.db.transaction().execute(async (trx) => {
       const { balance, available } = await this.ledger.balances(trx, accountId)
       const id = randomUUID()
@@ -106,19 +110,27 @@ export class DualControl {
     })
   }
 
-  async list(request: { state: ApprovalRow['state']; limit: number; cursor?: string | undefined }): Promise<{ approvals: ApprovalView[]; next_cursor?: string }> {
+  async list(
+      request: {
+      state: ApprovalRow['state']; limit: number; cursor?: string | undefined }): Promise<{
+      approvals: ApprovalView[]; next_cursor?: string }> {
     const now = this.clock.now()
-    let query = this.db.selectFrom('approvals').selectAll().orderBy('created_seq', 'desc').limit(request.limit + 1)
+    let query = this.db.selectFrom('approvals').selectAll().orderBy('created_seq', 'desc').limit(
+      request.limit + 1)
     // A waiting request past its 24 hours is expired, whether or not anyone has touched it since.
-    if (request.state === 'pending_approval') query = query.where('state', '=', 'pending_approval').where('expires_at', '>', now)
-    else if (request.state === 'expired') query = query.where((w) => w.or([w('state', '=', 'expired'), w.and([w('state', '=', 'pending_approval'), w('expires_at', '<=', now)])]))
+    if (request.state === 'pending_approval') query = query.where('state', '=', 'pending_approval')
+      .where('expires_at', '>', now)
+    else if (request.state === 'expired') query =
+      query.where((w) => w.or([w('state', '=', 'expired'),
+      w.and([w('state', '=', 'pending_approval'), w('expires_at', '<=', now)])]))
     else query = query.where('state', '=', request.state)
     if (request.cursor) {
       const seq = decodeSeqCursor(cursor_tag, request.cursor)
       if (seq === undefined) throw Invalid.field('cursor', invalid_cursor_message)
       query = query.where('created_seq', '<', String(seq))
     }
-    const { page, next_cursor } = seqPage(await query.execute(), request.limit, cursor_tag, (row) => row.created_seq)
+    const { page, next_cursor } = seqPage(await query.execute(), request.limit, cursor_tag,
+      (row) => row.created_seq)
     return { approvals: page.map((row) => this.view(row)), ...(next_cursor ? { next_cursor } : {}) }
   }
 
@@ -127,13 +139,16 @@ export class DualControl {
     return this.db.transaction().execute(async (trx) => {
       const row = await this.waiting(trx, approvalId, 'approved')
       if (row.requested_by === caller.credentialId) {
-        throw new Forbidden('the operator who asked for this cannot approve it; another operator must')
+        throw new Forbidden(
+          'the operator who asked for this cannot approve it; another operator must')
       }
       const asked = row.request as { ref?: string; tx_id?: string; reason?: string }
       const moved =
         row.kind === 'deposit'
-          ? await this.ledger.depositIn(trx, row.account_id, BigInt(row.amount), asked.ref ?? 'deposit', row.requested_by)
-          : await this.ledger.reverseIn(trx, asked.tx_id!, asked.reason ?? 'reversal', row.requested_by)
+          ? await this.ledger.depositIn(trx, row.account_id, BigInt(row.amount), asked.ref
+            ?? 'deposit', row.requested_by)
+          : await this.ledger.reverseIn(trx, asked.tx_id!, asked.reason ?? 'reversal',
+            row.requested_by)
       noteCommitTargets(moved.txId, row.account_id)
       return this.decide(trx, row, caller, 'approved', null, moved.txId)
     })
@@ -148,11 +163,14 @@ export class DualControl {
   }
 
   /** The request, locked, still waiting and not expired; else 404 or 409 saying why. */
-  private async waiting(trx: Kysely<Database>, approvalId: string, decision: string): Promise<ApprovalRow> {
-    const row = await trx.selectFrom('approvals').selectAll().where('id', '=', approvalId).forUpdate().executeTakeFirst()
+  private async waiting(trx: Kysely<Database>, approvalId: string,
+      decision: string): Promise<ApprovalRow> {
+    const row = await trx.selectFrom('approvals').selectAll().where('id', '=', approvalId)
+      .forUpdate().executeTakeFirst()
     if (!row) throw new NotFound('approval')
     const state = this.stateOf(row)
-    if (state !== 'pending_approval') throw new Conflict(`the request is ${state}; it cannot be ${decision}`)
+    if (state !== 'pending_approval') throw new Conflict(
+      `the request is ${state}; it cannot be ${decision}`)
     return row
   }
 
@@ -166,7 +184,8 @@ export class DualControl {
   ): Promise<ApprovalView> {
     const decided = await trx
       .updateTable('approvals')
-      .set({ state, decided_by: caller.credentialId, decided_by_name: caller.label, decided_at: this.clock.now(), reason, tx_id: txId })
+      .set({ state, decided_by: caller.credentialId, decided_by_name: caller.label,
+        decided_at: this.clock.now(), reason, tx_id: txId })
       .where('id', '=', row.id)
       .returningAll()
       .executeTakeFirstOrThrow()
@@ -174,7 +193,8 @@ export class DualControl {
   }
 
   private stateOf(row: ApprovalRow): ApprovalRow['state'] {
-    return row.state === 'pending_approval' && row.expires_at.getTime() <= this.clock.now().getTime() ? 'expired' : row.state
+    return row.state === 'pending_approval' && row.expires_at.getTime() <= this.clock.now()
+      .getTime() ? 'expired' : row.state
   }
 
   private view(row: ApprovalRow): ApprovalView {

@@ -51,7 +51,10 @@ const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.webhook.deliveries',
 ])
 
-/** Request fields whose values are never written to the trail (matched in any case, anywhere in the name). */
+/**
+ * Request fields whose values are never written to the trail (matched in any case, anywhere in the
+ * name).
+ */
 const secret_field = /token|secret|password|passphrase|pin|otp|creds|seed|key|pan|cvv/i
 const summary_text_max = 200
 /** The most audit-chain problems one `ledger verify` lists. */
@@ -262,7 +265,9 @@ function summarize(value: unknown, depth = 0): unknown {
   return out
 }
 
-/** Every id a request or a reply names at its top level: `<name>_id` fields, and `<name>_ids` lists. */
+/**
+ * Every id a request or a reply names at its top level: `<name>_id` fields, and `<name>_ids` lists.
+ */
 function idsIn(value: unknown, into: Set<string>): void {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return
   for (const [key, item] of Object.entries(value)) {

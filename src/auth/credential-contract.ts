@@ -32,8 +32,11 @@ export const credentialOperations = {
     summary: 'Issue a partner credential; the token is shown once and only its hash is kept.',
     request: z.strictObject({
       partner_id: uuid(),
-      permissions: z.array(z.enum(permissions as ['read', 'write', 'payments', 'card_details'], { error: 'must be read, write, payments or card_details' })).min(1, { error: 'name at least one permission' }),
-      expires_in_seconds: z.int({ error: 'must be a whole number of seconds' }).min(60).max(credential_ttl_seconds_max).optional(),
+      permissions: z.array(z.enum(permissions as ['read', 'write', 'payments', 'card_details'],
+        { error: 'must be read, write, payments or card_details' })).min(1,
+        { error: 'name at least one permission' }),
+      expires_in_seconds: z.int({ error: 'must be a whole number of seconds' }).min(60).max(
+        credential_ttl_seconds_max).optional(),
       label: z.string().max(100).optional(),
     }),
     response: issuedCredential,

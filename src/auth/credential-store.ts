@@ -54,9 +54,12 @@ export class CredentialStore {
     private readonly cacheTtlMs = 0,
   ) {}
 
-  /** Drops every credential of a partner from the cache here and on every instance (a suspension). */
+  /**
+   * Drops every credential of a partner from the cache here and on every instance (a suspension).
+   */
   async forgetPartner(partnerId: string): Promise<void> {
-    const rows = await this.db.selectFrom('credentials').select('id').where('partner_id', '=', partnerId).execute()
+    const rows = await this.db.selectFrom('credentials').select('id').where('partner_id', '=',
+      partnerId).execute()
     for (const row of rows) {
       this.forget(row.id)
       this.onRevoked(row.id)
@@ -65,7 +68,8 @@ export class CredentialStore {
 
   /** Drops a credential from this instance's cache (after a revocation anywhere). */
   forget(credentialId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.caller.credentialId === credentialId) this.cache.delete(hash)
+    for (const [hash, entry] of this.cache) if (
+      entry.caller.credentialId === credentialId) this.cache.delete(hash)
   }
 
   async issue(
@@ -97,7 +101,8 @@ export class CredentialStore {
    * issues one. Takes the executor so the caller can ask under its own lock.
    */
   async hasOperator(executor: Kysely<Database> = this.db): Promise<boolean> {
-    const row = await executor.selectFrom('credentials').select('id').where('role', '=', 'operator').limit(1).executeTakeFirst()
+    const row = await executor.selectFrom('credentials').select('id').where('role', '=', 'operator')
+      .limit(1).executeTakeFirst()
     return row !== undefined
   }
 
@@ -107,15 +112,18 @@ export class CredentialStore {
     const hash = hashToken(token)
     const cached = this.cache.get(hash)
     if (cached && cached.freshUntil > performance.now()) {
-      if (cached.expiresAt !== null && cached.expiresAt <= this.clock.now().getTime()) throw new Unauthorized()
+      if (cached.expiresAt !== null && cached.expiresAt <= this.clock.now()
+        .getTime()) throw new Unauthorized()
       return cached.caller
     }
     const caller = await this.lookUp(hash)
     if (this.cacheTtlMs > 0) {
-      if (this.cache.size >= cache_entries_max) this.cache.delete(this.cache.keys().next().value as string)
+      if (this.cache.size >= cache_entries_max) this.cache.delete(
+        this.cache.keys().next().value as string)
       this.cache.set(hash, { ...caller, freshUntil: performance.now() + this.cacheTtlMs })
     }
-    if (caller.expiresAt !== null && caller.expiresAt <= this.clock.now().getTime()) throw new Unauthorized()
+    if (caller.expiresAt !== null && caller.expiresAt <= this.clock.now()
+      .getTime()) throw new Unauthorized()
     return caller.caller
   }
 
@@ -123,7 +131,8 @@ export class CredentialStore {
     const row = await this.db
       .selectFrom('credentials')
       .leftJoin('partners', 'partners.id', 'credentials.partner_id')
-      .select(['credentials.id', 'role', 'label', 'partner_id', 'permissions', 'expires_at', 'revoked_at', 'partners.suspended_at'])
+      .select(['credentials.id', 'role', 'label', 'partner_id', 'permissions', 'expires_at',
+        'revoked_at', 'partners.suspended_at'])
       .where('token_hash', '=', hash)
       .executeTakeFirst()
     if (!row || row.revoked_at) throw new Unauthorized()
@@ -158,14 +167,16 @@ export class CredentialStore {
     this.forget(id)
     this.onRevoked(id)
     if (row) return view(row)
-    const existing = await this.db.selectFrom('credentials').selectAll().where('id', '=', id).executeTakeFirst()
+    const existing = await this.db.selectFrom('credentials').selectAll().where('id', '=', id)
+      .executeTakeFirst()
     if (!existing) throw new NotFound('credential')
     return view(existing)
   }
 
   async list(partnerId: string | null): Promise<CredentialView[]> {
     let query = this.db.selectFrom('credentials').selectAll().orderBy('created_seq')
-    query = partnerId === null ? query.where('partner_id', 'is', null) : query.where('partner_id', '=', partnerId)
+    query = partnerId === null ? query.where('partner_id', 'is', null)
+      : query.where('partner_id', '=', partnerId)
     return (await query.execute()).map(view)
   }
 
@@ -179,13 +190,15 @@ export class CredentialStore {
       .limit(2)
       .execute()
     if (live.length === 1 && live[0]!.id === id) {
-      throw new Conflict('this is the last live operator credential; revoking it would lock every operator out')
+      throw new Conflict(
+        'this is the last live operator credential; revoking it would lock every operator out')
     }
   }
 }
 
 function normalisePermissions(input: readonly Permission[]): Permission[] {
-  if (input.length === 0) throw Invalid.field('permissions', 'name at least one of read, write, payments, card_details')
+  if (input.length === 0) throw Invalid.field('permissions',
+    'name at least one of read, write, payments, card_details')
   return allPermissions.filter((p) => input.includes(p))
 }
 

@@ -18,7 +18,8 @@ export interface SastTime {
 
 export function toSast(at: Date): SastTime {
   const shifted = new Date(at.getTime() + sast_offset_ms)
-  return { date: shifted.toISOString().slice(0, 10), minutes: shifted.getUTCHours() * 60 + shifted.getUTCMinutes() }
+  return { date: shifted.toISOString().slice(0, 10), minutes: shifted.getUTCHours() * 60
+    + shifted.getUTCMinutes() }
 }
 
 /** The UTC instant of a SAST wall-clock time. */

@@ -28,7 +28,8 @@ export function operatorToken(env: NodeJS.ProcessEnv = process.env): Located {
 /** `30d`, `12h`, `90m`, `45s` or plain seconds. */
 export function parseDuration(text: string): number {
   const match = /^(\d+)([dhms]?)$/.exec(text.trim())
-  if (!match) throw new UsageError(`cannot read the duration "${text}"; write e.g. 30d, 12h, 90m or 3600`)
+  if (!match) throw new UsageError(
+    `cannot read the duration "${text}"; write e.g. 30d, 12h, 90m or 3600`)
   const unit = { d: 86_400, h: 3_600, m: 60, s: 1, '': 1 }[match[2] as 'd' | 'h' | 'm' | 's' | '']
   return Number(match[1]) * unit
 }

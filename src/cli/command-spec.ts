@@ -51,29 +51,36 @@ export function commandSpec(op: Operation): CommandSpec {
   const properties = schema.properties ?? {}
   const required = new Set(schema.required ?? [])
   const tokens = op.subject.split('.').slice(1)
-  const positionalNames = cli.positionals ?? defaultPositionals(tokens[0] ?? '', Object.keys(properties))
+  const positionalNames = cli.positionals ?? defaultPositionals(tokens[0] ?? '',
+    Object.keys(properties))
   const fields = Object.entries(properties).map(([field, property]) => {
     const kind = kindOf(field, property, cli)
     const positional = positionalNames.includes(field)
     const word = cli.names?.[field] ?? (positional ? field : flagName(field, kind))
-    const base = { field, kind, required: required.has(field), word, example: exampleOf(word, kind, property) }
+    const base = { field, kind, required: required.has(field), word, example: exampleOf(word, kind,
+      property) }
     return property.default === undefined ? base : { ...base, default: property.default }
   })
   const choices = Object.entries(cli.choices ?? {}).map(([field, options]) => ({
     field,
-    options: Object.entries(options).map(([value, requires]) => ({ flag: value, value, requires: [...requires] })),
+    options: Object.entries(options).map(
+      ([value, requires]) => ({ flag: value, value, requires: [...requires] })),
   }))
   const chosen = new Set(choices.map((c) => c.field))
   return {
     words: cli.words ?? tokens.map((token) => token.replaceAll('_', '-')).join(' '),
     operation: op,
-    positionals: positionalNames.map((name) => fields.find((f) => f.field === name) ?? missingField(op, name)),
+    positionals: positionalNames.map((name) => fields.find((f) => f.field === name)
+      ?? missingField(op, name)),
     flags: fields.filter((f) => !positionalNames.includes(f.field) && !chosen.has(f.field)),
     choices,
   }
 }
 
-/** The id of the thing the subject names (`credential_id` of `ops.credential.revoke`) is the positional word. */
+/**
+ * The id of the thing the subject names (`credential_id` of `ops.credential.revoke`) is the
+ * positional word.
+ */
 function defaultPositionals(noun: string, fields: string[]): string[] {
   const candidates = [`${noun}_id`, `${noun.replace(/s$/, '')}_id`]
   const match = fields.find((field) => candidates.includes(field))
@@ -102,7 +109,10 @@ function kindOf(field: string, property: JsonSchema, cli: CliOptions): Kind {
   }
 }
 
-/** `registration_number` → `registration-number`; `partner_id` → `partner`; `expires_in_seconds` (a duration) → `expires-in`. */
+/**
+ * `registration_number` → `registration-number`; `partner_id` → `partner`; `expires_in_seconds` (a
+ * duration) → `expires-in`.
+ */
 function flagName(field: string, kind: Kind): string {
   let name = field.replace(/_id$/, '')
   if (kind === 'duration') name = name.replace(/_seconds$/, '')
@@ -121,8 +131,10 @@ function exampleOf(word: string, kind: Kind, property: JsonSchema): string {
 
 /** `partner create --name N … [--country ZAF]`: positionals, then the fields in schema order. */
 export function usageOf(spec: CommandSpec): string {
-  const requiredByChoice = new Set(spec.choices.flatMap((c) => c.options.flatMap((o) => o.requires)))
-  const parts = [spec.words, ...spec.positionals.map((p) => (p.required ? `<${p.word}>` : `[<${p.word}>]`))]
+  const requiredByChoice =
+    new Set(spec.choices.flatMap((c) => c.options.flatMap((o) => o.requires)))
+  const parts =
+    [spec.words, ...spec.positionals.map((p) => (p.required ? `<${p.word}>` : `[<${p.word}>]`))]
   for (const choice of spec.choices) {
     const options = choice.options.map((option) => {
       const needs = option.requires.map((field) => spec.flags.find((f) => f.field === field))
@@ -157,8 +169,10 @@ export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown
       problems.push(error.message)
     }
   }
-  const known = new Set([...spec.flags.map((f) => f.word), ...spec.choices.flatMap((c) => c.options.map((o) => o.flag))])
-  for (const name of Object.keys(args.flags)) if (!known.has(name)) problems.push(`--${name} is not a flag of \`bank ${spec.words}\``)
+  const known = new Set([...spec.flags.map((f) => f.word),
+    ...spec.choices.flatMap((c) => c.options.map((o) => o.flag))])
+  for (const name of Object.keys(args.flags)) if (!known.has(name)) problems.push(
+    `--${name} is not a flag of \`bank ${spec.words}\``)
   spec.positionals.forEach((positional, index) => {
     const text = args.positionals[index]
     if (text === undefined || text === '') {
@@ -169,7 +183,8 @@ export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown
     read(positional, text, `<${positional.word}>`)
   })
   if (args.positionals.length > spec.positionals.length) {
-    problems.push(`\`bank ${spec.words}\` takes ${spec.positionals.length} word(s) after the command; "${args.positionals[spec.positionals.length]}" is one too many`)
+    problems.push(`\`bank ${spec.words}\` takes ${spec.positionals.length} word(s) after the ` +
+      `command; "${args.positionals[spec.positionals.length]}" is one too many`)
   }
   const requiredByChoice = new Set<string>()
   for (const choice of spec.choices) {

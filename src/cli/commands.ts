@@ -53,18 +53,23 @@ function commandOf(op: Operation): Command {
     const request = requestOf(spec, args)
     return (client, progress) => {
       const send = methodFor(client, op) as (request: Record<string, unknown>) => Promise<unknown>
-      if (progress && detaches && request.detach === undefined) return detachAndFollow(client, send, request, progress)
+      if (progress && detaches && request.detach === undefined) return detachAndFollow(client, send,
+        request, progress)
       if (progress && followAsked) return followById(client, String(request.job_id), progress)
-      return out === undefined ? send(request) : downloadTo(out, request, send as (request: Record<string, unknown>) => Promise<FilePart>)
+      return out === undefined ? send(request)
+        : downloadTo(out, request, send as (request: Record<string, unknown>) => Promise<FilePart>)
     }
   }
-  const flagHelps = spec.flags.map((f) => (detaches && f.field === 'detach' ? detachFlag : flagHelp(f, spec)))
+  const flagHelps = spec.flags.map((f) => (detaches && f.field === 'detach' ? detachFlag
+    : flagHelp(f, spec)))
   return {
     words: spec.words,
     usage: usageOf(spec) + (download ? ' [--out FILE]' : '') + (followable ? ' [--follow]' : ''),
     summary: op.summary,
-    positionals: spec.positionals.map((p) => ({ word: p.word, required: p.required, help: fieldHelp(p) })),
-    flags: [...choiceFlags(spec), ...flagHelps, ...(download ? [outFlag] : []), ...(followable ? [followFlag] : [])],
+    positionals: spec.positionals.map(
+      (p) => ({ word: p.word, required: p.required, help: fieldHelp(p) })),
+    flags: [...choiceFlags(spec), ...flagHelps, ...(download ? [outFlag] : []),
+      ...(followable ? [followFlag] : [])],
     operation: op,
     spec,
     prepare,
@@ -76,13 +81,16 @@ function commandOf(op: Operation): Command {
 const detachFlag: HelpItem = {
   word: 'detach',
   required: false,
-  help: 'print the job the bank answers with at once and leave it running (bank jobs get <job_id> [--follow] reads it); without it, the command follows the job until it ends and prints its result',
+  help: 'print the job the bank answers with at once and leave it running (bank jobs get ' +
+    '<job_id> [--follow] reads it); without it, the command follows the job until it ends and ' +
+    'prints its result',
 }
 
 const followFlag: HelpItem = {
   word: 'follow',
   required: false,
-  help: 'ask again until the job has ended, saying how it goes on stderr; print its last view (exit 1 if it failed)',
+  help: 'ask again until the job has ended, saying how it goes on stderr; print its last view ' +
+    '(exit 1 if it failed)',
 }
 
 /** `--follow` of `bank jobs get`, taken out of the flags the request is read from. */
@@ -98,7 +106,8 @@ const outFlag: HelpItem = {
   word: 'out',
   example: 'FILE',
   required: false,
-  help: 'fetch the whole file into FILE (its SHA-256 checked) and print its metadata instead of the bytes',
+  help: 'fetch the whole file into FILE (its SHA-256 checked) and print its metadata instead of ' +
+    'the bytes',
 }
 
 /** What a field takes, in words: `required; a whole number`, `default deposit`, `one of a, b`. */
@@ -114,12 +123,14 @@ function fieldHelp(field: CliField, requiredBy?: string): string {
     json: 'JSON',
   }
   const choices = field.example.includes('|') ? `one of ${field.example.split('|').join(', ')}` : ''
-  const fallback = field.default === undefined ? '' : `default ${typeof field.default === 'string' ? field.default : JSON.stringify(field.default)}`
+  const fallback = field.default === undefined ? ''
+    : `default ${typeof field.default === 'string' ? field.default : JSON.stringify(field.default)}`
   return [need, choices || takes[field.kind], fallback].filter(Boolean).join('; ')
 }
 
 function flagHelp(flag: CliField, spec: CommandSpec): HelpItem {
-  const chooser = spec.choices.flatMap((c) => c.options).find((o) => o.requires.includes(flag.field))
+  const chooser = spec.choices.flatMap((c) => c.options).find(
+    (o) => o.requires.includes(flag.field))
   return {
     word: flag.word,
     ...(flag.kind === 'boolean' ? {} : { example: flag.example }),
@@ -134,7 +145,8 @@ function choiceFlags(spec: CommandSpec): HelpItem[] {
     choice.options.map((option) => ({
       word: option.flag,
       required: false,
-      help: `${choice.field} ${option.value} (give exactly one of ${choice.options.map((o) => `--${o.flag}`).join(', ')})`,
+      help: `${choice.field} ${option.value} (give exactly one ` +
+        `of ${choice.options.map((o) => `--${o.flag}`).join(', ')})`,
     })),
   )
 }
@@ -145,13 +157,15 @@ function choiceFlags(spec: CommandSpec): HelpItem[] {
  * would be the place for this rule.)
  */
 function withJsonLists(spec: CommandSpec): CommandSpec {
-  const schema = z.toJSONSchema(spec.operation.request, { io: 'input', unrepresentable: 'any' }) as {
+  const schema = z.toJSONSchema(spec.operation.request,
+      { io: 'input', unrepresentable: 'any' }) as {
     properties?: Record<string, { items?: { type?: string } }>
   }
   const objectItems = (field: string) => schema.properties?.[field]?.items?.type === 'object'
   return {
     ...spec,
-    flags: spec.flags.map((flag) => (flag.kind === 'list' && objectItems(flag.field) ? { ...flag, kind: 'json', example: 'JSON' } : flag)),
+    flags: spec.flags.map((flag) => (flag.kind === 'list' && objectItems(flag.field)
+      ? { ...flag, kind: 'json', example: 'JSON' } : flag)),
   }
 }
 
@@ -160,7 +174,8 @@ function takeOut(args: Args): string | undefined {
   const out = args.flags.out
   if (out === undefined) return undefined
   if (typeof out !== 'string' || out === '') throw new UsageError('--out needs a file name')
-  if (args.flags.offset !== undefined) throw new UsageError('--out fetches the whole file from its start; leave out --offset')
+  if (args.flags.offset !== undefined) throw new UsageError(
+    '--out fetches the whole file from its start; leave out --offset')
   delete args.flags.out
   return out
 }
@@ -181,7 +196,8 @@ interface FilePart {
  * beside the target first, then renamed). Resolves with the reply's metadata, without the
  * bytes. Each part must move forward, so at most `size` bytes are ever asked for.
  */
-async function downloadTo(file: string, request: Record<string, unknown>, call: (request: Record<string, unknown>) => Promise<FilePart>) {
+async function downloadTo(file: string, request: Record<string, unknown>,
+    call: (request: Record<string, unknown>) => Promise<FilePart>) {
   const target = path.resolve(file)
   const partial = `${target}.part-${process.pid}`
   const handle = await fs.promises.open(partial, 'w')
@@ -193,8 +209,10 @@ async function downloadTo(file: string, request: Record<string, unknown>, call: 
         first ??= part
         const bytes = Buffer.from(part.data, 'base64')
         await handle.write(bytes)
-        if (part.next_offset !== null && (part.next_offset !== offset + bytes.length || part.next_offset > first.size)) {
-          throw new Error(`the bank answered part ${offset} with ${bytes.length} bytes and next_offset ${part.next_offset}; the download stopped`)
+        if (part.next_offset !== null && (part.next_offset !== offset + bytes.length
+            || part.next_offset > first.size)) {
+          throw new Error(`the bank answered part ${offset} with ${bytes.length} bytes and ` +
+            `next_offset ${part.next_offset}; the download stopped`)
         }
         offset = part.next_offset
       }
@@ -205,7 +223,8 @@ async function downloadTo(file: string, request: Record<string, unknown>, call: 
     const sha256 = createHash('sha256').update(written).digest('hex')
     if (sha256 !== first!.sha256 || written.length !== first!.size) {
       throw new Error(
-        `the ${written.length} bytes written have SHA-256 ${sha256}, but the bank recorded ${first!.size} bytes with SHA-256 ${first!.sha256}; ${target} was not written`,
+        `the ${written.length} bytes written have SHA-256 ${sha256}, but the bank ` +
+          `recorded ${first!.size} bytes with SHA-256 ${first!.sha256}; ${target} was not written`,
       )
     }
     await fs.promises.rename(partial, target)
@@ -227,7 +246,8 @@ export const commands: Command[] = contractEntries()
  * refuses. test/contract/reachability.test.ts dispatches every command through it.
  */
 export function parseArgs(argv: string[]): { command: Command | undefined; args: Args } {
-  let found: { command: Command | undefined; args: Args } = { command: undefined, args: { positionals: [], flags: {} } }
+  let found: { command: Command | undefined; args: Args } =
+    { command: undefined, args: { positionals: [], flags: {} } }
   const program = cliProgram(commands, { stdout: () => {}, stderr: () => {} }, (command, args) => {
     found = { command: command as Command, args }
   }, '0.0.0')

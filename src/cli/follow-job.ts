@@ -15,13 +15,15 @@ import { JobProgress, type ProgressOutput } from './job-progress.ts'
 type Send = (request: Record<string, unknown>) => Promise<unknown>
 
 /** Sends the request detached and follows its job: resolves with the job's result. */
-export async function detachAndFollow(client: OperatorClient, send: Send, request: Record<string, unknown>, out: ProgressOutput): Promise<unknown> {
+export async function detachAndFollow(client: OperatorClient, send: Send, request: Record<string,
+    unknown>, out: ProgressOutput): Promise<unknown> {
   const job = (await send({ ...request, detach: true })) as JobView
   return (await follow(client, job, out)).result
 }
 
 /** `bank jobs get <job_id> --follow`: resolves with the job's last view once it has ended. */
-export async function followById(client: OperatorClient, jobId: string, out: ProgressOutput): Promise<JobView> {
+export async function followById(client: OperatorClient, jobId: string,
+    out: ProgressOutput): Promise<JobView> {
   return follow(client, await client.jobs.get({ job_id: jobId }), out)
 }
 
@@ -29,7 +31,8 @@ async function follow(client: OperatorClient, job: JobView, out: ProgressOutput)
   const progress = new JobProgress(out)
   progress.following(job)
   try {
-    return await followJob(client, job.job_id, { onUpdate: (view) => progress.update(view), onUnanswered: (error) => progress.noAnswer(error) })
+    return await followJob(client, job.job_id, { onUpdate: (view) => progress.update(view),
+      onUnanswered: (error) => progress.noAnswer(error) })
   } finally {
     progress.end()
   }

@@ -28,9 +28,12 @@ function isTable(value: unknown): value is Row[] {
 export function renderTable(result: unknown): string {
   if (isTable(result)) return table(result)
   if (!isRecord(result)) return `${cell(result)}\n`
-  const plain = Object.entries(result).filter(([, value]) => !isTable(value) && !(Array.isArray(value) && value.length === 0))
-  const tables = Object.entries(result).filter(([, value]) => isTable(value)) as Array<[string, Row[]]>
-  const empty = Object.entries(result).filter(([, value]) => Array.isArray(value) && value.length === 0)
+  const plain = Object.entries(result).filter(([, value]) => !isTable(value)
+    && !(Array.isArray(value) && value.length === 0))
+  const tables = Object.entries(result).filter(([, value]) => isTable(value)) as Array<[string,
+    Row[]]>
+  const empty = Object.entries(result).filter(([, value]) => Array.isArray(value)
+    && value.length === 0)
   const sections: string[] = []
   if (plain.length > 0) sections.push(keyValues(plain))
   for (const [key, rows] of tables) sections.push(`${key} (${rows.length}):\n${table(rows)}`)
@@ -38,13 +41,17 @@ export function renderTable(result: unknown): string {
   return sections.join('\n')
 }
 
-/** `key  value` lines, the keys padded to one width; a nested record is flattened as `outer.inner`. */
+/**
+ * `key  value` lines, the keys padded to one width; a nested record is flattened as `outer.inner`.
+ */
 function keyValues(entries: Array<[string, unknown]>): string {
   const flat = entries.flatMap(([key, value]): Array<[string, unknown]> =>
-    isRecord(value) && Object.keys(value).length > 0 ? Object.entries(value).map(([inner, v]) => [`${key}.${inner}`, v]) : [[key, value]],
+    isRecord(value) && Object.keys(value).length > 0
+      ? Object.entries(value).map(([inner, v]) => [`${key}.${inner}`, v]) : [[key, value]],
   )
   const width = Math.max(...flat.map(([key]) => key.length))
-  return flat.map(([key, value]) => `${key.padEnd(width)}  ${cell(value)}`.trimEnd()).join('\n') + '\n'
+  return flat.map(([key, value]) => `${key.padEnd(width)}  ${cell(value)}`.trimEnd()).join('\n')
+    + '\n'
 }
 
 /**
@@ -52,17 +59,22 @@ function keyValues(entries: Array<[string, unknown]>): string {
  * leaving out columns empty in every row (a business entity's person fields).
  */
 function table(rows: Row[]): string {
-  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].filter((column) => rows.some((row) => cell(row[column]) !== ''))
+  const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))].filter(
+    (column) => rows.some((row) => cell(row[column]) !== ''))
   const cells = rows.map((row) => columns.map((column) => cut(cell(row[column]))))
-  const widths = columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]!.length)))
-  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i]!)).join('  ').trimEnd()
-  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n') + '\n'
+  const widths =
+    columns.map((column, i) => Math.max(column.length, ...cells.map((line) => line[i]!.length)))
+  const line = (values: string[]) => values.map((value, i) => value.padEnd(widths[i]!)).join('  ')
+    .trimEnd()
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n')
+    + '\n'
 }
 
 function cell(value: unknown): string {
   if (value === null || value === undefined) return ''
   if (typeof value === 'string') return value.replace(/\s+/g, ' ')
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
+  if (typeof value === 'number' || typeof value === 'boolean'
+    || typeof value === 'bigint') return String(value)
   return JSON.stringify(value)
 }
 

@@ -59,7 +59,8 @@ export class JobProgress {
 
   private show(text: string): void {
     if (this.out.terminal) {
-      this.out.stderr(`${rewrite_line}${text} · ${Math.round((this.nowMs() - this.startedMs) / 1000)}s`)
+      this.out.stderr(
+        `${rewrite_line}${text} · ${Math.round((this.nowMs() - this.startedMs) / 1000)}s`)
       this.pending = true
     } else if (text !== this.said) {
       this.out.stderr(`${text}\n`)
@@ -77,7 +78,8 @@ export function describe(job: JobView): string {
   const attempt = attemptOf(job)
   switch (job.state) {
     case 'queued':
-      if (job.attempts > 0 && job.last_error !== null) return `${attempt} failed: ${job.last_error}; due again at ${job.due_at}`
+      if (job.attempts > 0 && job.last_error
+        !== null) return `${attempt} failed: ${job.last_error}; due again at ${job.due_at}`
       return 'queued; an instance takes it when one is free (after a job of its kind still running)'
     case 'running':
       return `running on ${job.lease_owner ?? 'an instance'} (${attempt})`

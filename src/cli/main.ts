@@ -35,7 +35,8 @@ const processOutput: CliOutput = {
 }
 
 /** The CLI's version: the package's. */
-const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url),
+  'utf8')) as { version: string }).version
 
 /** A mistake on one command's line: reported with that command's usage. */
 class CommandLineError extends UsageError {
@@ -68,7 +69,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
       const outcome = await local.run(args, env).catch((error: unknown) => {
         throw error instanceof UsageError ? new CommandLineError(error.message, command) : error
       })
-      out.stdout(render(format === 'table' && outcome.table !== undefined ? outcome.table : outcome.result, format))
+      out.stdout(render(format === 'table' && outcome.table !== undefined ? outcome.table
+        : outcome.result, format))
       return
     }
     const contract = command as Command
@@ -80,7 +82,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
     }
     const client = operatorClient(env)
     try {
-      const result = await send(client, { stderr: (text) => out.stderr(text), terminal: out.terminal === true })
+      const result =
+        await send(client, { stderr: (text) => out.stderr(text), terminal: out.terminal === true })
       out.stdout(render(result, format))
       code = contract.exitCode(result)
     } catch (error) {
@@ -100,7 +103,8 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
 }
 
 /** Runs `bank <argv>` and answers its exit code; every error becomes a message and a code. */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, out: CliOutput = processOutput): Promise<number> {
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env,
+    out: CliOutput = processOutput): Promise<number> {
   try {
     return await main(argv, env, out)
   } catch (error) {
@@ -119,7 +123,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     }
     if (error instanceof BankApiError) {
       const message = error.code === 401 ? `${error.message}; ${otherCredential}` : error.message
-      const body = { error: { code: error.code, type: error.type, message, details: error.details } }
+      const body =
+        { error: { code: error.code, type: error.type, message, details: error.details } }
       out.stderr(`${JSON.stringify(body, null, 2)}\n`)
       return 1
     }

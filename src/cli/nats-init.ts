@@ -14,25 +14,38 @@ export const natsInitCommand: LocalCommand = {
   words: 'nats init',
   usage: 'nats init --dir DIR [--listen HOST:PORT] [--names N1,N2]',
   summary:
-    "Make the bank the NATS authority of its partners and write the NATS server's configuration, its TLS certificate (from a CA it makes), the bank's credentials (bank.creds) and a first operator's (operator.creds) into DIR.",
+    "Make the bank the NATS authority of its partners and write the NATS server's configuration, " +
+      "its TLS certificate (from a CA it makes), the bank's credentials (bank.creds) and a first " +
+      "operator's (operator.creds) into DIR.",
   positionals: [],
   flags: [
-    { word: 'dir', example: 'DIR', required: true, help: 'where to write the files (made if missing; mode 0700)' },
-    { word: 'listen', example: 'HOST:PORT', required: false, help: 'where the NATS server listens; default 127.0.0.1:4222' },
-    { word: 'names', example: 'N1,N2', required: false, help: "the server certificate's DNS names and IP addresses; default localhost,127.0.0.1" },
+    { word: 'dir', example: 'DIR', required: true,
+      help: 'where to write the files (made if missing; mode 0700)' },
+    { word: 'listen', example: 'HOST:PORT', required: false,
+      help: 'where the NATS server listens; default 127.0.0.1:4222' },
+    { word: 'names', example: 'N1,N2', required: false,
+      help: "the server certificate's DNS names and IP addresses; default localhost,127.0.0.1" },
   ],
   notes:
-    'Runs on this machine against the database itself (DATABASE_URL, else the PGlite store in BANK_DATA_DIR), with the ' +
-    "bank's secrets key (BANK_SECRETS_KEY, else <data dir>/secrets-key). Run it once per deployment; run again, it keeps " +
-    'the keys and writes the files afresh (a new bank.creds; TLS files and operator.creds only where missing). Then: ' +
-    'nats-server -c DIR/nats-server.conf on every server, and each bank instance with NATS_URL=tls://HOST:PORT ' +
-    'NATS_CREDS=DIR/bank.creds NATS_TLS_CA=DIR/ca.pem; the CLI with NATS_CREDS=DIR/operator.creds NATS_TLS_CA=DIR/ca.pem.',
+    'Runs on this machine against the database itself (DATABASE_URL, else the PGlite store in ' +
+      'BANK_DATA_DIR), with the ' +
+    "bank's secrets key (BANK_SECRETS_KEY, else <data dir>/secrets-key). Run it once per " +
+      "deployment; run again, it keeps " +
+    'the keys and writes the files afresh (a new bank.creds; TLS files and operator.creds only ' +
+    'where missing). Then: nats-server -c DIR/nats-server.conf on every server, and each bank instance with NATS_URL=tls://HOST:PORT ' +
+    'NATS_CREDS=DIR/bank.creds NATS_TLS_CA=DIR/ca.pem; the CLI with ' +
+      'NATS_CREDS=DIR/operator.creds NATS_TLS_CA=DIR/ca.pem.',
   run: async (args, env) => {
-    const dir = typeof args.flags.dir === 'string' && args.flags.dir !== '' ? args.flags.dir : undefined
-    if (!dir) throw new UsageError('--dir is required: where to write the NATS configuration and credentials files')
-    const listen = typeof args.flags.listen === 'string' && args.flags.listen !== '' ? args.flags.listen : '127.0.0.1:4222'
+    const dir = typeof args.flags.dir === 'string' && args.flags.dir !== '' ? args.flags.dir
+      : undefined
+    if (!dir) throw new UsageError(
+      '--dir is required: where to write the NATS configuration and credentials files')
+    const listen = typeof args.flags.listen === 'string' && args.flags.listen !== ''
+      ? args.flags.listen : '127.0.0.1:4222'
     if (!/^[^\s:]+:\d{1,5}$/.test(listen)) throw new UsageError('--listen takes HOST:PORT, e.g. 0.0.0.0:4222')
-    const names = typeof args.flags.names === 'string' && args.flags.names !== '' ? args.flags.names.split(',').map((n) => n.trim()).filter(Boolean) : ['localhost', '127.0.0.1']
+    const names = typeof args.flags.names === 'string' && args.flags.names !== ''
+      ? args.flags.names.split(',').map((n) => n.trim()).filter(Boolean)
+      : ['localhost', '127.0.0.1']
     if (names.some((name) => !/^[A-Za-z0-9.:*-]+$/.test(name))) throw new UsageError('--names takes DNS names and IP addresses, comma-separated')
     const { loadConfig } = await import('../config.ts')
     const { openDatabase, pgliteDirFor } = await import('../db/database.ts')
@@ -43,10 +56,12 @@ export const natsInitCommand: LocalCommand = {
     const config = loadConfig(env)
     const pgliteDir = pgliteDirFor(config.dataDir)
     if (!config.databaseUrl) refuseStoreInUse(pgliteDir)
-    const database = await openDatabase<Database>({ databaseUrl: config.databaseUrl, pgliteDir, poolMax: 1, migrations })
+    const database = await openDatabase<Database>({ databaseUrl: config.databaseUrl, pgliteDir,
+      poolMax: 1, migrations })
     try {
       const box = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
-      const result = await initNatsDeployment({ db: database.db, box, clock: systemClock, dir: path.resolve(dir), listen, serverNames: names })
+      const result = await initNatsDeployment({ db: database.db, box, clock: systemClock,
+        dir: path.resolve(dir), listen, serverNames: names })
       return {
         result: {
           ...result,

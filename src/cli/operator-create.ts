@@ -17,17 +17,23 @@ export const operatorCreateCommand: LocalCommand = {
   words: 'operator create',
   usage: 'operator create [--label L]',
   summary:
-    'A new operator credential, written straight to the database (DATABASE_URL, else the PGlite store in BANK_DATA_DIR, default ./.data), for when the operator token is lost; the token is shown once.',
+    'A new operator credential, written straight to the database (DATABASE_URL, else the PGlite ' +
+      'store in BANK_DATA_DIR, default ./.data), for when the operator token is lost; the token ' +
+      'is shown once.',
   positionals: [],
-  flags: [{ word: 'label', example: 'L', required: false, help: `a note kept with the credential (at most ${label_chars_max} characters)` }],
+  flags: [{ word: 'label', example: 'L', required: false,
+    help: `a note kept with the credential (at most ${label_chars_max} characters)` }],
   notes:
     'Runs on this machine against the database itself, never over NATS, and needs no credential. ' +
-    'On PGlite the bank must be stopped first (the store is one process only; the command refuses while it is open). ' +
-    'Use the token with BANK_OPERATOR_TOKEN=<token> npx bank …, or save it as <data dir>/operator-token (mode 0600).',
+    'On PGlite the bank must be stopped first (the store is one process only; the command ' +
+    'refuses while it is open). Use the token with BANK_OPERATOR_TOKEN=<token> npx bank …, or ' +
+      'save it as <data dir>/operator-token (mode 0600).',
   run: async (args, env) => {
-    if (args.flags.label === true || args.flags.label === '') throw new UsageError('--label needs a value')
+    if (args.flags.label === true || args.flags.label === '') throw new UsageError(
+      '--label needs a value')
     const label = typeof args.flags.label === 'string' ? args.flags.label : 'bank operator create'
-    if (label.length > label_chars_max) throw new UsageError(`--label takes at most ${label_chars_max} characters`)
+    if (label.length > label_chars_max) throw new UsageError(
+      `--label takes at most ${label_chars_max} characters`)
     const databaseUrl = env.DATABASE_URL?.trim() || undefined
     const dataDir = path.resolve(env.BANK_DATA_DIR || './.data')
     // Loaded here, not at the top: the other commands need no database code.
@@ -38,9 +44,11 @@ export const operatorCreateCommand: LocalCommand = {
     const pgliteDir = pgliteDirFor(dataDir)
     if (databaseUrl) await refuseDatabaseWithoutBank(databaseUrl)
     else refuseUnusableStore(pgliteDir)
-    const database = await openDatabase<Database>({ databaseUrl, pgliteDir, poolMax: 1, migrations })
+    const database = await openDatabase<Database>({ databaseUrl, pgliteDir, poolMax: 1,
+      migrations })
     try {
-      const issued = await new CredentialStore(database.db, systemClock).issue(database.db, { partnerId: null, permissions: [], label })
+      const issued = await new CredentialStore(database.db, systemClock).issue(database.db,
+        { partnerId: null, permissions: [], label })
       return {
         result: {
           id: issued.id,
@@ -48,7 +56,8 @@ export const operatorCreateCommand: LocalCommand = {
           label,
           storage: database.storage,
           database: databaseUrl ? withoutPassword(databaseUrl) : pgliteDir,
-          use: `BANK_OPERATOR_TOKEN=${issued.token} npx bank …, or save it as ${path.join(dataDir, 'operator-token')} (mode 0600); it is not shown again`,
+          use: `BANK_OPERATOR_TOKEN=${issued.token} npx bank …, or save it ` +
+            `as ${path.join(dataDir, 'operator-token')} (mode 0600); it is not shown again`,
         },
       }
     } finally {
@@ -74,18 +83,22 @@ async function refuseDatabaseWithoutBank(databaseUrl: string): Promise<void> {
   try {
     const { rows } = await client.query<{ present: boolean }>(`select to_regclass('credentials') is not null as present`)
     if (!rows[0]?.present) {
-      throw new Error(`${withoutPassword(databaseUrl)} (DATABASE_URL) has no bank tables: point DATABASE_URL at the bank's database`)
+      throw new Error(`${withoutPassword(databaseUrl)} (DATABASE_URL) has no bank tables: point ` +
+        `DATABASE_URL at the bank's database`)
     }
   } finally {
     await client.end()
   }
 }
 
-/** No store to write to (openDatabase would make a new, empty one), or one a running bank has open. */
+/**
+ * No store to write to (openDatabase would make a new, empty one), or one a running bank has open.
+ */
 function refuseUnusableStore(pgliteDir: string): void {
   if (!fs.existsSync(path.join(pgliteDir, 'PG_VERSION'))) {
     throw new Error(
-      `no bank data in ${pgliteDir}: set BANK_DATA_DIR to the bank's data directory, or DATABASE_URL for a bank on PostgreSQL`,
+      `no bank data in ${pgliteDir}: set BANK_DATA_DIR to the bank's data directory, or ` +
+        `DATABASE_URL for a bank on PostgreSQL`,
     )
   }
   refuseStoreInUse(pgliteDir)
@@ -96,7 +109,8 @@ export function refuseStoreInUse(pgliteDir: string): void {
   const lock = path.join(pgliteDir, 'postmaster.pid')
   if (fs.existsSync(lock)) {
     throw new Error(
-      `the embedded store in ${pgliteDir} is open (${lock} exists): stop the bank first, PGlite is one process only. ` +
+      `the embedded store in ${pgliteDir} is open (${lock} exists): stop the bank first, PGlite ` +
+        `is one process only. ` +
         'If you are sure no bank runs (it was killed), remove that file and run this again.',
     )
   }

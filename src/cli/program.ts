@@ -21,7 +21,9 @@ import { formats, type Format } from './format.ts'
 export interface CliOutput {
   stdout(text: string): void
   stderr(text: string): void
-  /** Whether stderr is a terminal: a followed job's progress is then one line rewritten in place. */
+  /**
+   * Whether stderr is a terminal: a followed job's progress is then one line rewritten in place.
+   */
   terminal?: boolean
 }
 
@@ -53,7 +55,10 @@ export type Act = (command: CliCommand, args: Args, format: Format) => void | Pr
 /** The flags every command takes; no command may use their names for its own. */
 const globalFlags = ['format', 'version', 'help']
 
-/** The first sentence (up to `. ` or `; ` outside brackets) of a summary: the command's one-line description. */
+/**
+ * The first sentence (up to `. ` or `; ` outside brackets) of a summary: the command's one-line
+ * description.
+ */
 export function oneLine(summary: string): string {
   let depth = 0
   for (let i = 0; i < summary.length; i++) {
@@ -69,7 +74,8 @@ export function oneLine(summary: string): string {
  * The program for one run: a fresh commander tree (commander keeps parsed values on its
  * objects), writing to `out`, throwing a CommanderError instead of exiting the process.
  */
-export function cliProgram(commands: readonly CliCommand[], out: CliOutput, act: Act, version: string): Commander {
+export function cliProgram(commands: readonly CliCommand[], out: CliOutput, act: Act,
+    version: string): Commander {
   const program = new Commander('bank')
     .exitOverride()
     .configureOutput({
@@ -93,7 +99,8 @@ export function cliProgram(commands: readonly CliCommand[], out: CliOutput, act:
     // A mistake at the top (`bank partnr`) gets its message, commander's "Did you mean …?"
     // and one line, not the hundred lines of every command that would scroll them away.
     .showHelpAfterError('(bank --help lists every command)')
-    .addOption(new Option('--format <format>', 'output: json for scripts, table for people').choices(formats).default('json'))
+    .addOption(new Option('--format <format>',
+      'output: json for scripts, table for people').choices(formats).default('json'))
     .version(version, '--version', "the CLI's version")
     .helpOption('-h, --help', 'this help')
     // `bank help [words]` is read by withHelpForBareGroups: commander's own help command
@@ -109,7 +116,8 @@ function addCommand(program: Commander, command: CliCommand, act: Act): void {
   for (const word of words.slice(0, -1)) {
     parent =
       parent.commands.find((c) => c.name() === word) ??
-      parent.command(word).showHelpAfterError(true).helpOption('-h, --help', 'this help').helpCommand(false)
+      parent.command(word).showHelpAfterError(true).helpOption('-h, --help', 'this help')
+        .helpCommand(false)
   }
   const leaf = parent
     .command(words.at(-1)!)
@@ -118,21 +126,26 @@ function addCommand(program: Commander, command: CliCommand, act: Act): void {
     .helpOption('-h, --help', 'this help')
     // Every missing word and every extra one is reported by the command, all at once.
     .allowExcessArguments()
-    .showHelpAfterError(`usage: bank ${command.usage}\n(bank ${command.words} --help: what each flag takes)`)
-  for (const positional of command.positionals) leaf.argument(`[${positional.word}]`, positional.help)
+    .showHelpAfterError(
+      `usage: bank ${command.usage}\n(bank ${command.words} --help: what each flag takes)`)
+  for (const positional of command.positionals) leaf.argument(`[${positional.word}]`,
+    positional.help)
   for (const flag of command.flags) {
-    if (globalFlags.includes(flag.word)) throw new Error(`bank ${command.words}: --${flag.word} is a flag of every command`)
+    if (globalFlags.includes(flag.word)) throw new Error(
+      `bank ${command.words}: --${flag.word} is a flag of every command`)
     // A value is declared optional (`[N]`), so that a flag left without one (`--name
     // --email a@b.example`) is reported as such rather than taking the next flag as its
     // value; the command then says `--name is required`. The help shows it as `<N>`.
-    leaf.addOption(new Option(flag.example === undefined ? `--${flag.word}` : `--${flag.word} [${flag.example}]`, flag.help))
+    leaf.addOption(new Option(flag.example === undefined ? `--${flag.word}`
+      : `--${flag.word} [${flag.example}]`, flag.help))
   }
   leaf.action((...params: unknown[]) => {
     const parsed = params.at(-1) as Commander
     const args: Args = { positionals: [...parsed.args], flags: {} }
     for (const option of parsed.options) {
       const value: unknown = parsed.getOptionValue(option.attributeName())
-      if (typeof value === 'string' || typeof value === 'boolean') args.flags[option.long!.slice(2)] = value
+      if (typeof value === 'string' || typeof value === 'boolean') args.flags[option.long!.slice(
+        2)] = value
     }
     return act(command, args, parsed.optsWithGlobals().format as Format)
   })
@@ -155,7 +168,9 @@ export function withHelpForBareGroups(program: Commander, given: readonly string
   return at.commands.length > 0 ? [...argv, '--help'] : [...argv]
 }
 
-/** A CommanderError's exit code for `bank`: 0 after help or the version, 2 for every usage mistake. */
+/**
+ * A CommanderError's exit code for `bank`: 0 after help or the version, 2 for every usage mistake.
+ */
 export function exitCodeOf(error: CommanderError): number {
   return error.exitCode === 0 ? 0 : 2
 }
@@ -168,19 +183,27 @@ export function exitCodeOf(error: CommanderError): number {
 function formatHelp(cmd: Commander, helper: Help, commands: readonly CliCommand[]): string {
   if (cmd.commands.length === 0) return Help.prototype.formatHelp.call(helper, cmd, helper)
   const prefix = pathOf(cmd)
-  const listed = commands.filter((c) => prefix === '' || c.words === prefix || c.words.startsWith(`${prefix} `))
+  const listed = commands.filter((c) => prefix === '' || c.words === prefix
+    || c.words.startsWith(`${prefix} `))
   const lines = listed.flatMap((c) => [`  bank ${c.usage}`, `      ${oneLine(c.summary)}`])
   return [
     `usage: bank ${prefix ? `${prefix} ` : ''}<command> [--format json|table]`,
     '',
     ...lines,
     '',
-    `bank <command> --help shows what each flag takes.${prefix ? '' : ' bank --version shows the version.'}`,
+    `bank <command> --help shows what each flag ` +
+      `takes.${prefix ? '' : ' bank --version shows the version.'}`,
     'Output: JSON (the default, for scripts), or a table with --format table.',
-    'Exit codes: 0 done; 1 the bank refused (the error JSON on stderr), could not be reached, or a job it ran failed; 2 a usage mistake; 3 `ledger verify` found a mismatch.',
-    'Long commands (clearing run, sandbox advance, debit run) get a job from the bank at once and follow it until it ends, on stderr; stdout gets its result. --detach prints the job instead.',
-    'The bank is found through NATS_URL (else <data dir>/nats-url) and the operator credential in BANK_OPERATOR_TOKEN (else <data dir>/operator-token); the data dir is BANK_DATA_DIR, default ./.data.',
-    'Where the bank is the NATS authority (bank nats init), the CLI logs in to NATS with NATS_CREDS (operator.creds) and NATS_TLS_CA (ca.pem).',
+    'Exit codes: 0 done; 1 the bank refused (the error JSON on stderr), could not be reached, or ' +
+      'a job it ran failed; 2 a usage mistake; 3 `ledger verify` found a mismatch.',
+    'Long commands (clearing run, sandbox advance, debit run) get a job from the bank at once ' +
+      'and follow it until it ends, on stderr; stdout gets its result. --detach prints the job ' +
+      'instead.',
+    'The bank is found through NATS_URL (else <data dir>/nats-url) and the operator credential ' +
+      'in BANK_OPERATOR_TOKEN (else <data dir>/operator-token); the data dir is BANK_DATA_DIR, ' +
+      'default ./.data.',
+    'Where the bank is the NATS authority (bank nats init), the CLI logs in to NATS with ' +
+      'NATS_CREDS (operator.creds) and NATS_TLS_CA (ca.pem).',
     '',
   ].join('\n')
 }

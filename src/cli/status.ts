@@ -23,27 +23,39 @@ interface Identity {
 
 interface StatsReply extends Identity {
   started: string
-  endpoints: Array<{ name: string; subject: string; num_requests: number; num_errors: number; last_error: string; average_processing_time: number }>
+  endpoints: Array<{
+    name: string; subject: string; num_requests: number; num_errors: number; last_error: string; average_processing_time: number }>
 }
 
 export const statusCommand: LocalCommand = {
   words: 'status',
   usage: 'status [--service partner-bank]',
   summary:
-    "Every running instance of the bank: id, version, uptime, storage and metadata, and each endpoint's requests and error replies since it started (from $SRV.INFO and $SRV.STATS).",
+    "Every running instance of the bank: id, version, uptime, storage and metadata, and each " +
+      "endpoint's requests and error replies since it started (from $SRV.INFO and $SRV.STATS).",
   positionals: [],
-  flags: [{ word: 'service', example: 'NAME', required: false, help: 'the service name (default BANK_SERVICE_NAME, else partner-bank)' }],
-  notes: 'Needs only NATS (NATS_URL, else <data dir>/nats-url), no operator credential. With --format table, endpoints that have served no request are left out.',
+  flags: [{ word: 'service', example: 'NAME', required: false,
+    help: 'the service name (default BANK_SERVICE_NAME, else partner-bank)' }],
+  notes: 'Needs only NATS (NATS_URL, else <data dir>/nats-url), no operator credential. With ' +
+    '--format table, endpoints that have served no request are left out.',
   run: async (args, env) => {
-    if (args.flags.service === true || args.flags.service === '') throw new UsageError('--service needs a value')
-    const service = typeof args.flags.service === 'string' ? args.flags.service : env.BANK_SERVICE_NAME || 'partner-bank'
+    if (args.flags.service === true || args.flags.service === '') throw new UsageError(
+      '--service needs a value')
+    const service = typeof args.flags.service === 'string' ? args.flags.service
+      : env.BANK_SERVICE_NAME || 'partner-bank'
     const url = natsUrl(env)
-    const nc = await connect({ servers: natsServerList(url), timeout: 5_000, ...natsConnectOptions(natsAuthFromEnv(env)) }).catch((error: unknown) => {
-      throw new Error(`cannot reach NATS at ${url} (NATS_URL, else <data dir>/nats-url): ${error instanceof Error ? error.message : String(error)}`)
+    const nc = await connect({ servers: natsServerList(url), timeout: 5_000,
+        ...natsConnectOptions(natsAuthFromEnv(env)) }).catch((error: unknown) => {
+      throw new Error(
+        `cannot reach NATS at ${url} (NATS_URL, else <data ` +
+          `dir>/nats-url): ${error instanceof Error ? error.message : String(error)}`)
     })
     try {
-      const [infos, stats] = await Promise.all([gather<Identity>(nc, `$SRV.INFO.${service}`), gather<StatsReply>(nc, `$SRV.STATS.${service}`)])
-      if (infos.length === 0 && stats.length === 0) throw new Error(`no instance of ${service} answered on ${url} ($SRV.INFO.${service}); is the bank running, and is NATS_URL right?`)
+      const [infos, stats] = await Promise.all([gather<Identity>(nc, `$SRV.INFO.${service}`),
+        gather<StatsReply>(nc, `$SRV.STATS.${service}`)])
+      if (infos.length === 0 && stats.length === 0) throw new Error(
+        `no instance of ${service} answered on ${url} ($SRV.INFO.${service}); is the bank ` +
+          `running, and is NATS_URL right?`)
       return outcome(service, url, infos, stats, Date.now())
     } finally {
       await nc.close()
@@ -55,7 +67,8 @@ export const statusCommand: LocalCommand = {
 async function gather<T>(nc: NatsConnection, subject: string): Promise<T[]> {
   const replies: T[] = []
   try {
-    for await (const msg of await nc.requestMany(subject, '', { strategy: 'stall', stall: reply_stall_ms, maxWait: replies_wait_ms })) {
+    for await (const msg of await nc.requestMany(subject, '',
+        { strategy: 'stall', stall: reply_stall_ms, maxWait: replies_wait_ms })) {
       replies.push(msg.json<T>())
     }
   } catch (error) {
@@ -64,55 +77,71 @@ async function gather<T>(nc: NatsConnection, subject: string): Promise<T[]> {
   return replies
 }
 
-/** The instances, one per id (an instance that answered only one of the two is still shown), oldest first. */
-export function outcome(service: string, nats: string, infos: Identity[], stats: StatsReply[], nowMs: number): LocalOutcome {
+/**
+ * The instances, one per id (an instance that answered only one of the two is still shown), oldest
+ * first.
+ */
+export function outcome(service: string, nats: string, infos: Identity[], stats: StatsReply[],
+    nowMs: number): LocalOutcome {
   const ids = [...new Set([...infos, ...stats].map((reply) => reply.id))]
-  const instances = ids.map((id) => {
-    const info = infos.find((reply) => reply.id === id)
-    const stat = stats.find((reply) => reply.id === id)
-    const identity = (info ?? stat)!
-    const startedMs = stat ? Date.parse(stat.started) : NaN
-    const endpoints = (stat?.endpoints ?? []).map((e) => ({
-      name: e.name,
-      subject: e.subject,
-      requests: e.num_requests,
-      errors: e.num_errors,
-      // The protocol counts processing time in nanoseconds.
-      average_ms: Math.round(e.average_processing_time / 1_000) / 1_000,
-      last_error: e.last_error,
-    }))
-    return {
-      id,
-      version: identity.version,
-      started: stat?.started ?? null,
-      uptime_seconds: Number.isNaN(startedMs) ? null : Math.max(0, Math.floor((nowMs - startedMs) / 1_000)),
-      metadata: identity.metadata ?? {},
-      requests: endpoints.reduce((sum, e) => sum + e.requests, 0),
-      errors: endpoints.reduce((sum, e) => sum + e.errors, 0),
-      endpoints,
-    }
-  })
+  const instances = ids.map((id) => instanceOf(id, infos, stats, nowMs))
   instances.sort((a, b) => (a.started ?? '').localeCompare(b.started ?? ''))
   const result = { service, nats, instances }
   // For people: one row per instance, then one per endpoint that has served a request.
   const table = {
     service,
     nats,
-    instances: instances.map(({ endpoints: _endpoints, metadata, uptime_seconds, ...instance }) => ({
-      id: instance.id,
-      version: instance.version,
-      uptime: uptime_seconds === null ? '' : duration(uptime_seconds),
-      storage: metadata.storage ?? '',
-      store: metadata.store ?? '',
-      sandbox: metadata.sandbox ?? '',
-      requests: instance.requests,
-      errors: instance.errors,
-    })),
+    instances: instances.map(instanceRow),
     endpoints: instances.flatMap((instance) =>
-      instance.endpoints.filter((e) => e.requests > 0).map((e) => ({ instance: instance.id, ...e })),
+      instance.endpoints.filter((e) => e.requests > 0).map(
+        (e) => ({ instance: instance.id, ...e })),
     ),
   }
   return { result, table }
+}
+
+/** One instance from what it answered to INFO and STATS (either may be missing). */
+function instanceOf(id: string, infos: Identity[], stats: StatsReply[], nowMs: number) {
+  const info = infos.find((reply) => reply.id === id)
+  const stat = stats.find((reply) => reply.id === id)
+  const identity = (info ?? stat)!
+  const startedMs = stat ? Date.parse(stat.started) : NaN
+  const endpoints = (stat?.endpoints ?? []).map((e) => ({
+    name: e.name,
+    subject: e.subject,
+    requests: e.num_requests,
+    errors: e.num_errors,
+    // The protocol counts processing time in nanoseconds.
+    average_ms: Math.round(e.average_processing_time / 1_000) / 1_000,
+    last_error: e.last_error,
+  }))
+  return {
+    id,
+    version: identity.version,
+    started: stat?.started ?? null,
+    uptime_seconds: Number.isNaN(startedMs) ? null
+      : Math.max(0, Math.floor((nowMs - startedMs) / 1_000)),
+    metadata: identity.metadata ?? {},
+    requests: endpoints.reduce((sum, e) => sum + e.requests, 0),
+    errors: endpoints.reduce((sum, e) => sum + e.errors, 0),
+    endpoints,
+  }
+}
+
+/** An instance's row of the table for people. */
+function instanceRow(
+  { endpoints: _endpoints, metadata, uptime_seconds, ...instance }: ReturnType<typeof instanceOf>,
+) {
+  return {
+    id: instance.id,
+    version: instance.version,
+    uptime: uptime_seconds === null ? '' : duration(uptime_seconds),
+    storage: metadata.storage ?? '',
+    store: metadata.store ?? '',
+    sandbox: metadata.sandbox ?? '',
+    requests: instance.requests,
+    errors: instance.errors,
+  }
 }
 
 /** `3d 4h`, `2h 5m`, `7m 12s`, `40s`. */

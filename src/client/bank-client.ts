@@ -63,7 +63,8 @@ export class BankClient {
     checkOptions(options, 'new BankClient', { partnerId: options?.partnerId })
     this.api = new NatsApi(options, options.partnerId)
     this.partnerId = options.partnerId
-    Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op, request)))
+    Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op,
+      request)))
   }
 
   /** `<partner_id>` is the caller's own id; an `<entity_id>` subject names the request's entity. */

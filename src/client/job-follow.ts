@@ -49,11 +49,15 @@ export function jobOutcome(job: JobView): JobOutcome {
   return 'pending'
 }
 
-/** A followed job failed: its view says how (`last_error`) and what comes next (`state`, `due_at`). */
+/**
+ * A followed job failed: its view says how (`last_error`) and what comes next (`state`, `due_at`).
+ */
 export class JobFailedError extends Error {
   constructor(readonly job: JobView) {
-    const next = job.state === 'dead' ? 'it is dead (bank jobs retry puts it back in the queue)' : `it runs again at ${job.due_at}`
-    super(`${job.kind} job ${job.job_id}: ${attemptOf(job)} failed: ${job.last_error ?? 'no error recorded'}; ${next}`)
+    const next = job.state === 'dead' ? 'it is dead (bank jobs retry puts it back in the queue)'
+      : `it runs again at ${job.due_at}`
+    super(`${job.kind} job ${job.job_id}: ${attemptOf(job)} ` +
+      `failed: ${job.last_error ?? 'no error recorded'}; ${next}`)
     this.name = 'JobFailedError'
   }
 }
@@ -63,7 +67,8 @@ export class JobFailedError extends Error {
  * instance died (a takeover counts as an attempt, and may go past the number allowed).
  */
 export function attemptOf(job: Pick<JobView, 'attempts' | 'attempts_max'>): string {
-  return job.attempts > job.attempts_max ? `attempt ${job.attempts}` : `attempt ${job.attempts} of ${job.attempts_max}`
+  return job.attempts > job.attempts_max ? `attempt ${job.attempts}`
+    : `attempt ${job.attempts} of ${job.attempts_max}`
 }
 
 /**
@@ -72,7 +77,8 @@ export function attemptOf(job: Pick<JobView, 'attempts' | 'attempts_max'>): stri
  * when it refuses (404: no such job), or with the last poll's error after
  * `unansweredMaxMs` without an answer.
  */
-export async function followJob(operator: OperatorClient, jobId: string, options: FollowJobOptions = {}): Promise<JobView> {
+export async function followJob(operator: OperatorClient, jobId: string,
+    options: FollowJobOptions = {}): Promise<JobView> {
   const pollMaxMs = options.pollMaxMs ?? follow_limits.poll_max_ms
   const unansweredMaxMs = options.unansweredMaxMs ?? follow_limits.unanswered_max_ms
   let waitMs = options.pollFirstMs ?? follow_limits.poll_first_ms
@@ -105,7 +111,8 @@ export async function followJob(operator: OperatorClient, jobId: string, options
  */
 function unanswered(error: unknown): boolean {
   if (error instanceof BankApiError) return error.code >= 500
-  return error instanceof errors.RequestError || error instanceof errors.ConnectionError || error instanceof errors.TimeoutError
+  return error instanceof errors.RequestError || error instanceof errors.ConnectionError
+    || error instanceof errors.TimeoutError
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

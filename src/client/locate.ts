@@ -16,13 +16,19 @@ import path from 'node:path'
 
 export const default_nats_url = 'nats://127.0.0.1:4222'
 
-/** A setting's value and where it was found: an environment variable, a file's path, or `the default`. */
+/**
+ * A setting's value and where it was found: an environment variable, a file's path, or `the
+ * default`.
+ */
 export interface Located {
   value: string
   from: string
 }
 
-/** For `fromEnv` and `fromDataDir`: the environment to read (default `process.env`) and the reply timeout. */
+/**
+ * For `fromEnv` and `fromDataDir`: the environment to read (default `process.env`) and the reply
+ * timeout.
+ */
 export interface LocateOptions {
   env?: NodeJS.ProcessEnv
   timeoutMs?: number
@@ -35,7 +41,9 @@ export interface SettingSources {
   partnerId?: string
 }
 
-/** A setting is missing or unusable; `settings` names the variables and files that were looked at. */
+/**
+ * A setting is missing or unusable; `settings` names the variables and files that were looked at.
+ */
 export class BankSettingError extends Error {
   constructor(
     message: string,
@@ -56,43 +64,63 @@ export function dataDirOf(env: NodeJS.ProcessEnv = process.env): string {
  * consulted; otherwise NATS_URL first, then the data directory's file.
  */
 export function locateNatsUrl(env: NodeJS.ProcessEnv = process.env, dataDir?: string): Located {
-  if (dataDir === undefined && env.NATS_URL?.trim()) return { value: env.NATS_URL.trim(), from: 'NATS_URL' }
+  if (dataDir === undefined && env.NATS_URL?.trim()) return { value: env.NATS_URL.trim(),
+    from: 'NATS_URL' }
   const file = path.join(dataDir ?? dataDirOf(env), 'nats-url')
   const written = readSetting(file)
   if (written) return { value: written, from: file }
-  const looked = dataDir === undefined ? `NATS_URL is unset and ${file} does not exist` : `${file} does not exist`
+  const looked = dataDir === undefined ? `NATS_URL is unset and ${file} does not exist`
+    : `${file} does not exist`
   return { value: default_nats_url, from: `the default: ${looked}` }
 }
 
-/** An operator credential: BANK_OPERATOR_TOKEN, else the data directory's `operator-token` (only the file when `dataDir` is given). */
-export function locateOperatorToken(env: NodeJS.ProcessEnv = process.env, dataDir?: string): Located {
-  if (dataDir === undefined && env.BANK_OPERATOR_TOKEN?.trim()) return { value: env.BANK_OPERATOR_TOKEN.trim(), from: 'BANK_OPERATOR_TOKEN' }
+/**
+ * An operator credential: BANK_OPERATOR_TOKEN, else the data directory's `operator-token` (only the
+ * file when `dataDir` is given).
+ */
+export function locateOperatorToken(env: NodeJS.ProcessEnv = process.env,
+    dataDir?: string): Located {
+  if (dataDir === undefined && env.BANK_OPERATOR_TOKEN?.trim()) return {
+    value: env.BANK_OPERATOR_TOKEN.trim(), from: 'BANK_OPERATOR_TOKEN' }
   const file = path.join(dataDir ?? dataDirOf(env), 'operator-token')
   const written = readSetting(file)
   if (written) return { value: written, from: file }
-  const where = dataDir === undefined ? `set BANK_OPERATOR_TOKEN, or run where ${file} exists` : `${file} does not exist`
+  const where = dataDir === undefined ? `set BANK_OPERATOR_TOKEN, or run where ${file} exists`
+    : `${file} does not exist`
   throw new BankSettingError(
-    `no operator credential: ${where} (the bank writes it on its first start; point BANK_DATA_DIR at the bank's data directory)`,
+    `no operator credential: ${where} (the bank writes it on its first start; point ` +
+      `BANK_DATA_DIR at the bank's data directory)`,
     dataDir === undefined ? ['BANK_OPERATOR_TOKEN', file] : [file],
   )
 }
 
-/** A partner's id and credential from BANK_PARTNER_ID and BANK_PARTNER_TOKEN; every missing one named at once. */
-export function locatePartner(env: NodeJS.ProcessEnv = process.env): { partnerId: Located; token: Located } {
+/**
+ * A partner's id and credential from BANK_PARTNER_ID and BANK_PARTNER_TOKEN; every missing one
+ * named at once.
+ */
+export function locatePartner(env: NodeJS.ProcessEnv = process.env): {
+    partnerId: Located; token: Located } {
   const partnerId = env.BANK_PARTNER_ID?.trim()
   const token = env.BANK_PARTNER_TOKEN?.trim()
-  const missing = [partnerId ? undefined : 'BANK_PARTNER_ID', token ? undefined : 'BANK_PARTNER_TOKEN'].filter((name) => name !== undefined)
+  const missing = [partnerId ? undefined : 'BANK_PARTNER_ID', token ? undefined
+    : 'BANK_PARTNER_TOKEN'].filter((name) => name !== undefined)
   if (missing.length > 0) {
     throw new BankSettingError(
-      `no partner ${partnerId ? 'credential' : token ? 'id' : 'id or credential'}: set ${missing.join(' and ')} ` +
-        '(partner_id and credential.token, as `bank partner create` or `bank credential create` printed them)',
+      `no partner ${partnerId ? 'credential' : token ? 'id' : 'id or credential'}: ` +
+        `set ${missing.join(' and ')} ` +
+        '(partner_id and credential.token, as `bank partner create` or `bank credential create` ' +
+          'printed them)',
       missing,
     )
   }
-  return { partnerId: { value: partnerId!, from: 'BANK_PARTNER_ID' }, token: { value: token!, from: 'BANK_PARTNER_TOKEN' } }
+  return { partnerId: { value: partnerId!, from: 'BANK_PARTNER_ID' },
+    token: { value: token!, from: 'BANK_PARTNER_TOKEN' } }
 }
 
-/** Where a value came from, as a message says it: `from NATS_URL`, `from /srv/bank/.data/nats-url`, `the default: …`. */
+/**
+ * Where a value came from, as a message says it: `from NATS_URL`, `from /srv/bank/.data/nats-url`,
+ * `the default: …`.
+ */
 export function origin(from: string): string {
   return from.startsWith('the default') ? from : `from ${from}`
 }
@@ -112,17 +140,25 @@ function readSetting(file: string): string | undefined {
  * sandbox subject in production). The 403 texts are the endpoint wrapper's
  * (src/transport/nats/endpoint.ts); test/client/client-errors.test.ts holds them together.
  */
-export function blameSetting(code: number, message: string, sources: SettingSources, partnerId?: string): string | undefined {
+export function blameSetting(code: number, message: string, sources: SettingSources,
+    partnerId?: string): string | undefined {
   const token = `the credential${sources.token ? ` ${origin(sources.token)}` : ''}`
-  const id = `the partner id ${partnerId ?? ''}${sources.partnerId ? ` ${origin(sources.partnerId)}` : ''}`
+  const id =
+    `the partner id ${partnerId ?? ''}${sources.partnerId ? ` ${origin(sources.partnerId)}` : ''}`
   // A client given its settings outright (no sources) gets the bank's message as it is: the
   // caller knows what it passed, and the message stays the bank's word for word.
   if (!sources.token && !sources.partnerId && !sources.servers) return undefined
-  if (code === 401) return sources.token ? `${token} was refused: it is not a token the bank issued, or it expired or was revoked` : undefined
+  if (code === 401) return sources.token
+    ? `${token} was refused: it is not a token the bank issued, or it expired or was revoked`
+    : undefined
   if (code !== 403) return undefined
-  if (message === 'the subject names another partner') return `${id} is not the partner ${token} belongs to`
-  if (message === 'operator credentials act on ops. subjects only') return `${token} is an operator credential; a partner client needs a partner's`
-  if (message === 'an operator credential is required') return `${token} is a partner credential; an operator client needs an operator's`
-  if (message.startsWith('the credential lacks')) return `${token} lacks that permission: ask the bank for a credential that has it`
+  if (message
+    === 'the subject names another partner') return `${id} is not the partner ${token} belongs to`
+  if (message === 'operator credentials act on ops. subjects only') return `${token} is an ` +
+    `operator credential; a partner client needs a partner's`
+  if (message === 'an operator credential is required') return `${token} is a partner ` +
+    `credential; an operator client needs an operator's`
+  if (message.startsWith('the credential lacks')) return `${token} lacks that permission: ask ` +
+    `the bank for a credential that has it`
   return undefined
 }

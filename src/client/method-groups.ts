@@ -7,7 +7,8 @@ import type { NatsApi } from './transport.ts'
 // typed from its zod schemas (the request as the caller writes it, the reply as the
 // service writes it). A request that may be empty may be left out.
 
-export type Method<O extends Operation> = 'detach' extends keyof RequestOf<O> ? DetachableMethod<O> : PlainMethod<O>
+export type Method<O extends Operation> =
+  'detach' extends keyof RequestOf<O> ? DetachableMethod<O> : PlainMethod<O>
 
 type PlainMethod<O extends Operation> = {} extends RequestOf<O>
   ? (request?: RequestOf<O>) => Promise<ResponseOf<O>>
@@ -18,17 +19,22 @@ type PlainMethod<O extends Operation> = {} extends RequestOf<O>
  * `detach: true` it resolves with the job (follow it with `followJob`), else with its report
  * as before.
  */
-type DetachableMethod<O extends Operation> = ((request: RequestOf<O> & { detach: true }) => Promise<Extract<ResponseOf<O>, { job_id: string }>>) &
+type DetachableMethod<O extends Operation> =
+  ((request: RequestOf<O> & { detach: true }) => Promise<Extract<ResponseOf<O>,
+  { job_id: string }>>) &
   ({} extends RequestOf<O>
-    ? (request?: RequestOf<O> & { detach?: false | undefined }) => Promise<Exclude<ResponseOf<O>, { job_id: string }>>
-    : (request: RequestOf<O> & { detach?: false | undefined }) => Promise<Exclude<ResponseOf<O>, { job_id: string }>>) &
+    ? (request?: RequestOf<O> & { detach?: false | undefined }) => Promise<Exclude<ResponseOf<O>,
+      { job_id: string }>>
+    : (request: RequestOf<O> & { detach?: false | undefined }) => Promise<Exclude<ResponseOf<O>,
+      { job_id: string }>>) &
   ((request: RequestOf<O>) => Promise<ResponseOf<O>>)
 
 type GroupOf<E> = E extends { path: `${infer G}.${string}` } ? G : never
 
 export type MethodGroups<E> = {
   readonly [G in GroupOf<E>]: {
-    readonly [X in E as X extends { path: `${G}.${infer M}` } ? M : never]: X extends { op: infer O extends Operation } ? Method<O> : never
+    readonly [X in E as X extends { path: `${G}.${infer M}` } ? M : never]: X extends {
+      op: infer O extends Operation } ? Method<O> : never
   }
 }
 
@@ -50,9 +56,11 @@ export function methodGroups(
   for (const entry of contractEntries()) {
     if (entry.client !== client) continue
     const group = (groups[entry.sdkGroup] ??= {})
-    if (group[entry.sdkMethod]) throw new Error(`two operations are both ${client} SDK method ${entry.sdkGroup}.${entry.sdkMethod}`)
+    if (group[entry.sdkMethod]) throw new Error(
+      `two operations are both ${client} SDK method ${entry.sdkGroup}.${entry.sdkMethod}`)
     const op = entry.operation
-    group[entry.sdkMethod] = (request = {}) => api.call(op, request as RequestOf<typeof op>, subjectId(op, request as Record<string, unknown>))
+    group[entry.sdkMethod] = (request = {}) => api.call(op, request as RequestOf<typeof op>,
+      subjectId(op, request as Record<string, unknown>))
   }
   return groups
 }
@@ -60,7 +68,8 @@ export function methodGroups(
 /** The SDK method a client offers for an operation, found as the contract names it. */
 export function methodFor(client: object, op: Operation): AnyMethod {
   const entry = contractEntries().find((e) => e.operation === op)
-  const method = entry && (client as Record<string, Record<string, AnyMethod> | undefined>)[entry.sdkGroup]?.[entry.sdkMethod]
+  const method = entry && (client as Record<string, Record<string,
+    AnyMethod> | undefined>)[entry.sdkGroup]?.[entry.sdkMethod]
   if (!method) throw new Error(`no SDK method calls ${op.subject}`)
   return method
 }

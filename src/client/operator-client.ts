@@ -32,7 +32,8 @@ export class OperatorClient {
    */
   static fromDataDir(dir?: string, options: LocateOptions = {}): OperatorClient {
     const directory = dir ?? dataDirOf(options.env ?? process.env)
-    return OperatorClient.located(locateNatsUrl({}, directory), locateOperatorToken({}, directory), options)
+    return OperatorClient.located(locateNatsUrl({}, directory), locateOperatorToken({}, directory),
+      options)
   }
 
   private static located(url: Located, token: Located, options: LocateOptions): OperatorClient {

@@ -28,11 +28,14 @@ export class ReplyMux {
     // gets its replies there, as nats.js's `request` would.
     const inboxPrefix = (nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix
     this.prefix = `${createInbox(inboxPrefix)}.`
-    this.subscription = nc.subscribe(`${this.prefix}*`, { callback: (error, msg) => this.dispatch(error, msg) })
+    this.subscription = nc.subscribe(`${this.prefix}*`,
+      { callback: (error, msg) => this.dispatch(error, msg) })
     void nc.closed().then(() => this.fail(new errors.RequestError('connection closed')))
   }
 
-  /** Publishes at once (before the caller's next await), then waits for the reply or the timeout. */
+  /**
+   * Publishes at once (before the caller's next await), then waits for the reply or the timeout.
+   */
   request(subject: string, data: string, headers: MsgHdrs, timeoutMs: number): Promise<Msg> {
     const token = (this.next++).toString(36)
     return new Promise<Msg>((resolve, reject) => {
@@ -63,7 +66,8 @@ export class ReplyMux {
     this.waiting.delete(token)
     clearTimeout(waiting.timer)
     // The server answers a request nobody subscribes to with an empty 503 status message.
-    if (msg.data.length === 0 && msg.headers?.code === 503) waiting.reject(new errors.NoRespondersError(waiting.subject))
+    if (msg.data.length === 0 && msg.headers?.code === 503) waiting.reject(
+      new errors.NoRespondersError(waiting.subject))
     else waiting.resolve(msg)
   }
 

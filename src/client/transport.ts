@@ -39,8 +39,10 @@ export class BankConnectionError extends Error {
     cause: unknown,
   ) {
     const why = cause instanceof Error ? cause.message : String(cause)
-    const detail = cause instanceof Error && cause.cause instanceof Error && cause.cause.message !== why ? ` (${cause.cause.message})` : ''
-    super(`cannot reach NATS at ${url}${from ? ` (${origin(from)})` : ''}: ${why}${detail}`, { cause })
+    const detail = cause instanceof Error && cause.cause instanceof Error
+      && cause.cause.message !== why ? ` (${cause.cause.message})` : ''
+    super(`cannot reach NATS at ${url}${from ? ` (${origin(from)})` : ''}: ${why}${detail}`,
+      { cause })
     this.name = 'BankConnectionError'
   }
 }
@@ -130,7 +132,8 @@ export class NatsApi {
     this.connection = options.connection
   }
 
-  async call<O extends Operation>(op: O, body: RequestOf<O>, subjectId?: string): Promise<ResponseOf<O>> {
+  async call<O extends Operation>(op: O, body: RequestOf<O>,
+      subjectId?: string): Promise<ResponseOf<O>> {
     // Once connected, the request is published before `call` first yields, so requests go
     // out in the order they were made (and before anything the caller sends after them).
     const nc = this.connection ?? (await this.connect())
@@ -138,25 +141,31 @@ export class NatsApi {
     let reply
     try {
       if (!this.mux?.usable) this.mux = new ReplyMux(nc)
-      reply = await this.mux.request(this.subjectOf(op, subjectId), JSON.stringify(body ?? {}), h, this.timeoutOf(op, body))
+      reply = await this.mux.request(this.subjectOf(op, subjectId), JSON.stringify(body ?? {}), h,
+        this.timeoutOf(op, body))
     } catch (error) {
       // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
-      const noResponders = error instanceof errors.NoRespondersError || (error instanceof errors.RequestError && error.isNoResponders())
-      if (noResponders) throw new BankApiError(errorTypes.unavailable.code, 'unavailable', `no bank instance is answering${this.where()}`)
+      const noResponders = error instanceof errors.NoRespondersError
+        || (error instanceof errors.RequestError && error.isNoResponders())
+      if (noResponders) throw new BankApiError(errorTypes.unavailable.code, 'unavailable',
+        `no bank instance is answering${this.where()}`)
       // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank
       // error.
-      if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout', `the bank did not answer in time${this.where()}`)
+      if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout',
+        `the bank did not answer in time${this.where()}`)
       throw error
     }
     const text = decoder.decode(reply.data)
     const code = reply.headers?.get('Nats-Service-Error-Code')
     if (code) {
-      const parsed = safeJson(text) as { error?: { code?: number; type?: string; message?: string; details?: unknown[] } }
+      const parsed = safeJson(text) as {
+        error?: { code?: number; type?: string; message?: string; details?: unknown[] } }
       const e = parsed?.error
       const message = e?.message ?? reply.headers?.get('Nats-Service-Error') ?? ''
       // A refused credential or partner id: say which setting to fix, not only what failed.
       const blame = blameSetting(Number(code), message, this.options.sources ?? {}, this.partnerId)
-      throw new BankApiError(Number(code), e?.type ?? 'error', blame ? `${message}: ${blame}` : message, e?.details ?? [])
+      throw new BankApiError(Number(code), e?.type ?? 'error', blame ? `${message}: ${blame}`
+        : message, e?.details ?? [])
     }
     const result = JSON.parse(text) as Record<string, unknown>
     // Values the bank keeps out of the body (the operation's reply headers) come back here.
@@ -191,7 +200,8 @@ export class NatsApi {
     // noAsyncTraces: nats.js would otherwise build Error objects (stack traces included)
     // for its operations in case they fail (for every request, before ReplyMux); the SDK
     // throws its own errors, whose async stack already names the caller.
-    this.connecting ??= connect({ servers: natsServerList(servers), maxReconnectAttempts: -1, noAsyncTraces: true, ...this.options.login }).catch((error: unknown) => {
+    this.connecting ??= connect({ servers: natsServerList(servers), maxReconnectAttempts: -1,
+        noAsyncTraces: true, ...this.options.login }).catch((error: unknown) => {
       // The next call tries again rather than repeating this failure.
       this.connecting = undefined
       throw new BankConnectionError(String(servers), this.options.sources?.servers, error)
@@ -207,7 +217,8 @@ export class NatsApi {
   private where(): string {
     if (!this.ownsConnection) return ''
     const from = this.options.sources?.servers
-    return ` on ${String(this.options.servers ?? default_nats_url)}${from ? ` (${origin(from)})` : ''}`
+    return ` ` +
+      `on ${String(this.options.servers ?? default_nats_url)}${from ? ` (${origin(from)})` : ''}`
   }
 
   async close(): Promise<void> {

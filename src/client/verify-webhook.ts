@@ -8,7 +8,10 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks'
 
 export { WebhookVerificationError }
 
-/** A webhook's body: what happened, when (on the bank's clock) and the resource as its status operation returns it. */
+/**
+ * A webhook's body: what happened, when (on the bank's clock) and the resource as its status
+ * operation returns it.
+ */
 export interface WebhookEvent<Data = Record<string, unknown>> {
   type: string
   timestamp: string
@@ -44,14 +47,16 @@ export function verifyWebhook<Data = Record<string, unknown>>(
     } catch (error) {
       failure = error
       // A stale or malformed header fails for every secret alike: no need to try the rest.
-      if (!(error instanceof WebhookVerificationError) || error.message !== 'No matching signature found') break
+      if (!(error instanceof WebhookVerificationError)
+        || error.message !== 'No matching signature found') break
     }
   }
   throw failure
 }
 
 function headerValue(headers: WebhookHeaders, name: string): string | undefined {
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name)
+    ?? undefined
   const record = headers as Record<string, string | string[] | undefined>
   const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === name)
   const value = key === undefined ? undefined : record[key]

@@ -17,9 +17,11 @@ type Json = Record<string, unknown>
 
 const parameterDescriptions: Record<string, string> = {
   partner_id:
-    "The caller's own partner id (a UUID). A subject naming another partner is refused with 403 before the body is read.",
+    "The caller's own partner id (a UUID). A subject naming another partner is refused with 403 " +
+      "before the body is read.",
   entity_id:
-    "An entity of the caller's partner (a UUID). A subject naming another partner's entity, or no entity at all, is refused with 403.",
+    "An entity of the caller's partner (a UUID). A subject naming another partner's entity, or " +
+      "no entity at all, is refused with 403.",
 }
 
 const ref = (pointer: string) => ({ $ref: pointer })
@@ -32,7 +34,8 @@ const ref = (pointer: string) => ({ $ref: pointer })
  * left out of the schema; the service still enforces them and answers 400.
  */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const converted = z.toJSONSchema(schema, { io, target: 'draft-07', unrepresentable: 'any', reused: 'inline' }) as Json
+  const converted = z.toJSONSchema(schema, { io, target: 'draft-07', unrepresentable: 'any',
+    reused: 'inline' }) as Json
   const { $schema: _dialect, ...rest } = converted
   return rest
 }
@@ -45,17 +48,20 @@ export function channelAddress(op: Operation): string {
 function channelParameters(op: Operation): Json | undefined {
   const names = placeholderNames(op)
   if (names.length === 0) return undefined
-  return Object.fromEntries(names.map((name) => [name, { description: parameterDescriptions[name] }]))
+  return Object.fromEntries(
+    names.map((name) => [name, { description: parameterDescriptions[name] }]))
 }
 
 function authorizationText(op: Operation): string {
   const credential =
     op.permission === 'operator'
       ? 'an **operator** credential (partner credentials get 403)'
-      : `a partner credential with the **\`${op.permission}\`** permission (otherwise 403; operator credentials get 403 on \`svc.\` subjects)`
+      : `a partner credential with the **\`${op.permission}\`** permission (otherwise 403; ` +
+        `operator credentials get 403 on \`svc.\` subjects)`
   return (
     `Requires ${credential}, sent in the NATS message header \`token\` ` +
-    '(or `Authorization: Bearer <credential>`); a missing, malformed, expired or revoked credential gets 401.'
+    '(or `Authorization: Bearer <credential>`); a missing, malformed, expired or revoked ' +
+      'credential gets 401.'
   )
 }
 
@@ -86,7 +92,8 @@ function replyHeadersSchema(headers: Readonly<Record<string, string>>): Json {
   return {
     type: 'object',
     properties: Object.fromEntries(
-      Object.entries(headers).map(([field, header]) => [header, { type: 'string', description: `The reply's \`${field}\`, when it has one.` }]),
+      Object.entries(headers).map(([field, header]) => [header,
+        { type: 'string', description: `The reply's \`${field}\`, when it has one.` }]),
     ),
   }
 }
@@ -120,12 +127,14 @@ function operationOf(op: Operation, group: string): Json {
     title: op.name,
     summary: op.summary,
     description: `${op.summary}\n\n${authorizationText(op)}`,
-    security: [ref('#/components/securitySchemes/token'), ref('#/components/securitySchemes/bearer')],
+    security: [ref('#/components/securitySchemes/token'),
+      ref('#/components/securitySchemes/bearer')],
     tags: [{ name: group }],
     messages: [ref(`#/channels/${op.name}/messages/request`)],
     reply: {
       channel: ref(`#/channels/${op.name}_reply`),
-      messages: [ref(`#/channels/${op.name}_reply/messages/reply`), ref(`#/channels/${op.name}_reply/messages/error`)],
+      messages: [ref(`#/channels/${op.name}_reply/messages/reply`),
+        ref(`#/channels/${op.name}_reply/messages/error`)],
     },
     'x-permission': op.permission,
   }
@@ -153,13 +162,15 @@ export function buildAsyncApi(): Json {
         host: '127.0.0.1:4222',
         protocol: 'nats',
         description:
-          'The NATS server the bank is connected to (`npm start` uses this address, or starts a private server and writes its URL to `.data/nats-url`).',
+          'The NATS server the bank is connected to (`npm start` uses this address, or starts a ' +
+            'private server and writes its URL to `.data/nats-url`).',
       },
     },
     channels,
     operations: operationObjects,
     components: {
-      schemas: { RequestHeaders: requestHeaders(), ErrorHeaders: errorHeaders(), ErrorBody: errorBody() },
+      schemas: { RequestHeaders: requestHeaders(), ErrorHeaders: errorHeaders(),
+        ErrorBody: errorBody() },
       messages,
       securitySchemes: securitySchemes(),
     },
@@ -171,16 +182,21 @@ function info(): Json {
     title: 'Partner banking service',
     version: typeof packageJson.version === 'string' ? packageJson.version : '0.1.0',
     description: [
-      'Request/reply over NATS: every operation is an endpoint of one NATS micro service (`$SRV.PING`, `$SRV.INFO`, `$SRV.STATS`), ',
+      'Request/reply over NATS: every operation is an endpoint of one NATS micro service ' +
+        '(`$SRV.PING`, `$SRV.INFO`, `$SRV.STATS`), ',
       'subscribed in a queue group. Bodies are JSON objects; unknown fields are refused with 400. ',
       'Money is integer cents (strings in replies); timestamps are RFC 3339 in UTC.\n\n',
-      'Errors carry the headers `Nats-Service-Error-Code` (HTTP-style code) and `Nats-Service-Error` (one line) ',
+      'Errors carry the headers `Nats-Service-Error-Code` (HTTP-style code) and ' +
+        '`Nats-Service-Error` (one line) ',
       'and the body `{"error": {"code", "type", "message", "details"}}`. ',
       'A resource of another partner is answered exactly as a missing one (404).\n\n',
-      'Rules the service enforces (400) that the schemas below cannot express: `country` is an ISO 3166 alpha-3 code; ',
-      'a `National` `id_number` is a 13-digit South African ID number with a valid date and check digit; ',
+      'Rules the service enforces (400) that the schemas below cannot express: `country` is an ' +
+        'ISO 3166 alpha-3 code; ',
+      'a `National` `id_number` is a 13-digit South African ID number with a valid date and ' +
+        'check digit; ',
       'a user with a passport needs `id_issue_expiry_date`; `email` must be a valid address; ',
-      'text fields are trimmed before their length is checked; a request body is at most 64 KiB by default.\n\n',
+      'text fields are trimmed before their length is checked; a request body is at most 64 KiB ' +
+        'by default.\n\n',
       "This document is generated from the service's contract (`npm run asyncapi`).",
     ].join(''),
   }
@@ -193,8 +209,9 @@ function securitySchemes(): Json {
       name: 'token',
       in: 'header',
       description:
-        'The credential in the NATS message header `token` (NATS headers are HTTP-style; nothing travels over HTTP). ' +
-        'Partner credentials start with `pbk_`, operator credentials with `opk_`; each is shown once when issued.',
+        'The credential in the NATS message header `token` (NATS headers are HTTP-style; nothing ' +
+        'travels over HTTP). Partner credentials start with `pbk_`, operator credentials with ' +
+          '`opk_`; each is shown once when issued.',
     },
     bearer: {
       type: 'http',
@@ -209,8 +226,10 @@ function requestHeaders(): Json {
     type: 'object',
     description: 'NATS message headers of a request: the credential, as `token` or as `Authorization: Bearer`.',
     properties: {
-      token: { type: 'string', description: 'The credential, e.g. `pbk_…` (partner) or `opk_…` (operator).' },
-      Authorization: { type: 'string', pattern: '^Bearer\\s+\\S+$', description: 'Used when `token` is absent.' },
+      token: { type: 'string',
+        description: 'The credential, e.g. `pbk_…` (partner) or `opk_…` (operator).' },
+      Authorization: { type: 'string', pattern: '^Bearer\\s+\\S+$',
+        description: 'Used when `token` is absent.' },
     },
     anyOf: [{ required: ['token'] }, { required: ['Authorization'] }],
   }
@@ -221,7 +240,8 @@ function errorHeaders(): Json {
     type: 'object',
     description: 'The NATS micro error headers, present on every error reply and only there.',
     properties: {
-      'Nats-Service-Error-Code': { type: 'string', pattern: '^[45]\\d\\d$', description: 'The HTTP-style code, e.g. `404`.' },
+      'Nats-Service-Error-Code': { type: 'string', pattern: '^[45]\\d\\d$',
+        description: 'The HTTP-style code, e.g. `404`.' },
       'Nats-Service-Error': { type: 'string', description: 'A one-line message.' },
     },
     required: ['Nats-Service-Error-Code', 'Nats-Service-Error'],
@@ -238,17 +258,21 @@ const errorTypeList = Object.entries(errorTypes)
 
 const errorBodySchema = z.object({
   error: z.object({
-    code: z.int().min(400).max(599).describe('The same code as the `Nats-Service-Error-Code` header.'),
+    code: z.int().min(400).max(599).describe(
+      'The same code as the `Nats-Service-Error-Code` header.'),
     type: z.enum(errorTypeNames).describe(`One of:\n- ${errorTypeList}`),
-    message: z.string().describe('For people, not for parsing. A 500 carries only a correlation id, never internals.'),
+    message: z.string().describe(
+      'For people, not for parsing. A 500 carries only a correlation id, never internals.'),
     details: z
       .array(z.unknown())
-      .describe('For a 400, one `{ "field", "message" }` per failing field (`(body)` for the body itself); otherwise usually empty.'),
+      .describe('For a 400, one `{ "field", "message" }` per failing field (`(body)` for the ' +
+        'body itself); otherwise usually empty.'),
   }),
 })
 
 function errorBody(): Json {
-  return { ...jsonSchemaOf(errorBodySchema, 'output'), description: 'The body of every error reply.' }
+  return { ...jsonSchemaOf(errorBodySchema, 'output'),
+    description: 'The body of every error reply.' }
 }
 
 function errorReplyMessage(): Json {

@@ -31,10 +31,12 @@ export const invalid_cursor_message = cursor_message
  * One page of a list read newest first with `limit + 1` rows: the first `limit`, and the
  * cursor of the last of them when the extra row says more follow.
  */
-export function seqPage<R>(rows: R[], limit: number, tag: string, seqOf: (row: R) => bigint | string): { page: R[]; next_cursor?: string } {
+export function seqPage<R>(rows: R[], limit: number, tag: string,
+    seqOf: (row: R) => bigint | string): { page: R[]; next_cursor?: string } {
   const page = rows.slice(0, limit)
   const last = page[page.length - 1]
-  return rows.length > limit && last !== undefined ? { page, next_cursor: encodeSeqCursor(tag, BigInt(seqOf(last))) } : { page }
+  return rows.length > limit && last !== undefined
+    ? { page, next_cursor: encodeSeqCursor(tag, BigInt(seqOf(last))) } : { page }
 }
 
 /**

@@ -4,6 +4,7 @@
 
 export function fieldName(path: readonly PropertyKey[]): string {
   return path
-    .map((key, i) => (typeof key === 'number' && i < path.length - 1 ? `[${key}]` : `${i > 0 ? '.' : ''}${String(key)}`))
+    .map((key, i) => (typeof key === 'number' && i < path.length - 1 ? `[${key}]`
+      : `${i > 0 ? '.' : ''}${String(key)}`))
     .join('')
 }

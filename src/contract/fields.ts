@@ -18,7 +18,8 @@ export const text = (min = 1, max = text_length_max) =>
     .max(max, { error: `must be at most ${max} characters` })
 
 export const optionalText = (max = text_length_max) =>
-  z.string({ error: 'must be a string' }).trim().max(max, { error: `must be at most ${max} characters` })
+  z.string({ error: 'must be a string' }).trim().max(max,
+    { error: `must be at most ${max} characters` })
 
 export const email = () =>
   z
@@ -30,7 +31,8 @@ export const email = () =>
 export const country = () =>
   z
     .string({ error: 'must be a string' })
-    .refine((value) => countryCodes.has(value), { error: 'must be an ISO 3166 alpha-3 country code, e.g. ZAF' })
+    .refine((value) => countryCodes.has(value),
+      { error: 'must be an ISO 3166 alpha-3 country code, e.g. ZAF' })
 
 /**
  * The earliest year an entity's dates (birth, ID issue and expiry) may carry. Earlier

@@ -96,8 +96,10 @@ export interface ContractEntry {
 export function contractEntries(): ContractEntry[] {
   return Object.entries(contract).flatMap(([group, operations]) =>
     Object.entries(operations as Record<string, Operation>).map(([key, operation]) => {
-      const [sdkGroup, sdkMethod] = (operation.sdk ?? `${group}.${key}`).split('.') as [string, string]
-      const client = operation.permission === 'operator' ? ('operator' as const) : ('partner' as const)
+      const [sdkGroup, sdkMethod] = (operation.sdk ?? `${group}.${key}`).split('.') as [string,
+        string]
+      const client = operation.permission === 'operator' ? ('operator' as const)
+        : ('partner' as const)
       return { group, key, operation, client, sdkGroup, sdkMethod }
     }),
   )
@@ -116,10 +118,12 @@ type PathOf<O, G, K> = O extends { sdk?: infer S }
     : NonNullable<S>
   : `${G & string}.${K & string}`
 
-export type SdkEntry = { [G in keyof Contract]: { [K in keyof Contract[G]]: { path: PathOf<Contract[G][K], G, K>; op: Contract[G][K] } }[keyof Contract[G]] }[keyof Contract]
+export type SdkEntry = { [G in keyof Contract]: { [K in keyof Contract[G]]: {
+  path: PathOf<Contract[G][K], G, K>; op: Contract[G][K] } }[keyof Contract[G]] }[keyof Contract]
 
 /** The entries one client offers: operator operations, or the partner's. */
 export type SdkEntryFor<Client extends 'partner' | 'operator'> =
-  SdkEntry extends infer E ? (E extends { op: { permission: infer P } } ? ((P extends 'operator' ? 'operator' : 'partner') extends Client ? E : never) : never) : never
+  SdkEntry extends infer E ? (E extends { op: { permission: infer P } } ? (
+    (P extends 'operator' ? 'operator' : 'partner') extends Client ? E : never) : never) : never
 
 export * from './operation.ts'

@@ -85,7 +85,8 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
 }
 
 /** The reply-header fields of an operation, as our SDK's result and a handler carry them. */
-export type HeaderFieldsOf<O> = O extends { replyHeaders?: infer H } ? { [F in LiteralKeys<NonNullable<H>> & string]?: string } : {}
+export type HeaderFieldsOf<O> = O extends {
+  replyHeaders?: infer H } ? { [F in LiteralKeys<NonNullable<H>> & string]?: string } : {}
 
 /**
  * The named keys of a type, without its index signature: an operation's `replyHeaders`

@@ -21,8 +21,10 @@ export function unstorableTextReason(value: string): string | undefined {
   if (!match) return undefined
   const code = match[0].charCodeAt(0)
   if (code === 0) return 'must not contain NUL (U+0000)'
-  if (code >= 0xd800 && code <= 0xdfff) return 'must not contain an unpaired surrogate (not valid Unicode text)'
-  return `must not contain control characters (found U+${code.toString(16).toUpperCase().padStart(4, '0')})`
+  if (code >= 0xd800
+    && code <= 0xdfff) return 'must not contain an unpaired surrogate (not valid Unicode text)'
+  return `must not contain control characters (found ` +
+    `U+${code.toString(16).toUpperCase().padStart(4, '0')})`
 }
 
 const escapeOrC1 = /[\\\u007f-\u009f]/
@@ -60,7 +62,8 @@ export function unstorableTextIssues(body: unknown): FieldIssue[] {
     }
     if (typeof value !== 'object' || value === null) continue
     if (path.length >= request_depth_max) {
-      issues.push({ field: named(path), message: `is nested more than ${request_depth_max} levels deep` })
+      issues.push(
+        { field: named(path), message: `is nested more than ${request_depth_max} levels deep` })
       continue
     }
     if (Array.isArray(value)) {

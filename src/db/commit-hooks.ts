@@ -92,7 +92,10 @@ class HookGroup implements CommitHook {
   note(): void {}
 }
 
-/** The hook of the current scope, if any and not done (a transaction must then not commit early, see speed/prepared.ts). */
+/**
+ * The hook of the current scope, if any and not done (a transaction must then not commit early, see
+ * speed/prepared.ts).
+ */
 export function currentCommitHook(): CommitHook | undefined {
   const hook = scope.getStore()
   return hook && !hook.done ? hook : undefined

@@ -56,7 +56,8 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
     const pool = new pg.Pool({
       connectionString: options.databaseUrl,
       max: options.poolMax,
-      // Queries are still sent one at a time; only a transaction's begin rides with the next (speed/prepared.ts).
+      // Queries are still sent one at a time; only a transaction's begin rides with the next
+      // (speed/prepared.ts).
       pipeline: true,
       // Every wait bounded (bounds.ts): while the database is away, stalled or cut off, a
       // request waits this long for a connection or an answer, then gets 503.
@@ -89,13 +90,16 @@ export async function openDatabase<DB>(options: DatabaseOptions): Promise<Databa
   if (options.pglite) {
     // Destroyed on close, so that nothing of this bank reaches the store afterwards; the
     // PGlite itself stays open.
-    const db = new Kysely<DB>({ dialect: new CommitHookDialect(new PGliteDialect({ pglite: options.pglite, borrowed: true })) })
+    const db =
+      new Kysely<DB>({ dialect: new CommitHookDialect(
+      new PGliteDialect({ pglite: options.pglite, borrowed: true })) })
     await migrateToLatest(db, options.migrations)
     return { db, storage: 'pglite', close: () => db.destroy() }
   }
   const onDisk = !options.pgliteDir.startsWith('memory://')
   if (onDisk) fs.mkdirSync(options.pgliteDir, { recursive: true, mode: owner_only_dir_mode })
-  const pglite = await PGlite.create(options.pgliteDir, options.pgliteSeed ? { loadDataDir: options.pgliteSeed } : {})
+  const pglite = await PGlite.create(options.pgliteDir, options.pgliteSeed
+    ? { loadDataDir: options.pgliteSeed } : {})
   // PGlite unpacks a new store's files as 0666 and rewrites pg_internal.init as 0644 on every
   // open, whatever the umask; the store holds the credential hashes (src/data-dir.ts).
   if (onDisk) tightenTree(options.pgliteDir)
@@ -131,11 +135,16 @@ function connectionProblem(databaseUrl: string, error: unknown): string | undefi
     return 'DATABASE_URL is not a URL; write it as postgres://user:password@host:5432/database'
   }
   if (code === '3D000') {
-    return `DATABASE_URL names database "${database}", which does not exist on ${where}. Create it first (e.g. \`createdb -h ${where.split(':')[0]} ${database}\` or \`psql -c 'create database ${database}'\`); the bank creates its tables itself.`
+    return `DATABASE_URL names database "${database}", which does not exist on ${where}. Create ` +
+      `it first (e.g. \`createdb -h ${where.split(':')[0]} ${database}\` or \`psql -c 'create ` +
+      `database ${database}'\`); the bank creates its tables itself.`
   }
-  if (code === '28P01' || code === '28000') return `PostgreSQL on ${where} refused the user or password in DATABASE_URL (${(error as Error).message}).`
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ETIMEDOUT') {
-    return `no PostgreSQL answers at ${where} (DATABASE_URL): ${code}. Is the server running, and is the host and port right?`
+  if (code === '28P01' || code === '28000') return `PostgreSQL on ${where} refused the user or ` +
+    `password in DATABASE_URL (${(error as Error).message}).`
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+      || code === 'ETIMEDOUT') {
+    return `no PostgreSQL answers at ${where} (DATABASE_URL): ${code}. Is the server running, ` +
+      `and is the host and port right?`
   }
   return undefined
 }

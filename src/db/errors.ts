@@ -4,7 +4,8 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   const e = error as { code?: unknown; constraint?: unknown; message?: unknown }
   if (e.code !== '23505') return false
   if (!constraint) return true
-  return e.constraint === constraint || (typeof e.message === 'string' && e.message.includes(constraint))
+  return e.constraint === constraint || (typeof e.message === 'string'
+    && e.message.includes(constraint))
 }
 
 // What means "the database cannot serve right now", not "this request is wrong" (a 503,
@@ -43,7 +44,8 @@ const unavailableMessages = [
 ]
 
 function unavailableCode(code: string): boolean {
-  return unavailableCodes.has(code) || (sqlstate.test(code) && unavailableClasses.has(code.slice(0, 2)))
+  return unavailableCodes.has(code)
+    || (sqlstate.test(code) && unavailableClasses.has(code.slice(0, 2)))
 }
 
 /** Whether an error means the database cannot serve right now (away, stalled, out of resources). */
@@ -51,7 +53,8 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   for (let e = error, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
     const { code, message } = e as { code?: unknown; message?: unknown }
     if (typeof code === 'string' && unavailableCode(code)) return true
-    if (typeof message === 'string' && unavailableMessages.some((m) => message.includes(m))) return true
+    if (typeof message === 'string'
+      && unavailableMessages.some((m) => message.includes(m))) return true
     // AggregateError (a refused connection to every address) and wrapped causes.
     const inner = (e as { errors?: unknown[] }).errors?.[0] ?? (e as { cause?: unknown }).cause
     e = inner

@@ -27,6 +27,7 @@ export async function migrateToLatest(db: Kysely<any>, migrations: Migrations): 
     const failed = results?.find((r) => r.status === 'Error')?.migrationName
     // No migration ran at all: the database could not be reached, which is not a migration's fault.
     if (!failed) throw error
-    throw new Error(`database migration ${failed} failed: ${String((error as Error).message ?? error)}`)
+    throw new Error(
+      `database migration ${failed} failed: ${String((error as Error).message ?? error)}`)
   }
 }

@@ -31,7 +31,8 @@ export function tightenTree(root: string): string[] {
     visited += 1
     if (visited > tighten_entries_max)
       throw new Error(
-        `${root} holds more than ${tighten_entries_max} entries; not a data directory of this bank?`,
+        `${root} holds more than ${tighten_entries_max} entries; not a data directory of this ` +
+          `bank?`,
       )
     const stat = statOrUndefined(entry, entry !== root)
     if (!stat || stat.isSymbolicLink()) continue
@@ -71,7 +72,8 @@ function chmodOrThrow(entry: string, mode: number): void {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') return
     throw new Error(
-      `cannot make ${entry} owner-only (${code ?? String(error)}): the data directory must belong to the user the bank runs as`,
+      `cannot make ${entry} owner-only (${code ?? String(error)}): the data directory must ` +
+        `belong to the user the bank runs as`,
     )
   }
 }

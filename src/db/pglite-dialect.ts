@@ -98,8 +98,10 @@ class PGliteConnection implements DatabaseConnection {
   constructor(private readonly pglite: PGlite) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const { affectedRows, rows } = await (this.transaction ?? this.pglite).query<R>(query.sql, textParameters(query.parameters), { rowMode: 'object' })
-    return { numAffectedRows: affectedRows != null ? BigInt(affectedRows) : undefined, rows: rows ?? [] }
+    const { affectedRows, rows } = await (this.transaction ?? this.pglite).query<R>(query.sql,
+      textParameters(query.parameters), { rowMode: 'object' })
+    return { numAffectedRows: affectedRows != null ? BigInt(affectedRows) : undefined,
+      rows: rows ?? [] }
   }
 
   // eslint-disable-next-line require-yield
@@ -107,7 +109,9 @@ class PGliteConnection implements DatabaseConnection {
     throw new Error('Streaming is not supported by PGlite.')
   }
 
-  /** Opens `pglite.transaction()` and keeps it open until commit() or rollback() says how it ends. */
+  /**
+   * Opens `pglite.transaction()` and keeps it open until commit() or rollback() says how it ends.
+   */
   async begin(): Promise<void> {
     let begun!: () => void
     const started = new Promise<void>((resolve) => (begun = resolve))
@@ -160,7 +164,10 @@ class ConnectionMutex {
   }
 }
 
-/** Array parameters (speed/arrays.ts) as the text of array literals, which PGlite sends as it sends any text. */
+/**
+ * Array parameters (speed/arrays.ts) as the text of array literals, which PGlite sends as it sends
+ * any text.
+ */
 function textParameters(parameters: readonly unknown[]): unknown[] {
   let text: unknown[] | undefined
   for (let i = 0; i < parameters.length; i++) {

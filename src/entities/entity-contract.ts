@@ -69,12 +69,15 @@ const personalCreate = z
     // well formed; a malformed one has its own issue already.
     const issued = value.id_issue_date
     const expires = value.id_issue_expiry_date
-    if (isUtcTimestamp(issued) && isUtcTimestamp(expires) && Date.parse(expires) < Date.parse(issued)) {
-      ctx.addIssue({ code: 'custom', path: ['id_issue_expiry_date'], message: 'must not be before id_issue_date' })
+    if (isUtcTimestamp(issued) && isUtcTimestamp(expires) && Date.parse(expires) < Date.parse(
+        issued)) {
+      ctx.addIssue({ code: 'custom', path: ['id_issue_expiry_date'],
+        message: 'must not be before id_issue_date' })
     }
   })
 
-export const entityCreateRequest = z.discriminatedUnion('entity_type', [businessCreate, personalCreate], {
+export const entityCreateRequest = z.discriminatedUnion('entity_type',
+    [businessCreate, personalCreate], {
   error: 'must be business or personal',
 })
 export type EntityCreateRequest = z.output<typeof entityCreateRequest>
@@ -157,7 +160,8 @@ export const entityOperations = {
     summary: 'Create a business or personal entity (a personal one also gets its single user).',
     request: entityCreateRequest,
     // A personal entity's reply also names its automatic user (user_ready is then true).
-    response: z.object({ id: z.string(), user_ready: z.boolean().optional(), user_id: z.string().optional() }),
+    response: z.object({ id: z.string(), user_ready: z.boolean().optional(),
+      user_id: z.string().optional() }),
   }),
   info: operation({
     name: 'entity_info',
@@ -206,7 +210,8 @@ export const entityOperatorOperations = {
     request: z.strictObject({ partner_id: uuid() }),
     response: z.object({
       entities: z.array(
-        entityListItem.extend({ partner_id: z.string(), review_status: z.string(), is_root: z.boolean(), tax_number: z.string(), purpose: z.string() }),
+        entityListItem.extend({ partner_id: z.string(), review_status: z.string(),
+          is_root: z.boolean(), tax_number: z.string(), purpose: z.string() }),
       ),
     }),
   }),

@@ -37,23 +37,27 @@ export class EntityService {
     private readonly users: EntityHolders,
   ) {}
 
-  async create(partnerId: string, request: EntityCreateRequest): Promise<{ id: string; user_ready?: boolean; user_id?: string }> {
+  async create(partnerId: string, request: EntityCreateRequest): Promise<{
+      id: string; user_ready?: boolean; user_id?: string }> {
     const id = randomUUID()
     let userId: string | undefined
     const now = this.clock.now()
     if (request.entity_type === 'personal') {
       const issues = futureDateIssues(request, now)
-      if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join('; '), issues)
+      if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join(
+        '; '), issues)
     }
     try {
       await this.db.transaction().execute(async (trx) => {
         await this.insert(trx, partnerId, id, request, now, false)
-        if (request.entity_type === 'personal') userId = await this.users.createHolder(trx, partnerId, id, request, now)
+        if (request.entity_type === 'personal') userId = await this.users.createHolder(trx,
+          partnerId, id, request, now)
       })
     } catch (error) {
       if (isUniqueViolation(error)) {
         const field = request.entity_type === 'business' ? 'registration_number' : 'id_number'
-        throw new Conflict(`an entity with this ${field} already exists`, [{ field, message: 'already exists' }])
+        throw new Conflict(`an entity with this ${field} already exists`,
+          [{ field, message: 'already exists' }])
       }
       throw error
     }
@@ -138,12 +142,14 @@ export class EntityService {
     return rows.map(toListItem)
   }
 
-  async address(partnerId: string, entityId: string): Promise<{ entity_id: string; address: EntityAddress }> {
+  async address(partnerId: string, entityId: string): Promise<{
+      entity_id: string; address: EntityAddress }> {
     return { entity_id: entityId, address: addressOf(await this.get(partnerId, entityId)) }
   }
 
   async updateAddress(partnerId: string, entityId: string, address: Address): Promise<void> {
-    if (!(await setEntityAddress(this.db, partnerId, entityId, address))) throw new NotFound('entity')
+    if (!(await setEntityAddress(this.db, partnerId, entityId, address))) throw new NotFound(
+      'entity')
   }
 
   /**
@@ -169,7 +175,8 @@ export class EntityService {
       reviewed_at: now,
     })
     // A personal entity's KYC is its single user's KYC: the decision covers both.
-    if (before.entity_type === 'personal') await this.users.decideHolderKyc(executor, entityId, decision, now)
+    if (before.entity_type === 'personal') await this.users.decideHolderKyc(executor, entityId,
+      decision, now)
     return { before, after }
   }
 

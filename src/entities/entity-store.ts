@@ -10,12 +10,14 @@ export type EntityRow = Selectable<EntitiesTable>
 
 type Executor = Kysely<Database>
 
-export async function insertEntity(executor: Executor, values: Insertable<EntitiesTable>): Promise<void> {
+export async function insertEntity(executor: Executor,
+    values: Insertable<EntitiesTable>): Promise<void> {
   await executor.insertInto('entities').values(values).execute()
 }
 
 /** The partner's entity, or undefined whether it is missing or another partner's. */
-export async function entityOf(executor: Executor, partnerId: string, entityId: string): Promise<EntityRow | undefined> {
+export async function entityOf(executor: Executor, partnerId: string,
+    entityId: string): Promise<EntityRow | undefined> {
   return executor
     .selectFrom('entities')
     .selectAll()
@@ -25,24 +27,29 @@ export async function entityOf(executor: Executor, partnerId: string, entityId: 
 }
 
 /** Any partner's entity; `lock` holds its row until the caller's transaction ends. */
-export async function anyEntity(executor: Executor, entityId: string, lock = false): Promise<EntityRow | undefined> {
+export async function anyEntity(executor: Executor, entityId: string,
+    lock = false): Promise<EntityRow | undefined> {
   let query = executor.selectFrom('entities').selectAll().where('id', '=', entityId)
   if (lock) query = query.forUpdate()
   return query.executeTakeFirst()
 }
 
-export async function partnerOfEntity(executor: Executor, entityId: string): Promise<string | undefined> {
-  const row = await executor.selectFrom('entities').select('partner_id').where('id', '=', entityId).executeTakeFirst()
+export async function partnerOfEntity(executor: Executor,
+    entityId: string): Promise<string | undefined> {
+  const row = await executor.selectFrom('entities').select('partner_id').where('id', '=', entityId)
+    .executeTakeFirst()
   return row?.partner_id
 }
 
 /** A partner's entities in the order they were created. */
 export async function entitiesOf(executor: Executor, partnerId: string): Promise<EntityRow[]> {
-  return executor.selectFrom('entities').selectAll().where('partner_id', '=', partnerId).orderBy('created_seq').execute()
+  return executor.selectFrom('entities').selectAll().where('partner_id', '=', partnerId).orderBy(
+    'created_seq').execute()
 }
 
 /** False when the partner has no such entity. */
-export async function setEntityAddress(executor: Executor, partnerId: string, entityId: string, address: Address): Promise<boolean> {
+export async function setEntityAddress(executor: Executor, partnerId: string, entityId: string,
+    address: Address): Promise<boolean> {
   const result = await executor
     .updateTable('entities')
     .set({ address: JSON.stringify(address) })
@@ -58,5 +65,6 @@ export async function setEntityReview(
   entityId: string,
   review: Pick<Updateable<EntitiesTable>, 'review_status' | 'review_reason' | 'reviewed_at'>,
 ): Promise<EntityRow> {
-  return executor.updateTable('entities').set(review).where('id', '=', entityId).returningAll().executeTakeFirstOrThrow()
+  return executor.updateTable('entities').set(review).where('id', '=', entityId).returningAll()
+    .executeTakeFirstOrThrow()
 }

@@ -67,7 +67,9 @@ export class EventSubscriberError extends Error {
 
   constructor(event: OutboxEvent, pattern: EventPattern, cause: unknown) {
     const reason = cause instanceof Error ? cause.message : String(cause)
-    super(`event ${event.seq} (${event.type}, ${event.id}): subscriber of ${pattern} failed: ${reason}`, { cause })
+    super(
+      `event ${event.seq} (${event.type}, ${event.id}): subscriber of ${pattern} failed: ${reason}`,
+      { cause })
     this.name = 'EventSubscriberError'
     this.event_id = event.id
     this.event_seq = event.seq
@@ -77,14 +79,16 @@ export class EventSubscriberError extends Error {
 
 export class EventDispatcher {
   private readonly subscribers: Array<{ pattern: EventPattern; handler: EventHandler }> = []
-  private readonly batchSubscribers: Array<{ pattern: EventPattern; handler: EventBatchHandler }> = []
+  private readonly batchSubscribers: Array<{
+    pattern: EventPattern; handler: EventBatchHandler }> = []
   private readonly options: EventDispatcherOptions
 
   constructor(
     private readonly db: Kysely<Database>,
     options: Partial<EventDispatcherOptions> = {},
   ) {
-    this.options = { events_dispatch_batch_max: options.events_dispatch_batch_max ?? events_dispatch_batch_max_default }
+    this.options = { events_dispatch_batch_max: options.events_dispatch_batch_max
+      ?? events_dispatch_batch_max_default }
     assertBatchLimit(this.options.events_dispatch_batch_max)
   }
 
@@ -104,7 +108,10 @@ export class EventDispatcher {
     this.subscribers.push({ pattern, handler })
   }
 
-  /** Adds a subscriber that takes a dispatch call's matching events together (after the one-event subscribers). */
+  /**
+   * Adds a subscriber that takes a dispatch call's matching events together (after the one-event
+   * subscribers).
+   */
   subscribeBatch(pattern: EventPattern, handler: EventBatchHandler): void {
     assert(isEventPattern(pattern), `unknown event pattern ${JSON.stringify(pattern)}`)
     this.batchSubscribers.push({ pattern, handler })

@@ -40,10 +40,12 @@ export async function appendEvent(trx: Kysely<Database>, event: NewEvent): Promi
  * Appends events in the caller's transaction with one statement; they take their places
  * in the outbox in the order given. Resolves with their ids in the same order.
  */
-export async function appendEvents(trx: Kysely<Database>, events: readonly NewEvent[]): Promise<string[]> {
+export async function appendEvents(trx: Kysely<Database>,
+    events: readonly NewEvent[]): Promise<string[]> {
   // Appending outside a transaction would commit the event on its own, before the change
   // it announces and whether or not that change commits.
-  assert(trx.isTransaction, 'an event must be appended in the transaction of the change it announces')
+  assert(trx.isTransaction,
+    'an event must be appended in the transaction of the change it announces')
   const rows = events.map(toRow)
   await insertEvents(trx, rows)
   return rows.map((row) => row.id)
@@ -59,10 +61,13 @@ export function appendEventsQueries(events: readonly NewEvent[]): RawBuilder<unk
 
 function toRow(event: NewEvent): EventRow {
   assert(isEventType(event.type), `unknown event type ${JSON.stringify(event.type)}`)
-  assert(typeof event.resource_id === 'string' && event.resource_id !== '', `event ${event.type} needs a resource_id`)
-  assert(event.occurred_at instanceof Date && !Number.isNaN(event.occurred_at.getTime()), `event ${event.type} needs a valid occurred_at`)
+  assert(typeof event.resource_id === 'string' && event.resource_id !== '',
+    `event ${event.type} needs a resource_id`)
+  assert(event.occurred_at instanceof Date && !Number.isNaN(event.occurred_at.getTime()),
+    `event ${event.type} needs a valid occurred_at`)
   const data = event.data as unknown
-  assert(typeof data === 'object' && data !== null && !Array.isArray(data), `event ${event.type} data must be an object`)
+  assert(typeof data === 'object' && data !== null && !Array.isArray(data),
+    `event ${event.type} data must be an object`)
   return {
     id: randomUUID(),
     type: event.type,

@@ -45,7 +45,8 @@ export async function insertEvents(trx: Kysely<Database>, rows: EventRow[]): Pro
   if (rows.length === 0) return
   const result = await sql`with ${appendedQuery(rows)}
     insert into events_pending (seq) select seq from appended`.execute(trx)
-  assert(result.numAffectedRows === BigInt(rows.length), `inserted ${result.numAffectedRows} of ${rows.length} events`)
+  assert(result.numAffectedRows === BigInt(rows.length),
+    `inserted ${result.numAffectedRows} of ${rows.length} events`)
 }
 
 /** `appended as (insert into events … returning seq)` over the rows, in their order. */
@@ -89,9 +90,12 @@ export async function tryLockDispatch(trx: Kysely<Database>): Promise<boolean> {
   return rows[0]?.locked === true
 }
 
-/** The oldest events not yet handed over, in `seq` order (read off the pending rows' primary key). */
+/**
+ * The oldest events not yet handed over, in `seq` order (read off the pending rows' primary key).
+ */
 export async function selectPending(trx: Kysely<Database>, limit: number): Promise<OutboxEvent[]> {
-  const { rows } = await sql<Omit<OutboxEvent, 'seq' | 'type'> & { seq: string | bigint; type: string }>`
+  const { rows } = await sql<Omit<OutboxEvent,
+    'seq' | 'type'> & { seq: string | bigint; type: string }>`
     select e.id, e.seq, e.type, e.partner_id, e.resource_id, e.data, e.occurred_at, e.endpoint_url
     from (select seq from events_pending order by seq limit ${limit}) as p
     join events as e on e.seq = p.seq
@@ -112,11 +116,16 @@ export async function selectPending(trx: Kysely<Database>, limit: number): Promi
   }))
 }
 
-/** Marks the events handed over (their pending rows go); every one of them must still have been pending. */
-export async function markDispatched(trx: Kysely<Database>, seqs: readonly bigint[]): Promise<void> {
+/**
+ * Marks the events handed over (their pending rows go); every one of them must still have been
+ * pending.
+ */
+export async function markDispatched(trx: Kysely<Database>,
+    seqs: readonly bigint[]): Promise<void> {
   if (seqs.length === 0) return
   const result = await sql`delete from events_pending where seq = any(${seqs.map(String)}::int8[])`.execute(trx)
   // Under the dispatch lock nobody else marks events; a shortfall means two dispatchers
   // handed the same events over, which must stop this one rather than pass unnoticed.
-  assert(result.numAffectedRows === BigInt(seqs.length), `marked ${result.numAffectedRows} of ${seqs.length} events dispatched`)
+  assert(result.numAffectedRows === BigInt(seqs.length),
+    `marked ${result.numAffectedRows} of ${seqs.length} events dispatched`)
 }

@@ -89,7 +89,9 @@ export interface JobKind {
    * slot while bulk payments, clearing and debit runs wait.
    */
   slots_left_to_others?: number
-  /** The sandbox's advance does not run jobs of this kind on its way (the advance itself is one). */
+  /**
+   * The sandbox's advance does not run jobs of this kind on its way (the advance itself is one).
+   */
   skip_in_advance?: boolean
   /**
    * Work done on someone's behalf (a webhook delivery: for its partner), shared out so that
@@ -103,7 +105,9 @@ export interface JobKind {
   share_running_max?: number
 }
 
-/** A job to add: `share` names whose work it is, for (and only for) a kind with `share_running_max`. */
+/**
+ * A job to add: `share` names whose work it is, for (and only for) a kind with `share_running_max`.
+ */
 export interface NewJobRequest {
   kind: string
   key: string
@@ -137,14 +141,20 @@ export interface AdvanceReport {
   complete: boolean
 }
 
-/** Runs one advance of the sandbox clock makes at most; more is a sign of a job re-arming itself without end. */
+/**
+ * Runs one advance of the sandbox clock makes at most; more is a sign of a job re-arming itself
+ * without end.
+ */
 export const advance_runs_max = 10_000
 /**
  * Recurring kinds plan the work due by a given time; an advance asks them at every step
  * of this size on its way, so that no minute's cycle is skipped (cycles are whole minutes).
  */
 const advance_plan_step_ms = 60_000
-/** Batches of events an advance hands over at each of its steps, at most (one batch per tick otherwise). */
+/**
+ * Batches of events an advance hands over at each of its steps, at most (one batch per tick
+ * otherwise).
+ */
 const advance_event_batches_max = 100
 
 export interface EventDispatch {
@@ -161,7 +171,10 @@ export class JobRunner {
   private readonly kinds = new Map<string, JobKind>()
   private readonly groups = new Map<string, string>()
   private readonly running = new Set<Promise<void>>()
-  /** The runs in `running` by job id (an advance run as a job leaves its own out of what it waits for). */
+  /**
+   * The runs in `running` by job id (an advance run as a job leaves its own out of what it waits
+   * for).
+   */
   private readonly launched = new Map<string, Promise<void>>()
   /** Jobs running here by kind, for `slots_left_to_others`. */
   private readonly runningByKind = new Map<string, number>()
@@ -178,7 +191,9 @@ export class JobRunner {
   private stopped = true
   private events: EventDispatch | undefined
   private refreshClock: (() => Promise<void>) | undefined
-  /** While an advance walks the jobs, this instance's ticks take none (they would run out of order). */
+  /**
+   * While an advance walks the jobs, this instance's ticks take none (they would run out of order).
+   */
   private advancing = 0
   private readonly wall: Clock
 
@@ -198,10 +213,13 @@ export class JobRunner {
 
   register(kind: JobKind): void {
     assert(!this.kinds.has(kind.kind), `job kind ${kind.kind} registered twice`)
-    assert(kind.attempts_max >= 1 && kind.lease_ms >= 1000, `job kind ${kind.kind} needs attempts and a lease of at least 1 s`)
+    assert(kind.attempts_max >= 1 && kind.lease_ms >= 1000,
+      `job kind ${kind.kind} needs attempts and a lease of at least 1 s`)
     if (kind.share_running_max !== undefined) {
-      assert(Number.isSafeInteger(kind.share_running_max) && kind.share_running_max >= 1, `job kind ${kind.kind} needs a share_running_max of at least 1`)
-      assert(kind.exclusive === undefined, `job kind ${kind.kind} cannot both share its slots out and be exclusive`)
+      assert(Number.isSafeInteger(kind.share_running_max) && kind.share_running_max >= 1,
+        `job kind ${kind.kind} needs a share_running_max of at least 1`)
+      assert(kind.exclusive === undefined,
+        `job kind ${kind.kind} cannot both share its slots out and be exclusive`)
     }
     this.kinds.set(kind.kind, kind)
     if (kind.exclusive !== undefined) this.groups.set(kind.kind, kind.exclusive)
@@ -245,7 +263,8 @@ export class JobRunner {
    * job as it was queued: a long operator call made with `detach: true` answers with it at
    * once. If the instance running it dies, another takes it over once its lease lapses.
    */
-  async startNew(job: { kind: string; key: string; payload?: Record<string, unknown> }): Promise<JobView> {
+  async startNew(job: { kind: string; key: string; payload?: Record<string,
+      unknown> }): Promise<JobView> {
     const row = await this.insert(this.db, job)
     assert(row, `a started job of kind ${job.kind} has a key of its own`)
     this.kickFromOwnContext()
@@ -263,9 +282,11 @@ export class JobRunner {
   private insert(db: Kysely<Database>, job: NewJobRequest, owner?: string) {
     const kind = this.kindOf(job.kind)
     const shared = kind.share_running_max !== undefined
-    assert(shared === (job.share !== undefined && job.share !== ''), `a job of kind ${kind.kind} ${shared ? 'names its share' : 'names no share'}`)
+    assert(shared === (job.share !== undefined && job.share !== ''),
+      `a job of kind ${kind.kind} ${shared ? 'names its share' : 'names no share'}`)
     const times = this.times()
-    const row = { ...job, due_at: job.due_at ?? times.due, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms }
+    const row = { ...job, due_at: job.due_at ?? times.due, attempts_max: kind.attempts_max,
+      lease_ms: kind.lease_ms }
     const group = kind.exclusive
     // Taken at once by this owner: not while its group is busy.
     if (owner === undefined || group === undefined) return insertJob(db, row, times, owner)
@@ -310,7 +331,8 @@ export class JobRunner {
     let count = 0
     for (;;) {
       await this.plan()
-      const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), 1, this.groups)
+      const [row] = await claimDue(this.db, this.owner, [...this.kinds.keys()], this.times(), 1,
+        this.groups)
       if (!row) {
         // This instance's own runner (woken by the same commits) may have taken due jobs
         // and still be running them: wait for those, then look again. Not for use from a job.
@@ -332,7 +354,8 @@ export class JobRunner {
    * of its intervals in between, which would find nothing new. Leaves the clock at the last
    * job's due time; the caller then moves it to the target.
    */
-  async runUntil(target: Date, moveTo: (at: Date) => Promise<void>, self?: string): Promise<AdvanceReport> {
+  async runUntil(target: Date, moveTo: (at: Date) => Promise<void>,
+      self?: string): Promise<AdvanceReport> {
     this.advancing++
     try {
       // This instance's own runs, taken before the advance began, finish first; not the
@@ -349,7 +372,8 @@ export class JobRunner {
         const next = await nextQueued(this.db, oneOff, target)
         const stop = next ? next.due_at : target
         if (stop.getTime() > this.clock.now().getTime()) await moveTo(stop)
-        for (let sweep = await nextQueued(this.db, sweeps, this.clock.now()); sweep; sweep = await nextQueued(this.db, sweeps, this.clock.now())) {
+        for (let sweep = await nextQueued(this.db, sweeps,
+            this.clock.now()); sweep; sweep = await nextQueued(this.db, sweeps, this.clock.now())) {
           if (runs >= advance_runs_max) return { jobs_run: runs, complete: false }
           await this.runById(sweep.id).catch(() => undefined)
           runs++
@@ -388,7 +412,9 @@ export class JobRunner {
     })
   }
 
-  /** Hands over every pending event (bounded), so that subscribers see them before time moves on. */
+  /**
+   * Hands over every pending event (bounded), so that subscribers see them before time moves on.
+   */
   private async dispatchAllEvents(): Promise<void> {
     for (let batch = 0; batch < advance_event_batches_max; batch++) {
       if ((await this.dispatchEvents()) === 0) return
@@ -439,7 +465,8 @@ export class JobRunner {
 
   private async tick(): Promise<void> {
     if (this.refreshClock) {
-      await this.refreshClock().catch((error: unknown) => this.log.warn({ err: error }, 'clock: refresh failed; next tick tries again'))
+      await this.refreshClock().catch((error: unknown) => this.log.warn({ err: error },
+        'clock: refresh failed; next tick tries again'))
     }
     // Handing events over and running jobs fail apart: a subscriber that keeps failing
     // must not stop clearing, and a planning fault must not stop the events.
@@ -451,7 +478,8 @@ export class JobRunner {
       await this.claimAndRun()
     } catch (error) {
       // The database away is normal: the next tick tries again.
-      if (isDatabaseUnavailable(error)) this.log.warn({ err: error }, 'jobs: database unavailable; next tick tries again')
+      if (isDatabaseUnavailable(error)) this.log.warn({ err: error },
+        'jobs: database unavailable; next tick tries again')
       else this.log.error({ err: error }, 'jobs: tick failed')
     }
   }
@@ -463,11 +491,13 @@ export class JobRunner {
    */
   private async claimAndRun(): Promise<void> {
     let free = this.options.concurrency_max - this.running.size
-    const oneAtATime = [...this.kinds.values()].some((kind) => kind.slots_left_to_others || kind.share_running_max)
+    const oneAtATime = [...this.kinds.values()].some((kind) => kind.slots_left_to_others
+      || kind.share_running_max)
     while (free > 0) {
       const kinds = [...this.kinds.values()].filter((kind) => this.hasRoomFor(kind))
       if (kinds.length === 0) return
-      const rows = oneAtATime ? await this.claimOne(kinds) : await claimDue(this.db, this.owner, kinds.map((k) => k.kind), this.times(), free, this.groups)
+      const rows = oneAtATime ? await this.claimOne(kinds) : await claimDue(this.db, this.owner,
+        kinds.map((k) => k.kind), this.times(), free, this.groups)
       if (rows.length === 0) return
       for (const row of rows) this.launch(row)
       free -= rows.length
@@ -481,7 +511,8 @@ export class JobRunner {
    */
   private async claimOne(kinds: JobKind[]): Promise<JobRow[]> {
     const shared = kinds.filter((kind) => kind.share_running_max !== undefined)
-    const others = kinds.filter((kind) => kind.share_running_max === undefined).map((kind) => kind.kind)
+    const others = kinds.filter((kind) => kind.share_running_max === undefined).map(
+      (kind) => kind.kind)
     const times = this.times()
     const othersDue = shared.length > 0 ? await oldestDue(this.db, others, times) : undefined
     const sharedRow = await this.claimSharedKinds(shared, othersDue)
@@ -494,9 +525,11 @@ export class JobRunner {
     return row ? [row] : []
   }
 
-  private async claimSharedKinds(kinds: JobKind[], dueBefore: Date | undefined): Promise<JobRow | undefined> {
+  private async claimSharedKinds(kinds: JobKind[],
+      dueBefore: Date | undefined): Promise<JobRow | undefined> {
     for (const kind of kinds) {
-      const claim = { kind: kind.kind, running_max: kind.share_running_max!, excluded: this.sharesAtLimit(kind), due_before: dueBefore }
+      const claim = { kind: kind.kind, running_max: kind.share_running_max!,
+        excluded: this.sharesAtLimit(kind), due_before: dueBefore }
       const row = await claimShared(this.db, this.owner, claim, this.times())
       if (row) return row
     }
@@ -506,7 +539,8 @@ export class JobRunner {
   /** This instance's slots for jobs of the kind. */
   private slotsOf(kind: JobKind): number {
     const left = kind.slots_left_to_others ?? 0
-    return left === 0 ? this.options.concurrency_max : Math.max(1, this.options.concurrency_max - left)
+    return left === 0 ? this.options.concurrency_max
+      : Math.max(1, this.options.concurrency_max - left)
   }
 
   /**
@@ -517,7 +551,8 @@ export class JobRunner {
   private sharesAtLimit(kind: JobKind): string[] {
     const slots = this.slotsOf(kind)
     const limit = Math.min(kind.share_running_max!, slots > 1 ? slots - 1 : 1)
-    return [...(this.runningByShare.get(kind.kind) ?? new Map<string, number>())].filter(([, n]) => n >= limit).map(([share]) => share)
+    return [...(this.runningByShare.get(kind.kind) ?? new Map<string, number>())].filter(
+      ([, n]) => n >= limit).map(([share]) => share)
   }
 
   private hasRoomFor(kind: JobKind): boolean {
@@ -562,7 +597,8 @@ export class JobRunner {
       return
     }
     this.filling = this.claimAndRun()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'jobs: claiming follow-up work failed; the next tick tries again'))
+      .catch((error: unknown) => this.log.warn({ err: error },
+        'jobs: claiming follow-up work failed; the next tick tries again'))
       .finally(() => {
         this.filling = undefined
         if (this.refill) {
@@ -610,7 +646,8 @@ export class JobRunner {
       clearInterval(heartbeat)
       const now = this.clock.now()
       const ending: JobEnding = kind.next
-        ? { state: 'queued', due_at: kind.next(now), result, last_error: null, reset_attempts: true }
+        ? { state: 'queued', due_at: kind.next(now), result, last_error: null,
+          reset_attempts: true }
         : { state: 'done', result, last_error: null }
       await this.finish(row, ending)
       return result ?? undefined
@@ -619,8 +656,10 @@ export class JobRunner {
       const message = (error instanceof Error ? error.message : String(error)).slice(0, 500)
       const dead = row.attempts >= row.attempts_max
       const due = new Date(this.clock.now().getTime() + backoffMs(kind, row.attempts))
-      this.log.warn({ job: row.id, kind: row.kind, attempt: row.attempts, dead, err: error }, 'job failed')
-      await this.finish(row, dead ? { state: 'dead', last_error: message } : { state: 'queued', due_at: due, last_error: message })
+      this.log.warn({ job: row.id, kind: row.kind, attempt: row.attempts, dead, err: error },
+        'job failed')
+      await this.finish(row, dead ? { state: 'dead', last_error: message }
+        : { state: 'queued', due_at: due, last_error: message })
       throw error
     }
   }
@@ -628,10 +667,12 @@ export class JobRunner {
   private async finish(row: JobRow, ending: JobEnding): Promise<void> {
     try {
       const held = await finishRun(this.db, row.id, this.owner, this.clock.now(), ending)
-      if (!held) this.log.warn({ job: row.id, kind: row.kind }, 'job finished after another instance took it over')
+      if (!held) this.log.warn({ job: row.id, kind: row.kind },
+        'job finished after another instance took it over')
     } catch (error) {
       // Left `running`: its lease expires and the job is run again (handlers allow it).
-      this.log.warn({ job: row.id, err: error }, 'job outcome not recorded; it runs again after its lease')
+      this.log.warn({ job: row.id, err: error },
+        'job outcome not recorded; it runs again after its lease')
     }
   }
 
@@ -650,6 +691,8 @@ function countIn<K>(counts: Map<K, number>, key: K, by: number): void {
 }
 
 /** Exponential backoff: base, 2 × base, 4 × base, … capped at the kind's maximum. */
-export function backoffMs(kind: Pick<JobKind, 'backoff_base_ms' | 'backoff_max_ms'>, attempt: number): number {
-  return Math.min(kind.backoff_max_ms, kind.backoff_base_ms * 2 ** Math.min(30, Math.max(0, attempt - 1)))
+export function backoffMs(kind: Pick<JobKind, 'backoff_base_ms' | 'backoff_max_ms'>,
+    attempt: number): number {
+  return Math.min(kind.backoff_max_ms, kind.backoff_base_ms * 2 ** Math.min(30,
+    Math.max(0, attempt - 1)))
 }

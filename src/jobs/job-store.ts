@@ -32,7 +32,10 @@ export interface NewJob {
   due_at: Date
   attempts_max: number
   lease_ms: number
-  /** Whose work it is, for a kind that shares its slots out (see claimShared); '' or absent: the bank's own. */
+  /**
+   * Whose work it is, for a kind that shares its slots out (see claimShared); '' or absent: the
+   * bank's own.
+   */
   share?: string | undefined
 }
 
@@ -41,7 +44,8 @@ export interface NewJob {
  * With `owner` the job starts out taken by that owner (its first run is about to start
  * here), so no other instance can take it between the insert and the run.
  */
-export async function insertJob(db: Kysely<Database>, job: NewJob, times: Date | JobTimes, owner?: string): Promise<JobRow | undefined> {
+export async function insertJob(db: Kysely<Database>, job: NewJob, times: Date | JobTimes,
+    owner?: string): Promise<JobRow | undefined> {
   const { due: now, lease } = timesOf(times)
   return db
     .insertInto('jobs')
@@ -58,7 +62,8 @@ export async function insertJob(db: Kysely<Database>, job: NewJob, times: Date |
       created_at: now,
       updated_at: now,
       ...(owner
-        ? { lease_owner: owner, lease_expires_at: new Date(lease.getTime() + job.lease_ms), attempts: 1, started_at: now }
+        ? { lease_owner: owner, lease_expires_at: new Date(lease.getTime() + job.lease_ms),
+          attempts: 1, started_at: now }
         : {}),
     })
     .onConflict((oc) => oc.columns(['kind', 'key']).doNothing())
@@ -94,7 +99,8 @@ export async function lockExclusiveClaims(trx: Kysely<Database>): Promise<void> 
 }
 
 /** The groups with a job running under a live lease (other than `exceptId`). */
-export async function busyGroups(trx: Kysely<Database>, groups: ExclusiveGroups, lease: Date, exceptId?: string): Promise<Set<string>> {
+export async function busyGroups(trx: Kysely<Database>, groups: ExclusiveGroups, lease: Date,
+    exceptId?: string): Promise<Set<string>> {
   if (groups.size === 0) return new Set()
   const { rows } = await sql<{ kind: string }>`
     select distinct kind from jobs
@@ -118,7 +124,8 @@ export async function claimDue(
 ): Promise<JobRow[]> {
   if (limit <= 0 || kinds.length === 0) return []
   const now = timesOf(times)
-  if (kinds.some((kind) => groups.has(kind))) return claimDueExclusive(db, owner, kinds, now, limit, groups)
+  if (kinds.some((kind) => groups.has(kind))) return claimDueExclusive(db, owner, kinds, now, limit,
+    groups)
   const { rows } = await sql<JobRow>`
     with next as (
       select id from jobs
@@ -134,8 +141,12 @@ export async function claimDue(
   return rows
 }
 
-/** claimDue when some kinds belong to exclusive groups: at most one job per group, none of a busy group. */
-async function claimDueExclusive(db: Kysely<Database>, owner: string, kinds: string[], now: JobTimes, limit: number, groups: ExclusiveGroups): Promise<JobRow[]> {
+/**
+ * claimDue when some kinds belong to exclusive groups: at most one job per group, none of a busy
+ * group.
+ */
+async function claimDueExclusive(db: Kysely<Database>, owner: string, kinds: string[],
+    now: JobTimes, limit: number, groups: ExclusiveGroups): Promise<JobRow[]> {
   return db.transaction().execute(async (trx) => {
     await lockExclusiveClaims(trx)
     const busy = await busyGroups(trx, groups, now.lease)
@@ -173,7 +184,8 @@ async function claimDueExclusive(db: Kysely<Database>, owner: string, kinds: str
  * When the oldest job of these kinds that is due (or whose lease expired) fell due, bank
  * time; undefined when none is. A look only: nothing is taken.
  */
-export async function oldestDue(db: Kysely<Database>, kinds: string[], times: Date | JobTimes): Promise<Date | undefined> {
+export async function oldestDue(db: Kysely<Database>, kinds: string[],
+    times: Date | JobTimes): Promise<Date | undefined> {
   if (kinds.length === 0) return undefined
   const now = timesOf(times)
   const { rows } = await sql<{ due_at: Date }>`
@@ -196,7 +208,9 @@ export interface SharedClaim {
   running_max: number
   /** Shares this instance gives none of its slots to now (they hold their part of them). */
   excluded: readonly string[]
-  /** Take a job only if it fell due before this (bank time): older work of other kinds goes first. */
+  /**
+   * Take a job only if it fell due before this (bank time): older work of other kinds goes first.
+   */
   due_before?: Date | undefined
 }
 
@@ -204,7 +218,9 @@ export interface SharedClaim {
 // a share below its limit and both take one more: the limit holds across instances exactly.
 const shared_claim_lock_key = 727006
 
-/** The share a shared claim serves next: its earliest due job's time and how many of its jobs run. */
+/**
+ * The share a shared claim serves next: its earliest due job's time and how many of its jobs run.
+ */
 interface ShareTurn {
   share: string
   due_at: Date
@@ -218,12 +234,14 @@ interface ShareTurn {
  * hang (a receiver that never answers) holds at most `running_max` slots, and a free slot
  * goes to the others first, however long its own backlog.
  */
-export async function claimShared(db: Kysely<Database>, owner: string, claim: SharedClaim, times: Date | JobTimes): Promise<JobRow | undefined> {
+export async function claimShared(db: Kysely<Database>, owner: string, claim: SharedClaim,
+    times: Date | JobTimes): Promise<JobRow | undefined> {
   const now = timesOf(times)
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${sql.lit(shared_claim_lock_key)})`.execute(trx)
     const turn = await nextShareTurn(trx, claim, now)
-    if (!turn || (claim.due_before && turn.due_at.getTime() >= claim.due_before.getTime())) return undefined
+    if (!turn
+      || (claim.due_before && turn.due_at.getTime() >= claim.due_before.getTime())) return undefined
     // Its earliest job, queued and due or running under an expired lease; the update checks
     // again, so a job that claimById took meanwhile is left alone.
     const { rows } = await sql<JobRow>`
@@ -253,7 +271,8 @@ export async function claimShared(db: Kysely<Database>, owner: string, claim: Sh
  * the number of shares, never with one share's backlog; `running` counts live leases
  * (jobs_share_running holds only running jobs).
  */
-async function nextShareTurn(trx: Kysely<Database>, claim: SharedClaim, now: JobTimes): Promise<ShareTurn | undefined> {
+async function nextShareTurn(trx: Kysely<Database>, claim: SharedClaim,
+    now: JobTimes): Promise<ShareTurn | undefined> {
   const { rows } = await sql<ShareTurn>`
     with recursive queued as (
       (select share, due_at from jobs
@@ -303,16 +322,19 @@ export async function claimById(
   if (groups.size > 0) {
     return db.transaction().execute(async (trx) => {
       await lockExclusiveClaims(trx)
-      const job = await trx.selectFrom('jobs').select('kind').where('id', '=', id).executeTakeFirst()
+      const job = await trx.selectFrom('jobs').select('kind').where('id', '=', id)
+        .executeTakeFirst()
       const group = job && groups.get(job.kind)
-      if (group !== undefined && (await busyGroups(trx, groups, now.lease, id)).has(group)) return undefined
+      if (group !== undefined && (await busyGroups(trx, groups, now.lease, id)).has(
+        group)) return undefined
       return claimByIdNow(trx, id, owner, now)
     })
   }
   return claimByIdNow(db, id, owner, now)
 }
 
-async function claimByIdNow(db: Kysely<Database>, id: string, owner: string, now: JobTimes): Promise<JobRow | undefined> {
+async function claimByIdNow(db: Kysely<Database>, id: string, owner: string,
+    now: JobTimes): Promise<JobRow | undefined> {
   const { rows } = await sql<JobRow>`
     update jobs as j set ${takenBy(owner, now)}
     where j.id = ${id}
@@ -322,7 +344,8 @@ async function claimByIdNow(db: Kysely<Database>, id: string, owner: string, now
 }
 
 /** Extends the lease; false when the job is no longer this owner's (it was taken over). */
-export async function renewLease(db: Kysely<Database>, id: string, owner: string, times: Date | JobTimes): Promise<boolean> {
+export async function renewLease(db: Kysely<Database>, id: string, owner: string,
+    times: Date | JobTimes): Promise<boolean> {
   const now = timesOf(times)
   const result = await sql`
     update jobs set lease_expires_at = ${now.lease}::timestamptz + lease_ms * interval '1 millisecond', updated_at = ${now.due}
@@ -340,7 +363,8 @@ export interface JobEnding {
 }
 
 /** Ends this owner's run of a job; false when the job was taken over meanwhile. */
-export async function finishRun(db: Kysely<Database>, id: string, owner: string, now: Date, ending: JobEnding): Promise<boolean> {
+export async function finishRun(db: Kysely<Database>, id: string, owner: string, now: Date,
+    ending: JobEnding): Promise<boolean> {
   const done = ending.state === 'done' || ending.state === 'dead'
   const result = await db
     .updateTable('jobs')
@@ -366,8 +390,10 @@ export async function findJob(db: Kysely<Database>, id: string): Promise<JobRow 
   return db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-export async function findJobByKey(db: Kysely<Database>, kind: string, key: string): Promise<JobRow | undefined> {
-  return db.selectFrom('jobs').selectAll().where('kind', '=', kind).where('key', '=', key).executeTakeFirst()
+export async function findJobByKey(db: Kysely<Database>, kind: string,
+    key: string): Promise<JobRow | undefined> {
+  return db.selectFrom('jobs').selectAll().where('kind', '=', kind).where('key', '=', key)
+    .executeTakeFirst()
 }
 
 export async function listJobs(
@@ -384,7 +410,8 @@ export async function listJobs(
  * The earliest queued job of the given kinds due at or before `until` (bank time), in the
  * order the runner takes them (due time, then id); the sandbox's advance walks them.
  */
-export async function nextQueued(db: Kysely<Database>, kinds: string[], until: Date): Promise<JobRow | undefined> {
+export async function nextQueued(db: Kysely<Database>, kinds: string[],
+    until: Date): Promise<JobRow | undefined> {
   if (kinds.length === 0) return undefined
   return db
     .selectFrom('jobs')
@@ -399,7 +426,8 @@ export async function nextQueued(db: Kysely<Database>, kinds: string[], until: D
 }
 
 /** Puts a dead job back in the queue, due now, with its attempts counted afresh. */
-export async function requeueDead(db: Kysely<Database>, id: string, now: Date): Promise<JobRow | undefined> {
+export async function requeueDead(db: Kysely<Database>, id: string,
+    now: Date): Promise<JobRow | undefined> {
   return db
     .updateTable('jobs')
     .set({ state: 'queued', due_at: now, attempts: 0, updated_at: now, finished_at: null })

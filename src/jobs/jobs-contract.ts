@@ -57,7 +57,8 @@ export const jobOperations = {
     summary: 'List background jobs, most recently changed first; filter by state (e.g. dead) and kind.',
     request: z.strictObject({
       state: z.enum(job_states, { error: `must be one of ${job_states.join(', ')}` }).optional(),
-      kind: z.string({ error: 'must be a string' }).max(100, { error: 'must be at most 100 characters' }).optional(),
+      kind: z.string({ error: 'must be a string' }).max(100,
+        { error: 'must be at most 100 characters' }).optional(),
       limit: pageLimit(jobs_list_limit_max).optional(),
     }),
     response: z.object({ jobs: z.array(jobView) }),
@@ -67,8 +68,9 @@ export const jobOperations = {
     subject: 'ops.jobs.get',
     permission: 'operator',
     summary:
-      'One job by id: its state, attempts and lease, and once it has ended its outcome: `result` when done (a long call\'s report), ' +
-      '`last_error` when an attempt failed (`dead` when none is left). The CLI\'s `--follow` asks again until the job ends.',
+      'One job by id: its state, attempts and lease, and once it has ended its outcome: `result` ' +
+      'when done (a long call\'s report), `last_error` when an attempt failed (`dead` when none ' +
+        'is left). The CLI\'s `--follow` asks again until the job ends.',
     request: z.strictObject({ job_id: uuid() }),
     response: jobView,
     cli: { positionals: ['job_id'] },

@@ -17,7 +17,8 @@ export class JobsService {
   ) {}
 
   async list(filter: { state?: JobState | undefined; kind?: string | undefined; limit?: number | undefined }): Promise<{ jobs: JobView[] }> {
-    const rows = await listJobs(this.db, { ...filter, limit: filter.limit ?? jobs_list_limit_default })
+    const rows =
+      await listJobs(this.db, { ...filter, limit: filter.limit ?? jobs_list_limit_default })
     return { jobs: rows.map(jobView) }
   }
 
@@ -38,7 +39,8 @@ export class JobsService {
    */
   async retry(jobId: string): Promise<JobView> {
     // In a transaction of its own, so that an operator's audit row commits with it.
-    const requeued = await this.db.transaction().execute((trx) => requeueDead(trx, jobId, this.clock.now()))
+    const requeued = await this.db.transaction().execute((trx) => requeueDead(trx, jobId,
+      this.clock.now()))
     if (requeued) return jobView(requeued)
     const job = await findJob(this.db, jobId)
     if (!job) throw new NotFound('job')

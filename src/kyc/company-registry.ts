@@ -32,12 +32,14 @@ export const simulated_registry_magic = {
 } as const
 
 const first_names = ['Thandi', 'Pieter', 'Aisha', 'Sipho', 'Johanna', 'Rajesh', 'Lerato', 'Michael']
-const last_names = ['Nkosi', 'van der Merwe', 'Patel', 'Dlamini', 'Botha', 'Naidoo', 'Mokoena', 'Smith']
+const last_names = ['Nkosi', 'van der Merwe', 'Patel', 'Dlamini', 'Botha', 'Naidoo', 'Mokoena',
+  'Smith']
 
 export class SimulatedCompanyRegistry implements CompanyRegistry {
   async directors(registrationNumber: string): Promise<RegistryDirector[]> {
     const tail = registrationNumber.slice(-2)
-    if (tail === simulated_registry_magic.lookup_fails) throw new Unavailable('the company registry could not be reached; try again later')
+    if (tail === simulated_registry_magic.lookup_fails) throw new Unavailable(
+      'the company registry could not be reached; try again later')
     if (tail === simulated_registry_magic.no_directors_yet) return []
     const count = tail === simulated_registry_magic.two_directors ? 2 : 1
     return Array.from({ length: count }, (_, i) => {

@@ -30,7 +30,8 @@ export interface FrozenDocument extends NamedDocument {
  * The content type by signature. Three formats are taken, so three signatures are checked
  * here rather than through a general file-type library.
  */
-export function sniffContentType(bytes: Uint8Array): 'application/pdf' | 'image/jpeg' | 'image/png' | undefined {
+export function sniffContentType(
+    bytes: Uint8Array): 'application/pdf' | 'image/jpeg' | 'image/png' | undefined {
   const starts = (...signature: number[]) => signature.every((byte, i) => bytes[i] === byte)
   if (starts(0x25, 0x50, 0x44, 0x46, 0x2d)) return 'application/pdf' // %PDF-
   if (starts(0xff, 0xd8, 0xff)) return 'image/jpeg'
@@ -45,7 +46,8 @@ export function sniffContentType(bytes: Uint8Array): 'application/pdf' | 'image/
  */
 export function docTypeOf(name: string, ownerOrDirectorId: string | null): string {
   let type = name.replace(/_\d+$/, '')
-  if (ownerOrDirectorId && type.endsWith(`_${ownerOrDirectorId}`)) type = type.slice(0, -ownerOrDirectorId.length - 1)
+  if (ownerOrDirectorId && type.endsWith(`_${ownerOrDirectorId}`)) type =
+    type.slice(0, -ownerOrDirectorId.length - 1)
   type = type.replace(/^kyc_/, '')
   return type.slice(0, 100) || 'document'
 }
@@ -67,16 +69,19 @@ export async function freezeDocuments(
     const reason = unstorableTextReason(document.name)
     if (reason) issues.push({ field: document.field, message: reason })
     const earlier = seen.get(document.name)
-    if (earlier) issues.push({ field: document.field, message: `names the same object as ${earlier}` })
+    if (earlier) issues.push(
+      { field: document.field, message: `names the same object as ${earlier}` })
     seen.set(document.name, document.field)
   }
   if (issues.length > 0) throw new Invalid(summary(issues), issues)
 
   // Links and sizes first, from the objects' metadata: nothing over the limit is downloaded.
-  const entries = await Promise.all(named.map((document) => dropbox.entry(partnerId, bucket, document.name)))
+  const entries =
+    await Promise.all(named.map((document) => dropbox.entry(partnerId, bucket, document.name)))
   named.forEach((document, i) => {
     const entry = entries[i]
-    const problem = entry ? metadataProblem(entry) : `object ${document.name} is not in bucket ${bucket}`
+    const problem = entry ? metadataProblem(entry)
+      : `object ${document.name} is not in bucket ${bucket}`
     if (problem) issues.push({ field: document.field, message: problem })
   })
   const total = entries.reduce((sum, entry) => sum + (entry?.size ?? 0), 0)
@@ -89,14 +94,16 @@ export async function freezeDocuments(
     const outcome = await dropbox.read(partnerId, bucket, document.name, document_bytes_max)
     const problem = readProblem(outcome, document.name, bucket)
     if (problem || outcome.kind !== 'read') {
-      issues.push({ field: document.field, message: problem ?? `object ${document.name} could not be read` })
+      issues.push({ field: document.field, message: problem
+        ?? `object ${document.name} could not be read` })
       continue
     }
     const { bytes, entry } = outcome
     read += bytes.length
     const contentType = sniffContentType(bytes)
     if (!contentType) {
-      issues.push({ field: document.field, message: `object ${document.name} is not a PDF, JPEG or PNG (by its content)` })
+      issues.push({ field: document.field,
+        message: `object ${document.name} is not a PDF, JPEG or PNG (by its content)` })
       continue
     }
     const original = entry.originalFilename
@@ -109,7 +116,8 @@ export async function freezeDocuments(
       sha256: createHash('sha256').update(bytes).digest('hex'),
     })
   }
-  // The objects may have been put again since their metadata was checked: the total again, of what was read.
+  // The objects may have been put again since their metadata was checked: the total again, of what
+  // was read.
   if (issues.length === 0 && read > submission_bytes_max) issues.push(overSubmission(read))
   if (issues.length > 0) throw new Invalid(summary(issues), issues)
   return frozen
@@ -118,12 +126,16 @@ export async function freezeDocuments(
 /** Why an entry's metadata keeps it from being read, or null when it may be. */
 function metadataProblem(entry: DropboxEntry): string | null {
   if (entry.link) {
-    const target = entry.link.name === null ? `bucket ${shown(entry.link.bucket)}` : `object ${shown(entry.link.name)} of bucket ${shown(entry.link.bucket)}`
-    return `object ${entry.name} is a link (to ${target}); the bank reads only objects stored in the dropbox itself, not links`
+    const target = entry.link.name === null ? `bucket ${shown(entry.link.bucket)}`
+      : `object ${shown(entry.link.name)} of bucket ${shown(entry.link.bucket)}`
+    return `object ${entry.name} is a link (to ${target}); the bank reads only objects stored in ` +
+      `the dropbox itself, not links`
   }
-  if (!Number.isSafeInteger(entry.size) || entry.size < 0) return `object ${entry.name} has no valid size in its metadata`
+  if (!Number.isSafeInteger(entry.size)
+    || entry.size < 0) return `object ${entry.name} has no valid size in its metadata`
   if (entry.size === 0) return `object ${entry.name} is empty`
-  if (entry.size > document_bytes_max) return `object ${entry.name} is ${entry.size} bytes; the limit is ${document_bytes_max}`
+  if (entry.size > document_bytes_max) return `object ${entry.name} is ${entry.size} bytes; the ` +
+    `limit is ${document_bytes_max}`
   if (!readable(entry, document_bytes_max)) return `object ${entry.name} cannot be read`
   return null
 }
@@ -136,8 +148,10 @@ function readProblem(outcome: DropboxRead, name: string, bucket: string): string
     case 'unread':
       return metadataProblem(outcome.entry) ?? `object ${name} cannot be read`
     case 'size_mismatch': {
-      const held = outcome.complete ? `${outcome.received} bytes` : `more than ${outcome.entry.size} bytes (${outcome.received} had arrived when reading stopped)`
-      return `object ${name} holds ${held} but its metadata says ${outcome.entry.size} bytes; it was not taken`
+      const held = outcome.complete ? `${outcome.received} bytes` : `more ` +
+        `than ${outcome.entry.size} bytes (${outcome.received} had arrived when reading stopped)`
+      return `object ${name} holds ${held} but its metadata says ${outcome.entry.size} bytes; it ` +
+        `was not taken`
     }
     case 'corrupt':
       return outcome.reason === 'digest'
@@ -149,7 +163,8 @@ function readProblem(outcome: DropboxRead, name: string, bucket: string): string
 }
 
 function overSubmission(total: number): FieldIssue {
-  return { field: '(body)', message: `the documents named come to ${total} bytes; a submission may bring at most ${submission_bytes_max}` }
+  return { field: '(body)', message: `the documents named come to ${total} bytes; a submission ` +
+    `may bring at most ${submission_bytes_max}` }
 }
 
 /** A name from a link's metadata, as the message may carry it. */

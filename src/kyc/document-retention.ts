@@ -41,7 +41,9 @@ export class DocumentRetention {
       const deleted = await this.db.transaction().execute(async (trx) => {
         const ids = await deleteExpiredContent(trx, before, now, chunk_max)
         for (const id of ids) {
-          await appendAudit(trx, { subjectId: id, action: 'document.deleted', actor: 'system', at: now, details: { rule: `retention ${this.retentionDays} days`, decided_before: before.toISOString() } })
+          await appendAudit(trx, { subjectId: id, action: 'document.deleted', actor: 'system',
+            at: now, details: { rule: `retention ${this.retentionDays} days`,
+            decided_before: before.toISOString() } })
         }
         return ids.length
       })

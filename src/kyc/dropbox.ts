@@ -38,7 +38,10 @@ export interface DropboxEntry {
 export type DropboxRead =
   /** No bucket, or no (live) object under the name. */
   | { kind: 'missing' }
-  /** Its metadata forbids reading it (see `readable`): a link, no valid size, empty, or over the limit. */
+  /**
+   * Its metadata forbids reading it (see `readable`): a link, no valid size, empty, or over the
+   * limit.
+   */
   | { kind: 'unread'; entry: DropboxEntry }
   /**
    * Its chunks hold another number of bytes than its metadata says: `received` is all of
@@ -46,20 +49,28 @@ export type DropboxRead =
    * the metadata's size).
    */
   | { kind: 'size_mismatch'; entry: DropboxEntry; received: number; complete: boolean }
-  /** Its bytes do not match the digest of its metadata, or the metadata has no usable digest or chunk id. */
+  /**
+   * Its bytes do not match the digest of its metadata, or the metadata has no usable digest or
+   * chunk id.
+   */
   | { kind: 'corrupt'; entry: DropboxEntry; reason: 'digest' | 'metadata' }
   /** Read and checked: exactly `entry.size` bytes, matching the digest. */
   | { kind: 'read'; entry: DropboxEntry; bytes: Uint8Array }
 
 export interface Dropbox {
-  /** The entry under `name` in the partner's bucket, or null when the bucket or the object does not exist. */
+  /**
+   * The entry under `name` in the partner's bucket, or null when the bucket or the object does not
+   * exist.
+   */
   entry(partnerId: string, bucket: string, name: string): Promise<DropboxEntry | null>
   /**
    * Reads the object under `name` as a stream, never more than `maxBytes` (nor than its
    * metadata's size) plus what one chunk brings, and never through a link.
    */
   read(partnerId: string, bucket: string, name: string, maxBytes: number): Promise<DropboxRead>
-  /** Every object of the partner's bucket, links left out (empty when the bucket does not exist). */
+  /**
+   * Every object of the partner's bucket, links left out (empty when the bucket does not exist).
+   */
   entries(partnerId: string, bucket: string): Promise<DropboxEntry[]>
 }
 
@@ -69,7 +80,8 @@ export const kybBucket = (entityId: string) => `kyb_dropbox_${entityId}`
 
 /** Whether an entry's metadata lets the bank read it: a plain object of 1 to `maxBytes` bytes. */
 export function readable(entry: DropboxEntry, maxBytes: number): boolean {
-  return entry.link === null && Number.isSafeInteger(entry.size) && entry.size > 0 && entry.size <= maxBytes
+  return entry.link === null && Number.isSafeInteger(entry.size) && entry.size > 0
+    && entry.size <= maxBytes
 }
 
 /** How long a read waits for the next chunk before giving up as unavailable. */
@@ -96,7 +108,8 @@ export class NatsDropbox implements Dropbox {
     return entryOf(info)
   }
 
-  async read(partnerId: string, bucket: string, name: string, maxBytes: number): Promise<DropboxRead> {
+  async read(partnerId: string, bucket: string, name: string,
+      maxBytes: number): Promise<DropboxRead> {
     const handle = await this.handle(partnerId)
     const store = await this.open(handle, bucket)
     if (!store) return { kind: 'missing' }
@@ -120,24 +133,28 @@ export class NatsDropbox implements Dropbox {
     // `get()` reads the metadata again, and follows a link by itself: what it opened must be
     // the very object checked above (same metadata message, same chunks), else it is not read.
     const same =
-      opened.info.revision === info.revision && opened.info.nuid === info.nuid && opened.info.name === info.name && !opened.info.options?.link
+      opened.info.revision === info.revision && opened.info.nuid === info.nuid
+        && opened.info.name === info.name && !opened.info.options?.link
     if (!same) {
       await opened.data.cancel().catch(() => undefined)
       const now = await guard(() => store.info(name))
       if (!now || now.deleted) return { kind: 'missing' }
       const changed = entryOf(now)
       if (!readable(changed, maxBytes)) return { kind: 'unread', entry: changed }
-      throw new Unavailable(`object ${name} of bucket ${bucket} changed while it was being read; try again`)
+      throw new Unavailable(
+        `object ${name} of bucket ${bucket} changed while it was being read; try again`)
     }
     // No chunk at all: the stream would wait for one for ever.
     const stream = `OBJ_${bucket}`
     const jsm = await this.jsm(handle)
-    const chunk = await guard(() => jsm.streams.getMessage(stream, { last_by_subj: `$O.${bucket}.C.${info.nuid}` }))
+    const chunk = await guard(() => jsm.streams.getMessage(stream,
+      { last_by_subj: `$O.${bucket}.C.${info.nuid}` }))
     if (!chunk) {
       await opened.data.cancel().catch(() => undefined)
       return { kind: 'size_mismatch', entry, received: 0, complete: true }
     }
-    return readStream(entry, opened, Math.min(entry.size, maxBytes), `object ${name} of bucket ${bucket}`)
+    return readStream(entry, opened, Math.min(entry.size, maxBytes),
+      `object ${name} of bucket ${bucket}`)
   }
 
   async entries(partnerId: string, bucket: string): Promise<DropboxEntry[]> {
@@ -185,7 +202,8 @@ export class NatsDropbox implements Dropbox {
  * than `limit` bytes have arrived; then checks the count against the metadata's size. The
  * digest is checked by the client at the last chunk: a mismatch errors the stream.
  */
-async function readStream(entry: DropboxEntry, opened: ObjectResult, limit: number, what: string): Promise<DropboxRead> {
+async function readStream(entry: DropboxEntry, opened: ObjectResult, limit: number,
+    what: string): Promise<DropboxRead> {
   const reader = opened.data.getReader()
   const parts: Uint8Array[] = []
   let received = 0
@@ -219,10 +237,12 @@ async function readStream(entry: DropboxEntry, opened: ObjectResult, limit: numb
 }
 
 /** The next chunk, or Unavailable when none comes for `chunk_wait_ms` (the reader is cancelled). */
-async function nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>, what: string): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>> {
+async function nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>,
+    what: string): Promise<Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']>>> {
   let timer: NodeJS.Timeout | undefined
   const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Unavailable(`the document dropbox stopped sending ${what}; try again`)), chunk_wait_ms)
+    timer = setTimeout(() => reject(
+      new Unavailable(`the document dropbox stopped sending ${what}; try again`)), chunk_wait_ms)
   })
   try {
     return await Promise.race([reader.read(), stalled])
@@ -231,7 +251,9 @@ async function nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>, what: 
   }
 }
 
-/** A dropbox for a bank started without NATS (unit tests): every request is refused as unavailable. */
+/**
+ * A dropbox for a bank started without NATS (unit tests): every request is refused as unavailable.
+ */
 export const noDropbox: Dropbox = {
   entry: () => Promise.reject(new Unavailable('the document dropboxes are not reachable')),
   read: () => Promise.reject(new Unavailable('the document dropboxes are not reachable')),
@@ -253,7 +275,8 @@ function entryOf(info: InfoLike): DropboxEntry {
     size: typeof info.size === 'number' ? info.size : Number.NaN,
     originalFilename: originalFilenameOf(info.headers),
     mtime: typeof info.mtime === 'string' ? info.mtime : '',
-    link: link ? { bucket: String(link.bucket ?? ''), name: typeof link.name === 'string' && link.name !== '' ? link.name : null } : null,
+    link: link ? { bucket: String(link.bucket ?? ''), name: typeof link.name === 'string'
+      && link.name !== '' ? link.name : null } : null,
   }
 }
 
@@ -287,5 +310,6 @@ function messageOf(error: unknown): string {
 
 /** JetStream away, timed out or refusing: the submission can be tried again later. */
 function unavailable(error: unknown): Unavailable {
-  return new Unavailable(`the document dropbox could not be read (${messageOf(error).slice(0, 120)}); try again`)
+  return new Unavailable(
+    `the document dropbox could not be read (${messageOf(error).slice(0, 120)}); try again`)
 }

@@ -70,29 +70,38 @@ export class KybService {
   async submit(caller: Caller, request: RequestOf<typeof kybOperations.submit>) {
     const partnerId = caller.partnerId as string
     const entity = await this.business(partnerId, request.entity_id)
-    if (entity.review_status === 'approved') throw new Conflict("this entity's KYB is already approved; nothing to submit")
+    if (entity.review_status === 'approved') throw new Conflict(
+      "this entity's KYB is already approved; nothing to submit")
     const directors = await this.directors(entity)
     const known = new Set(directors.map((d) => d.director_id))
-    const named: NamedDocument[] = request.documents.map((name, i) => ({ field: `documents[${i}]`, name, directorId: null }))
+    const named: NamedDocument[] =
+      request.documents.map((name, i) => ({ field: `documents[${i}]`, name, directorId: null }))
     const issues: FieldIssue[] = []
     for (const [directorId, names] of Object.entries(request.directors ?? {})) {
-      if (!known.has(directorId)) issues.push({ field: `directors.${directorId}`, message: 'is not a director of this entity on record (see svc.kyb.<partner_id>.get)' })
-      names.forEach((name, j) => named.push({ field: `directors.${directorId}[${j}]`, name, directorId }))
+      if (!known.has(directorId)) issues.push({ field: `directors.${directorId}`,
+        message: 'is not a director of this entity on record (see svc.kyb.<partner_id>.get)' })
+      names.forEach((name, j) => named.push({ field: `directors.${directorId}[${j}]`, name,
+        directorId }))
     }
-    if (named.length > kyb_documents_max) issues.push({ field: 'documents', message: `a submission may name at most ${kyb_documents_max} documents in all` })
+    if (named.length > kyb_documents_max) issues.push({ field: 'documents',
+      message: `a submission may name at most ${kyb_documents_max} documents in all` })
     if (issues.length > 0) throw new Invalid(`${issues[0]!.field}: ${issues[0]!.message}`, issues)
-    const frozen = await freezeDocuments(this.dropbox, partnerId, kybBucket(entity.id), named, (d) => d.directorId)
+    const frozen = await freezeDocuments(this.dropbox, partnerId, kybBucket(entity.id), named,
+      (d) => d.directorId)
     const now = this.clock.now()
     await this.db.transaction().execute(async (trx) => {
       const locked = await this.entities.getAny(entity.id, trx, true)
-      if (locked.review_status === 'approved') throw new Conflict("this entity's KYB is already approved; nothing to submit")
+      if (locked.review_status === 'approved') throw new Conflict(
+        "this entity's KYB is already approved; nothing to submit")
       const { submissionId, documentIds } = await insertSubmission(
         trx,
-        { partnerId, ownerKind: 'entity', ownerId: entity.id, submittedBy: caller.credentialId, at: now },
+        { partnerId, ownerKind: 'entity', ownerId: entity.id, submittedBy: caller.credentialId,
+          at: now },
         frozen,
       )
       const view = await this.partnerView(trx, locked, await directorsOf(trx, entity.id))
-      await appendEvent(trx, { type: 'kyb.submitted', partner_id: partnerId, resource_id: entity.id, data: view, occurred_at: now })
+      await appendEvent(trx, { type: 'kyb.submitted', partner_id: partnerId, resource_id: entity.id,
+        data: view, occurred_at: now })
       await appendAudit(trx, {
         subjectId: entity.id,
         action: 'kyb.submitted',
@@ -100,17 +109,20 @@ export class KybService {
         at: now,
         details: {
           submission_id: submissionId,
-          documents: frozen.map((d, i) => ({ document_id: documentIds[i], name: d.name, director_id: d.directorId, sha256: d.sha256, size: d.bytes.length })),
+          documents: frozen.map((d, i) => ({ document_id: documentIds[i], name: d.name,
+            director_id: d.directorId, sha256: d.sha256, size: d.bytes.length })),
         },
       })
     })
     return {}
   }
 
-  async update(partnerId: string, request: { entity_id: string; metadata: Record<string, unknown> }) {
+  async update(partnerId: string, request: { entity_id: string; metadata: Record<string,
+      unknown> }) {
     const entity = await this.business(partnerId, request.entity_id)
     await setKybMetadata(this.db, entity.id, partnerId, request.metadata, this.clock.now())
-    const { state: _state, rejection_reason: _reason, ...view } = await this.partnerView(this.db, entity, await directorsOf(this.db, entity.id))
+    const { state: _state, rejection_reason: _reason, ...view } = await this.partnerView(this.db,
+      entity, await directorsOf(this.db, entity.id))
     return view
   }
 
@@ -126,23 +138,29 @@ export class KybService {
     return {}
   }
 
-  async sendVerificationEmail(partnerId: string, request: { entity_id: string; director_id: string; email?: string | undefined }) {
+  async sendVerificationEmail(partnerId: string,
+      request: { entity_id: string; director_id: string; email?: string | undefined }) {
     const entity = await this.business(partnerId, request.entity_id)
     const director = await this.director(entity, request.director_id)
     const to = request.email ?? director.email
-    if (!to) throw Invalid.field('email', 'is required: no e-mail address is on record for this director (set one with update_director)')
+    if (!to) throw Invalid.field('email', 'is required: no e-mail address is on record for this ' +
+      'director (set one with update_director)')
     const name = director.full_name ?? director.name
     await this.notifier.send({
       key: `kyb-director-verification:${entity.id}:${director.director_id}:${randomUUID()}`,
       to,
       subject: `Please verify your identity as a director of ${entity.name}`,
       text:
-        `Dear ${name},\n\n${entity.name} (registration ${entity.registration_number ?? ''}) is opening a business account with us, ` +
-        'and you are on record as one of its directors. Before the account can be opened we need to verify your identity. ' +
-        'Please give the company the documents it asks you for (your identity document, a recent photograph and a proof of address); ' +
-        'they reach us through the company.\n\nNo action is needed if you are not a director of this company: tell us by replying to this message.\n',
+        `Dear ${name},\n\n${entity.name} (registration ${entity.registration_number ?? ''}) is ` +
+          `opening a business account with us, ` +
+        'and you are on record as one of its directors. Before the account can be opened we need ' +
+        'to verify your identity. Please give the company the documents it asks you for (your ' +
+        'identity document, a recent photograph and a proof of address); they reach us through ' +
+          'the company.\n\nNo action is needed if you are not a director of this company: tell us by replying to this ' +
+            'message.\n',
     })
-    await updateDirector(this.db, entity.id, director.director_id, { verification_sent: true, ...(request.email ? { email: request.email } : {}) }, this.clock.now())
+    await updateDirector(this.db, entity.id, director.director_id, { verification_sent: true,
+      ...(request.email ? { email: request.email } : {}) }, this.clock.now())
     return {}
   }
 
@@ -150,7 +168,8 @@ export class KybService {
 
   async list(request: { partner_id?: string | undefined; state: 'submitted' | 'approved' | 'rejected'; limit?: number | undefined }) {
     const state = request.state === 'submitted' ? 'pending' : request.state
-    const rows = await submissionsIn(this.db, 'entity', state, request.partner_id, request.limit ?? 100)
+    const rows = await submissionsIn(this.db, 'entity', state, request.partner_id, request.limit
+      ?? 100)
     const applications = []
     for (const row of rows) {
       const entity = await this.entities.getAny(row.owner_id)
@@ -182,15 +201,19 @@ export class KybService {
       const directors = await directorsOf(trx, entity.id)
       const known = new Set(directors.map((d) => d.director_id))
       const unknown = (request.directors ?? []).findIndex((d) => !known.has(d.director_id))
-      if (unknown >= 0) throw Invalid.field(`directors[${unknown}].director_id`, 'is not a director of this entity')
+      if (unknown >= 0) throw Invalid.field(`directors[${unknown}].director_id`,
+        'is not a director of this entity')
       await applyDocumentDecisions(trx, submission, request, caller.credentialId, now)
       for (const d of request.directors ?? []) {
-        const changes = { ...(d.approved !== undefined ? { approved: d.approved } : {}), ...(d.verified !== undefined ? { verified: d.verified } : {}) }
+        const changes = { ...(d.approved !== undefined ? { approved: d.approved } : {}),
+          ...(d.verified !== undefined ? { verified: d.verified } : {}) }
         await updateDirector(trx, entity.id, d.director_id, changes, now)
       }
       const approve = request.decision === 'approve'
-      await decideSubmission(trx, submission.id, { state: approve ? 'approved' : 'rejected', reason: request.reason ?? null, by: caller.credentialId, at: now })
-      const { account } = await this.partners.reviewIn(trx, entity.id, request.decision, request.reason)
+      await decideSubmission(trx, submission.id, { state: approve ? 'approved' : 'rejected',
+        reason: request.reason ?? null, by: caller.credentialId, at: now })
+      const { account } = await this.partners.reviewIn(trx, entity.id, request.decision,
+        request.reason)
       const after = await this.entities.getAny(entity.id, trx)
       const afterDirectors = await directorsOf(trx, entity.id)
       await appendEvent(trx, {
@@ -205,7 +228,8 @@ export class KybService {
         action: approve ? 'kyb.approved' : 'kyb.rejected',
         actor: caller.credentialId,
         at: now,
-        details: { submission_id: submission.id, reason: request.reason ?? null, directors: request.directors ?? [], account_id: account?.account_id ?? null },
+        details: { submission_id: submission.id, reason: request.reason ?? null,
+          directors: request.directors ?? [], account_id: account?.account_id ?? null },
       })
       return { ...(await this.operatorView(trx, after, afterDirectors)), account }
     })
@@ -217,7 +241,8 @@ export class KybService {
    * it does not stay waiting in `kyb list`/`kyc list`, and the decision is audited and,
    * when it decided an application, announced (kyb.* or kyc.*).
    */
-  async reviewEntity(caller: Caller, entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
+  async reviewEntity(caller: Caller, entityId: string, decision: 'approve' | 'reject',
+      reason: string | undefined) {
     const now = this.clock.now()
     return this.db.transaction().execute(async (trx) => {
       const result = await this.partners.reviewIn(trx, entityId, decision, reason)
@@ -225,24 +250,29 @@ export class KybService {
       const approve = decision === 'approve'
       const business = entity.entity_type === 'business'
       // Read in the transaction: PGlite has one connection, which the transaction holds.
-      const ownerId = business ? entity.id : (await usersOf(trx, entity.partner_id, entity.id))[0]?.id
+      const ownerId = business ? entity.id
+        : (await usersOf(trx, entity.partner_id, entity.id))[0]?.id
       const submission = ownerId ? await latestSubmission(trx, ownerId, true) : undefined
       const decided = submission?.state === 'pending' ? submission : undefined
       if (decided) {
-        await decideSubmission(trx, decided.id, { state: approve ? 'approved' : 'rejected', reason: reason ?? null, by: caller.credentialId, at: now })
+        await decideSubmission(trx, decided.id, { state: approve ? 'approved' : 'rejected',
+          reason: reason ?? null, by: caller.credentialId, at: now })
         if (approve) await approveUndecided(trx, decided.id)
         const data = business
           ? await this.partnerView(trx, entity, await directorsOf(trx, entity.id))
           : (await this.users.getAny(ownerId!, trx)).record
-        const type = business ? (approve ? 'kyb.approved' : 'kyb.rejected') : approve ? 'kyc.approved' : 'kyc.rejected'
-        await appendEvent(trx, { type, partner_id: entity.partner_id, resource_id: ownerId!, data, occurred_at: now })
+        const type = business ? (approve ? 'kyb.approved' : 'kyb.rejected') : approve
+          ? 'kyc.approved' : 'kyc.rejected'
+        await appendEvent(trx, { type, partner_id: entity.partner_id, resource_id: ownerId!, data,
+          occurred_at: now })
       }
       await appendAudit(trx, {
         subjectId: entityId,
         action: approve ? 'entity.approved' : 'entity.rejected',
         actor: caller.credentialId,
         at: now,
-        details: { reason: reason ?? null, via: 'ops.entity.review', submission_id: decided?.id ?? null, account_id: result.account?.account_id ?? null },
+        details: { reason: reason ?? null, via: 'ops.entity.review', submission_id: decided?.id
+          ?? null, account_id: result.account?.account_id ?? null },
       })
       return result
     })
@@ -250,7 +280,8 @@ export class KybService {
 
   // --- Views
 
-  private async partnerView(executor: Kysely<Database>, entity: EntityRow, directors: DirectorRow[]) {
+  private async partnerView(executor: Kysely<Database>, entity: EntityRow,
+      directors: DirectorRow[]) {
     const submission = await latestSubmission(executor, entity.id)
     const rows = submission ? await documentsOf(executor, submission.id) : []
     const { state, rejection_reason } = kybStateOf(entity, submission)
@@ -273,7 +304,8 @@ export class KybService {
     }
   }
 
-  private async operatorView(executor: Kysely<Database>, entity: EntityRow, directors: DirectorRow[]) {
+  private async operatorView(executor: Kysely<Database>, entity: EntityRow,
+      directors: DirectorRow[]) {
     const submission = await latestSubmission(executor, entity.id)
     const rows = submission ? await documentsOf(executor, submission.id) : []
     const { state, rejection_reason } = kybStateOf(entity, submission)
@@ -308,7 +340,10 @@ export class KybService {
     return entity
   }
 
-  /** The entity's directors: asked of the registry once, then kept (an empty answer is asked again next time). */
+  /**
+   * The entity's directors: asked of the registry once, then kept (an empty answer is asked again
+   * next time).
+   */
   private async directors(entity: EntityRow): Promise<DirectorRow[]> {
     const stored = await directorsOf(this.db, entity.id)
     if (stored.length > 0 || !entity.registration_number) return stored
@@ -325,18 +360,23 @@ export class KybService {
 }
 
 /** KYB state from the entity's review and its latest submission. */
-export function kybStateOf(entity: EntityRow, submission: SubmissionRow | undefined): { state: KybState; rejection_reason: string | null } {
+export function kybStateOf(entity: EntityRow, submission: SubmissionRow | undefined): {
+    state: KybState; rejection_reason: string | null } {
   if (entity.review_status === 'approved') return { state: 'approved', rejection_reason: null }
   if (submission?.state === 'pending') return { state: 'submitted', rejection_reason: null }
-  if (submission?.state === 'rejected') return { state: 'rejected', rejection_reason: submission.rejection_reason }
-  if (entity.review_status === 'rejected') return { state: 'rejected', rejection_reason: entity.review_reason }
+  if (submission?.state === 'rejected') return { state: 'rejected',
+    rejection_reason: submission.rejection_reason }
+  if (entity.review_status === 'rejected') return { state: 'rejected',
+    rejection_reason: entity.review_reason }
   return { state: 'not_started', rejection_reason: null }
 }
 
 function sdkDocument(row: DocumentRow) {
-  return { key: row.name, doc_type: row.doc_type, rejection_reason: row.rejection_reason, approved: row.decision === 'approved' }
+  return { key: row.name, doc_type: row.doc_type, rejection_reason: row.rejection_reason,
+    approved: row.decision === 'approved' }
 }
 
 function personalEntity(): Invalid {
-  return Invalid.field('entity_id', 'is a personal entity: a person\'s KYC is submitted with svc.user.<partner_id>.upload_kyc_documents')
+  return Invalid.field('entity_id', 'is a personal entity: a person\'s KYC is submitted with ' +
+    'svc.user.<partner_id>.upload_kyc_documents')
 }

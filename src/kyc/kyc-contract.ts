@@ -18,7 +18,10 @@ export const submission_bytes_max = 50 * 1024 * 1024
 export const kyb_documents_max = 50
 /** The longest object name a request may carry. */
 export const object_name_length_max = 255
-/** The most bytes of a document one `ops.document.get` reply carries (base64 makes it a third larger). */
+/**
+ * The most bytes of a document one `ops.document.get` reply carries (base64 makes it a third
+ * larger).
+ */
 export const document_chunk_bytes_max = 256 * 1024
 /** KYB metadata: at most this many keys and this many bytes as JSON. */
 export const kyb_metadata_keys_max = 50
@@ -42,13 +45,18 @@ export const objectName = () =>
 export const kybMetadata = () =>
   z
     .record(
-      z.string().min(1, { error: 'keys must not be empty' }).max(64, { error: 'keys must be at most 64 characters' }),
-      z.union([z.string().max(1000), z.number(), z.boolean()], { error: 'values must be strings, numbers or booleans' }),
+      z.string().min(1, { error: 'keys must not be empty' }).max(64,
+        { error: 'keys must be at most 64 characters' }),
+      z.union([z.string().max(1000), z.number(), z.boolean()],
+        { error: 'values must be strings, numbers or booleans' }),
     )
-    .refine((m) => Object.keys(m).length <= kyb_metadata_keys_max, { error: `at most ${kyb_metadata_keys_max} keys` })
-    .refine((m) => new TextEncoder().encode(JSON.stringify(m)).length <= kyb_metadata_bytes_max, { error: `at most ${kyb_metadata_bytes_max} bytes as JSON` })
+    .refine((m) => Object.keys(m).length <= kyb_metadata_keys_max,
+      { error: `at most ${kyb_metadata_keys_max} keys` })
+    .refine((m) => new TextEncoder().encode(JSON.stringify(m)).length <= kyb_metadata_bytes_max,
+      { error: `at most ${kyb_metadata_bytes_max} bytes as JSON` })
 
-// --- Partner side: shapes exactly as the reference SDK's records (client/KYBService.java, client/UserService.java)
+// --- Partner side: shapes exactly as the reference SDK's records (client/KYBService.java,
+// client/UserService.java)
 
 /** `KYBService.Document`. */
 export const kybDocument = z.object({
@@ -84,10 +92,12 @@ export const kycOperations = {
     subject: 'svc.user.<partner_id>.upload_kyc_documents',
     permission: 'write',
     summary:
-      "Submit a user's KYC: `id_document` and `proof_of_residence` name objects in bucket `kyc_dropbox_<user_id>` " +
-      '(an id back `kyc_id_back_<user_id>_…` there is taken along). Each must be a PDF, JPEG or PNG of at most 10 MB; ' +
-      'the bank copies them and the user\'s KYC goes `pending`.',
-    request: z.strictObject({ user_id: uuid(), id_document: objectName(), proof_of_residence: objectName() }),
+      "Submit a user's KYC: `id_document` and `proof_of_residence` name objects in bucket " +
+        "`kyc_dropbox_<user_id>` " +
+      '(an id back `kyc_id_back_<user_id>_…` there is taken along). Each must be a PDF, JPEG or ' +
+      'PNG of at most 10 MB; the bank copies them and the user\'s KYC goes `pending`.',
+    request: z.strictObject({ user_id: uuid(), id_document: objectName(),
+      proof_of_residence: objectName() }),
     response: z.object({ success: z.boolean(), message: z.string() }),
   }),
 }
@@ -98,22 +108,27 @@ export const kybOperations = {
     subject: 'svc.kyb.<partner_id>.get',
     permission: 'read',
     summary:
-      "A business entity's KYB: its documents, its directors (from the company registry, by registration number), " +
+      "A business entity's KYB: its documents, its directors (from the company registry, by " +
+        "registration number), " +
       'metadata, state (not_started, submitted, approved, rejected) and rejection reason.',
     request: z.strictObject({ entity_id: uuid() }),
-    response: kybView.extend({ state: z.enum(kyb_states), rejection_reason: z.string().nullable() }),
+    response: kybView.extend(
+      { state: z.enum(kyb_states), rejection_reason: z.string().nullable() }),
   }),
   submit: operation({
     name: 'kyb_submit',
     subject: 'svc.kyb.<partner_id>.submit',
     permission: 'write',
     summary:
-      'Submit KYB: `documents` (at least one business document) and `directors` ({director_id: [object names]}) name ' +
-      'objects in bucket `kyb_dropbox_<entity_id>`; PDF, JPEG or PNG, at most 10 MB each. The state goes `submitted`.',
+      'Submit KYB: `documents` (at least one business document) and `directors` ({director_id: ' +
+      '[object names]}) name objects in bucket `kyb_dropbox_<entity_id>`; PDF, JPEG or PNG, at ' +
+        'most 10 MB each. The state goes `submitted`.',
     request: z.strictObject({
       entity_id: uuid(),
-      documents: z.array(objectName(), { error: 'must be a list of object names' }).min(1, { error: 'name at least one business document' }),
-      directors: z.record(z.string().min(1).max(100), z.array(objectName(), { error: 'must be a list of object names' })).optional(),
+      documents: z.array(objectName(), { error: 'must be a list of object names' }).min(1,
+        { error: 'name at least one business document' }),
+      directors: z.record(z.string().min(1).max(100),
+        z.array(objectName(), { error: 'must be a list of object names' })).optional(),
     }),
     response: z.object({}),
   }),
@@ -144,7 +159,8 @@ export const kybOperations = {
     subject: 'svc.kyb.<partner_id>.send_verification_email',
     permission: 'write',
     summary: "E-mail a director the bank's request to verify their identity (through the bank's notifier); marks it sent.",
-    request: z.strictObject({ entity_id: uuid(), director_id: z.string().min(1).max(100), email: email().optional() }),
+    request: z.strictObject({ entity_id: uuid(), director_id: z.string().min(1).max(100),
+      email: email().optional() }),
     response: z.object({}),
   }),
 }
@@ -186,14 +202,16 @@ const documentDecision = z
     decision: z.enum(['approve', 'reject'], { error: 'must be approve or reject' }),
     reason: text(1, 500).optional(),
   })
-  .refine((d) => d.decision === 'approve' || d.reason !== undefined, { path: ['reason'], error: 'is required when rejecting a document' })
+  .refine((d) => d.decision === 'approve' || d.reason !== undefined,
+    { path: ['reason'], error: 'is required when rejecting a document' })
 
 const decisionFields = {
   decision: z.enum(['approve', 'reject'], { error: 'must be approve or reject' }),
   reason: text(1, 500).optional(),
   documents: z.array(documentDecision).max(kyb_documents_max + 3).optional(),
 }
-const needsReason = <T extends { decision: string; reason?: string | undefined }>(r: T) => r.decision === 'approve' || r.reason !== undefined
+const needsReason = <T extends { decision: string; reason?: string | undefined }>(r: T) =>
+  r.decision === 'approve' || r.reason !== undefined
 
 const operatorDirector = z.object({
   director_id: z.string(),
@@ -224,7 +242,8 @@ const kybOperatorView = z.object({
 const listRequest = <S extends readonly [string, ...string[]]>(states: S, initial: S[number]) =>
   z.strictObject({
     partner_id: uuid().optional(),
-    state: z.enum(states, { error: `must be one of ${states.join(', ')}` }).default(initial as never),
+    state: z.enum(states, { error: `must be one of ${states.join(', ')}` }).default(
+      initial as never),
     limit: pageLimit(500).optional(),
   })
 
@@ -258,7 +277,8 @@ export const reviewOperations = {
     permission: 'operator',
     summary: "A user's KYC: the user, the latest submission and each of its documents' metadata and SHA-256.",
     request: z.strictObject({ user_id: uuid() }),
-    response: z.object({ user: userRecord, partner_id: z.string(), submission: submissionView.nullable(), documents: z.array(documentView) }),
+    response: z.object({ user: userRecord, partner_id: z.string(),
+      submission: submissionView.nullable(), documents: z.array(documentView) }),
   }),
   kycDecide: operation({
     name: 'ops_kyc_decide',
@@ -267,9 +287,11 @@ export const reviewOperations = {
     subject: 'ops.kyc.decide',
     permission: 'operator',
     summary:
-      "Decide a user's pending KYC submission, overall and per document (`documents`: [{document_id, decision, reason}]). " +
-      "Approving a person's KYC approves their entity and opens its first account.",
-    request: z.strictObject({ user_id: uuid(), ...decisionFields }).refine(needsReason, { path: ['reason'], error: 'is required when rejecting' }),
+      "Decide a user's pending KYC submission, overall and per document (`documents`: " +
+      "[{document_id, decision, reason}]). Approving a person's KYC approves their entity and " +
+        "opens its first account.",
+    request: z.strictObject({ user_id: uuid(), ...decisionFields }).refine(needsReason,
+      { path: ['reason'], error: 'is required when rejecting' }),
     response: z.object({
       user: userRecord,
       documents: z.array(documentView),
@@ -314,19 +336,23 @@ export const reviewOperations = {
     subject: 'ops.kyb.decide',
     permission: 'operator',
     summary:
-      "Decide a business entity's submitted KYB, overall, per document and per director (`directors`: " +
-      '[{director_id, approved, verified}]). Approval approves the entity and opens its first account.',
+      "Decide a business entity's submitted KYB, overall, per document and per director " +
+        "(`directors`: " +
+      '[{director_id, approved, verified}]). Approval approves the entity and opens its first ' +
+        'account.',
     request: z
       .strictObject({
         entity_id: uuid(),
         ...decisionFields,
         directors: z
-          .array(z.strictObject({ director_id: z.string().min(1).max(100), approved: z.boolean().optional(), verified: z.boolean().optional() }))
+          .array(z.strictObject({ director_id: z.string().min(1).max(100),
+            approved: z.boolean().optional(), verified: z.boolean().optional() }))
           .max(100)
           .optional(),
       })
       .refine(needsReason, { path: ['reason'], error: 'is required when rejecting' }),
-    response: kybOperatorView.extend({ account: accountSummary.extend({ kind: z.string() }).nullable() }),
+    response: kybOperatorView.extend(
+      { account: accountSummary.extend({ kind: z.string() }).nullable() }),
   }),
   documentGet: operation({
     name: 'ops_document_get',
@@ -335,14 +361,17 @@ export const reviewOperations = {
     subject: 'ops.document.get',
     permission: 'operator',
     summary:
-      `Part of a KYC/KYB document's bytes, base64 (at most ${document_chunk_bytes_max} bytes from \`offset\`); ` +
+      `Part of a KYC/KYB document's bytes, base64 (at most ${document_chunk_bytes_max} bytes ` +
+        `from \`offset\`); ` +
       '`next_offset` is null at the end. `bank kyc document <id> --out <file>` fetches all of it.',
     request: z.strictObject({
       document_id: uuid(),
       offset: z.int({ error: 'must be a whole number of bytes' }).min(0).default(0),
-      length: z.int({ error: 'must be a whole number of bytes' }).min(1).max(document_chunk_bytes_max).default(document_chunk_bytes_max),
+      length: z.int({ error: 'must be a whole number of bytes' }).min(1).max(
+        document_chunk_bytes_max).default(document_chunk_bytes_max),
     }),
-    response: documentView.extend({ offset: z.number(), data: z.string(), next_offset: z.number().nullable() }),
+    response: documentView.extend({ offset: z.number(), data: z.string(),
+      next_offset: z.number().nullable() }),
   }),
 
 }
@@ -365,7 +394,8 @@ export const kycDecisionOperations = {
         decision: z.enum(['approve', 'reject'], { error: 'must be approve or reject' }),
         reason: text(1, 500).optional(),
       })
-      .refine((r) => r.decision === 'approve' || r.reason !== undefined, { path: ['reason'], error: 'is required when rejecting' }),
+      .refine((r) => r.decision === 'approve' || r.reason !== undefined,
+        { path: ['reason'], error: 'is required when rejecting' }),
     response: z.object({
       entity_id: z.string(),
       review_status: z.enum(['pending', 'approved', 'rejected']),
@@ -381,7 +411,8 @@ export const kycDecisionOperations = {
     summary: "Set a user's KYC state: pending (resubmitted), approved or rejected (with a reason).",
     request: z.strictObject({
       user_id: uuid(),
-      status: kycStatus.exclude(['not_started'], { error: 'must be pending, approved or rejected' }),
+      status: kycStatus.exclude(['not_started'],
+        { error: 'must be pending, approved or rejected' }),
       reason: text(1, 500).optional(),
     }),
     response: z.object({ user: userRecord }),

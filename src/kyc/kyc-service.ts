@@ -47,10 +47,12 @@ export class KycService {
   ) {}
 
   /** `svc.user.<partner_id>.upload_kyc_documents`. */
-  async submit(caller: Caller, request: { user_id: string; id_document: string; proof_of_residence: string }) {
+  async submit(caller: Caller,
+      request: { user_id: string; id_document: string; proof_of_residence: string }) {
     const partnerId = caller.partnerId as string
     const user = await this.users.get(partnerId, request.user_id)
-    if (user.kyc_status === 'approved') throw new Conflict("this user's KYC is already approved; nothing to submit")
+    if (user.kyc_status === 'approved') throw new Conflict(
+      "this user's KYC is already approved; nothing to submit")
     const bucket = kycBucket(request.user_id)
     const named: NamedDocument[] = [
       { field: 'id_document', name: request.id_document, directorId: null },
@@ -59,36 +61,43 @@ export class KycService {
     // The back of the id card, which the reference SDK uploads beside the front but does not name.
     const back = await this.idBack(partnerId, bucket, request.user_id, named)
     if (back) named.push({ field: 'id_back', name: back, directorId: null })
-    const frozen = await freezeDocuments(this.dropbox, partnerId, bucket, named, () => request.user_id)
+    const frozen = await freezeDocuments(this.dropbox, partnerId, bucket, named,
+      () => request.user_id)
     const now = this.clock.now()
     const { record, documentIds } = await this.db.transaction().execute(async (trx) => {
       const record = await this.users.submitKyc(trx, partnerId, request.user_id, now)
       const { submissionId, documentIds } = await insertSubmission(
         trx,
-        { partnerId, ownerKind: 'user', ownerId: request.user_id, submittedBy: caller.credentialId, at: now },
+        { partnerId, ownerKind: 'user', ownerId: request.user_id, submittedBy: caller.credentialId,
+          at: now },
         frozen,
       )
-      await appendEvent(trx, { type: 'kyc.submitted', partner_id: partnerId, resource_id: request.user_id, data: record, occurred_at: now })
+      await appendEvent(trx, { type: 'kyc.submitted', partner_id: partnerId,
+        resource_id: request.user_id, data: record, occurred_at: now })
       await appendAudit(trx, {
         subjectId: request.user_id,
         action: 'kyc.submitted',
         actor: caller.credentialId,
         at: now,
-        details: { submission_id: submissionId, documents: frozen.map((d, i) => ({ document_id: documentIds[i], name: d.name, sha256: d.sha256, size: d.bytes.length })) },
+        details: { submission_id: submissionId, documents: frozen.map((d, i) => (
+          { document_id: documentIds[i], name: d.name, sha256: d.sha256, size: d.bytes.length })) },
       })
       return { record, documentIds }
     })
     return {
       success: true,
-      message: `${documentIds.length} documents received; KYC of user ${record.id} is pending review`,
+      message: `${documentIds.length} documents received; KYC of user ${record.id} is pending ` +
+        `review`,
     }
   }
 
   /** The newest `kyc_id_back_<user_id>_…` object (links left out) not already named, if any. */
-  private async idBack(partnerId: string, bucket: string, userId: string, named: NamedDocument[]): Promise<string | undefined> {
+  private async idBack(partnerId: string, bucket: string, userId: string,
+      named: NamedDocument[]): Promise<string | undefined> {
     const prefix = `kyc_id_back_${userId}_`
     const taken = new Set(named.map((n) => n.name))
-    const backs = (await this.dropbox.entries(partnerId, bucket)).filter((e) => e.name.startsWith(prefix) && !taken.has(e.name) && e.size > 0)
+    const backs = (await this.dropbox.entries(partnerId, bucket)).filter(
+      (e) => e.name.startsWith(prefix) && !taken.has(e.name) && e.size > 0)
     backs.sort((a, b) => (a.mtime < b.mtime ? 1 : a.mtime > b.mtime ? -1 : 0))
     return backs[0]?.name
   }
@@ -96,7 +105,8 @@ export class KycService {
   // --- Operators
 
   async list(request: { partner_id?: string | undefined; state: 'pending' | 'approved' | 'rejected'; limit?: number | undefined }) {
-    const rows = await submissionsIn(this.db, 'user', request.state, request.partner_id, request.limit ?? 100)
+    const rows = await submissionsIn(this.db, 'user', request.state, request.partner_id,
+      request.limit ?? 100)
     const applications = []
     for (const row of rows) {
       const user = await this.users.getAny(row.owner_id)
@@ -129,25 +139,32 @@ export class KycService {
     return this.db.transaction().execute(async (trx) => {
       const user = await this.users.getAny(request.user_id, trx, true)
       const submission = await pendingSubmission(trx, request.user_id, 'KYC')
-      const documents = await applyDocumentDecisions(trx, submission, request, caller.credentialId, now)
+      const documents = await applyDocumentDecisions(trx, submission, request, caller.credentialId,
+        now)
       const approve = request.decision === 'approve'
-      await decideSubmission(trx, submission.id, { state: approve ? 'approved' : 'rejected', reason: request.reason ?? null, by: caller.credentialId, at: now })
-      // A person's KYC is their personal entity's: the entity's decision covers both, and its approval opens the first account.
+      await decideSubmission(trx, submission.id, { state: approve ? 'approved' : 'rejected',
+        reason: request.reason ?? null, by: caller.credentialId, at: now })
+      // A person's KYC is their personal entity's: the entity's decision covers both, and its
+      // approval opens the first account.
       let account = null
       let record: UserRecord
       if (user.isHolder) {
-        account = (await this.partners.reviewIn(trx, user.entityId, request.decision, request.reason)).account
+        account = (await this.partners.reviewIn(trx, user.entityId, request.decision,
+          request.reason)).account
         record = (await this.users.getAny(request.user_id, trx)).record
       } else {
-        record = await this.users.decideKyc(trx, request.user_id, approve ? 'approved' : 'rejected', request.reason, now)
+        record = await this.users.decideKyc(trx, request.user_id, approve ? 'approved' : 'rejected',
+          request.reason, now)
       }
-      await appendEvent(trx, { type: approve ? 'kyc.approved' : 'kyc.rejected', partner_id: user.partnerId, resource_id: request.user_id, data: record, occurred_at: now })
+      await appendEvent(trx, { type: approve ? 'kyc.approved' : 'kyc.rejected',
+        partner_id: user.partnerId, resource_id: request.user_id, data: record, occurred_at: now })
       await appendAudit(trx, {
         subjectId: request.user_id,
         action: approve ? 'kyc.approved' : 'kyc.rejected',
         actor: caller.credentialId,
         at: now,
-        details: { submission_id: submission.id, reason: request.reason ?? null, account_id: account?.account_id ?? null },
+        details: { submission_id: submission.id, reason: request.reason ?? null,
+          account_id: account?.account_id ?? null },
       })
       return { user: record, documents, account }
     })
@@ -158,20 +175,26 @@ export class KycService {
    * resubmission, or a decision on evidence seen elsewhere). A pending submission takes
    * the decision too; it is recorded in the audit trail like every decision.
    */
-  async setStatus(caller: Caller, userId: string, status: 'pending' | 'approved' | 'rejected', reason: string | undefined): Promise<UserRecord> {
+  async setStatus(caller: Caller, userId: string, status: 'pending' | 'approved' | 'rejected',
+      reason: string | undefined): Promise<UserRecord> {
     const now = this.clock.now()
     return this.db.transaction().execute(async (trx) => {
       const user = await this.users.getAny(userId, trx, true)
       const record = await this.users.setKyc(userId, status, reason, trx)
       const submission = await latestSubmission(trx, userId, true)
       if (submission?.state === 'pending' && status !== 'pending') {
-        await decideSubmission(trx, submission.id, { state: status, reason: reason ?? null, by: caller.credentialId, at: now })
+        await decideSubmission(trx, submission.id, { state: status, reason: reason ?? null,
+          by: caller.credentialId, at: now })
         if (status === 'approved') await approveUndecided(trx, submission.id)
       }
       if (status !== 'pending') {
-        await appendEvent(trx, { type: status === 'approved' ? 'kyc.approved' : 'kyc.rejected', partner_id: user.partnerId, resource_id: userId, data: record, occurred_at: now })
+        await appendEvent(trx, { type: status === 'approved' ? 'kyc.approved' : 'kyc.rejected',
+          partner_id: user.partnerId, resource_id: userId, data: record, occurred_at: now })
       }
-      await appendAudit(trx, { subjectId: userId, action: `kyc.${status === 'pending' ? 'reopened' : status}`, actor: caller.credentialId, at: now, details: { reason: reason ?? null, via: 'ops.user.kyc' } })
+      await appendAudit(trx,
+        { subjectId: userId, action: `kyc.${status === 'pending' ? 'reopened' : status}`,
+        actor: caller.credentialId, at: now, details: { reason: reason ?? null,
+        via: 'ops.user.kyc' } })
       return record
     })
   }
@@ -180,20 +203,27 @@ export class KycService {
   async documentChunk(request: { document_id: string; offset: number; length: number }) {
     const row = await documentRow(this.db, request.document_id)
     if (!row) throw new NotFound('document')
-    if (row.deleted_at) throw new Conflict(`the bytes of this document were deleted on ${formatTimestamp(row.deleted_at)} under the retention rule; its metadata and hash remain`)
-    if (request.offset > row.size) throw Invalid.field('offset', `is past the document's end (${row.size} bytes)`)
-    const part = (await documentBytes(this.db, request.document_id, request.offset, request.length)) ?? new Uint8Array()
+    if (row.deleted_at) throw new Conflict(`the bytes of this document were deleted ` +
+      `on ${formatTimestamp(row.deleted_at)} under the retention rule; its metadata and hash ` +
+      `remain`)
+    if (request.offset > row.size) throw Invalid.field('offset',
+      `is past the document's end (${row.size} bytes)`)
+    const part = (await documentBytes(this.db, request.document_id, request.offset,
+      request.length)) ?? new Uint8Array()
     const end = request.offset + part.length
-    return { ...documentViewOf(row), offset: request.offset, data: Buffer.from(part).toString('base64'), next_offset: end < row.size ? end : null }
+    return { ...documentViewOf(row), offset: request.offset, data: Buffer.from(part).toString(
+      'base64'), next_offset: end < row.size ? end : null }
   }
 
 }
 
 /** The owner's submission waiting for review, held to the transaction's end; else 409. */
-export async function pendingSubmission(trx: Kysely<Database>, ownerId: string, what: 'KYC' | 'KYB'): Promise<SubmissionRow> {
+export async function pendingSubmission(trx: Kysely<Database>, ownerId: string,
+    what: 'KYC' | 'KYB'): Promise<SubmissionRow> {
   const submission = await latestSubmission(trx, ownerId, true)
   if (!submission || submission.state !== 'pending') {
-    throw new Conflict(`no ${what} submission waits for review${submission ? ` (the latest is ${submission.state})` : ''}`)
+    throw new Conflict(`no ${what} submission waits for ` +
+      `review${submission ? ` (the latest is ${submission.state})` : ''}`)
   }
   return submission
 }
@@ -215,21 +245,25 @@ export async function applyDocumentDecisions(
   const issues: FieldIssue[] = []
   const decisions = request.documents ?? []
   decisions.forEach((d, i) => {
-    if (!byId.has(d.document_id)) issues.push({ field: `documents[${i}].document_id`, message: 'is not a document of the submission under review' })
+    if (!byId.has(d.document_id)) issues.push({ field: `documents[${i}].document_id`,
+      message: 'is not a document of the submission under review' })
     else if (request.decision === 'approve' && d.decision === 'reject') {
-      issues.push({ field: `documents[${i}].decision`, message: 'an approval cannot keep a rejected document; reject the submission instead' })
+      issues.push({ field: `documents[${i}].decision`,
+        message: 'an approval cannot keep a rejected document; reject the submission instead' })
     }
   })
   if (issues.length > 0) throw new Invalid(`${issues[0]!.field}: ${issues[0]!.message}`, issues)
   for (const d of decisions) {
     const state = d.decision === 'approve' ? 'approved' : 'rejected'
-    await decideDocument(trx, d.document_id, state, d.decision === 'reject' ? (d.reason ?? null) : null)
+    await decideDocument(trx, d.document_id, state, d.decision === 'reject' ? (d.reason ?? null)
+      : null)
     await appendAudit(trx, {
       subjectId: d.document_id,
       action: `document.${state}`,
       actor,
       at: now,
-      details: { submission_id: submission.id, owner_id: submission.owner_id, reason: d.reason ?? null },
+      details: { submission_id: submission.id, owner_id: submission.owner_id, reason: d.reason
+        ?? null },
     })
   }
   if (request.decision === 'approve') await approveUndecided(trx, submission.id)

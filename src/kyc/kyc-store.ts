@@ -16,13 +16,19 @@ export type DirectorRow = Selectable<KybDirectorTable>
 
 /** Every column of a document but its bytes. */
 const documentColumns = [
-  'id', 'submission_id', 'position', 'partner_id', 'owner_id', 'director_id', 'doc_type', 'name', 'original_filename', 'content_type',
+  'id', 'submission_id', 'position', 'partner_id', 'owner_id', 'director_id', 'doc_type', 'name',
+    'original_filename', 'content_type',
   'size', 'sha256', 'decision', 'rejection_reason', 'submitted_at', 'deleted_at',
 ] as const
 
-/** The owner's latest submission (any state), or undefined; `lock` holds it to the transaction's end. */
-export async function latestSubmission(executor: Executor, ownerId: string, lock = false): Promise<SubmissionRow | undefined> {
-  let query = executor.selectFrom('kyc_submissions').selectAll().where('owner_id', '=', ownerId).orderBy('seq', 'desc').limit(1)
+/**
+ * The owner's latest submission (any state), or undefined; `lock` holds it to the transaction's
+ * end.
+ */
+export async function latestSubmission(executor: Executor, ownerId: string,
+    lock = false): Promise<SubmissionRow | undefined> {
+  let query = executor.selectFrom('kyc_submissions').selectAll().where('owner_id', '=', ownerId)
+    .orderBy('seq', 'desc').limit(1)
   if (lock) query = query.forUpdate()
   return query.executeTakeFirst()
 }
@@ -56,7 +62,8 @@ export async function insertSubmission(
     })
     .execute()
   const documentIds = documents.map(() => randomUUID())
-  // One insert per document: a document may be 10 MB, and one statement of many would be one huge message.
+  // One insert per document: a document may be 10 MB, and one statement of many would be one huge
+  // message.
   for (const [i, d] of documents.entries()) {
     await executor
       .insertInto('kyc_documents')
@@ -88,21 +95,30 @@ export async function decideSubmission(
 ): Promise<void> {
   await executor
     .updateTable('kyc_submissions')
-    .set({ state: decision.state, rejection_reason: decision.reason, decided_by: decision.by, decided_at: decision.at })
+    .set({ state: decision.state, rejection_reason: decision.reason, decided_by: decision.by,
+      decided_at: decision.at })
     .where('id', '=', submissionId)
     .execute()
 }
 
-export async function documentsOf(executor: Executor, submissionId: string): Promise<DocumentRow[]> {
-  return executor.selectFrom('kyc_documents').select(documentColumns).where('submission_id', '=', submissionId).orderBy('position').execute()
+export async function documentsOf(executor: Executor,
+    submissionId: string): Promise<DocumentRow[]> {
+  return executor.selectFrom('kyc_documents').select(documentColumns).where('submission_id', '=',
+    submissionId).orderBy('position').execute()
 }
 
-export async function documentRow(executor: Executor, documentId: string): Promise<DocumentRow | undefined> {
-  return executor.selectFrom('kyc_documents').select(documentColumns).where('id', '=', documentId).executeTakeFirst()
+export async function documentRow(executor: Executor,
+    documentId: string): Promise<DocumentRow | undefined> {
+  return executor.selectFrom('kyc_documents').select(documentColumns).where('id', '=', documentId)
+    .executeTakeFirst()
 }
 
-/** Up to `length` bytes of a document from `offset` (empty past its end), or null once retention deleted them. */
-export async function documentBytes(executor: Executor, documentId: string, offset: number, length: number): Promise<Uint8Array | null> {
+/**
+ * Up to `length` bytes of a document from `offset` (empty past its end), or null once retention
+ * deleted them.
+ */
+export async function documentBytes(executor: Executor, documentId: string, offset: number,
+    length: number): Promise<Uint8Array | null> {
   // substring on bytea is 1-based; only the asked part leaves the database.
   const row = await executor
     .selectFrom('kyc_documents')
@@ -112,13 +128,16 @@ export async function documentBytes(executor: Executor, documentId: string, offs
   return row?.part ?? null
 }
 
-export async function decideDocument(executor: Executor, documentId: string, decision: 'approved' | 'rejected', reason: string | null): Promise<void> {
-  await executor.updateTable('kyc_documents').set({ decision, rejection_reason: reason }).where('id', '=', documentId).execute()
+export async function decideDocument(executor: Executor, documentId: string,
+    decision: 'approved' | 'rejected', reason: string | null): Promise<void> {
+  await executor.updateTable('kyc_documents').set({ decision, rejection_reason: reason }).where(
+    'id', '=', documentId).execute()
 }
 
 /** Marks every undecided document of a submission approved. */
 export async function approveUndecided(executor: Executor, submissionId: string): Promise<void> {
-  await executor.updateTable('kyc_documents').set({ decision: 'approved' }).where('submission_id', '=', submissionId).where('decision', 'is', null).execute()
+  await executor.updateTable('kyc_documents').set({ decision: 'approved' }).where('submission_id',
+    '=', submissionId).where('decision', 'is', null).execute()
 }
 
 /** Submissions of one kind in one state, oldest first, with their document counts. */
@@ -132,7 +151,8 @@ export async function submissionsIn(
   let query = executor
     .selectFrom('kyc_submissions as s')
     .selectAll('s')
-    .select((eb) => eb.selectFrom('kyc_documents as d').select(eb.fn.countAll<string>().as('n')).whereRef('d.submission_id', '=', 's.id').as('documents'))
+    .select((eb) => eb.selectFrom('kyc_documents as d').select(eb.fn.countAll<string>().as('n'))
+      .whereRef('d.submission_id', '=', 's.id').as('documents'))
     .where('s.owner_kind', '=', ownerKind)
     .where('s.state', '=', state)
   if (partnerId) query = query.where('s.partner_id', '=', partnerId)
@@ -146,7 +166,8 @@ export async function submissionsIn(
  * Deletes the bytes of documents whose submission was rejected or superseded before
  * `before` (their metadata and hash stay, for the audit trail). Resolves with their ids.
  */
-export async function deleteExpiredContent(executor: Executor, before: Date, now: Date, limit: number): Promise<string[]> {
+export async function deleteExpiredContent(executor: Executor, before: Date, now: Date,
+    limit: number): Promise<string[]> {
   const rows = await executor
     .updateTable('kyc_documents')
     .set({ content: null, deleted_at: now })
@@ -159,7 +180,8 @@ export async function deleteExpiredContent(executor: Executor, before: Date, now
         .where((w) =>
           w.or([
             w.and([w('s.state', '=', 'rejected'), w('s.decided_at', '<', before)]),
-            // A superseded submission left review when its successor came: its period runs from then.
+            // A superseded submission left review when its successor came: its period runs from
+            // then.
             w.and([w('s.state', '=', 'superseded'), w('s.superseded_at', '<', before)]),
           ]),
         )
@@ -172,21 +194,27 @@ export async function deleteExpiredContent(executor: Executor, before: Date, now
 
 // --- KYB profiles and directors
 
-export async function kybMetadataOf(executor: Executor, entityId: string): Promise<Record<string, unknown>> {
-  const row = await executor.selectFrom('kyb_profiles').select('metadata').where('entity_id', '=', entityId).executeTakeFirst()
+export async function kybMetadataOf(executor: Executor, entityId: string): Promise<Record<string,
+    unknown>> {
+  const row = await executor.selectFrom('kyb_profiles').select('metadata').where('entity_id', '=',
+    entityId).executeTakeFirst()
   return (row?.metadata as Record<string, unknown> | undefined) ?? {}
 }
 
-export async function setKybMetadata(executor: Executor, entityId: string, partnerId: string, metadata: Record<string, unknown>, at: Date): Promise<void> {
+export async function setKybMetadata(executor: Executor, entityId: string, partnerId: string,
+    metadata: Record<string, unknown>, at: Date): Promise<void> {
   await executor
     .insertInto('kyb_profiles')
-    .values({ entity_id: entityId, partner_id: partnerId, metadata: JSON.stringify(metadata), updated_at: at })
-    .onConflict((oc) => oc.column('entity_id').doUpdateSet({ metadata: JSON.stringify(metadata), updated_at: at }))
+    .values({ entity_id: entityId, partner_id: partnerId, metadata: JSON.stringify(metadata),
+      updated_at: at })
+    .onConflict((oc) => oc.column('entity_id').doUpdateSet({ metadata: JSON.stringify(metadata),
+      updated_at: at }))
     .execute()
 }
 
 export async function directorsOf(executor: Executor, entityId: string): Promise<DirectorRow[]> {
-  return executor.selectFrom('kyb_directors').selectAll().where('entity_id', '=', entityId).orderBy('position').execute()
+  return executor.selectFrom('kyb_directors').selectAll().where('entity_id', '=', entityId).orderBy(
+    'position').execute()
 }
 
 /** Records the registry's directors once (a second caller's rows are kept, not doubled). */
@@ -219,7 +247,8 @@ export async function updateDirector(
   executor: Executor,
   entityId: string,
   directorId: string,
-  changes: { full_name?: string; email?: string; metadata?: Record<string, unknown>; approved?: boolean; verified?: boolean; verification_sent?: boolean },
+  changes: { full_name?: string; email?: string; metadata?: Record<string,
+    unknown>; approved?: boolean; verified?: boolean; verification_sent?: boolean },
   at: Date,
 ): Promise<boolean> {
   const { metadata, ...rest } = changes

@@ -33,8 +33,9 @@ export const limitsOperations = {
     subject: 'ops.partner.limits',
     permission: 'operator',
     summary:
-      "Show a partner's request budget, or set it: `requests_per_second` and `burst` together give each of its credentials " +
-      "those limits; `reset` returns it to the bank's defaults (BANK_RATE_PER_SECOND, BANK_RATE_BURST). Every instance " +
+      "Show a partner's request budget, or set it: `requests_per_second` and `burst` together " +
+      "give each of its credentials those limits; `reset` returns it to the bank's defaults " +
+        "(BANK_RATE_PER_SECOND, BANK_RATE_BURST). Every instance " +
       'applies a change within a second.',
     request: z.strictObject({
       partner_id: uuid(),

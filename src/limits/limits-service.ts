@@ -36,7 +36,8 @@ export class LimitsService {
     if (change) this.limiter.forgetPartner(partnerId)
     const own = change === 'reset' ? undefined : (change ?? (await ownLimits(this.db, partnerId)))
     const limits = own ?? this.defaults
-    return { partner_id: partnerId, requests_per_second: limits.requests_per_second, burst: limits.burst, bank_default: own === undefined }
+    return { partner_id: partnerId, requests_per_second: limits.requests_per_second,
+      burst: limits.burst, bank_default: own === undefined }
   }
 }
 
@@ -44,11 +45,14 @@ export class LimitsService {
 function limitsChange(request: PartnerLimitsRequest): Limits | 'reset' | undefined {
   const { requests_per_second, burst } = request
   const setting = requests_per_second !== undefined || burst !== undefined
-  if (request.reset === true && setting) throw Invalid.field('reset', 'cannot be given with requests_per_second or burst')
+  if (request.reset === true && setting) throw Invalid.field('reset',
+    'cannot be given with requests_per_second or burst')
   if (request.reset === true) return 'reset'
   if (!setting) return undefined
-  // A rate without a burst (or the reverse) would leave the other to a default the operator did not see.
-  if (requests_per_second === undefined) throw Invalid.field('requests_per_second', 'is required with burst')
+  // A rate without a burst (or the reverse) would leave the other to a default the operator did not
+  // see.
+  if (requests_per_second === undefined) throw Invalid.field('requests_per_second',
+    'is required with burst')
   if (burst === undefined) throw Invalid.field('burst', 'is required with requests_per_second')
   return { requests_per_second, burst }
 }

@@ -24,7 +24,10 @@ export interface LeaseRequest {
   nowMs: number
   /** The bank's limits, for a credential whose partner has none of its own. */
   defaults: Limits
-  /** A lease takes at most this many seconds' worth of the rate (at least one token, at most the burst). */
+  /**
+   * A lease takes at most this many seconds' worth of the rate (at least one token, at most the
+   * burst).
+   */
   leaseSeconds: number
 }
 
@@ -33,7 +36,8 @@ export interface LeaseRequest {
 // Written once here and used twice below: every SET expression reads the row as it was
 // before this statement, so the grant and the tokens left are computed from the same state.
 const available = sql.raw(
-  'least(excluded.burst, b.tokens + excluded.requests_per_second::float8 * greatest(0, excluded.refilled_ms - b.refilled_ms) / 1000.0)',
+  'least(excluded.burst, b.tokens + excluded.requests_per_second::float8 * greatest(0, ' +
+    'excluded.refilled_ms - b.refilled_ms) / 1000.0)',
 )
 const granted = sql`least(excluded.leased, floor(${available}))::int`
 
@@ -66,15 +70,19 @@ export async function leaseTokens(db: Kysely<Database>, request: LeaseRequest): 
   `.execute(db)
   const lease = rows[0]
   if (!lease) throw new Error('the rate bucket upsert returned no row')
-  return { leased: Number(lease.leased), tokens: Number(lease.tokens), requests_per_second: Number(lease.requests_per_second), burst: Number(lease.burst) }
+  return { leased: Number(lease.leased), tokens: Number(lease.tokens),
+    requests_per_second: Number(lease.requests_per_second), burst: Number(lease.burst) }
 }
 
 /** The limits an operator gave the partner, if any. */
-export async function ownLimits(db: Kysely<Database>, partnerId: string): Promise<Limits | undefined> {
-  return db.selectFrom('rate_limits').select(['requests_per_second', 'burst']).where('partner_id', '=', partnerId).executeTakeFirst()
+export async function ownLimits(db: Kysely<Database>,
+    partnerId: string): Promise<Limits | undefined> {
+  return db.selectFrom('rate_limits').select(['requests_per_second', 'burst']).where('partner_id',
+    '=', partnerId).executeTakeFirst()
 }
 
-export async function setOwnLimits(db: Kysely<Database>, partnerId: string, limits: Limits, at: Date): Promise<void> {
+export async function setOwnLimits(db: Kysely<Database>, partnerId: string, limits: Limits,
+    at: Date): Promise<void> {
   await db
     .insertInto('rate_limits')
     .values({ partner_id: partnerId, ...limits, updated_at: at })

@@ -24,17 +24,28 @@ import { leaseTokens, type Lease, type LeaseRequest, type Limits } from './limit
 // nothing refills, and all instances together take exactly `burst` requests.
 
 export interface RateLimiterOptions {
-  /** The bank's limits, for credentials whose partner has none of its own (BANK_RATE_PER_SECOND, BANK_RATE_BURST). */
+  /**
+   * The bank's limits, for credentials whose partner has none of its own (BANK_RATE_PER_SECOND,
+   * BANK_RATE_BURST).
+   */
   defaults: Limits
-  /** A lease takes this many milliseconds' worth of the rate (at least one token, at most the burst). */
+  /**
+   * A lease takes this many milliseconds' worth of the rate (at least one token, at most the
+   * burst).
+   */
   lease_ms: number
   /** Leased tokens not spent within this time lapse. */
   lease_ttl_ms: number
-  /** Credentials whose leases one instance remembers; the oldest is forgotten beyond it (its tokens lapse). */
+  /**
+   * Credentials whose leases one instance remembers; the oldest is forgotten beyond it (its tokens
+   * lapse).
+   */
   buckets_max: number
 }
 
-/** Where leases come from: the shared buckets in the database (bench/micro.ts has one in memory). */
+/**
+ * Where leases come from: the shared buckets in the database (bench/micro.ts has one in memory).
+ */
 export interface TokenSource {
   lease(request: LeaseRequest): Promise<Lease>
 }
@@ -43,7 +54,8 @@ export function databaseTokens(db: Kysely<Database>): TokenSource {
   return { lease: (request) => leaseTokens(db, request) }
 }
 
-export const rate_limiter_defaults: Omit<RateLimiterOptions, 'defaults'> = { lease_ms: 100, lease_ttl_ms: 1000, buckets_max: 10_000 }
+export const rate_limiter_defaults: Omit<RateLimiterOptions, 'defaults'> =
+  { lease_ms: 100, lease_ttl_ms: 1000, buckets_max: 10_000 }
 
 /** One credential's budget on this instance. */
 interface LocalBucket {
@@ -103,10 +115,14 @@ export class RateLimiter {
     return { ...this.counted }
   }
 
-  /** Forgets this instance's leases of a partner's credentials, so that its new limits apply here at the next request. */
+  /**
+   * Forgets this instance's leases of a partner's credentials, so that its new limits apply here at
+   * the next request.
+   */
   forgetPartner(partnerId: string): void {
     for (const [credentialId, bucket] of this.buckets) {
-      if (bucket.partnerId === partnerId && bucket.leasing === undefined) this.buckets.delete(credentialId)
+      if (bucket.partnerId === partnerId && bucket.leasing === undefined) this.buckets.delete(
+        credentialId)
     }
   }
 
@@ -150,25 +166,31 @@ export class RateLimiter {
     bucket.expiresAtMs = this.clock.now().getTime() + this.options.lease_ttl_ms
     // When it was empty, ask again once a whole chunk will have refilled: one statement per
     // chunk of the rate, however hard the caller tries.
-    bucket.refusedUntilMs = lease.leased > 0 ? 0 : nowMs + ((this.chunkOf(lease) - lease.tokens) * 1000) / lease.requests_per_second
+    bucket.refusedUntilMs = lease.leased > 0 ? 0
+      : nowMs + ((this.chunkOf(lease) - lease.tokens) * 1000) / lease.requests_per_second
   }
 
   /** The tokens a lease asks for under these limits (as leaseTokens computes it). */
   private chunkOf(limits: Limits): number {
-    return Math.min(limits.burst, Math.max(1, Math.ceil((limits.requests_per_second * this.options.lease_ms) / 1000)))
+    return Math.min(limits.burst,
+      Math.max(1, Math.ceil((limits.requests_per_second * this.options.lease_ms) / 1000)))
   }
 
   private bucketOf(caller: Caller): LocalBucket {
     let bucket = this.buckets.get(caller.credentialId)
     if (bucket === undefined) {
       if (this.buckets.size >= this.options.buckets_max) this.forgetOne()
-      bucket = { partnerId: caller.partnerId, tokens: 0, expiresAtMs: 0, refusedUntilMs: 0, limits: this.options.defaults, leasing: undefined }
+      bucket = { partnerId: caller.partnerId, tokens: 0, expiresAtMs: 0, refusedUntilMs: 0,
+        limits: this.options.defaults, leasing: undefined }
       this.buckets.set(caller.credentialId, bucket)
     }
     return bucket
   }
 
-  /** Makes room: the oldest credential not waiting for a lease is forgotten (its leased tokens lapse). */
+  /**
+   * Makes room: the oldest credential not waiting for a lease is forgotten (its leased tokens
+   * lapse).
+   */
   private forgetOne(): void {
     for (const [credentialId, bucket] of this.buckets) {
       if (bucket.leasing === undefined) {
@@ -183,7 +205,8 @@ export class RateLimiter {
     const waitMs = Math.max(1, Math.ceil(bucket.refusedUntilMs - nowMs))
     const { requests_per_second, burst } = bucket.limits
     return new RateLimited(
-      `this credential's request budget is spent (${requests_per_second} requests per second, burst ${burst}); retry in ${waitMs} ms`,
+      `this credential's request budget is spent (${requests_per_second} requests per second, ` +
+        `burst ${burst}); retry in ${waitMs} ms`,
       waitMs,
     )
   }

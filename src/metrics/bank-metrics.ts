@@ -55,8 +55,9 @@ export class BankMetrics {
     this.batchStarts = new Counter({
       name: 'bank_ledger_batch_starts_total',
       help:
-        'Payment (reserve) batches by how they read their accounts: remembered (from the states this instance last wrote, ' +
-        'checked by the write), locked (read under lock first); stale counts the remembered ones found changed and written again under lock.',
+        'Payment (reserve) batches by how they read their accounts: remembered (from the states ' +
+        'this instance last wrote, checked by the write), locked (read under lock first); stale ' +
+          'counts the remembered ones found changed and written again under lock.',
       labelNames: ['start'],
       registers: [this.registry],
     })
@@ -77,7 +78,8 @@ export class BankMetrics {
       registers: [this.registry],
       async collect() {
         this.reset()
-        for (const row of await metrics.jobCounts()) this.set({ kind: row.kind, state: row.state }, Number(row.n))
+        for (const row of await metrics.jobCounts()) this.set({ kind: row.kind, state: row.state },
+          Number(row.n))
       },
     })
     new Gauge({
@@ -87,7 +89,8 @@ export class BankMetrics {
       registers: [this.registry],
       async collect() {
         this.reset()
-        for (const row of await metrics.oldestDue()) this.set({ kind: row.kind }, Math.max(0, Number(row.age)))
+        for (const row of await metrics.oldestDue()) this.set({ kind: row.kind },
+          Math.max(0, Number(row.age)))
       },
     })
     new Gauge({
@@ -97,7 +100,8 @@ export class BankMetrics {
       registers: [this.registry],
       async collect() {
         this.reset()
-        for (const row of await metrics.deliveryCounts()) this.set({ state: row.state }, Number(row.n))
+        for (const row of await metrics.deliveryCounts()) this.set({ state: row.state },
+          Number(row.n))
       },
     })
   }
@@ -152,21 +156,25 @@ export class BankMetrics {
       .where('due_at', '<=', now)
       .groupBy('kind')
       .execute()
-    return rows.map((row) => ({ kind: row.kind, age: (now.getTime() - new Date(row.due as unknown as string).getTime()) / 1000 }))
+    return rows.map((row) => ({ kind: row.kind,
+      age: (now.getTime() - new Date(row.due as unknown as string).getTime()) / 1000 }))
   }
 
   private async deliveryCounts(): Promise<Array<{ state: string; n: string | number }>> {
     if (!this.db) return []
-    return this.db.selectFrom('webhook_deliveries').select(['state', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('state').execute()
+    return this.db.selectFrom('webhook_deliveries').select(
+      ['state', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('state').execute()
   }
 }
 
 /** Serves `/metrics` (Prometheus text format) on `host:port`; resolves once listening. */
-export async function serveMetrics(metrics: BankMetrics, host: string, port: number, log: Logger): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveMetrics(metrics: BankMetrics, host: string, port: number,
+    log: Logger): Promise<{ port: number; close(): Promise<void> }> {
   metrics.includeProcessMetrics()
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found; metrics are at /metrics\n')
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(
+        'not found; metrics are at /metrics\n')
       return
     }
     metrics.registry.metrics().then(
@@ -174,7 +182,8 @@ export async function serveMetrics(metrics: BankMetrics, host: string, port: num
       (error: unknown) => {
         // The database may be away: say so rather than serve half the figures.
         log.warn({ err: error }, 'metrics scrape failed')
-        res.writeHead(503, { 'content-type': 'text/plain' }).end('metrics unavailable: the bank cannot read its database\n')
+        res.writeHead(503, { 'content-type': 'text/plain' }).end(
+          'metrics unavailable: the bank cannot read its database\n')
       },
     )
   })

@@ -60,8 +60,10 @@ export const moneyOperations = {
     subject: 'ops.transaction.reverse',
     permission: 'operator',
     summary:
-      "Reverse an operator's deposit (a credit made in error): the amount leaves the account again as a `reversal` transaction and the deposit becomes Reversed. " +
-      'The account must have the amount available (else 422). Above the dual-control threshold it waits for a second operator (`pending_approval`).',
+      "Reverse an operator's deposit (a credit made in error): the amount leaves the account " +
+        "again as a `reversal` transaction and the deposit becomes Reversed. " +
+      'The account must have the amount available (else 422). Above the dual-control threshold ' +
+        'it waits for a second operator (`pending_approval`).',
     request: z.strictObject({ tx_id: uuid(), reason: text(1, 200) }),
     response: moneyMoved,
   }),

@@ -22,12 +22,17 @@ import { createAccount, createUser, type KeyPair } from '@nats-io/nkeys'
 // client sent): the bank knows which partner a request came through.
 
 /** Limits of an account where the bank sets none: unlimited (-1), wildcards allowed. */
-const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 } as const
+const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true,
+  conn: -1, leaf: -1 } as const
 /** No JetStream in an account. */
 const no_jetstream = { mem_storage: 0, disk_storage: 0, streams: 0, consumer: 0 } as const
 
-/** JetStream each partner's account may use for its dropboxes (bytes; streams and consumers unbounded). */
-export const partner_jetstream_default = { disk_storage: 10 * 1024 ** 3, mem_storage: 256 * 1024 ** 2 } as const
+/**
+ * JetStream each partner's account may use for its dropboxes (bytes; streams and consumers
+ * unbounded).
+ */
+export const partner_jetstream_default = { disk_storage: 10 * 1024 ** 3,
+  mem_storage: 256 * 1024 ** 2 } as const
 
 /**
  * The subjects a partner's account imports from the bank: every operation naming that
@@ -35,7 +40,8 @@ export const partner_jetstream_default = { disk_storage: 10 * 1024 ** 3, mem_sto
  * (`entitySubjects`, e.g. `svc.account.*.bulk_payment.initiate`: fixed patterns from the
  * contract, not one per entity), whose entity the bank checks is the caller's.
  */
-export const partnerServiceSubjects = (partnerId: string, entitySubjects: readonly string[]): string[] => [`svc.*.${partnerId}.>`, ...entitySubjects]
+export const partnerServiceSubjects = (partnerId: string,
+  entitySubjects: readonly string[]): string[] => [`svc.*.${partnerId}.>`, ...entitySubjects]
 
 /** The header the server adds to a request that crossed an import with `share`. */
 export const request_info_header = 'Nats-Request-Info'
@@ -49,61 +55,79 @@ export interface AuthorityKeys {
   operators: KeyPair
 }
 
-export async function operatorJwt(keys: Pick<AuthorityKeys, 'operator' | 'signing' | 'system'>, name: string): Promise<string> {
+export async function operatorJwt(keys: Pick<AuthorityKeys, 'operator' | 'signing' | 'system'>,
+    name: string): Promise<string> {
   return encodeOperator(name, keys.operator, {
     signing_keys: [keys.signing.getPublicKey()],
     system_account: keys.system.getPublicKey(),
   })
 }
 
-export async function systemAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'system'>): Promise<string> {
-  return encodeAccount('SYS', keys.system, { limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
+export async function systemAccountJwt(keys: Pick<AuthorityKeys,
+    'signing' | 'system'>): Promise<string> {
+  return encodeAccount('SYS', keys.system, { limits: { ...unlimited, ...no_jetstream } },
+    { signer: keys.signing })
 }
 
 /** The bank's account: it serves every subject and exports each only against a token it signed. */
-export async function bankAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>): Promise<string> {
+export async function bankAccountJwt(keys: Pick<AuthorityKeys,
+    'signing' | 'bank'>): Promise<string> {
   const exports: Export[] = [
-    { name: 'partner operations', subject: 'svc.>', type: 'service', token_req: true, response_type: 'Singleton' },
-    { name: 'operator operations', subject: 'ops.>', type: 'service', token_req: true, response_type: 'Singleton' },
+    { name: 'partner operations', subject: 'svc.>', type: 'service', token_req: true,
+      response_type: 'Singleton' },
+    { name: 'operator operations', subject: 'ops.>', type: 'service', token_req: true,
+      response_type: 'Singleton' },
     // $SRV.PING/INFO/STATS are answered by every instance: many replies to one request.
-    { name: 'service discovery', subject: '$SRV.>', type: 'service', token_req: true, response_type: 'Stream' },
+    { name: 'service discovery', subject: '$SRV.>', type: 'service', token_req: true,
+      response_type: 'Stream' },
   ]
-  return encodeAccount('BANK', keys.bank, { exports, limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
+  return encodeAccount('BANK', keys.bank, { exports, limits: { ...unlimited, ...no_jetstream } },
+    { signer: keys.signing })
 }
 
 /** The operators' account: `ops.>` and `$SRV.>` from the bank, nothing else. */
-export async function operatorsAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank' | 'operators'>): Promise<string> {
+export async function operatorsAccountJwt(keys: Pick<AuthorityKeys,
+    'signing' | 'bank' | 'operators'>): Promise<string> {
   const imports: Import[] = []
-  for (const [name, subject] of [['operator operations', 'ops.>'], ['service discovery', '$SRV.>']] as const) {
+  for (const [name, subject] of [['operator operations', 'ops.>'],
+      ['service discovery', '$SRV.>']] as const) {
     const token = await encodeActivation(name, keys.operators, keys.bank, 'service', { subject })
-    imports.push({ name, subject, account: keys.bank.getPublicKey(), type: 'service', token, share: true })
+    imports.push({ name, subject, account: keys.bank.getPublicKey(), type: 'service', token,
+      share: true })
   }
-  return encodeAccount('OPERATORS', keys.operators, { imports, limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
+  return encodeAccount('OPERATORS', keys.operators,
+    { imports, limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
 }
 
 export interface PartnerAccountState {
   partnerId: string
   /** The entity-scoped operations' subjects, the entity token a `*`. */
   entitySubjects: readonly string[]
-  /** Users revoked: public key → epoch second (the server refuses user JWTs issued at or before it). */
+  /**
+   * Users revoked: public key → epoch second (the server refuses user JWTs issued at or before it).
+   */
   revoked: Record<string, number>
   /** Suspended since this epoch second: every user of the account is refused and disconnected. */
   suspendedAt: number | null
 }
 
-export async function partnerAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>, account: KeyPair, state: PartnerAccountState): Promise<string> {
+export async function partnerAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>,
+    account: KeyPair, state: PartnerAccountState): Promise<string> {
   const imports: Import[] = []
   for (const subject of partnerServiceSubjects(state.partnerId, state.entitySubjects)) {
     // Each import carries the bank's activation for exactly that subject.
-    const token = await encodeActivation('partner operations', account, keys.bank, 'service', { subject })
-    imports.push({ name: subject, subject, account: keys.bank.getPublicKey(), type: 'service', token, share: true })
+    const token = await encodeActivation('partner operations', account, keys.bank, 'service',
+      { subject })
+    imports.push({ name: subject, subject, account: keys.bank.getPublicKey(), type: 'service',
+      token, share: true })
   }
   const revocations: Record<string, number> = { ...state.revoked }
   if (state.suspendedAt !== null) revocations['*'] = state.suspendedAt
   const claims: Partial<Account> = {
     imports,
     // The partner's account exports nothing; its imports are the bank's to sign.
-    limits: { ...unlimited, exports: 0, imports: imports.length, ...partner_jetstream_default, streams: -1, consumer: -1 },
+    limits: { ...unlimited, exports: 0, imports: imports.length, ...partner_jetstream_default,
+      streams: -1, consumer: -1 },
     revocations,
   }
   return encodeAccount(`partner ${state.partnerId}`, account, claims, { signer: keys.signing })
@@ -121,11 +145,15 @@ export const partner_user_permissions: Partial<User> = {
 }
 
 /** An operator's user: `ops.` operations and `$SRV` discovery out, replies in. */
-export const operator_user_permissions: Partial<User> = { pub: { allow: ['ops.>', '$SRV.>'] }, sub: { allow: ['_INBOX.>'] } }
+export const operator_user_permissions: Partial<User> = { pub: { allow: ['ops.>', '$SRV.>'] },
+  sub: { allow: ['_INBOX.>'] } }
 
-/** The bank's reader of a partner's dropboxes, inside that partner's account: JetStream's API only. */
+/**
+ * The bank's reader of a partner's dropboxes, inside that partner's account: JetStream's API only.
+ */
 export const dropbox_reader_inbox = '_INBOX_bank_reader'
-export const dropbox_reader_permissions: Partial<User> = { pub: { allow: ['$JS.API.>'] }, sub: { allow: [`${dropbox_reader_inbox}.>`] } }
+export const dropbox_reader_permissions: Partial<User> = { pub: { allow: ['$JS.API.>'] },
+  sub: { allow: [`${dropbox_reader_inbox}.>`] } }
 
 /** The bank's asker of a partner's card decisions, inside that partner's account. */
 export const card_decider_inbox = '_INBOX_bank_decider'
@@ -140,10 +168,15 @@ export interface IssuedUser {
   creds: string
 }
 
-/** A new user of `account`, signed by it; `expiresAt` (epoch second) makes the server refuse it after. */
-export async function issueUser(account: KeyPair, name: string, permissions: Partial<User>, expiresAt?: number): Promise<IssuedUser> {
+/**
+ * A new user of `account`, signed by it; `expiresAt` (epoch second) makes the server refuse it
+ * after.
+ */
+export async function issueUser(account: KeyPair, name: string, permissions: Partial<User>,
+    expiresAt?: number): Promise<IssuedUser> {
   const user = createUser()
-  const jwt = await encodeUser(name, user, account, permissions, expiresAt === undefined ? {} : { exp: expiresAt })
+  const jwt = await encodeUser(name, user, account, permissions, expiresAt === undefined ? {}
+    : { exp: expiresAt })
   return { publicKey: user.getPublicKey(), creds: new TextDecoder().decode(fmtCreds(jwt, user)) }
 }
 

@@ -23,7 +23,8 @@ export const issuedNatsUser = natsUserView.extend({
   creds: z.string(),
 })
 
-const suspension = z.object({ partner_id: z.string(), suspended: z.boolean(), suspended_at: timestamp.nullable() })
+const suspension =
+  z.object({ partner_id: z.string(), suspended: z.boolean(), suspended_at: timestamp.nullable() })
 
 export const natsIdentityOperations = {
   credsCreate: operation({
@@ -33,11 +34,14 @@ export const natsIdentityOperations = {
     subject: 'ops.partner.nats_creds',
     permission: 'operator',
     summary:
-      "Issue another NATS credentials file for a partner (a user of the partner's own NATS account); shown once. " +
-      'The partner connects with it (NATS_CREDS) and the CA certificate, and calls with its token as before.',
+      "Issue another NATS credentials file for a partner (a user of the partner's own NATS " +
+        "account); shown once. " +
+      'The partner connects with it (NATS_CREDS) and the CA certificate, and calls with its ' +
+        'token as before.',
     request: z.strictObject({
       partner_id: uuid(),
-      expires_in_seconds: z.int({ error: 'must be a whole number of seconds' }).min(60).max(nats_creds_ttl_seconds_max).optional(),
+      expires_in_seconds: z.int({ error: 'must be a whole number of seconds' }).min(60).max(
+        nats_creds_ttl_seconds_max).optional(),
       label: text(1, 100).optional(),
     }),
     response: issuedNatsUser,
@@ -49,7 +53,8 @@ export const natsIdentityOperations = {
     permission: 'operator',
     summary: "A partner's NATS users (never their credentials), oldest first.",
     request: z.strictObject({ partner_id: uuid() }),
-    response: z.object({ partner_id: z.string(), suspended: z.boolean(), users: z.array(natsUserView) }),
+    response: z.object({ partner_id: z.string(), suspended: z.boolean(),
+      users: z.array(natsUserView) }),
   }),
   revoke: operation({
     name: 'ops_partner_nats_revoke',
@@ -67,8 +72,10 @@ export const natsIdentityOperations = {
     subject: 'ops.partner.suspend',
     permission: 'operator',
     summary:
-      "Suspend a partner: its tokens are refused and every NATS user of its account is disconnected on every server within " +
-      'seconds, until it is let back (`partner unsuspend`). Suspending a suspended partner changes nothing.',
+      "Suspend a partner: its tokens are refused and every NATS user of its account is " +
+        "disconnected on every server within " +
+      'seconds, until it is let back (`partner unsuspend`). Suspending a suspended partner ' +
+        'changes nothing.',
     request: z.strictObject({ partner_id: uuid() }),
     response: suspension,
   }),

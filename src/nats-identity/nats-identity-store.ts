@@ -13,44 +13,56 @@ export async function authorityRow(executor: Executor): Promise<NatsAuthorityRow
   return executor.selectFrom('nats_authority').selectAll().where('id', '=', 1).executeTakeFirst()
 }
 
-export async function insertAuthority(executor: Executor, values: Insertable<NatsAuthorityTable>): Promise<void> {
+export async function insertAuthority(executor: Executor,
+    values: Insertable<NatsAuthorityTable>): Promise<void> {
   await executor.insertInto('nats_authority').values(values).execute()
 }
 
-export async function insertAccount(executor: Executor, values: Insertable<NatsAccountsTable>): Promise<void> {
+export async function insertAccount(executor: Executor,
+    values: Insertable<NatsAccountsTable>): Promise<void> {
   await executor.insertInto('nats_accounts').values(values).execute()
 }
 
 /** A partner's account, locked for the rest of the transaction when `forUpdate`. */
-export async function accountOf(executor: Executor, partnerId: string, forUpdate = false): Promise<NatsAccountRow | undefined> {
+export async function accountOf(executor: Executor, partnerId: string,
+    forUpdate = false): Promise<NatsAccountRow | undefined> {
   let query = executor.selectFrom('nats_accounts').selectAll().where('partner_id', '=', partnerId)
   if (forUpdate) query = query.forUpdate()
   return query.executeTakeFirst()
 }
 
-export async function partnerOfAccountKey(executor: Executor, publicKey: string): Promise<string | undefined> {
-  const row = await executor.selectFrom('nats_accounts').select('partner_id').where('public_key', '=', publicKey).executeTakeFirst()
+export async function partnerOfAccountKey(executor: Executor,
+    publicKey: string): Promise<string | undefined> {
+  const row = await executor.selectFrom('nats_accounts').select('partner_id').where('public_key',
+    '=', publicKey).executeTakeFirst()
   return row?.partner_id
 }
 
-export async function allAccounts(executor: Executor): Promise<Array<Pick<NatsAccountRow, 'partner_id' | 'public_key' | 'jwt'>>> {
-  return executor.selectFrom('nats_accounts').select(['partner_id', 'public_key', 'jwt']).orderBy('created_at').execute()
+export async function allAccounts(executor: Executor): Promise<Array<Pick<NatsAccountRow,
+    'partner_id' | 'public_key' | 'jwt'>>> {
+  return executor.selectFrom('nats_accounts').select(['partner_id', 'public_key', 'jwt']).orderBy(
+    'created_at').execute()
 }
 
-export async function updateAccountJwt(executor: Executor, partnerId: string, jwt: string, issuedAt: number): Promise<void> {
-  await executor.updateTable('nats_accounts').set({ jwt, jwt_issued_at: issuedAt }).where('partner_id', '=', partnerId).execute()
+export async function updateAccountJwt(executor: Executor, partnerId: string, jwt: string,
+    issuedAt: number): Promise<void> {
+  await executor.updateTable('nats_accounts').set({ jwt, jwt_issued_at: issuedAt }).where(
+    'partner_id', '=', partnerId).execute()
 }
 
-export async function insertUser(executor: Executor, values: Insertable<NatsUsersTable>): Promise<void> {
+export async function insertUser(executor: Executor,
+    values: Insertable<NatsUsersTable>): Promise<void> {
   await executor.insertInto('nats_users').values(values).execute()
 }
 
 export async function usersOf(executor: Executor, partnerId: string): Promise<NatsUserRow[]> {
-  return executor.selectFrom('nats_users').selectAll().where('partner_id', '=', partnerId).orderBy('created_seq').execute()
+  return executor.selectFrom('nats_users').selectAll().where('partner_id', '=', partnerId).orderBy(
+    'created_seq').execute()
 }
 
 /** The partner's revoked users, for its account JWT's revocation list. */
-export async function revokedUsersOf(executor: Executor, partnerId: string): Promise<Array<{ public_key: string; revoked_at: Date }>> {
+export async function revokedUsersOf(executor: Executor, partnerId: string): Promise<Array<{
+    public_key: string; revoked_at: Date }>> {
   const rows = await executor
     .selectFrom('nats_users')
     .select(['public_key', 'revoked_at'])
@@ -61,15 +73,20 @@ export async function revokedUsersOf(executor: Executor, partnerId: string): Pro
 }
 
 /** One of the partner's users (another partner's is not found). */
-export async function userOf(executor: Executor, partnerId: string, userId: string): Promise<NatsUserRow | undefined> {
-  return executor.selectFrom('nats_users').selectAll().where('id', '=', userId).where('partner_id', '=', partnerId).executeTakeFirst()
+export async function userOf(executor: Executor, partnerId: string,
+    userId: string): Promise<NatsUserRow | undefined> {
+  return executor.selectFrom('nats_users').selectAll().where('id', '=', userId).where('partner_id',
+    '=', partnerId).executeTakeFirst()
 }
 
 export async function markUserRevoked(executor: Executor, userId: string, at: Date): Promise<void> {
-  await executor.updateTable('nats_users').set({ revoked_at: at }).where('id', '=', userId).execute()
+  await executor.updateTable('nats_users').set({ revoked_at: at }).where('id', '=', userId)
+    .execute()
 }
 
 /** The partner's row, locked: suspension and the account's JWT change together. */
-export async function partnerForUpdate(executor: Executor, partnerId: string): Promise<{ id: string; suspended_at: Date | null } | undefined> {
-  return executor.selectFrom('partners').select(['id', 'suspended_at']).where('id', '=', partnerId).forUpdate().executeTakeFirst()
+export async function partnerForUpdate(executor: Executor, partnerId: string): Promise<{
+    id: string; suspended_at: Date | null } | undefined> {
+  return executor.selectFrom('partners').select(['id', 'suspended_at']).where('id', '=', partnerId)
+    .forUpdate().executeTakeFirst()
 }

@@ -28,7 +28,10 @@ export interface NatsAccountsTable {
   public_key: string
   seed_sealed: string
   jwt: string
-  /** The `iat` of `jwt`: each new JWT of the account is issued strictly later, so the servers keep the newest. */
+  /**
+   * The `iat` of `jwt`: each new JWT of the account is issued strictly later, so the servers keep
+   * the newest.
+   */
   jwt_issued_at: ColumnType<bigint | string, bigint | string | number, bigint | string | number>
   created_at: Timestamp
 }

@@ -45,7 +45,9 @@ export interface IssuedNatsUser extends NatsUserView {
   creds: string
 }
 
-/** The bank's own reader of a partner's dropboxes lives this long; a new one is made per connection. */
+/**
+ * The bank's own reader of a partner's dropboxes lives this long; a new one is made per connection.
+ */
 const reader_ttl_seconds = 3600
 
 export class NatsIdentity {
@@ -62,10 +64,12 @@ export class NatsIdentity {
   ) {}
 
   /** The authority `bank nats init` stored, or undefined when this bank has none (an open NATS). */
-  static async load(db: Kysely<Database>, box: SecretBox, clock: Clock): Promise<NatsIdentity | undefined> {
+  static async load(db: Kysely<Database>, box: SecretBox,
+      clock: Clock): Promise<NatsIdentity | undefined> {
     const row = await store.authorityRow(db)
     if (!row) return undefined
-    const open = (sealed: string, publicKey: string) => fromSeed(new TextEncoder().encode(box.open(sealed, sealContext(publicKey))))
+    const open = (sealed: string, publicKey: string) => fromSeed(
+      new TextEncoder().encode(box.open(sealed, sealContext(publicKey))))
     const keys: AuthorityKeys = {
       operator: open(row.operator_seed_sealed, row.operator_public_key),
       signing: open(row.signing_seed_sealed, signingPublicKey(row.operator_jwt)),
@@ -84,11 +88,15 @@ export class NatsIdentity {
     return this.row.operators_account
   }
 
-  /** A new partner's account, in the onboarding transaction; pushed by `publishAccount` after commit. */
+  /**
+   * A new partner's account, in the onboarding transaction; pushed by `publishAccount` after
+   * commit.
+   */
   async createPartnerAccount(trx: Kysely<Database>, partnerId: string): Promise<void> {
     const account = newAccountKey()
     const issuedAt = epochSecond(new Date())
-    const jwt = await partnerAccountJwt(this.keys, account, { partnerId, entitySubjects: entitySubjects(), revoked: {}, suspendedAt: null })
+    const jwt = await partnerAccountJwt(this.keys, account,
+      { partnerId, entitySubjects: entitySubjects(), revoked: {}, suspendedAt: null })
     await store.insertAccount(trx, {
       partner_id: partnerId,
       public_key: account.getPublicKey(),
@@ -100,30 +108,41 @@ export class NatsIdentity {
   }
 
   /** A new NATS user of the partner's account: its credentials file is in this reply only. */
-  async issuePartnerUser(executor: Kysely<Database>, partnerId: string, options: { label: string; expiresInSeconds?: number | undefined }): Promise<IssuedNatsUser> {
+  async issuePartnerUser(executor: Kysely<Database>, partnerId: string,
+      options: { label: string; expiresInSeconds?: number | undefined }): Promise<IssuedNatsUser> {
     const row = await store.accountOf(executor, partnerId)
     if (!row) throw new NotFound('partner')
-    const partner = await executor.selectFrom('partners').select('suspended_at').where('id', '=', partnerId).executeTakeFirst()
-    if (partner?.suspended_at) throw new Conflict('the partner is suspended: unsuspend it before issuing NATS credentials')
-    const expiresAt = options.expiresInSeconds === undefined ? undefined : epochSecond(new Date()) + options.expiresInSeconds
+    const partner = await executor.selectFrom('partners').select('suspended_at').where('id', '=',
+      partnerId).executeTakeFirst()
+    if (partner?.suspended_at) throw new Conflict(
+      'the partner is suspended: unsuspend it before issuing NATS credentials')
+    const expiresAt = options.expiresInSeconds === undefined ? undefined
+      : epochSecond(new Date()) + options.expiresInSeconds
     // The JWT's name is ASCII of our own making: the label (any text) stays in the database.
-    const issued = await issueUser(this.accountKey(row), `partner ${partnerId}`, partner_user_permissions, expiresAt)
-    return this.record(executor, { role: 'partner', partnerId, account: row.public_key, label: options.label, expiresAt, issued })
+    const issued = await issueUser(this.accountKey(row), `partner ${partnerId}`,
+      partner_user_permissions, expiresAt)
+    return this.record(executor, { role: 'partner', partnerId, account: row.public_key,
+      label: options.label, expiresAt, issued })
   }
 
   /** A new NATS user of the operators' account (reaches `ops.` and `$SRV` only). */
   async issueOperatorUser(executor: Kysely<Database>, label: string): Promise<IssuedNatsUser> {
     const issued = await issueUser(this.keys.operators, 'operator', operator_user_permissions)
-    return this.record(executor, { role: 'operator', partnerId: null, account: this.operatorsAccount, label, expiresAt: undefined, issued })
+    return this.record(executor, { role: 'operator', partnerId: null,
+      account: this.operatorsAccount, label, expiresAt: undefined, issued })
   }
 
   /** A NATS user of the bank's own account, for an instance of the bank. */
   async issueBankUser(executor: Kysely<Database>, label: string): Promise<IssuedNatsUser> {
     const issued = await issueUser(this.keys.bank, 'bank', {})
-    return this.record(executor, { role: 'bank', partnerId: null, account: this.bankAccount, label, expiresAt: undefined, issued })
+    return this.record(executor, { role: 'bank', partnerId: null, account: this.bankAccount, label,
+      expiresAt: undefined, issued })
   }
 
-  /** A user of the system account for this process (pushing account JWTs); not recorded, never shown. */
+  /**
+   * A user of the system account for this process (pushing account JWTs); not recorded, never
+   * shown.
+   */
   async systemCreds(): Promise<string> {
     return (await issueUser(this.keys.system, `bank ${process.pid}`, {})).creds
   }
@@ -133,7 +152,8 @@ export class NatsIdentity {
     const row = await store.accountOf(this.db, partnerId)
     if (!row) return undefined
     const expiresAt = epochSecond(new Date()) + reader_ttl_seconds
-    return (await issueUser(this.accountKey(row), 'bank dropbox reader', dropbox_reader_permissions, expiresAt)).creds
+    return (await issueUser(this.accountKey(row), 'bank dropbox reader', dropbox_reader_permissions,
+      expiresAt)).creds
   }
 
   /** A short-lived user in the partner's account through which the bank asks its card decisions. */
@@ -206,7 +226,8 @@ export class NatsIdentity {
     // Accounts signed before the contract gained an entity-scoped operation import too little.
     const expected = JSON.stringify(entitySubjects())
     for (const row of await store.allAccounts(this.db)) {
-      const imports = decode<{ imports?: Array<{ subject: string }> }>(row.jwt).nats.imports?.map((i) => i.subject).slice(1) ?? []
+      const imports = decode<{ imports?: Array<{ subject: string }> }>(row.jwt).nats.imports?.map(
+        (i) => i.subject).slice(1) ?? []
       if (JSON.stringify(imports) === expected) continue
       await this.db.transaction().execute(async (trx) => {
         const account = await store.accountOf(trx, row.partner_id, true)
@@ -216,7 +237,9 @@ export class NatsIdentity {
     return missing.length
   }
 
-  /** Sends every partner's account JWT (a server that lost its resolver store gets them all back). */
+  /**
+   * Sends every partner's account JWT (a server that lost its resolver store gets them all back).
+   */
   async publishAll(): Promise<number> {
     const rows = await store.allAccounts(this.db)
     for (const row of rows) await this.send(row.jwt)
@@ -228,7 +251,9 @@ export class NatsIdentity {
     return this.partnerOfKey.get(publicKey)
   }
 
-  /** The partner a NATS account belongs to (undefined for the bank's own accounts and strangers). */
+  /**
+   * The partner a NATS account belongs to (undefined for the bank's own accounts and strangers).
+   */
   async partnerOfAccount(publicKey: string): Promise<string | undefined> {
     const known = this.partnerOfKey.get(publicKey)
     if (known) return known
@@ -243,22 +268,29 @@ export class NatsIdentity {
     await this.push(jwt)
   }
 
-  /** A new JWT of the account from the rows, issued strictly after the last (the servers keep the newest). */
-  private async resign(trx: Kysely<Database>, partnerId: string, account: store.NatsAccountRow): Promise<void> {
+  /**
+   * A new JWT of the account from the rows, issued strictly after the last (the servers keep the
+   * newest).
+   */
+  private async resign(trx: Kysely<Database>, partnerId: string,
+      account: store.NatsAccountRow): Promise<void> {
     const last = Number(account.jwt_issued_at)
     const wait = (last + 1) * 1000 - Date.now()
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
     const partner = await store.partnerForUpdate(trx, partnerId)
     const revoked: Record<string, number> = {}
-    for (const user of await store.revokedUsersOf(trx, partnerId)) revoked[user.public_key] = Math.max(epochSecond(user.revoked_at), epochSecond(new Date()))
+    for (const user of await store.revokedUsersOf(trx, partnerId)) revoked[user.public_key] =
+      Math.max(epochSecond(user.revoked_at), epochSecond(new Date()))
     const issuedAt = epochSecond(new Date())
     const suspendedAt = partner?.suspended_at ? issuedAt : null
-    const jwt = await partnerAccountJwt(this.keys, this.accountKey(account), { partnerId, entitySubjects: entitySubjects(), revoked, suspendedAt })
+    const jwt = await partnerAccountJwt(this.keys, this.accountKey(account),
+      { partnerId, entitySubjects: entitySubjects(), revoked, suspendedAt })
     await store.updateAccountJwt(trx, partnerId, jwt, issuedAt)
   }
 
   private accountKey(row: store.NatsAccountRow): KeyPair {
-    return fromSeed(new TextEncoder().encode(this.box.open(row.seed_sealed, sealContext(row.public_key))))
+    return fromSeed(
+      new TextEncoder().encode(this.box.open(row.seed_sealed, sealContext(row.public_key))))
   }
 
   private async record(
@@ -281,14 +313,20 @@ export class NatsIdentity {
   }
 }
 
-/** The subjects of the operations that name an entity rather than the partner, the entity a `*` (from the contract). */
+/**
+ * The subjects of the operations that name an entity rather than the partner, the entity a `*`
+ * (from the contract).
+ */
 function entitySubjects(): string[] {
   entitySubjectsOnce ??= [...new Set(allOperations().filter((op) => scopeOf(op) === 'entity').map((op) => op.subject.replace(/<[a-z_]+>/, '*')))]
   return entitySubjectsOnce
 }
 let entitySubjectsOnce: string[] | undefined
 
-/** The authenticated context a seed is sealed with: its public key, so a sealed seed opens nowhere else. */
+/**
+ * The authenticated context a seed is sealed with: its public key, so a sealed seed opens nowhere
+ * else.
+ */
 export const sealContext = (publicKey: string) => `nats-seed:${publicKey}`
 
 export const seedOf = (key: KeyPair): string => new TextDecoder().decode(key.getSeed())

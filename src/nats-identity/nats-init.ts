@@ -64,14 +64,16 @@ export async function initNatsDeployment(options: NatsInitOptions): Promise<Nats
     resolver: path.join(dir, 'resolver'),
     jetstream: path.join(dir, 'jetstream'),
   }
-  if (!fs.existsSync(files.serverCert) || !fs.existsSync(files.serverKey)) writeTls(files, options.serverNames)
+  if (!fs.existsSync(files.serverCert) || !fs.existsSync(files.serverKey)) writeTls(files,
+    options.serverNames)
   fs.mkdirSync(files.resolver, { recursive: true })
   const preload = {
     [keys.system.getPublicKey()]: await systemAccountJwt(keys),
     [keys.bank.getPublicKey()]: await bankAccountJwt(keys),
     [keys.operators.getPublicKey()]: await operatorsAccountJwt(keys),
   }
-  fs.writeFileSync(files.config, serverConfig({ operatorJwt: identity.row.operator_jwt, systemAccount: keys.system.getPublicKey(), preload, listen: options.listen, files }))
+  fs.writeFileSync(files.config, serverConfig({ operatorJwt: identity.row.operator_jwt,
+    systemAccount: keys.system.getPublicKey(), preload, listen: options.listen, files }))
   const bank = await identity.issueBankUser(options.db, 'bank instances')
   fs.writeFileSync(files.bankCreds, bank.creds, { mode: 0o600 })
   fs.chmodSync(files.bankCreds, 0o600)
@@ -85,14 +87,16 @@ export async function initNatsDeployment(options: NatsInitOptions): Promise<Nats
     bankAccount: keys.bank.getPublicKey(),
     operatorsAccount: keys.operators.getPublicKey(),
     systemAccount: keys.system.getPublicKey(),
-    files: { config: files.config, ca: files.ca, bank_creds: files.bankCreds, operator_creds: files.operatorCreds },
+    files: { config: files.config, ca: files.ca, bank_creds: files.bankCreds,
+      operator_creds: files.operatorCreds },
   }
 }
 
 /** Makes and stores the operator and the bank's accounts, unless they exist; true when made. */
 async function ensureAuthority(options: NatsInitOptions): Promise<boolean> {
   if (await store.authorityRow(options.db)) return false
-  const keys: AuthorityKeys = { operator: createOperator(), signing: createOperator(), system: createAccount(), bank: createAccount(), operators: createAccount() }
+  const keys: AuthorityKeys = { operator: createOperator(), signing: createOperator(),
+    system: createAccount(), bank: createAccount(), operators: createAccount() }
   const seal = (key: KeyPair) => options.box.seal(seedOf(key), sealContext(key.getPublicKey()))
   await options.db.transaction().execute(async (trx) => {
     // Two inits at once: the primary key lets one row in.
@@ -153,20 +157,27 @@ export function serverConfig(input: {
 }
 
 /** A private CA and a server certificate signed by it (ECDSA P-256), made with openssl. */
-function writeTls(files: { ca: string; caKey: string; serverCert: string; serverKey: string }, names: string[]): void {
-  const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] })
+function writeTls(files: { ca: string; caKey: string; serverCert: string; serverKey: string },
+    names: string[]): void {
+  const openssl = (args: string[]) => execFileSync('openssl', args,
+    { stdio: ['ignore', 'ignore', 'pipe'] })
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes']
   if (!fs.existsSync(files.ca) || !fs.existsSync(files.caKey)) {
-    openssl(['req', '-x509', ...ec, '-keyout', files.caKey, '-out', files.ca, '-days', '3650', '-subj', '/CN=partner-bank NATS CA',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'])
+    openssl(['req', '-x509', ...ec, '-keyout', files.caKey, '-out', files.ca, '-days', '3650',
+      '-subj', '/CN=partner-bank NATS CA',
+      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign'])
   }
   const csr = `${files.serverKey}.csr`
   const extensions = `${files.serverKey}.ext`
   const san = names.map((name) => (/^[\d.]+$|:/.test(name) ? `IP:${name}` : `DNS:${name}`)).join(',')
-  fs.writeFileSync(extensions, `subjectAltName=${san}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n`)
+  fs.writeFileSync(extensions,
+    `subjectAltName=${san}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n`)
   try {
-    openssl(['req', ...ec, '-keyout', files.serverKey, '-out', csr, '-subj', `/CN=${names[0] ?? 'nats'}`])
-    openssl(['x509', '-req', '-in', csr, '-CA', files.ca, '-CAkey', files.caKey, '-CAcreateserial', '-out', files.serverCert, '-days', '825', '-extfile', extensions])
+    openssl(['req', ...ec, '-keyout', files.serverKey, '-out', csr, '-subj',
+      `/CN=${names[0] ?? 'nats'}`])
+    openssl(['x509', '-req', '-in', csr, '-CA', files.ca, '-CAkey', files.caKey, '-CAcreateserial',
+      '-out', files.serverCert, '-days', '825', '-extfile', extensions])
   } finally {
     fs.rmSync(csr, { force: true })
     fs.rmSync(extensions, { force: true })
@@ -176,12 +187,15 @@ function writeTls(files: { ca: string; caKey: string; serverCert: string; server
   fs.chmodSync(files.serverKey, 0o600)
 }
 
-/** The account a credentials file's user belongs to (its JWT's issuer account), without checking it. */
+/**
+ * The account a credentials file's user belongs to (its JWT's issuer account), without checking it.
+ */
 export function credsAccount(creds: string): string | undefined {
   const jwt = /-----BEGIN NATS USER JWT-----\s*([A-Za-z0-9_.-]+)/.exec(creds)?.[1]
   if (!jwt) return undefined
   try {
-    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iss?: string; nats?: { issuer_account?: string } }
+    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString(
+      'utf8')) as { iss?: string; nats?: { issuer_account?: string } }
     return payload.nats?.issuer_account ?? payload.iss
   } catch {
     return undefined

@@ -14,8 +14,12 @@ const claims_update_subject = '$SYS.REQ.CLAIMS.UPDATE'
 const push_timeout_ms = 5_000
 const reader_idle_ms = 60_000
 
-/** Connects to the system account and makes `identity.push` send through it; re-pushes every account after a reconnect. */
-export async function openSystemLink(identity: NatsIdentity, servers: string, tls: Partial<ConnectionOptions>, log: Logger): Promise<NatsConnection> {
+/**
+ * Connects to the system account and makes `identity.push` send through it; re-pushes every account
+ * after a reconnect.
+ */
+export async function openSystemLink(identity: NatsIdentity, servers: string,
+    tls: Partial<ConnectionOptions>, log: Logger): Promise<NatsConnection> {
   const creds = await identity.systemCreds()
   const nc = await connect({
     servers: natsServerList(servers),
@@ -30,18 +34,24 @@ export async function openSystemLink(identity: NatsIdentity, servers: string, tl
     try {
       reply = await nc.request(claims_update_subject, jwt, { timeout: push_timeout_ms })
     } catch (error) {
-      throw new Unavailable(`the NATS servers could not be told of an account change (${error instanceof Error ? error.message : String(error)}); it is recorded and sent again when the bank reconnects`)
+      throw new Unavailable(`the NATS servers could not be told of an account change ` +
+        `(${error instanceof Error ? error.message : String(error)}); it is recorded and sent ` +
+        `again when the bank reconnects`)
     }
-    const answer = JSON.parse(reply.string()) as { data?: { code?: number }; error?: { code?: number; description?: string } }
-    if (answer.error || answer.data?.code !== 200) throw new Error(`a NATS server refused an account JWT: ${answer.error?.description ?? reply.string().slice(0, 200)}`)
+    const answer = JSON.parse(reply.string()) as { data?: { code?: number }; error?: {
+      code?: number; description?: string } }
+    if (answer.error || answer.data?.code !== 200) throw new Error(`a NATS server refused an ` +
+      `account JWT: ${answer.error?.description ?? reply.string().slice(0, 200)}`)
   }
   void (async () => {
     for await (const status of nc.status()) {
       if (status.type !== 'reconnect') continue
       // The server may be new, or have lost its resolver's store: it gets every account again.
       identity.publishAll().then(
-        (count) => log.info({ accounts: count }, 'NATS reconnected: partner accounts pushed to the resolver again'),
-        (error: unknown) => log.warn({ err: error }, 'NATS reconnected but the partner accounts could not be pushed again'),
+        (count) => log.info({ accounts: count },
+          'NATS reconnected: partner accounts pushed to the resolver again'),
+        (error: unknown) => log.warn({ err: error },
+          'NATS reconnected but the partner accounts could not be pushed again'),
       )
     }
   })()
@@ -73,7 +83,8 @@ export const card_decider_role: PartnerLinkRole = {
 
 /** Connections into partners' accounts in one role, each closed after a minute unused. */
 export class PartnerConnections {
-  private readonly open = new Map<string, { nc: Promise<NatsConnection>; timer: NodeJS.Timeout | undefined }>()
+  private readonly open = new Map<string,
+    { nc: Promise<NatsConnection>; timer: NodeJS.Timeout | undefined }>()
 
   constructor(
     private readonly identity: NatsIdentity,
@@ -126,7 +137,8 @@ export class PartnerConnections {
         authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
       })
     } catch (error) {
-      throw new Unavailable(`${this.role.unreachable} (${error instanceof Error ? error.message : String(error)}); try again`)
+      throw new Unavailable(`${this.role.unreachable} ` +
+        `(${error instanceof Error ? error.message : String(error)}); try again`)
     }
   }
 }

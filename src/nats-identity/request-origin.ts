@@ -23,7 +23,8 @@ export interface AccountDirectory {
   knownPartnerOfAccount(publicKey: string): string | undefined
 }
 
-const through_wrong_account = 'the credential does not belong to the NATS account the request came through'
+const through_wrong_account =
+  'the credential does not belong to the NATS account the request came through'
 
 export function requestOrigin(accounts: AccountDirectory): RequestOrigin {
   return {
@@ -41,7 +42,8 @@ export function requestOrigin(accounts: AccountDirectory): RequestOrigin {
         return undefined
       }
       return accounts.partnerOfAccount(account).then((partnerId) => {
-        if (partnerId === undefined || partnerId !== caller.partnerId) throw new Unauthorized(through_wrong_account)
+        if (partnerId === undefined || partnerId !== caller.partnerId) throw new Unauthorized(
+          through_wrong_account)
       })
     },
   }

@@ -29,9 +29,12 @@ export class SimulatedNotifier implements Notifier {
 
   async send(message: NotifierMessage): Promise<void> {
     // Callers build these texts; an oversized one is a programmer's mistake, not input.
-    assert(message.key.length > 0 && message.key.length <= notifier_limits.key_length_max, 'a notifier key is 1-200 characters')
-    assert(message.subject.length <= notifier_limits.subject_length_max, 'a notifier subject is at most 200 characters')
-    assert(message.text.length <= notifier_limits.text_length_max, 'a notifier text is at most 10000 characters')
+    assert(message.key.length > 0 && message.key.length <= notifier_limits.key_length_max,
+      'a notifier key is 1-200 characters')
+    assert(message.subject.length <= notifier_limits.subject_length_max,
+      'a notifier subject is at most 200 characters')
+    assert(message.text.length <= notifier_limits.text_length_max,
+      'a notifier text is at most 10000 characters')
     await this.db
       .insertInto('notifier_messages')
       .values({
@@ -48,10 +51,12 @@ export class SimulatedNotifier implements Notifier {
 
   /** The newest messages first, at most `limit` (1 to 1000); `to` narrows to one recipient. */
   async list(options: { limit: number; to?: string }): Promise<SentMessage[]> {
-    assert(Number.isInteger(options.limit) && options.limit >= 1 && options.limit <= messages_page_max, 'a page is 1-1000 messages')
+    assert(Number.isInteger(options.limit) && options.limit >= 1
+      && options.limit <= messages_page_max, 'a page is 1-1000 messages')
     let query = this.db.selectFrom('notifier_messages').selectAll()
     if (options.to !== undefined) query = query.where('recipient', '=', options.to)
     const rows = await query.orderBy('created_seq', 'desc').limit(options.limit).execute()
-    return rows.map((row) => ({ id: row.id, key: row.key, to: row.recipient, subject: row.subject, text: row.body, created_at: row.created_at }))
+    return rows.map((row) => ({ id: row.id, key: row.key, to: row.recipient, subject: row.subject,
+      text: row.body, created_at: row.created_at }))
   }
 }

@@ -36,15 +36,21 @@ export class SmtpNotifier implements Notifier {
   }
 
   async send(message: NotifierMessage): Promise<void> {
-    assert(message.key.length > 0 && message.key.length <= notifier_limits.key_length_max, 'a notifier key is 1-200 characters')
-    assert(message.subject.length <= notifier_limits.subject_length_max, 'a notifier subject is at most 200 characters')
-    assert(message.text.length <= notifier_limits.text_length_max, 'a notifier text is at most 10000 characters')
-    const sent = await this.db.selectFrom('notifier_sent').select('key').where('key', '=', message.key).executeTakeFirst()
+    assert(message.key.length > 0 && message.key.length <= notifier_limits.key_length_max,
+      'a notifier key is 1-200 characters')
+    assert(message.subject.length <= notifier_limits.subject_length_max,
+      'a notifier subject is at most 200 characters')
+    assert(message.text.length <= notifier_limits.text_length_max,
+      'a notifier text is at most 10000 characters')
+    const sent = await this.db.selectFrom('notifier_sent').select('key').where('key', '=',
+      message.key).executeTakeFirst()
     if (sent) return
-    await this.transport.sendMail({ from: this.options.from, to: message.to, subject: message.subject, text: message.text })
+    await this.transport.sendMail({ from: this.options.from, to: message.to,
+      subject: message.subject, text: message.text })
     await this.db
       .insertInto('notifier_sent')
-      .values({ key: message.key, recipient: message.to, subject: message.subject, sent_at: this.clock.now() })
+      .values({ key: message.key, recipient: message.to, subject: message.subject,
+        sent_at: this.clock.now() })
       .onConflict((conflict) => conflict.column('key').doNothing())
       .execute()
   }
@@ -58,7 +64,8 @@ function transportOptions(options: SmtpNotifierOptions) {
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port: url.port ? Number(url.port) : secure ? 465 : 587,
     secure,
-    ...(url.username ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } } : {}),
+    ...(url.username ? { auth: { user: decodeURIComponent(url.username),
+      pass: decodeURIComponent(url.password) } } : {}),
     connectionTimeout: options.timeout_ms,
     greetingTimeout: options.timeout_ms,
     socketTimeout: options.timeout_ms,

@@ -16,8 +16,9 @@ export const partnerOnboardingOperations = {
     subject: 'ops.partner.create',
     permission: 'operator',
     summary:
-      'Onboard a partner: its root business entity (pending KYB), a first credential (read, write, payments; card_details is granted apart), its ' +
-      'webhook signing secret and its NATS credentials file (each shown in this reply only).',
+      'Onboard a partner: its root business entity (pending KYB), a first credential (read, ' +
+      'write, payments; card_details is granted apart), its webhook signing secret and its NATS ' +
+        'credentials file (each shown in this reply only).',
     request: z.strictObject({
       name: text(),
       email: email(),
@@ -46,7 +47,8 @@ export const partnerOnboardingOperations = {
     request: z.strictObject({}),
     response: z.object({
       partners: z.array(
-        z.object({ partner_id: z.string(), name: z.string(), email: z.string(), root_entity_id: z.string(), created_at: timestamp }),
+        z.object({ partner_id: z.string(), name: z.string(), email: z.string(),
+          root_entity_id: z.string(), created_at: timestamp }),
       ),
     }),
   }),

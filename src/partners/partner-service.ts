@@ -42,8 +42,10 @@ export class PartnerService {
     const now = this.clock.now()
     try {
       const created = await this.db.transaction().execute(async (trx) => {
-        await insertPartner(trx, { id: partnerId, name: input.name, email: input.email, root_entity_id: rootEntityId, created_at: now })
-        await this.entities.insert(trx, partnerId, rootEntityId, { entity_type: 'business', ...input }, now, true)
+        await insertPartner(trx, { id: partnerId, name: input.name, email: input.email,
+          root_entity_id: rootEntityId, created_at: now })
+        await this.entities.insert(trx, partnerId, rootEntityId,
+          { entity_type: 'business', ...input }, now, true)
         const credential = await this.credentials.issue(trx, {
           partnerId,
           permissions: ['read', 'write', 'payments'],
@@ -55,14 +57,17 @@ export class PartnerService {
         let natsCreds: string | null = null
         if (this.nats) {
           await this.nats.createPartnerAccount(trx, partnerId)
-          natsCreds = (await this.nats.issuePartnerUser(trx, partnerId, { label: 'onboarding' })).creds
+          natsCreds =
+            (await this.nats.issuePartnerUser(trx, partnerId, { label: 'onboarding' })).creds
         }
-        return { partner_id: partnerId, root_entity_id: rootEntityId, credential, webhook_secret: webhookSecret, nats_creds: natsCreds }
+        return { partner_id: partnerId, root_entity_id: rootEntityId, credential,
+          webhook_secret: webhookSecret, nats_creds: natsCreds }
       })
       await this.publishAccount(created.partner_id)
       return created
     } catch (error) {
-      if (isUniqueViolation(error)) throw new Conflict('a partner with this registration number already exists')
+      if (isUniqueViolation(error)) throw new Conflict(
+        'a partner with this registration number already exists')
       throw error
     }
   }
@@ -73,15 +78,18 @@ export class PartnerService {
     // In a transaction of its own, so that its audit row commits with it (audit/operator-audit.ts).
     const nats = this.requireNats()
     return this.db.transaction().execute((trx) =>
-      nats.issuePartnerUser(trx, input.partner_id, { label: input.label ?? '', expiresInSeconds: input.expires_in_seconds }),
+      nats.issuePartnerUser(trx, input.partner_id,
+        { label: input.label ?? '', expiresInSeconds: input.expires_in_seconds }),
     )
   }
 
   async listNatsUsers(partnerId: string) {
     const nats = this.requireNats()
-    const partner = await this.db.selectFrom('partners').select('suspended_at').where('id', '=', partnerId).executeTakeFirst()
+    const partner = await this.db.selectFrom('partners').select('suspended_at').where('id', '=',
+      partnerId).executeTakeFirst()
     if (!partner) throw new NotFound('partner')
-    return { partner_id: partnerId, suspended: partner.suspended_at !== null, users: await nats.listUsers(partnerId) }
+    return { partner_id: partnerId, suspended: partner.suspended_at !== null,
+      users: await nats.listUsers(partnerId) }
   }
 
   async revokeNatsUser(partnerId: string, userId: string) {
@@ -95,12 +103,15 @@ export class PartnerService {
    */
   async setSuspended(partnerId: string, suspended: boolean) {
     const outcome = await this.db.transaction().execute(async (trx) => {
-      const partner = await trx.selectFrom('partners').select(['id', 'suspended_at']).where('id', '=', partnerId).forUpdate().executeTakeFirst()
+      const partner = await trx.selectFrom('partners').select(['id', 'suspended_at']).where('id',
+        '=', partnerId).forUpdate().executeTakeFirst()
       if (!partner) throw new NotFound('partner')
       // Asked for what already holds: nothing changes, nothing is re-signed or pushed.
-      if ((partner.suspended_at !== null) === suspended) return { at: partner.suspended_at, changed: false }
+      if ((partner.suspended_at !== null) === suspended) return { at: partner.suspended_at,
+        changed: false }
       const next = suspended ? this.clock.now() : null
-      await trx.updateTable('partners').set({ suspended_at: next }).where('id', '=', partnerId).execute()
+      await trx.updateTable('partners').set({ suspended_at: next }).where('id', '=', partnerId)
+        .execute()
       await this.nats?.resignPartner(trx, partnerId)
       return { at: next, changed: true }
     })
@@ -109,7 +120,8 @@ export class PartnerService {
       await this.credentials.forgetPartner(partnerId)
       if (this.nats) await this.nats.publishAccount(partnerId)
     }
-    return { partner_id: partnerId, suspended: at !== null, suspended_at: at ? formatTimestamp(at) : null }
+    return { partner_id: partnerId, suspended: at !== null, suspended_at: at ? formatTimestamp(at)
+      : null }
   }
 
   /**
@@ -122,12 +134,14 @@ export class PartnerService {
     try {
       await this.nats.publishAccount(partnerId)
     } catch (error) {
-      this.log?.warn({ err: error, partner_id: partnerId }, 'the new partner\'s NATS account could not be pushed to the servers yet')
+      this.log?.warn({ err: error, partner_id: partnerId },
+        'the new partner\'s NATS account could not be pushed to the servers yet')
     }
   }
 
   private requireNats(): NatsIdentity {
-    if (!this.nats) throw new Conflict('this bank runs on an open NATS server (no `bank nats init`): it issues no NATS credentials')
+    if (!this.nats) throw new Conflict(
+      'this bank runs on an open NATS server (no `bank nats init`): it issues no NATS credentials')
     return this.nats
   }
 
@@ -144,7 +158,8 @@ export class PartnerService {
 
   async issueCredential(input: { partner_id: string; permissions: Permission[]; expires_in_seconds?: number | undefined; label?: string | undefined }) {
     await this.requirePartner(input.partner_id)
-    const expiresAt = input.expires_in_seconds ? new Date(this.clock.now().getTime() + input.expires_in_seconds * 1000) : null
+    const expiresAt = input.expires_in_seconds
+      ? new Date(this.clock.now().getTime() + input.expires_in_seconds * 1000) : null
     // In a transaction of its own, so that its audit row commits with it (audit/operator-audit.ts).
     return this.db.transaction().execute((trx) =>
       this.credentials.issue(trx, {
@@ -166,7 +181,8 @@ export class PartnerService {
   }
 
   /** An entity's KYB/KYC decision in the caller's transaction (see review). */
-  async reviewIn(trx: Kysely<Database>, entityId: string, decision: 'approve' | 'reject', reason: string | undefined) {
+  async reviewIn(trx: Kysely<Database>, entityId: string, decision: 'approve' | 'reject',
+      reason: string | undefined) {
     const { before, after } = await this.entities.review(
       trx,
       entityId,
@@ -217,8 +233,10 @@ export class PartnerService {
   async showAccount(accountId: string) {
     const partnerId = await this.partnerOfAccount(accountId)
     // The balances come from the partner's own view (get_details), so both read alike.
-    const [row, details] = await Promise.all([this.accounts.get(partnerId, accountId), this.accounts.details(partnerId, accountId)])
-    return { ...details, partner_id: partnerId, entity_id: row.entity_id, kind: row.kind, country: row.country, created_at: formatTimestamp(row.created_at) }
+    const [row, details] = await Promise.all([this.accounts.get(partnerId, accountId),
+      this.accounts.details(partnerId, accountId)])
+    return { ...details, partner_id: partnerId, entity_id: row.entity_id, kind: row.kind,
+      country: row.country, created_at: formatTimestamp(row.created_at) }
   }
 
   /**
@@ -227,7 +245,8 @@ export class PartnerService {
    * Only the owner's id is read here: the account's fields come from AccountService.
    */
   async partnerOfAccount(accountId: string): Promise<string> {
-    const row = await this.db.selectFrom('accounts').select('partner_id').where('id', '=', accountId).executeTakeFirst()
+    const row = await this.db.selectFrom('accounts').select('partner_id').where('id', '=',
+      accountId).executeTakeFirst()
     if (!row) throw new NotFound('account')
     return row.partner_id
   }

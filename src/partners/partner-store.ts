@@ -9,7 +9,8 @@ export type PartnerRow = Selectable<PartnersTable>
 
 type Executor = Kysely<Database>
 
-export async function insertPartner(executor: Executor, values: Insertable<PartnersTable>): Promise<void> {
+export async function insertPartner(executor: Executor,
+    values: Insertable<PartnersTable>): Promise<void> {
   await executor.insertInto('partners').values(values).execute()
 }
 
@@ -19,6 +20,7 @@ export async function allPartners(executor: Executor): Promise<PartnerRow[]> {
 }
 
 export async function partnerExists(executor: Executor, partnerId: string): Promise<boolean> {
-  const row = await executor.selectFrom('partners').select('id').where('id', '=', partnerId).executeTakeFirst()
+  const row = await executor.selectFrom('partners').select('id').where('id', '=', partnerId)
+    .executeTakeFirst()
   return row !== undefined
 }

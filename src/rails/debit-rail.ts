@@ -40,7 +40,10 @@ export interface DebitCollectionRequest {
 export type DebitCollectionOutcome =
   /** Collected. `bank_charges`, when the rail names them, replace the bank's configured fee. */
   | { status: 'collected'; bank_reference: string; bank_charges?: bigint }
-  /** The debtor's account could not cover it today: tried again on the next business day while tracking lasts. */
+  /**
+   * The debtor's account could not cover it today: tried again on the next business day while
+   * tracking lasts.
+   */
   | { status: 'insufficient_funds'; reason: string }
   /** The debtor's account is closed: final. */
   | { status: 'account_closed'; reason: string }
@@ -68,7 +71,8 @@ export interface DebitRail {
    * Submits one batch of collections; every one is answered, keyed by collectionKey.
    * Idempotent by order, date and attempt: a batch sent again after a crash gets the same answers.
    */
-  submitCollections(collections: DebitCollectionRequest[]): Promise<Map<string, DebitCollectionOutcome>>
+  submitCollections(collections: DebitCollectionRequest[]): Promise<Map<string,
+    DebitCollectionOutcome>>
   /**
    * Disputes of earlier collections that debtors raised by now and the bank has not yet
    * acknowledged, oldest first, a bounded batch. A dispute is handed out again until it
@@ -81,5 +85,6 @@ export interface DebitRail {
    * Sandbox only (the simulated rail): a debtor disputes a collection now, as the operator's
    * `bank debit dispute` asks; the next collection run books it. Absent on a real rail.
    */
-  raiseDispute?(dispute: { debit_order_id: string; collection_date: string; bank_reference: string }): Promise<void>
+  raiseDispute?(dispute: {
+    debit_order_id: string; collection_date: string; bank_reference: string }): Promise<void>
 }

@@ -21,7 +21,10 @@ export interface RailReturn {
 export interface Rail {
   /** Real-time clearing: the rail answers at once. Idempotent by tx_id. */
   payRealTime(payment: RailPayment): Promise<RailOutcome>
-  /** One EFT clearing cycle: the batch is submitted and each payment is answered. Idempotent by tx_id. */
+  /**
+   * One EFT clearing cycle: the batch is submitted and each payment is answered. Idempotent by
+   * tx_id.
+   */
   submitEftBatch(payments: RailPayment[]): Promise<Map<string, RailOutcome>>
   /**
    * Payments that recipients' banks sent back after success and the bank has not yet

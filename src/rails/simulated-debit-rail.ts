@@ -20,11 +20,17 @@ import {
 export const magicDebtors = {
   /** The debtor's bank rejects the mandate. */
   mandate_rejected: '5000000001',
-  /** The mandate stays `pending_authentication` until a day after it was registered, then turns `active`. */
+  /**
+   * The mandate stays `pending_authentication` until a day after it was registered, then turns
+   * `active`.
+   */
   mandate_pending_a_day: '5000000002',
   /** Every collection fails: account closed (final, no retry). */
   account_closed: '5000000003',
-  /** Every attempt finds insufficient funds: retried until the order's tracking days run out, then `failed`. */
+  /**
+   * Every attempt finds insufficient funds: retried until the order's tracking days run out, then
+   * `failed`.
+   */
   insufficient_funds: '5000000004',
   /** Collected, then disputed by the debtor 3 days later. */
   disputed: '5000000005',
@@ -63,19 +69,23 @@ export class SimulatedDebitRail implements DebitRail {
   async authenticateMandate(mandate: DebitMandateRequest): Promise<DebitMandateOutcome> {
     switch (mandate.account_number) {
       case magicDebtors.mandate_rejected:
-        return { status: 'rejected', reason: 'the debtor declined the mandate at their bank (simulated)' }
+        return { status: 'rejected',
+          reason: 'the debtor declined the mandate at their bank (simulated)' }
       case magicDebtors.mandate_pending_a_day: {
         const due = new Date(mandate.presented_at.getTime() + simulated_authentication_ms)
-        return this.clock.now().getTime() >= due.getTime() ? { status: 'active' } : { status: 'pending', retry_after: due }
+        return this.clock.now().getTime() >= due.getTime() ? { status: 'active' }
+          : { status: 'pending', retry_after: due }
       }
       default:
         return { status: 'active' }
     }
   }
 
-  async submitCollections(collections: DebitCollectionRequest[]): Promise<Map<string, DebitCollectionOutcome>> {
+  async submitCollections(collections: DebitCollectionRequest[]): Promise<Map<string,
+      DebitCollectionOutcome>> {
     const decided = collections.map((c) => [c, decideCollection(c)] as const)
-    const disputed = decided.filter(([c, outcome]) => outcome.status === 'collected' && c.account_number === magicDebtors.disputed)
+    const disputed = decided.filter(([c, outcome]) => outcome.status === 'collected'
+      && c.account_number === magicDebtors.disputed)
     if (disputed.length > 0) {
       const due = new Date(this.clock.now().getTime() + simulated_dispute_after_ms)
       await this.db
@@ -127,7 +137,8 @@ export class SimulatedDebitRail implements DebitRail {
    * A debtor disputes a collection now (the sandbox operator's `bank debit dispute`): the
    * next collection run books it. A dispute already raised for it is left as it is.
    */
-  async raiseDispute(dispute: { debit_order_id: string; collection_date: string; bank_reference: string }): Promise<void> {
+  async raiseDispute(dispute: {
+      debit_order_id: string; collection_date: string; bank_reference: string }): Promise<void> {
     await this.db
       .insertInto('simulated_debit_disputes')
       .values({ ...dispute, reason: dispute_reason, disputed_at: this.clock.now() })
@@ -138,10 +149,13 @@ export class SimulatedDebitRail implements DebitRail {
 
 function decideCollection(c: DebitCollectionRequest): DebitCollectionOutcome {
   const account = c.account_number
-  if (account === magicDebtors.account_closed) return { status: 'account_closed', reason: 'the debtor’s account is closed (simulated)' }
-  if (account === magicDebtors.insufficient_funds) return { status: 'insufficient_funds', reason: 'insufficient funds in the debtor’s account (simulated)' }
+  if (account === magicDebtors.account_closed) return { status: 'account_closed',
+    reason: 'the debtor’s account is closed (simulated)' }
+  if (account === magicDebtors.insufficient_funds) return { status: 'insufficient_funds',
+    reason: 'insufficient funds in the debtor’s account (simulated)' }
   const failing = insufficientAttempts(account)
-  if (c.attempt <= failing) return { status: 'insufficient_funds', reason: 'insufficient funds in the debtor’s account (simulated)' }
+  if (c.attempt <= failing) return { status: 'insufficient_funds',
+    reason: 'insufficient funds in the debtor’s account (simulated)' }
   return { status: 'collected', bank_reference: bankReference(c) }
 }
 

@@ -8,11 +8,16 @@ import type { Rail, RailOutcome, RailPayment, RailReturn } from './rail.ts'
  * partners test every outcome. Any other recipient is paid.
  */
 export const magicRecipients = {
-  /** The recipient's bank declines (e.g. account closed): the transfer ends `Failed`, hold released. */
+  /**
+   * The recipient's bank declines (e.g. account closed): the transfer ends `Failed`, hold released.
+   */
   failed_account_number: '4000000002',
   /** No such account: the transfer ends `Invalid`, no money moves. */
   invalid_account_number: '4000000010',
-  /** Paid, then returned by the recipient's bank at the next clearing run: `Reversed`, money credited back. */
+  /**
+   * Paid, then returned by the recipient's bank at the next clearing run: `Reversed`, money
+   * credited back.
+   */
   returned_account_number: '4000000028',
   /** A branch code no bank uses: `Invalid`. */
   invalid_branch_code: '000000',
@@ -75,8 +80,10 @@ export class SimulatedRail implements Rail {
    * calls are idempotent by tx_id (a recovered RTC is paid again), so a second record of
    * the same payment is dropped.
    */
-  private async recordReturns(decided: ReadonlyArray<readonly [RailPayment, RailOutcome]>): Promise<void> {
-    const returned = decided.filter(([p, outcome]) => outcome.status === 'accepted' && p.account_number === magicRecipients.returned_account_number)
+  private async recordReturns(decided: ReadonlyArray<readonly [RailPayment,
+      RailOutcome]>): Promise<void> {
+    const returned = decided.filter(([p, outcome]) => outcome.status === 'accepted'
+      && p.account_number === magicRecipients.returned_account_number)
     if (returned.length === 0) return
     const now = this.clock.now()
     await this.db
@@ -97,6 +104,7 @@ function decide(payment: RailPayment): RailOutcome {
     case magicRecipients.failed_account_number:
       return { status: 'failed', reason: 'recipient bank declined: account closed (simulated)' }
     default:
-      return { status: 'accepted', reference: `SIM-${payment.payment_type}-${payment.tx_id.slice(0, 8)}` }
+      return { status: 'accepted',
+        reference: `SIM-${payment.payment_type}-${payment.tx_id.slice(0, 8)}` }
   }
 }

@@ -32,7 +32,8 @@ export class SandboxClock implements MovableClock {
   }
 
   async refresh(): Promise<void> {
-    const row = await this.db.selectFrom('sandbox_clock').select('offset_ms').where('id', '=', 1).executeTakeFirstOrThrow()
+    const row = await this.db.selectFrom('sandbox_clock').select('offset_ms').where('id', '=', 1)
+      .executeTakeFirstOrThrow()
     this.raise(Number(row.offset_ms))
   }
 

@@ -39,22 +39,27 @@ export const sandboxOperations = {
     subject: 'ops.sandbox.clock.advance',
     permission: 'operator',
     summary:
-      "Move the bank's clock forward by `seconds` or to `to` (exactly one; never back; at most 366 days) (sandbox only). " +
-      'Before answering, runs in time order all scheduled work that falls due on the way, as one job; with `detach: true` ' +
-      'answers at once with that job, whose `result` becomes the reply (`ops.jobs.get`). `bank sandbox advance` detaches and follows it.',
+      "Move the bank's clock forward by `seconds` or to `to` (exactly one; never back; at most " +
+        "366 days) (sandbox only). " +
+      'Before answering, runs in time order all scheduled work that falls due on the way, as one ' +
+      'job; with `detach: true` answers at once with that job, whose `result` becomes the reply ' +
+        '(`ops.jobs.get`). `bank sandbox advance` detaches and follows it.',
     request: z.strictObject({
       seconds: z
         .int({ error: 'must be a whole number of seconds' })
         .min(1, { error: 'must be at least 1' })
         .max(advance_seconds_max, { error: `must be at most ${advance_seconds_max} (366 days)` })
         .optional(),
-      to: z.iso.datetime({ offset: true, error: 'must be an RFC 3339 timestamp like 2026-11-24T10:00:00Z' }).optional(),
+      to: z.iso.datetime({ offset: true,
+        error: 'must be an RFC 3339 timestamp like 2026-11-24T10:00:00Z' }).optional(),
       detach,
     }),
     response: reportOrJob(advanceReport),
-    // Months of clearing cycles and collection runs take a while to run through; a detached call is answered at once.
+    // Months of clearing cycles and collection runs take a while to run through; a detached call is
+    // answered at once.
     replyTimeoutMs: 10 * 60_000,
-    cli: { words: 'sandbox advance', positionals: ['seconds'], names: { seconds: 'duration' }, durations: ['seconds'] },
+    cli: { words: 'sandbox advance', positionals: ['seconds'], names: { seconds: 'duration' },
+      durations: ['seconds'] },
   }),
   messages: operation({
     name: 'ops_sandbox_messages',
@@ -63,7 +68,8 @@ export const sandboxOperations = {
     summary: 'List what the notifier sent, newest first (sandbox only); `to` narrows to one recipient.',
     request: z.strictObject({
       limit: pageLimit(messages_limit_max).optional(),
-      to: z.string({ error: 'must be a string' }).max(email_length_max, { error: `must be at most ${email_length_max} characters` }).optional(),
+      to: z.string({ error: 'must be a string' }).max(email_length_max,
+        { error: `must be at most ${email_length_max} characters` }).optional(),
     }),
     response: z.object({ messages: z.array(sandboxMessage) }),
   }),

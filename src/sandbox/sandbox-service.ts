@@ -47,7 +47,10 @@ export class SandboxService {
     return { now: clock.now().toISOString() }
   }
 
-  /** Moves the clock here and answers when it is done; 409 when another advance still runs after BANK_JOBS_EXCLUSIVE_WAIT_MS. */
+  /**
+   * Moves the clock here and answers when it is done; 409 when another advance still runs after
+   * BANK_JOBS_EXCLUSIVE_WAIT_MS.
+   */
   advance(request: AdvanceRequest): Promise<AdvanceReply> {
     const run = this.queue.then(() => this.advanceNow(request))
     this.queue = run.catch(() => undefined)
@@ -64,8 +67,10 @@ export class SandboxService {
   }
 
   private async advanceNow(request: AdvanceRequest): Promise<AdvanceReply> {
-    const reply = await this.jobs.runNew(advanceJob(await this.targetOf(request))).catch((error: unknown) => {
-      if (error instanceof JobGroupBusy) throw new Conflict('an advance of the sandbox clock is running (here or on another instance); advance again when it has ended')
+    const reply = await this.jobs.runNew(advanceJob(await this.targetOf(request))).catch(
+        (error: unknown) => {
+      if (error instanceof JobGroupBusy) throw new Conflict('an advance of the sandbox clock is ' +
+        'running (here or on another instance); advance again when it has ended')
       throw error
     })
     assert(reply, 'an advance has a key of its own')
@@ -85,7 +90,8 @@ export class SandboxService {
     const report = await this.jobs.runUntil(target, (at) => clock.moveTo(at), jobId)
     if (!report.complete) {
       throw new Conflict(
-        `more than ${advance_runs_max} jobs fell due on the way; the clock stopped at ${clock.now().toISOString()}: advance again to go on`,
+        `more than ${advance_runs_max} jobs fell due on the way; the clock stopped ` +
+          `at ${clock.now().toISOString()}: advance again to go on`,
       )
     }
     await clock.moveTo(target)
@@ -95,7 +101,8 @@ export class SandboxService {
   async messages(request: { limit?: number | undefined; to?: string | undefined }) {
     this.movable()
     if (!this.notifier) return { messages: [] }
-    const sent = await this.notifier.list({ limit: request.limit ?? messages_limit_default, ...(request.to !== undefined ? { to: request.to } : {}) })
+    const sent = await this.notifier.list({ limit: request.limit ?? messages_limit_default,
+      ...(request.to !== undefined ? { to: request.to } : {}) })
     return { messages: sent.map((m) => ({ ...m, created_at: m.created_at.toISOString() })) }
   }
 
@@ -108,11 +115,14 @@ export class SandboxService {
 type AdvanceRequest = { seconds?: number | undefined; to?: string | undefined }
 
 function advanceJob(target: Date) {
-  return { kind: sandbox_advance_job_kind, key: `${target.toISOString()}:${randomUUID().slice(0, 8)}`, payload: { target: target.toISOString() } }
+  return { kind: sandbox_advance_job_kind,
+    key: `${target.toISOString()}:${randomUUID().slice(0, 8)}`,
+    payload: { target: target.toISOString() } }
 }
 
 /** Where an advance goes: exactly one of `seconds` and `to`, forward, at most 366 days. */
-export function targetOf(now: Date, request: { seconds?: number | undefined; to?: string | undefined }): Date {
+export function targetOf(now: Date,
+    request: { seconds?: number | undefined; to?: string | undefined }): Date {
   if ((request.seconds === undefined) === (request.to === undefined)) {
     throw new Invalid('give exactly one of seconds and to', [
       { field: 'seconds', message: 'give exactly one of seconds and to' },
@@ -122,10 +132,12 @@ export function targetOf(now: Date, request: { seconds?: number | undefined; to?
   if (request.seconds !== undefined) return new Date(now.getTime() + request.seconds * 1000)
   const target = new Date(request.to as string)
   if (target.getTime() < now.getTime()) {
-    throw Invalid.field('to', `is before the bank's time ${now.toISOString()}: the clock never moves back`)
+    throw Invalid.field('to',
+      `is before the bank's time ${now.toISOString()}: the clock never moves back`)
   }
   if (target.getTime() - now.getTime() > advance_seconds_max * 1000) {
-    throw Invalid.field('to', `is more than 366 days after the bank's time ${now.toISOString()}; advance in steps`)
+    throw Invalid.field('to',
+      `is more than 366 days after the bank's time ${now.toISOString()}; advance in steps`)
   }
   return target
 }

@@ -5,7 +5,9 @@ import type { ColumnType } from 'kysely'
 export interface SandboxClockTable {
   /** Always 1: the table has one row. */
   id: number
-  /** Bank time minus wall time, in milliseconds (int8: pg reads it as a string, PGlite as bigint). */
+  /**
+   * Bank time minus wall time, in milliseconds (int8: pg reads it as a string, PGlite as bigint).
+   */
   offset_ms: ColumnType<bigint | string, bigint | string | number, bigint | string | number>
   updated_at: ColumnType<Date, Date | string, Date | string>
 }

@@ -33,20 +33,24 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.bankKey(), iv)
     cipher.setAAD(Buffer.from(context))
     const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()])
-    return [sealed_version, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.')
+    return [sealed_version, iv, cipher.getAuthTag(), ciphertext].map(
+      (part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.')
   }
 
   open(sealed: string, context: string): string {
     const [version, iv, tag, ciphertext] = sealed.split('.')
-    assert(version === sealed_version && iv && tag && ciphertext !== undefined, 'a sealed secret is not in the v1 format')
+    assert(version === sealed_version && iv && tag && ciphertext !== undefined,
+      'a sealed secret is not in the v1 format')
     const decipher = createDecipheriv('aes-256-gcm', this.bankKey(), Buffer.from(iv, 'base64url'))
     decipher.setAAD(Buffer.from(context))
     decipher.setAuthTag(Buffer.from(tag, 'base64url'))
     try {
-      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8')
+      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')),
+        decipher.final()]).toString('utf8')
     } catch {
       // Not the partner's mistake: the bank runs with another key than the one that sealed it.
-      throw new Error('a webhook secret does not open with this bank key: every instance must use the same BANK_SECRETS_KEY')
+      throw new Error('a webhook secret does not open with this bank key: every instance must ' +
+        'use the same BANK_SECRETS_KEY')
     }
   }
 
@@ -55,7 +59,8 @@ export class SecretBox {
    * that every instance sharing the bank key derives the same one and no use sees another's.
    */
   derivedKey(label: string): Buffer {
-    return Buffer.from(hkdfSync('sha256', this.bankKey(), Buffer.alloc(0), `partner-bank ${label}`, key_bytes))
+    return Buffer.from(hkdfSync('sha256', this.bankKey(), Buffer.alloc(0), `partner-bank ${label}`,
+      key_bytes))
   }
 
   private bankKey(): Buffer {
@@ -73,7 +78,8 @@ function keyFromFile(dataDir: string): Buffer {
     // Written whole under another name, then linked into place: a process starting at the
     // same moment either finds no file or a complete one, and only one link succeeds.
     const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`
-    fs.writeFileSync(draft, `${randomBytes(key_bytes).toString('base64')}\n`, { flag: 'wx', mode: owner_only_file_mode })
+    fs.writeFileSync(draft, `${randomBytes(key_bytes).toString('base64')}\n`,
+      { flag: 'wx', mode: owner_only_file_mode })
     try {
       fs.linkSync(draft, file)
     } catch (error) {

@@ -51,14 +51,17 @@ export function identityIssues(value: IdentityFields): Array<{ field: string; me
   if (value.id_type === 'Passport' && !value.id_issue_expiry_date) {
     issues.push({ field: 'id_issue_expiry_date', message: 'is required for a passport' })
   }
-  if (value.id_type === 'National' && value.id_number !== undefined && !isSouthAfricanIdNumber(value.id_number)) {
-    issues.push({ field: 'id_number', message: 'must be a 13-digit South African ID number with a valid date and check digit' })
+  if (value.id_type === 'National' && value.id_number !== undefined
+      && !isSouthAfricanIdNumber(value.id_number)) {
+    issues.push({ field: 'id_number',
+      message: 'must be a 13-digit South African ID number with a valid date and check digit' })
   }
   return issues
 }
 
 function refineIdentity(value: IdentityFields, ctx: z.RefinementCtx): void {
-  for (const issue of identityIssues(value)) ctx.addIssue({ code: 'custom', path: [issue.field], message: issue.message })
+  for (const issue of identityIssues(value)) ctx.addIssue({ code: 'custom', path: [issue.field],
+    message: issue.message })
 }
 
 export const userCreateRequest = z

@@ -34,9 +34,11 @@ export class UserService implements EntityHolders {
     const now = this.clock.now()
     const id = randomUUID()
     // `verified: true` is the partner's reliance on its own KYC: recorded as approved.
-    const kyc: Pick<UserRow, 'kyc_status' | 'kyc_submitted_at' | 'kyc_reviewed_at' | 'verified_at'> = request.verified
+    const kyc: Pick<UserRow,
+      'kyc_status' | 'kyc_submitted_at' | 'kyc_reviewed_at' | 'verified_at'> = request.verified
       ? { kyc_status: 'approved', kyc_submitted_at: now, kyc_reviewed_at: now, verified_at: now }
-      : { kyc_status: 'not_started', kyc_submitted_at: null, kyc_reviewed_at: null, verified_at: null }
+      : { kyc_status: 'not_started', kyc_submitted_at: null, kyc_reviewed_at: null,
+        verified_at: null }
     await insertUser(this.db, {
       id,
       partner_id: partnerId,
@@ -70,7 +72,8 @@ export class UserService implements EntityHolders {
    * `pending`. Runs on the caller's executor: the entity and its user commit together.
    */
   /** Creates a personal entity's one user; returns its id. */
-  async createHolder(executor: Executor, partnerId: string, entityId: string, person: HolderDetails, now: Date): Promise<string> {
+  async createHolder(executor: Executor, partnerId: string, entityId: string, person: HolderDetails,
+      now: Date): Promise<string> {
     const id = randomUUID()
     await insertUser(executor, {
       id,
@@ -111,7 +114,8 @@ export class UserService implements EntityHolders {
     now: Date,
   ): Promise<void> {
     const status = decision.approve ? 'approved' : 'rejected'
-    await updateEntityHolder(executor, entityId, kycChanges(status, decision.approve ? undefined : decision.reason, now))
+    await updateEntityHolder(executor, entityId, kycChanges(status, decision.approve ? undefined
+      : decision.reason, now))
   }
 
   async update(partnerId: string, request: UserUpdateRequest): Promise<{ userId: string }> {
@@ -121,9 +125,11 @@ export class UserService implements EntityHolders {
       const issues = identityIssues({
         id_type: (changes.id_type ?? current.id_type) as 'National' | 'Passport',
         id_number: changes.id_number ?? current.id_number,
-        id_issue_expiry_date: changes.id_issue_expiry_date ?? current.id_issue_expiry_date?.toISOString(),
+        id_issue_expiry_date: changes.id_issue_expiry_date
+          ?? current.id_issue_expiry_date?.toISOString(),
       })
-      if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join('; '), issues)
+      if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join(
+        '; '), issues)
       await updateUser(trx, user_id, { ...changes, updated_at: this.clock.now() })
       return { userId: user_id }
     })
@@ -134,51 +140,64 @@ export class UserService implements EntityHolders {
   }
 
   /** Kept off the user record: the incumbent's reference client reads records that lack them. */
-  async birthDetails(partnerId: string, userId: string): Promise<{ user_id: string; birth_country: string; birth_city: string }> {
+  async birthDetails(partnerId: string, userId: string): Promise<{
+      user_id: string; birth_country: string; birth_city: string }> {
     const row = await this.row(partnerId, userId)
-    return { user_id: row.id, birth_country: row.birth_country ?? '', birth_city: row.birth_city ?? '' }
+    return { user_id: row.id, birth_country: row.birth_country ?? '', birth_city: row.birth_city
+      ?? '' }
   }
 
   async list(partnerId: string, entityId: string | undefined): Promise<UserRecord[]> {
     const rows = await usersOf(this.db, partnerId, entityId)
-    return rows.map((row) => ({ ...toRecord(row), date_registered: formatTimestamp(row.created_at) }))
+    return rows.map(
+      (row) => ({ ...toRecord(row), date_registered: formatTimestamp(row.created_at) }))
   }
 
   /**
    * Marks the partner's user's KYC submitted (`pending`), holding the user's row to the end
    * of the caller's transaction; an approved KYC is not submitted again (409).
    */
-  async submitKyc(executor: Executor, partnerId: string, userId: string, now: Date): Promise<UserRecord> {
+  async submitKyc(executor: Executor, partnerId: string, userId: string,
+      now: Date): Promise<UserRecord> {
     const row = await this.row(partnerId, userId, executor, true)
-    if (row.kyc_status === 'approved') throw new Conflict('this user\'s KYC is already approved; nothing to submit')
+    if (row.kyc_status === 'approved') throw new Conflict(
+      'this user\'s KYC is already approved; nothing to submit')
     return toRecord((await updateUser(executor, userId, kycChanges('pending', undefined, now)))!)
   }
 
-  /** For operators: any partner's user, with the row facts a KYC decision needs; `lock` holds it. */
-  async getAny(userId: string, executor: Executor = this.db, lock = false): Promise<{ record: UserRecord; partnerId: string; entityId: string; isHolder: boolean }> {
+  /**
+   * For operators: any partner's user, with the row facts a KYC decision needs; `lock` holds it.
+   */
+  async getAny(userId: string, executor: Executor = this.db, lock = false): Promise<{
+      record: UserRecord; partnerId: string; entityId: string; isHolder: boolean }> {
     let query = executor.selectFrom('users').selectAll().where('id', '=', userId)
     if (lock) query = query.forUpdate()
     const row = await query.executeTakeFirst()
     if (!row) throw new NotFound('user')
-    return { record: toRecord(row), partnerId: row.partner_id, entityId: row.entity_id, isHolder: row.is_entity_holder }
+    return { record: toRecord(row), partnerId: row.partner_id, entityId: row.entity_id,
+      isHolder: row.is_entity_holder }
   }
 
   /** Records an operator's decision on a user's KYC in the caller's transaction. */
-  async decideKyc(executor: Executor, userId: string, status: 'approved' | 'rejected', reason: string | undefined, now: Date): Promise<UserRecord> {
+  async decideKyc(executor: Executor, userId: string, status: 'approved' | 'rejected',
+      reason: string | undefined, now: Date): Promise<UserRecord> {
     const row = await updateUser(executor, userId, kycChanges(status, reason, now))
     if (!row) throw new NotFound('user')
     return toRecord(row)
   }
 
   /** The operator's KYC decision (or a resubmission, `pending`). */
-  async setKyc(userId: string, status: Exclude<KycStatus, 'not_started'>, reason: string | undefined, executor: Executor = this.db): Promise<UserRecord> {
-    if (status === 'rejected' && !reason) throw Invalid.field('reason', 'is required when rejecting')
+  async setKyc(userId: string, status: Exclude<KycStatus, 'not_started'>,
+      reason: string | undefined, executor: Executor = this.db): Promise<UserRecord> {
+    if (status === 'rejected' && !reason) throw Invalid.field('reason',
+      'is required when rejecting')
     const row = await updateUser(executor, userId, kycChanges(status, reason, this.clock.now()))
     if (!row) throw new NotFound('user')
     return toRecord(row)
   }
 
-  private async row(partnerId: string, userId: string, executor: Executor = this.db, lock = false): Promise<UserRow> {
+  private async row(partnerId: string, userId: string, executor: Executor = this.db,
+      lock = false): Promise<UserRow> {
     const row = await userOf(executor, partnerId, userId, lock)
     if (!row) throw new NotFound('user')
     return row
@@ -186,7 +205,8 @@ export class UserService implements EntityHolders {
 }
 
 /** The columns a KYC state records, for a decision or (`pending`) a resubmission. */
-function kycChanges(status: Exclude<KycStatus, 'not_started'>, reason: string | undefined, now: Date): UserChanges {
+function kycChanges(status: Exclude<KycStatus, 'not_started'>, reason: string | undefined,
+    now: Date): UserChanges {
   return {
     kyc_status: status,
     // A decision on KYC that was never marked submitted (the operator went straight
@@ -231,6 +251,7 @@ function toRecord(row: UserRow): UserRecord {
   if (row.kyc_reviewed_at && (row.kyc_status === 'approved' || row.kyc_status === 'rejected')) {
     record.kyc_reviewed_at = formatTimestamp(row.kyc_reviewed_at)
   }
-  if (row.kyc_status === 'rejected' && row.kyc_rejection_reason) record.kyc_rejection_reason = row.kyc_rejection_reason
+  if (row.kyc_status === 'rejected' && row.kyc_rejection_reason) record.kyc_rejection_reason =
+    row.kyc_rejection_reason
   return record
 }

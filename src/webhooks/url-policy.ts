@@ -20,7 +20,8 @@ loopback.addSubnet('127.0.0.0', 8, 'ipv4')
 loopback.addAddress('::1', 'ipv6')
 
 const privateRanges = new net.BlockList()
-for (const [network, prefix] of [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10]] as const) {
+for (const [network, prefix] of [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16],
+    ['100.64.0.0', 10]] as const) {
   privateRanges.addSubnet(network, prefix, 'ipv4')
 }
 privateRanges.addSubnet('fc00::', 7, 'ipv6')
@@ -40,7 +41,8 @@ for (const [network, prefix] of [
 ] as const) {
   special.addSubnet(network, prefix, 'ipv4')
 }
-for (const [network, prefix] of [['::', 128], ['100::', 64], ['2001:db8::', 32], ['ff00::', 8]] as const) {
+for (const [network, prefix] of [['::', 128], ['100::', 64], ['2001:db8::', 32],
+    ['ff00::', 8]] as const) {
   special.addSubnet(network, prefix, 'ipv6')
 }
 
@@ -74,7 +76,8 @@ function listedKind(ip: string, type: 'ipv4' | 'ipv6'): AddressKind {
  * IPv6 ranges that carry an IPv4 address: `at` is the offset of its four bytes, `xor` what
  * they are hidden under. The ranges do not overlap.
  */
-const ipv4_carriers: Array<{ prefix: string; bits: number; at: number; xor?: number; neverPublic?: true }> = [
+const ipv4_carriers: Array<{
+    prefix: string; bits: number; at: number; xor?: number; neverPublic?: true }> = [
   // IPv4-mapped, ::ffff:a.b.c.d (RFC 4291 2.5.5.2).
   { prefix: '::ffff:0:0', bits: 96, at: 12 },
   // IPv4-compatible, ::a.b.c.d (RFC 4291 2.5.5.1; deprecated, still parsed everywhere).
@@ -108,7 +111,8 @@ export function embeddedIpv4(ip: string): { address: string; neverPublic: boolea
   if (!bytes) return undefined
   const carrier = carrierLists.find((entry) => entry.list.check(unzoned, 'ipv6'))?.carrier
   if (!carrier) return undefined
-  const address = [...bytes.subarray(carrier.at, carrier.at + 4)].map((byte) => byte ^ (carrier.xor ?? 0)).join('.')
+  const address = [...bytes.subarray(carrier.at, carrier.at + 4)].map((byte) => byte ^ (carrier.xor
+    ?? 0)).join('.')
   return { address, neverPublic: carrier.neverPublic === true }
 }
 
@@ -130,8 +134,10 @@ function ipv6Bytes(address: string): Uint8Array | undefined {
   const headGroups = head === '' ? [] : head.split(':')
   const tailGroups = tail === undefined || tail === '' ? [] : tail.split(':')
   const zeros = tail === undefined ? 0 : 8 - headGroups.length - tailGroups.length
-  const groups = [...headGroups, ...Array<string>(zeros).fill('0'), ...tailGroups].map((group) => parseInt(group, 16))
-  assert(groups.length === 8 && groups.every((group) => group >= 0 && group <= 0xffff), `the URL parser wrote ${hostname} for ${address}`)
+  const groups = [...headGroups, ...Array<string>(zeros).fill('0'), ...tailGroups].map(
+    (group) => parseInt(group, 16))
+  assert(groups.length === 8 && groups.every((group) => group >= 0 && group <= 0xffff),
+    `the URL parser wrote ${hostname} for ${address}`)
   return Uint8Array.from(groups.flatMap((group) => [group >> 8, group & 255]))
 }
 
@@ -148,7 +154,8 @@ export function addressRefusal(ip: string, sandbox: boolean): string | undefined
  * reason it is refused.
  */
 export function checkUrlForm(text: string, sandbox: boolean): { url: URL } | { refusal: string } {
-  if (text.length > url_length_max) return { refusal: `must be at most ${url_length_max} characters` }
+  if (text.length > url_length_max) return {
+    refusal: `must be at most ${url_length_max} characters` }
   let url: URL
   try {
     url = new URL(text)
@@ -158,7 +165,8 @@ export function checkUrlForm(text: string, sandbox: boolean): { url: URL } | { r
   const schemes = sandbox ? ['https:', 'http:'] : ['https:']
   if (!schemes.includes(url.protocol)) return { refusal: sandbox ? 'must be an http:// or https:// URL' : 'must be an https:// URL' }
   if (url.hostname === '') return { refusal: 'must name a host' }
-  if (url.username !== '' || url.password !== '') return { refusal: 'must not carry a user name or password' }
+  if (url.username !== '' || url.password !== '') return {
+    refusal: 'must not carry a user name or password' }
   return { url }
 }
 
@@ -171,7 +179,8 @@ export function literalAddress(url: URL): string | undefined {
 /** Resolves a host name to every address it has (what the connection may use). */
 export type Resolver = (hostname: string) => Promise<string[]>
 
-export const systemResolver: Resolver = async (hostname) => (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address)
+export const systemResolver: Resolver = async (hostname) => (await dns.promises.lookup(hostname,
+  { all: true, verbatim: true })).map((entry) => entry.address)
 
 const set_time_lookup_ms = 2_000
 
@@ -181,7 +190,8 @@ const set_time_lookup_ms = 2_000
  * is resolved and refused when any of its addresses is. A name that does not resolve (yet)
  * is accepted: the check at delivery time decides then.
  */
-export async function checkEndpointUrl(text: string, sandbox: boolean, resolve: Resolver = systemResolver): Promise<string | undefined> {
+export async function checkEndpointUrl(text: string, sandbox: boolean,
+    resolve: Resolver = systemResolver): Promise<string | undefined> {
   const form = checkUrlForm(text, sandbox)
   if ('refusal' in form) return form.refusal
   const host = form.url.hostname.toLowerCase()

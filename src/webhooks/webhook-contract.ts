@@ -57,7 +57,8 @@ export const webhookOperations = {
       url: z
         .string({ error: 'must be a string' })
         .trim()
-        .max(webhook_url_length_max, { error: `must be at most ${webhook_url_length_max} characters` }),
+        .max(webhook_url_length_max,
+          { error: `must be at most ${webhook_url_length_max} characters` }),
     }),
     response: endpointReply,
   }),
@@ -74,9 +75,11 @@ export const webhookOperations = {
     subject: 'svc.webhook.<partner_id>.rotate_secret',
     permission: 'write',
     summary:
-      'A new signing secret, shown once. The previous one keeps signing beside it for 24 hours (two v1 signatures), then stops.',
+      'A new signing secret, shown once. The previous one keeps signing beside it for 24 hours ' +
+        '(two v1 signatures), then stops.',
     request: z.strictObject({}),
-    response: z.object({ webhook_secret: z.string(), previous_secret_retires_at: timestamp.nullable() }),
+    response: z.object(
+      { webhook_secret: z.string(), previous_secret_retires_at: timestamp.nullable() }),
   }),
   listDeliveries: operation({
     name: 'webhook_list_deliveries',
@@ -84,7 +87,8 @@ export const webhookOperations = {
     permission: 'read',
     summary: `The partner's webhook deliveries, newest first (limit default ${deliveries_page_limit_default}, max ${deliveries_page_limit_max}; next_cursor while more follow).`,
     request: z.strictObject({
-      event_type: z.enum(partnerEventTypes, { error: `must be one of ${partnerEventTypes.join(', ')}` }).optional(),
+      event_type: z.enum(partnerEventTypes,
+        { error: `must be one of ${partnerEventTypes.join(', ')}` }).optional(),
       limit: pageLimit(deliveries_page_limit_max).optional(),
       cursor: pageCursor().optional(),
     }),

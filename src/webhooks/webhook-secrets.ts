@@ -31,24 +31,33 @@ export class WebhookSecrets {
     private readonly box: SecretBox,
   ) {}
 
-  /** Makes the partner's first secret in the caller's transaction (onboarding); returns it, shown once. */
+  /**
+   * Makes the partner's first secret in the caller's transaction (onboarding); returns it, shown
+   * once.
+   */
   async create(trx: Kysely<Database>, partnerId: string): Promise<string> {
-    assert(trx.isTransaction, "a partner's first webhook secret is made in the partner's transaction")
+    assert(trx.isTransaction,
+      "a partner's first webhook secret is made in the partner's transaction")
     const secret = newWebhookSecret()
     await trx
       .insertInto('webhook_secrets')
-      .values({ id: randomUUID(), partner_id: partnerId, sealed: this.box.seal(secret, partnerId), created_at: this.clock.now(), retires_at: null })
+      .values({ id: randomUUID(), partner_id: partnerId, sealed: this.box.seal(secret, partnerId),
+        created_at: this.clock.now(), retires_at: null })
       .execute()
     return secret
   }
 
-  /** A new current secret (returned once); the previous one signs on until the answer's `retires_at`. */
+  /**
+   * A new current secret (returned once); the previous one signs on until the answer's
+   * `retires_at`.
+   */
   async rotate(partnerId: string): Promise<{ secret: string; previous_retires_at: Date | null }> {
     return this.db.transaction().execute(async (trx) => {
       await sql`select pg_advisory_xact_lock(${sql.lit(secrets_lock_key)}, hashtext(${partnerId}))`.execute(trx)
       const now = this.clock.now()
       // Only the secret just replaced keeps signing: at most two signatures per delivery.
-      await trx.deleteFrom('webhook_secrets').where('partner_id', '=', partnerId).where('retires_at', 'is not', null).execute()
+      await trx.deleteFrom('webhook_secrets').where('partner_id', '=', partnerId).where(
+        'retires_at', 'is not', null).execute()
       const retiresAt = new Date(now.getTime() + webhook_secret_overlap_ms)
       const replaced = await trx
         .updateTable('webhook_secrets')
@@ -59,24 +68,30 @@ export class WebhookSecrets {
       const secret = newWebhookSecret()
       await trx
         .insertInto('webhook_secrets')
-        .values({ id: randomUUID(), partner_id: partnerId, sealed: this.box.seal(secret, partnerId), created_at: now, retires_at: null })
+        .values({ id: randomUUID(), partner_id: partnerId, sealed: this.box.seal(secret, partnerId),
+          created_at: now, retires_at: null })
         .execute()
-      return { secret, previous_retires_at: Number(replaced.numUpdatedRows) === 1 ? retiresAt : null }
+      return { secret, previous_retires_at: Number(replaced.numUpdatedRows) === 1 ? retiresAt
+        : null }
     })
   }
 
-  /** The secrets that sign now, the current one first; makes the first one if the partner has none. */
+  /**
+   * The secrets that sign now, the current one first; makes the first one if the partner has none.
+   */
   async signing(partnerId: string): Promise<string[]> {
     let rows = await this.liveRows(partnerId)
     if (!rows.some((row) => row.retires_at === null)) {
       await this.db
         .insertInto('webhook_secrets')
-        .values({ id: randomUUID(), partner_id: partnerId, sealed: this.box.seal(newWebhookSecret(), partnerId), created_at: this.clock.now(), retires_at: null })
+        .values({ id: randomUUID(), partner_id: partnerId, sealed: this.box.seal(newWebhookSecret(),
+          partnerId), created_at: this.clock.now(), retires_at: null })
         .onConflict((oc) => oc.column('partner_id').where('retires_at', 'is', null).doNothing())
         .execute()
       rows = await this.liveRows(partnerId)
     }
-    assert(rows.length >= 1 && rows.length <= 2, `partner ${partnerId} has ${rows.length} signing secrets`)
+    assert(rows.length >= 1 && rows.length <= 2,
+      `partner ${partnerId} has ${rows.length} signing secrets`)
     return rows.map((row) => this.box.open(row.sealed, partnerId))
   }
 

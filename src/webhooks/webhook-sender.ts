@@ -79,7 +79,8 @@ export class HttpWebhookSender implements WebhookSender {
     }
   }
 
-  private async attempt(request: WebhookRequest, agents: Agents | undefined): Promise<WebhookOutcome> {
+  private async attempt(request: WebhookRequest,
+      agents: Agents | undefined): Promise<WebhookOutcome> {
     const form = checkUrlForm(request.url, request.sandbox)
     if ('refusal' in form) return refused(`endpoint URL ${form.refusal}`)
     const literal = literalAddress(form.url)
@@ -93,9 +94,11 @@ export class HttpWebhookSender implements WebhookSender {
         return this.post(form.url, request, undefined)
       })
       const delivered = status >= 200 && status <= 299
-      return { delivered, status_code: status, error: delivered ? null : `receiver answered ${status}` }
+      return { delivered, status_code: status, error: delivered ? null
+        : `receiver answered ${status}` }
     } catch (error) {
-      return { delivered: false, status_code: null, error: (error instanceof Error ? error.message : String(error)).slice(0, 300) }
+      return { delivered: false, status_code: null, error: (error instanceof Error ? error.message
+        : String(error)).slice(0, 300) }
     }
   }
 
@@ -108,7 +111,8 @@ export class HttpWebhookSender implements WebhookSender {
         url,
         {
           method: 'POST',
-          headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(body.length), 'user-agent': 'partner-bank-webhooks' },
+          headers: { ...request.headers, 'content-type': 'application/json',
+            'content-length': String(body.length), 'user-agent': 'partner-bank-webhooks' },
           lookup: this.checkedLookup(request.sandbox),
           // Outside a session no pooled sockets: each attempt resolves and checks afresh.
           agent: agents ? agents[url.protocol === 'https:' ? 'https:' : 'http:'] : false,
@@ -122,23 +126,31 @@ export class HttpWebhookSender implements WebhookSender {
         },
       )
       outgoing.on('error', (error: NodeJS.ErrnoException) => {
-        if (error.name === 'AbortError' || error.name === 'TimeoutError') return reject(new Error(`no answer within ${this.options.timeout_ms} ms`))
-        if (!answered && outgoing.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE')) return reject(new StaleSocketError(error))
+        if (error.name === 'AbortError' || error.name === 'TimeoutError') return reject(
+          new Error(`no answer within ${this.options.timeout_ms} ms`))
+        if (!answered && outgoing.reusedSocket && (error.code === 'ECONNRESET'
+          || error.code === 'EPIPE')) return reject(new StaleSocketError(error))
         reject(error)
       })
       outgoing.end(body)
     })
   }
 
-  /** A `lookup` for the socket: resolve, refuse when any address is not allowed, else use the checked ones. */
+  /**
+   * A `lookup` for the socket: resolve, refuse when any address is not allowed, else use the
+   * checked ones.
+   */
   private checkedLookup(sandbox: boolean): LookupFunction {
     return (hostname, options, callback) => {
       this.resolve(hostname).then(
         (addresses) => {
-          const refusal = addresses.length === 0 ? `${hostname} has no address` : addresses.map((a) => addressRefusal(a, sandbox)).find(Boolean)
-          if (refusal) return callback(Object.assign(new Error(`refused: ${refusal}`), { code: 'EWEBHOOKREFUSED' }), '', 0)
+          const refusal = addresses.length === 0 ? `${hostname} has no address`
+            : addresses.map((a) => addressRefusal(a, sandbox)).find(Boolean)
+          if (refusal) return callback(Object.assign(new Error(`refused: ${refusal}`),
+            { code: 'EWEBHOOKREFUSED' }), '', 0)
           const entries = addresses.map((address) => ({ address, family: net.isIP(address) }))
-          if (options.all) return (callback as unknown as (error: null, all: typeof entries) => void)(null, entries)
+          if (options.all) return (callback as unknown as (error: null,
+            all: typeof entries) => void)(null, entries)
           callback(null, entries[0]!.address, entries[0]!.family)
         },
         (error: unknown) => callback(error as NodeJS.ErrnoException, '', 0),

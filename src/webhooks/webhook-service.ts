@@ -68,7 +68,9 @@ export const no_endpoint_error = 'no webhook endpoint is set'
 export interface WebhookServiceOptions {
   sandbox: boolean
   limits: WebhookLimits
-  /** The wall clock that stamps `webhook-timestamp` (the bank's clock may be moved in the sandbox). */
+  /**
+   * The wall clock that stamps `webhook-timestamp` (the bank's clock may be moved in the sandbox).
+   */
   wallClock?: () => Date
 }
 
@@ -117,21 +119,26 @@ export class WebhookService {
     return { url: await endpointOf(this.db, partnerId) }
   }
 
-  async rotateSecret(partnerId: string): Promise<{ webhook_secret: string; previous_secret_retires_at: string | null }> {
+  async rotateSecret(partnerId: string): Promise<{
+      webhook_secret: string; previous_secret_retires_at: string | null }> {
     const { secret, previous_retires_at } = await this.secrets.rotate(partnerId)
-    return { webhook_secret: secret, previous_secret_retires_at: previous_retires_at ? formatTimestamp(previous_retires_at) : null }
+    return { webhook_secret: secret, previous_secret_retires_at: previous_retires_at
+      ? formatTimestamp(previous_retires_at) : null }
   }
 
   async listDeliveries(
     partnerId: string,
-    request: { event_type?: string | undefined; limit?: number | undefined; cursor?: string | undefined },
+    request: {
+      event_type?: string | undefined; limit?: number | undefined; cursor?: string | undefined },
   ): Promise<{ deliveries: DeliveryView[]; next_cursor?: string }> {
     const limit = request.limit ?? deliveries_page_limit_default
     const beforeSeq = request.cursor === undefined ? undefined : decodeCursor(request.cursor)
-    const rows = await pageDeliveries(this.db, partnerId, { eventType: request.event_type, beforeSeq, limit: limit + 1 })
+    const rows = await pageDeliveries(this.db, partnerId, { eventType: request.event_type,
+      beforeSeq, limit: limit + 1 })
     const page = rows.slice(0, limit)
     const last = page.at(-1)
-    return { deliveries: page.map(deliveryView), ...(rows.length > limit && last ? { next_cursor: encodeCursor(BigInt(last.seq)) } : {}) }
+    return { deliveries: page.map(deliveryView), ...(rows.length > limit && last
+      ? { next_cursor: encodeCursor(BigInt(last.seq)) } : {}) }
   }
 
   /** The operators' view: deliveries across partners, or of one, by state and event type. */
@@ -182,8 +189,10 @@ export class WebhookService {
       if (delivery.state === 'pending') return delivery
       const now = this.clock.now()
       // A fresh start: attempts and the retry window count from this redelivery.
-      await updateDelivery(trx, eventId, { state: 'pending', attempts: 0, first_attempt_at: null, next_attempt_at: null, delivered_at: null }, now)
-      await this.scheduleHead(trx, await laneHead(trx, delivery.partner_id, delivery.resource_id), now)
+      await updateDelivery(trx, eventId, { state: 'pending', attempts: 0, first_attempt_at: null,
+        next_attempt_at: null, delivered_at: null }, now)
+      await this.scheduleHead(trx, await laneHead(trx, delivery.partner_id, delivery.resource_id),
+        now)
       return findDelivery(trx, eventId)
     })
     assert(row, `delivery of event ${eventId} vanished`)
@@ -197,10 +206,12 @@ export class WebhookService {
    * the heads of the lanes that got a pending one.
    */
   private async record(events: OutboxEvent[], trx: Kysely<Database>): Promise<void> {
-    const partnerEvents = events.filter((event): event is OutboxEvent & { partner_id: string } => isPartnerEventType(event.type) && event.partner_id !== null)
+    const partnerEvents = events.filter((event): event is OutboxEvent & { partner_id: string } =>
+      isPartnerEventType(event.type) && event.partner_id !== null)
     if (partnerEvents.length === 0) return
     const lanes = new Map<string, Lane>()
-    for (const { partner_id, resource_id } of partnerEvents) lanes.set(laneKey(partner_id, resource_id), { partner_id, resource_id })
+    for (const { partner_id, resource_id } of partnerEvents) lanes.set(
+      laneKey(partner_id, resource_id), { partner_id, resource_id })
     await lockLanes(trx, [...lanes.values()])
     const endpoints = await endpointsOf(trx, partnerEvents.map((event) => event.partner_id))
     const now = this.clock.now()
@@ -213,23 +224,30 @@ export class WebhookService {
         resource_id: event.resource_id,
         event_type: event.type,
         endpoint_url: event.endpoint_url,
-        body: JSON.stringify({ type: event.type, timestamp: formatTimestamp(event.occurred_at), data: event.data }),
+        body: JSON.stringify({ type: event.type, timestamp: formatTimestamp(event.occurred_at),
+          data: event.data }),
         state: routed ? ('pending' as const) : ('failed' as const),
         last_error: routed ? null : no_endpoint_error,
         now,
       }
     })
     const inserted = await insertDeliveries(trx, deliveries)
-    const waking = new Set(deliveries.filter((d) => d.state === 'pending' && inserted.has(d.event_id)).map((d) => laneKey(d.partner_id, d.resource_id)))
+    const waking = new Set(deliveries.filter((d) => d.state === 'pending'
+      && inserted.has(d.event_id)).map((d) => laneKey(d.partner_id, d.resource_id)))
     // A lane whose head is one of these is new or was idle: its head gets a job. Behind an
     // earlier delivery, they are scheduled when that one ends.
-    for (const head of await laneHeads(trx, [...lanes].filter(([key]) => waking.has(key)).map(([, lane]) => lane))) {
+    for (const head of await laneHeads(trx, [...lanes].filter(([key]) => waking.has(key)).map(
+        ([, lane]) => lane))) {
       if (inserted.has(head.event_id)) await this.scheduleHead(trx, head, now)
     }
   }
 
-  /** Gives the lane's head (if it has one) a job of a new generation, due at its next attempt (or now). */
-  private async scheduleHead(trx: Kysely<Database>, head: DeliveryRow | undefined, now: Date): Promise<void> {
+  /**
+   * Gives the lane's head (if it has one) a job of a new generation, due at its next attempt (or
+   * now).
+   */
+  private async scheduleHead(trx: Kysely<Database>, head: DeliveryRow | undefined,
+      now: Date): Promise<void> {
     if (!head) return
     const generation = head.generation + 1
     await updateDelivery(trx, head.event_id, { generation }, now)
@@ -252,21 +270,27 @@ export class WebhookService {
    */
   private async attempt(eventId: string, generation: number): Promise<Record<string, unknown>> {
     const delivery = await findDelivery(this.db, eventId)
-    if (!delivery || delivery.state !== 'pending' || delivery.generation !== generation) return { skipped: 'superseded' }
+    if (!delivery || delivery.state !== 'pending' || delivery.generation !== generation) return {
+      skipped: 'superseded' }
     const head = await laneHead(this.db, delivery.partner_id, delivery.resource_id)
-    if (head?.event_id !== eventId) return { skipped: 'waiting for an earlier event of the resource' }
-    const queued = await laneQueue(this.db, delivery.partner_id, delivery.resource_id, String(delivery.seq), this.options.limits.run_deliveries_max - 1)
+    if (head?.event_id !== eventId) return {
+      skipped: 'waiting for an earlier event of the resource' }
+    const queued = await laneQueue(this.db, delivery.partner_id, delivery.resource_id,
+      String(delivery.seq), this.options.limits.run_deliveries_max - 1)
     const partnerUrl = await endpointOf(this.db, delivery.partner_id)
-    const signers = (await this.secrets.signing(delivery.partner_id)).map((secret) => new Webhook(secret))
+    const signers = (await this.secrets.signing(delivery.partner_id)).map(
+      (secret) => new Webhook(secret))
     const session = this.sender.session()
     const started = Date.now()
     const attempts: Attempt[] = []
     try {
       for (const next of [delivery, ...queued]) {
         // Room for one more attempt inside the job's lease, with a margin.
-        if (attempts.length > 0 && Date.now() - started + this.options.limits.attempt_timeout_ms > this.runBudgetMs()) break
+        if (attempts.length > 0 && Date.now() - started
+          + this.options.limits.attempt_timeout_ms > this.runBudgetMs()) break
         const url = next.endpoint_url ?? partnerUrl
-        const outcome = url ? await session.send(this.signed(next, url, signers)) : { delivered: false, status_code: null, error: no_endpoint_error }
+        const outcome = url ? await session.send(this.signed(next, url, signers))
+          : { delivered: false, status_code: null, error: no_endpoint_error }
         attempts.push({ delivery: next, outcome, final: url === null })
         if (!outcome.delivered) break
       }
@@ -275,7 +299,8 @@ export class WebhookService {
     }
     const state = await this.settle(delivery, generation, attempts)
     const last = attempts.at(-1)!
-    return { state, sent: attempts.length, delivered: attempts.filter((a) => a.outcome.delivered).length, status_code: last.outcome.status_code }
+    return { state, sent: attempts.length, delivered: attempts.filter((a) => a.outcome.delivered)
+      .length, status_code: last.outcome.status_code }
   }
 
   /** A run ends well inside the job's lease, so no other instance takes the job over meanwhile. */
@@ -292,7 +317,8 @@ export class WebhookService {
       headers: {
         'webhook-id': delivery.event_id,
         'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-        'webhook-signature': signers.map((signer) => signer.sign(delivery.event_id, sentAt, delivery.body)).join(' '),
+        'webhook-signature': signers.map((signer) => signer.sign(delivery.event_id, sentAt,
+          delivery.body)).join(' '),
       },
     }
   }
@@ -303,7 +329,8 @@ export class WebhookService {
    * next delivery. A run whose head was redelivered or rescheduled meanwhile records
    * nothing: the newer job makes its own attempts.
    */
-  private async settle(seen: DeliveryRow, generation: number, attempts: Attempt[]): Promise<string> {
+  private async settle(seen: DeliveryRow, generation: number,
+      attempts: Attempt[]): Promise<string> {
     return this.db.transaction().execute(async (trx) => {
       await lockLane(trx, seen.partner_id, seen.resource_id)
       const head = await findDelivery(trx, seen.event_id, { forUpdate: true })
@@ -311,28 +338,37 @@ export class WebhookService {
       const now = this.clock.now()
       const delivered = attempts.filter((a) => a.outcome.delivered)
       for (const status of new Set(delivered.map((a) => a.outcome.status_code!))) {
-        const ids = delivered.filter((a) => a.outcome.status_code === status).map((a) => a.delivery.event_id)
+        const ids = delivered.filter((a) => a.outcome.status_code === status).map(
+          (a) => a.delivery.event_id)
         await markDelivered(trx, ids, status, now)
       }
       const ending = attempts.find((a) => !a.outcome.delivered)
       let state = 'delivered'
       if (ending) {
         const delivery = await findDelivery(trx, ending.delivery.event_id, { forUpdate: true })
-        state = delivery && delivery.state === 'pending' ? await this.recordFailure(trx, delivery, ending, now) : 'superseded'
+        state = delivery && delivery.state === 'pending' ? await this.recordFailure(trx, delivery,
+          ending, now) : 'superseded'
       }
       await this.scheduleHead(trx, await laneHead(trx, seen.partner_id, seen.resource_id), now)
       return state
     })
   }
 
-  /** An attempt that was not delivered: the next attempt after the backoff, or failed when it was final or the retry window has passed. */
-  private async recordFailure(trx: Kysely<Database>, delivery: DeliveryRow, ending: Attempt, now: Date): Promise<string> {
+  /**
+   * An attempt that was not delivered: the next attempt after the backoff, or failed when it was
+   * final or the retry window has passed.
+   */
+  private async recordFailure(trx: Kysely<Database>, delivery: DeliveryRow, ending: Attempt,
+      now: Date): Promise<string> {
     const { outcome } = ending
     const attempts = delivery.attempts + 1
     const firstAttemptAt = delivery.first_attempt_at ?? now
-    const attempt = { attempts, first_attempt_at: firstAttemptAt, last_attempt_at: now, last_status_code: outcome.status_code, last_error: outcome.error }
-    if (ending.final || now.getTime() - firstAttemptAt.getTime() >= this.options.limits.retry_window_ms) {
-      await updateDelivery(trx, delivery.event_id, { ...attempt, state: 'failed', next_attempt_at: null }, now)
+    const attempt = { attempts, first_attempt_at: firstAttemptAt, last_attempt_at: now,
+      last_status_code: outcome.status_code, last_error: outcome.error }
+    if (ending.final
+        || now.getTime() - firstAttemptAt.getTime() >= this.options.limits.retry_window_ms) {
+      await updateDelivery(trx, delivery.event_id, { ...attempt, state: 'failed',
+        next_attempt_at: null }, now)
       return 'failed'
     }
     const next = new Date(now.getTime() + retryDelayMs(this.options.limits, attempts))
@@ -353,9 +389,13 @@ function webhookLeaseMs(limits: WebhookLimits): number {
   return Math.max(60_000, limits.attempt_timeout_ms * 3)
 }
 
-/** The wait after the `attempts`-th failed attempt: base, 2 × base, 4 × base, … up to the maximum. */
-export function retryDelayMs(limits: Pick<WebhookLimits, 'retry_backoff_base_ms' | 'retry_backoff_max_ms'>, attempts: number): number {
-  return Math.min(limits.retry_backoff_max_ms, limits.retry_backoff_base_ms * 2 ** Math.min(30, Math.max(0, attempts - 1)))
+/**
+ * The wait after the `attempts`-th failed attempt: base, 2 × base, 4 × base, … up to the maximum.
+ */
+export function retryDelayMs(limits: Pick<WebhookLimits,
+    'retry_backoff_base_ms' | 'retry_backoff_max_ms'>, attempts: number): number {
+  return Math.min(limits.retry_backoff_max_ms, limits.retry_backoff_base_ms * 2 ** Math.min(30,
+    Math.max(0, attempts - 1)))
 }
 
 function deliveryView(row: DeliveryRow): DeliveryView {

@@ -14,7 +14,8 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>
 // (the bank's keys are 727xxx; a two-key lock never meets a one-key one).
 const lane_lock_key = 727003
 
-export async function lockLane(trx: Kysely<Database>, partnerId: string, resourceId: string): Promise<void> {
+export async function lockLane(trx: Kysely<Database>, partnerId: string,
+    resourceId: string): Promise<void> {
   await lockLanes(trx, [{ partner_id: partnerId, resource_id: resourceId }])
 }
 
@@ -36,18 +37,22 @@ export async function lockLanes(trx: Kysely<Database>, lanes: readonly Lane[]): 
 }
 
 export async function endpointOf(db: Kysely<Database>, partnerId: string): Promise<string | null> {
-  const row = await db.selectFrom('webhook_endpoints').select('url').where('partner_id', '=', partnerId).executeTakeFirst()
+  const row = await db.selectFrom('webhook_endpoints').select('url').where('partner_id', '=',
+    partnerId).executeTakeFirst()
   return row?.url ?? null
 }
 
 /** The endpoints of these partners; a partner without one is not in the map. */
-export async function endpointsOf(db: Kysely<Database>, partnerIds: readonly string[]): Promise<Map<string, string>> {
+export async function endpointsOf(db: Kysely<Database>,
+    partnerIds: readonly string[]): Promise<Map<string, string>> {
   if (partnerIds.length === 0) return new Map()
-  const rows = await db.selectFrom('webhook_endpoints').select(['partner_id', 'url']).where('partner_id', 'in', [...new Set(partnerIds)]).execute()
+  const rows = await db.selectFrom('webhook_endpoints').select(['partner_id', 'url']).where(
+    'partner_id', 'in', [...new Set(partnerIds)]).execute()
   return new Map(rows.map((row) => [row.partner_id, row.url]))
 }
 
-export async function saveEndpoint(db: Kysely<Database>, partnerId: string, url: string | null, now: Date): Promise<void> {
+export async function saveEndpoint(db: Kysely<Database>, partnerId: string, url: string | null,
+    now: Date): Promise<void> {
   if (url === null) {
     await db.deleteFrom('webhook_endpoints').where('partner_id', '=', partnerId).execute()
     return
@@ -73,8 +78,10 @@ export interface NewDelivery {
 }
 
 const delivery_columns: Array<[keyof DeliveryInsert & string, PgType]> = [
-  ['event_id', 'uuid'], ['seq', 'bigint'], ['partner_id', 'uuid'], ['resource_id', 'text'], ['event_type', 'text'],
-  ['endpoint_url', 'text'], ['body', 'text'], ['state', 'text'], ['last_error', 'text'], ['created_at', 'timestamptz'],
+  ['event_id', 'uuid'], ['seq', 'bigint'], ['partner_id', 'uuid'], ['resource_id', 'text'],
+    ['event_type', 'text'],
+  ['endpoint_url', 'text'], ['body', 'text'], ['state', 'text'], ['last_error', 'text'],
+    ['created_at', 'timestamptz'],
   ['updated_at', 'timestamptz'],
 ]
 
@@ -84,7 +91,8 @@ type DeliveryInsert = Omit<NewDelivery, 'now'> & { created_at: Date; updated_at:
  * Records deliveries (one statement, whatever their number), but none for an event that
  * has one already (handed over again); resolves with the event ids recorded.
  */
-export async function insertDeliveries(trx: Kysely<Database>, deliveries: readonly NewDelivery[]): Promise<Set<string>> {
+export async function insertDeliveries(trx: Kysely<Database>,
+    deliveries: readonly NewDelivery[]): Promise<Set<string>> {
   if (deliveries.length === 0) return new Set()
   const rows = deliveries.map(({ now, ...d }) => ({ ...d, created_at: now, updated_at: now }))
   const { rows: inserted } = await sql<{ event_id: string }>`${insertUnnestStatement('webhook_deliveries', rows, delivery_columns)}
@@ -93,14 +101,16 @@ export async function insertDeliveries(trx: Kysely<Database>, deliveries: readon
   return new Set(inserted.map((row) => row.event_id))
 }
 
-export async function findDelivery(db: Kysely<Database>, eventId: string, options: { forUpdate?: boolean } = {}): Promise<DeliveryRow | undefined> {
+export async function findDelivery(db: Kysely<Database>, eventId: string,
+    options: { forUpdate?: boolean } = {}): Promise<DeliveryRow | undefined> {
   let query = db.selectFrom('webhook_deliveries').selectAll().where('event_id', '=', eventId)
   if (options.forUpdate) query = query.forUpdate()
   return query.executeTakeFirst()
 }
 
 /** The pending delivery that heads the lane: the oldest by `seq`. */
-export async function laneHead(db: Kysely<Database>, partnerId: string, resourceId: string): Promise<DeliveryRow | undefined> {
+export async function laneHead(db: Kysely<Database>, partnerId: string,
+    resourceId: string): Promise<DeliveryRow | undefined> {
   return db
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -131,7 +141,8 @@ export async function laneHeads(db: Kysely<Database>, lanes: Lane[]): Promise<De
 const lane_columns: Array<[keyof Lane, PgType]> = [['partner_id', 'uuid'], ['resource_id', 'text']]
 
 /** The pending deliveries queued behind `afterSeq` in the lane, oldest first. */
-export async function laneQueue(db: Kysely<Database>, partnerId: string, resourceId: string, afterSeq: string, limit: number): Promise<DeliveryRow[]> {
+export async function laneQueue(db: Kysely<Database>, partnerId: string, resourceId: string,
+    afterSeq: string, limit: number): Promise<DeliveryRow[]> {
   return db
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -144,8 +155,11 @@ export async function laneQueue(db: Kysely<Database>, partnerId: string, resourc
     .execute()
 }
 
-/** Marks pending deliveries delivered by one attempt each that the receiver answered with `status`. */
-export async function markDelivered(trx: Kysely<Database>, eventIds: readonly string[], status: number, now: Date): Promise<number> {
+/**
+ * Marks pending deliveries delivered by one attempt each that the receiver answered with `status`.
+ */
+export async function markDelivered(trx: Kysely<Database>, eventIds: readonly string[],
+    status: number, now: Date): Promise<number> {
   if (eventIds.length === 0) return 0
   const result = await trx
     .updateTable('webhook_deliveries')
@@ -173,8 +187,10 @@ export type DeliveryChange = Partial<
   >
 >
 
-export async function updateDelivery(trx: Kysely<Database>, eventId: string, change: DeliveryChange, now: Date): Promise<void> {
-  const result = await trx.updateTable('webhook_deliveries').set({ ...change, updated_at: now }).where('event_id', '=', eventId).executeTakeFirst()
+export async function updateDelivery(trx: Kysely<Database>, eventId: string, change: DeliveryChange,
+    now: Date): Promise<void> {
+  const result = await trx.updateTable('webhook_deliveries').set({ ...change, updated_at: now })
+    .where('event_id', '=', eventId).executeTakeFirst()
   assert(Number(result.numUpdatedRows) === 1, `delivery of event ${eventId} was not updated`)
 }
 

@@ -3,7 +3,8 @@ import type { ColumnType, Generated } from 'kysely'
 // Kysely types of the tables webhooks owns (src/schema.ts's Database extends this).
 
 type Timestamp = ColumnType<Date, Date | string, Date | string>
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined,
+  Date | string | null>
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed'
 

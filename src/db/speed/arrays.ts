@@ -67,12 +67,18 @@ export class ArrayParameter {
   }
 }
 
-/** The values as one array parameter of the given element type (cast it in the statement to `type[]`). */
+/**
+ * The values as one array parameter of the given element type (cast it in the statement to
+ * `type[]`).
+ */
 export function arrayParameter(type: PgType, values: readonly unknown[]): ArrayParameter {
   return new ArrayParameter(type, values)
 }
 
-/** `unnest($1::t1[], $2::t2[], …) as v(c1, c2, …)` over the rows' columns, one array parameter per column. */
+/**
+ * `unnest($1::t1[], $2::t2[], …) as v(c1, c2, …)` over the rows' columns, one array parameter per
+ * column.
+ */
 export function unnestRows<Row extends object>(
   rows: Row[],
   columns: Array<[keyof Row & string, PgType]>,
@@ -106,7 +112,8 @@ export function columnValues(rows: readonly object[], columns: ColumnList): unkn
     extractors.set(columns, entry)
   }
   entry.uses++
-  if (!entry.extract && entry.uses === 2 && columns.every(([name]) => plainName.test(name))) entry.extract = compileExtractor(columns)
+  if (!entry.extract && entry.uses === 2
+    && columns.every(([name]) => plainName.test(name))) entry.extract = compileExtractor(columns)
   if (entry.extract) return entry.extract(rows)
   return plainValues(rows, columns)
 }
@@ -115,11 +122,15 @@ function plainValues(rows: readonly object[], columns: ColumnList): unknown[][] 
   return columns.map(([name]) => rows.map((row) => (row as Record<string, unknown>)[name]))
 }
 
-/** The compiled extractor; the plain reading where the process may not compile code (--disallow-code-generation-from-strings). */
+/**
+ * The compiled extractor; the plain reading where the process may not compile code
+ * (--disallow-code-generation-from-strings).
+ */
 function compileExtractor(columns: ColumnList): Extractor {
   const arrays = columns.map((_, i) => `const c${i} = new Array(n)`).join('\n')
   const reads = columns.map(([name], i) => `c${i}[i] = row.${name}`).join('\n')
-  const body = `const n = rows.length\n${arrays}\nfor (let i = 0; i < n; i++) {\nconst row = rows[i]\n${reads}\n}\nreturn [${columns.map((_, i) => `c${i}`).join(', ')}]`
+  const body = `const n = rows.length\n${arrays}\nfor (let i = 0; i < n; i++) {\nconst row = ` +
+    `rows[i]\n${reads}\n}\nreturn [${columns.map((_, i) => `c${i}`).join(', ')}]`
   try {
     return new Function('rows', body) as Extractor
   } catch {
@@ -240,13 +251,17 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
 /** Longer texts (a 64-digit hash) are copied by the engine's encoder, not byte by byte. */
 const short_text = 16
 
-/** Whether a non-null element is of the JavaScript kind its type takes (uuid digits are checked as they are written). */
+/**
+ * Whether a non-null element is of the JavaScript kind its type takes (uuid digits are checked as
+ * they are written).
+ */
 function fits(type: PgType, value: unknown): boolean {
   switch (type) {
     case 'uuid':
       return typeof value === 'string' && value.length === 36
     case 'bigint':
-      return typeof value === 'bigint' ? value >= min_int64 && value <= max_int64 : typeof value === 'number' && Number.isSafeInteger(value)
+      return typeof value === 'bigint' ? value >= min_int64 && value <= max_int64
+        : typeof value === 'number' && Number.isSafeInteger(value)
     case 'timestamptz':
       return value instanceof Date && !Number.isNaN(value.getTime())
     case 'text':
@@ -280,7 +295,8 @@ const uuidDigitAt = new Uint8Array([0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 2
  * before each pair, cost twice as much as two nibbles at fixed places: docs/performance.md.)
  */
 function writeUuid(buffer: Buffer, at: number, text: string): boolean {
-  if (text.charCodeAt(8) !== 45 || text.charCodeAt(13) !== 45 || text.charCodeAt(18) !== 45 || text.charCodeAt(23) !== 45) return false
+  if (text.charCodeAt(8) !== 45 || text.charCodeAt(13) !== 45 || text.charCodeAt(18) !== 45
+    || text.charCodeAt(23) !== 45) return false
   // Any digit that is not hex makes `bad` negative (a code beyond ASCII reads as -1 too).
   let bad = 0
   for (let byte = 0; byte < 16; byte++) {
@@ -305,9 +321,11 @@ export function arrayText(parameter: ArrayParameter): string {
  * so that Kysely builds and compiles one node per column instead of four. Column names are
  * this code's own, quoted as `sql.ref` would.
  */
-function unnestFragments(columns: ReadonlyArray<[string, PgType]>, alias: string): TemplateStringsArray {
+function unnestFragments(columns: ReadonlyArray<[string, PgType]>,
+    alias: string): TemplateStringsArray {
   const names = columns.map(([name]) => `"${name}"`).join(', ')
-  const texts = ['unnest(', ...columns.map(([, type], i) => `::${type}[]${i < columns.length - 1 ? ', ' : `) as ${alias}(${names})`}`)]
+  const texts = ['unnest(', ...columns.map(
+    ([, type], i) => `::${type}[]${i < columns.length - 1 ? ', ' : `) as ${alias}(${names})`}`)]
   return Object.assign(texts, { raw: texts })
 }
 

@@ -47,7 +47,10 @@ export function prepared<T>(statement: RawBuilder<T>): RawBuilder<T> {
 // first; on one, the order they were sent in is the order they run in. The ledger uses
 // this for the next batch of an account being written (transfer-service.ts).
 
-/** One pooled connection and the transactions using it; it goes back to the pool when the last is done. */
+/**
+ * One pooled connection and the transactions using it; it goes back to the pool when the last is
+ * done.
+ */
 interface SharedConnection {
   client: pg.PoolClient
   users: number
@@ -57,7 +60,10 @@ interface SharedConnection {
 export class Lane {
   private settle: (shared: SharedConnection | undefined) => void = () => undefined
   private settled = false
-  /** The connection once this lane's transaction has sent its commit; undefined when it ended otherwise. */
+  /**
+   * The connection once this lane's transaction has sent its commit; undefined when it ended
+   * otherwise.
+   */
   readonly ready = new Promise<SharedConnection | undefined>((resolve) => {
     this.settle = resolve
   })
@@ -69,7 +75,9 @@ export class Lane {
     this.settle(shared)
   }
 
-  /** The transaction is over (or will never be followed): followers take connections of their own. */
+  /**
+   * The transaction is over (or will never be followed): followers take connections of their own.
+   */
   close(): void {
     if (this.settled) return
     this.settled = true
@@ -125,7 +133,8 @@ export function preparingPool(pool: Pick<pg.Pool, 'connect' | 'end'>): PostgresP
       let shared: SharedConnection | undefined
       if (lane?.follow) {
         const ahead = await lane.follow.ready
-        // Taken in the same turn as it is checked: a connection whose users are all done is back in the pool.
+        // Taken in the same turn as it is checked: a connection whose users are all done is back in
+        // the pool.
         if (ahead && ahead.users > 0) {
           ahead.users++
           shared = ahead
@@ -139,7 +148,8 @@ export function preparingPool(pool: Pick<pg.Pool, 'connect' | 'end'>): PostgresP
       let commitSent = false
       let committed = false
       const named = (text: string, values: unknown[]) =>
-        marked(text, marker) ? client.query({ name: nameOf(text), text, values }) : client.query(text, values)
+        marked(text, marker) ? client.query({ name: nameOf(text), text, values })
+          : client.query(text, values)
       // The statement, and `commit` behind it when it is marked so: the statement's
       // error if it failed (PostgreSQL then answers the commit with a rollback), else
       // the commit's if that failed.
@@ -167,7 +177,8 @@ export function preparingPool(pool: Pick<pg.Pool, 'connect' | 'end'>): PostgresP
             if (text === 'commit' && !committed) throw new Error('the transaction was rolled back')
             return empty
           }
-          throw new Error(`"${text.slice(0, 60)}" came after the transaction had committed with its last statement`)
+          throw new Error(`"${text.slice(0, 60)}" came after the transaction had committed with ` +
+            `its last statement`)
         }
         if (text === 'begin') {
           if (beginHeld) throw new Error('begin sent twice without a statement between')

@@ -32,7 +32,9 @@ export interface RequestContext {
   caller: Caller
   requestId: string
   log: Logger
-  /** The `<partner_id>` or `<entity_id>` token of the subject, already checked to be the caller's. */
+  /**
+   * The `<partner_id>` or `<entity_id>` token of the subject, already checked to be the caller's.
+   */
   subjectId: string | null
 }
 
@@ -49,7 +51,8 @@ export class WithHeaders<T> {
   ) {}
 }
 
-export function withHeaders<T>(body: T, headers: Record<string, string | undefined>): WithHeaders<T> {
+export function withHeaders<T>(body: T, headers: Record<string,
+    string | undefined>): WithHeaders<T> {
   return new WithHeaders(body, headers)
 }
 
@@ -116,11 +119,15 @@ export interface EndpointDependencies {
 export const sandbox_subject_prefix = 'ops.sandbox.'
 
 const encoder = new TextEncoder()
-/** Refuses bytes that are not UTF-8 (one decoder for every request: decode() keeps no state between calls). */
+/**
+ * Refuses bytes that are not UTF-8 (one decoder for every request: decode() keeps no state between
+ * calls).
+ */
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg: Msg) => Promise<Reply> {
+export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
+    msg: Msg) => Promise<Reply> {
   const { operation } = target
   const scope = scopeOf(operation)
   const tokenIndex = placeholderIndex(operation)
@@ -150,7 +157,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
       // Only an entity's owner is looked up: every other check needs nothing to wait for.
       const owned = authorize(caller, operation, scope, subjectId, deps)
       if (owned) await owned
-      if (sandboxOnly) throw new Forbidden('ops.sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
+      if (sandboxOnly) throw new Forbidden(
+        'ops.sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
       const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
       context.caller = caller
       context.subjectId = subjectId
@@ -163,7 +171,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (msg
     }
     const ms = performance.now() - started
     const code = reply.error?.code ?? 200
-    if (deps.log.isLevelEnabled('info')) context.log.info({ code, ms: Math.round(ms * 10) / 10 }, 'request')
+    if (deps.log.isLevelEnabled('info')) context.log.info({ code, ms: Math.round(ms * 10) / 10 },
+      'request')
     deps.metrics?.request(operation.name, code, ms / 1000)
     return reply
   }
@@ -191,7 +200,8 @@ class Context implements RequestContext {
   }
 
   get log(): Logger {
-    return (this.requestLog ??= this.parentLog.child({ request_id: this.requestId, endpoint: this.endpoint }))
+    return (this.requestLog ??= this.parentLog.child(
+      { request_id: this.requestId, endpoint: this.endpoint }))
   }
 }
 
@@ -214,7 +224,8 @@ function subjectToken(subject: string, index: number): string {
  */
 function replyEncoder(operation: Operation): (result: unknown, validate: boolean) => Reply {
   const bodyKeys = new Set(Object.keys((operation.response as { shape?: object }).shape ?? {}))
-  const moved = Object.entries(operation.replyHeaders ?? {}).filter(([field]) => !bodyKeys.has(field))
+  const moved = Object.entries(operation.replyHeaders ?? {}).filter(
+    ([field]) => !bodyKeys.has(field))
   const movedFields = new Set(moved.map(([field]) => field))
   // The moved fields' values come from small sets (a payment's status): their headers are
   // made once per set of values, not for every reply.
@@ -225,11 +236,13 @@ function replyEncoder(operation: Operation): (result: unknown, validate: boolean
     const chosen = result instanceof WithHeaders
     if (chosen) {
       body = result.body
-      for (const [name, value] of Object.entries(result.headers)) if (value !== undefined) headers[name] = value
+      for (const [name, value] of Object.entries(result.headers)) if (
+        value !== undefined) headers[name] = value
     }
     if (moved.length > 0 && typeof body === 'object' && body !== null) {
       const all = body as Record<string, unknown>
-      for (const [field, header] of moved) if (all[field] !== undefined) headers[header] = String(all[field])
+      for (const [field, header] of moved) if (all[field] !== undefined) headers[header] =
+        String(all[field])
       // Copied without the moved fields rather than deleted from a copy: a deleted
       // property leaves V8 a slow object, which costs every reply its JSON.stringify.
       const rest: Record<string, unknown> = {}
@@ -270,7 +283,8 @@ function authorize(
     if (caller.role !== 'operator') throw new Forbidden('an operator credential is required')
     return undefined
   }
-  if (caller.role !== 'partner') throw new Forbidden('operator credentials act on ops. subjects only')
+  if (caller.role !== 'partner') throw new Forbidden(
+    'operator credentials act on ops. subjects only')
   if (scope === 'entity') {
     if (!subjectId || !uuidPattern.test(subjectId)) throw anotherEntity()
     return deps.entityPartner(subjectId.toLowerCase()).then((partnerId) => {
@@ -291,7 +305,8 @@ function anotherEntity(): Forbidden {
 
 function requirePermission(caller: Caller, operation: Operation): void {
   const needed = operation.permission as Exclude<Operation['permission'], 'operator'>
-  if (!caller.permissions.has(needed)) throw new Forbidden(`the credential lacks the ${needed} permission`)
+  if (!caller.permissions.has(needed)) throw new Forbidden(
+    `the credential lacks the ${needed} permission`)
 }
 
 function decode(data: Uint8Array, operation: Operation, bytesMax: number): unknown {
@@ -307,7 +322,8 @@ function decode(data: Uint8Array, operation: Operation, bytesMax: number): unkno
     }
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new Invalid('request body must be a JSON object', [{ field: '(body)', message: 'must be a JSON object' }])
+    throw new Invalid('request body must be a JSON object',
+      [{ field: '(body)', message: 'must be a JSON object' }])
   }
   // One rule for every text of every operation, before the schema: what the database cannot
   // store or the ledger could not hash as stored never reaches a service or a batch.
@@ -330,7 +346,8 @@ function invalidRequest(details: FieldIssue[]): Invalid {
 function issueToFields(issue: z.core.$ZodIssue, body: unknown): FieldIssue[] {
   const path = fieldName(issue.path)
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({ field: fieldName([...issue.path, key]), message: 'is not a known field' }))
+    return issue.keys.map(
+      (key) => ({ field: fieldName([...issue.path, key]), message: 'is not a known field' }))
   }
   if (issue.path.length > 0 && valueAt(body, issue.path) === undefined) {
     return [{ field: path, message: 'is required' }]
@@ -366,7 +383,8 @@ function errorReply(error: unknown, context: { requestId: string; log: Logger })
   // A programmer's mistake or an outage: the caller gets a correlation id, never internals.
   context.log.error({ err: error }, 'request failed')
   const body = internalErrorBody(context.requestId)
-  return { body: encoder.encode(JSON.stringify(body)), error: { code: 500, message: body.error.message } }
+  return { body: encoder.encode(JSON.stringify(body)),
+    error: { code: 500, message: body.error.message } }
 }
 
 function oneLine(message: string): string {

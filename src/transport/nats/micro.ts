@@ -14,7 +14,10 @@ export interface Reply {
   error?: { code: number; message: string }
   /** Headers of a success reply (paging cursors, values kept out of the body). */
   headers?: Record<string, string>
-  /** The same headers made once for many replies (src/nats/fixed-headers.ts), sent instead of making them anew. */
+  /**
+   * The same headers made once for many replies (src/nats/fixed-headers.ts), sent instead of making
+   * them anew.
+   */
   fixedHeaders?: MsgHdrs
 }
 
@@ -55,9 +58,11 @@ export class MicroService {
     private readonly onHandlerFault: (error: unknown, msg: Msg) => void,
   ) {}
 
-  addEndpoint(name: string, subject: string, handler: MicroHandler, metadata: Record<string, string> = {}): void {
+  addEndpoint(name: string, subject: string, handler: MicroHandler, metadata: Record<string,
+      string> = {}): void {
     if (this.started) throw new Error('endpoints must be added before start()')
-    this.endpoints.push({ name, subject, metadata, handler, num_requests: 0, num_errors: 0, last_error: '', processing_time: 0 })
+    this.endpoints.push({ name, subject, metadata, handler, num_requests: 0, num_errors: 0,
+      last_error: '', processing_time: 0 })
   }
 
   start(): void {
@@ -76,7 +81,8 @@ export class MicroService {
       STATS: () => this.stats(),
     }
     for (const [verb, answer] of Object.entries(verbs)) {
-      for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${this.options.name}`, `$SRV.${verb}.${this.options.name}.${this.id}`]) {
+      for (const subject of [`$SRV.${verb}`, `$SRV.${verb}.${this.options.name}`,
+          `$SRV.${verb}.${this.options.name}.${this.id}`]) {
         this.internal.push(
           this.nc.subscribe(subject, {
             callback: (error, msg) => {
@@ -95,9 +101,11 @@ export class MicroService {
     // that the client has not read yet. Unsubscribing would drop them and leave each caller
     // waiting for its timeout; draining serves every message that arrives until the server
     // has confirmed the UNSUB, after which the queue group sends new work elsewhere.
-    const subscriptions = [...this.endpoints.map((e) => e.subscription), ...this.internal].filter((s) => s !== undefined)
+    const subscriptions = [...this.endpoints.map((e) => e.subscription), ...this.internal].filter(
+      (s) => s !== undefined)
     await Promise.race([Promise.allSettled(subscriptions.map((s) => s.drain())), deadline])
-    if (this.inFlight > 0) await Promise.race([new Promise<void>((resolve) => (this.drained = resolve)), deadline])
+    if (this.inFlight > 0) await Promise.race(
+      [new Promise<void>((resolve) => (this.drained = resolve)), deadline])
   }
 
   info() {
@@ -127,13 +135,15 @@ export class MicroService {
         num_errors: e.num_errors,
         last_error: e.last_error,
         processing_time: e.processing_time,
-        average_processing_time: e.num_requests === 0 ? 0 : Math.round(e.processing_time / e.num_requests),
+        average_processing_time: e.num_requests === 0 ? 0
+          : Math.round(e.processing_time / e.num_requests),
       })),
     }
   }
 
   private identity() {
-    return { name: this.options.name, id: this.id, version: this.options.version, metadata: this.options.metadata ?? {} }
+    return { name: this.options.name, id: this.id, version: this.options.version,
+      metadata: this.options.metadata ?? {} }
   }
 
   /** Serves one request; never rejects (a fault is answered as a 500 and reported). */
@@ -147,7 +157,10 @@ export class MicroService {
       } catch (error) {
         // The endpoint wrapper maps every error; reaching here is a fault in the wrapper itself.
         this.onHandlerFault(error, msg)
-        reply = { body: new TextEncoder().encode('{"error":{"code":500,"type":"internal_error","message":"internal error","details":[]}}'), error: { code: 500, message: 'internal error' } }
+        reply =
+          { body: new TextEncoder().encode(
+          '{"error":{"code":500,"type":"internal_error","message":"internal error","details":[]}}'),
+          error: { code: 500, message: 'internal error' } }
       }
       endpoint.num_requests++
       if (reply.error) {
@@ -165,7 +178,8 @@ export class MicroService {
         // the process keeps serving.
         this.onHandlerFault(error, msg)
         try {
-          respond(msg, { body: new TextEncoder().encode(replyTooLarge), error: { code: 500, message: 'the reply could not be sent' } })
+          respond(msg, { body: new TextEncoder().encode(replyTooLarge),
+            error: { code: 500, message: 'the reply could not be sent' } })
         } catch {
           // Nothing more can be sent on this connection; the caller's request times out.
         }
@@ -177,7 +191,8 @@ export class MicroService {
 }
 
 const replyTooLarge =
-  '{"error":{"code":500,"type":"internal_error","message":"the reply could not be sent (too large for the NATS server); narrow the request","details":[]}}'
+  '{"error":{"code":500,"type":"internal_error","message":"the reply could not be sent (too ' +
+    'large for the NATS server); narrow the request","details":[]}}'
 
 function respond(msg: Msg, reply: Reply): void {
   if (reply.error) {
