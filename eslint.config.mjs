@@ -44,8 +44,9 @@ const longLinesAllowed = [
   // An operation row's prose (src/contract/operation.ts: `summary`, `description`): one
   // string, which the AsyncAPI document, the SDK and the CLI help print as written.
   String.raw`^\s*(?:summary|description):\s*['"\x60]`,
-  // A test's title: the sentence the runner prints, found whole by a search of the output.
-  String.raw`^\s*(?:test|it|describe)\(\s*['"\x60]`,
+  // A test's title: the sentence the runner prints, found whole by a search of the output (also
+  // when a helper labels it: `test(name('…'), …)`).
+  String.raw`^\s*(?:test|it|describe)\(\s*(?:\w+\(\s*)?['"\x60]`,
 ].join('|')
 
 export default [

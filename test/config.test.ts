@@ -46,7 +46,8 @@ test('config - malformed settings are refused with the variable named', () => {
 
 test('config - a bad setting is reported with the value given and what the setting takes, never as NaN', () => {
   assert.throws(() => loadConfig({ BANK_DB_POOL_MAX: 'abc' }), (error: Error) => {
-    assert.equal(error.message, 'invalid configuration: BANK_DB_POOL_MAX="abc" is not valid: must be a whole number from 1 to 200')
+    assert.equal(error.message, 'invalid configuration: BANK_DB_POOL_MAX="abc" is not valid: ' +
+      'must be a whole number from 1 to 200')
     return true
   })
   assert.throws(() => loadConfig({ LOG_LEVEL: 'loud' }), /LOG_LEVEL="loud" is not valid: must be one of fatal, error, warn, info, debug, trace, silent/)
@@ -54,11 +55,13 @@ test('config - a bad setting is reported with the value given and what the setti
   assert.throws(() => loadConfig({ BANK_DB_POOL_MAX: 'x', LOG_LEVEL: 'y' }), (e: Error) => /BANK_DB_POOL_MAX="x"/.test(e.message) && /LOG_LEVEL="y"/.test(e.message), 'every bad setting at once')
   assert.doesNotThrow(() => loadConfig({ BANK_METRICS_PORT: '0' }))
   assert.equal(loadConfig({}).metrics, undefined, 'metrics are off unless BANK_METRICS_PORT is set')
-  assert.deepEqual(loadConfig({ BANK_METRICS_PORT: '9464' }).metrics, { host: '127.0.0.1', port: 9464 })
+  assert.deepEqual(loadConfig({ BANK_METRICS_PORT: '9464' }).metrics,
+    { host: '127.0.0.1', port: 9464 })
 })
 
 test('config - cycles are sorted and declared holidays parsed', () => {
-  const config = loadConfig({ BANK_EFT_CYCLES_SAST: '16:30,08:15', BANK_DECLARED_HOLIDAYS: '2026-12-31,2027-01-02' })
+  const config = loadConfig({ BANK_EFT_CYCLES_SAST: '16:30,08:15',
+    BANK_DECLARED_HOLIDAYS: '2026-12-31,2027-01-02' })
   assert.deepEqual(config.eftCyclesSast, [8 * 60 + 15, 16 * 60 + 30])
   assert.deepEqual([...config.declaredHolidays], ['2026-12-31', '2027-01-02'])
 })

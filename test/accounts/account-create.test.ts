@@ -18,7 +18,8 @@ before(async () => {
   p = await onboardPartner(tb)
 })
 
-async function approvedBusiness(overrides: Record<string, unknown> = {}, partner = p): Promise<string> {
+async function approvedBusiness(overrides: Record<string, unknown> = {},
+    partner = p): Promise<string> {
   const { id } = await partner.client.entities.create(businessEntity(overrides))
   await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
   return id
@@ -30,19 +31,22 @@ test('accounts - create for an unapproved entity is 400 and creates nothing', as
   assert.equal(error.code, 400)
   assert.equal(error.type, 'invalid_request')
   assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), ['entity_id'])
-  assert.deepEqual(await p.client.accounts.getByEntity({ entity_id: id }), { entity_id: id, accounts: [] })
+  assert.deepEqual(await p.client.accounts.getByEntity({ entity_id: id }),
+    { entity_id: id, accounts: [] })
 })
 
 test('accounts - create for an unapproved personal entity is 400 and creates nothing', async () => {
   const { id } = await p.client.entities.create(numberedPersonalEntity())
   const error = await expectApiError(p.client.accounts.create({ entity_id: id }))
   assert.equal(error.code, 400)
-  assert.deepEqual(await p.client.accounts.getByEntity({ entity_id: id }), { entity_id: id, accounts: [] })
+  assert.deepEqual(await p.client.accounts.getByEntity({ entity_id: id }),
+    { entity_id: id, accounts: [] })
 })
 
 test('accounts - create for a rejected entity is 400 and creates nothing', async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  await tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'documents unreadable' })
+  await tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: 'documents unreadable' })
   assert.equal((await p.client.entities.info({ entity_id: id })).approved, false)
   const error = await expectApiError(p.client.accounts.create({ entity_id: id }))
   assert.equal(error.code, 400)
@@ -68,7 +72,8 @@ test('accounts - approving a business opens its first account', async () => {
   assert.equal(entity_id, id)
   assert.equal(accounts.length, 1)
   const first = accounts[0]!
-  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'account_number', 'account_type', 'created_at', 'metadata'])
+  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'account_number', 'account_type',
+    'created_at', 'metadata'])
   assert.match(first.account_id, uuidPattern)
   assert.match(first.account_number, /^\d+$/)
   assert.equal(first.created_at, at)
@@ -102,7 +107,8 @@ test('accounts - approving twice opens only one first account', async () => {
 
 test('accounts - approving after a rejection opens the first account', async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  await tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'missing proof of address' })
+  await tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: 'missing proof of address' })
   assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: id })).accounts, [])
   await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
   assert.equal((await p.client.accounts.getByEntity({ entity_id: id })).accounts.length, 1)
@@ -113,7 +119,8 @@ test('accounts - create returns every field of the new account', async () => {
   tb.clock.advance(5_000)
   const at = formatTimestamp(tb.clock.now())
   const created = await p.client.accounts.create({ entity_id: id })
-  assert.deepEqual(Object.keys(created).sort(), ['account_id', 'account_number', 'account_type', 'country', 'created_at', 'entity_id'])
+  assert.deepEqual(Object.keys(created).sort(), ['account_id', 'account_number', 'account_type',
+    'country', 'created_at', 'entity_id'])
   assert.match(created.account_id, uuidPattern)
   assert.equal(created.entity_id, id)
   assert.match(created.account_number, /^\d+$/)
@@ -135,7 +142,8 @@ test("accounts - country comes from the entity's registered country", async () =
   const namibian = await approvedBusiness({ country: 'NAM' })
   assert.equal((await p.client.accounts.create({ entity_id: namibian })).country, 'NAM')
 
-  const { id: motswana } = await p.client.entities.create(numberedPersonalEntity({ country: 'BWA' }))
+  const { id: motswana } = await p.client.entities.create(
+    numberedPersonalEntity({ country: 'BWA' }))
   await tb.operator.entities.review({ entity_id: motswana, decision: 'approve' })
   assert.equal((await p.client.accounts.create({ entity_id: motswana })).country, 'BWA')
 })
@@ -144,7 +152,8 @@ test('accounts - get_details has every field, zero balances and the metadata obj
   const id = await approvedBusiness()
   const created = await p.client.accounts.create({ entity_id: id })
   const details = await p.client.accounts.getDetails({ account_id: created.account_id })
-  assert.deepEqual(Object.keys(details).sort(), ['account_id', 'account_number', 'account_type', 'available_balance', 'balance', 'metadata'])
+  assert.deepEqual(Object.keys(details).sort(), ['account_id', 'account_number', 'account_type',
+    'available_balance', 'balance', 'metadata'])
   assert.equal(details.account_id, created.account_id)
   assert.equal(details.account_number, created.account_number)
   assert.equal(details.balance, '0')
@@ -154,16 +163,20 @@ test('accounts - get_details has every field, zero balances and the metadata obj
   assert.deepEqual(details.metadata, { currency: 'ZAR', kind: 'standard' })
   assert.equal(details.account_type, 'current')
 
-  const listed = (await p.client.accounts.getByEntity({ entity_id: id })).accounts.find((a) => a.account_id === created.account_id)
+  const listed = (await p.client.accounts.getByEntity({ entity_id: id })).accounts.find(
+    (a) => a.account_id === created.account_id)
   assert.deepEqual(listed?.metadata, details.metadata)
 })
 
 test("accounts - approving the partner's root entity opens the pool account", async () => {
   const fresh = await onboardPartner(tb)
-  assert.deepEqual((await fresh.client.accounts.getByEntity({ entity_id: fresh.rootEntityId })).accounts, [])
-  assert.equal((await expectApiError(fresh.client.accounts.create({ entity_id: fresh.rootEntityId }))).code, 400)
+  assert.deepEqual(
+    (await fresh.client.accounts.getByEntity({ entity_id: fresh.rootEntityId })).accounts, [])
+  assert.equal((await expectApiError(
+    fresh.client.accounts.create({ entity_id: fresh.rootEntityId }))).code, 400)
 
-  const review = await tb.operator.entities.review({ entity_id: fresh.rootEntityId, decision: 'approve' })
+  const review = await tb.operator.entities.review({ entity_id: fresh.rootEntityId,
+    decision: 'approve' })
   assert.equal(review.account?.kind, 'pool')
   const { accounts } = await fresh.client.accounts.getByEntity({ entity_id: fresh.rootEntityId })
   assert.equal(accounts.length, 1)
@@ -175,14 +188,16 @@ test("accounts - approving the partner's root entity opens the pool account", as
   // Further accounts under the root entity are ordinary accounts.
   const further = await fresh.client.accounts.create({ entity_id: fresh.rootEntityId })
   assert.equal(further.country, 'ZAF')
-  const after = (await fresh.client.accounts.getByEntity({ entity_id: fresh.rootEntityId })).accounts
+  const after =
+    (await fresh.client.accounts.getByEntity({ entity_id: fresh.rootEntityId })).accounts
   assert.deepEqual(after.map((a) => a.metadata.kind), ['pool', 'standard'])
   assert.equal(after[1]!.account_id, further.account_id)
 })
 
 test('accounts - onboardPartner with approve gives the partner its pool account', async () => {
   const approved = await onboardPartner(tb, { approve: true })
-  const { accounts } = await approved.client.accounts.getByEntity({ entity_id: approved.rootEntityId })
+  const { accounts } = await approved.client.accounts.getByEntity(
+    { entity_id: approved.rootEntityId })
   assert.equal(accounts.length, 1)
   assert.equal(accounts[0]!.metadata.kind, 'pool')
 })
@@ -214,7 +229,8 @@ test('accounts - get_by_entity is sorted by created_at ascending as time moves',
     created.map((c) => c.account_id),
   )
   const times = accounts.map((a) => Date.parse(a.created_at))
-  for (let i = 1; i < times.length; i++) assert.ok(times[i - 1]! < times[i]!, `created_at ${accounts[i]!.created_at} after ${accounts[i - 1]!.created_at}`)
+  for (let i = 1; i < times.length; i++) assert.ok(times[i - 1]! < times[i]!,
+    `created_at ${accounts[i]!.created_at} after ${accounts[i - 1]!.created_at}`)
 })
 
 test("accounts - get_by_entity follows created_at even when an instance's clock lags", async () => {
@@ -247,9 +263,11 @@ test('accounts - account numbers are digits, unique and carry a check digit', as
     for (const id of [first, second]) {
       await partner.client.accounts.create({ entity_id: id })
       await partner.client.accounts.create({ entity_id: id })
-      numbers.push(...(await partner.client.accounts.getByEntity({ entity_id: id })).accounts.map((a) => a.account_number))
+      numbers.push(...(await partner.client.accounts.getByEntity({ entity_id: id })).accounts.map(
+        (a) => a.account_number))
     }
-    numbers.push(...(await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })).accounts.map((a) => a.account_number))
+    numbers.push(...(await partner.client.accounts.getByEntity(
+      { entity_id: partner.rootEntityId })).accounts.map((a) => a.account_number))
   }
   assert.ok(numbers.length >= 12)
   assert.equal(new Set(numbers).size, numbers.length)
@@ -261,12 +279,14 @@ test('accounts - account numbers are digits, unique and carry a check digit', as
 
 test('accounts - concurrent creates give distinct accounts and numbers', async () => {
   const id = await approvedBusiness()
-  const created = await Promise.all(Array.from({ length: 8 }, () => p.client.accounts.create({ entity_id: id })))
+  const created =
+    await Promise.all(Array.from({ length: 8 }, () => p.client.accounts.create({ entity_id: id })))
   assert.equal(new Set(created.map((c) => c.account_id)).size, 8)
   assert.equal(new Set(created.map((c) => c.account_number)).size, 8)
   const { accounts } = await p.client.accounts.getByEntity({ entity_id: id })
   assert.equal(accounts.length, 9)
-  assert.deepEqual(new Set(accounts.slice(1).map((a) => a.account_id)), new Set(created.map((c) => c.account_id)))
+  assert.deepEqual(new Set(accounts.slice(1).map((a) => a.account_id)),
+    new Set(created.map((c) => c.account_id)))
 })
 
 test('accounts - there is no limit of a handful of accounts per entity', async () => {

@@ -11,7 +11,8 @@ import { expectApiError } from '../support/assertions.ts'
 const first = 20_000_001
 const last = 20_000_003
 
-const tb = useTestBank({ env: { BANK_ACCOUNT_NUMBER_FIRST: String(first), BANK_ACCOUNT_NUMBER_LAST: String(last) } })
+const tb = useTestBank(
+  { env: { BANK_ACCOUNT_NUMBER_FIRST: String(first), BANK_ACCOUNT_NUMBER_LAST: String(last) } })
 
 function numbered(value: number): string {
   return String(value) + luhnCheckDigit(String(value))

@@ -19,27 +19,34 @@ test('accounts - data survives a restart and numbers are not reused', async () =
   const { id: pending } = await p.client.entities.create(businessEntity())
 
   const entityIds = [p.rootEntityId, business, personal, pending]
-  const byEntityBefore = await Promise.all(entityIds.map((id) => p.client.accounts.getByEntity({ entity_id: id })))
+  const byEntityBefore =
+    await Promise.all(entityIds.map((id) => p.client.accounts.getByEntity({ entity_id: id })))
   const accountIds = byEntityBefore.flatMap((r) => r.accounts.map((a) => a.account_id))
   assert.equal(accountIds.length, 4)
-  const detailsBefore = await Promise.all(accountIds.map((id) => p.client.accounts.getDetails({ account_id: id })))
+  const detailsBefore =
+    await Promise.all(accountIds.map((id) => p.client.accounts.getDetails({ account_id: id })))
 
   await tb.restart()
 
-  const byEntityAfter = await Promise.all(entityIds.map((id) => p.client.accounts.getByEntity({ entity_id: id })))
+  const byEntityAfter =
+    await Promise.all(entityIds.map((id) => p.client.accounts.getByEntity({ entity_id: id })))
   assert.deepEqual(byEntityAfter, byEntityBefore)
   assert.deepEqual(byEntityAfter[3], { entity_id: pending, accounts: [] })
-  const detailsAfter = await Promise.all(accountIds.map((id) => p.client.accounts.getDetails({ account_id: id })))
+  const detailsAfter =
+    await Promise.all(accountIds.map((id) => p.client.accounts.getDetails({ account_id: id })))
   assert.deepEqual(detailsAfter, detailsBefore)
   assert.equal(byEntityAfter[1]!.accounts.at(-1)?.account_id, extra.account_id)
 
   // Approval state survived: the approved entity still gets accounts, the pending one not.
   const after = await p.client.accounts.create({ entity_id: business })
-  const numbersBefore = new Set(byEntityBefore.flatMap((r) => r.accounts.map((a) => a.account_number)))
-  assert.ok(!numbersBefore.has(after.account_number), `${after.account_number} was handed out before the restart`)
+  const numbersBefore =
+    new Set(byEntityBefore.flatMap((r) => r.accounts.map((a) => a.account_number)))
+  assert.ok(!numbersBefore.has(after.account_number),
+    `${after.account_number} was handed out before the restart`)
   await assert.rejects(p.client.accounts.create({ entity_id: pending }), { code: 400 })
   assert.deepEqual(
-    (await p.client.accounts.getByEntity({ entity_id: business })).accounts.map((a) => a.account_id),
+    (await p.client.accounts.getByEntity({ entity_id: business })).accounts.map(
+      (a) => a.account_id),
     [...byEntityBefore[1]!.accounts.map((a) => a.account_id), after.account_id],
   )
 })

@@ -20,7 +20,9 @@ before(async () => {
     await tb.operator.accounts.deposit({ account_id: account, amount: 100, ref })
 })
 
-/** Runs `tamper` with the append-only trigger off (as a superuser could), then restores the trail. */
+/**
+ * Runs `tamper` with the append-only trigger off (as a superuser could), then restores the trail.
+ */
 async function tampered(
   tamper: string,
   incremental = false,

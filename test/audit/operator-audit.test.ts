@@ -25,7 +25,8 @@ async function entriesFor(target: string) {
 
 test('audit - a deposit is recorded with its operator, the account and the transaction it made; the money carries the operator', async () => {
   const account = await newAccount(p)
-  const deposit = await tb.operator.accounts.deposit({ account_id: account, amount: 12_345, ref: 'Funding' })
+  const deposit = await tb.operator.accounts.deposit({ account_id: account, amount: 12_345,
+    ref: 'Funding' })
   assert.equal((await txById(p, deposit.tx_id!)).added_by, operatorId)
   const [entry, ...rest] = await entriesFor(deposit.tx_id!)
   assert.equal(rest.length, 0)
@@ -40,13 +41,17 @@ test('audit - a deposit is recorded with its operator, the account and the trans
 })
 
 test('audit - a partner, a credential created and then revoked: each action is on the trail, and no token is', async () => {
-  const created = await tb.operator.partners.create({ name: 'Audited Ltd', email: 'ops@audited.example', registration_number: `${Date.now()}`.slice(-12).padStart(12, '2'), trading_name: 'Audited', country: 'ZAF' })
-  const credential = await tb.operator.credentials.create({ partner_id: created.partner_id, permissions: ['read'], label: 'reporting' })
+  const created = await tb.operator.partners.create(
+    { name: 'Audited Ltd', email: 'ops@audited.example', registration_number: `${Date.now()}`.slice(
+    -12).padStart(12, '2'), trading_name: 'Audited', country: 'ZAF' })
+  const credential = await tb.operator.credentials.create({ partner_id: created.partner_id,
+    permissions: ['read'], label: 'reporting' })
   await tb.operator.credentials.revoke({ credential_id: credential.id })
   const onCredential = await entriesFor(credential.id)
   assert.deepEqual(onCredential.map((e) => e.action), ['credential.revoke', 'credential.create'])
   assert.ok(onCredential.every((e) => e.actor === operatorId && e.result === 'ok'))
-  assert.deepEqual(onCredential[1]!.details, { partner_id: created.partner_id, permissions: ['read'], label: 'reporting' })
+  assert.deepEqual(onCredential[1]!.details, { partner_id: created.partner_id,
+    permissions: ['read'], label: 'reporting' })
   const onPartner = (await entriesFor(created.partner_id)).map((e) => e.action)
   assert.deepEqual(onPartner, ['credential.revoke', 'credential.create', 'partner.create'])
   // Nothing secret reached the trail: not the tokens, not the webhook secret.
@@ -68,10 +73,14 @@ test('audit - a change rolled back leaves no "ok" row: a reversal the account ca
   const account = await newAccount(p)
   const deposit = await tb.operator.accounts.deposit({ account_id: account, amount: 10_000 })
   // Spend most of it, so the reversal cannot be covered.
-  await tb.bank.database.db.updateTable('accounts').set({ held: 9_000n }).where('id', '=', account).execute()
-  await expectApiError(tb.operator.accounts.reverse({ tx_id: deposit.tx_id!, reason: 'credited in error' }), 422)
-  await tb.bank.database.db.updateTable('accounts').set({ held: 0n }).where('id', '=', account).execute()
-  const entries = (await entriesFor(deposit.tx_id!)).filter((e) => e.action === 'transaction.reverse')
+  await tb.bank.database.db.updateTable('accounts').set({ held: 9_000n }).where('id', '=', account)
+    .execute()
+  await expectApiError(
+    tb.operator.accounts.reverse({ tx_id: deposit.tx_id!, reason: 'credited in error' }), 422)
+  await tb.bank.database.db.updateTable('accounts').set({ held: 0n }).where('id', '=', account)
+    .execute()
+  const entries = (await entriesFor(deposit.tx_id!)).filter(
+    (e) => e.action === 'transaction.reverse')
   assert.equal(entries.length, 1)
   assert.match(entries[0]!.result, /^422 unprocessable/)
   assert.equal((await txById(p, deposit.tx_id!)).status, 'Successful')
@@ -80,8 +89,10 @@ test('audit - a change rolled back leaves no "ok" row: a reversal the account ca
 
 test('audit - a reversal takes the deposit back out, attributed to the operator, and both are on the trail', async () => {
   const account = await newAccount(p)
-  const deposit = await tb.operator.accounts.deposit({ account_id: account, amount: 7_000, ref: 'Mistake' })
-  const reversed = await tb.operator.accounts.reverse({ tx_id: deposit.tx_id!, reason: 'credited in error' })
+  const deposit = await tb.operator.accounts.deposit({ account_id: account, amount: 7_000,
+    ref: 'Mistake' })
+  const reversed = await tb.operator.accounts.reverse(
+    { tx_id: deposit.tx_id!, reason: 'credited in error' })
   assert.equal(reversed.status, 'Successful')
   assert.equal(reversed.balance, '0')
   const reversal = await txById(p, reversed.tx_id!)
@@ -89,11 +100,15 @@ test('audit - a reversal takes the deposit back out, attributed to the operator,
   assert.equal(reversal.parent_tx_id, deposit.tx_id)
   assert.equal(reversal.added_by, operatorId)
   assert.equal((await txById(p, deposit.tx_id!)).status, 'Reversed')
-  await expectApiError(tb.operator.accounts.reverse({ tx_id: deposit.tx_id!, reason: 'again' }), 409)
-  await expectApiError(tb.operator.accounts.reverse({ tx_id: reversed.tx_id!, reason: 'not a deposit' }), 422)
+  await expectApiError(tb.operator.accounts.reverse({ tx_id: deposit.tx_id!, reason: 'again' }),
+    409)
+  await expectApiError(
+    tb.operator.accounts.reverse({ tx_id: reversed.tx_id!, reason: 'not a deposit' }), 422)
   const actions = (await entriesFor(deposit.tx_id!)).map((e) => [e.action, e.result.slice(0, 3)])
-  assert.deepEqual(actions, [['transaction.reverse', '409'], ['transaction.reverse', 'ok'], ['account.deposit', 'ok']])
-  assert.ok((await entriesFor(reversed.tx_id!)).some((e) => e.action === 'transaction.reverse' && e.result === 'ok'))
+  assert.deepEqual(actions, [['transaction.reverse', '409'], ['transaction.reverse', 'ok'],
+    ['account.deposit', 'ok']])
+  assert.ok((await entriesFor(reversed.tx_id!)).some((e) => e.action === 'transaction.reverse'
+    && e.result === 'ok'))
 })
 
 test('audit - plain reads are not recorded; reads of secrets (the sandbox OTPs and messages) are', async () => {
@@ -111,26 +126,32 @@ test('audit - plain reads are not recorded; reads of secrets (the sandbox OTPs a
 
 test('audit - filters by actor, action and time, and pages with a cursor', async () => {
   const account = await newAccount(p)
-  for (const ref of ['one', 'two', 'three']) await tb.operator.accounts.deposit({ account_id: account, amount: 100, ref })
-  const first = await tb.operator.audit.list({ target: account, action: 'account.deposit', actor: operatorId, limit: 2 })
+  for (const ref of ['one', 'two', 'three']) await tb.operator.accounts.deposit(
+    { account_id: account, amount: 100, ref })
+  const first = await tb.operator.audit.list({ target: account, action: 'account.deposit',
+    actor: operatorId, limit: 2 })
   assert.deepEqual(first.entries.map((e) => e.details.ref), ['three', 'two'])
   assert.ok(first.next_cursor)
-  const second = await tb.operator.audit.list({ target: account, action: 'account.deposit', limit: 2, cursor: first.next_cursor })
+  const second = await tb.operator.audit.list({ target: account, action: 'account.deposit',
+    limit: 2, cursor: first.next_cursor })
   assert.deepEqual(second.entries.map((e) => e.details.ref), ['one'])
   assert.equal(second.next_cursor, undefined)
-  assert.equal((await tb.operator.audit.list({ target: account, actor: randomUUID() })).entries.length, 0)
+  assert.equal(
+    (await tb.operator.audit.list({ target: account, actor: randomUUID() })).entries.length, 0)
   const now = tb.clock.now()
   const later = new Date(now.getTime() + 1000).toISOString()
   assert.equal((await tb.operator.audit.list({ target: account, from: later })).entries.length, 0)
   assert.equal((await tb.operator.audit.list({ target: account, to: later })).entries.length, 3)
-  assert.equal((await tb.operator.audit.list({ target: account, to: now.toISOString() })).entries.length, 0)
+  assert.equal(
+    (await tb.operator.audit.list({ target: account, to: now.toISOString() })).entries.length, 0)
   await expectApiError(tb.operator.audit.list({ cursor: 'bm90LWEtY3Vyc29y' }), 400)
   await expectApiError(tb.operator.audit.list({ from: 'yesterday' }), 400)
 })
 
 test('audit - operator actions at once on one chain: every row linked, and ledger verify checks it', async () => {
   const account = await newAccount(p)
-  await Promise.all(Array.from({ length: 20 }, (_, i) => tb.operator.accounts.deposit({ account_id: account, amount: 100 + i })))
+  await Promise.all(Array.from({ length: 20 }, (_, i) => tb.operator.accounts.deposit(
+    { account_id: account, amount: 100 + i })))
   const report = await tb.operator.ledger.verify({})
   assert.deepEqual(report.problems, [])
   assert.ok(report.audit_rows_checked >= 20)

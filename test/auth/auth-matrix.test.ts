@@ -21,7 +21,8 @@ import {
 // ("Authentication", "Permissions", "Tenancy"), driven by the endpoint table: every
 // operation, every way a caller can fail to prove who it is or what it may do.
 
-// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
+// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools
+// do.
 const tb = useTestBank({ natsAuthority: 'bank', env: fixtureBankEnv })
 let f: OperationFixture
 let other: TestPartner
@@ -44,7 +45,8 @@ function secretsOf(body: Record<string, unknown>): string[] {
 
 function assertLeaksNothing(reply: RawReply, secrets: string[], context: string): void {
   const text = JSON.stringify(reply.body) + JSON.stringify(reply.headers)
-  for (const secret of secrets) assert.ok(!text.includes(secret), `${context}: the refusal mentions ${secret}: ${text}`)
+  for (const secret of secrets) assert.ok(!text.includes(secret),
+    `${context}: the refusal mentions ${secret}: ${text}`)
 }
 
 /** Two refusals must be identical: same code, headers and body. */
@@ -53,7 +55,8 @@ function assertSameReply(a: RawReply, b: RawReply, context: string): void {
 }
 
 async function issue(perms: Permission[], extra: { expires_in_seconds?: number } = {}) {
-  return tb.operator.credentials.create({ partner_id: f.partner.partnerId, permissions: perms, ...extra })
+  return tb.operator.credentials.create({ partner_id: f.partner.partnerId, permissions: perms,
+    ...extra })
 }
 
 test('auth - every operation of the endpoint table has a sample body', () => {
@@ -64,13 +67,15 @@ test('auth - every operation of the endpoint table has a sample body', () => {
 
 test('auth - the token header with the rightful credential is accepted on every operation', async () => {
   for (const op of allOperations()) {
-    assertSuccessReply(await send(f, op, validBody(op, f), { token: rightfulToken(op, f) }), op.name)
+    assertSuccessReply(await send(f, op, validBody(op, f), { token: rightfulToken(op, f) }),
+      op.name)
   }
 })
 
 test('auth - Authorization: Bearer <credential> is accepted on every operation', async () => {
   for (const op of allOperations()) {
-    const reply = await send(f, op, validBody(op, f), { authorization: `Bearer ${rightfulToken(op, f)}` })
+    const reply = await send(f, op, validBody(op, f),
+      { authorization: `Bearer ${rightfulToken(op, f)}` })
     assertSuccessReply(reply, op.name)
   }
 })
@@ -132,7 +137,8 @@ test('auth - a malformed Authorization header is refused with 401 on every opera
     const body = validBody(op, f)
     for (const authorization of malformed) {
       const reply = await send(f, op, body, { authorization })
-      assertErrorReply(reply, 401, 'unauthorized', `${op.name} with Authorization ${authorization.slice(0, 20)}`)
+      assertErrorReply(reply, 401, 'unauthorized',
+        `${op.name} with Authorization ${authorization.slice(0, 20)}`)
       assertLeaksNothing(reply, secretsOf(body), op.name)
     }
   }
@@ -141,32 +147,38 @@ test('auth - a malformed Authorization header is refused with 401 on every opera
 test('auth - a revoked credential is refused with 401 on every operation', async () => {
   const credential = await issue([...permissions])
   const probe = partnerOperations()[0]!
-  assertSuccessReply(await send(f, probe, validBody(probe, f), { token: credential.token }), 'before revocation')
+  assertSuccessReply(await send(f, probe, validBody(probe, f), { token: credential.token }),
+    'before revocation')
   await tb.operator.credentials.revoke({ credential_id: credential.id })
   for (const op of allOperations()) {
     const reply = await send(f, op, validBody(op, f), { token: credential.token })
     assertErrorReply(reply, 401, 'unauthorized', op.name)
-    const viaBearer = await send(f, op, validBody(op, f), { authorization: `Bearer ${credential.token}` })
+    const viaBearer = await send(f, op, validBody(op, f),
+      { authorization: `Bearer ${credential.token}` })
     assertErrorReply(viaBearer, 401, 'unauthorized', `${op.name} (Bearer)`)
   }
   // The partner's other credentials are untouched.
-  assertSuccessReply(await send(f, probe, validBody(probe, f), { token: f.partner.token }), 'another credential')
+  assertSuccessReply(await send(f, probe, validBody(probe, f), { token: f.partner.token }),
+    'another credential')
 })
 
 test('auth - an expired credential is refused with 401 on every operation', async () => {
   const credential = await issue([...permissions], { expires_in_seconds: 60 })
   tb.clock.advance(59_000)
   for (const op of partnerOperations()) {
-    assertSuccessReply(await send(f, op, validBody(op, f), { token: credential.token }), `${op.name} before expiry`)
+    assertSuccessReply(await send(f, op, validBody(op, f), { token: credential.token }),
+      `${op.name} before expiry`)
   }
   tb.clock.advance(2_000)
   for (const op of allOperations()) {
-    assertErrorReply(await send(f, op, validBody(op, f), { token: credential.token }), 401, 'unauthorized', op.name)
+    assertErrorReply(await send(f, op, validBody(op, f), { token: credential.token }), 401,
+      'unauthorized', op.name)
   }
   // A credential without an expiry is unaffected by time.
   for (const op of partnerOperations()) {
     const token = rightfulToken(op, f)
-    assertSuccessReply(await send(f, op, validBody(op, f), { token }), `${op.name} unexpiring credential`)
+    assertSuccessReply(await send(f, op, validBody(op, f), { token }),
+      `${op.name} unexpiring credential`)
   }
 })
 
@@ -177,16 +189,20 @@ test("auth - another partner's token on a partner's subject is refused with 403 
     const onVictim = await send(f, op, body, { token: other.token })
     assertErrorReply(onVictim, 403, 'forbidden', op.name)
     assertLeaksNothing(onVictim, secretsOf(body), op.name)
-    assertSameReply(onVictim, await send(f, op, withRandomIds(body), { token: other.token }), `${op.name} random ids`)
-    assertSameReply(onVictim, await send(f, op, body, { token: other.token }, strangerSubject), `${op.name} unknown partner`)
-    assertSameReply(onVictim, await send(f, op, body, { token: other.token }, 'not-a-uuid'), `${op.name} non-uuid subject`)
+    assertSameReply(onVictim, await send(f, op, withRandomIds(body), { token: other.token }),
+      `${op.name} random ids`)
+    assertSameReply(onVictim, await send(f, op, body, { token: other.token }, strangerSubject),
+      `${op.name} unknown partner`)
+    assertSameReply(onVictim, await send(f, op, body, { token: other.token }, 'not-a-uuid'),
+      `${op.name} non-uuid subject`)
     assertSameReply(
       onVictim,
       await send(f, op, body, { token: other.token }, f.partner.partnerId.toUpperCase()),
       `${op.name} upper-case partner id`,
     )
     // The same token works on its own subject, so the 403 above is about tenancy only.
-    assert.notEqual((await send(f, op, withRandomIds(validBody(op, f)), { token: other.token }, other.partnerId)).code, 403, op.name)
+    assert.notEqual((await send(f, op, withRandomIds(validBody(op, f)), { token: other.token },
+      other.partnerId)).code, 403, op.name)
   }
 })
 
@@ -203,7 +219,8 @@ test("auth - a credential lacking the operation's permission is refused with 403
       }
       assertErrorReply(reply, 403, 'forbidden', `${op.name} with only ${permission}`)
       assertLeaksNothing(reply, secretsOf(body).filter((id) => id !== f.partner.partnerId), op.name)
-      assertSameReply(reply, await send(f, op, withRandomIds(body), { token }), `${op.name} with only ${permission}`)
+      assertSameReply(reply, await send(f, op, withRandomIds(body), { token }),
+        `${op.name} with only ${permission}`)
     }
   }
 })
@@ -230,7 +247,8 @@ test('auth - an operator credential is refused with 403 on every svc. subject', 
     const reply = await send(f, op, body, { token: tb.operatorToken })
     assertErrorReply(reply, 403, 'forbidden', op.name)
     assertLeaksNothing(reply, secretsOf(body), op.name)
-    assertSameReply(reply, await send(f, op, withRandomIds(body), { token: tb.operatorToken }), op.name)
+    assertSameReply(reply, await send(f, op, withRandomIds(body), { token: tb.operatorToken }),
+      op.name)
     const bearer = await send(f, op, body, { authorization: `Bearer ${tb.operatorToken}` })
     assertErrorReply(bearer, 403, 'forbidden', `${op.name} (Bearer)`)
   }
@@ -243,7 +261,8 @@ test('auth - refusals do not change anything', async () => {
     users: await f.partner.client.users.list(),
     accounts: await f.partner.client.accounts.getByEntity({ entity_id: f.partner.rootEntityId }),
     details: await f.partner.client.accounts.getDetails({ account_id: f.accountId }),
-    transactions: await f.partner.client.accounts.listTransactions({ account_id: f.accountId, limit: 1000 }),
+    transactions: await f.partner.client.accounts.listTransactions(
+      { account_id: f.accountId, limit: 1000 }),
   })
   const before = await snapshot()
   const readOnly = (await issue(['read'])).token
@@ -251,7 +270,8 @@ test('auth - refusals do not change anything', async () => {
   const writes = partnerOperations().filter((op) => op.permission !== 'read')
   assert.ok(writes.length > 0)
   for (const op of writes) {
-    for (const auth of [{}, { token: readOnly }, { token: other.token }, { token: tb.operatorToken }]) {
+    for (const auth of [{}, { token: readOnly }, { token: other.token },
+        { token: tb.operatorToken }]) {
       const reply = await send(f, op, validBody(op, f), auth)
       assert.ok(reply.code === 401 || reply.code === 403, `${op.name}: ${reply.code}`)
     }

@@ -27,15 +27,18 @@ before(async () => {
   victim = await onboardPartner(tb, { approve: true })
   intruder = await onboardPartner(tb, { approve: true })
   victimUserId = (await victim.client.users.create(userRequest(victim.rootEntityId))).userId
-  const { accounts: list } = await victim.client.accounts.getByEntity({ entity_id: victim.rootEntityId })
+  const { accounts: list } = await victim.client.accounts.getByEntity(
+    { entity_id: victim.rootEntityId })
   victimAccountId = list[0]!.account_id
-  victimTransactionId = (await tb.operator.accounts.deposit({ account_id: victimAccountId, amount: 10_000_000 })).tx_id!
+  victimTransactionId =
+    (await tb.operator.accounts.deposit({ account_id: victimAccountId, amount: 10_000_000 })).tx_id!
   victimPendingEntityId = (await victim.client.entities.create(businessEntity())).id
   victimPersonalEntityId = (await victim.client.entities.create(personalEntity())).id
 })
 
 function asIntruder(op: Operation, body: Record<string, unknown>): Promise<RawReply> {
-  return rawRequest(tb, subjectFor(op, intruder.partnerId), JSON.stringify(body), { token: intruder.token })
+  return rawRequest(tb, subjectFor(op, intruder.partnerId), JSON.stringify(body),
+    { token: intruder.token })
 }
 
 async function victimState() {
@@ -44,12 +47,14 @@ async function victimState() {
     user: await victim.client.users.get({ user_id: victimUserId }),
     accounts: await victim.client.accounts.getByEntity({ entity_id: victim.rootEntityId }),
     details: await victim.client.accounts.getDetails({ account_id: victimAccountId }),
-    transactions: await victim.client.accounts.listTransactions({ account_id: victimAccountId, limit: 1000 }),
+    transactions: await victim.client.accounts.listTransactions({ account_id: victimAccountId,
+      limit: 1000 }),
   }
 }
 
 /** The intruder's request naming the victim's id, and the same with a random id. */
-const cases: Array<{ op: Operation; body: (id: string) => Record<string, unknown>; victimId: () => string; label?: string }> = [
+const cases: Array<{ op: Operation; body: (id: string) => Record<string,
+    unknown>; victimId: () => string; label?: string }> = [
   { op: entities.info, body: (id) => ({ entity_id: id }), victimId: () => victim.rootEntityId },
   {
     op: entities.updateAddress,
@@ -57,11 +62,14 @@ const cases: Array<{ op: Operation; body: (id: string) => Record<string, unknown
     victimId: () => victim.rootEntityId,
   },
   { op: users.get, body: (id) => ({ user_id: id }), victimId: () => victimUserId },
-  { op: users.update, body: (id) => ({ user_id: id, first_name: 'Mallory' }), victimId: () => victimUserId },
+  { op: users.update, body: (id) => ({ user_id: id, first_name: 'Mallory' }),
+    victimId: () => victimUserId },
   { op: users.create, body: (id) => userRequest(id), victimId: () => victim.rootEntityId },
   { op: accounts.create, body: (id) => ({ entity_id: id }), victimId: () => victim.rootEntityId },
-  { op: accounts.create, body: (id) => ({ entity_id: id }), victimId: () => victimPendingEntityId, label: 'unapproved entity' },
-  { op: users.create, body: (id) => userRequest(id), victimId: () => victimPersonalEntityId, label: 'personal entity' },
+  { op: accounts.create, body: (id) => ({ entity_id: id }), victimId: () => victimPendingEntityId,
+    label: 'unapproved entity' },
+  { op: users.create, body: (id) => userRequest(id), victimId: () => victimPersonalEntityId,
+    label: 'personal entity' },
   // Payments and transactions: the same rule for accounts and transactions.
   {
     op: transfers.transfer,
@@ -78,8 +86,10 @@ const cases: Array<{ op: Operation; body: (id: string) => Record<string, unknown
     victimId: () => victimAccountId,
   },
   { op: transfers.list, body: (id) => ({ account_id: id }), victimId: () => victimAccountId },
-  { op: transfers.getTransaction, body: (id) => ({ tx_id: id }), victimId: () => victimTransactionId },
-  { op: accounts.getByEntity, body: (id) => ({ entity_id: id }), victimId: () => victim.rootEntityId },
+  { op: transfers.getTransaction, body: (id) => ({ tx_id: id }),
+    victimId: () => victimTransactionId },
+  { op: accounts.getByEntity, body: (id) => ({ entity_id: id }),
+    victimId: () => victim.rootEntityId },
   { op: accounts.getDetails, body: (id) => ({ account_id: id }), victimId: () => victimAccountId },
 ]
 
@@ -89,13 +99,18 @@ for (const { op, body, victimId, label } of cases) {
     const foreign = await asIntruder(op, body(victimId()))
     const unknown = await asIntruder(op, body(randomUUID()))
     assertErrorReply(foreign, 404, 'not_found', `${op.name} foreign id`)
-    assert.deepEqual(foreign, unknown, `${op.name}: a foreign id is answered differently from an unknown one`)
-    assert.ok(!JSON.stringify(foreign).includes(victimId()), `${op.name}: the reply names the victim's id`)
-    assert.deepEqual(await victimState(), state, `${op.name}: the intruder changed the victim's data`)
+    assert.deepEqual(foreign, unknown,
+      `${op.name}: a foreign id is answered differently from an unknown one`)
+    assert.ok(!JSON.stringify(foreign).includes(victimId()),
+      `${op.name}: the reply names the victim's id`)
+    assert.deepEqual(await victimState(), state,
+      `${op.name}: the intruder changed the victim's data`)
     // The same request on the victim's own subject passes the lookup (200, or the 400 of
     // the entity's own rules), so the 404 above is about ownership alone.
-    const own = await rawRequest(tb, subjectFor(op, victim.partnerId), JSON.stringify(body(victimId())), { token: victim.token })
-    assert.equal(own.code, label ? 400 : 200, `${op.name} by the owner: ${JSON.stringify(own.body)}`)
+    const own = await rawRequest(tb, subjectFor(op, victim.partnerId),
+      JSON.stringify(body(victimId())), { token: victim.token })
+    assert.equal(own.code, label ? 400 : 200,
+      `${op.name} by the owner: ${JSON.stringify(own.body)}`)
   })
 }
 
@@ -115,7 +130,8 @@ test("tenancy - listing users of another partner's entity is the same as of an u
   assert.equal(foreign.code, 200)
   assert.deepEqual(foreign.body, { users: [] })
   const own = await victim.client.users.list({ entity_id: victim.rootEntityId })
-  assert.ok(own.users.some((u) => u.id === victimUserId), 'the owner sees its user, so the empty list is about ownership')
+  assert.ok(own.users.some((u) => u.id === victimUserId),
+    'the owner sees its user, so the empty list is about ownership')
 })
 
 test("tenancy - entity and user lists hold only the caller's own records", async () => {

@@ -15,7 +15,8 @@ const tb = useTestBank({ clock })
 before(async () => {
   await tb.ready
   partner = await onboardPartner(tb, { approve: true })
-  const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
+  const { accounts } = await partner.client.accounts.getByEntity(
+    { entity_id: partner.rootEntityId })
   accountId = accounts[0]!.account_id
   await tb.operator.accounts.deposit({ account_id: accountId, amount: 1_000_000 })
 })
@@ -56,7 +57,8 @@ test('clearing schedule - a due cycle settles EFTs taken before its cut-off, onc
   assert.equal(first?.settled, 1)
   assert.equal(await clearing.runDue(), undefined, 'a cycle runs once')
 
-  const status = async (txId: string) => (await partner.client.accounts.getTransaction({ tx_id: txId })).transaction.status
+  const status = async (txId: string) => (await partner.client.accounts.getTransaction(
+    { tx_id: txId })).transaction.status
   assert.equal(await status(early.tx_id), 'Successful')
   assert.equal(await status(late.tx_id), 'Pending')
 

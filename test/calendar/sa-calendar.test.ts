@@ -33,9 +33,11 @@ test('calendar - next and n-th business days skip weekends and holidays', () => 
 })
 
 test('calendar - SAST is UTC+2 all year, across midnight', () => {
-  assert.deepEqual(toSast(new Date('2026-11-23T21:59:00Z')), { date: '2026-11-23', minutes: 23 * 60 + 59 })
+  assert.deepEqual(toSast(new Date('2026-11-23T21:59:00Z')),
+    { date: '2026-11-23', minutes: 23 * 60 + 59 })
   assert.deepEqual(toSast(new Date('2026-11-23T22:00:00Z')), { date: '2026-11-24', minutes: 0 })
-  assert.deepEqual(toSast(new Date('2026-06-15T12:00:00Z')), { date: '2026-06-15', minutes: 14 * 60 })
+  assert.deepEqual(toSast(new Date('2026-06-15T12:00:00Z')),
+    { date: '2026-06-15', minutes: 14 * 60 })
   assert.equal(fromSast('2026-11-24', 16 * 60).toISOString(), '2026-11-24T14:00:00.000Z')
   assert.equal(fromSast('2026-11-24').toISOString(), '2026-11-23T22:00:00.000Z')
   assert.equal(addDays('2026-12-31', 1), '2027-01-01')

@@ -26,7 +26,8 @@ if (chaosPass) {
   const http = await import('node:http')
   const { Webhook } = await import('standardwebhooks')
   const { setUpBank } = await import('./load.ts')
-  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, until: waitUntil, withClient } = await import('./processes.ts')
+  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir, until: waitUntil,
+    withClient } = await import('./processes.ts')
   const { magic } = await import('../transfers/helpers.ts')
   type ChaosBank = Awaited<ReturnType<typeof setUpBank>>
   type Service = Awaited<ReturnType<typeof ServiceProcess.start>>
@@ -46,7 +47,9 @@ if (chaosPass) {
   const cleanup = new Cleanup()
   after(() => cleanup.run())
 
-  const until = <T,>(what: string, check: () => Promise<T | undefined> | T | undefined) => waitUntil(what, check, limits.wait_ms, limits.poll_interval_ms)
+  const until =
+    <T,>(what: string, check: () => Promise<T | undefined> | T | undefined) => waitUntil(what,
+    check, limits.wait_ms, limits.poll_interval_ms)
 
   // ------------------------------------------------------------ the partner's receiver
 
@@ -75,12 +78,15 @@ if (chaosPass) {
         const header = (name: string) => String(request.headers[name] ?? '')
         let verified = true
         try {
-          webhook.verify(body, { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') })
+          webhook.verify(body, { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header(
+            'webhook-timestamp'), 'webhook-signature': header('webhook-signature') })
         } catch {
           verified = false
         }
-        const parsed = JSON.parse(body) as { type: string; data: { bulk_payment_id?: string; payment_id?: string } }
-        const arrival = { id: header('webhook-id'), type: parsed.type, bulkPaymentId: parsed.data.bulk_payment_id, paymentId: parsed.data.payment_id, verified }
+        const parsed = JSON.parse(body) as {
+          type: string; data: { bulk_payment_id?: string; payment_id?: string } }
+        const arrival = { id: header('webhook-id'), type: parsed.type,
+          bulkPaymentId: parsed.data.bulk_payment_id, paymentId: parsed.data.payment_id, verified }
         arrivals.push(arrival)
         void Promise.resolve(respond(arrival, arrivals.length)).then((status) => {
           if (!response.destroyed) response.writeHead(status).end()
@@ -88,7 +94,8 @@ if (chaosPass) {
       })
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    cleanup.add(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))))
+    cleanup.add(() => new Promise<void>((resolve) => (server.closeAllConnections(),
+      server.close(() => resolve()))))
     const { port } = server.address() as { port: number }
     return {
       url: `http://127.0.0.1:${port}/hooks`,
@@ -143,8 +150,12 @@ if (chaosPass) {
     return result.rows.map((row) => row.kind).sort()
   }
 
-  /** Payment i of a batch: every third one EFT, the rest RTC; `failing` maps positions to magic recipients. */
-  function batchRequest(bank: ChaosBank, id: string, count: number, failing: Map<number, Partial<{ account_number: string; branch_code: string }>>) {
+  /**
+   * Payment i of a batch: every third one EFT, the rest RTC; `failing` maps positions to magic
+   * recipients.
+   */
+  function batchRequest(bank: ChaosBank, id: string, count: number, failing: Map<number,
+      Partial<{ account_number: string; branch_code: string }>>) {
     const payments = Array.from({ length: count }, (_, i) => ({
       payment_id: `p-${i}`,
       amount: 1_000 + i,
@@ -167,13 +178,17 @@ if (chaosPass) {
     }
   }
 
-  async function initiateAndVerify(bank: ChaosBank, request: ReturnType<typeof batchRequest>): Promise<void> {
+  async function initiateAndVerify(bank: ChaosBank,
+      request: ReturnType<typeof batchRequest>): Promise<void> {
     await bank.client.bulkPayments.initiate(request)
-    const { otp } = await bank.operator.sandbox.otp({ bulk_payment_id: request.bulk_payment_id, partner_id: bank.partnerId })
-    await bank.client.bulkPayments.verify({ entity_id: bank.rootEntityId, bulk_payment_id: request.bulk_payment_id, otp })
+    const { otp } = await bank.operator.sandbox.otp({ bulk_payment_id: request.bulk_payment_id,
+      partner_id: bank.partnerId })
+    await bank.client.bulkPayments.verify({ entity_id: bank.rootEntityId,
+      bulk_payment_id: request.bulk_payment_id, otp })
   }
 
-  const statusOf = (bank: ChaosBank, id: string) => bank.client.bulkPayments.status({ entity_id: bank.rootEntityId, bulk_payment_id: id })
+  const statusOf = (bank: ChaosBank, id: string) => bank.client.bulkPayments.status(
+    { entity_id: bank.rootEntityId, bulk_payment_id: id })
   const processed = (batch: Batch) => batch.successful_count + batch.failed_count
 
   /** Every transaction of the account, all pages. */
@@ -181,7 +196,8 @@ if (chaosPass) {
     const rows = []
     let cursor: string | undefined
     do {
-      const page = await bank.client.accounts.listTransactions({ account_id: accountId, limit: 1000, ...(cursor ? { cursor } : {}) })
+      const page = await bank.client.accounts.listTransactions({ account_id: accountId, limit: 1000,
+        ...(cursor ? { cursor } : {}) })
       rows.push(...page.transactions)
       cursor = page.next_cursor
     } while (cursor)
@@ -200,23 +216,29 @@ if (chaosPass) {
     const refunds = new Map<string, number>()
     for (const row of rows) {
       if (row.tx_type === 'bulk_payment') byTx.set(row.tx_id, (byTx.get(row.tx_id) ?? 0) + 1)
-      if (row.tx_type === 'refund') refunds.set(row.parent_tx_id, (refunds.get(row.parent_tx_id) ?? 0) + 1)
+      if (row.tx_type === 'refund') refunds.set(row.parent_tx_id, (refunds.get(row.parent_tx_id)
+        ?? 0) + 1)
     }
     const problems: string[] = []
     let spent = 0n
-    const payRows = new Map(rows.filter((r) => r.tx_type === 'bulk_payment').map((r) => [r.tx_id, r]))
+    const payRows = new Map(rows.filter((r) => r.tx_type === 'bulk_payment').map(
+      (r) => [r.tx_id, r]))
     for (const p of batch.payments) {
       const listed = p.tx_id ? (byTx.get(p.tx_id) ?? 0) : 0
       const refunded = p.tx_id ? (refunds.get(p.tx_id) ?? 0) : 0
       if (listed !== 1) problems.push(`${p.payment_id}: listed ${listed} times`)
-      if (refunded !== (p.status === 'failed' ? 1 : 0)) problems.push(`${p.payment_id} (${p.status}): refunded ${refunded} times`)
-      if (p.status === 'success') spent += BigInt(p.amount) + BigInt(payRows.get(p.tx_id!)?.fee ?? '0')
+      if (refunded !== (p.status === 'failed' ? 1 : 0)) problems.push(
+        `${p.payment_id} (${p.status}): refunded ${refunded} times`)
+      if (p.status === 'success') spent += BigInt(p.amount) + BigInt(payRows.get(p.tx_id!)?.fee
+        ?? '0')
     }
     // The batch's own funding row, plus one row per payment, and nothing else of the kind.
     const bulkRows = rows.filter((r) => r.tx_type === 'bulk_payment').length
-    if (bulkRows !== batch.payment_count + 1) problems.push(`${bulkRows} bulk_payment rows for ${batch.payment_count} payments and the funding`)
+    if (bulkRows !== batch.payment_count + 1) problems.push(
+      `${bulkRows} bulk_payment rows for ${batch.payment_count} payments and the funding`)
     const details = await bank.client.accounts.getDetails({ account_id: accountId })
-    if (BigInt(details.balance) !== funded - spent) problems.push(`balance ${details.balance}, expected ${funded - spent}`)
+    if (BigInt(details.balance) !== funded - spent) problems.push(
+      `balance ${details.balance}, expected ${funded - spent}`)
     return { problems, refunds: [...refunds.values()].reduce((a, b) => a + b, 0) }
   }
 
@@ -231,7 +253,9 @@ if (chaosPass) {
       seen.set(a.id, (seen.get(a.id) ?? 0) + 1)
     }
     const firstCompleted = arrivals.findIndex((a) => a.type === 'bulk_payment.completed')
-    const lastFirstPayment = Math.max(...[...idsByEvent.keys()].filter((k) => k.startsWith('payment:')).map((k) => arrivals.findIndex((a) => `payment:${a.paymentId}` === k && a.type.startsWith('payment.'))))
+    const lastFirstPayment =
+      Math.max(...[...idsByEvent.keys()].filter((k) => k.startsWith('payment:')).map((k) =>
+      arrivals.findIndex((a) => `payment:${a.paymentId}` === k && a.type.startsWith('payment.'))))
     return {
       posts: arrivals.length,
       events: seen.size,
@@ -245,7 +269,8 @@ if (chaosPass) {
     }
   }
 
-  const failingRecipients = new Map<number, Partial<{ account_number: string; branch_code: string }>>([
+  const failingRecipients = new Map<number,
+      Partial<{ account_number: string; branch_code: string }>>([
     [7, { account_number: magic.failed }],
     [250, { account_number: magic.invalid }],
     [301, { branch_code: magic.invalidBranch }],
@@ -260,7 +285,8 @@ if (chaosPass) {
     const id = 'chaos-big'
     const request = batchRequest(bank, id, limits.payments_big, failingRecipients)
     const rtc = request.payments.filter((p) => p.real_time).length
-    const funded = BigInt((await bank.client.accounts.getDetails({ account_id: request.account_id })).balance)
+    const funded =
+      BigInt((await bank.client.accounts.getDetails({ account_id: request.account_id })).balance)
 
     await initiateAndVerify(bank, request)
     // The kill lands once some payments are booked; the EFTs wait for a clearing cycle, so
@@ -302,22 +328,30 @@ if (chaosPass) {
     }))
 
     assert.equal(services[0]!.child.signalCode, 'SIGKILL', 'the first process ended by the kill')
-    for (const [i, s] of services.entries()) assert.equal(s.unexpectedExit, undefined, `service process ${i} exited on its own\n${s.logTail()}`)
-    assert.equal(atKill.status, 'processing', 'the batch was paying out when the process was killed')
+    for (const [i, s] of services.entries()) assert.equal(s.unexpectedExit, undefined,
+      `service process ${i} exited on its own\n${s.logTail()}`)
+    assert.equal(atKill.status, 'processing',
+      'the batch was paying out when the process was killed')
     assert.ok(processed(atKill) < batch.payment_count, 'payments were still unbooked at the kill')
-    assert.ok(orphaned.includes('bulk.process'), `the killed process was running the batch's processing job (${orphaned.join(', ')})`)
+    assert.ok(orphaned.includes('bulk.process'),
+      `the killed process was running the batch's processing job (${orphaned.join(', ')})`)
     assert.deepEqual(payments.problems.slice(0, 10), [], 'every payment is paid exactly once')
     assert.equal(batch.failed_count, failedExpected, 'the magic recipients fail, and only they')
     assert.equal(payments.refunds, failedExpected, 'a refund for each failed payment only')
-    assert.equal(batch.successful_count + batch.failed_count, batch.payment_count, 'the counts add up')
-    assert.equal(BigInt(batch.successful_amount) + BigInt(batch.failed_amount), BigInt(batch.total_amount), 'the amounts add up')
+    assert.equal(batch.successful_count + batch.failed_count, batch.payment_count,
+      'the counts add up')
+    assert.equal(BigInt(batch.successful_amount) + BigInt(batch.failed_amount),
+      BigInt(batch.total_amount), 'the amounts add up')
     assert.equal(batch.total_amount, String(request.total_amount))
-    assert.ok(batch.payments.every((p) => p.status === 'success' || p.status === 'failed'), 'every payment is final')
-    assert.equal(delivery.events, delivery.expected_events, 'verified, one event per payment and completed: each delivered')
+    assert.ok(batch.payments.every((p) => p.status === 'success' || p.status === 'failed'),
+      'every payment is final')
+    assert.equal(delivery.events, delivery.expected_events,
+      'verified, one event per payment and completed: each delivered')
     assert.equal(delivery.payment_events, limits.payments_big)
     assert.equal(delivery.events_with_two_ids, 0, 'a repeated event keeps its webhook-id')
     assert.equal(delivery.unsigned, 0, 'every POST verifies with the partner secret')
-    assert.ok(delivery.completed_after_payments, 'every payment.* arrives before bulk_payment.completed')
+    assert.ok(delivery.completed_after_payments,
+      'every payment.* arrives before bulk_payment.completed')
     assert.deepEqual(ledger.problems, [])
     assert.equal(ledger.ok, true, 'ledger verify is clean')
   })
@@ -326,8 +360,10 @@ if (chaosPass) {
     const started = Date.now()
     const { bank, receiver, services, crashAndRestart } = await startBank()
     const id = 'chaos-webhooks'
-    const request = batchRequest(bank, id, limits.payments_small, new Map([[7, { account_number: magic.failed }], [50, { account_number: magic.invalid }]]))
-    const rtcOnly = { ...request, payments: request.payments.map((p) => ({ ...p, real_time: true })) }
+    const request = batchRequest(bank, id, limits.payments_small,
+      new Map([[7, { account_number: magic.failed }], [50, { account_number: magic.invalid }]]))
+    const rtcOnly =
+      { ...request, payments: request.payments.map((p) => ({ ...p, real_time: true })) }
     // The first two POSTs are answered 500; the 15th is held open until the process is dead.
     let release!: (status: number) => void
     const held = new Promise<number>((resolve) => (release = resolve))
@@ -335,13 +371,16 @@ if (chaosPass) {
     receiver.answer((_, n) => (n <= 2 ? 500 : n === hold_at ? held : 200))
 
     await initiateAndVerify(bank, rtcOnly)
-    await until('the receiver has answered 500 once', () => (receiver.arrivals.length >= 1 ? true : undefined))
+    await until('the receiver has answered 500 once', () => (receiver.arrivals.length >= 1 ? true
+      : undefined))
     // Retries are due on the bank's clock (30 s, then 60 s): the sandbox moves it, and runs
     // what falls due on the way, which goes on down the batch's events until the held one.
     await bank.operator.sandbox.advance({ seconds: 45 })
-    await until('the receiver has answered 500 twice', () => (receiver.arrivals.length >= 2 ? true : undefined))
+    await until('the receiver has answered 500 twice', () => (receiver.arrivals.length >= 2 ? true
+      : undefined))
     const advancing = bank.operator.sandbox.advance({ seconds: 120 }).catch((error: Error) => error)
-    const inFlight = await until('a POST is held open', () => (receiver.arrivals.length >= hold_at ? receiver.arrivals[hold_at - 1] : undefined))
+    const inFlight = await until('a POST is held open', () => (receiver.arrivals.length >= hold_at
+      ? receiver.arrivals[hold_at - 1] : undefined))
     const orphaned = await crashAndRestart()
     release(200)
     // The killed process never answers that advance; its request ends with the connection.
@@ -352,7 +391,8 @@ if (chaosPass) {
       return b.status === 'completed' ? b : undefined
     })
     await until('every event of the batch reached the receiver', () =>
-      new Set(receiver.of(id).map((a) => a.id)).size >= limits.payments_small + 2 ? true : undefined,
+      new Set(receiver.of(id).map((a) => a.id)).size >= limits.payments_small + 2 ? true
+        : undefined,
     )
     const delivery = deliveryCheck(receiver, id, limits.payments_small)
     const retried = receiver.arrivals.filter((a) => a.id === receiver.arrivals[0]!.id).length
@@ -368,17 +408,24 @@ if (chaosPass) {
     }))
 
     assert.equal(services[0]!.child.signalCode, 'SIGKILL', 'the first process ended by the kill')
-    for (const [i, s] of services.entries()) assert.equal(s.unexpectedExit, undefined, `service process ${i} exited on its own\n${s.logTail()}`)
-    assert.ok(orphaned.includes('webhook.deliver'), `the killed process was running a delivery job (${orphaned.join(', ')})`)
-    assert.equal(receiver.arrivals[0]!.type, 'bulk_payment.verified', 'the batch\'s first event heads its lane')
-    assert.ok(retried >= 3, `the event answered 500 twice was sent again under its id (${retried} POSTs)`)
-    assert.ok(heldAgain >= 2, `the event whose POST the kill cut short was sent again under its id (${heldAgain} POSTs)`)
+    for (const [i, s] of services.entries()) assert.equal(s.unexpectedExit, undefined,
+      `service process ${i} exited on its own\n${s.logTail()}`)
+    assert.ok(orphaned.includes('webhook.deliver'),
+      `the killed process was running a delivery job (${orphaned.join(', ')})`)
+    assert.equal(receiver.arrivals[0]!.type, 'bulk_payment.verified',
+      'the batch\'s first event heads its lane')
+    assert.ok(retried >= 3,
+      `the event answered 500 twice was sent again under its id (${retried} POSTs)`)
+    assert.ok(heldAgain >= 2,
+      `the event whose POST the kill cut short was sent again under its id (${heldAgain} POSTs)`)
     assert.equal(delivery.events, delivery.expected_events, 'every event of the batch delivered')
     assert.equal(delivery.events_with_two_ids, 0, 'a repeated event keeps its webhook-id')
     assert.equal(delivery.unsigned, 0, 'every POST verifies with the partner secret')
-    assert.ok(delivery.completed_after_payments, 'every payment.* arrives before bulk_payment.completed')
+    assert.ok(delivery.completed_after_payments,
+      'every payment.* arrives before bulk_payment.completed')
     assert.equal(batch.successful_count + batch.failed_count, batch.payment_count)
-    assert.equal(BigInt(batch.successful_amount) + BigInt(batch.failed_amount), BigInt(batch.total_amount))
+    assert.equal(BigInt(batch.successful_amount) + BigInt(batch.failed_amount),
+      BigInt(batch.total_amount))
     assert.deepEqual(ledger.problems, [])
     assert.equal(ledger.ok, true, 'ledger verify is clean')
   })

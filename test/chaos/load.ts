@@ -54,15 +54,18 @@ export async function setUpBank(natsUrl: string, dataDir: string): Promise<Chaos
     partnerId: created.partner_id,
     timeoutMs: loadLimits.request_timeout_ms,
   })
-  const { accounts: existing } = await client.accounts.getByEntity({ entity_id: created.root_entity_id })
+  const { accounts: existing } = await client.accounts.getByEntity(
+    { entity_id: created.root_entity_id })
   const accounts = existing.map((a) => a.account_id)
   while (accounts.length < loadLimits.accounts) {
     accounts.push((await client.accounts.create({ entity_id: created.root_entity_id })).account_id)
   }
   for (const account_id of accounts) {
-    await operator.accounts.deposit({ account_id, amount: loadLimits.account_funding_cents, ref: 'chaos funding' })
+    await operator.accounts.deposit({ account_id, amount: loadLimits.account_funding_cents,
+      ref: 'chaos funding' })
   }
-  return { nc, operator, client, partnerId: created.partner_id, rootEntityId: created.root_entity_id, accounts, webhookSecret: created.webhook_secret }
+  return { nc, operator, client, partnerId: created.partner_id,
+    rootEntityId: created.root_entity_id, accounts, webhookSecret: created.webhook_secret }
 }
 
 /** One transfer the test asked for, with the tx_id of its acknowledgement once it has one. */
@@ -80,7 +83,8 @@ export class TransferLoad {
   readonly codes = new Map<string, number>()
   /** The first few unexpected replies, for failure messages. */
   readonly surprises: string[] = []
-  private readonly waiters: Array<{ acknowledged: number; failures: number; resolve: () => void }> = []
+  private readonly waiters: Array<{
+    acknowledged: number; failures: number; resolve: () => void }> = []
   private running = false
   private failures = 0
   private acknowledgedCount = 0
@@ -100,7 +104,9 @@ export class TransferLoad {
     return this.requests < this.maxRequests && Date.now() < this.deadline
   }
 
-  /** A new transfer: EFT and RTC alternate; the ref is unique so the database can be searched by it. */
+  /**
+   * A new transfer: EFT and RTC alternate; the ref is unique so the database can be searched by it.
+   */
   private next(): Transfer {
     const n = this.transfers.length
     const body: TransferBody = {
@@ -119,7 +125,10 @@ export class TransferLoad {
     return transfer
   }
 
-  /** Sends one attempt of a transfer; true when it is acknowledged (now or by a 409 naming its tx_id). */
+  /**
+   * Sends one attempt of a transfer; true when it is acknowledged (now or by a 409 naming its
+   * tx_id).
+   */
   async send(transfer: Transfer): Promise<boolean> {
     assert.equal(transfer.txId, undefined, 'only an unacknowledged transfer is sent again')
     this.requests++
@@ -144,7 +153,8 @@ export class TransferLoad {
       return (error as Error)?.name ?? 'error'
     }
     if (error.code === 409) {
-      const original = (error.details as Array<{ tx_id?: unknown }>).find((d) => typeof d.tx_id === 'string')?.tx_id
+      const original = (error.details as Array<{ tx_id?: unknown }>).find(
+        (d) => typeof d.tx_id === 'string')?.tx_id
       if (typeof original === 'string') transfer.txId = original
       else this.surprise(`409 without the original tx_id: ${JSON.stringify(error.details)}`)
     } else if (error.code !== 503 && error.code !== 504) {
@@ -178,7 +188,9 @@ export class TransferLoad {
     this.wake()
   }
 
-  /** Sends every unacknowledged transfer again, with its own clientTxId, until each is acknowledged. */
+  /**
+   * Sends every unacknowledged transfer again, with its own clientTxId, until each is acknowledged.
+   */
   async retryUnacknowledged(): Promise<void> {
     const queue = this.transfers.filter((t) => t.txId === undefined)
     const sender = async () => {
@@ -195,7 +207,8 @@ export class TransferLoad {
 
   /** `concurrency` new transfers at once; how many were acknowledged. */
   async burst(): Promise<number> {
-    const sent = await Promise.all(Array.from({ length: loadLimits.concurrency }, () => this.send(this.next())))
+    const sent = await Promise.all(Array.from({ length: loadLimits.concurrency },
+      () => this.send(this.next())))
     return sent.filter(Boolean).length
   }
 

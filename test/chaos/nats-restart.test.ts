@@ -8,7 +8,8 @@ import { chaosPass } from './pass.ts'
 if (chaosPass) {
   // Loaded only on the PostgreSQL pass (see pass.ts).
   const { setUpBank } = await import('./load.ts')
-  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir } = await import('./processes.ts')
+  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir } =
+    await import('./processes.ts')
   const { chaosLimits, outage, runChaos } = await import('./scenario.ts')
 
   const cleanup = new Cleanup()
@@ -16,7 +17,8 @@ if (chaosPass) {
 
   test('chaos - the NATS server restarted under 64 concurrent transfers: the service stays up, loses and doubles nothing', { timeout: chaosLimits.test_timeout_ms }, async () => {
     const nats = await ChaosNats.start(cleanup)
-    const env = { natsUrl: nats.url, databaseUrl: await sharedClusterDatabase(cleanup), dataDir: tempDir(cleanup, 'bank-chaos-data-') }
+    const env = { natsUrl: nats.url, databaseUrl: await sharedClusterDatabase(cleanup),
+      dataDir: tempDir(cleanup, 'bank-chaos-data-') }
     const service = await ServiceProcess.start(env, cleanup)
     const bank = await setUpBank(nats.url, env.dataDir)
     cleanup.add(() => bank.nc.close())

@@ -10,7 +10,8 @@ import { chaosPass } from './pass.ts'
 if (chaosPass) {
   // Loaded only on the PostgreSQL pass (see pass.ts).
   const { setUpBank } = await import('./load.ts')
-  const { ChaosNats, Cleanup, PrivatePostgres, ServiceProcess, tempDir } = await import('./processes.ts')
+  const { ChaosNats, Cleanup, PrivatePostgres, ServiceProcess, tempDir } =
+    await import('./processes.ts')
   const { chaosLimits, outage, runChaos } = await import('./scenario.ts')
 
   const cleanup = new Cleanup()
@@ -19,7 +20,8 @@ if (chaosPass) {
   test('chaos - PostgreSQL restarted under 64 concurrent transfers: the service stays up, loses and doubles nothing', { timeout: chaosLimits.test_timeout_ms }, async () => {
     const nats = await ChaosNats.start(cleanup)
     const cluster = await PrivatePostgres.create(cleanup)
-    const env = { natsUrl: nats.url, databaseUrl: cluster.url, dataDir: tempDir(cleanup, 'bank-chaos-data-') }
+    const env = { natsUrl: nats.url, databaseUrl: cluster.url,
+      dataDir: tempDir(cleanup, 'bank-chaos-data-') }
     const service = await ServiceProcess.start(env, cleanup)
     const bank = await setUpBank(nats.url, env.dataDir)
     cleanup.add(() => bank.nc.close())
@@ -35,7 +37,8 @@ if (chaosPass) {
           await outage(load)
           await cluster.start()
           // Serving again before the next outage, so that both are met under load.
-          if (signal === 'SIGINT') await load.untilAcknowledged(chaosLimits.acknowledged_before_fault_min)
+          if (signal === 'SIGINT') await load.untilAcknowledged(
+            chaosLimits.acknowledged_before_fault_min)
         }
       },
     })

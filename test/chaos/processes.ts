@@ -49,7 +49,8 @@ export async function until<T>(
       .then(check)
       .catch((error: unknown) => void (failure = error))
     if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}${failure ? ` (last failure: ${String(failure)})` : ''}`)
+    if (Date.now() > deadline) throw new Error(
+      `timed out waiting until ${what}${failure ? ` (last failure: ${String(failure)})` : ''}`)
     await new Promise((resolve) => setTimeout(resolve, pollMs))
   }
 }
@@ -158,7 +159,9 @@ export class ServiceProcess {
     if (!(await exitWithin(this.child, limits.service_stop_ms))) await this.kill()
   }
 
-  /** Resolves once the service logs that it started; fails when it exits or takes too long first. */
+  /**
+   * Resolves once the service logs that it started; fails when it exits or takes too long first.
+   */
   private ready(): Promise<void> {
     const keep = (line: string) => {
       this.tail.push(line)
@@ -167,7 +170,12 @@ export class ServiceProcess {
     readline.createInterface({ input: this.child.stderr! }).on('line', keep)
     const lines = readline.createInterface({ input: this.child.stdout! })
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the bank did not start within ${limits.service_start_ms} ms\n${this.logTail()}`)), limits.service_start_ms)
+      const timer =
+        setTimeout(
+        () => reject(
+        new Error(
+        `the bank did not start within ${limits.service_start_ms} ms\n${this.logTail()}`)),
+        limits.service_start_ms)
       lines.on('line', (line) => {
         keep(line)
         // "bank started", or "bank started in sandbox mode (…)".
@@ -178,7 +186,8 @@ export class ServiceProcess {
       })
       this.child.once('exit', (code, signal) => {
         clearTimeout(timer)
-        reject(new Error(`the bank exited (code ${code}, signal ${signal}) before it started\n${this.logTail()}`))
+        reject(new Error(
+          `the bank exited (code ${code}, signal ${signal}) before it started\n${this.logTail()}`))
       })
     })
   }
@@ -197,7 +206,8 @@ const serviceArgs = process.env.BANK_TEST_SERVICE
 function serviceEnvironment(env: ServiceEnv): NodeJS.ProcessEnv {
   const inherited: NodeJS.ProcessEnv = {}
   for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith('BANK_') || key.startsWith('NODE_TEST') || key === 'DATABASE_URL' || key === 'NATS_URL') continue
+    if (key.startsWith('BANK_') || key.startsWith('NODE_TEST') || key === 'DATABASE_URL'
+      || key === 'NATS_URL') continue
     inherited[key] = value
   }
   return {
@@ -264,7 +274,8 @@ export class ChaosNats {
   }
 
   async startAgain(): Promise<void> {
-    this.server = await startNatsServer({ binary: this.binary, storeDir: this.storeDir, port: this.server.port })
+    this.server = await startNatsServer({ binary: this.binary, storeDir: this.storeDir,
+      port: this.server.port })
   }
 }
 
@@ -280,7 +291,8 @@ export async function sharedClusterDatabase(cleanup: Cleanup): Promise<string> {
   return url.toString()
 }
 
-export async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(url: string,
+    use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url })
   // An error after connecting (the server going away) is reported by the query that fails.
   client.on('error', () => {})
@@ -315,7 +327,8 @@ export class PrivatePostgres {
     const cluster = new PrivatePostgres(bin, baseDir, await freePort(), owner)
     execFileSync(
       path.join(bin, 'initdb'),
-      ['-D', cluster.dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      ['-D', cluster.dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C',
+        '--no-sync'],
       { cwd: baseDir, stdio: 'pipe', ...owner },
     )
     cleanup.add(() => cluster.stop('SIGQUIT'))
@@ -335,9 +348,11 @@ export class PrivatePostgres {
   async start(): Promise<void> {
     // fsync=off spares the shared disk; the operating system keeps every write across a
     // PostgreSQL shutdown or crash, which is all these tests do to it.
-    const args = ['-D', this.dataDir, '-p', String(this.port), '-k', this.baseDir, '-c', 'listen_addresses=127.0.0.1']
+    const args = ['-D', this.dataDir, '-p', String(this.port), '-k', this.baseDir, '-c',
+      'listen_addresses=127.0.0.1']
     args.push('-c', 'fsync=off', '-c', 'max_connections=60', '-c', 'shared_buffers=16MB')
-    const child = spawn(path.join(this.bin, 'postgres'), args, { cwd: this.baseDir, stdio: ['ignore', 'ignore', 'pipe'], ...this.owner })
+    const child = spawn(path.join(this.bin, 'postgres'), args,
+      { cwd: this.baseDir, stdio: ['ignore', 'ignore', 'pipe'], ...this.owner })
     readline.createInterface({ input: child.stderr! }).on('line', (line) => {
       this.stderrTail.push(line)
       if (this.stderrTail.length > limits.log_tail_lines) this.stderrTail.shift()
@@ -352,7 +367,8 @@ export class PrivatePostgres {
       if (await this.accepts()) return
       await pause(limits.poll_interval_ms)
     }
-    throw new Error(`private PostgreSQL did not start on port ${this.port}\n${this.stderrTail.join('\n')}`)
+    throw new Error(
+      `private PostgreSQL did not start on port ${this.port}\n${this.stderrTail.join('\n')}`)
   }
 
   /**
@@ -379,19 +395,26 @@ export class PrivatePostgres {
   }
 }
 
-/** The newest PostgreSQL server binaries: Debian's /usr/lib/postgresql/<version>/bin, else the PATH. */
+/**
+ * The newest PostgreSQL server binaries: Debian's /usr/lib/postgresql/<version>/bin, else the PATH.
+ */
 function postgresBinDir(): string {
   const root = '/usr/lib/postgresql'
-  const versions = fs.existsSync(root) ? fs.readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
-  const dirs = [...versions.map((v) => path.join(root, v, 'bin')), ...(process.env.PATH ?? '').split(path.delimiter)]
-  const found = dirs.find((dir) => dir && fs.existsSync(path.join(dir, 'initdb')) && fs.existsSync(path.join(dir, 'postgres')))
-  if (!found) throw new Error('the PostgreSQL chaos test needs the PostgreSQL server binaries (initdb, postgres); install the postgresql package')
+  const versions = fs.existsSync(root)
+    ? fs.readdirSync(root).sort((a, b) => Number(b) - Number(a)) : []
+  const dirs = [...versions.map((v) => path.join(root, v, 'bin')),
+    ...(process.env.PATH ?? '').split(path.delimiter)]
+  const found = dirs.find((dir) => dir && fs.existsSync(path.join(dir, 'initdb'))
+    && fs.existsSync(path.join(dir, 'postgres')))
+  if (!found) throw new Error('the PostgreSQL chaos test needs the PostgreSQL server binaries ' +
+    '(initdb, postgres); install the postgresql package')
   return found
 }
 
 /** PostgreSQL refuses to run as root; as root, the cluster belongs to the `postgres` user. */
 function clusterOwner(): { uid: number; gid: number } | undefined {
   if (process.getuid?.() !== 0) return undefined
-  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim())
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' })
+    .trim())
   return { uid: id('-u'), gid: id('-g') }
 }

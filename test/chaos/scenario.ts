@@ -24,7 +24,9 @@ export interface ChaosScenario {
   bank: ChaosBank
   /** Where the SQL checks read the transactions table. */
   databaseUrl: string
-  /** Every service process the scenario has started so far; the last one is expected to be serving. */
+  /**
+   * Every service process the scenario has started so far; the last one is expected to be serving.
+   */
   services(): ServiceProcess[]
   /** Breaks something while the load runs and resolves once it is repaired. */
   fault(load: TransferLoad): Promise<void>
@@ -41,7 +43,10 @@ export interface ChaosFigures {
   internal_500: number
   unavailable_503: number
   timeout_504: number
-  /** Retries answered 409 with the original tx_id: transfers stored although their first reply was lost. */
+  /**
+   * Retries answered 409 with the original tx_id: transfers stored although their first reply was
+   * lost.
+   */
   duplicate_409: number
   served_after_recovery: number
   lists_readable: boolean
@@ -52,7 +57,8 @@ export interface ChaosFigures {
 
 export async function runChaos(scenario: ChaosScenario): Promise<void> {
   const started = Date.now()
-  const load = new TransferLoad(scenario.bank, chaosLimits.load_requests_max, started + chaosLimits.load_ms)
+  const load = new TransferLoad(scenario.bank, chaosLimits.load_requests_max,
+    started + chaosLimits.load_ms)
 
   // The fault strikes once the bank has served some transfers, with a full set of them in
   // flight; the load goes on through it and until enough are acknowledged after the repair.
@@ -84,24 +90,43 @@ export async function runChaos(scenario: ChaosScenario): Promise<void> {
 
   const check = await checkTransfers(load, scenario)
   // A bank that did not recover cannot answer; the figures are printed all the same.
-  const ledger = await scenario.bank.operator.ledger.verify().catch((error: Error) => ({ ok: false, problems: [String(error)] }))
-  const figures = summarise(scenario.name, load, { ...check, servedAfterRecovery, finalBurst, ledgerOk: ledger.ok, started })
+  const ledger = await scenario.bank.operator.ledger.verify().catch(
+    (error: Error) => ({ ok: false, problems: [String(error)] }))
+  const figures = summarise(scenario.name, load, { ...check, servedAfterRecovery, finalBurst,
+    ledgerOk: ledger.ok, started })
   console.log('chaos', JSON.stringify(figures))
+  assertRecovered(scenario, load, { acknowledgedBeforeFault, servedAfterRecovery, finalBurst })
+  assertNothingLost(figures, check, ledger)
+}
 
+/** The bank went on serving: no crash, no surprise, transfers before the fault and after it. */
+function assertRecovered(scenario: ChaosScenario, load: TransferLoad, counts: {
+  acknowledgedBeforeFault: number; servedAfterRecovery: number; finalBurst: number }) {
+  const { acknowledgedBeforeFault, servedAfterRecovery, finalBurst } = counts
   for (const [i, service] of scenario.services().entries()) {
-    assert.equal(service.unexpectedExit, undefined, `service process ${i} exited on its own (${service.unexpectedExit})\n${service.logTail()}`)
+    assert.equal(service.unexpectedExit, undefined,
+      `service process ${i} exited on its own (${service.unexpectedExit})\n${service.logTail()}`)
   }
   assert.ok(scenario.services().at(-1)?.alive, 'the last service process is still running')
   assert.deepEqual(load.surprises, [], 'no reply other than 200, 409 (duplicate), 503 or 504')
+  assert.ok(acknowledgedBeforeFault >= chaosLimits.acknowledged_before_fault_min,
+    'the bank served transfers before the fault')
+  assert.ok(servedAfterRecovery >= chaosLimits.acknowledged_after_recovery_min,
+    `the bank serves again after the repair (${servedAfterRecovery} acknowledged)`)
+  assert.equal(finalBurst, loadLimits.concurrency,
+    'after recovery a burst of transfers is acknowledged in full')
+}
+
+/** Every acknowledged transfer is there once, nothing else is, and the ledger verifies. */
+function assertNothingLost(figures: ChaosFigures,
+  check: TransferCheck, ledger: { ok: boolean; problems: unknown[] }) {
   assert.equal(figures.internal_500, 0, 'no internal errors')
-  assert.ok(acknowledgedBeforeFault >= chaosLimits.acknowledged_before_fault_min, 'the bank served transfers before the fault')
-  assert.ok(servedAfterRecovery >= chaosLimits.acknowledged_after_recovery_min, `the bank serves again after the repair (${servedAfterRecovery} acknowledged)`)
   assert.equal(check.unacknowledged, 0, 'every transfer sent again after recovery is acknowledged')
-  assert.equal(finalBurst, loadLimits.concurrency, 'after recovery a burst of transfers is acknowledged in full')
   assert.equal(figures.lost, 0, `no acknowledged transfer is lost: ${check.examples.join('; ')}`)
   assert.equal(figures.doubled, 0, `no transfer exists twice: ${check.examples.join('; ')}`)
   assert.equal(check.orphans, 0, 'no transfer row that the load did not ask for')
-  assert.ok(check.listsReadable, `the transaction lists are readable after recovery: ${check.examples.join('; ')}`)
+  assert.ok(check.listsReadable,
+    `the transaction lists are readable after recovery: ${check.examples.join('; ')}`)
   assert.deepEqual(ledger.problems, [], 'ledger verify finds no problems')
   assert.equal(ledger.ok, true, 'ledger verify is clean')
 }
@@ -131,7 +156,8 @@ async function checkTransfers(load: TransferLoad, scenario: ChaosScenario): Prom
   })
   const idsByRef = new Map<string, string[]>()
   for (const row of rows) idsByRef.set(row.ref, [...(idsByRef.get(row.ref) ?? []), row.id])
-  const check: TransferCheck = { unacknowledged: 0, lost: 0, doubled: 0, orphans: 0, listsReadable: true, examples: [] }
+  const check: TransferCheck = { unacknowledged: 0, lost: 0, doubled: 0, orphans: 0,
+    listsReadable: true, examples: [] }
   const note = (text: string) => check.examples.length < 5 && check.examples.push(text)
   // When the interface does not answer (the service is gone), the database alone is checked
   // and the run fails on that instead.
@@ -150,7 +176,8 @@ async function checkTransfers(load: TransferLoad, scenario: ChaosScenario): Prom
     const timesListed = listed ? (listed.get(txId) ?? 0) : 1
     if (!ids.includes(txId) || timesListed === 0) {
       check.lost++
-      note(`${body.ref}: acknowledged ${txId}, stored ${JSON.stringify(ids)}, listed ${timesListed} times`)
+      note(`${body.ref}: acknowledged ${txId}, stored ${JSON.stringify(ids)}, ` +
+        `listed ${timesListed} times`)
     } else if (ids.length > 1 || timesListed > 1) {
       check.doubled++
       note(`${body.ref}: stored as ${JSON.stringify(ids)}, listed ${timesListed} times`)
@@ -166,7 +193,8 @@ async function listedTransferCounts(bank: ChaosBank): Promise<Map<string, number
   for (const account_id of bank.accounts) {
     let cursor: string | undefined
     do {
-      const page = await bank.client.accounts.listTransactions({ account_id, limit: 1000, ...(cursor ? { cursor } : {}) })
+      const page = await bank.client.accounts.listTransactions(
+        { account_id, limit: 1000, ...(cursor ? { cursor } : {}) })
       for (const t of page.transactions) {
         if (t.tx_type === 'transfer') counts.set(t.tx_id, (counts.get(t.tx_id) ?? 0) + 1)
       }
@@ -179,11 +207,13 @@ async function listedTransferCounts(bank: ChaosBank): Promise<Map<string, number
 function summarise(
   name: string,
   load: TransferLoad,
-  r: TransferCheck & { servedAfterRecovery: number; finalBurst: number; ledgerOk: boolean; started: number },
+  r: TransferCheck & {
+    servedAfterRecovery: number; finalBurst: number; ledgerOk: boolean; started: number },
 ): ChaosFigures {
   const codes = [...load.codes.entries()]
   const count = (code: string) => load.codes.get(code) ?? 0
-  const serverErrors = codes.filter(([code]) => Number(code) >= 500).reduce((sum, [, n]) => sum + n, 0)
+  const serverErrors = codes.filter(([code]) => Number(code) >= 500).reduce((sum, [, n]) => sum + n,
+    0)
   return {
     scenario: name,
     requests: load.requests,

@@ -10,7 +10,8 @@ import { chaosPass } from './pass.ts'
 if (chaosPass) {
   // Loaded only on the PostgreSQL pass (see pass.ts).
   const { setUpBank } = await import('./load.ts')
-  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir } = await import('./processes.ts')
+  const { ChaosNats, Cleanup, ServiceProcess, sharedClusterDatabase, tempDir } =
+    await import('./processes.ts')
   const { chaosLimits, outage, runChaos } = await import('./scenario.ts')
 
   const cleanup = new Cleanup()
@@ -18,7 +19,8 @@ if (chaosPass) {
 
   test('chaos - a service process killed by SIGKILL under 64 concurrent transfers loses and doubles nothing', { timeout: chaosLimits.test_timeout_ms }, async () => {
     const nats = await ChaosNats.start(cleanup)
-    const env = { natsUrl: nats.url, databaseUrl: await sharedClusterDatabase(cleanup), dataDir: tempDir(cleanup, 'bank-chaos-data-') }
+    const env = { natsUrl: nats.url, databaseUrl: await sharedClusterDatabase(cleanup),
+      dataDir: tempDir(cleanup, 'bank-chaos-data-') }
     const services = [await ServiceProcess.start(env, cleanup)]
     const bank = await setUpBank(nats.url, env.dataDir)
     cleanup.add(() => bank.nc.close())
@@ -34,6 +36,7 @@ if (chaosPass) {
         services.push(await ServiceProcess.start(env, cleanup))
       },
     })
-    assert.equal(services[0]!.child.signalCode, 'SIGKILL', 'the first process ended by the kill, not before it')
+    assert.equal(services[0]!.child.signalCode, 'SIGKILL',
+      'the first process ended by the kill, not before it')
   })
 }

@@ -42,38 +42,48 @@ test('cli accounts - account show: the account of any partner with the balances 
   assert.equal(JSON.parse(unknown.stderr).error.code, 404)
   const badId = await bank('account', 'show', 'not-a-uuid')
   assert.equal(badId.code, 1)
-  assert.deepEqual(JSON.parse(badId.stderr).error.details.map((d: { field: string }) => d.field), ['account_id'])
+  assert.deepEqual(JSON.parse(badId.stderr).error.details.map((d: { field: string }) => d.field),
+    ['account_id'])
 })
 
 test('cli accounts - account transactions: newest first, --limit pages with next_cursor, --cursor goes on', async () => {
   const other = await onboardPartner(tb, { approve: true })
-  const account = (await other.client.accounts.getByEntity({ entity_id: other.rootEntityId })).accounts[0]!.account_id
+  const account = (await other.client.accounts.getByEntity(
+    { entity_id: other.rootEntityId })).accounts[0]!.account_id
   const deposits = []
-  for (const amount of ['100', '200', '300']) deposits.push(json(await bank('account', 'deposit', account, amount, '--ref', `d${amount}`)).tx_id)
+  for (const amount of ['100', '200', '300']) deposits.push(
+    json(await bank('account', 'deposit', account, amount, '--ref', `d${amount}`)).tx_id)
 
   const all = json(await bank('account', 'transactions', account))
   assert.equal(all.account_id, account)
   assert.deepEqual(all.transactions.map((t: { tx_id: string }) => t.tx_id), [...deposits].reverse())
-  assert.deepEqual(all.transactions.map((t: { running_balance: string }) => t.running_balance), ['600', '300', '100'])
+  assert.deepEqual(all.transactions.map((t: { running_balance: string }) => t.running_balance),
+    ['600', '300', '100'])
   assert.equal(all.next_cursor, undefined)
   // The same rows the partner reads.
-  const partnerView = await other.client.accounts.listTransactions({ account_id: account, limit: 100 })
+  const partnerView = await other.client.accounts.listTransactions(
+    { account_id: account, limit: 100 })
   assert.deepEqual(all.transactions, partnerView.transactions)
 
   const first = json(await bank('account', 'transactions', account, '--limit', '2'))
-  assert.deepEqual(first.transactions.map((t: { tx_id: string }) => t.tx_id), [deposits[2], deposits[1]])
+  assert.deepEqual(first.transactions.map((t: { tx_id: string }) => t.tx_id),
+    [deposits[2], deposits[1]])
   assert.equal(typeof first.next_cursor, 'string')
-  const rest = json(await bank('account', 'transactions', account, '--limit', '2', '--cursor', first.next_cursor))
+  const rest = json(await bank('account', 'transactions', account, '--limit', '2', '--cursor',
+    first.next_cursor))
   assert.deepEqual(rest.transactions.map((t: { tx_id: string }) => t.tx_id), [deposits[0]])
   assert.equal(rest.next_cursor, undefined)
 
   for (const limit of ['0', '1001']) {
     const refused = await bank('account', 'transactions', account, '--limit', limit)
     assert.equal(refused.code, 1, limit)
-    assert.deepEqual(JSON.parse(refused.stderr).error.details.map((d: { field: string }) => d.field), ['limit'])
+    assert.deepEqual(JSON.parse(refused.stderr).error.details.map(
+      (d: { field: string }) => d.field), ['limit'])
   }
-  assert.equal(json(await bank('account', 'transactions', account, '--limit', '1000')).transactions.length, 3)
-  assert.equal(JSON.parse((await bank('account', 'transactions', randomUUID())).stderr).error.code, 404)
+  assert.equal(json(await bank('account', 'transactions', account, '--limit', '1000'))
+    .transactions.length, 3)
+  assert.equal(JSON.parse((await bank('account', 'transactions', randomUUID())).stderr).error.code,
+    404)
 })
 
 test('cli accounts - a mistyped flag (--reff) is refused with exit 2 and deposits nothing', async () => {
@@ -102,7 +112,8 @@ test('cli accounts - --format table prints key/value lines and the list as a tab
   assert.ok(header > 0, listed.stdout)
   assert.match(rows[header - 1]!, /^transactions \(\d+\):$/)
   assert.match(rows[header + 1]!, /^-+( +-+)+$/)
-  const { transactions } = await p.client.accounts.listTransactions({ account_id: accountId, limit: 100 })
+  const { transactions } = await p.client.accounts.listTransactions(
+    { account_id: accountId, limit: 100 })
   assert.deepEqual(rows.slice(header + 2, header + 2 + transactions.length).map((line) => line.split(/ +/)[0]), transactions.map((t) => t.tx_id))
 
   const empty = await bank('credential', 'list', '--partner', p.partnerId, '--format', 'json')
@@ -111,12 +122,15 @@ test('cli accounts - --format table prints key/value lines and the list as a tab
 
 type Status = {
   service: string
-  instances: Array<{ id: string; version: string; uptime_seconds: number; metadata: Record<string, string>; requests: number; errors: number; endpoints: Array<{ name: string; requests: number; errors: number }> }>
+  instances: Array<{ id: string; version: string; uptime_seconds: number; metadata: Record<string,
+    string>; requests: number; errors: number; endpoints: Array<{
+    name: string; requests: number; errors: number }> }>
 }
 
 test('cli accounts - status lists the running instance with its storage and counts each endpoint’s requests and errors', async () => {
   const mine = (status: Status) => status.instances.find((i) => i.id === tb.bank.micro.id)!
-  const endpoint = (status: Status, name: string) => mine(status).endpoints.find((e) => e.name === name)!
+  const endpoint = (status: Status, name: string) => mine(status).endpoints.find(
+    (e) => e.name === name)!
   const before: Status = json(await bank('status'))
   assert.equal(before.service, tb.config.serviceName)
   const instance = mine(before)
@@ -131,14 +145,17 @@ test('cli accounts - status lists the running instance with its storage and coun
   json(await bank('account', 'show', accountId))
   assert.equal((await bank('account', 'show', randomUUID())).code, 1)
   const after: Status = json(await bank('status'))
-  assert.equal(endpoint(after, 'ops_account_show').requests - endpoint(before, 'ops_account_show').requests, 2)
-  assert.equal(endpoint(after, 'ops_account_show').errors - endpoint(before, 'ops_account_show').errors, 1)
+  assert.equal(endpoint(after, 'ops_account_show').requests - endpoint(before, 'ops_account_show')
+    .requests, 2)
+  assert.equal(endpoint(after, 'ops_account_show').errors - endpoint(before, 'ops_account_show')
+    .errors, 1)
   assert.equal(mine(after).errors - mine(before).errors, 1)
 
   const table = await bank('status', '--format', 'table')
   assert.equal(table.code, 0, table.stderr)
   const lines = table.stdout.split('\n')
-  assert.ok(lines.some((line) => line.startsWith(tb.bank.micro.id) && line.includes(` ${tb.bank.database.storage} `)), table.stdout)
+  assert.ok(lines.some((line) => line.startsWith(tb.bank.micro.id)
+    && line.includes(` ${tb.bank.database.storage} `)), table.stdout)
   assert.ok(lines.some((line) => line.startsWith(tb.bank.micro.id) && /\bops_account_show\b/.test(line)), table.stdout)
   assert.ok(!lines.some((line) => /\bops_clearing_run\b/.test(line)), 'endpoints without requests are left out of the table')
 })

@@ -45,7 +45,8 @@ test('cli - partner create prints the partner id, root entity id and a working c
   )
   const created = json(run)
   assert.equal(run.stderr, '')
-  assert.deepEqual(Object.keys(created).sort(), ['credential', 'nats_creds', 'partner_id', 'root_entity_id', 'webhook_secret'])
+  assert.deepEqual(Object.keys(created).sort(), ['credential', 'nats_creds', 'partner_id',
+    'root_entity_id', 'webhook_secret'])
   assert.deepEqual(Object.keys(created.credential).sort(), ['id', 'token'])
   assert.match(created.credential.token, /^pbk_[A-Za-z0-9_-]{43}$/)
 
@@ -56,7 +57,8 @@ test('cli - partner create prints the partner id, root entity id and a working c
   assert.equal(info.approved, false)
 
   const listed = json(await bank('partner', 'list'))
-  const mine = listed.partners.find((p: { partner_id: string }) => p.partner_id === created.partner_id)
+  const mine = listed.partners.find((p: { partner_id: string }) => p.partner_id
+    === created.partner_id)
   assert.deepEqual(mine, {
     partner_id: created.partner_id,
     name: 'Ubuntu Pay (Pty) Ltd',
@@ -69,10 +71,12 @@ test('cli - partner create prints the partner id, root entity id and a working c
 
 test('cli - partner create --country is passed on', async () => {
   const created = json(
-    await bank('partner', 'create', '--name', 'Gaborone Pay', '--email', 'a@gp.example', '--registration-number', registrationNumber(), '--trading-name', 'GP', '--country', 'BWA'),
+    await bank('partner', 'create', '--name', 'Gaborone Pay', '--email', 'a@gp.example',
+      '--registration-number', registrationNumber(), '--trading-name', 'GP', '--country', 'BWA'),
   )
   await tb.operator.entities.review({ entity_id: created.root_entity_id, decision: 'approve' })
-  const account = await clientFor(tb, created.partner_id, created.credential.token).accounts.create({ entity_id: created.root_entity_id })
+  const account = await clientFor(tb, created.partner_id, created.credential.token).accounts.create(
+    { entity_id: created.root_entity_id })
   assert.equal(account.country, 'BWA')
 })
 
@@ -91,7 +95,8 @@ test('cli - credential create with permissions, expiry and label; list; revoke',
   const p = await onboardPartner(tb)
   tb.clock.advance(60_000)
   const issued = json(
-    await bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read', '--expires-in', '2h', '--label', 'reporting'),
+    await bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read',
+      '--expires-in', '2h', '--label', 'reporting'),
   )
   assert.deepEqual(Object.keys(issued).sort(), ['id', 'token'])
   const reader = clientFor(tb, p.partnerId, issued.token)
@@ -130,9 +135,12 @@ test('cli - credential create reads durations in days, minutes and seconds, and 
   const p = await onboardPartner(tb)
   const now = tb.clock.now().getTime()
   const [days, minutes, seconds] = await Promise.all([
-    bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read, write', '--expires-in', '30d'),
-    bank('credential', 'create', `--partner=${p.partnerId}`, '--permissions=payments', '--expires-in', '90m'),
-    bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read,write,payments', '--expires-in', '3600'),
+    bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read, write',
+      '--expires-in', '30d'),
+    bank('credential', 'create', `--partner=${p.partnerId}`, '--permissions=payments',
+      '--expires-in', '90m'),
+    bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read,write,payments',
+      '--expires-in', '3600'),
   ])
   const ids = [json(days).id, json(minutes).id, json(seconds).id]
   const { credentials } = await tb.operator.credentials.list({ partner_id: p.partnerId })
@@ -147,19 +155,24 @@ test('cli - credential create reads durations in days, minutes and seconds, and 
 
 test('cli - entity review --reject --reason, then --approve opens the account; entity list and account list show it', async () => {
   const p = await onboardPartner(tb)
-  const { id } = await p.client.entities.create(businessEntity({ name: 'Spaza Supplies (Pty) Ltd' }))
+  const { id } = await p.client.entities.create(
+    businessEntity({ name: 'Spaza Supplies (Pty) Ltd' }))
 
-  const rejected = json(await bank('entity', 'review', id, '--reject', '--reason', 'CIPC certificate unreadable'))
-  assert.deepEqual(rejected, { entity_id: id, review_status: 'rejected', approved: false, account: null })
+  const rejected = json(await bank('entity', 'review', id, '--reject', '--reason',
+    'CIPC certificate unreadable'))
+  assert.deepEqual(rejected, { entity_id: id, review_status: 'rejected', approved: false,
+    account: null })
   let listed = json(await bank('entity', 'list', '--partner', p.partnerId))
   assert.deepEqual(
-    listed.entities.map((e: { id: string; review_status: string; is_root: boolean }) => [e.id, e.review_status, e.is_root]),
+    listed.entities.map((e: { id: string; review_status: string; is_root: boolean }) => [e.id,
+      e.review_status, e.is_root]),
     [
       [p.rootEntityId, 'pending', true],
       [id, 'rejected', false],
     ],
   )
-  assert.deepEqual(json(await bank('account', 'list', '--entity', id)), { entity_id: id, accounts: [] })
+  assert.deepEqual(json(await bank('account', 'list', '--entity', id)),
+    { entity_id: id, accounts: [] })
 
   const approved = json(await bank('entity', 'review', id, '--approve'))
   assert.equal(approved.review_status, 'approved')
@@ -172,7 +185,8 @@ test('cli - entity review --reject --reason, then --approve opens the account; e
   const accounts = json(await bank('account', 'list', '--entity', id))
   assert.equal(accounts.entity_id, id)
   assert.deepEqual(
-    accounts.accounts.map((a: { account_id: string; account_number: string; partner_id: string }) => [a.account_id, a.account_number, a.partner_id]),
+    accounts.accounts.map((a: { account_id: string; account_number: string; partner_id: string }) =>
+      [a.account_id, a.account_number, a.partner_id]),
     [[approved.account.account_id, approved.account.account_number, p.partnerId]],
   )
   assert.equal((await p.client.entities.info({ entity_id: id })).approved, true)
@@ -188,10 +202,12 @@ test('cli - user kyc moves a user through pending, rejected (with reason) and ap
   assert.equal(pending.user.kyc_status, 'pending')
   assert.equal(typeof pending.user.kyc_submitted_at, 'string')
 
-  const rejected = json(await bank('user', 'kyc', userId, '--status', 'rejected', '--reason', 'ID photo is blurred'))
+  const rejected = json(await bank('user', 'kyc', userId, '--status', 'rejected', '--reason',
+    'ID photo is blurred'))
   assert.equal(rejected.user.kyc_status, 'rejected')
   assert.equal(rejected.user.kyc_rejection_reason, 'ID photo is blurred')
-  assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_rejection_reason, 'ID photo is blurred')
+  assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_rejection_reason,
+    'ID photo is blurred')
 
   json(await bank('user', 'kyc', userId, '--status', 'pending'))
   const approved = json(await bank('user', 'kyc', userId, '--status', 'approved'))

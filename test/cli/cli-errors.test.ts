@@ -27,7 +27,8 @@ const offline = (...args: string[]) => runBank(args, cleanEnv({ NATS_URL: 'nats:
 function refusal(run: BankRun, code: number, type: string) {
   assert.equal(run.code, 1, `exit code; stderr: ${run.stderr}`)
   assert.equal(run.stdout, '')
-  const body = JSON.parse(run.stderr) as { error: { code: number; type: string; message: string; details: Array<{ field: string }> } }
+  const body = JSON.parse(run.stderr) as {
+    error: { code: number; type: string; message: string; details: Array<{ field: string }> } }
   assert.deepEqual(Object.keys(body), ['error'])
   assert.deepEqual(Object.keys(body.error).sort(), ['code', 'details', 'message', 'type'])
   assert.equal(body.error.code, code)
@@ -106,7 +107,8 @@ test('cli - a usage mistake changes nothing in the bank', async () => {
 
 test('cli - without an operator credential exits 2 and says where to put one', async () => {
   const dataDir = emptyDir()
-  const run = await runBank(['partner', 'list'], cleanEnv({ NATS_URL: tb.natsUrl, BANK_DATA_DIR: dataDir }))
+  const run = await runBank(['partner', 'list'],
+    cleanEnv({ NATS_URL: tb.natsUrl, BANK_DATA_DIR: dataDir }))
   usage(run, /no operator credential/)
   assert.ok(run.stderr.includes('BANK_OPERATOR_TOKEN'))
   assert.ok(run.stderr.includes(path.join(dataDir, 'operator-token')))
@@ -120,11 +122,14 @@ test('cli - bank refusals exit 1 with the error JSON on stderr', async () => {
 
   const badId = refusal(await bank('entity', 'list', '--partner', 'acme'), 400, 'invalid_request')
   assert.deepEqual(badId.details.map((d) => d.field), ['partner_id'])
-  const badPermission = refusal(await bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read,admin'), 400, 'invalid_request')
+  const badPermission = refusal(await bank('credential', 'create', '--partner', p.partnerId,
+    '--permissions', 'read,admin'), 400, 'invalid_request')
   assert.deepEqual(badPermission.details.map((d) => d.field), ['permissions.1'])
-  const tooShort = refusal(await bank('credential', 'create', '--partner', p.partnerId, '--permissions', 'read', '--expires-in', '59s'), 400, 'invalid_request')
+  const tooShort = refusal(await bank('credential', 'create', '--partner', p.partnerId,
+    '--permissions', 'read', '--expires-in', '59s'), 400, 'invalid_request')
   assert.deepEqual(tooShort.details.map((d) => d.field), ['expires_in_seconds'])
-  const badStatus = refusal(await bank('user', 'kyc', randomUUID(), '--status', 'done'), 400, 'invalid_request')
+  const badStatus = refusal(await bank('user', 'kyc', randomUUID(), '--status', 'done'), 400,
+    'invalid_request')
   assert.deepEqual(badStatus.details.map((d) => d.field), ['status'])
 })
 
@@ -146,36 +151,45 @@ test('cli - a refusal names the flags the fields were given as, and keeps the fi
 test('cli - partner create refusals: invalid fields → 1 with 400 details; a duplicate registration → 1 with 409', async () => {
   const before = await tb.operator.partners.list()
   const invalid = refusal(
-    await bank('partner', 'create', '--name', 'Bad Ltd', '--email', 'not-an-email', '--registration-number', '2020-123456-07', '--trading-name', 'Bad', '--country', 'ZA'),
+    await bank('partner', 'create', '--name', 'Bad Ltd', '--email', 'not-an-email',
+      '--registration-number', '2020-123456-07', '--trading-name', 'Bad', '--country', 'ZA'),
     400,
     'invalid_request',
   )
-  assert.deepEqual(invalid.details.map((d) => d.field).sort(), ['country', 'email', 'registration_number'])
+  assert.deepEqual(invalid.details.map((d) => d.field).sort(),
+    ['country', 'email', 'registration_number'])
 
   const registration = registrationNumber()
   tb.clock.advance(60_000) // partners list oldest first; a later partner sorts after `before`
-  const args = ['partner', 'create', '--name', 'Twice Ltd', '--email', 't@twice.example', '--registration-number', registration, '--trading-name', 'Twice']
+  const args = ['partner', 'create', '--name', 'Twice Ltd', '--email', 't@twice.example',
+    '--registration-number', registration, '--trading-name', 'Twice']
   const first = json(await bank(...args))
   refusal(await bank(...args), 409, 'conflict')
   const { partners } = await tb.operator.partners.list()
   assert.deepEqual(partners.slice(0, before.partners.length), before.partners)
-  assert.deepEqual(partners.slice(before.partners.length).map((x) => x.partner_id), [first.partner_id])
+  assert.deepEqual(partners.slice(before.partners.length).map((x) => x.partner_id),
+    [first.partner_id])
 })
 
 test('cli - rejecting an approved entity or a KYC without a reason → 1 with 400', async () => {
   const { id } = await p.client.entities.create(businessEntity())
   json(await bank('entity', 'review', id, '--approve'))
-  refusal(await bank('entity', 'review', id, '--reject', '--reason', 'too late'), 400, 'invalid_request')
+  refusal(await bank('entity', 'review', id, '--reject', '--reason', 'too late'), 400,
+    'invalid_request')
   const { userId } = await p.client.users.create(userRequest(id))
-  const noReason = refusal(await bank('user', 'kyc', userId, '--status', 'rejected'), 400, 'invalid_request')
+  const noReason = refusal(await bank('user', 'kyc', userId, '--status', 'rejected'), 400,
+    'invalid_request')
   assert.deepEqual(noReason.details.map((d) => d.field), ['reason'])
   assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'not_started')
 })
 
 test('cli - a wrong or partner credential → 1 with 401 or 403', async () => {
-  refusal(await runBank(['partner', 'list'], bankEnv(tb, { BANK_OPERATOR_TOKEN: `opk_${'C'.repeat(43)}` })), 401, 'unauthorized')
-  refusal(await runBank(['partner', 'list'], bankEnv(tb, { BANK_OPERATOR_TOKEN: 'not a token' })), 401, 'unauthorized')
-  refusal(await runBank(['partner', 'list'], bankEnv(tb, { BANK_OPERATOR_TOKEN: p.token })), 403, 'forbidden')
+  refusal(await runBank(['partner', 'list'],
+    bankEnv(tb, { BANK_OPERATOR_TOKEN: `opk_${'C'.repeat(43)}` })), 401, 'unauthorized')
+  refusal(await runBank(['partner', 'list'], bankEnv(tb, { BANK_OPERATOR_TOKEN: 'not a token' })),
+    401, 'unauthorized')
+  refusal(await runBank(['partner', 'list'], bankEnv(tb, { BANK_OPERATOR_TOKEN: p.token })), 403,
+    'forbidden')
 })
 
 test('cli - a 401 names the token file or variable the CLI used, and how to choose another', async () => {
@@ -207,11 +221,13 @@ test('cli - finds the operator token and the NATS URL in BANK_DATA_DIR', async (
   assert.deepEqual(json(fromFiles), await tb.operator.partners.list())
 
   // The environment wins over the files.
-  refusal(await runBank(['partner', 'list'], cleanEnv({ BANK_DATA_DIR: dataDir, BANK_OPERATOR_TOKEN: `opk_${'D'.repeat(43)}` })), 401, 'unauthorized')
+  refusal(await runBank(['partner', 'list'], cleanEnv(
+    { BANK_DATA_DIR: dataDir, BANK_OPERATOR_TOKEN: `opk_${'D'.repeat(43)}` })), 401, 'unauthorized')
   const deadUrlDir = emptyDir()
   fs.writeFileSync(path.join(deadUrlDir, 'operator-token'), tb.operatorToken)
   fs.writeFileSync(path.join(deadUrlDir, 'nats-url'), 'nats://127.0.0.1:1')
-  const envUrl = await runBank(['partner', 'list'], cleanEnv({ BANK_DATA_DIR: deadUrlDir, NATS_URL: tb.natsUrl }))
+  const envUrl = await runBank(['partner', 'list'],
+    cleanEnv({ BANK_DATA_DIR: deadUrlDir, NATS_URL: tb.natsUrl }))
   assert.deepEqual(json(envUrl), await tb.operator.partners.list())
   const fileUrl = await runBank(['partner', 'list'], cleanEnv({ BANK_DATA_DIR: deadUrlDir }))
   assert.equal(fileUrl.code, 1, 'the nats-url file is read when NATS_URL is unset')

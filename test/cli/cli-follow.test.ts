@@ -74,7 +74,8 @@ test('cli - --detach prints the job at once; jobs get shows it; jobs get --follo
 test('cli - on a terminal the progress is one line rewritten in place', async () => {
   let stderr = ''
   let stdout = ''
-  const code = await runCli(['clearing', 'run'], bankEnv(tb), { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), terminal: true })
+  const code = await runCli(['clearing', 'run'], bankEnv(tb), { stdout: (text) => void (
+    stdout += text), stderr: (text) => void (stderr += text), terminal: true })
   assert.equal(code, 0, stderr)
   assert.equal(typeof JSON.parse(stdout).settled, 'number')
   assert.match(stderr, /\r\x1b\[Kclearing\.cycle job [0-9a-f]{8}: done · \d+s\n$/)
@@ -83,7 +84,8 @@ test('cli - on a terminal the progress is one line rewritten in place', async ()
 /** A job of a kind of its own, run once by a runner of the test's, whose only attempt(s) fail. */
 async function failingJob(attemptsMax: number): Promise<string> {
   const kind = `test.follow.${randomUUID()}`
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, createLogger('silent'), { poll_ms: 1000, concurrency_max: 1 })
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, createLogger('silent'),
+    { poll_ms: 1000, concurrency_max: 1 })
   runner.register({
     kind,
     attempts_max: attemptsMax,
@@ -107,7 +109,8 @@ test('cli - following a job whose attempt failed exits 1 with the error and when
   const error = JSON.parse(failed.stderr.slice(failed.stderr.indexOf('{'))).error
   assert.equal(error.type, 'job_failed')
   assert.match(error.message, /attempt 1 of 3 failed: rail unreachable \(test\); it runs again at /)
-  assert.deepEqual({ state: error.job.state, attempts: error.job.attempts }, { state: 'queued', attempts: 1 })
+  assert.deepEqual({ state: error.job.state, attempts: error.job.attempts },
+    { state: 'queued', attempts: 1 })
 
   const dead = await bank('jobs', 'get', await failingJob(1), '--follow')
   assert.equal(dead.code, 1)

@@ -21,7 +21,8 @@ function usageMistake(run: BankRun): string[] {
   return run.stderr.split('\n')
 }
 
-const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+const version = (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url),
+  'utf8')) as { version: string }).version
 
 test('cli help - bank, bank help, -h and --help print every command with its one-line description, exit 0', async () => {
   const runs = await Promise.all([offline(), offline('help'), offline('-h'), offline('--help')])
@@ -37,30 +38,36 @@ test('cli help - bank, bank help, -h and --help print every command with its one
     assert.ok(at > 0, command.usage)
     assert.equal(lines[at + 1], `      ${oneLine(command.summary)}`)
   }
-  for (const local of ['  bank status [--service partner-bank]', '  bank operator create [--label L]']) assert.ok(lines.includes(local), local)
+  for (const local of ['  bank status [--service partner-bank]',
+    '  bank operator create [--label L]']) assert.ok(lines.includes(local), local)
 })
 
 test('cli help - a group alone, with --help, or after help lists its commands only, exit 0', async () => {
-  const runs = await Promise.all([offline('partner'), offline('partner', '--help'), offline('partner', '-h'), offline('help', 'partner')])
+  const runs = await Promise.all([offline('partner'), offline('partner', '--help'),
+    offline('partner', '-h'), offline('help', 'partner')])
   for (const run of runs) {
     assert.equal(run.code, 0, run.stderr)
     assert.equal(run.stderr, '')
     assert.equal(run.stdout, runs[0]!.stdout)
   }
   const listed = runs[0]!.stdout.split('\n').filter((line) => line.startsWith('  bank '))
-  assert.deepEqual(listed, commands.filter((c) => c.words.startsWith('partner ')).map((c) => `  bank ${c.usage}`))
+  assert.deepEqual(listed, commands.filter((c) => c.words.startsWith('partner ')).map(
+    (c) => `  bank ${c.usage}`))
   assert.match(runs[0]!.stdout, /^usage: bank partner <command>/)
 })
 
 test('cli help - every command has --help: its usage, its whole summary and every flag, exit 0', async () => {
   for (const command of commands) {
-    const [long, short] = await Promise.all([offline(...command.words.split(' '), '--help'), offline(...command.words.split(' '), '-h')])
+    const [long, short] = await Promise.all([offline(...command.words.split(' '), '--help'),
+      offline(...command.words.split(' '), '-h')])
     assert.equal(long.code, 0, `${command.words}: ${long.stderr}`)
     assert.deepEqual(short, long)
     assert.ok(long.stdout.startsWith(`Usage: bank ${command.usage}\n`), long.stdout)
     assert.ok(long.stdout.replace(/\s+/g, ' ').includes(command.summary), `${command.words} --help leaves out its summary`)
-    for (const flag of command.flags) assert.match(long.stdout, new RegExp(`\\n  --${flag.word}\\b`), `${command.words} --${flag.word}`)
-    for (const positional of command.positionals) assert.match(long.stdout, new RegExp(`\\n  ${positional.word} `), `${command.words} <${positional.word}>`)
+    for (const flag of command.flags) assert.match(long.stdout,
+      new RegExp(`\\n  --${flag.word}\\b`), `${command.words} --${flag.word}`)
+    for (const positional of command.positionals) assert.match(long.stdout,
+      new RegExp(`\\n  ${positional.word} `), `${command.words} <${positional.word}>`)
     assert.match(long.stdout, /--format <format>/)
   }
   const status = await offline('status', '--help')
@@ -84,10 +91,13 @@ test('cli help - every missing flag and word is reported at once, with the usage
     'error: --registration-number is required',
     'error: --trading-name is required',
   ])
-  assert.ok(partner.includes(`usage: bank ${commands.find((c) => c.words === 'partner create')!.usage}`))
+  assert.ok(
+    partner.includes(`usage: bank ${commands.find((c) => c.words === 'partner create')!.usage}`))
 
   const deposit = usageMistake(await offline('account', 'deposit'))
-  assert.deepEqual(deposit.slice(0, 3), ['error: <account_id> is required', 'error: <amount_cents> is required', 'usage: bank account deposit <account_id> <amount_cents> [--ref deposit]'])
+  assert.deepEqual(deposit.slice(0, 3), ['error: <account_id> is required',
+    'error: <amount_cents> is required',
+    'usage: bank account deposit <account_id> <amount_cents> [--ref deposit]'])
 
   const decide = usageMistake(await offline('kyc', 'decide', '--documents', '{'))
   assert.deepEqual(decide.filter((line) => line.startsWith('error: ')), [
@@ -97,22 +107,27 @@ test('cli help - every missing flag and word is reported at once, with the usage
   ])
 
   // A flag left without its value does not swallow the next flag.
-  const swallowed = usageMistake(await offline('partner', 'create', '--name', '--email', 'a@b.example', '--registration-number', '2020/123456/07', '--trading-name', 'T'))
-  assert.deepEqual(swallowed.filter((line) => line.startsWith('error: ')), ['error: --name is required'])
+  const swallowed = usageMistake(await offline('partner', 'create', '--name', '--email',
+    'a@b.example', '--registration-number', '2020/123456/07', '--trading-name', 'T'))
+  assert.deepEqual(swallowed.filter((line) => line.startsWith('error: ')),
+    ['error: --name is required'])
   const extra = usageMistake(await offline('credential', 'revoke', randomUUID(), 'extra'))
   assert.match(extra[0]!, /"extra" is one too many/)
 })
 
 test('cli help - unknown flags, unknown --format values and extra words are refused, exit 2', async () => {
-  const typo = usageMistake(await offline('account', 'deposit', randomUUID(), '100', '--reff', 'typo'))
+  const typo = usageMistake(await offline('account', 'deposit', randomUUID(), '100', '--reff',
+    'typo'))
   assert.equal(typo[0], "error: unknown option '--reff'")
   assert.equal(typo[1], '(Did you mean --ref?)')
   assert.equal(typo[2], 'usage: bank account deposit <account_id> <amount_cents> [--ref deposit]')
   assert.match(usageMistake(await offline('partner', 'list', '--bogus'))[0]!, /unknown option '--bogus'/)
   assert.match(usageMistake(await offline('partner', 'list', '--format', 'xml'))[0]!, /'xml' is invalid\. Allowed choices are json, table/)
   assert.match(usageMistake(await offline('status', '--verbose'))[0]!, /unknown option '--verbose'/)
-  assert.deepEqual(usageMistake(await offline('status', '--service')).slice(0, 2), ['error: --service needs a value', 'usage: bank status [--service partner-bank]'])
-  assert.deepEqual(usageMistake(await offline('operator', 'create', '--label')).slice(0, 2), ['error: --label needs a value', 'usage: bank operator create [--label L]'])
+  assert.deepEqual(usageMistake(await offline('status', '--service')).slice(0, 2),
+    ['error: --service needs a value', 'usage: bank status [--service partner-bank]'])
+  assert.deepEqual(usageMistake(await offline('operator', 'create', '--label')).slice(0, 2),
+    ['error: --label needs a value', 'usage: bank operator create [--label L]'])
 })
 
 test('cli help - --format table writes plain values as key/value lines and each list of records as a table', () => {

@@ -17,7 +17,8 @@ const bank = (...args: string[]) => runBank(args, bankEnv(tb))
 /** A job of a kind of its own that fails once and is then dead (one attempt allowed). */
 async function deadJob(): Promise<{ id: string; kind: string }> {
   const kind = `test.cli.${randomUUID()}`
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, createLogger('silent'), { poll_ms: 1000, concurrency_max: 1 })
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, createLogger('silent'),
+    { poll_ms: 1000, concurrency_max: 1 })
   runner.register({
     kind,
     attempts_max: 1,
@@ -36,9 +37,11 @@ async function deadJob(): Promise<{ id: string; kind: string }> {
 
 test('cli - jobs list --state dead --kind K shows a dead job; jobs retry <job_id> queues it again', async () => {
   const { id, kind } = await deadJob()
-  const listed = json(await bank('jobs', 'list', '--state', 'dead', '--kind', kind, '--limit', '10'))
+  const listed = json(await bank('jobs', 'list', '--state', 'dead', '--kind', kind, '--limit',
+    '10'))
   assert.deepEqual(
-    listed.jobs.map((j: { job_id: string; state: string; last_error: string }) => [j.job_id, j.state, j.last_error]),
+    listed.jobs.map((j: { job_id: string; state: string; last_error: string }) => [j.job_id,
+      j.state, j.last_error]),
     [[id, 'dead', 'rail unreachable (test)']],
   )
   assert.deepEqual(listed, await tb.operator.jobs.list({ state: 'dead', kind, limit: 10 }))
@@ -46,7 +49,8 @@ test('cli - jobs list --state dead --kind K shows a dead job; jobs retry <job_id
   const retried = json(await bank('jobs', 'retry', id))
   assert.equal(retried.job_id, id)
   assert.equal(retried.state, 'queued')
-  assert.deepEqual(json(await bank('jobs', 'list', '--state', 'dead', '--kind', kind)), { jobs: [] })
+  assert.deepEqual(json(await bank('jobs', 'list', '--state', 'dead', '--kind', kind)),
+    { jobs: [] })
 })
 
 test('cli - jobs usage mistakes exit 2; values the bank refuses exit 1 with 400', async () => {

@@ -39,9 +39,12 @@ function largePdf(size: number): Buffer {
 async function submittedUser(front: Uint8Array = pdf('front')) {
   const { user_id } = await p.client.entities.create(numberedPersonalEntity())
   const userId = user_id!
-  const names = { front: `kyc_id_front_${userId}_${epoch}`, back: `kyc_id_back_${userId}_${epoch}`, proof: `kyc_proof_of_residence_${userId}_${epoch}` }
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: front, [names.back]: png(), [names.proof]: jpeg() }, 'scan.pdf')
-  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
+  const names = { front: `kyc_id_front_${userId}_${epoch}`, back: `kyc_id_back_${userId}_${epoch}`,
+    proof: `kyc_proof_of_residence_${userId}_${epoch}` }
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: front, [names.back]: png(),
+    [names.proof]: jpeg() }, 'scan.pdf')
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
   return { userId, names }
 }
 
@@ -70,20 +73,24 @@ test('kyc cli - document --out fetches every part into the file and prints the m
   // 600,000 bytes: three parts of at most 256 KB, and many more with --length.
   const bytes = largePdf(600_000)
   const { userId, names } = await submittedUser(bytes)
-  const document = json(await bank('kyc', 'show', userId)).documents.find((d: { name: string }) => d.name === names.front)
+  const document = json(await bank('kyc', 'show', userId)).documents.find(
+    (d: { name: string }) => d.name === names.front)
   const dir = emptyDir()
   for (const extra of [[], ['--length', '100000']]) {
     const file = path.join(dir, `front-${extra.length}.pdf`)
     const run = await bank('kyc', 'document', document.document_id, '--out', file, ...extra)
     const printed = json(run)
-    assert.deepEqual(fs.readFileSync(file), bytes, `${extra.join(' ')}: the file holds the document's bytes`)
+    assert.deepEqual(fs.readFileSync(file), bytes,
+      `${extra.join(' ')}: the file holds the document's bytes`)
     assert.equal(printed.sha256, sha256(bytes))
     assert.equal(printed.size, bytes.length)
     assert.equal(printed.document_id, document.document_id)
     assert.equal(printed.out, file)
-    for (const key of ['data', 'offset', 'next_offset']) assert.equal(key in printed, false, `no ${key} is printed`)
+    for (const key of ['data', 'offset', 'next_offset']) assert.equal(key in printed, false,
+      `no ${key} is printed`)
   }
-  assert.deepEqual(fs.readdirSync(dir).sort(), ['front-0.pdf', 'front-2.pdf'], 'no partial file is left behind')
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['front-0.pdf', 'front-2.pdf'],
+    'no partial file is left behind')
 
   // Without --out the command prints one part as the bank answers it.
   const part = json(await bank('kyc', 'document', document.document_id, '--length', '10'))
@@ -93,10 +100,12 @@ test('kyc cli - document --out fetches every part into the file and prints the m
 
 test('kyc cli - document --out exits 1 when the bytes do not hash to the recorded SHA-256, and writes no file', async () => {
   const { userId, names } = await submittedUser(pdf('original'))
-  const document = json(await bank('kyc', 'show', userId)).documents.find((d: { name: string }) => d.name === names.front)
+  const document = json(await bank('kyc', 'show', userId)).documents.find(
+    (d: { name: string }) => d.name === names.front)
   // The stored bytes altered behind the bank's back (same length): what --out guards against.
   const altered = pdf('ORIGINAL')
-  await tb.bank.database.db.updateTable('kyc_documents').set({ content: altered } as never).where('id', '=', document.document_id).execute()
+  await tb.bank.database.db.updateTable('kyc_documents').set({ content: altered } as never).where(
+    'id', '=', document.document_id).execute()
   const file = path.join(emptyDir(), 'front.pdf')
   const run = await bank('kyc', 'document', document.document_id, '--out', file)
   assert.equal(run.code, 1)
@@ -107,14 +116,16 @@ test('kyc cli - document --out exits 1 when the bytes do not hash to the recorde
 
 test('kyc cli - document --out of an unknown document exits 1 with the refusal; --out without a file is a usage error', async () => {
   const dir = emptyDir()
-  const unknown = await bank('kyc', 'document', '00000000-0000-4000-8000-000000000000', '--out', path.join(dir, 'x.pdf'))
+  const unknown = await bank('kyc', 'document', '00000000-0000-4000-8000-000000000000', '--out',
+    path.join(dir, 'x.pdf'))
   assert.equal(unknown.code, 1)
   assert.equal(JSON.parse(unknown.stderr).error.code, 404)
   assert.deepEqual(fs.readdirSync(dir), [], 'nothing is left behind')
   const bare = await bank('kyc', 'document', '00000000-0000-4000-8000-000000000000', '--out')
   assert.equal(bare.code, 2)
   assert.match(bare.stderr, /--out needs a file name/)
-  const withOffset = await bank('kyc', 'document', '00000000-0000-4000-8000-000000000000', '--out', 'x.pdf', '--offset', '5')
+  const withOffset = await bank('kyc', 'document', '00000000-0000-4000-8000-000000000000', '--out',
+    'x.pdf', '--offset', '5')
   assert.equal(withOffset.code, 2)
   assert.match((await bank('help')).stdout, /bank kyc document <document_id> .*\[--out FILE\]/)
 })
@@ -125,23 +136,32 @@ test('kyc cli - decide --reject --reason with a per-document decision, then audi
   assert.equal(missingReason.code, 2)
   assert.match(missingReason.stderr, /--reason is required/)
 
-  const front = json(await bank('kyc', 'show', userId)).documents.find((d: { name: string }) => d.name === names.front)
-  const decisions = JSON.stringify([{ document_id: front.document_id, decision: 'reject', reason: 'the photo is blurred' }])
-  const decided = json(await bank('kyc', 'decide', userId, '--reject', '--reason', 'id unreadable', '--documents', decisions))
+  const front = json(await bank('kyc', 'show', userId)).documents.find(
+    (d: { name: string }) => d.name === names.front)
+  const decisions = JSON.stringify(
+    [{ document_id: front.document_id, decision: 'reject', reason: 'the photo is blurred' }])
+  const decided = json(await bank('kyc', 'decide', userId, '--reject', '--reason', 'id unreadable',
+    '--documents', decisions))
   assert.equal(decided.user.kyc_status, 'rejected')
   assert.equal(decided.account, null)
-  const rejected = decided.documents.find((d: { document_id: string }) => d.document_id === front.document_id)
-  assert.deepEqual([rejected.decision, rejected.rejection_reason], ['rejected', 'the photo is blurred'])
+  const rejected = decided.documents.find((d: { document_id: string }) => d.document_id
+    === front.document_id)
+  assert.deepEqual([rejected.decision, rejected.rejection_reason],
+    ['rejected', 'the photo is blurred'])
 
-  const operatorId = (await tb.bank.database.db.selectFrom('credentials').select('id').where('role', '=', 'operator').where('label', '=', 'bootstrap').executeTakeFirstOrThrow()).id
+  const operatorId = (await tb.bank.database.db.selectFrom('credentials').select('id').where('role',
+    '=', 'operator').where('label', '=', 'bootstrap').executeTakeFirstOrThrow()).id
   const audit = json(await bank('audit', 'list', '--subject', userId))
-  assert.deepEqual(audit.entries.map((e: { action: string }) => e.action), ['kyc.rejected', 'kyc.submitted'])
+  assert.deepEqual(audit.entries.map((e: { action: string }) => e.action),
+    ['kyc.rejected', 'kyc.submitted'])
   assert.equal(audit.entries[0].actor, operatorId)
   assert.equal(audit.entries[0].details.reason, 'id unreadable')
   const documentAudit = json(await bank('audit', 'list', '--subject', front.document_id))
-  assert.deepEqual(documentAudit.entries.map((e: { action: string }) => e.action), ['document.rejected'])
+  assert.deepEqual(documentAudit.entries.map((e: { action: string }) => e.action),
+    ['document.rejected'])
 
-  const rejectedList = json(await bank('kyc', 'list', '--state', 'rejected', '--partner', p.partnerId))
+  const rejectedList = json(await bank('kyc', 'list', '--state', 'rejected', '--partner',
+    p.partnerId))
   assert.ok(rejectedList.applications.some((a: { user_id: string }) => a.user_id === userId))
 })
 
@@ -158,7 +178,8 @@ test('kyc cli - decide --approve approves the user and opens the account', async
 
 test('kyb cli - list, show with the registry directors, decide --approve with per-director decisions', async () => {
   const registration = `2020${String(randomInt(1_000_000)).padStart(6, '0')}07`
-  const { id: entityId } = await p.client.entities.create(businessEntity({ registration_number: registration }))
+  const { id: entityId } = await p.client.entities.create(
+    businessEntity({ registration_number: registration }))
   const { directors } = await p.client.kyb.get({ entity_id: entityId })
   const [first, second] = directors.map((d) => d.id)
   await putObjects(tb.nc, `kyb_dropbox_${entityId}`, {
@@ -169,16 +190,19 @@ test('kyb cli - list, show with the registry directors, decide --approve with pe
   await p.client.kyb.submit({
     entity_id: entityId,
     documents: [`business_registration_${epoch}`],
-    directors: { [first!]: [`director_id_front_${first}_${epoch}`], [second!]: [`director_id_front_${second}_${epoch}`] },
+    directors: { [first!]: [`director_id_front_${first}_${epoch}`],
+      [second!]: [`director_id_front_${second}_${epoch}`] },
   })
 
   const listed = json(await bank('kyb', 'list', '--partner', p.partnerId))
   const mine = listed.applications.find((a: { entity_id: string }) => a.entity_id === entityId)
-  assert.deepEqual([mine?.state, mine?.documents, mine?.registration_number], ['submitted', 3, registration])
+  assert.deepEqual([mine?.state, mine?.documents, mine?.registration_number],
+    ['submitted', 3, registration])
 
   const shown = json(await bank('kyb', 'show', entityId))
   assert.equal(shown.state, 'submitted')
-  assert.deepEqual(shown.directors.map((d: { director_id: string }) => d.director_id), [first, second])
+  assert.deepEqual(shown.directors.map((d: { director_id: string }) => d.director_id),
+    [first, second])
   assert.equal(shown.directors[0].documents[0].sha256, sha256(png()))
   assert.equal(shown.documents[0].name, `business_registration_${epoch}`)
 
@@ -186,11 +210,13 @@ test('kyb cli - list, show with the registry directors, decide --approve with pe
     { director_id: first, approved: true, verified: true },
     { director_id: second, approved: true, verified: false },
   ])
-  const decided = json(await bank('kyb', 'decide', entityId, '--approve', '--directors', directorDecisions))
+  const decided = json(await bank('kyb', 'decide', entityId, '--approve', '--directors',
+    directorDecisions))
   assert.equal(decided.state, 'approved')
   assert.ok(decided.account?.account_id)
   assert.deepEqual(
-    decided.directors.map((d: { approved: boolean; verified: boolean }) => [d.approved, d.verified]),
+    decided.directors.map((d: { approved: boolean; verified: boolean }) => [d.approved,
+      d.verified]),
     [[true, true], [true, false]],
   )
   const audit = json(await bank('audit', 'list', '--subject', entityId, '--limit', '1'))

@@ -15,30 +15,37 @@ test('nats init - writes the server configuration, TLS files and the bank and op
   const dataDir = emptyDir()
   const dir = path.join(emptyDir(), 'nats')
   const env = cleanEnv({ NATS_URL: 'nats://127.0.0.1:1', BANK_DATA_DIR: dataDir })
-  const first = json(await runBank(['nats', 'init', '--dir', dir, '--listen', '127.0.0.1:14555'], env))
+  const first = json(await runBank(['nats', 'init', '--dir', dir, '--listen', '127.0.0.1:14555'],
+    env))
   assert.equal(first.created, true)
-  for (const file of ['nats-server.conf', 'ca.pem', 'ca-key.pem', 'server-cert.pem', 'server-key.pem', 'bank.creds', 'operator.creds']) {
+  for (const file of ['nats-server.conf', 'ca.pem', 'ca-key.pem', 'server-cert.pem',
+      'server-key.pem', 'bank.creds', 'operator.creds']) {
     assert.ok(fs.existsSync(path.join(dir, file)), `${file} written`)
   }
   for (const secret of ['ca-key.pem', 'server-key.pem', 'bank.creds', 'operator.creds']) {
-    assert.equal(fs.statSync(path.join(dir, secret)).mode & 0o077, 0, `${secret} is readable by its owner only`)
+    assert.equal(fs.statSync(path.join(dir, secret)).mode & 0o077, 0,
+      `${secret} is readable by its owner only`)
   }
   const config = fs.readFileSync(path.join(dir, 'nats-server.conf'), 'utf8')
   assert.match(config, /listen: "127\.0\.0\.1:14555"/)
   assert.match(config, /type: full/)
   assert.match(config, new RegExp(`system_account: "${first.systemAccount}"`))
-  for (const account of [first.systemAccount, first.bankAccount, first.operatorsAccount]) assert.match(config, new RegExp(`${account}: "`))
+  for (const account of [first.systemAccount, first.bankAccount,
+    first.operatorsAccount]) assert.match(config, new RegExp(`${account}: "`))
   const operatorJwt = /operator: "([^"]+)"/.exec(config)![1]!
   assert.equal(decode(operatorJwt).sub, first.operator)
-  assert.equal(credsAccount(fs.readFileSync(path.join(dir, 'bank.creds'), 'utf8')), first.bankAccount)
-  assert.equal(credsAccount(fs.readFileSync(path.join(dir, 'operator.creds'), 'utf8')), first.operatorsAccount)
+  assert.equal(credsAccount(fs.readFileSync(path.join(dir, 'bank.creds'), 'utf8')),
+    first.bankAccount)
+  assert.equal(credsAccount(fs.readFileSync(path.join(dir, 'operator.creds'), 'utf8')),
+    first.operatorsAccount)
   // No secret seed of an account or the operator is in any file the servers read. A seed is a
   // whole word of 58 characters, `SO…` or `SA…`; a public key (56 characters, `O…` or `A…`)
   // may hold the letters `SA` inside it, which is no seed (this test once failed on one).
   assert.doesNotMatch(config, /(?<![A-Z2-7])S[OA][A-Z2-7]{56}(?![A-Z2-7])/)
 
   const caBefore = fs.readFileSync(path.join(dir, 'ca.pem'), 'utf8')
-  const again = json(await runBank(['nats', 'init', '--dir', dir, '--listen', '127.0.0.1:14555'], env))
+  const again = json(await runBank(['nats', 'init', '--dir', dir, '--listen', '127.0.0.1:14555'],
+    env))
   assert.equal(again.created, false)
   assert.equal(again.operator, first.operator)
   assert.equal(again.bankAccount, first.bankAccount)

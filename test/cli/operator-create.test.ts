@@ -21,19 +21,23 @@ before(async () => {
 })
 after(() => removeTempDirs())
 
-/** The environment of a lost token: no credential, NATS unreachable, only the way to the database. */
+/**
+ * The environment of a lost token: no credential, NATS unreachable, only the way to the database.
+ */
 function rescueEnv(storage: Record<string, string>): NodeJS.ProcessEnv {
   return cleanEnv({ NATS_URL: 'nats://127.0.0.1:1', ...storage })
 }
 
 test('operator create - a credential written to the running bank’s database works at once (PostgreSQL) or after a restart (PGlite, refused while open)', async () => {
   const onPostgres = tb.config.databaseUrl !== undefined
-  const storage: Record<string, string> = onPostgres ? { DATABASE_URL: tb.config.databaseUrl! } : { BANK_DATA_DIR: tb.config.dataDir }
+  const storage: Record<string, string> = onPostgres ? { DATABASE_URL: tb.config.databaseUrl! }
+    : { BANK_DATA_DIR: tb.config.dataDir }
   const operatorsBefore = await tb.bank.services.credentials.list(null)
   if (onPostgres) {
     // A DATABASE_URL that reaches a database without the bank's tables (here: a search path
     // with none of them) is refused, and nothing is created there.
-    const elsewhere = `${tb.config.databaseUrl}?options=${encodeURIComponent('-c search_path=nowhere')}`
+    const elsewhere =
+      `${tb.config.databaseUrl}?options=${encodeURIComponent('-c search_path=nowhere')}`
     const refused = await runBank(['operator', 'create'], rescueEnv({ DATABASE_URL: elsewhere }))
     assert.equal(refused.code, 1)
     assert.match(refused.stderr, /^bank: .* \(DATABASE_URL\) has no bank tables/)
@@ -51,25 +55,30 @@ test('operator create - a credential written to the running bank’s database wo
   assert.match(created.token, /^opk_[A-Za-z0-9_-]{43}$/)
   assert.equal(created.label, 'lost token')
   assert.equal(created.storage, tb.bank.database.storage)
-  assert.equal(created.database, onPostgres ? tb.config.databaseUrl : pgliteDirFor(tb.config.dataDir))
+  assert.equal(created.database, onPostgres ? tb.config.databaseUrl
+    : pgliteDirFor(tb.config.dataDir))
   if (!onPostgres) await tb.restart()
 
   const operators = await tb.bank.services.credentials.list(null)
   assert.deepEqual(operators.slice(0, operatorsBefore.length), operatorsBefore)
-  assert.deepEqual(operators.slice(operatorsBefore.length).map((c) => [c.id, c.label, c.partner_id]), [[created.id, 'lost token', null]])
-  const listed = await runBank(['partner', 'list'], bankEnv(tb, { BANK_OPERATOR_TOKEN: created.token }))
+  assert.deepEqual(operators.slice(operatorsBefore.length).map(
+    (c) => [c.id, c.label, c.partner_id]), [[created.id, 'lost token', null]])
+  const listed = await runBank(['partner', 'list'],
+    bankEnv(tb, { BANK_OPERATOR_TOKEN: created.token }))
   assert.equal(listed.code, 0, listed.stderr)
   assert.deepEqual(json(listed), await tb.operator.partners.list())
 })
 
 test('operator create - an embedded store: refused while open, written once closed, then verified as an operator', async () => {
   const dataDir = emptyDir()
-  const store = await openDatabase<Database>({ pgliteDir: pgliteDirFor(dataDir), pgliteSeed: await pgliteSeed(), poolMax: 1, migrations })
+  const store = await openDatabase<Database>({ pgliteDir: pgliteDirFor(dataDir),
+    pgliteSeed: await pgliteSeed(), poolMax: 1, migrations })
   const env = rescueEnv({ BANK_DATA_DIR: dataDir })
   try {
     const refused = await runBank(['operator', 'create'], env)
     assert.equal(refused.code, 1)
-    assert.ok(refused.stderr.includes(path.join(pgliteDirFor(dataDir), 'postmaster.pid')), refused.stderr)
+    assert.ok(refused.stderr.includes(path.join(pgliteDirFor(dataDir), 'postmaster.pid')),
+      refused.stderr)
   } finally {
     await store.close()
   }
@@ -80,7 +89,8 @@ test('operator create - an embedded store: refused while open, written once clos
   assert.equal(created.label, 'bank operator create')
   assert.equal(created.storage, 'pglite')
 
-  const reopened = await openDatabase<Database>({ pgliteDir: pgliteDirFor(dataDir), poolMax: 1, migrations })
+  const reopened = await openDatabase<Database>({ pgliteDir: pgliteDirFor(dataDir), poolMax: 1,
+    migrations })
   try {
     const credentials = new CredentialStore(reopened.db, systemClock)
     const caller = await credentials.verify(created.token)
@@ -99,7 +109,8 @@ test('operator create - no store in the data directory: exit 1 and none is made;
   assert.match(run.stderr, /^bank: no bank data in .*set BANK_DATA_DIR .* or DATABASE_URL/)
   assert.deepEqual(fs.readdirSync(dataDir), [])
 
-  const long = await runBank(['operator', 'create', '--label', 'x'.repeat(101)], rescueEnv({ BANK_DATA_DIR: dataDir }))
+  const long = await runBank(['operator', 'create', '--label', 'x'.repeat(101)],
+    rescueEnv({ BANK_DATA_DIR: dataDir }))
   assert.equal(long.code, 2)
   assert.match(long.stderr, /--label takes at most 100 characters/)
   assert.match(long.stderr, /usage: bank operator create \[--label L\]/)

@@ -26,7 +26,8 @@ export interface BankRun {
  */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const key of ['NATS_URL', 'BANK_OPERATOR_TOKEN', 'BANK_DATA_DIR', 'DATABASE_URL']) delete env[key]
+  for (const key of ['NATS_URL', 'BANK_OPERATOR_TOKEN', 'BANK_DATA_DIR',
+    'DATABASE_URL']) delete env[key]
   return { ...env, BANK_DATA_DIR: emptyDir(), ...extra }
 }
 
@@ -51,16 +52,19 @@ export function removeTempDirs(): void {
 export async function runBank(args: string[], env: NodeJS.ProcessEnv): Promise<BankRun> {
   let stdout = ''
   let stderr = ''
-  const code = await runCli(args, env, { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) })
+  const code = await runCli(args, env, { stdout: (text) => void (stdout += text),
+    stderr: (text) => void (stderr += text) })
   return { code, stdout, stderr }
 }
 
 /** `node bin/bank.js <args>` as a child process (the TypeScript through tsx, as `npx bank`). */
 export function runBankProcess(args: string[], env: NodeJS.ProcessEnv): Promise<BankRun> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bankJs, ...args], { env, cwd: os.tmpdir(), timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bankJs, ...args], { env, cwd: os.tmpdir(), timeout: 60_000 },
+        (error, stdout, stderr) => {
       if (error && typeof error.code !== 'number') {
-        reject(new Error(`bank ${args.join(' ')} did not exit normally: ${error.message}\n${stderr}`))
+        reject(
+          new Error(`bank ${args.join(' ')} did not exit normally: ${error.message}\n${stderr}`))
         return
       }
       resolve({ code: error ? (error.code as number) : 0, stdout, stderr })
@@ -70,6 +74,7 @@ export function runBankProcess(args: string[], env: NodeJS.ProcessEnv): Promise<
 
 /** Parses a successful run's stdout; fails with the run's output when it did not succeed. */
 export function json<T = any>(run: BankRun): T {
-  if (run.code !== 0) throw new Error(`bank exited ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`)
+  if (run.code !== 0) throw new Error(
+    `bank exited ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`)
   return JSON.parse(run.stdout) as T
 }

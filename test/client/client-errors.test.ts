@@ -35,7 +35,8 @@ function keep<C extends { close(): Promise<void> }>(client: C): C {
 function dataDir(files: Record<string, string>): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-client-'))
   dirs.push(dir)
-  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), `${text}\n`)
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name),
+    `${text}\n`)
   return dir
 }
 
@@ -47,7 +48,8 @@ const partnerEnv = (overrides: Record<string, string> = {}) => ({
 })
 
 test('client - fromEnv and fromDataDir reach the bank with what they found', async () => {
-  const operator = keep(OperatorClient.fromEnv({ env: { NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: tb.operatorToken } }))
+  const operator = keep(OperatorClient.fromEnv(
+    { env: { NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: tb.operatorToken } }))
   const partners = (await operator.partners.list()).partners.map((row) => row.partner_id)
   assert.ok(partners.includes(p.partnerId))
 
@@ -61,7 +63,8 @@ test('client - fromEnv and fromDataDir reach the bank with what they found', asy
   assert.equal(bank.partnerId, p.partnerId)
   assert.equal((await bank.entities.list()).entities[0]!.id, p.rootEntityId)
   const bankFromDir = keep(BankClient.fromDataDir(dir, { env: { BANK_PARTNER_ID: p.partnerId, BANK_PARTNER_TOKEN: p.token, NATS_URL: 'nats://127.0.0.1:1' } }))
-  assert.equal((await bankFromDir.entities.list()).entities[0]!.id, p.rootEntityId, 'fromDataDir takes the URL from the directory, not NATS_URL')
+  assert.equal((await bankFromDir.entities.list()).entities[0]!.id, p.rootEntityId,
+    'fromDataDir takes the URL from the directory, not NATS_URL')
 })
 
 test('client - NATS unreachable: the error names the URL tried and where it came from', async () => {
@@ -111,16 +114,20 @@ test('client - a refused credential (401) names where the token came from', asyn
   const dir = dataDir({ 'operator-token': `opk_${'B'.repeat(43)}` })
   const local = keep(OperatorClient.fromEnv({ env: { NATS_URL: tb.natsUrl, BANK_DATA_DIR: dir } }))
   const operatorError = await expectApiError(local.partners.list(), 401)
-  assert.ok(operatorError.message.includes(`the credential from ${path.join(dir, 'operator-token')} was refused`), operatorError.message)
+  assert.ok(operatorError.message.includes(
+    `the credential from ${path.join(dir, 'operator-token')} was refused`), operatorError.message)
 
   // A revoked credential: the same message, for the same setting.
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })
   await tb.operator.credentials.revoke({ credential_id: issued.id })
-  const revoked = keep(BankClient.fromEnv({ env: partnerEnv({ BANK_PARTNER_TOKEN: issued.token }) }))
+  const revoked =
+    keep(BankClient.fromEnv({ env: partnerEnv({ BANK_PARTNER_TOKEN: issued.token }) }))
   assert.match((await expectApiError(revoked.entities.list(), 401)).message, /the credential from BANK_PARTNER_TOKEN was refused/)
   // Told no source, the client leaves the bank's message as it is.
   const plain = keep(new BankClient({ servers: tb.natsUrl, token: forged, partnerId: p.partnerId }))
-  assert.equal((await expectApiError(plain.entities.list(), 401)).message, 'missing, malformed, expired or revoked credential')
+  assert.equal((await expectApiError(plain.entities.list(), 401)).message,
+    'missing, malformed, expired or revoked credential')
 })
 
 test('client - a partner id that is not the credential\'s partner (403) names the partner id', async () => {
@@ -130,34 +137,46 @@ test('client - a partner id that is not the credential\'s partner (403) names th
   assert.equal(error.type, 'forbidden')
   assert.equal(
     error.message,
-    `the subject names another partner: the partner id ${other} from BANK_PARTNER_ID is not the partner the credential from BANK_PARTNER_TOKEN belongs to`,
+    `the subject names another partner: the partner id ${other} from BANK_PARTNER_ID is not the ` +
+      `partner the credential from BANK_PARTNER_TOKEN belongs to`,
   )
   // Told no source, the client leaves the bank's message as it is.
   const plain = keep(new BankClient({ servers: tb.natsUrl, token: p.token, partnerId: other }))
-  assert.equal((await expectApiError(plain.entities.list(), 403)).message, 'the subject names another partner')
+  assert.equal((await expectApiError(plain.entities.list(), 403)).message,
+    'the subject names another partner')
 })
 
 test('client - one kind of credential where the other belongs (403) names the setting', async () => {
-  const bank = keep(BankClient.fromEnv({ env: partnerEnv({ BANK_PARTNER_TOKEN: tb.operatorToken }) }))
+  const bank =
+    keep(BankClient.fromEnv({ env: partnerEnv({ BANK_PARTNER_TOKEN: tb.operatorToken }) }))
   assert.equal(
     (await expectApiError(bank.entities.list(), 403)).message,
-    "operator credentials act on ops. subjects only: the credential from BANK_PARTNER_TOKEN is an operator credential; a partner client needs a partner's",
+    "operator credentials act on ops. subjects only: the credential from BANK_PARTNER_TOKEN is " +
+      "an operator credential; a partner client needs a partner's",
   )
-  const operator = keep(OperatorClient.fromEnv({ env: { NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: p.token } }))
+  const operator =
+    keep(OperatorClient.fromEnv({ env: { NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: p.token } }))
   assert.equal(
     (await expectApiError(operator.partners.list(), 403)).message,
-    "an operator credential is required: the credential from BANK_OPERATOR_TOKEN is a partner credential; an operator client needs an operator's",
+    "an operator credential is required: the credential from BANK_OPERATOR_TOKEN is a partner " +
+      "credential; an operator client needs an operator's",
   )
-  const reader = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })
-  const readOnly = keep(BankClient.fromEnv({ env: partnerEnv({ BANK_PARTNER_TOKEN: reader.token }) }))
-  const lacks = await expectApiError(readOnly.entities.create({ entity_type: 'business', email: 'x@y.example', country: 'ZAF', name: 'X Ltd', trading_name: 'X', registration_number: '202000000001' }), 403)
-  assert.equal(lacks.message, 'the credential lacks the write permission: the credential from BANK_PARTNER_TOKEN lacks that permission: ask the bank for a credential that has it')
+  const reader = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })
+  const readOnly =
+    keep(BankClient.fromEnv({ env: partnerEnv({ BANK_PARTNER_TOKEN: reader.token }) }))
+  const lacks =
+    await expectApiError(readOnly.entities.create({ entity_type: 'business', email: 'x@y.example',
+    country: 'ZAF', name: 'X Ltd', trading_name: 'X', registration_number: '202000000001' }), 403)
+  assert.equal(lacks.message, 'the credential lacks the write permission: the credential from ' +
+    'BANK_PARTNER_TOKEN lacks that permission: ask the bank for a credential that has it')
 })
 
 test('client - a refusal about the request, not the settings, is left as the bank said it', async () => {
   const stranger = await onboardPartner(tb)
   const bank = keep(BankClient.fromEnv({ env: partnerEnv() }))
-  const error = await expectApiError(bank.bulkPayments.status({ entity_id: stranger.rootEntityId, bulk_payment_id: 'b-1' }), 403)
+  const error = await expectApiError(bank.bulkPayments.status({ entity_id: stranger.rootEntityId,
+    bulk_payment_id: 'b-1' }), 403)
   assert.equal(error.message, 'the subject names an entity of another partner')
   assert.ok(error instanceof BankApiError)
 })

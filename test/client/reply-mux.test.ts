@@ -38,16 +38,19 @@ test('reply mux - 200 requests answered in reverse order each get their own repl
     callback: (_e, msg) => {
       arrived.push(text(msg))
       held.push(msg)
-      if (held.length === 200) for (const m of held.reverse()) m.respond(`re:${text(m)}:${m.headers?.get('token')}`)
+      if (held.length === 200) for (const m of held.reverse()) m.respond(
+        `re:${text(m)}:${m.headers?.get('token')}`)
     },
   })
   await responder.flush()
   const mux = new ReplyMux(nc)
   const h = headers()
   h.set('token', 't1')
-  const replies = await Promise.all(Array.from({ length: 200 }, (_, i) => mux.request(subject, `n${i}`, h, 5_000)))
+  const replies = await Promise.all(
+    Array.from({ length: 200 }, (_, i) => mux.request(subject, `n${i}`, h, 5_000)))
   assert.deepEqual(replies.map(text), Array.from({ length: 200 }, (_, i) => `re:n${i}:t1`))
-  assert.deepEqual(arrived, Array.from({ length: 200 }, (_, i) => `n${i}`), 'published in the order requested')
+  assert.deepEqual(arrived, Array.from({ length: 200 }, (_, i) => `n${i}`),
+    'published in the order requested')
   sub.unsubscribe()
 })
 
@@ -71,7 +74,8 @@ test('reply mux - no answer in time fails with TimeoutError, and the late answer
   })
   await responder.flush()
   const mux = new ReplyMux(nc)
-  await assert.rejects(mux.request(subject, 'x', headers(), 50), (error: unknown) => error instanceof errors.TimeoutError)
+  await assert.rejects(mux.request(subject, 'x', headers(), 50),
+    (error: unknown) => error instanceof errors.TimeoutError)
   assert.ok(late, 'the request reached the responder')
   late.respond('too late')
   await responder.flush()
@@ -119,7 +123,8 @@ test('reply mux - a request waiting when the connection closes fails at once, an
   await own.close()
   await assert.rejects(waiting, (error: unknown) => error instanceof errors.RequestError && /connection closed/.test(error.message))
   assert.equal(mux.usable, false)
-  await assert.rejects(mux.request(subject, '', headers(), 60_000), (error: unknown) => error instanceof errors.ClosedConnectionError)
+  await assert.rejects(mux.request(subject, '', headers(), 60_000),
+    (error: unknown) => error instanceof errors.ClosedConnectionError)
   sub.unsubscribe()
 })
 
@@ -131,7 +136,8 @@ test('reply mux - after a NATS server restart the same mux gets its replies agai
   const storeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-mux-nats-'))
   let server: PrivateNatsServer = await startNatsServer({ binary, storeDir })
   const port = server.port
-  const client = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 50 })
+  const client = await connect({ servers: server.url, maxReconnectAttempts: -1,
+    reconnectTimeWait: 50 })
   try {
     const mux = new ReplyMux(client)
     await client.flush()

@@ -43,18 +43,45 @@ function directorFiles(): Record<string, PartnerFile> {
   }
 }
 
+/** What the SDK reads of a KYB just submitted: its documents and each director's, in order. */
+async function assertKybSubmitted(c: FlowContext, entityId: string,
+  upload: Awaited<ReturnType<typeof uploadKybDocuments>>) {
+  const submitted = await c.sdk.call('kybGet', { entity_id: entityId })
+  assert.equal(submitted.state, 'submitted')
+  assert.deepEqual(
+    submitted.documents.map((d: { key: string; doc_type: string }) => [d.key, d.doc_type]),
+    upload.businessDocKeys.map((key) => [key, key.replace(/_\d+$/, '')]),
+  )
+  for (const director of submitted.directors) {
+    // Listed in the order submitted.
+    assert.deepEqual(director.documents.map((d: { key: string }) => d.key),
+      upload.directorDocKeys[director.id])
+    assert.deepEqual(
+      director.documents.map((d: { doc_type: string }) => d.doc_type).sort(),
+      ['director_id_back', 'director_id_front', 'director_proof_of_address', 'director_selfie'],
+    )
+    assert.ok(
+      director.documents.every((d: { approved: boolean; rejection_reason: string | null }) =>
+      !d.approved && d.rejection_reason === null))
+  }
+}
+
 export function referenceSdkDocumentFlows(label: string, context: () => FlowContext): void {
   const name = (behaviour: string) => `reference SDK (${label}) - ${behaviour}`
 
   test(name('UploadKycApp then SubmitKycApp: files put as KycDocumentUploader does, upload_kyc_documents, the user reads pending'), async () => {
     const c = context()
-    const { id: entityId, user_id: userId } = await c.sdk.call('entityCreate', personalEntityValues())
-    const files = { front: file('id-front.pdf', pdf('id front')), back: file('id-back.png', png()), proof: file('proof.jpg', jpeg()) }
+    const { id: entityId, user_id: userId } = await c.sdk.call('entityCreate',
+      personalEntityValues())
+    const files = { front: file('id-front.pdf', pdf('id front')), back: file('id-back.png', png()),
+      proof: file('proof.jpg', jpeg()) }
     const upload = await uploadKycDocuments(c.sdk.partner.nc, userId, files)
 
-    const values = { user_id: userId, id_document: upload.idDocument, proof_of_residence: upload.proofOfResidence }
+    const values = { user_id: userId, id_document: upload.idDocument,
+      proof_of_residence: upload.proofOfResidence }
     const text = await c.sdk.write('userUploadKycDocuments', values)
-    assert.deepEqual(JSON.parse(text), values, 'UploadKYCDocumentsRequest carries its three components')
+    assert.deepEqual(JSON.parse(text), values,
+      'UploadKYCDocumentsRequest carries its three components')
     const reply = await c.sdk.call('userUploadKycDocuments', values)
     assert.equal(reply.success, true)
     assert.equal(typeof reply.message, 'string')
@@ -64,7 +91,8 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     assert.equal(users[0].kyc_status, 'pending')
     assert.ok(users[0].kyc_submitted_at, 'kyc_submitted_at is set')
     const waiting = await c.tb.operator.kyc.list({ partner_id: c.sdk.partner.partnerId })
-    assert.ok(waiting.applications.some((a) => a.user_id === userId && a.documents === 3), 'the submission waits for review')
+    assert.ok(waiting.applications.some((a) => a.user_id === userId && a.documents === 3),
+      'the submission waits for review')
 
     // The bank froze the three files (the id back taken along though the request does not name it).
     const shown = await c.tb.operator.kyc.show({ user_id: userId })
@@ -82,7 +110,8 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
       assert.equal(frozen[key]!.original_filename, sent.filename, key)
     }
 
-    // Approved by an operator, the user reads approved (kyc_reviewed_at set) and the entity has its account.
+    // Approved by an operator, the user reads approved (kyc_reviewed_at set) and the entity has its
+    // account.
     await c.tb.operator.kyc.decide({ user_id: userId, decision: 'approve' })
     const [approved] = (await c.sdk.call('userList', { entity_id: entityId })).users
     assert.equal(approved.kyc_status, 'approved')
@@ -94,21 +123,27 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
   test(name('a user of a business submits KYC as SubmitKycApp does: not_started becomes pending with kyc_submitted_at'), async () => {
     const c = context()
     const { userId } = await c.sdk.call('userCreate', userValues(c.rootEntityId))
-    const before = (await c.sdk.call('userList', { entity_id: c.rootEntityId })).users.find((u: { id: string }) => u.id === userId)
+    const before = (await c.sdk.call('userList', { entity_id: c.rootEntityId })).users.find(
+      (u: { id: string }) => u.id === userId)
     assert.deepEqual([before.kyc_status, before.kyc_submitted_at ?? null], ['not_started', null])
-    const upload = await uploadKycDocuments(c.sdk.partner.nc, userId, { front: file('id-front.jpg', jpeg()), proof: file('proof.pdf', pdf('proof')) })
+    const upload = await uploadKycDocuments(c.sdk.partner.nc, userId,
+      { front: file('id-front.jpg', jpeg()), proof: file('proof.pdf', pdf('proof')) })
     assert.equal(upload.idBack, null)
-    const reply = await c.sdk.call('userUploadKycDocuments', { user_id: userId, id_document: upload.idDocument, proof_of_residence: upload.proofOfResidence })
+    const reply = await c.sdk.call('userUploadKycDocuments', { user_id: userId,
+      id_document: upload.idDocument, proof_of_residence: upload.proofOfResidence })
     assert.equal(reply.success, true)
-    const after = (await c.sdk.call('userList', { entity_id: c.rootEntityId })).users.find((u: { id: string }) => u.id === userId)
+    const after = (await c.sdk.call('userList', { entity_id: c.rootEntityId })).users.find(
+      (u: { id: string }) => u.id === userId)
     assert.equal(after.kyc_status, 'pending')
     assert.ok(after.kyc_submitted_at)
-    assert.equal((await c.tb.operator.kyc.show({ user_id: userId })).documents.length, 2, 'no id back in the bucket: two documents')
+    assert.equal((await c.tb.operator.kyc.show({ user_id: userId })).documents.length, 2,
+      'no id back in the bucket: two documents')
   })
 
   test(name('UploadKybApp then SubmitKybApp: get (two directors), put as KybDocumentUploader does, submit, get reads submitted, then approved'), async () => {
     const c = context()
-    const { id: entityId } = await c.sdk.call('entityCreate', businessEntityValues({ registration_number: registrationEnding('07') }))
+    const { id: entityId } = await c.sdk.call('entityCreate',
+      businessEntityValues({ registration_number: registrationEnding('07') }))
     const kyb = await c.sdk.call('kybGet', { entity_id: entityId })
     assert.equal(kyb.entity_id, entityId)
     assert.equal(kyb.state, 'not_started')
@@ -118,30 +153,19 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     for (const director of kyb.directors) {
       assert.match(director.id, uuidPattern)
       assert.ok(director.name.length > 0)
-      assert.deepEqual([director.approved, director.verified, director.verification_sent, director.documents], [false, false, false, []])
+      assert.deepEqual([director.approved, director.verified, director.verification_sent,
+        director.documents], [false, false, false, []])
     }
 
     const directorIds: string[] = kyb.directors.map((d: { id: string }) => d.id)
-    const upload = await uploadKybDocuments(c.sdk.partner.nc, entityId, businessFiles(), Object.fromEntries(directorIds.map((id) => [id, directorFiles()])))
-    const values = { entity_id: entityId, documents: upload.businessDocKeys, directors: upload.directorDocKeys }
+    const upload = await uploadKybDocuments(c.sdk.partner.nc, entityId, businessFiles(),
+      Object.fromEntries(directorIds.map((id) => [id, directorFiles()])))
+    const values = { entity_id: entityId, documents: upload.businessDocKeys,
+      directors: upload.directorDocKeys }
     assert.deepEqual(JSON.parse(await c.sdk.write('kybSubmit', values)), values)
     assert.deepEqual(await c.sdk.call('kybSubmit', values), {})
 
-    const submitted = await c.sdk.call('kybGet', { entity_id: entityId })
-    assert.equal(submitted.state, 'submitted')
-    assert.deepEqual(
-      submitted.documents.map((d: { key: string; doc_type: string }) => [d.key, d.doc_type]),
-      upload.businessDocKeys.map((key) => [key, key.replace(/_\d+$/, '')]),
-    )
-    for (const director of submitted.directors) {
-      // Listed in the order submitted.
-      assert.deepEqual(director.documents.map((d: { key: string }) => d.key), upload.directorDocKeys[director.id])
-      assert.deepEqual(
-        director.documents.map((d: { doc_type: string }) => d.doc_type).sort(),
-        ['director_id_back', 'director_id_front', 'director_proof_of_address', 'director_selfie'],
-      )
-      assert.ok(director.documents.every((d: { approved: boolean; rejection_reason: string | null }) => !d.approved && d.rejection_reason === null))
-    }
+    await assertKybSubmitted(c, entityId, upload)
 
     await c.tb.operator.kyb.decide({
       entity_id: entityId,
@@ -151,17 +175,21 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     const approved = await c.sdk.call('kybGet', { entity_id: entityId })
     assert.equal(approved.state, 'approved')
     assert.ok(approved.documents.every((d: { approved: boolean }) => d.approved))
-    assert.ok(approved.directors.every((d: { approved: boolean; verified: boolean }) => d.approved && d.verified))
+    assert.ok(approved.directors.every((d: { approved: boolean; verified: boolean }) => d.approved
+      && d.verified))
     assert.equal((await c.sdk.call('entityInfo', { entity_id: entityId })).approved, true)
   })
 
   test(name('a business with no directors yet (…00): submit with directors null is taken, state submitted'), async () => {
     const c = context()
-    const { id: entityId } = await c.sdk.call('entityCreate', businessEntityValues({ registration_number: registrationEnding('00') }))
+    const { id: entityId } = await c.sdk.call('entityCreate',
+      businessEntityValues({ registration_number: registrationEnding('00') }))
     const kyb = await c.sdk.call('kybGet', { entity_id: entityId })
-    assert.deepEqual(kyb.directors, [], 'UploadKybApp stops here and tries later; a partner may still submit the business documents')
+    assert.deepEqual(kyb.directors, [],
+      'UploadKybApp stops here and tries later; a partner may still submit the business documents')
     const upload = await uploadKybDocuments(c.sdk.partner.nc, entityId, businessFiles(), {})
-    const text = await c.sdk.write('kybSubmit', { entity_id: entityId, documents: upload.businessDocKeys, directors: null })
+    const text = await c.sdk.write('kybSubmit',
+      { entity_id: entityId, documents: upload.businessDocKeys, directors: null })
     assert.match(text, /"directors":null/)
     assert.deepEqual(await c.sdk.accept('kybSubmit', await c.sdk.send('kybSubmit', text)), {})
     assert.equal((await c.sdk.call('kybGet', { entity_id: entityId })).state, 'submitted')
@@ -169,7 +197,8 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
 
   test(name('update, update_director and send_verification_email with null components read as their records'), async () => {
     const c = context()
-    const { id: entityId } = await c.sdk.call('entityCreate', businessEntityValues({ registration_number: registrationEnding('07') }))
+    const { id: entityId } = await c.sdk.call('entityCreate',
+      businessEntityValues({ registration_number: registrationEnding('07') }))
     const { directors } = await c.sdk.call('kybGet', { entity_id: entityId })
     const directorId: string = directors[0].id
 
@@ -180,22 +209,29 @@ export function referenceSdkDocumentFlows(label: string, context: () => FlowCont
     assert.equal(updated.directors.length, 2)
 
     const email = `director-${randomInt(1_000_000)}@kudu.example`
-    const first = { entity_id: entityId, director_id: directorId, full_name: 'Thandi Mbali Nkosi', email, metadata: null }
+    const first = { entity_id: entityId, director_id: directorId, full_name: 'Thandi Mbali Nkosi',
+      email, metadata: null }
     assert.match(await c.sdk.write('kybUpdateDirector', first), /"metadata":null/)
     assert.deepEqual(await c.sdk.call('kybUpdateDirector', first), {})
     // Nulls leave what is on record as it is.
-    assert.deepEqual(await c.sdk.call('kybUpdateDirector', { entity_id: entityId, director_id: directorId, full_name: null, email: null, metadata: { pep: false } }), {})
-    const shown = (await c.tb.operator.kyb.show({ entity_id: entityId })).directors.find((d) => d.director_id === directorId)
-    assert.deepEqual([shown?.full_name, shown?.email, shown?.metadata], ['Thandi Mbali Nkosi', email, { pep: false }])
+    assert.deepEqual(await c.sdk.call('kybUpdateDirector', { entity_id: entityId,
+      director_id: directorId, full_name: null, email: null, metadata: { pep: false } }), {})
+    const shown = (await c.tb.operator.kyb.show({ entity_id: entityId })).directors.find(
+      (d) => d.director_id === directorId)
+    assert.deepEqual([shown?.full_name, shown?.email, shown?.metadata],
+      ['Thandi Mbali Nkosi', email, { pep: false }])
 
     // email null: the address on record is used.
     assert.match(await c.sdk.write('kybSendVerificationEmail', { entity_id: entityId, director_id: directorId }), /"email":null/)
-    assert.deepEqual(await c.sdk.call('kybSendVerificationEmail', { entity_id: entityId, director_id: directorId, email: null }), {})
-    const sent = await c.tb.bank.database.db.selectFrom('notifier_messages').select(['subject', 'body']).where('recipient', '=', email).execute()
+    assert.deepEqual(await c.sdk.call('kybSendVerificationEmail',
+      { entity_id: entityId, director_id: directorId, email: null }), {})
+    const sent = await c.tb.bank.database.db.selectFrom('notifier_messages').select(
+      ['subject', 'body']).where('recipient', '=', email).execute()
     assert.equal(sent.length, 1)
     assert.match(sent[0]!.body, /Thandi Mbali Nkosi/)
     const after = await c.sdk.call('kybGet', { entity_id: entityId })
-    assert.equal(after.directors.find((d: { id: string }) => d.id === directorId).verification_sent, true)
+    assert.equal(after.directors.find((d: { id: string }) => d.id === directorId).verification_sent,
+      true)
     assert.deepEqual(after.metadata, metadata)
   })
 }

@@ -20,12 +20,14 @@ const bucket_ttl_ns = 90 * 24 * 3600 * 1_000_000_000
 /** The epoch second the uploaders stamp into object names (`Instant.now().getEpochSecond()`). */
 export const epochSecond = () => Math.floor(Date.now() / 1000)
 
-async function ensureObjectStore(nc: NatsConnection, bucket: string, description: string): Promise<ObjectStore> {
+async function ensureObjectStore(nc: NatsConnection, bucket: string,
+    description: string): Promise<ObjectStore> {
   const objm = new Objm(nc)
   try {
     return await objm.open(bucket)
   } catch {
-    return objm.create(bucket, { description, max_bytes: bucket_bytes_max, storage: StorageType.File, replicas: 1, ttl: bucket_ttl_ns })
+    return objm.create(bucket, { description, max_bytes: bucket_bytes_max,
+      storage: StorageType.File, replicas: 1, ttl: bucket_ttl_ns })
   }
 }
 
@@ -42,7 +44,10 @@ export interface KycUpload {
   proofOfResidence: string
 }
 
-/** KycDocumentUploader.uploadDocuments: front, back (optional) and proof into `kyc_dropbox_<user_id>`. */
+/**
+ * KycDocumentUploader.uploadDocuments: front, back (optional) and proof into
+ * `kyc_dropbox_<user_id>`.
+ */
 export async function uploadKycDocuments(
   nc: NatsConnection,
   userId: string,

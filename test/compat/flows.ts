@@ -50,7 +50,8 @@ export function personalEntityValues(): RecordValues {
     title: 'Ms',
     permit_number: null,
     // The app sends an empty second line.
-    address: { address_line_1: '12 Long Street', address_line_2: '', city: 'Cape Town', state: 'Western Cape', postcode: '8001' },
+    address: { address_line_1: '12 Long Street', address_line_2: '', city: 'Cape Town',
+      state: 'Western Cape', postcode: '8001' },
   }
 }
 
@@ -113,7 +114,8 @@ export function transferValues(accountId: string, overrides: RecordValues = {}):
 }
 
 /** The stored address, read on the bank's own subject (the SDK has no method for it). */
-async function storedAddress(c: FlowContext, entityId: string): Promise<Record<string, unknown> | null> {
+async function storedAddress(c: FlowContext, entityId: string): Promise<Record<string,
+    unknown> | null> {
   const reply = await rawRequest(
     c.tb,
     `svc.entity.${c.sdk.partner.partnerId}.get_address`,
@@ -127,9 +129,11 @@ async function storedAddress(c: FlowContext, entityId: string): Promise<Record<s
 }
 
 /** `actual` has every key of `expected` with its value (other keys may be there too). */
-function assertHolds(actual: Record<string, unknown> | null, expected: Record<string, unknown>, message: string): void {
+function assertHolds(actual: Record<string, unknown> | null, expected: Record<string, unknown>,
+    message: string): void {
   assert.ok(actual, message)
-  assert.deepEqual(Object.fromEntries(Object.keys(expected).map((key) => [key, actual[key]])), expected, message)
+  assert.deepEqual(Object.fromEntries(Object.keys(expected).map((key) => [key, actual[key]])),
+    expected, message)
 }
 
 /** Registers the flows; `context` is called inside each test, after the file's `before`. */
@@ -151,7 +155,8 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.equal(info.id, created.id)
     assert.equal(info.entity_type, 'personal')
     assert.equal(info.id_number, values.id_number)
-    assertHolds(await storedAddress(c, created.id), values.address as Record<string, unknown>, 'the address given on create is stored')
+    assertHolds(await storedAddress(c, created.id), values.address as Record<string, unknown>,
+      'the address given on create is stored')
   })
 
   test(name('a personal entity written with every component (a default ObjectMapper: nulls as null) is created too'), async () => {
@@ -169,7 +174,8 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
       const values = businessEntityValues()
       const created = await c.sdk.call('entityCreate', values, inclusion)
       assert.match(created.id, uuidPattern, inclusion)
-      assert.notEqual(created.user_ready, true, `${inclusion}: a business entity has no automatic user`)
+      assert.notEqual(created.user_ready, true,
+        `${inclusion}: a business entity has no automatic user`)
       const info = await c.sdk.call('entityInfo', { entity_id: created.id })
       assert.equal(info.entity_type, 'business')
       assert.equal(info.name, values.name)
@@ -180,25 +186,30 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
 
   test(name('a business entity with tax_number, purpose and address: the address is stored'), async () => {
     const c = context()
-    const address = { address_line_1: '3 Bree Street', address_line_2: 'Floor 2', city: 'Cape Town', state: 'Western Cape', postcode: '8001' }
+    const address = { address_line_1: '3 Bree Street', address_line_2: 'Floor 2', city: 'Cape Town',
+      state: 'Western Cape', postcode: '8001' }
     for (const inclusion of ['sdk', 'always'] as const) {
       const created = await c.sdk.call(
         'entityCreate',
         businessEntityValues({ tax_number: '9012345678', purpose: 'supplier payments', address }),
         inclusion,
       )
-      assertHolds(await storedAddress(c, created.id), address, `${inclusion}: the address given on create is stored`)
+      assertHolds(await storedAddress(c, created.id), address,
+        `${inclusion}: the address given on create is stored`)
     }
   })
 
   test(name('update_address with null components, left out (EntityService) or written as null, replies {}'), async () => {
     const c = context()
     const { id } = await c.sdk.call('entityCreate', businessEntityValues())
-    for (const [inclusion, line] of [['sdk', '99 Rivonia Road'], ['always', '7 Church Street']] as const) {
-      const values = { entity_id: id, address_line_1: line, address_line_2: null, state: null, postcode: null, country: null, city: 'Johannesburg' }
+    for (const [inclusion, line] of [['sdk', '99 Rivonia Road'],
+        ['always', '7 Church Street']] as const) {
+      const values = { entity_id: id, address_line_1: line, address_line_2: null, state: null,
+        postcode: null, country: null, city: 'Johannesburg' }
       const text = await c.sdk.write('entityUpdateAddress', values, inclusion)
       assert.equal(text.includes('null'), inclusion === 'always')
-      const reply = await c.sdk.accept('entityUpdateAddress', await c.sdk.send('entityUpdateAddress', text))
+      const reply = await c.sdk.accept('entityUpdateAddress',
+        await c.sdk.send('entityUpdateAddress', text))
       assert.deepEqual(reply, {})
       const stored = await storedAddress(c, id)
       assert.equal(stored?.address_line_1, line)
@@ -210,7 +221,8 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     const c = context()
     assert.equal(await c.sdk.write('entityList', {}), '{}')
     const { entities } = await c.sdk.call('entityList', {})
-    assert.ok(entities.some((e: { id: string }) => e.id === c.rootEntityId), 'the root entity is listed')
+    assert.ok(entities.some((e: { id: string }) => e.id === c.rootEntityId),
+      'the root entity is listed')
   })
 
   test(name('user create with id_issue_expiry_date null, then update with null components, then list'), async () => {
@@ -220,8 +232,10 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.match(created.userId, uuidPattern)
 
     const update = {
-      user_id: created.userId, first_name: 'Lindiwe', last_name: null, email: null, phone_number: null, gender: null,
-      date_of_birth: null, birth_country: null, birth_city: null, residency: null, id_number: null, id_type: null,
+      user_id: created.userId, first_name: 'Lindiwe', last_name: null, email: null,
+        phone_number: null, gender: null,
+      date_of_birth: null, birth_country: null, birth_city: null, residency: null, id_number: null,
+        id_type: null,
       id_issue_date: null, id_issue_expiry_date: null, title: null, permit_number: null,
     }
     assert.deepEqual(await c.sdk.call('userUpdate', update), { userId: created.userId })
@@ -234,7 +248,8 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.equal(user.verified, false)
 
     const all = await c.sdk.call('userList', { entity_id: null })
-    assert.ok(all.users.some((u: { id: string }) => u.id === created.userId), 'a null entity_id lists every user')
+    assert.ok(all.users.some((u: { id: string }) => u.id === created.userId),
+      'a null entity_id lists every user')
   })
 
   test(name('accounts: create, get_by_entity and get_details read as the SDK records, account_type current'), async () => {
@@ -246,7 +261,8 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
 
     const byEntity = await c.sdk.call('accountsByEntity', { entity_id: c.rootEntityId })
     assert.equal(byEntity.entity_id, c.rootEntityId)
-    const summary = byEntity.accounts.find((a: { account_id: string }) => a.account_id === opened.account_id)
+    const summary = byEntity.accounts.find((a: { account_id: string }) => a.account_id
+      === opened.account_id)
     assert.ok(summary, 'the new account is listed')
     assert.equal(summary.account_type, 'current')
 
@@ -269,7 +285,8 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.deepEqual(Object.keys(sent.body).sort(), ['amount', 'tx_id'])
     assert.match(sent.body.tx_id, uuidPattern)
     assert.equal(sent.body.amount, '1000')
-    assert.equal(sent.headers['Bank-Tx-Status'], 'Successful', 'an RTC settles at once; its status is in a header')
+    assert.equal(sent.headers['Bank-Tx-Status'], 'Successful',
+      'an RTC settles at once; its status is in a header')
 
     const { transaction } = await c.sdk.call('transactionGet', { tx_id: sent.body.tx_id })
     assert.equal(transaction.tx_id, sent.body.tx_id)
@@ -279,12 +296,14 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.equal(transaction.recipient_name, 'Test Recipient')
 
     const after = await c.sdk.call('accountDetails', { account_id: accountId })
-    assert.ok(BigInt(after.balance) <= BigInt(before.balance) - 1000n, 'the payment (and any fee) left the account')
+    assert.ok(BigInt(after.balance) <= BigInt(before.balance) - 1000n,
+      'the payment (and any fee) left the account')
   })
 
   test(name('an EFT (pay_and_clear false) is Pending in header Bank-Tx-Status; the reply stays {tx_id, amount}'), async () => {
     const c = context()
-    const sent = await c.sdk.callWithHeaders('transferEftRtc', transferValues(c.fundedAccountId, { pay_and_clear: false, amount: 2500 }))
+    const sent = await c.sdk.callWithHeaders('transferEftRtc', transferValues(c.fundedAccountId,
+      { pay_and_clear: false, amount: 2500 }))
     assert.deepEqual(Object.keys(sent.body).sort(), ['amount', 'tx_id'])
     assert.equal(sent.body.amount, '2500')
     assert.equal(sent.headers['Bank-Tx-Status'], 'Pending')
@@ -320,8 +339,10 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
 
   test(name('transaction list with filter_user_ids {} and null: the same rows, newest first, no next_cursor'), async () => {
     const c = context()
-    const withEmpty = await c.sdk.call('transactionList', { account_id: c.fundedAccountId, filter_user_ids: {} })
-    const withNull = await c.sdk.call('transactionList', { account_id: c.fundedAccountId, filter_user_ids: null })
+    const withEmpty = await c.sdk.call('transactionList', { account_id: c.fundedAccountId,
+      filter_user_ids: {} })
+    const withNull = await c.sdk.call('transactionList', { account_id: c.fundedAccountId,
+      filter_user_ids: null })
     assert.equal(withEmpty.account_id, c.fundedAccountId)
     assert.ok(withEmpty.transactions.length >= 1, 'the funding deposit at least')
     assert.deepEqual(withNull.transactions, withEmpty.transactions)
@@ -337,9 +358,12 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
 /** An approved partner whose root entity's first account is funded: what every flow starts from. */
 export async function prepareFlows(tb: TestBank, codec: Codec): Promise<FlowContext> {
   const partner = await onboardPartner(tb, { approve: true })
-  const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
+  const { accounts } = await partner.client.accounts.getByEntity(
+    { entity_id: partner.rootEntityId })
   const fundedAccountId = accounts[0]?.account_id
   assert.ok(fundedAccountId, 'an approved root entity has its pool account')
-  await tb.operator.accounts.deposit({ account_id: fundedAccountId, amount: funded_amount, ref: 'compat funding' })
-  return { tb, sdk: new ReferenceSdk(tb, partner, codec), rootEntityId: partner.rootEntityId, fundedAccountId }
+  await tb.operator.accounts.deposit({ account_id: fundedAccountId, amount: funded_amount,
+    ref: 'compat funding' })
+  return { tb, sdk: new ReferenceSdk(tb, partner, codec), rootEntityId: partner.rootEntityId,
+    fundedAccountId }
 }

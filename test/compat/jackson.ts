@@ -31,15 +31,18 @@ function resolveInclusion(record: RecordName, inclusion: Inclusion): 'always' | 
  * keep the order `values` gives them, except that JavaScript puts integer-like keys first
  * where Java's LinkedHashMap keeps them in place: the suite uses no such keys.
  */
-export function jacksonWrite(record: RecordName, values: RecordValues, inclusion: Inclusion = 'sdk'): string {
+export function jacksonWrite(record: RecordName, values: RecordValues,
+    inclusion: Inclusion = 'sdk'): string {
   return JSON.stringify(recordTree(record, values, resolveInclusion(record, inclusion)))
 }
 
-function recordTree(record: string, values: RecordValues, inclusion: 'always' | 'non_null'): Record<string, unknown> {
+function recordTree(record: string, values: RecordValues,
+    inclusion: 'always' | 'non_null'): Record<string, unknown> {
   const { components } = sdkRecord(record)
   const known = new Set(components.map(([name]) => name))
   for (const key of Object.keys(values)) {
-    if (!known.has(key)) throw new Error(`${record} has no component ${key}: a Java constructor could not be given it`)
+    if (!known.has(key)) throw new Error(
+      `${record} has no component ${key}: a Java constructor could not be given it`)
   }
   const tree: Record<string, unknown> = {}
   for (const [name, type] of components) {
@@ -50,10 +53,12 @@ function recordTree(record: string, values: RecordValues, inclusion: 'always' | 
   return tree
 }
 
-function componentValue(where: string, type: JavaType, value: unknown, inclusion: 'always' | 'non_null'): unknown {
+function componentValue(where: string, type: JavaType, value: unknown,
+    inclusion: 'always' | 'non_null'): unknown {
   if (type === 'int') {
     const int = value ?? 0
-    if (!Number.isInteger(int) || (int as number) > int_max || (int as number) < int_min) throw new Error(`${where}: a Java int, not ${String(value)}`)
+    if (!Number.isInteger(int) || (int as number) > int_max
+      || (int as number) < int_min) throw new Error(`${where}: a Java int, not ${String(value)}`)
     return int
   }
   if (type === 'boolean') {
@@ -70,7 +75,8 @@ function componentValue(where: string, type: JavaType, value: unknown, inclusion
   const element = listElement(type)
   if (element !== undefined) {
     if (!Array.isArray(value)) throw new Error(`${where}: a Java ${type}, not ${typeof value}`)
-    return value.map((item, index) => componentValue(`${where}[${index}]`, element, item, inclusion))
+    return value.map((item, index) => componentValue(`${where}[${index}]`, element, item,
+      inclusion))
   }
   const mapped = mapValue(type)
   if (mapped !== undefined) {
@@ -89,9 +95,11 @@ function componentValue(where: string, type: JavaType, value: unknown, inclusion
 
 /** An `Object` as Jackson writes what it read from JSON: a map, a list or a scalar. */
 function objectValue(where: string, value: unknown, inclusion: 'always' | 'non_null'): unknown {
-  if (Array.isArray(value)) return value.map((item, index) => (item === null ? null : objectValue(`${where}[${index}]`, item, inclusion)))
+  if (Array.isArray(value)) return value.map((item, index) => (item === null ? null
+    : objectValue(`${where}[${index}]`, item, inclusion)))
   if (isObject(value)) return componentValue(where, 'Map<String,Object>', value, inclusion)
-  if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) return value
+  if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number'
+    && Number.isFinite(value))) return value
   throw new Error(`${where}: not a JSON value: ${String(value)}`)
 }
 
@@ -117,7 +125,8 @@ function checkRecord(record: string, value: unknown, where: string, problems: st
   const components = new Map(sdkRecord(record).components)
   for (const [key, item] of Object.entries(value)) {
     const type = components.get(key)
-    if (type === undefined) problems.push(`${where}.${key}: not a component of ${record} (Jackson fails on an unknown key)`)
+    if (type === undefined) problems.push(
+      `${where}.${key}: not a component of ${record} (Jackson fails on an unknown key)`)
     else checkComponent(type, item, `${where}.${key}`, problems)
   }
 }
@@ -126,14 +135,17 @@ function checkComponent(type: JavaType, value: unknown, where: string, problems:
   const expect = (ok: boolean, wanted: string) => {
     if (!ok) problems.push(`${where}: ${describe(value)} where a ${wanted} is read`)
   }
-  if (type === 'String') return expect(value === null || typeof value === 'string', 'String (a string or null)')
+  if (type === 'String') return expect(value === null || typeof value === 'string',
+    'String (a string or null)')
   if (type === 'boolean') return expect(typeof value === 'boolean', 'boolean')
   if (type === 'int') return expect(Number.isInteger(value), 'int')
-  if (value === null || type === 'Object') return // a reference type may be null; an Object is any JSON value
+  // a reference type may be null; an Object is any JSON value
+  if (value === null || type === 'Object') return
   if (type === 'Metadata') {
     if (!isObject(value)) return expect(false, 'Metadata (an object of strings)')
     for (const [key, item] of Object.entries(value)) {
-      if (typeof item !== 'string') problems.push(`${where}.${key}: ${describe(item)} where a Metadata value (a String) is read`)
+      if (typeof item !== 'string') problems.push(
+        `${where}.${key}: ${describe(item)} where a Metadata value (a String) is read`)
     }
     return
   }
@@ -146,7 +158,8 @@ function checkComponent(type: JavaType, value: unknown, where: string, problems:
   const mapped = mapValue(type)
   if (mapped !== undefined) {
     if (!isObject(value)) return expect(false, `${type} (an object)`)
-    for (const [key, item] of Object.entries(value)) checkComponent(mapped, item, `${where}.${key}`, problems)
+    for (const [key, item] of Object.entries(value)) checkComponent(mapped, item, `${where}.${key}`,
+      problems)
     return
   }
   if (isRecordType(type)) return checkRecord(type, value, where, problems)

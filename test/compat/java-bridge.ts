@@ -19,17 +19,20 @@ const bridge_reply_timeout_ms = 60_000
 /** Protocol lines a test may have outstanding at once. */
 const bridge_pending_max = 64
 
-export type JavaAvailability = { available: true; classpath: string } | { available: false; reason: string }
+export type JavaAvailability = { available: true; classpath: string } | {
+  available: false; reason: string }
 
 /** Whether a JDK (the source launcher compiles, so `javac`'s JDK) and the Jackson jars are here. */
 export function javaAvailability(): JavaAvailability {
   for (const tool of ['java', 'javac']) {
     const probe = spawnSync(tool, ['-version'], { encoding: 'utf8' })
-    if (probe.error || probe.status !== 0) return { available: false, reason: `\`${tool}\` is not installed (Debian: default-jdk-headless)` }
+    if (probe.error || probe.status !== 0) return { available: false,
+      reason: `\`${tool}\` is not installed (Debian: default-jdk-headless)` }
   }
   const paths = jars.map((jar) => path.join(jar_dir, jar))
   const missing = paths.filter((jar) => !fs.existsSync(jar))
-  if (missing.length > 0) return { available: false, reason: `missing ${missing.join(', ')} (Debian: libjackson2-databind-java)` }
+  if (missing.length > 0) return { available: false,
+    reason: `missing ${missing.join(', ')} (Debian: libjackson2-databind-java)` }
   return { available: true, classpath: paths.join(path.delimiter) }
 }
 
@@ -44,7 +47,8 @@ export interface BridgeRecord {
 type Answer = { ok: true; json?: string; records?: BridgeRecord[] } | { ok: false; error: string }
 
 export class JacksonBridge {
-  private readonly pending: Array<{ resolve(answer: Answer): void; reject(error: Error): void; timer: NodeJS.Timeout }> = []
+  private readonly pending: Array<{ resolve(answer: Answer): void; reject(
+    error: Error): void; timer: NodeJS.Timeout }> = []
   private stderr = ''
   private exited: Error | undefined
 
@@ -60,25 +64,30 @@ export class JacksonBridge {
 
   private fail(what: string): void {
     this.exited ??= new Error(`the Jackson bridge ${what}: ${this.stderr.trim() || 'no output'}`)
-    for (const waiting of this.pending.splice(0)) (clearTimeout(waiting.timer), waiting.reject(this.exited))
+    for (const waiting of this.pending.splice(0)) (clearTimeout(waiting.timer),
+      waiting.reject(this.exited))
   }
 
   static start(classpath: string): JacksonBridge {
-    const child = spawn('java', ['-cp', classpath, bridge_source], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn('java', ['-cp', classpath, bridge_source],
+      { stdio: ['pipe', 'pipe', 'pipe'] })
     return new JacksonBridge(child)
   }
 
   /** The bridge's records as reflection sees them: name, components and their Java types. */
   async records(): Promise<BridgeRecord[]> {
     const answer = await this.ask({ op: 'records' })
-    if (!answer.ok || !answer.records) throw new Error(`the bridge did not list its records: ${JSON.stringify(answer)}`)
+    if (!answer.ok || !answer.records) throw new Error(
+      `the bridge did not list its records: ${JSON.stringify(answer)}`)
     return answer.records
   }
 
   /** The bytes (as text) Jackson writes for the record built from `values`. */
-  async write(record: RecordName, values: RecordValues, inclusion: Inclusion = 'sdk'): Promise<string> {
+  async write(record: RecordName, values: RecordValues,
+      inclusion: Inclusion = 'sdk'): Promise<string> {
     const answer = await this.ask({ op: 'write', record, values, include: inclusion })
-    if (!answer.ok || answer.json === undefined) throw new Error(`Jackson could not write ${record}: ${JSON.stringify(answer)}`)
+    if (!answer.ok || answer.json === undefined) throw new Error(
+      `Jackson could not write ${record}: ${JSON.stringify(answer)}`)
     return answer.json
   }
 
@@ -97,11 +106,13 @@ export class JacksonBridge {
 
   private ask(request: Record<string, unknown>): Promise<Answer> {
     if (this.exited) return Promise.reject(this.exited)
-    if (this.pending.length >= bridge_pending_max) return Promise.reject(new Error(`more than ${bridge_pending_max} bridge requests at once`))
+    if (this.pending.length >= bridge_pending_max) return Promise.reject(
+      new Error(`more than ${bridge_pending_max} bridge requests at once`))
     return new Promise<Answer>((resolve, reject) => {
       const timer = setTimeout(() => {
         // Answers come in order: once one is overdue the stream cannot be trusted; stop it.
-        reject(new Error(`the Jackson bridge did not answer within ${bridge_reply_timeout_ms} ms: ${this.stderr.trim()}`))
+        reject(new Error(`the Jackson bridge did not answer within ${bridge_reply_timeout_ms} ` +
+          `ms: ${this.stderr.trim()}`))
         this.child.kill()
       }, bridge_reply_timeout_ms)
       this.pending.push({ resolve, reject, timer })
@@ -116,7 +127,8 @@ export class JacksonBridge {
     try {
       waiting.resolve(JSON.parse(line) as Answer)
     } catch {
-      waiting.reject(new Error(`the Jackson bridge answered with something that is not JSON: ${line}`))
+      waiting.reject(
+        new Error(`the Jackson bridge answered with something that is not JSON: ${line}`))
     }
   }
 }

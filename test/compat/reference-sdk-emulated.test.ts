@@ -45,9 +45,12 @@ test(name('an error reply carries Nats-Service-Error-Code and Nats-Service-Error
 test(name('a saved beneficiary (a non-null beneficiary_id) is refused with a 400 naming it, and nothing moves'), async () => {
   const target = await c.sdk.call('accountCreate', { entity_id: c.rootEntityId })
   const before = await c.sdk.call('accountDetails', { account_id: c.fundedAccountId })
-  const eft = transferValues(c.fundedAccountId, { beneficiary_id: randomUUID(), beneficiary_version: 1 })
-  const internal = { ...internalValues(target.account_number), beneficiary_id: randomUUID(), beneficiary_version: 1 }
-  for (const [method, values] of [['transferEftRtc', eft], ['transferInternal', internal]] as const) {
+  const eft = transferValues(c.fundedAccountId, { beneficiary_id: randomUUID(),
+    beneficiary_version: 1 })
+  const internal = { ...internalValues(target.account_number), beneficiary_id: randomUUID(),
+    beneficiary_version: 1 }
+  for (const [method, values] of [['transferEftRtc', eft],
+      ['transferInternal', internal]] as const) {
     const error = await c.sdk.expectError(method, await c.sdk.write(method, values), 400)
     assert.ok((detailFor(error, 'beneficiary_id').message ?? '').length > 0)
   }
@@ -60,7 +63,8 @@ test(name('a required component sent as null is a 400 naming it with "is require
     ['entityCreate', businessEntityValues({ email: null }), 'email'],
     ['entityCreate', businessEntityValues({ registration_number: null }), 'registration_number'],
     ['entityInfo', { entity_id: null }, 'entity_id'],
-    ['entityUpdateAddress', { entity_id: c.rootEntityId, address_line_1: null, city: 'Durban' }, 'address_line_1'],
+    ['entityUpdateAddress', { entity_id: c.rootEntityId, address_line_1: null, city: 'Durban' },
+      'address_line_1'],
     ['userCreate', { ...userValues(c.rootEntityId), first_name: null }, 'first_name'],
     ['userUpdate', { user_id: null, first_name: 'Lindiwe' }, 'user_id'],
     ['accountCreate', { entity_id: null }, 'entity_id'],
@@ -69,8 +73,10 @@ test(name('a required component sent as null is a 400 naming it with "is require
     ['transactionList', { account_id: null, filter_user_ids: {} }, 'account_id'],
     ['transactionGet', { tx_id: null }, 'tx_id'],
     ['transferEftRtc', transferValues(c.fundedAccountId, { clientTxId: null }), 'clientTxId'],
-    ['transferInternal', { ...internalValues('62000000001'), account_number: null }, 'account_number'],
-    ['userUploadKycDocuments', { user_id: randomUUID(), id_document: null, proof_of_residence: 'kyc_proof' }, 'id_document'],
+    ['transferInternal', { ...internalValues('62000000001'), account_number: null },
+      'account_number'],
+    ['userUploadKycDocuments', { user_id: randomUUID(), id_document: null,
+      proof_of_residence: 'kyc_proof' }, 'id_document'],
     ['kybGet', { entity_id: null }, 'entity_id'],
     ['kybSubmit', { entity_id: c.rootEntityId, documents: null, directors: null }, 'documents'],
     ['kybUpdate', { entity_id: c.rootEntityId, metadata: null }, 'metadata'],
@@ -86,10 +92,14 @@ test(name('a required component sent as null is a 400 naming it with "is require
 
 test(name("UploadKycApp's placeholder .txt files are refused: 400 naming the request field, the user's KYC unchanged"), async () => {
   const { userId } = await c.sdk.call('userCreate', userValues(c.rootEntityId))
-  const text = (body: string) => ({ filename: 'id-front.txt', bytes: new TextEncoder().encode(body) })
-  const upload = await uploadKycDocuments(tb.nc, userId, { front: text('front of id'), back: text('back of id'), proof: { filename: 'proof.pdf', bytes: pdf() } })
-  const values = { user_id: userId, id_document: upload.idDocument, proof_of_residence: upload.proofOfResidence }
-  const error = await c.sdk.expectError('userUploadKycDocuments', await c.sdk.write('userUploadKycDocuments', values), 400)
+  const text =
+    (body: string) => ({ filename: 'id-front.txt', bytes: new TextEncoder().encode(body) })
+  const upload = await uploadKycDocuments(tb.nc, userId, { front: text('front of id'),
+    back: text('back of id'), proof: { filename: 'proof.pdf', bytes: pdf() } })
+  const values = { user_id: userId, id_document: upload.idDocument,
+    proof_of_residence: upload.proofOfResidence }
+  const error = await c.sdk.expectError('userUploadKycDocuments',
+    await c.sdk.write('userUploadKycDocuments', values), 400)
   assert.match(detailFor(error, 'id_document').message ?? '', /not a PDF, JPEG or PNG/)
   assert.equal(error.details.some((d) => d.field === 'proof_of_residence'), false, 'the PDF passes')
   const { users } = await c.sdk.call('userList', { entity_id: c.rootEntityId })
@@ -100,7 +110,8 @@ test(name('a field that is no component of the SDK record and not ours is still 
   const cases: Array<[SdkMethod, RecordValues, string]> = [
     ['transferEftRtc', transferValues(c.fundedAccountId), 'beneficiary_name'],
     ['entityCreate', businessEntityValues(), 'nickname'],
-    ['transactionList', { account_id: c.fundedAccountId, filter_user_ids: {} }, 'filter_account_ids'],
+    ['transactionList', { account_id: c.fundedAccountId, filter_user_ids: {} },
+      'filter_account_ids'],
     ['userCreate', userValues(c.rootEntityId), 'middle_name'],
   ]
   for (const [method, values, extra] of cases) {
@@ -111,7 +122,8 @@ test(name('a field that is no component of the SDK record and not ours is still 
 })
 
 test(name('transaction list: filter_user_ids [] is no filter either'), async () => {
-  const none = await c.sdk.call('transactionList', { account_id: c.fundedAccountId, filter_user_ids: null })
+  const none = await c.sdk.call('transactionList', { account_id: c.fundedAccountId,
+    filter_user_ids: null })
   const text = JSON.stringify({ account_id: c.fundedAccountId, filter_user_ids: [] })
   const empty = await c.sdk.accept('transactionList', await c.sdk.send('transactionList', text))
   assert.deepEqual(empty.transactions, none.transactions)
@@ -122,9 +134,11 @@ test(name('transaction list beyond 1000 rows: the SDK gets the newest 1000, no n
   const rows = 1001
   await depositRows(account_id, rows)
 
-  const sdkPage = await c.sdk.callWithHeaders('transactionList', { account_id, filter_user_ids: {} })
+  const sdkPage = await c.sdk.callWithHeaders('transactionList',
+    { account_id, filter_user_ids: {} })
   assert.equal(sdkPage.body.transactions.length, 1000)
-  assert.equal('next_cursor' in sdkPage.body, false, 'a request without limit or cursor gets no next_cursor key')
+  assert.equal('next_cursor' in sdkPage.body, false,
+    'a request without limit or cursor gets no next_cursor key')
   const cursor = sdkPage.headers['Bank-Next-Cursor']
   assert.ok(cursor, 'more rows follow: the cursor is in the header')
 
@@ -136,7 +150,8 @@ test(name('transaction list beyond 1000 rows: the SDK gets the newest 1000, no n
   assert.deepEqual(paged.body.transactions, sdkPage.body.transactions)
 
   // The last page: one row left, no cursor anywhere.
-  const last = await c.sdk.send('transactionList', JSON.stringify({ account_id, limit: 1000, cursor: paged.body.next_cursor }))
+  const last = await c.sdk.send('transactionList',
+    JSON.stringify({ account_id, limit: 1000, cursor: paged.body.next_cursor }))
   assert.equal(last.code, 200, last.text)
   assert.equal(last.body.transactions.length, 1)
   assert.equal('next_cursor' in last.body, false)
@@ -145,7 +160,8 @@ test(name('transaction list beyond 1000 rows: the SDK gets the newest 1000, no n
   // Exactly 1000 rows: everything fits, no cursor for the SDK either.
   const { account_id: exact } = await c.sdk.call('accountCreate', { entity_id: c.rootEntityId })
   await depositRows(exact, 1000)
-  const full = await c.sdk.callWithHeaders('transactionList', { account_id: exact, filter_user_ids: null })
+  const full = await c.sdk.callWithHeaders('transactionList',
+    { account_id: exact, filter_user_ids: null })
   assert.equal(full.body.transactions.length, 1000)
   assert.equal(full.headers['Bank-Next-Cursor'], undefined)
 })
@@ -177,6 +193,7 @@ async function depositRows(accountId: string, rows: number): Promise<void> {
   const deposits_at_once = 20
   for (let done = 0; done < rows; done += deposits_at_once) {
     const count = Math.min(deposits_at_once, rows - done)
-    await Promise.all(Array.from({ length: count }, () => tb.operator.accounts.deposit({ account_id: accountId, amount: 1, ref: 'row' })))
+    await Promise.all(Array.from({ length: count }, () => tb.operator.accounts.deposit(
+      { account_id: accountId, amount: 1, ref: 'row' })))
   }
 }

@@ -47,20 +47,24 @@ if (!java.available) {
     const bridged = await bridge.records()
     assert.deepEqual(
       bridged.map((r) => ({ name: r.name, components: r.components })),
-      sdkRecords.map((r) => ({ name: r.name, components: r.components.map(([n, type]) => [n, type]) })),
+      sdkRecords.map(
+        (r) => ({ name: r.name, components: r.components.map(([n, type]) => [n, type]) })),
     )
   })
 
   test(name('our emulation writes the bytes Jackson writes, for every request record and inclusion'), async () => {
     const writable = sdkRecords.filter((r) => r.components.every(([, type]) => isWritable(type)))
-    for (const name of ['CreateEntityRequest', 'TransferEFTRTCRequest', 'SubmitDocumentsRequest', 'UpdateDirectorRequest']) {
+    for (const name of ['CreateEntityRequest', 'TransferEFTRTCRequest', 'SubmitDocumentsRequest',
+        'UpdateDirectorRequest']) {
       assert.ok(writable.some((r) => r.name === name), `${name} is checked`)
     }
     for (const record of writable) {
-      for (const inclusion of ['sdk', 'always', 'non_null'] as const satisfies readonly Inclusion[]) {
+      for (const inclusion of ['sdk', 'always',
+          'non_null'] as const satisfies readonly Inclusion[]) {
         for (const values of [sampleValues(record, 'write'), {}, halfNull(record)]) {
           const name = record.name as RecordName
-          assert.equal(jacksonWrite(name, values, inclusion), await bridge.write(name, values, inclusion), `${record.name} ${inclusion} ${JSON.stringify(values)}`)
+          assert.equal(jacksonWrite(name, values, inclusion), await bridge.write(name, values,
+            inclusion), `${record.name} ${inclusion} ${JSON.stringify(values)}`)
         }
       }
     }
@@ -70,11 +74,13 @@ if (!java.available) {
     for (const record of sdkRecords) {
       const name = record.name as RecordName
       const full = JSON.stringify(sampleValues(record, 'read'))
-      assert.deepEqual(replyProblems(name, JSON.parse(full)), [], `${name}: emulation reads ${full}`)
+      assert.deepEqual(replyProblems(name, JSON.parse(full)), [],
+        `${name}: emulation reads ${full}`)
       assert.equal(await bridge.read(name, full), undefined, `${name}: Jackson reads ${full}`)
 
       for (const bad of badReplies(record)) {
-        assert.notDeepEqual(replyProblems(name, JSON.parse(bad)), [], `${name}: emulation refuses ${bad}`)
+        assert.notDeepEqual(replyProblems(name, JSON.parse(bad)), [],
+          `${name}: emulation refuses ${bad}`)
         assert.ok(await bridge.read(name, bad), `${name}: Jackson refuses ${bad}`)
       }
     }
@@ -89,7 +95,8 @@ if (!java.available) {
 function isWritable(type: string): boolean {
   const inner = listElement(type) ?? mapValue(type)
   if (inner !== undefined) return isWritable(inner)
-  if (isRecordType(type)) return recordNamed(type).components.every(([, component]) => isWritable(component))
+  if (isRecordType(type)) return recordNamed(type).components.every(([, component]) => isWritable(
+    component))
   return type === 'String' || type === 'int' || type === 'boolean' || type === 'Object'
 }
 
@@ -99,7 +106,8 @@ function isWritable(type: string): boolean {
  * of one entry, an `Object` a small nested JSON object.
  */
 function sampleValues(record: SdkRecord, purpose: 'write' | 'read'): RecordValues {
-  return Object.fromEntries(record.components.map(([component, type]) => [component, sampleOf(component, type, purpose)]))
+  return Object.fromEntries(
+    record.components.map(([component, type]) => [component, sampleOf(component, type, purpose)]))
 }
 
 function sampleOf(component: string, type: string, purpose: 'write' | 'read'): unknown {
@@ -107,7 +115,8 @@ function sampleOf(component: string, type: string, purpose: 'write' | 'read'): u
   if (type === 'int') return 7
   if (type === 'boolean') return true
   if (type === 'Metadata') return { source: 'compat' }
-  if (type === 'Object') return { tier: 'gold', employees: 12, listed: false, codes: ['a', 1], about: { since: 2020 } }
+  if (type === 'Object') return { tier: 'gold', employees: 12, listed: false, codes: ['a', 1],
+    about: { since: 2020 } }
   const element = listElement(type)
   if (element !== undefined) return [sampleOf(component, element, purpose)]
   const mapped = mapValue(type)
@@ -121,10 +130,14 @@ function halfNull(record: SdkRecord): RecordValues {
   return Object.fromEntries(Object.entries(sample).filter((_, index) => index % 2 === 0))
 }
 
-/** Replies a default ObjectMapper refuses: an unknown key at the top and in each nested record, an array for the record. */
+/**
+ * Replies a default ObjectMapper refuses: an unknown key at the top and in each nested record, an
+ * array for the record.
+ */
 function badReplies(record: SdkRecord): string[] {
   const full = sampleValues(record, 'read')
-  const bad = [{ ...full, unexpected_key: 'x' }, ...record.components.flatMap(([component, type]) => nestedUnknown(full, component, type))]
+  const bad = [{ ...full, unexpected_key: 'x' }, ...record.components.flatMap(
+    ([component, type]) => nestedUnknown(full, component, type))]
   return [...bad.map((b) => JSON.stringify(b)), '[]']
 }
 
@@ -136,9 +149,11 @@ function nestedUnknown(full: RecordValues, component: string, type: string): Rec
   }
   if (element !== undefined) return [{ ...full, [component]: { not: 'a list' } }]
   const mapped = mapValue(type)
-  if (mapped !== undefined && listElement(mapped) !== undefined) return [{ ...full, [component]: { key: 'not a list' } }]
+  if (mapped !== undefined && listElement(mapped) !== undefined) return [
+    { ...full, [component]: { key: 'not a list' } }]
   if (mapped !== undefined) return [{ ...full, [component]: 'not a map' }]
-  if (isRecordType(type)) return [{ ...full, [component]: { ...(full[component] as RecordValues), unexpected_key: 'x' } }]
+  if (isRecordType(type)) return [{ ...full, [component]: { ...(full[component] as RecordValues),
+    unexpected_key: 'x' } }]
   if (type === 'String') return [{ ...full, [component]: { not: 'a string' } }]
   if (type === 'Metadata') return [{ ...full, [component]: { nested: { not: 'a string' } } }]
   return []

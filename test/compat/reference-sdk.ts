@@ -31,7 +31,8 @@ export function realJackson(bridge: JacksonBridge): Codec {
     write: (record, values, inclusion) => bridge.write(record, values, inclusion),
     read: async (record, text) => {
       const jacksonError = await bridge.read(record, text)
-      return [...replyProblems(record, JSON.parse(text)), ...(jacksonError ? [`Jackson: ${jacksonError}`] : [])]
+      return [...replyProblems(record, JSON.parse(text)),
+        ...(jacksonError ? [`Jackson: ${jacksonError}`] : [])]
     },
   }
 }
@@ -78,7 +79,8 @@ export class ReferenceSdk {
   }
 
   /** As `call`, but returns the headers too. */
-  async callWithHeaders(method: SdkMethod, values: RecordValues, inclusion: Inclusion = 'sdk'): Promise<SdkReply> {
+  async callWithHeaders(method: SdkMethod, values: RecordValues,
+      inclusion: Inclusion = 'sdk'): Promise<SdkReply> {
     const reply = await this.send(method, await this.write(method, values, inclusion))
     await this.accept(method, reply)
     return reply
@@ -87,11 +89,14 @@ export class ReferenceSdk {
   /** Checks a success reply against the method's response record; returns its body. */
   async accept(method: SdkMethod, reply: SdkReply): Promise<any> {
     if (reply.headers['Nats-Service-Error-Code'] !== undefined) {
-      assert.fail(`${method}: the SDK would throw ServiceException ${reply.code} ${reply.headers['Nats-Service-Error'] ?? ''}; body ${reply.text}`)
+      assert.fail(`${method}: the SDK would throw ` +
+        `ServiceException ${reply.code} ${reply.headers['Nats-Service-Error'] ?? ''}; ` +
+        `body ${reply.text}`)
     }
     const record = sdkMethods[method].response
     const problems = await this.codec.read(record, reply.text)
-    assert.deepEqual(problems, [], `${method}: ${this.codec.name} cannot read the reply into ${record}: ${reply.text}`)
+    assert.deepEqual(problems, [],
+      `${method}: ${this.codec.name} cannot read the reply into ${record}: ${reply.text}`)
     return reply.body
   }
 
@@ -99,12 +104,14 @@ export class ReferenceSdk {
   async send(method: SdkMethod, text: string): Promise<SdkReply> {
     const h = natsHeaders()
     h.set('token', this.partner.token)
-    const msg = await this.partner.nc.request(this.subject(method), text, { timeout: sdk_request_timeout_ms, headers: h })
+    const msg = await this.partner.nc.request(this.subject(method), text,
+      { timeout: sdk_request_timeout_ms, headers: h })
     const headers: Record<string, string> = {}
     for (const key of msg.headers?.keys() ?? []) headers[key] = msg.headers!.get(key)
     const replyText = new TextDecoder().decode(msg.data)
     const code = headers['Nats-Service-Error-Code']
-    return { code: code === undefined ? 200 : Number(code), headers, text: replyText, body: replyText ? JSON.parse(replyText) : undefined }
+    return { code: code === undefined ? 200 : Number(code), headers, text: replyText,
+      body: replyText ? JSON.parse(replyText) : undefined }
   }
 
   /**
@@ -113,16 +120,20 @@ export class ReferenceSdk {
    */
   async expectError(method: SdkMethod, text: string, code: number): Promise<SdkErrorReply> {
     const reply = await this.send(method, text)
-    assert.equal(reply.headers['Nats-Service-Error-Code'], String(code), `${method}: expected ${code}; got ${reply.code} ${reply.text}`)
-    assert.ok((reply.headers['Nats-Service-Error'] ?? '').length > 0, `${method}: an error carries Nats-Service-Error`)
+    assert.equal(reply.headers['Nats-Service-Error-Code'], String(code),
+      `${method}: expected ${code}; got ${reply.code} ${reply.text}`)
+    assert.ok((reply.headers['Nats-Service-Error'] ?? '').length > 0,
+      `${method}: an error carries Nats-Service-Error`)
     assert.equal(reply.body?.error?.code, code)
     return { ...reply, details: reply.body.error.details ?? [] }
   }
 }
 
 /** The detail of a 400 that names `field`; fails when there is none. */
-export function detailFor(error: SdkErrorReply, field: string): { field?: string; message?: string } {
+export function detailFor(error: SdkErrorReply, field: string): {
+    field?: string; message?: string } {
   const detail = error.details.find((d) => d.field === field)
-  assert.ok(detail, `expected the 400's details to name ${field}; got ${JSON.stringify(error.details)}`)
+  assert.ok(detail,
+    `expected the 400's details to name ${field}; got ${JSON.stringify(error.details)}`)
   return detail
 }

@@ -37,22 +37,27 @@ const entityRecords = {
   EntityInfoResponse: [
     ...s('id', 'date_created', 'name', 'trading_name', 'entity_type', 'email'),
     ['approved', 'boolean'],
-    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number', 'id_type'),
+    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number',
+      'id_type'),
     ...s('id_issue_date', 'id_issue_expiry_date', 'city', 'residency', 'title', 'permit_number'),
   ],
-  UpdateAddressRequest: s('entity_id', 'address_line_1', 'address_line_2', 'state', 'postcode', 'country', 'city'),
+  UpdateAddressRequest: s('entity_id', 'address_line_1', 'address_line_2', 'state', 'postcode',
+    'country', 'city'),
   UpdateAddressResponse: [],
   Address: s('address_line_1', 'address_line_2', 'city', 'state', 'postcode'),
   CreateEntityRequest: [
-    ...s('name', 'trading_name', 'tax_number', 'registration_number', 'entity_type', 'purpose', 'email', 'country'),
-    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number', 'id_type'),
+    ...s('name', 'trading_name', 'tax_number', 'registration_number', 'entity_type', 'purpose',
+      'email', 'country'),
+    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number',
+      'id_type'),
     ...s('id_issue_date', 'id_issue_expiry_date', 'city', 'residency', 'title', 'permit_number'),
     ['address', 'Address'],
   ],
   CreateEntityResponse: [['id', 'String'], ['user_ready', 'boolean'], ['user_id', 'String']],
   Entity: [
     ...s('id', 'name', 'trading_name', 'registration_number', 'email', 'created_at', 'entity_type'),
-    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number', 'id_type'),
+    ...s('first_name', 'last_name', 'phone_number', 'gender', 'date_of_birth', 'id_number',
+      'id_type'),
     ...s('id_issue_date', 'id_issue_expiry_date', 'city', 'residency', 'title', 'permit_number'),
   ],
   ListEntityRequest: [],
@@ -61,7 +66,8 @@ const entityRecords = {
 
 const userRecords = {
   CreateUserRequest: [
-    ...s('first_name', 'last_name', 'email', 'entity_id', 'gender', 'date_of_birth', 'country', 'city', 'residency'),
+    ...s('first_name', 'last_name', 'email', 'entity_id', 'gender', 'date_of_birth', 'country',
+      'city', 'residency'),
     ...s('id_number', 'id_type', 'id_issue_date', 'id_issue_expiry_date', 'phone_number', 'title'),
     ['verified', 'boolean'],
     ['permit_number', 'String'],
@@ -80,9 +86,11 @@ const userRecords = {
   // (as the interface says), which such a partner could not read; none of this suite's users
   // is rejected.
   User: [
-    ...s('id', 'first_name', 'last_name', 'email', 'phone_number', 'entity_id', 'created_at', 'updated_at'),
+    ...s('id', 'first_name', 'last_name', 'email', 'phone_number', 'entity_id', 'created_at',
+      'updated_at'),
     ['verified', 'boolean'],
-    ...s('verified_at', 'gender', 'date_of_birth', 'country', 'city', 'residency', 'id_number', 'id_type'),
+    ...s('verified_at', 'gender', 'date_of_birth', 'country', 'city', 'residency', 'id_number',
+      'id_type'),
     ...s('id_issue_date', 'id_issue_expiry', 'title', 'date_registered', 'permit_number'),
     ...s('kyc_status', 'kyc_submitted_at', 'kyc_reviewed_at'),
   ],
@@ -115,19 +123,23 @@ const accountRecords = {
   TransferInternalRequest: [
     ...s('account_id', 'clientTxId'),
     ['amount', 'int'],
-    ...s('ref', 'own_ref', 'account_number', 'name', 'notification_email', 'notification_name', 'beneficiary_id'),
+    ...s('ref', 'own_ref', 'account_number', 'name', 'notification_email', 'notification_name',
+      'beneficiary_id'),
     ['beneficiary_version', 'int'],
   ],
   // `filter_user_ids` is an empty record in the SDK: it writes `{}` or null, never a list.
   GetTransactionsRequest: [['account_id', 'String'], ['filter_user_ids', 'UUIDs']],
   GetTransactionsResponse: [['account_id', 'String'], ['transactions', 'List<Transaction>']],
   Transaction: [
-    ...s('tx_id', 'parent_tx_id', 'date', 'amount', 'ref', 'status', 'tx_sha', 'user_id', 'added_by'),
-    ...s('tx_type', 'tx_payment_type', 'fee', 'recipient_name', 'credit', 'debit', 'running_balance'),
+    ...s('tx_id', 'parent_tx_id', 'date', 'amount', 'ref', 'status', 'tx_sha', 'user_id',
+      'added_by'),
+    ...s('tx_type', 'tx_payment_type', 'fee', 'recipient_name', 'credit', 'debit',
+      'running_balance'),
     ['verified', 'boolean'],
   ],
   UUIDs: [],
-  AccountSummary: [...s('account_id', 'account_number', 'created_at', 'account_type'), ['metadata', 'Metadata']],
+  AccountSummary: [...s('account_id', 'account_number', 'created_at', 'account_type'),
+    ['metadata', 'Metadata']],
   GetAccountsByEntityRequest: s('entity_id'),
   GetAccountsByEntityResponse: [['entity_id', 'String'], ['accounts', 'List<AccountSummary>']],
   GetTransactionByIdRequest: s('tx_id'),
@@ -155,7 +167,8 @@ const kybRecords = {
   ],
   // Object names in the entity's dropbox bucket (`kyb_dropbox_<entity_id>`): the business's,
   // and each director's by director id.
-  SubmitDocumentsRequest: [['entity_id', 'String'], ['documents', 'List<String>'], ['directors', 'Map<String,List<String>>']],
+  SubmitDocumentsRequest: [['entity_id', 'String'], ['documents', 'List<String>'],
+    ['directors', 'Map<String,List<String>>']],
   SubmitDocumentsResponse: [],
   UpdateKYBRequest: [['entity_id', 'String'], ['metadata', 'Map<String,Object>']],
   UpdateKYBResponse: [
@@ -166,7 +179,8 @@ const kybRecords = {
   ],
   SendDirectorVerificationLinkRequest: s('entity_id', 'director_id', 'email'),
   SendDirectorVerificationLinkResponse: [],
-  UpdateDirectorRequest: [...s('entity_id', 'director_id', 'full_name', 'email'), ['metadata', 'Map<String,Object>']],
+  UpdateDirectorRequest: [...s('entity_id', 'director_id', 'full_name', 'email'),
+    ['metadata', 'Map<String,Object>']],
   UpdateDirectorResponse: [],
 } satisfies Record<string, ReadonlyArray<readonly [string, JavaType]>>
 
@@ -249,7 +263,8 @@ export type RecordName =
   | keyof typeof kybRecords
   | keyof typeof cardRecords
 
-function recordsOf(service: SdkService, table: Record<string, ReadonlyArray<readonly [string, JavaType]>>): SdkRecord[] {
+function recordsOf(service: SdkService, table: Record<string, ReadonlyArray<readonly [string,
+    JavaType]>>): SdkRecord[] {
   return Object.entries(table).map(([name, components]) => ({ name, service, components }))
 }
 
@@ -298,25 +313,44 @@ function card<const N extends string, const Q extends RecordName, const R extend
  * is the one wildcard its services fill in.
  */
 export const sdkMethods = {
-  entityCreate: { subject: 'svc.entity.<partner_id>.create', request: 'CreateEntityRequest', response: 'CreateEntityResponse' },
-  entityInfo: { subject: 'svc.entity.<partner_id>.info', request: 'EntityInfoRequest', response: 'EntityInfoResponse' },
-  entityList: { subject: 'svc.entity.<partner_id>.list-entities', request: 'ListEntityRequest', response: 'ListEntityResponse' },
-  entityUpdateAddress: { subject: 'svc.entity.<partner_id>.update_address', request: 'UpdateAddressRequest', response: 'UpdateAddressResponse' },
-  userCreate: { subject: 'svc.user.<partner_id>.create', request: 'CreateUserRequest', response: 'CreateUserResponse' },
-  userUpdate: { subject: 'svc.user.<partner_id>.update', request: 'UpdateUserProfileRequest', response: 'UpdateUserProfileResponse' },
-  userList: { subject: 'svc.user.<partner_id>.list', request: 'ListUserRequest', response: 'ListUserResponse' },
-  accountCreate: { subject: 'svc.account.<partner_id>.create', request: 'OpenAccountRequest', response: 'OpenAccountResponse' },
-  accountDetails: { subject: 'svc.account.<partner_id>.get_details', request: 'GetAccountDetailsRequest', response: 'GetAccountDetailsResponse' },
-  accountsByEntity: { subject: 'svc.account.<partner_id>.get_by_entity', request: 'GetAccountsByEntityRequest', response: 'GetAccountsByEntityResponse' },
-  transactionList: { subject: 'svc.account.<partner_id>.list', request: 'GetTransactionsRequest', response: 'GetTransactionsResponse' },
-  transactionGet: { subject: 'svc.account.<partner_id>.get_transaction', request: 'GetTransactionByIdRequest', response: 'GetTransactionByIdResponse' },
-  transferEftRtc: { subject: 'svc.account.<partner_id>.transfer_eft_rtc', request: 'TransferEFTRTCRequest', response: 'TransferEFTRTCResponse' },
-  transferInternal: { subject: 'svc.account.<partner_id>.transfer_internal', request: 'TransferInternalRequest', response: 'TransferEFTRTCResponse' },
-  userUploadKycDocuments: { subject: 'svc.user.<partner_id>.upload_kyc_documents', request: 'UploadKYCDocumentsRequest', response: 'UploadKYCDocumentsResponse' },
-  kybGet: { subject: 'svc.kyb.<partner_id>.get', request: 'GetKYBRequest', response: 'GetKYBResponse' },
-  kybSubmit: { subject: 'svc.kyb.<partner_id>.submit', request: 'SubmitDocumentsRequest', response: 'SubmitDocumentsResponse' },
-  kybUpdate: { subject: 'svc.kyb.<partner_id>.update', request: 'UpdateKYBRequest', response: 'UpdateKYBResponse' },
-  kybUpdateDirector: { subject: 'svc.kyb.<partner_id>.update_director', request: 'UpdateDirectorRequest', response: 'UpdateDirectorResponse' },
+  entityCreate: { subject: 'svc.entity.<partner_id>.create', request: 'CreateEntityRequest',
+    response: 'CreateEntityResponse' },
+  entityInfo: { subject: 'svc.entity.<partner_id>.info', request: 'EntityInfoRequest',
+    response: 'EntityInfoResponse' },
+  entityList: { subject: 'svc.entity.<partner_id>.list-entities', request: 'ListEntityRequest',
+    response: 'ListEntityResponse' },
+  entityUpdateAddress: { subject: 'svc.entity.<partner_id>.update_address',
+    request: 'UpdateAddressRequest', response: 'UpdateAddressResponse' },
+  userCreate: { subject: 'svc.user.<partner_id>.create', request: 'CreateUserRequest',
+    response: 'CreateUserResponse' },
+  userUpdate: { subject: 'svc.user.<partner_id>.update', request: 'UpdateUserProfileRequest',
+    response: 'UpdateUserProfileResponse' },
+  userList: { subject: 'svc.user.<partner_id>.list', request: 'ListUserRequest',
+    response: 'ListUserResponse' },
+  accountCreate: { subject: 'svc.account.<partner_id>.create', request: 'OpenAccountRequest',
+    response: 'OpenAccountResponse' },
+  accountDetails: { subject: 'svc.account.<partner_id>.get_details',
+    request: 'GetAccountDetailsRequest', response: 'GetAccountDetailsResponse' },
+  accountsByEntity: { subject: 'svc.account.<partner_id>.get_by_entity',
+    request: 'GetAccountsByEntityRequest', response: 'GetAccountsByEntityResponse' },
+  transactionList: { subject: 'svc.account.<partner_id>.list', request: 'GetTransactionsRequest',
+    response: 'GetTransactionsResponse' },
+  transactionGet: { subject: 'svc.account.<partner_id>.get_transaction',
+    request: 'GetTransactionByIdRequest', response: 'GetTransactionByIdResponse' },
+  transferEftRtc: { subject: 'svc.account.<partner_id>.transfer_eft_rtc',
+    request: 'TransferEFTRTCRequest', response: 'TransferEFTRTCResponse' },
+  transferInternal: { subject: 'svc.account.<partner_id>.transfer_internal',
+    request: 'TransferInternalRequest', response: 'TransferEFTRTCResponse' },
+  userUploadKycDocuments: { subject: 'svc.user.<partner_id>.upload_kyc_documents',
+    request: 'UploadKYCDocumentsRequest', response: 'UploadKYCDocumentsResponse' },
+  kybGet: { subject: 'svc.kyb.<partner_id>.get', request: 'GetKYBRequest',
+    response: 'GetKYBResponse' },
+  kybSubmit: { subject: 'svc.kyb.<partner_id>.submit', request: 'SubmitDocumentsRequest',
+    response: 'SubmitDocumentsResponse' },
+  kybUpdate: { subject: 'svc.kyb.<partner_id>.update', request: 'UpdateKYBRequest',
+    response: 'UpdateKYBResponse' },
+  kybUpdateDirector: { subject: 'svc.kyb.<partner_id>.update_director',
+    request: 'UpdateDirectorRequest', response: 'UpdateDirectorResponse' },
   kybSendVerificationEmail: {
     subject: 'svc.kyb.<partner_id>.send_verification_email',
     request: 'SendDirectorVerificationLinkRequest',

@@ -22,7 +22,8 @@ import { magic } from '../transfers/helpers.ts'
 
 const tb = useTestBank({ env: { BANK_JOBS_POLL_MS: '100', BANK_JOBS_CONCURRENCY_MAX: '1' } })
 
-const limits = { batches: 4, payments_per_batch: 150, wait_ms: 60_000, poll_interval_ms: 25, gate_wait_ms: 20_000 }
+const limits = { batches: 4, payments_per_batch: 150, wait_ms: 60_000, poll_interval_ms: 25,
+  gate_wait_ms: 20_000 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -33,7 +34,10 @@ interface RailLog {
   restore(): void
 }
 
-/** Records what one instance asks its rail; `gate` (if given) holds its first call until it resolves. */
+/**
+ * Records what one instance asks its rail; `gate` (if given) holds its first call until it
+ * resolves.
+ */
 function watchRail(rail: Rail, gate?: Promise<unknown>): RailLog {
   const log: RailLog = { realTime: new Map(), eft: new Map(), restore: () => {} }
   const original = { payRealTime: rail.payRealTime, submitEftBatch: rail.submitEftBatch }
@@ -107,10 +111,13 @@ async function payBatches(instances: Bank[], logs: RailLog[]): Promise<void> {
   await tb.operator.accounts.deposit({ account_id: accountId, amount: funded, ref: 'funding' })
   const bodies = Array.from({ length: limits.batches }, (_, n) => batchBody(p, n))
   for (const body of bodies) await p.client.bulkPayments.initiate(body)
-  const otps = await Promise.all(bodies.map((b) => tb.operator.sandbox.otp({ bulk_payment_id: b.bulk_payment_id, partner_id: p.partnerId })))
-  await Promise.all(bodies.map((b, i) => p.client.bulkPayments.verify({ entity_id: p.rootEntityId, bulk_payment_id: b.bulk_payment_id, otp: otps[i]!.otp })))
+  const otps = await Promise.all(bodies.map((b) => tb.operator.sandbox.otp(
+    { bulk_payment_id: b.bulk_payment_id, partner_id: p.partnerId })))
+  await Promise.all(bodies.map((b, i) => p.client.bulkPayments.verify(
+    { entity_id: p.rootEntityId, bulk_payment_id: b.bulk_payment_id, otp: otps[i]!.otp })))
 
-  const status = (id: string) => p.client.bulkPayments.status({ entity_id: p.rootEntityId, bulk_payment_id: id })
+  const status = (id: string) => p.client.bulkPayments.status(
+    { entity_id: p.rootEntityId, bulk_payment_id: id })
   const rtcCount = bodies[0]!.payments.filter((x) => x.real_time).length
   for (const body of bodies) {
     await until(`the RTC payments of ${body.bulk_payment_id} are booked`, async () => {
@@ -118,7 +125,8 @@ async function payBatches(instances: Bank[], logs: RailLog[]): Promise<void> {
       return s.successful_count + s.failed_count >= rtcCount ? s : undefined
     })
   }
-  // Overlapping clearing cycles, one on each instance: each cycle's EFT job may take the same batches.
+  // Overlapping clearing cycles, one on each instance: each cycle's EFT job may take the same
+  // batches.
   await Promise.all(instances.map((bank) => bank.services.clearing.runNow()))
   const finals = []
   for (const body of bodies) {
@@ -128,35 +136,46 @@ async function payBatches(instances: Bank[], logs: RailLog[]): Promise<void> {
     }))
   }
 
-  const { transactions } = await p.client.accounts.listTransactions({ account_id: accountId, limit: 1000 })
-  const rowsOf = (txId: string, type: string, field: 'tx_id' | 'parent_tx_id') => transactions.filter((t) => t.tx_type === type && t[field] === txId)
+  const { transactions } = await p.client.accounts.listTransactions(
+    { account_id: accountId, limit: 1000 })
+  const rowsOf = (txId: string, type: string, field: 'tx_id' | 'parent_tx_id') =>
+    transactions.filter((t) => t.tx_type === type && t[field] === txId)
   const problems: string[] = []
   let spent = 0n
   for (const batch of finals) {
-    assert.equal(batch.successful_count + batch.failed_count, batch.payment_count, 'the counts add up')
+    assert.equal(batch.successful_count + batch.failed_count, batch.payment_count,
+      'the counts add up')
     assert.equal(batch.failed_count, 4, 'the magic recipients fail, and only they')
-    assert.equal(BigInt(batch.successful_amount) + BigInt(batch.failed_amount), BigInt(batch.total_amount), 'the amounts add up')
+    assert.equal(BigInt(batch.successful_amount) + BigInt(batch.failed_amount),
+      BigInt(batch.total_amount), 'the amounts add up')
     for (const payment of batch.payments) {
       assert.ok(payment.tx_id, `${payment.payment_id} has its transaction`)
       const rows = rowsOf(payment.tx_id, 'bulk_payment', 'tx_id')
       const refunds = rowsOf(payment.tx_id, 'refund', 'parent_tx_id')
-      if (rows.length !== 1) problems.push(`${payment.payment_id}: ${rows.length} bulk_payment rows`)
-      if (refunds.length !== (payment.status === 'failed' ? 1 : 0)) problems.push(`${payment.payment_id} (${payment.status}): ${refunds.length} refunds`)
-      if (payment.status === 'success') spent += BigInt(payment.amount) + BigInt(rows[0]?.fee ?? '0')
+      if (rows.length !== 1) problems.push(
+        `${payment.payment_id}: ${rows.length} bulk_payment rows`)
+      if (refunds.length !== (payment.status === 'failed' ? 1 : 0)) problems.push(
+        `${payment.payment_id} (${payment.status}): ${refunds.length} refunds`)
+      if (payment.status === 'success') spent += BigInt(payment.amount) + BigInt(rows[0]?.fee
+        ?? '0')
     }
   }
   assert.deepEqual(problems.slice(0, 10), [], 'every payment paid exactly once')
   const payments = limits.batches * limits.payments_per_batch
-  assert.equal(transactions.filter((t) => t.tx_type === 'bulk_payment').length, payments + limits.batches, 'one row per payment and one funding row per batch')
+  assert.equal(transactions.filter((t) => t.tx_type === 'bulk_payment').length,
+    payments + limits.batches, 'one row per payment and one funding row per batch')
   const details = await p.client.accounts.getDetails({ account_id: accountId })
-  assert.equal(BigInt(details.balance), BigInt(funded) - spent, 'the account paid exactly the successful payments and their fees')
+  assert.equal(BigInt(details.balance), BigInt(funded) - spent,
+    'the account paid exactly the successful payments and their fees')
   assert.equal(details.available_balance, details.balance, 'no hold is left')
 
   // Each RTC went to the rail from one instance only: no job ran twice.
   const rtcCalls = new Map<string, number>()
-  for (const log of logs) for (const [txId, n] of log.realTime) rtcCalls.set(txId, (rtcCalls.get(txId) ?? 0) + n)
+  for (const log of logs) for (const [txId, n] of log.realTime) rtcCalls.set(txId,
+    (rtcCalls.get(txId) ?? 0) + n)
   assert.equal(rtcCalls.size, limits.batches * rtcCount, 'every RTC payment went to the rail')
-  assert.deepEqual([...rtcCalls.values()].filter((n) => n !== 1), [], 'no RTC payment went to the rail twice')
+  assert.deepEqual([...rtcCalls.values()].filter((n) => n !== 1), [],
+    'no RTC payment went to the rail twice')
   await assertLedgerClean(tb)
 }
 
@@ -166,7 +185,8 @@ if (storage === 'postgres') {
 
     before(async () => {
       await tb.ready
-      second = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'), natsUrl: tb.natsUrl, validateResponses: true })
+      second = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'),
+        natsUrl: tb.natsUrl, validateResponses: true })
     })
 
     after(async () => {
@@ -179,8 +199,10 @@ if (storage === 'postgres') {
       try {
         await payBatches([tb.bank, second], [firstLog, secondLog])
         const served = [firstLog, secondLog].map((log) => log.realTime.size)
-        assert.ok(served[0]! > 0 && served[1]! > 0, `both instances paid RTC payments (${served.join(' and ')})`)
-        console.log('bulk two instances', JSON.stringify({ rtc_paid_by_instance: served, eft_submitted_by_instance: [firstLog.eft.size, secondLog.eft.size] }))
+        assert.ok(served[0]! > 0 && served[1]! > 0,
+          `both instances paid RTC payments (${served.join(' and ')})`)
+        console.log('bulk two instances', JSON.stringify({ rtc_paid_by_instance: served,
+          eft_submitted_by_instance: [firstLog.eft.size, secondLog.eft.size] }))
       } finally {
         firstLog.restore()
         secondLog.restore()

@@ -12,14 +12,17 @@ export interface FundedAccount {
 /** A fresh partner whose approved root entity's first account holds `deposit` cents. */
 export async function fundedAccount(tb: TestBank, deposit: number): Promise<FundedAccount> {
   const partner = await onboardPartner(tb, { approve: true })
-  const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
+  const { accounts } = await partner.client.accounts.getByEntity(
+    { entity_id: partner.rootEntityId })
   const accountId = accounts[0]!.account_id
-  if (deposit > 0) await tb.operator.accounts.deposit({ account_id: accountId, amount: deposit, ref: 'funding' })
+  if (deposit > 0) await tb.operator.accounts.deposit({ account_id: accountId, amount: deposit,
+    ref: 'funding' })
   return { partner, accountId }
 }
 
 /** A transfer to an ordinary recipient (the simulated rail pays it). */
-export function transferBody(accountId: string, amount: number, rtc: boolean, clientTxId: string = randomUUID()) {
+export function transferBody(accountId: string, amount: number, rtc: boolean,
+    clientTxId: string = randomUUID()) {
   return {
     account_id: accountId,
     clientTxId,

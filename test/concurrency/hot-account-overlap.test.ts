@@ -37,7 +37,8 @@ test('hot account - 300 payments at once from one account that covers 100: batch
   seen.behind = 0
   seen.batches = 0
   const results = await Promise.all(
-    Array.from({ length: 300 }, () => outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, unit, false)))),
+    Array.from({ length: 300 },
+      () => outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, unit, false)))),
   )
   const taken = results.filter((r) => r.ok)
   const refused = results.filter((r) => !r.ok)
@@ -46,15 +47,18 @@ test('hot account - 300 payments at once from one account that covers 100: batch
     assert.equal(r.ok, false)
     if (!r.ok) assert.match(r.error.message, /insufficient funds/, `refused for funds: ${JSON.stringify(r)}`)
   }
-  assert.ok(seen.behind > 0, `some batch started behind another of the account (${seen.behind} of ${seen.batches})`)
+  assert.ok(seen.behind > 0,
+    `some batch started behind another of the account (${seen.behind} of ${seen.batches})`)
 
   const details = await f.partner.client.accounts.getDetails({ account_id: f.accountId })
   assert.equal(details.balance, String(100 * (unit + fee)), 'nothing posted yet: EFTs are held')
   assert.equal(details.available_balance, '0', 'every cent held, none twice')
-  const { transactions } = await f.partner.client.accounts.listTransactions({ account_id: f.accountId, limit: 1000 })
+  const { transactions } = await f.partner.client.accounts.listTransactions(
+    { account_id: f.accountId, limit: 1000 })
   const transfers = transactions.filter((t) => t.tx_type === 'transfer')
   assert.equal(transfers.length, 100)
   assert.equal(new Set(transfers.map((t) => t.tx_id)).size, 100)
-  for (const t of transactions) assert.equal(t.verified, true, `transaction ${t.tx_id} fails its hash-chain check`)
+  for (const t of transactions) assert.equal(t.verified, true,
+    `transaction ${t.tx_id} fails its hash-chain check`)
   await assertLedgerClean(tb)
 })

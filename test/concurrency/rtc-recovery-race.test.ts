@@ -41,7 +41,8 @@ test('transfers - an RTC recovered by a clearing run while its rail call is slow
   const slow = slowRailFor(BigInt(amount))
   try {
     const f = await fundedAccount(tb, 1_000_000)
-    const pending = outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, amount, true)))
+    const pending =
+      outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, amount, true)))
     await slow.called
     // More than the recovery delay passes while the rail call is outstanding.
     tb.clock.advance(120_000)
@@ -52,13 +53,16 @@ test('transfers - an RTC recovered by a clearing run while its rail call is slow
     const eftHold = 100_000n + tb.config.fees.EFT
     slow.release()
     const reply = await pending
-    assert.ok(reply.ok, `the late settle step answers the partner: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok, `the late settle step answers the ` +
+      `partner: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'Successful')
 
     const details = await f.partner.client.accounts.getDetails({ account_id: f.accountId })
     assert.equal(BigInt(details.balance), 1_000_000n - total, 'the RTC was debited once')
-    assert.equal(BigInt(details.available_balance), 1_000_000n - total - eftHold, 'the EFT keeps its whole hold')
-    const { transactions } = await f.partner.client.accounts.listTransactions({ account_id: f.accountId })
+    assert.equal(BigInt(details.available_balance), 1_000_000n - total - eftHold,
+      'the EFT keeps its whole hold')
+    const { transactions } = await f.partner.client.accounts.listTransactions(
+      { account_id: f.accountId })
     assert.equal(transactions.find((t) => t.tx_id === eft.tx_id)?.status, 'Pending')
     assert.equal(transactions.find((t) => t.tx_id === reply.value.tx_id)?.status, 'Successful')
     const verify = await tb.operator.ledger.verify()
@@ -74,16 +78,19 @@ test('transfers - an RTC recovered by a clearing run while its rail call is slow
   const slow = slowRailFor(BigInt(amount))
   try {
     const f = await fundedAccount(tb, 500_000)
-    const pending = outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, amount, true)))
+    const pending =
+      outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, amount, true)))
     await slow.called
     tb.clock.advance(120_000)
     assert.equal((await tb.operator.clearing.run()).rtc_recovered, 1)
     slow.release()
     const reply = await pending
-    assert.ok(reply.ok, `the late settle step answers the partner: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok, `the late settle step answers the ` +
+      `partner: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'Successful')
     const details = await f.partner.client.accounts.getDetails({ account_id: f.accountId })
-    assert.deepEqual([BigInt(details.balance), BigInt(details.available_balance)], [500_000n - total, 500_000n - total])
+    assert.deepEqual([BigInt(details.balance), BigInt(details.available_balance)],
+      [500_000n - total, 500_000n - total])
     assert.deepEqual((await tb.operator.ledger.verify()).problems, [])
   } finally {
     slow.restore()

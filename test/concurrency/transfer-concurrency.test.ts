@@ -32,12 +32,15 @@ async function balances(f: FundedAccount): Promise<{ balance: bigint; available:
 function assertNotBelowZero(b: { balance: bigint; available: bigint }, when: string): void {
   assert.ok(b.balance >= 0n, `${when}: balance ${b.balance} is below zero`)
   assert.ok(b.available >= 0n, `${when}: available ${b.available} is below zero`)
-  assert.ok(b.available <= b.balance, `${when}: available ${b.available} exceeds balance ${b.balance}`)
+  assert.ok(b.available <= b.balance,
+    `${when}: available ${b.available} exceeds balance ${b.balance}`)
 }
 
 async function transferRows(f: FundedAccount) {
-  const { transactions } = await f.partner.client.accounts.listTransactions({ account_id: f.accountId, limit: 1000 })
-  for (const t of transactions) assert.equal(t.verified, true, `transaction ${t.tx_id} fails its hash-chain check`)
+  const { transactions } = await f.partner.client.accounts.listTransactions(
+    { account_id: f.accountId, limit: 1000 })
+  for (const t of transactions) assert.equal(t.verified, true,
+    `transaction ${t.tx_id} fails its hash-chain check`)
   return transactions
 }
 
@@ -55,7 +58,9 @@ function overspendPlan(): OverspendPlan {
   return { count: 200, unit: 10_000, affordable: 100 }
 }
 
-/** Starts the overspend: returns the funded account and the requests in flight (reads interleaved). */
+/**
+ * Starts the overspend: returns the funded account and the requests in flight (reads interleaved).
+ */
 async function startOverspend(plan: OverspendPlan) {
   const fees = { EFT: Number(tb.config.fees.EFT), RTC: Number(tb.config.fees.RTC) }
   // One cent short of one more transfer: an off-by-one in the funds check would show.
@@ -66,20 +71,24 @@ async function startOverspend(plan: OverspendPlan) {
   for (let i = 0; i < plan.count; i++) {
     const rtc = i % 2 === 1
     const amount = plan.unit - (rtc ? fees.RTC : fees.EFT)
-    transfers.push(outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, amount, rtc))))
+    transfers.push(
+      outcome(f.partner.client.accounts.transfer(transferBody(f.accountId, amount, rtc))))
     if (i % 10 === 0) reads.push(balances(f))
   }
   return { f, deposit, rtcFlags: transfers.map((_, i) => i % 2 === 1), transfers, reads }
 }
 
-async function finishOverspend(plan: OverspendPlan, started: Awaited<ReturnType<typeof startOverspend>>): Promise<void> {
+async function finishOverspend(plan: OverspendPlan,
+    started: Awaited<ReturnType<typeof startOverspend>>): Promise<void> {
   const { f, deposit, rtcFlags } = started
   const results = await Promise.all(started.transfers)
-  for (const [i, read] of (await Promise.all(started.reads)).entries()) assertNotBelowZero(read, `read ${i} during the burst`)
+  for (const [i, read] of (await Promise.all(started.reads)).entries()) assertNotBelowZero(read,
+    `read ${i} during the burst`)
 
   const succeeded = results.flatMap((r, i) => (r.ok ? [{ ...r.value, rtc: rtcFlags[i]! }] : []))
   const refused = results.flatMap((r) => (r.ok ? [] : [r.error]))
-  assert.equal(succeeded.length, plan.affordable, 'exactly the affordable number of transfers succeed')
+  assert.equal(succeeded.length, plan.affordable,
+    'exactly the affordable number of transfers succeed')
   for (const error of refused) {
     assert.equal(error.code, 400, `a refused transfer is 400, not ${error.code} ${error.message}`)
     assert.equal(error.type, 'invalid_request')
@@ -101,10 +110,12 @@ async function finishOverspend(plan: OverspendPlan, started: Awaited<ReturnType<
   const rows = await transferRows(f)
   const transfers = rows.filter((t) => t.tx_type === 'transfer')
   assert.deepEqual(new Set(transfers.map((t) => t.tx_id)), new Set(succeeded.map((s) => s.tx_id)))
-  for (const t of transfers) assert.equal(t.fee, String(t.tx_payment_type === 'RTC' ? fees.RTC : fees.EFT), `transfer ${t.tx_id}`)
+  for (const t of transfers) assert.equal(t.fee, String(t.tx_payment_type === 'RTC' ? fees.RTC
+    : fees.EFT), `transfer ${t.tx_id}`)
   const feeRows = rows.filter((t) => t.tx_type === 'fee')
   const rtcWithFee = fees.RTC > 0n ? succeeded.filter((s) => s.rtc).map((s) => s.tx_id) : []
-  assert.deepEqual(feeRows.map((t) => t.parent_tx_id).sort(), rtcWithFee.sort(), 'fee rows for the RTCs only, one each')
+  assert.deepEqual(feeRows.map((t) => t.parent_tx_id).sort(), rtcWithFee.sort(),
+    'fee rows for the RTCs only, one each')
   assert.ok(feeRows.every((t) => t.status === 'Successful'))
 
   await tb.operator.clearing.run()
@@ -115,7 +126,8 @@ async function finishOverspend(plan: OverspendPlan, started: Awaited<ReturnType<
   assert.ok(after.filter((t) => t.tx_type === 'transfer').every((t) => t.status === 'Successful'))
   const settledFees = after.filter((t) => t.tx_type === 'fee')
   const withFee = succeeded.filter((s) => (s.rtc ? fees.RTC : fees.EFT) > 0n).map((s) => s.tx_id)
-  assert.deepEqual(settledFees.map((t) => t.parent_tx_id).sort(), withFee.sort(), 'one fee row per accepted transfer')
+  assert.deepEqual(settledFees.map((t) => t.parent_tx_id).sort(), withFee.sort(),
+    'one fee row per accepted transfer')
   assert.ok(settledFees.every((t) => t.status === 'Successful'))
   await assertLedgerClean(tb)
 }
@@ -136,11 +148,13 @@ async function startDuplicates(rtc: boolean) {
   const amount = 12_345
   const f = await fundedAccount(deposit)
   const body = transferBody(f.accountId, amount, rtc)
-  const requests = Array.from({ length: duplicateCount }, () => outcome(f.partner.client.accounts.transfer(body)))
+  const requests = Array.from({ length: duplicateCount },
+    () => outcome(f.partner.client.accounts.transfer(body)))
   return { f, deposit, amount, rtc, requests }
 }
 
-async function finishDuplicates(started: Awaited<ReturnType<typeof startDuplicates>>): Promise<void> {
+async function finishDuplicates(
+    started: Awaited<ReturnType<typeof startDuplicates>>): Promise<void> {
   const { f, deposit, amount, rtc } = started
   const fee = Number(rtc ? tb.config.fees.RTC : tb.config.fees.EFT)
   const results = await Promise.all(started.requests)
@@ -158,18 +172,21 @@ async function finishDuplicates(started: Awaited<ReturnType<typeof startDuplicat
   // Money moved once: one transfer row carrying the fee, one debit (or hold) of amount plus
   // fee. The fee's row is written when the payment settles: an RTC's at once, an EFT's at clearing.
   const expected = BigInt(deposit - amount - fee)
-  assert.deepEqual(await balances(f), rtc ? { balance: expected, available: expected } : { balance: BigInt(deposit), available: expected })
+  assert.deepEqual(await balances(f), rtc ? { balance: expected, available: expected }
+    : { balance: BigInt(deposit), available: expected })
   const rows = await transferRows(f)
   const transfers = rows.filter((t) => t.tx_type === 'transfer')
   assert.deepEqual(transfers.map((t) => t.tx_id), [original.tx_id])
   assert.equal(transfers[0]!.fee, String(fee))
-  const feeRows = (r: typeof rows) => r.filter((t) => t.tx_type === 'fee').map((t) => [t.parent_tx_id, t.status])
+  const feeRows = (r: typeof rows) => r.filter((t) => t.tx_type === 'fee').map(
+    (t) => [t.parent_tx_id, t.status])
   assert.deepEqual(feeRows(rows), rtc && fee > 0 ? [[original.tx_id, 'Successful']] : [])
 
   await tb.operator.clearing.run()
   assert.deepEqual(await balances(f), { balance: expected, available: expected })
   const settled = await transferRows(f)
-  assert.deepEqual(settled.filter((t) => t.tx_type === 'transfer').map((t) => [t.tx_id, t.status]), [[original.tx_id, 'Successful']])
+  assert.deepEqual(settled.filter((t) => t.tx_type === 'transfer').map((t) => [t.tx_id, t.status]),
+    [[original.tx_id, 'Successful']])
   assert.deepEqual(feeRows(settled), fee > 0 ? [[original.tx_id, 'Successful']] : [])
   await assertLedgerClean(tb)
 }
@@ -179,7 +196,10 @@ async function duplicates(rtc: boolean): Promise<number> {
   return duplicateCount
 }
 
-/** Both bursts in flight at once on two accounts; checked one after the other, since each check runs clearing. */
+/**
+ * Both bursts in flight at once on two accounts; checked one after the other, since each check runs
+ * clearing.
+ */
 async function overspendWithDuplicates(plan: OverspendPlan): Promise<void> {
   const [spending, repeating] = await Promise.all([startOverspend(plan), startDuplicates(true)])
   await Promise.all([...spending.transfers, ...spending.reads, ...repeating.requests])
@@ -191,20 +211,24 @@ async function overspendWithDuplicates(plan: OverspendPlan): Promise<void> {
 // Scenario 3: clearing runs racing each other and new transfers. Manual runs have distinct
 // cycle names, so they really overlap; each re-reads its rows under the account locks.
 
-const { returned_account_number: returnedAccount, failed_account_number: failedAccount } = magicRecipients
+const { returned_account_number: returnedAccount, failed_account_number: failedAccount } =
+  magicRecipients
 
 async function racingClearingRuns(runClearing: Array<() => Promise<unknown>>): Promise<void> {
   const deposit = 5_000_000
   const f = await fundedAccount(deposit)
   const fees = tb.config.fees
   const kinds = ['normal', 'returned', 'failed'] as const
-  const plan = Array.from({ length: 90 }, (_, i) => ({ kind: kinds[i % 3]!, rtc: i % 6 >= 3, amount: 1_000 + i }))
+  const plan = Array.from({ length: 90 },
+    (_, i) => ({ kind: kinds[i % 3]!, rtc: i % 6 >= 3, amount: 1_000 + i }))
   const body = (p: (typeof plan)[number]) => ({
     ...transferBody(f.accountId, p.amount, p.rtc),
-    account_number: p.kind === 'returned' ? returnedAccount : p.kind === 'failed' ? failedAccount : '62000000017',
+    account_number: p.kind === 'returned' ? returnedAccount : p.kind === 'failed' ? failedAccount
+      : '62000000017',
   })
   // Half the transfers first, then the other half while the clearing runs go.
-  const first = await Promise.all(plan.slice(0, 45).map((p) => f.partner.client.accounts.transfer(body(p))))
+  const first =
+    await Promise.all(plan.slice(0, 45).map((p) => f.partner.client.accounts.transfer(body(p))))
   const [second] = await Promise.all([
     Promise.all(plan.slice(45).map((p) => f.partner.client.accounts.transfer(body(p)))),
     Promise.all(runClearing.map((run) => run())),
@@ -220,18 +244,21 @@ async function racingClearingRuns(runClearing: Array<() => Promise<unknown>>): P
     const fee = p.rtc ? fees.RTC : fees.EFT
     if (p.kind === 'normal') expected -= BigInt(p.amount) + fee
     if (p.kind === 'returned') expected -= fee
-    expectedStatus.set(txIds[i]!, p.kind === 'normal' ? 'Successful' : p.kind === 'returned' ? 'Reversed' : 'Failed')
+    expectedStatus.set(txIds[i]!, p.kind === 'normal' ? 'Successful' : p.kind === 'returned'
+      ? 'Reversed' : 'Failed')
   })
   assert.deepEqual(await balances(f), { balance: expected, available: expected })
   const rows = await transferRows(f)
-  for (const t of rows.filter((r) => r.tx_type === 'transfer')) assert.equal(t.status, expectedStatus.get(t.tx_id), `transfer ${t.tx_id}`)
+  for (const t of rows.filter((r) => r.tx_type === 'transfer')) assert.equal(t.status,
+    expectedStatus.get(t.tx_id), `transfer ${t.tx_id}`)
   const reversals = rows.filter((t) => t.tx_type === 'reversal')
   assert.equal(reversals.length, 30, 'every returned payment is reversed exactly once')
   assert.equal(new Set(reversals.map((t) => t.parent_tx_id)).size, 30)
   // One Successful fee row for each payment the rail paid (kept when it was returned), written
   // once however many runs raced to settle it, and none for a failed payment.
   const feeRows = rows.filter((t) => t.tx_type === 'fee')
-  const paid = plan.flatMap((p, i) => (p.kind === 'failed' || (p.rtc ? fees.RTC : fees.EFT) === 0n ? [] : [txIds[i]!]))
+  const paid = plan.flatMap((p, i) => (p.kind === 'failed' || (p.rtc ? fees.RTC : fees.EFT) === 0n
+    ? [] : [txIds[i]!]))
   assert.deepEqual(feeRows.map((t) => t.parent_tx_id).sort(), paid.sort())
   assert.ok(feeRows.every((t) => t.status === 'Successful'))
   await assertLedgerClean(tb)
@@ -245,7 +272,8 @@ const transferEndpoint = contract.transfers.transfer.name
 async function transfersServedBy(bank: Bank): Promise<number> {
   const subject = `$SRV.STATS.${tb.config.serviceName}.${bank.micro.stats().id}`
   const reply = await tb.nc.request(subject, '', { timeout: 5_000 })
-  const stats = JSON.parse(new TextDecoder().decode(reply.data)) as { endpoints: Array<{ name: string; num_requests: number }> }
+  const stats = JSON.parse(new TextDecoder().decode(reply.data)) as {
+    endpoints: Array<{ name: string; num_requests: number }> }
   const endpoint = stats.endpoints.find((e) => e.name === transferEndpoint)
   assert.ok(endpoint, `the stats list the ${transferEndpoint} endpoint`)
   return endpoint.num_requests
@@ -279,7 +307,8 @@ if (storage === 'postgres') {
 
     before(async () => {
       await tb.ready
-      second = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'), natsUrl: tb.natsUrl, validateResponses: true })
+      second = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'),
+        natsUrl: tb.natsUrl, validateResponses: true })
     })
 
     after(async () => {
@@ -291,7 +320,8 @@ if (storage === 'postgres') {
       const sent = await run()
       const after = [await transfersServedBy(tb.bank), await transfersServedBy(second)]
       const served = after.map((n, i) => n - before[i]!)
-      assert.ok(served[0]! > 0 && served[1]! > 0, `both instances serve transfers (served ${served.join(' and ')})`)
+      assert.ok(served[0]! > 0 && served[1]! > 0,
+        `both instances serve transfers (served ${served.join(' and ')})`)
       assert.equal(served[0]! + served[1]!, sent)
     }
 
@@ -309,7 +339,8 @@ if (storage === 'postgres') {
 
     test('clearing - two instances: overlapping clearing runs on both settle and return every payment once', async () => {
       // Called on each instance's service directly, so that both really run at once.
-      const runs = [tb.bank, second, tb.bank, second].map((bank) => () => bank.services.clearing.runNow())
+      const runs = [tb.bank, second, tb.bank, second].map(
+        (bank) => () => bank.services.clearing.runNow())
       await racingClearingRuns(runs)
     })
 

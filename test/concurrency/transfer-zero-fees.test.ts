@@ -15,9 +15,12 @@ const tb = useTestBank({ env: { BANK_FEE_EFT_CENTS: '0', BANK_FEE_RTC_CENTS: '0'
 test('transfers - zero fees: overspending transfers and repeats of one key together leave exactly the remainder', async () => {
   const { partner, accountId } = await fundedAccount(tb, 50 * 1_000 + 999)
   const clientTxId = randomUUID()
-  // 100 distinct transfers of 1,000 (50 affordable in all) and 20 repeats of one more key, all at once.
-  const distinct = Array.from({ length: 100 }, (_, i) => outcome(partner.client.accounts.transfer(transferBody(accountId, 1_000, i % 2 === 0))))
-  const repeated = Array.from({ length: 20 }, () => outcome(partner.client.accounts.transfer(transferBody(accountId, 1_000, true, clientTxId))))
+  // 100 distinct transfers of 1,000 (50 affordable in all) and 20 repeats of one more key, all at
+  // once.
+  const distinct = Array.from({ length: 100 }, (_, i) => outcome(partner.client.accounts.transfer(
+    transferBody(accountId, 1_000, i % 2 === 0))))
+  const repeated = Array.from({ length: 20 }, () => outcome(partner.client.accounts.transfer(
+    transferBody(accountId, 1_000, true, clientTxId))))
   const [d, r] = await Promise.all([Promise.all(distinct), Promise.all(repeated)])
 
   for (const o of d) if (!o.ok) assert.equal(o.error.code, 400, o.error.message)
@@ -34,14 +37,17 @@ test('transfers - zero fees: overspending transfers and repeats of one key toget
       assert.equal(o.error.code, 400, o.error.message)
     }
   }
-  assert.equal(d.filter((o) => o.ok).length + keyed.length, 50, 'exactly 50 transfers of 1,000 fit in 50,999')
+  assert.equal(d.filter((o) => o.ok).length + keyed.length, 50,
+    'exactly 50 transfers of 1,000 fit in 50,999')
 
   await tb.operator.clearing.run()
   const details = await partner.client.accounts.getDetails({ account_id: accountId })
   assert.deepEqual([details.balance, details.available_balance], ['999', '999'])
-  const { transactions } = await partner.client.accounts.listTransactions({ account_id: accountId, limit: 1000 })
+  const { transactions } = await partner.client.accounts.listTransactions(
+    { account_id: accountId, limit: 1000 })
   assert.equal(transactions.filter((t) => t.tx_type === 'transfer').length, 50)
-  assert.equal(transactions.filter((t) => t.tx_type === 'fee').length, 0, 'a zero fee writes no fee row')
+  assert.equal(transactions.filter((t) => t.tx_type === 'fee').length, 0,
+    'a zero fee writes no fee row')
   assert.ok(transactions.every((t) => t.verified))
   const report = await tb.operator.ledger.verify()
   assert.deepEqual(report.problems, [])

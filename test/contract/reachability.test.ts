@@ -29,7 +29,8 @@ before(async () => {
   for (const filter of ['svc.>', 'ops.>']) {
     nc.subscribe(filter, {
       callback: (_error, msg) => {
-        received.push({ subject: msg.subject, body: JSON.parse(new TextDecoder().decode(msg.data)) })
+        received.push(
+          { subject: msg.subject, body: JSON.parse(new TextDecoder().decode(msg.data)) })
         msg.respond('{}')
       },
     })
@@ -67,7 +68,8 @@ function methodsOf(client: object): Array<[string, (request?: unknown) => Promis
     .flatMap(([name, group]) =>
       Object.entries(group)
         .filter(([, method]) => typeof method === 'function')
-        .map(([method, fn]): [string, (request?: unknown) => Promise<unknown>] => [`${name}.${method}`, fn]),
+        .map(([method, fn]): [string, (request?: unknown) => Promise<unknown>] => [
+          `${name}.${method}`, fn]),
     )
 }
 
@@ -85,7 +87,8 @@ test('contract - every operation is reachable from the SDK, and every SDK method
       assert.deepEqual(sent[0]!.body, body, `${label}.${path} must send its request as given`)
       // An `<entity_id>` subject carries the request's entity.
       const subject = sent[0]!.subject.replace(`.${body.entity_id}.`, `.${anyEntity}.`)
-      assert.ok(!reached.has(subject), `${label}.${path} and ${reached.get(subject)} both send to ${subject}`)
+      assert.ok(!reached.has(subject),
+        `${label}.${path} and ${reached.get(subject)} both send to ${subject}`)
       reached.set(subject, `${label}.${path}`)
     }
   }
@@ -95,12 +98,17 @@ test('contract - every operation is reachable from the SDK, and every SDK method
     [],
     'operations no SDK method reaches',
   )
-  assert.equal(reached.size, operations.length, 'an SDK method reaches a subject that is not an operation')
+  assert.equal(reached.size, operations.length,
+    'an SDK method reaches a subject that is not an operation')
 })
 
-/** A command line for `command` built from its own description: placeholder values for every word it needs. */
+/**
+ * A command line for `command` built from its own description: placeholder values for every word it
+ * needs.
+ */
 function sampleArgv(command: Command): string[] {
-  const sample = { string: randomUUID(), integer: '100', number: '1.5', boolean: 'true', list: 'a,b', duration: '1h', json: '{}' } as const
+  const sample = { string: randomUUID(), integer: '100', number: '1.5', boolean: 'true',
+    list: 'a,b', duration: '1h', json: '{}' } as const
   const argv = [...command.words.split(' '), ...command.spec.positionals.map((p) => sample[p.kind])]
   const needed = new Set<string>()
   for (const choice of command.spec.choices) {
@@ -125,13 +133,16 @@ test('contract - every operator operation is reachable from the CLI, and every c
     const sent = await subjectsOf(() => command.run(operator, args))
     assert.equal(sent.length, 1, `bank ${command.words} sent ${sent.length} requests`)
     const { subject, body } = sent[0]!
-    assert.ok(!reached.has(subject), `bank ${command.words} and bank ${reached.get(subject)} both send to ${subject}`)
+    assert.ok(!reached.has(subject),
+      `bank ${command.words} and bank ${reached.get(subject)} both send to ${subject}`)
     reached.set(subject, command.words)
     const op = allOperations().find((o) => expectedSubject(o) === subject)
     assert.ok(op, `bank ${command.words} sends to ${subject}, which is no operation`)
     // Every field the request schema requires is on the command line.
-    const required = (op.request.safeParse({}).error?.issues ?? []).filter((i) => i.code === 'invalid_type').map((i) => String(i.path[0]))
-    assert.deepEqual(required.filter((field) => !(field in body)), [], `bank ${command.words} leaves out required fields`)
+    const required = (op.request.safeParse({}).error?.issues ?? []).filter(
+      (i) => i.code === 'invalid_type').map((i) => String(i.path[0]))
+    assert.deepEqual(required.filter((field) => !(field in body)), [],
+      `bank ${command.words} leaves out required fields`)
   }
   const operatorOperations = allOperations().filter((op) => op.permission === 'operator')
   assert.deepEqual(

@@ -10,7 +10,8 @@ import { mayHoldUnstorableText, request_depth_max, unstorableTextIssues } from '
 const anyText = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),
-  fc.constantFrom('\u0000', '\u0007', '\n', '\u007f', '\u0085', '\u009b', '\ud800', 'x\udc00', '\ud83c\udfe6', '"\\'),
+  fc.constantFrom('\u0000', '\u0007', '\n', '\u007f', '\u0085', '\u009b', '\ud800', 'x\udc00',
+    '\ud83c\udfe6', '"\\'),
 )
 
 const body = fc.letrec((tie) => ({
@@ -36,7 +37,8 @@ test('text rules - a JSON text called clean never holds text the walk refuses, a
 })
 
 test('text rules - escapes, C1 characters and deep nesting send a text to the walk; plain requests skip it', () => {
-  for (const json of ['{"ref":"a\\u0000b"}', '{"ref":"a\\nb"}', '{"ref":"\\ud800"}', '{"ref":"a\u0085b"}', '{"a\\u0007":1}']) {
+  for (const json of ['{"ref":"a\\u0000b"}', '{"ref":"a\\nb"}', '{"ref":"\\ud800"}',
+      '{"ref":"a\u0085b"}', '{"a\\u0007":1}']) {
     assert.equal(mayHoldUnstorableText(json), true, json)
   }
   const deep = `{"a":${'['.repeat(request_depth_max + 1)}${']'.repeat(request_depth_max + 1)}}`

@@ -48,7 +48,8 @@ function encode(values: unknown[], type: PgType, encoding: Encoding) {
 }
 
 /** The values as the database reads them back from the literal or the parameter, cast to `type`. */
-async function readBack(values: unknown[], type: PgType, encoding: Encoding): Promise<Array<string | null>> {
+async function readBack(values: unknown[], type: PgType,
+    encoding: Encoding): Promise<Array<string | null>> {
   const { rows } = await sql<{ v: string | null }>`
     select v::text as v from unnest(${encode(values, type, encoding)}::${sql.raw(type)}[]) with ordinality as u(v, n) order by n`.execute(db)
   return rows.map((r) => r.v)
@@ -57,22 +58,29 @@ async function readBack(values: unknown[], type: PgType, encoding: Encoding): Pr
 for (const encoding of encodings) {
   test(`array ${encoding} - every text comes back exactly, NULL only from null`, async () => {
     const texts = [
-      '', ' ', '  padded  ', 'plain', 'NULL', 'null', '"', '""', '\\', '\\\\', '\\"', 'a"b\\c', '{', '}', '{a,b}', ',', 'a,b',
-      "it's", 'line\nbreak', 'tab\there', 'carriage\rreturn', 'Zoë • 日本 🏦', '\u00a0nbsp', '$1', 'x::text',
+      '', ' ', '  padded  ', 'plain', 'NULL', 'null', '"', '""', '\\', '\\\\', '\\"', 'a"b\\c', '{',
+        '}', '{a,b}', ',', 'a,b',
+      "it's", 'line\nbreak', 'tab\there', 'carriage\rreturn', 'Zoë • 日本 🏦', '\u00a0nbsp', '$1',
+        'x::text',
       // Longer texts take another path in the binary form (the engine's encoder, not byte by byte).
-      'a'.repeat(16), 'b'.repeat(17), 'f'.repeat(64), `${'x'.repeat(20)}é${'y'.repeat(20)}`, `${'日本'.repeat(30)}🏦`, 'a"b\\c'.repeat(10),
+      'a'.repeat(16), 'b'.repeat(17), 'f'.repeat(64), `${'x'.repeat(20)}é${'y'.repeat(20)}`,
+        `${'日本'.repeat(30)}🏦`, 'a"b\\c'.repeat(10),
     ]
-    assert.deepEqual(await readBack([...texts, null, undefined], 'text', encoding), [...texts, null, null])
+    assert.deepEqual(await readBack([...texts, null, undefined], 'text', encoding),
+      [...texts, null, null])
   })
 
   test(`array ${encoding} - numbers, big integers and uuids come back as themselves`, async () => {
     const big = [0n, 1n, -1n, 9_223_372_036_854_775_807n, -9_223_372_036_854_775_808n, 100n]
     assert.deepEqual(await readBack([...big, null], 'bigint', encoding), [...big.map(String), null])
-    assert.deepEqual(await readBack([0, 42, -7, Number.MAX_SAFE_INTEGER], 'bigint', encoding), ['0', '42', '-7', String(Number.MAX_SAFE_INTEGER)])
-    const uuids = ['00000000-0000-0000-0000-000000000000', 'f47ac10b-58cc-4372-a567-0e02b2c3d479', 'ffffffff-ffff-7fff-bfff-ffffffffffff']
+    assert.deepEqual(await readBack([0, 42, -7, Number.MAX_SAFE_INTEGER], 'bigint', encoding),
+      ['0', '42', '-7', String(Number.MAX_SAFE_INTEGER)])
+    const uuids = ['00000000-0000-0000-0000-000000000000', 'f47ac10b-58cc-4372-a567-0e02b2c3d479',
+      'ffffffff-ffff-7fff-bfff-ffffffffffff']
     assert.deepEqual(await readBack([...uuids, null], 'uuid', encoding), [...uuids, null])
     // Upper-case hex is the same uuid, read back in lower case.
-    assert.deepEqual(await readBack(['F47AC10B-58CC-4372-A567-0E02B2C3D479'], 'uuid', encoding), ['f47ac10b-58cc-4372-a567-0e02b2c3d479'])
+    assert.deepEqual(await readBack(['F47AC10B-58CC-4372-A567-0E02B2C3D479'], 'uuid', encoding),
+      ['f47ac10b-58cc-4372-a567-0e02b2c3d479'])
   })
 
   test(`array ${encoding} - times keep their millisecond, repeated or not`, async () => {
@@ -99,14 +107,21 @@ for (const encoding of encodings) {
 
   test(`array ${encoding} - a bad value fails its cast and is not read as another`, async () => {
     // A number where a uuid belongs, or text where a big integer belongs, is refused by the cast.
-    await assert.rejects(readBack(['not-a-uuid'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
-    await assert.rejects(readBack(['f47ac10b-58cc-4372-a567-0e02b2c3d4'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
-    await assert.rejects(readBack(['g47ac10b-58cc-4372-a567-0e02b2c3d479'], 'uuid', encoding), (e: { code?: string }) => e.code === '22P02')
-    await assert.rejects(readBack(['1,2'], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
-    await assert.rejects(readBack([1.5], 'bigint', encoding), (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack(['not-a-uuid'], 'uuid', encoding),
+      (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack(['f47ac10b-58cc-4372-a567-0e02b2c3d4'], 'uuid', encoding),
+      (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack(['g47ac10b-58cc-4372-a567-0e02b2c3d479'], 'uuid', encoding),
+      (e: { code?: string }) => e.code === '22P02')
+    await assert.rejects(readBack(['1,2'], 'bigint', encoding), (e: { code?: string }) => e.code
+      === '22P02')
+    await assert.rejects(readBack([1.5], 'bigint', encoding), (e: { code?: string }) => e.code
+      === '22P02')
     // Beyond a bigint: refused by the database as out of range, not by the encoder.
-    await assert.rejects(readBack([2n ** 63n], 'bigint', encoding), (e: { code?: string }) => e.code === '22003')
-    await assert.rejects(readBack([-(2n ** 63n) - 1n], 'bigint', encoding), (e: { code?: string }) => e.code === '22003')
+    await assert.rejects(readBack([2n ** 63n], 'bigint', encoding),
+      (e: { code?: string }) => e.code === '22003')
+    await assert.rejects(readBack([-(2n ** 63n) - 1n], 'bigint', encoding),
+      (e: { code?: string }) => e.code === '22003')
   })
 }
 
@@ -116,9 +131,12 @@ test('array parameter - the binary form is made for the values each type takes, 
   assert.ok(binaryArray(arrayParameter('timestamptz', [new Date(0), null])))
   assert.ok(binaryArray(arrayParameter('text', ['a', '', null])))
   assert.equal(binaryArray(arrayParameter('uuid', ['not-a-uuid'])), undefined)
-  assert.equal(binaryArray(arrayParameter('uuid', ['g47ac10b-58cc-4372-a567-0e02b2c3d479'])), undefined, 'a letter that is not hex')
-  assert.equal(binaryArray(arrayParameter('uuid', ['f47ac10b58cc-4372-a567-0e02b2c3d4790'])), undefined, 'a dash out of place')
-  assert.equal(binaryArray(arrayParameter('uuid', ['f47ac10b-58cc-4372-a567-0e02b2c3d47é'])), undefined, 'a character beyond ASCII')
+  assert.equal(binaryArray(arrayParameter('uuid', ['g47ac10b-58cc-4372-a567-0e02b2c3d479'])),
+    undefined, 'a letter that is not hex')
+  assert.equal(binaryArray(arrayParameter('uuid', ['f47ac10b58cc-4372-a567-0e02b2c3d4790'])),
+    undefined, 'a dash out of place')
+  assert.equal(binaryArray(arrayParameter('uuid', ['f47ac10b-58cc-4372-a567-0e02b2c3d47é'])),
+    undefined, 'a character beyond ASCII')
   assert.equal(binaryArray(arrayParameter('bigint', [1.5])), undefined)
   assert.equal(binaryArray(arrayParameter('bigint', ['12'])), undefined)
   assert.equal(binaryArray(arrayParameter('bigint', [2n ** 63n])), undefined, 'beyond a bigint')
@@ -144,7 +162,8 @@ test('array parameter - a uuid is written as its 16 bytes whatever its digits an
   texts.forEach((text, i) => {
     const at = 20 + i * 20
     assert.equal(encoded.readInt32BE(at), 16)
-    assert.deepEqual(encoded.subarray(at + 4, at + 20), Buffer.from(text.replaceAll('-', ''), 'hex'), text)
+    assert.deepEqual(encoded.subarray(at + 4, at + 20), Buffer.from(text.replaceAll('-', ''),
+      'hex'), text)
   })
   // One character that is not a hex digit, in any of the 32 places, refuses the whole column.
   const good = texts[0]!
@@ -152,7 +171,8 @@ test('array parameter - a uuid is written as its 16 bytes whatever its digits an
     if (good[i] === '-') continue
     for (const bad of ['g', 'G', '-', ' ', '/', ':', '@', '`', 'é', '\u0100']) {
       const text = good.slice(0, i) + bad + good.slice(i + 1)
-      assert.equal(binaryArray(arrayParameter('uuid', [good, text])), undefined, JSON.stringify(text))
+      assert.equal(binaryArray(arrayParameter('uuid', [good, text])), undefined,
+        JSON.stringify(text))
     }
   }
 })
@@ -165,21 +185,25 @@ test('array literal - unnestRows lines columns up row by row', async () => {
   ]
   const { rows: back } = await sql<{ id: string; name: string | null; n: string | null }>`
     select v.id::text as id, v.name, v.n::text as n from ${unnestRows(rows, [['id', 'uuid'], ['name', 'text'], ['n', 'bigint']])}`.execute(db)
-  assert.deepEqual(back, rows.map((r) => ({ id: r.id, name: r.name, n: r.n === null ? null : String(r.n) })))
+  assert.deepEqual(back,
+    rows.map((r) => ({ id: r.id, name: r.name, n: r.n === null ? null : String(r.n) })))
 })
 
 test('array literal - a column list used again reads its rows the same, through its compiled extractor', async () => {
-  const columns: Array<['id' | 'name' | 'n', PgType]> = [['id', 'uuid'], ['name', 'text'], ['n', 'bigint']]
+  const columns: Array<['id' | 'name' | 'n', PgType]> = [['id', 'uuid'], ['name', 'text'],
+    ['n', 'bigint']]
   const first = [
     { id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479', name: 'x', n: 1n },
     { id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479', name: null, n: null },
   ]
   const second = [
     { id: '11111111-1111-1111-1111-111111111111', name: 'y', n: 2n, extra: 'not a column' },
-    { id: '22222222-2222-2222-2222-222222222222', n: 3n } as { id: string; name?: string; n: bigint },
+    { id: '22222222-2222-2222-2222-222222222222', n: 3n } as {
+      id: string; name?: string; n: bigint },
     { id: '11111111-1111-1111-1111-111111111111', name: '', n: -4n },
   ]
-  const naive = (rows: object[]) => columns.map(([name]) => rows.map((row) => (row as Record<string, unknown>)[name]))
+  const naive = (rows: object[]) => columns.map(
+    ([name]) => rows.map((row) => (row as Record<string, unknown>)[name]))
   // The first use reads them plainly, the second and later through the compiled extractor.
   assert.deepEqual(columnValues(first, columns), naive(first))
   assert.deepEqual(columnValues(second, columns), naive(second))
@@ -188,7 +212,8 @@ test('array literal - a column list used again reads its rows the same, through 
   // A name that is not a plain identifier is read plainly, however often its list is used.
   const odd: Array<[string, PgType]> = [['odd-name', 'text'], ['id', 'uuid']]
   const oddRows = [{ 'odd-name': 'a', id: 'f47ac10b-58cc-4372-a567-0e02b2c3d479' }]
-  for (let i = 0; i < 3; i++) assert.deepEqual(columnValues(oddRows, odd), [['a'], ['f47ac10b-58cc-4372-a567-0e02b2c3d479']])
+  for (let i = 0; i < 3; i++) assert.deepEqual(columnValues(oddRows, odd),
+    [['a'], ['f47ac10b-58cc-4372-a567-0e02b2c3d479']])
   // And what the database reads back through the compiled path: a repeated uuid (copied
   // from the element before it in the binary format), a missing field as NULL.
   const { rows: back } = await sql<{ id: string; name: string | null; n: string | null }>`
@@ -209,7 +234,8 @@ test('array literal - a uuid equal to an earlier one of its column is written as
   assert.deepEqual(encoded.subarray(20), Buffer.concat(values.map(one)))
   // Equal text in another string object is still the same uuid.
   const copy = [...a].join('')
-  assert.deepEqual(binaryArray(arrayParameter('uuid', [a, copy])), binaryArray(arrayParameter('uuid', [a, a])))
+  assert.deepEqual(binaryArray(arrayParameter('uuid', [a, copy])),
+    binaryArray(arrayParameter('uuid', [a, a])))
 })
 
 test('array literal - where the process may not compile code, a column list used again is read the plain way', async () => {
@@ -223,7 +249,8 @@ test('array literal - where the process may not compile code, a column list used
     process.stdout.write(JSON.stringify(seen))`
   const { stdout } = await promisify(execFile)(
     process.execPath,
-    ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e', script],
+    ['--disallow-code-generation-from-strings', '--import', 'tsx', '--input-type=module', '-e',
+      script],
     { cwd: fileURLToPath(new URL('../..', import.meta.url)) },
   )
   assert.deepEqual(JSON.parse(stdout), Array(3).fill('[["a","b"],[1,2]]'))

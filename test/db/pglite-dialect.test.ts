@@ -27,13 +27,15 @@ test('pglite dialect - concurrent transactions that pause between read and write
     await Promise.all(
       Array.from({ length: 20 }, () =>
         db.transaction().execute(async (trx) => {
-          const { n } = await trx.selectFrom('counters').select('n').where('id', '=', 1).executeTakeFirstOrThrow()
+          const { n } = await trx.selectFrom('counters').select('n').where('id', '=', 1)
+            .executeTakeFirstOrThrow()
           await sleep(1) // other callers run meanwhile; none may step into this transaction
           await trx.updateTable('counters').set({ n: n + 1 }).where('id', '=', 1).execute()
         }),
       ),
     )
-    const { n } = await db.selectFrom('counters').select('n').where('id', '=', 1).executeTakeFirstOrThrow()
+    const { n } = await db.selectFrom('counters').select('n').where('id', '=', 1)
+      .executeTakeFirstOrThrow()
     assert.equal(n, 20, 'no increment was lost')
   } finally {
     await db.destroy()
@@ -57,10 +59,13 @@ test('pglite dialect - a transaction that throws is rolled back, and one whose s
       }),
       (error: { code?: string }) => error.code === '23505',
     )
-    const { n } = await db.selectFrom('counters').select('n').where('id', '=', 1).executeTakeFirstOrThrow()
+    const { n } = await db.selectFrom('counters').select('n').where('id', '=', 1)
+      .executeTakeFirstOrThrow()
     assert.equal(n, 0, 'neither change was kept')
-    await db.transaction().execute((trx) => trx.updateTable('counters').set({ n: 1 }).where('id', '=', 1).execute())
-    assert.equal((await db.selectFrom('counters').select('n').executeTakeFirstOrThrow()).n, 1, 'the connection serves the next transaction')
+    await db.transaction().execute((trx) => trx.updateTable('counters').set({ n: 1 }).where('id',
+      '=', 1).execute())
+    assert.equal((await db.selectFrom('counters').select('n').executeTakeFirstOrThrow()).n, 1,
+      'the connection serves the next transaction')
   } finally {
     await db.destroy()
   }

@@ -40,7 +40,8 @@ if (storage === 'postgres') {
   url.pathname = `/${name}`
   const open: Kysely<any>[] = []
 
-  const admin = async <T>(connectionString: string, work: (client: pg.Client) => Promise<T>): Promise<T> => {
+  const admin = async <T>(connectionString: string,
+      work: (client: pg.Client) => Promise<T>): Promise<T> => {
     const client = new pg.Client({ connectionString })
     await client.connect()
     try {
@@ -52,7 +53,10 @@ if (storage === 'postgres') {
 
   /** A Kysely on the throwaway database through preparingPool, as openDatabase builds it. */
   const database = (): Kysely<any> => {
-    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: preparingPool(new pg.Pool({ connectionString: url.toString(), max: 2, pipeline: true })) }) })
+    const db =
+      new Kysely<any>(
+      { dialect: new PostgresDialect({ pool: preparingPool(
+      new pg.Pool({ connectionString: url.toString(), max: 2, pipeline: true })) }) })
     open.push(db)
     return db
   }
@@ -94,7 +98,8 @@ if (storage === 'postgres') {
         const mine = rows.filter((row) => row.statement === text)
         assert.equal(mine.length, 1, `prepared once on this connection: ${JSON.stringify(rows)}`)
         assert.match(mine[0]!.name, /^bank_\d+$/)
-        assert.equal(mine[0]!.from_sql, false, 'prepared through the protocol, not by a PREPARE statement')
+        assert.equal(mine[0]!.from_sql, false,
+          'prepared through the protocol, not by a PREPARE statement')
         assert.equal(mine[0]!.runs, 2, 'both runs used the one prepared statement')
         assert.deepEqual(
           rows.filter((row) => row.statement.includes('unmarked_probe')),
@@ -110,7 +115,8 @@ if (storage === 'postgres') {
       // Two connections held at once, so that they are two different ones.
       db.connection().execute((first) =>
         db.connection().execute(async (second) => {
-          assert.notEqual(await backendPid(first), await backendPid(second), 'two server connections')
+          assert.notEqual(await backendPid(first), await backendPid(second),
+            'two server connections')
           const a = prepared(sql<{ a: number }>`select ${1}::int as a_probe`)
           const b = prepared(sql<{ b: number }>`select ${1}::int as b_probe`)
           // In opposite orders: names handed out per connection would differ between the two.
@@ -128,8 +134,10 @@ if (storage === 'postgres') {
           const onFirst = await preparedOn(first)
           const onSecond = await preparedOn(second)
           assert.notEqual(nameOf(onFirst, a), nameOf(onFirst, b), 'one name per text')
-          assert.equal(nameOf(onSecond, a), nameOf(onFirst, a), 'the first text keeps its name on the other connection')
-          assert.equal(nameOf(onSecond, b), nameOf(onFirst, b), 'the second text keeps its name on the other connection')
+          assert.equal(nameOf(onSecond, a), nameOf(onFirst, a),
+            'the first text keeps its name on the other connection')
+          assert.equal(nameOf(onSecond, b), nameOf(onFirst, b),
+            'the second text keeps its name on the other connection')
         }),
       ),
     )
@@ -147,7 +155,8 @@ if (storage === 'postgres') {
         // Each run of the marked insert brings other rows, and more or fewer of them.
         assert.deepEqual((await prepared(insert(items(1, 2, 3))).execute(c)).rows, items(1, 2, 3))
         assert.deepEqual((await prepared(insert(items(4))).execute(c)).rows, items(4))
-        assert.deepEqual((await prepared(insert(items(5, 6, 7, 8, 9))).execute(c)).rows, items(5, 6, 7, 8, 9))
+        assert.deepEqual((await prepared(insert(items(5, 6, 7, 8, 9))).execute(c)).rows,
+          items(5, 6, 7, 8, 9))
         assert.deepEqual((await insert(items(10, 11)).execute(c)).rows, items(10, 11), 'unmarked')
 
         // Past PostgreSQL's first five (custom) plans of the select, each run with other ids.
@@ -155,12 +164,14 @@ if (storage === 'postgres') {
         for (const ids of runs) {
           const marked = (await prepared(select(ids)).execute(c)).rows
           assert.deepEqual(marked, (await select(ids).execute(c)).rows, `ids ${ids}: as unmarked`)
-          assert.deepEqual(marked, items(...ids.filter((id) => id <= 11).sort((x, y) => x - y)), `ids ${ids}: the rows asked for`)
+          assert.deepEqual(marked, items(...ids.filter((id) => id <= 11).sort((x, y) => x - y)),
+            `ids ${ids}: the rows asked for`)
         }
 
         // These were prepared statements, run again and again, not unnamed ones.
         const rows = await preparedOn(c)
-        const runsOf = (statement: RawBuilder<unknown>) => rows.find((row) => row.statement === statement.compile(db).sql)?.runs
+        const runsOf = (statement: RawBuilder<unknown>) => rows.find(
+          (row) => row.statement === statement.compile(db).sql)?.runs
         assert.equal(runsOf(prepared(insert(items(1)))), 3)
         assert.equal(runsOf(prepared(select([1]))), runs.length)
       }),
@@ -192,7 +203,8 @@ if (storage === 'postgres') {
         await sql`insert into items values (120, 'a')`.execute(trx)
         const { rows } = await thenCommit(prepared(sql<{ id: number }>`insert into items values (121, 'b') returning id`)).execute(trx)
         assert.deepEqual(rows, [{ id: 121 }])
-        // Committed with that statement: another connection sees both rows before the transaction's callback returns.
+        // Committed with that statement: another connection sees both rows before the transaction's
+        // callback returns.
         assert.deepEqual(await committed([120, 121]), [120, 121])
       })
       assert.deepEqual(await committed([120, 121]), [120, 121])
@@ -267,8 +279,12 @@ if (storage === 'postgres') {
     })
   })
 
-  /** A transaction in `own`'s lane behind `follow`: its backend's pid, after inserting `id` with its commit sent behind. */
-  const laneWrite = (db: Kysely<any>, own: Lane, follow: Lane | undefined, id: number, label = 'lane') =>
+  /**
+   * A transaction in `own`'s lane behind `follow`: its backend's pid, after inserting `id` with its
+   * commit sent behind.
+   */
+  const laneWrite = (db: Kysely<any>, own: Lane, follow: Lane | undefined, id: number,
+    label = 'lane') =>
     inLane(own, follow, () =>
       db.transaction().execute(async (trx) => {
         const pid = await backendPid(trx)
@@ -279,7 +295,8 @@ if (storage === 'postgres') {
 
   test('lanes - a transaction that follows one whose commit is on the wire runs behind it on its connection; both commit', async () => {
     await withDatabase(async (db) => {
-      // Kysely asks for connections in the turn a transaction starts once it is initialized (its first query).
+      // Kysely asks for connections in the turn a transaction starts once it is initialized (its
+      // first query).
       await sql`select 1`.execute(db)
       const first = new Lane()
       const second = new Lane()
@@ -288,8 +305,10 @@ if (storage === 'postgres') {
       const [pidAhead, pidBehind] = await Promise.all([ahead, behind])
       assert.equal(pidBehind, pidAhead, 'the follower ran on the connection of the one it followed')
       assert.deepEqual(await committed([150, 151]), [150, 151])
-      // Each lane's connection went back to the pool once both were done: the pool (max 2) serves two more at once.
-      await db.connection().execute((a) => db.connection().execute(async (b) => assert.notEqual(await backendPid(a), await backendPid(b))))
+      // Each lane's connection went back to the pool once both were done: the pool (max 2) serves
+      // two more at once.
+      await db.connection().execute((a) => db.connection().execute(
+        async (b) => assert.notEqual(await backendPid(a), await backendPid(b))))
     })
   })
 
@@ -321,7 +340,8 @@ if (storage === 'postgres') {
       assert.equal(failed.status, 'rejected')
       assert.match(String((failed as PromiseRejectedResult).reason), /duplicate key/)
       assert.equal(pidBehind.status, 'fulfilled')
-      assert.deepEqual(await committed([160, 161, 162, 163]), [160, 162, 163], 'the failed transaction left nothing; the follower committed whole')
+      assert.deepEqual(await committed([160, 161, 162, 163]), [160, 162, 163],
+        'the failed transaction left nothing; the follower committed whole')
       const open = await admin(adminUrl, async (client) =>
         (await client.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1 and state like 'idle in transaction%'`, [name])).rows[0]!.n,
       )
@@ -334,7 +354,8 @@ if (storage === 'postgres') {
       await sql`select 1`.execute(db)
       const done = new Lane()
       await laneWrite(db, done, undefined, 170)
-      // The first is over: its connection is back in the pool, and the follower is not behind anything.
+      // The first is over: its connection is back in the pool, and the follower is not behind
+      // anything.
       assert.equal(typeof (await laneWrite(db, new Lane(), done, 171)), 'number')
       // A transaction that commits the usual way (no thenCommit) is followed only once it is over.
       const plain = new Lane()
@@ -348,7 +369,8 @@ if (storage === 'postgres') {
       )
       const behind = inLane(new Lane(), plain, async () => {
         const result = await db.transaction().execute(async (trx) => {
-          assert.equal(finished, true, 'the follower started only once the transaction it followed was over')
+          assert.equal(finished, true,
+            'the follower started only once the transaction it followed was over')
           return (await sql<{ id: number }>`select id from items where id = 172`.execute(trx)).rows
         })
         return result
@@ -375,8 +397,10 @@ if (storage === 'pglite') {
         { id: 1, label: 'a' },
         { id: 2, label: 'b' },
       ])
-      assert.deepEqual((await pairs([7], ['z']).execute(handle.db)).rows, [{ id: 7, label: 'z' }], 'the second run with its own values')
-      assert.ok(pairs([], []).compile(handle.db).sql.startsWith('/* prepared */ '), 'the statement sent was the marked one')
+      assert.deepEqual((await pairs([7], ['z']).execute(handle.db)).rows, [{ id: 7, label: 'z' }],
+        'the second run with its own values')
+      assert.ok(pairs([], []).compile(handle.db).sql.startsWith('/* prepared */ '),
+        'the statement sent was the marked one')
     } finally {
       await handle.close()
       await pglite.close()

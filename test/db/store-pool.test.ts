@@ -31,7 +31,8 @@ async function leaveMarks(run: Run): Promise<string> {
 async function assertAsTemplate(run: Run, firstAccountNumber: string): Promise<void> {
   assert.equal((await run('select count(*)::int as n from partners'))[0]!.n, 0, 'tables are emptied')
   assert.equal((await run('select offset_ms::int as n from sandbox_clock'))[0]!.n, 0, 'the row the migrations seeded is back as it was')
-  assert.equal(await nextAccountNumber(run), firstAccountNumber, 'sequences start where the template had them')
+  assert.equal(await nextAccountNumber(run), firstAccountNumber,
+    'sequences start where the template had them')
   assert.notEqual((await run(`select current_setting('TimeZone') as z`))[0]!.z, 'Africa/Johannesburg', 'settings are reset')
 }
 
@@ -45,7 +46,8 @@ test('store pool - a reused PGlite comes back as the template left it: tables, s
   const b = await leasePglite()
   try {
     assert.equal(b.store, a.store, 'the second lease got the store the first gave back')
-    await assertAsTemplate(async (text) => (await b.store.query<Record<string, unknown>>(text)).rows, first)
+    await assertAsTemplate(async (text) => (await b.store.query<Record<string,
+      unknown>>(text)).rows, first)
   } finally {
     await b.release()
   }

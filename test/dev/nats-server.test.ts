@@ -8,7 +8,8 @@ import { canConnect, natsAnswers } from '../../dev/nats-server.ts'
 // after the limit must get "no" and be left no socket: through nats.js's connect() with a
 // timeout, the socket stayed open and kept the test process alive after its last file.
 
-const info = 'INFO {"server_id":"slow","version":"2.10.0","proto":1,"headers":true,"max_payload":1048576}\r\n'
+const info =
+  'INFO {"server_id":"slow","version":"2.10.0","proto":1,"headers":true,"max_payload":1048576}\r\n'
 
 test('nats-server - a server that greets after the time limit is not answering, and keeps no socket of ours', async () => {
   const server = net.createServer((socket) => {
@@ -23,7 +24,8 @@ test('nats-server - a server that greets after the time limit is not answering, 
     assert.equal(await canConnect(url, 100), false)
     // Past the greeting: a socket left open would have had it, and stay connected.
     await new Promise((resolve) => setTimeout(resolve, 500))
-    const open = await new Promise<number>((resolve, reject) => server.getConnections((error, n) => (error ? reject(error) : resolve(n))))
+    const open = await new Promise<number>((resolve, reject) => server.getConnections(
+      (error, n) => (error ? reject(error) : resolve(n))))
     assert.equal(open, 0)
   } finally {
     server.close()

@@ -46,7 +46,8 @@ test('asyncapi - every subject of the endpoint table is a channel address, with 
     const reply = operation.reply()
     assert.ok(reply, `${op.name} has no reply`)
     assert.equal(reply.channel()?.address(), null, `${op.name} must reply on the requester's inbox`)
-    assert.deepEqual(reply.messages().all().map((m) => m.name()).sort(), ['ErrorReply', `${op.name}_reply`])
+    assert.deepEqual(reply.messages().all().map((m) => m.name()).sort(),
+      ['ErrorReply', `${op.name}_reply`])
   }
   assert.equal(document.operations().all().length, allOperations().length)
 })
@@ -55,7 +56,8 @@ test('asyncapi - a placeholder in a subject becomes a channel parameter', () => 
   for (const op of allOperations()) {
     const address = channelAddress(op)
     assert.ok(!address.includes('<'), `${address} still has a <placeholder>`)
-    if (op.permission === 'operator') assert.ok(!address.includes('{'), `${address}: operator subjects have no parameter`)
+    if (op.permission === 'operator') assert.ok(!address.includes('{'),
+      `${address}: operator subjects have no parameter`)
     else assert.match(address, /\{(partner_id|entity_id)\}/)
   }
 })

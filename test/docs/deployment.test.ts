@@ -25,14 +25,16 @@ type Service = {
 }
 
 test('deployment - compose.yaml runs PostgreSQL, NATS with JetStream and two bank instances on them', () => {
-  const compose = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, Service> }
+  const compose = parse(read('compose.yaml'), { merge: true }) as { services: Record<string,
+    Service> }
   const { postgres, nats, 'nats-init': natsInit, ...rest } = compose.services
   assert.match(postgres?.image ?? '', /^postgres:/)
   assert.match(nats?.image ?? '', /^nats:/)
   // NATS runs the configuration `bank nats init` writes (which turns JetStream on, for the
   // document dropboxes), and starts only once that has been written.
   assert.equal(natsInit?.build, '.', 'nats-init runs the bank\'s image')
-  assert.deepEqual(natsInit?.command?.slice(0, 6), ['node', 'bin/bank.js', 'nats', 'init', '--dir', '/nats'])
+  assert.deepEqual(natsInit?.command?.slice(0, 6), ['node', 'bin/bank.js', 'nats', 'init', '--dir',
+    '/nats'])
   assert.deepEqual(nats?.command, ['-c', '/nats/nats-server.conf'])
   assert.equal(nats?.depends_on?.['nats-init']?.condition, 'service_completed_successfully')
   const banks = Object.entries(rest)
@@ -41,23 +43,27 @@ test('deployment - compose.yaml runs PostgreSQL, NATS with JetStream and two ban
     assert.equal(bank.build, '.', `${name} is built from the Dockerfile`)
     assert.deepEqual(Object.keys(bank.depends_on ?? {}).sort(), ['nats', 'postgres'])
     const env = bank.environment ?? {}
-    for (const key of Object.keys(env)) assert.ok(known.has(key), `${name} sets ${key}, which the bank does not read`)
+    for (const key of Object.keys(env)) assert.ok(known.has(key),
+      `${name} sets ${key}, which the bank does not read`)
     assert.equal(new URL(env.DATABASE_URL!).hostname, 'postgres')
     assert.equal(new URL(env.NATS_URL!).hostname, 'nats')
     assert.equal(new URL(env.NATS_URL!).protocol, 'tls:')
     // The bank logs in with what nats-init wrote, from the same volume, read-only.
     assert.equal(env.NATS_CREDS, '/nats/bank.creds')
     assert.equal(env.NATS_TLS_CA, '/nats/ca.pem')
-    assert.ok(bank.volumes?.includes('nats-config:/nats:ro'), `${name} mounts nats-init's files read-only`)
+    assert.ok(bank.volumes?.includes('nats-config:/nats:ro'),
+      `${name} mounts nats-init's files read-only`)
     assert.ok(natsInit?.volumes?.includes('nats-config:/nats'))
     assert.ok(env.BANK_SECRETS_KEY, 'instances share one secrets key')
     // Every value the bank would read parses (the secrets key is the operator's own; the
     // files nats-init writes do not exist here, so any existing file stands in for them).
-    const config = loadConfig({ ...env, NATS_CREDS: thisFile, NATS_TLS_CA: thisFile, BANK_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') })
+    const config = loadConfig({ ...env, NATS_CREDS: thisFile, NATS_TLS_CA: thisFile,
+      BANK_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') })
     assert.equal(config.sandbox, false, 'compose runs production')
     assert.deepEqual(config.metrics, { host: '0.0.0.0', port: 9464 })
   }
-  assert.deepEqual(banks[0]![1].environment, banks[1]![1].environment, 'the instances are configured alike (one queue group, one store)')
+  assert.deepEqual(banks[0]![1].environment, banks[1]![1].environment,
+    'the instances are configured alike (one queue group, one store)')
 })
 
 test('deployment - the Dockerfile and the systemd unit start node on the compiled dist/main.js directly', () => {
@@ -68,12 +74,14 @@ test('deployment - the Dockerfile and the systemd unit start node on the compile
   // dist/ is built in a build stage (scripts/build.mjs, the service without the dev entry).
   assert.match(dockerfile, /^RUN node scripts\/build.mjs --production$/m)
   assert.match(dockerfile, /^COPY --from=build \/app\/dist \.\/dist$/m)
-  // compose.yaml's nats-init runs `bank nats init` in this image, which makes the TLS files with openssl.
+  // compose.yaml's nats-init runs `bank nats init` in this image, which makes the TLS files with
+  // openssl.
   assert.match(dockerfile, /apt-get install [^\n]*\bopenssl\b/)
   const unit = read('deploy/partner-bank.service')
   assert.match(unit, /^ExecStart=\/usr\/bin\/node --max-semi-space-size=64 dist\/main\.js$/m)
   assert.match(unit, /^KillSignal=SIGTERM$/m)
   for (const [, key] of unit.matchAll(/^Environment=([A-Z_]+)=/gm)) {
-    assert.ok(key === 'NODE_ENV' || known.has(key!), `the unit sets ${key}, which the bank does not read`)
+    assert.ok(key === 'NODE_ENV' || known.has(key!),
+      `the unit sets ${key}, which the bank does not read`)
   }
 })

@@ -58,6 +58,7 @@ test('docs - the wire conventions list exactly the error types of the error tabl
     }
   }
   assert.deepEqual(pending, [], `types without a code: ${pending.join(', ')}`)
-  const table = Object.fromEntries(Object.entries(errorTypes).map(([type, { code }]) => [type, code]))
+  const table =
+    Object.fromEntries(Object.entries(errorTypes).map(([type, { code }]) => [type, code]))
   assert.deepEqual(listed, table)
 })

@@ -21,13 +21,16 @@ test('sdk-methods - every subject has one row, naming its SDK method, and an ops
   for (const entry of entries) {
     const row = rows.find((line) => line.startsWith(`| \`${entry.operation.subject}\` |`))
     assert.ok(row, `no row for ${entry.operation.subject}`)
-    assert.ok(row.includes(`\`client.${entry.sdkGroup}.${entry.sdkMethod}\``), `${entry.operation.subject}: method missing`)
+    assert.ok(row.includes(`\`client.${entry.sdkGroup}.${entry.sdkMethod}\``),
+      `${entry.operation.subject}: method missing`)
     if (entry.client === 'operator') {
       const command = commands.find((c) => c.operation === entry.operation)
       assert.ok(command, `no CLI command for ${entry.operation.subject}`)
-      assert.ok(row.includes(`\`bank ${command.words}\``), `${entry.operation.subject}: CLI command missing`)
+      assert.ok(row.includes(`\`bank ${command.words}\``),
+        `${entry.operation.subject}: CLI command missing`)
     } else {
-      assert.ok(row.includes(`\`${entry.operation.permission}\``), `${entry.operation.subject}: permission missing`)
+      assert.ok(row.includes(`\`${entry.operation.permission}\``),
+        `${entry.operation.subject}: permission missing`)
     }
   }
 })

@@ -27,17 +27,20 @@ const fullAddress = {
   country: 'ZAF',
 }
 
-const addressOf = async (entityId: string) => (await p.client.entities.getAddress({ entity_id: entityId })).address
+const addressOf = async (entityId: string) => (await p.client.entities.getAddress(
+  { entity_id: entityId })).address
 
 test('entities - update_address returns an empty object and get_address shows the address', async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  assert.deepEqual(await p.client.entities.getAddress({ entity_id: id }), { entity_id: id, address: null })
+  assert.deepEqual(await p.client.entities.getAddress({ entity_id: id }),
+    { entity_id: id, address: null })
   const infoBefore = await p.client.entities.info({ entity_id: id })
 
   const reply = await p.client.entities.updateAddress({ entity_id: id, ...fullAddress })
   assert.deepEqual(reply, {})
 
-  assert.deepEqual(await p.client.entities.getAddress({ entity_id: id }), { entity_id: id, address: fullAddress })
+  assert.deepEqual(await p.client.entities.getAddress({ entity_id: id }),
+    { entity_id: id, address: fullAddress })
   // Info carries no address, before or after, and the rest of the entity is unchanged.
   const info = await p.client.entities.info({ entity_id: id })
   assert.equal('address' in info, false)
@@ -55,9 +58,11 @@ test('entities - update_address on a personal entity shows in get_address, not i
 })
 
 test('entities - an address given at create is stored as the entity address', async () => {
-  const business = await p.client.entities.create({ ...businessEntity(), address: { address_line_1: '5 Dock Road', city: 'Cape Town', postcode: '8001' } })
+  const business = await p.client.entities.create({ ...businessEntity(),
+    address: { address_line_1: '5 Dock Road', city: 'Cape Town', postcode: '8001' } })
   assert.deepEqual(await addressOf(business.id), {
-    address_line_1: '5 Dock Road', address_line_2: '', city: 'Cape Town', state: '', postcode: '8001', country: '',
+    address_line_1: '5 Dock Road', address_line_2: '', city: 'Cape Town', state: '',
+      postcode: '8001', country: '',
   })
   const person = await p.client.entities.create({ ...personalEntity(), address: fullAddress })
   assert.deepEqual(await addressOf(person.id), fullAddress)
@@ -90,7 +95,8 @@ test('entities - update_address with only address_line_1 gives empty strings for
 test('entities - update_address replaces the whole address', async () => {
   const { id } = await p.client.entities.create(businessEntity())
   await p.client.entities.updateAddress({ entity_id: id, ...fullAddress })
-  await p.client.entities.updateAddress({ entity_id: id, address_line_1: '99 New Street', city: 'Durban' })
+  await p.client.entities.updateAddress({ entity_id: id, address_line_1: '99 New Street',
+    city: 'Durban' })
   assert.deepEqual((await addressOf(id)), {
     address_line_1: '99 New Street',
     address_line_2: '',
@@ -123,7 +129,8 @@ test('entities - update_address trims and accepts values at their limits', async
 })
 
 test('entities - update_address on the root entity works', async () => {
-  await p.client.entities.updateAddress({ entity_id: p.rootEntityId, address_line_1: 'Head Office' })
+  await p.client.entities.updateAddress(
+    { entity_id: p.rootEntityId, address_line_1: 'Head Office' })
   assert.equal((await addressOf(p.rootEntityId))?.address_line_1, 'Head Office')
 })
 
@@ -134,7 +141,8 @@ const refusals: Array<[string, Record<string, unknown>, string]> = [
   ['with an empty address_line_1', { address_line_1: '  ' }, 'address_line_1'],
   ['with address_line_1 as a number', { address_line_1: 12 }, 'address_line_1'],
   ['with address_line_1 too long', { address_line_1: 'A'.repeat(201) }, 'address_line_1'],
-  ['with address_line_2 too long', { address_line_1: 'x', address_line_2: 'B'.repeat(201) }, 'address_line_2'],
+  ['with address_line_2 too long', { address_line_1: 'x', address_line_2: 'B'.repeat(201) },
+    'address_line_2'],
   ['with city as a list', { address_line_1: 'x', city: ['Cape Town'] }, 'city'],
   ['with state as a number', { address_line_1: 'x', state: 3 }, 'state'],
   ['with postcode too long', { address_line_1: 'x', postcode: 'P'.repeat(21) }, 'postcode'],
@@ -146,7 +154,8 @@ for (const [label, fields, field] of refusals) {
   test(`entities - update_address ${label} is 400`, async () => {
     const { id } = await p.client.entities.create(businessEntity())
     await p.client.entities.updateAddress({ entity_id: id, ...fullAddress })
-    const error = await expectApiError(p.client.entities.updateAddress({ entity_id: id, ...fields } as never))
+    const error =
+      await expectApiError(p.client.entities.updateAddress({ entity_id: id, ...fields } as never))
     assert.equal(error.code, 400)
     assert.equal(error.type, 'invalid_request')
     assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field), [field])
@@ -155,16 +164,19 @@ for (const [label, fields, field] of refusals) {
 }
 
 test('entities - update_address without entity_id or with a bad one is 400', async () => {
-  const missing = await expectApiError(p.client.entities.updateAddress({ address_line_1: 'x' } as never))
+  const missing =
+    await expectApiError(p.client.entities.updateAddress({ address_line_1: 'x' } as never))
   assert.equal(missing.code, 400)
   assert.deepEqual((missing.details as FieldIssue[]).map((d) => d.field), ['entity_id'])
-  const bad = await expectApiError(p.client.entities.updateAddress({ entity_id: 'not-a-uuid', address_line_1: 'x' }))
+  const bad = await expectApiError(p.client.entities.updateAddress(
+    { entity_id: 'not-a-uuid', address_line_1: 'x' }))
   assert.equal(bad.code, 400)
   assert.deepEqual((bad.details as FieldIssue[]).map((d) => d.field), ['entity_id'])
 })
 
 test('entities - update_address of an unknown entity is 404', async () => {
-  const error = await expectApiError(p.client.entities.updateAddress({ entity_id: randomUUID(), address_line_1: 'x' }))
+  const error = await expectApiError(p.client.entities.updateAddress(
+    { entity_id: randomUUID(), address_line_1: 'x' }))
   assert.equal(error.code, 404)
   assert.equal(error.type, 'not_found')
 })
@@ -173,10 +185,12 @@ test('entities - update_address with a malformed body is 400 and changes nothing
   const { id } = await p.client.entities.create(businessEntity())
   await p.client.entities.updateAddress({ entity_id: id, ...fullAddress })
   const subject = `svc.entity.${p.partnerId}.update_address`
-  const broken = await rawRequest(tb, subject, `{"entity_id":"${id}","address_line_1":`, { token: p.token })
+  const broken = await rawRequest(tb, subject, `{"entity_id":"${id}","address_line_1":`,
+    { token: p.token })
   assert.equal(broken.code, 400)
   assert.equal(broken.body.error.type, 'invalid_json')
-  const array = await rawRequest(tb, subject, JSON.stringify([{ entity_id: id, address_line_1: 'x' }]), { token: p.token })
+  const array = await rawRequest(tb, subject,
+    JSON.stringify([{ entity_id: id, address_line_1: 'x' }]), { token: p.token })
   assert.equal(array.code, 400)
   assert.deepEqual((await addressOf(id)), fullAddress)
 })

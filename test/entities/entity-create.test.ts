@@ -24,7 +24,8 @@ function tick(): string {
 
 test('entities - create business returns id and info has every business field', async () => {
   const at = tick()
-  const request = businessEntity({ name: 'Karoo Logistics (Pty) Ltd', trading_name: 'Karoo Freight', email: 'ops@karoo.example' })
+  const request = businessEntity({ name: 'Karoo Logistics (Pty) Ltd', trading_name: 'Karoo Freight',
+    email: 'ops@karoo.example' })
   const created = await p.client.entities.create(request)
   assert.deepEqual(Object.keys(created), ['id'])
   assert.match(created.id, uuidPattern)
@@ -107,16 +108,20 @@ test('entities - personal info without the optional fields gives empty strings',
 })
 
 test('entities - personal name is generated from first and last name when omitted', async () => {
-  const omitted = await p.client.entities.create(numberedPersonalEntity({ first_name: 'Lerato', last_name: 'Mokoena' }))
+  const omitted = await p.client.entities.create(
+    numberedPersonalEntity({ first_name: 'Lerato', last_name: 'Mokoena' }))
   assert.equal((await p.client.entities.info({ entity_id: omitted.id })).name, 'Lerato Mokoena')
 
-  const given = await p.client.entities.create(numberedPersonalEntity({ first_name: 'Lerato', last_name: 'Mokoena', name: 'Dr L. Mokoena' }))
+  const given = await p.client.entities.create(
+    numberedPersonalEntity({ first_name: 'Lerato', last_name: 'Mokoena', name: 'Dr L. Mokoena' }))
   assert.equal((await p.client.entities.info({ entity_id: given.id })).name, 'Dr L. Mokoena')
 })
 
 test('entities - string fields are stored trimmed; a tab is a control character and refused', async () => {
-  await expectRefusal(p.client.entities.create(businessEntity({ trading_name: '\tTrim ' })), 400, 'trading_name')
-  const { id } = await p.client.entities.create(businessEntity({ name: '  Trim Co  ', trading_name: ' Trim ', email: ' a@trim.example ' }))
+  await expectRefusal(p.client.entities.create(businessEntity({ trading_name: '\tTrim ' })), 400,
+    'trading_name')
+  const { id } = await p.client.entities.create(
+    businessEntity({ name: '  Trim Co  ', trading_name: ' Trim ', email: ' a@trim.example ' }))
   const info = await p.client.entities.info({ entity_id: id })
   assert.equal(info.name, 'Trim Co')
   assert.equal(info.entity_type === 'business' && info.trading_name, 'Trim')
@@ -127,7 +132,8 @@ test('entities - list items carry capitalised type and blanks for the other type
   const businessAt = tick()
   const reg = registrationNumber()
   const business = await p.client.entities.create(
-    businessEntity({ name: 'Listed Ltd', trading_name: 'Listed', registration_number: reg, email: 'list@biz.example', tax_number: '9123456789' }),
+    businessEntity({ name: 'Listed Ltd', trading_name: 'Listed', registration_number: reg,
+      email: 'list@biz.example', tax_number: '9123456789' }),
   )
   const personalAt = tick()
   const idNumber = saIdNumber('920304')
@@ -300,7 +306,8 @@ test('entities - create business without tax_number and with one', async () => {
 test('entities - passport id_number in any alphanumeric format is accepted', async () => {
   for (const idNumber of ['A12345678', 'ab12CD34', 'PASSPORT', '12345', '1234567890123']) {
     const { id } = await p.client.entities.create(
-      personalEntity({ id_type: 'Passport', id_number: idNumber, id_issue_expiry_date: '2030-01-01T00:00:00Z' }),
+      personalEntity({ id_type: 'Passport', id_number: idNumber,
+        id_issue_expiry_date: '2030-01-01T00:00:00Z' }),
     )
     const info = await p.client.entities.info({ entity_id: id })
     assert.equal(info.entity_type === 'personal' && info.id_type, 'Passport')
@@ -310,7 +317,8 @@ test('entities - passport id_number in any alphanumeric format is accepted', asy
 
 test('entities - national id_number born on 29 February of a leap year is accepted', async () => {
   const idNumber = saIdNumber('000229')
-  const { id } = await p.client.entities.create(personalEntity({ id_number: idNumber, date_of_birth: '2000-02-29T00:00:00Z' }))
+  const { id } = await p.client.entities.create(
+    personalEntity({ id_number: idNumber, date_of_birth: '2000-02-29T00:00:00Z' }))
   const info = await p.client.entities.info({ entity_id: id })
   assert.equal(info.entity_type === 'personal' && info.id_number, idNumber)
 })
@@ -320,7 +328,8 @@ test('entities - strings at their length limit are accepted', async () => {
   const trading = 'T'.repeat(200)
   const email = `${'e'.repeat(242)}@example.com`
   assert.equal(email.length, 254)
-  const business = await p.client.entities.create(businessEntity({ name, trading_name: trading, email, tax_number: '9'.repeat(30) }))
+  const business = await p.client.entities.create(
+    businessEntity({ name, trading_name: trading, email, tax_number: '9'.repeat(30) }))
   const info = await p.client.entities.info({ entity_id: business.id })
   assert.equal(info.name, name)
   assert.equal(info.entity_type === 'business' && info.trading_name, trading)
@@ -365,14 +374,18 @@ test('entities - timestamps keep milliseconds and the earliest allowed year roun
 
 test('entities - date_of_birth and id_issue_date of today are accepted', async () => {
   const now = tb.clock.now().toISOString()
-  const { id } = await p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: 'TODAY1', date_of_birth: now, id_issue_date: now }))
+  const { id } = await p.client.entities.create(personalEntity(
+    { id_type: 'Passport', id_number: 'TODAY1', date_of_birth: now, id_issue_date: now }))
   const info = await p.client.entities.info({ entity_id: id })
-  assert.equal(info.entity_type === 'personal' && info.date_of_birth, formatTimestamp(tb.clock.now()))
+  assert.equal(info.entity_type === 'personal' && info.date_of_birth,
+    formatTimestamp(tb.clock.now()))
 })
 
 test('entities - tax_number and purpose are stored with the entity (operators see them)', async () => {
-  const business = await p.client.entities.create({ ...businessEntity(), tax_number: '9012345678', purpose: 'freight payments' })
-  const person = await p.client.entities.create({ ...personalEntity(), purpose: 'personal', trading_name: 'Ignored For A Person' })
+  const business = await p.client.entities.create({ ...businessEntity(), tax_number: '9012345678',
+    purpose: 'freight payments' })
+  const person = await p.client.entities.create({ ...personalEntity(), purpose: 'personal',
+    trading_name: 'Ignored For A Person' })
   const { entities } = await tb.operator.entities.list({ partner_id: p.partnerId })
   const byId = new Map(entities.map((e) => [e.id, e]))
   assert.equal(byId.get(business.id)?.tax_number, '9012345678')

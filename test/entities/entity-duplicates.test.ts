@@ -19,7 +19,8 @@ before(async () => {
 })
 
 async function snapshot(partner: TestPartner) {
-  return { entities: await partner.client.entities.list(), users: await partner.client.users.list() }
+  return { entities: await partner.client.entities.list(),
+    users: await partner.client.users.list() }
 }
 
 test('entities - duplicate registration_number within a partner is 409', async () => {
@@ -27,7 +28,8 @@ test('entities - duplicate registration_number within a partner is 409', async (
   await p.client.entities.create(businessEntity({ registration_number: reg }))
   const before = await snapshot(p)
 
-  const error = await expectApiError(p.client.entities.create(businessEntity({ registration_number: reg, name: 'Other Name Ltd' })))
+  const error = await expectApiError(
+    p.client.entities.create(businessEntity({ registration_number: reg, name: 'Other Name Ltd' })))
   assert.equal(error.code, 409)
   assert.equal(error.type, 'conflict')
   assert.deepEqual(error.details, [{ field: 'registration_number', message: 'already exists' }])
@@ -39,7 +41,8 @@ test("entities - the root entity's registration_number is taken within its partn
   const root = entities.find((e) => e.id === p.rootEntityId)
   assert.ok(root)
   const before = await snapshot(p)
-  const error = await expectApiError(p.client.entities.create(businessEntity({ registration_number: root.registration_number })))
+  const error = await expectApiError(
+    p.client.entities.create(businessEntity({ registration_number: root.registration_number })))
   assert.equal(error.code, 409)
   assert.deepEqual(await snapshot(p), before)
 })
@@ -49,7 +52,8 @@ test('entities - duplicate national id_number within a partner is 409 and makes 
   await p.client.entities.create(personalEntity({ id_number: idNumber }))
   const before = await snapshot(p)
 
-  const error = await expectApiError(p.client.entities.create(personalEntity({ id_number: idNumber, first_name: 'Someone', email: 'x@example.com' })))
+  const error = await expectApiError(p.client.entities.create(
+    personalEntity({ id_number: idNumber, first_name: 'Someone', email: 'x@example.com' })))
   assert.equal(error.code, 409)
   assert.equal(error.type, 'conflict')
   assert.deepEqual(error.details, [{ field: 'id_number', message: 'already exists' }])
@@ -60,7 +64,8 @@ test('entities - duplicate passport id_number within a partner is 409', async ()
   const passport = `DUP${Date.now() % 100_000_000}`
   await p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: passport }))
   const before = await snapshot(p)
-  const error = await expectApiError(p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: passport })))
+  const error = await expectApiError(
+    p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: passport })))
   assert.equal(error.code, 409)
   assert.deepEqual(error.details, [{ field: 'id_number', message: 'already exists' }])
   assert.deepEqual(await snapshot(p), before)
@@ -89,8 +94,10 @@ test("entities - another partner's root registration_number is allowed", async (
   const { entities } = await other.client.entities.list()
   const otherRoot = entities.find((e) => e.id === other.rootEntityId)
   assert.ok(otherRoot)
-  const { id } = await p.client.entities.create(businessEntity({ registration_number: otherRoot.registration_number }))
-  assert.equal((await p.client.entities.list()).entities.find((e) => e.id === id)?.registration_number, otherRoot.registration_number)
+  const { id } = await p.client.entities.create(
+    businessEntity({ registration_number: otherRoot.registration_number }))
+  assert.equal((await p.client.entities.list()).entities.find((e) => e.id === id)
+    ?.registration_number, otherRoot.registration_number)
 })
 
 test('entities - a business and a personal entity do not collide', async () => {
@@ -98,7 +105,8 @@ test('entities - a business and a personal entity do not collide', async () => {
   // different identifiers and must not be treated as duplicates of each other.
   const number = registrationNumber()
   await p.client.entities.create(businessEntity({ registration_number: number }))
-  const { id } = await p.client.entities.create(personalEntity({ id_type: 'Passport', id_number: number }))
+  const { id } = await p.client.entities.create(
+    personalEntity({ id_type: 'Passport', id_number: number }))
   assert.equal((await p.client.entities.info({ entity_id: id })).id, id)
 })
 
@@ -106,7 +114,8 @@ test('entities - concurrent creates with one registration_number store exactly o
   const reg = registrationNumber()
   const before = (await p.client.entities.list()).entities.length
   const results = await Promise.allSettled(
-    Array.from({ length: 6 }, (_, i) => p.client.entities.create(businessEntity({ registration_number: reg, name: `Race ${i}` }))),
+    Array.from({ length: 6 }, (_, i) => p.client.entities.create(
+      businessEntity({ registration_number: reg, name: `Race ${i}` }))),
   )
   const fulfilled = results.filter((r) => r.status === 'fulfilled')
   const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
@@ -125,10 +134,12 @@ test('entities - concurrent personal creates with one id_number store one entity
   const idNumber = saIdNumber('950505')
   const usersBefore = (await p.client.users.list()).users.length
   const results = await Promise.allSettled(
-    Array.from({ length: 6 }, () => p.client.entities.create(personalEntity({ id_number: idNumber }))),
+    Array.from({ length: 6 }, () => p.client.entities.create(
+      personalEntity({ id_number: idNumber }))),
   )
   assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1)
-  for (const r of results) if (r.status === 'rejected') assert.equal((r.reason as BankApiError).code, 409)
+  for (const r of results) if (r.status === 'rejected') assert.equal(
+    (r.reason as BankApiError).code, 409)
   const matching = (await p.client.entities.list()).entities.filter((e) => e.id_number === idNumber)
   assert.equal(matching.length, 1)
   assert.equal((await p.client.users.list()).users.length, usersBefore + 1)

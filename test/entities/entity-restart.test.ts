@@ -16,7 +16,8 @@ test('entities - data survives a restart', async () => {
   const b = await p.client.entities.create(business)
   tb.clock.advance(1_000)
   const q = await p.client.entities.create(personal)
-  await p.client.entities.updateAddress({ entity_id: b.id, address_line_1: '1 Persist Street', city: 'Polokwane', country: 'ZAF' })
+  await p.client.entities.updateAddress({ entity_id: b.id, address_line_1: '1 Persist Street',
+    city: 'Polokwane', country: 'ZAF' })
 
   const listBefore = await p.client.entities.list()
   const businessBefore = await p.client.entities.info({ entity_id: b.id })

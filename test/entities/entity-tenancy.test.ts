@@ -19,13 +19,16 @@ before(async () => {
   await tb.ready
   p = await onboardPartner(tb)
   other = await onboardPartner(tb)
-  theirBusiness = (await other.client.entities.create(businessEntity({ name: 'Secret Other Ltd' }))).id
+  theirBusiness =
+    (await other.client.entities.create(businessEntity({ name: 'Secret Other Ltd' }))).id
   theirPersonal = (await other.client.entities.create(personalEntity({ first_name: 'Hidden' }))).id
-  await other.client.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'Their Street' })
+  await other.client.entities.updateAddress(
+    { entity_id: theirBusiness, address_line_1: 'Their Street' })
 })
 
 test("entities - info of another partner's entity is 404 exactly like a missing one", async () => {
-  const missing = errorBody(await expectApiError(p.client.entities.info({ entity_id: randomUUID() })))
+  const missing =
+    errorBody(await expectApiError(p.client.entities.info({ entity_id: randomUUID() })))
   assert.equal(missing.code, 404)
   assert.equal(missing.type, 'not_found')
   for (const entityId of [theirBusiness, theirPersonal, other.rootEntityId]) {
@@ -38,22 +41,28 @@ test("entities - info of another partner's entity is 404 exactly like a missing 
 
 test("entities - info of another partner's entity gives the same raw reply as a missing one", async () => {
   const subject = `svc.entity.${p.partnerId}.info`
-  const missing = await rawRequest(tb, subject, JSON.stringify({ entity_id: randomUUID() }), { token: p.token })
-  const theirs = await rawRequest(tb, subject, JSON.stringify({ entity_id: theirBusiness }), { token: p.token })
+  const missing = await rawRequest(tb, subject, JSON.stringify({ entity_id: randomUUID() }),
+    { token: p.token })
+  const theirs = await rawRequest(tb, subject, JSON.stringify({ entity_id: theirBusiness }),
+    { token: p.token })
   assert.equal(theirs.code, 404)
   assert.deepEqual(theirs.body, missing.body)
   assert.deepEqual(theirs.headers, missing.headers)
 })
 
 test("entities - update_address of another partner's entity is 404 and changes nothing", async () => {
-  const missing = errorBody(await expectApiError(p.client.entities.updateAddress({ entity_id: randomUUID(), address_line_1: 'Mine' })))
+  const missing = errorBody(await expectApiError(p.client.entities.updateAddress(
+    { entity_id: randomUUID(), address_line_1: 'Mine' })))
   assert.equal(missing.code, 404)
-  const error = await expectApiError(p.client.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'Hijacked' }))
+  const error = await expectApiError(p.client.entities.updateAddress(
+    { entity_id: theirBusiness, address_line_1: 'Hijacked' }))
   assert.deepEqual(errorBody(error), missing)
-  const personal = await expectApiError(p.client.entities.updateAddress({ entity_id: theirPersonal, address_line_1: 'Hijacked' }))
+  const personal = await expectApiError(p.client.entities.updateAddress(
+    { entity_id: theirPersonal, address_line_1: 'Hijacked' }))
   assert.deepEqual(errorBody(personal), missing)
 
-  assert.equal((await other.client.entities.getAddress({ entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
+  assert.equal((await other.client.entities.getAddress(
+    { entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
   assert.equal((await other.client.entities.getAddress({ entity_id: theirPersonal })).address, null)
 })
 
@@ -88,16 +97,19 @@ test("entities - a subject naming another partner is 403 and stores nothing", as
   assert.equal(info.code, 403)
   const list = await expectApiError(intruder.entities.list())
   assert.equal(list.code, 403)
-  const address = await expectApiError(intruder.entities.updateAddress({ entity_id: theirBusiness, address_line_1: 'x' }))
+  const address = await expectApiError(intruder.entities.updateAddress(
+    { entity_id: theirBusiness, address_line_1: 'x' }))
   assert.equal(address.code, 403)
 
   assert.deepEqual(await other.client.entities.list(), theirsBefore)
   assert.deepEqual(await p.client.entities.list(), mineBefore)
-  assert.equal((await other.client.entities.getAddress({ entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
+  assert.equal((await other.client.entities.getAddress(
+    { entity_id: theirBusiness })).address?.address_line_1, 'Their Street')
 })
 
 test('entities - a read-only credential may read but not create or update_address', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })
   const reader = clientFor(tb, p.partnerId, issued.token)
   const before = await p.client.entities.list()
 
@@ -106,15 +118,18 @@ test('entities - a read-only credential may read but not create or update_addres
 
   const create = await expectApiError(reader.entities.create(businessEntity()))
   assert.equal(create.code, 403)
-  const address = await expectApiError(reader.entities.updateAddress({ entity_id: p.rootEntityId, address_line_1: 'Read Only Road' }))
+  const address = await expectApiError(reader.entities.updateAddress(
+    { entity_id: p.rootEntityId, address_line_1: 'Read Only Road' }))
   assert.equal(address.code, 403)
 
   assert.deepEqual(await p.client.entities.list(), before)
-  assert.notEqual((await p.client.entities.getAddress({ entity_id: p.rootEntityId })).address?.address_line_1, 'Read Only Road')
+  assert.notEqual((await p.client.entities.getAddress(
+    { entity_id: p.rootEntityId })).address?.address_line_1, 'Read Only Road')
 })
 
 test('entities - a write-only credential may create but not read', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['write'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['write'] })
   const writer = clientFor(tb, p.partnerId, issued.token)
 
   const { id } = await writer.entities.create(businessEntity())
@@ -126,25 +141,29 @@ test('entities - a write-only credential may create but not read', async () => {
 
 test('entities - a request without a credential is 401 and stores nothing', async () => {
   const before = await p.client.entities.list()
-  const reply = await rawRequest(tb, `svc.entity.${p.partnerId}.create`, JSON.stringify(businessEntity()))
+  const reply = await rawRequest(tb, `svc.entity.${p.partnerId}.create`,
+    JSON.stringify(businessEntity()))
   assert.equal(reply.code, 401)
   assert.equal(reply.body.error.type, 'unauthorized')
   assert.deepEqual(await p.client.entities.list(), before)
 })
 
 test('entities - info without entity_id or with a bad one is 400', async () => {
-  for (const request of [{}, { entity_id: 'nope' }, { entity_id: 42 }, { entity_id: `${p.rootEntityId}x` }]) {
+  for (const request of [{}, { entity_id: 'nope' }, { entity_id: 42 },
+      { entity_id: `${p.rootEntityId}x` }]) {
     const error = await expectApiError(p.client.entities.info(request as never))
     assert.equal(error.code, 400)
     assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['entity_id'])
   }
-  const extra = await expectApiError(p.client.entities.info({ entity_id: p.rootEntityId, verbose: true } as never))
+  const extra = await expectApiError(
+    p.client.entities.info({ entity_id: p.rootEntityId, verbose: true } as never))
   assert.equal(extra.code, 400)
   assert.deepEqual((extra.details as Array<{ field: string }>).map((d) => d.field), ['verbose'])
 })
 
 test('entities - list with fields in the body is 400', async () => {
-  const error = await expectApiError(p.client.entities.list({ partner_id: other.partnerId } as never))
+  const error =
+    await expectApiError(p.client.entities.list({ partner_id: other.partnerId } as never))
   assert.equal(error.code, 400)
   assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['partner_id'])
 })

@@ -27,7 +27,8 @@ async function expectRefused(body: unknown, field: string): Promise<void> {
   assert.equal(error.code, 400, error.message)
   assert.equal(error.type, 'invalid_request')
   const fields = (error.details as FieldIssue[]).map((d) => d.field)
-  assert.deepEqual(fields, [field], `details ${JSON.stringify(error.details)} should name only ${field}`)
+  assert.deepEqual(fields, [field],
+    `details ${JSON.stringify(error.details)} should name only ${field}`)
   for (const detail of error.details as FieldIssue[]) assert.ok(detail.message.length > 0)
   assert.deepEqual(await stored(), before)
 }
@@ -39,7 +40,9 @@ function badCheckDigit(birth: string): string {
   return good.slice(0, 12) + wrong
 }
 
-/** A 13-digit number with a correct check digit but the given (possibly impossible) birth digits. */
+/**
+ * A 13-digit number with a correct check digit but the given (possibly impossible) birth digits.
+ */
 function idWithBirth(birth: string): string {
   const body = `${birth}500008`
   return body + luhnCheckDigit(body)
@@ -47,7 +50,8 @@ function idWithBirth(birth: string): string {
 
 // Required fields -------------------------------------------------------------------------
 
-for (const field of ['entity_type', 'email', 'country', 'name', 'trading_name', 'registration_number']) {
+for (const field of ['entity_type', 'email', 'country', 'name', 'trading_name',
+    'registration_number']) {
   test(`entities - create business without ${field} is 400`, async () => {
     await expectRefused(without(businessEntity(), field), field)
   })
@@ -83,13 +87,16 @@ const wrongTypes: Array<[string, () => Record<string, unknown>, string]> = [
   ['country as a number', () => businessEntity({ country: 710 }), 'country'],
   ['name as null', () => businessEntity({ name: null }), 'name'],
   ['name as an array', () => businessEntity({ name: ['Acme'] }), 'name'],
-  ['trading_name as an object', () => businessEntity({ trading_name: { value: 'Acme' } }), 'trading_name'],
-  ['registration_number as a number', () => businessEntity({ registration_number: 202012345678 }), 'registration_number'],
+  ['trading_name as an object', () => businessEntity({ trading_name: { value: 'Acme' } }),
+    'trading_name'],
+  ['registration_number as a number', () => businessEntity({ registration_number: 202012345678 }),
+    'registration_number'],
   ['tax_number as a number', () => businessEntity({ tax_number: 9012345678 }), 'tax_number'],
   ['tax_number as a list', () => businessEntity({ tax_number: ['9012345678'] }), 'tax_number'],
   ['first_name as a boolean', () => personalEntity({ first_name: true }), 'first_name'],
   ['phone_number as a number', () => personalEntity({ phone_number: 27821234567 }), 'phone_number'],
-  ['date_of_birth as a number', () => personalEntity({ date_of_birth: 632361600000 }), 'date_of_birth'],
+  ['date_of_birth as a number', () => personalEntity({ date_of_birth: 632361600000 }),
+    'date_of_birth'],
   ['id_number as a number', () => personalEntity({ id_number: 9001155000081 }), 'id_number'],
   ['city as a number', () => personalEntity({ city: 7 }), 'city'],
   ['name as a number on a personal entity', () => personalEntity({ name: 5 }), 'name'],
@@ -117,7 +124,8 @@ for (const [label, body, field] of badEnums) {
 
 // E-mail and country ----------------------------------------------------------------------
 
-for (const value of ['not-an-email', 'a@b', 'thandi@', '@example.com', 'two words@example.com', '']) {
+for (const value of ['not-an-email', 'a@b', 'thandi@', '@example.com', 'two words@example.com',
+    '']) {
   test(`entities - create with bad email ${JSON.stringify(value)} is 400`, async () => {
     await expectRefused(businessEntity({ email: value }), 'email')
   })
@@ -222,7 +230,8 @@ test('entities - create with id_issue_date in the future is 400', async () => {
 
 test('entities - create with id_issue_expiry_date before id_issue_date is 400', async () => {
   await expectRefused(
-    personalEntity({ id_issue_date: '2010-01-01T00:00:00Z', id_issue_expiry_date: '2009-12-31T23:59:59Z' }),
+    personalEntity({ id_issue_date: '2010-01-01T00:00:00Z',
+      id_issue_expiry_date: '2009-12-31T23:59:59Z' }),
     'id_issue_expiry_date',
   )
 })
@@ -232,7 +241,8 @@ test('entities - create with id_issue_expiry_date before id_issue_date is 400', 
 const unknownFields: Array<[string, () => Record<string, unknown>, string]> = [
   ['an unknown field', () => businessEntity({ colour: 'blue' }), 'colour'],
   ['a personal field on a business', () => businessEntity({ first_name: 'Thandi' }), 'first_name'],
-  ['a business field on a personal', () => personalEntity({ registration_number: '202012345678' }), 'registration_number'],
+  ['a business field on a personal', () => personalEntity({ registration_number: '202012345678' }),
+    'registration_number'],
   ['a user field on a personal', () => personalEntity({ verified: true }), 'verified'],
 ]
 for (const [label, body, field] of unknownFields) {
@@ -279,7 +289,8 @@ for (const [field, body] of blank) {
 
 // Malformed bodies, below the SDK ---------------------------------------------------------
 
-async function expectRawRefused(data: string | Uint8Array, type: string, field?: string): Promise<void> {
+async function expectRawRefused(data: string | Uint8Array, type: string,
+    field?: string): Promise<void> {
   const before = await stored()
   const reply = await rawRequest(tb, `svc.entity.${p.partnerId}.create`, data, { token: p.token })
   assert.equal(reply.code, 400)
@@ -343,7 +354,8 @@ function sizedBody(bytes: number): string {
 test('entities - several bad fields are all named in details', async () => {
   const before = await stored()
   const error = await expectApiError(
-    p.client.entities.create(personalEntity({ email: 'nope', country: 'ZZZ', gender: 'x', first_name: undefined }) as never),
+    p.client.entities.create(personalEntity({ email: 'nope', country: 'ZZZ', gender: 'x',
+      first_name: undefined }) as never),
   )
   assert.equal(error.code, 400)
   const fields = (error.details as FieldIssue[]).map((d) => d.field).sort()
@@ -353,8 +365,10 @@ test('entities - several bad fields are all named in details', async () => {
 
 test('entities - a malformed date and a bad national id_number are both named', async () => {
   const before = await stored()
-  const error = await expectApiError(p.client.entities.create(personalEntity({ date_of_birth: '15/01/1990', id_number: '1234567890123' }) as never))
+  const error = await expectApiError(p.client.entities.create(
+    personalEntity({ date_of_birth: '15/01/1990', id_number: '1234567890123' }) as never))
   assert.equal(error.code, 400)
-  assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field).sort(), ['date_of_birth', 'id_number'])
+  assert.deepEqual((error.details as FieldIssue[]).map((d) => d.field).sort(),
+    ['date_of_birth', 'id_number'])
   assert.deepEqual(await stored(), before)
 })

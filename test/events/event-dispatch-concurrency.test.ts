@@ -14,7 +14,10 @@ import { append, newEvent, pendingIds, useEventsBank } from './helpers.ts'
 let other: Kysely<Database> | undefined
 const { tb, db } = useEventsBank({ beforeStop: async () => await other?.destroy() })
 
-/** The database of the i-th dispatcher: alternately the bank's pool and, on PostgreSQL, a second one. */
+/**
+ * The database of the i-th dispatcher: alternately the bank's pool and, on PostgreSQL, a second
+ * one.
+ */
 function dbOf(i: number): Kysely<Database> {
   if (i % 2 === 0 || storage !== 'postgres') return db()
   if (!other) {
@@ -42,7 +45,10 @@ function dispatchers(count: number, handed: Handed[]): EventDispatcher[] {
   })
 }
 
-/** Calls dispatchPending until `done()`; a bounded number of calls, so a bug fails instead of hanging. */
+/**
+ * Calls dispatchPending until `done()`; a bounded number of calls, so a bug fails instead of
+ * hanging.
+ */
 async function dispatchUntil(dispatcher: EventDispatcher, done: () => boolean): Promise<number> {
   let total = 0
   for (let calls = 0; !done(); calls++) {
@@ -57,12 +63,15 @@ test('events - concurrent dispatchers hand each event over once, in seq order', 
   const total = 210
   const ids: string[] = []
   for (let i = 0; i < total; i += 30) {
-    ids.push(...(await append(db(), Array.from({ length: 30 }, (_, j) => newEvent({ resource_id: `bulk-${(i + j) % 6}` })))))
+    ids.push(...(await append(db(),
+      Array.from({ length: 30 }, (_, j) => newEvent({ resource_id: `bulk-${(i + j) % 6}` })))))
   }
   const handed: Handed[] = []
-  const counts = await Promise.all(dispatchers(4, handed).map((d) => dispatchUntil(d, () => handed.length >= total)))
+  const counts = await Promise.all(
+    dispatchers(4, handed).map((d) => dispatchUntil(d, () => handed.length >= total)))
 
-  assert.equal(counts.reduce((a, b) => a + b, 0), total, 'the dispatchers report as many as were handed over')
+  assert.equal(counts.reduce((a, b) => a + b, 0), total,
+    'the dispatchers report as many as were handed over')
   assert.deepEqual(handed.map((h) => h.event.id), ids, 'every event once, in the order appended')
   for (let i = 1; i < handed.length; i++) assert.ok(handed[i]!.event.seq > handed[i - 1]!.event.seq)
   assert.deepEqual(await pendingIds(db()), [])
@@ -93,7 +102,8 @@ test('events - while one dispatcher is at work another answers 0 and hands nothi
     assert.equal(await secondDone, 0)
     release()
   } else {
-    // PGlite's one connection is the first dispatcher's until it commits; the second then finds nothing.
+    // PGlite's one connection is the first dispatcher's until it commits; the second then finds
+    // nothing.
     release()
     assert.equal(await secondDone, 0)
   }
@@ -112,20 +122,24 @@ test('events - events appended while dispatchers run are all handed over once, e
   // a capability does under the resource's row lock.
   const producers = Array.from({ length: resources }, async (_, r) => {
     for (let n = 0; n < perResource; n++) {
-      await dbOf(r).transaction().execute((trx) => appendEvent(trx, newEvent({ resource_id: `debit-${r}`, data: { n } })))
+      await dbOf(r).transaction().execute(
+        (trx) => appendEvent(trx, newEvent({ resource_id: `debit-${r}`, data: { n } })))
       appended++
     }
   })
   const total = resources * perResource
-  const running = dispatchers(3, handed).map((d) => dispatchUntil(d, () => appended === total && handed.length >= total))
+  const running = dispatchers(3, handed).map((d) => dispatchUntil(d, () => appended === total
+    && handed.length >= total))
   await Promise.all(producers)
   await Promise.all(running)
 
   assert.equal(handed.length, total)
   assert.equal(new Set(handed.map((h) => h.event.id)).size, total, 'no event handed over twice')
   for (let r = 0; r < resources; r++) {
-    const order = handed.filter((h) => h.event.resource_id === `debit-${r}`).map((h) => h.event.data.n)
-    assert.deepEqual(order, Array.from({ length: perResource }, (_, n) => n), `resource debit-${r} in order`)
+    const order = handed.filter((h) => h.event.resource_id === `debit-${r}`).map(
+      (h) => h.event.data.n)
+    assert.deepEqual(order, Array.from({ length: perResource }, (_, n) => n),
+      `resource debit-${r} in order`)
   }
   assert.deepEqual(await pendingIds(db()), [])
 })

@@ -17,7 +17,8 @@ test('events - an event appended in a transaction that rolls back never exists a
     /the change failed/,
   )
   assert.match(rolledBack!, uuidPattern)
-  const stored = await db().selectFrom('events').select('id').where('id', 'in', [kept!, rolledBack!]).execute()
+  const stored = await db().selectFrom('events').select('id').where('id', 'in',
+    [kept!, rolledBack!]).execute()
   assert.deepEqual(stored.map((row) => row.id), [kept])
 
   const dispatcher = new EventDispatcher(db())
@@ -56,7 +57,8 @@ test('events - subscribers get each event once, as appended, in seq order', asyn
     newEvent({ type: 'payment.failed', resource_id: 'bulk-1/item-2' }),
     newEvent({ type: 'bulk_payment.completed', resource_id: 'bulk-1' }),
   ]
-  const second = [newEvent({ type: 'clearing.cycle_completed', partner_id: null, resource_id: '2026-11-23T10:00', data: {} })]
+  const second = [newEvent({ type: 'clearing.cycle_completed', partner_id: null,
+    resource_id: '2026-11-23T10:00', data: {} })]
   const ids = [...(await append(db(), first)), ...(await append(db(), second))]
   assert.equal(new Set(ids).size, 4)
 
@@ -66,10 +68,12 @@ test('events - subscribers get each event once, as appended, in seq order', asyn
   assert.equal(await dispatcher.dispatchPending(), 4)
   assert.equal(await dispatcher.dispatchPending(), 0, 'a second dispatch finds nothing left')
   assert.deepEqual(seen.map((event) => event.id), ids)
-  for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.seq > seen[i - 1]!.seq, 'seq grows in hand-over order')
+  for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.seq > seen[i - 1]!.seq,
+    'seq grows in hand-over order')
 
   const strip = (event: OutboxEvent) => ({ ...event, id: undefined, seq: undefined })
-  const expected = [...first, ...second].map((event) => ({ ...event, id: undefined, seq: undefined, endpoint_url: null }))
+  const expected = [...first, ...second].map(
+    (event) => ({ ...event, id: undefined, seq: undefined, endpoint_url: null }))
   assert.deepEqual(seen.map(strip), expected)
   assert.equal(typeof seen[0]!.seq, 'bigint')
 
@@ -106,7 +110,8 @@ test('events - a subscriber that throws keeps the whole batch pending and its wr
   // A subscriber that writes in the dispatch transaction, as a webhook subscriber enqueues a job.
   dispatcher.subscribe('payment.*', async (event, trx) => {
     log.push(`follow ${event.id}`)
-    await appendEvent(trx, newEvent({ type: 'bulk_payment.completed', resource_id: `after-${event.id}` }))
+    await appendEvent(trx,
+      newEvent({ type: 'bulk_payment.completed', resource_id: `after-${event.id}` }))
   })
   let failures = 1
   const boom = new Error('subscriber failed on the second event')
@@ -123,31 +128,39 @@ test('events - a subscriber that throws keeps the whole batch pending and its wr
   assert.equal(error.event_id, ids[1])
   assert.equal(error.event_type, 'payment.success')
   assert.equal(error.cause, boom)
-  assert.deepEqual(log, [`follow ${ids[0]}`, `check ${ids[0]}`, `follow ${ids[1]}`, `check ${ids[1]}`], 'subscribers run in the order they subscribed')
+  assert.deepEqual(log, [`follow ${ids[0]}`, `check ${ids[0]}`, `follow ${ids[1]}`,
+    `check ${ids[1]}`], 'subscribers run in the order they subscribed')
   assert.deepEqual(await pendingIds(db()), ids, 'nothing of the failed batch is marked')
-  const followUps = await db().selectFrom('events').select('id').where('type', '=', 'bulk_payment.completed').where('resource_id', 'like', 'after-%').execute()
+  const followUps = await db().selectFrom('events').select('id').where('type', '=',
+    'bulk_payment.completed').where('resource_id', 'like', 'after-%').execute()
   assert.deepEqual(followUps, [], 'the subscriber writes rolled back with the failed dispatch')
 
   log.length = 0
   assert.equal(await dispatcher.dispatchPending(), 3)
   assert.deepEqual(log, ids.flatMap((id) => [`follow ${id}`, `check ${id}`]))
   const pending = await pendingEvents(db()).select(['events.id', 'events.resource_id']).execute()
-  assert.deepEqual(pending.map((row) => row.resource_id), ids.map((id) => `after-${id}`), 'the writes of the successful dispatch committed')
+  assert.deepEqual(pending.map((row) => row.resource_id), ids.map((id) => `after-${id}`),
+    'the writes of the successful dispatch committed')
   assert.equal(await dispatcher.dispatchPending(), 3, 'the follow-up events are handed over next')
   assert.deepEqual(await pendingIds(db()), [])
 })
 
 test('events - a family subscription takes its family only, an exact one its type, * everything', async () => {
-  const ids = await append(db(), eventTypes.map((type) => newEvent({ type, resource_id: `one-${type}` })))
+  const ids =
+    await append(db(), eventTypes.map((type) => newEvent({ type, resource_id: `one-${type}` })))
   const dispatcher = new EventDispatcher(db())
-  const patterns: EventPattern[] = ['payment.*', 'bulk_payment.*', 'debit_order.*', 'mandate.active', '*']
+  const patterns: EventPattern[] = ['payment.*', 'bulk_payment.*', 'debit_order.*',
+    'mandate.active', '*']
   const seen = new Map<EventPattern, string[]>(patterns.map((pattern) => [pattern, []]))
-  for (const pattern of patterns) dispatcher.subscribe(pattern, async (event) => void seen.get(pattern)!.push(event.type))
+  for (const pattern of patterns) dispatcher.subscribe(pattern, async (event) => void seen.get(
+    pattern)!.push(event.type))
   assert.equal(await dispatcher.dispatchPending(), eventTypes.length)
 
   assert.deepEqual(seen.get('payment.*'), ['payment.success', 'payment.failed'])
-  assert.deepEqual(seen.get('bulk_payment.*'), ['bulk_payment.verified', 'bulk_payment.completed', 'bulk_payment.failed', 'bulk_payment.cancelled'])
-  assert.deepEqual(seen.get('debit_order.*'), ['debit_order.processing', 'debit_order.successful', 'debit_order.failed', 'debit_order.disputed', 'debit_order.cancelled'])
+  assert.deepEqual(seen.get('bulk_payment.*'), ['bulk_payment.verified', 'bulk_payment.completed',
+    'bulk_payment.failed', 'bulk_payment.cancelled'])
+  assert.deepEqual(seen.get('debit_order.*'), ['debit_order.processing', 'debit_order.successful',
+    'debit_order.failed', 'debit_order.disputed', 'debit_order.cancelled'])
   assert.deepEqual(seen.get('mandate.active'), ['mandate.active'])
   assert.deepEqual(seen.get('*'), [...eventTypes])
   assert.equal(ids.length, eventTypes.length)
@@ -158,7 +171,8 @@ test('events - a family subscription takes its family only, an exact one its typ
 })
 
 test('events - a batch subscriber gets a dispatch call\'s matching events at once, in seq order, after the one-event subscribers; its throw keeps the batch pending', async () => {
-  const ids = await append(db(), [newEvent(), newEvent({ type: 'bulk_payment.completed' }), newEvent({ type: 'payment.failed' })])
+  const ids = await append(db(), [newEvent(), newEvent({ type: 'bulk_payment.completed' }),
+    newEvent({ type: 'payment.failed' })])
   const dispatcher = new EventDispatcher(db())
   const log: string[] = []
   let failures = 1

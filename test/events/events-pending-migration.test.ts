@@ -29,7 +29,8 @@ test('events - the migration to pending rows carries over the undispatched event
     assert.equal(await dispatcher.dispatchPending(), 2)
     assert.deepEqual(seen, [ids[1], ids[3]])
     assert.equal(await dispatcher.dispatchPending(), 0)
-    assert.equal((await old.db.selectFrom('events').select('id').execute()).length, 4, 'every event stays')
+    assert.equal((await old.db.selectFrom('events').select('id').execute()).length, 4,
+      'every event stays')
   } finally {
     await old.close()
   }

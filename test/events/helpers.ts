@@ -9,7 +9,8 @@ import { startTestBank, type TestBank } from '../support/harness.ts'
 // dispatchers a test builds are then the only ones at work. Each test starts with no
 // pending event.
 
-export function useEventsBank(options: { beforeStop?: () => Promise<void> } = {}): { tb: () => TestBank; db: () => Kysely<Database> } {
+export function useEventsBank(options: { beforeStop?: () => Promise<void> } = {}): {
+    tb: () => TestBank; db: () => Kysely<Database> } {
   let current: TestBank | undefined
   before(async () => {
     // In memory: nothing here restarts the bank.
@@ -61,13 +62,17 @@ export async function pendingIds(db: Kysely<Database>): Promise<string[]> {
   return rows.map((row) => row.id)
 }
 
-/** The events that are not yet dispatched (they have a pending row), in seq order, to select from. */
+/**
+ * The events that are not yet dispatched (they have a pending row), in seq order, to select from.
+ */
 export function pendingEvents(db: Kysely<Database>) {
-  return db.selectFrom('events').innerJoin('events_pending', 'events_pending.seq', 'events.seq').orderBy('events.seq')
+  return db.selectFrom('events').innerJoin('events_pending', 'events_pending.seq', 'events.seq')
+    .orderBy('events.seq')
 }
 
 /** A subscriber that records what it is handed. */
-export function recorder(): { seen: OutboxEvent[]; handler: (event: OutboxEvent) => Promise<void> } {
+export function recorder(): { seen: OutboxEvent[]; handler: (
+    event: OutboxEvent) => Promise<void> } {
   const seen: OutboxEvent[] = []
   return { seen, handler: async (event) => void seen.push(event) }
 }

@@ -21,10 +21,14 @@ before(async () => {
   await tb.ready
 })
 
-/** The environment a user's shell would give `npm run example`: where the bank is, and an operator credential. */
+/**
+ * The environment a user's shell would give `npm run example`: where the bank is, and an operator
+ * credential.
+ */
 const env = () => ({ NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: tb.operatorToken })
 
-async function run<R>(main: (env: NodeJS.ProcessEnv, print: (line: string) => void) => Promise<R>): Promise<{ result: R; lines: string[] }> {
+async function run<R>(main: (env: NodeJS.ProcessEnv,
+    print: (line: string) => void) => Promise<R>): Promise<{ result: R; lines: string[] }> {
   const lines: string[] = []
   const result = await main(env(), (line) => lines.push(line))
   return { result, lines }
@@ -33,7 +37,8 @@ async function run<R>(main: (env: NodeJS.ProcessEnv, print: (line: string) => vo
 /** The steps an example printed (`1. …`), in order, with the lines under the last one. */
 function steps(lines: string[]): { titles: string[]; last: string[] } {
   const titles = lines.filter((line) => /^\d+\. /.test(line))
-  titles.forEach((title, i) => assert.ok(title.startsWith(`${i + 1}. `), `steps are numbered in order: ${title}`))
+  titles.forEach((title, i) => assert.ok(title.startsWith(`${i + 1}. `),
+    `steps are numbered in order: ${title}`))
   const lastIndex = lines.lastIndexOf(titles.at(-1)!)
   return { titles, last: lines.slice(lastIndex) }
 }
@@ -47,7 +52,8 @@ test('examples - first-payment settles an EFT, and runs again', async () => {
     assert.equal(titles[0], '1. Connect as the operator')
     assert.equal(lines[1], `   NATS ${tb.natsUrl} (NATS_URL)`)
     assert.ok(lines.includes('   EFT R1,500.00 fee R2.50: Successful'), lines.join('\n'))
-    assert.deepEqual(last, ['12. Done: the first payment is settled', `   Successful ${result.txId}`])
+    assert.deepEqual(last, ['12. Done: the first payment is settled',
+      `   Successful ${result.txId}`])
     assert.equal(result.status, 'Successful')
     // R2,000.00 in, R1,500.00 and the EFT fee out: the newest transaction shows what is left.
     const listed = lines.indexOf("11. The customer's transactions, newest first")
@@ -62,10 +68,13 @@ test('examples - bulk-batch completes a batch confirmed with its PIN, its webhoo
     const { result, lines } = await run(bulkBatch)
     const { titles, last } = steps(lines)
     assert.equal(titles.length, 8, `round ${round}:\n${lines.join('\n')}`)
-    assert.deepEqual(last, ['8. Done: the batch is completed', `   completed ${result.bulkPaymentId}, ${result.webhooks.length} signed webhooks received`])
-    assert.ok(lines.includes('   completed: 10 paid (R2,545.00), 1 failed (R260.00)'), lines.join('\n'))
+    assert.deepEqual(last, ['8. Done: the batch is completed',
+      `   completed ${result.bulkPaymentId}, ${result.webhooks.length} signed webhooks received`])
+    assert.ok(lines.includes('   completed: 10 paid (R2,545.00), 1 failed (R260.00)'),
+      lines.join('\n'))
     assert.equal(result.status, 'completed')
-    // bulk_payment.verified, a payment event each, bulk_payment.completed (the batch's events in order).
+    // bulk_payment.verified, a payment event each, bulk_payment.completed (the batch's events in
+    // order).
     assert.equal(result.webhooks[0], 'bulk_payment.verified')
     assert.equal(result.webhooks.filter((type) => type === 'payment.success').length, 10)
     assert.equal(result.webhooks.filter((type) => type === 'payment.failed').length, 1)
@@ -78,11 +87,13 @@ test('examples - debit-order collects two months on the sandbox clock, and runs 
     const before = (await tb.operator.sandbox.clock()).now
     const { result, lines } = await run(debitOrder)
     const { titles, last } = steps(lines)
-    assert.deepEqual(last, ['10. Done: the debit order has run its course', `   successful ${result.debitOrderId}`], `round ${round}:\n${lines.join('\n')}`)
+    assert.deepEqual(last, ['10. Done: the debit order has run its course',
+      `   successful ${result.debitOrderId}`], `round ${round}:\n${lines.join('\n')}`)
     assert.equal(titles.filter((title) => / Advance the clock to collection \d \(operator\)$/.test(title)).length, 2)
     assert.equal(result.collections, 2)
     assert.equal(lines.filter((line) => / Successful amount R150\.00 fee R3\.50 credit R146\.50 /.test(line)).length, 2, lines.join('\n'))
-    assert.ok(Date.parse((await tb.operator.sandbox.clock()).now) > Date.parse(before) + 30 * 86_400_000, 'the clock moved more than a month')
+    assert.ok(Date.parse((await tb.operator.sandbox.clock()).now) > Date.parse(before) + 30
+      * 86_400_000, 'the clock moved more than a month')
   }
 })
 
@@ -130,11 +141,13 @@ test('examples - npm run example: a bank that is not there is named with the URL
 
 test("examples - the README's Quickstart quotes examples/first-payment.ts as it is", () => {
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8')
-  const quickstart = readme.slice(readme.indexOf('## Quickstart'), readme.indexOf('\n## ', readme.indexOf('## Quickstart') + 1))
+  const quickstart = readme.slice(readme.indexOf('## Quickstart'),
+    readme.indexOf('\n## ', readme.indexOf('## Quickstart') + 1))
   const source = fs.readFileSync(path.join(root, 'examples/first-payment.ts'), 'utf8')
   const quoted = [...quickstart.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!)
   assert.ok(quoted.length >= 5, 'the Quickstart explains the code in excerpts')
-  for (const excerpt of quoted) assert.ok(source.includes(excerpt), `not in examples/first-payment.ts:\n${excerpt}`)
+  for (const excerpt of quoted) assert.ok(source.includes(excerpt),
+    `not in examples/first-payment.ts:\n${excerpt}`)
   assert.match(quickstart, /```sh\nnpm start\n```/)
   assert.match(quickstart, /```sh\nnpm run example -- first-payment\n```/)
 })

@@ -45,7 +45,8 @@ test('ledger - a batch that fails unexpectedly commits every job but the culprit
     if (job === 13) assert.equal(o.status, 'rejected')
     else assert.deepEqual(o, { status: 'fulfilled', value: job * 10 })
   })
-  assert.deepEqual([...committed].sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => i).filter((j) => j !== 13))
+  assert.deepEqual([...committed].sort((x, y) => x - y), Array.from({ length: 40 }, (_, i) => i)
+    .filter((j) => j !== 13))
 })
 
 test('ledger - two culprits in one batch fail alone and the rest commit', async () => {

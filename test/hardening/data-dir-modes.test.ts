@@ -55,9 +55,12 @@ test('data directory - a bank started under umask 022 keeps every file and folde
     try {
       // The secrets key is made on first use: sealing a partner's webhook secret.
       await onboardPartner(tb)
-      assert.ok(fs.existsSync(path.join(tb.config.dataDir, 'secrets-key')), 'the secrets key was written')
-      assert.ok(fs.existsSync(path.join(tb.config.dataDir, 'operator-token')), 'the operator token was written')
-      if (storage === 'pglite') assert.ok(fs.readdirSync(pgliteDirFor(tb.config.dataDir)).length > 10, 'the embedded store is on disk')
+      assert.ok(fs.existsSync(path.join(tb.config.dataDir, 'secrets-key')),
+        'the secrets key was written')
+      assert.ok(fs.existsSync(path.join(tb.config.dataDir, 'operator-token')),
+        'the operator token was written')
+      if (storage === 'pglite') assert.ok(fs.readdirSync(pgliteDirFor(tb.config.dataDir))
+        .length > 10, 'the embedded store is on disk')
       assert.deepEqual(looseEntries(tb.config.dataDir), [])
       // Opening the store again rewrites some of its files (PGlite's pg_internal.init, as 0644).
       await tb.restart()
@@ -84,24 +87,28 @@ test('data directory - npm start under umask 022 tightens what an earlier versio
     // What a private nats-server left under an ordinary umask, and a secrets key of old.
     fs.mkdirSync(path.join(dataDir, 'nats', 'jetstream'), { recursive: true, mode: 0o755 })
     fs.writeFileSync(path.join(dataDir, 'nats', 'jetstream', 'meta.inf'), '{}', { mode: 0o644 })
-    fs.writeFileSync(path.join(dataDir, 'secrets-key'), `${randomBytes(32).toString('base64')}\n`, { mode: 0o644 })
+    fs.writeFileSync(path.join(dataDir, 'secrets-key'), `${randomBytes(32).toString('base64')}\n`,
+      { mode: 0o644 })
   })
   assert.notDeepEqual(looseEntries(dataDir), [], 'the data directory starts loose')
 
   const nats = await testNats()
   const service = await underUmask(loose_umask, () =>
-    ServiceProcess.start({ natsUrl: nats.url, databaseUrl, dataDir, settings: { BANK_SERVICE_NAME: `modes-${randomBytes(3).toString('hex')}` } }, cleanup),
+    ServiceProcess.start({ natsUrl: nats.url, databaseUrl, dataDir,
+      settings: { BANK_SERVICE_NAME: `modes-${randomBytes(3).toString('hex')}` } }, cleanup),
   )
   assert.match(service.logTail(), /made files and folders of the data directory owner-only/)
   // The operator's first call finds the bank through the files it wrote (nats-url,
   // operator-token); creating a partner seals its webhook secret with the secrets key.
   const operator = OperatorClient.fromDataDir(dataDir)
   try {
-    await operator.partners.create({ name: 'Modes (Pty) Ltd', email: 'modes@example.com', registration_number: registrationNumber(), trading_name: 'Modes' })
+    await operator.partners.create({ name: 'Modes (Pty) Ltd', email: 'modes@example.com',
+      registration_number: registrationNumber(), trading_name: 'Modes' })
   } finally {
     await operator.close()
   }
-  for (const file of ['nats-url', 'operator-token', 'secrets-key']) assert.ok(fs.existsSync(path.join(dataDir, file)), `${file} exists`)
+  for (const file of ['nats-url', 'operator-token', 'secrets-key']) assert.ok(
+    fs.existsSync(path.join(dataDir, file)), `${file} exists`)
   assert.deepEqual(looseEntries(dataDir), [])
   await service.stop()
   assert.deepEqual(looseEntries(dataDir), [])

@@ -44,7 +44,8 @@ if (storage === 'postgres') {
       while (!stop) {
         await Promise.all(
           Array.from({ length: 32 }, (_, i) =>
-            p.client.accounts.transfer(transferBody(account, { pay_and_clear: i % 2 === 0, amount: 100 })).then(
+            p.client.accounts.transfer(
+                transferBody(account, { pay_and_clear: i % 2 === 0, amount: 100 })).then(
               (r) => (count(200), acknowledged.push(r.tx_id)),
               (error: unknown) => count(codeOf(error)),
             ),
@@ -59,7 +60,8 @@ if (storage === 'postgres') {
     await admin.query(`alter database ${name} allow_connections false`)
     await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [name])
     // While the database is closed, a request answers 503 rather than hanging or 500.
-    await assert.rejects(p.client.accounts.getDetails({ account_id: account }), (error: unknown) => codeOf(error) === 503)
+    await assert.rejects(p.client.accounts.getDetails({ account_id: account }),
+      (error: unknown) => codeOf(error) === 503)
     await admin.query(`alter database ${name} allow_connections true`)
     stop = true
     await load
@@ -73,7 +75,8 @@ if (storage === 'postgres') {
       `only 200 and 503: ${JSON.stringify([...codes])}`,
     )
     for (const txId of acknowledged.slice(-20)) {
-      assert.equal((await p.client.accounts.getTransaction({ tx_id: txId })).transaction.tx_id, txId)
+      assert.equal((await p.client.accounts.getTransaction({ tx_id: txId })).transaction.tx_id,
+        txId)
     }
     await assertLedgerClean(tb)
   })

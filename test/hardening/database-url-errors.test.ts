@@ -36,7 +36,8 @@ if (storage === 'postgres') {
     const name = `bank_missing_${randomBytes(4).toString('hex')}`
     url.pathname = `/${name}`
     const message = await refusal(url.toString())
-    assert.match(message, new RegExp(`DATABASE_URL names database "${name}", which does not exist on ${url.hostname}:${url.port || 5432}`))
+    assert.match(message, new RegExp(`DATABASE_URL names database "${name}", which does not ` +
+      `exist on ${url.hostname}:${url.port || 5432}`))
     assert.match(message, /createdb/)
   })
 }

@@ -21,14 +21,16 @@ before(async () => {
 test('ledger - a partner cannot send an unpaired surrogate into the ledger', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  await expectRefusal(p.client.accounts.transfer(transferBody(account, { ref: 'pay \ud800' })), 400, 'ref')
+  await expectRefusal(p.client.accounts.transfer(transferBody(account, { ref: 'pay \ud800' })), 400,
+    'ref')
   await assertLedgerClean(tb)
 })
 
 test('ledger - text that reaches the ledger unchecked is hashed as stored, so the chain still verifies', async () => {
   const account = await newAccount(p)
   // Below the contract: the ledger's own guarantee, whatever a future caller passes it.
-  const deposit = await tb.bank.services.ledger.deposit(account, 5_000n, 'seed \ud800 \udfff', 'test')
+  const deposit = await tb.bank.services.ledger.deposit(account, 5_000n, 'seed \ud800 \udfff',
+    'test')
   const row = await txById(p, deposit.txId)
   assert.equal(row.ref, 'seed \ufffd \ufffd', 'stored as UTF-8 can hold it')
   assert.equal(row.verified, true)
@@ -59,7 +61,8 @@ test('ledger - stored proofs do not change: the canonical form of a known row ha
   }
   const genesis = '0'.repeat(64)
   // Pinned from rows written before the ledger had a canonical form of its own.
-  assert.equal(chainHash(genesis, row), '7c24ca69e7f86024e8342167aa18288f21e5a437d58a96a23435f9c8a5bc9705')
+  assert.equal(chainHash(genesis, row),
+    '7c24ca69e7f86024e8342167aa18288f21e5a437d58a96a23435f9c8a5bc9705')
   assert.equal(
     chainHash(genesis, { ...row, created_at: new Date('2026-11-23T08:00:00.123Z') }),
     '7bc4b48c27ae812a8e0bbec3f35cfd6641a662aba17f13424f54dc935db5385b',
@@ -70,7 +73,8 @@ test('ledger - the canonical form is the JSON text of the fields as stored, what
   // canonicalForm writes the JSON out by hand for speed; it must equal JSON.stringify of the
   // 18 fields for any text (quotes, backslashes, control characters, lone surrogates) and any
   // time, or a row written now would not verify against the form every older proof used.
-  const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('"', '\\', '\u0000\n\t', '\ud800x', 'x\udfff', '</script>'))
+  const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }),
+    fc.constantFrom('"', '\\', '\u0000\n\t', '\ud800x', 'x\udfff', '</script>'))
   const big = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n })
   fc.assert(
     fc.property(
@@ -78,7 +82,8 @@ test('ledger - the canonical form is the JSON text of the fields as stored, what
         id: fc.uuid(),
         account_id: fc.uuid(),
         seq: big,
-        created_at: fc.date({ min: new Date('1970-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }),
+        created_at: fc.date({ min: new Date('1970-01-01T00:00:00Z'),
+          max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }),
         tx_type: text,
         tx_payment_type: text,
         amount: big,
@@ -96,7 +101,8 @@ test('ledger - the canonical form is the JSON text of the fields as stored, what
       }),
       (tx) => {
         const expected = JSON.stringify([
-          tx.id, tx.account_id, tx.seq.toString(), canonicalTime(tx.created_at), tx.tx_type, tx.tx_payment_type,
+          tx.id, tx.account_id, tx.seq.toString(), canonicalTime(tx.created_at), tx.tx_type,
+            tx.tx_payment_type,
           tx.amount.toString(), tx.fee.toString(), tx.credit.toString(), tx.debit.toString(),
           ...[tx.ref, tx.own_ref, tx.recipient_name, tx.recipient_account, tx.recipient_branch].map((t) => t.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')),
           tx.parent_tx_id ?? '', asStored(tx.added_by), asStored(tx.user_id),

@@ -36,7 +36,8 @@ for (const [kind, value] of Object.entries(hostile)) {
       const account = await newAccount(a)
       await fund(tb, account, 100_000)
       const before = await snapshot(a, account)
-      await expectRefusal(a.client.accounts.transfer(transferBody(account, { [field]: value })), 400, field)
+      await expectRefusal(a.client.accounts.transfer(transferBody(account, { [field]: value })),
+        400, field)
       assert.deepEqual(await snapshot(a, account), before)
     })
   }
@@ -45,10 +46,12 @@ for (const [kind, value] of Object.entries(hostile)) {
 test('hardening - NUL, surrogates and control characters are refused in entity, address and user fields', async () => {
   const entity = businessEntity()
   await expectRefusal(a.client.entities.create({ ...entity, name: hostile.nul }), 400, 'name')
-  await expectRefusal(a.client.entities.create({ ...entity, trading_name: hostile.surrogate }), 400, 'trading_name')
+  await expectRefusal(a.client.entities.create({ ...entity, trading_name: hostile.surrogate }), 400,
+    'trading_name')
   const created = await a.client.entities.create(entity)
   await expectRefusal(
-    a.client.entities.updateAddress({ entity_id: created.id, address_line_1: '1 Main Rd', city: hostile.bell }),
+    a.client.entities.updateAddress({ entity_id: created.id, address_line_1: '1 Main Rd',
+      city: hostile.bell }),
     400,
     'city',
   )
@@ -57,7 +60,8 @@ test('hardening - NUL, surrogates and control characters are refused in entity, 
 })
 
 test('hardening - a hostile key name is refused without echoing the character back', async () => {
-  const reply = await rawRequest(tb, `svc.entity.${a.partnerId}.info`, '{"entity_id":"x","a\\u0000b":1}', { token: a.token })
+  const reply = await rawRequest(tb, `svc.entity.${a.partnerId}.info`,
+    '{"entity_id":"x","a\\u0000b":1}', { token: a.token })
   assert.equal(reply.code, 400)
   assert.ok(!JSON.stringify(reply.body).includes('\\u0000'), 'the NUL is not echoed')
   assert.equal(reply.body.error.details[0].field, 'a?b')
@@ -76,7 +80,8 @@ test('hardening - one partner sending NUL text never fails another partner\'s tr
   await fund(tb, accountB, 10_000_000)
   const good = Array.from({ length: 60 }, () => a.client.accounts.transfer(transferBody(accountA)))
   const bad = Array.from({ length: 20 }, (_, i) =>
-    b.client.accounts.transfer(transferBody(accountB, { ref: i % 2 ? hostile.nul : hostile.surrogate })).then(
+    b.client.accounts.transfer(
+        transferBody(accountB, { ref: i % 2 ? hostile.nul : hostile.surrogate })).then(
       () => 'accepted',
       (error: { code?: number }) => error.code,
     ),

@@ -14,7 +14,8 @@ import { balances, fund, newAccount, transferBody } from '../transfers/helpers.t
 
 // Leases are measured on the wall clock; this one stands still until the test moves it.
 const wall = new ManualClock('2026-11-22T12:00:00Z')
-const tb = useTestBank({ wallClock: wall, env: { BANK_CLEARING_SCHEDULE: 'on', BANK_JOBS_POLL_MS: '60000' } })
+const tb = useTestBank(
+  { wallClock: wall, env: { BANK_CLEARING_SCHEDULE: 'on', BANK_JOBS_POLL_MS: '60000' } })
 let p: TestPartner
 
 before(async () => {
@@ -35,7 +36,8 @@ before(async () => {
 test('clearing - a cycle held by a live instance is not run by another; a dead one\'s is taken over once', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  for (let i = 0; i < 3; i++) await p.client.accounts.transfer(transferBody(account, { amount: 1_000 }))
+  for (let i = 0; i < 3; i++) await p.client.accounts.transfer(
+    transferBody(account, { amount: 1_000 }))
   tb.clock.set('2026-11-23T11:05:00Z') // 13:05 SAST Monday: the 13:00 cycle is due
   const db = tb.bank.database.db
   const clearing = tb.bank.services.clearing
@@ -47,10 +49,12 @@ test('clearing - a cycle held by a live instance is not run by another; a dead o
     payload: { cycle: due.cycle, cutoff: due.cutoff.toISOString() },
   })
   // Another instance takes the cycle, then dies without a word.
-  const [taken] = await claimDue(db, 'instance-that-died', [clearing_job_kind], { due: tb.clock.now(), lease: wall.now() }, 1)
+  const [taken] = await claimDue(db, 'instance-that-died', [clearing_job_kind],
+    { due: tb.clock.now(), lease: wall.now() }, 1)
   assert.equal(taken?.key, due.cycle)
 
-  assert.equal(await clearing.runDue(), undefined, 'a cycle under a live lease is left to its owner')
+  assert.equal(await clearing.runDue(), undefined,
+    'a cycle under a live lease is left to its owner')
   assert.equal((await balances(p, account)).balance, '100000', 'nothing settled')
 
   wall.advance(60_000) // the dead instance's lease runs out
@@ -62,7 +66,8 @@ test('clearing - a cycle held by a live instance is not run by another; a dead o
   const row = await findJobByKey(db, clearing_job_kind, due.cycle)
   assert.equal(row?.state, 'done')
   assert.equal(row?.attempts, 2)
-  const events = await db.selectFrom('events').selectAll().where('type', '=', 'clearing.cycle_completed').where('resource_id', '=', due.cycle).execute()
+  const events = await db.selectFrom('events').selectAll().where('type', '=',
+    'clearing.cycle_completed').where('resource_id', '=', due.cycle).execute()
   assert.equal(events.length, 1, 'the finished cycle is announced through the outbox')
   assert.equal((events[0]?.data as { settled?: number }).settled, 3)
   assert.equal((await balances(p, account)).balance, String(100_000 - 3 * (1_000 + 250)))
@@ -78,6 +83,7 @@ test('clearing - the scheduled cycle is planned and run by the job runner once i
   assert.ok(ran >= 1)
   const row = await findJobByKey(tb.bank.database.db, clearing_job_kind, '2026-11-24T16:00')
   assert.equal(row?.state, 'done')
-  assert.equal((await p.client.accounts.getTransaction({ tx_id: eft.tx_id })).transaction.status, 'Successful')
+  assert.equal((await p.client.accounts.getTransaction({ tx_id: eft.tx_id })).transaction.status,
+    'Successful')
   assert.equal(await tb.bank.services.jobRunner.runDue(), 0, 'nothing more is due')
 })

@@ -43,16 +43,19 @@ test('jobs - a long call with detach answers at once with its job; jobs get read
   const txId = await pendingEft()
   const started = await tb.operator.clearing.run({ detach: true })
   assert.deepEqual(
-    { kind: started.kind, state: started.state, attempts: started.attempts, result: started.result, last_error: started.last_error },
+    { kind: started.kind, state: started.state, attempts: started.attempts, result: started.result,
+      last_error: started.last_error },
     { kind: clearing_job_kind, state: 'queued', attempts: 0, result: null, last_error: null },
   )
   assert.match(started.key, /^manual:/)
   const done = await followJob(tb.operator, started.job_id)
   assert.equal(jobOutcome(done), 'done')
   const report = done.result as { cycle: string; settled: number; resumed: boolean }
-  assert.deepEqual({ cycle: report.cycle, settled: report.settled, resumed: report.resumed }, { cycle: started.key, settled: 1, resumed: false })
+  assert.deepEqual({ cycle: report.cycle, settled: report.settled, resumed: report.resumed },
+    { cycle: started.key, settled: 1, resumed: false })
   assert.equal((await txById(p, txId)).status, 'Successful')
-  assert.deepEqual(await tb.operator.jobs.get({ job_id: started.job_id }), done, 'jobs get answers the job as it ended')
+  assert.deepEqual(await tb.operator.jobs.get({ job_id: started.job_id }), done,
+    'jobs get answers the job as it ended')
 
   // Without detach (or with false), the report itself, as before.
   const waited = await tb.operator.clearing.run({ detach: false })
@@ -62,17 +65,21 @@ test('jobs - a long call with detach answers at once with its job; jobs get read
 
   const target = new Date(tb.clock.now().getTime() + 3_600_000).toISOString()
   const advance = await tb.operator.sandbox.advance({ to: target, detach: true })
-  assert.deepEqual({ kind: advance.kind, state: advance.state }, { kind: 'sandbox.advance', state: 'queued' })
+  assert.deepEqual({ kind: advance.kind, state: advance.state },
+    { kind: 'sandbox.advance', state: 'queued' })
   const advanced = await followJob(tb.operator, advance.job_id)
   assert.equal((advanced.result as { now: string }).now, target)
   assert.equal(tb.clock.now().toISOString(), target)
-  assert.deepEqual(Object.keys(await tb.operator.sandbox.advance({ seconds: 60 })).sort(), ['jobs_run', 'now'])
+  assert.deepEqual(Object.keys(await tb.operator.sandbox.advance({ seconds: 60 })).sort(),
+    ['jobs_run', 'now'])
 
   const run = await tb.operator.debit.run({ detach: true })
   assert.equal(run.kind, 'debit.collection_run')
   const collected = await followJob(tb.operator, run.job_id)
-  assert.deepEqual(Object.keys(collected.result ?? {}).sort(), ['date', 'disputed', 'failed', 'rescheduled', 'resumed', 'retrying', 'run', 'submitted', 'successful'])
-  assert.deepEqual(Object.keys(await tb.operator.debit.run()).sort(), Object.keys(collected.result ?? {}).sort())
+  assert.deepEqual(Object.keys(collected.result ?? {}).sort(), ['date', 'disputed', 'failed',
+    'rescheduled', 'resumed', 'retrying', 'run', 'submitted', 'successful'])
+  assert.deepEqual(Object.keys(await tb.operator.debit.run()).sort(), Object.keys(collected.result
+    ?? {}).sort())
 })
 
 test('jobs - jobs get: an unknown job is 404, a malformed id 400; a detach that is not a boolean is 400', async () => {
@@ -80,19 +87,23 @@ test('jobs - jobs get: an unknown job is 404, a malformed id 400; a detach that 
   await expectRefusal(tb.operator.jobs.get({ job_id: 'not-a-job' }), 400, 'job_id')
   await expectRefusal(tb.operator.clearing.run({ detach: 'yes' as never }), 400, 'detach')
   // The target is checked before any job is made.
-  await expectRefusal(tb.operator.sandbox.advance({ to: '2020-01-01T00:00:00Z', detach: true }), 400, 'to')
+  await expectRefusal(tb.operator.sandbox.advance({ to: '2020-01-01T00:00:00Z', detach: true }),
+    400, 'to')
 })
 
 test('jobs - a started job runs outside the context of the request that started it (an operator audit\'s commit hook stays there)', async () => {
   const kind = `test.detach.${randomUUID()}`
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, createLogger('silent'), { poll_ms: 60_000, concurrency_max: 1 })
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, createLogger('silent'),
+    { poll_ms: 60_000, concurrency_max: 1 })
   let seen!: (hook: CommitHook | undefined) => void
   const ran = new Promise<CommitHook | undefined>((resolve) => (seen = resolve))
-  runner.register({ kind, attempts_max: 1, lease_ms: 60_000, backoff_base_ms: 1_000, backoff_max_ms: 1_000, run: async () => seen(currentCommitHook()) })
+  runner.register({ kind, attempts_max: 1, lease_ms: 60_000, backoff_base_ms: 1_000,
+    backoff_max_ms: 1_000, run: async () => seen(currentCommitHook()) })
   runner.start()
   try {
     // A hook with a row still to write, as an audited operator call's is while it runs.
-    const hook: CommitHook = { done: false, beforeCommit: async () => {}, committed: () => {}, note: () => {} }
+    const hook: CommitHook = { done: false, beforeCommit: async () => {}, committed: () => {},
+      note: () => {} }
     const started = await withCommitHook(hook, () => runner.startNew({ kind, key: 'k' }))
     assert.equal(started.state, 'queued')
     assert.equal(await ran, undefined, 'the job saw no commit hook')
@@ -100,7 +111,8 @@ test('jobs - a started job runs outside the context of the request that started 
     // Waits for the run to be recorded as well.
     await runner.stop()
   }
-  const [row] = await tb.bank.database.db.selectFrom('jobs').selectAll().where('kind', '=', kind).execute()
+  const [row] = await tb.bank.database.db.selectFrom('jobs').selectAll().where('kind', '=', kind)
+    .execute()
   assert.equal(row?.state, 'done')
 })
 
@@ -134,12 +146,14 @@ test('jobs - bank clearing run follows its cycle through the death of the instan
     const txIds = [await pendingEft(), await pendingEft(), await pendingEft()]
     const stderr = stderrWatch()
     let stdout = ''
-    const cli = runCli(['clearing', 'run'], bankEnv(tb), { stdout: (text) => void (stdout += text), stderr: stderr.write })
+    const cli = runCli(['clearing', 'run'], bankEnv(tb), { stdout: (text) => void (stdout += text),
+      stderr: stderr.write })
     const [, jobId] = await stderr.seen(/^clearing\.cycle job ([0-9a-f-]{36}) queued; following it/)
 
     // An instance takes the cycle, then dies without a word: its lease stays until it lapses.
     const db = tb.bank.database.db
-    const [taken] = await claimDue(db, 'instance-that-died', [clearing_job_kind], { due: tb.clock.now(), lease: wall.now() }, 1)
+    const [taken] = await claimDue(db, 'instance-that-died', [clearing_job_kind],
+      { due: tb.clock.now(), lease: wall.now() }, 1)
     assert.equal(taken?.id, jobId)
     await stderr.seen(/: running on instance-that-died \(attempt 1 of 10\)\n/)
 
@@ -148,11 +162,13 @@ test('jobs - bank clearing run follows its cycle through the death of the instan
     restarted = true
     assert.equal(await cli, 0, stderr.text())
     const report = JSON.parse(stdout)
-    assert.deepEqual({ resumed: report.resumed, settled: report.settled }, { resumed: true, settled: 3 })
+    assert.deepEqual({ resumed: report.resumed, settled: report.settled },
+      { resumed: true, settled: 3 })
     assert.match(stderr.text(), /: done on attempt 2 of 10\n$/)
     for (const txId of txIds) assert.equal((await txById(p, txId)).status, 'Successful')
     const job = await tb.operator.jobs.get({ job_id: jobId! })
-    assert.deepEqual({ state: job.state, attempts: job.attempts, result: job.result }, { state: 'done', attempts: 2, result: report })
+    assert.deepEqual({ state: job.state, attempts: job.attempts, result: job.result },
+      { state: 'done', attempts: 2, result: report })
   } finally {
     if (!restarted) runner.start()
   }

@@ -18,7 +18,8 @@ import { fund, newAccount, transferBody } from '../transfers/helpers.ts'
 
 const wall = new ManualClock('2026-11-22T12:00:00Z')
 // No wait for a busy group on demand here: a manual run meets a running cycle with 409 at once.
-const tb = useTestBank({ wallClock: wall, env: { BANK_JOBS_POLL_MS: '60000', BANK_JOBS_EXCLUSIVE_WAIT_MS: '0' } })
+const tb = useTestBank(
+  { wallClock: wall, env: { BANK_JOBS_POLL_MS: '60000', BANK_JOBS_EXCLUSIVE_WAIT_MS: '0' } })
 const log = createLogger('silent')
 let p: TestPartner
 
@@ -29,13 +30,16 @@ before(async () => {
 })
 
 function instance(kinds: JobKind[], exclusiveWaitMs = 0): JobRunner {
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 1000, concurrency_max: 4, wall_clock: wall, exclusive_wait_ms: exclusiveWaitMs })
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log,
+    { poll_ms: 1000, concurrency_max: 4, wall_clock: wall, exclusive_wait_ms: exclusiveWaitMs })
   for (const kind of kinds) runner.register(kind)
   return runner
 }
 
-function kindOf(name: string, group: string | undefined, run: (job: JobContext) => Promise<void> = async () => {}): JobKind {
-  return { kind: name, exclusive: group, attempts_max: 3, lease_ms: 60_000, backoff_base_ms: 1_000, backoff_max_ms: 1_000, run: async (job) => run(job) }
+function kindOf(name: string, group: string | undefined,
+    run: (job: JobContext) => Promise<void> = async () => {}): JobKind {
+  return { kind: name, exclusive: group, attempts_max: 3, lease_ms: 60_000, backoff_base_ms: 1_000,
+    backoff_max_ms: 1_000, run: async (job) => run(job) }
 }
 
 test('jobs - a job of an exclusive group waits while another of its group runs on another instance, then runs; other kinds do not wait', async () => {
@@ -49,12 +53,14 @@ test('jobs - a job of an exclusive group waits while another of its group runs o
   await here.enqueue(db, { kind: b.kind, key: 'b1' })
   await here.enqueue(db, { kind: free.kind, key: 'f1' })
   // Another instance takes a1 and is still alive (its lease is live).
-  const [taken] = await claimDue(db, 'other-instance', [a.kind], { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[a.kind, group]]))
+  const [taken] = await claimDue(db, 'other-instance', [a.kind],
+    { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[a.kind, group]]))
   assert.equal(taken?.key, 'a1')
 
   assert.equal(await here.runDue(), 1, 'only the kind outside the group runs')
   assert.equal((await findJobByKey(db, free.kind, 'f1'))?.state, 'done')
-  assert.equal((await findJobByKey(db, b.kind, 'b1'))?.state, 'queued', 'b1 waits: a job of its group is running')
+  assert.equal((await findJobByKey(db, b.kind, 'b1'))?.state, 'queued',
+    'b1 waits: a job of its group is running')
 
   // The other instance dies: once its lease has run out, one of the group runs at a time.
   wall.advance(60_000)
@@ -72,11 +78,14 @@ test('jobs - one claim takes at most one job of a group, and runNew of a busy gr
   for (const key of ['a1', 'a2', 'a3']) await here.enqueue(db, { kind: a.kind, key })
   for (const key of ['f1', 'f2']) await here.enqueue(db, { kind: free.kind, key })
   const groups = new Map([[a.kind, group]])
-  const claimed = await claimDue(db, 'instance-1', [a.kind, free.kind], { due: tb.clock.now(), lease: wall.now() }, 10, groups)
+  const claimed = await claimDue(db, 'instance-1', [a.kind, free.kind],
+    { due: tb.clock.now(), lease: wall.now() }, 10, groups)
   assert.deepEqual(claimed.map((row) => row.kind).sort(), [a.kind, free.kind, free.kind].sort())
-  assert.deepEqual(await claimDue(db, 'instance-2', [a.kind], { due: tb.clock.now(), lease: wall.now() }, 10, groups), [], 'the group is busy for every other claimer')
+  assert.deepEqual(await claimDue(db, 'instance-2', [a.kind], { due: tb.clock.now(),
+    lease: wall.now() }, 10, groups), [], 'the group is busy for every other claimer')
 
-  await assert.rejects(here.runNew({ kind: a.kind, key: 'now' }), (error: unknown) => error instanceof JobGroupBusy && error.group === group)
+  await assert.rejects(here.runNew({ kind: a.kind, key: 'now' }),
+    (error: unknown) => error instanceof JobGroupBusy && error.group === group)
   assert.equal(await findJobByKey(db, a.kind, 'now'), undefined, 'nothing was added')
   wall.advance(60_000)
 })
@@ -88,9 +97,11 @@ test('jobs - a manual clearing run while another instance runs a cycle is refuse
   const sent = await p.client.accounts.transfer(transferBody(account, { amount: 1_000 }))
   const runner = tb.bank.services.jobRunner
   const cycle = `test:${randomUUID()}`
-  const id = await runner.enqueue(db, { kind: clearing_job_kind, key: cycle, payload: { cycle, cutoff: tb.clock.now().toISOString() } })
+  const id = await runner.enqueue(db, { kind: clearing_job_kind, key: cycle,
+    payload: { cycle, cutoff: tb.clock.now().toISOString() } })
   // Another instance is in the middle of that cycle.
-  const [taken] = await claimDue(db, 'instance-mid-cycle', [clearing_job_kind], { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[clearing_job_kind, 'rail.eft']]))
+  const [taken] = await claimDue(db, 'instance-mid-cycle', [clearing_job_kind],
+    { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[clearing_job_kind, 'rail.eft']]))
   assert.equal(taken?.id, id)
 
   await expectRefusal(tb.operator.clearing.run({}), 409)
@@ -101,7 +112,8 @@ test('jobs - a manual clearing run while another instance runs a cycle is refuse
   wall.advance(60_000)
   assert.ok(await runner.runById(id!))
   assert.equal((await findJob(db, id!))?.state, 'done')
-  assert.equal((await p.client.accounts.getTransaction({ tx_id: sent.tx_id })).transaction.status, 'Successful')
+  assert.equal((await p.client.accounts.getTransaction({ tx_id: sent.tx_id })).transaction.status,
+    'Successful')
   await assertLedgerClean(tb)
 })
 
@@ -115,17 +127,21 @@ test('jobs - runNew of a busy group waits until the running job ends, then runs'
   const here = instance([a], 30_000)
   const db = tb.bank.database.db
   await here.enqueue(db, { kind: a.kind, key: 'held' })
-  const [held] = await claimDue(db, 'other-instance', [a.kind], { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[a.kind, group]]))
+  const [held] = await claimDue(db, 'other-instance', [a.kind],
+    { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[a.kind, group]]))
   assert.equal(held?.key, 'held')
 
   const manual = here.runNew({ kind: a.kind, key: 'manual' })
   // The other instance ends its job; only then may the manual one start.
-  const holderRows = await db.selectFrom('jobs').select('id').where('kind', '=', a.kind).where('key', '=', 'manual').execute()
+  const holderRows = await db.selectFrom('jobs').select('id').where('kind', '=', a.kind).where(
+    'key', '=', 'manual').execute()
   assert.deepEqual(holderRows, [], 'the waiting job is not added while its group is busy')
   holderDone = true
-  assert.ok(await finishRun(db, held!.id, 'other-instance', tb.clock.now(), { state: 'done', result: null, last_error: null }))
+  assert.ok(await finishRun(db, held!.id, 'other-instance', tb.clock.now(),
+    { state: 'done', result: null, last_error: null }))
   await manual
-  assert.deepEqual(sawHolderDone, [true], 'the manual job ran once, after the running one had ended')
+  assert.deepEqual(sawHolderDone, [true],
+    'the manual job ran once, after the running one had ended')
   assert.equal((await findJobByKey(db, a.kind, 'manual'))?.state, 'done')
 })
 
@@ -135,8 +151,10 @@ test('jobs - runNew of a job that exists already answers undefined at once, even
   const here = instance([a])
   const db = tb.bank.database.db
   await here.enqueue(db, { kind: a.kind, key: 'x' })
-  const [held] = await claimDue(db, 'other-instance', [a.kind], { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[a.kind, group]]))
+  const [held] = await claimDue(db, 'other-instance', [a.kind],
+    { due: tb.clock.now(), lease: wall.now() }, 1, new Map([[a.kind, group]]))
   assert.equal(held?.key, 'x')
-  assert.equal(await here.runNew({ kind: a.kind, key: 'x' }), undefined, 'nothing to add and nothing to wait for')
+  assert.equal(await here.runNew({ kind: a.kind, key: 'x' }), undefined,
+    'nothing to add and nothing to wait for')
   wall.advance(60_000)
 })

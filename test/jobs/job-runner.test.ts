@@ -19,12 +19,14 @@ const wall = new ManualClock('2026-11-22T12:00:00Z')
 
 /** A runner as another instance would have one: its own owner, the same database and clocks. */
 function instance(kinds: JobKind[]): JobRunner {
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 1000, concurrency_max: 4, wall_clock: wall })
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log,
+    { poll_ms: 1000, concurrency_max: 4, wall_clock: wall })
   for (const kind of kinds) runner.register(kind)
   return runner
 }
 
-function recordingKind(name: string, run: (job: JobContext) => Promise<Record<string, unknown> | void> = async () => {}) {
+function recordingKind(name: string, run: (job: JobContext) => Promise<Record<string,
+    unknown> | void> = async () => {}) {
   const runs: JobContext[] = []
   const kind: JobKind = {
     kind: name,
@@ -41,12 +43,15 @@ function recordingKind(name: string, run: (job: JobContext) => Promise<Record<st
 }
 
 test('jobs - a job runs once when due, not before; the same kind and key is one job', async () => {
-  const { kind, runs } = recordingKind(`test.due.${randomUUID()}`, async (job) => ({ echoed: job.payload.n }))
+  const { kind, runs } = recordingKind(`test.due.${randomUUID()}`,
+    async (job) => ({ echoed: job.payload.n }))
   const runner = instance([kind])
   const due = new Date(tb.clock.now().getTime() + 60_000)
-  const id = await runner.enqueue(tb.bank.database.db, { kind: kind.kind, key: 'k1', due_at: due, payload: { n: 7 } })
+  const id = await runner.enqueue(tb.bank.database.db, { kind: kind.kind, key: 'k1', due_at: due,
+    payload: { n: 7 } })
   assert.ok(id)
-  assert.equal(await runner.enqueue(tb.bank.database.db, { kind: kind.kind, key: 'k1', due_at: due }), undefined)
+  assert.equal(await runner.enqueue(tb.bank.database.db, { kind: kind.kind, key: 'k1',
+    due_at: due }), undefined)
   assert.equal(await runner.runDue(), 0, 'not due yet')
   tb.clock.advance(60_000)
   assert.equal(await runner.runDue(), 1)
@@ -70,7 +75,8 @@ test('jobs - a failing job is retried with growing backoff, then dead; an operat
   assert.equal(row?.state, 'queued')
   assert.equal(row?.attempts, 1)
   assert.equal(row?.last_error, 'rail unreachable (test)')
-  assert.equal(row!.due_at.getTime() - tb.clock.now().getTime(), 10_000, 'first backoff is the base')
+  assert.equal(row!.due_at.getTime() - tb.clock.now().getTime(), 10_000,
+    'first backoff is the base')
   tb.clock.advance(9_999)
   assert.equal(await runner.runDue(), 0, 'backing off')
   tb.clock.advance(1)
@@ -84,7 +90,8 @@ test('jobs - a failing job is retried with growing backoff, then dead; an operat
   assert.equal(runs.length, 3)
 
   const { jobs: dead } = await tb.operator.jobs.list({ state: 'dead', kind: kind.kind })
-  assert.deepEqual(dead.map((j) => [j.job_id, j.state, j.attempts, j.last_error]), [[id, 'dead', 3, 'rail unreachable (test)']])
+  assert.deepEqual(dead.map((j) => [j.job_id, j.state, j.attempts, j.last_error]),
+    [[id, 'dead', 3, 'rail unreachable (test)']])
   fail = false
   const retried = await tb.operator.jobs.retry({ job_id: id })
   assert.equal(retried.state, 'queued')
@@ -102,7 +109,8 @@ test('jobs - a dead instance\'s job is taken over once its lease expires, by exa
   const db = tb.bank.database.db
   const id = (await b.enqueue(db, { kind: kind.kind, key: 'k' }))!
   // An instance takes the job and dies before finishing it: its lease is never renewed.
-  const [taken] = await claimDue(db, 'dead-instance', [kind.kind], { due: tb.clock.now(), lease: wall.now() }, 10)
+  const [taken] = await claimDue(db, 'dead-instance', [kind.kind],
+    { due: tb.clock.now(), lease: wall.now() }, 10)
   assert.equal(taken?.id, id)
   assert.deepEqual(await Promise.all([b.runDue(), c.runDue()]), [0, 0], 'a live lease is respected')
   wall.advance(60_000)
@@ -130,7 +138,8 @@ test('jobs - moving the bank clock far forward does not take a running job from 
   const db = tb.bank.database.db
   const id = (await b.enqueue(db, { kind: kind.kind, key: 'k' }))!
   // A live instance has taken the job and is still running it.
-  const [taken] = await claimDue(db, 'live-instance', [kind.kind], { due: tb.clock.now(), lease: wall.now() }, 10)
+  const [taken] = await claimDue(db, 'live-instance', [kind.kind],
+    { due: tb.clock.now(), lease: wall.now() }, 10)
   assert.equal(taken?.id, id)
   tb.clock.advance(366 * 86_400_000) // the sandbox moves the bank's time a year on
   assert.equal(await b.runDue(), 0, 'the lease runs on wall-clock time, which has not moved')
@@ -145,13 +154,15 @@ test('jobs - moving the bank clock far forward does not take a running job from 
 // freed while a claim was under way used to stay empty until the next poll: this test then
 // hung, and failed at its time limit.)
 test('jobs - a kind that leaves a slot to others never takes the last one: a job of another kind runs while it waits', { timeout: 30_000 }, async () => {
-  const runner = new JobRunner(tb.bank.database.db, tb.clock, log, { poll_ms: 3_600_000, concurrency_max: 2, wall_clock: wall })
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log,
+    { poll_ms: 3_600_000, concurrency_max: 2, wall_clock: wall })
   // A delivery-like kind whose runs wait (a receiver that does not answer) until the gate opens.
   let openGate!: () => void
   const gate = new Promise<void>((resolve) => (openGate = resolve))
   let slowStarted = 0
   let secondSlowStarted!: () => void
-  const secondSlow = new Promise<'second slow job started'>((resolve) => (secondSlowStarted = () => resolve('second slow job started')))
+  const secondSlow = new Promise<'second slow job started'>(
+    (resolve) => (secondSlowStarted = () => resolve('second slow job started')))
   const slow: JobKind = {
     ...recordingKind(`test.slow.${randomUUID()}`).kind,
     slots_left_to_others: 1,
@@ -161,8 +172,10 @@ test('jobs - a kind that leaves a slot to others never takes the last one: a job
     },
   }
   let fastRan!: () => void
-  const fast = new Promise<'other kind ran'>((resolve) => (fastRan = () => resolve('other kind ran')))
-  const other: JobKind = { ...recordingKind(`test.other.${randomUUID()}`).kind, run: async () => fastRan() }
+  const fast = new Promise<'other kind ran'>(
+    (resolve) => (fastRan = () => resolve('other kind ran')))
+  const other: JobKind = { ...recordingKind(`test.other.${randomUUID()}`).kind,
+    run: async () => fastRan() }
   runner.register(slow)
   runner.register(other)
   const db = tb.bank.database.db

@@ -26,7 +26,8 @@ const db = () => tb.bank.database.db
 const times = () => ({ due: tb.clock.now(), lease: wall.now() })
 const minutesAgo = (minutes: number) => new Date(tb.clock.now().getTime() - minutes * 60_000)
 
-function sharedKind(runningMax: number, run: (job: JobContext) => Promise<void> = async () => {}): JobKind {
+function sharedKind(runningMax: number,
+    run: (job: JobContext) => Promise<void> = async () => {}): JobKind {
   return {
     kind: `test.shared.${randomUUID()}`,
     attempts_max: 3,
@@ -39,20 +40,28 @@ function sharedKind(runningMax: number, run: (job: JobContext) => Promise<void> 
 }
 
 function runnerWith(kind: JobKind, concurrencyMax = 4): JobRunner {
-  const runner = new JobRunner(db(), tb.clock, log, { poll_ms: 3_600_000, concurrency_max: concurrencyMax, wall_clock: wall })
+  const runner = new JobRunner(db(), tb.clock, log,
+    { poll_ms: 3_600_000, concurrency_max: concurrencyMax, wall_clock: wall })
   runner.register(kind)
   return runner
 }
 
-/** Enqueues `count` jobs of `share`, keys `<share>1…`, the first due `minutes` ago and each later one a minute after. */
-async function enqueue(runner: JobRunner, kind: JobKind, share: string, count: number, minutes: number): Promise<void> {
+/**
+ * Enqueues `count` jobs of `share`, keys `<share>1…`, the first due `minutes` ago and each later
+ * one a minute after.
+ */
+async function enqueue(runner: JobRunner, kind: JobKind, share: string, count: number,
+    minutes: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    await runner.enqueue(db(), { kind: kind.kind, key: `${share}${i + 1}`, share, due_at: minutesAgo(minutes - i) })
+    await runner.enqueue(db(), { kind: kind.kind, key: `${share}${i + 1}`, share,
+      due_at: minutesAgo(minutes - i) })
   }
 }
 
-const claim = (kind: JobKind, owner: string, runningMax: number, extra: { excluded?: string[]; due_before?: Date } = {}) =>
-  claimShared(db(), owner, { kind: kind.kind, running_max: runningMax, excluded: extra.excluded ?? [], due_before: extra.due_before }, times())
+const claim = (kind: JobKind, owner: string, runningMax: number,
+  extra: { excluded?: string[]; due_before?: Date } = {}) =>
+  claimShared(db(), owner, { kind: kind.kind, running_max: runningMax, excluded: extra.excluded
+    ?? [], due_before: extra.due_before }, times())
 
 test('jobs - a shared claim: the share with the fewest running first, none beyond its limit on any instance, the longest waiting among equals', async () => {
   const kind = sharedKind(1)
@@ -71,7 +80,8 @@ test('jobs - a shared claim: the share with the fewest running first, none beyon
   // Just over it (a limit of two): the share with the fewest running, then the longest waiting.
   assert.equal((await claim(kind, 'instance-x', 2))?.key, 'a2')
   assert.equal((await claim(kind, 'instance-x', 2))?.key, 'b2')
-  assert.equal(await claim(kind, 'instance-x', 2), undefined, 'a holds two, b and c have nothing left')
+  assert.equal(await claim(kind, 'instance-x', 2), undefined,
+    'a holds two, b and c have nothing left')
 })
 
 test('jobs - a shared claim skips the shares an instance excludes, and leaves a job that fell due after other work for later', async () => {
@@ -85,7 +95,8 @@ test('jobs - a shared claim skips the shares an instance excludes, and leaves a 
   assert.equal(await claim(kind, 'here', 5, { due_before: minutesAgo(30) }), undefined)
   assert.equal((await claim(kind, 'here', 5, { due_before: minutesAgo(29) }))?.key, 'a1')
   // Not due yet: not taken.
-  await runner.enqueue(db(), { kind: kind.kind, key: 'c1', share: 'c', due_at: new Date(tb.clock.now().getTime() + 60_000) })
+  await runner.enqueue(db(), { kind: kind.kind, key: 'c1', share: 'c',
+    due_at: new Date(tb.clock.now().getTime() + 60_000) })
   assert.equal((await claim(kind, 'here', 5))?.key, 'a2')
   assert.equal(await claim(kind, 'here', 5), undefined)
 })
@@ -95,7 +106,8 @@ test("jobs - a shared job whose instance died is taken over once its lease has r
   const runner = runnerWith(kind)
   await enqueue(runner, kind, 'a', 2, 30)
   assert.equal((await claim(kind, 'dying-instance', 1))?.key, 'a1')
-  assert.equal(await claim(kind, 'here', 1), undefined, 'a1 runs under a live lease: a is at its limit')
+  assert.equal(await claim(kind, 'here', 1), undefined,
+    'a1 runs under a live lease: a is at its limit')
   wall.advance(60_000)
   const taken = await claim(kind, 'here', 1)
   assert.equal(taken?.key, 'a1', 'the dead instance’s job first: it fell due first')
@@ -109,7 +121,8 @@ test('jobs - a job of a shared kind names its share; a job of another kind names
   const runner = runnerWith(kind)
   await assert.rejects(runner.enqueue(db(), { kind: kind.kind, key: 'k' }), /names its share/)
   await assert.rejects(runner.enqueue(db(), { kind: kind.kind, key: 'k', share: '' }), /names its share/)
-  const plain: JobKind = { ...sharedKind(1), kind: `test.plain.${randomUUID()}`, share_running_max: undefined }
+  const plain: JobKind = { ...sharedKind(1), kind: `test.plain.${randomUUID()}`,
+    share_running_max: undefined }
   runner.register(plain)
   await assert.rejects(runner.enqueue(db(), { kind: plain.kind, key: 'k', share: 'a' }), /names no share/)
   assert.throws(() => runner.register({ ...sharedKind(0) }), /share_running_max of at least 1/)
@@ -129,7 +142,8 @@ test("jobs - on one instance a share never takes all of a kind's slots: a later 
     if (!released) await new Promise<void>((resolve) => gates.set(job.key, resolve))
   })
   const startedAll = async (keys: string[]) => {
-    while (!keys.every((key) => started.includes(key))) await new Promise<void>((resolve) => waiters.push(resolve))
+    while (!keys.every((key) => started.includes(key))) await new Promise<void>(
+      (resolve) => waiters.push(resolve))
   }
   // Three slots and a limit of ten: one share may still hold only two of them.
   const runner = runnerWith(kind, 3)
@@ -138,7 +152,8 @@ test("jobs - on one instance a share never takes all of a kind's slots: a later 
   runner.start()
   try {
     await startedAll(['a1', 'a2', 'b1'])
-    assert.deepEqual([...started].sort(), ['a1', 'a2', 'b1'], "a has two slots, b the third, though a's jobs fell due first")
+    assert.deepEqual([...started].sort(), ['a1', 'a2', 'b1'],
+      "a has two slots, b the third, though a's jobs fell due first")
     // b's slot frees: a still holds its two, and the third stays free of it.
     gates.get('b1')!()
     await runner.enqueue(db(), { kind: kind.kind, key: 'c1', share: 'c', due_at: minutesAgo(1) })

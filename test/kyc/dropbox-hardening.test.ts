@@ -49,11 +49,14 @@ const applicant = (owner: TestPartner = p): Promise<string> => applicants.applic
 
 /** The documents the bank holds for an owner (user or entity). */
 async function documentCount(ownerId: string): Promise<number> {
-  const row = await tb.bank.database.db.selectFrom('kyc_documents').select((eb) => eb.fn.countAll<string>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow()
+  const row = await tb.bank.database.db.selectFrom('kyc_documents').select((eb) =>
+    eb.fn.countAll<string>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow()
   return Number(row.n)
 }
 
-/** Nothing changed for the user: still not_started, no submission, no document, no event, no audit. */
+/**
+ * Nothing changed for the user: still not_started, no submission, no document, no event, no audit.
+ */
 async function assertUserUnchanged(userId: string, owner: TestPartner = p): Promise<void> {
   const { user } = await owner.client.users.get({ user_id: userId })
   assert.equal(user.kyc_status, 'not_started')
@@ -67,7 +70,10 @@ async function assertUserUnchanged(userId: string, owner: TestPartner = p): Prom
   assert.deepEqual((await tb.operator.audit.list({ subject_id: userId })).entries, [])
 }
 
-/** The refusal's message for one field, which must be the only field refused unless `fields` says otherwise. */
+/**
+ * The refusal's message for one field, which must be the only field refused unless `fields` says
+ * otherwise.
+ */
 function issueOf(error: BankApiError, field: string, fields: string[] = [field]): string {
   const details = error.details as Array<{ field: string; message: string }>
   assert.deepEqual(details.map((d) => d.field).sort(), [...fields].sort())
@@ -84,7 +90,8 @@ test('kyc dropbox - a link to another object of the same bucket → 400 naming t
   await putObjects(tb.nc, bucket, { [names.front]: pdf('front'), [real]: pdf('proof') })
   await putLink(tb.nc, bucket, names.proof, await objectInfo(tb.nc, bucket, real))
 
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
   const message = issueOf(error, 'proof_of_residence')
   assert.ok(message.includes(`object ${names.proof} is a link`), message)
   assert.ok(message.includes(real), 'the message says where the link points')
@@ -93,8 +100,10 @@ test('kyc dropbox - a link to another object of the same bucket → 400 naming t
   await assertUserUnchanged(userId)
 
   // The object the link points at is fine when named itself: only the link was refused.
-  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: real })
-  assert.deepEqual((await tb.operator.kyc.show({ user_id: userId })).documents.map((d) => d.name), [names.front, real])
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: real })
+  assert.deepEqual((await tb.operator.kyc.show({ user_id: userId })).documents.map((d) => d.name),
+    [names.front, real])
 })
 
 test("kyc dropbox - a link to an object of another partner's user's dropbox, and a link to a whole bucket → 400 naming each; nothing stored or read", async () => {
@@ -110,7 +119,8 @@ test("kyc dropbox - a link to an object of another partner's user's dropbox, and
   await putLink(tb.nc, bucket, names.proof, await objectInfo(tb.nc, victimBucket, secret))
   await putBucketLink(tb.nc, bucket, names.front, victimBucket)
 
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
   const proof = issueOf(error, 'proof_of_residence', ['id_document', 'proof_of_residence'])
   assert.ok(proof.includes(`object ${names.proof} is a link`), proof)
   assert.ok(proof.includes(victimBucket), 'the message names the bucket the link points into')
@@ -122,7 +132,8 @@ test("kyc dropbox - a link to an object of another partner's user's dropbox, and
   await assertUserUnchanged(userId)
   await assertUserUnchanged(victim, other)
   // The other dropbox is as it was.
-  assert.equal((await objectInfo(tb.nc, victimBucket, secret)).size, pdf("someone else's municipal account").length)
+  assert.equal((await objectInfo(tb.nc, victimBucket, secret)).size,
+    pdf("someone else's municipal account").length)
 })
 
 test('kyc dropbox - a link named like an id back is not taken as the id back; the submission has the 2 documents named', async () => {
@@ -131,7 +142,8 @@ test('kyc dropbox - a link named like an id back is not taken as the id back; th
   const names = kycNames(userId)
   await putObjects(tb.nc, bucket, { [names.front]: pdf('front'), [names.proof]: pdf('proof') })
   await putLink(tb.nc, bucket, names.back, await objectInfo(tb.nc, bucket, names.front))
-  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
   const documents = (await tb.operator.kyc.show({ user_id: userId })).documents
   assert.deepEqual(documents.map((d) => d.name), [names.front, names.proof])
 })
@@ -146,13 +158,15 @@ test('kyc dropbox - chunks holding more bytes than the metadata says → 400 nam
   await putObjects(tb.nc, bucket, { [names.front]: pdf('front'), [source]: big })
   const info = await objectInfo(tb.nc, bucket, source)
   assert.equal(info.chunks, 3)
-  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, info.nuid, big), size: 1000, chunks: 1 })
+  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, info.nuid, big), size: 1000,
+    chunks: 1 })
   // And one chunk of 200 bytes announced as 150, written by hand.
   const small = pdf('x'.repeat(180))
   const id = await publishChunks(tb.nc, bucket, [small])
   await publishMeta(tb.nc, bucket, { ...metaFor(names.front, bucket, id, small), size: 150 })
 
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
   const proof = issueOf(error, 'proof_of_residence', ['id_document', 'proof_of_residence'])
   assert.ok(proof.includes(`object ${names.proof}`), proof)
   assert.ok(proof.includes('metadata says 1000 bytes'), proof)
@@ -175,16 +189,21 @@ test('kyc dropbox - chunks holding fewer bytes than the metadata says (some, or 
   const second = new TextEncoder().encode('second part')
   const whole = Buffer.concat([first, second])
   const id = await publishChunks(tb.nc, bucket, [first, second])
-  await publishMeta(tb.nc, bucket, { ...metaFor(names.front, bucket, id, whole), chunks: 2, size: whole.length + 10 })
+  await publishMeta(tb.nc, bucket, { ...metaFor(names.front, bucket, id, whole), chunks: 2,
+    size: whole.length + 10 })
   // Metadata of 500 bytes whose chunks were never written.
   const missing = await publishChunks(tb.nc, bucket, [])
-  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, missing, pdf('never written')), size: 500 })
+  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, missing, pdf('never written')),
+    size: 500 })
 
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
   const front = issueOf(error, 'id_document', ['id_document', 'proof_of_residence'])
-  assert.ok(front.includes(`object ${names.front} holds ${whole.length} bytes but its metadata says ${whole.length + 10} bytes`), front)
+  assert.ok(front.includes(`object ${names.front} holds ${whole.length} bytes but its metadata ` +
+    `says ${whole.length + 10} bytes`), front)
   const proof = issueOf(error, 'proof_of_residence', ['id_document', 'proof_of_residence'])
-  assert.ok(proof.includes(`object ${names.proof} holds 0 bytes but its metadata says 500 bytes`), proof)
+  assert.ok(proof.includes(`object ${names.proof} holds 0 bytes but its metadata says 500 bytes`),
+    proof)
   await assertUserUnchanged(userId)
 })
 
@@ -197,15 +216,19 @@ test('kyc dropbox - chunks of the right size but not the digest of the metadata 
   const claimed = pdf('what the digest says')
   assert.equal(held.length, claimed.length)
   const id = await publishChunks(tb.nc, bucket, [held])
-  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, id, held), digest: objectDigest(claimed) })
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
+  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, id, held),
+    digest: objectDigest(claimed) })
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
   const proof = issueOf(error, 'proof_of_residence')
-  assert.ok(proof.includes(`object ${names.proof} does not match the SHA-256 digest of its metadata`), proof)
+  assert.ok(proof.includes(
+    `object ${names.proof} does not match the SHA-256 digest of its metadata`), proof)
   await assertUserUnchanged(userId)
 })
 
 test('kyb dropbox - a director document that is a link, a business document whose chunks outgrow its metadata → 400 under its field; nothing stored', async () => {
-  const entityId = (await p.client.entities.create(businessEntity({ registration_number: registrationNumber().slice(0, 10) + '07' }))).id
+  const entityId = (await p.client.entities.create(
+    businessEntity({ registration_number: registrationNumber().slice(0, 10) + '07' }))).id
   const [director] = (await p.client.kyb.get({ entity_id: entityId })).directors.map((d) => d.id)
   assert.ok(director)
   const bucket = `kyb_dropbox_${entityId}`
@@ -221,7 +244,8 @@ test('kyb dropbox - a director document that is a link, a business document whos
 
   // The link is refused from the metadata, before anything is read.
   const linked = await expectRefusal(
-    p.client.kyb.submit({ entity_id: entityId, documents: [registration], directors: { [director]: [idFront, selfie] } }),
+    p.client.kyb.submit({ entity_id: entityId, documents: [registration],
+      directors: { [director]: [idFront, selfie] } }),
     400,
     `directors.${director}[1]`,
   )
@@ -229,9 +253,12 @@ test('kyb dropbox - a director document that is a link, a business document whos
   assert.ok(link.includes(`object ${selfie} is a link`), link)
   assert.match(link, not_links)
   // The size only once read.
-  const outgrown = await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: [registration, address], directors: { [director]: [idFront] } }), 400, 'documents[1]')
+  const outgrown =
+    await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: [registration,
+    address], directors: { [director]: [idFront] } }), 400, 'documents[1]')
   const size = issueOf(outgrown, 'documents[1]')
-  assert.ok(size.includes(`object ${address}`) && size.includes('metadata says 20 bytes') && size.includes(`${bytes.length} had arrived`), size)
+  assert.ok(size.includes(`object ${address}`) && size.includes('metadata says 20 bytes')
+    && size.includes(`${bytes.length} had arrived`), size)
 
   const kyb = await p.client.kyb.get({ entity_id: entityId })
   assert.equal(kyb.state, 'not_started')
@@ -252,9 +279,11 @@ test('kyc dropbox - an object written by hand whose metadata tells the truth (2 
   const second = new TextEncoder().encode('and the second')
   const whole = Buffer.concat([first, second])
   const id = await publishChunks(tb.nc, bucket, [first, second])
-  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, id, whole, 'proof.pdf'), chunks: 2 })
+  await publishMeta(tb.nc, bucket, { ...metaFor(names.proof, bucket, id, whole, 'proof.pdf'),
+    chunks: 2 })
 
-  const reply = await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
+  const reply = await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
   assert.equal(reply.success, true)
   assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'pending')
   const documents = (await tb.operator.kyc.show({ user_id: userId })).documents

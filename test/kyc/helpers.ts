@@ -15,8 +15,10 @@ import { onboardPartner, type TestBank, type TestPartner } from '../support/harn
 
 /** The smallest bytes each accepted type starts with, plus some body. */
 export const pdf = (body = 'hello') => new TextEncoder().encode(`%PDF-1.7\n${body}\n%%EOF\n`)
-export const jpeg = () => Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01])
-export const png = () => Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d])
+export const jpeg = () => Uint8Array.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49,
+  0x46, 0x00, 0x01])
+export const png = () => Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00,
+  0x00, 0x00, 0x0d])
 
 /** The reference SDK's bucket settings (KycDocumentUploader.ensureObjectStore). */
 export const sdk_bucket_ttl_days = 90
@@ -58,7 +60,8 @@ export async function putObjects(
   )
   for (const [name, bytes] of Object.entries(objects)) {
     const h = natsHeaders()
-    h.set('original_filename', typeof originalFilename === 'string' ? originalFilename : (originalFilename[name] ?? 'document.pdf'))
+    h.set('original_filename', typeof originalFilename === 'string' ? originalFilename
+      : (originalFilename[name] ?? 'document.pdf'))
     await store.putBlob({ name, headers: h }, bytes)
   }
 }
@@ -93,7 +96,8 @@ export function destroyBucketsAfter(tb: TestBank): void {
   })
 }
 
-export async function deleteObject(nc: NatsConnection, bucket: string, name: string): Promise<void> {
+export async function deleteObject(nc: NatsConnection, bucket: string,
+    name: string): Promise<void> {
   const store = await new Objm(nc).open(bucket)
   await store.delete(name)
 }
@@ -101,37 +105,46 @@ export async function deleteObject(nc: NatsConnection, bucket: string, name: str
 export const sha256 = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
 
 /** A document's bytes as an operator fetches them: chunk after chunk until next_offset is null. */
-export async function fetchDocument(tb: TestBank, documentId: string): Promise<{ bytes: Buffer; chunks: number; size: number; sha256: string }> {
+export async function fetchDocument(tb: TestBank, documentId: string): Promise<{
+    bytes: Buffer; chunks: number; size: number; sha256: string }> {
   const parts: Buffer[] = []
   let offset: number | null = 0
   let first: { size: number; sha256: string } | undefined
   while (offset !== null) {
-    const chunk: Awaited<ReturnType<TestBank['operator']['kyc']['document']>> = await tb.operator.kyc.document({ document_id: documentId, offset })
+    const chunk: Awaited<ReturnType<TestBank['operator']['kyc']['document']>> =
+      await tb.operator.kyc.document({ document_id: documentId, offset })
     assert.equal(chunk.offset, offset)
     first ??= { size: chunk.size, sha256: chunk.sha256 }
     const part = Buffer.from(chunk.data, 'base64')
-    if (chunk.next_offset !== null) assert.equal(chunk.next_offset, offset + part.length, 'next_offset follows the bytes returned')
+    if (chunk.next_offset !== null) assert.equal(chunk.next_offset, offset + part.length,
+      'next_offset follows the bytes returned')
     parts.push(part)
     offset = chunk.next_offset
     assert.ok(parts.length <= 100, 'a document ends within 100 chunks')
   }
-  return { bytes: Buffer.concat(parts), chunks: parts.length, size: first!.size, sha256: first!.sha256 }
+  return { bytes: Buffer.concat(parts), chunks: parts.length, size: first!.size,
+    sha256: first!.sha256 }
 }
 
 /** The events the outbox holds for one resource, oldest first. */
-export async function eventsOf(tb: TestBank, resourceId: string): Promise<Array<{ type: string; partner_id: string | null; data: any }>> {
-  const rows = await tb.bank.database.db.selectFrom('events').selectAll().where('resource_id', '=', resourceId).orderBy('seq').execute()
-  return rows.map((e) => ({ type: e.type, partner_id: e.partner_id, data: typeof e.data === 'string' ? JSON.parse(e.data) : e.data }))
+export async function eventsOf(tb: TestBank, resourceId: string): Promise<Array<{
+    type: string; partner_id: string | null; data: any }>> {
+  const rows = await tb.bank.database.db.selectFrom('events').selectAll().where('resource_id', '=',
+    resourceId).orderBy('seq').execute()
+  return rows.map((e) => ({ type: e.type, partner_id: e.partner_id,
+    data: typeof e.data === 'string' ? JSON.parse(e.data) : e.data }))
 }
 
 /** The submissions the bank recorded for an owner (user or entity), oldest first. */
 export async function submissionsOf(tb: TestBank, ownerId: string) {
-  return tb.bank.database.db.selectFrom('kyc_submissions').select(['id', 'state', 'decided_by', 'rejection_reason']).where('owner_id', '=', ownerId).orderBy('seq').execute()
+  return tb.bank.database.db.selectFrom('kyc_submissions').select(['id', 'state', 'decided_by',
+    'rejection_reason']).where('owner_id', '=', ownerId).orderBy('seq').execute()
 }
 
 /** The credential id of the test bank's operator (the bootstrap credential). */
 export async function operatorCredentialId(tb: TestBank): Promise<string> {
-  const rows = await tb.bank.database.db.selectFrom('credentials').select('id').where('role', '=', 'operator').where('label', '=', 'bootstrap').execute()
+  const rows = await tb.bank.database.db.selectFrom('credentials').select('id').where('role', '=',
+    'operator').where('label', '=', 'bootstrap').execute()
   assert.equal(rows.length, 1)
   return rows[0]!.id
 }
@@ -167,7 +180,8 @@ export interface RawObjectMeta {
 export const objectDigest = (bytes: Uint8Array) => `SHA-256=${createHash('sha256').update(bytes).digest('base64').replace(/\+/g, '-').replace(/\//g, '_')}`
 
 /** Publishes chunks under a new nuid of the bucket (which must exist); resolves with the nuid. */
-export async function publishChunks(nc: NatsConnection, bucket: string, chunks: Uint8Array[]): Promise<string> {
+export async function publishChunks(nc: NatsConnection, bucket: string,
+    chunks: Uint8Array[]): Promise<string> {
   const js = jetstream(nc)
   const id = randomUUID().replaceAll('-', '')
   for (const chunk of chunks) await js.publish(`$O.${bucket}.C.${id}`, chunk)
@@ -175,12 +189,18 @@ export async function publishChunks(nc: NatsConnection, bucket: string, chunks: 
 }
 
 /** Publishes an object's metadata as given, as the latest under its name. */
-export async function publishMeta(nc: NatsConnection, bucket: string, meta: RawObjectMeta): Promise<void> {
-  await jetstream(nc).publish(`$O.${bucket}.M.${Base64UrlPaddedCodec.encode(meta.name)}`, JSON.stringify(meta))
+export async function publishMeta(nc: NatsConnection, bucket: string,
+    meta: RawObjectMeta): Promise<void> {
+  await jetstream(nc).publish(`$O.${bucket}.M.${Base64UrlPaddedCodec.encode(meta.name)}`,
+    JSON.stringify(meta))
 }
 
-/** The metadata an honest put of `bytes` in one chunk would write, for the crafted object to depart from. */
-export function metaFor(name: string, bucket: string, id: string, bytes: Uint8Array, filename = 'document.pdf'): RawObjectMeta {
+/**
+ * The metadata an honest put of `bytes` in one chunk would write, for the crafted object to depart
+ * from.
+ */
+export function metaFor(name: string, bucket: string, id: string, bytes: Uint8Array,
+    filename = 'document.pdf'): RawObjectMeta {
   return {
     name,
     bucket,
@@ -196,20 +216,26 @@ export function metaFor(name: string, bucket: string, id: string, bytes: Uint8Ar
 }
 
 /** An object's info, to link to it (ObjectStore.link takes the source's info). */
-export async function objectInfo(nc: NatsConnection, bucket: string, name: string): Promise<ObjectInfo> {
+export async function objectInfo(nc: NatsConnection, bucket: string,
+    name: string): Promise<ObjectInfo> {
   const info = await (await new Objm(nc).open(bucket)).info(name)
   assert.ok(info, `object ${name} is in bucket ${bucket}`)
   return info
 }
 
 /** Puts a link `name` in bucket `bucket` to an object (in any bucket), as ObjectStore.link does. */
-export async function putLink(nc: NatsConnection, bucket: string, name: string, target: ObjectInfo): Promise<void> {
+export async function putLink(nc: NatsConnection, bucket: string, name: string,
+    target: ObjectInfo): Promise<void> {
   buckets.add(bucket)
   await (await new Objm(nc).open(bucket)).link(name, target)
 }
 
-/** Puts a link `name` in bucket `bucket` to the whole bucket `target`, as ObjectStore.linkStore does. */
-export async function putBucketLink(nc: NatsConnection, bucket: string, name: string, target: string): Promise<void> {
+/**
+ * Puts a link `name` in bucket `bucket` to the whole bucket `target`, as ObjectStore.linkStore
+ * does.
+ */
+export async function putBucketLink(nc: NatsConnection, bucket: string, name: string,
+    target: string): Promise<void> {
   const objm = new Objm(nc)
   buckets.add(bucket)
   await (await objm.open(bucket)).linkStore(name, await objm.open(target))
@@ -225,13 +251,16 @@ export function kycApplicants(tb: TestBank, birthDate: string) {
   let made = 0
   return {
     async onboard(): Promise<[TestPartner, TestPartner]> {
-      const partners = await Promise.all([onboardPartner(tb, { approve: true }), onboardPartner(tb, { approve: true })])
-      for (const partner of partners) businesses.set(partner.partnerId, (await partner.client.entities.create(businessEntity())).id)
+      const partners = await Promise.all([onboardPartner(tb, { approve: true }),
+        onboardPartner(tb, { approve: true })])
+      for (const partner of partners) businesses.set(partner.partnerId,
+        (await partner.client.entities.create(businessEntity())).id)
       return partners
     },
     async applicant(owner: TestPartner): Promise<string> {
       const body = `${birthDate}${String(++made).padStart(4, '0')}08`
-      const { userId } = await owner.client.users.create(userRequest(businesses.get(owner.partnerId)!, { id_number: body + luhnCheckDigit(body) }))
+      const { userId } = await owner.client.users.create(
+        userRequest(businesses.get(owner.partnerId)!, { id_number: body + luhnCheckDigit(body) }))
       return userId
     },
   }

@@ -21,8 +21,10 @@ before(async () => {
 })
 
 test('entity review - approving a business with a submitted KYB approves the submission and its documents, announces kyb.approved', async () => {
-  const { id: entityId } = await p.client.entities.create(businessEntity({ registration_number: registrationNumber().slice(0, 10) + '42' }))
-  await putObjects(tb.nc, `kyb_dropbox_${entityId}`, { [`business_registration_${epoch}`]: pdf('registration') })
+  const { id: entityId } = await p.client.entities.create(
+    businessEntity({ registration_number: registrationNumber().slice(0, 10) + '42' }))
+  await putObjects(tb.nc, `kyb_dropbox_${entityId}`,
+    { [`business_registration_${epoch}`]: pdf('registration') })
   await p.client.kyb.submit({ entity_id: entityId, documents: [`business_registration_${epoch}`] })
   tb.clock.advance(60_000)
   const reviewed = await tb.operator.entities.review({ entity_id: entityId, decision: 'approve' })
@@ -32,10 +34,13 @@ test('entity review - approving a business with a submitted KYB approves the sub
   assert.deepEqual(kyb.documents.map((d) => d.approved), [true])
   const [submission] = await submissionsOf(tb, entityId)
   assert.deepEqual([submission!.state, submission!.decided_by], ['approved', operatorId])
-  assert.ok(!(await tb.operator.kyb.list({ partner_id: p.partnerId })).applications.some((a) => a.entity_id === entityId), 'no longer waiting for review')
-  assert.deepEqual((await eventsOf(tb, entityId)).map((e) => [e.type, e.data.state]), [['kyb.submitted', 'submitted'], ['kyb.approved', 'approved']])
+  assert.ok(!(await tb.operator.kyb.list({ partner_id: p.partnerId })).applications.some(
+    (a) => a.entity_id === entityId), 'no longer waiting for review')
+  assert.deepEqual((await eventsOf(tb, entityId)).map((e) => [e.type, e.data.state]),
+    [['kyb.submitted', 'submitted'], ['kyb.approved', 'approved']])
   const [entry] = (await tb.operator.audit.list({ subject_id: entityId })).entries
-  assert.deepEqual([entry!.action, entry!.actor, entry!.at], ['entity.approved', operatorId, iso(tb.clock.now())])
+  assert.deepEqual([entry!.action, entry!.actor, entry!.at], ['entity.approved', operatorId,
+    iso(tb.clock.now())])
   assert.equal(entry!.details.submission_id, submission!.id)
   assert.equal(entry!.details.account_id, reviewed.account.account_id)
 })
@@ -43,16 +48,23 @@ test('entity review - approving a business with a submitted KYB approves the sub
 test("entity review - rejecting a person with a pending KYC submission rejects it with the reason, announces kyc.rejected on the user", async () => {
   const { id: entityId, user_id: userId } = await p.client.entities.create(numberedPersonalEntity())
   const names = kycNames(userId!)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.proof]: pdf('proof') })
-  await p.client.users.uploadKycDocuments({ user_id: userId!, id_document: names.front, proof_of_residence: names.proof })
-  await tb.operator.entities.review({ entity_id: entityId, decision: 'reject', reason: 'sanctions list match' })
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.proof]: pdf('proof') })
+  await p.client.users.uploadKycDocuments({ user_id: userId!, id_document: names.front,
+    proof_of_residence: names.proof })
+  await tb.operator.entities.review({ entity_id: entityId, decision: 'reject',
+    reason: 'sanctions list match' })
   const { user } = await p.client.users.get({ user_id: userId! })
-  assert.deepEqual([user.kyc_status, user.kyc_rejection_reason], ['rejected', 'sanctions list match'])
+  assert.deepEqual([user.kyc_status, user.kyc_rejection_reason],
+    ['rejected', 'sanctions list match'])
   const shown = await tb.operator.kyc.show({ user_id: userId! })
-  assert.deepEqual([shown.submission?.state, shown.submission?.rejection_reason], ['rejected', 'sanctions list match'])
+  assert.deepEqual([shown.submission?.state, shown.submission?.rejection_reason],
+    ['rejected', 'sanctions list match'])
   const events = await eventsOf(tb, userId!)
-  assert.deepEqual(events.map((e) => [e.type, e.data.kyc_status]), [['kyc.submitted', 'pending'], ['kyc.rejected', 'rejected']])
-  assert.deepEqual((await tb.operator.audit.list({ subject_id: entityId })).entries.map((e) => [e.action, e.details.submission_id]), [['entity.rejected', shown.submission?.submission_id]])
+  assert.deepEqual(events.map((e) => [e.type, e.data.kyc_status]), [['kyc.submitted', 'pending'],
+    ['kyc.rejected', 'rejected']])
+  assert.deepEqual((await tb.operator.audit.list({ subject_id: entityId })).entries.map((e) => [
+    e.action, e.details.submission_id]), [['entity.rejected', shown.submission?.submission_id]])
 })
 
 test('entity review - an entity with nothing submitted: audited, no kyc/kyb event', async () => {
@@ -60,6 +72,7 @@ test('entity review - an entity with nothing submitted: audited, no kyc/kyb even
   await tb.operator.entities.review({ entity_id: entityId, decision: 'approve' })
   assert.deepEqual((await eventsOf(tb, entityId)).map((e) => e.type), [])
   const [entry] = (await tb.operator.audit.list({ subject_id: entityId })).entries
-  assert.deepEqual([entry!.action, entry!.actor, entry!.details.submission_id], ['entity.approved', operatorId, null])
+  assert.deepEqual([entry!.action, entry!.actor, entry!.details.submission_id],
+    ['entity.approved', operatorId, null])
   assert.equal((await p.client.kyb.get({ entity_id: entityId })).state, 'approved')
 })

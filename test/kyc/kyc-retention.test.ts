@@ -28,7 +28,8 @@ let applicants = 0
 
 async function businessUser(): Promise<string> {
   const body = `870202${String(++applicants).padStart(4, '0')}08`
-  return (await p.client.users.create(userRequest(businessId, { id_number: body + luhnCheckDigit(body) }))).userId
+  return (await p.client.users.create(
+    userRequest(businessId, { id_number: body + luhnCheckDigit(body) }))).userId
 }
 
 /** Submits a KYC of two documents; resolves with their ids and bytes. */
@@ -36,32 +37,51 @@ async function submitKyc(userId: string, at: number) {
   const names = kycNames(userId, at)
   const files = { [names.front]: jpeg(), [names.proof]: pdf(`proof of ${userId} at ${at}`) }
   await putObjects(tb.nc, `kyc_dropbox_${userId}`, files)
-  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
   const { documents } = await tb.operator.kyc.show({ user_id: userId })
-  return documents.filter((d) => d.name in files).map((d) => ({ id: d.document_id, bytes: files[d.name]! }))
+  return documents.filter((d) => d.name in files).map(
+    (d) => ({ id: d.document_id, bytes: files[d.name]! }))
 }
 
-async function assertKept(documents: Array<{ id: string; bytes: Uint8Array }>, what: string): Promise<void> {
+async function assertKept(documents: Array<{ id: string; bytes: Uint8Array }>,
+    what: string): Promise<void> {
   for (const d of documents) {
     const fetched = await fetchDocument(tb, d.id)
     assert.ok(fetched.bytes.equals(Buffer.from(d.bytes)), `${what}: bytes kept`)
   }
 }
 
-async function assertDeleted(documents: Array<{ id: string; bytes: Uint8Array }>, deletedAt: string, what: string): Promise<void> {
+async function assertDeleted(documents: Array<{ id: string; bytes: Uint8Array }>, deletedAt: string,
+    what: string): Promise<void> {
   for (const d of documents) {
     const error = await expectRefusal(tb.operator.kyc.document({ document_id: d.id }), 409)
     assert.match(error.message, /retention/, what)
     const audit = (await tb.operator.audit.list({ subject_id: d.id })).entries
-    assert.deepEqual(audit.filter((e) => e.action === 'document.deleted').map((e) => [e.actor, e.at]), [['system', deletedAt]], `${what}: deletion audited once`)
+    assert.deepEqual(audit.filter((e) => e.action === 'document.deleted').map(
+      (e) => [e.actor, e.at]), [['system', deletedAt]], `${what}: deletion audited once`)
   }
+}
+
+/** A business entity whose KYB (one document) was rejected, and that document. */
+async function rejectedKyb() {
+  const { id: entityId } = await p.client.entities.create(
+    businessEntity({ registration_number: registrationNumber().slice(0, 10) + '42' }))
+  await putObjects(tb.nc, `kyb_dropbox_${entityId}`,
+    { business_registration_5: pdf('registration') })
+  await p.client.kyb.submit({ entity_id: entityId, documents: ['business_registration_5'] })
+  await tb.operator.kyb.decide({ entity_id: entityId, decision: 'reject',
+    reason: 'deregistered company' })
+  const kybDocument = (await tb.operator.kyb.show({ entity_id: entityId })).documents[0]!
+  return { entityId, kybRejected: [{ id: kybDocument.document_id, bytes: pdf('registration') }] }
 }
 
 test('kyc retention - after the period the bytes of rejected and superseded submissions go; metadata, hash and audit stay; approved and pending are kept', async () => {
   const decidedAt = tb.clock.now().getTime()
   const rejectedUser = await businessUser()
   const rejected = await submitKyc(rejectedUser, 1)
-  await tb.operator.kyc.decide({ user_id: rejectedUser, decision: 'reject', reason: 'not the same person' })
+  await tb.operator.kyc.decide({ user_id: rejectedUser, decision: 'reject',
+    reason: 'not the same person' })
   const approvedUser = await businessUser()
   const approved = await submitKyc(approvedUser, 2)
   await tb.operator.kyc.decide({ user_id: approvedUser, decision: 'approve' })
@@ -69,12 +89,7 @@ test('kyc retention - after the period the bytes of rejected and superseded subm
   const superseded = await submitKyc(resubmitter, 3)
   const current = await submitKyc(resubmitter, 4)
   // A rejected KYB too.
-  const { id: entityId } = await p.client.entities.create(businessEntity({ registration_number: registrationNumber().slice(0, 10) + '42' }))
-  await putObjects(tb.nc, `kyb_dropbox_${entityId}`, { business_registration_5: pdf('registration') })
-  await p.client.kyb.submit({ entity_id: entityId, documents: ['business_registration_5'] })
-  await tb.operator.kyb.decide({ entity_id: entityId, decision: 'reject', reason: 'deregistered company' })
-  const kybDocument = (await tb.operator.kyb.show({ entity_id: entityId })).documents[0]!
-  const kybRejected = [{ id: kybDocument.document_id, bytes: pdf('registration') }]
+  const { entityId, kybRejected } = await rejectedKyb()
 
   // A minute short of the period: nothing goes.
   tb.clock.set(new Date(decidedAt + retention_days * day_ms - 60_000))
@@ -83,14 +98,16 @@ test('kyc retention - after the period the bytes of rejected and superseded subm
 
   tb.clock.set(new Date(decidedAt + retention_days * day_ms + 60_000))
   const sweptAt = iso(tb.clock.now())
-  assert.equal(await tb.bank.services.documentRetention.sweep(), rejected.length + superseded.length + kybRejected.length)
+  assert.equal(await tb.bank.services.documentRetention.sweep(),
+    rejected.length + superseded.length + kybRejected.length)
   await assertDeleted(rejected, sweptAt, 'rejected KYC')
   await assertDeleted(superseded, sweptAt, 'superseded KYC')
   await assertDeleted(kybRejected, sweptAt, 'rejected KYB')
   await assertKept(approved, 'approved KYC')
   await assertKept(current, 'pending KYC')
 
-  // What the documents were stays visible: name, type, size, hash, decision, and when the bytes went.
+  // What the documents were stays visible: name, type, size, hash, decision, and when the bytes
+  // went.
   const shown = await tb.operator.kyc.show({ user_id: rejectedUser })
   assert.equal(shown.submission?.state, 'rejected')
   assert.equal(shown.documents.length, 2)
@@ -101,11 +118,15 @@ test('kyc retention - after the period the bytes of rejected and superseded subm
     assert.equal(d.deleted_at, sweptAt)
   }
   const kybShown = await tb.operator.kyb.show({ entity_id: entityId })
-  assert.deepEqual([kybShown.documents[0]!.sha256, kybShown.documents[0]!.deleted_at], [sha256(kybRejected[0]!.bytes), sweptAt])
-  assert.equal((await p.client.kyb.get({ entity_id: entityId })).documents[0]!.key, 'business_registration_5')
-  assert.ok((await tb.operator.kyc.show({ user_id: approvedUser })).documents.every((d) => d.deleted_at === null))
+  assert.deepEqual([kybShown.documents[0]!.sha256, kybShown.documents[0]!.deleted_at],
+    [sha256(kybRejected[0]!.bytes), sweptAt])
+  assert.equal((await p.client.kyb.get({ entity_id: entityId })).documents[0]!.key,
+    'business_registration_5')
+  assert.ok((await tb.operator.kyc.show({ user_id: approvedUser })).documents.every(
+    (d) => d.deleted_at === null))
   // The submissions' own audit entries are untouched.
-  assert.deepEqual((await tb.operator.audit.list({ subject_id: rejectedUser })).entries.map((e) => e.action), ['kyc.rejected', 'kyc.submitted'])
+  assert.deepEqual((await tb.operator.audit.list({ subject_id: rejectedUser })).entries.map(
+    (e) => e.action), ['kyc.rejected', 'kyc.submitted'])
 
   // A second sweep finds nothing more to do and audits nothing twice.
   assert.equal(await tb.bank.services.documentRetention.sweep(), 0)
@@ -115,13 +136,15 @@ test('kyc retention - after the period the bytes of rejected and superseded subm
 test('kyc retention - the daily kyc.retention job deletes them when the sandbox clock moves past the period', async () => {
   const userId = await businessUser()
   const rejected = await submitKyc(userId, 20)
-  await tb.operator.kyc.decide({ user_id: userId, decision: 'reject', reason: 'expired identity document' })
+  await tb.operator.kyc.decide({ user_id: userId, decision: 'reject',
+    reason: 'expired identity document' })
   const before = tb.clock.now().getTime()
   await tb.operator.sandbox.advance({ seconds: (retention_days + 1) * 86_400 })
   assert.equal(tb.clock.now().getTime() - before, (retention_days + 1) * day_ms)
   for (const d of rejected) {
     await expectRefusal(tb.operator.kyc.document({ document_id: d.id }), 409)
-    const deleted = (await tb.operator.audit.list({ subject_id: d.id })).entries.filter((e) => e.action === 'document.deleted')
+    const deleted = (await tb.operator.audit.list({ subject_id: d.id })).entries.filter(
+      (e) => e.action === 'document.deleted')
     assert.equal(deleted.length, 1)
     assert.equal(deleted[0]!.actor, 'system')
     // The job runs at 02:00 SAST (00:00 UTC) on the first day past the period.

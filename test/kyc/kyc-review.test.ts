@@ -30,7 +30,8 @@ let applicants = 0
 /** A user of an (unapproved) business entity, KYC not_started. */
 async function businessUser(): Promise<string> {
   const body = `860101${String(++applicants).padStart(4, '0')}08`
-  return (await p.client.users.create(userRequest(businessId, { id_number: body + luhnCheckDigit(body) }))).userId
+  return (await p.client.users.create(
+    userRequest(businessId, { id_number: body + luhnCheckDigit(body) }))).userId
 }
 
 /** A person: a personal entity and its automatic user. */
@@ -39,13 +40,19 @@ async function person(): Promise<{ userId: string; entityId: string }> {
   return { userId: created.user_id!, entityId: created.id }
 }
 
-/** Puts front, back and proof as the SDK does and submits; resolves with the documents as shown, by doc type. */
-async function submit(userId: string, at: number, files: { front?: Uint8Array; back?: Uint8Array; proof?: Uint8Array } = {}) {
+/**
+ * Puts front, back and proof as the SDK does and submits; resolves with the documents as shown, by
+ * doc type.
+ */
+async function submit(userId: string, at: number,
+    files: { front?: Uint8Array; back?: Uint8Array; proof?: Uint8Array } = {}) {
   const names = kycNames(userId, at)
-  const objects: Record<string, Uint8Array> = { [names.front]: files.front ?? jpeg(), [names.proof]: files.proof ?? pdf(`proof ${at}`) }
+  const objects: Record<string, Uint8Array> = { [names.front]: files.front ?? jpeg(),
+    [names.proof]: files.proof ?? pdf(`proof ${at}`) }
   if (files.back) objects[names.back] = files.back
   await putObjects(tb.nc, `kyc_dropbox_${userId}`, objects)
-  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
   const shown = await tb.operator.kyc.show({ user_id: userId })
   return { names, shown, byType: new Map(shown.documents.map((d) => [d.doc_type, d])) }
 }
@@ -57,11 +64,13 @@ test('kyc review - documents are frozen at submission: deleting or overwriting t
   const proof = pdf('proof of residence, original')
   const { names, byType } = await submit(userId, 1_763_800_000, { front, back, proof })
   // The partner (or anyone with the bucket) changes the dropbox after submitting.
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('a different front'), [names.back]: jpeg() })
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('a different front'),
+    [names.back]: jpeg() })
   await deleteObject(tb.nc, `kyc_dropbox_${userId}`, names.proof)
 
   const shown = await tb.operator.kyc.show({ user_id: userId })
-  for (const [docType, bytes] of [['id_front', front], ['id_back', back], ['proof_of_residence', proof]] as const) {
+  for (const [docType, bytes] of [['id_front', front], ['id_back', back],
+      ['proof_of_residence', proof]] as const) {
     const view = shown.documents.find((d) => d.doc_type === docType)!
     assert.equal(view.sha256, sha256(bytes), docType)
     assert.equal(view.document_id, byType.get(docType)!.document_id)
@@ -90,8 +99,10 @@ test('kyc review - ops.document.get: length and offset bound the part; past the 
   const end = await tb.operator.kyc.document({ document_id: id, offset: proof.length })
   assert.equal(end.data, '')
   assert.equal(end.next_offset, null)
-  await expectRefusal(tb.operator.kyc.document({ document_id: id, offset: proof.length + 1 }), 400, 'offset')
-  await expectRefusal(tb.operator.kyc.document({ document_id: id, length: document_chunk_bytes_max + 1 }), 400, 'length')
+  await expectRefusal(tb.operator.kyc.document({ document_id: id, offset: proof.length + 1 }), 400,
+    'offset')
+  await expectRefusal(tb.operator.kyc.document(
+    { document_id: id, length: document_chunk_bytes_max + 1 }), 400, 'length')
   await expectRefusal(tb.operator.kyc.document({ document_id: randomUUID() }), 404)
 })
 
@@ -117,10 +128,12 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   assert.equal(rejected.user.kyc_status, 'rejected')
   assert.equal(rejected.user.kyc_rejection_reason, 'the id document is unreadable')
   assert.equal(rejected.account, null)
-  const decisions = new Map(rejected.documents.map((d) => [d.doc_type, [d.decision, d.rejection_reason]]))
+  const decisions =
+    new Map(rejected.documents.map((d) => [d.doc_type, [d.decision, d.rejection_reason]]))
   assert.deepEqual(decisions.get('id_front'), ['rejected', 'blurred photo'])
   assert.deepEqual(decisions.get('proof_of_residence'), ['approved', null])
-  assert.deepEqual(decisions.get('id_back'), [null, null], 'a reject leaves the undecided undecided')
+  assert.deepEqual(decisions.get('id_back'), [null, null],
+    'a reject leaves the undecided undecided')
   const partnerView = (await p.client.users.get({ user_id: userId })).user
   assert.equal(partnerView.kyc_status, 'rejected')
   assert.equal(partnerView.kyc_rejection_reason, 'the id document is unreadable')
@@ -130,7 +143,8 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   assert.equal(afterReject.submission?.decided_by, operatorId)
   assert.equal(afterReject.submission?.decided_at, rejectedAt)
   assert.equal(afterReject.submission?.rejection_reason, 'the id document is unreadable')
-  assert.ok((await tb.operator.kyc.list({ state: 'rejected' })).applications.some((a) => a.user_id === userId))
+  assert.ok((await tb.operator.kyc.list({ state: 'rejected' })).applications.some(
+    (a) => a.user_id === userId))
   assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: entityId })).accounts, [])
 
   // Resubmitted: pending again, the rejected submission superseded.
@@ -138,19 +152,24 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   const second = await submit(userId, 1_763_800_020)
   assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'pending')
   assert.deepEqual((await submissionsOf(tb, userId)).map((s) => s.state), ['superseded', 'pending'])
-  assert.equal(second.shown.documents.length, 3, 'the id back uploaded for the first submission is still in the bucket and taken along')
-  assert.ok(!(await tb.operator.kyc.list({ state: 'rejected' })).applications.some((a) => a.user_id === userId))
+  assert.equal(second.shown.documents.length, 3,
+    'the id back uploaded for the first submission is still in the bucket and taken along')
+  assert.ok(!(await tb.operator.kyc.list({ state: 'rejected' })).applications.some(
+    (a) => a.user_id === userId))
 
   // An approval cannot keep a rejected document.
   const newFront = second.byType.get('id_front')!
   await expectRefusal(
-    tb.operator.kyc.decide({ user_id: userId, decision: 'approve', documents: [{ document_id: newFront.document_id, decision: 'reject', reason: 'still blurred' }] }),
+    tb.operator.kyc.decide({ user_id: userId, decision: 'approve', documents: [
+      { document_id: newFront.document_id, decision: 'reject', reason: 'still blurred' }] }),
     400,
     'documents[0].decision',
   )
   // Nor decide a document of the superseded submission.
-  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve', documents: [{ document_id: front.document_id, decision: 'approve' }] }), 400, 'documents[0].document_id')
-  assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'pending', 'a refused decision changed nothing')
+  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve', documents: [
+    { document_id: front.document_id, decision: 'approve' }] }), 400, 'documents[0].document_id')
+  assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'pending',
+    'a refused decision changed nothing')
 
   tb.clock.advance(60_000)
   const approvedAt = iso(tb.clock.now())
@@ -158,7 +177,8 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   assert.equal(approved.user.kyc_status, 'approved')
   assert.equal(approved.user.verified, true)
   assert.equal(approved.user.kyc_rejection_reason, undefined)
-  assert.ok(approved.documents.every((d) => d.decision === 'approved'), 'approval approves every undecided document')
+  assert.ok(approved.documents.every((d) => d.decision === 'approved'),
+    'approval approves every undecided document')
   assert.ok(approved.account, "approving a person's KYC opens the personal entity's first account")
   const accounts = (await p.client.accounts.getByEntity({ entity_id: entityId })).accounts
   assert.deepEqual(accounts.map((a) => a.account_id), [approved.account.account_id])
@@ -166,7 +186,8 @@ test('kyc review - reject per document → user rejected with the reason; resubm
 
   // Nothing waits any more: deciding again → 409, submitting again → 409.
   await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve' }), 409)
-  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: second.names.front, proof_of_residence: second.names.proof }), 409)
+  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: second.names.front, proof_of_residence: second.names.proof }), 409)
 
   // kyc.* events, one per change, in order, with the user record as data.
   const events = await eventsOf(tb, userId)
@@ -198,10 +219,12 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   assert.equal(audit[2]!.details.reason, 'the id document is unreadable')
   assert.equal(audit[0]!.details.account_id, approved.account.account_id)
   const frozen = audit[3]!.details.documents as Array<{ document_id: string; sha256: string }>
-  assert.deepEqual(frozen.map((d) => d.sha256).sort(), first.shown.documents.map((d) => d.sha256).sort())
+  assert.deepEqual(frozen.map((d) => d.sha256).sort(), first.shown.documents.map((d) => d.sha256)
+    .sort())
   // Per-document decisions are audited under the document.
   const frontAudit = (await tb.operator.audit.list({ subject_id: front.document_id })).entries
-  assert.deepEqual(frontAudit.map((e) => [e.action, e.actor, e.at, e.details.reason]), [['document.rejected', operatorId, rejectedAt, 'blurred photo']])
+  assert.deepEqual(frontAudit.map((e) => [e.action, e.actor, e.at, e.details.reason]),
+    [['document.rejected', operatorId, rejectedAt, 'blurred photo']])
   const proofAudit = (await tb.operator.audit.list({ subject_id: proof.document_id })).entries
   assert.deepEqual(proofAudit.map((e) => [e.action, e.actor]), [['document.approved', operatorId]])
   assert.equal((await tb.operator.audit.list({ subject_id: userId, limit: 1 })).entries.length, 1)
@@ -212,17 +235,21 @@ test('kyc review - a decision without a pending submission → 409; bad decision
   await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve' }), 409)
   await expectRefusal(tb.operator.kyc.decide({ user_id: randomUUID(), decision: 'approve' }), 404)
   const { byType } = await submit(userId, 1_763_800_030)
-  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'reject' }), 400, 'reason')
+  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'reject' }), 400,
+    'reason')
   await expectRefusal(
-    tb.operator.kyc.decide({ user_id: userId, decision: 'reject', reason: 'no', documents: [{ document_id: byType.get('id_front')!.document_id, decision: 'reject' }] }),
+    tb.operator.kyc.decide({ user_id: userId, decision: 'reject', reason: 'no',
+      documents: [{ document_id: byType.get('id_front')!.document_id, decision: 'reject' }] }),
     400,
     'documents[0].reason',
   )
-  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve', documents: [{ document_id: randomUUID(), decision: 'approve' }] }), 400, 'documents[0].document_id')
+  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve', documents: [
+    { document_id: randomUUID(), decision: 'approve' }] }), 400, 'documents[0].document_id')
   const shown = await tb.operator.kyc.show({ user_id: userId })
   assert.equal(shown.submission?.state, 'pending')
   assert.ok(shown.documents.every((d) => d.decision === null))
-  assert.deepEqual((await tb.operator.audit.list({ subject_id: userId })).entries.map((e) => e.action), ['kyc.submitted'])
+  assert.deepEqual((await tb.operator.audit.list({ subject_id: userId })).entries.map(
+    (e) => e.action), ['kyc.submitted'])
 })
 
 test("kyc review - approving a business entity's user opens no account and leaves the entity's KYB alone", async () => {
@@ -233,7 +260,8 @@ test("kyc review - approving a business entity's user opens no account and leave
   assert.equal(approved.account, null)
   assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: businessId })).accounts, [])
   assert.equal((await p.client.entities.info({ entity_id: businessId })).approved, false)
-  assert.deepEqual((await eventsOf(tb, userId)).map((e) => e.type), ['kyc.submitted', 'kyc.approved'])
+  assert.deepEqual((await eventsOf(tb, userId)).map((e) => e.type),
+    ['kyc.submitted', 'kyc.approved'])
 })
 
 test('kyc review - ops.user.kyc and ops.entity.review decisions are audited with the operator credential and time', async () => {
@@ -241,10 +269,12 @@ test('kyc review - ops.user.kyc and ops.entity.review decisions are audited with
   await submit(userId, 1_763_800_050)
   tb.clock.advance(60_000)
   const at = iso(tb.clock.now())
-  const { user } = await tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: 'checked by telephone' })
+  const { user } = await tb.operator.users.kyc({ user_id: userId, status: 'rejected',
+    reason: 'checked by telephone' })
   assert.equal(user.kyc_status, 'rejected')
   const audit = (await tb.operator.audit.list({ subject_id: userId })).entries
-  assert.deepEqual(audit.map((e) => [e.action, e.actor, e.at]), [['kyc.rejected', operatorId, at], ['kyc.submitted', p.credentialId, audit[1]!.at]])
+  assert.deepEqual(audit.map((e) => [e.action, e.actor, e.at]), [['kyc.rejected', operatorId, at],
+    ['kyc.submitted', p.credentialId, audit[1]!.at]])
   assert.equal(audit[0]!.details.reason, 'checked by telephone')
   assert.equal(audit[0]!.details.via, 'ops.user.kyc')
   // The pending submission took the decision too.
@@ -257,7 +287,8 @@ test('kyc review - ops.user.kyc and ops.entity.review decisions are audited with
   const reviewed = await tb.operator.entities.review({ entity_id: entityId, decision: 'approve' })
   assert.ok(reviewed.account)
   const entityAudit = (await tb.operator.audit.list({ subject_id: entityId })).entries
-  assert.deepEqual(entityAudit.map((e) => [e.action, e.actor, e.at]), [['entity.approved', operatorId, iso(tb.clock.now())]])
+  assert.deepEqual(entityAudit.map((e) => [e.action, e.actor, e.at]),
+    [['entity.approved', operatorId, iso(tb.clock.now())]])
   assert.equal(entityAudit[0]!.details.account_id, reviewed.account.account_id)
 })
 
@@ -276,11 +307,14 @@ test('kyc review - ops.kyc.list: pending applications oldest first, filtered by 
 test('kyc review - ops.user.kyc on a pending submission decides it: rejected or approved emit kyc.* events; approval approves its documents', async () => {
   const rejectedUser = await businessUser()
   await submit(rejectedUser, 1_763_800_070)
-  await tb.operator.users.kyc({ user_id: rejectedUser, status: 'rejected', reason: 'seen in branch: not the holder' })
+  await tb.operator.users.kyc({ user_id: rejectedUser, status: 'rejected',
+    reason: 'seen in branch: not the holder' })
   const rejectedEvents = await eventsOf(tb, rejectedUser)
-  assert.deepEqual(rejectedEvents.map((e) => [e.type, e.data.kyc_status]), [['kyc.submitted', 'pending'], ['kyc.rejected', 'rejected']])
+  assert.deepEqual(rejectedEvents.map((e) => [e.type, e.data.kyc_status]),
+    [['kyc.submitted', 'pending'], ['kyc.rejected', 'rejected']])
   assert.equal(rejectedEvents[1]!.data.kyc_rejection_reason, 'seen in branch: not the holder')
-  assert.ok((await tb.operator.kyc.show({ user_id: rejectedUser })).documents.every((d) => d.decision === null), 'a rejection leaves the documents undecided')
+  assert.ok((await tb.operator.kyc.show({ user_id: rejectedUser })).documents.every(
+    (d) => d.decision === null), 'a rejection leaves the documents undecided')
 
   const approvedUser = await businessUser()
   await submit(approvedUser, 1_763_800_071, { back: png() })
@@ -289,6 +323,8 @@ test('kyc review - ops.user.kyc on a pending submission decides it: rejected or 
   const shown = await tb.operator.kyc.show({ user_id: approvedUser })
   assert.equal(shown.submission?.state, 'approved')
   assert.deepEqual(shown.documents.map((d) => d.decision), ['approved', 'approved', 'approved'])
-  assert.deepEqual((await eventsOf(tb, approvedUser)).map((e) => e.type), ['kyc.submitted', 'kyc.approved'])
-  assert.deepEqual((await tb.operator.audit.list({ subject_id: approvedUser })).entries.map((e) => [e.action, e.actor]), [['kyc.approved', operatorId], ['kyc.submitted', p.credentialId]])
+  assert.deepEqual((await eventsOf(tb, approvedUser)).map((e) => e.type),
+    ['kyc.submitted', 'kyc.approved'])
+  assert.deepEqual((await tb.operator.audit.list({ subject_id: approvedUser })).entries.map(
+    (e) => [e.action, e.actor]), [['kyc.approved', operatorId], ['kyc.submitted', p.credentialId]])
 })

@@ -47,7 +47,8 @@ test('kyc - the reference SDK flow: bucket as KycDocumentUploader makes it, uplo
   const front = jpeg()
   const back = png()
   const proof = pdf('municipal account, 12 Main Road')
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: front, [names.back]: back, [names.proof]: proof }, {
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: front, [names.back]: back,
+      [names.proof]: proof }, {
     [names.front]: 'id-front.jpg',
     [names.back]: 'id-back.png',
     [names.proof]: 'municipal-account.pdf',
@@ -60,8 +61,10 @@ test('kyc - the reference SDK flow: bucket as KycDocumentUploader makes it, uplo
   assert.equal(status.streamInfo.config.max_bytes, sdk_bucket_bytes_max)
 
   // The body exactly as UserService.upload_kyc_documents serialises UploadKYCDocumentsRequest.
-  const body = JSON.stringify({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
-  const reply = await rawRequest(tb, `svc.user.${p.partnerId}.upload_kyc_documents`, body, { token: p.token })
+  const body = JSON.stringify({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
+  const reply = await rawRequest(tb, `svc.user.${p.partnerId}.upload_kyc_documents`, body,
+    { token: p.token })
   assert.equal(reply.code, 200)
   assert.deepEqual(Object.keys(reply.body).sort(), ['message', 'success'])
   assert.equal(reply.body.success, true)
@@ -101,17 +104,21 @@ test('kyc - the reference SDK flow: bucket as KycDocumentUploader makes it, uplo
   assert.equal(application?.kyc_status, 'pending')
 
   const events = await eventsOf(tb, userId)
-  assert.deepEqual(events.map((e) => [e.type, e.partner_id, e.data.kyc_status]), [['kyc.submitted', p.partnerId, 'pending']])
+  assert.deepEqual(events.map((e) => [e.type, e.partner_id, e.data.kyc_status]),
+    [['kyc.submitted', p.partnerId, 'pending']])
 })
 
 test('kyc - without an id back in the bucket the submission has 2 documents', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.proof]: pdf('proof') })
-  const reply = await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.proof]: pdf('proof') })
+  const reply = await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
   assert.equal(reply.success, true)
   const shown = await tb.operator.kyc.show({ user_id: userId })
-  assert.deepEqual(shown.documents.map((d) => d.doc_type).sort(), ['id_front', 'proof_of_residence'])
+  assert.deepEqual(shown.documents.map((d) => d.doc_type).sort(),
+    ['id_front', 'proof_of_residence'])
 })
 
 test("kyc - a person (personal entity, pending since creation) submits the same way; kyc_submitted_at moves to the submission", async () => {
@@ -120,8 +127,10 @@ test("kyc - a person (personal entity, pending since creation) submits the same 
   assert.equal(created.kyc_status, 'pending')
   tb.clock.advance(3600_000)
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.proof]: png() })
-  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof })
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.proof]: png() })
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof })
   const { user } = await p.client.users.get({ user_id: userId })
   assert.equal(user.kyc_status, 'pending')
   assert.equal(user.kyc_submitted_at, iso(tb.clock.now()))
@@ -133,24 +142,30 @@ test('kyc - an object missing from the bucket → 400 naming its field; nothing 
   const userId = await applicant()
   const names = kycNames(userId)
   await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front') })
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
-  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['proof_of_residence'])
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
+  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field),
+    ['proof_of_residence'])
   await assertNothingStored(userId)
 })
 
 test('kyc - no bucket at all → 400 naming both documents; nothing stored', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
-  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field).sort(), ['id_document', 'proof_of_residence'])
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
+  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field).sort(),
+    ['id_document', 'proof_of_residence'])
   await assertNothingStored(userId)
 })
 
 test('kyc - an empty file → 400 naming its field; nothing stored', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: new Uint8Array(), [names.proof]: pdf('proof') })
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: new Uint8Array(),
+    [names.proof]: pdf('proof') })
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
   assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['id_document'])
   assert.match(JSON.stringify(error.details), /empty/)
   await assertNothingStored(userId)
@@ -160,9 +175,12 @@ test('kyc - a file of 10 MB + 1 byte → 400 naming its field; one of exactly 10
   const userId = await applicant()
   const names = kycNames(userId)
   const over = largePdf(document_bytes_max + 1)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.proof]: over })
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
-  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['proof_of_residence'])
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.proof]: over })
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'proof_of_residence')
+  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field),
+    ['proof_of_residence'])
   assert.match(JSON.stringify(error.details), new RegExp(String(document_bytes_max)))
   await assertNothingStored(userId)
 
@@ -172,9 +190,12 @@ test('kyc - a file of 10 MB + 1 byte → 400 naming its field; one of exactly 10
   await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [later.proof]: atLimit })
   // Copying 10 MB into the database takes seconds on a loaded machine: this client waits
   // as long as the reference SDK's apps do (30 s), and more, rather than the default 10 s.
-  const patient = new BankClient({ connection: tb.nc, token: p.token, partnerId: p.partnerId, timeoutMs: 60_000 })
-  await patient.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: later.proof })
-  const proof = (await tb.operator.kyc.show({ user_id: userId })).documents.find((d) => d.name === later.proof)!
+  const patient = new BankClient({ connection: tb.nc, token: p.token, partnerId: p.partnerId,
+    timeoutMs: 60_000 })
+  await patient.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: later.proof })
+  const proof = (await tb.operator.kyc.show({ user_id: userId })).documents.find(
+    (d) => d.name === later.proof)!
   assert.equal(proof.size, document_bytes_max)
   assert.equal(proof.sha256, sha256(atLimit))
 })
@@ -182,8 +203,10 @@ test('kyc - a file of 10 MB + 1 byte → 400 naming its field; one of exactly 10
 test('kyc - a text file named .pdf is refused by its content (400), whatever its name says', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: new TextEncoder().encode('just some text, not a PDF'), [names.proof]: pdf('proof') }, 'id-front.pdf')
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: new TextEncoder().encode(
+    'just some text, not a PDF'), [names.proof]: pdf('proof') }, 'id-front.pdf')
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
   assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field), ['id_document'])
   assert.match(JSON.stringify(error.details), /PDF, JPEG or PNG/)
   await assertNothingStored(userId)
@@ -192,16 +215,21 @@ test('kyc - a text file named .pdf is refused by its content (400), whatever its
 test('kyc - both documents failing are reported together, each under its field', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: new TextEncoder().encode('GIF89a not accepted'), [names.proof]: new Uint8Array([0x50, 0x4b, 0x03, 0x04]) })
-  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
-  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field).sort(), ['id_document', 'proof_of_residence'])
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: new TextEncoder().encode(
+    'GIF89a not accepted'), [names.proof]: new Uint8Array([0x50, 0x4b, 0x03, 0x04]) })
+  const error = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: names.front, proof_of_residence: names.proof }), 400, 'id_document')
+  assert.deepEqual((error.details as Array<{ field: string }>).map((d) => d.field).sort(),
+    ['id_document', 'proof_of_residence'])
   assert.match(error.message, /and 1 more/)
   // Missing and empty together too.
   const second = await applicant()
   const n2 = kycNames(second)
   await putObjects(tb.nc, `kyc_dropbox_${second}`, { [n2.proof]: new Uint8Array() })
-  const both = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: second, id_document: n2.front, proof_of_residence: n2.proof }), 400, 'proof_of_residence')
-  assert.deepEqual((both.details as Array<{ field: string }>).map((d) => d.field).sort(), ['id_document', 'proof_of_residence'])
+  const both = await expectRefusal(p.client.users.uploadKycDocuments({ user_id: second,
+    id_document: n2.front, proof_of_residence: n2.proof }), 400, 'proof_of_residence')
+  assert.deepEqual((both.details as Array<{ field: string }>).map((d) => d.field).sort(),
+    ['id_document', 'proof_of_residence'])
   await assertNothingStored(userId)
   await assertNothingStored(second)
 })
@@ -209,8 +237,10 @@ test('kyc - both documents failing are reported together, each under its field',
 test('kyc - a bad id back in the bucket is refused under id_back', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.back]: new TextEncoder().encode('not an image'), [names.proof]: pdf('proof') })
-  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 400, 'id_back')
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.back]: new TextEncoder().encode('not an image'), [names.proof]: pdf('proof') })
+  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof }), 400, 'id_back')
   await assertNothingStored(userId)
 })
 
@@ -218,20 +248,25 @@ test('kyc - both fields naming one object → 400', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
   await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front') })
-  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.front }), 400, 'proof_of_residence')
+  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.front }), 400, 'proof_of_residence')
   await assertNothingStored(userId)
 })
 
 test("kyc - another partner's user id → 404 and nothing is copied, though the bucket is full", async () => {
   const userId = await applicant(p)
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.proof]: pdf('proof') })
-  await expectRefusal(other.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 404)
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.proof]: pdf('proof') })
+  await expectRefusal(other.client.users.uploadKycDocuments(
+    { user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 404)
   await assertNothingStored(userId, p)
-  const count = await tb.bank.database.db.selectFrom('kyc_documents').select((eb) => eb.fn.countAll<string>().as('n')).where('owner_id', '=', userId).executeTakeFirstOrThrow()
+  const count = await tb.bank.database.db.selectFrom('kyc_documents').select((eb) =>
+    eb.fn.countAll<string>().as('n')).where('owner_id', '=', userId).executeTakeFirstOrThrow()
   assert.equal(Number(count.n), 0)
   // An unknown user id is 404 alike.
-  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: randomUUID(), id_document: names.front, proof_of_residence: names.proof }), 404)
+  await expectRefusal(p.client.users.uploadKycDocuments(
+    { user_id: randomUUID(), id_document: names.front, proof_of_residence: names.proof }), 404)
 })
 
 test('kyc - a user whose KYC is approved → 409, nothing stored', async () => {
@@ -239,24 +274,29 @@ test('kyc - a user whose KYC is approved → 409, nothing stored', async () => {
   const { userId } = await p.client.users.create(userRequest(entityId, { verified: true }))
   assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'approved')
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.proof]: pdf('proof') })
-  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 409)
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.proof]: pdf('proof') })
+  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof }), 409)
   assert.equal((await tb.operator.kyc.show({ user_id: userId })).submission, null)
 })
 
 test('kyc - request shape: required names (null → 400 is required), bad ids, unknown fields', async () => {
   const userId = await applicant()
   const subject = `svc.user.${p.partnerId}.upload_kyc_documents`
-  const asSent = async (body: unknown) => rawRequest(tb, subject, JSON.stringify(body), { token: p.token })
+  const asSent = async (body: unknown) => rawRequest(tb, subject, JSON.stringify(body),
+    { token: p.token })
   const nullProof = await asSent({ user_id: userId, id_document: 'a', proof_of_residence: null })
   assert.equal(nullProof.code, 400)
-  assert.ok(nullProof.body.error.details.some((d: { field: string }) => d.field === 'proof_of_residence'))
+  assert.ok(nullProof.body.error.details.some((d: { field: string }) => d.field
+    === 'proof_of_residence'))
   const empty = await asSent({ user_id: userId, id_document: '', proof_of_residence: 'b' })
   assert.equal(empty.code, 400)
   assert.ok(empty.body.error.details.some((d: { field: string }) => d.field === 'id_document'))
   const badId = await asSent({ user_id: 'not-a-uuid', id_document: 'a', proof_of_residence: 'b' })
   assert.equal(badId.code, 400)
-  const unknown = await asSent({ user_id: userId, id_document: 'a', proof_of_residence: 'b', id_back: 'c' })
+  const unknown = await asSent({ user_id: userId, id_document: 'a', proof_of_residence: 'b',
+    id_back: 'c' })
   assert.equal(unknown.code, 400)
   assert.ok(unknown.body.error.details.some((d: { field: string }) => d.field === 'id_back'))
   await assertNothingStored(userId)
@@ -265,10 +305,14 @@ test('kyc - request shape: required names (null → 400 is required), bad ids, u
 test('kyc - permissions: a read credential may not submit (403); without a token 401', async () => {
   const userId = await applicant()
   const names = kycNames(userId)
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'), [names.proof]: pdf('proof') })
-  const readOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })).token)
-  await expectRefusal(readOnly.users.uploadKycDocuments({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }), 403)
-  const anonymous = await rawRequest(tb, `svc.user.${p.partnerId}.upload_kyc_documents`, JSON.stringify({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }))
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
+    [names.proof]: pdf('proof') })
+  const readOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })).token)
+  await expectRefusal(readOnly.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
+    proof_of_residence: names.proof }), 403)
+  const anonymous = await rawRequest(tb, `svc.user.${p.partnerId}.upload_kyc_documents`,
+    JSON.stringify({ user_id: userId, id_document: names.front, proof_of_residence: names.proof }))
   assert.equal(anonymous.code, 401)
   await assertNothingStored(userId)
 })
@@ -278,9 +322,13 @@ test('kyc - of several id backs in the bucket the newest is taken; an object nam
   const older = kycNames(userId, 1_763_700_000)
   const newer = kycNames(userId, 1_763_800_000)
   await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [older.back]: png() })
-  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [newer.front]: pdf('front'), [newer.back]: jpeg(), [newer.proof]: pdf('proof') })
-  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: 'x'.repeat(256), proof_of_residence: newer.proof }), 400, 'id_document')
-  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: newer.front, proof_of_residence: newer.proof })
-  const backs = (await tb.operator.kyc.show({ user_id: userId })).documents.filter((d) => d.doc_type === 'id_back')
+  await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [newer.front]: pdf('front'),
+    [newer.back]: jpeg(), [newer.proof]: pdf('proof') })
+  await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
+    id_document: 'x'.repeat(256), proof_of_residence: newer.proof }), 400, 'id_document')
+  await p.client.users.uploadKycDocuments({ user_id: userId, id_document: newer.front,
+    proof_of_residence: newer.proof })
+  const backs = (await tb.operator.kyc.show({ user_id: userId })).documents.filter(
+    (d) => d.doc_type === 'id_back')
   assert.deepEqual(backs.map((d) => [d.name, d.content_type]), [[newer.back, 'image/jpeg']])
 })

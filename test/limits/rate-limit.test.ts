@@ -22,7 +22,8 @@ const defaults = { requests_per_second: 20, burst: 40 }
 const wall = new ManualClock('2026-11-23T08:00:00Z')
 const tb = useTestBank({
   wallClock: wall,
-  env: { BANK_RATE_PER_SECOND: String(defaults.requests_per_second), BANK_RATE_BURST: String(defaults.burst) },
+  env: { BANK_RATE_PER_SECOND: String(defaults.requests_per_second),
+    BANK_RATE_BURST: String(defaults.burst) },
 })
 
 before(async () => {
@@ -55,30 +56,37 @@ function assertRateLimited(reply: RawReply, retryAfterMs: number): void {
 test('rate limits - over the burst a credential is refused with 429 rate_limited and Retry-After-Ms; after that wait it is let through again', async () => {
   quietMinute()
   const partner = await onboardPartner(tb)
-  assert.deepEqual(await codesOf(defaults.burst, () => listEntities(partner)), times(defaults.burst, 200), 'the whole burst is let through')
+  assert.deepEqual(await codesOf(defaults.burst, () => listEntities(partner)),
+    times(defaults.burst, 200), 'the whole burst is let through')
   // The bucket is empty: the next lease is 2 tokens away, at 20 per second 100 ms.
   assertRateLimited(await listEntities(partner), 100)
   wall.advance(99)
   assertRateLimited(await listEntities(partner), 1)
   wall.advance(1)
-  assert.deepEqual(await codesOf(3, () => listEntities(partner)), [200, 200, 429], 'what refilled in 100 ms, and no more')
+  assert.deepEqual(await codesOf(3, () => listEntities(partner)), [200, 200, 429],
+    'what refilled in 100 ms, and no more')
 })
 
 test('rate limits - a refused request changes nothing: a partner\'s create makes no entity, an operator\'s deposit moves no money', async () => {
   quietMinute()
   const partner = await onboardPartner(tb, { approve: true })
-  const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
+  const { accounts } = await partner.client.accounts.getByEntity(
+    { entity_id: partner.rootEntityId })
   const accountId = accounts[0]!.account_id
   const spent = await codesOf(defaults.burst, () => listEntities(partner))
-  assert.equal(spent.filter((code) => code === 200).length, defaults.burst - 1, 'one request of the burst went to reading the account')
+  assert.equal(spent.filter((code) => code === 200).length, defaults.burst - 1,
+    'one request of the burst went to reading the account')
   const entity = businessEntity()
-  const refused = await rawRequest(tb, `svc.entity.${partner.partnerId}.create`, JSON.stringify(entity), { token: partner.token })
+  const refused = await rawRequest(tb, `svc.entity.${partner.partnerId}.create`,
+    JSON.stringify(entity), { token: partner.token })
   assertRateLimited(refused, 100)
 
   // The operator's credential has a budget of its own: spend it, then try a deposit.
   const before = await tb.operator.accounts.show({ account_id: accountId })
-  await codesOf(defaults.burst, () => rawRequest(tb, 'ops.partner.list', '{}', { token: tb.operatorToken }))
-  const deposit = await rawRequest(tb, 'ops.account.deposit', JSON.stringify({ account_id: accountId, amount: 5_000, ref: 'refused' }), {
+  await codesOf(defaults.burst, () => rawRequest(tb, 'ops.partner.list', '{}',
+    { token: tb.operatorToken }))
+  const deposit = await rawRequest(tb, 'ops.account.deposit',
+      JSON.stringify({ account_id: accountId, amount: 5_000, ref: 'refused' }), {
     token: tb.operatorToken,
   })
   assert.equal(deposit.code, 429)
@@ -86,9 +94,11 @@ test('rate limits - a refused request changes nothing: a partner\'s create makes
 
   quietMinute()
   const { entities } = await partner.client.entities.list()
-  assert.deepEqual(entities.map((e) => e.id), [partner.rootEntityId], 'the refused create made no entity')
+  assert.deepEqual(entities.map((e) => e.id), [partner.rootEntityId],
+    'the refused create made no entity')
   const after = await tb.operator.accounts.show({ account_id: accountId })
-  assert.deepEqual([after.balance, after.available_balance], [before.balance, before.available_balance], 'the refused deposit moved no money')
+  assert.deepEqual([after.balance, after.available_balance],
+    [before.balance, before.available_balance], 'the refused deposit moved no money')
 })
 
 test('rate limits - an operator sets a partner\'s limits: each of its credentials has them at once; another partner\'s budget is untouched; reset returns the defaults', async () => {
@@ -101,26 +111,35 @@ test('rate limits - an operator sets a partner\'s limits: each of its credential
   // Spend a little under the defaults first: the new limits apply to what is left.
   assert.deepEqual(await codesOf(3, () => listEntities(partner)), [200, 200, 200])
 
-  const set = await tb.operator.partners.limits({ partner_id: partner.partnerId, requests_per_second: 5, burst: 10 })
-  assert.deepEqual(set, { partner_id: partner.partnerId, requests_per_second: 5, burst: 10, bank_default: false })
-  assert.deepEqual(await tb.operator.partners.limits({ partner_id: partner.partnerId }), set, 'shown as set')
-  assert.deepEqual(await codesOf(11, () => listEntities(partner)), [...times(10, 200), 429], 'the bucket is capped at the new burst')
+  const set = await tb.operator.partners.limits({ partner_id: partner.partnerId,
+    requests_per_second: 5, burst: 10 })
+  assert.deepEqual(set, { partner_id: partner.partnerId, requests_per_second: 5, burst: 10,
+    bank_default: false })
+  assert.deepEqual(await tb.operator.partners.limits({ partner_id: partner.partnerId }), set,
+    'shown as set')
+  assert.deepEqual(await codesOf(11, () => listEntities(partner)), [...times(10, 200), 429],
+    'the bucket is capped at the new burst')
   // A lease at 5 per second is one token: 200 ms away.
   assertRateLimited(await listEntities(partner), 200)
-  const second = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'second' })
-  assert.deepEqual(await codesOf(11, () => listEntities(partner, second.token)), [...times(10, 200), 429], 'a second credential has a budget of its own, under the same limits')
+  const second = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read'], label: 'second' })
+  assert.deepEqual(await codesOf(11, () => listEntities(partner, second.token)),
+    [...times(10, 200), 429], 'a second credential has a budget of its own, under the same limits')
 
-  assert.deepEqual(await codesOf(defaults.burst + 1, () => listEntities(other)), [...times(defaults.burst, 200), 429], 'another partner keeps the defaults')
+  assert.deepEqual(await codesOf(defaults.burst + 1, () => listEntities(other)),
+    [...times(defaults.burst, 200), 429], 'another partner keeps the defaults')
 
   // Raised: a second refills 100 tokens, capped at the new burst of 30.
-  await tb.operator.partners.limits({ partner_id: partner.partnerId, requests_per_second: 100, burst: 30 })
+  await tb.operator.partners.limits({ partner_id: partner.partnerId, requests_per_second: 100,
+    burst: 30 })
   wall.advance(1_000)
   assert.deepEqual(await codesOf(31, () => listEntities(partner)), [...times(30, 200), 429])
 
   const reset = await tb.operator.partners.limits({ partner_id: partner.partnerId, reset: true })
   assert.deepEqual(reset, { partner_id: partner.partnerId, ...defaults, bank_default: true })
   wall.advance(10_000)
-  assert.deepEqual(await codesOf(defaults.burst + 1, () => listEntities(partner)), [...times(defaults.burst, 200), 429], 'the defaults again')
+  assert.deepEqual(await codesOf(defaults.burst + 1, () => listEntities(partner)),
+    [...times(defaults.burst, 200), 429], 'the defaults again')
 })
 
 test('rate limits - ops.partner.limits refuses half a change, a reset with limits, limits out of range and an unknown partner', async () => {
@@ -130,44 +149,61 @@ test('rate limits - ops.partner.limits refuses half a change, a reset with limit
   const refusals: Array<[Parameters<typeof limits>[0], number, string]> = [
     [{ partner_id: partner.partnerId, requests_per_second: 10 }, 400, 'burst'],
     [{ partner_id: partner.partnerId, burst: 10 }, 400, 'requests_per_second'],
-    [{ partner_id: partner.partnerId, requests_per_second: 10, burst: 10, reset: true }, 400, 'reset'],
-    [{ partner_id: partner.partnerId, requests_per_second: 0, burst: 10 }, 400, 'requests_per_second'],
-    [{ partner_id: partner.partnerId, requests_per_second: 1_000_001, burst: 10 }, 400, 'requests_per_second'],
+    [{ partner_id: partner.partnerId, requests_per_second: 10, burst: 10, reset: true }, 400,
+      'reset'],
+    [{ partner_id: partner.partnerId, requests_per_second: 0, burst: 10 }, 400,
+      'requests_per_second'],
+    [{ partner_id: partner.partnerId, requests_per_second: 1_000_001, burst: 10 }, 400,
+      'requests_per_second'],
     [{ partner_id: partner.partnerId, requests_per_second: 10, burst: 10_000_001 }, 400, 'burst'],
-    [{ partner_id: partner.partnerId, requests_per_second: 1.5, burst: 10 }, 400, 'requests_per_second'],
+    [{ partner_id: partner.partnerId, requests_per_second: 1.5, burst: 10 }, 400,
+      'requests_per_second'],
   ]
   for (const [request, code, field] of refusals) {
     const error = await expectApiError(limits(request), code)
-    assert.deepEqual(error.details.map((d) => (d as { field: string }).field), [field], JSON.stringify(request))
+    assert.deepEqual(error.details.map((d) => (d as { field: string }).field), [field],
+      JSON.stringify(request))
   }
-  await expectApiError(limits({ partner_id: '00000000-0000-4000-8000-000000000000', requests_per_second: 10, burst: 10 }), 404)
+  await expectApiError(limits({ partner_id: '00000000-0000-4000-8000-000000000000',
+    requests_per_second: 10, burst: 10 }), 404)
   // The limits at their bounds are taken; nothing refused above changed them.
   assert.equal((await limits({ partner_id: partner.partnerId })).bank_default, true)
-  assert.deepEqual(await limits({ partner_id: partner.partnerId, requests_per_second: 1, burst: 1 }), {
+  assert.deepEqual(await limits({ partner_id: partner.partnerId, requests_per_second: 1,
+      burst: 1 }), {
     partner_id: partner.partnerId, requests_per_second: 1, burst: 1, bank_default: false,
   })
-  assert.deepEqual(await limits({ partner_id: partner.partnerId, requests_per_second: 1_000_000, burst: 10_000_000 }), {
-    partner_id: partner.partnerId, requests_per_second: 1_000_000, burst: 10_000_000, bank_default: false,
+  assert.deepEqual(await limits({ partner_id: partner.partnerId, requests_per_second: 1_000_000,
+      burst: 10_000_000 }), {
+    partner_id: partner.partnerId, requests_per_second: 1_000_000, burst: 10_000_000,
+      bank_default: false,
   })
 })
 
 test('rate limits - the bank\'s defaults are 200 requests per second with a burst of 400; BANK_RATE_PER_SECOND and BANK_RATE_BURST take 1 to their maximum', () => {
   assert.deepEqual(loadConfig({}).rateLimits, { requests_per_second: 200, burst: 400 })
-  assert.deepEqual(loadConfig({ BANK_RATE_PER_SECOND: '1', BANK_RATE_BURST: '1' }).rateLimits, { requests_per_second: 1, burst: 1 })
-  assert.deepEqual(loadConfig({ BANK_RATE_PER_SECOND: '1000000', BANK_RATE_BURST: '10000000' }).rateLimits, { requests_per_second: 1_000_000, burst: 10_000_000 })
-  const refused = [['BANK_RATE_PER_SECOND', '0'], ['BANK_RATE_PER_SECOND', '1000001'], ['BANK_RATE_BURST', '0'], ['BANK_RATE_BURST', '10000001'], ['BANK_RATE_BURST', '1.5']] as const
+  assert.deepEqual(loadConfig({ BANK_RATE_PER_SECOND: '1', BANK_RATE_BURST: '1' }).rateLimits,
+    { requests_per_second: 1, burst: 1 })
+  assert.deepEqual(loadConfig({ BANK_RATE_PER_SECOND: '1000000', BANK_RATE_BURST: '10000000' })
+    .rateLimits, { requests_per_second: 1_000_000, burst: 10_000_000 })
+  const refused = [['BANK_RATE_PER_SECOND', '0'], ['BANK_RATE_PER_SECOND', '1000001'],
+    ['BANK_RATE_BURST', '0'], ['BANK_RATE_BURST', '10000001'], ['BANK_RATE_BURST', '1.5']] as const
   for (const [name, value] of refused) {
-    assert.throws(() => loadConfig({ [name]: value }), (error: Error) => error.message.includes(`${name}="${value}" is not valid: must be a whole number from 1 to`))
+    assert.throws(() => loadConfig({ [name]: value }), (error: Error) => error.message.includes(
+      `${name}="${value}" is not valid: must be a whole number from 1 to`))
   }
 })
 
-/** Calls `take` `count` times at once, spread over the limiters in turn; how many were let through. */
+/**
+ * Calls `take` `count` times at once, spread over the limiters in turn; how many were let through.
+ */
 async function takeAtOnce(limiters: RateLimiter[], caller: Caller, count: number): Promise<number> {
   const outcomes = await Promise.allSettled(
-    Array.from({ length: count }, (_, i) => Promise.resolve().then(() => limiters[i % limiters.length]!.take(caller))),
+    Array.from({ length: count }, (_, i) => Promise.resolve().then(
+      () => limiters[i % limiters.length]!.take(caller))),
   )
   const refusals = outcomes.filter((o) => o.status === 'rejected')
-  for (const refusal of refusals) assert.ok(refusal.reason instanceof RateLimited, String(refusal.reason))
+  for (const refusal of refusals) assert.ok(refusal.reason instanceof RateLimited,
+    String(refusal.reason))
   return count - refusals.length
 }
 
@@ -175,20 +211,27 @@ test('rate limits - two limiters on one database share each credential\'s bucket
   quietMinute()
   const partner = await onboardPartner(tb)
   const caller = await tb.bank.services.credentials.verify(partner.token)
-  // Limiters of their own (as two instances would have) on the bank's database, with a clock of their own.
+  // Limiters of their own (as two instances would have) on the bank's database, with a clock of
+  // their own.
   const clock = new ManualClock('2026-11-23T09:00:00Z')
   const options = { ...rate_limiter_defaults, defaults: { requests_per_second: 100, burst: 50 } }
   const tokens = databaseTokens(tb.bank.database.db)
-  const limiters = [new RateLimiter(tokens, clock, options), new RateLimiter(tokens, clock, options)]
-  assert.equal(await takeAtOnce(limiters, caller, 200), 50, 'the burst, leased 10 at a time by both')
-  assert.ok(limiters.every((l) => l.counts().taken > 0), `both took part: ${JSON.stringify(limiters.map((l) => l.counts()))}`)
-  assert.equal(await takeAtOnce(limiters, caller, 200), 0, 'nothing refills while the clock stands still')
+  const limiters = [new RateLimiter(tokens, clock, options), new RateLimiter(tokens, clock,
+    options)]
+  assert.equal(await takeAtOnce(limiters, caller, 200), 50,
+    'the burst, leased 10 at a time by both')
+  assert.ok(limiters.every((l) => l.counts().taken > 0),
+    `both took part: ${JSON.stringify(limiters.map((l) => l.counts()))}`)
+  assert.equal(await takeAtOnce(limiters, caller, 200), 0,
+    'nothing refills while the clock stands still')
   clock.advance(100)
   assert.equal(await takeAtOnce(limiters, caller, 200), 10, '100 ms at 100 per second')
   clock.advance(60_000)
-  assert.equal(await takeAtOnce(limiters, caller, 200), 50, 'a quiet minute refills the bucket up to its burst, no further')
+  assert.equal(await takeAtOnce(limiters, caller, 200), 50,
+    'a quiet minute refills the bucket up to its burst, no further')
   const statements = limiters.reduce((sum, l) => sum + l.counts().leases, 0)
-  assert.ok(statements < 40, `leases, not a statement per request: ${statements} statements for 110 requests let through and 690 refused`)
+  assert.ok(statements < 40, `leases, not a statement per request: ${statements} statements for ` +
+    `110 requests let through and 690 refused`)
 })
 
 if (storage === 'postgres') {
@@ -197,7 +240,8 @@ if (storage === 'postgres') {
 
     before(async () => {
       await tb.ready
-      second = await startBank({ config: tb.config, clock: tb.clock, wallClock: wall, log: createLogger('silent'), natsUrl: tb.natsUrl, validateResponses: true })
+      second = await startBank({ config: tb.config, clock: tb.clock, wallClock: wall,
+        log: createLogger('silent'), natsUrl: tb.natsUrl, validateResponses: true })
     })
 
     after(async () => {
@@ -207,7 +251,8 @@ if (storage === 'postgres') {
     test('rate limits - two instances in one queue group together let a credential through at most its burst, and follow a change of its limits', async () => {
       quietMinute()
       const partner = await onboardPartner(tb)
-      await tb.operator.partners.limits({ partner_id: partner.partnerId, requests_per_second: 100, burst: 200 })
+      await tb.operator.partners.limits({ partner_id: partner.partnerId, requests_per_second: 100,
+        burst: 200 })
       const instances = [tb.bank, second]
       const before = instances.map((bank) => bank.services.limiter.counts())
       const sendAtOnce = async (count: number) => {
@@ -224,15 +269,20 @@ if (storage === 'postgres') {
       }
       const codes = await sendAtOnce(600)
       assert.deepEqual([...new Set(codes)].sort(), [200, 429])
-      assert.equal(codes.filter((c) => c === 200).length, 200, 'exactly the burst, across both instances')
-      const served = instances.map((bank, i) => bank.services.limiter.counts().taken - before[i]!.taken)
-      assert.ok(served.every((n) => n > 0), `both instances let some through: ${served.join(' and ')}`)
+      assert.equal(codes.filter((c) => c === 200).length, 200,
+        'exactly the burst, across both instances')
+      const served = instances.map((bank, i) => bank.services.limiter.counts().taken
+        - before[i]!.taken)
+      assert.ok(served.every((n) => n > 0),
+        `both instances let some through: ${served.join(' and ')}`)
 
       // Lowered through whichever instance answers the operator: each follows at its next lease.
-      await tb.operator.partners.limits({ partner_id: partner.partnerId, requests_per_second: 100, burst: 50 })
+      await tb.operator.partners.limits({ partner_id: partner.partnerId, requests_per_second: 100,
+        burst: 50 })
       wall.advance(2_000)
       const lowered = await sendAtOnce(200)
-      assert.equal(lowered.filter((c) => c === 200).length, 50, 'the new burst, across both instances')
+      assert.equal(lowered.filter((c) => c === 200).length, 50,
+        'the new burst, across both instances')
     })
   })
 }

@@ -28,24 +28,34 @@ async function scrape(): Promise<Map<string, Family>> {
   return parsePrometheusText(await response.text())
 }
 
-/** The value of the family's sample named `name` (a histogram's `<family>_count`, …) with these labels. */
+/**
+ * The value of the family's sample named `name` (a histogram's `<family>_count`, …) with these
+ * labels.
+ */
 const valueOf = (family: Family | undefined, name: string, labels: Record<string, string>) =>
-  family?.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value
+  family?.samples.find((s) => s.name === name && Object.entries(labels).every(
+    ([k, v]) => s.labels[k] === v))?.value
 
 test('metrics - requests are counted per endpoint and code, with a latency histogram', async () => {
   await p.client.entities.create(businessEntity())
   await p.client.entities.create(businessEntity())
-  const refused = await rawRequest(tb, `svc.entity.${p.partnerId}.info`, JSON.stringify({ entity_id: randomUUID() }), { token: p.token })
+  const refused = await rawRequest(tb, `svc.entity.${p.partnerId}.info`,
+    JSON.stringify({ entity_id: randomUUID() }), { token: p.token })
   assert.equal(refused.code, 404)
   const families = await scrape()
   const requests = families.get('bank_requests_total')
   assert.equal(requests?.type, 'counter')
-  assert.ok(valueOf(requests, 'bank_requests_total', { endpoint: 'entity_create', code: '200' })! >= 2)
-  assert.equal(valueOf(requests, 'bank_requests_total', { endpoint: 'entity_info', code: '404' }), 1)
+  assert.ok(valueOf(requests, 'bank_requests_total',
+    { endpoint: 'entity_create', code: '200' })! >= 2)
+  assert.equal(valueOf(requests, 'bank_requests_total', { endpoint: 'entity_info', code: '404' }),
+    1)
   const latency = families.get('bank_request_duration_seconds')
   assert.equal(latency?.type, 'histogram')
-  assert.ok(valueOf(latency, 'bank_request_duration_seconds_count', { endpoint: 'entity_create' })! >= 2)
-  assert.equal(valueOf(latency, 'bank_request_duration_seconds_bucket', { endpoint: 'entity_create', le: '+Inf' }), valueOf(latency, 'bank_request_duration_seconds_count', { endpoint: 'entity_create' }))
+  assert.ok(valueOf(latency, 'bank_request_duration_seconds_count',
+    { endpoint: 'entity_create' })! >= 2)
+  assert.equal(valueOf(latency, 'bank_request_duration_seconds_bucket',
+    { endpoint: 'entity_create', le: '+Inf' }),
+    valueOf(latency, 'bank_request_duration_seconds_count', { endpoint: 'entity_create' }))
 })
 
 test('metrics - ledger batches, job queues and webhook deliveries are reported', async () => {
@@ -56,7 +66,8 @@ test('metrics - ledger batches, job queues and webhook deliveries are reported',
   const families = await scrape()
   const size = families.get('bank_ledger_batch_size')
   assert.equal(size?.type, 'histogram')
-  assert.ok(valueOf(size, 'bank_ledger_batch_size_count', { committer: 'reserve' })! >= 1, 'the transfer was written in a reserve batch')
+  assert.ok(valueOf(size, 'bank_ledger_batch_size_count', { committer: 'reserve' })! >= 1,
+    'the transfer was written in a reserve batch')
   assert.equal(families.get('bank_jobs')?.type, 'gauge')
   assert.equal(families.get('bank_jobs_oldest_due_age_seconds')?.type, 'gauge')
   assert.equal(families.get('bank_webhook_deliveries')?.type, 'gauge')

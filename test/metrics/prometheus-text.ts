@@ -44,7 +44,8 @@ export function parsePrometheusText(text: string): Map<string, Family> {
       // NaN in any case, as Prometheus reads it (Go's ParseFloat): prom-client writes `Nan`
       // for a gauge with no sample yet (the event loop's lag right after a start).
       const nan = /^nan$/i.test(valueText ?? '')
-      const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : nan ? NaN : Number(valueText)
+      const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : nan ? NaN
+        : Number(valueText)
       if (Number.isNaN(value) && !nan) throw new Error(`bad value, ${where}`)
       const owner = ownerOf(families, name!)
       if (!owner) throw new Error(`sample of an undeclared family, ${where}`)

@@ -32,7 +32,8 @@ class MailServer {
       disabledCommands: ['STARTTLS'],
       logger: false,
       onRcptTo: (address, _session, callback) => {
-        if (this.refuse) return callback(Object.assign(new Error('mailbox unavailable'), { responseCode: 550 }))
+        if (this.refuse) return callback(Object.assign(new Error('mailbox unavailable'),
+          { responseCode: 550 }))
         callback()
       },
       onData: (stream, session, callback) => {
@@ -73,9 +74,11 @@ before(async () => {
   await tb.ready
   await tb.bank.services.jobRunner.stop()
   p = await onboardPartner(tb, { approve: true })
-  pool = (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
+  pool =
+    (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
   await fund(tb, pool, 10_000_000)
-  email = (await tb.bank.database.db.selectFrom('entities').select('email').where('id', '=', p.rootEntityId).executeTakeFirstOrThrow()).email
+  email = (await tb.bank.database.db.selectFrom('entities').select('email').where('id', '=',
+    p.rootEntityId).executeTakeFirstOrThrow()).email
   tb.clock.set(sast('2026-11-23', '09:00'))
 })
 
@@ -93,7 +96,8 @@ test('notify - with BANK_SMTP_URL the one-time PIN is e-mailed through the SMTP 
   assert.deepEqual(sent.to, [email])
   const otp = /one-time PIN is (\d{6})/.exec(sent.raw)?.[1]
   assert.ok(otp, 'the e-mail carries the PIN')
-  const verified = await p.client.bulkPayments.verify({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id, otp })
+  const verified = await p.client.bulkPayments.verify(
+    { entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id, otp })
   assert.equal(verified.status, 'processing')
   const stored = await tb.bank.database.db.selectFrom('notifier_sent').selectAll().execute()
   assert.ok(stored.some((row) => row.recipient === email), 'the sent key is recorded')
@@ -111,7 +115,8 @@ test('notify - a PIN the SMTP server refuses ends the batch failed with its hold
   } finally {
     mail.refuse = false
   }
-  const status = await p.client.bulkPayments.status({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id })
+  const status = await p.client.bulkPayments.status(
+    { entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id })
   assert.equal(status.status, 'failed')
   assert.deepEqual(await balances(p, pool), before, 'nothing is held')
 })
@@ -119,16 +124,19 @@ test('notify - a PIN the SMTP server refuses ends the batch failed with its hold
 test('notify - a key is e-mailed once; with the SMTP server away a send fails and the next one after its return goes out', async () => {
   const notifier = new SmtpNotifier(tb.bank.database.db, tb.clock, { url: `smtp://127.0.0.1:${mail.port}`, from: 'payments@bank.example', timeout_ms: 2000 })
   const before = mail.mails.length
-  const message = { key: `test:${Date.now()}`, to: 'someone@example.com', subject: 'Hello', text: 'Once only.' }
+  const message = { key: `test:${Date.now()}`, to: 'someone@example.com', subject: 'Hello',
+    text: 'Once only.' }
   await notifier.send(message)
   await notifier.send(message)
   assert.equal(mail.mails.length, before + 1, 'the same key goes out once')
 
   const port = mail.port
   await mail.stop()
-  const away = { key: `test:away:${Date.now()}`, to: 'someone@example.com', subject: 'Later', text: 'When the server is back.' }
+  const away = { key: `test:away:${Date.now()}`, to: 'someone@example.com', subject: 'Later',
+    text: 'When the server is back.' }
   await assert.rejects(notifier.send(away), /ECONNREFUSED|connect/i)
-  assert.equal(await tb.bank.database.db.selectFrom('notifier_sent').select('key').where('key', '=', away.key).executeTakeFirst(), undefined)
+  assert.equal(await tb.bank.database.db.selectFrom('notifier_sent').select('key').where('key', '=',
+    away.key).executeTakeFirst(), undefined)
   const back = new MailServer()
   await back.start(port)
   try {

@@ -22,7 +22,8 @@ const second = 1000
 const minute = 60 * second
 
 test('credential create - a read-only credential reads but may not write', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'], label: 'reporting' })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'], label: 'reporting' })
   assert.deepEqual(Object.keys(issued).sort(), ['id', 'token'])
   assert.match(issued.id, uuidPattern)
   assert.match(issued.token, partnerTokenPattern)
@@ -37,7 +38,8 @@ test('credential create - a read-only credential reads but may not write', async
 })
 
 test('credential create - a write-only credential writes but may not read', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['write'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['write'] })
   const writer = clientFor(tb, p.partnerId, issued.token)
   const { id } = await writer.entities.create(businessEntity())
   assert.match(id, uuidPattern)
@@ -46,7 +48,8 @@ test('credential create - a write-only credential writes but may not read', asyn
 })
 
 test('credential create - permissions are stored once each, in canonical order, with label and no expiry', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['payments', 'read', 'read'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['payments', 'read', 'read'] })
   const { credentials } = await tb.operator.credentials.list({ partner_id: p.partnerId })
   const listed = credentials.find((c) => c.id === issued.id)
   assert.deepEqual(listed, {
@@ -86,16 +89,21 @@ test('credential create - invalid input → 400 naming the field; an unknown par
     ['role', { role: 'operator' }],
   ]
   for (const [field, overrides] of cases) {
-    await expectRefusal(tb.operator.credentials.create(asCredentialCreate({ ...base, ...overrides })), 400, field)
+    await expectRefusal(tb.operator.credentials.create(
+      asCredentialCreate({ ...base, ...overrides })), 400, field)
   }
-  await expectRefusal(tb.operator.credentials.create(asCredentialCreate({ permissions: ['read'] })), 400, 'partner_id')
-  await expectRefusal(tb.operator.credentials.create(asCredentialCreate({ partner_id: p.partnerId })), 400, 'permissions')
-  await expectRefusal(tb.operator.credentials.create({ partner_id: randomUUID(), permissions: ['read'] }), 404)
+  await expectRefusal(tb.operator.credentials.create(asCredentialCreate({ permissions: ['read'] })),
+    400, 'partner_id')
+  await expectRefusal(tb.operator.credentials.create(
+    asCredentialCreate({ partner_id: p.partnerId })), 400, 'permissions')
+  await expectRefusal(tb.operator.credentials.create(
+    { partner_id: randomUUID(), permissions: ['read'] }), 404)
   assert.deepEqual(await tb.operator.credentials.list({ partner_id: p.partnerId }), before)
 })
 
 test('credential create - expires_in_seconds at its limits: 60 and ten years are accepted', async () => {
-  const shortest = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'], expires_in_seconds: 60 })
+  const shortest = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'], expires_in_seconds: 60 })
   const longest = await tb.operator.credentials.create({
     partner_id: p.partnerId,
     permissions: ['read'],
@@ -103,12 +111,15 @@ test('credential create - expires_in_seconds at its limits: 60 and ten years are
   })
   const { credentials } = await tb.operator.credentials.list({ partner_id: p.partnerId })
   const now = tb.clock.now().getTime()
-  assert.equal(credentials.find((c) => c.id === shortest.id)?.expires_at, iso(new Date(now + 60 * second)))
-  assert.equal(credentials.find((c) => c.id === longest.id)?.expires_at, iso(new Date(now + credential_ttl_seconds_max * second)))
+  assert.equal(credentials.find((c) => c.id === shortest.id)?.expires_at,
+    iso(new Date(now + 60 * second)))
+  assert.equal(credentials.find((c) => c.id === longest.id)?.expires_at,
+    iso(new Date(now + credential_ttl_seconds_max * second)))
 })
 
 test('credential create - an expiring token works until its expiry and → 401 from that instant', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'], expires_in_seconds: 3600 })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'], expires_in_seconds: 3600 })
   const expiresAt = new Date(tb.clock.now().getTime() + 3600 * second)
   const { credentials } = await tb.operator.credentials.list({ partner_id: p.partnerId })
   assert.equal(credentials.find((c) => c.id === issued.id)?.expires_at, iso(expiresAt))
@@ -126,8 +137,10 @@ test('credential create - an expiring token works until its expiry and → 401 f
 })
 
 test('credential revoke - the token → 401 at once; other credentials keep working', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read', 'write'] })
-  const spare = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read', 'write'] })
+  const spare = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })
   const client = clientFor(tb, p.partnerId, issued.token)
   await client.users.list()
 
@@ -146,7 +159,8 @@ test('credential revoke - the token → 401 at once; other credentials keep work
 })
 
 test('credential revoke - revoking twice is fine and keeps the first revocation time', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })
   const first = await tb.operator.credentials.revoke({ credential_id: issued.id })
   tb.clock.advance(minute)
   const again = await tb.operator.credentials.revoke({ credential_id: issued.id })
@@ -160,30 +174,36 @@ test('credential revoke - the onboarding credential can be revoked; a new one re
   await partner.client.entities.list()
   await tb.operator.credentials.revoke({ credential_id: partner.credentialId })
   await expectRefusal(partner.client.entities.list(), 401)
-  const replacement = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read', 'write', 'payments'] })
+  const replacement = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read', 'write', 'payments'] })
   const { entities } = await clientFor(tb, partner.partnerId, replacement.token).entities.list()
   assert.deepEqual(entities.map((e) => e.id), [partner.rootEntityId])
 })
 
 test('credential revoke - unknown id → 404; missing or bad id → 400', async () => {
   await expectRefusal(tb.operator.credentials.revoke({ credential_id: randomUUID() }), 404)
-  await expectRefusal(tb.operator.credentials.revoke({ credential_id: 'cred-1' }), 400, 'credential_id')
-  await expectRefusal(tb.operator.credentials.revoke({} as { credential_id: string }), 400, 'credential_id')
+  await expectRefusal(tb.operator.credentials.revoke({ credential_id: 'cred-1' }), 400,
+    'credential_id')
+  await expectRefusal(tb.operator.credentials.revoke({} as { credential_id: string }), 400,
+    'credential_id')
 })
 
 test('credential list - only the partner\u2019s credentials, oldest first, never a token or a hash', async () => {
   const partner = await onboardPartner(tb)
   tb.clock.advance(minute)
-  const a = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], label: 'dashboard' })
+  const a = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read'], label: 'dashboard' })
   tb.clock.advance(minute)
-  const b = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['payments'], expires_in_seconds: 86_400 })
+  const b = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['payments'], expires_in_seconds: 86_400 })
   await tb.operator.credentials.revoke({ credential_id: a.id })
   const tokens = [partner.token, a.token, b.token]
 
   const reply = await tb.operator.credentials.list({ partner_id: partner.partnerId })
   assert.deepEqual(reply.credentials.map((c) => c.id), [partner.credentialId, a.id, b.id])
   for (const credential of reply.credentials) {
-    assert.deepEqual(Object.keys(credential).sort(), ['created_at', 'expires_at', 'id', 'label', 'partner_id', 'permissions', 'revoked_at'])
+    assert.deepEqual(Object.keys(credential).sort(), ['created_at', 'expires_at', 'id', 'label',
+      'partner_id', 'permissions', 'revoked_at'])
     assert.equal(credential.partner_id, partner.partnerId)
   }
   assert.equal(reply.credentials[1]!.label, 'dashboard')
@@ -200,10 +220,12 @@ test('credential list - only the partner\u2019s credentials, oldest first, never
     assert.ok(!text.includes(hashToken(token)))
   }
   const strings = text.match(/"[^"]*"/g)!.map((s) => s.slice(1, -1))
-  for (const value of strings) assert.ok(value.length < 43, `a long value in the credential list: ${value}`)
+  for (const value of strings) assert.ok(value.length < 43,
+    `a long value in the credential list: ${value}`)
 
   // Another partner's credentials and the operator's are not listed.
-  const otherIds = (await tb.operator.credentials.list({ partner_id: other.partnerId })).credentials.map((c) => c.id)
+  const otherIds = (await tb.operator.credentials.list(
+    { partner_id: other.partnerId })).credentials.map((c) => c.id)
   assert.deepEqual(otherIds, [other.credentialId])
 })
 

@@ -26,7 +26,8 @@ async function reviewStatus(partner: TestPartner, entityId: string): Promise<str
 test("entity review - approving a root entity opens exactly one account, the partner's pool account", async () => {
   const partner = await onboardPartner(tb)
   tb.clock.advance(minute)
-  const review = await tb.operator.entities.review({ entity_id: partner.rootEntityId, decision: 'approve' })
+  const review = await tb.operator.entities.review({ entity_id: partner.rootEntityId,
+    decision: 'approve' })
   assert.equal(review.entity_id, partner.rootEntityId)
   assert.equal(review.review_status, 'approved')
   assert.equal(review.approved, true)
@@ -42,7 +43,8 @@ test("entity review - approving a root entity opens exactly one account, the par
   assert.deepEqual(accounts[0], { ...review.account, partner_id: partner.partnerId })
   const seen = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
   assert.deepEqual(seen.accounts.map((a) => a.account_id), [review.account.account_id])
-  assert.equal((await partner.client.entities.info({ entity_id: partner.rootEntityId })).approved, true)
+  assert.equal((await partner.client.entities.info({ entity_id: partner.rootEntityId })).approved,
+    true)
 })
 
 test('entity review - approving again opens no further account', async () => {
@@ -72,23 +74,29 @@ test('entity review - two approvals at once still open exactly one account', asy
 
 test('entity review - rejecting needs a reason: without one → 400 naming reason, and the entity stays pending', async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject' }), 400, 'reason')
-  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: '' }), 400, 'reason')
-  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: '  ' }), 400, 'reason')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject' }), 400,
+    'reason')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: '' }), 400, 'reason')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: '  ' }), 400, 'reason')
   assert.equal(await reviewStatus(p, id), 'pending')
 })
 
 test('entity review - a rejected entity has no account; a later approval opens its first', async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  const rejected = await tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'CIPC documents do not match' })
-  assert.deepEqual(rejected, { entity_id: id, review_status: 'rejected', approved: false, account: null })
+  const rejected = await tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: 'CIPC documents do not match' })
+  assert.deepEqual(rejected, { entity_id: id, review_status: 'rejected', approved: false,
+    account: null })
   assert.equal(await reviewStatus(p, id), 'rejected')
   assert.deepEqual((await tb.operator.accounts.list({ entity_id: id })).accounts, [])
   assert.equal((await p.client.entities.info({ entity_id: id })).approved, false)
   await expectRefusal(p.client.accounts.create({ entity_id: id }), 400, 'entity_id')
 
   // A second rejection (new reason) is allowed while not approved.
-  const twice = await tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'still unreadable' })
+  const twice = await tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: 'still unreadable' })
   assert.equal(twice.review_status, 'rejected')
 
   const approved = await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
@@ -100,7 +108,8 @@ test('entity review - a rejected entity has no account; a later approval opens i
 test('entity review - rejecting an approved entity → 400, and it stays approved with its account', async () => {
   const { id } = await p.client.entities.create(businessEntity())
   const approved = await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
-  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'changed our mind' }), 400, 'entity_id')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: 'changed our mind' }), 400, 'entity_id')
   assert.equal(await reviewStatus(p, id), 'approved')
   assert.equal((await p.client.entities.info({ entity_id: id })).approved, true)
   const { accounts } = await tb.operator.accounts.list({ entity_id: id })
@@ -129,7 +138,8 @@ test("entity review - approving a personal entity approves its own user's KYC an
 
 test("entity review - rejecting a personal entity rejects its own user's KYC with the reason", async () => {
   const { id } = await p.client.entities.create(personalEntity())
-  await tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'selfie does not match the ID photo' })
+  await tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: 'selfie does not match the ID photo' })
   const [holder] = (await p.client.users.list({ entity_id: id })).users
   assert.ok(holder)
   assert.equal(holder.kyc_status, 'rejected')
@@ -146,24 +156,32 @@ test("entity review - a business entity's review leaves its users' KYC alone", a
 })
 
 test('entity review - unknown entity → 404; bad input → 400 naming the field', async () => {
-  await expectRefusal(tb.operator.entities.review({ entity_id: randomUUID(), decision: 'approve' }), 404)
+  await expectRefusal(tb.operator.entities.review({ entity_id: randomUUID(), decision: 'approve' }),
+    404)
   const { id } = await p.client.entities.create(businessEntity())
-  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: id, decision: 'maybe' })), 400, 'decision')
+  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: id, decision: 'maybe' })),
+    400, 'decision')
   await expectRefusal(tb.operator.entities.review(asReview({ entity_id: id })), 400, 'decision')
-  await expectRefusal(tb.operator.entities.review(asReview({ decision: 'approve' })), 400, 'entity_id')
-  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: 'acme', decision: 'approve' })), 400, 'entity_id')
-  await expectRefusal(tb.operator.entities.review(asReview({ entity_id: id, decision: 'approve', notes: 'ok' })), 400, 'notes')
-  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject', reason: 'r'.repeat(501) }), 400, 'reason')
+  await expectRefusal(tb.operator.entities.review(asReview({ decision: 'approve' })), 400,
+    'entity_id')
+  await expectRefusal(tb.operator.entities.review(
+    asReview({ entity_id: 'acme', decision: 'approve' })), 400, 'entity_id')
+  await expectRefusal(tb.operator.entities.review(
+    asReview({ entity_id: id, decision: 'approve', notes: 'ok' })), 400, 'notes')
+  await expectRefusal(tb.operator.entities.review({ entity_id: id, decision: 'reject',
+    reason: 'r'.repeat(501) }), 400, 'reason')
   assert.equal(await reviewStatus(p, id), 'pending')
   assert.deepEqual((await tb.operator.accounts.list({ entity_id: id })).accounts, [])
 })
 
 test("entity list - the partner's entities in creation order, with review state, root flag and partner", async () => {
   const partner = await onboardPartner(tb)
-  const { id: business } = await partner.client.entities.create(businessEntity({ name: 'Shop One (Pty) Ltd' }))
+  const { id: business } = await partner.client.entities.create(
+    businessEntity({ name: 'Shop One (Pty) Ltd' }))
   const { id: personal } = await partner.client.entities.create(personalEntity())
   await tb.operator.entities.review({ entity_id: business, decision: 'approve' })
-  await tb.operator.entities.review({ entity_id: personal, decision: 'reject', reason: 'expired ID' })
+  await tb.operator.entities.review({ entity_id: personal, decision: 'reject',
+    reason: 'expired ID' })
 
   const { entities } = await tb.operator.entities.list({ partner_id: partner.partnerId })
   assert.deepEqual(
@@ -181,7 +199,8 @@ test("entity list - the partner's entities in creation order, with review state,
     partnerView,
   )
   // Nothing of another partner.
-  const otherIds = new Set((await tb.operator.entities.list({ partner_id: other.partnerId })).entities.map((e) => e.id))
+  const otherIds = new Set(
+    (await tb.operator.entities.list({ partner_id: other.partnerId })).entities.map((e) => e.id))
   for (const e of entities) assert.ok(!otherIds.has(e.id))
 })
 
@@ -192,7 +211,8 @@ test('entity list - bad partner_id → 400', async () => {
 
 test("account list - an entity's accounts oldest first, with kind and partner; none before approval", async () => {
   const { id } = await p.client.entities.create(businessEntity())
-  assert.deepEqual(await tb.operator.accounts.list({ entity_id: id }), { entity_id: id, accounts: [] })
+  assert.deepEqual(await tb.operator.accounts.list({ entity_id: id }),
+    { entity_id: id, accounts: [] })
   const first = await tb.operator.entities.review({ entity_id: id, decision: 'approve' })
   tb.clock.advance(minute)
   const further = await p.client.accounts.create({ entity_id: id })
@@ -202,7 +222,8 @@ test("account list - an entity's accounts oldest first, with kind and partner; n
   assert.deepEqual(
     reply.accounts.map((a) => [a.account_id, a.account_number, a.kind, a.partner_id, a.created_at]),
     [
-      [first.account!.account_id, first.account!.account_number, 'standard', p.partnerId, first.account!.created_at],
+      [first.account!.account_id, first.account!.account_number, 'standard', p.partnerId,
+        first.account!.created_at],
       [further.account_id, further.account_number, 'standard', p.partnerId, further.created_at],
     ],
   )

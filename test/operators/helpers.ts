@@ -9,6 +9,8 @@ type CredentialCreateBody = Parameters<OperatorClient['credentials']['create']>[
 type ReviewBody = Parameters<OperatorClient['entities']['review']>[0]
 
 /** Bodies the SDK's types would refuse, to see the service refuse them too. */
-export const asPartnerCreate = (body: Record<string, unknown>) => body as unknown as PartnerCreateBody
-export const asCredentialCreate = (body: Record<string, unknown>) => body as unknown as CredentialCreateBody
+export const asPartnerCreate = (body: Record<string, unknown>) =>
+  body as unknown as PartnerCreateBody
+export const asCredentialCreate = (body: Record<string, unknown>) =>
+  body as unknown as CredentialCreateBody
 export const asReview = (body: Record<string, unknown>) => body as unknown as ReviewBody

@@ -31,15 +31,23 @@ const opsSubjects = [
   'ops.account.list',
 ]
 
-/** One call of every ops operation through a client, with bodies that would otherwise succeed; each made when invoked. */
-function everyOperation(client: OperatorClient, partner: TestPartner, userId: string): Array<[string, () => Promise<unknown>]> {
+/**
+ * One call of every ops operation through a client, with bodies that would otherwise succeed; each
+ * made when invoked.
+ */
+function everyOperation(client: OperatorClient, partner: TestPartner, userId: string): Array<[
+    string, () => Promise<unknown>]> {
   return [
-    ['ops.partner.create', () => client.partners.create({ name: 'Rogue Ltd', email: 'r@rogue.example', registration_number: '202099999901', trading_name: 'Rogue' })],
+    ['ops.partner.create', () => client.partners.create({ name: 'Rogue Ltd',
+      email: 'r@rogue.example', registration_number: '202099999901', trading_name: 'Rogue' })],
     ['ops.partner.list', () => client.partners.list()],
-    ['ops.credential.create', () => client.credentials.create({ partner_id: partner.partnerId, permissions: ['read'] })],
-    ['ops.credential.revoke', () => client.credentials.revoke({ credential_id: partner.credentialId })],
+    ['ops.credential.create', () => client.credentials.create({ partner_id: partner.partnerId,
+      permissions: ['read'] })],
+    ['ops.credential.revoke', () => client.credentials.revoke(
+      { credential_id: partner.credentialId })],
     ['ops.credential.list', () => client.credentials.list({ partner_id: partner.partnerId })],
-    ['ops.entity.review', () => client.entities.review({ entity_id: partner.rootEntityId, decision: 'reject', reason: 'nope' })],
+    ['ops.entity.review', () => client.entities.review({ entity_id: partner.rootEntityId,
+      decision: 'reject', reason: 'nope' })],
     ['ops.entity.list', () => client.entities.list({ partner_id: partner.partnerId })],
     ['ops.user.kyc', () => client.users.kyc({ user_id: userId, status: 'approved' })],
     ['ops.account.list', () => client.accounts.list({ entity_id: partner.rootEntityId })],
@@ -47,9 +55,11 @@ function everyOperation(client: OperatorClient, partner: TestPartner, userId: st
 }
 
 test('operator access - the subjects tested here are operator subjects of the contract', () => {
-  const operatorSubjects = new Set(Object.values(contract.operators).filter((op) => op.permission === 'operator').map((op) => op.subject))
+  const operatorSubjects = new Set(Object.values(contract.operators).filter(
+    (op) => op.permission === 'operator').map((op) => op.subject))
   for (const subject of opsSubjects) assert.ok(operatorSubjects.has(subject), subject)
-  const covered = everyOperation(new OperatorClient({ connection: tb.nc, token: 'x' }), p, randomUUID()).map(([subject]) => subject)
+  const covered = everyOperation(new OperatorClient({ connection: tb.nc, token: 'x' }), p,
+    randomUUID()).map(([subject]) => subject)
   assert.deepEqual(covered, opsSubjects)
 })
 
@@ -80,12 +90,15 @@ test('operator access - no credential, an unknown one or a revoked one → 401 o
   }
   const partner = await onboardPartner(tb)
   const emptyToken = new OperatorClient({ connection: tb.nc, token: '' })
-  for (const [, call] of everyOperation(emptyToken, partner, randomUUID())) await expectRefusal(call(), 401)
+  for (const [, call] of everyOperation(emptyToken, partner, randomUUID())) await expectRefusal(
+    call(), 401)
   // A revoked partner credential is a 401 here too: who you are is settled before what you may do.
-  const issued = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'] })
+  const issued = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read'] })
   await tb.operator.credentials.revoke({ credential_id: issued.id })
   const revoked = new OperatorClient({ connection: tb.nc, token: issued.token })
-  for (const [, call] of everyOperation(revoked, partner, randomUUID())) await expectRefusal(call(), 401)
+  for (const [, call] of everyOperation(revoked, partner, randomUUID())) await expectRefusal(call(),
+    401)
   await partner.client.entities.list()
 })
 
@@ -97,7 +110,8 @@ test('operator access - a missing credential → 401 even when the body is malfo
 })
 
 test('operator access - the operator credential is accepted as a Bearer authorization too', async () => {
-  const reply = await rawRequest(tb, 'ops.partner.list', '{}', { authorization: `Bearer ${tb.operatorToken}` })
+  const reply = await rawRequest(tb, 'ops.partner.list', '{}',
+    { authorization: `Bearer ${tb.operatorToken}` })
   assert.equal(reply.code, 200)
   assert.deepEqual(reply.body, await tb.operator.partners.list())
 })
@@ -109,12 +123,14 @@ test('operator access - a malformed or non-object body → 400 on every ops subj
     assert.equal(malformed.body.error.type, 'invalid_json', subject)
     const array = await rawRequest(tb, subject, '[]', { token: tb.operatorToken })
     assert.equal(array.code, 400, subject)
-    assert.deepEqual(array.body.error.details, [{ field: '(body)', message: 'must be a JSON object' }], subject)
+    assert.deepEqual(array.body.error.details,
+      [{ field: '(body)', message: 'must be a JSON object' }], subject)
   }
 })
 
 test('operator access - an operator credential on partner subjects → 403', async () => {
-  const asOperator = new BankClient({ connection: tb.nc, token: tb.operatorToken, partnerId: p.partnerId })
+  const asOperator = new BankClient({ connection: tb.nc, token: tb.operatorToken,
+    partnerId: p.partnerId })
   await expectRefusal(asOperator.entities.list(), 403)
   await expectRefusal(asOperator.entities.create(businessEntity()), 403)
   await expectRefusal(asOperator.users.list(), 403)
@@ -122,7 +138,8 @@ test('operator access - an operator credential on partner subjects → 403', asy
 })
 
 test('operator access - error replies carry the micro headers and the JSON error body', async () => {
-  const reply = await rawRequest(tb, 'ops.credential.list', JSON.stringify({ partner_id: randomUUID() }), { token: tb.operatorToken })
+  const reply = await rawRequest(tb, 'ops.credential.list',
+    JSON.stringify({ partner_id: randomUUID() }), { token: tb.operatorToken })
   assert.equal(reply.code, 404)
   assert.equal(reply.headers['Nats-Service-Error-Code'], '404')
   assert.equal(typeof reply.headers['Nats-Service-Error'], 'string')

@@ -24,7 +24,8 @@ test('operator token - an existing operator-token is never overwritten; a second
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-token-'))
   saveOperatorToken(dir, 'pglite-token', 'store-a', log)
   const second = saveOperatorToken(dir, 'postgres-token', 'store-b', log)
-  assert.equal(fs.readFileSync(path.join(dir, 'operator-token'), 'utf8'), 'pglite-token\n', 'the first store keeps its token')
+  assert.equal(fs.readFileSync(path.join(dir, 'operator-token'), 'utf8'), 'pglite-token\n',
+    'the first store keeps its token')
   assert.equal(second, path.join(dir, 'operator-token-store-b'))
   assert.equal(fs.readFileSync(second, 'utf8'), 'postgres-token\n')
   assert.equal(fs.statSync(second).mode & 0o777, 0o600)

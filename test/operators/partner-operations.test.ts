@@ -21,7 +21,8 @@ function partnerRequest(overrides: Record<string, unknown> = {}) {
 
 test('partner create - returns the partner, its root entity, a one-time credential and its webhook signing secret', async () => {
   const created = await tb.operator.partners.create(partnerRequest())
-  assert.deepEqual(Object.keys(created).sort(), ['credential', 'nats_creds', 'partner_id', 'root_entity_id', 'webhook_secret'])
+  assert.deepEqual(Object.keys(created).sort(), ['credential', 'nats_creds', 'partner_id',
+    'root_entity_id', 'webhook_secret'])
   // Standard Webhooks: `whsec_` and the base64 of 32 random bytes.
   assert.match(created.webhook_secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
   assert.match(created.partner_id, uuidPattern)
@@ -33,7 +34,8 @@ test('partner create - returns the partner, its root entity, a one-time credenti
 })
 
 test('partner create - the root entity is a business pending KYB, with no account yet', async () => {
-  const request = partnerRequest({ name: 'Kwezi Capital (Pty) Ltd', trading_name: 'Kwezi', email: 'bank@kwezi.example' })
+  const request = partnerRequest({ name: 'Kwezi Capital (Pty) Ltd', trading_name: 'Kwezi',
+    email: 'bank@kwezi.example' })
   const created = await tb.operator.partners.create(request)
   const partner = clientFor(tb, created.partner_id, created.credential.token)
 
@@ -53,8 +55,10 @@ test('partner create - the root entity is a business pending KYB, with no accoun
   assert.equal(entities[0]!.registration_number, request.registration_number)
   assert.equal(entities[0]!.partner_id, created.partner_id)
 
-  assert.deepEqual((await tb.operator.accounts.list({ entity_id: created.root_entity_id })).accounts, [])
-  await expectRefusal(partner.accounts.create({ entity_id: created.root_entity_id }), 400, 'entity_id')
+  assert.deepEqual(
+    (await tb.operator.accounts.list({ entity_id: created.root_entity_id })).accounts, [])
+  await expectRefusal(partner.accounts.create({ entity_id: created.root_entity_id }), 400,
+    'entity_id')
 })
 
 test('partner create - the first credential has read, write and payments and works at once', async () => {
@@ -79,29 +83,35 @@ test('partner create - the first credential has read, write and payments and wor
   // write
   const { id: entityId } = await partner.entities.create(businessEntity())
   const { userId } = await partner.users.create(userRequest(created.root_entity_id))
-  assert.equal((await partner.users.get({ user_id: userId })).user.entity_id, created.root_entity_id)
+  assert.equal((await partner.users.get({ user_id: userId })).user.entity_id,
+    created.root_entity_id)
   assert.equal((await partner.entities.info({ entity_id: entityId })).approved, false)
 })
 
 test('partner create - the country defaults to ZAF and a given one is kept (it becomes the accounts\u2019 country)', async () => {
   const defaulted = await tb.operator.partners.create(partnerRequest())
   await tb.operator.entities.review({ entity_id: defaulted.root_entity_id, decision: 'approve' })
-  const a = await clientFor(tb, defaulted.partner_id, defaulted.credential.token).accounts.create({ entity_id: defaulted.root_entity_id })
+  const a = await clientFor(tb, defaulted.partner_id, defaulted.credential.token).accounts.create(
+    { entity_id: defaulted.root_entity_id })
   assert.equal(a.country, 'ZAF')
 
   const botswana = await tb.operator.partners.create(partnerRequest({ country: 'BWA' }))
   await tb.operator.entities.review({ entity_id: botswana.root_entity_id, decision: 'approve' })
-  const b = await clientFor(tb, botswana.partner_id, botswana.credential.token).accounts.create({ entity_id: botswana.root_entity_id })
+  const b = await clientFor(tb, botswana.partner_id, botswana.credential.token).accounts.create(
+    { entity_id: botswana.root_entity_id })
   assert.equal(b.country, 'BWA')
 })
 
 test('partner create - a registration number already onboarded → 409, and nothing is stored', async () => {
   const registration = registrationNumber()
-  const first = await tb.operator.partners.create(partnerRequest({ registration_number: registration }))
+  const first = await tb.operator.partners.create(
+    partnerRequest({ registration_number: registration }))
   const before = await tb.operator.partners.list()
-  await expectRefusal(tb.operator.partners.create(partnerRequest({ registration_number: registration, name: 'Copycat Ltd' })), 409)
+  await expectRefusal(tb.operator.partners.create(
+    partnerRequest({ registration_number: registration, name: 'Copycat Ltd' })), 409)
   assert.deepEqual(await tb.operator.partners.list(), before)
-  assert.equal((await tb.operator.entities.list({ partner_id: first.partner_id })).entities.length, 1)
+  assert.equal((await tb.operator.entities.list({ partner_id: first.partner_id })).entities.length,
+    1)
 })
 
 test('partner create - invalid input → 400 naming the field, and nothing is stored', async () => {
@@ -135,17 +145,21 @@ test('partner create - invalid input → 400 naming the field, and nothing is st
 test('partner list - every partner, oldest first, with its root entity', async () => {
   const before = await tb.operator.partners.list()
   tb.clock.advance(minute)
-  const first = await tb.operator.partners.create(partnerRequest({ name: 'Alpha Ltd', email: 'a@alpha.example' }))
+  const first = await tb.operator.partners.create(
+    partnerRequest({ name: 'Alpha Ltd', email: 'a@alpha.example' }))
   const firstAt = iso(tb.clock.now())
   tb.clock.advance(minute)
-  const second = await tb.operator.partners.create(partnerRequest({ name: 'Beta Ltd', email: 'b@beta.example' }))
+  const second = await tb.operator.partners.create(
+    partnerRequest({ name: 'Beta Ltd', email: 'b@beta.example' }))
   const secondAt = iso(tb.clock.now())
 
   const { partners } = await tb.operator.partners.list()
   assert.deepEqual(partners.slice(0, before.partners.length), before.partners)
   assert.deepEqual(partners.slice(before.partners.length), [
-    { partner_id: first.partner_id, name: 'Alpha Ltd', email: 'a@alpha.example', root_entity_id: first.root_entity_id, created_at: firstAt },
-    { partner_id: second.partner_id, name: 'Beta Ltd', email: 'b@beta.example', root_entity_id: second.root_entity_id, created_at: secondAt },
+    { partner_id: first.partner_id, name: 'Alpha Ltd', email: 'a@alpha.example',
+      root_entity_id: first.root_entity_id, created_at: firstAt },
+    { partner_id: second.partner_id, name: 'Beta Ltd', email: 'b@beta.example',
+      root_entity_id: second.root_entity_id, created_at: secondAt },
   ])
   const ids = partners.map((p) => p.partner_id)
   assert.equal(new Set(ids).size, ids.length)
@@ -155,7 +169,9 @@ test('partner list - takes an empty body; a field in it → 400', async () => {
   const empty = await rawRequest(tb, 'ops.partner.list', '', { token: tb.operatorToken })
   assert.equal(empty.code, 200)
   assert.deepEqual(empty.body, await tb.operator.partners.list())
-  const extra = await rawRequest(tb, 'ops.partner.list', JSON.stringify({ partner_id: 'all' }), { token: tb.operatorToken })
+  const extra = await rawRequest(tb, 'ops.partner.list', JSON.stringify({ partner_id: 'all' }),
+    { token: tb.operatorToken })
   assert.equal(extra.code, 400)
-  assert.deepEqual(extra.body.error.details, [{ field: 'partner_id', message: 'is not a known field' }])
+  assert.deepEqual(extra.body.error.details,
+    [{ field: 'partner_id', message: 'is not a known field' }])
 })

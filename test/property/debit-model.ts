@@ -52,16 +52,22 @@ const cancel_notice_ms = 24 * 3600 * 1000
 
 export type Debtor = 'normal' | 'rejected' | 'pending_day' | 'closed' | 'insufficient' | 'insufficient_1' | 'insufficient_2' | 'insufficient_3' | 'disputed'
 export type Frequency = 'once_off' | 'weekly' | 'monthly'
-export type OrderStatus = 'scheduled' | 'processing' | 'successful' | 'failed' | 'disputed' | 'cancelled'
+export type OrderStatus =
+  'scheduled' | 'processing' | 'successful' | 'failed' | 'disputed' | 'cancelled'
 type MandateStatus = 'pending_authentication' | 'active' | 'rejected' | 'cancelled'
 
 export type DebitAction =
   | { kind: 'mandate_create'; debtor: Debtor; frequency: Frequency; maxAmount: number }
   /** An order under one of the run's mandates (index modulo those; 3 in 4 pick an active one). */
   | { kind: 'order_create'; pick: number; amount: number; overMax: boolean; daysAhead: number; endDays: number; tracking: number }
-  /** Cancel an order now, or with the clock moved to just before / just after its cancel deadline. */
+  /**
+   * Cancel an order now, or with the clock moved to just before / just after its cancel deadline.
+   */
   | { kind: 'order_cancel'; pick: number; when: 'now' | 'before_deadline' | 'after_deadline' }
-  /** With `midRetry`, first to just past the run of an order whose first try finds insufficient funds. */
+  /**
+   * With `midRetry`, first to just past the run of an order whose first try finds insufficient
+   * funds.
+   */
   | { kind: 'mandate_cancel'; pick: number; midRetry: boolean }
   /** The sandbox clock moves forward (ops.sandbox.clock.advance), running what falls due. */
   | { kind: 'debit_advance'; minutes: number }
@@ -78,7 +84,8 @@ export type DebitAction =
 
 // Mostly debtors that are collected (and disputed), so that credits, disputes and debt are common.
 const debtor: fc.Arbitrary<Debtor> = fc.constantFrom(
-  'normal', 'normal', 'normal', 'normal', 'rejected', 'pending_day', 'closed', 'insufficient', 'insufficient_1', 'insufficient_2', 'insufficient_3',
+  'normal', 'normal', 'normal', 'normal', 'rejected', 'pending_day', 'closed', 'insufficient',
+    'insufficient_1', 'insufficient_2', 'insufficient_3',
   'disputed', 'disputed', 'disputed',
 )
 
@@ -98,26 +105,34 @@ export const debitActions: Array<fc.WeightedArbitrary<DebitAction>> = [
       kind: fc.constant('order_create' as const),
       pick: fc.nat(),
       // Mostly above the bank charges; sometimes at or below them (a credit of 0 or a few cents).
-      amount: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 351, max: 30_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 100, max: 400 }) }),
+      amount: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 351, max: 30_000 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 100, max: 400 }) }),
       overMax: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
       // 0–2 days ahead is often too early (the second business day after today is the earliest).
-      daysAhead: fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 3, arbitrary: fc.integer({ min: 2, max: 20 }) }),
+      daysAhead: fc.oneof({ weight: 1, arbitrary: fc.integer({ min: 0, max: 3 }) },
+        { weight: 3, arbitrary: fc.integer({ min: 2, max: 20 }) }),
       endDays: fc.integer({ min: 0, max: 45 }),
       tracking: fc.integer({ min: 0, max: 4 }),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('order_cancel' as const), pick: fc.nat(), when: fc.constantFrom('now' as const, 'before_deadline' as const, 'after_deadline' as const) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mandate_cancel' as const), pick: fc.nat(), midRetry: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('order_cancel' as const), pick: fc.nat(),
+    when: fc.constantFrom('now' as const, 'before_deadline' as const,
+    'after_deadline' as const) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('mandate_cancel' as const), pick: fc.nat(),
+    midRetry: fc.boolean() }) },
   {
     weight: 6,
     arbitrary: fc.record({
       kind: fc.constant('debit_advance' as const),
       // Whole minutes (the clock keeps its offset within the minute: see Run.alignClock).
-      minutes: fc.oneof(fc.integer({ min: 60, max: 24 * 60 }), fc.integer({ min: 24 * 60, max: 10 * 24 * 60 })),
+      minutes: fc.oneof(fc.integer({ min: 60, max: 24 * 60 }),
+        fc.integer({ min: 24 * 60, max: 10 * 24 * 60 })),
     }),
   },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('debit_dispute' as const), pick: fc.nat(), spendFirst: fc.boolean() }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('spend_all' as const), rtc: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('debit_dispute' as const), pick: fc.nat(),
+    spendFirst: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('spend_all' as const),
+    rtc: fc.boolean() }) },
 ]
 
 export function accountNumberOf(d: Debtor): string {
@@ -205,18 +220,24 @@ const allowed: ReadonlySet<string> = new Set([
   'scheduled>processing', 'scheduled>cancelled',
   'processing>processing', 'processing>successful', 'processing>failed',
   'successful>scheduled', 'failed>scheduled',
-  // A dispute of an earlier successful collection; a recurring order waiting for its next one stays scheduled.
-  'successful>disputed', 'scheduled>disputed', 'failed>disputed', 'cancelled>disputed', 'disputed>scheduled', 'disputed>disputed',
+  // A dispute of an earlier successful collection; a recurring order waiting for its next one stays
+  // scheduled.
+  'successful>disputed', 'scheduled>disputed', 'failed>disputed', 'cancelled>disputed',
+    'disputed>scheduled', 'disputed>disputed',
 ])
 
 export function assertAllowedTransitions(history: readonly string[], context: string): void {
   assert.equal(history[0], 'scheduled', `an order starts scheduled (${context})`)
   for (let i = 1; i < history.length; i++) {
-    assert.ok(allowed.has(`${history[i - 1]}>${history[i]}`), `${history[i - 1]} → ${history[i]} is not an allowed move (${context}): ${history.join(' → ')}`)
+    assert.ok(allowed.has(`${history[i - 1]}>${history[i]}`), `${history[i - 1]} → ${history[i]} ` +
+      `is not an allowed move (${context}): ${history.join(' → ')}`)
   }
 }
 
-/** Dates whose collection run has been made (the job is keyed by its date; one bank serves every property run). */
+/**
+ * Dates whose collection run has been made (the job is keyed by its date; one bank serves every
+ * property run).
+ */
 const runDates = new Set<string>()
 
 export class DebitModel {
@@ -238,7 +259,9 @@ export class DebitModel {
 
   // ---- money ----
 
-  /** A credit to the account (a deposit; a collection): a partner that owes the bank pays it first. */
+  /**
+   * A credit to the account (a deposit; a collection): a partner that owes the bank pays it first.
+   */
   credit(money: Money, amount: bigint): void {
     money.balance += amount
     money.available += amount
@@ -267,7 +290,8 @@ export class DebitModel {
     for (const m of this.mandates) {
       if (m.status !== 'pending_authentication') continue
       if (m.debtor === 'rejected') m.status = 'rejected'
-      else if (m.debtor !== 'pending_day' || atMs >= m.createdAtMs + authentication_ms) m.status = 'active'
+      else if (m.debtor !== 'pending_day' || atMs >= m.createdAtMs + authentication_ms) m.status =
+        'active'
     }
   }
 
@@ -287,10 +311,12 @@ export class DebitModel {
    * collection_date), end_date (400), the mandate (400 mandate_reference when not active),
    * then what the mandate does not cover (422).
    */
-  createVerdict(m: MandateModel, req: { amount: bigint; requested: string; endDate: string | null }, nowMs: number): { code: 400 | 422; field: string } | { code: 201; date: string } {
+  createVerdict(m: MandateModel, req: { amount: bigint; requested: string; endDate: string | null },
+      nowMs: number): { code: 400 | 422; field: string } | { code: 201; date: string } {
     const today = toSast(new Date(nowMs)).date
     const date = this.calendar.onOrAfter(req.requested)
-    if (date < this.calendar.addBusinessDays(today, 2)) return { code: 400, field: 'collection_date' }
+    if (date < this.calendar.addBusinessDays(today, 2)) return { code: 400,
+      field: 'collection_date' }
     if (req.endDate !== null && req.endDate < date) return { code: 400, field: 'end_date' }
     if (m.status !== 'active') return { code: 400, field: 'mandate_reference' }
     if (req.amount > m.maxAmount) return { code: 422, field: 'amount' }
@@ -319,10 +345,14 @@ export class DebitModel {
 
   /** The order's latest collected collection (successful or disputed), if any. */
   lastCollected(o: OrderModel): CollectionModel | undefined {
-    return [...o.collections].filter((c) => c.status === 'successful' || c.status === 'disputed').sort((a, b) => (a.date < b.date ? 1 : -1))[0]
+    return [...o.collections].filter((c) => c.status === 'successful' || c.status === 'disputed')
+      .sort((a, b) => (a.date < b.date ? 1 : -1))[0]
   }
 
-  /** False when the order has nothing collected to dispute (400). A collection disputed already keeps its first dispute. */
+  /**
+   * False when the order has nothing collected to dispute (400). A collection disputed already
+   * keeps its first dispute.
+   */
   raiseDispute(o: OrderModel, nowMs: number): boolean {
     const c = this.lastCollected(o)
     if (!c) return false
@@ -337,7 +367,8 @@ export class DebitModel {
    * for each business date among `dates` whose run has not been made, due at 00:00 SAST.
    */
   runsDue(dates: string[]): Array<{ atMs: number; date: string }> {
-    return dates.filter((d) => this.calendar.isBusinessDay(d) && !runDates.has(d)).map((d) => ({ atMs: fromSast(d).getTime(), date: d }))
+    return dates.filter((d) => this.calendar.isBusinessDay(d) && !runDates.has(d)).map(
+      (d) => ({ atMs: fromSast(d).getTime(), date: d }))
   }
 
   /** One collection run for `date`, made at `atMs` (README, "Debit-order collection runs"). */
@@ -347,12 +378,14 @@ export class DebitModel {
     const disputes = this.orders
       .flatMap((o) => o.collections.map((c) => ({ o, c })))
       .filter(({ c }) => c.dispute && !c.dispute.acknowledged && c.dispute.atMs <= atMs)
-      .sort((a, b) => a.c.dispute!.atMs - b.c.dispute!.atMs || (a.o.id < b.o.id ? -1 : a.o.id > b.o.id ? 1 : 0) || (a.c.date < b.c.date ? -1 : 1))
+      .sort((a, b) => a.c.dispute!.atMs - b.c.dispute!.atMs
+        || (a.o.id < b.o.id ? -1 : a.o.id > b.o.id ? 1 : 0) || (a.c.date < b.c.date ? -1 : 1))
     for (const { o, c } of disputes) {
       // A dispute of an order whose next collection is under way waits for that to end.
       if (o.status === 'processing') continue
       c.dispute!.acknowledged = true
-      if (c.status !== 'successful' || c.dispute!.atMs - c.processedAtMs > dispute_window_ms) continue
+      if (c.status !== 'successful'
+        || c.dispute!.atMs - c.processedAtMs > dispute_window_ms) continue
       const taken = money.available < c.net ? (money.available > 0n ? money.available : 0n) : c.net
       money.balance -= taken
       money.available -= taken
@@ -366,22 +399,28 @@ export class DebitModel {
       if (wasScheduled && o.next !== null) this.setStatus(o, 'scheduled', o.next)
     }
     // 2. scheduled orders due by the run's date go to processing
-    const due = this.orders.filter((o) => o.status === 'scheduled' && o.next !== null && o.next <= date)
+    const due = this.orders.filter((o) => o.status === 'scheduled' && o.next !== null
+      && o.next <= date)
     for (const o of due) {
       // README: once its mandate is cancelled, nothing may be collected on it.
-      assert.notEqual(o.mandate.status, 'cancelled', `order ${o.id} starts a collection on ${o.next} under its cancelled mandate ${o.mandate.reference}`)
-      o.collections.push({ date: o.next!, status: 'processing', attempts: 0, lastAttempt: null, net: 0n, processedAtMs: 0, dispute: undefined })
+      assert.notEqual(o.mandate.status, 'cancelled', `order ${o.id} starts a collection ` +
+        `on ${o.next} under its cancelled mandate ${o.mandate.reference}`)
+      o.collections.push({ date: o.next!, status: 'processing', attempts: 0, lastAttempt: null,
+        net: 0n, processedAtMs: 0, dispute: undefined })
       this.setStatus(o, 'processing', o.next)
     }
     // 3. every collection waiting for a try on this date, by collection date and order
     const open = this.orders
       .flatMap((o) => o.collections.map((c) => ({ o, c })))
-      .filter(({ c }) => c.status === 'processing' && (c.lastAttempt === null || c.lastAttempt < date))
-      .sort((a, b) => (a.c.date < b.c.date ? -1 : a.c.date > b.c.date ? 1 : a.o.id < b.o.id ? -1 : 1))
+      .filter(({ c }) => c.status === 'processing'
+        && (c.lastAttempt === null || c.lastAttempt < date))
+      .sort((a, b) => (a.c.date < b.c.date ? -1 : a.c.date > b.c.date ? 1 : a.o.id < b.o.id ? -1
+        : 1))
     for (const { o, c } of open) this.attempt(o, c, date, atMs, money)
   }
 
-  private attempt(o: OrderModel, c: CollectionModel, date: string, atMs: number, money: Money): void {
+  private attempt(o: OrderModel, c: CollectionModel, date: string, atMs: number,
+      money: Money): void {
     if (o.mandate.status !== 'active') {
       // Its mandate was cancelled while the collection was being retried: the debtor's bank
       // is not asked again (no attempt), the order ends failed and a recurring one stops.
@@ -398,7 +437,8 @@ export class DebitModel {
       c.net = o.amount - charges
       c.status = 'successful'
       c.processedAtMs = atMs
-      if (o.mandate.debtor === 'disputed') c.dispute ??= { atMs: atMs + dispute_after_ms, acknowledged: false }
+      if (o.mandate.debtor === 'disputed') c.dispute ??= { atMs: atMs + dispute_after_ms,
+        acknowledged: false }
       this.creditRows++
       this.credited += c.net
       this.credit(money, c.net)
@@ -438,11 +478,15 @@ export class DebitModel {
     this.setStatus(o, 'scheduled', next)
   }
 
-  /** Weekly: 7 days on from the date asked for; monthly: its day of month, or the month's last business day. Moved to a business day; none after end_date. */
+  /**
+   * Weekly: 7 days on from the date asked for; monthly: its day of month, or the month's last
+   * business day. Moved to a business day; none after end_date.
+   */
   nextDate(o: OrderModel, after: string): string | null {
     if (o.frequency === 'once_off' || o.endDate === null) return null
     for (let n = 1; n < 1000; n++) {
-      const scheduled = o.frequency === 'weekly' ? addDays(o.anchor, 7 * n) : this.monthly(o.anchor, n)
+      const scheduled = o.frequency === 'weekly' ? addDays(o.anchor, 7 * n)
+        : this.monthly(o.anchor, n)
       if (scheduled > o.endDate) return null
       const date = this.calendar.onOrAfter(scheduled)
       if (date > after) return date

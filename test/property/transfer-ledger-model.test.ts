@@ -77,7 +77,10 @@ type Recipient = 'normal' | 'failed' | 'invalid' | 'invalid_branch' | 'returned'
 type Action =
   | { kind: 'deposit'; amount: number }
   | { kind: 'transfer'; rtc: boolean; amount: number; recipient: Recipient }
-  /** A transfer with the clientTxId of an earlier request (index modulo those sent), its body repeated or changed. */
+  /**
+   * A transfer with the clientTxId of an earlier request (index modulo those sent), its body
+   * repeated or changed.
+   */
   | { kind: 'repeat'; pick: number; sameBody: boolean; rtc: boolean; amount: number; recipient: Recipient }
   /**
    * Transfers sent at once, all of one rail and amount to recipients the rail accepts, so
@@ -86,7 +89,9 @@ type Action =
   | { kind: 'burst'; count: number; rtc: boolean; amount: number; returned: boolean }
   | { kind: 'clearing' }
   | { kind: 'advance'; minutes: number }
-  /** A batch of 1–5 payments; `overFunds` makes its first payment one cent more than is available. */
+  /**
+   * A batch of 1–5 payments; `overFunds` makes its first payment one cent more than is available.
+   */
   | { kind: 'bulk_initiate'; payments: BulkPaymentSpec[]; overFunds: boolean }
   /** The right PIN for one of this run's batches (index modulo those initiated). */
   | { kind: 'bulk_verify'; pick: number }
@@ -108,31 +113,38 @@ interface BulkPaymentSpec {
   recipient: Recipient
 }
 
-const recipient: fc.Arbitrary<Recipient> = fc.constantFrom('normal', 'normal', 'normal', 'failed', 'invalid', 'invalid_branch', 'returned')
+const recipient: fc.Arbitrary<Recipient> = fc.constantFrom('normal', 'normal', 'normal', 'failed',
+  'invalid', 'invalid_branch', 'returned')
 const amount = fc.integer({ min: 100, max: 50_000 })
 const otp_ttl_ms = 5 * 60_000
 const otp_attempts_max = 3
 const wrong_pins_per_entity_max = 10
 const wrong_pin_window_ms = 60 * 60_000
 const pending_batches_per_entity_max = 20
-const bulkPayment: fc.Arbitrary<BulkPaymentSpec> = fc.record({ rtc: fc.boolean(), amount: fc.integer({ min: 100, max: 10_000 }), recipient })
+const bulkPayment: fc.Arbitrary<BulkPaymentSpec> =
+  fc.record({ rtc: fc.boolean(), amount: fc.integer({ min: 100, max: 10_000 }), recipient })
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('deposit' as const), amount: fc.integer({ min: 1_000, max: 150_000 }) }) },
-  { weight: 7, arbitrary: fc.record({ kind: fc.constant('transfer' as const), rtc: fc.boolean(), amount, recipient }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('deposit' as const),
+    amount: fc.integer({ min: 1_000, max: 150_000 }) }) },
+  { weight: 7, arbitrary: fc.record({ kind: fc.constant('transfer' as const), rtc: fc.boolean(),
+    amount, recipient }) },
   {
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('repeat' as const), pick: fc.nat(), sameBody: fc.boolean(), rtc: fc.boolean(), amount, recipient }),
+    arbitrary: fc.record({ kind: fc.constant('repeat' as const), pick: fc.nat(),
+      sameBody: fc.boolean(), rtc: fc.boolean(), amount, recipient }),
   },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('burst' as const), count: fc.integer({ min: 2, max: 8 }), rtc: fc.boolean(), amount, returned: fc.boolean() }),
+    arbitrary: fc.record({ kind: fc.constant('burst' as const),
+      count: fc.integer({ min: 2, max: 8 }), rtc: fc.boolean(), amount, returned: fc.boolean() }),
   },
   { weight: 3, arbitrary: fc.constant({ kind: 'clearing' as const }) },
   // Mostly minutes; sometimes exactly the 24-hour duplicate window, or just past it.
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('advance' as const), minutes: fc.oneof(fc.integer({ min: 1, max: 180 }), fc.constantFrom(24 * 60, 24 * 60 + 1)) }),
+    arbitrary: fc.record({ kind: fc.constant('advance' as const),
+      minutes: fc.oneof(fc.integer({ min: 1, max: 180 }), fc.constantFrom(24 * 60, 24 * 60 + 1)) }),
   },
   {
     weight: 5,
@@ -142,40 +154,53 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       overFunds: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
     }),
   },
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('bulk_verify' as const), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('bulk_wrong_otp' as const), pick: fc.nat(), times: fc.integer({ min: 1, max: otp_attempts_max }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('bulk_cancel' as const), pick: fc.nat() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('bulk_verify' as const),
+    pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('bulk_wrong_otp' as const), pick: fc.nat(),
+    times: fc.integer({ min: 1, max: otp_attempts_max }) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('bulk_cancel' as const),
+    pick: fc.nat() }) },
   {
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('bulk_expire' as const),
       pick: fc.nat(),
       offsetMs: fc.constantFrom(-1, 0, 1, 90_000),
-      then: fc.constantFrom('jobs' as const, 'verify' as const, 'cancel' as const, 'nothing' as const),
+      then: fc.constantFrom('jobs' as const, 'verify' as const, 'cancel' as const,
+        'nothing' as const),
     }),
   },
   { weight: 2, arbitrary: fc.constant({ kind: 'jobs' as const }) },
   ...debitActions,
 )
-const mandateCreate = debitActions[0]!.arbitrary as fc.Arbitrary<Extract<DebitAction, { kind: 'mandate_create' }>>
-const orderCreate = debitActions[1]!.arbitrary as fc.Arbitrary<Extract<DebitAction, { kind: 'order_create' }>>
+const mandateCreate = debitActions[0]!.arbitrary as fc.Arbitrary<Extract<DebitAction,
+  { kind: 'mandate_create' }>>
+const orderCreate = debitActions[1]!.arbitrary as fc.Arbitrary<Extract<DebitAction,
+  { kind: 'order_create' }>>
 
 const scenario = fc.record({
   // Often nothing: an account that lives on its collections cannot always cover a dispute.
   opening: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 300_000 })),
-  /** Mandates registered (and their authentication run) before the actions, so that orders have some to go on. */
+  /**
+   * Mandates registered (and their authentication run) before the actions, so that orders have some
+   * to go on.
+   */
   mandates: fc.array(mandateCreate, { minLength: 1, maxLength: 3 }),
   /** Orders under them, made right after. */
   orders: fc.array(orderCreate, { minLength: 0, maxLength: 2 }),
   actions: fc.array(action, { minLength: 10, maxLength: 35 }),
-  /** A last sandbox advance after the actions, so that orders still scheduled are collected (or not) and disputes booked. */
+  /**
+   * A last sandbox advance after the actions, so that orders still scheduled are collected (or not)
+   * and disputes booked.
+   */
   finalDays: fc.integer({ min: 3, max: 21 }),
   /**
    * Then, mostly: everything paid out, a dispute of one of the orders (collected by then,
    * most likely) booked by the next run, so the partner may owe the rest, and a deposit
    * (which pays that debt first).
    */
-  finale: fc.option(fc.record({ pick: fc.nat(), deposit: fc.integer({ min: 100, max: 20_000 }) }), { freq: 4 }),
+  finale: fc.option(fc.record({ pick: fc.nat(), deposit: fc.integer({ min: 100, max: 20_000 }) }),
+    { freq: 4 }),
 })
 
 function accountNumberOf(r: Recipient): { account_number: string; branch_code: string } {
@@ -212,7 +237,10 @@ interface TransferBody {
   name: string
 }
 
-/** The simulated rail's magic recipients as test/transfers/helpers.ts spells them, for bulk payments. */
+/**
+ * The simulated rail's magic recipients as test/transfers/helpers.ts spells them, for bulk
+ * payments.
+ */
 function bulkRecipientOf(r: Recipient): { account_number: string; branch_code: string } {
   switch (r) {
     case 'failed':
@@ -330,20 +358,25 @@ class Model {
    * and (plus one) the place in the account's sequence of the next row written.
    */
   rowCount(): number {
-    const bulkPaymentRows = this.batches.reduce((n, b) => n + b.payments.filter((p) => p.row !== undefined).length, 0)
-    // Per accepted batch one funding row, one row per payment once processed, one refund per payment not made.
+    const bulkPaymentRows =
+      this.batches.reduce((n, b) => n + b.payments.filter((p) => p.row !== undefined).length, 0)
+    // Per accepted batch one funding row, one row per payment once processed, one refund per
+    // payment not made.
     const bulkRows = this.batches.length + bulkPaymentRows + this.refunds
     const debitRows = this.debit.creditRows + this.debit.disputeRows + this.debit.recoveryRows
-    return this.deposits + this.status.size + this.feeRows.size + this.reversals + bulkRows + debitRows
+    return this.deposits + this.status.size + this.feeRows.size + this.reversals + bulkRows
+      + debitRows
   }
 
   /**
    * A single payout taken: its Pending `transfer` row (holding amount + fee) is written; an
    * RTC is then settled at once, in a batch of its own.
    */
-  accept(txId: string, body: TransferBody, fee: bigint, recipient: Recipient, nowMs: number): TxStatus {
+  accept(txId: string, body: TransferBody, fee: bigint, recipient: Recipient,
+      nowMs: number): TxStatus {
     const paymentType = body.pay_and_clear ? 'RTC' : 'EFT'
-    const payout: SinglePayout = { txId, amount: BigInt(body.amount), total: BigInt(body.amount) + fee, recipient, paymentType, fee, atMs: nowMs }
+    const payout: SinglePayout = { txId, amount: BigInt(body.amount),
+      total: BigInt(body.amount) + fee, recipient, paymentType, fee, atMs: nowMs }
     this.keys.set(body.clientTxId, { txId, atMs: nowMs })
     this.payouts.set(txId, payout)
     this.status.set(txId, 'Pending')
@@ -390,19 +423,22 @@ class Model {
       this.reversals++
     }
     this.returnsDue = []
-    const pending = [...this.pendingEft].sort((a, b) => a.atMs - b.atMs || (a.txId < b.txId ? -1 : a.txId > b.txId ? 1 : 0))
+    const pending = [...this.pendingEft].sort((a, b) => a.atMs - b.atMs
+      || (a.txId < b.txId ? -1 : a.txId > b.txId ? 1 : 0))
     this.pendingEft = []
     for (const e of pending) this.settlePayout(e, nowMs)
   }
 
   /** The entity has given its 10 wrong PINs within the hour before `nowMs`: every verify is 429. */
   pinBudgetSpent(nowMs: number): boolean {
-    return this.wrongPinsAtMs.filter((atMs) => atMs > nowMs - wrong_pin_window_ms).length >= wrong_pins_per_entity_max
+    return this.wrongPinsAtMs.filter((atMs) => atMs > nowMs - wrong_pin_window_ms)
+      .length >= wrong_pins_per_entity_max
   }
 
   /** 20 batches wait for a PIN that has not expired: initiate is 429. */
   pendingFull(nowMs: number): boolean {
-    return this.batches.filter((b) => b.status === 'pending_otp' && nowMs < b.expiresAtMs).length >= pending_batches_per_entity_max
+    return this.batches.filter((b) => b.status === 'pending_otp' && nowMs < b.expiresAtMs)
+      .length >= pending_batches_per_entity_max
   }
 
   /** Initiate: one hold of total plus fees, or a refusal that holds nothing. */
@@ -414,7 +450,8 @@ class Model {
   }
 
   /** Cancel, expiry or lock-out: the hold is released, nothing is paid. */
-  endUnpaid(batch: BatchModel, status: 'cancelled' | 'failed', reason?: 'otp_expired' | 'otp_locked'): void {
+  endUnpaid(batch: BatchModel, status: 'cancelled' | 'failed',
+      reason?: 'otp_expired' | 'otp_locked'): void {
     assert.equal(batch.status, 'pending_otp')
     batch.status = status
     batch.failureReason = reason
@@ -436,7 +473,8 @@ class Model {
     const jobs: Array<{ atMs: number; apply: () => void }> = []
     for (const batch of this.batches) {
       if (batch.status === 'pending_otp' && nowMs >= batch.expiresAtMs) {
-        jobs.push({ atMs: batch.expiresAtMs, apply: () => this.endUnpaid(batch, 'failed', 'otp_expired') })
+        jobs.push({ atMs: batch.expiresAtMs, apply: () => this.endUnpaid(batch, 'failed',
+          'otp_expired') })
       }
       if (batch.status !== 'processing' || batch.payments.some((p) => p.row !== undefined)) continue
       jobs.push({
@@ -450,7 +488,9 @@ class Model {
     return jobs
   }
 
-  /** The EFT cycle after a clearing run: the EFTs of every batch verified (and processed) before it. */
+  /**
+   * The EFT cycle after a clearing run: the EFTs of every batch verified (and processed) before it.
+   */
   eftCycle(): void {
     for (const batch of this.batches) {
       if (batch.status !== 'processing') continue
@@ -463,7 +503,8 @@ class Model {
       p.row = railOutcome(p.recipient)
       p.status = p.row === 'Successful' ? 'success' : 'failed'
       if (p.row === 'Successful') {
-        if (p.recipient === 'returned') this.returnsDue.push({ txId: '', amount: p.amount, total: p.amount + p.fee, recipient: p.recipient, bulk: p })
+        if (p.recipient === 'returned') this.returnsDue.push(
+          { txId: '', amount: p.amount, total: p.amount + p.fee, recipient: p.recipient, bulk: p })
       } else {
         // A payment not made costs no fee: amount and fee come back in one refund.
         this.balance += p.amount + p.fee
@@ -471,7 +512,8 @@ class Model {
         this.refunds++
       }
     }
-    if (batch.payments.every((p) => p.status === 'success' || p.status === 'failed')) batch.status = 'completed'
+    if (batch.payments.every((p) => p.status === 'success' || p.status === 'failed')) batch.status =
+      'completed'
   }
 }
 
@@ -490,7 +532,10 @@ const recovery_ref = 'partner debt recovered'
 
 const runJobs = () => tb.bank.services.jobRunner.runDue()
 
-/** Hands every pending event to its subscribers (the clearing run's cycle event enqueues the bulk EFT cycle). */
+/**
+ * Hands every pending event to its subscribers (the clearing run's cycle event enqueues the bulk
+ * EFT cycle).
+ */
 async function dispatchEvents(): Promise<void> {
   for (let round = 0; round < 100; round++) {
     if ((await tb.bank.services.events.dispatchPending()) === 0) return
@@ -511,7 +556,8 @@ class Run {
     this.log.push(JSON.stringify(a))
     switch (a.kind) {
       case 'deposit':
-        await tb.operator.accounts.deposit({ account_id: this.accountId, amount: a.amount, ref: 'property deposit' })
+        await tb.operator.accounts.deposit({ account_id: this.accountId, amount: a.amount,
+          ref: 'property deposit' })
         this.model.deposit(BigInt(a.amount))
         return
       case 'transfer':
@@ -552,22 +598,28 @@ class Run {
         return this.debitAdvance(a.minutes)
       case 'debit_dispute': {
         if (!a.spendFirst) return this.debitDispute(a.pick)
-        // Everything paid out, the dispute raised, and the clock advanced past the next run, which books it.
+        // Everything paid out, the dispute raised, and the clock advanced past the next run, which
+        // books it.
         await this.apply({ kind: 'spend_all', rtc: true })
         await this.debitDispute(a.pick)
         const nowMs = tb.clock.now().getTime()
-        const nextRun = fromSast(tb.bank.services.calendar.addBusinessDays(toSast(new Date(nowMs)).date, 1)).getTime()
+        const nextRun = fromSast(tb.bank.services.calendar.addBusinessDays(
+          toSast(new Date(nowMs)).date, 1)).getTime()
         return this.debitAdvance(Math.ceil((nextRun - nowMs) / 60_000))
       }
       case 'spend_all': {
         const amount = this.model.available - (a.rtc ? fees.RTC : fees.EFT)
         if (amount < 100n) return
-        return this.transfer(this.body(randomUUID(), { rtc: a.rtc, amount: Number(amount), recipient: 'normal' }))
+        return this.transfer(this.body(randomUUID(), { rtc: a.rtc, amount: Number(amount),
+          recipient: 'normal' }))
       }
     }
   }
 
-  /** Due jobs run now: the bulk jobs due, today's debit-order collection run (if not made yet), mandate authentications. */
+  /**
+   * Due jobs run now: the bulk jobs due, today's debit-order collection run (if not made yet),
+   * mandate authentications.
+   */
   private async jobs(): Promise<void> {
     const nowMs = tb.clock.now().getTime()
     await runJobs()
@@ -585,13 +637,17 @@ class Run {
     const model = this.model
     const work = [
       ...model.bulkJobsDue(toMs),
-      ...model.debit.runsDue(dates).map((r) => ({ atMs: r.atMs, apply: () => model.debit.run(r.date, Math.max(fromMs, r.atMs), model) })),
+      ...model.debit.runsDue(dates).map((r) => (
+        { atMs: r.atMs, apply: () => model.debit.run(r.date, Math.max(fromMs, r.atMs), model) })),
     ].sort((a, b) => a.atMs - b.atMs)
     for (const w of work) w.apply()
     model.debit.authenticate(toMs)
   }
 
-  /** Sets the clock's offset within the minute to 17.777 s (moves of whole minutes keep it; see dueWork). */
+  /**
+   * Sets the clock's offset within the minute to 17.777 s (moves of whole minutes keep it; see
+   * dueWork).
+   */
   alignClock(): void {
     const offset = tb.clock.now().getTime() % 60_000
     tb.clock.advance((17_777 - offset + 60_000) % 60_000)
@@ -614,8 +670,10 @@ class Run {
       status: 'pending_authentication', createdAtMs: tb.clock.now().getTime(), used: false,
     }
     const reply = await this.partner.client.mandates.create({
-      entity_id: this.partner.rootEntityId, mandate_reference: reference, account_holder_name: 'Property Debtor',
-      account_number: debtorAccountOf(a.debtor), account_type: 'cheque', branch_code: '250655', max_amount: a.maxAmount, frequency: a.frequency,
+      entity_id: this.partner.rootEntityId, mandate_reference: reference,
+        account_holder_name: 'Property Debtor',
+      account_number: debtorAccountOf(a.debtor), account_type: 'cheque', branch_code: '250655',
+        max_amount: a.maxAmount, frequency: a.frequency,
     })
     assert.equal(reply.status, 'pending_authentication')
     this.model.debit.addMandate(mandate)
@@ -642,32 +700,44 @@ class Run {
     const debit = this.model.debit
     const nowMs = tb.clock.now().getTime()
     const requested = addDays(toSast(new Date(nowMs)).date, a.daysAhead)
-    const amount = a.overMax ? Number(mandate.maxAmount) + 1 + (a.amount % 1_000) : Math.min(a.amount, Number(mandate.maxAmount))
+    const amount = a.overMax ? Number(mandate.maxAmount) + 1 + (a.amount % 1_000)
+      : Math.min(a.amount, Number(mandate.maxAmount))
     const endDate = mandate.frequency === 'once_off' ? null : addDays(requested, a.endDays)
-    const verdict = debit.createVerdict(mandate, { amount: BigInt(amount), requested, endDate }, nowMs)
+    const verdict = debit.createVerdict(mandate, { amount: BigInt(amount), requested, endDate },
+      nowMs)
     const reply = await outcome(this.partner.client.debitOrders.create({
-      entity_id: this.partner.rootEntityId, clientTxId: randomUUID(), mandate_reference: mandate.reference, amount,
-      collection_date: requested, account_holder_name: 'Property Debtor', account_number: debtorAccountOf(mandate.debtor),
-      account_type: 'cheque', branch_code: '250655', reference: 'property', frequency: mandate.frequency,
+      entity_id: this.partner.rootEntityId, clientTxId: randomUUID(),
+        mandate_reference: mandate.reference, amount,
+      collection_date: requested, account_holder_name: 'Property Debtor',
+        account_number: debtorAccountOf(mandate.debtor),
+      account_type: 'cheque', branch_code: '250655', reference: 'property',
+        frequency: mandate.frequency,
       ...(endDate !== null ? { end_date: endDate } : {}), tracking_days: a.tracking,
     }))
     if (verdict.code !== 201) {
-      assert.ok(!reply.ok, `an order of ${amount} on ${requested} under a ${mandate.status} ${mandate.frequency} mandate (max ${mandate.maxAmount}) must be refused with ${verdict.code} ${verdict.field}`)
+      assert.ok(!reply.ok, `an order of ${amount} on ${requested} under ` +
+        `a ${mandate.status} ${mandate.frequency} mandate (max ${mandate.maxAmount}) must be ` +
+        `refused with ${verdict.code} ${verdict.field}`)
       assert.equal(reply.error.code, verdict.code, reply.error.message)
       const fields = reply.error.details.map((d) => (d as { field?: string }).field)
-      assert.ok(fields.includes(verdict.field), `${reply.error.message} names ${verdict.field}: ${JSON.stringify(fields)}`)
+      assert.ok(fields.includes(verdict.field),
+        `${reply.error.message} names ${verdict.field}: ${JSON.stringify(fields)}`)
       // Nothing was stored.
-      const { total } = await this.partner.client.debitOrders.list({ entity_id: this.partner.rootEntityId, limit: 1 })
+      const { total } = await this.partner.client.debitOrders.list(
+        { entity_id: this.partner.rootEntityId, limit: 1 })
       assert.equal(total, debit.orders.length, 'a refused order is not stored')
       return
     }
-    assert.ok(reply.ok, `the order should be accepted: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok, `the order should be ` +
+      `accepted: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'scheduled')
     assert.equal(reply.value.collection_date, verdict.date)
     assert.equal(reply.value.amount, String(amount))
     debit.addOrder({
-      id: reply.value.debit_order_id, mandate, amount: BigInt(amount), frequency: mandate.frequency, anchor: requested,
-      collectionDate: verdict.date, endDate, tracking: a.tracking, status: 'scheduled', next: verdict.date, count: 0,
+      id: reply.value.debit_order_id, mandate, amount: BigInt(amount), frequency: mandate.frequency,
+        anchor: requested,
+      collectionDate: verdict.date, endDate, tracking: a.tracking, status: 'scheduled',
+        next: verdict.date, count: 0,
       lastNet: null, history: ['scheduled'], collections: [],
     })
   }
@@ -687,14 +757,17 @@ class Run {
       const target = a.when === 'before_deadline' ? deadline - 60_000 + offset : deadline + offset
       if (target > nowMs) tb.clock.advance(target - nowMs)
     }
-    const reply = await outcome(this.partner.client.debitOrders.cancel({ entity_id: this.partner.rootEntityId, debit_order_id: order.id, reason: 'property' }))
+    const reply = await outcome(this.partner.client.debitOrders.cancel(
+      { entity_id: this.partner.rootEntityId, debit_order_id: order.id, reason: 'property' }))
     const wasStatus = order.status
     if (!debit.cancelOrder(order, tb.clock.now().getTime())) {
-      assert.ok(!reply.ok, `cancel of a ${wasStatus} order (deadline ${new Date(debit.cancelDeadlineMs(order)).toISOString()}) must be refused`)
+      assert.ok(!reply.ok, `cancel of a ${wasStatus} order ` +
+        `(deadline ${new Date(debit.cancelDeadlineMs(order)).toISOString()}) must be refused`)
       assert.equal(reply.error.code, 400, reply.error.message)
       return
     }
-    assert.ok(reply.ok, `cancel should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok,
+      `cancel should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'cancelled')
   }
 
@@ -703,25 +776,31 @@ class Run {
     if (midRetry) {
       // The sandbox clock first moves just past the run of an order whose debtor lacks the
       // funds at the first try, so that its collection is being retried when the mandate goes.
-      const order = debit.orders.find((o) => o.status === 'scheduled' && o.next !== null && o.tracking > 0 && o.mandate.status === 'active' && o.mandate.debtor.startsWith('insufficient'))
+      const order = debit.orders.find((o) => o.status === 'scheduled' && o.next !== null
+        && o.tracking > 0 && o.mandate.status === 'active' && o.mandate.debtor.startsWith(
+        'insufficient'))
       if (order) {
-        const minutes = Math.ceil((fromSast(order.next!).getTime() - tb.clock.now().getTime()) / 60_000)
+        const minutes = Math.ceil((fromSast(order.next!).getTime() - tb.clock.now().getTime())
+          / 60_000)
         if (minutes > 0) await this.debitAdvance(minutes)
       }
     }
     // Half the picks take a mandate with an order being retried (processing), when there is one.
-    const retrying = debit.mandates.filter((m) => debit.orders.some((o) => o.mandate === m && o.status === 'processing'))
+    const retrying = debit.mandates.filter((m) => debit.orders.some((o) => o.mandate === m
+      && o.status === 'processing'))
     const from = pick % 2 === 0 && retrying.length > 0 ? retrying : debit.mandates
     const mandate = from[Math.floor(pick / 2) % Math.max(1, from.length)]
     if (!mandate) return
     const was = mandate.status
-    const reply = await outcome(this.partner.client.mandates.cancel({ entity_id: this.partner.rootEntityId, mandate_reference: mandate.reference }))
+    const reply = await outcome(this.partner.client.mandates.cancel(
+      { entity_id: this.partner.rootEntityId, mandate_reference: mandate.reference }))
     if (!this.model.debit.cancelMandate(mandate)) {
       assert.ok(!reply.ok, `cancel of a ${was} mandate must be refused`)
       assert.equal(reply.error.code, 400, reply.error.message)
       return
     }
-    assert.ok(reply.ok, `mandate cancel should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok, `mandate cancel should ` +
+      `succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'cancelled')
   }
 
@@ -735,29 +814,37 @@ class Run {
       assert.equal(reply.error.code, 400, reply.error.message)
       return
     }
-    assert.ok(reply.ok, `dispute should be taken: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok,
+      `dispute should be taken: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.collection_date, debit.lastCollected(order)!.date)
   }
 
-  /** Mandates, orders (status, next date, collections, count) and the partner's debt as the model has them. */
+  /**
+   * Mandates, orders (status, next date, collections, count) and the partner's debt as the model
+   * has them.
+   */
   async checkDebit(when: string): Promise<void> {
     const debit = this.model.debit
     const context = `${when}; actions so far:\n${this.log.join('\n')}`
     const entity_id = this.partner.rootEntityId
     const db = tb.bank.database.db
-    const debt = await db.selectFrom('partner_debts').select('owed').where('partner_id', '=', this.partner.partnerId).executeTakeFirst()
+    const debt = await db.selectFrom('partner_debts').select('owed').where('partner_id', '=',
+      this.partner.partnerId).executeTakeFirst()
     assert.equal(BigInt(debt?.owed ?? 0), debit.debt, `partner debt: ${context}`)
     if (debit.mandates.length > 0) {
       const { mandates } = await this.partner.client.mandates.list({ entity_id, limit: 1000 })
       const statusOf = new Map(mandates.map((m) => [m.mandate_reference, m.status]))
-      for (const m of debit.mandates) assert.equal(statusOf.get(m.reference), m.status, `mandate ${m.reference} of ${m.debtor} (${context})`)
+      for (const m of debit.mandates) assert.equal(statusOf.get(m.reference), m.status,
+        `mandate ${m.reference} of ${m.debtor} (${context})`)
     }
-    const { debit_orders, total } = await this.partner.client.debitOrders.list({ entity_id, limit: 1000 })
+    const { debit_orders, total } = await this.partner.client.debitOrders.list(
+      { entity_id, limit: 1000 })
     assert.equal(total, debit.orders.length, `orders stored: ${context}`)
     if (debit.orders.length === 0) return
     const listed = new Map(debit_orders.map((o) => [o.debit_order_id, o]))
     const ids = debit.orders.map((o) => o.id)
-    const rows = await db.selectFrom('debit_orders').select(['id', 'collections_count']).where('id', 'in', ids).execute()
+    const rows = await db.selectFrom('debit_orders').select(['id', 'collections_count']).where('id',
+      'in', ids).execute()
     const countOf = new Map(rows.map((r) => [r.id, Number(r.collections_count)]))
     const collections = await db
       .selectFrom('debit_collections')
@@ -766,35 +853,46 @@ class Run {
       .orderBy('collection_date')
       .execute()
     for (const o of debit.orders) {
-      const where = `order ${o.id} (${o.mandate.debtor} ${o.frequency}, ${o.collectionDate}..${o.endDate}, tracking ${o.tracking}, amount ${o.amount}): ${context}`
+      const where = `order ${o.id} ` +
+        `(${o.mandate.debtor} ${o.frequency}, ${o.collectionDate}..${o.endDate}, ` +
+        `tracking ${o.tracking}, amount ${o.amount}): ${context}`
       const item = listed.get(o.id)
       assert.ok(item, where)
       assert.equal(item.status, o.status, `status of ${where}`)
       assert.equal(item.next_collection_date, o.next, `next collection date of ${where}`)
       assert.equal(countOf.get(o.id), o.count, `collections count of ${where}`)
-      const got = collections.filter((c) => c.debit_order_id === o.id).map((c) => [c.collection_date, c.status, Number(c.attempts)])
-      assert.deepEqual(got, o.collections.map((c) => [c.date, c.status, c.attempts]), `collections of ${where}`)
+      const got = collections.filter((c) => c.debit_order_id === o.id).map(
+        (c) => [c.collection_date, c.status, Number(c.attempts)])
+      assert.deepEqual(got, o.collections.map((c) => [c.date, c.status, c.attempts]),
+        `collections of ${where}`)
     }
   }
 
-  /** checkDebit, and every order's status_history and last net amount; the debit-order rows of the ledger. */
+  /**
+   * checkDebit, and every order's status_history and last net amount; the debit-order rows of the
+   * ledger.
+   */
   private async checkDebitLedger(transactions: Array<{ tx_id: string; tx_type: string; tx_payment_type: string; status: string; credit: string; debit: string; parent_tx_id: string; ref: string }>, when: string): Promise<void> {
     await this.checkDebit(when)
     const debit = this.model.debit
     for (const o of debit.orders) {
-      const status = await this.partner.client.debitOrders.status({ entity_id: this.partner.rootEntityId, debit_order_id: o.id })
+      const status = await this.partner.client.debitOrders.status(
+        { entity_id: this.partner.rootEntityId, debit_order_id: o.id })
       const history = status.status_history.map((h) => h.status)
-      assert.deepEqual(history, o.history, `history of order ${o.id} (${o.mandate.debtor} ${o.frequency}) ${when}`)
+      assert.deepEqual(history, o.history,
+        `history of order ${o.id} (${o.mandate.debtor} ${o.frequency}) ${when}`)
       assertAllowedTransitions(history, `order ${o.id}, ${when}`)
       assert.equal(history.filter((s) => s === 'successful').length, o.count)
-      assert.equal(status.net_amount, String(o.lastNet ?? 0n), `net_amount of order ${o.id} (${when})`)
+      assert.equal(status.net_amount, String(o.lastNet ?? 0n),
+        `net_amount of order ${o.id} (${when})`)
     }
     const rows = transactions.filter((t) => t.tx_payment_type === 'DEBIT_ORDER')
     const credits = rows.filter((t) => t.tx_type === 'debit_order')
     const recoveries = rows.filter((t) => t.tx_type === 'reversal' && t.ref === recovery_ref)
     const reversals = rows.filter((t) => t.tx_type === 'reversal' && t.ref !== recovery_ref)
     assert.equal(rows.length, credits.length + recoveries.length + reversals.length, when)
-    const sum = (ts: typeof rows, side: 'credit' | 'debit') => ts.reduce((s, t) => s + BigInt(t[side]), 0n)
+    const sum = (ts: typeof rows, side: 'credit' | 'debit') => ts.reduce(
+      (s, t) => s + BigInt(t[side]), 0n)
     assert.equal(credits.length, debit.creditRows, `debit-order credits (${when})`)
     assert.equal(sum(credits, 'credit'), debit.credited, `debit-order credits (${when})`)
     assert.equal(reversals.length, debit.disputeRows, `dispute reversals (${when})`)
@@ -802,21 +900,27 @@ class Run {
     assert.equal(recoveries.length, debit.recoveryRows, `debt recoveries (${when})`)
     assert.equal(sum(recoveries, 'debit'), debit.recovered, `debt recovered (${when})`)
     const disputedCredits = new Set(reversals.map((t) => t.parent_tx_id))
-    for (const t of credits) assert.equal(t.status, disputedCredits.has(t.tx_id) ? 'Reversed' : 'Successful', `credit ${t.tx_id} (${when})`)
+    for (const t of credits) assert.equal(t.status, disputedCredits.has(t.tx_id) ? 'Reversed'
+      : 'Successful', `credit ${t.tx_id} (${when})`)
     assert.equal(disputedCredits.size, reversals.length, 'each credit is reversed at most once')
     // Every reversed credit was taken back from the account, or is owed by the partner, or
     // was owed and has been recovered from a later credit (the bank's rows and debt alone).
-    const owed = await tb.bank.database.db.selectFrom('partner_debts').select('owed').where('partner_id', '=', this.partner.partnerId).executeTakeFirst()
-    assert.equal(sum(credits.filter((t) => t.status === 'Reversed'), 'credit'), sum(reversals, 'debit') + BigInt(owed?.owed ?? 0) + sum(recoveries, 'debit'), when)
+    const owed = await tb.bank.database.db.selectFrom('partner_debts').select('owed').where(
+      'partner_id', '=', this.partner.partnerId).executeTakeFirst()
+    assert.equal(sum(credits.filter((t) => t.status === 'Reversed'), 'credit'),
+      sum(reversals, 'debit') + BigInt(owed?.owed ?? 0) + sum(recoveries, 'debit'), when)
     assert.equal(debit.disputedNet, debit.disputeTaken + debit.debt + debit.recovered, when)
-    // Every successful collection credited exactly once: the collections' credits are the credit rows.
+    // Every successful collection credited exactly once: the collections' credits are the credit
+    // rows.
     const collected = await tb.bank.database.db
       .selectFrom('debit_collections')
       .select('credit_tx_id')
-      .where('debit_order_id', 'in', debit.orders.length > 0 ? debit.orders.map((o) => o.id) : ['00000000-0000-0000-0000-000000000000'])
+      .where('debit_order_id', 'in', debit.orders.length > 0 ? debit.orders.map((o) => o.id)
+        : ['00000000-0000-0000-0000-000000000000'])
       .where('status', 'in', ['successful', 'disputed'])
       .execute()
-    assert.deepEqual(collected.map((c) => c.credit_tx_id).sort(), credits.map((t) => t.tx_id).sort(), `each collection has its one credit (${when})`)
+    assert.deepEqual(collected.map((c) => c.credit_tx_id).sort(),
+      credits.map((t) => t.tx_id).sort(), `each collection has its one credit (${when})`)
   }
 
   /**
@@ -851,7 +955,8 @@ class Run {
     const nowMs = tb.clock.now().getTime()
     // The over-funds payment is an EFT, whose per-payment limit is far above any balance here.
     const sized = overFunds
-      ? specs.map((p, i) => (i === 0 ? { ...p, rtc: false, amount: Math.max(100, Number(model.available) + 1) } : p))
+      ? specs.map((p, i) => (i === 0
+        ? { ...p, rtc: false, amount: Math.max(100, Number(model.available) + 1) } : p))
       : specs
     const payments = sized.map((p, i) => ({
       payment_id: `p-${i}`,
@@ -877,7 +982,8 @@ class Run {
     batch.hold = batch.payments.reduce((sum, p) => sum + p.amount + p.fee, 0n)
     const total = sized.reduce((sum, p) => sum + p.amount, 0)
     const request = {
-      entity_id: this.partner.rootEntityId, account_id: this.accountId, bulk_payment_id: batch.bulkPaymentId,
+      entity_id: this.partner.rootEntityId, account_id: this.accountId,
+        bulk_payment_id: batch.bulkPaymentId,
       total_amount: total, payment_count: payments.length, description: 'property batch', payments,
     }
     const availableBefore = model.available
@@ -889,15 +995,18 @@ class Run {
       return
     }
     if (!model.initiate(batch)) {
-      assert.ok(!reply.ok, `a batch holding ${batch.hold} with ${availableBefore} available must be refused`)
+      assert.ok(!reply.ok,
+        `a batch holding ${batch.hold} with ${availableBefore} available must be refused`)
       assert.equal(reply.error.code, 400, reply.error.message)
       assert.match(reply.error.message, /insufficient funds/)
       // Nothing was stored: the id is unknown.
-      const status = await outcome(this.partner.client.bulkPayments.status({ entity_id: this.partner.rootEntityId, bulk_payment_id: batch.bulkPaymentId }))
+      const status = await outcome(this.partner.client.bulkPayments.status(
+        { entity_id: this.partner.rootEntityId, bulk_payment_id: batch.bulkPaymentId }))
       assert.ok(!status.ok && status.error.code === 404, 'a refused batch is not stored')
       return
     }
-    assert.ok(reply.ok, `the batch should be accepted: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok, `the batch should be ` +
+      `accepted: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'pending_otp')
     assert.equal(reply.value.total_amount, String(total))
     assert.equal(reply.value.payment_count, payments.length)
@@ -915,15 +1024,21 @@ class Run {
   }
 
   private async otpOf(bulkPaymentId: string): Promise<string> {
-    return (await tb.operator.sandbox.otp({ bulk_payment_id: bulkPaymentId, partner_id: this.partner.partnerId })).otp
+    return (await tb.operator.sandbox.otp({ bulk_payment_id: bulkPaymentId,
+      partner_id: this.partner.partnerId })).otp
   }
 
-  /** What verify answers before it looks at the PIN (README, Verify: in this order), or undefined. */
-  private verifyRefusal(batch: BatchModel, nowMs: number): { code: number; type?: string } | undefined {
-    // The entity's budget comes first, and a 429 changes nothing (an expired batch stays for its job).
+  /**
+   * What verify answers before it looks at the PIN (README, Verify: in this order), or undefined.
+   */
+  private verifyRefusal(batch: BatchModel, nowMs: number): {
+      code: number; type?: string } | undefined {
+    // The entity's budget comes first, and a 429 changes nothing (an expired batch stays for its
+    // job).
     if (this.model.pinBudgetSpent(nowMs)) return { code: 429, type: 'too_many_attempts' }
     if (batch.attempts >= otp_attempts_max) return { code: 429, type: 'too_many_attempts' }
-    if (batch.status === 'failed' && batch.failureReason === 'otp_expired') return { code: 400, type: 'otp_expired' }
+    if (batch.status === 'failed' && batch.failureReason === 'otp_expired') return { code: 400,
+      type: 'otp_expired' }
     if (batch.status !== 'pending_otp') return { code: 400 }
     if (nowMs >= batch.expiresAtMs) {
       this.model.endUnpaid(batch, 'failed', 'otp_expired')
@@ -944,9 +1059,11 @@ class Run {
       if (refusal.type) assert.equal(reply.error.type, refusal.type)
       return
     }
-    assert.ok(reply.ok, `verify should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok,
+      `verify should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'processing')
-    assert.deepEqual(reply.value.payments.map((p) => [p.payment_id, p.status, p.tx_id]), batch.payments.map((p) => [p.paymentId, 'processing', null]))
+    assert.deepEqual(reply.value.payments.map((p) => [p.payment_id, p.status, p.tx_id]),
+      batch.payments.map((p) => [p.paymentId, 'processing', null]))
     this.model.fund(batch)
     batch.verifiedAtMs = tb.clock.now().getTime()
   }
@@ -957,7 +1074,8 @@ class Run {
     const ref = this.refOf(batch)
     const otp = wrongOtp(await this.otpOf(ref.bulk_payment_id))
     for (let i = 0; i < times; i++) {
-      const reply: Outcome<unknown> = await outcome(this.partner.client.bulkPayments.verify({ ...ref, otp }))
+      const reply: Outcome<unknown> =
+        await outcome(this.partner.client.bulkPayments.verify({ ...ref, otp }))
       assert.ok(!reply.ok, 'a wrong PIN is refused')
       const refusal = this.verifyRefusal(batch, tb.clock.now().getTime())
       if (refusal) {
@@ -978,7 +1096,8 @@ class Run {
   private async bulkCancel(batch: BatchModel | undefined): Promise<void> {
     if (!batch) return
     const ref = this.refOf(batch)
-    const reply = await outcome(this.partner.client.bulkPayments.cancel({ ...ref, reason: 'property' }))
+    const reply =
+      await outcome(this.partner.client.bulkPayments.cancel({ ...ref, reason: 'property' }))
     if (batch.status !== 'pending_otp' || tb.clock.now().getTime() >= batch.expiresAtMs) {
       // A batch whose PIN expired before the job ran ends failed here, as the job would end it.
       if (batch.status === 'pending_otp') this.model.endUnpaid(batch, 'failed', 'otp_expired')
@@ -986,12 +1105,14 @@ class Run {
       assert.equal(reply.error.code, 400, reply.error.message)
       return
     }
-    assert.ok(reply.ok, `cancel should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok,
+      `cancel should succeed: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     assert.equal(reply.value.status, 'cancelled')
     this.model.endUnpaid(batch, 'cancelled')
   }
 
-  private body(clientTxId: string, a: { rtc: boolean; amount: number; recipient: Recipient }): TransferBody {
+  private body(clientTxId: string,
+      a: { rtc: boolean; amount: number; recipient: Recipient }): TransferBody {
     return {
       account_id: this.accountId,
       clientTxId,
@@ -1018,27 +1139,32 @@ class Run {
       return
     }
     if (model.available < BigInt(body.amount) + fee) {
-      assert.ok(!reply.ok, `a transfer of ${body.amount} + ${fee} with ${model.available} available must be refused`)
+      assert.ok(!reply.ok,
+        `a transfer of ${body.amount} + ${fee} with ${model.available} available must be refused`)
       assert.equal(reply.error.code, 400, reply.error.message)
       assert.match(reply.error.message, /insufficient funds/)
       return
     }
-    assert.ok(reply.ok, `the transfer should be accepted: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
+    assert.ok(reply.ok, `the transfer should be ` +
+      `accepted: ${reply.ok ? '' : `${reply.error.code} ${reply.error.message}`}`)
     const recipient = this.recipientOf(body)
     const status = model.accept(reply.value.tx_id, body, fee, recipient, nowMs)
     assert.equal(reply.value.status, status)
     assert.equal(reply.value.amount, String(body.amount))
   }
 
-  private async burst(a: { count: number; rtc: boolean; amount: number; returned: boolean }): Promise<void> {
+  private async burst(
+      a: { count: number; rtc: boolean; amount: number; returned: boolean }): Promise<void> {
     const model = this.model
     const recipient: Recipient = a.returned ? 'returned' : 'normal'
-    const bodies = Array.from({ length: a.count }, () => this.body(randomUUID(), { ...a, recipient }))
+    const bodies = Array.from({ length: a.count }, () => this.body(randomUUID(),
+      { ...a, recipient }))
     model.sent.push(...bodies)
     const total = BigInt(a.amount) + (a.rtc ? fees.RTC : fees.EFT)
     const affordable = Math.min(a.count, Number(model.available / total))
     const nowMs = tb.clock.now().getTime()
-    const replies = await Promise.all(bodies.map((body) => outcome(this.partner.client.accounts.transfer(body))))
+    const replies =
+      await Promise.all(bodies.map((body) => outcome(this.partner.client.accounts.transfer(body))))
     const from = model.rowCount() + 1
     const taken: string[] = []
     replies.forEach((reply, i) => {
@@ -1048,11 +1174,13 @@ class Run {
         return
       }
       taken.push(reply.value.tx_id)
-      const status = model.accept(reply.value.tx_id, bodies[i]!, total - BigInt(a.amount), recipient, nowMs)
+      const status = model.accept(reply.value.tx_id, bodies[i]!, total - BigInt(a.amount),
+        recipient, nowMs)
       assert.equal(reply.value.status, status)
     })
     const accepted = taken.length
-    assert.equal(accepted, affordable, `${a.count} transfers of ${total} at once with ${model.available + BigInt(accepted) * total} available`)
+    assert.equal(accepted, affordable, `${a.count} transfers of ${total} at once ` +
+      `with ${model.available + BigInt(accepted) * total} available`)
     // The burst's requests were taken, and its RTCs settled, by concurrent batches in an order
     // the model does not know: its rows are the account's next ones, each fee row somewhere
     // after its payment's row, with the balance of that moment.
@@ -1076,12 +1204,15 @@ class Run {
     const balance = BigInt(d.balance)
     const available = BigInt(d.available_balance)
     const context = `${when}; actions so far:\n${this.log.join('\n')}`
-    assert.ok(balance >= 0n && available >= 0n && available <= balance, `balance ${balance}, available ${available}: ${context}`)
+    assert.ok(balance >= 0n && available >= 0n && available <= balance,
+      `balance ${balance}, available ${available}: ${context}`)
     assert.equal(balance, this.model.balance, `balance: ${context}`)
     assert.equal(available, this.model.available, `available: ${context}`)
   }
 
-  /** The whole picture: ledger verification, every row's status and chain link, running balances. */
+  /**
+   * The whole picture: ledger verification, every row's status and chain link, running balances.
+   */
   async checkLedger(when: string): Promise<void> {
     await this.checkBalances(when)
     const report = await tb.operator.ledger.verify()
@@ -1089,7 +1220,8 @@ class Run {
     assert.equal(report.ok, true)
     assert.equal(report.postings_total, '0')
 
-    const { transactions, next_cursor } = await this.partner.client.accounts.listTransactions({ account_id: this.accountId, limit: 1000 })
+    const { transactions, next_cursor } = await this.partner.client.accounts.listTransactions(
+      { account_id: this.accountId, limit: 1000 })
     assert.equal(next_cursor, undefined)
     const model = this.model
     const bulkRows = await this.checkBatches(when)
@@ -1098,12 +1230,14 @@ class Run {
     const seqOf = new Map(transactions.map((t, i) => [t.tx_id, transactions.length - i]))
     const byId = new Map(transactions.map((t) => [t.tx_id, t]))
     const feesSeen = new Set<string>()
-    const fundingStatus: Record<BatchStatus, TxStatus> = { pending_otp: 'Pending', processing: 'Successful', completed: 'Successful', cancelled: 'Failed', failed: 'Failed' }
+    const fundingStatus: Record<BatchStatus, TxStatus> = { pending_otp: 'Pending',
+      processing: 'Successful', completed: 'Successful', cancelled: 'Failed', failed: 'Failed' }
     for (const t of transactions) {
       if (t.tx_type === 'bulk_payment' && t.parent_tx_id === '') {
         const batch = model.batches.find((b) => t.ref === `Bulk ${b.bulkPaymentId}`)
         assert.ok(batch, `funding row ${t.tx_id} belongs to a batch of the model (${when})`)
-        assert.equal(t.status, fundingStatus[batch.status], `funding row of ${batch.bulkPaymentId} (${batch.status}, ${when})`)
+        assert.equal(t.status, fundingStatus[batch.status],
+          `funding row of ${batch.bulkPaymentId} (${batch.status}, ${when})`)
         assert.equal(BigInt(t.debit), batch.hold)
       }
       if (t.tx_type === 'bulk_payment' && t.parent_tx_id !== '') {
@@ -1115,7 +1249,8 @@ class Run {
       }
       if (t.tx_type === 'refund') {
         const p = bulkRows.get(t.parent_tx_id)
-        assert.ok(p && (p.row === 'Failed' || p.row === 'Invalid'), `refund ${t.tx_id} of a payment not made (${when})`)
+        assert.ok(p && (p.row === 'Failed' || p.row === 'Invalid'),
+          `refund ${t.tx_id} of a payment not made (${when})`)
         assert.equal(BigInt(t.credit), p.amount + p.fee)
       }
       assert.equal(t.verified, true, `${t.tx_id} fails its chain check (${when})`)
@@ -1124,23 +1259,29 @@ class Run {
         const p = model.payouts.get(t.tx_id)!
         // The payment's row carries its fee, whether or not a fee row has been written yet.
         assert.deepEqual(
-          { tx_payment_type: t.tx_payment_type, amount: BigInt(t.amount), fee: BigInt(t.fee), debit: BigInt(t.debit), credit: BigInt(t.credit) },
-          { tx_payment_type: p.paymentType, amount: p.amount, fee: p.fee, debit: p.amount, credit: 0n },
+          { tx_payment_type: t.tx_payment_type, amount: BigInt(t.amount), fee: BigInt(t.fee),
+            debit: BigInt(t.debit), credit: BigInt(t.credit) },
+          { tx_payment_type: p.paymentType, amount: p.amount, fee: p.fee, debit: p.amount,
+            credit: 0n },
           `transfer ${t.tx_id} (${when})`,
         )
       }
-      if (t.tx_type === 'fee') this.checkFeeRow(t, seqOf.get(t.tx_id)!, byId.get(t.parent_tx_id), seqOf.get(t.parent_tx_id), feesSeen, when)
+      if (t.tx_type === 'fee') this.checkFeeRow(t, seqOf.get(t.tx_id)!, byId.get(t.parent_tx_id),
+        seqOf.get(t.parent_tx_id), feesSeen, when)
       if (t.tx_type === 'reversal' && t.tx_payment_type !== 'DEBIT_ORDER') {
         const bulkPayment = bulkRows.get(t.parent_tx_id)
         assert.equal(bulkPayment ? bulkPayment.row : model.status.get(t.parent_tx_id), 'Reversed')
-        assert.equal(BigInt(t.amount), bulkPayment ? bulkPayment.amount : model.payouts.get(t.parent_tx_id)?.amount)
+        assert.equal(BigInt(t.amount), bulkPayment ? bulkPayment.amount
+          : model.payouts.get(t.parent_tx_id)?.amount)
       }
     }
-    // Every payout settled Successful (and maybe reversed since) has its one fee row; no other has any.
+    // Every payout settled Successful (and maybe reversed since) has its one fee row; no other has
+    // any.
     assert.deepEqual([...feesSeen].sort(), [...model.feeRows.keys()].sort(), `fee rows (${when})`)
     await this.checkRunningBalances(transactions, when)
     await this.checkDebitLedger(transactions, when)
-    assert.equal(report.internal_balances[`partner_debt:${this.partner.partnerId}`] ?? '0', String(-model.debit.debt), `partner_debt in the ledger (${when})`)
+    assert.equal(report.internal_balances[`partner_debt:${this.partner.partnerId}`] ?? '0',
+      String(-model.debit.debt), `partner_debt in the ledger (${when})`)
   }
 
   /**
@@ -1149,62 +1290,82 @@ class Run {
    * payment's less the fee), at the place in the account's sequence the model counted, with
    * the payer's credential and no user.
    */
-  private checkFeeRow(t: TransactionView, seq: number, parent: TransactionView | undefined, parentSeq: number | undefined, seen: Set<string>, when: string): void {
+  private checkFeeRow(t: TransactionView, seq: number, parent: TransactionView | undefined,
+      parentSeq: number | undefined, seen: Set<string>, when: string): void {
     const context = `fee row ${t.tx_id} of ${t.parent_tx_id} (${when})`
     const f = this.model.feeRows.get(t.parent_tx_id)
-    assert.ok(f, `${context}: the payment is not one the model charged a fee for (${this.model.status.get(t.parent_tx_id)})`)
+    assert.ok(f, `${context}: the payment is not one the model charged a fee for ` +
+      `(${this.model.status.get(t.parent_tx_id)})`)
     assert.ok(!seen.has(t.parent_tx_id), `${context}: a second fee row of the same payment`)
     seen.add(t.parent_tx_id)
     assert.ok(['Successful', 'Reversed'].includes(this.model.status.get(f.parentTxId)!), context)
     assert.deepEqual(
       {
-        status: t.status, tx_payment_type: t.tx_payment_type, ref: t.ref, amount: BigInt(t.amount), fee: BigInt(t.fee),
-        credit: BigInt(t.credit), debit: BigInt(t.debit), added_by: t.added_by, user_id: t.user_id, recipient_name: t.recipient_name,
+        status: t.status, tx_payment_type: t.tx_payment_type, ref: t.ref, amount: BigInt(t.amount),
+          fee: BigInt(t.fee),
+        credit: BigInt(t.credit), debit: BigInt(t.debit), added_by: t.added_by, user_id: t.user_id,
+          recipient_name: t.recipient_name,
         date: Date.parse(t.date),
       },
       {
-        status: 'Successful', tx_payment_type: f.paymentType, ref: `${f.paymentType} fee`, amount: f.fee, fee: 0n,
-        credit: 0n, debit: f.fee, added_by: this.partner.credentialId, user_id: '', recipient_name: '',
+        status: 'Successful', tx_payment_type: f.paymentType, ref: `${f.paymentType} fee`,
+          amount: f.fee, fee: 0n,
+        credit: 0n, debit: f.fee, added_by: this.partner.credentialId, user_id: '',
+          recipient_name: '',
         date: f.atMs,
       },
       context,
     )
     assert.ok(parent && parentSeq !== undefined, `${context}: its payment's row is listed`)
     assert.equal(parent.added_by, t.added_by, context)
-    assert.ok(seq > parentSeq, `${context}: written after its payment's row (${seq} after ${parentSeq})`)
-    if (f.seq !== undefined) assert.equal(seq, f.seq, `${context}: its place in the account's sequence`)
+    assert.ok(seq > parentSeq,
+      `${context}: written after its payment's row (${seq} after ${parentSeq})`)
+    if (f.seq !== undefined) assert.equal(seq, f.seq,
+      `${context}: its place in the account's sequence`)
     else {
       assert.ok(f.within, context)
-      assert.ok(seq >= f.within.from && seq <= f.within.to, `${context}: ${seq} among its burst's rows ${f.within.from}..${f.within.to}`)
+      assert.ok(seq >= f.within.from && seq <= f.within.to,
+        `${context}: ${seq} among its burst's rows ${f.within.from}..${f.within.to}`)
     }
-    assert.equal(BigInt(t.running_balance), BigInt(parent.running_balance) - f.fee, `${context}: posted right after its payment`)
-    if (f.runningBalance !== undefined) assert.equal(BigInt(t.running_balance), f.runningBalance, `${context}: the balance after the fee`)
+    assert.equal(BigInt(t.running_balance), BigInt(parent.running_balance) - f.fee,
+      `${context}: posted right after its payment`)
+    if (f.runningBalance !== undefined) assert.equal(BigInt(t.running_balance), f.runningBalance,
+      `${context}: the balance after the fee`)
   }
 
-  /** Every batch's status and payments as the model has them; returns the processed payments by tx_id. */
+  /**
+   * Every batch's status and payments as the model has them; returns the processed payments by
+   * tx_id.
+   */
   private async checkBatches(when: string): Promise<Map<string, BulkPaymentModel>> {
     const rows = new Map<string, BulkPaymentModel>()
     for (const batch of this.model.batches) {
-      const status = await this.partner.client.bulkPayments.status({ entity_id: this.partner.rootEntityId, bulk_payment_id: batch.bulkPaymentId })
+      const status = await this.partner.client.bulkPayments.status(
+        { entity_id: this.partner.rootEntityId, bulk_payment_id: batch.bulkPaymentId })
       const context = `batch ${batch.bulkPaymentId} (${when})`
       assert.equal(status.status, batch.status, context)
-      assert.deepEqual(status.payments.map((p) => [p.payment_id, p.status]), batch.payments.map((p) => [p.paymentId, p.status]), context)
+      assert.deepEqual(status.payments.map((p) => [p.payment_id, p.status]),
+        batch.payments.map((p) => [p.paymentId, p.status]), context)
       status.payments.forEach((p, i) => {
         const expected = batch.payments[i]!
-        assert.equal(p.tx_id !== null, expected.row !== undefined, `${context}: payment ${p.payment_id} has a row once processed`)
+        assert.equal(p.tx_id !== null, expected.row !== undefined,
+          `${context}: payment ${p.payment_id} has a row once processed`)
         if (p.tx_id) rows.set(p.tx_id, expected)
       })
       if (batch.status === 'completed') {
-        const paid = batch.payments.filter((p) => p.status === 'success').reduce((sum, p) => sum + p.amount, 0n)
+        const paid = batch.payments.filter((p) => p.status === 'success').reduce(
+          (sum, p) => sum + p.amount, 0n)
         assert.equal(BigInt(status.successful_amount), paid, context)
-        assert.equal(BigInt(status.successful_amount) + BigInt(status.failed_amount), BigInt(status.total_amount), context)
+        assert.equal(BigInt(status.successful_amount) + BigInt(status.failed_amount),
+          BigInt(status.total_amount), context)
       }
     }
     return rows
   }
 
   /** Posted rows, in the order they were posted, each carry the balance after it. */
-  private async checkRunningBalances(transactions: Array<{ tx_id: string; credit: string; debit: string; running_balance: string }>, when: string) {
+  private async checkRunningBalances(transactions: Array<{
+      tx_id: string; credit: string; debit: string; running_balance: string }>, when: string) {
     const posted = await tb.bank.database.db
       .selectFrom('transactions')
       .select(['id', 'posted_order'])
@@ -1212,7 +1373,8 @@ class Run {
       .where('posted_order', 'is not', null)
       .execute()
     const byId = new Map(transactions.map((t) => [t.tx_id, t]))
-    const ordered = posted.map((p) => ({ id: p.id, order: BigInt(p.posted_order!) })).sort((a, b) => (a.order < b.order ? -1 : 1))
+    const ordered = posted.map((p) => ({ id: p.id, order: BigInt(p.posted_order!) })).sort(
+      (a, b) => (a.order < b.order ? -1 : 1))
     let running = 0n
     ordered.forEach((p, i) => {
       assert.equal(p.order, BigInt(i + 1), `posted_order has no gaps (${when})`)
@@ -1228,9 +1390,11 @@ class Run {
 test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, debit orders, clearing and time agree with a model of the account', async () => {
   const seed = process.env.BANK_PROPERTY_SEED
   await fc.assert(
-    fc.asyncProperty(scenario, async ({ opening, mandates, orders, actions, finalDays, finale }) => {
+    fc.asyncProperty(scenario,
+        async ({ opening, mandates, orders, actions, finalDays, finale }) => {
       const partner = await onboardPartner(tb, { approve: true })
-      const { accounts } = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
+      const { accounts } = await partner.client.accounts.getByEntity(
+        { entity_id: partner.rootEntityId })
       const run = new Run(partner, accounts[0]!.account_id)
       run.alignClock()
       if (opening > 0) await run.apply({ kind: 'deposit', amount: opening })
@@ -1258,9 +1422,16 @@ test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, 
       await run.checkLedger(`after a last advance of ${finalDays} days`)
       if (process.env.BANK_PROPERTY_DEBUG) {
         const d = run.model.debit
-        console.error(JSON.stringify({ mandates: d.mandates.map((m) => `${m.debtor}/${m.frequency}/${m.status}`), orders: d.orders.map((o) => `${o.mandate.debtor}/${o.mandate.status}:${o.history.join(">")}`), credits: d.creditRows, disputes: d.disputeRows, recoveries: d.recoveryRows, debt: String(d.debt), actions: run.log.length }))
+        console.error(
+          JSON.stringify(
+          { mandates: d.mandates.map((m) => `${m.debtor}/${m.frequency}/${m.status}`),
+          orders: d.orders.map(
+          (o) => `${o.mandate.debtor}/${o.mandate.status}:${o.history.join(">")}`),
+          credits: d.creditRows, disputes: d.disputeRows, recoveries: d.recoveryRows,
+          debt: String(d.debt), actions: run.log.length }))
       }
     }),
-    { numRuns: Number(process.env.BANK_PROPERTY_RUNS ?? 8), ...(seed ? { seed: Number(seed) } : {}) },
+    { numRuns: Number(process.env.BANK_PROPERTY_RUNS ?? 8),
+      ...(seed ? { seed: Number(seed) } : {}) },
   )
 })

@@ -62,7 +62,8 @@ test('simulated debit rail - mandates: active at once, rejected, or pending unti
   const rejected = await rail.authenticateMandate(mandate(magicDebtors.mandate_rejected))
   assert.equal(rejected.status, 'rejected')
   const pending = mandate(magicDebtors.mandate_pending_a_day)
-  assert.deepEqual(await rail.authenticateMandate(pending), { status: 'pending', retry_after: new Date('2026-11-24T08:00:00Z') })
+  assert.deepEqual(await rail.authenticateMandate(pending),
+    { status: 'pending', retry_after: new Date('2026-11-24T08:00:00Z') })
   const later = new SimulatedDebitRail(store.db, new ManualClock('2026-11-24T07:59:59.999Z'))
   assert.equal((await later.authenticateMandate(pending)).status, 'pending')
   const dayLater = new SimulatedDebitRail(store.db, new ManualClock('2026-11-24T08:00:00Z'))
@@ -75,8 +76,10 @@ test('simulated debit rail - collections: every magic account and an ordinary on
   assert.match(ordinary.status === 'collected' ? ordinary.bank_reference : '', /^SIMDO[0-9A-F]{12}$/)
   assert.equal((await outcomeOf(collection(magicDebtors.always_collects)))?.status, 'collected')
   assert.equal((await outcomeOf(collection(magicDebtors.account_closed)))?.status, 'account_closed')
-  assert.equal((await outcomeOf(collection(magicDebtors.insufficient_funds, 1)))?.status, 'insufficient_funds')
-  assert.equal((await outcomeOf(collection(magicDebtors.insufficient_funds, 31)))?.status, 'insufficient_funds')
+  assert.equal((await outcomeOf(collection(magicDebtors.insufficient_funds, 1)))?.status,
+    'insufficient_funds')
+  assert.equal((await outcomeOf(collection(magicDebtors.insufficient_funds, 31)))?.status,
+    'insufficient_funds')
   // 5000000102: the first two attempts find insufficient funds, the third collects.
   const twice = `${magicDebtors.insufficient_then_collects_prefix}02`
   assert.equal((await outcomeOf(collection(twice, 1)))?.status, 'insufficient_funds')
@@ -96,21 +99,26 @@ test('simulated debit rail - a collection from the disputed account is disputed 
   assert.equal(outcome?.status, 'collected')
   await outcomeOf(c) // submitted again after a crash: still one dispute
   const mine = async (at: string) =>
-    (await new SimulatedDebitRail(store.db, new ManualClock(at)).collectDisputes()).filter((d) => d.debit_order_id === c.debit_order_id)
+    (await new SimulatedDebitRail(store.db, new ManualClock(at)).collectDisputes()).filter(
+      (d) => d.debit_order_id === c.debit_order_id)
   assert.deepEqual(await mine('2026-11-26T07:59:59Z'), [])
   const due = await mine('2026-11-26T08:00:00Z')
   assert.equal(due.length, 1)
   assert.equal(due[0]!.bank_reference, outcome.status === 'collected' ? outcome.bank_reference : '')
   assert.equal(due[0]!.collection_date, '2026-11-25')
-  assert.equal((await mine('2026-11-27T08:00:00Z')).length, 1) // handed out again until acknowledged
-  await new SimulatedDebitRail(store.db, new ManualClock('2026-11-27T08:00:00Z')).acknowledgeDisputes([collectionKey(c)])
+  // handed out again until acknowledged
+  assert.equal((await mine('2026-11-27T08:00:00Z')).length, 1)
+  await new SimulatedDebitRail(store.db,
+    new ManualClock('2026-11-27T08:00:00Z')).acknowledgeDisputes([collectionKey(c)])
   assert.deepEqual(await mine('2026-11-28T08:00:00Z'), [])
 })
 
 test('simulated debit rail - an operator raises a dispute now', async () => {
-  const c = { debit_order_id: randomUUID(), collection_date: '2026-11-25', bank_reference: 'SIMDO000000000000' }
+  const c = { debit_order_id: randomUUID(), collection_date: '2026-11-25',
+    bank_reference: 'SIMDO000000000000' }
   await rail.raiseDispute(c)
   await rail.raiseDispute(c)
-  const disputes = (await rail.collectDisputes()).filter((d) => d.debit_order_id === c.debit_order_id)
+  const disputes = (await rail.collectDisputes()).filter(
+    (d) => d.debit_order_id === c.debit_order_id)
   assert.equal(disputes.length, 1)
 })

@@ -145,7 +145,8 @@ test('rails - the migration to the rail\'s own table carries over paid returns n
     }
     await migrateTo(old.db)
     const carried = new SimulatedRail(old.db, clock)
-    assert.deepEqual(await carried.collectReturns(), [{ tx_id: rows[0]!.id, reason: 'returned by the recipient bank (simulated)' }])
+    assert.deepEqual(await carried.collectReturns(),
+      [{ tx_id: rows[0]!.id, reason: 'returned by the recipient bank (simulated)' }])
   } finally {
     await old.close()
   }

@@ -21,7 +21,8 @@ test('cli - sandbox clock shows the bank time; sandbox advance 3d and --to move 
   const advanced = json(await bank('sandbox', 'advance', '3d'))
   assert.equal(advanced.now, new Date(start + 3 * 86_400_000).toISOString())
   assert.equal(typeof advanced.jobs_run, 'number')
-  assert.equal(json(await bank('sandbox', 'advance', '90m')).now, new Date(start + 3 * 86_400_000 + 90 * 60_000).toISOString())
+  assert.equal(json(await bank('sandbox', 'advance', '90m')).now,
+    new Date(start + 3 * 86_400_000 + 90 * 60_000).toISOString())
   const to = new Date(start + 5 * 86_400_000).toISOString()
   assert.equal(json(await bank('sandbox', 'advance', '--to', to)).now, to)
   assert.equal(tb.clock.now().toISOString(), to)
@@ -43,7 +44,9 @@ test('cli - sandbox advance: a duration it cannot read exits 2; a time before no
 
 test('cli - sandbox messages lists what the notifier sent', async () => {
   const to = `cli-${randomUUID()}@example.com`
-  await tb.bank.services.notifier.send({ key: `cli-${to}`, to, subject: 'Your PIN', text: 'PIN 123456' })
+  await tb.bank.services.notifier.send({ key: `cli-${to}`, to, subject: 'Your PIN',
+    text: 'PIN 123456' })
   const listed = json(await bank('sandbox', 'messages', '--to', to, '--limit', '5'))
-  assert.deepEqual(listed.messages.map((m: { to: string; subject: string }) => [m.to, m.subject]), [[to, 'Your PIN']])
+  assert.deepEqual(listed.messages.map((m: { to: string; subject: string }) => [m.to, m.subject]),
+    [[to, 'Your PIN']])
 })

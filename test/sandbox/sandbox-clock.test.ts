@@ -36,20 +36,25 @@ test('sandbox - an advance to a time goes there; to a time before now is refused
   const now = tb.clock.now()
   const to = new Date(now.getTime() + 3_600_000)
   // An offset other than Z names the same instant.
-  const sast = new Date(to.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00').replace('.000', '')
+  const sast = new Date(to.getTime() + 2 * 3_600_000).toISOString().replace('Z', '+02:00').replace(
+    '.000', '')
   assert.equal((await tb.operator.sandbox.advance({ to: sast })).now, to.toISOString())
-  const refused = await expectRefusal(tb.operator.sandbox.advance({ to: now.toISOString() }), 400, 'to')
+  const refused = await expectRefusal(tb.operator.sandbox.advance({ to: now.toISOString() }), 400,
+    'to')
   assert.match(refused.message, /never moves back/)
   assert.equal(tb.clock.now().toISOString(), to.toISOString(), 'a refused advance moves nothing')
-  assert.equal((await tb.operator.sandbox.advance({ to: to.toISOString() })).now, to.toISOString(), 'to now is allowed')
+  assert.equal((await tb.operator.sandbox.advance({ to: to.toISOString() })).now, to.toISOString(),
+    'to now is allowed')
 })
 
 test('sandbox - advance takes exactly one of seconds and to, within bounds', async () => {
   await expectRefusal(tb.operator.sandbox.advance({}), 400, 'seconds')
-  await expectRefusal(tb.operator.sandbox.advance({ seconds: 60, to: tb.clock.now().toISOString() }), 400, 'to')
+  await expectRefusal(
+    tb.operator.sandbox.advance({ seconds: 60, to: tb.clock.now().toISOString() }), 400, 'to')
   await expectRefusal(tb.operator.sandbox.advance({ seconds: 0 }), 400, 'seconds')
   await expectRefusal(tb.operator.sandbox.advance({ seconds: 1.5 }), 400, 'seconds')
-  await expectRefusal(tb.operator.sandbox.advance({ seconds: advance_seconds_max + 1 }), 400, 'seconds')
+  await expectRefusal(tb.operator.sandbox.advance({ seconds: advance_seconds_max + 1 }), 400,
+    'seconds')
   await expectRefusal(tb.operator.sandbox.advance({ to: 'tomorrow' }), 400, 'to')
   const far = new Date(tb.clock.now().getTime() + (advance_seconds_max + 1) * 1000).toISOString()
   await expectRefusal(tb.operator.sandbox.advance({ to: far }), 400, 'to')
@@ -78,7 +83,8 @@ test('sandbox - an advance runs due jobs in time order at their due time, with t
     run: async (job) => {
       runs.push({ key: job.key, at: tb.clock.now().toISOString() })
       // Like an expiry that schedules a reminder: work enqueued on the way runs on the way.
-      if (job.key === 'b') await runner.enqueue(db, { kind, key: 'b-follow-up', due_at: new Date(tb.clock.now().getTime() + 5 * 60_000) })
+      if (job.key === 'b') await runner.enqueue(db,
+        { kind, key: 'b-follow-up', due_at: new Date(tb.clock.now().getTime() + 5 * 60_000) })
     },
   })
   const start = tb.clock.now().getTime()
@@ -95,7 +101,8 @@ test('sandbox - an advance runs due jobs in time order at their due time, with t
   ])
   assert.ok(reply.jobs_run >= 4, `jobs_run ${reply.jobs_run}`)
   assert.equal(reply.now, at(60).toISOString())
-  assert.equal((await findJobByKey(db, kind, 'later'))?.state, 'queued', 'work due after the target waits')
+  assert.equal((await findJobByKey(db, kind, 'later'))?.state, 'queued',
+    'work due after the target waits')
   await tb.operator.sandbox.advance({ seconds: 3600 })
   assert.deepEqual(runs.at(-1), { key: 'later', at: at(120).toISOString() })
 })
@@ -106,10 +113,12 @@ test('sandbox - an EFT is Successful when the advance past its clearing cycle an
   const account = await newAccount(p)
   await fund(tb, account, 50_000)
   const eft = await p.client.accounts.transfer(transferBody(account, { amount: 1_000 }))
-  assert.equal((await p.client.accounts.getTransaction({ tx_id: eft.tx_id })).transaction.status, 'Pending')
+  assert.equal((await p.client.accounts.getTransaction({ tx_id: eft.tx_id })).transaction.status,
+    'Pending')
   const reply = await tb.operator.sandbox.advance({ to: '2026-11-30T08:05:00Z' }) // 10:05 SAST
   assert.ok(reply.jobs_run >= 1)
-  assert.equal((await p.client.accounts.getTransaction({ tx_id: eft.tx_id })).transaction.status, 'Successful')
+  assert.equal((await p.client.accounts.getTransaction({ tx_id: eft.tx_id })).transaction.status,
+    'Successful')
   const cycle = await findJobByKey(tb.bank.database.db, clearing_job_kind, '2026-11-30T10:00')
   assert.equal(cycle?.state, 'done')
   assert.ok(cycle && (await findJob(tb.bank.database.db, cycle.id))?.finished_at)
@@ -120,7 +129,8 @@ test('sandbox - an EFT is Successful when the advance past its clearing cycle an
     .where('resource_id', '=', '2026-11-30T10:00')
     .execute()
   assert.equal(announced.length, 1)
-  const pending = await tb.bank.database.db.selectFrom('events_pending').select('seq').where('seq', '=', announced[0]!.seq).execute()
+  const pending = await tb.bank.database.db.selectFrom('events_pending').select('seq').where('seq',
+    '=', announced[0]!.seq).execute()
   assert.deepEqual(pending, [], 'events are handed over on the way too')
 })
 
@@ -130,14 +140,17 @@ test('sandbox - a bulk batch whose PIN nobody gives has failed when the advance 
   const available = (await p.client.accounts.getDetails({ account_id: pool })).available_balance
   const body = batchBody(p.rootEntityId, [payment(1)])
   await p.client.bulkPayments.initiate(body)
-  const status = () => p.client.bulkPayments.status({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id })
+  const status = () => p.client.bulkPayments.status(
+    { entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id })
   assert.equal((await status()).status, 'pending_otp')
-  assert.notEqual((await p.client.accounts.getDetails({ account_id: pool })).available_balance, available, 'the batch holds its total')
+  assert.notEqual((await p.client.accounts.getDetails({ account_id: pool })).available_balance,
+    available, 'the batch holds its total')
   await tb.operator.sandbox.advance({ seconds: 4 * 60 })
   assert.equal((await status()).status, 'pending_otp', 'not yet: the PIN lives five minutes')
   await tb.operator.sandbox.advance({ seconds: 61 })
   assert.equal((await status()).status, 'failed')
-  assert.equal((await p.client.accounts.getDetails({ account_id: pool })).available_balance, available, 'the hold is released')
+  assert.equal((await p.client.accounts.getDetails({ account_id: pool })).available_balance,
+    available, 'the hold is released')
   const { messages } = await tb.operator.sandbox.messages({ limit: 10 })
   assert.ok(messages.some((m) => /one-time PIN/.test(m.text)), 'the PIN went out through the notifier')
 })
@@ -146,9 +159,11 @@ test('sandbox - messages lists what the notifier sent, newest first, narrowed by
   const to = `sandbox-${randomUUID()}@example.com`
   await tb.bank.services.notifier.send({ key: `t1-${to}`, to, subject: 'First', text: 'one' })
   await tb.bank.services.notifier.send({ key: `t2-${to}`, to, subject: 'Second', text: 'two' })
-  await tb.bank.services.notifier.send({ key: `t3-${to}`, to: `other-${to}`, subject: 'Other', text: 'three' })
+  await tb.bank.services.notifier.send({ key: `t3-${to}`, to: `other-${to}`, subject: 'Other',
+    text: 'three' })
   const { messages } = await tb.operator.sandbox.messages({ to })
-  assert.deepEqual(messages.map((m) => [m.to, m.subject, m.text]), [[to, 'Second', 'two'], [to, 'First', 'one']])
+  assert.deepEqual(messages.map((m) => [m.to, m.subject, m.text]),
+    [[to, 'Second', 'two'], [to, 'First', 'one']])
   assert.equal((await tb.operator.sandbox.messages({ limit: 1 })).messages.length, 1)
   await expectRefusal(tb.operator.sandbox.messages({ limit: 0 }), 400, 'limit')
   await expectRefusal(tb.operator.sandbox.messages({ limit: 1001 }), 400, 'limit')

@@ -45,7 +45,10 @@ test('sandbox - production refuses every ops.sandbox subject with 403 before rea
   assert.equal(tb.config.sandbox, false)
 })
 
-/** Starts a bank of its own (embedded, in memory, its own queue group) and returns its start-up log lines. */
+/**
+ * Starts a bank of its own (embedded, in memory, its own queue group) and returns its start-up log
+ * lines.
+ */
 async function startupLog(sandbox: boolean): Promise<Array<Record<string, unknown>>> {
   const lines: Array<Record<string, unknown>> = []
   const sink = new Writable({
@@ -58,7 +61,8 @@ async function startupLog(sandbox: boolean): Promise<Array<Record<string, unknow
   dirs.push(dataDir)
   const group = `sandbox-mode-${sandbox}-${process.pid}`
   const bank = await startBank({
-    config: { ...tb.config, databaseUrl: undefined, dataDir, sandbox, serviceName: group, queueGroup: group },
+    config: { ...tb.config, databaseUrl: undefined, dataDir, sandbox, serviceName: group,
+      queueGroup: group },
     clock: tb.clock,
     log: pino({ level: 'info' }, sink),
     natsUrl: tb.natsUrl,

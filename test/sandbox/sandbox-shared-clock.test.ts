@@ -40,7 +40,8 @@ test('sandbox - two clocks over one database agree once refreshed, and neither m
   assert.equal(a.now().getTime(), start + 3_601_000, 'bank time runs on with the wall')
   const fresh = new SandboxClock(db, wallClock)
   await fresh.refresh()
-  assert.equal(fresh.now().getTime(), start + 3_601_000, 'a new instance starts from the shared offset')
+  assert.equal(fresh.now().getTime(), start + 3_601_000,
+    'a new instance starts from the shared offset')
 })
 
 if (storage === 'postgres') {

@@ -36,10 +36,13 @@ for (const signal of signals) {
     databaseUrl.pathname = `/${database}`
     const child = spawn('npm', ['start', '--silent'], {
       cwd: root,
-      env: { ...process.env, BANK_DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(), NATS_URL: nats.url, BANK_SANDBOX: 'true', BANK_SERVICE_NAME: `start-${signal.toLowerCase()}`, LOG_LEVEL: 'info' },
+      env: { ...process.env, BANK_DATA_DIR: dataDir, DATABASE_URL: databaseUrl.toString(),
+        NATS_URL: nats.url, BANK_SANDBOX: 'true',
+        BANK_SERVICE_NAME: `start-${signal.toLowerCase()}`, LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })))
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+      (resolve) => child.once('exit', (code, sig) => resolve({ code, signal: sig })))
     const lines: string[] = []
     let started!: () => void
     const startedPromise = new Promise<void>((resolve) => (started = resolve))
@@ -48,11 +51,13 @@ for (const signal of signals) {
       if (line.includes('bank started')) started()
     })
     child.stderr.resume()
-    await Promise.race([startedPromise, exited.then(() => assert.fail(`npm start exited before the bank started:\n${lines.join('\n')}`))])
+    await Promise.race([startedPromise, exited.then(
+      () => assert.fail(`npm start exited before the bank started:\n${lines.join('\n')}`))])
     child.kill(signal)
     const ended = await exited
     // npm ends with 0, or by the same signal once its child has ended (it re-raises SIGINT).
-    assert.ok(ended.code === 0 || ended.signal === signal, `npm start ended with ${JSON.stringify(ended)}:\n${lines.join('\n')}`)
+    assert.ok(ended.code === 0 || ended.signal === signal,
+      `npm start ended with ${JSON.stringify(ended)}:\n${lines.join('\n')}`)
     assert.ok(lines.some((l) => l.includes(`"signal":"${signal}"`)), 'the bank received the signal')
     assert.ok(lines.some((l) => l.includes('bank stopped')), 'the bank stopped cleanly')
   })

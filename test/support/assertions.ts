@@ -10,7 +10,10 @@ export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 /** The zero time the service writes for a timestamp that has not happened yet. */
 export const zeroTimestamp = '0001-01-01T00:00:00Z'
 
-/** RFC 3339 as the service writes it: whole seconds without a fraction. `at` is a Date or epoch milliseconds. */
+/**
+ * RFC 3339 as the service writes it: whole seconds without a fraction. `at` is a Date or epoch
+ * milliseconds.
+ */
 export function iso(at: Date | number): string {
   return new Date(at).toISOString().replace('.000Z', 'Z')
 }
@@ -25,7 +28,8 @@ export interface FieldIssue {
  * Awaits a call that must be refused and returns its BankApiError. With `code`, checks the
  * error's code; with `field` too, checks that the details name that field.
  */
-export async function expectApiError(call: Promise<unknown>, code?: number, field?: string): Promise<BankApiError> {
+export async function expectApiError(call: Promise<unknown>, code?: number,
+    field?: string): Promise<BankApiError> {
   const outcome = await call.then(
     (value) => ({ ok: true as const, value }),
     (error: unknown) => ({ ok: false as const, error }),
@@ -36,10 +40,12 @@ export async function expectApiError(call: Promise<unknown>, code?: number, fiel
   }
   const error = outcome.error
   assert.ok(error instanceof BankApiError, `expected a BankApiError, got ${String(error)}`)
-  if (code !== undefined) assert.equal(error.code, code, `expected ${code}, got ${error.code} ${error.type}: ${error.message}`)
+  if (code !== undefined) assert.equal(error.code, code,
+    `expected ${code}, got ${error.code} ${error.type}: ${error.message}`)
   if (field !== undefined) {
     const fields = (error.details as Array<{ field?: unknown }>).map((d) => d.field)
-    assert.ok(fields.includes(field), `expected details to name ${field}; got ${JSON.stringify(error.details)}`)
+    assert.ok(fields.includes(field),
+      `expected details to name ${field}; got ${JSON.stringify(error.details)}`)
   }
   return error
 }
@@ -56,7 +62,8 @@ const typeOfCode: Record<number, string> = {
  * expectApiError with the whole error checked: the type that goes with `code`, a message,
  * and for `field` a detail naming it with a message of its own.
  */
-export async function expectRefusal(call: Promise<unknown>, code: number, field?: string): Promise<BankApiError> {
+export async function expectRefusal(call: Promise<unknown>, code: number,
+    field?: string): Promise<BankApiError> {
   const error = await expectApiError(call, code)
   if (typeOfCode[code]) assert.equal(error.type, typeOfCode[code])
   assert.ok(error.message.length > 0, 'an error carries a message')
@@ -89,7 +96,9 @@ export async function outcome<T>(request: Promise<T>): Promise<Outcome<T>> {
 
 type LedgerReport = Awaited<ReturnType<TestBank['operator']['ledger']['verify']>>
 
-/** `ops.ledger.verify` finds no problem and all postings together sum to zero; returns the report. */
+/**
+ * `ops.ledger.verify` finds no problem and all postings together sum to zero; returns the report.
+ */
 export async function assertLedgerClean(tb: TestBank): Promise<LedgerReport> {
   const report = await tb.operator.ledger.verify()
   assert.deepEqual(report.problems, [])

@@ -40,15 +40,19 @@ export async function startAuthorityNats(
   if (!binary) throw new Error(natsMissingMessage)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-nats-authority-'))
   const port = await freePort()
-  const database = await openDatabase<Database>({ databaseUrl: store.databaseUrl, pglite: store.pglite, pgliteDir: store.pgliteDir, pgliteSeed: store.pgliteSeed, poolMax: 1, migrations })
+  const database = await openDatabase<Database>({ databaseUrl: store.databaseUrl,
+    pglite: store.pglite, pgliteDir: store.pgliteDir, pgliteSeed: store.pgliteSeed, poolMax: 1,
+    migrations })
   let result
   try {
     const box = new SecretBox({ key: config.secretsKey, dataDir })
-    result = await initNatsDeployment({ db: database.db, box, clock: systemClock, dir, listen: `127.0.0.1:${port}`, serverNames: ['localhost', '127.0.0.1'] })
+    result = await initNatsDeployment({ db: database.db, box, clock: systemClock, dir,
+      listen: `127.0.0.1:${port}`, serverNames: ['localhost', '127.0.0.1'] })
   } finally {
     await database.close()
   }
-  const server = await startNatsServer({ binary, storeDir: path.join(dir, 'jetstream'), port, configFile: result.files.config })
+  const server = await startNatsServer({ binary, storeDir: path.join(dir, 'jetstream'), port,
+    configFile: result.files.config })
   const caFile = result.files.ca
   return {
     url: server.url,

@@ -46,6 +46,7 @@ export async function emptyDatabase(): Promise<TestDatabase> {
 /** Runs the application's migrations up to `name` (all of them without one). */
 export async function migrateTo(db: Kysely<Database>, name?: string): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
-  const { error } = name === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(name)
+  const { error } = name === undefined ? await migrator.migrateToLatest()
+    : await migrator.migrateTo(name)
   if (error) throw error
 }

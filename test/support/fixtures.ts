@@ -4,7 +4,8 @@ import { luhnCheckDigit } from '../../src/contract/fields.ts'
 // Valid requests with unique identifiers; tests override what they are about.
 
 let counter = 0
-const unique = () => `${Date.now() % 1_000_000}${String(++counter).padStart(4, '0')}${randomInt(10)}`
+const unique =
+  () => `${Date.now() % 1_000_000}${String(++counter).padStart(4, '0')}${randomInt(10)}`
 
 /**
  * A 12-digit registration number, unique in this process. Never one the simulated company

@@ -46,7 +46,8 @@ import { pgliteDirFor } from '../../src/db/database.ts'
 export const test_request_timeout_ms = 120_000
 
 export type TestStorage = 'pglite' | 'postgres'
-export const storage: TestStorage = process.env.BANK_TEST_STORAGE === 'postgres' ? 'postgres' : 'pglite'
+export const storage: TestStorage = process.env.BANK_TEST_STORAGE === 'postgres' ? 'postgres'
+  : 'pglite'
 
 let natsServer: Promise<PrivateNatsServer> | undefined
 
@@ -163,7 +164,8 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   const log = createLogger(config.logLevel)
   const pgliteDir = persistent ? undefined : 'memory://'
   const authority = options.natsAuthority
-    ? await startAuthorityNats(config, dataDir, { databaseUrl: database?.store.url, pglite: pglite?.store, pgliteDir: pgliteDir ?? pgliteDirFor(dataDir), pgliteSeed: seed })
+    ? await startAuthorityNats(config, dataDir, { databaseUrl: database?.store.url,
+      pglite: pglite?.store, pgliteDir: pgliteDir ?? pgliteDirFor(dataDir), pgliteSeed: seed })
     : undefined
   const natsUrl = authority?.url ?? nats.url
   if (authority) Object.assign(config, { natsAuth: authority.bankLogin })
@@ -182,10 +184,14 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
   }
   let bank = await start()
   const operatorToken = bank.bootstrapToken
-  if (!operatorToken) throw new Error('a fresh test bank should have created an operator credential')
-  const testLogin = authority ? (options.natsAuthority === 'bank' ? authority.bankLogin : authority.operatorLogin) : undefined
-  const nc = await connect({ servers: natsUrl, ...(testLogin ? natsConnectOptions(testLogin) : {}) })
-  const operator = new OperatorClient({ connection: nc, token: operatorToken, timeoutMs: test_request_timeout_ms })
+  if (!operatorToken) throw new Error(
+    'a fresh test bank should have created an operator credential')
+  const testLogin = authority ? (options.natsAuthority === 'bank' ? authority.bankLogin
+    : authority.operatorLogin) : undefined
+  const nc =
+    await connect({ servers: natsUrl, ...(testLogin ? natsConnectOptions(testLogin) : {}) })
+  const operator =
+    new OperatorClient({ connection: nc, token: operatorToken, timeoutMs: test_request_timeout_ms })
   const partnerConnections: NatsConnection[] = []
   let stopped: Promise<void> | undefined
   const testBank: TestBank = {
@@ -199,13 +205,18 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
     authority,
     partnersShareTestConnection: options.natsAuthority === 'bank',
     async partnerConnection(creds: string) {
-      if (!authority) throw new Error('partnerConnection() needs useTestBank({ natsAuthority: true })')
-      const connection = await connect({ servers: natsUrl, ...natsConnectOptions({ tls: { caFile: authority.caFile } }), authenticator: credsAuthenticator(new TextEncoder().encode(creds)) })
+      if (!authority) throw new Error(
+        'partnerConnection() needs useTestBank({ natsAuthority: true })')
+      const connection =
+        await connect(
+        { servers: natsUrl, ...natsConnectOptions({ tls: { caFile: authority.caFile } }),
+        authenticator: credsAuthenticator(new TextEncoder().encode(creds)) })
       partnerConnections.push(connection)
       return connection
     },
     async restart() {
-      if (!persistent) throw new Error('restart() needs persistent storage: useTestBank({ persistent: true })')
+      if (!persistent) throw new Error(
+        'restart() needs persistent storage: useTestBank({ persistent: true })')
       await bank.stop()
       bank = await start()
       testBank.bank = bank
@@ -243,7 +254,8 @@ export function useTestBank(options: TestBankOptions = {}): TestBankHandle {
   // Whoever needs the bank awaits `ready`; the hook below reports a failed start.
   ready.catch(() => {})
   const started = (): TestBank => {
-    if (!current) throw new Error('the test bank has not started yet: in a before hook, `await tb.ready` first')
+    if (!current) throw new Error(
+      'the test bank has not started yet: in a before hook, `await tb.ready` first')
     return current
   }
   before(async () => {
@@ -287,11 +299,14 @@ export interface TestPartner {
   client: BankClient
 }
 
-/** Each onboarded partner's root entity, for suites that send on `<entity_id>` subjects by partner. */
+/**
+ * Each onboarded partner's root entity, for suites that send on `<entity_id>` subjects by partner.
+ */
 export const partnerRootEntities = new Map<string, string>()
 
 /** Onboards a partner through the operator interface; `approve` also approves its root entity. */
-export async function onboardPartner(tb: TestBank, options: { approve?: boolean } = {}): Promise<TestPartner> {
+export async function onboardPartner(tb: TestBank,
+    options: { approve?: boolean } = {}): Promise<TestPartner> {
   const root = businessEntity()
   const created = await tb.operator.partners.create({
     name: root.name,
@@ -299,10 +314,13 @@ export async function onboardPartner(tb: TestBank, options: { approve?: boolean 
     registration_number: root.registration_number,
     trading_name: root.trading_name,
   })
-  if (options.approve) await tb.operator.entities.review({ entity_id: created.root_entity_id, decision: 'approve' })
+  if (options.approve) await tb.operator.entities.review({ entity_id: created.root_entity_id,
+    decision: 'approve' })
   partnerRootEntities.set(created.partner_id, created.root_entity_id)
-  // With the NATS authority, the partner calls through its own account, with the creds it was issued.
-  const connection = tb.authority && created.nats_creds ? await tb.partnerConnection(created.nats_creds) : tb.nc
+  // With the NATS authority, the partner calls through its own account, with the creds it was
+  // issued.
+  const connection = tb.authority && created.nats_creds
+    ? await tb.partnerConnection(created.nats_creds) : tb.nc
   return {
     partnerId: created.partner_id,
     rootEntityId: created.root_entity_id,
@@ -346,7 +364,8 @@ export async function rawRequest(
   const headers: Record<string, string> = {}
   for (const key of reply.headers?.keys() ?? []) headers[key] = reply.headers!.get(key)
   const text = new TextDecoder().decode(reply.data)
-  return { code: Number(headers['Nats-Service-Error-Code'] ?? 200), body: text ? JSON.parse(text) : undefined, headers }
+  return { code: Number(headers['Nats-Service-Error-Code'] ?? 200), body: text ? JSON.parse(text)
+    : undefined, headers }
 }
 
 /**

@@ -86,7 +86,8 @@ export async function leasePglite(): Promise<Lease<PGlite>> {
   let pooled: Pooled<PGlite> | undefined
   while (!pooled && idlePglite.length > 0) {
     const candidate = idlePglite.pop()!
-    const run: Run = async (text, params) => (await candidate.store.query<Record<string, unknown>>(text, params)).rows
+    const run: Run = async (text, params) => (await candidate.store.query<Record<string,
+      unknown>>(text, params)).rows
     try {
       if (candidate.store.closed) throw new Error('closed')
       // PGlite is one session: settings a test made in it (a time zone) go with the data.
@@ -99,7 +100,8 @@ export async function leasePglite(): Promise<Lease<PGlite>> {
   }
   if (!pooled) {
     const store = await PGlite.create('memory://', { loadDataDir: await pgliteSeed() })
-    const run: Run = async (text, params) => (await store.query<Record<string, unknown>>(text, params)).rows
+    const run: Run = async (text, params) => (await store.query<Record<string,
+      unknown>>(text, params)).rows
     pooled = { store, snap: await snapshot(run) }
   }
   const lent = pooled
@@ -154,7 +156,8 @@ async function renameAway(database: PooledDatabase): Promise<void> {
       const { rows } = await admin.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where datname = $1`, [database.name])
       if (rows[0]!.n === 0) break
       if (attempt === 20) {
-        process.stderr.write(`store pool: ${database.name} still has connections after its bank stopped (last used by ${database.lastUser ?? 'an unknown file'}); dropping it\n`)
+        process.stderr.write(`store pool: ${database.name} still has connections after its bank ` +
+          `stopped (last used by ${database.lastUser ?? 'an unknown file'}); dropping it\n`)
         throw new Error('the database is still in use')
       }
       await new Promise((resolve) => setTimeout(resolve, 25))
@@ -171,14 +174,19 @@ async function renameAway(database: PooledDatabase): Promise<void> {
   database.clientOpen = true
 }
 
-/** Ends the harness's connection once (ending a pg client twice waits for an end that never comes). */
+/**
+ * Ends the harness's connection once (ending a pg client twice waits for an end that never comes).
+ */
 async function closeClient(database: PooledDatabase): Promise<void> {
   if (!database.clientOpen) return
   database.clientOpen = false
   await database.client.end().catch(() => {})
 }
 
-/** Named after the test run (scripts/test.mjs) or this process, so that a later run can drop what a killed run left (templates.ts). */
+/**
+ * Named after the test run (scripts/test.mjs) or this process, so that a later run can drop what a
+ * killed run left (templates.ts).
+ */
 function newDatabaseName(): string {
   return `${pooledDatabasePrefix}${process.env.BANK_TEST_RUN_ID ?? process.pid}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`
 }

@@ -52,7 +52,9 @@ export const pooledDatabasePrefix = 'bank_tpool_'
 
 let seed: Promise<Blob> | undefined
 
-/** The migrated PGlite data directory as a dump for `BankOptions.pgliteSeed`, built on first use. */
+/**
+ * The migrated PGlite data directory as a dump for `BankOptions.pgliteSeed`, built on first use.
+ */
 export function pgliteSeed(): Promise<Blob> {
   seed ??= (async () => {
     try {
@@ -145,7 +147,8 @@ export async function prepareTemplates(storage: 'pglite' | 'postgres'): Promise<
       // progress), and only those unused for an hour: another checkout may be testing its own.
       if (!/^pglite-[0-9a-f]+\.tar$/.test(entry) || entry === path.basename(pgliteFile)) continue
       const file = path.join(pgliteDir, entry)
-      const unusedMs = Date.now() - (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Date.now())
+      const unusedMs = Date.now() - (fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs
+        ?? Date.now())
       if (unusedMs > 3_600_000) fs.rmSync(file, { force: true })
     }
     await pgliteSeed()

@@ -25,7 +25,8 @@ test('clearing - a run settles more pending EFTs than one chunk, each once, outc
   for (let i = 0; i < 5; i++) await p.client.accounts.transfer(transferBody(a, { amount: 1_000 }))
   for (let i = 0; i < 4; i++) await p.client.accounts.transfer(transferBody(b, { amount: 2_000 }))
   await p.client.accounts.transfer(transferBody(b, { amount: 3_000, account_number: magic.failed }))
-  await p.client.accounts.transfer(transferBody(a, { amount: 3_000, account_number: magic.invalid }))
+  await p.client.accounts.transfer(
+    transferBody(a, { amount: 3_000, account_number: magic.invalid }))
 
   const report = await tb.operator.clearing.run()
   assert.deepEqual([report.settled, report.failed, report.invalid, report.returned], [9, 1, 1, 0])

@@ -22,7 +22,8 @@ before(async () => {
 test('clearing - a run that dies half-way resumes its cycle without settling anything twice', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  for (let i = 0; i < 7; i++) await p.client.accounts.transfer(transferBody(account, { amount: 1_000 }))
+  for (let i = 0; i < 7; i++) await p.client.accounts.transfer(
+    transferBody(account, { amount: 1_000 }))
 
   const rail = tb.bank.services.rail
   const submit = rail.submitEftBatch.bind(rail)
@@ -37,10 +38,12 @@ test('clearing - a run that dies half-way resumes its cycle without settling any
   } finally {
     rail.submitEftBatch = submit
   }
-  const settledFirst = (await transactionsOf(p, account)).filter((r) => r.tx_type === 'transfer' && r.status === 'Successful')
+  const settledFirst = (await transactionsOf(p, account)).filter((r) => r.tx_type === 'transfer'
+    && r.status === 'Successful')
   assert.equal(settledFirst.length, 3, 'the first chunk was settled before the failure')
   const afterFirst = 100_000 - 3 * (1_000 + eft_fee)
-  assert.deepEqual(await balances(p, account), { balance: String(afterFirst), available: String(afterFirst - 4 * (1_000 + eft_fee)) })
+  assert.deepEqual(await balances(p, account), { balance: String(afterFirst),
+    available: String(afterFirst - 4 * (1_000 + eft_fee)) })
 
   const resumed = await tb.bank.services.clearing.runDue()
   assert.equal(resumed?.cycle, '2026-11-23T10:00')
@@ -48,6 +51,7 @@ test('clearing - a run that dies half-way resumes its cycle without settling any
   assert.equal(resumed?.settled, 4)
   const left = String(100_000 - 7 * (1_000 + eft_fee))
   assert.deepEqual(await balances(p, account), { balance: left, available: left })
-  assert.equal(await tb.bank.services.clearing.runDue(), undefined, 'a finished cycle does not run again')
+  assert.equal(await tb.bank.services.clearing.runDue(), undefined,
+    'a finished cycle does not run again')
   await assertLedgerClean(tb)
 })

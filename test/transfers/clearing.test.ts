@@ -21,7 +21,8 @@ before(async () => {
   other = await onboardPartner(tb, { approve: true })
 })
 
-function counts(report: { settled: number; failed: number; invalid: number; returned: number; rtc_recovered: number }) {
+function counts(report: {
+    settled: number; failed: number; invalid: number; returned: number; rtc_recovered: number }) {
   const { settled, failed, invalid, returned, rtc_recovered } = report
   return { settled, failed, invalid, returned, rtc_recovered }
 }
@@ -33,7 +34,8 @@ test('clearing - a run with nothing pending reports zero and changes nothing', a
   await fund(tb, account, 10_000)
   const before = await snapshot(p, account)
   const report = await tb.operator.clearing.run()
-  assert.deepEqual(Object.keys(report).sort(), ['cycle', 'failed', 'invalid', 'resumed', 'returned', 'rtc_recovered', 'settled'])
+  assert.deepEqual(Object.keys(report).sort(), ['cycle', 'failed', 'invalid', 'resumed', 'returned',
+    'rtc_recovered', 'settled'])
   assert.deepEqual(counts(report), nothing)
   assert.equal(report.resumed, false)
   assert.match(report.cycle, /^manual:/)
@@ -44,13 +46,16 @@ test('clearing - a run settles EFTs and leaves RTCs alone', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
   const eft = await p.client.accounts.transfer(transferBody(account, { amount: 10_000 }))
-  const rtc = await p.client.accounts.transfer(transferBody(account, { amount: 20_000, pay_and_clear: true }))
-  const rtcFailed = await p.client.accounts.transfer(transferBody(account, { amount: 5_000, pay_and_clear: true, account_number: magic.failed }))
+  const rtc = await p.client.accounts.transfer(
+    transferBody(account, { amount: 20_000, pay_and_clear: true }))
+  const rtcFailed = await p.client.accounts.transfer(
+    transferBody(account, { amount: 5_000, pay_and_clear: true, account_number: magic.failed }))
   assert.deepEqual([eft.status, rtc.status, rtcFailed.status], ['Pending', 'Successful', 'Failed'])
   const taken = await transactionsOf(p, account)
   const rtcRows = taken.filter((r) => r.tx_payment_type === 'RTC')
   // The settled RTC has its fee row; the failed one has none; the pending EFT has none yet.
-  assert.deepEqual(rtcRows.map((r) => [r.tx_type, r.status]), [['transfer', 'Failed'], ['fee', 'Successful'], ['transfer', 'Successful']])
+  assert.deepEqual(rtcRows.map((r) => [r.tx_type, r.status]),
+    [['transfer', 'Failed'], ['fee', 'Successful'], ['transfer', 'Successful']])
   assert.equal(feeOf(rtcRows, rtc.tx_id)?.status, 'Successful')
   assert.equal(feeOf(rtcRows, rtcFailed.tx_id), undefined)
   assert.equal(feeOf(taken, eft.tx_id), undefined)
@@ -59,7 +64,8 @@ test('clearing - a run settles EFTs and leaves RTCs alone', async () => {
   assert.deepEqual(counts(report), { ...nothing, settled: 1 })
 
   const after = await transactionsOf(p, account)
-  assert.deepEqual(after.filter((r) => r.tx_payment_type === 'RTC'), rtcRows, 'RTC rows are untouched')
+  assert.deepEqual(after.filter((r) => r.tx_payment_type === 'RTC'), rtcRows,
+    'RTC rows are untouched')
   assert.equal(after.find((r) => r.tx_id === eft.tx_id)!.status, 'Successful')
   // Settling the EFT appends its fee row, the newest row, and nothing else.
   assert.equal(after.length, taken.length + 1)
@@ -72,7 +78,8 @@ test('clearing - a run settles EFTs and leaves RTCs alone', async () => {
 test('clearing - running twice settles nothing twice: the second run reports zero and balances stay', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  for (const amount of [1_000, 2_000, 3_000]) await p.client.accounts.transfer(transferBody(account, { amount }))
+  for (const amount of [1_000, 2_000, 3_000]) await p.client.accounts.transfer(
+    transferBody(account, { amount }))
   const first = await tb.operator.clearing.run()
   assert.deepEqual(counts(first), { ...nothing, settled: 3 })
   const settled = await snapshot(p, account)
@@ -100,25 +107,29 @@ test('clearing - the report counts settled, failed, invalid and (next run) retur
     { account_number: magic.returned },
   ]
   const sent = []
-  for (const recipient of recipients) sent.push(await p.client.accounts.transfer(transferBody(account, { amount: 10_000, ...recipient })))
+  for (const recipient of recipients) sent.push(await p.client.accounts.transfer(
+    transferBody(account, { amount: 10_000, ...recipient })))
   assert.ok(sent.every((s) => s.status === 'Pending'))
   assert.equal((await balances(p, account)).available, String(1_000_000 - 8 * (10_000 + fees.EFT)))
 
   const first = await tb.operator.clearing.run()
   assert.deepEqual(counts(first), { ...nothing, settled: 4, failed: 2, invalid: 2 })
   const statuses = await Promise.all(sent.map(async (s) => (await txById(p, s.tx_id)).status))
-  assert.deepEqual(statuses, ['Successful', 'Successful', 'Successful', 'Failed', 'Failed', 'Invalid', 'Invalid', 'Successful'])
+  assert.deepEqual(statuses, ['Successful', 'Successful', 'Successful', 'Failed', 'Failed',
+    'Invalid', 'Invalid', 'Successful'])
   // Only a payment that was made has a fee row.
   const rows = await transactionsOf(p, account)
   const feeStatuses = sent.map((s) => feeOf(rows, s.tx_id)?.status)
-  assert.deepEqual(feeStatuses, ['Successful', 'Successful', 'Successful', undefined, undefined, undefined, undefined, 'Successful'])
+  assert.deepEqual(feeStatuses, ['Successful', 'Successful', 'Successful', undefined, undefined,
+    undefined, undefined, 'Successful'])
   const paid = 1_000_000 - 4 * (10_000 + fees.EFT)
   assert.deepEqual(await balances(p, account), { balance: String(paid), available: String(paid) })
 
   const second = await tb.operator.clearing.run()
   assert.deepEqual(counts(second), { ...nothing, returned: 1 })
   assert.equal((await txById(p, sent[7]!.tx_id)).status, 'Reversed')
-  assert.deepEqual(await balances(p, account), { balance: String(paid + 10_000), available: String(paid + 10_000) })
+  assert.deepEqual(await balances(p, account), { balance: String(paid + 10_000),
+    available: String(paid + 10_000) })
 })
 
 test("clearing - one run settles every partner's EFTs, each on its own account", async () => {
@@ -138,7 +149,8 @@ test("clearing - one run settles every partner's EFTs, each on its own account",
 
 test('clearing - settled amounts and fees land in the bank settlement and fee income accounts', async () => {
   const before = await tb.operator.ledger.verify()
-  const internal = (report: typeof before, name: string) => BigInt(report.internal_balances[name] ?? '0')
+  const internal = (report: typeof before, name: string) => BigInt(report.internal_balances[name]
+    ?? '0')
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
   await p.client.accounts.transfer(transferBody(account, { amount: 10_000 }))
@@ -150,8 +162,10 @@ test('clearing - settled amounts and fees land in the bank settlement and fee in
   assert.equal(internal(held, 'fee_income') - internal(before, 'fee_income'), BigInt(fees.RTC))
   await tb.operator.clearing.run()
   const settled = await tb.operator.ledger.verify()
-  assert.equal(internal(settled, 'settlement:EFT') - internal(before, 'settlement:EFT'), -100_000n + 10_000n)
-  assert.equal(internal(settled, 'fee_income') - internal(before, 'fee_income'), BigInt(fees.RTC + fees.EFT))
+  assert.equal(internal(settled, 'settlement:EFT') - internal(before, 'settlement:EFT'),
+    -100_000n + 10_000n)
+  assert.equal(internal(settled, 'fee_income') - internal(before, 'fee_income'),
+    BigInt(fees.RTC + fees.EFT))
   assert.equal(settled.postings_total, '0')
   assert.equal(settled.ok, true)
 })

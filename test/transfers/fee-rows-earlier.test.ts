@@ -6,9 +6,9 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { assertLedgerClean } from '../support/assertions.ts'
 import { balances, feeOf, fund, magic, newAccount, transactionsOf, transferBody, txById } from './helpers.ts'
 
-// A payout's fee row is written when the payout settles (ledger/payment-journals.ts, settlePayout). Earlier versions
-// wrote it Pending beside the payment when the payment was taken; a bank upgraded with
-// such payouts still pending must settle each with the fee row it has: posted with its
+// A payout's fee row is written when the payout settles (ledger/payment-journals.ts, settlePayout).
+// Earlier versions wrote it Pending beside the payment when the payment was taken; a bank upgraded
+// with such payouts still pending must settle each with the fee row it has: posted with its
 // payment when the payment succeeds, Failed with it when it fails, and no second fee row.
 
 const eft_fee = 250n
@@ -21,15 +21,20 @@ before(async () => {
   p = await onboardPartner(tb, { approve: true })
 })
 
-/** An EFT taken as earlier versions took it: the payment and its fee as Pending rows, amount + fee held. */
-async function takenTheEarlierWay(accountId: string, amount: bigint, accountNumber: string): Promise<{ txId: string; feeTxId: string }> {
+/**
+ * An EFT taken as earlier versions took it: the payment and its fee as Pending rows, amount + fee
+ * held.
+ */
+async function takenTheEarlierWay(accountId: string, amount: bigint,
+    accountNumber: string): Promise<{ txId: string; feeTxId: string }> {
   const body = transferBody(accountId, { account_number: accountNumber })
   const txId = newRowId()
   const feeTxId = newRowId()
   await tb.bank.database.db.transaction().execute(async (trx) => {
     const batch = await LedgerBatch.open(trx, tb.clock, [accountId])
     assert.ok(batch.tryHold(accountId, amount + eft_fee))
-    const common = { account_id: accountId, tx_payment_type: 'EFT', status: 'Pending', credit: 0n, added_by: p.credentialId, posted: false } as const
+    const common = { account_id: accountId, tx_payment_type: 'EFT', status: 'Pending', credit: 0n,
+      added_by: p.credentialId, posted: false } as const
     batch.append({
       ...common,
       id: txId,
@@ -44,7 +49,8 @@ async function takenTheEarlierWay(accountId: string, amount: bigint, accountNumb
       recipient_account: body.account_number,
       recipient_branch: body.branch_code,
     })
-    batch.append({ ...common, id: feeTxId, parent_tx_id: txId, tx_type: 'fee', amount: eft_fee, debit: eft_fee, ref: 'EFT fee' })
+    batch.append({ ...common, id: feeTxId, parent_tx_id: txId, tx_type: 'fee', amount: eft_fee,
+      debit: eft_fee, ref: 'EFT fee' })
     await batch.flush()
   })
   return { txId, feeTxId }
@@ -54,7 +60,8 @@ test('fee rows - an EFT taken with a Pending fee row settles that row with it: p
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
   const { txId, feeTxId } = await takenTheEarlierWay(account, 30_000n, '62000000001')
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 30_000 - 250) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 30_000 - 250) })
 
   const report = await tb.operator.clearing.run()
   assert.equal(report.settled, 1)

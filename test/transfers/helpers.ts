@@ -8,7 +8,8 @@ import type { TestBank, TestPartner } from '../support/harness.ts'
 
 export type TransferBody = Parameters<BankClient['accounts']['transfer']>[0]
 export type InternalTransferBody = Parameters<BankClient['accounts']['transferInternal']>[0]
-export type TransactionView = Awaited<ReturnType<BankClient['accounts']['getTransaction']>>['transaction']
+export type TransactionView =
+  Awaited<ReturnType<BankClient['accounts']['getTransaction']>>['transaction']
 
 export const shaPattern = /^[0-9a-f]{64}$/
 /** RFC 3339 in UTC (docs/guides/wire-conventions.md): `Z`, milliseconds allowed. */
@@ -22,7 +23,10 @@ export function sast(date: string, hhmm: string): string {
   return new Date(Date.parse(`${date}T${hhmm}:00+02:00`)).toISOString()
 }
 
-/** The simulated rail's magic recipients (src/rails/simulated-rail.ts), spelled out so a change there is noticed. */
+/**
+ * The simulated rail's magic recipients (src/rails/simulated-rail.ts), spelled out so a change
+ * there is noticed.
+ */
 export const magic = {
   failed: '4000000002',
   invalid: '4000000010',
@@ -31,7 +35,8 @@ export const magic = {
 }
 
 /** A valid single-transfer request to an ordinary recipient; tests override what they are about. */
-export function transferBody(accountId: string, overrides: Record<string, unknown> = {}): TransferBody {
+export function transferBody(accountId: string, overrides: Record<string,
+    unknown> = {}): TransferBody {
   return {
     account_id: accountId,
     clientTxId: randomUUID(),
@@ -45,8 +50,11 @@ export function transferBody(accountId: string, overrides: Record<string, unknow
   } as TransferBody
 }
 
-/** A valid internal payment to the account with `payeeNumber`; tests override what they are about. */
-export function internalBody(accountId: string, payeeNumber: string, overrides: Record<string, unknown> = {}): InternalTransferBody {
+/**
+ * A valid internal payment to the account with `payeeNumber`; tests override what they are about.
+ */
+export function internalBody(accountId: string, payeeNumber: string, overrides: Record<string,
+    unknown> = {}): InternalTransferBody {
   return {
     account_id: accountId,
     clientTxId: randomUUID(),
@@ -78,19 +86,22 @@ export async function poolAccount(p: TestPartner): Promise<string> {
   return pool.account_id
 }
 
-export async function fund(tb: TestBank, accountId: string, amount: number, ref = 'funding'): Promise<string> {
+export async function fund(tb: TestBank, accountId: string, amount: number,
+    ref = 'funding'): Promise<string> {
   const deposited = await tb.operator.accounts.deposit({ account_id: accountId, amount, ref })
   assert.ok(deposited.tx_id, 'the deposit moved money (no dual control in this bank)')
   return deposited.tx_id
 }
 
-export async function balances(p: TestPartner, accountId: string): Promise<{ balance: string; available: string }> {
+export async function balances(p: TestPartner, accountId: string): Promise<{
+    balance: string; available: string }> {
   const details = await p.client.accounts.getDetails({ account_id: accountId })
   return { balance: details.balance, available: details.available_balance }
 }
 
 /** Every transaction of an account, newest first, in one page (tests stay under 1000 rows). */
-export async function transactionsOf(p: TestPartner, accountId: string): Promise<TransactionView[]> {
+export async function transactionsOf(p: TestPartner,
+    accountId: string): Promise<TransactionView[]> {
   const page = await p.client.accounts.listTransactions({ account_id: accountId, limit: 1000 })
   assert.equal(page.next_cursor, undefined, 'the test expected one page')
   return page.transactions

@@ -35,7 +35,8 @@ test('transfers - an advice dates the payment in SAST, across midnight UTC', () 
 
 test("transfers - an advice's subject shortens a long payer name; the text keeps it whole", () => {
   const long = 'N'.repeat(200)
-  const message = adviceMessage({ recipientName: 'R', payerName: long, amount: 100n, ref: 'r', paymentType: 'EFT', paidAt: new Date(), txId: 'id' })
+  const message = adviceMessage({ recipientName: 'R', payerName: long, amount: 100n, ref: 'r',
+    paymentType: 'EFT', paidAt: new Date(), txId: 'id' })
   assert.ok(message.subject.length <= 120, message.subject)
   assert.ok(message.subject.endsWith('…'))
   assert.ok(message.text.includes(`Paid by:     ${long}`))

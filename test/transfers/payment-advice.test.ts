@@ -26,7 +26,8 @@ before(async () => {
   await tb.ready
   await tb.bank.services.jobRunner.stop()
   p = await onboardPartner(tb, { approve: true })
-  account = (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
+  account =
+    (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
   await fund(tb, account, 100_000_000)
   payeeNumber = await accountNumberOf(p, await newAccount(p))
   notifier = new SimulatedNotifier(tb.bank.database.db, tb.clock)
@@ -43,21 +44,25 @@ async function messagesTo(address: string): Promise<SentMessage[]> {
 }
 
 async function adviceRow(txId: string) {
-  return tb.bank.database.db.selectFrom('payment_advices').selectAll().where('tx_id', '=', txId).executeTakeFirst()
+  return tb.bank.database.db.selectFrom('payment_advices').selectAll().where('tx_id', '=', txId)
+    .executeTakeFirst()
 }
 
 async function adviceJobs(txId: string) {
-  return tb.bank.database.db.selectFrom('jobs').select(['state']).where('kind', '=', payment_advice_job_kind).where('key', '=', txId).execute()
+  return tb.bank.database.db.selectFrom('jobs').select(['state']).where('kind', '=',
+    payment_advice_job_kind).where('key', '=', txId).execute()
 }
 
 test('transfers - an RTC with notification_email sends one advice: amount in rand, ref, payer, SAST date', async () => {
   tb.clock.set(sast('2026-11-23', '10:15'))
   const to = newAddress()
   const sent = await p.client.accounts.transfer(
-    transferBody(account, { amount: 123_456_78, pay_and_clear: true, ref: 'INV-2026-0042', notification_email: to, notification_name: 'Jane Payee' }),
+    transferBody(account, { amount: 123_456_78, pay_and_clear: true, ref: 'INV-2026-0042',
+      notification_email: to, notification_name: 'Jane Payee' }),
   )
   assert.equal(sent.status, 'Successful')
-  assert.deepEqual(await adviceJobs(sent.tx_id), [{ state: 'queued' }], 'queued with the settle step')
+  assert.deepEqual(await adviceJobs(sent.tx_id), [{ state: 'queued' }],
+    'queued with the settle step')
   assert.equal((await messagesTo(to)).length, 0, 'nothing is sent before the job runs')
   await runJobs()
   const messages = await messagesTo(to)
@@ -74,7 +79,8 @@ test('transfers - an RTC with notification_email sends one advice: amount in ran
     'Method:      real-time clearing (RTC)',
     `Payment id:  ${sent.tx_id}`,
   ]) {
-    assert.ok(message!.text.split('\n').includes(line), `the advice lacks "${line}":\n${message!.text}`)
+    assert.ok(message!.text.split('\n').includes(line),
+      `the advice lacks "${line}":\n${message!.text}`)
   }
   const row = await adviceRow(sent.tx_id)
   assert.ok(row?.sent_at, 'the advice is marked sent')
@@ -87,7 +93,8 @@ test('transfers - an RTC with notification_email sends one advice: amount in ran
 test('transfers - an EFT with notification_email is advised when clearing settles it, and only then, once', async () => {
   tb.clock.set(sast('2026-11-23', '11:00'))
   const to = newAddress()
-  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 5_000, notification_email: to }))
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { amount: 5_000, notification_email: to }))
   assert.equal(sent.status, 'Pending')
   assert.ok(await adviceRow(sent.tx_id), 'recorded with the payment')
   assert.deepEqual(await adviceJobs(sent.tx_id), [], 'a Pending payment has no advice job')
@@ -110,8 +117,10 @@ test('transfers - an EFT with notification_email is advised when clearing settle
 
 test('transfers - an internal payment with notification_email is advised at once', async () => {
   const to = newAddress()
-  const sent = await p.client.accounts.transferInternal(internalBody(account, payeeNumber, { amount: 100_00, notification_email: to, notification_name: 'Landlord' }))
-  assert.deepEqual(await adviceJobs(sent.tx_id), [{ state: 'queued' }], 'committed with the payment')
+  const sent = await p.client.accounts.transferInternal(internalBody(account, payeeNumber,
+    { amount: 100_00, notification_email: to, notification_name: 'Landlord' }))
+  assert.deepEqual(await adviceJobs(sent.tx_id), [{ state: 'queued' }],
+    'committed with the payment')
   await runJobs()
   const messages = await messagesTo(to)
   assert.equal(messages.length, 1)
@@ -122,12 +131,16 @@ test('transfers - an internal payment with notification_email is advised at once
 
 test('transfers - failed and invalid payments send no advice, by RTC or after clearing', async () => {
   const to = newAddress()
-  const failed = await p.client.accounts.transfer(transferBody(account, { pay_and_clear: true, account_number: magic.failed, notification_email: to }))
-  const invalid = await p.client.accounts.transfer(transferBody(account, { pay_and_clear: true, account_number: magic.invalid, notification_email: to }))
+  const failed = await p.client.accounts.transfer(transferBody(account,
+    { pay_and_clear: true, account_number: magic.failed, notification_email: to }))
+  const invalid = await p.client.accounts.transfer(transferBody(account,
+    { pay_and_clear: true, account_number: magic.invalid, notification_email: to }))
   assert.equal(failed.status, 'Failed')
   assert.equal(invalid.status, 'Invalid')
-  const eftFailed = await p.client.accounts.transfer(transferBody(account, { account_number: magic.failed, notification_email: to }))
-  const eftInvalid = await p.client.accounts.transfer(transferBody(account, { branch_code: magic.invalidBranch, notification_email: to }))
+  const eftFailed = await p.client.accounts.transfer(
+    transferBody(account, { account_number: magic.failed, notification_email: to }))
+  const eftInvalid = await p.client.accounts.transfer(
+    transferBody(account, { branch_code: magic.invalidBranch, notification_email: to }))
   await tb.operator.clearing.run()
   await runJobs()
   for (const payment of [failed, invalid, eftFailed, eftInvalid]) {
@@ -139,7 +152,8 @@ test('transfers - failed and invalid payments send no advice, by RTC or after cl
 
 test('transfers - a payment without notification_email records no advice', async () => {
   const rtc = await p.client.accounts.transfer(transferBody(account, { pay_and_clear: true }))
-  const internal = await p.client.accounts.transferInternal(internalBody(account, payeeNumber, { notification_name: 'Name only' }))
+  const internal = await p.client.accounts.transferInternal(internalBody(account, payeeNumber,
+    { notification_name: 'Name only' }))
   for (const payment of [rtc, internal]) {
     assert.equal(await adviceRow(payment.tx_id), undefined)
     assert.deepEqual(await adviceJobs(payment.tx_id), [])
@@ -149,8 +163,10 @@ test('transfers - a payment without notification_email records no advice', async
 test('transfers - a payment refused for funds records no advice; a duplicate adds no second one', async () => {
   const poor = await newAccount(p)
   const to = newAddress()
-  await expectRefusal(p.client.accounts.transferInternal(internalBody(poor, payeeNumber, { notification_email: to })), 400, 'amount')
-  const none = await tb.bank.database.db.selectFrom('payment_advices').select('tx_id').where('email', '=', to).execute()
+  await expectRefusal(p.client.accounts.transferInternal(internalBody(poor, payeeNumber,
+    { notification_email: to })), 400, 'amount')
+  const none = await tb.bank.database.db.selectFrom('payment_advices').select('tx_id').where(
+    'email', '=', to).execute()
   assert.deepEqual(none, [])
   const body = transferBody(account, { pay_and_clear: true, notification_email: to })
   const first = await p.client.accounts.transfer(body)
@@ -162,9 +178,11 @@ test('transfers - a payment refused for funds records no advice; a duplicate add
 
 test('transfers - an advice sent before a crash (not yet marked sent) is not sent twice when its job runs again', async () => {
   const to = newAddress()
-  const sent = await p.client.accounts.transferInternal(internalBody(account, payeeNumber, { notification_email: to }))
+  const sent = await p.client.accounts.transferInternal(internalBody(account, payeeNumber,
+    { notification_email: to }))
   // As if a run had sent the message and died before marking the advice sent.
-  await notifier.send({ key: `payment_advice:${sent.tx_id}`, to, subject: 'first attempt', text: 'sent before the crash' })
+  await notifier.send({ key: `payment_advice:${sent.tx_id}`, to, subject: 'first attempt',
+    text: 'sent before the crash' })
   await runJobs()
   const messages = await messagesTo(to)
   assert.deepEqual(messages.map((m) => m.subject), ['first attempt'])
@@ -176,8 +194,10 @@ test('transfers - concurrent payments with advices each get exactly one', async 
   const payments = await Promise.all(
     addresses.map((to, i) =>
       i % 2 === 0
-        ? p.client.accounts.transfer(transferBody(account, { amount: 1_000 + i, pay_and_clear: true, notification_email: to }))
-        : p.client.accounts.transferInternal(internalBody(account, payeeNumber, { amount: 1_000 + i, notification_email: to })),
+        ? p.client.accounts.transfer(transferBody(account, { amount: 1_000 + i, pay_and_clear: true,
+          notification_email: to }))
+        : p.client.accounts.transferInternal(internalBody(account, payeeNumber,
+          { amount: 1_000 + i, notification_email: to })),
     ),
   )
   assert.ok(payments.every((payment) => payment.status === 'Successful'))
@@ -210,7 +230,8 @@ test('transfers - an RTC settled by the clearing recovery is advised once, thoug
   }
   try {
     const to = newAddress()
-    const pending = p.client.accounts.transfer(transferBody(account, { amount: 4_321, pay_and_clear: true, notification_email: to }))
+    const pending = p.client.accounts.transfer(
+      transferBody(account, { amount: 4_321, pay_and_clear: true, notification_email: to }))
     await called
     tb.clock.advance(120_000)
     assert.equal((await tb.operator.clearing.run()).rtc_recovered, 1)

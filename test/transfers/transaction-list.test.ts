@@ -24,7 +24,8 @@ before(async () => {
   await fund(tb, big, big_transfers * (100 + 250))
   // Sent together, so that the service takes them in a few grouped ledger batches.
   const sent = await Promise.all(
-    Array.from({ length: big_transfers }, () => p.client.accounts.transfer(transferBody(big, { amount: 100 }))),
+    Array.from({ length: big_transfers }, () => p.client.accounts.transfer(
+      transferBody(big, { amount: 100 }))),
   )
   assert.equal(new Set(sent.map((s) => s.tx_id)).size, big_transfers)
   // Settled, each EFT gets its fee row.
@@ -40,7 +41,8 @@ async function page(accountId: string, limit?: number, cursor?: string) {
   })
 }
 
-async function allPages(accountId: string, limit: number): Promise<{ rows: TransactionView[]; pages: number }> {
+async function allPages(accountId: string, limit: number): Promise<{
+    rows: TransactionView[]; pages: number }> {
   const rows: TransactionView[] = []
   let cursor: string | undefined
   let pages = 0
@@ -97,16 +99,20 @@ test('transactions - filter_user_ids keeps only rows of those acting users; [] a
   // The deposit and the Pending EFT (its fee row comes when it settles).
   assert.equal(all.length, 2)
   for (const none of [[], {}, null]) {
-    assert.deepEqual((await listRaw({ account_id: account, filter_user_ids: none })).body.transactions, all)
+    assert.deepEqual(
+      (await listRaw({ account_id: account, filter_user_ids: none })).body.transactions, all)
   }
   // No operation names an acting user yet, so a named user has no rows.
   const filtered = await listRaw({ account_id: account, filter_user_ids: [randomUUID()] })
   assert.equal(filtered.code, 200)
   assert.deepEqual(filtered.body.transactions, [])
-  for (const bad of [['not-a-uuid'], 'x', [null], Array.from({ length: 101 }, () => randomUUID()), { id: randomUUID() }]) {
-    const error = await expectApiError(p.client.accounts.listTransactions({ account_id: account, filter_user_ids: bad } as never), 400)
+  for (const bad of [['not-a-uuid'], 'x', [null], Array.from({ length: 101 }, () => randomUUID()),
+      { id: randomUUID() }]) {
+    const error = await expectApiError(p.client.accounts.listTransactions(
+      { account_id: account, filter_user_ids: bad } as never), 400)
     const fields = (error.details as Array<{ field: string }>).map((d) => d.field)
-    assert.ok(fields.length > 0 && fields.every((f) => f.startsWith('filter_user_ids')), JSON.stringify(error.details))
+    assert.ok(fields.length > 0 && fields.every((f) => f.startsWith('filter_user_ids')),
+      JSON.stringify(error.details))
   }
 })
 
@@ -141,9 +147,11 @@ test('transactions - paging 7 at a time walks every row once, in the same order 
   assert.ok(small.rows.every((r) => r.verified), 'every link verifies when read page by page')
 })
 
-for (const [label, limit] of [['1001', 1001], ['0', 0], ['-1', -1], ['1.5', 1.5], ['a string', '10']] as Array<[string, unknown]>) {
+for (const [label, limit] of [['1001', 1001], ['0', 0], ['-1', -1], ['1.5', 1.5],
+    ['a string', '10']] as Array<[string, unknown]>) {
   test(`transactions - limit ${label} is 400 naming limit`, async () => {
-    await expectApiError(p.client.accounts.listTransactions({ account_id: big, limit } as never), 400, 'limit')
+    await expectApiError(p.client.accounts.listTransactions({ account_id: big, limit } as never),
+      400, 'limit')
   })
 }
 
@@ -167,7 +175,8 @@ const badCursors: Array<[string, unknown]> = [
 ]
 for (const [label, cursor] of badCursors) {
   test(`transactions - a cursor ${label} is 400 naming cursor`, async () => {
-    await expectApiError(p.client.accounts.listTransactions({ account_id: big, cursor } as never), 400, 'cursor')
+    await expectApiError(p.client.accounts.listTransactions({ account_id: big, cursor } as never),
+      400, 'cursor')
   })
 }
 
@@ -179,7 +188,8 @@ test('transactions - the list is newest first across deposits, transfers, fees a
   tb.clock.advance(60_000)
   const d2 = await fund(tb, account, 5_000, 'second')
   tb.clock.advance(60_000)
-  const t2 = await p.client.accounts.transfer(transferBody(account, { amount: 2_000, pay_and_clear: true }))
+  const t2 = await p.client.accounts.transfer(
+    transferBody(account, { amount: 2_000, pay_and_clear: true }))
   const rows = await transactionsOf(p, account)
   // The RTC settled at once, so its fee row follows it; the EFT's comes when it settles.
   assert.equal(feeOf(rows, t1.tx_id), undefined)
@@ -189,7 +199,8 @@ test('transactions - the list is newest first across deposits, transfers, fees a
   assert.deepEqual([...dates].sort((a, b) => b - a), dates, 'dates never increase down the list')
   assert.ok(dates[0]! > dates.at(-1)!)
 
-  // Settling the older EFT later changes its status, not its place, and appends its fee row, newest.
+  // Settling the older EFT later changes its status, not its place, and appends its fee row,
+  // newest.
   tb.clock.advance(60_000)
   await tb.operator.clearing.run()
   const settled = await transactionsOf(p, account)
@@ -200,7 +211,8 @@ test('transactions - the list is newest first across deposits, transfers, fees a
   assert.deepEqual(settled.map((r) => r.tx_id), [f1.tx_id, ...rows.map((r) => r.tx_id)])
   assert.equal(settled.find((r) => r.tx_id === t1.tx_id)!.status, 'Successful')
   const settledDates = settled.map((r) => Date.parse(r.date))
-  assert.deepEqual([...settledDates].sort((a, b) => b - a), settledDates, 'dates never increase down the list')
+  assert.deepEqual([...settledDates].sort((a, b) => b - a), settledDates,
+    'dates never increase down the list')
 })
 
 test('transactions - a page that ends exactly at the oldest row carries no next_cursor', async () => {
@@ -242,7 +254,8 @@ test('transactions - an account without transactions lists an empty page', async
 test('transactions - a cursor stays valid while newer rows arrive: no row is skipped or repeated', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  for (let i = 0; i < 4; i++) await p.client.accounts.transfer(transferBody(account, { amount: 100 }))
+  for (let i = 0; i < 4; i++) await p.client.accounts.transfer(
+    transferBody(account, { amount: 100 }))
   const before = await transactionsOf(p, account)
   const first = await page(account, 4)
   // New rows are newer than every row already listed, so they never enter later pages.
@@ -252,7 +265,8 @@ test('transactions - a cursor stays valid while newer rows arrive: no row is ski
   assert.deepEqual([...first.transactions, ...rest].map((r) => r.tx_id), before.map((r) => r.tx_id))
 })
 
-async function allPagesFrom(accountId: string, limit: number, cursor: string | undefined): Promise<TransactionView[]> {
+async function allPagesFrom(accountId: string, limit: number,
+    cursor: string | undefined): Promise<TransactionView[]> {
   const rows: TransactionView[] = []
   while (cursor !== undefined) {
     const next = await page(accountId, limit, cursor)
@@ -267,25 +281,31 @@ test('transactions - get_transaction returns exactly the row the list shows, for
   await fund(tb, account, 100_000)
   await p.client.accounts.transfer(transferBody(account))
   await p.client.accounts.transfer(transferBody(account, { pay_and_clear: true }))
-  await p.client.accounts.transfer(transferBody(account, { pay_and_clear: true, account_number: '4000000028' }))
+  await p.client.accounts.transfer(
+    transferBody(account, { pay_and_clear: true, account_number: '4000000028' }))
   await tb.operator.clearing.run()
   const rows = await transactionsOf(p, account)
-  assert.deepEqual(new Set(rows.map((r) => r.tx_type)), new Set(['deposit', 'transfer', 'fee', 'reversal']))
+  assert.deepEqual(new Set(rows.map((r) => r.tx_type)),
+    new Set(['deposit', 'transfer', 'fee', 'reversal']))
   for (const row of rows) assert.deepEqual(await txById(p, row.tx_id), row)
 })
 
 test('transactions - get_transaction of an unknown id is 404 and of a non-uuid is 400', async () => {
-  const missing = await expectApiError(p.client.accounts.getTransaction({ tx_id: '00000000-0000-4000-8000-000000000000' }), 404)
+  const missing = await expectApiError(p.client.accounts.getTransaction(
+    { tx_id: '00000000-0000-4000-8000-000000000000' }), 404)
   assert.equal(missing.type, 'not_found')
   await expectApiError(p.client.accounts.getTransaction({ tx_id: 'tx-1' }), 400, 'tx_id')
   await expectApiError(p.client.accounts.getTransaction({} as never), 400, 'tx_id')
-  await expectApiError(p.client.accounts.getTransaction({ tx_id: '00000000-0000-4000-8000-000000000000', account_id: big } as never), 400, 'account_id')
+  await expectApiError(p.client.accounts.getTransaction(
+    { tx_id: '00000000-0000-4000-8000-000000000000', account_id: big } as never), 400, 'account_id')
 })
 
 test('transactions - list without account_id or with an unknown field is 400', async () => {
   await expectApiError(p.client.accounts.listTransactions({} as never), 400, 'account_id')
-  await expectApiError(p.client.accounts.listTransactions({ account_id: 'abc' } as never), 400, 'account_id')
-  await expectApiError(p.client.accounts.listTransactions({ account_id: big, offset: 5 } as never), 400, 'offset')
+  await expectApiError(p.client.accounts.listTransactions({ account_id: 'abc' } as never), 400,
+    'account_id')
+  await expectApiError(p.client.accounts.listTransactions({ account_id: big, offset: 5 } as never),
+    400, 'offset')
 })
 
 test('transactions - the ledger verifies clean after the list tests', async () => {

@@ -25,16 +25,19 @@ before(async () => {
   theirAccount = created.account_id
   theirAccountNumber = created.account_number
   await fund(tb, theirAccount, 1_000_000)
-  theirTxId = (await other.client.accounts.transfer(transferBody(theirAccount, { amount: 5_000 }))).tx_id
+  theirTxId =
+    (await other.client.accounts.transfer(transferBody(theirAccount, { amount: 5_000 }))).tx_id
 })
 
 function mustNotLeak(text: string): void {
-  for (const secret of [theirAccount, theirTxId, theirAccountNumber, other.partnerId, other.rootEntityId]) {
+  for (const secret of [theirAccount, theirTxId, theirAccountNumber, other.partnerId,
+      other.rootEntityId]) {
     assert.ok(!text.includes(secret), `${text} leaks ${secret}`)
   }
 }
 
-async function rawPair(operation: string, theirs: Record<string, unknown>, missing: Record<string, unknown>) {
+async function rawPair(operation: string, theirs: Record<string, unknown>, missing: Record<string,
+    unknown>) {
   const subject = `svc.account.${p.partnerId}.${operation}`
   const a = await rawRequest(tb, subject, JSON.stringify(theirs), { token: p.token })
   const b = await rawRequest(tb, subject, JSON.stringify(missing), { token: p.token })
@@ -42,19 +45,23 @@ async function rawPair(operation: string, theirs: Record<string, unknown>, missi
 }
 
 test("transactions - listing another partner's account is 404 exactly like a random id", async () => {
-  const missing = await expectApiError(p.client.accounts.listTransactions({ account_id: randomUUID() }), 404)
-  const theirs = await expectApiError(p.client.accounts.listTransactions({ account_id: theirAccount }), 404)
+  const missing =
+    await expectApiError(p.client.accounts.listTransactions({ account_id: randomUUID() }), 404)
+  const theirs =
+    await expectApiError(p.client.accounts.listTransactions({ account_id: theirAccount }), 404)
   assert.equal(missing.type, 'not_found')
   assert.deepEqual(errorBody(theirs), errorBody(missing))
   mustNotLeak(JSON.stringify(errorBody(theirs)))
-  const raw = await rawPair('list', { account_id: theirAccount, limit: 5 }, { account_id: randomUUID(), limit: 5 })
+  const raw = await rawPair('list', { account_id: theirAccount, limit: 5 },
+    { account_id: randomUUID(), limit: 5 })
   assert.equal(raw.theirs.code, 404)
   assert.deepEqual(raw.theirs.body, raw.missing.body)
   assert.deepEqual(raw.theirs.headers, raw.missing.headers)
 })
 
 test("transactions - get_transaction of another partner's transaction is 404 exactly like a random id", async () => {
-  const missing = await expectApiError(p.client.accounts.getTransaction({ tx_id: randomUUID() }), 404)
+  const missing = await expectApiError(p.client.accounts.getTransaction({ tx_id: randomUUID() }),
+    404)
   const theirs = await expectApiError(p.client.accounts.getTransaction({ tx_id: theirTxId }), 404)
   assert.deepEqual(errorBody(theirs), errorBody(missing))
   mustNotLeak(JSON.stringify(errorBody(theirs)))
@@ -62,7 +69,8 @@ test("transactions - get_transaction of another partner's transaction is 404 exa
   assert.deepEqual(raw.theirs.body, raw.missing.body)
   assert.deepEqual(raw.theirs.headers, raw.missing.headers)
   // The owner still reads it.
-  assert.equal((await other.client.accounts.getTransaction({ tx_id: theirTxId })).transaction.tx_id, theirTxId)
+  assert.equal((await other.client.accounts.getTransaction({ tx_id: theirTxId })).transaction.tx_id,
+    theirTxId)
 })
 
 test("transactions - a transfer out of another partner's account is 404 exactly like a random id and moves nothing", async () => {
@@ -70,7 +78,8 @@ test("transactions - a transfer out of another partner's account is 404 exactly 
   const missing = await expectApiError(p.client.accounts.transfer(transferBody(randomUUID())), 404)
   assert.equal(missing.type, 'not_found')
   for (const pay_and_clear of [false, true]) {
-    const theirs = await expectApiError(p.client.accounts.transfer(transferBody(theirAccount, { pay_and_clear })), 404)
+    const theirs = await expectApiError(
+      p.client.accounts.transfer(transferBody(theirAccount, { pay_and_clear })), 404)
     assert.deepEqual(errorBody(theirs), errorBody(missing))
     mustNotLeak(JSON.stringify(errorBody(theirs)))
   }
@@ -90,7 +99,8 @@ test("transactions - a refused transfer out of another partner's account does no
   await expectApiError(p.client.accounts.transfer(transferBody(theirAccount, { clientTxId })), 404)
   const mine = await newAccount(p)
   await fund(tb, mine, 50_000)
-  assert.equal((await p.client.accounts.transfer(transferBody(mine, { clientTxId }))).status, 'Pending')
+  assert.equal((await p.client.accounts.transfer(transferBody(mine, { clientTxId }))).status,
+    'Pending')
 })
 
 test("transactions - a transfer subject naming another partner is 403 and moves nothing", async () => {
@@ -104,15 +114,19 @@ test("transactions - a transfer subject naming another partner is 403 and moves 
 })
 
 test('transactions - a read-only credential may list and get transactions', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: other.partnerId, permissions: ['read'] })
+  const issued = await tb.operator.credentials.create({ partner_id: other.partnerId,
+    permissions: ['read'] })
   const reader = clientFor(tb, other.partnerId, issued.token)
   const listed = await reader.accounts.listTransactions({ account_id: theirAccount })
-  assert.deepEqual(listed, await other.client.accounts.listTransactions({ account_id: theirAccount }))
-  assert.equal((await reader.accounts.getTransaction({ tx_id: theirTxId })).transaction.tx_id, theirTxId)
+  assert.deepEqual(listed, await other.client.accounts.listTransactions(
+    { account_id: theirAccount }))
+  assert.equal((await reader.accounts.getTransaction({ tx_id: theirTxId })).transaction.tx_id,
+    theirTxId)
 })
 
 test('transactions - a payments-only credential may not read transactions', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: other.partnerId, permissions: ['payments'] })
+  const issued = await tb.operator.credentials.create({ partner_id: other.partnerId,
+    permissions: ['payments'] })
   const payer = clientFor(tb, other.partnerId, issued.token)
   await expectApiError(payer.accounts.listTransactions({ account_id: theirAccount }), 403)
   await expectApiError(payer.accounts.getTransaction({ tx_id: theirTxId }), 403)

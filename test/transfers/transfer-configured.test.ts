@@ -47,10 +47,12 @@ test('transfers - a configured RTC fee is charged and covered by the funds check
   const account = await newAccount(p)
   await fund(tb, account, 10_000 + rtc_fee - 1)
   const before = await snapshot(p, account)
-  await expectApiError(p.client.accounts.transfer(transferBody(account, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(
+    transferBody(account, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
   assert.deepEqual(await snapshot(p, account), before)
   await fund(tb, account, 1)
-  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 10_000, pay_and_clear: true }))
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { amount: 10_000, pay_and_clear: true }))
   assert.equal(sent.status, 'Successful')
   const rows = await transactionsOf(p, account)
   const fee = feeOf(rows, sent.tx_id)
@@ -67,10 +69,12 @@ test('transfers - a configured internal fee is its own posted fee row, and the f
   const payeeNumber = await accountNumberOf(p, payee)
   await fund(tb, payer, 10_000 + internal_fee - 1)
   const before = await snapshot(p, payer)
-  await expectApiError(p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 10_000 })), 400, 'amount')
+  await expectApiError(p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { amount: 10_000 })), 400, 'amount')
   assert.deepEqual(await snapshot(p, payer), before)
   await fund(tb, payer, 1)
-  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 10_000 }))
+  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { amount: 10_000 }))
   assert.equal(sent.status, 'Successful')
   const rows = await transactionsOf(p, payer)
   const transfer = rows.find((r) => r.tx_id === sent.tx_id)
@@ -95,7 +99,8 @@ test('transfers - a configured internal fee is its own posted fee row, and the f
 test('transfers - a declared one-off holiday lowers the RTC limit like a public holiday', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000_000)
-  const send = (amount: number) => p.client.accounts.transfer(transferBody(account, { amount, pay_and_clear: true }))
+  const send = (amount: number) => p.client.accounts.transfer(
+    transferBody(account, { amount, pay_and_clear: true }))
   tb.clock.set(sast('2026-11-24', '10:00'))
   const before = await snapshot(p, account)
   await expectApiError(send(low_max + 1), 400, 'amount')

@@ -34,7 +34,8 @@ before(async () => {
 
 const viewKeys = [
   'added_by', 'amount', 'credit', 'date', 'debit', 'fee', 'parent_tx_id', 'recipient_name', 'ref',
-  'running_balance', 'status', 'tx_id', 'tx_payment_type', 'tx_sha', 'tx_type', 'user_id', 'verified',
+  'running_balance', 'status', 'tx_id', 'tx_payment_type', 'tx_sha', 'tx_type', 'user_id',
+    'verified',
 ].sort()
 
 function assertViewShape(row: TransactionView): void {
@@ -56,7 +57,8 @@ test('transfers - the pool account of an approved root entity can be funded and 
   await fund(tb, pool, 50_000)
   const sent = await p.client.accounts.transfer(transferBody(pool, { amount: 20_000 }))
   assert.equal(sent.status, 'Pending')
-  assert.deepEqual(await balances(p, pool), { balance: '50000', available: String(50_000 - 20_000 - eft_fee) })
+  assert.deepEqual(await balances(p, pool),
+    { balance: '50000', available: String(50_000 - 20_000 - eft_fee) })
 })
 
 test('transfers - an EFT answers {tx_id, amount as a string, status Pending} and holds amount plus fee', async () => {
@@ -67,13 +69,15 @@ test('transfers - an EFT answers {tx_id, amount as a string, status Pending} and
   assert.match(sent.tx_id, uuidPattern)
   assert.equal(sent.amount, '12345')
   assert.equal(sent.status, 'Pending')
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 12_345 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 12_345 - eft_fee) })
 })
 
 test('transfers - a pending EFT is a Pending row with every field as docs/guides/payments.md describes; its fee row is written, Successful, when it settles', async () => {
   const account = await newAccount(p)
   const depositId = await fund(tb, account, 100_000, 'opening')
-  const body = transferBody(account, { amount: 30_000, ref: 'Rent Nov', own_ref: 'RENT-11', name: 'Landlord Ltd' })
+  const body = transferBody(account, { amount: 30_000, ref: 'Rent Nov', own_ref: 'RENT-11',
+    name: 'Landlord Ltd' })
   const sent = await p.client.accounts.transfer(body)
   const taken = iso(tb.clock.now())
   const rows = await transactionsOf(p, account)
@@ -105,7 +109,8 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
     verified: true,
   }
   assert.deepEqual(transfer, pendingTransfer)
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 30_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 30_000 - eft_fee) })
   const depositRow = {
     tx_id: depositId,
     parent_tx_id: '',
@@ -127,7 +132,8 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
   }
   assert.deepEqual(deposit, depositRow)
   assert.ok(['EFT', 'INTERNAL'].includes(deposit.tx_payment_type))
-  assert.equal(new Set(rows.map((r) => r.tx_sha)).size, 2, 'every link of the chain has its own hash')
+  assert.equal(new Set(rows.map((r) => r.tx_sha)).size, 2,
+    'every link of the chain has its own hash')
 
   tb.clock.advance(60_000)
   await tb.operator.clearing.run()
@@ -137,10 +143,12 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
   for (const row of settled) assertViewShape(row)
   // The fee row is appended when the EFT settles, after it and newer than it.
   assert.deepEqual(settled.map((r) => r.tx_type), ['fee', 'transfer', 'deposit'])
-  const [fee, settledTransfer, settledDeposit] = settled as [TransactionView, TransactionView, TransactionView]
+  const [fee, settledTransfer, settledDeposit] = settled as [TransactionView, TransactionView,
+    TransactionView]
   assert.equal(feeOf(settled, sent.tx_id), fee)
   // Settling changes the transfer's status and running balance only; its hash stays.
-  assert.deepEqual(settledTransfer, { ...pendingTransfer, status: 'Successful', running_balance: '70000' })
+  assert.deepEqual(settledTransfer, { ...pendingTransfer, status: 'Successful',
+    running_balance: '70000' })
   assert.deepEqual(settledDeposit, depositRow)
   assert.deepEqual(fee, {
     tx_id: fee.tx_id,
@@ -163,8 +171,10 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
   })
   assert.notEqual(fee.tx_id, sent.tx_id)
   assert.deepEqual(await txById(p, fee.tx_id), fee)
-  assert.deepEqual(await balances(p, account), { balance: String(70_000 - eft_fee), available: String(70_000 - eft_fee) })
-  assert.equal(new Set(settled.map((r) => r.tx_sha)).size, 3, 'every link of the chain has its own hash')
+  assert.deepEqual(await balances(p, account), { balance: String(70_000 - eft_fee),
+    available: String(70_000 - eft_fee) })
+  assert.equal(new Set(settled.map((r) => r.tx_sha)).size, 3,
+    'every link of the chain has its own hash')
 })
 
 test('transfers - get_transaction returns the same view as the list', async () => {
@@ -181,14 +191,17 @@ test('transfers - the clearing run settles an EFT: Successful, balance drops, fe
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
   const sent = await p.client.accounts.transfer(transferBody(account, { amount: 40_000 }))
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(60_000 - eft_fee) })
-  assert.equal(feeOf(await transactionsOf(p, account), sent.tx_id), undefined, 'no fee row before the EFT settles')
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(60_000 - eft_fee) })
+  assert.equal(feeOf(await transactionsOf(p, account), sent.tx_id), undefined,
+    'no fee row before the EFT settles')
 
   tb.clock.advance(60_000)
   const report = await tb.operator.clearing.run()
   assert.ok(report.settled >= 1)
 
-  assert.deepEqual(await balances(p, account), { balance: String(60_000 - eft_fee), available: String(60_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account), { balance: String(60_000 - eft_fee),
+    available: String(60_000 - eft_fee) })
   const rows = await transactionsOf(p, account)
   const transfer = rows.find((r) => r.tx_id === sent.tx_id)!
   const fee = feeOf(rows, sent.tx_id)
@@ -205,10 +218,12 @@ test('transfers - the clearing run settles an EFT: Successful, balance drops, fe
   assert.equal(fee.credit, '0')
   assert.equal(fee.running_balance, String(60_000 - eft_fee))
   assert.equal(fee.verified, true)
-  // The view is the one the transfer was taken with: settling changes status and running balance only.
+  // The view is the one the transfer was taken with: settling changes status and running balance
+  // only.
   assert.equal(transfer.date, rows.find((r) => r.tx_type === 'deposit')!.date)
   // Settling appends the fee's row only, newest, dated when the EFT settled.
-  assert.deepEqual(rows.map((r) => r.tx_type), ['fee', 'transfer', 'deposit'], 'settling appends the fee row only')
+  assert.deepEqual(rows.map((r) => r.tx_type), ['fee', 'transfer', 'deposit'],
+    'settling appends the fee row only')
   assert.equal(fee.date, iso(tb.clock.now()))
   assert.notEqual(fee.date, transfer.date)
 })
@@ -217,9 +232,11 @@ test('transfers - a second EFT is held against the available balance, not the po
   const account = await newAccount(p)
   await fund(tb, account, 10_000)
   await p.client.accounts.transfer(transferBody(account, { amount: 5_000 }))
-  assert.deepEqual(await balances(p, account), { balance: '10000', available: String(5_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '10000', available: String(5_000 - eft_fee) })
   // 4,750 is left: a 4,500 transfer and its 250 fee take all of it.
-  const second = await p.client.accounts.transfer(transferBody(account, { amount: 5_000 - 2 * eft_fee }))
+  const second = await p.client.accounts.transfer(
+    transferBody(account, { amount: 5_000 - 2 * eft_fee }))
   assert.equal(second.status, 'Pending')
   assert.deepEqual(await balances(p, account), { balance: '10000', available: '0' })
   tb.clock.advance(60_000)
@@ -268,7 +285,8 @@ test('transfers - pay_and_clear false is an EFT like an omitted one', async () =
 test('transfers - a unicode ref and recipient name are read back exactly as sent', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 50_000)
-  const sent = await p.client.accounts.transfer(transferBody(account, { ref: 'Ünïcödé ref — 42', name: "O'Brien & Sons (Pty) Ltd" }))
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { ref: 'Ünïcödé ref — 42', name: "O'Brien & Sons (Pty) Ltd" }))
   const row = await txById(p, sent.tx_id)
   assert.equal(row.ref, 'Ünïcödé ref — 42')
   assert.equal(row.recipient_name, "O'Brien & Sons (Pty) Ltd")

@@ -36,17 +36,21 @@ test('transfers - the same clientTxId twice is 409 carrying the original tx_id, 
   const before = await snapshot(p, account)
   await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
   assert.deepEqual(await snapshot(p, account), before)
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
 })
 
 test('transfers - a duplicate is 409 whatever else differs: amount, rail, recipient', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
   const clientTxId = randomUUID()
-  const first = await p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 1_000 }))
+  const first = await p.client.accounts.transfer(
+    transferBody(account, { clientTxId, amount: 1_000 }))
   const before = await snapshot(p, account)
-  for (const change of [{ amount: 2_000 }, { pay_and_clear: true }, { account_number: '1234567890', name: 'Someone Else' }]) {
-    await assertDuplicate(p.client.accounts.transfer(transferBody(account, { clientTxId, ...change })), first.tx_id)
+  for (const change of [{ amount: 2_000 }, { pay_and_clear: true }, { account_number: '1234567890',
+      name: 'Someone Else' }]) {
+    await assertDuplicate(
+      p.client.accounts.transfer(transferBody(account, { clientTxId, ...change })), first.tx_id)
   }
   assert.deepEqual(await snapshot(p, account), before)
 })
@@ -81,12 +85,14 @@ test("transfers - the same clientTxId from another partner is independent", asyn
   await fund(tb, theirs, 50_000)
   const clientTxId = randomUUID()
   const first = await p.client.accounts.transfer(transferBody(mine, { clientTxId, amount: 1_000 }))
-  const second = await other.client.accounts.transfer(transferBody(theirs, { clientTxId, amount: 2_000 }))
+  const second = await other.client.accounts.transfer(
+    transferBody(theirs, { clientTxId, amount: 2_000 }))
   assert.notEqual(second.tx_id, first.tx_id)
   assert.equal(second.status, 'Pending')
   assert.equal((await balances(other, theirs)).available, String(50_000 - 2_000 - eft_fee))
   // And each partner's own repeat is still its own duplicate, answered with its own tx_id.
-  await assertDuplicate(other.client.accounts.transfer(transferBody(theirs, { clientTxId })), second.tx_id)
+  await assertDuplicate(other.client.accounts.transfer(transferBody(theirs, { clientTxId })),
+    second.tx_id)
   await assertDuplicate(p.client.accounts.transfer(transferBody(mine, { clientTxId })), first.tx_id)
 })
 
@@ -95,7 +101,8 @@ test("transfers - a 409 reply carries its code in the header and the original tx
   await fund(tb, account, 50_000)
   const body = transferBody(account)
   const first = await p.client.accounts.transfer(body)
-  const reply = await rawRequest(tb, `svc.account.${p.partnerId}.transfer_eft_rtc`, JSON.stringify(body), { token: p.token })
+  const reply = await rawRequest(tb, `svc.account.${p.partnerId}.transfer_eft_rtc`,
+    JSON.stringify(body), { token: p.token })
   assert.equal(reply.code, 409)
   assert.equal(reply.headers['Nats-Service-Error-Code'], '409')
   assert.equal(reply.body.error.code, 409)
@@ -107,14 +114,16 @@ test('transfers - a duplicate sent at once with its original moves money once', 
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
   const body = transferBody(account, { amount: 10_000 })
-  const outcomes = await Promise.allSettled([1, 2, 3, 4, 5].map(() => p.client.accounts.transfer(body)))
+  const outcomes =
+    await Promise.allSettled([1, 2, 3, 4, 5].map(() => p.client.accounts.transfer(body)))
   const accepted = outcomes.filter((o) => o.status === 'fulfilled')
   assert.equal(accepted.length, 1, JSON.stringify(outcomes))
   const txId = (accepted[0] as PromiseFulfilledResult<{ tx_id: string }>).value.tx_id
   for (const o of outcomes) {
     if (o.status === 'rejected') await assertDuplicate(Promise.reject(o.reason), txId)
   }
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
   assert.equal((await transactionsOf(p, account)).filter((r) => r.tx_type === 'transfer').length, 1)
 })
 
@@ -155,7 +164,8 @@ test('transfers - a clientTxId repeated in upper case is the same key: 409 with 
   const body = transferBody(account, { amount: 1_000 })
   const first = await p.client.accounts.transfer(body)
   const before = await snapshot(p, account)
-  await assertDuplicate(p.client.accounts.transfer({ ...body, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id)
+  await assertDuplicate(
+    p.client.accounts.transfer({ ...body, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id)
   assert.deepEqual(await snapshot(p, account), before)
 })
 
@@ -175,14 +185,19 @@ test('transfers - one clientTxId sent at once in two letter cases moves money on
       p.client.accounts.transfer(transferBody(mine, { amount: 100 })),
       other.client.accounts.transfer(transferBody(theirs, { amount: 100 })),
       p.client.accounts.transfer(transferBody(keyed, { clientTxId, amount: 100 })),
-      p.client.accounts.transfer(transferBody(keyed, { clientTxId: clientTxId.toUpperCase(), amount: 100 })),
+      p.client.accounts.transfer(
+        transferBody(keyed, { clientTxId: clientTxId.toUpperCase(), amount: 100 })),
       other.client.accounts.transfer(transferBody(theirsToo, { amount: 100 })),
     ])
-    const describe = JSON.stringify(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.status : String(o.reason))))
-    for (const i of [0, 1, 4]) assert.equal(outcomes[i]!.status, 'fulfilled', `round ${round}, unrelated request ${i}: ${describe}`)
+    const describe = JSON.stringify(outcomes.map((o) => (o.status === 'fulfilled' ? o.value.status
+      : String(o.reason))))
+    for (const i of [0, 1, 4]) assert.equal(outcomes[i]!.status, 'fulfilled',
+      `round ${round}, unrelated request ${i}: ${describe}`)
     const keyedOutcomes = [outcomes[2]!, outcomes[3]!]
-    assert.equal(keyedOutcomes.filter((o) => o.status === 'fulfilled').length, 1, `round ${round}: ${describe}`)
-    const winner = keyedOutcomes.find((o) => o.status === 'fulfilled') as PromiseFulfilledResult<{ tx_id: string }>
+    assert.equal(keyedOutcomes.filter((o) => o.status === 'fulfilled').length, 1,
+      `round ${round}: ${describe}`)
+    const winner = keyedOutcomes.find((o) => o.status === 'fulfilled') as PromiseFulfilledResult<{
+      tx_id: string }>
     const loser = keyedOutcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult
     await assertDuplicate(Promise.reject(loser.reason), winner.value.tx_id)
   }

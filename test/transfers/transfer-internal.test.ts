@@ -53,7 +53,8 @@ async function assertDuplicate(call: Promise<unknown>, originalTxId: string): Pr
 
 test('transfers - an internal payment is Successful at once: payer down, payee up, no fee by default', async () => {
   const { payer, payee, payeeNumber } = await pair(100_000)
-  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 25_000 }))
+  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { amount: 25_000 }))
   assert.match(sent.tx_id, uuidPattern)
   assert.equal(sent.amount, '25000')
   assert.equal(sent.status, 'Successful', 'the SDK reads the status from the Bank-Tx-Status header')
@@ -63,7 +64,8 @@ test('transfers - an internal payment is Successful at once: payer down, payee u
 
 test("transfers - an internal payment's two rows: the payer's debit names the recipient, the payee's credit is the system's", async () => {
   const { payer, payee, payeeNumber } = await pair(100_000)
-  const body = internalBody(payer, payeeNumber, { amount: 30_000, ref: 'Rent Dec', own_ref: 'Flat 4 rent', name: 'My Landlord' })
+  const body = internalBody(payer, payeeNumber, { amount: 30_000, ref: 'Rent Dec',
+    own_ref: 'Flat 4 rent', name: 'My Landlord' })
   const sent = await p.client.accounts.transferInternal(body)
   const now = iso(tb.clock.now())
   const payerRows = await transactionsOf(p, payer)
@@ -117,10 +119,12 @@ test("transfers - an internal payment's two rows: the payer's debit names the re
 
 test("transfers - paying another partner's account: its row shows nothing of the payer's partner", async () => {
   const { payer, payee, payeeNumber } = await pair(50_000, other)
-  const body = internalBody(payer, payeeNumber, { amount: 12_345, ref: 'Order 77', own_ref: 'secret own reference' })
+  const body = internalBody(payer, payeeNumber, { amount: 12_345, ref: 'Order 77',
+    own_ref: 'secret own reference' })
   const sent = await p.client.accounts.transferInternal(body)
   assert.equal(sent.status, 'Successful')
-  assert.deepEqual(await balances(p, payer), { balance: String(50_000 - 12_345), available: String(50_000 - 12_345) })
+  assert.deepEqual(await balances(p, payer), { balance: String(50_000 - 12_345),
+    available: String(50_000 - 12_345) })
   assert.deepEqual(await balances(other, payee), { balance: '12345', available: '12345' })
   const [credit] = await transactionsOf(other, payee)
   assert.ok(credit)
@@ -129,7 +133,8 @@ test("transfers - paying another partner's account: its row shows nothing of the
   assert.equal(credit.credit, '12345')
   assert.equal(credit.tx_payment_type, 'INTERNAL')
   const shown = JSON.stringify(credit)
-  for (const secret of [p.credentialId, p.partnerId, p.rootEntityId, payer, sent.tx_id, 'secret own reference']) {
+  for (const secret of [p.credentialId, p.partnerId, p.rootEntityId, payer, sent.tx_id,
+      'secret own reference']) {
     assert.ok(!shown.includes(secret), `the payee's row shows ${secret}: ${shown}`)
   }
   // Each side reads only its own row.
@@ -140,7 +145,8 @@ test("transfers - paying another partner's account: its row shows nothing of the
 test('transfers - an account_number no account of this bank has is 404 and moves nothing', async () => {
   const { payer } = await pair(50_000)
   const before = await snapshot(p, payer)
-  const error = await expectRefusal(p.client.accounts.transferInternal(internalBody(payer, '62000000001')), 404)
+  const error =
+    await expectRefusal(p.client.accounts.transferInternal(internalBody(payer, '62000000001')), 404)
   assert.match(error.message, /no account of this bank has that account_number/)
   assert.deepEqual(await snapshot(p, payer), before)
 })
@@ -151,7 +157,8 @@ test('transfers - paying the paying account itself is 400 naming account_number 
   const body = internalBody(payer, await accountNumberOf(p, payer))
   await expectRefusal(p.client.accounts.transferInternal(body), 400, 'account_number')
   assert.deepEqual(await snapshot(p, payer), before)
-  // The refusal freed nothing that was taken: the key was never claimed, so it works for another payee.
+  // The refusal freed nothing that was taken: the key was never claimed, so it works for another
+  // payee.
   const { payeeNumber } = await pair(0)
   const sent = await p.client.accounts.transferInternal({ ...body, account_number: payeeNumber })
   assert.equal(sent.status, 'Successful')
@@ -165,7 +172,8 @@ test("transfers - another partner's account as the payer is 404, whatever the pa
   const before = await snapshot(other, theirs)
   // Its own number too: a 400 "same account" would tell the caller which number the id has.
   for (const payeeNumber of [theirNumber, await accountNumberOf(p, mine)]) {
-    const error = await expectRefusal(p.client.accounts.transferInternal(internalBody(theirs, payeeNumber)), 404)
+    const error = await expectRefusal(p.client.accounts.transferInternal(
+      internalBody(theirs, payeeNumber)), 404)
     assert.equal(error.message, 'account not found')
   }
   assert.deepEqual(await snapshot(other, theirs), before)
@@ -190,8 +198,10 @@ test('transfers - money held by a pending EFT cannot be paid internally', async 
   const { payer, payeeNumber } = await pair(10_000)
   await p.client.accounts.transfer(transferBody(payer, { amount: 5_000 }))
   const left = 10_000 - 5_000 - eft_fee
-  await expectRefusal(p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: left + 1 })), 400, 'amount')
-  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: left }))
+  await expectRefusal(p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { amount: left + 1 })), 400, 'amount')
+  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { amount: left }))
   assert.equal(sent.status, 'Successful')
   assert.deepEqual(await balances(p, payer), { balance: String(10_000 - left), available: '0' })
 })
@@ -199,7 +209,8 @@ test('transfers - money held by a pending EFT cannot be paid internally', async 
 test('transfers - a payee credited by an internal payment can spend the money at once', async () => {
   const { payer, payee, payeeNumber } = await pair(20_000)
   await p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 20_000 }))
-  const back = await p.client.accounts.transferInternal(internalBody(payee, await accountNumberOf(p, payer), { amount: 20_000 }))
+  const back = await p.client.accounts.transferInternal(
+    internalBody(payee, await accountNumberOf(p, payer), { amount: 20_000 }))
   assert.equal(back.status, 'Successful')
   assert.deepEqual(await balances(p, payer), { balance: '20000', available: '20000' })
   assert.deepEqual(await balances(p, payee), { balance: '0', available: '0' })
@@ -211,7 +222,8 @@ test('transfers - the same clientTxId twice is 409 with the original tx_id and p
   const first = await p.client.accounts.transferInternal(body)
   const before = { payer: await snapshot(p, payer), payee: await snapshot(p, payee) }
   await assertDuplicate(p.client.accounts.transferInternal(body), first.tx_id)
-  await assertDuplicate(p.client.accounts.transferInternal({ ...body, amount: 2_000, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id)
+  await assertDuplicate(p.client.accounts.transferInternal(
+    { ...body, amount: 2_000, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id)
   assert.deepEqual({ payer: await snapshot(p, payer), payee: await snapshot(p, payee) }, before)
 })
 
@@ -219,17 +231,21 @@ test('transfers - internal payments and transfers share clientTxId keys, both wa
   const { payer, payee, payeeNumber } = await pair(100_000)
   const clientTxId = randomUUID()
   const eft = await p.client.accounts.transfer(transferBody(payer, { clientTxId, amount: 1_000 }))
-  await assertDuplicate(p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { clientTxId })), eft.tx_id)
+  await assertDuplicate(p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { clientTxId })), eft.tx_id)
   const otherKey = randomUUID()
-  const internal = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { clientTxId: otherKey, amount: 500 }))
-  await assertDuplicate(p.client.accounts.transfer(transferBody(payer, { clientTxId: otherKey, pay_and_clear: true })), internal.tx_id)
+  const internal = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { clientTxId: otherKey, amount: 500 }))
+  await assertDuplicate(p.client.accounts.transfer(
+    transferBody(payer, { clientTxId: otherKey, pay_and_clear: true })), internal.tx_id)
   assert.deepEqual(await balances(p, payee), { balance: '500', available: '500' })
 })
 
 test('transfers - the same internal payment sent five times at once pays once; the others are 409 with its tx_id', async () => {
   const { payer, payee, payeeNumber } = await pair(100_000)
   const body = internalBody(payer, payeeNumber, { amount: 7_000 })
-  const outcomes = await Promise.allSettled([1, 2, 3, 4, 5].map(() => p.client.accounts.transferInternal(body)))
+  const outcomes =
+    await Promise.allSettled([1, 2, 3, 4, 5].map(() => p.client.accounts.transferInternal(body)))
   const accepted = outcomes.filter((o) => o.status === 'fulfilled')
   assert.equal(accepted.length, 1, JSON.stringify(outcomes))
   const txId = (accepted[0] as PromiseFulfilledResult<{ tx_id: string }>).value.tx_id
@@ -266,23 +282,28 @@ test('transfers - internal payments both ways between two accounts at once all s
 
 test('transfers - an internal payment below 100 cents is 400 on amount', async () => {
   const { payer, payeeNumber } = await pair(10_000)
-  await expectRefusal(p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 99 })), 400, 'amount')
-  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber, { amount: 100 }))
+  await expectRefusal(p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { amount: 99 })), 400, 'amount')
+  const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { amount: 100 }))
   assert.equal(sent.amount, '100')
 })
 
 test('transfers - a request without a required field is 400 naming it; an unknown field and branch_code are 400', async () => {
   const { payer, payeeNumber } = await pair(10_000)
   const body = internalBody(payer, payeeNumber) as unknown as Record<string, unknown>
-  for (const field of ['account_id', 'clientTxId', 'amount', 'ref', 'own_ref', 'account_number', 'name']) {
+  for (const field of ['account_id', 'clientTxId', 'amount', 'ref', 'own_ref', 'account_number',
+      'name']) {
     const copy = { ...body }
     delete copy[field]
     const error = await expectRefusal(p.client.accounts.transferInternal(copy as never), 400, field)
-    assert.equal((error.details as Array<{ field: string; message: string }>).find((d) => d.field === field)?.message, 'is required')
+    assert.equal((error.details as Array<{ field: string; message: string }>).find(
+      (d) => d.field === field)?.message, 'is required')
   }
   // An internal payment names no branch and no rail: those are a transfer's fields.
   for (const extra of [{ branch_code: '250655' }, { pay_and_clear: true }]) {
-    await expectRefusal(p.client.accounts.transferInternal({ ...body, ...extra } as never), 400, Object.keys(extra)[0])
+    await expectRefusal(p.client.accounts.transferInternal({ ...body, ...extra } as never), 400,
+      Object.keys(extra)[0])
   }
 })
 
@@ -292,7 +313,8 @@ test('transfers - a request without a required field is 400 naming it; an unknow
 async function limitPair() {
   const pairOf = await pair(0)
   await fund(tb, pairOf.payer, 2_000_000_000)
-  return (amount: number) => p.client.accounts.transferInternal(internalBody(pairOf.payer, pairOf.payeeNumber, { amount }))
+  return (amount: number) => p.client.accounts.transferInternal(
+    internalBody(pairOf.payer, pairOf.payeeNumber, { amount }))
 }
 
 async function assertOverLimit(call: Promise<unknown>, wording: RegExp): Promise<void> {
@@ -317,13 +339,15 @@ test('transfers - internal above R250,000 is allowed until 15:59:59.999 SAST and
     assert.equal((await send(low_max)).status, 'Successful', `R250,000 at ${hhmm}`)
   }
   tb.clock.set(sast('2026-11-24', '00:00'))
-  assert.equal((await send(low_max + 1)).status, 'Successful', 'the high limit returns at 00:00 SAST on a business day')
+  assert.equal((await send(low_max + 1)).status, 'Successful',
+    'the high limit returns at 00:00 SAST on a business day')
 })
 
 test('transfers - internal above R250,000 on a weekend or a public holiday is 400; R250,000 is allowed', async () => {
   const send = await limitPair()
   // Friday 22:30 UTC is Saturday 00:30 SAST; 2026-12-16 is the Day of Reconciliation.
-  for (const at of ['2026-11-27T22:30:00Z', sast('2026-11-29', '10:00'), sast('2026-12-16', '10:00')]) {
+  for (const at of ['2026-11-27T22:30:00Z', sast('2026-11-29', '10:00'),
+      sast('2026-12-16', '10:00')]) {
     tb.clock.set(at)
     await assertOverLimit(send(low_max + 1), /outside business days/)
     assert.equal((await send(low_max)).status, 'Successful', at)
@@ -342,14 +366,16 @@ test('transfers - a refused internal payment over the limit claims no key and mo
   assert.deepEqual(await snapshot(p, payer), before)
   assert.deepEqual(await transactionsOf(p, payee), [])
   tb.clock.set(sast('2026-12-21', '10:00'))
-  assert.equal((await p.client.accounts.transferInternal(body)).status, 'Successful', 'the same key on Monday')
+  assert.equal((await p.client.accounts.transferInternal(body)).status, 'Successful',
+    'the same key on Monday')
 })
 
 test('transfers - the internal reply on the wire is exactly {tx_id, amount}; Bank-Tx-Status carries Successful', async () => {
   tb.clock.set(start)
   const { payer, payeeNumber } = await pair(10_000)
   const body = internalBody(payer, payeeNumber, { amount: 4_000 })
-  const reply = await rawRequest(tb, `svc.account.${p.partnerId}.transfer_internal`, JSON.stringify(body), { token: p.token })
+  const reply = await rawRequest(tb, `svc.account.${p.partnerId}.transfer_internal`,
+    JSON.stringify(body), { token: p.token })
   assert.equal(reply.code, 200)
   assert.deepEqual(Object.keys(reply.body).sort(), ['amount', 'tx_id'])
   assert.equal(reply.body.amount, '4000')
@@ -364,13 +390,16 @@ test('transfers - a duplicate internal payment is refused on the wire with the o
   const again = await rawRequest(tb, subject, JSON.stringify(body), { token: p.token })
   assert.equal(again.code, 409)
   assert.equal(again.body.error.details[0].tx_id, first.body.tx_id)
-  assert.equal(again.headers['Bank-Tx-Status'], undefined, 'an error reply carries no payment status')
+  assert.equal(again.headers['Bank-Tx-Status'], undefined,
+    'an error reply carries no payment status')
 })
 
 test('transfers - a credential without the payments permission cannot pay internally', async () => {
   const { payer, payeeNumber } = await pair(10_000)
-  const reader = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })
-  const reply = await rawRequest(tb, `svc.account.${p.partnerId}.transfer_internal`, JSON.stringify(internalBody(payer, payeeNumber)), {
+  const reader = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })
+  const reply = await rawRequest(tb, `svc.account.${p.partnerId}.transfer_internal`,
+      JSON.stringify(internalBody(payer, payeeNumber)), {
     token: reader.token,
   })
   assert.equal(reply.code, 403)

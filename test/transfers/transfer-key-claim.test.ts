@@ -36,7 +36,10 @@ const tb = useTestBank({
 })
 let p: TestPartner
 
-/** One write of a reserve batch: its mode, its keys and accounts, and whether its transaction committed. */
+/**
+ * One write of a reserve batch: its mode, its keys and accounts, and whether its transaction
+ * committed.
+ */
 interface Write {
   mode: string
   clientTxIds: string[]
@@ -57,7 +60,8 @@ before(async () => {
     written: (write) => {
       if (write.desk !== 'reserve') return
       const result = write.committed ? 'committed' : 'rolled back'
-      writes.push({ mode: write.mode, clientTxIds: write.keys.map((k) => k.client_tx_id), accounts: write.accounts, result })
+      writes.push({ mode: write.mode, clientTxIds: write.keys.map((k) => k.client_tx_id),
+        accounts: write.accounts, result })
     },
     beforeBatch: async (desk, keys) => {
       const held = gate
@@ -87,19 +91,24 @@ async function until(condition: () => boolean, what: string): Promise<void> {
  * being written; and once all are queued, the plugs are let go. Each account's requests then
  * go together in the batch after its plug. The plugs are refused for funds and move nothing.
  */
-async function behindPlugs<T>(accounts: string[], requests: Array<() => Promise<T>>): Promise<Outcome<T>[]> {
+async function behindPlugs<T>(accounts: string[],
+    requests: Array<() => Promise<T>>): Promise<Outcome<T>[]> {
   assert.ok(accounts.length >= 1 && accounts.length <= 2)
   assert.equal(reserving(), 0, 'no payment is being reserved before the plugs')
   plugStart = writes.length
-  const plugs = accounts.map((account) => transferBody(account, { amount: plugAmount, ref: 'plug' }))
+  const plugs =
+    accounts.map((account) => transferBody(account, { amount: plugAmount, ref: 'plug' }))
   let open!: () => void
-  const held = { keys: new Set(plugs.map((b) => b.clientTxId)), open: new Promise<void>((resolve) => (open = resolve)), arrived: 0 }
+  const held = { keys: new Set(plugs.map((b) => b.clientTxId)),
+    open: new Promise<void>((resolve) => (open = resolve)), arrived: 0 }
   gate = held
   try {
-    const plugged = plugs.map((body) => expectApiError(p.client.accounts.transfer(body), 400, 'amount'))
+    const plugged = plugs.map((body) => expectApiError(p.client.accounts.transfer(body), 400,
+      'amount'))
     await until(() => held.arrived === plugs.length, 'the plugs to reach their batches')
     const sent = requests.map((request) => outcome(request()))
-    await until(() => reserving() === plugs.length + requests.length, 'the requests to queue behind the plugs')
+    await until(() => reserving() === plugs.length + requests.length,
+      'the requests to queue behind the plugs')
     open()
     await Promise.all(plugged)
     return await Promise.all(sent)
@@ -112,16 +121,21 @@ async function behindPlugs<T>(accounts: string[], requests: Array<() => Promise<
 /** The writes of the batches that held this key, as `mode: result`, in order. */
 function pathOf(clientTxId: string, accountId?: string): string[] {
   return writes
-    .filter((w) => w.clientTxIds.includes(clientTxId) && (accountId === undefined || w.accounts.includes(accountId)))
+    .filter((w) => w.clientTxIds.includes(clientTxId)
+      && (accountId === undefined || w.accounts.includes(accountId)))
     .map((w) => `${w.mode}: ${w.result}`)
 }
 
-/** Asserts that the last behindPlugs sent these keys in one batch (written once, or twice), alone. */
+/**
+ * Asserts that the last behindPlugs sent these keys in one batch (written once, or twice), alone.
+ */
 function assertOneBatch(clientTxIds: string[]): void {
-  const batches = writes.slice(plugStart).filter((w) => w.clientTxIds.some((id) => clientTxIds.includes(id)))
+  const batches = writes.slice(plugStart).filter(
+    (w) => w.clientTxIds.some((id) => clientTxIds.includes(id)))
   assert.ok(batches.length > 0)
   for (const w of batches) {
-    assert.deepEqual([...w.clientTxIds].sort(), [...clientTxIds].sort(), 'the requests shared one batch')
+    assert.deepEqual([...w.clientTxIds].sort(), [...clientTxIds].sort(),
+      'the requests shared one batch')
   }
 }
 
@@ -144,7 +158,8 @@ async function assertDuplicate(call: Promise<unknown>, originalTxId: string): Pr
   assert.equal(details[0]?.tx_id, originalTxId)
 }
 
-function assertDuplicateOutcome(o: Outcome<unknown> | undefined, originalTxId: string): Promise<void> {
+function assertDuplicateOutcome(o: Outcome<unknown> | undefined,
+    originalTxId: string): Promise<void> {
   assert.ok(o, 'an outcome')
   return assertDuplicate(o.ok ? Promise.resolve(o.value) : Promise.reject(o.error), originalTxId)
 }
@@ -161,7 +176,8 @@ function assertInsufficientFundsOutcome(o: Outcome<unknown> | undefined): Promis
 
 function taken<T>(o: Outcome<T> | undefined): T {
   assert.ok(o, 'an outcome')
-  if (!o.ok) assert.fail(`expected the request to be taken, got ${o.error.code} ${o.error.type}: ${o.error.message}`)
+  if (!o.ok) assert.fail(
+    `expected the request to be taken, got ${o.error.code} ${o.error.type}: ${o.error.message}`)
   return o.value
 }
 
@@ -172,14 +188,19 @@ function taken<T>(o: Outcome<T> | undefined): T {
  */
 async function rowCounts(accountId: string): Promise<Record<string, number>> {
   const counts: Record<string, number> = {}
-  for (const row of await transactionsOf(p, accountId)) counts[row.tx_type] = (counts[row.tx_type] ?? 0) + 1
+  for (const row of await transactionsOf(p, accountId)) counts[row.tx_type] =
+    (counts[row.tx_type] ?? 0) + 1
   return counts
 }
 
-/** Asserts that each EFT of the account is Pending, carrying its fee on its own row, and that no fee row is written yet. */
+/**
+ * Asserts that each EFT of the account is Pending, carrying its fee on its own row, and that no fee
+ * row is written yet.
+ */
 async function assertFeesHeld(accountId: string): Promise<void> {
   const rows = await transactionsOf(p, accountId)
-  assert.deepEqual(rows.filter((r) => r.tx_type === 'fee').map((r) => r.parent_tx_id), [], 'no fee row before clearing')
+  assert.deepEqual(rows.filter((r) => r.tx_type === 'fee').map((r) => r.parent_tx_id), [],
+    'no fee row before clearing')
   const efts = rows.filter((r) => r.tx_type === 'transfer' && r.tx_payment_type === 'EFT')
   assert.ok(efts.length > 0)
   for (const eft of efts) {
@@ -190,7 +211,8 @@ async function assertFeesHeld(accountId: string): Promise<void> {
 
 /** The transfer rows' ids of an account, sorted. */
 async function transferIds(accountId: string): Promise<string[]> {
-  return (await transactionsOf(p, accountId)).filter((r) => r.tx_type === 'transfer').map((r) => r.tx_id).sort()
+  return (await transactionsOf(p, accountId)).filter((r) => r.tx_type === 'transfer').map(
+    (r) => r.tx_id).sort()
 }
 
 test('key claim - a repeat of a committed request in a later batch is 409 naming the original, and moves nothing', async () => {
@@ -206,10 +228,12 @@ test('key claim - a repeat of a committed request in a later batch is 409 naming
   await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
   await assertDuplicate(p.client.accounts.transfer({ ...body, amount: 20_000 }), first.tx_id)
   // Each repeat's batch found the key taken in its write, was rolled back, and claimed first.
-  assert.deepEqual(pathOf(body.clientTxId), [inWrite, ...rolledBackThenClaimFirst, ...rolledBackThenClaimFirst])
+  assert.deepEqual(pathOf(body.clientTxId), [inWrite, ...rolledBackThenClaimFirst,
+    ...rolledBackThenClaimFirst])
 
   assert.deepEqual(await snapshot(p, account), before)
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
   assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
   await assertFeesHeld(account)
   assert.equal((await keyRow(body.clientTxId))?.tx_id, first.tx_id)
@@ -245,17 +269,20 @@ test('key claim - one batch of new keys and a repeat: the new ones are taken, th
   assert.equal(eft2.status, 'Pending')
   assert.equal(internal.status, 'Successful')
   // The repeat made the write's condition fail: the whole batch was written again, claiming first.
-  for (const body of [first, second, internalPayment]) assert.deepEqual(pathOf(body.clientTxId), rolledBackThenClaimFirst)
+  for (const body of [first, second, internalPayment]) assert.deepEqual(pathOf(body.clientTxId),
+    rolledBackThenClaimFirst)
   assert.deepEqual(pathOf(earlier.clientTxId), [inWrite, ...rolledBackThenClaimFirst])
 
   // Held: the earlier EFT and the two new ones with their fees, nothing for the repeat; the
   // internal payment (no fee by default) left the balance.
   const held = 10_000 + eft_fee + 1_000 + eft_fee + 2_000 + eft_fee
-  assert.deepEqual(await balances(p, account), { balance: String(100_000 - 4_000), available: String(100_000 - 4_000 - held) })
+  assert.deepEqual(await balances(p, account), { balance: String(100_000 - 4_000),
+    available: String(100_000 - 4_000 - held) })
   assert.deepEqual(await balances(p, payee), { balance: '4000', available: '4000' })
   assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 4 })
   await assertFeesHeld(account)
-  assert.deepEqual(await transferIds(account), [original.tx_id, eft1.tx_id, eft2.tx_id, internal.tx_id].sort())
+  assert.deepEqual(await transferIds(account), [original.tx_id, eft1.tx_id, eft2.tx_id,
+    internal.tx_id].sort())
   assert.deepEqual(await rowCounts(payee), { transfer: 1 })
   // Each new key names its own payment; the repeated one still names the original.
   assert.equal((await keyRow(first.clientTxId))?.tx_id, eft1.tx_id)
@@ -270,7 +297,8 @@ test('key claim - a repeat that is also short of funds is 409 duplicate, not ins
   await fund(tb, account, 10_000 + eft_fee)
   const body = transferBody(account, { amount: 10_000 })
   const first = await p.client.accounts.transfer(body)
-  assert.deepEqual(await balances(p, account), { balance: String(10_000 + eft_fee), available: '0' })
+  assert.deepEqual(await balances(p, account), { balance: String(10_000 + eft_fee),
+    available: '0' })
 
   // Alone in its batch: refused for funds in memory, but its key is live, so the write's
   // condition fails and the batch claiming first finds the duplicate.
@@ -291,7 +319,8 @@ test('key claim - a repeat that is also short of funds is 409 duplicate, not ins
   assert.equal(await keyRow(fresh.clientTxId), undefined, 'a key refused for funds is released')
   assert.equal((await keyRow(body.clientTxId))?.tx_id, first.tx_id)
 
-  assert.deepEqual(await balances(p, account), { balance: String(10_000 + eft_fee), available: '0' })
+  assert.deepEqual(await balances(p, account), { balance: String(10_000 + eft_fee),
+    available: '0' })
   assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
   await assertFeesHeld(account)
   await assertLedgerClean(tb)
@@ -300,7 +329,8 @@ test('key claim - a repeat that is also short of funds is 409 duplicate, not ins
   await fund(tb, account, 1_000 + eft_fee)
   const later = await p.client.accounts.transfer(fresh)
   assert.equal((await keyRow(fresh.clientTxId))?.tx_id, later.tx_id)
-  assert.deepEqual(await balances(p, account), { balance: String(11_000 + 2 * eft_fee), available: '0' })
+  assert.deepEqual(await balances(p, account), { balance: String(11_000 + 2 * eft_fee),
+    available: '0' })
 })
 
 test('key claim - a request refused for funds leaves its key free: funded, the same clientTxId succeeds', async () => {
@@ -348,7 +378,8 @@ test('key claim - in one batch a request refused for funds and a new one: 400 an
   assert.deepEqual(pathOf(fresh.clientTxId), [inWrite])
   assert.equal(await keyRow(refused.clientTxId), undefined)
   assert.equal((await keyRow(fresh.clientTxId))?.tx_id, sent.tx_id)
-  assert.deepEqual(await balances(p, account), { balance: '10000', available: String(10_000 - 2_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '10000', available: String(10_000 - 2_000 - eft_fee) })
   assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
   await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [sent.tx_id])
@@ -380,7 +411,8 @@ test('key claim - a key older than the duplicate window is taken over (the write
   tb.clock.advance(keyWindowMs)
   await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
   assert.deepEqual(pathOf(body.clientTxId), [inWrite, ...rolledBackThenClaimFirst])
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 1_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 1_000 - eft_fee) })
 
   // A millisecond later it is taken over, in a batch with a new key. The write's plain insert
   // finds the old row, so the batch is written again claiming its keys first, which takes the
@@ -395,10 +427,12 @@ test('key claim - a key older than the duplicate window is taken over (the write
   const again = taken(outcomes[0])
   const other = taken(outcomes[1])
   assert.notEqual(again.tx_id, first.tx_id)
-  assert.deepEqual(pathOf(body.clientTxId), [inWrite, ...rolledBackThenClaimFirst, ...rolledBackThenClaimFirst])
+  assert.deepEqual(pathOf(body.clientTxId), [inWrite, ...rolledBackThenClaimFirst,
+    ...rolledBackThenClaimFirst])
   const row = await keyRow(body.clientTxId)
   assert.equal(row?.tx_id, again.tx_id)
-  assert.equal(new Date(row!.created_at).getTime(), new Date(usedAt).getTime() + keyWindowMs + 1, 'the new use starts a new window')
+  assert.equal(new Date(row!.created_at).getTime(), new Date(usedAt).getTime() + keyWindowMs + 1,
+    'the new use starts a new window')
   assert.equal((await keyRow(fresh.clientTxId))?.tx_id, other.tx_id)
 
   assert.deepEqual(await balances(p, account), {
@@ -430,7 +464,8 @@ test('key claim - an expired key of a request refused for funds is 400, not a du
   const again = await p.client.accounts.transfer(body)
   assert.notEqual(again.tx_id, first.tx_id)
   assert.equal((await keyRow(body.clientTxId))?.tx_id, again.tx_id)
-  assert.deepEqual(await balances(p, account), { balance: String(2 * (1_000 + eft_fee)), available: '0' })
+  assert.deepEqual(await balances(p, account), { balance: String(2 * (1_000 + eft_fee)),
+    available: '0' })
   assert.deepEqual(await transferIds(account), [first.tx_id, again.tx_id].sort())
   await assertLedgerClean(tb)
 })
@@ -451,7 +486,8 @@ test('key claim - the same new clientTxId twice in one batch: one is taken, the 
   // The repeat within the batch waits for the first's result: no second write.
   assert.deepEqual(pathOf(clientTxId), [inWrite])
   assert.equal((await keyRow(clientTxId))?.tx_id, winner.tx_id)
-  assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - 1_000 - eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 1_000 - eft_fee) })
   assert.deepEqual(await rowCounts(account), { deposit: 1, transfer: 1 })
   await assertFeesHeld(account)
   assert.deepEqual(await transferIds(account), [winner.tx_id])
@@ -482,13 +518,15 @@ test('key claim - the same new clientTxId in two batches at once (two accounts):
     // (committed, or waited for), was rolled back, and claimed first.
     assert.deepEqual(pathOf(clientTxId, winnerAccount), [inWrite], describe)
     assert.deepEqual(pathOf(clientTxId, loserAccount), rolledBackThenClaimFirst, describe)
-    assert.equal(writes.filter((w) => w.clientTxIds.includes(clientTxId)).every((w) => w.clientTxIds.length === 1), true, describe)
+    assert.equal(writes.filter((w) => w.clientTxIds.includes(clientTxId)).every(
+      (w) => w.clientTxIds.length === 1), true, describe)
     assert.equal((await keyRow(clientTxId))?.tx_id, winner.tx_id)
     assert.ok((await transferIds(winnerAccount)).includes(winner.tx_id))
   }
   // Money moved once per round, on whichever account won it.
   for (const [account, n] of [[a, won.a], [b, won.b]] as const) {
-    assert.deepEqual(await balances(p, account), { balance: '100000', available: String(100_000 - n * (1_000 + eft_fee)) })
+    assert.deepEqual(await balances(p, account),
+      { balance: '100000', available: String(100_000 - n * (1_000 + eft_fee)) })
     const counts = await rowCounts(account)
     assert.deepEqual(counts, n > 0 ? { deposit: 1, transfer: n } : { deposit: 1 })
     if (n > 0) await assertFeesHeld(account)
@@ -510,7 +548,8 @@ async function expiredAndBroke() {
   await fund(tb, account, 100 + eft_fee)
   const live = transferBody(account, { amount: 100 })
   const liveTx = await p.client.accounts.transfer(live)
-  assert.deepEqual(await balances(p, account), { balance: String(1_100 + 2 * eft_fee), available: '0' })
+  assert.deepEqual(await balances(p, account), { balance: String(1_100 + 2 * eft_fee),
+    available: '0' })
   return { account, body, expired, live, liveTx }
 }
 
@@ -535,10 +574,12 @@ test('key claim - an expired key sent twice in a batch that claims first, refuse
 })
 
 test(
-  'key claim - an expired key sent twice in a batch that claims in its write, refused for funds: both 400',
+  'key claim - an expired key sent twice in a batch that claims in its write, refused for funds: ' +
+    'both 400',
   async () => {
     const { account, body } = await expiredAndBroke()
-    const outcomes = await behindPlugs([account], [() => p.client.accounts.transfer(body), () => p.client.accounts.transfer(body)])
+    const outcomes = await behindPlugs([account], [() => p.client.accounts.transfer(body),
+      () => p.client.accounts.transfer(body)])
     assertOneBatch([body.clientTxId, body.clientTxId])
     assert.deepEqual(pathOf(body.clientTxId).slice(1), [inWrite])
     await assertInsufficientFundsOutcome(outcomes[0])

@@ -12,6 +12,7 @@ import {
   snapshot,
   transactionsOf,
   transferBody,
+  type TransactionView,
   txById,
   utcPattern,
 } from './helpers.ts'
@@ -64,9 +65,11 @@ for (const [label, recipient, status] of unpaid) {
     const sent = await p.client.accounts.transfer(transferBody(account, { amount, ...recipient }))
     assert.equal(sent.status, 'Pending')
     // The hold covers amount and fee; the fee is on the transfer's row, with no row of its own yet.
-    assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start - amount - fees.EFT) })
+    assert.deepEqual(await balances(p, account),
+      { balance: String(start), available: String(start - amount - fees.EFT) })
     const taken = await transactionsOf(p, account)
-    assert.deepEqual(taken.map((r) => [r.tx_type, r.status]), [['transfer', 'Pending'], ['deposit', 'Successful']])
+    assert.deepEqual(taken.map((r) => [r.tx_type, r.status]),
+      [['transfer', 'Pending'], ['deposit', 'Successful']])
     assert.equal(taken[0]!.fee, String(fees.EFT))
 
     const report = await clearing()
@@ -75,7 +78,8 @@ for (const [label, recipient, status] of unpaid) {
     assert.equal(report.invalid, status === 'Invalid' ? 1 : 0)
     assert.equal(report.returned, 0)
 
-    assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start) })
+    assert.deepEqual(await balances(p, account),
+      { balance: String(start), available: String(start) })
     const rows = await transactionsOf(p, account)
     assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'deposit'], 'no row was added')
     const transfer = rows[0]!
@@ -87,56 +91,41 @@ for (const [label, recipient, status] of unpaid) {
 
     const again = await clearing()
     assert.deepEqual([again.settled, again.failed, again.invalid, again.returned], [0, 0, 0, 0])
-    assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start) })
+    assert.deepEqual(await balances(p, account),
+      { balance: String(start), available: String(start) })
     assert.deepEqual(await transactionsOf(p, account), rows, 'nor does a later run write one')
   })
 
   test(`transfers - an RTC to ${label} is ${status} at once: no money moves, no fee charged`, async () => {
     const account = await funded()
     const earned = await feeIncome()
-    const sent = await p.client.accounts.transfer(transferBody(account, { amount, pay_and_clear: true, ...recipient }))
+    const sent = await p.client.accounts.transfer(
+      transferBody(account, { amount, pay_and_clear: true, ...recipient }))
     assert.equal(sent.status, status)
     assert.equal(sent.amount, String(amount))
-    assert.deepEqual(await balances(p, account), { balance: String(start), available: String(start) })
+    assert.deepEqual(await balances(p, account),
+      { balance: String(start), available: String(start) })
     const rows = await transactionsOf(p, account)
-    assert.deepEqual(rows.map((r) => [r.tx_type, r.status]), [['transfer', status], ['deposit', 'Successful']])
+    assert.deepEqual(rows.map((r) => [r.tx_type, r.status]),
+      [['transfer', status], ['deposit', 'Successful']])
     assert.equal(feeOf(rows, sent.tx_id), undefined, 'a payment not made gets no fee row')
     assert.equal(await feeIncome(), earned, 'no fee was charged')
     assert.equal((await txById(p, sent.tx_id)).status, status)
 
     const before = await snapshot(p, account)
     const report = await clearing()
-    assert.deepEqual([report.settled, report.failed, report.invalid, report.returned, report.rtc_recovered], [0, 0, 0, 0, 0])
+    assert.deepEqual([report.settled, report.failed, report.invalid, report.returned,
+      report.rtc_recovered], [0, 0, 0, 0, 0])
     assert.deepEqual(await snapshot(p, account), before)
   })
 }
 
-test('transfers - an RTC to the returning account (4000000028) is Successful, then Reversed at the next clearing run', async () => {
-  const account = await funded()
-  const sent = await p.client.accounts.transfer(transferBody(account, { amount, pay_and_clear: true, account_number: magic.returned }))
-  assert.equal(sent.status, 'Successful')
-  const paid = start - amount - fees.RTC
-  assert.deepEqual(await balances(p, account), { balance: String(paid), available: String(paid) })
-
-  const report = await clearing()
-  assert.equal(report.returned, 1)
-  assert.equal(report.settled, 0)
-
-  // The amount comes back; the fee for a payment that was made is kept.
-  assert.deepEqual(await balances(p, account), { balance: String(paid + amount), available: String(paid + amount) })
-  const rows = await transactionsOf(p, account)
-  assert.deepEqual(rows.map((r) => r.tx_type), ['reversal', 'fee', 'transfer', 'deposit'])
-  const [reversal, fee, transfer] = rows
-  assert.ok(reversal && fee && transfer)
-  assert.equal(transfer.status, 'Reversed')
-  assert.equal(transfer.running_balance, String(start - amount), 'the original row keeps its posted running balance')
-  assert.equal(fee.status, 'Successful')
-  assert.equal(fee.parent_tx_id, sent.tx_id)
-  assert.match(reversal.tx_id, uuidPattern)
-  assert.notEqual(reversal.tx_id, sent.tx_id)
-  assert.deepEqual(reversal, {
+/** The row an RTC's reversal should be: its own id, date and hash as given. */
+function rtcReversalRow(reversal: TransactionView, transfer: TransactionView, parentTxId: string,
+  balance: number) {
+  return {
     tx_id: reversal.tx_id,
-    parent_tx_id: sent.tx_id,
+    parent_tx_id: parentTxId,
     date: reversal.date,
     amount: String(amount),
     ref: transfer.ref,
@@ -150,9 +139,38 @@ test('transfers - an RTC to the returning account (4000000028) is Successful, th
     recipient_name: transfer.recipient_name,
     credit: String(amount),
     debit: '0',
-    running_balance: String(paid + amount),
+    running_balance: String(balance),
     verified: true,
-  })
+  }
+}
+
+test('transfers - an RTC to the returning account (4000000028) is Successful, then Reversed at the next clearing run', async () => {
+  const account = await funded()
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { amount, pay_and_clear: true, account_number: magic.returned }))
+  assert.equal(sent.status, 'Successful')
+  const paid = start - amount - fees.RTC
+  assert.deepEqual(await balances(p, account), { balance: String(paid), available: String(paid) })
+
+  const report = await clearing()
+  assert.equal(report.returned, 1)
+  assert.equal(report.settled, 0)
+
+  // The amount comes back; the fee for a payment that was made is kept.
+  assert.deepEqual(await balances(p, account), { balance: String(paid + amount),
+    available: String(paid + amount) })
+  const rows = await transactionsOf(p, account)
+  assert.deepEqual(rows.map((r) => r.tx_type), ['reversal', 'fee', 'transfer', 'deposit'])
+  const [reversal, fee, transfer] = rows
+  assert.ok(reversal && fee && transfer)
+  assert.equal(transfer.status, 'Reversed')
+  assert.equal(transfer.running_balance, String(start - amount),
+    'the original row keeps its posted running balance')
+  assert.equal(fee.status, 'Successful')
+  assert.equal(fee.parent_tx_id, sent.tx_id)
+  assert.match(reversal.tx_id, uuidPattern)
+  assert.notEqual(reversal.tx_id, sent.tx_id)
+  assert.deepEqual(reversal, rtcReversalRow(reversal, transfer, sent.tx_id, paid + amount))
   assert.match(reversal.date, utcPattern)
   assert.match(reversal.tx_sha, shaPattern)
   assert.equal(reversal.date, iso(tb.clock.now()))
@@ -160,13 +178,15 @@ test('transfers - an RTC to the returning account (4000000028) is Successful, th
 
   const again = await clearing()
   assert.equal(again.returned, 0, 'a payment is reversed once')
-  assert.deepEqual(await balances(p, account), { balance: String(paid + amount), available: String(paid + amount) })
+  assert.deepEqual(await balances(p, account), { balance: String(paid + amount),
+    available: String(paid + amount) })
   assert.equal((await transactionsOf(p, account)).length, 4)
 })
 
 test('transfers - an EFT to the returning account settles at the first clearing run and is Reversed at the next', async () => {
   const account = await funded()
-  const sent = await p.client.accounts.transfer(transferBody(account, { amount, account_number: magic.returned }))
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { amount, account_number: magic.returned }))
   assert.equal(sent.status, 'Pending')
 
   const first = await clearing()
@@ -188,21 +208,26 @@ test('transfers - an EFT to the returning account settles at the first clearing 
   assert.equal(reversal.added_by, 'system')
   assert.equal(reversal.running_balance, String(paid + amount))
   assert.equal(feeOf(rows, sent.tx_id)?.status, 'Successful', 'the fee is kept')
-  assert.deepEqual(await balances(p, account), { balance: String(paid + amount), available: String(paid + amount) })
+  assert.deepEqual(await balances(p, account), { balance: String(paid + amount),
+    available: String(paid + amount) })
 
   const third = await clearing()
   assert.equal(third.returned, 0)
-  assert.deepEqual(await balances(p, account), { balance: String(paid + amount), available: String(paid + amount) })
+  assert.deepEqual(await balances(p, account), { balance: String(paid + amount),
+    available: String(paid + amount) })
 })
 
 test('transfers - a reversed amount can be spent again', async () => {
   const account = await newAccount(p)
   await fund(tb, account, amount + fees.RTC)
-  await p.client.accounts.transfer(transferBody(account, { amount, pay_and_clear: true, account_number: magic.returned }))
+  await p.client.accounts.transfer(
+    transferBody(account, { amount, pay_and_clear: true, account_number: magic.returned }))
   assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
   await clearing()
-  assert.deepEqual(await balances(p, account), { balance: String(amount), available: String(amount) })
-  const sent = await p.client.accounts.transfer(transferBody(account, { amount: amount - fees.EFT }))
+  assert.deepEqual(await balances(p, account),
+    { balance: String(amount), available: String(amount) })
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { amount: amount - fees.EFT }))
   assert.equal(sent.status, 'Pending')
   await clearing()
   assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
@@ -211,10 +236,12 @@ test('transfers - a reversed amount can be spent again', async () => {
 test('transfers - only the magic recipients fail: neighbouring numbers are paid', async () => {
   const account = await funded()
   for (const account_number of ['4000000001', '4000000003', '40000000020', '4000000029']) {
-    const sent = await p.client.accounts.transfer(transferBody(account, { amount: 100, pay_and_clear: true, account_number }))
+    const sent = await p.client.accounts.transfer(
+      transferBody(account, { amount: 100, pay_and_clear: true, account_number }))
     assert.equal(sent.status, 'Successful', account_number)
   }
-  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 100, pay_and_clear: true, branch_code: '000001' }))
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { amount: 100, pay_and_clear: true, branch_code: '000001' }))
   assert.equal(sent.status, 'Successful')
   assert.equal((await clearing()).returned, 0)
 })

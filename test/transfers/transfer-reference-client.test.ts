@@ -30,35 +30,43 @@ const operations = [
   {
     label: 'transfer_eft_rtc',
     subject: () => `svc.account.${p.partnerId}.transfer_eft_rtc`,
-    body: (overrides: Record<string, unknown> = {}) => transferBody(account, overrides) as unknown as Record<string, unknown>,
+    body: (overrides: Record<string, unknown> = {}) => transferBody(account,
+      overrides) as unknown as Record<string, unknown>,
     send: (body: Record<string, unknown>) => p.client.accounts.transfer(body as never),
   },
   {
     label: 'transfer_internal',
     subject: () => `svc.account.${p.partnerId}.transfer_internal`,
-    body: (overrides: Record<string, unknown> = {}) => internalBody(account, payeeNumber, overrides) as unknown as Record<string, unknown>,
+    body: (overrides: Record<string, unknown> = {}) => internalBody(account, payeeNumber,
+      overrides) as unknown as Record<string, unknown>,
     send: (body: Record<string, unknown>) => p.client.accounts.transferInternal(body as never),
   },
 ]
 
 /** The body as a default Jackson ObjectMapper writes the reference client's record. */
 function asJackson(body: Record<string, unknown>, label: string): Record<string, unknown> {
-  const common = { notification_email: null, notification_name: null, beneficiary_id: null, beneficiary_version: 0 }
-  return label === 'transfer_eft_rtc' ? { pay_and_clear: false, ...body, ...common } : { ...body, ...common }
+  const common = { notification_email: null, notification_name: null, beneficiary_id: null,
+    beneficiary_version: 0 }
+  return label === 'transfer_eft_rtc' ? { pay_and_clear: false, ...body, ...common }
+    : { ...body, ...common }
 }
 
 for (const op of operations) {
   test(`transfers - ${op.label} as the reference client sends it (nulls, version 0) is accepted`, async () => {
-    const reply = await rawRequest(tb, op.subject(), JSON.stringify(asJackson(op.body(), op.label)), { token: p.token })
+    const reply = await rawRequest(tb, op.subject(), JSON.stringify(asJackson(op.body(), op.label)),
+      { token: p.token })
     assert.equal(reply.code, 200, JSON.stringify(reply.body))
-    assert.deepEqual(Object.keys(reply.body).sort(), ['amount', 'tx_id'], 'exactly the reference record components')
+    assert.deepEqual(Object.keys(reply.body).sort(), ['amount', 'tx_id'],
+      'exactly the reference record components')
     assert.ok(reply.headers['Bank-Tx-Status'])
   })
 
   test(`transfers - ${op.label} accepts a notification e-mail and name, and a beneficiary_version`, async () => {
-    const sent = await op.send(op.body({ notification_email: 'payee@example.com', notification_name: 'Jane Payee', beneficiary_version: 3 }))
+    const sent = await op.send(op.body({ notification_email: 'payee@example.com',
+      notification_name: 'Jane Payee', beneficiary_version: 3 }))
     assert.ok(sent.tx_id)
-    const longest = await op.send(op.body({ notification_email: `${'a'.repeat(64)}@example.com`, notification_name: 'n'.repeat(100) }))
+    const longest = await op.send(op.body({ notification_email: `${'a'.repeat(64)}@example.com`,
+      notification_name: 'n'.repeat(100) }))
     assert.ok(longest.tx_id)
   })
 
@@ -86,33 +94,40 @@ for (const op of operations) {
 
   test(`transfers - ${op.label} with any beneficiary_id is 400 saying saved beneficiaries are not offered`, async () => {
     const before = await snapshot(p, account)
-    for (const value of ['7b0c8c36-7d5e-4a43-9d53-5d0b1d1e4c11', 'beneficiary-1', '', 0, 12, true, {}, []]) {
-      const error = await expectRefusal(op.send(op.body({ beneficiary_id: value })), 400, 'beneficiary_id')
-      const detail = (error.details as Array<{ field: string; message: string }>).find((d) => d.field === 'beneficiary_id')
+    for (const value of ['7b0c8c36-7d5e-4a43-9d53-5d0b1d1e4c11', 'beneficiary-1', '', 0, 12,
+        true, {}, []]) {
+      const error = await expectRefusal(op.send(op.body({ beneficiary_id: value })), 400,
+        'beneficiary_id')
+      const detail = (error.details as Array<{ field: string; message: string }>).find(
+        (d) => d.field === 'beneficiary_id')
       assert.match(detail?.message ?? '', /saved beneficiaries are not offered/, JSON.stringify(value))
     }
     assert.deepEqual(await snapshot(p, account), before)
   })
 
   test(`transfers - ${op.label} with beneficiary_id null, or left out, is accepted`, async () => {
-    const withNull = await rawRequest(tb, op.subject(), JSON.stringify({ ...op.body(), beneficiary_id: null }), { token: p.token })
+    const withNull = await rawRequest(tb, op.subject(),
+      JSON.stringify({ ...op.body(), beneficiary_id: null }), { token: p.token })
     assert.equal(withNull.code, 200, JSON.stringify(withNull.body))
     assert.ok((await op.send(op.body())).tx_id)
   })
 
   test(`transfers - ${op.label} still refuses fields the reference client does not send`, async () => {
-    await expectRefusal(op.send(op.body({ beneficiary_name: 'Saved Payee' })), 400, 'beneficiary_name')
+    await expectRefusal(op.send(op.body({ beneficiary_name: 'Saved Payee' })), 400,
+      'beneficiary_name')
   })
 
   test(`transfers - ${op.label}: a required field sent as null is 400 "is required"`, async () => {
-    const reply = await rawRequest(tb, op.subject(), JSON.stringify({ ...op.body(), ref: null }), { token: p.token })
+    const reply = await rawRequest(tb, op.subject(), JSON.stringify({ ...op.body(), ref: null }),
+      { token: p.token })
     assert.equal(reply.code, 400)
     assert.deepEqual(reply.body.error.details, [{ field: 'ref', message: 'is required' }])
   })
 }
 
 /** Sends the body raw and returns the reply's status header, checking the body's keys. */
-async function wireStatus(subject: string, body: Record<string, unknown>): Promise<string | undefined> {
+async function wireStatus(subject: string, body: Record<string,
+    unknown>): Promise<string | undefined> {
   const reply = await rawRequest(tb, subject, JSON.stringify(body), { token: p.token })
   assert.equal(reply.code, 200, JSON.stringify(reply.body))
   assert.deepEqual(Object.keys(reply.body).sort(), ['amount', 'tx_id'])
@@ -123,16 +138,20 @@ async function wireStatus(subject: string, body: Record<string, unknown>): Promi
 test('transfers - Bank-Tx-Status carries each outcome: Pending EFT, Successful, Failed and Invalid RTC', async () => {
   const subject = `svc.account.${p.partnerId}.transfer_eft_rtc`
   assert.equal(await wireStatus(subject, transferBody(account) as never), 'Pending')
-  assert.equal(await wireStatus(subject, transferBody(account, { pay_and_clear: true }) as never), 'Successful')
-  assert.equal(await wireStatus(subject, transferBody(account, { pay_and_clear: true, account_number: magic.failed }) as never), 'Failed')
-  assert.equal(await wireStatus(subject, transferBody(account, { pay_and_clear: true, account_number: magic.invalid }) as never), 'Invalid')
+  assert.equal(await wireStatus(subject, transferBody(account, { pay_and_clear: true }) as never),
+    'Successful')
+  assert.equal(await wireStatus(subject, transferBody(account,
+    { pay_and_clear: true, account_number: magic.failed }) as never), 'Failed')
+  assert.equal(await wireStatus(subject, transferBody(account,
+    { pay_and_clear: true, account_number: magic.invalid }) as never), 'Invalid')
 })
 
 test("transfers - our SDK's result carries the status the header brought", async () => {
   const eft = await p.client.accounts.transfer(transferBody(account))
   assert.deepEqual(Object.keys(eft).sort(), ['amount', 'status', 'tx_id'])
   assert.equal(eft.status, 'Pending')
-  const failed = await p.client.accounts.transfer(transferBody(account, { pay_and_clear: true, account_number: magic.failed }))
+  const failed = await p.client.accounts.transfer(
+    transferBody(account, { pay_and_clear: true, account_number: magic.failed }))
   assert.equal(failed.status, 'Failed')
 })
 

@@ -45,7 +45,8 @@ async function assertRtcAccepted(amount: number, message: string): Promise<void>
 test('transfers - an RTC is Successful at once: balance and available drop by amount plus fee', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 25_000, pay_and_clear: true }))
+  const sent = await p.client.accounts.transfer(
+    transferBody(account, { amount: 25_000, pay_and_clear: true }))
   assert.deepEqual(Object.keys(sent).sort(), ['amount', 'status', 'tx_id'])
   assert.match(sent.tx_id, uuidPattern)
   assert.equal(sent.amount, '25000')
@@ -57,7 +58,8 @@ test('transfers - an RTC is Successful at once: balance and available drop by am
 test('transfers - an RTC and its fee are posted rows: Successful, RTC, running balances after each', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
-  const body = transferBody(account, { amount: 30_000, pay_and_clear: true, name: 'Instant Payee', ref: 'Now please' })
+  const body = transferBody(account, { amount: 30_000, pay_and_clear: true, name: 'Instant Payee',
+    ref: 'Now please' })
   const sent = await p.client.accounts.transfer(body)
   const rows = await transactionsOf(p, account)
   assert.equal(rows.length, 3)

@@ -69,16 +69,20 @@ const badValues: Array<[string, string, unknown]> = [
 ]
 for (const [field, label, value] of badValues) {
   test(`transfers - ${field} ${label} is 400 naming ${field} and moves nothing`, async () => {
-    await assertRefused(asBody({ ...transferBody(account), [field]: value }), field, `${field} ${label}`)
+    await assertRefused(asBody({ ...transferBody(account), [field]: value }), field,
+      `${field} ${label}`)
   })
 }
 
-const required = ['account_id', 'clientTxId', 'amount', 'ref', 'own_ref', 'account_number', 'branch_code', 'name']
+const required = ['account_id', 'clientTxId', 'amount', 'ref', 'own_ref', 'account_number',
+  'branch_code', 'name']
 for (const field of required) {
   test(`transfers - a request without ${field} is 400 naming ${field} as required`, async () => {
     const before = await snapshot(p, account)
-    const error = await expectApiError(p.client.accounts.transfer(without(transferBody(account), field)), 400, field)
-    const detail = (error.details as Array<{ field: string; message: string }>).find((d) => d.field === field)
+    const error = await expectApiError(
+      p.client.accounts.transfer(without(transferBody(account), field)), 400, field)
+    const detail = (error.details as Array<{ field: string; message: string }>).find(
+      (d) => d.field === field)
     assert.equal(detail?.message, 'is required')
     assert.deepEqual(await snapshot(p, account), before)
   })
@@ -91,7 +95,8 @@ test('transfers - a request with every field missing names each required field',
 })
 
 test('transfers - an unknown field is 400 naming it and moves nothing', async () => {
-  await assertRefused(asBody({ ...transferBody(account), currency: 'ZAR' }), 'currency', 'unknown field')
+  await assertRefused(asBody({ ...transferBody(account), currency: 'ZAR' }), 'currency',
+    'unknown field')
 })
 
 test('transfers - own_ref of exactly 2 and exactly 50 characters is accepted', async () => {
@@ -104,7 +109,8 @@ test('transfers - own_ref of exactly 2 and exactly 50 characters is accepted', a
 test('transfers - amount of 2^53 and above sent as raw JSON is 400 naming amount and moves nothing', async () => {
   const before = await snapshot(p, account)
   const body = JSON.stringify(transferBody(account, { amount: 424242 }))
-  for (const literal of ['9007199254740992', '9007199254740993', '18446744073709551616', '1e300', '-9007199254740993']) {
+  for (const literal of ['9007199254740992', '9007199254740993', '18446744073709551616', '1e300',
+      '-9007199254740993']) {
     const reply = await rawRequest(tb, subject, body.replace('424242', literal), { token: p.token })
     assert.equal(reply.code, 400, literal)
     assert.equal(reply.body.error.type, 'invalid_request', literal)
@@ -118,7 +124,8 @@ test('transfers - amount of 2^53 and above sent as raw JSON is 400 naming amount
 
 test('transfers - amount of exactly 2^53-1 is refused by the EFT limit, not by a crash', async () => {
   const before = await snapshot(p, account)
-  const body = JSON.stringify(transferBody(account, { amount: 424242 })).replace('424242', '9007199254740991')
+  const body = JSON.stringify(transferBody(account, { amount: 424242 })).replace('424242',
+    '9007199254740991')
   const reply = await rawRequest(tb, subject, body, { token: p.token })
   assert.equal(reply.code, 400)
   assert.deepEqual(reply.body.error.details.map((d: { field: string }) => d.field), ['amount'])
@@ -127,7 +134,8 @@ test('transfers - amount of exactly 2^53-1 is refused by the EFT limit, not by a
 
 test('transfers - an RTC over R5,000,000 is 400 naming amount, even in business hours', async () => {
   assert.equal(tb.clock.now().toISOString(), '2026-11-23T08:00:00.000Z')
-  await assertRefused(transferBody(account, { amount: 500_000_001, pay_and_clear: true }), 'amount', 'RTC over the limit')
+  await assertRefused(transferBody(account, { amount: 500_000_001, pay_and_clear: true }), 'amount',
+    'RTC over the limit')
 })
 
 test('transfers - malformed JSON and non-object bodies are 400 and move nothing', async () => {
@@ -153,22 +161,27 @@ test('transfers - malformed JSON and non-object bodies are 400 and move nothing'
 
 test('transfers - a refused request does not use up its clientTxId', async () => {
   const clientTxId = randomUUID()
-  await expectApiError(p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 99 })), 400, 'amount')
-  await expectApiError(p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 500_000_001 })), 400, 'amount')
+  await expectApiError(
+    p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 99 })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(
+    transferBody(account, { clientTxId, amount: 500_000_001 })), 400, 'amount')
   const sent = await p.client.accounts.transfer(transferBody(account, { clientTxId, amount: 100 }))
   assert.equal(sent.status, 'Pending')
 })
 
 test('transfers - a credential without the payments permission is 403 and moves nothing', async () => {
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read', 'write'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read', 'write'] })
   const reader = clientFor(tb, p.partnerId, issued.token)
   const before = await snapshot(p, account)
   const clientTxId = randomUUID()
-  const error = await expectApiError(reader.accounts.transfer(transferBody(account, { clientTxId })), 403)
+  const error =
+    await expectApiError(reader.accounts.transfer(transferBody(account, { clientTxId })), 403)
   assert.equal(error.type, 'forbidden')
   assert.deepEqual(await snapshot(p, account), before)
   // The refusal claimed nothing: the key still works for a credential that may pay.
-  assert.equal((await p.client.accounts.transfer(transferBody(account, { clientTxId }))).status, 'Pending')
+  assert.equal((await p.client.accounts.transfer(transferBody(account, { clientTxId }))).status,
+    'Pending')
 })
 
 // Funds ---------------------------------------------------------------------------------
@@ -176,7 +189,8 @@ test('transfers - a credential without the payments permission is 403 and moves 
 test('transfers - an empty account is refused for funds with 400 naming amount', async () => {
   const empty = await newAccount(p)
   const before = await snapshot(p, empty)
-  const error = await expectApiError(p.client.accounts.transfer(transferBody(empty, { amount: 100 })), 400, 'amount')
+  const error = await expectApiError(
+    p.client.accounts.transfer(transferBody(empty, { amount: 100 })), 400, 'amount')
   assert.equal(error.type, 'invalid_request')
   assert.match(error.message, /insufficient funds/)
   assert.deepEqual(await snapshot(p, empty), before)
@@ -200,10 +214,12 @@ test('transfers - an RTC short of its fee is refused and moves nothing', async (
   const short = await newAccount(p)
   await fund(tb, short, 10_000 + 699)
   const before = await snapshot(p, short)
-  await expectApiError(p.client.accounts.transfer(transferBody(short, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(
+    transferBody(short, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
   assert.deepEqual(await snapshot(p, short), before)
   // An EFT of the same amount is cheaper and fits.
-  assert.equal((await p.client.accounts.transfer(transferBody(short, { amount: 10_000 }))).status, 'Pending')
+  assert.equal((await p.client.accounts.transfer(transferBody(short, { amount: 10_000 }))).status,
+    'Pending')
 })
 
 test('transfers - money held by a pending EFT cannot be spent again', async () => {
@@ -212,10 +228,13 @@ test('transfers - money held by a pending EFT cannot be spent again', async () =
   await p.client.accounts.transfer(transferBody(held, { amount: 15_000 }))
   const before = await snapshot(p, held)
   assert.equal(before.details.balance, '20000')
-  await expectApiError(p.client.accounts.transfer(transferBody(held, { amount: 5_000 })), 400, 'amount')
-  await expectApiError(p.client.accounts.transfer(transferBody(held, { amount: 5_000, pay_and_clear: true })), 400, 'amount')
+  await expectApiError(p.client.accounts.transfer(transferBody(held, { amount: 5_000 })), 400,
+    'amount')
+  await expectApiError(p.client.accounts.transfer(
+    transferBody(held, { amount: 5_000, pay_and_clear: true })), 400, 'amount')
   assert.deepEqual(await snapshot(p, held), before)
-  const sent = await p.client.accounts.transfer(transferBody(held, { amount: 20_000 - 15_000 - 2 * eft_fee }))
+  const sent = await p.client.accounts.transfer(
+    transferBody(held, { amount: 20_000 - 15_000 - 2 * eft_fee }))
   assert.equal(sent.status, 'Pending')
   assert.equal((await balances(p, held)).available, '0')
 })
@@ -230,7 +249,8 @@ test('transfers - an account_id written in upper case names the same account, as
   const upper = account.toUpperCase()
   assert.equal((await p.client.accounts.getDetails({ account_id: upper })).account_id, account)
   for (const pay_and_clear of [false, true]) {
-    const sent = await p.client.accounts.transfer(transferBody(upper, { amount: 100, pay_and_clear }))
+    const sent = await p.client.accounts.transfer(
+      transferBody(upper, { amount: 100, pay_and_clear }))
     assert.equal(sent.status, pay_and_clear ? 'Successful' : 'Pending')
   }
 })

@@ -4,7 +4,8 @@ import type { RawReply } from '../support/harness.ts'
 // The error reply of docs/guides/wire-conventions.md, checked exactly: the two micro headers and a
 // body that is `{"error": {code, type, message, details}}` and nothing else.
 
-export function assertErrorReply(reply: RawReply, code: number, type: string | undefined, context: string): void {
+export function assertErrorReply(reply: RawReply, code: number, type: string | undefined,
+    context: string): void {
   const seen = `${context}: got ${reply.code} ${JSON.stringify(reply.body)}`
   assert.equal(reply.code, code, seen)
   assert.notEqual(reply.code, 500, seen)

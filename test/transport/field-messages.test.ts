@@ -39,7 +39,8 @@ test('field messages - null on a required field means absent: it is required', a
 })
 
 test('field messages - null on an optional field is taken as absent', async () => {
-  const body = { ...businessEntity(), tax_number: null, first_name: null, id_issue_expiry_date: null }
+  const body = { ...businessEntity(), tax_number: null, first_name: null,
+    id_issue_expiry_date: null }
   const { id } = await partner.client.entities.create(body as never)
   assert.match(id, /^[0-9a-f-]{36}$/)
 })

@@ -12,7 +12,8 @@ export interface Hostile {
   raw: (sample: unknown) => string | Uint8Array
 }
 
-const textOf = (sample: unknown): string => (typeof sample === 'string' && sample.length > 1 ? sample : 'abc')
+const textOf = (sample: unknown): string => (typeof sample === 'string' && sample.length > 1
+  ? sample : 'abc')
 /** `c` in the middle of the sample string, where no trimming can remove it. */
 const inside = (c: string) => (sample: unknown) => {
   const s = textOf(sample)
@@ -81,7 +82,8 @@ export const hostileShapes: Hostile[] = [
   { label: 'empty array', raw: literal('[]') },
   { label: '10,000 nested arrays', raw: () => '['.repeat(10_000) + ']'.repeat(10_000) },
   { label: '5,000 nested objects', raw: () => '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000) },
-  { label: '100,000 nested arrays (over the size limit)', raw: () => '['.repeat(100_000) + ']'.repeat(100_000) },
+  { label: '100,000 nested arrays (over the size limit)', raw: () => '['.repeat(100_000)
+    + ']'.repeat(100_000) },
   { label: 'array of 25,000 numbers', raw: () => repeatJoin('0', 25_000) },
   { label: 'array of 8,000 valid permissions', raw: () => repeatJoin('"read"', 8_000) },
   { label: 'array of 100,000 numbers (over the size limit)', raw: () => repeatJoin('0', 100_000) },
@@ -92,10 +94,12 @@ export const hostileShapes: Hostile[] = [
   { label: 'raw NUL byte in a string', raw: bytesInside([0x00]) },
 ]
 
-export const allHostiles: Hostile[] = [...refusedText, ...exoticText, ...hostileNumbers, ...hostileShapes]
+export const allHostiles: Hostile[] = [...refusedText, ...exoticText, ...hostileNumbers,
+  ...hostileShapes]
 
 /** Keys that mean something to JavaScript objects. */
-export const prototypeKeys = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__']
+export const prototypeKeys = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
+  'valueOf', '__defineGetter__']
 
 const marker = (i: number) => `@@fuzz-${i}@@`
 
@@ -110,14 +114,16 @@ function setPath(body: Record<string, unknown>, path: string[], value: unknown):
 }
 
 export function getPath(body: unknown, path: string[]): unknown {
-  return path.reduce<unknown>((node, key) => (typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined), body)
+  return path.reduce<unknown>((node, key) => (typeof node === 'object' && node !== null
+    ? (node as Record<string, unknown>)[key] : undefined), body)
 }
 
 /**
  * The body with each path set to the given raw JSON text (or bytes). The body is written
  * with a marker string where each value goes, and the marker is replaced in the text.
  */
-export function withRawValues(body: Record<string, unknown>, values: Array<{ path: string[]; raw: string | Uint8Array }>): Uint8Array {
+export function withRawValues(body: Record<string, unknown>,
+    values: Array<{ path: string[]; raw: string | Uint8Array }>): Uint8Array {
   const copy = structuredClone(body)
   values.forEach((v, i) => setPath(copy, v.path, marker(i)))
   let parts: Array<string | Uint8Array> = [JSON.stringify(copy)]
@@ -142,7 +148,8 @@ function concat(chunks: Uint8Array[]): Uint8Array {
 }
 
 /** The object at `path` in the body's JSON text with one more member `key`, written first. */
-export function withExtraKey(body: Record<string, unknown>, path: string[], key: string, rawValue: string): Uint8Array {
+export function withExtraKey(body: Record<string, unknown>, path: string[], key: string,
+    rawValue: string): Uint8Array {
   const copy = structuredClone(body)
   if (path.length > 0 && typeof getPath(copy, path) !== 'object') setPath(copy, path, {})
   const target = path.length === 0 ? copy : (getPath(copy, path) as Record<string, unknown>)
@@ -156,20 +163,23 @@ export function withExtraKey(body: Record<string, unknown>, path: string[], key:
 
 const hostileUnit = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
-  { weight: 1, arbitrary: fc.constantFrom('\u0000', '\ud800', '\udfff', '\u001b', '\u0085', '\u2028', '\ufeff', 'e\u0301', '😀', "'", '"', '\\') },
+  { weight: 1, arbitrary: fc.constantFrom('\u0000', '\ud800', '\udfff', '\u001b', '\u0085',
+    '\u2028', '\ufeff', 'e\u0301', '😀', "'", '"', '\\') },
 )
 const rawText = fc.string({ unit: hostileUnit, maxLength: 40 }).map((s) => JSON.stringify(s))
 const rawNumber = fc.oneof(
   fc.integer().map(String),
   fc.maxSafeInteger().map(String),
   fc.bigInt({ min: -(2n ** 70n), max: 2n ** 70n }).map(String),
-  fc.double().map((x) => (Object.is(x, -0) ? '-0' : Number.isNaN(x) ? 'null' : Number.isFinite(x) ? String(x) : x > 0 ? '1e309' : '-1e309')),
+  fc.double().map((x) => (Object.is(x, -0) ? '-0' : Number.isNaN(x) ? 'null' : Number.isFinite(x)
+    ? String(x) : x > 0 ? '1e309' : '-1e309')),
 )
 
 function rawOfKind(spec: FieldSpec, sample: unknown): fc.Arbitrary<string> {
   switch (spec.kind) {
     case 'string':
-      return typeof sample === 'string' ? fc.oneof(rawText, rawText.map((t) => JSON.stringify(sample + JSON.parse(t)))) : rawText
+      return typeof sample === 'string'
+        ? fc.oneof(rawText, rawText.map((t) => JSON.stringify(sample + JSON.parse(t)))) : rawText
     case 'int':
     case 'number':
       return rawNumber
@@ -179,7 +189,8 @@ function rawOfKind(spec: FieldSpec, sample: unknown): fc.Arbitrary<string> {
     case 'literal':
       return fc.oneof(fc.constantFrom(...spec.values.map((v) => JSON.stringify(v))), rawText)
     case 'array':
-      return fc.array(fc.oneof(rawText, rawNumber), { maxLength: 6 }).map((items) => `[${items.join(',')}]`)
+      return fc.array(fc.oneof(rawText, rawNumber), { maxLength: 6 }).map(
+        (items) => `[${items.join(',')}]`)
     default:
       return fc.oneof(rawText, rawNumber, fc.constant('{}'))
   }

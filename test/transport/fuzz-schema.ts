@@ -9,7 +9,8 @@ import { assertErrorReply } from './error-reply.ts'
 // from the zod definitions themselves (so a new field is fuzzed without anyone listing
 // it), and an oracle that says, for any bytes sent, what the reply must be.
 
-export type FieldKind = 'string' | 'int' | 'number' | 'boolean' | 'enum' | 'literal' | 'array' | 'object' | 'other'
+export type FieldKind =
+  'string' | 'int' | 'number' | 'boolean' | 'enum' | 'literal' | 'array' | 'object' | 'other'
 
 export interface FieldSpec {
   /** Path from the body, e.g. ['address', 'city'] or ['permissions', '0'] for array items. */
@@ -26,7 +27,8 @@ const defOf = (schema: unknown): Def => (schema as { _zod: { def: Def } })._zod.
 function unwrap(schema: unknown): Def {
   let def = defOf(schema)
   for (;;) {
-    if (def.type === 'optional' || def.type === 'default' || def.type === 'nullable') def = defOf(def.innerType)
+    if (def.type === 'optional' || def.type === 'default' || def.type === 'nullable') def =
+      defOf(def.innerType)
     else if (def.type === 'pipe') def = defOf(def.in)
     else return def
   }
@@ -34,7 +36,8 @@ function unwrap(schema: unknown): Def {
 
 function kindOf(def: Def): FieldKind {
   if (def.type === 'number') return String(def.format ?? '').includes('int') ? 'int' : 'number'
-  if (['string', 'boolean', 'enum', 'literal', 'array', 'object'].includes(def.type)) return def.type as FieldKind
+  if (['string', 'boolean', 'enum', 'literal', 'array', 'object'].includes(
+    def.type)) return def.type as FieldKind
   return 'other'
 }
 
@@ -60,7 +63,8 @@ export function fieldsOf(schema: z.ZodType): FieldSpec[] {
       else spec.values = [...new Set([...spec.values, ...valuesOf(def)])]
     }
     if (def.type === 'object') {
-      for (const [key, child] of Object.entries(def.shape as Record<string, unknown>)) visit(child, [...path, key])
+      for (const [key, child] of Object.entries(def.shape as Record<string, unknown>)) visit(child,
+        [...path, key])
     }
     if (def.type === 'array') visit(def.element, [...path, '0'])
   }
@@ -134,18 +138,21 @@ export type Expectation =
   | { reply: 'no_fault' }
 
 /** What the service must answer to `data` on `op`, decided without asking the service. */
-export function expectationFor(op: Operation, data: Uint8Array, bytesMax: number, mutated: string[]): Expectation {
+export function expectationFor(op: Operation, data: Uint8Array, bytesMax: number,
+    mutated: string[]): Expectation {
   if (data.length > (op.requestBytesMax ?? bytesMax)) return { reply: 'too_large' }
   let body: unknown
   try {
-    body = data.length === 0 ? {} : JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(data))
+    body = data.length === 0 ? {} : JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(
+      data))
   } catch {
     return { reply: 'json_400' }
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { reply: 'body_400' }
   const refused = refusedTextFields(body)
   // Refused text alone must be named precisely; with schema issues too, either may be.
-  if (refused.length > 0) return { reply: 'field_400', fields: [...refused, ...schemaIssueFields(op, body), ...mutated] }
+  if (refused.length > 0) return { reply: 'field_400',
+    fields: [...refused, ...schemaIssueFields(op, body), ...mutated] }
   const issues = schemaIssueFields(op, body)
   if (issues.length > 0) return { reply: 'field_400', fields: [...issues, ...mutated] }
   return { reply: 'no_fault' }
@@ -157,24 +164,33 @@ const internals =
 
 export function assertNoInternals(reply: RawReply, context: string): void {
   const text = JSON.stringify(reply.body ?? null) + JSON.stringify(reply.headers)
-  assert.doesNotMatch(text, internals, `${context}: the reply shows internals: ${text.slice(0, 400)}`)
+  assert.doesNotMatch(text, internals,
+    `${context}: the reply shows internals: ${text.slice(0, 400)}`)
 }
 
-/** Field names compared with array indexes written alike (`payments[3].amount` is `payments.3.amount`). */
+/**
+ * Field names compared with array indexes written alike (`payments[3].amount` is
+ * `payments.3.amount`).
+ */
 const dotted = (field: string): string => field.replace(/\[(\d+)\]/g, '.$1')
 const related = (x: string, y: string): boolean => {
   const [a, b] = [dotted(x), dotted(y)]
   return a === b || a.startsWith(`${b}.`) || b.startsWith(`${a}.`)
 }
 
-/** Checks one reply against the oracle; no 5xx at all unless `allowUnavailable` (documented 503). */
-export function assertReply(reply: RawReply, expected: Expectation, context: string, allowUnavailable = false): void {
+/**
+ * Checks one reply against the oracle; no 5xx at all unless `allowUnavailable` (documented 503).
+ */
+export function assertReply(reply: RawReply, expected: Expectation, context: string,
+    allowUnavailable = false): void {
   const seen = `${context}: got ${reply.code} ${JSON.stringify(reply.body).slice(0, 600)}`
   assertNoInternals(reply, context)
-  if (allowUnavailable && reply.code === 503) return assertErrorReply(reply, 503, 'unavailable', context)
+  if (allowUnavailable && reply.code === 503) return assertErrorReply(reply, 503, 'unavailable',
+    context)
   assert.ok(reply.code < 500, `a fault — ${seen}`)
   if (reply.code !== 200) assertErrorReply(reply, reply.code, undefined, context)
-  const details: string[] = (reply.body?.error?.details ?? []).map((d: { field?: unknown }) => String(d.field))
+  const details: string[] = (reply.body?.error?.details ?? []).map(
+    (d: { field?: unknown }) => String(d.field))
   switch (expected.reply) {
     case 'too_large':
       return assertErrorReply(reply, 400, 'payload_too_large', context)
@@ -185,12 +201,14 @@ export function assertReply(reply: RawReply, expected: Expectation, context: str
       return assert.deepEqual(details, ['(body)'], seen)
     case 'field_400':
       assertErrorReply(reply, 400, 'invalid_request', context)
-      assert.ok(details.length > 0 && !details.includes('(body)'), `details must name fields — ${seen}`)
+      assert.ok(details.length > 0 && !details.includes('(body)'),
+        `details must name fields — ${seen}`)
       return assert.ok(
         details.some((d) => expected.fields.some((f) => related(d, f))),
         `details must name one of ${JSON.stringify(expected.fields)} — ${seen}`,
       )
     case 'no_fault':
-      if (reply.code === 400) assert.ok(details.length > 0 || reply.body.error.type !== 'invalid_request', `a 400 names its field — ${seen}`)
+      if (reply.code === 400) assert.ok(details.length > 0
+        || reply.body.error.type !== 'invalid_request', `a 400 names its field — ${seen}`)
   }
 }

@@ -20,14 +20,17 @@ import { fixtureBankEnv, prepareFixture, rightfulToken, send, validBody, type Op
 // runs here with one batch in flight: whatever queues while a batch commits goes into the
 // next one together, the most mixing a batch can get.
 
-// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
-const tb = useTestBank({ natsAuthority: 'bank', env: { ...fixtureBankEnv, BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '1' } })
+// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools
+// do.
+const tb = useTestBank(
+  { natsAuthority: 'bank', env: { ...fixtureBankEnv, BANK_LEDGER_BATCHES_IN_FLIGHT_MAX: '1' } })
 let f: OperationFixture
 
 // A rejection or exception nobody handles ends a production process (Node's default), so
 // one seen here means a request could have taken the service down.
 const unhandled: string[] = []
-const onUnhandled = (error: unknown) => void unhandled.push(String((error as Error)?.stack ?? error).split('\n').slice(0, 3).join(' / '))
+const onUnhandled = (error: unknown) => void unhandled.push(String((error as Error)?.stack ?? error)
+  .split('\n').slice(0, 3).join(' / '))
 process.on('unhandledRejection', onUnhandled)
 process.on('uncaughtException', onUnhandled)
 
@@ -40,11 +43,14 @@ after(() => {
   process.off('uncaughtException', onUnhandled)
 })
 
-/** Valid values for optional fields the shared samples leave out, so that they are fuzzed in place. */
+/**
+ * Valid values for optional fields the shared samples leave out, so that they are fuzzed in place.
+ */
 function optionalSamples(fx: OperationFixture): Record<string, unknown> {
   return {
     tax_number: '9012345678',
-    address: { address_line_1: '1 Main Road', address_line_2: 'Unit 4', city: 'Cape Town', state: 'Western Cape', postcode: '8001', country: 'ZAF' },
+    address: { address_line_1: '1 Main Road', address_line_2: 'Unit 4', city: 'Cape Town',
+      state: 'Western Cape', postcode: '8001', country: 'ZAF' },
     address_line_2: 'Unit 4',
     state: 'Western Cape',
     postcode: '8001',
@@ -68,7 +74,8 @@ function optionalSamples(fx: OperationFixture): Record<string, unknown> {
 
 /** The shared sample with every optional field it can take; personal entities as a second base. */
 function basesFor(op: Operation, fx: OperationFixture): Record<string, unknown>[] {
-  const samples: Record<string, unknown>[] = [validBody(op, fx), ...(op.name === 'entity_create' ? [numberedPersonalEntity()] : [])]
+  const samples: Record<string, unknown>[] =
+    [validBody(op, fx), ...(op.name === 'entity_create' ? [numberedPersonalEntity()] : [])]
   const extras = optionalSamples(fx)
   return samples.map((sample) => {
     const body: Record<string, unknown> = { ...sample }
@@ -87,27 +94,33 @@ function describeRequest(op: Operation, data: Uint8Array): string {
   return `${subjectFor(op, op.permission === 'operator' ? undefined : f.partner.partnerId)} ${data.length} bytes ${shown}`
 }
 
-/** Sends one request and checks it against the oracle; a failure is recorded with the exact request. */
-async function check(op: Operation, data: Uint8Array, mutated: string[], context: string, failures: string[]): Promise<RawReply | undefined> {
+/**
+ * Sends one request and checks it against the oracle; a failure is recorded with the exact request.
+ */
+async function check(op: Operation, data: Uint8Array, mutated: string[], context: string,
+    failures: string[]): Promise<RawReply | undefined> {
   const expected = expectationFor(op, data, tb.config.requestBytesMax, mutated)
   let reply: RawReply
   try {
     reply = await send(f, op, data, { token: rightfulToken(op, f) })
   } catch (error) {
-    failures.push(`${context}: no reply (${(error as Error).message})\n    request: ${describeRequest(op, data)}`)
+    failures.push(`${context}: no reply (${(error as Error).message})\n    ` +
+      `request: ${describeRequest(op, data)}`)
     return undefined
   }
   try {
     assertReply(reply, expected, context)
   } catch (error) {
-    failures.push(`${(error as Error).message.split('\n')[0]}\n    request: ${describeRequest(op, data)}`)
+    failures.push(
+      `${(error as Error).message.split('\n')[0]}\n    request: ${describeRequest(op, data)}`)
   }
   return reply
 }
 
 function assertNoFailures(failures: string[], sent: number): void {
   const shown = failures.slice(0, 12).join('\n')
-  assert.equal(failures.length, 0, `${failures.length} of ${sent} requests were answered wrongly:\n${shown}`)
+  assert.equal(failures.length, 0,
+    `${failures.length} of ${sent} requests were answered wrongly:\n${shown}`)
 }
 
 const fuzzed = (): Operation[] => allOperations()
@@ -116,7 +129,8 @@ test('transport - fuzz: every operation takes its enriched sample body, so a ref
   for (const op of fuzzed()) {
     for (const base of basesFor(op, f)) {
       assert.deepEqual(schemaIssueFields(op, base), [], `${op.name} sample ${JSON.stringify(base)}`)
-      assertSuccessReply(await send(f, op, base, { token: rightfulToken(op, f) }), `${op.name} sample`)
+      assertSuccessReply(await send(f, op, base, { token: rightfulToken(op, f) }),
+        `${op.name} sample`)
     }
   }
 })
@@ -125,8 +139,10 @@ test('transport - fuzz: every operation takes its enriched sample body, so a ref
  * A hostile value of many kilobytes that is no string: a huge array, deep nesting, a body
  * over the size limit. Sent to every field, these six took half the CPU time of the test.
  */
-const bulky = (raw: string | Uint8Array): boolean => typeof raw === 'string' && raw.length > 10_000 && (raw[0] === '[' || raw[0] === '{')
-const primitiveKinds: ReadonlySet<FieldKind> = new Set(['string', 'int', 'number', 'boolean', 'enum', 'literal'])
+const bulky = (raw: string | Uint8Array): boolean => typeof raw === 'string' && raw.length > 10_000
+  && (raw[0] === '[' || raw[0] === '{')
+const primitiveKinds: ReadonlySet<FieldKind> =
+  new Set(['string', 'int', 'number', 'boolean', 'enum', 'literal'])
 
 /**
  * The fields of a request that are sent the bulky values: every field whose schema reads
@@ -173,17 +189,21 @@ test('transport - fuzz: NUL, lone surrogates and control characters in any field
   let sent = 0
   for (const op of fuzzed()) {
     const base = basesFor(op, f)[0]!
-    for (const spec of fieldsOf(op.request).filter((s) => typeof getPath(base, s.path) === 'string')) {
+    for (const spec of fieldsOf(op.request).filter((s) => typeof getPath(base, s.path)
+        === 'string')) {
       const field = spec.path.join('.')
       for (const hostile of refusedText) {
-        const data = withRawValues(base, [{ path: spec.path, raw: hostile.raw(getPath(base, spec.path)) }])
-        const reply = await check(op, data, [field], `${op.name}.${field} = ${hostile.label}`, failures)
+        const data =
+          withRawValues(base, [{ path: spec.path, raw: hostile.raw(getPath(base, spec.path)) }])
+        const reply = await check(op, data, [field], `${op.name}.${field} = ${hostile.label}`,
+          failures)
         sent++
         const named = (reply?.body?.error?.details ?? []).map((d: { field: string }) => d.field)
         // As every 400 names fields: an index before a further name is written [n].
         const expected = field.replace(/\.(\d+)(?=\.)/g, '[$1]')
         if (reply && JSON.stringify(named) !== JSON.stringify([expected])) {
-          failures.push(`${op.name}.${field} = ${hostile.label}: details name ${JSON.stringify(named)}, not just ${expected}`)
+          failures.push(`${op.name}.${field} = ${hostile.label}: details ` +
+            `name ${JSON.stringify(named)}, not just ${expected}`)
         }
       }
     }
@@ -200,7 +220,8 @@ test('transport - fuzz: prototype keys and duplicate keys at every level are pla
       for (const key of prototypeKeys) {
         for (const value of ['{"polluted":true}', '1', 'null']) {
           const field = [...path, key].join('.')
-          await check(op, withExtraKey(base, path, key, value), [field], `${op.name} extra key ${field} = ${value}`, failures)
+          await check(op, withExtraKey(base, path, key, value), [field],
+            `${op.name} extra key ${field} = ${value}`, failures)
           sent++
         }
       }
@@ -213,7 +234,8 @@ test('transport - fuzz: prototype keys and duplicate keys at every level are pla
         const first = json === '{}' ? `{${key}:${raw}}` : `{${key}:${raw},${json.slice(1)}`
         const last = json === '{}' ? `{${key}:${raw}}` : `${json.slice(0, -1)},${key}:${raw}}`
         for (const body of [first, last]) {
-          await check(op, new TextEncoder().encode(body), [spec.path[0]!], `${op.name} duplicate ${key}`, failures)
+          await check(op, new TextEncoder().encode(body), [spec.path[0]!],
+            `${op.name} duplicate ${key}`, failures)
           sent++
         }
       }
@@ -229,7 +251,10 @@ interface FuzzCase {
   values: Array<{ path: string[]; raw: string | Uint8Array }>
 }
 
-/** Requests generated from the schemas: an operation, a base body, one to three fields set to generated values. */
+/**
+ * Requests generated from the schemas: an operation, a base body, one to three fields set to
+ * generated values.
+ */
 function fuzzCases(ops: Operation[]): fc.Arbitrary<FuzzCase> {
   const choices = ops.flatMap((op) => {
     const fields = fieldsOf(op.request)
@@ -239,7 +264,8 @@ function fuzzCases(ops: Operation[]): fc.Arbitrary<FuzzCase> {
     fc.subarray(fields, { minLength: 1, maxLength: Math.min(3, fields.length) }).chain((chosen) =>
       fc
         .tuple(...chosen.map((spec) => rawValueFor(spec, getPath(base, spec.path))))
-        .map((raws) => ({ op, base, values: chosen.map((spec, i) => ({ path: spec.path, raw: raws[i]! })) })),
+        .map((raws) => (
+          { op, base, values: chosen.map((spec, i) => ({ path: spec.path, raw: raws[i]! })) })),
     ),
   )
 }
@@ -265,13 +291,16 @@ test('transport - fuzz: a refusal with thousands of issues is still answered, an
   const entityCreate = allOperations().find((op) => op.name === 'entity_create')!
   const cases: Array<[Operation, Uint8Array, string]> = [
     // Every item of the array is its own schema issue.
-    [credentialCreate, withRawValues(basesFor(credentialCreate, f)[0]!, [{ path: ['permissions'], raw: `[${new Array(30_000).fill('0').join(',')}]` }]), 'permissions'],
+    [credentialCreate, withRawValues(basesFor(credentialCreate, f)[0]!, [{ path: ['permissions'],
+      raw: `[${new Array(30_000).fill('0').join(',')}]` }]), 'permissions'],
     // Every unknown key is named; a partner can send as many as fit in a body.
     [entityCreate, withManyKeys(basesFor(entityCreate, f)[0]!, 6_000), 'k0'],
   ]
-  for (const [op, data, field] of cases) await check(op, data, [field], `${op.name} with thousands of issues`, failures)
+  for (const [op, data, field] of cases) await check(op, data, [field],
+    `${op.name} with thousands of issues`, failures)
   assertNoFailures(failures, cases.length)
-  assert.deepEqual(unhandled, [], 'a request left an unhandled rejection: a production process would have exited')
+  assert.deepEqual(unhandled, [],
+    'a request left an unhandled rejection: a production process would have exited')
 })
 
 function withManyKeys(base: Record<string, unknown>, n: number): Uint8Array {
@@ -287,9 +316,14 @@ interface Sent {
   body?: Record<string, unknown>
 }
 
-/** Hostile transfers that change one field of `base`: refused text, text the schema takes, numbers, keys. */
-function hostileTransfers(base: Record<string, unknown>, reusedKey: string): Array<{ data: Uint8Array; body?: Record<string, unknown> }> {
-  const raw = (path: string, value: string) => ({ data: withRawValues(base, [{ path: [path], raw: value }]) })
+/**
+ * Hostile transfers that change one field of `base`: refused text, text the schema takes, numbers,
+ * keys.
+ */
+function hostileTransfers(base: Record<string, unknown>, reusedKey: string): Array<{
+    data: Uint8Array; body?: Record<string, unknown> }> {
+  const raw = (path: string, value: string) => (
+    { data: withRawValues(base, [{ path: [path], raw: value }]) })
   const json = (changes: Record<string, unknown>) => {
     const body = { ...base, clientTxId: randomUUID(), ...changes }
     return { data: new TextEncoder().encode(JSON.stringify(body)), body }
@@ -321,7 +355,8 @@ function hostileTransfers(base: Record<string, unknown>, reusedKey: string): Arr
   ]
 }
 
-function transferBody(account: string, amount: number, payAndClear: boolean, n: number): Record<string, unknown> {
+function transferBody(account: string, amount: number, payAndClear: boolean,
+    n: number): Record<string, unknown> {
   return {
     account_id: account,
     clientTxId: randomUUID(),
@@ -339,13 +374,16 @@ test('transport - fuzz: one hostile transfer never fails a valid one grouped wit
   const transfer = allOperations().find((op) => op.name === 'account_transfer_eft_rtc')!
   const a = await onboardPartner(tb, { approve: true })
   const b = await onboardPartner(tb, { approve: true })
-  const poolOf = async (p: typeof a) => (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
+  const poolOf = async (p: typeof a) => (await p.client.accounts.getByEntity(
+    { entity_id: p.rootEntityId })).accounts[0]!.account_id
   const aPool = await poolOf(a)
   const aSecond = (await a.client.accounts.create({ entity_id: a.rootEntityId })).account_id
   const bPool = await poolOf(b)
   const funded = new Map([[aPool, 10_000_000], [aSecond, 10_000_000], [bPool, 100_000]])
-  for (const [account, amount] of funded) await tb.operator.accounts.deposit({ account_id: account, amount })
-  const fee = (body: Record<string, unknown>) => Number(body.pay_and_clear ? tb.config.fees.RTC : tb.config.fees.EFT)
+  for (const [account, amount] of funded) await tb.operator.accounts.deposit(
+    { account_id: account, amount })
+  const fee = (body: Record<string, unknown>) => Number(body.pay_and_clear ? tb.config.fees.RTC
+    : tb.config.fees.EFT)
 
   const failures: string[] = []
   const spent = new Map<string, number>()
@@ -354,18 +392,25 @@ test('transport - fuzz: one hostile transfer never fails a valid one grouped wit
     const valid: Sent[] = Array.from({ length: 24 }, (_, i) => {
       const account = i % 3 === 0 ? aSecond : aPool
       const body = transferBody(account, 100 + i, i % 6 === 0, i)
-      return { account, partner: 'A', data: new TextEncoder().encode(JSON.stringify(body)), expected: 'success', body }
+      return { account, partner: 'A', data: new TextEncoder().encode(JSON.stringify(body)),
+        expected: 'success', body }
     })
     const reusedKey = String(valid[0]!.body!.clientTxId)
     const hostile: Sent[] = [
-      ...hostileTransfers(transferBody(bPool, 150, false, 0), reusedKey).map((h) => ({ ...h, account: bPool, partner: 'B' as const })),
-      ...hostileTransfers(transferBody(aPool, 150, false, 0), reusedKey).map((h) => ({ ...h, account: aPool, partner: 'B' as const })),
-      ...hostileTransfers(transferBody(aPool, 160, false, 0), randomUUID()).map((h) => ({ ...h, account: aPool, partner: 'A' as const })),
-    ].map((h) => ({ ...h, expected: expectationFor(transfer, h.data, tb.config.requestBytesMax, []) }))
+      ...hostileTransfers(transferBody(bPool, 150, false, 0), reusedKey).map(
+        (h) => ({ ...h, account: bPool, partner: 'B' as const })),
+      ...hostileTransfers(transferBody(aPool, 150, false, 0), reusedKey).map(
+        (h) => ({ ...h, account: aPool, partner: 'B' as const })),
+      ...hostileTransfers(transferBody(aPool, 160, false, 0), randomUUID()).map(
+        (h) => ({ ...h, account: aPool, partner: 'A' as const })),
+    ].map(
+      (h) => ({ ...h, expected: expectationFor(transfer, h.data, tb.config.requestBytesMax, []) }))
     // Interleaved, all in flight at once, so that valid and hostile requests share batches.
-    const all = valid.flatMap((v, i) => [v, ...hostile.slice(i * 3, i * 3 + 3)]).concat(hostile.slice(valid.length * 3))
+    const all = valid.flatMap((v, i) => [v, ...hostile.slice(i * 3, i * 3 + 3)]).concat(
+      hostile.slice(valid.length * 3))
     const replies = await Promise.all(
-      all.map((s) => rawRequest(tb, subjectFor(transfer, (s.partner === 'A' ? a : b).partnerId), s.data, { token: (s.partner === 'A' ? a : b).token })),
+      all.map((s) => rawRequest(tb, subjectFor(transfer, (s.partner === 'A' ? a : b).partnerId),
+        s.data, { token: (s.partner === 'A' ? a : b).token })),
     )
     all.forEach((s, i) => {
       const reply = replies[i]!
@@ -374,20 +419,23 @@ test('transport - fuzz: one hostile transfer never fails a valid one grouped wit
       try {
         if (s.expected === 'success') {
           assertSuccessReply(reply, context)
-          assert.equal(reply.headers['Bank-Tx-Status'], s.body!.pay_and_clear ? 'Successful' : 'Pending', context)
+          assert.equal(reply.headers['Bank-Tx-Status'], s.body!.pay_and_clear ? 'Successful'
+            : 'Pending', context)
         } else assertReply(reply, s.expected, context)
       } catch (error) {
         failures.push((error as Error).message.split('\n')[0]!)
       }
       // Every accepted transfer holds or spends its amount and fee, and nothing else does.
-      if (reply.code === 200 && s.body) spent.set(s.account, (spent.get(s.account) ?? 0) + Number(s.body.amount) + fee(s.body))
+      if (reply.code === 200 && s.body) spent.set(s.account, (spent.get(s.account) ?? 0) + Number(
+        s.body.amount) + fee(s.body))
     })
   }
   assertNoFailures(failures, sent)
   for (const [account, deposit] of funded) {
     const partner = account === bPool ? b : a
     const details = await partner.client.accounts.getDetails({ account_id: account })
-    assert.equal(details.available_balance, String(deposit - (spent.get(account) ?? 0)), `available balance of ${account}`)
+    assert.equal(details.available_balance, String(deposit - (spent.get(account) ?? 0)),
+      `available balance of ${account}`)
   }
 })
 
@@ -396,12 +444,14 @@ test('transport - fuzz: afterwards the service answers $SRV.PING, serves every o
   assert.equal(ping.json<{ type: string }>().type, 'io.nats.micro.v1.ping_response')
   const fresh = await prepareFixture(tb)
   for (const op of allOperations()) {
-    assertSuccessReply(await send(fresh, op, validBody(op, fresh), { token: rightfulToken(op, fresh) }), `${op.name} afterwards`)
+    assertSuccessReply(await send(fresh, op, validBody(op, fresh),
+      { token: rightfulToken(op, fresh) }), `${op.name} afterwards`)
   }
   const verify = await rawRequest(tb, 'ops.ledger.verify', '{}', { token: tb.operatorToken })
   assertSuccessReply(verify, 'ledger verify')
   assert.deepEqual(verify.body.problems, [], 'the ledger verifies after the fuzzing')
   assert.equal(verify.body.ok, true)
   assert.equal(({} as Record<string, unknown>).polluted, undefined, 'Object.prototype was polluted')
-  assert.deepEqual(unhandled, [], 'a request left an unhandled rejection: a production process would have exited')
+  assert.deepEqual(unhandled, [],
+    'a request left an unhandled rejection: a production process would have exited')
 })

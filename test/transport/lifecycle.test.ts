@@ -48,7 +48,8 @@ test('lifecycle - requests in flight when the bank stops are still answered, the
     gate.release()
     const answered = await Promise.all(replies)
     assert.equal(answered.length, inFlight)
-    for (const reply of answered) assert.deepEqual(reply.entities.map((e) => e.id), [partner.rootEntityId])
+    for (const reply of answered) assert.deepEqual(reply.entities.map((e) => e.id),
+      [partner.rootEntityId])
     await stopping
     assert.equal(gate.entered(), inFlight, 'no request entered after the stop')
     await expectApiError(partner.client.entities.list(), 503)
@@ -63,13 +64,15 @@ test('lifecycle - requests the server has delivered before the stop are answered
   try {
     const partner = await onboardPartner(tb)
     for (let round = 0; round < 3; round++) {
-      const replies = Array.from({ length: 20 }, () => partner.client.entities.info({ entity_id: partner.rootEntityId }))
+      const replies = Array.from({ length: 20 }, () => partner.client.entities.info(
+        { entity_id: partner.rootEntityId }))
       // The server has routed every request to the bank once it answers our flush.
       await tb.nc.flush()
       const stopping = tb.bank.stop()
       const settled = await Promise.allSettled(replies)
       await stopping
-      const failures = settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))
+      const failures = settled.filter((s) => s.status === 'rejected').map(
+        (s) => String((s as PromiseRejectedResult).reason))
       assert.deepEqual(failures, [], `round ${round}`)
       await tb.restart()
     }
@@ -105,8 +108,10 @@ test('lifecycle - the bank serves again after its NATS server restarts on the sa
   try {
     // The harness's bank steps aside; a bank on the same storage joins our own server.
     await tb.bank.stop()
-    bank = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'), natsUrl: server.url, validateResponses: true })
-    client = await connect({ servers: server.url, maxReconnectAttempts: -1, reconnectTimeWait: 100 })
+    bank = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'),
+      natsUrl: server.url, validateResponses: true })
+    client = await connect({ servers: server.url, maxReconnectAttempts: -1,
+      reconnectTimeWait: 100 })
     const operator = new OperatorClient({ connection: client, token: tb.operatorToken })
     const before = await operator.partners.list()
 
@@ -114,7 +119,8 @@ test('lifecycle - the bank serves again after its NATS server restarts on the sa
     const clientReconnected = nextStatus(client, 'reconnect')
     await server.stop()
     server = await startNatsServer({ binary, storeDir, port })
-    await within(Promise.all([bankReconnected, clientReconnected]), 60_000, 'reconnecting to the new server')
+    await within(Promise.all([bankReconnected, clientReconnected]), 60_000,
+      'reconnecting to the new server')
     let attempts = 0
     let served: Awaited<ReturnType<typeof operator.partners.list>> | undefined
     while (!served && attempts < 50) {
@@ -122,14 +128,16 @@ test('lifecycle - the bank serves again after its NATS server restarts on the sa
       // Each attempt first waits for the bank's own round trip to the new server, never a timer.
       await bank.nc.flush()
       served = await operator.partners.list().catch((error: unknown) => {
-        if (error instanceof BankApiError && (error.code === 503 || error.code === 504)) return undefined
+        if (error instanceof BankApiError
+          && (error.code === 503 || error.code === 504)) return undefined
         throw error
       })
     }
     assert.ok(served, `the bank did not serve again within ${attempts} attempts`)
     assert.deepEqual(served, before)
     const ping = await client.request('$SRV.PING.partner-bank', '', { timeout: 10_000 })
-    assert.equal(ping.json<{ id: string }>().id, bank.micro.id, 'the micro service answers again too')
+    assert.equal(ping.json<{ id: string }>().id, bank.micro.id,
+      'the micro service answers again too')
   } finally {
     await client?.close()
     await bank?.stop()

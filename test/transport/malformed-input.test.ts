@@ -9,7 +9,8 @@ import { fixtureBankEnv, prepareFixture, rightfulToken, send, subjectOf, validBo
 // process stays up (docs/guides/wire-conventions.md: malformed JSON and non-object bodies are 400;
 // a 500 never happens for a caller's mistake).
 
-// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools do.
+// With the NATS authority (the partners' NATS operations need it), sending as the bank's own tools
+// do.
 const tb = useTestBank({ natsAuthority: 'bank', env: fixtureBankEnv })
 let f: OperationFixture
 
@@ -18,21 +19,25 @@ before(async () => {
   f = await prepareFixture(tb)
 })
 
-const request = (op: Operation, body: string | Uint8Array | Record<string, unknown>): Promise<RawReply> =>
+const request = (op: Operation, body: string | Uint8Array | Record<string,
+  unknown>): Promise<RawReply> =>
   send(f, op, body, { token: rightfulToken(op, f) })
 
 test('transport - malformed JSON is a 400 invalid_json on every operation', async () => {
-  const malformed = ['{nope', '{"entity_id":', '{"a":1,}', "{'a':1}", '{"a":1}}', 'undefined', '{"a":NaN}', '\u0000']
+  const malformed = ['{nope', '{"entity_id":', '{"a":1,}', "{'a':1}", '{"a":1}}', 'undefined',
+    '{"a":NaN}', '\u0000']
   for (const op of allOperations()) {
     for (const body of malformed) {
-      assertErrorReply(await request(op, body), 400, 'invalid_json', `${op.name} ${JSON.stringify(body)}`)
+      assertErrorReply(await request(op, body), 400, 'invalid_json',
+        `${op.name} ${JSON.stringify(body)}`)
     }
   }
 })
 
 test('transport - a JSON body that is not an object is a 400 on every operation', async () => {
   for (const op of allOperations()) {
-    for (const body of ['[]', '[{}]', JSON.stringify([validBody(op, f)]), 'null', '42', '-1.5e400', '"text"', 'true', 'false']) {
+    for (const body of ['[]', '[{}]', JSON.stringify([validBody(op, f)]), 'null', '42', '-1.5e400',
+        '"text"', 'true', 'false']) {
       const reply = await request(op, body)
       assertErrorReply(reply, 400, 'invalid_request', `${op.name} ${body.slice(0, 30)}`)
       assert.deepEqual(detailFields(reply), ['(body)'], op.name)
@@ -56,7 +61,8 @@ test('transport - a body over the size limit is a 400 payload_too_large; one at 
     assertErrorReply(reply, 400, 'payload_too_large', `${op.name} one byte over`)
     assert.deepEqual(detailFields(reply), ['(body)'])
     // NATS carries at most 1 MiB: "far over" stays below that.
-    assertErrorReply(await request(op, 'x'.repeat(Math.min(limit * 8, 1_000_000))), 400, 'payload_too_large', `${op.name} far over`)
+    assertErrorReply(await request(op, 'x'.repeat(Math.min(limit * 8, 1_000_000))), 400,
+      'payload_too_large', `${op.name} far over`)
   }
 })
 
@@ -64,7 +70,8 @@ test('transport - bytes that are not UTF-8 are a 400 on every operation', async 
   const invalid = [
     Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), // {"a":"<ff fe>"}
     Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22, 0x7d]), // overlong "/"
-    Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]), // lone surrogate
+    // lone surrogate
+    Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xed, 0xa0, 0x80, 0x22, 0x7d]),
     Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe2, 0x82, 0x22, 0x7d]), // truncated sequence
   ]
   for (const op of allOperations()) {
@@ -117,7 +124,8 @@ test('transport - hostile JSON shapes are 400s, not faults', async () => {
     for (const [label, body] of bodies) {
       const reply = await request(op, body)
       assertErrorReply(reply, 400, undefined, `${op.name} ${label}`)
-      if (label === '__proto__') assert.ok(detailFields(reply).includes('__proto__'), `${op.name}: ${detailFields(reply)}`)
+      if (label === '__proto__') assert.ok(detailFields(reply).includes('__proto__'),
+        `${op.name}: ${detailFields(reply)}`)
     }
   }
   // The prototype of plain objects was not polluted by any of it.
@@ -131,8 +139,10 @@ test('transport - every field of the wrong type is a 400 naming that field', asy
       for (const wrong of [{ nested: true }, [1, 2], 12345678901234567890]) {
         if (typeof sample[field] === typeof wrong) continue
         const reply = await request(op, { ...sample, [field]: wrong })
-        assertErrorReply(reply, 400, 'invalid_request', `${op.name}.${field} = ${JSON.stringify(wrong)}`)
-        assert.ok(detailFields(reply).some((d) => d === field || d.startsWith(`${field}.`)), `${op.name}.${field}: ${detailFields(reply)}`)
+        assertErrorReply(reply, 400, 'invalid_request',
+          `${op.name}.${field} = ${JSON.stringify(wrong)}`)
+        assert.ok(detailFields(reply).some((d) => d === field || d.startsWith(`${field}.`)),
+          `${op.name}.${field}: ${detailFields(reply)}`)
       }
     }
   }

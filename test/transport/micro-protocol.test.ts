@@ -37,10 +37,12 @@ function isNoResponders(error: unknown): boolean {
 function assertStringMap(value: unknown, context: string): void {
   assert.equal(typeof value, 'object', context)
   assert.ok(value !== null && !Array.isArray(value), context)
-  for (const [key, entry] of Object.entries(value as object)) assert.equal(typeof entry, 'string', `${context}: metadata.${key}`)
+  for (const [key, entry] of Object.entries(value as object)) assert.equal(typeof entry, 'string',
+    `${context}: metadata.${key}`)
 }
 
-const forms = (verb: string) => [`$SRV.${verb}`, `$SRV.${verb}.${serviceName}`, `$SRV.${verb}.${serviceName}.${tb.bank.micro.id}`]
+const forms = (verb: string) => [`$SRV.${verb}`, `$SRV.${verb}.${serviceName}`,
+  `$SRV.${verb}.${serviceName}.${tb.bank.micro.id}`]
 
 interface EndpointStats {
   name: string
@@ -68,7 +70,8 @@ async function collect<T>(iterator: Promise<AsyncIterable<T>>): Promise<T[]> {
 function officialClient(): ServiceClient {
   // `@nats-io/services` is built against its own copy of nats-core; the connection is the
   // same wire protocol, so the type difference between the two copies is all this cast hides.
-  return new Svcm(tb.nc as unknown as ConstructorParameters<typeof Svcm>[0]).client({ strategy: 'stall', stall: 1_000, maxWait: 10_000 })
+  return new Svcm(tb.nc as unknown as ConstructorParameters<typeof Svcm>[0]).client(
+    { strategy: 'stall', stall: 1_000, maxWait: 10_000 })
 }
 
 test('micro - $SRV.PING answers with a ping_response on all three subject forms', async () => {
@@ -77,7 +80,8 @@ test('micro - $SRV.PING answers with a ping_response on all three subject forms'
   const answers = []
   for (const subject of forms('PING')) {
     const ping = await control(subject)
-    assert.deepEqual(Object.keys(ping).sort(), ['id', 'metadata', 'name', 'type', 'version'], subject)
+    assert.deepEqual(Object.keys(ping).sort(), ['id', 'metadata', 'name', 'type', 'version'],
+      subject)
     assert.equal(ping.type, 'io.nats.micro.v1.ping_response', subject)
     assert.equal(ping.name, serviceName, subject)
     assert.equal(ping.id, id, subject)
@@ -90,7 +94,8 @@ test('micro - $SRV.PING answers with a ping_response on all three subject forms'
 })
 
 test('micro - $SRV subjects of another name or id have no responders', async () => {
-  for (const subject of ['$SRV.PING.other-service', `$SRV.PING.${serviceName}.${randomUUID().replaceAll('-', '')}`, `$SRV.INFO.other-service`]) {
+  for (const subject of ['$SRV.PING.other-service',
+      `$SRV.PING.${serviceName}.${randomUUID().replaceAll('-', '')}`, `$SRV.INFO.other-service`]) {
     await assert.rejects(control(subject), (error: unknown) => isNoResponders(error), subject)
   }
 })
@@ -148,7 +153,8 @@ test('micro - $SRV.STATS answers with a stats_response per endpoint', async () =
     )
     for (const e of stats.endpoints as EndpointStats[]) {
       assert.equal(e.queue_group, queueGroup)
-      for (const key of ['num_requests', 'num_errors', 'processing_time', 'average_processing_time'] as const) {
+      for (const key of ['num_requests', 'num_errors', 'processing_time',
+          'average_processing_time'] as const) {
         assert.ok(Number.isInteger(e[key]) && e[key] >= 0, `${e.name}.${key} = ${e[key]}`)
       }
       assert.ok(e.num_errors <= e.num_requests, e.name)
@@ -172,7 +178,8 @@ test('micro - $SRV.STATS counts every request and every error reply, per endpoin
     rawRequest(tb, listSubject, '{nope', { token: f.partner.token }), // 400
     rawRequest(tb, listSubject, '{}', { token: tb.operatorToken }), // 403
     rawRequest(tb, getSubject, JSON.stringify({ user_id: f.userId }), { token: f.partner.token }),
-    rawRequest(tb, getSubject, JSON.stringify({ user_id: randomUUID() }), { token: f.partner.token }), // 404
+    rawRequest(tb, getSubject, JSON.stringify({ user_id: randomUUID() }),
+      { token: f.partner.token }), // 404
   ])
   assert.deepEqual(
     outcomes.map((o) => o.code),
@@ -180,7 +187,8 @@ test('micro - $SRV.STATS counts every request and every error reply, per endpoin
   )
 
   const afterwards = await endpointStats()
-  const delta = (name: string, key: 'num_requests' | 'num_errors') => afterwards.get(name)![key] - before.get(name)![key]
+  const delta = (name: string, key: 'num_requests' | 'num_errors') => afterwards.get(name)![key]
+    - before.get(name)![key]
   assert.equal(delta(list.name, 'num_requests'), 6)
   assert.equal(delta(list.name, 'num_errors'), 3)
   assert.equal(delta(get.name, 'num_requests'), 2)
@@ -192,7 +200,8 @@ test('micro - $SRV.STATS counts every request and every error reply, per endpoin
   }
   for (const name of [list.name, get.name]) {
     const e = afterwards.get(name)!
-    assert.ok(e.processing_time > before.get(name)!.processing_time, `${name} processing_time grows`)
+    assert.ok(e.processing_time > before.get(name)!.processing_time,
+      `${name} processing_time grows`)
     assert.ok(e.average_processing_time > 0, name)
     assert.ok(e.average_processing_time <= e.processing_time, name)
   }
@@ -231,13 +240,15 @@ test('micro - the official client reads our error replies as service errors', as
   const subject = subjectFor(contract.users.get, f.partner.partnerId)
   const h = (await import('@nats-io/transport-node')).headers()
   h.set('token', f.partner.token)
-  const notFound: Msg = await tb.nc.request(subject, JSON.stringify({ user_id: randomUUID() }), { timeout: 5_000, headers: h })
+  const notFound: Msg = await tb.nc.request(subject, JSON.stringify({ user_id: randomUUID() }),
+    { timeout: 5_000, headers: h })
   const asOfficial = notFound as unknown as Parameters<typeof ServiceError.isServiceError>[0]
   assert.equal(ServiceError.isServiceError(asOfficial), true)
   const error = ServiceError.toServiceError(asOfficial)
   assert.equal(error?.code, 404)
   assert.equal(error?.message, 'user not found')
 
-  const ok: Msg = await tb.nc.request(subject, JSON.stringify({ user_id: f.userId }), { timeout: 5_000, headers: h })
+  const ok: Msg = await tb.nc.request(subject, JSON.stringify({ user_id: f.userId }),
+    { timeout: 5_000, headers: h })
   assert.equal(ServiceError.isServiceError(ok as unknown as typeof asOfficial), false)
 })

@@ -12,8 +12,10 @@ const first = useTestBank()
 const second = useTestBank()
 
 async function collectReplies(subject: string, expected: number): Promise<any[]> {
-  // `count` ends as soon as the expected number of instances has answered; maxWait only bounds a failure.
-  const replies = await first.nc.requestMany(subject, '', { strategy: 'count', maxMessages: expected, maxWait: 10_000 })
+  // `count` ends as soon as the expected number of instances has answered; maxWait only bounds a
+  // failure.
+  const replies = await first.nc.requestMany(subject, '',
+    { strategy: 'count', maxMessages: expected, maxWait: 10_000 })
   const found: any[] = []
   for await (const reply of replies) found.push(reply.json())
   return found
@@ -38,14 +40,16 @@ test('scale-out - $SRV.PING returns one answer per instance, with distinct ids',
 
 test('scale-out - the official client sees both instances with the same endpoints and queue group', async () => {
   // Ends once both instances answered; a slow machine cannot cut the collection short.
-  const client = new Svcm(first.nc as unknown as ConstructorParameters<typeof Svcm>[0]).client({ strategy: 'count', maxMessages: 2, maxWait: 10_000 })
+  const client = new Svcm(first.nc as unknown as ConstructorParameters<typeof Svcm>[0]).client(
+    { strategy: 'count', maxMessages: 2, maxWait: 10_000 })
   const infos: ServiceInfo[] = []
   for await (const info of await client.info('partner-bank')) infos.push(info)
   assert.deepEqual(
     infos.map((i) => i.id).sort(),
     [first.bank.micro.id, second.bank.micro.id].sort(),
   )
-  const endpointsOf = (i: ServiceInfo) => i.endpoints.map((e) => `${e.name} ${e.subject} ${e.queue_group}`).sort()
+  const endpointsOf = (i: ServiceInfo) => i.endpoints.map(
+    (e) => `${e.name} ${e.subject} ${e.queue_group}`).sort()
   assert.deepEqual(endpointsOf(infos[0]!), endpointsOf(infos[1]!))
   assert.equal(infos[0]!.endpoints.length, allOperations().length)
   assert.ok(infos[0]!.endpoints.every((e) => e.queue_group === 'partner-bank'))
@@ -56,12 +60,14 @@ test('scale-out - each request is served by exactly one instance of the queue gr
   const subject = subjectFor(op, '00000000-0000-4000-8000-000000000000')
   const served = async () => {
     let total = 0
-    for (const tb of [first, second]) total += tb.bank.micro.stats().endpoints.find((e) => e.name === op.name)!.num_requests
+    for (const tb of [first, second]) total += tb.bank.micro.stats().endpoints.find(
+      (e) => e.name === op.name)!.num_requests
     return total
   }
   const before = await served()
   const requests = 20
-  const replies = await Promise.all(Array.from({ length: requests }, () => rawRequest(first, subject, '{}', {})))
+  const replies =
+    await Promise.all(Array.from({ length: requests }, () => rawRequest(first, subject, '{}', {})))
   assert.ok(replies.every((r) => r.code === 401))
   // Without a queue group every instance would take every request (2 × 20).
   assert.equal((await served()) - before, requests)

@@ -27,20 +27,26 @@ after(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup()
 })
 
-function clusterConfig(name: string, port: number, routePort: number, otherRoutePort: number, own?: string): string {
+function clusterConfig(name: string, port: number, routePort: number, otherRoutePort: number,
+    own?: string): string {
   return [
     'include ./nats-server.conf',
     `server_name: ${name}`,
     `listen: "127.0.0.1:${port}"`,
     ...(own
-      ? [`jetstream { store_dir: ${JSON.stringify(path.join(own, 'jetstream'))} }`, `resolver { type: full, dir: ${JSON.stringify(path.join(own, 'resolver'))}, allow_delete: false, interval: "2m", timeout: "5s" }`]
+      ? [`jetstream { store_dir: ${JSON.stringify(path.join(own, 'jetstream'))} }`, `resolver { ` +
+        `type: full, dir: ${JSON.stringify(path.join(own, 'resolver'))}, allow_delete: false, ` +
+        `interval: "2m", timeout: "5s" }`]
       : []),
     `cluster { name: partner-bank, listen: "127.0.0.1:${routePort}", routes: ["nats-route://127.0.0.1:${otherRoutePort}"] }`,
     '',
   ].join('\n')
 }
 
-/** Until `attempt` resolves (bounded by the test's own timeout): the cluster passes changes on by itself. */
+/**
+ * Until `attempt` resolves (bounded by the test's own timeout): the cluster passes changes on by
+ * itself.
+ */
 async function eventually<T>(attempt: () => Promise<T>): Promise<T> {
   for (;;) {
     try {
@@ -53,7 +59,8 @@ async function eventually<T>(attempt: () => Promise<T>): Promise<T> {
 
 function cutOff(nc: NatsConnection): Promise<string> {
   return (async () => {
-    for await (const status of nc.status()) if (status.type === 'error' || status.type === 'disconnect') return status.type
+    for await (const status of nc.status()) if (status.type === 'error'
+      || status.type === 'disconnect') return status.type
     return 'closed'
   })()
 }
@@ -64,45 +71,56 @@ test('nats cluster - a partner onboarded through one server is served through th
   cleanups.push(() => store.release())
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-cluster-'))
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }))
-  const base = { BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off', BANK_DEBIT_SCHEDULE: 'off', BANK_SANDBOX: 'false' }
+  const base = { BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off',
+    BANK_DEBIT_SCHEDULE: 'off', BANK_SANDBOX: 'false' }
   const authority = await startAuthorityNats(loadConfig(base), dataDir, { pglite: store.store, pgliteDir: 'memory://' })
   cleanups.push(() => authority.stop())
   // The init's server, standalone, gives way to a cluster of two on the same configuration.
   await authority.server.stop()
-  const [port1, port2, route1, route2] = await Promise.all([freePort(), freePort(), freePort(), freePort()])
+  const [port1, port2, route1, route2] =
+    await Promise.all([freePort(), freePort(), freePort(), freePort()])
   const second = path.join(authority.dir, 'second')
   fs.mkdirSync(second)
   fs.writeFileSync(path.join(authority.dir, 'n1.conf'), clusterConfig('n1', port1, route1, route2))
-  fs.writeFileSync(path.join(authority.dir, 'n2.conf'), clusterConfig('n2', port2, route2, route1, second))
+  fs.writeFileSync(path.join(authority.dir, 'n2.conf'), clusterConfig('n2', port2, route2, route1,
+    second))
   const servers: PrivateNatsServer[] = await Promise.all([
-    startNatsServer({ binary, storeDir: path.join(authority.dir, 'jetstream'), port: port1, configFile: path.join(authority.dir, 'n1.conf') }),
-    startNatsServer({ binary, storeDir: path.join(second, 'jetstream'), port: port2, configFile: path.join(authority.dir, 'n2.conf') }),
+    startNatsServer({ binary, storeDir: path.join(authority.dir, 'jetstream'), port: port1,
+      configFile: path.join(authority.dir, 'n1.conf') }),
+    startNatsServer({ binary, storeDir: path.join(second, 'jetstream'), port: port2,
+      configFile: path.join(authority.dir, 'n2.conf') }),
   ])
   cleanups.push(async () => void (await Promise.all(servers.map((s) => s.stop()))))
   const [url1, url2] = servers.map((s) => s.url) as [string, string]
   const tls = natsConnectOptions({ tls: { caFile: authority.caFile } })
 
-  const config = loadConfig({ ...base, NATS_CREDS: authority.bankCredsFile, NATS_TLS_CA: authority.caFile })
+  const config =
+    loadConfig({ ...base, NATS_CREDS: authority.bankCredsFile, NATS_TLS_CA: authority.caFile })
   const bank: Bank = await startBank({ config, clock: new ManualClock('2026-11-23T08:00:00Z'), log: createLogger('silent'), natsUrl: url1, pgliteDir: 'memory://', pglite: store.store })
   cleanups.push(() => bank.stop())
-  const operatorNc = await connect({ servers: url1, ...natsConnectOptions(authority.operatorLogin) })
+  const operatorNc =
+    await connect({ servers: url1, ...natsConnectOptions(authority.operatorLogin) })
   cleanups.push(() => operatorNc.close())
   const operator = new OperatorClient({ connection: operatorNc, token: bank.bootstrapToken! })
 
   const root = businessEntity()
-  const created = await operator.partners.create({ name: root.name, email: root.email, registration_number: root.registration_number, trading_name: root.trading_name })
+  const created = await operator.partners.create({ name: root.name, email: root.email,
+    registration_number: root.registration_number, trading_name: root.trading_name })
   assert.ok(created.nats_creds)
-  const connectTo = (url: string, creds: string) => connect({ servers: url, reconnect: false, ...tls, authenticator: credsAuthenticator(new TextEncoder().encode(creds)) })
+  const connectTo = (url: string, creds: string) => connect({ servers: url, reconnect: false,
+    ...tls, authenticator: credsAuthenticator(new TextEncoder().encode(creds)) })
   // The account was pushed to the first server; the second learns it from the first.
   const partnerNc = await eventually(() => connectTo(url2, created.nats_creds!))
   cleanups.push(() => partnerNc.close())
-  const client = new BankClient({ connection: partnerNc, token: created.credential.token, partnerId: created.partner_id })
+  const client = new BankClient({ connection: partnerNc, token: created.credential.token,
+    partnerId: created.partner_id })
   // Served by the bank, which is connected to the other server.
   const { entities } = await client.entities.list({})
   assert.ok(entities.some((e) => e.id === created.root_entity_id))
 
   // A revocation pushed to the first server disconnects the user on the second.
-  const extra = await operator.partners.natsCreds({ partner_id: created.partner_id, label: 'revoked on n1' })
+  const extra = await operator.partners.natsCreds({ partner_id: created.partner_id,
+    label: 'revoked on n1' })
   const extraNc = await eventually(() => connectTo(url2, extra.creds))
   const extraCut = cutOff(extraNc)
   await operator.partners.natsRevoke({ partner_id: created.partner_id, user_id: extra.id })

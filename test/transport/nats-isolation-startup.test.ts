@@ -28,13 +28,16 @@ after(async () => {
 function settings(env: Record<string, string>) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-isolation-'))
   dirs.push(dataDir)
-  return loadConfig({ BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off', BANK_DEBIT_SCHEDULE: 'off', ...env })
+  return loadConfig({ BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off',
+    BANK_DEBIT_SCHEDULE: 'off', ...env })
 }
 
-async function attempt(env: Record<string, string>, natsUrl: string, store: { release(): Promise<void>; store: import('@electric-sql/pglite').PGlite }, lines?: string[]) {
+async function attempt(env: Record<string, string>, natsUrl: string, store: {
+    release(): Promise<void>; store: import('@electric-sql/pglite').PGlite }, lines?: string[]) {
   const config = settings(env)
   const log = lines
-    ? pino({ level: 'info' }, new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }))
+    ? pino({ level: 'info' },
+      new Writable({ write: (chunk, _encoding, done) => (lines.push(String(chunk)), done()) }))
     : createLogger('silent')
   return startBank({ config, clock: new ManualClock('2026-11-23T08:00:00Z'), log, natsUrl, pgliteDir: 'memory://', pglite: store.store })
 }
@@ -63,8 +66,10 @@ test('nats isolation - a sandbox on an open NATS server starts and warns that an
   } finally {
     await store.release()
   }
-  const messages = lines.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map((line) => (JSON.parse(line) as { msg?: string; level?: number }))
-  assert.ok(messages.some((line) => line.msg === open_nats_warning && line.level === 40), 'the start-up log carries the warning')
+  const messages = lines.flatMap((chunk) => chunk.split('\n').filter(Boolean)).map(
+    (line) => (JSON.parse(line) as { msg?: string; level?: number }))
+  assert.ok(messages.some((line) => line.msg === open_nats_warning && line.level === 40),
+    'the start-up log carries the warning')
 })
 
 test("nats isolation - with the bank the NATS authority, production refuses another account's creds and an open server", async () => {
@@ -73,9 +78,11 @@ test("nats isolation - with the bank the NATS authority, production refuses anot
     const config = settings({})
     const authority = await startAuthorityNats(config, config.dataDir, { pglite: store.store, pgliteDir: 'memory://' })
     authorities.push(authority)
-    const env = { BANK_SANDBOX: 'false', BANK_DATA_DIR: config.dataDir, NATS_TLS_CA: authority.caFile }
+    const env = { BANK_SANDBOX: 'false', BANK_DATA_DIR: config.dataDir,
+      NATS_TLS_CA: authority.caFile }
     // The operator's creds: a user of the operators' account, not the bank's.
-    await assert.rejects(attempt({ ...env, NATS_CREDS: authority.operatorCredsFile }, authority.url, store), (error: Error) => {
+    await assert.rejects(attempt({ ...env, NATS_CREDS: authority.operatorCredsFile }, authority.url,
+        store), (error: Error) => {
       assert.match(error.message, /connects as its own NATS account/)
       assert.match(error.message, /bank\.creds/)
       return true
@@ -84,7 +91,8 @@ test("nats isolation - with the bank the NATS authority, production refuses anot
     const open = await testNats()
     await assert.rejects(attempt({ BANK_SANDBOX: 'false', BANK_DATA_DIR: config.dataDir, NATS_CREDS: authority.bankCredsFile }, open.url, store), /admits clients without credentials/)
     // The set-up as written: it starts, in production.
-    const bank = await attempt({ ...env, NATS_CREDS: authority.bankCredsFile }, authority.url, store)
+    const bank = await attempt({ ...env, NATS_CREDS: authority.bankCredsFile }, authority.url,
+      store)
     await bank.stop()
   } finally {
     await store.release()

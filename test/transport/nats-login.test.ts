@@ -35,10 +35,14 @@ async function listening(port: number): Promise<boolean> {
 }
 
 before(async () => {
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=bank test CA', '-keyout', file('ca.key'), '-out', file('ca.pem'))
+  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj',
+    '/CN=bank test CA', '-keyout', file('ca.key'), '-out', file('ca.pem'))
   fs.writeFileSync(file('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
-  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout', file('server.key'), '-out', file('server.csr'))
-  openssl('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.pem'), '-CAkey', file('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', file('server.ext'), '-out', file('server.pem'))
+  openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-keyout',
+    file('server.key'), '-out', file('server.csr'))
+  openssl('x509', '-req', '-in', file('server.csr'), '-CA', file('ca.pem'), '-CAkey',
+    file('ca.key'), '-CAcreateserial', '-days', '2', '-extfile', file('server.ext'), '-out',
+    file('server.pem'))
   const port = await freePort()
   fs.writeFileSync(
     file('nats.conf'),
@@ -51,7 +55,8 @@ before(async () => {
     ].join('\n'),
   )
   server = spawn(findNatsServerBinary()!, ['-c', file('nats.conf')], { stdio: 'ignore' })
-  for (let i = 0; i < 200 && !(await listening(port)); i++) await new Promise((r) => setTimeout(r, 50))
+  for (let i = 0; i < 200 && !(await listening(port)); i++) await new Promise(
+    (r) => setTimeout(r, 50))
   url = `tls://127.0.0.1:${port}`
 })
 
@@ -61,7 +66,8 @@ after(() => {
 })
 
 async function start(env: Record<string, string>): Promise<Bank> {
-  const config = loadConfig({ BANK_DATA_DIR: file('data'), LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off', BANK_SANDBOX: 'true', ...env })
+  const config = loadConfig({ BANK_DATA_DIR: file('data'), LOG_LEVEL: 'silent',
+    BANK_CLEARING_SCHEDULE: 'off', BANK_SANDBOX: 'true', ...env })
   return startBank({ config, clock: new ManualClock('2026-11-23T08:00:00Z'), log: createLogger('silent'), natsUrl: url, pgliteDir: 'memory://', pgliteSeed: await pgliteSeed() })
 }
 
@@ -69,9 +75,11 @@ test('nats login - the bank and the SDK log in with NATS_USER/NATS_PASSWORD over
   const env = { NATS_USER: 'bank', NATS_PASSWORD: 's3cret-pass', NATS_TLS_CA: file('ca.pem') }
   const bank = await start(env)
   try {
-    const operator = OperatorClient.fromEnv({ env: { ...env, NATS_URL: url, BANK_OPERATOR_TOKEN: bank.bootstrapToken! } })
+    const operator = OperatorClient.fromEnv(
+      { env: { ...env, NATS_URL: url, BANK_OPERATOR_TOKEN: bank.bootstrapToken! } })
     const { partners } = await operator.partners.list({})
-    assert.deepEqual(partners, [], 'a request went through the TLS, logged-in connection and was answered')
+    assert.deepEqual(partners, [],
+      'a request went through the TLS, logged-in connection and was answered')
     await operator.close()
   } finally {
     await bank.stop()
@@ -79,7 +87,8 @@ test('nats login - the bank and the SDK log in with NATS_USER/NATS_PASSWORD over
 })
 
 test('nats login - a wrong password stops the start with the URL and the settings to check', async () => {
-  await assert.rejects(start({ NATS_USER: 'bank', NATS_PASSWORD: 'wrong', NATS_TLS_CA: file('ca.pem') }), (error: Error) => {
+  await assert.rejects(start({ NATS_USER: 'bank', NATS_PASSWORD: 'wrong',
+      NATS_TLS_CA: file('ca.pem') }), (error: Error) => {
     assert.match(error.message, new RegExp(`cannot connect to NATS at ${url.replace(/\./g, '\\.')}`))
     assert.match(error.message, /NATS_USER/)
     return true

@@ -27,9 +27,15 @@ export interface OperationFixture {
   accountId: string
   /** A credential of `partner` that `ops_credential_revoke` may revoke. */
   revocableCredentialId: string
-  /** A NATS user of `partner` that `ops_partner_nats_revoke` may revoke (the suites run with the NATS authority). */
+  /**
+   * A NATS user of `partner` that `ops_partner_nats_revoke` may revoke (the suites run with the
+   * NATS authority).
+   */
   revocableNatsUserId: string
-  /** A partner of its own for `ops_partner_suspend` and `ops_partner_limits` (the suites send as `partner`, whose budget they leave alone). */
+  /**
+   * A partner of its own for `ops_partner_suspend` and `ops_partner_limits` (the suites send as
+   * `partner`, whose budget they leave alone).
+   */
   suspendablePartnerId: string
   /** A transaction on `accountId`: the funding deposit. */
   transactionId: string
@@ -43,9 +49,14 @@ export interface OperationFixture {
     toVerify: Array<{ bulk_payment_id: string; otp: string }>
     toCancel: string[]
   }
-  /** An event of the partner's, handed over (so it has a webhook delivery), for `webhook_redeliver`. */
+  /**
+   * An event of the partner's, handed over (so it has a webhook delivery), for `webhook_redeliver`.
+   */
   webhookEventId: string
-  /** Debit orders of the root entity: an active monthly mandate, an order to read, and ones each cancel uses once. */
+  /**
+   * Debit orders of the root entity: an active monthly mandate, an order to read, and ones each
+   * cancel uses once.
+   */
   debit: {
     mandateReference: string
     statusOrderId: string
@@ -53,9 +64,15 @@ export interface OperationFixture {
     mandatesToCancel: string[]
     collectedOrderId: string
   }
-  /** KYC and KYB: a user and a business entity with documents in their dropboxes, and submissions each decide uses once. */
+  /**
+   * KYC and KYB: a user and a business entity with documents in their dropboxes, and submissions
+   * each decide uses once.
+   */
   kyc: KycFixture
-  /** Deposits on `accountId` each reversal uses once, and dual-control requests (by another operator) each decision uses once. */
+  /**
+   * Deposits on `accountId` each reversal uses once, and dual-control requests (by another
+   * operator) each decision uses once.
+   */
   dualControl: { depositsToReverse: string[]; toApprove: string[]; toReject: string[] }
   /** Cards on `accountId`, and requests, cards and authorizations each one-way sample uses once. */
   cards: CardFixture
@@ -95,7 +112,8 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     permissions: ['read'],
     label: 'to revoke',
   })
-  // Only a bank that is the NATS authority issues NATS users (the suites that send every operation run with one).
+  // Only a bank that is the NATS authority issues NATS users (the suites that send every operation
+  // run with one).
   const revocableNatsUser = tb.authority
     ? await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' })
     : { id: '' }
@@ -311,7 +329,8 @@ async function debitOrders(tb: TestBank, partner: TestPartner): Promise<Operatio
     ordersToCancel.push(await order())
     mandatesToCancel.push(await debitMandate(tb, partner))
   }
-  // One order collected already (a run of its date, before the others' dates), for ops_debit_dispute.
+  // One order collected already (a run of its date, before the others' dates), for
+  // ops_debit_dispute.
   const earliest = earliestCollectionDate(tb.clock.now(), tb.bank.services.calendar)
   const collected = await partner.client.debitOrders.create({
     entity_id: partner.rootEntityId,
@@ -339,7 +358,10 @@ function debitMandateBody(mandate_reference: string) {
   return { mandate_reference, ...debtorAccount, max_amount: 100_000, frequency: 'monthly' as const }
 }
 
-/** A monthly order two weeks ahead of the bank's day (well past the lead time and the cancel deadline). */
+/**
+ * A monthly order two weeks ahead of the bank's day (well past the lead time and the cancel
+ * deadline).
+ */
 function debitOrderBody(tb: TestBank, mandate_reference: string) {
   const collection_date = addDays(toSast(tb.clock.now()).date, 14)
   return {
@@ -355,10 +377,16 @@ function debitOrderBody(tb: TestBank, mandate_reference: string) {
 }
 
 export interface KycFixture {
-  /** A business entity's user whose dropbox holds `kycNames` (its KYC may be submitted again and again while pending). */
+  /**
+   * A business entity's user whose dropbox holds `kycNames` (its KYC may be submitted again and
+   * again while pending).
+   */
   userId: string
   kycNames: { id_document: string; proof_of_residence: string }
-  /** A business entity (one director on record) whose dropbox holds `kybDocument` and the director's `directorDocument`. */
+  /**
+   * A business entity (one director on record) whose dropbox holds `kybDocument` and the director's
+   * `directorDocument`.
+   */
   entityId: string
   directorId: string
   kybDocument: string
@@ -436,7 +464,9 @@ export const fixtureBankEnv = {
   BANK_DUAL_CONTROL_CENTS: '0',
 }
 
-/** Pending batches each verify or cancel sample uses once (a batch is verified or cancelled once). */
+/**
+ * Pending batches each verify or cancel sample uses once (a batch is verified or cancelled once).
+ */
 const bulk_pending_batches = 25
 
 async function bulkBatches(tb: TestBank, partner: TestPartner): Promise<OperationFixture['bulk']> {
@@ -497,7 +527,10 @@ function bulkBody(bulk_payment_id: string) {
   }
 }
 
-/** The next unused pending batch (the last one again when the suite used them all: it then fails, visibly). */
+/**
+ * The next unused pending batch (the last one again when the suite used them all: it then fails,
+ * visibly).
+ */
 function takeOne<T>(pool: T[]): T {
   return (pool.length > 1 ? pool.shift() : pool[0]) as T
 }
@@ -641,7 +674,8 @@ const bodies: Record<string, BodyFactory> = {
   bulk_payment_cancel: (f) => ({ bulk_payment_id: takeOne(f.bulk.toCancel) }),
   ops_sandbox_otp: (f) => ({ bulk_payment_id: f.bulk.statusId, partner_id: f.partner.partnerId }),
   // Webhooks.
-  // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent anywhere.
+  // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent
+  // anywhere.
   webhook_set_endpoint: () => ({ url: 'https://hooks.invalid/bank' }),
   webhook_get_endpoint: () => ({}),
   webhook_rotate_secret: () => ({}),

@@ -13,11 +13,15 @@ const tb = useTestBank({ persistent: true })
 test('restart - data, credentials and their states survive a restart of the service', async () => {
   const partner = await onboardPartner(tb, { approve: true })
   const personal = await partner.client.entities.create(personalEntity())
-  await partner.client.entities.updateAddress({ entity_id: partner.rootEntityId, address_line_1: '7 Long Street', city: 'Cape Town', country: 'ZAF' })
-  const { userId } = await partner.client.users.create(userRequest(partner.rootEntityId, { verified: true }))
+  await partner.client.entities.updateAddress({ entity_id: partner.rootEntityId,
+    address_line_1: '7 Long Street', city: 'Cape Town', country: 'ZAF' })
+  const { userId } = await partner.client.users.create(userRequest(partner.rootEntityId,
+    { verified: true }))
   const opened = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
-  const readOnly = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'] })
-  const revoked = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'] })
+  const readOnly = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read'] })
+  const revoked = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read'] })
   await tb.operator.credentials.revoke({ credential_id: revoked.id })
 
   const snapshot = async () => ({
@@ -51,12 +55,14 @@ test('restart - data, credentials and their states survive a restart of the serv
   await expectApiError(revokedClient.entities.list(), 401)
   // Writing continues where it left off: account numbers and ids are not reissued.
   const next = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
-  assert.ok(!before.accounts.accounts.some((a) => a.account_number === next.account_number || a.account_id === next.account_id))
+  assert.ok(!before.accounts.accounts.some((a) => a.account_number === next.account_number
+    || a.account_id === next.account_id))
 })
 
 test('restart - an expired credential stays expired across a restart', async () => {
   const partner = await onboardPartner(tb)
-  const expiring = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'], expires_in_seconds: 60 })
+  const expiring = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read'], expires_in_seconds: 60 })
   const client = clientFor(tb, partner.partnerId, expiring.token)
   assert.ok((await client.entities.list()).entities.length > 0)
   tb.clock.advance(61_000)

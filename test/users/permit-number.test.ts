@@ -26,13 +26,15 @@ function createRaw(body: Record<string, unknown>) {
 
 async function storedPermit(userId: string): Promise<string> {
   const { user } = await p.client.users.get({ user_id: userId })
-  const listed = (await p.client.users.list({ entity_id: entityId })).users.find((u) => u.id === userId)
+  const listed = (await p.client.users.list({ entity_id: entityId })).users.find(
+    (u) => u.id === userId)
   assert.equal(listed?.permit_number, user.permit_number, 'list and get agree')
   return user.permit_number
 }
 
 test('user create - permit_number null (as the reference SDK sends for a citizen) is created with an empty permit', async () => {
-  const reply = await createRaw(userRequest(entityId, { permit_number: null, email: 'null.permit@acme.example' }))
+  const reply = await createRaw(
+    userRequest(entityId, { permit_number: null, email: 'null.permit@acme.example' }))
   assert.equal(reply.code, 200, JSON.stringify(reply.body))
   // The reply is as before: only `userId` (the reference SDK's record fails on any other key).
   assert.deepEqual(Object.keys(reply.body), ['userId'])
@@ -41,12 +43,14 @@ test('user create - permit_number null (as the reference SDK sends for a citizen
 })
 
 test('user create - permit_number absent is created with an empty permit', async () => {
-  const reply = await createRaw(without(userRequest(entityId, { email: 'no.permit@acme.example' }), 'permit_number'))
+  const reply = await createRaw(without(userRequest(entityId, { email: 'no.permit@acme.example' }),
+    'permit_number'))
   assert.equal(reply.code, 200, JSON.stringify(reply.body))
   assert.deepEqual(Object.keys(reply.body), ['userId'])
   assert.equal(await storedPermit(reply.body.userId), '')
   // Through the SDK too, whose type now lets it out.
-  const { userId } = await p.client.users.create(asCreate(without(userRequest(entityId), 'permit_number')))
+  const { userId } =
+    await p.client.users.create(asCreate(without(userRequest(entityId), 'permit_number')))
   assert.equal(await storedPermit(userId), '')
 })
 
@@ -61,9 +65,11 @@ test('user create - a given permit_number has 2 to 50 characters: 1, blank or 51
     const reply = await createRaw(userRequest(entityId, { permit_number: permit }))
     assert.equal(reply.code, 400, permit)
     assert.deepEqual(reply.body.error.details, [{ field: 'permit_number', message }], permit)
-    await expectRefusal(p.client.users.create(userRequest(entityId, { permit_number: permit })), 400, 'permit_number')
+    await expectRefusal(p.client.users.create(userRequest(entityId, { permit_number: permit })),
+      400, 'permit_number')
   }
-  assert.equal((await p.client.users.list({ entity_id: entityId })).users.length, before, 'nothing stored after the refusals')
+  assert.equal((await p.client.users.list({ entity_id: entityId })).users.length, before,
+    'nothing stored after the refusals')
 
   for (const permit of ['WP', 'W'.repeat(50), 'WP-2024-001']) {
     const { userId } = await p.client.users.create(userRequest(entityId, { permit_number: permit }))

@@ -27,16 +27,25 @@ async function partnerView(userId: string) {
   return (await p.client.users.get({ user_id: userId })).user
 }
 
+/** A minute later, the operator sets the user's KYC status: when, and the record answered. */
+async function kycLater(userId: string, status: 'pending' | 'rejected' | 'approved',
+  reason?: string) {
+  tb.clock.advance(minute)
+  const at = iso(tb.clock.now())
+  const request = reason === undefined ? { user_id: userId, status }
+    : { user_id: userId, status, reason }
+  return { at, user: (await tb.operator.users.kyc(request)).user }
+}
+
 test('user kyc - not_started → pending → rejected → pending → approved, as the partner sees it', async () => {
   const userId = await newUser({ verified: false })
   const created = await partnerView(userId)
   assert.equal(created.kyc_status, 'not_started')
 
   // Submitted.
-  tb.clock.advance(minute)
-  const submittedAt = iso(tb.clock.now())
-  const pending = (await tb.operator.users.kyc({ user_id: userId, status: 'pending' })).user
-  assert.deepEqual(pending, await partnerView(userId), 'the operator reply is the record the partner reads')
+  const { at: submittedAt, user: pending } = await kycLater(userId, 'pending')
+  assert.deepEqual(pending, await partnerView(userId),
+    'the operator reply is the record the partner reads')
   assert.equal(pending.kyc_status, 'pending')
   assert.equal(pending.verified, false)
   assert.equal(pending.verified_at, zeroTimestamp)
@@ -47,9 +56,8 @@ test('user kyc - not_started → pending → rejected → pending → approved, 
   assert.equal(pending.created_at, created.created_at)
 
   // Rejected, with its reason.
-  tb.clock.advance(minute)
-  const rejectedAt = iso(tb.clock.now())
-  const rejected = (await tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: 'proof of address is older than 3 months' })).user
+  const { at: rejectedAt, user: rejected } = await kycLater(userId, 'rejected',
+    'proof of address is older than 3 months')
   assert.deepEqual(rejected, await partnerView(userId))
   assert.equal(rejected.kyc_status, 'rejected')
   assert.equal(rejected.verified, false)
@@ -59,9 +67,7 @@ test('user kyc - not_started → pending → rejected → pending → approved, 
   assert.equal(rejected.kyc_reviewed_at, rejectedAt)
 
   // Resubmitted: pending again, the old reason and review gone.
-  tb.clock.advance(minute)
-  const resubmittedAt = iso(tb.clock.now())
-  const again = (await tb.operator.users.kyc({ user_id: userId, status: 'pending' })).user
+  const { at: resubmittedAt, user: again } = await kycLater(userId, 'pending')
   assert.deepEqual(again, await partnerView(userId))
   assert.equal(again.kyc_status, 'pending')
   assert.equal(again.verified, false)
@@ -70,9 +76,7 @@ test('user kyc - not_started → pending → rejected → pending → approved, 
   assert.equal('kyc_rejection_reason' in again, false)
 
   // Approved.
-  tb.clock.advance(minute)
-  const approvedAt = iso(tb.clock.now())
-  const approved = (await tb.operator.users.kyc({ user_id: userId, status: 'approved' })).user
+  const { at: approvedAt, user: approved } = await kycLater(userId, 'approved')
   assert.deepEqual(approved, await partnerView(userId))
   assert.equal(approved.kyc_status, 'approved')
   assert.equal(approved.verified, true)
@@ -83,7 +87,8 @@ test('user kyc - not_started → pending → rejected → pending → approved, 
   assert.equal(approved.updated_at, approvedAt)
 
   // Nothing else of the record moved along the way.
-  const { kyc_status, verified, verified_at, kyc_submitted_at, kyc_reviewed_at, updated_at, ...rest } = approved
+  const { kyc_status, verified, verified_at, kyc_submitted_at, kyc_reviewed_at, updated_at,
+    ...rest } = approved
   const { kyc_status: s0, verified: v0, verified_at: va0, updated_at: u0, ...restBefore } = created
   assert.deepEqual(rest, restBefore)
 })
@@ -94,15 +99,18 @@ test('user kyc - rejecting needs a reason: without one → 400 naming reason, an
   const before = await partnerView(userId)
   tb.clock.advance(minute)
   await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected' }), 400, 'reason')
-  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '' }), 400, 'reason')
-  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '   ' }), 400, 'reason')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '' }),
+    400, 'reason')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: '   ' }),
+    400, 'reason')
   assert.deepEqual(await partnerView(userId), before)
 })
 
 test('user kyc - a reason given with an approval is not kept', async () => {
   const userId = await newUser()
   await tb.operator.users.kyc({ user_id: userId, status: 'pending' })
-  const { user } = await tb.operator.users.kyc({ user_id: userId, status: 'approved', reason: 'looks fine' })
+  const { user } = await tb.operator.users.kyc({ user_id: userId, status: 'approved',
+    reason: 'looks fine' })
   assert.equal(user.kyc_status, 'approved')
   assert.equal('kyc_rejection_reason' in user, false)
 })
@@ -110,14 +118,16 @@ test('user kyc - a reason given with an approval is not kept', async () => {
 test('user kyc - a reviewed user reads as submitted too, even when the operator skipped pending', async () => {
   const approvedId = await newUser()
   tb.clock.advance(minute)
-  const { user: approved } = await tb.operator.users.kyc({ user_id: approvedId, status: 'approved' })
+  const { user: approved } =
+    await tb.operator.users.kyc({ user_id: approvedId, status: 'approved' })
   assert.equal(approved.kyc_status, 'approved')
   assert.equal(approved.verified, true)
   assert.equal(approved.kyc_submitted_at, iso(tb.clock.now()))
   assert.equal(approved.kyc_reviewed_at, iso(tb.clock.now()))
 
   const rejectedId = await newUser()
-  const { user: rejected } = await tb.operator.users.kyc({ user_id: rejectedId, status: 'rejected', reason: 'id photo unreadable' })
+  const { user: rejected } = await tb.operator.users.kyc({ user_id: rejectedId, status: 'rejected',
+    reason: 'id photo unreadable' })
   assert.equal(rejected.kyc_submitted_at, iso(tb.clock.now()))
   assert.equal(rejected.kyc_reviewed_at, iso(tb.clock.now()))
   assert.equal(rejected.kyc_rejection_reason, 'id photo unreadable')
@@ -148,11 +158,17 @@ test('user kyc - unknown user → 404; not_started, an unknown status or a bad u
   await expectRefusal(tb.operator.users.kyc({ user_id: randomUUID(), status: 'approved' }), 404)
   const userId = await newUser()
   const before = await partnerView(userId)
-  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'not_started' as 'pending' }), 400, 'status')
-  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'verified' as 'pending' }), 400, 'status')
-  await expectRefusal(tb.operator.users.kyc({ user_id: userId } as { user_id: string; status: 'pending' }), 400, 'status')
-  await expectRefusal(tb.operator.users.kyc({ user_id: 'someone', status: 'pending' }), 400, 'user_id')
-  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'pending', note: 'x' } as { user_id: string; status: 'pending' }), 400, 'note')
-  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected', reason: 'r'.repeat(501) }), 400, 'reason')
+  await expectRefusal(
+    tb.operator.users.kyc({ user_id: userId, status: 'not_started' as 'pending' }), 400, 'status')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'verified' as 'pending' }),
+    400, 'status')
+  await expectRefusal(tb.operator.users.kyc(
+    { user_id: userId } as { user_id: string; status: 'pending' }), 400, 'status')
+  await expectRefusal(tb.operator.users.kyc({ user_id: 'someone', status: 'pending' }), 400,
+    'user_id')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'pending', note: 'x' } as {
+    user_id: string; status: 'pending' }), 400, 'note')
+  await expectRefusal(tb.operator.users.kyc({ user_id: userId, status: 'rejected',
+    reason: 'r'.repeat(501) }), 400, 'reason')
   assert.deepEqual(await partnerView(userId), before)
 })

@@ -33,7 +33,8 @@ test('user get - returns { user } with the record and no date_registered', async
 test('user get - user_id missing, not a UUID or with extra fields → 400; unknown → 404', async () => {
   await expectRefusal(p.client.users.get({} as { user_id: string }), 400, 'user_id')
   await expectRefusal(p.client.users.get({ user_id: 'abc' }), 400, 'user_id')
-  await expectRefusal(p.client.users.get({ user_id: randomUUID(), verbose: true } as { user_id: string }), 400, 'verbose')
+  await expectRefusal(p.client.users.get({ user_id: randomUUID(), verbose: true } as {
+    user_id: string }), 400, 'verbose')
   await expectRefusal(p.client.users.get({ user_id: randomUUID() }), 404)
 })
 
@@ -67,7 +68,8 @@ test("user list - without a filter: every user of the partner's entities, includ
   const { id: business } = await partner.client.entities.create(businessEntity())
   const a = await partner.client.users.create(userRequest(business))
   const b = await partner.client.users.create(userRequest(partner.rootEntityId))
-  const { id: personal } = await partner.client.entities.create(personalEntity({ first_name: 'Zanele', last_name: 'Mbeki' }))
+  const { id: personal } = await partner.client.entities.create(
+    personalEntity({ first_name: 'Zanele', last_name: 'Mbeki' }))
 
   const { users } = await partner.client.users.list()
   assert.equal(users.length, 3)
@@ -87,7 +89,8 @@ test('user list - an entity with no users, or an unknown entity → empty list; 
   assert.deepEqual(await p.client.users.list({ entity_id: entityId }), { users: [] })
   assert.deepEqual(await p.client.users.list({ entity_id: randomUUID() }), { users: [] })
   await expectRefusal(p.client.users.list({ entity_id: 'not-a-uuid' }), 400, 'entity_id')
-  await expectRefusal(p.client.users.list({ partner_id: p.partnerId } as { entity_id?: string }), 400, 'partner_id')
+  await expectRefusal(p.client.users.list({ partner_id: p.partnerId } as { entity_id?: string }),
+    400, 'partner_id')
 })
 
 test('user create - under a personal entity → 400, which keeps exactly its one user', async () => {
@@ -115,7 +118,8 @@ test("user create - under another partner's entity → 404, nothing stored for e
 
 test("user get/update/list - another partner's user is invisible: 404 on get and update, absent from list", async () => {
   const { id: theirEntity } = await other.client.entities.create(businessEntity())
-  const { userId } = await other.client.users.create(userRequest(theirEntity, { first_name: 'Private' }))
+  const { userId } = await other.client.users.create(
+    userRequest(theirEntity, { first_name: 'Private' }))
   const theirs = (await other.client.users.get({ user_id: userId })).user
 
   const missing = await expectRefusal(p.client.users.get({ user_id: randomUUID() }), 404)
@@ -140,9 +144,12 @@ test("user operations - a subject naming another partner → 403", async () => {
 test('user operations - get and list need read; create and update need write', async () => {
   const { id: entityId } = await p.client.entities.create(businessEntity())
   const { userId } = await p.client.users.create(userRequest(entityId))
-  const readOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read'] })).token)
-  const writeOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['write'] })).token)
-  const paymentsOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['payments'] })).token)
+  const readOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read'] })).token)
+  const writeOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['write'] })).token)
+  const paymentsOnly = clientFor(tb, p.partnerId, (await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['payments'] })).token)
 
   assert.equal((await readOnly.users.get({ user_id: userId })).user.id, userId)
   assert.equal((await readOnly.users.list({ entity_id: entityId })).users.length, 1)
@@ -150,7 +157,8 @@ test('user operations - get and list need read; create and update need write', a
   await expectRefusal(readOnly.users.update({ user_id: userId, first_name: 'Nope' }), 403)
 
   const { userId: second } = await writeOnly.users.create(userRequest(entityId))
-  assert.deepEqual(await writeOnly.users.update({ user_id: second, first_name: 'Writer' }), { userId: second })
+  assert.deepEqual(await writeOnly.users.update({ user_id: second, first_name: 'Writer' }),
+    { userId: second })
   await expectRefusal(writeOnly.users.get({ user_id: userId }), 403)
   await expectRefusal(writeOnly.users.list(), 403)
 
@@ -169,7 +177,8 @@ test('user operations - a missing, unknown or revoked credential → 401 before 
   const unknown = clientFor(tb, p.partnerId, `pbk_${'A'.repeat(43)}`)
   const malformed = clientFor(tb, p.partnerId, 'let-me-in')
   const missing = clientFor(tb, p.partnerId, '')
-  const issued = await tb.operator.credentials.create({ partner_id: p.partnerId, permissions: ['read', 'write'] })
+  const issued = await tb.operator.credentials.create(
+    { partner_id: p.partnerId, permissions: ['read', 'write'] })
   const revoked = clientFor(tb, p.partnerId, issued.token)
   await tb.operator.credentials.revoke({ credential_id: issued.id })
   for (const client of [missing, unknown, malformed, revoked]) {

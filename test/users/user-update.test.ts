@@ -65,19 +65,23 @@ test('user update - every updatable field at once', async () => {
     id_issue_expiry: id_issue_expiry_date,
     updated_at: iso(tb.clock.now()),
   })
-  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }), { user_id: before.id, birth_country, birth_city })
+  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }),
+    { user_id: before.id, birth_country, birth_city })
 })
 
 test('user update - birth country and city are recorded apart from the current country and city', async () => {
   const before = await newUser({ country: 'ZAF', city: 'Johannesburg' })
-  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }), { user_id: before.id, birth_country: '', birth_city: '' })
+  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }),
+    { user_id: before.id, birth_country: '', birth_city: '' })
   await p.client.users.update({ user_id: before.id, birth_country: 'ZWE', birth_city: 'Bulawayo' })
   const { user } = await p.client.users.get({ user_id: before.id })
   assert.equal(user.country, 'ZAF')
   assert.equal(user.city, 'Johannesburg')
-  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }), { user_id: before.id, birth_country: 'ZWE', birth_city: 'Bulawayo' })
+  assert.deepEqual(await p.client.users.getBirthDetails({ user_id: before.id }),
+    { user_id: before.id, birth_country: 'ZWE', birth_city: 'Bulawayo' })
   // User records carry no birth fields: the reference client reads them into a record without them.
-  const listed = (await p.client.users.list({ entity_id: user.entity_id })).users.find((u) => u.id === user.id)
+  const listed = (await p.client.users.list({ entity_id: user.entity_id })).users.find(
+    (u) => u.id === user.id)
   for (const record of [user, listed]) {
     assert.equal('birth_country' in (record ?? {}), false)
     assert.equal('birth_city' in (record ?? {}), false)
@@ -104,10 +108,13 @@ test('user update - with only user_id changes nothing but updated_at', async () 
 
 test('user update - the merged record is validated: passport without an expiry → 400, with one accepted', async () => {
   const before = await newUser()
-  await expectRefusal(p.client.users.update({ user_id: before.id, id_type: 'passport', id_number: 'A1234567' }), 400, 'id_issue_expiry_date')
-  assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before, 'a refused update changes nothing')
+  await expectRefusal(p.client.users.update({ user_id: before.id, id_type: 'passport',
+    id_number: 'A1234567' }), 400, 'id_issue_expiry_date')
+  assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before,
+    'a refused update changes nothing')
 
-  await p.client.users.update({ user_id: before.id, id_type: 'passport', id_number: 'A1234567', id_issue_expiry_date: '2030-06-30T00:00:00Z' })
+  await p.client.users.update({ user_id: before.id, id_type: 'passport', id_number: 'A1234567',
+    id_issue_expiry_date: '2030-06-30T00:00:00Z' })
   const { user: passport } = await p.client.users.get({ user_id: before.id })
   assert.equal(passport.id_type, 'Passport')
   assert.equal(passport.id_number, 'A1234567')
@@ -119,8 +126,10 @@ test('user update - the merged record is validated: passport without an expiry �
 })
 
 test('user update - the merged record is validated: National with a stored passport number → 400', async () => {
-  const before = await newUser({ id_type: 'passport', id_number: 'A1234567', id_issue_expiry_date: '2030-01-01T00:00:00Z' })
-  await expectRefusal(p.client.users.update({ user_id: before.id, id_type: 'National' }), 400, 'id_number')
+  const before = await newUser({ id_type: 'passport', id_number: 'A1234567',
+    id_issue_expiry_date: '2030-01-01T00:00:00Z' })
+  await expectRefusal(p.client.users.update({ user_id: before.id, id_type: 'National' }), 400,
+    'id_number')
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
   const idNumber = saIdNumber('850630')
   await p.client.users.update({ user_id: before.id, id_type: 'National', id_number: idNumber })
@@ -134,7 +143,8 @@ test('user update - a National id_number failing the SA rules → 400 and nothin
   const valid = saIdNumber('850630')
   const wrongCheckDigit = valid.slice(0, 12) + String((Number(valid[12]) + 1) % 10)
   for (const idNumber of [wrongCheckDigit, valid.slice(0, 12), 'A123456789012']) {
-    await expectRefusal(p.client.users.update({ user_id: before.id, id_number: idNumber }), 400, 'id_number')
+    await expectRefusal(p.client.users.update({ user_id: before.id, id_number: idNumber }), 400,
+      'id_number')
   }
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
 })
@@ -165,17 +175,22 @@ test('user update - each invalid field → 400 naming it, and nothing changes', 
     ['first_name', ['Nomsa']],
   ]
   for (const [field, value] of cases) {
-    await expectRefusal(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)
+    await expectRefusal(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })),
+      400, field)
   }
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
 })
 
 test('user update - fields that cannot be updated are unknown fields → 400', async () => {
   const before = await newUser()
-  for (const field of ['country', 'city', 'verified', 'entity_id', 'kyc_status', 'id', 'nickname']) {
-    const value = field === 'verified' ? true : field === 'entity_id' || field === 'id' ? before.entity_id : 'ZAF'
-    const error = await expectRefusal(p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)
-    const named = (error.details as Array<{ field: string; message: string }>).find((d) => d.field === field)
+  for (const field of ['country', 'city', 'verified', 'entity_id', 'kyc_status', 'id',
+      'nickname']) {
+    const value = field === 'verified' ? true : field === 'entity_id' || field === 'id'
+      ? before.entity_id : 'ZAF'
+    const error = await expectRefusal(
+      p.client.users.update(asUpdate({ user_id: before.id, [field]: value })), 400, field)
+    const named = (error.details as Array<{ field: string; message: string }>).find(
+      (d) => d.field === field)
     assert.equal(named?.message, 'is not a known field', field)
   }
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
@@ -183,7 +198,8 @@ test('user update - fields that cannot be updated are unknown fields → 400', a
 
 test('user update - user_id missing or not a UUID → 400; unknown user → 404', async () => {
   await expectRefusal(p.client.users.update(asUpdate({ first_name: 'Themba' })), 400, 'user_id')
-  await expectRefusal(p.client.users.update(asUpdate({ user_id: 'user-1', first_name: 'Themba' })), 400, 'user_id')
+  await expectRefusal(p.client.users.update(asUpdate({ user_id: 'user-1', first_name: 'Themba' })),
+    400, 'user_id')
   await expectRefusal(p.client.users.update({ user_id: randomUUID(), first_name: 'Themba' }), 404)
 })
 

@@ -32,7 +32,10 @@ import { appendCommitted, deliveryOf, onboardWithSecret, partnerEvent, resourceI
 
 const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100' } })
 const log = createLogger('silent')
-/** An attempt's time limit here: beyond the test's own, so a hanging request ends only when the test ends it. */
+/**
+ * An attempt's time limit here: beyond the test's own, so a hanging request ends only when the test
+ * ends it.
+ */
 const hang_attempt_timeout_ms = 600_000
 
 /** Delivery slots of one instance: the runner's slots but the one webhooks leave to other work. */
@@ -43,7 +46,8 @@ const cleanups: Array<() => Promise<void>> = []
 
 before(async () => {
   await tb.ready
-  // The instances below deliver; the bank's own runner would take their jobs with its 10 s attempts.
+  // The instances below deliver; the bank's own runner would take their jobs with its 10 s
+  // attempts.
   await tb.bank.services.jobRunner.stop()
 })
 
@@ -84,7 +88,8 @@ async function answeringReceiver(secret: string) {
     arrivals,
     /** Resolves once every one of these event ids has arrived. */
     async all(ids: string[]): Promise<void> {
-      while (!ids.every((id) => arrivals.some((a) => a.id === id))) await new Promise<void>((resolve) => waiters.push(resolve))
+      while (!ids.every((id) => arrivals.some((a) => a.id === id))) await new Promise<void>(
+        (resolve) => waiters.push(resolve))
     },
   }
 }
@@ -142,16 +147,22 @@ async function partnerAt(url: string): Promise<WebhookPartner> {
   return partner
 }
 
-/** One event on each of `lanes` resources of the partner (each resource is a lane of its own, and a delivery job). */
+/**
+ * One event on each of `lanes` resources of the partner (each resource is a lane of its own, and a
+ * delivery job).
+ */
 function backlog(partner: WebhookPartner, lanes: number): Promise<string[]> {
-  return appendCommitted(tb, Array.from({ length: lanes }, () => partnerEvent(tb, partner.partnerId, resourceId())))
+  return appendCommitted(tb, Array.from({ length: lanes }, () => partnerEvent(tb, partner.partnerId,
+    resourceId())))
 }
 
 /** `perLane` events on each of `lanes` resources, in order; returns the ids per lane. */
-async function laneEvents(partner: WebhookPartner, lanes: number, perLane: number): Promise<string[][]> {
+async function laneEvents(partner: WebhookPartner, lanes: number,
+    perLane: number): Promise<string[][]> {
   const resources = Array.from({ length: lanes }, () => resourceId())
   const events = resources.flatMap((resource) =>
-    Array.from({ length: perLane }, (_, i) => partnerEvent(tb, partner.partnerId, resource, { data: { bulk_payment_id: resource, payment_id: `p${i}`, status: 'successful' } })),
+    Array.from({ length: perLane }, (_, i) => partnerEvent(tb, partner.partnerId, resource,
+      { data: { bulk_payment_id: resource, payment_id: `p${i}`, status: 'successful' } })),
   )
   const ids = await appendCommitted(tb, events)
   return resources.map((_, lane) => ids.slice(lane * perLane, (lane + 1) * perLane))
@@ -160,7 +171,8 @@ async function laneEvents(partner: WebhookPartner, lanes: number, perLane: numbe
 /** Each lane's events arrived in the order they happened. */
 function assertLaneOrder(arrivals: Arrival[], lanes: string[][]): void {
   for (const lane of lanes) {
-    assert.deepEqual(arrivals.filter((a) => lane.includes(a.id)).map((a) => a.id), lane, 'a resource’s events arrive in order')
+    assert.deepEqual(arrivals.filter((a) => lane.includes(a.id)).map((a) => a.id), lane,
+      'a resource’s events arrive in order')
   }
 }
 
@@ -170,7 +182,8 @@ function assertLaneOrder(arrivals: Arrival[], lanes: string[][]): void {
  * it has a connection pool of its own, as another process would; PGlite is one connection,
  * shared one transaction at a time.
  */
-function startInstance(options: { ownPool: boolean }): { nextTicks: (count: number) => Promise<void> } {
+function startInstance(options: { ownPool: boolean }): {
+    nextTicks: (count: number) => Promise<void> } {
   let db = tb.bank.database.db
   if (options.ownPool && storage === 'postgres') {
     const pool = new pg.Pool({ connectionString: tb.config.databaseUrl, max: 3 })
@@ -180,7 +193,8 @@ function startInstance(options: { ownPool: boolean }): { nextTicks: (count: numb
     cleanups.push(() => own.destroy())
     db = own
   }
-  const runner = new JobRunner(db, tb.clock, log, { poll_ms: tb.config.jobsPollMs, concurrency_max: tb.config.jobsConcurrencyMax })
+  const runner = new JobRunner(db, tb.clock, log, { poll_ms: tb.config.jobsPollMs,
+    concurrency_max: tb.config.jobsConcurrencyMax })
   const events = new EventDispatcher(db)
   let ticks = 0
   const waiters: Array<() => void> = []
@@ -193,9 +207,12 @@ function startInstance(options: { ownPool: boolean }): { nextTicks: (count: numb
       return events.dispatchPending()
     },
   })
-  const secrets = new WebhookSecrets(db, tb.clock, new SecretBox({ key: tb.config.secretsKey, dataDir: tb.config.dataDir }))
-  const limits = { ...webhook_limits_default, attempt_timeout_ms: hang_attempt_timeout_ms, partner_slots_max: tb.config.webhookPartnerSlotsMax }
-  new WebhookService(db, tb.clock, runner, events, secrets, new HttpWebhookSender({ timeout_ms: limits.attempt_timeout_ms }), { sandbox: true, limits })
+  const secrets = new WebhookSecrets(db, tb.clock,
+    new SecretBox({ key: tb.config.secretsKey, dataDir: tb.config.dataDir }))
+  const limits = { ...webhook_limits_default, attempt_timeout_ms: hang_attempt_timeout_ms,
+    partner_slots_max: tb.config.webhookPartnerSlotsMax }
+  new WebhookService(db, tb.clock, runner, events, secrets,
+    new HttpWebhookSender({ timeout_ms: limits.attempt_timeout_ms }), { sandbox: true, limits })
   runner.start()
   cleanups.push(() => runner.stop())
   return {
@@ -211,14 +228,16 @@ function startInstance(options: { ownPool: boolean }): { nextTicks: (count: numb
  * reaches it; the bank records the delivery once the answer is back, a moment later: the
  * instance's ticks are waited for until it has (the test's own timeout bounds the wait).
  */
-async function recorded(instance: { nextTicks: (count: number) => Promise<void> }, partner: WebhookPartner, ids: string[]): Promise<void> {
+async function recorded(instance: { nextTicks: (count: number) => Promise<void> },
+    partner: WebhookPartner, ids: string[]): Promise<void> {
   for (const id of ids) {
     while ((await deliveryOf(partner, id)).state !== 'delivered') await instance.nextTicks(1)
   }
 }
 
 test("webhooks - a receiver that never answers holds only its partner's share of the delivery slots: another partner's events all arrive while it hangs", async () => {
-  assert.equal(tb.config.webhookPartnerSlotsMax, 1, 'the default share: one delivery of a partner at a time')
+  assert.equal(tb.config.webhookPartnerSlotsMax, 1,
+    'the default share: one delivery of a partner at a time')
   const instance = startInstance({ ownPool: false })
   const hanging = await hangingReceiver()
   const stuck = await partnerAt(hanging.url)
@@ -234,7 +253,8 @@ test("webhooks - a receiver that never answers holds only its partner's share of
   const lanes = await laneEvents(partner, slotsPerInstance() + 2, 3)
   await receiver.all(lanes.flat())
 
-  assert.equal(hanging.state.ended, 0, 'every request the hanging receiver got is still open: no delivery waited for one to time out')
+  assert.equal(hanging.state.ended, 0,
+    'every request the hanging receiver got is still open: no delivery waited for one to time out')
   assert.ok(hanging.state.open >= 1)
   assert.equal(hanging.state.openMax, 1, 'the hanging partner never held more than its one slot')
   assertLaneOrder(receiver.arrivals, lanes)
@@ -270,11 +290,13 @@ test("webhooks - across instances a hanging receiver still holds only its partne
 
   const partners = [await onboardWithSecret(tb), await onboardWithSecret(tb)]
   const receivers = await Promise.all(partners.map((p) => answeringReceiver(p.secret)))
-  for (const [i, p] of partners.entries()) await p.client.webhooks.setEndpoint({ url: receivers[i]!.url })
+  for (const [i, p] of partners.entries()) await p.client.webhooks.setEndpoint(
+    { url: receivers[i]!.url })
   const lanes = await Promise.all(partners.map((p) => laneEvents(p, slotsPerInstance() * 2, 2)))
   await Promise.all(receivers.map((r, i) => r.all(lanes[i]!.flat())))
 
   assert.equal(hanging.state.ended, 0, 'every request the hanging receiver got is still open')
-  assert.equal(hanging.state.openMax, tb.config.webhookPartnerSlotsMax, 'one delivery of the stuck partner at a time, across both instances')
+  assert.equal(hanging.state.openMax, tb.config.webhookPartnerSlotsMax,
+    'one delivery of the stuck partner at a time, across both instances')
   for (const [i, r] of receivers.entries()) assertLaneOrder(r.arrivals, lanes[i]!)
 })

@@ -19,7 +19,10 @@ export interface Received {
   signature: string
   contentType: string | undefined
   body: string
-  /** What Webhook.verify made of it with each of the receiver's secrets: the parsed body, or the error. */
+  /**
+   * What Webhook.verify made of it with each of the receiver's secrets: the parsed body, or the
+   * error.
+   */
   verified: Array<unknown>
   status: number
 }
@@ -35,7 +38,8 @@ export interface Receiver {
 }
 
 export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
-  const receiver: Receiver = { url: '', received: [], secrets, respond: () => 200, close: async () => {} }
+  const receiver: Receiver = { url: '', received: [], secrets, respond: () => 200,
+    close: async () => {} }
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -64,7 +68,8 @@ export async function startReceiver(secrets: string[] = []): Promise<Receiver> {
         verified,
         status,
       })
-      response.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now')
+      response.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok'
+        : 'not now')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -83,7 +88,8 @@ export interface WebhookPartner extends TestPartner {
  * A partner with its signing secret and a receiver that checks that secret; with
  * `endpoint: true` the receiver is the partner's webhook endpoint. The caller closes the receiver.
  */
-export async function partnerWithReceiver(tb: TestBank, options: { endpoint: boolean }): Promise<{ partner: WebhookPartner; receiver: Receiver }> {
+export async function partnerWithReceiver(tb: TestBank, options: { endpoint: boolean }): Promise<{
+    partner: WebhookPartner; receiver: Receiver }> {
   const partner = await onboardWithSecret(tb)
   const receiver = await startReceiver([partner.secret])
   if (options.endpoint) await partner.client.webhooks.setEndpoint({ url: receiver.url })
@@ -106,18 +112,21 @@ export async function onboardWithSecret(tb: TestBank): Promise<WebhookPartner> {
     token: created.credential.token,
     natsCreds: created.nats_creds,
     nc: tb.nc,
-    client: new BankClient({ connection: tb.nc, token: created.credential.token, partnerId: created.partner_id }),
+    client: new BankClient({ connection: tb.nc, token: created.credential.token,
+      partnerId: created.partner_id }),
     secret: created.webhook_secret,
   }
 }
 
 /** An event of `partnerId` about `resourceId` (a batch id), happening now on the bank's clock. */
-export function partnerEvent(tb: TestBank, partnerId: string, resourceId: string, overrides: Partial<NewEvent> = {}): NewEvent {
+export function partnerEvent(tb: TestBank, partnerId: string, resourceId: string,
+    overrides: Partial<NewEvent> = {}): NewEvent {
   return {
     type: 'payment.success',
     partner_id: partnerId,
     resource_id: resourceId,
-    data: { bulk_payment_id: resourceId, payment_id: randomUUID(), amount: '15000', status: 'successful' },
+    data: { bulk_payment_id: resourceId, payment_id: randomUUID(), amount: '15000',
+      status: 'successful' },
     occurred_at: tb.clock.now(),
     ...overrides,
   }
@@ -139,7 +148,8 @@ export async function deliverDue(tb: TestBank): Promise<void> {
 /** The partner's delivery of one event, as list_deliveries shows it. */
 export async function deliveryOf(partner: TestPartner, eventId: string): Promise<DeliveryView> {
   for (let cursor: string | undefined, page = 0; page < 100; page++) {
-    const reply = await partner.client.webhooks.listDeliveries(cursor ? { limit: 200, cursor } : { limit: 200 })
+    const reply = await partner.client.webhooks.listDeliveries(cursor ? { limit: 200, cursor }
+      : { limit: 200 })
     const found = reply.deliveries.find((delivery) => delivery.event_id === eventId)
     if (found) return found
     if (!reply.next_cursor) break

@@ -11,7 +11,8 @@ const unresolvable: Resolver = async () => []
 
 /** Each IPv4 address's four bytes as two hexadecimal groups: 127.0.0.1 → ['7f00', '1']. */
 function hexGroups(ipv4: string, xor = 0): [string, string] {
-  const [a, b, c, d] = ipv4.split('.').map((part) => Number(part) ^ xor) as [number, number, number, number]
+  const [a, b, c, d] = ipv4.split('.').map((part) => Number(part) ^ xor) as [number, number, number,
+    number]
   return [((a << 8) | b).toString(16), ((c << 8) | d).toString(16)]
 }
 
@@ -19,7 +20,8 @@ function hexGroups(ipv4: string, xor = 0): [string, string] {
 const forms: Record<string, (ipv4: string) => string> = {
   'mapped, dotted': (v4) => `::ffff:${v4}`,
   'mapped, hex': (v4) => `::ffff:${hexGroups(v4).join(':')}`,
-  'mapped, written out': (v4) => `0:0:0:0:0:FFFF:${hexGroups(v4).map((g) => g.padStart(4, '0')).join(':')}`,
+  'mapped, written out': (v4) =>
+    `0:0:0:0:0:FFFF:${hexGroups(v4).map((g) => g.padStart(4, '0')).join(':')}`,
   'compatible, dotted': (v4) => `::${v4}`,
   'compatible, hex': (v4) => `::${hexGroups(v4).join(':')}`,
   'translated (SIIT)': (v4) => `::ffff:0:${hexGroups(v4).join(':')}`,

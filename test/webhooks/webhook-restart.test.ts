@@ -37,6 +37,7 @@ test('webhooks - after a restart the bank signs with the same secrets (its key i
   const post = receiver.received.find((r) => r.id === eventId)
   assert.ok(post, 'delivered after the restart')
   assert.equal(post.signature.split(' ').length, 2, 'the current secret and the one it replaced')
-  assert.ok(post.verified[0] instanceof Error, 'the first secret was retired by the second rotation')
+  assert.ok(post.verified[0] instanceof Error,
+    'the first secret was retired by the second rotation')
   assert.ok(!(post.verified[1] instanceof Error), 'the latest secret verifies it')
 })

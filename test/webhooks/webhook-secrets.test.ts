@@ -39,10 +39,12 @@ test('webhooks - a sealed secret opens only with the same bank key and the same 
 
 test('webhooks - the signing secret is stored sealed and appears in no reply but the ones that made it', async () => {
   const partner = await onboardWithSecret(tb)
-  const rows = await tb.bank.database.db.selectFrom('webhook_secrets').selectAll().where('partner_id', '=', partner.partnerId).execute()
+  const rows = await tb.bank.database.db.selectFrom('webhook_secrets').selectAll().where(
+    'partner_id', '=', partner.partnerId).execute()
   assert.equal(rows.length, 1)
   const key = (secret: string) => secret.slice('whsec_'.length)
-  assert.ok(!JSON.stringify(rows).includes(key(partner.secret)), 'the database holds no plain secret')
+  assert.ok(!JSON.stringify(rows).includes(key(partner.secret)),
+    'the database holds no plain secret')
 
   const rotated = await partner.client.webhooks.rotateSecret({})
   const replies = [
@@ -55,7 +57,8 @@ test('webhooks - the signing secret is stored sealed and appears in no reply but
     await partner.client.entities.info({ entity_id: partner.rootEntityId }),
   ]
   const text = JSON.stringify(replies)
-  for (const secret of [partner.secret, rotated.webhook_secret]) assert.ok(!text.includes(key(secret)), 'a reply carries a secret')
+  for (const secret of [partner.secret, rotated.webhook_secret]) assert.ok(
+    !text.includes(key(secret)), 'a reply carries a secret')
   // A second rotation shows a third secret, once more only in its own reply.
   const third = await partner.client.webhooks.rotateSecret({})
   assert.ok(![partner.secret, rotated.webhook_secret].includes(third.webhook_secret))
@@ -64,7 +67,8 @@ test('webhooks - the signing secret is stored sealed and appears in no reply but
 test('webhooks - verifyWebhook checks a Standard Webhooks signature with one secret or several', () => {
   const secret = `whsec_${randomBytes(32).toString('base64')}`
   const next = `whsec_${randomBytes(32).toString('base64')}`
-  const body = JSON.stringify({ type: 'payment.success', timestamp: '2026-11-23T08:00:00Z', data: { payment_id: 'p-1' } })
+  const body = JSON.stringify({ type: 'payment.success', timestamp: '2026-11-23T08:00:00Z',
+    data: { payment_id: 'p-1' } })
   const sentAt = new Date()
   const headers = {
     'webhook-id': 'e1',
@@ -72,14 +76,20 @@ test('webhooks - verifyWebhook checks a Standard Webhooks signature with one sec
     'webhook-signature': new Webhook(secret).sign('e1', sentAt, body),
   }
   assert.deepEqual(verifyWebhook(headers, body, secret), JSON.parse(body))
-  assert.deepEqual(verifyWebhook(new Headers(headers), Buffer.from(body), [next, secret]), JSON.parse(body))
+  assert.deepEqual(verifyWebhook(new Headers(headers), Buffer.from(body), [next, secret]),
+    JSON.parse(body))
   // Node writes header names in lower case; other frameworks may not.
-  assert.deepEqual(verifyWebhook({ 'Webhook-Id': 'e1', 'Webhook-Timestamp': headers['webhook-timestamp'], 'Webhook-Signature': headers['webhook-signature'] }, body, secret), JSON.parse(body))
+  assert.deepEqual(
+    verifyWebhook({ 'Webhook-Id': 'e1', 'Webhook-Timestamp': headers['webhook-timestamp'],
+    'Webhook-Signature': headers['webhook-signature'] }, body, secret), JSON.parse(body))
   assert.throws(() => verifyWebhook(headers, body, next), WebhookVerificationError)
-  assert.throws(() => verifyWebhook(headers, body.replace('p-1', 'p-2'), secret), WebhookVerificationError)
-  assert.throws(() => verifyWebhook({ ...headers, 'webhook-id': 'e2' }, body, secret), WebhookVerificationError)
+  assert.throws(() => verifyWebhook(headers, body.replace('p-1', 'p-2'), secret),
+    WebhookVerificationError)
+  assert.throws(() => verifyWebhook({ ...headers, 'webhook-id': 'e2' }, body, secret),
+    WebhookVerificationError)
   const stale = new Date(sentAt.getTime() - 10 * 60_000)
-  const old = { 'webhook-id': 'e1', 'webhook-timestamp': String(Math.floor(stale.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('e1', stale, body) }
+  const old = { 'webhook-id': 'e1', 'webhook-timestamp': String(Math.floor(stale.getTime() / 1000)),
+    'webhook-signature': new Webhook(secret).sign('e1', stale, body) }
   assert.throws(() => verifyWebhook(old, body, secret), /too old/)
   assert.throws(() => verifyWebhook({ 'webhook-id': 'e1' }, body, secret), /Missing required headers/)
   assert.throws(() => verifyWebhook(headers, body, []), TypeError)
@@ -90,7 +100,8 @@ test('webhooks - BANK_SECRETS_KEY must be base64 of 32 bytes', async () => {
   const key = randomBytes(32)
   assert.deepEqual(loadConfig({ BANK_SECRETS_KEY: key.toString('base64') }).secretsKey, key)
   assert.equal(loadConfig({}).secretsKey, undefined)
-  for (const bad of [randomBytes(31).toString('base64'), randomBytes(33).toString('base64'), 'not base64 at all!']) {
+  for (const bad of [randomBytes(31).toString('base64'), randomBytes(33).toString('base64'),
+      'not base64 at all!']) {
     assert.throws(() => loadConfig({ BANK_SECRETS_KEY: bad }), (error: Error) => {
       assert.match(error.message, /BANK_SECRETS_KEY is not valid: must be base64 of 32 bytes/)
       assert.ok(!error.message.includes(bad), 'the key given is not repeated in the error')
@@ -100,9 +111,11 @@ test('webhooks - BANK_SECRETS_KEY must be base64 of 32 bytes', async () => {
 })
 
 test('webhooks - a partner without a secret (onboarded before webhooks) gets one when the bank first signs for it', async () => {
-  const { startReceiver, appendCommitted, partnerEvent, resourceId, deliverDue } = await import('./helpers.ts')
+  const { startReceiver, appendCommitted, partnerEvent, resourceId, deliverDue } =
+    await import('./helpers.ts')
   const partner = await onboardWithSecret(tb)
-  await tb.bank.database.db.deleteFrom('webhook_secrets').where('partner_id', '=', partner.partnerId).execute()
+  await tb.bank.database.db.deleteFrom('webhook_secrets').where('partner_id', '=',
+    partner.partnerId).execute()
   const receiver = await startReceiver()
   try {
     await partner.client.webhooks.setEndpoint({ url: receiver.url })

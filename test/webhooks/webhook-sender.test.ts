@@ -84,9 +84,11 @@ test('webhooks - the sender connects to the address it checked, not to a second 
 })
 
 test('webhooks - a name with any private address is refused at delivery, whatever else it resolves to', async () => {
-  const sender = new HttpWebhookSender({ timeout_ms: 5_000, resolve: async () => ['93.184.215.14', '192.168.7.7'] })
+  const sender = new HttpWebhookSender(
+    { timeout_ms: 5_000, resolve: async () => ['93.184.215.14', '192.168.7.7'] })
   const outcome = await sender.send({ url: 'https://rebind.example/hooks', headers, body: '{}', sandbox: false })
-  assert.deepEqual(outcome, { delivered: false, status_code: null, error: 'refused: 192.168.7.7 is a private address' })
+  assert.deepEqual(outcome, { delivered: false, status_code: null,
+    error: 'refused: 192.168.7.7 is a private address' })
 })
 
 test('webhooks - the sender reports a non-2xx status and a receiver that does not answer in time', async () => {
@@ -108,7 +110,8 @@ test('webhooks - the sender reports a non-2xx status and a receiver that does no
     })
     assert.equal(receiver.received.length, before + 1)
     receiver.respond = () => 204
-    assert.deepEqual(await sender.send({ url: receiver.url, headers, body: '{}', sandbox: true }), { delivered: true, status_code: 204, error: null })
+    assert.deepEqual(await sender.send({ url: receiver.url, headers, body: '{}', sandbox: true }),
+      { delivered: true, status_code: 204, error: null })
   } finally {
     receiver.respond = () => 200
   }

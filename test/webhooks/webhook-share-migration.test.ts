@@ -14,13 +14,15 @@ test("webhooks - the upgrade gives delivery jobs still to run their delivery's p
   try {
     await migrateTo(old.db, '0022_job_shares')
     const partner = randomUUID()
-    const events = { queued: randomUUID(), running: randomUUID(), done: randomUUID(), orphan: randomUUID() }
+    const events = { queued: randomUUID(), running: randomUUID(), done: randomUUID(),
+      orphan: randomUUID() }
     for (const eventId of [events.queued, events.running, events.done]) {
       await sql`
         insert into webhook_deliveries (event_id, seq, partner_id, resource_id, event_type, body, state, created_at, updated_at)
         values (${eventId}, 1, ${partner}, 'bulk-1', 'payment.success', '{}', 'pending', now(), now())`.execute(old.db)
     }
-    const job = async (kind: string, key: string, state: string, payload: Record<string, unknown>) =>
+    const job = async (kind: string, key: string, state: string, payload: Record<string,
+      unknown>) =>
       sql`
         insert into jobs (id, kind, key, payload, state, due_at, attempts_max, lease_ms, created_at, updated_at)
         values (${randomUUID()}, ${kind}, ${key}, ${JSON.stringify(payload)}::jsonb, ${state}, now(), 20, 60000, now(), now())`.execute(old.db)
@@ -33,7 +35,8 @@ test("webhooks - the upgrade gives delivery jobs still to run their delivery's p
 
     await migrateTo(old.db)
     const shares = Object.fromEntries(
-      (await old.db.selectFrom('jobs').select(['key', 'share']).execute()).map((row) => [row.key, row.share]),
+      (await old.db.selectFrom('jobs').select(['key', 'share']).execute()).map(
+        (row) => [row.key, row.share]),
     )
     assert.deepEqual(shares, { queued: partner, running: partner, done: '', orphan: '', cycle: '' })
   } finally {

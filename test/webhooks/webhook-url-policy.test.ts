@@ -42,7 +42,8 @@ test('webhooks - production refuses endpoints that are not https:// or lead to l
     'hooks.example.com/bank',
     `https://hooks.example.com/${'x'.repeat(2048)}`,
   ]
-  for (const url of refused) await expectRefusal(partner.client.webhooks.setEndpoint({ url }), 400, 'url')
+  for (const url of refused) await expectRefusal(partner.client.webhooks.setEndpoint({ url }), 400,
+    'url')
   assert.deepEqual(await partner.client.webhooks.getEndpoint({}), { url: null })
 
   // A public address, and a name that does not resolve (yet): decided again at delivery.
@@ -50,9 +51,11 @@ test('webhooks - production refuses endpoints that are not https:// or lead to l
     assert.deepEqual(await partner.client.webhooks.setEndpoint({ url }), { url })
   }
   // A read-only credential may look, not change.
-  const reader = await tb.operator.credentials.create({ partner_id: partner.partnerId, permissions: ['read'] })
+  const reader = await tb.operator.credentials.create({ partner_id: partner.partnerId,
+    permissions: ['read'] })
   const { BankClient } = await import('../../src/client/index.ts')
-  const readOnly = new BankClient({ connection: tb.nc, token: reader.token, partnerId: partner.partnerId })
+  const readOnly =
+    new BankClient({ connection: tb.nc, token: reader.token, partnerId: partner.partnerId })
   assert.deepEqual(await readOnly.webhooks.getEndpoint({}), { url: 'https://hooks.invalid/bank' })
   await readOnly.webhooks.listDeliveries({})
   await expectRefusal(readOnly.webhooks.setEndpoint({ url: '' }), 403)
@@ -67,7 +70,8 @@ test('webhooks - production re-checks at delivery: a callback_url to loopback is
     { url: `http://127.0.0.1:${port}/hooks`, error: /must be an https:\/\/ URL/ },
   ]
   for (const { url, error } of cases) {
-    const [eventId] = await appendCommitted(tb, [partnerEvent(tb, partner.partnerId, resourceId(), { endpoint_url: url })])
+    const [eventId] = await appendCommitted(tb,
+      [partnerEvent(tb, partner.partnerId, resourceId(), { endpoint_url: url })])
     await deliverDue(tb)
     const delivery = await deliveryOf(partner, eventId!)
     assert.equal(delivery.state, 'pending', 'a refused attempt is retried like any failed one')
