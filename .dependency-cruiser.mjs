@@ -18,8 +18,9 @@ export default {
       name: 'no-circular',
       severity: 'error',
       comment:
-        'A module reaches itself through its imports (type-only imports included). Break the loop: ' +
-        'move what both sides need below both, or have the lower side take it as a parameter.',
+        'A module reaches itself through its imports (type-only imports included). Break the ' +
+        'loop: move what both sides need below both, or have the lower side take it as a ' +
+          'parameter.',
       from: {},
       to: { circular: true },
     },
@@ -37,18 +38,20 @@ export default {
       name: 'ledger-imports-nothing-above-db',
       severity: 'error',
       comment:
-        'src/ledger/ imports only ledger/, db/, the clock, the one error table (src/errors.ts) and ' +
-        'the Module type its declaration fills in (src/module.ts): no capability, contract, rail, ' +
-        'transport or audit code. Capabilities call the ledger, never the other way round.',
+        'src/ledger/ imports only ledger/, db/, the clock, the one error table (src/errors.ts) ' +
+        'and the Module type its declaration fills in (src/module.ts): no capability, contract, ' +
+        'rail, transport or audit code. Capabilities call the ledger, never the other way round.',
       from: { path: '^src/ledger/' },
       // The root src/schema.ts has a rule of its own (db-and-ledger-import-no-schema).
-      to: { path: '^src/', pathNot: '^src/(ledger/|db/|clock\\.ts$|errors\\.ts$|module\\.ts$|schema\\.ts$)' },
+      to: { path: '^src/',
+        pathNot: '^src/(ledger/|db/|clock\\.ts$|errors\\.ts$|module\\.ts$|schema\\.ts$)' },
     },
     {
       name: 'db-and-ledger-import-no-schema',
       severity: 'error',
       comment:
-        "src/schema.ts is the bank's whole Database, every capability's tables: only capabilities " +
+        "src/schema.ts is the bank's whole Database, every capability's tables: only " +
+          "capabilities " +
         'and the composition root type their queries with it. db/ (the toolkit) takes the tables ' +
         "as a type parameter and the ledger types its queries with its own LedgerTables, so that " +
         'neither depends, even in types, on the capabilities above them.',
@@ -78,8 +81,8 @@ export default {
       name: 'shared-nats-imports-only-packages',
       severity: 'error',
       comment:
-        'src/nats/ is the NATS code the SDK and the service share (logging in, headers made once): ' +
-        'it imports packages only, so that the SDK can carry it.',
+        'src/nats/ is the NATS code the SDK and the service share (logging in, headers made ' +
+        'once): it imports packages only, so that the SDK can carry it.',
       from: { path: '^src/nats/' },
       to: { path: '^src/', pathNot: '^src/nats/' },
     },
@@ -87,9 +90,9 @@ export default {
       name: 'src-imports-no-tests',
       severity: 'error',
       comment:
-        'The service never imports test code, benchmarks, examples, scripts or development helpers ' +
-        '(dev/: the private nats-server of `npm start`, which dev/start.ts hands to the bank). ' +
-        'The production image carries src/ only.',
+        'The service never imports test code, benchmarks, examples, scripts or development ' +
+        'helpers (dev/: the private nats-server of `npm start`, which dev/start.ts hands to the ' +
+        'bank). The production image carries src/ only.',
       from: { path: '^src/' },
       to: { path: '^(test|bench|examples|scripts|dev)/' },
     },

@@ -20,7 +20,8 @@ export interface BulkFigures {
   webhook_events: number
 }
 
-export async function bulkPhases(client: BankClient, operator: OperatorClient, entityId: string): Promise<BulkFigures> {
+export async function bulkPhases(client: BankClient, operator: OperatorClient,
+    entityId: string): Promise<BulkFigures> {
   const receiver = await startReceiver()
   try {
     await client.webhooks.setEndpoint({ url: receiver.url })
@@ -31,7 +32,8 @@ export async function bulkPhases(client: BankClient, operator: OperatorClient, e
       const t0 = performance.now()
       await client.bulkPayments.initiate(request)
       initiateTimes.push(performance.now() - t0)
-      await client.bulkPayments.cancel({ entity_id: entityId, bulk_payment_id: request.bulk_payment_id })
+      await client.bulkPayments.cancel(
+        { entity_id: entityId, bulk_payment_id: request.bulk_payment_id })
     }
     // 2. verify → completed for one RTC batch.
     const one = await initiated(client, operator, entityId)
@@ -44,10 +46,12 @@ export async function bulkPhases(client: BankClient, operator: OperatorClient, e
     //    unanswered until every batch is completed, so the events stand queued; from its
     //    release, the rate is the delivery's alone (webhooks_per_s). From verify to the
     //    last event, it includes paying the batches (webhooks_e2e_per_s).
-    const many = await Promise.all(Array.from({ length: webhook_batches }, () => initiated(client, operator, entityId)))
+    const many = await Promise.all(Array.from({ length: webhook_batches },
+      () => initiated(client, operator, entityId)))
     receiver.hold()
     const w0 = performance.now()
-    await Promise.all(many.map((b) => client.bulkPayments.verify({ entity_id: entityId, bulk_payment_id: b.id, otp: b.otp })))
+    await Promise.all(many.map((b) => client.bulkPayments.verify(
+      { entity_id: entityId, bulk_payment_id: b.id, otp: b.otp })))
     await Promise.all(many.map((b) => completed(client, entityId, b.id)))
     const r0 = performance.now()
     receiver.release()
@@ -90,7 +94,8 @@ function batch(entityId: string, realTime: boolean) {
 async function initiated(client: BankClient, operator: OperatorClient, entityId: string) {
   const request = batch(entityId, true)
   await client.bulkPayments.initiate(request)
-  const { otp } = await operator.sandbox.otp({ bulk_payment_id: request.bulk_payment_id, partner_id: client.partnerId })
+  const { otp } = await operator.sandbox.otp({ bulk_payment_id: request.bulk_payment_id,
+    partner_id: client.partnerId })
   return { id: request.bulk_payment_id, otp }
 }
 
@@ -103,12 +108,13 @@ async function completed(client: BankClient, entityId: string, id: string): Prom
   }
 }
 
-/** A webhook receiver on loopback that answers 204 (or, while held, nothing yet) and counts the events of each batch. */
+/**
+ * A webhook receiver on loopback that answers 204 (or, while held, nothing yet) and counts the
+ * events of each batch.
+ */
 async function startReceiver() {
-  const received = new Map<string, Set<string>>()
+  const events = receivedEvents()
   let held: Array<() => void> | undefined
-  const countOf = (batchId: string) => received.get(batchId)?.size ?? 0
-  const waiters: Array<{ batchId: string; at: number; resolve: () => void }> = []
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -117,16 +123,11 @@ async function startReceiver() {
       answer()
     })
     const answer = () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: { bulk_payment_id?: string } }
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        data?: { bulk_payment_id?: string } }
       const batchId = body.data?.bulk_payment_id ?? ''
-      const ids = received.get(batchId) ?? new Set<string>()
-      ids.add(String(request.headers['webhook-id']))
-      received.set(batchId, ids)
       response.writeHead(204).end()
-      for (const w of waiters.filter((w) => countOf(w.batchId) >= w.at)) {
-        waiters.splice(waiters.indexOf(w), 1)
-        w.resolve()
-      }
+      events.record(batchId, String(request.headers['webhook-id']))
     }
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -141,14 +142,34 @@ async function startReceiver() {
       held = undefined
       for (const answer of waiting) answer()
     },
+    until: events.until,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** The receiver's count of each batch's events (by webhook id), and waits for a count. */
+function receivedEvents() {
+  const received = new Map<string, Set<string>>()
+  const countOf = (batchId: string) => received.get(batchId)?.size ?? 0
+  const waiters: Array<{ batchId: string; at: number; resolve: () => void }> = []
+  return {
+    record: (batchId: string, webhookId: string) => {
+      const ids = received.get(batchId) ?? new Set<string>()
+      ids.add(webhookId)
+      received.set(batchId, ids)
+      for (const w of waiters.filter((w) => countOf(w.batchId) >= w.at)) {
+        waiters.splice(waiters.indexOf(w), 1)
+        w.resolve()
+      }
+    },
     until: (batchId: string, at: number) =>
       countOf(batchId) >= at
         ? Promise.resolve()
         : new Promise<void>((resolve, reject) => {
-            const timer = setTimeout(() => reject(new Error(`the receiver got ${countOf(batchId)} of ${at} events of ${batchId} in 120 s`)), 120_000)
+            const timer = setTimeout(() => reject(new Error(`the receiver got ` +
+              `${countOf(batchId)} of ${at} events of ${batchId} in 120 s`)), 120_000)
             waiters.push({ batchId, at, resolve: () => (clearTimeout(timer), resolve()) })
           }),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }
 

@@ -48,7 +48,8 @@ export async function debitPhase(
     registration_number: '202099999908',
     trading_name: 'Bench Debit',
   })
-  const review = await operator.entities.review({ entity_id: partner.root_entity_id, decision: 'approve' })
+  const review = await operator.entities.review({ entity_id: partner.root_entity_id,
+    decision: 'approve' })
   const accountId = review.account!.account_id
   const { now } = await operator.sandbox.clock()
   const date = earliestCollectionDate(new Date(now), new SouthAfricanCalendar())
@@ -57,7 +58,8 @@ export async function debitPhase(
   await db.connect()
   try {
     const s0 = performance.now()
-    await seed(db, { partnerId: partner.partner_id, entityId: partner.root_entity_id, accountId, date, now })
+    await seed(db, { partnerId: partner.partner_id, entityId: partner.root_entity_id, accountId,
+      date, now })
     const seedS = (performance.now() - s0) / 1000
 
     const { report, counts, elapsed } = await measure(async () => {
@@ -68,21 +70,25 @@ export async function debitPhase(
       return { report, counts, elapsed: (performance.now() - t0) / 1000 }
     })
     if (report.successful !== orders_count || counts.get('successful') !== orders_count) {
-      throw new Error(`the debit run collected ${report.successful} of ${orders_count} orders: ${JSON.stringify(Object.fromEntries(counts))}`)
+      throw new Error(`the debit run collected ${report.successful} of ${orders_count} ` +
+        `orders: ${JSON.stringify(Object.fromEntries(counts))}`)
     }
     const credits = await db.query<{ n: string }>(
       `select count(*) as n from transactions where account_id = $1 and tx_type = 'debit_order' and status = 'Successful'`,
       [accountId],
     )
-    if (Number(credits.rows[0]!.n) !== orders_count) throw new Error(`${credits.rows[0]!.n} debit_order credits for ${orders_count} orders`)
+    if (Number(credits.rows[0]!.n) !== orders_count) throw new Error(
+      `${credits.rows[0]!.n} debit_order credits for ${orders_count} orders`)
     const verify = await operator.ledger.verify()
-    return { debit_run_100k_s: round(elapsed), debit_orders: orders_count, debit_run_seed_s: round(seedS), ledger_verified_after_debit: verify.ok }
+    return { debit_run_100k_s: round(elapsed), debit_orders: orders_count,
+      debit_run_seed_s: round(seedS), ledger_verified_after_debit: verify.ok }
   } finally {
     await db.end()
   }
 }
 
-async function seed(db: pg.Client, o: { partnerId: string; entityId: string; accountId: string; date: string; now: string }) {
+async function seed(db: pg.Client,
+    o: { partnerId: string; entityId: string; accountId: string; date: string; now: string }) {
   const { rows } = await db.query<{ id: string }>('select id from credentials where partner_id = $1 order by created_seq limit 1', [o.partnerId])
   const addedBy = rows[0]!.id
   await db.query('begin')

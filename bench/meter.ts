@@ -57,7 +57,10 @@ interface BatchCounters {
   sizeCount: number
   secondsSum: number
   secondsCount: number
-  /** Reserve batches that started from remembered account states, and those that read them under lock. */
+  /**
+   * Reserve batches that started from remembered account states, and those that read them under
+   * lock.
+   */
   remembered: number
   locked: number
   stale: number
@@ -74,11 +77,16 @@ export interface SpanCost {
   batches: number
   batch_mean: number | null
   batch_ms: number | null
-  /** Of the span's payment batches, the share that started from remembered account states (null without any). */
+  /**
+   * Of the span's payment batches, the share that started from remembered account states (null
+   * without any).
+   */
   remembered_share: number | null
   /** Remembered batches found stale and written again under lock. */
   stale: number
-  /** PostgreSQL processes seen at the start and gone at the end: their CPU in the span is missing. */
+  /**
+   * PostgreSQL processes seen at the start and gone at the end: their CPU in the span is missing.
+   */
   pg_gone: number
   /** What the server wrote to its WAL over the span (null without pg_stat_wal). */
   wal: WalCounters | null
@@ -118,24 +126,29 @@ export class Meter {
       client_us: client.user + client.system,
       batches: count,
       batch_mean: count > 0 ? (batches.sizeSum - start.batches.sizeSum) / count : null,
-      batch_ms: secondsCount > 0 ? ((batches.secondsSum - start.batches.secondsSum) / secondsCount) * 1000 : null,
-      remembered_share: shareOf(batches.remembered - start.batches.remembered, batches.locked - start.batches.locked),
+      batch_ms: secondsCount > 0 ? ((batches.secondsSum - start.batches.secondsSum) / secondsCount)
+        * 1000 : null,
+      remembered_share: shareOf(batches.remembered - start.batches.remembered,
+        batches.locked - start.batches.locked),
       stale: batches.stale - start.batches.stale,
       pg_gone: gone,
       wal:
         wal && start.wal
-          ? { bytes: wal.bytes - start.wal.bytes, records: wal.records - start.wal.records, fpi: wal.fpi - start.wal.fpi }
+          ? { bytes: wal.bytes - start.wal.bytes, records: wal.records - start.wal.records,
+            fpi: wal.fpi - start.wal.fpi }
           : null,
     }
   }
 
   private async walCounters(): Promise<WalCounters | null> {
     try {
-      const { rows } = await this.targets.monitor.query<{ bytes: string; records: string; fpi: string }>(
+      const { rows } = await this.targets.monitor.query<{
+          bytes: string; records: string; fpi: string }>(
         'select wal_bytes::text as bytes, wal_records::text as records, wal_fpi::text as fpi from pg_stat_wal',
       )
       const row = rows[0]
-      return row ? { bytes: Number(row.bytes), records: Number(row.records), fpi: Number(row.fpi) } : null
+      return row ? { bytes: Number(row.bytes), records: Number(row.records), fpi: Number(row.fpi) }
+        : null
     } catch {
       return null // before PostgreSQL 14
     }
@@ -165,10 +178,12 @@ export class Meter {
   }
 
   private async batchCounters(): Promise<BatchCounters> {
-    const total: BatchCounters = { sizeSum: 0, sizeCount: 0, secondsSum: 0, secondsCount: 0, remembered: 0, locked: 0, stale: 0 }
+    const total: BatchCounters = { sizeSum: 0, sizeCount: 0, secondsSum: 0, secondsCount: 0,
+      remembered: 0, locked: 0, stale: 0 }
     for (const port of this.targets.metricsPorts) {
       const response = await fetch(`http://127.0.0.1:${port}/metrics`)
-      if (!response.ok) throw new Error(`the service's metrics on port ${port} answered ${response.status}`)
+      if (!response.ok) throw new Error(
+        `the service's metrics on port ${port} answered ${response.status}`)
       const text = await response.text()
       total.sizeSum += sumOf(text, 'bank_ledger_batch_size_sum')
       total.sizeCount += sumOf(text, 'bank_ledger_batch_size_count')
@@ -186,7 +201,10 @@ export class Meter {
   }
 }
 
-/** The sum of a Prometheus text-format metric over all its label sets (those holding `label`, when given). */
+/**
+ * The sum of a Prometheus text-format metric over all its label sets (those holding `label`, when
+ * given).
+ */
 function sumOf(text: string, name: string, label?: string): number {
   let sum = 0
   for (const line of text.split('\n')) {

@@ -58,7 +58,8 @@ function report(name: string, us: number, unit: string): void {
 
 // The endpoint wrapper, as the service builds it, on the transfer operation.
 const partnerId = randomUUID()
-const caller = { role: 'partner' as const, credentialId: randomUUID(), label: 'bench', partnerId, permissions: new Set(['payments']) }
+const caller = { role: 'partner' as const, credentialId: randomUUID(), label: 'bench', partnerId,
+  permissions: new Set(['payments']) }
 const wrapperDeps = {
   credentials: { verify: async () => caller } as never,
   entityPartner: async () => undefined,
@@ -69,34 +70,43 @@ const wrapperDeps = {
   metrics: { request: () => {} },
 }
 const wrapped = wrapEndpoint(
-  endpoint(contract.transfers.transfer, async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })),
+  endpoint(contract.transfers.transfer, async (r) => ({ tx_id: newRowId(), amount: String(r.amount),
+    status: 'Pending' as const })),
   wrapperDeps,
 )
 const tokenHeaders = fixedHeaders({ token: 'a'.repeat(43) })
 const encoder = new TextEncoder()
 const requests = Array.from({ length: 1000 }, () => {
   const body = benchPayment(randomUUID())
-  return { subject: `svc.account.${partnerId}.transfer_eft_rtc`, data: encoder.encode(JSON.stringify(body)), headers: tokenHeaders } as unknown as Msg
+  return { subject: `svc.account.${partnerId}.transfer_eft_rtc`,
+    data: encoder.encode(JSON.stringify(body)), headers: tokenHeaders } as unknown as Msg
 })
 let next = 0
-report('endpoint wrapper', await measure(() => wrapped(requests[next++ % requests.length]!), 50_000), 'per request')
+report('endpoint wrapper', await measure(() => wrapped(requests[next++ % requests.length]!),
+  50_000), 'per request')
 
 // The same with the bank the NATS authority: each request carries the Nats-Request-Info
 // header the server adds (about 1.3 kB: it holds the user's JWT), whose account is checked
 // against the token's partner (src/nats-identity/request-origin.ts); the account is known.
 const account = `A${'B'.repeat(55)}`
 const requestInfo = JSON.stringify({
-  start: new Date().toISOString(), host: '127.0.0.1', id: 7, acc: account, user: `U${'C'.repeat(55)}`, lang: 'nats.js', ver: '3.4.0',
-  rtt: 9662469, server: `N${'D'.repeat(55)}`, jwt: `eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.${'e'.repeat(900)}.${'s'.repeat(86)}`,
+  start: new Date().toISOString(), host: '127.0.0.1', id: 7, acc: account,
+    user: `U${'C'.repeat(55)}`, lang: 'nats.js', ver: '3.4.0',
+  rtt: 9662469, server: `N${'D'.repeat(55)}`,
+    jwt: `eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.${'e'.repeat(900)}.${'s'.repeat(86)}`,
   issuer_key: account, name_tag: 'partner', kind: 'Client', client_type: 'nats',
 })
-const withOrigin = wrapEndpoint(endpoint(contract.transfers.transfer, async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })), {
+const withOrigin = wrapEndpoint(endpoint(contract.transfers.transfer,
+    async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })), {
   ...wrapperDeps,
-  origin: requestOrigin({ operatorsAccount: `A${'O'.repeat(55)}`, knownPartnerOfAccount: () => partnerId, partnerOfAccount: async () => partnerId }),
+  origin: requestOrigin({ operatorsAccount: `A${'O'.repeat(55)}`,
+    knownPartnerOfAccount: () => partnerId, partnerOfAccount: async () => partnerId }),
 })
 const originHeaders = fixedHeaders({ token: 'a'.repeat(43), 'Nats-Request-Info': requestInfo })
-const originRequests = requests.map((msg) => ({ subject: msg.subject, data: msg.data, headers: originHeaders }) as unknown as Msg)
-report('endpoint wrapper, request origin', await measure(() => withOrigin(originRequests[next++ % originRequests.length]!), 50_000), 'per request')
+const originRequests = requests.map(
+  (msg) => ({ subject: msg.subject, data: msg.data, headers: originHeaders }) as unknown as Msg)
+report('endpoint wrapper, request origin', await measure(
+  () => withOrigin(originRequests[next++ % originRequests.length]!), 50_000), 'per request')
 
 // The same with the request budget, at limits as high as the bench's (bench/run.ts): a lease
 // takes 100 ms worth of the rate, so nearly every request spends a token at hand. Leases
@@ -105,16 +115,20 @@ report('endpoint wrapper, request origin', await measure(() => withOrigin(origin
 const benchLimits = { requests_per_second: 1_000_000, burst: 10_000_000 }
 const inMemoryTokens: TokenSource = {
   lease: async (request) => {
-    const chunk = Math.min(request.defaults.burst, Math.ceil(request.defaults.requests_per_second * request.leaseSeconds))
+    const chunk = Math.min(request.defaults.burst,
+      Math.ceil(request.defaults.requests_per_second * request.leaseSeconds))
     return { ...request.defaults, leased: chunk, tokens: request.defaults.burst - chunk }
   },
 }
-const limiter = new RateLimiter(inMemoryTokens, systemClock, { ...rate_limiter_defaults, defaults: benchLimits })
-const withLimiter = wrapEndpoint(endpoint(contract.transfers.transfer, async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })), {
+const limiter = new RateLimiter(inMemoryTokens, systemClock,
+  { ...rate_limiter_defaults, defaults: benchLimits })
+const withLimiter = wrapEndpoint(endpoint(contract.transfers.transfer,
+    async (r) => ({ tx_id: newRowId(), amount: String(r.amount), status: 'Pending' as const })), {
   ...wrapperDeps,
   limiter,
 })
-report('endpoint wrapper, rate limiter', await measure(() => withLimiter(requests[next++ % requests.length]!), 50_000), 'per request')
+report('endpoint wrapper, rate limiter',
+  await measure(() => withLimiter(requests[next++ % requests.length]!), 50_000), 'per request')
 report('rate limiter', await measure(() => {
   for (let i = 0; i < 100; i++) limiter.take(caller as never)
 }, 20_000, 100), 'per request')
@@ -127,22 +141,32 @@ report('reply headers, made per message', await measure(() => {
   sink += encode(h).length
 }, 200_000), 'per message')
 const fixed = fixedHeaders({ 'Bank-Tx-Status': 'Pending' })
-report('reply headers, fixed', await measure(() => (sink += encode(fixed).length), 200_000), 'per message')
+report('reply headers, fixed', await measure(() => (sink += encode(fixed).length), 200_000),
+  'per message')
 
 // A spread batch's rows: 48 payments, each a transfer row and a fee row of one account.
 const now = new Date()
 const partner = randomUUID()
 const rows = Array.from({ length: 96 }, (_, i) => ({
-  id: newRowId(), partner_id: partner, account_id: `00000000-0000-4000-8000-${String(i >> 1).padStart(12, '0')}`,
-  seq: BigInt(1000 + i), parent_tx_id: i % 2 ? newRowId() : null, created_at: now, tx_type: i % 2 ? 'fee' : 'transfer',
-  tx_payment_type: 'EFT', status: 'Pending', amount: 100n, fee: 5n, credit: 0n, debit: 100n, hold_amount: 105n,
-  running_balance: 100_000n, posted_order: null, ref: i % 2 ? 'EFT fee' : 'bench', own_ref: i % 2 ? '' : 'bench payment',
-  recipient_name: 'Bench Recipient', recipient_account: '62000000001', recipient_branch: '250655', user_id: '',
-  added_by: caller.credentialId, status_reason: null, status_at: now, prev_sha: 'a'.repeat(64), tx_sha: 'b'.repeat(64),
+  id: newRowId(), partner_id: partner,
+    account_id: `00000000-0000-4000-8000-${String(i >> 1).padStart(12, '0')}`,
+  seq: BigInt(1000 + i), parent_tx_id: i % 2 ? newRowId() : null, created_at: now, tx_type: i % 2
+    ? 'fee' : 'transfer',
+  tx_payment_type: 'EFT', status: 'Pending', amount: 100n, fee: 5n, credit: 0n, debit: 100n,
+    hold_amount: 105n,
+  running_balance: 100_000n, posted_order: null, ref: i % 2 ? 'EFT fee' : 'bench', own_ref: i % 2
+    ? '' : 'bench payment',
+  recipient_name: 'Bench Recipient', recipient_account: '62000000001', recipient_branch: '250655',
+    user_id: '',
+  added_by: caller.credentialId, status_reason: null, status_at: now, prev_sha: 'a'.repeat(64),
+    tx_sha: 'b'.repeat(64),
 }))
-const columns = Object.keys(rows[0]!).map((name) => [name, 'text'] as [keyof (typeof rows)[number] & string, PgType])
-report('column values (96 rows × 27)', await measure(() => (sink += columnValues(rows, columns).length), 20_000), 'per batch')
-const uuidColumns = [rows.map((r) => r.id), rows.map((r) => r.partner_id), rows.map((r) => r.account_id), rows.map((r) => r.parent_tx_id)]
+const columns = Object.keys(rows[0]!).map(
+  (name) => [name, 'text'] as [keyof (typeof rows)[number] & string, PgType])
+report('column values (96 rows × 27)',
+  await measure(() => (sink += columnValues(rows, columns).length), 20_000), 'per batch')
+const uuidColumns = [rows.map((r) => r.id), rows.map((r) => r.partner_id),
+  rows.map((r) => r.account_id), rows.map((r) => r.parent_tx_id)]
 report('binary uuids (4 columns × 96 rows)', await measure(() => {
   for (const values of uuidColumns) sink += binaryArray(arrayParameter('uuid', values))!.length
 }, 20_000), 'per batch')
@@ -161,7 +185,8 @@ const compiler = new Kysely<Database>({
   },
 })
 report('insert statement (96 rows × 27)', await measure(() => {
-  sink += insertUnnestStatement('transactions', rows as never[], columns as never).compile(compiler).sql.length
+  sink += insertUnnestStatement('transactions', rows as never[], columns as never).compile(compiler)
+    .sql.length
 }, 20_000), 'per batch')
 let link = 'c'.repeat(64)
 report('hash chain', await measure(() => {

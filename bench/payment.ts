@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto'
 
-/** The payment of every transfer phase (bench/run.ts) and of bench/micro.ts: 100 cents by EFT, a new clientTxId each. */
+/**
+ * The payment of every transfer phase (bench/run.ts) and of bench/micro.ts: 100 cents by EFT, a new
+ * clientTxId each.
+ */
 export function benchPayment(accountId: string) {
   return {
     account_id: accountId,

@@ -55,7 +55,10 @@ interface Round {
   cpu_us_per_row: number
   /** The whole server's WAL over the timed part. */
   wal_bytes: number
-  /** This database's WAL records over the timed part (pg_walinspect), and the full-page images in them. */
+  /**
+   * This database's WAL records over the timed part (pg_walinspect), and the full-page images in
+   * them.
+   */
   own?: { bytes: number; fpi: number }
   index_bytes: Record<string, number>
   preload_s: number
@@ -83,14 +86,20 @@ async function main(): Promise<void> {
     const dbOid = Number((await db.query<{ oid: number }>('select oid from pg_database where datname = current_database()')).rows[0]!.oid)
     const walinspect = await db.query('create extension pg_walinspect').then(
       () => true,
-      (error: Error) => (process.stderr.write(`pg_walinspect unavailable (${error.message}): no WAL figures of this database alone\n`), false),
+      (error: Error) => (
+        process.stderr.write(
+        `pg_walinspect unavailable (${error.message}): no WAL figures of this database alone\n`),
+        false),
     )
-    if (procTicks(pid) === undefined) throw new Error(`cannot read /proc/${pid}/stat: PostgreSQL must run on this machine`)
+    if (procTicks(pid) === undefined) throw new Error(
+      `cannot read /proc/${pid}/stat: PostgreSQL must run on this machine`)
     const results: Round[] = []
     const accounts = Array.from({ length: accounts_count }, () => randomUUID())
     process.stdout.write(
-      `row ids: ${preload_rows.toLocaleString('en')} rows preloaded, then ${batches.toLocaleString('en')} batches of ${batch_rows} timed, ` +
-        `${accounts_count.toLocaleString('en')} accounts, ${rounds} round(s) of v4 and v7, database ${dbName}\n`,
+      `row ids: ${preload_rows.toLocaleString('en')} rows preloaded, ` +
+        `then ${batches.toLocaleString('en')} batches of ${batch_rows} timed, ` +
+        `${accounts_count.toLocaleString('en')} accounts, ${rounds} round(s) of v4 and v7, ` +
+          `database ${dbName}\n`,
     )
     for (let round = 1; round <= rounds; round++) {
       for (const kind of ['v4', 'v7'] as const) {
@@ -104,8 +113,12 @@ async function main(): Promise<void> {
   }
 }
 
-/** One round of one kind of id, in a new table t. dbOid: this database's, when pg_walinspect is there. */
-async function measure(db: pg.Client, pid: number, dbOid: number | undefined, round: number, kind: Kind, accounts: string[]): Promise<Round> {
+/**
+ * One round of one kind of id, in a new table t. dbOid: this database's, when pg_walinspect is
+ * there.
+ */
+async function measure(db: pg.Client, pid: number, dbOid: number | undefined, round: number,
+    kind: Kind, accounts: string[]): Promise<Round> {
   const makeId = kinds[kind]
   await db.query('drop table if exists t')
   await db.query(`
@@ -174,7 +187,8 @@ async function measure(db: pg.Client, pid: number, dbOid: number | undefined, ro
   for (let b = 0; b < batches; b++) {
     if (interrupted) throw new Error('interrupted')
     const now = Date.now()
-    await db.query({ name: `insert-${round}-${kind}`, text: insert, values: rows(batch_rows, () => now) })
+    await db.query({ name: `insert-${round}-${kind}`, text: insert,
+      values: rows(batch_rows, () => now) })
   }
   const elapsed_s = (performance.now() - started) / 1000
   const after = await snapshot(db, pid)
@@ -201,7 +215,8 @@ async function measure(db: pg.Client, pid: number, dbOid: number | undefined, ro
     preload_s,
   }
   process.stdout.write(
-    `  round ${round} ${kind}: preload ${preload_s.toFixed(1)} s, timed part ${elapsed_s.toFixed(1)} s, ` +
+    `  round ${round} ${kind}: preload ${preload_s.toFixed(1)} s, timed ` +
+      `part ${elapsed_s.toFixed(1)} s, ` +
       `${Math.round(result.rows_per_s).toLocaleString('en')} rows/s\n`,
   )
   return result
@@ -221,7 +236,8 @@ async function snapshot(db: pg.Client, pid: number): Promise<{ ticks: number; ls
  * transactions (their commits); with the number of full-page images (FPW) in them. Record
  * lengths, so slightly under an LSN difference, which counts page headers too.
  */
-async function ownWal(db: pg.Client, dbOid: number, from: string, to: string): Promise<{ bytes: number; fpi: number }> {
+async function ownWal(db: pg.Client, dbOid: number, from: string, to: string): Promise<{
+    bytes: number; fpi: number }> {
   const query = `
     with r as materialized (select xid, record_length, block_ref from pg_get_wal_records_info($1, $2)),
          ours as (select distinct xid from r where xid <> '0' and block_ref like $3)
@@ -230,7 +246,8 @@ async function ownWal(db: pg.Client, dbOid: number, from: string, to: string): P
     from r where block_ref like $3 or (xid <> '0' and xid in (select xid from ours))`
   for (let attempt = 1; ; attempt++) {
     try {
-      const row = (await db.query<{ bytes: string; fpi: string }>(query, [from, to, `%/${dbOid}/%`])).rows[0]!
+      const row =
+        (await db.query<{ bytes: string; fpi: string }>(query, [from, to, `%/${dbOid}/%`])).rows[0]!
       return { bytes: Number(row.bytes), fpi: Number(row.fpi) }
     } catch (error) {
       // The end must have been flushed; the WAL writer does so within wal_writer_delay.
@@ -272,15 +289,17 @@ function printTable(results: Round[]): void {
     ...indexNames.map((n) => (r.index_bytes[n] === undefined ? '-' : mb(r.index_bytes[n]!))),
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
-  const format = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')
+  const format = (cells: string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!)
+    : c.padStart(widths[i]!))).join('  ')
   process.stdout.write(`\n${format(header)}\n${lines.map(format).join('\n')}\n`)
   process.stdout.write(
-    `\nTimed part: ${timed_rows.toLocaleString('en')} rows in ${batches.toLocaleString('en')} transactions, after a CHECKPOINT, ` +
-      `on ${preload_rows.toLocaleString('en')} preloaded rows. Index sizes at the end of each round.\n`,
+    `\nTimed part: ${timed_rows.toLocaleString('en')} rows in ${batches.toLocaleString('en')} ` +
+      `transactions, after a CHECKPOINT, on ${preload_rows.toLocaleString('en')} preloaded rows. ` +
+        `Index sizes at the end of each round.\n`,
   )
   process.stdout.write(
-    `server WAL: the pg_current_wal_lsn difference, other databases' work included; own: this database's records (pg_walinspect), ` +
-      `FPI the full-page images in them.\n`,
+    `server WAL: the pg_current_wal_lsn difference, other databases' work included; own: this ` +
+      `database's records (pg_walinspect), FPI the full-page images in them.\n`,
   )
 }
 

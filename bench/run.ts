@@ -36,7 +36,8 @@
 //
 // Settings (environment): BENCH_PHASE_MS (10000), BENCH_WARMUP_MS (2000), BENCH_IN_FLIGHT
 // (128), BENCH_ACCOUNTS (1000), BENCH_DATABASE_URL (admin connection; a database is created
-// and dropped), BENCH_SERVICE_NODE_ARGS (node flags of the service; default --max-semi-space-size=64), BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
+// and dropped), BENCH_SERVICE_NODE_ARGS (node flags of the service; default
+//--max-semi-space-size=64), BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
 // BENCH_DEBIT_ORDERS, BENCH_DATABASE_TEMPLATE (a database to copy instead of starting empty),
 // BENCH_RESULTS_FILE (where to write the results instead; for runs
 // that are compared, not kept), and BENCH_PHASES: a comma-separated subset of
@@ -66,15 +67,21 @@ const in_flight = Number(process.env.BENCH_IN_FLIGHT ?? 128)
 const phase_ms = Number(process.env.BENCH_PHASE_MS ?? 10_000)
 const warmup_ms = Number(process.env.BENCH_WARMUP_MS ?? 2_000)
 const accounts_count = Number(process.env.BENCH_ACCOUNTS ?? 1000)
-/** Request budgets of the bench's credentials: the most the bank allows, far above any rate it reaches. */
+/**
+ * Request budgets of the bench's credentials: the most the bank allows, far above any rate it
+ * reaches.
+ */
 const bench_limits = { requests_per_second: 1_000_000, burst: 10_000_000 }
 /** The bank's keys, one set for every instance of the run (base64 of 32 bytes each). */
-const sharedKeys = { secrets: randomBytes(32).toString('base64'), otp: randomBytes(32).toString('base64') }
+const sharedKeys = { secrets: randomBytes(32).toString('base64'), otp: randomBytes(32).toString(
+  'base64') }
 const allPhases = [
   'echo', 'spread', 'hot', 'card-hot', 'card-spread', 'bulk', 'debit', 'paging',
 ] as const
-const phases = new Set((process.env.BENCH_PHASES ?? allPhases.join(',')).split(',').map((p) => p.trim()))
-for (const p of phases) if (!(allPhases as readonly string[]).includes(p)) throw new Error(`BENCH_PHASES: unknown phase ${p} (known: ${allPhases.join(', ')})`)
+const phases = new Set((process.env.BENCH_PHASES ?? allPhases.join(',')).split(',').map(
+  (p) => p.trim()))
+for (const p of phases) if (!(allPhases as readonly string[]).includes(p)) throw new Error(
+  `BENCH_PHASES: unknown phase ${p} (known: ${allPhases.join(', ')})`)
 
 const { values: flags } = parseArgs({
   options: {
@@ -84,7 +91,8 @@ const { values: flags } = parseArgs({
   strict: true,
 })
 const instances = Number(flags.instances)
-if (!Number.isInteger(instances) || instances < 1) throw new Error(`--instances: a whole number of at least 1, not ${flags.instances}`)
+if (!Number.isInteger(instances) || instances < 1) throw new Error(
+  `--instances: a whole number of at least 1, not ${flags.instances}`)
 const profile = flags.profile
 
 interface PhaseResult {
@@ -106,7 +114,8 @@ async function main(): Promise<void> {
   const binary = findNatsServerBinary()
   if (!binary) throw new Error('the benchmark needs nats-server on the PATH')
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-bench-'))
-  const profileDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'bank-bench-profile-')) : undefined
+  const profileDir = profile ? fs.mkdtempSync(path.join(os.tmpdir(), 'bank-bench-profile-'))
+    : undefined
   const nats = await startNatsServer({ binary, storeDir: path.join(work, 'nats') })
   const dbName = `bank_bench_${randomBytes(4).toString('hex')}`
   // BENCH_DATABASE_TEMPLATE: a copy of a database prepared beforehand (bench/big-ledger.ts).
@@ -122,16 +131,21 @@ async function main(): Promise<void> {
   try {
     const echo = spawnEcho(nats.url)
     children.push(echo)
-    // As `npm start`, the Dockerfile and the systemd unit run it (docs/performance.md: the young generation).
-    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean)
+    // As `npm start`, the Dockerfile and the systemd unit run it (docs/performance.md: the young
+    // generation).
+    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '--max-semi-space-size=64').split(' ')
+      .filter(Boolean)
     const services: ChildProcess[] = []
     const metricsPorts: number[] = []
-    // As the SDK opens its own connection (src/client/transport.ts): no Error objects made per request.
+    // As the SDK opens its own connection (src/client/transport.ts): no Error objects made per
+    // request.
     const nc = await connect({ servers: nats.url, noAsyncTraces: true })
-    // One at a time: the first creates the schema and the operator token; the others join its queue group.
+    // One at a time: the first creates the schema and the operator token; the others join its queue
+    // group.
     for (let i = 1; i <= instances; i++) {
       const metricsPort = await freePort()
-      const service = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(root, 'src/main.ts')], {
+      const service = spawn(process.execPath, [...nodeArgs, '--import', 'tsx',
+          path.join(root, 'src/main.ts')], {
         cwd: root,
         env: {
           ...process.env,
@@ -191,13 +205,15 @@ async function main(): Promise<void> {
 
     const results: Record<string, unknown> = {
       date: new Date().toISOString(),
-      machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+      machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+        `node ${process.version}`,
       storage: 'postgres',
       instances,
       in_flight,
       phase_ms,
       accounts: accounts.length,
-      payment: 'EFT transfer, 100 cents + fee (hold + Pending rows; one grouped DB transaction per batch)',
+      payment: 'EFT transfer, 100 cents + fee (hold + Pending rows; one grouped DB transaction ' +
+        'per batch)',
     }
     if (phases.size < allPhases.length) results.phases = [...phases].join(',')
     if (phases.has('echo')) {
@@ -251,10 +267,12 @@ async function main(): Promise<void> {
     const stopProfile = async () => {
       if (!profiling || profileFiles.length > 0) return
       for (const s of services) s.kill('SIGUSR2')
-      profileFiles = await Promise.all(services.map((s) => waitForFile(path.join(profileDir!, `service-${s.pid}-1.cpuprofile`))))
+      profileFiles = await Promise.all(
+        services.map((s) => waitForFile(path.join(profileDir!, `service-${s.pid}-1.cpuprofile`))))
     }
     await stopProfile()
-    const ratio = (a: unknown, b: unknown) => (typeof a === 'number' && typeof b === 'number' ? round(a / b) : undefined)
+    const ratio = (a: unknown, b: unknown) => (typeof a === 'number' && typeof b === 'number'
+      ? round(a / b) : undefined)
     Object.assign(results, {
       spread_to_echo: ratio(results.spread_tps, results.echo_rps),
       hot_to_echo: ratio(results.hot_tps, results.echo_rps),
@@ -280,7 +298,8 @@ async function main(): Promise<void> {
       const mark = await meter.begin()
       const bulk = await bulkPhases(client, operator, rootEntityId)
       const cost = await meter.end(mark)
-      Object.assign(results, bulk, { ledger_verified_after_bulk: (await operator.ledger.verify()).ok }, totals('bulk', cost))
+      Object.assign(results, bulk,
+        { ledger_verified_after_bulk: (await operator.ledger.verify()).ok }, totals('bulk', cost))
     }
     if (phases.has('debit')) {
       let cost: SpanCost | undefined
@@ -295,17 +314,22 @@ async function main(): Promise<void> {
     // Last: it writes a million rows straight into an account, outside the hash chain.
     if (phases.has('paging')) {
       const paging = await pageOnAMillion(client, dbUrl.toString(), client.partnerId)
-      Object.assign(results, { million_rows_first_page_ms: paging.first_page_ms, million_rows_deep_page_ms: paging.deep_page_ms })
+      Object.assign(results, { million_rows_first_page_ms: paging.first_page_ms,
+        million_rows_deep_page_ms: paging.deep_page_ms })
     }
 
-    if (profileDir) process.stdout.write('Profiled run (--profile): the profiler slows the service; these figures are not comparable with other runs.\n\n')
+    if (profileDir) process.stdout.write('Profiled run (--profile): the profiler slows the ' +
+      'service; these figures are not comparable with other runs.\n\n')
     printTable(results)
-    const file = process.env.BENCH_RESULTS_FILE || path.join(root, 'bench', instances === 1 ? 'results.json' : `results-${instances}-instances.json`)
+    const file = process.env.BENCH_RESULTS_FILE || path.join(root, 'bench', instances === 1
+      ? 'results.json' : `results-${instances}-instances.json`)
     if (profileDir) {
       process.stdout.write(
-        `\nCPU profile${profileFiles.length > 1 ? 's' : ''} of the service over the spread and hot phases (open in Chrome DevTools):\n` +
+        `\nCPU profile${profileFiles.length > 1 ? 's' : ''} of the service over the spread and ` +
+          `hot phases (open in Chrome DevTools):\n` +
           profileFiles.map((f) => `  ${f}\n`).join('') +
-          `The profiler slows the service: this run's figures are not comparable with others, and ${path.relative(root, file)} was not written.\n`,
+          `The profiler slows the service: this run's figures are not comparable with others, ` +
+            `and ${path.relative(root, file)} was not written.\n`,
       )
     } else {
       fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
@@ -313,7 +337,8 @@ async function main(): Promise<void> {
     await nc.close()
   } finally {
     for (const child of children) child.kill('SIGTERM')
-    await Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(null) : c.once('exit', resolve)))))
+    await Promise.all(children.map((c) => new Promise((resolve) => (c.exitCode !== null
+      ? resolve(null) : c.once('exit', resolve)))))
     await monitor.end()
     await admin(`drop database if exists ${dbName} with (force)`)
     // nats-server's process handle is unref'd: with nothing else pending, awaiting its exit
@@ -360,23 +385,27 @@ async function cardPhases(operator: OperatorClient, cards: BenchCards, metered: 
  * A phase's CPU per operation (µs) and ledger batches, as flat result keys `<phase>_…`.
  * For echo the service is the echo responder, and there is no PostgreSQL or ledger.
  */
-function perOperation(phase: string, cost: SpanCost, ops: number, o: { echo?: boolean } = {}): Record<string, number | null> {
+function perOperation(phase: string, cost: SpanCost, ops: number,
+    o: { echo?: boolean } = {}): Record<string, number | null> {
   const per = (us: number) => (ops > 0 ? Math.round(us / ops) : null)
   const out: Record<string, number | null> = {}
   if (o.echo) {
     out[`${phase}_responder_cpu_us`] = per(cost.echo_us)
   } else {
     out[`${phase}_service_cpu_us`] = per(cost.service_us)
-    if (cost.service_us_each.length > 1) cost.service_us_each.forEach((us, i) => (out[`${phase}_service${i + 1}_cpu_us`] = per(us)))
+    if (cost.service_us_each.length > 1) cost.service_us_each.forEach(
+      (us, i) => (out[`${phase}_service${i + 1}_cpu_us`] = per(us)))
     out[`${phase}_pg_cpu_us`] = per(cost.pg_us)
   }
   out[`${phase}_nats_cpu_us`] = per(cost.nats_us)
   out[`${phase}_client_cpu_us`] = per(cost.client_us)
-  out[`${phase}_total_cpu_us`] = per((o.echo ? cost.echo_us : cost.service_us + cost.pg_us) + cost.nats_us + cost.client_us)
+  out[`${phase}_total_cpu_us`] = per((o.echo ? cost.echo_us : cost.service_us + cost.pg_us)
+    + cost.nats_us + cost.client_us)
   if (!o.echo) {
     out[`${phase}_batch_mean`] = cost.batch_mean === null ? null : round1(cost.batch_mean)
     out[`${phase}_batch_ms`] = cost.batch_ms === null ? null : round(cost.batch_ms)
-    out[`${phase}_batches_remembered`] = cost.remembered_share === null ? null : round(cost.remembered_share)
+    out[`${phase}_batches_remembered`] = cost.remembered_share === null ? null
+      : round(cost.remembered_share)
     out[`${phase}_batches_stale`] = cost.stale
     out[`${phase}_pg_backends_gone`] = cost.pg_gone
     out[`${phase}_wal_bytes`] = cost.wal && ops > 0 ? Math.round(cost.wal.bytes / ops) : null
@@ -390,7 +419,8 @@ function perOperation(phase: string, cost: SpanCost, ops: number, o: { echo?: bo
 function totals(phase: string, cost: SpanCost): Record<string, number | null> {
   const ms = (us: number) => Math.round(us / 1000)
   const out: Record<string, number | null> = { [`${phase}_service_cpu_ms`]: ms(cost.service_us) }
-  if (cost.service_us_each.length > 1) cost.service_us_each.forEach((us, i) => (out[`${phase}_service${i + 1}_cpu_ms`] = ms(us)))
+  if (cost.service_us_each.length > 1) cost.service_us_each.forEach(
+    (us, i) => (out[`${phase}_service${i + 1}_cpu_ms`] = ms(us)))
   Object.assign(out, {
     [`${phase}_pg_cpu_ms`]: ms(cost.pg_us),
     [`${phase}_nats_cpu_ms`]: ms(cost.nats_us),
@@ -418,7 +448,8 @@ async function waitForFile(file: string): Promise<string> {
  */
 async function pageOnAMillion(client: BankClient, dbUrl: string, partnerId: string) {
   const rows = Number(process.env.BENCH_PAGING_ROWS ?? 1_000_000)
-  const { account_id } = await client.accounts.create({ entity_id: (await client.entities.list()).entities[0]!.id })
+  const { account_id } = await client.accounts.create(
+    { entity_id: (await client.entities.list()).entities[0]!.id })
   const db = new pg.Client({ connectionString: dbUrl })
   await db.connect()
   await db.query(
@@ -435,7 +466,8 @@ async function pageOnAMillion(client: BankClient, dbUrl: string, partnerId: stri
     const n = 50
     const t0 = performance.now()
     for (let i = 0; i < n; i++) {
-      const page = await client.accounts.listTransactions({ account_id, limit: 100, ...(cursor ? { cursor } : {}) })
+      const page = await client.accounts.listTransactions(
+        { account_id, limit: 100, ...(cursor ? { cursor } : {}) })
       if (page.transactions.length !== 100) throw new Error('a page came back short')
     }
     return round((performance.now() - t0) / n)
@@ -468,7 +500,8 @@ function spawnEcho(url: string): ChildProcess {
     await nc.flush()
     process.send?.('ready')
   `
-  return spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+  return spawn(process.execPath, ['--input-type=module', '-e', script],
+    { cwd: root, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
 }
 
 /** Waits until `count` service instances answer `$SRV.PING` (and the echo responder answers). */
@@ -476,7 +509,8 @@ async function waitForService(nc: NatsConnection, count: number): Promise<void> 
   for (let attempt = 0; attempt < 300; attempt++) {
     try {
       let answered = 0
-      for await (const _reply of await nc.requestMany('$SRV.PING.partner-bank', '', { strategy: 'timer', maxWait: 300 })) answered++
+      for await (const _reply of await nc.requestMany('$SRV.PING.partner-bank', '',
+        { strategy: 'timer', maxWait: 300 })) answered++
       await nc.request('bench.echo', '{}', { timeout: 500 })
       if (answered >= count) return
     } catch {
@@ -494,27 +528,32 @@ async function setUp(nc: NatsConnection, operator: OperatorClient) {
     registration_number: '202099999907',
     trading_name: 'Bench',
   })
-  const review = await operator.entities.review({ entity_id: partner.root_entity_id, decision: 'approve' })
+  const review = await operator.entities.review({ entity_id: partner.root_entity_id,
+    decision: 'approve' })
   // One credential sends thousands of transfers a second: its budget must be far above that.
   await operator.partners.limits({ partner_id: partner.partner_id, ...bench_limits })
-  const client = new BankClient({ connection: nc, token: partner.credential.token, partnerId: partner.partner_id, timeoutMs: 60_000 })
+  const client = new BankClient({ connection: nc, token: partner.credential.token,
+    partnerId: partner.partner_id, timeoutMs: 60_000 })
   const hot = review.account!.account_id
   const accounts: string[] = []
   for (let i = 0; i < accounts_count; i += 50) {
     const created = await Promise.all(
-      Array.from({ length: Math.min(50, accounts_count - i) }, () => client.accounts.create({ entity_id: partner.root_entity_id })),
+      Array.from({ length: Math.min(50, accounts_count - i) }, () => client.accounts.create(
+        { entity_id: partner.root_entity_id })),
     )
     accounts.push(...created.map((a) => a.account_id))
   }
   for (let i = 0; i < accounts.length; i += 50) {
-    await Promise.all(accounts.slice(i, i + 50).map((account_id) => operator.accounts.deposit({ account_id, amount: 100_000_000 })))
+    await Promise.all(accounts.slice(i, i + 50).map((account_id) => operator.accounts.deposit(
+      { account_id, amount: 100_000_000 })))
   }
   await operator.accounts.deposit({ account_id: hot, amount: 900_000_000_000 })
   return { client, accounts, hot, rootEntityId: partner.root_entity_id }
 }
 
 /** Keeps `in_flight` requests outstanding: a warm-up, then a measured phase (between the hooks). */
-async function drive(request: () => Promise<unknown>, hooks: PhaseHooks = {}): Promise<PhaseResult> {
+async function drive(request: () => Promise<unknown>,
+    hooks: PhaseHooks = {}): Promise<PhaseResult> {
   const run = async (ms: number, record: boolean) => {
     const latencies: number[] = []
     let errors = 0
@@ -534,7 +573,8 @@ async function drive(request: () => Promise<unknown>, hooks: PhaseHooks = {}): P
     await Promise.all(Array.from({ length: in_flight }, worker))
     const elapsed = (performance.now() - started) / 1000
     latencies.sort((a, b) => a - b)
-    const pct = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0)
+    const pct = (p: number) => round(
+      latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0)
     const ops_per_s = latencies.length / elapsed
     const p = { p50_ms: pct(0.5), p90_ms: pct(0.9), p99_ms: pct(0.99) }
     return { ops_per_s, ...p, completed: latencies.length, errors }
@@ -557,16 +597,22 @@ function printTable(r: Record<string, unknown>): void {
     show(r[`${phase}_batch_mean`]),
     show(r[`${phase}_batch_ms`]),
   ]
-  const header = ['phase', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'service', 'pg', 'nats', 'client', 'all', 'size', 'ms']
+  const header = ['phase', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'service', 'pg', 'nats',
+    'client', 'all', 'size', 'ms']
   const rows: string[][] = []
-  if (r.echo_rps !== undefined) rows.push(['echo (no-op request/reply)*', show(r.echo_rps), show(r.echo_p50_ms), show(r.echo_p90_ms), show(r.echo_p99_ms), '0', ...cpu('echo')])
+  if (r.echo_rps !== undefined) rows.push(['echo (no-op request/reply)*', show(r.echo_rps),
+    show(r.echo_p50_ms), show(r.echo_p90_ms), show(r.echo_p99_ms), '0', ...cpu('echo')])
   if (r.spread_tps !== undefined) {
-    rows.push([`transfers spread (${r.accounts} accounts)`, show(r.spread_tps), show(r.spread_p50_ms), show(r.spread_p90_ms), show(r.spread_p99_ms), show(r.spread_errors), ...cpu('spread')])
+    rows.push([`transfers spread (${r.accounts} accounts)`, show(r.spread_tps),
+      show(r.spread_p50_ms), show(r.spread_p90_ms), show(r.spread_p99_ms), show(r.spread_errors),
+      ...cpu('spread')])
   }
-  if (r.hot_tps !== undefined) rows.push(['transfers hot (one account)', show(r.hot_tps), show(r.hot_p50_ms), show(r.hot_p90_ms), show(r.hot_p99_ms), show(r.hot_errors), ...cpu('hot')])
+  if (r.hot_tps !== undefined) rows.push(['transfers hot (one account)', show(r.hot_tps),
+    show(r.hot_p50_ms), show(r.hot_p90_ms), show(r.hot_p99_ms), show(r.hot_errors), ...cpu('hot')])
   if (r.debit_run_100k_s !== undefined) {
     const perS = Math.round(Number(r.debit_orders) / Number(r.debit_run_100k_s))
-    rows.push([`debit run (${r.debit_orders} orders)`, String(perS), '-', '-', '-', '-', ...cpu('debit')])
+    rows.push([`debit run (${r.debit_orders} orders)`, String(perS), '-', '-', '-', '-',
+      ...cpu('debit')])
   }
   rows.push(...cardRows(r, cpu))
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => row[i]!.length)))
@@ -574,62 +620,83 @@ function printTable(r: Record<string, unknown>): void {
   // A group heading over the CPU columns and the ledger-batch columns.
   const left = widths.slice(0, 6).reduce((a, b) => a + b + 2, 0)
   const cpuWidth = widths.slice(6, 11).reduce((a, b) => a + b + 2, 0)
-  process.stdout.write(`${' '.repeat(left)}${'CPU µs per operation'.padEnd(cpuWidth)}ledger batch\n`)
+  process.stdout.write(
+    `${' '.repeat(left)}${'CPU µs per operation'.padEnd(cpuWidth)}ledger batch\n`)
   process.stdout.write(line(header))
   for (const row of rows) process.stdout.write(line(row))
   process.stdout.write(
-    `\nCPU µs per operation: each process's CPU time over the measured phase ÷ operations completed; service = ${r.instances} instance${r.instances === 1 ? '' : 's'}` +
-      `${Number(r.instances) > 1 ? ' summed' : ''}; pg = the bench database's backends + WAL writer, checkpointer, background writer` +
-      ` (the last three write for every database on the server); client = this process; all = the four.` +
-      ` ledger batch: mean payments per batch, mean ms to write one (service metrics).\n`,
+    `\nCPU µs per operation: each process's CPU time over the measured phase ÷ operations ` +
+      `completed; service = ${r.instances} instance${r.instances === 1 ? '' : 's'}` +
+      `${Number(r.instances) > 1 ? ' summed' : ''}; pg = the bench database's backends + WAL ` +
+      `writer, checkpointer, background writer (the last three write for every database on the ` +
+      `server); client = this process; all = the four. ledger batch: mean payments per batch, ` +
+        `mean ms to write one (service metrics).\n`,
   )
-  if (r.echo_rps !== undefined) process.stdout.write('* echo: the service column is the no-op responder process; no PostgreSQL, no ledger.\n')
-  const gone = ['spread', 'hot', 'bulk', 'debit'].filter((p) => Number(r[`${p}_pg_backends_gone`] ?? 0) > 0)
+  if (r.echo_rps !== undefined) process.stdout.write(
+    '* echo: the service column is the no-op responder process; no PostgreSQL, no ledger.\n')
+  const gone = ['spread', 'hot', 'bulk', 'debit'].filter((p) => Number(r[`${p}_pg_backends_gone`]
+    ?? 0) > 0)
   if (gone.length > 0) {
     process.stdout.write(
-      `PostgreSQL processes that ended during a phase (their CPU in it is missing): ${gone.map((p) => `${p} ${r[`${p}_pg_backends_gone`]}`).join(', ')}\n`,
+      `PostgreSQL processes that ended during a phase (their CPU in it is ` +
+        `missing): ${gone.map((p) => `${p} ${r[`${p}_pg_backends_gone`]}`).join(', ')}\n`,
     )
   }
-  const starts = ['spread', 'hot'].filter((p) => r[`${p}_batches_remembered`] !== undefined && r[`${p}_batches_remembered`] !== null)
+  const starts = ['spread', 'hot'].filter((p) => r[`${p}_batches_remembered`] !== undefined
+    && r[`${p}_batches_remembered`] !== null)
   if (starts.length > 0) {
     process.stdout.write(
       `payment batches that started from remembered account states (no lock-and-read statement): ${starts
-        .map((p) => `${p} ${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} % (${r[`${p}_batches_stale`]} found stale)`)
+        .map((p) => `${p} ${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} % ` +
+          `(${r[`${p}_batches_stale`]} found stale)`)
         .join(', ')}\n`,
     )
   }
-  const logged = ['spread', 'hot'].filter((p) => r[`${p}_wal_bytes`] !== undefined && r[`${p}_wal_bytes`] !== null)
+  const logged = ['spread', 'hot'].filter((p) => r[`${p}_wal_bytes`] !== undefined
+    && r[`${p}_wal_bytes`] !== null)
   if (logged.length > 0) {
     process.stdout.write(
       `PostgreSQL's WAL per transfer (the whole server's): ${logged
-        .map((p) => `${p} ${r[`${p}_wal_bytes`]} bytes in ${r[`${p}_wal_records`]} records (${r[`${p}_wal_fpi`]} full-page images in the phase)`)
+        .map((p) => `${p} ${r[`${p}_wal_bytes`]} bytes in ${r[`${p}_wal_records`]} records ` +
+          `(${r[`${p}_wal_fpi`]} full-page images in the phase)`)
         .join(', ')}\n`,
     )
   }
   if (r.spread_tps !== undefined || r.hot_tps !== undefined) {
     process.stdout.write(
-      `\ntransfer/echo: spread ${show(r.spread_to_echo)}, hot ${show(r.hot_to_echo)}; hot/spread ${show(r.hot_to_spread)}; ledger verified: ${r.ledger_verified}\n`,
+      `\ntransfer/echo: spread ${show(r.spread_to_echo)}, hot ${show(r.hot_to_echo)}; ` +
+        `hot/spread ${show(r.hot_to_spread)}; ledger verified: ${r.ledger_verified}\n`,
     )
   }
   if (r.card_issue_s !== undefined) process.stdout.write(cardNotes(r))
   if (r.million_rows_first_page_ms !== undefined) {
     process.stdout.write(
-      `transaction list on a 1,000,000-row account (100-row page, one request at a time): newest ${r.million_rows_first_page_ms} ms, half-way down ${r.million_rows_deep_page_ms} ms\n`,
+      `transaction list on a 1,000,000-row account (100-row page, one request at a time): ` +
+        `newest ${r.million_rows_first_page_ms} ms, half-way down ${r.million_rows_deep_page_ms} ` +
+        `ms\n`,
     )
   }
   if (r.bulk_initiate_ms !== undefined) {
     process.stdout.write(
-      `bulk payments (1000 payments): initiate ${r.bulk_initiate_ms} ms, verify → completed (RTC) ${r.bulk_complete_ms} ms; ` +
-        `webhooks ${r.webhooks_per_s}/s from a standing queue, ${r.webhooks_e2e_per_s}/s from verify (${r.webhook_events} events to a loopback receiver); ledger verified after: ${r.ledger_verified_after_bulk}\n` +
-        `  CPU over the whole bulk phase: service ${r.bulk_service_cpu_ms} ms, pg ${r.bulk_pg_cpu_ms} ms, nats ${r.bulk_nats_cpu_ms} ms, client ${r.bulk_client_cpu_ms} ms; ` +
-        `${r.bulk_batches} ledger batches, mean size ${show(r.bulk_batch_mean)}, mean ${show(r.bulk_batch_ms)} ms\n`,
+      `bulk payments (1000 payments): initiate ${r.bulk_initiate_ms} ms, verify → completed ` +
+        `(RTC) ${r.bulk_complete_ms} ms; ` +
+        `webhooks ${r.webhooks_per_s}/s from a standing queue, ${r.webhooks_e2e_per_s}/s from ` +
+          `verify (${r.webhook_events} events to a loopback receiver); ledger verified ` +
+          `after: ${r.ledger_verified_after_bulk}\n` +
+        `  CPU over the whole bulk phase: service ${r.bulk_service_cpu_ms} ms, ` +
+          `pg ${r.bulk_pg_cpu_ms} ms, nats ${r.bulk_nats_cpu_ms} ms, ` +
+          `client ${r.bulk_client_cpu_ms} ms; ` +
+        `${r.bulk_batches} ledger batches, mean size ${show(r.bulk_batch_mean)}, ` +
+          `mean ${show(r.bulk_batch_ms)} ms\n`,
     )
   }
   if (r.debit_run_100k_s !== undefined) {
     process.stdout.write(
-      `debit-order collection run (${r.debit_orders} due once-off orders, ops.debit.run until every order successful): ${r.debit_run_100k_s} s ` +
-        `(orders written straight into the tables in ${r.debit_run_seed_s} s beforehand; the table's row is orders/s and CPU per order); ` +
-        `ledger verified after: ${r.ledger_verified_after_debit}\n`,
+      `debit-order collection run (${r.debit_orders} due once-off orders, ops.debit.run until ` +
+        `every order successful): ${r.debit_run_100k_s} s ` +
+        `(orders written straight into the tables in ${r.debit_run_seed_s} s beforehand; the ` +
+        `table's row is orders/s and CPU per order); ledger verified ` +
+          `after: ${r.ledger_verified_after_debit}\n`,
     )
   }
 }

@@ -12,9 +12,9 @@ import { connect, type ConnectionOptions } from '@nats-io/transport-node'
 
 export const natsMissingMessage =
   'No NATS server answers at nats://127.0.0.1:4222 and no `nats-server` binary is on the PATH, ' +
-  'so the bank cannot start one of its own. Install one (Debian/Ubuntu: `sudo apt-get install nats-server`; ' +
-  'macOS: `brew install nats-server`; or a release from the NATS project) and run `npm start` again, ' +
-  'or point the bank at a running server with NATS_URL=nats://host:4222.'
+  'so the bank cannot start one of its own. Install one (Debian/Ubuntu: `sudo apt-get install ' +
+  'nats-server`; macOS: `brew install nats-server`; or a release from the NATS project) and run ' +
+  '`npm start` again, or point the bank at a running server with NATS_URL=nats://host:4222.'
 
 /**
  * Whether a NATS server answers at `url` within `timeoutMs`: it greets each new client with an
@@ -40,7 +40,8 @@ export function natsAnswers(url: string, timeoutMs: number): Promise<boolean> {
 }
 
 /** Whether a NATS server answers at `url` within `timeoutMs` and takes the login. */
-export async function canConnect(url: string, timeoutMs = 1000, login: Partial<ConnectionOptions> = {}): Promise<boolean> {
+export async function canConnect(url: string, timeoutMs = 1000,
+    login: Partial<ConnectionOptions> = {}): Promise<boolean> {
   if (!(await natsAnswers(url, timeoutMs))) return false
   // The server has just answered, so nats.js's own timeout (20 s) is left to a server that
   // stops mid-handshake; a shorter one could leave a socket open (see natsAnswers).
@@ -54,7 +55,8 @@ export async function canConnect(url: string, timeoutMs = 1000, login: Partial<C
 }
 
 export function findNatsServerBinary(): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/local/bin', '/usr/local/sbin']
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/usr/sbin', '/usr/local/bin',
+    '/usr/local/sbin']
   for (const dir of dirs) {
     if (!dir) continue
     const candidate = path.join(dir, 'nats-server')
@@ -94,7 +96,8 @@ export interface PrivateNatsServer {
 export async function startNatsServer(options: { binary: string; storeDir: string; port?: number; configFile?: string }): Promise<PrivateNatsServer> {
   fs.mkdirSync(options.storeDir, { recursive: true })
   const port = options.port ?? (await freePort())
-  const args = options.configFile ? ['-c', options.configFile] : ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir]
+  const args = options.configFile ? ['-c', options.configFile]
+    : ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', options.storeDir]
   const child = spawn(options.binary, args, {
     stdio: 'ignore',
   })
@@ -112,7 +115,8 @@ export async function startNatsServer(options: { binary: string; storeDir: strin
     }
   }
   for (let attempt = 0; attempt < 100; attempt++) {
-    if (child.exitCode !== null) throw new Error(`nats-server exited with code ${child.exitCode} before accepting clients`)
+    if (child.exitCode !== null) throw new Error(
+      `nats-server exited with code ${child.exitCode} before accepting clients`)
     if (await natsAnswers(url.replace(/^tls:/, 'nats:'), 200)) return { url, port, process: child, stop }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }

@@ -9,7 +9,9 @@ import { onboardPartner, rand, requireSandbox, stepper, uniqueSuffix, type Print
 // this machine. One recipient is the simulated rail's declining account, to show a
 // failed payment refunded. Run it with `npm run example -- bulk-batch`.
 
-/** How long to wait for the batch's last webhook (delivery is retried with backoff, so be generous). */
+/**
+ * How long to wait for the batch's last webhook (delivery is retried with backoff, so be generous).
+ */
 const completed_wait_ms_max = 120_000
 
 export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = console.log) {
@@ -20,13 +22,17 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   try {
     await requireSandbox(ops)
     const partner = await onboardPartner(ops, 'Payroll Co', 10_000_000)
-    step('Onboard and fund a partner (operator)', `partner_id ${partner.partnerId}`, `pool account ${partner.poolAccountId}: ${rand(10_000_000)}`)
-    bank = BankClient.fromEnv({ env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })
+    step('Onboard and fund a partner (operator)', `partner_id ${partner.partnerId}`,
+      `pool account ${partner.poolAccountId}: ${rand(10_000_000)}`)
+    bank = BankClient.fromEnv(
+      { env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })
 
     // 1. A receiver on a random local port that accepts only webhooks the bank signed
     //    with the partner's secret (shown once, when the partner was created).
-    receiver = await startReceiver(partner.webhookSecret, (event) => print(`   webhook ${event.type} ${describe(event)}`))
-    await bank.webhooks.setEndpoint({ url: receiver.url }) // http and loopback: the sandbox allows them
+    receiver = await startReceiver(partner.webhookSecret,
+      (event) => print(`   webhook ${event.type} ${describe(event)}`))
+    // http and loopback: the sandbox allows them
+    await bank.webhooks.setEndpoint({ url: receiver.url })
     step('Start a webhook receiver and make it the partner\'s endpoint', receiver.url)
 
     // 2. Initiate: ten RTC payments and one to 4000000002, an account the simulated rail's
@@ -51,27 +57,39 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
       total_amount,
       payments,
     })
-    step('Initiate the batch', `${bulk_payment_id}: ${payments.length} payments, ${rand(total_amount)}, ${initiated.status}, PIN reference ${initiated.otp_reference}`)
+    step('Initiate the batch', `${bulk_payment_id}: ${payments.length} ` +
+      `payments, ${rand(total_amount)}, ${initiated.status}, PIN ` +
+      `reference ${initiated.otp_reference}`)
 
-    // 3. The entity's user would read the PIN from the e-mail; the sandbox lets the operator read it.
-    const { otp, expires_at } = await ops.sandbox.otp({ bulk_payment_id, partner_id: partner.partnerId })
+    // 3. The entity's user would read the PIN from the e-mail; the sandbox lets the operator read
+    //    it.
+    const { otp, expires_at } =
+      await ops.sandbox.otp({ bulk_payment_id, partner_id: partner.partnerId })
     step('Read the one-time PIN (sandbox operator)', `${otp}, valid until ${expires_at}`)
 
     // 4. Verify: the batch is funded and paid; its webhooks follow.
-    const verified = await bank.bulkPayments.verify({ entity_id: partner.rootEntityId, bulk_payment_id, otp })
+    const verified = await bank.bulkPayments.verify({ entity_id: partner.rootEntityId,
+      bulk_payment_id, otp })
     step('Verify the batch with the PIN', `status ${verified.status}`)
 
-    const done = await receiver.waitFor((event) => event.type === 'bulk_payment.completed' && event.data.bulk_payment_id === bulk_payment_id, completed_wait_ms_max)
+    const done = await receiver.waitFor((event) => event.type === 'bulk_payment.completed'
+      && event.data.bulk_payment_id === bulk_payment_id, completed_wait_ms_max)
     step('Webhook bulk_payment.completed received', describe(done))
 
-    const status = await bank.bulkPayments.status({ entity_id: partner.rootEntityId, bulk_payment_id })
+    const status = await bank.bulkPayments.status({ entity_id: partner.rootEntityId,
+      bulk_payment_id })
     step(
       'The batch as status shows it',
-      `${status.status}: ${status.successful_count} paid (${rand(status.successful_amount)}), ${status.failed_count} failed (${rand(status.failed_amount)})`,
-      ...status.payments.filter((p) => p.status === 'failed').map((p) => `${p.payment_id} to ${p.recipient_name}: ${p.status} (${p.error_message ?? 'no reason given'})`),
+      `${status.status}: ${status.successful_count} paid ` +
+        `(${rand(status.successful_amount)}), ${status.failed_count} failed ` +
+        `(${rand(status.failed_amount)})`,
+      ...status.payments.filter((p) => p.status === 'failed').map((p) => `${p.payment_id} ` +
+        `to ${p.recipient_name}: ${p.status} (${p.error_message ?? 'no reason given'})`),
     )
-    step('Done: the batch is completed', `${status.status} ${bulk_payment_id}, ${receiver.events.length} signed webhooks received`)
-    return { bulkPaymentId: bulk_payment_id, status: status.status, webhooks: receiver.events.map((event) => event.type) }
+    step('Done: the batch is completed',
+      `${status.status} ${bulk_payment_id}, ${receiver.events.length} signed webhooks received`)
+    return { bulkPaymentId: bulk_payment_id, status: status.status, webhooks: receiver.events.map(
+      (event) => event.type) }
   } finally {
     await receiver?.close()
     await bank?.close()
@@ -89,15 +107,21 @@ function describe(event: WebhookEvent): string {
 interface Receiver {
   url: string
   events: WebhookEvent[]
-  waitFor(match: (event: WebhookEvent<Record<string, unknown>>) => boolean, limit_ms: number): Promise<WebhookEvent>
+  waitFor(match: (event: WebhookEvent<Record<string, unknown>>) => boolean,
+    limit_ms: number): Promise<WebhookEvent>
   close(): Promise<void>
 }
 
-/** An HTTP server on 127.0.0.1 that verifies each webhook's signature and answers 204 (401 to a forgery). */
-async function startReceiver(secret: string, onEvent: (event: WebhookEvent) => void): Promise<Receiver> {
+/**
+ * An HTTP server on 127.0.0.1 that verifies each webhook's signature and answers 204 (401 to a
+ * forgery).
+ */
+async function startReceiver(secret: string,
+    onEvent: (event: WebhookEvent) => void): Promise<Receiver> {
   const events: WebhookEvent[] = []
   const ids = new Set<string>()
-  const waiters: Array<{ match: (event: WebhookEvent) => boolean; resolve(event: WebhookEvent): void }> = []
+  const waiters: Array<{ match: (event: WebhookEvent) => boolean; resolve(
+    event: WebhookEvent): void }> = []
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
@@ -132,7 +156,8 @@ async function startReceiver(secret: string, onEvent: (event: WebhookEvent) => v
       const seen = events.find(match)
       if (seen) return Promise.resolve(seen)
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no matching webhook within ${limit_ms / 1000} s`)), limit_ms)
+        const timer = setTimeout(
+          () => reject(new Error(`no matching webhook within ${limit_ms / 1000} s`)), limit_ms)
         waiters.push({ match, resolve: (event) => (clearTimeout(timer), resolve(event)) })
       })
     },

@@ -8,8 +8,11 @@ import { onboardPartner, rand, requireSandbox, stepper, uniqueSuffix, waitFor, t
 // Run it with `npm run example -- debit-order`. It moves the bank's clock forward by about
 // seven weeks each time it runs; the clock never moves back.
 
-/** The simulated debit rail's always-collecting debtor account (README, The simulated debit rail). */
-const debtor = { account_holder_name: 'Thandi Nkosi', account_number: '5000000000', account_type: 'cheque', branch_code: '250655' } as const
+/**
+ * The simulated debit rail's always-collecting debtor account (README, The simulated debit rail).
+ */
+const debtor = { account_holder_name: 'Thandi Nkosi', account_number: '5000000000',
+  account_type: 'cheque', branch_code: '250655' } as const
 /** At most this many collections are followed (the order below has two). */
 const collections_max = 3
 
@@ -23,20 +26,24 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
     const { now } = await ops.sandbox.clock()
     step("Read the bank's clock (sandbox)", now)
     const partner = await onboardPartner(ops, 'Gym Co', 0)
-    step('Onboard a partner (operator)', `partner_id ${partner.partnerId}`, `pool account ${partner.poolAccountId}: collections are credited here`)
-    bank = BankClient.fromEnv({ env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })
+    step('Onboard a partner (operator)', `partner_id ${partner.partnerId}`,
+      `pool account ${partner.poolAccountId}: collections are credited here`)
+    bank = BankClient.fromEnv(
+      { env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })
     const entity_id = partner.rootEntityId
 
     // 1. The debtor's mandate: monthly, up to R500. The debtor's bank (the simulated debit
     //    rail) authenticates it in the bank's background work, at once.
     const mandate_reference = `GYM-${uniqueSuffix()}`
-    const pending = await bank.mandates.create({ entity_id, mandate_reference, ...debtor, max_amount: 50_000, frequency: 'monthly' })
+    const pending = await bank.mandates.create({ entity_id, mandate_reference, ...debtor,
+      max_amount: 50_000, frequency: 'monthly' })
     step('Register a mandate', `${mandate_reference}: ${pending.status}`)
     const mandate = await waitFor('the mandate to be authenticated', async () => {
       const current = await bank!.mandates.get({ entity_id, mandate_reference })
       return current.status === 'pending_authentication' ? undefined : current
     })
-    if (mandate.status !== 'active') throw new Error(`the debtor's bank did not accept the mandate: ${mandate.status}`)
+    if (mandate.status !== 'active') throw new Error(
+      `the debtor's bank did not accept the mandate: ${mandate.status}`)
     step("The debtor's bank authenticated it", `${mandate.mandate_reference}: ${mandate.status}`)
 
     // 2. A monthly order of R150, first collected a week from the bank's today (at least two
@@ -61,30 +68,37 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
     let next: string | null = order.collection_date
     for (let n = 1; next !== null && n <= collections_max; n++) {
       const moved = await ops.sandbox.advance({ to: `${next}T06:00:00+02:00` })
-      const status = await bank.debitOrders.status({ entity_id, debit_order_id: order.debit_order_id })
-      const collected = status.status_history.filter((h) => h.status === 'successful' || h.status === 'failed').at(-1)
+      const status = await bank.debitOrders.status(
+        { entity_id, debit_order_id: order.debit_order_id })
+      const collected = status.status_history.filter((h) => h.status === 'successful'
+        || h.status === 'failed').at(-1)
       step(
         `Advance the clock to collection ${n} (operator)`,
         `now ${moved.now}, ${moved.jobs_run} jobs run on the way`,
         `${collected?.status ?? status.status}: ${collected?.description ?? ''}`,
       )
       const listed = await bank.debitOrders.list({ entity_id })
-      next = listed.debit_orders.find((o) => o.debit_order_id === order.debit_order_id)?.next_collection_date ?? null
+      next = listed.debit_orders.find((o) => o.debit_order_id === order.debit_order_id)
+        ?.next_collection_date ?? null
     }
 
     // 4. The credits on the pool account, and the order's history.
-    const { transactions } = await bank.accounts.listTransactions({ account_id: partner.poolAccountId })
+    const { transactions } = await bank.accounts.listTransactions(
+      { account_id: partner.poolAccountId })
     step(
       'The collections on the pool account, oldest first',
       ...transactions
         .filter((t) => t.tx_type === 'debit_order')
         .reverse()
-        .map((t) => `${t.date} ${t.status} amount ${rand(t.amount)} fee ${rand(t.fee)} credit ${rand(t.credit)} balance ${rand(t.running_balance)}`),
+        .map((t) => `${t.date} ${t.status} amount ${rand(t.amount)} fee ${rand(t.fee)} ` +
+          `credit ${rand(t.credit)} balance ${rand(t.running_balance)}`),
     )
     const final = await bank.debitOrders.status({ entity_id, debit_order_id: order.debit_order_id })
-    step('The order\'s history', ...final.status_history.map((h) => `${h.timestamp} ${h.status}: ${h.description}`))
+    step('The order\'s history',
+      ...final.status_history.map((h) => `${h.timestamp} ${h.status}: ${h.description}`))
     step('Done: the debit order has run its course', `${final.status} ${order.debit_order_id}`)
-    return { debitOrderId: order.debit_order_id, status: final.status, collections: transactions.filter((t) => t.tx_type === 'debit_order').length }
+    return { debitOrderId: order.debit_order_id, status: final.status,
+      collections: transactions.filter((t) => t.tx_type === 'debit_order').length }
   } finally {
     await bank?.close()
     await ops.close()

@@ -24,20 +24,34 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
       registration_number: registrationNumber(),
       trading_name: 'Acme',
     })
-    step('Onboard a partner', `partner_id ${partner.partner_id}`, `root_entity_id ${partner.root_entity_id}`)
+    step('Onboard a partner', `partner_id ${partner.partner_id}`,
+      `root_entity_id ${partner.root_entity_id}`)
 
     // Approving the root entity (the bank's KYB decision) opens the partner's pool account.
-    const root = await ops.entities.review({ entity_id: partner.root_entity_id, decision: 'approve' })
+    const root = await ops.entities.review({
+      entity_id: partner.root_entity_id,
+      decision: 'approve',
+    })
     const pool = root.account!
     step('Approve the root entity', `pool account ${pool.account_number} (${pool.account_id})`)
 
     // In a sandbox money arrives by an operator's deposit, as an inbound EFT would.
-    const deposit = await ops.accounts.deposit({ account_id: pool.account_id, amount: 1_000_000, ref: 'seed' })
+    const deposit = await ops.accounts.deposit({
+      account_id: pool.account_id,
+      amount: 1_000_000,
+      ref: 'seed',
+    })
     step('Deposit into the pool account', `balance ${rand(deposit.balance)}`)
 
     // From here on the partner calls the bank with its own credential. A partner's program
     // would read them from BANK_PARTNER_ID and BANK_PARTNER_TOKEN; this one hands them over.
-    bank = BankClient.fromEnv({ env: { ...env, BANK_PARTNER_ID: partner.partner_id, BANK_PARTNER_TOKEN: partner.credential.token } })
+    bank = BankClient.fromEnv({
+      env: {
+        ...env,
+        BANK_PARTNER_ID: partner.partner_id,
+        BANK_PARTNER_TOKEN: partner.credential.token,
+      },
+    })
 
     // The partner onboards a business customer; it waits for the bank's KYB review.
     const customer = await bank.entities.create({
@@ -85,15 +99,19 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
     step('Run a clearing cycle (operator)', `settled ${cycle.settled}, failed ${cycle.failed}`)
 
     const { transaction } = await bank.accounts.getTransaction({ tx_id: eft.tx_id })
-    step('The EFT after clearing', `${transaction.tx_payment_type} ${rand(transaction.amount)} fee ${rand(transaction.fee)}: ${transaction.status}`)
+    step('The EFT after clearing', `${transaction.tx_payment_type} ${rand(transaction.amount)} ` +
+      `fee ${rand(transaction.fee)}: ${transaction.status}`)
 
-    const { transactions } = await bank.accounts.listTransactions({ account_id: account.account_id, limit: 10 })
+    const { transactions } = await bank.accounts.listTransactions({ account_id: account.account_id,
+      limit: 10 })
     step(
       "The customer's transactions, newest first",
-      ...transactions.map((t) => `${t.date} ${t.tx_type} ${t.tx_payment_type} ${t.status} credit ${rand(t.credit)} debit ${rand(t.debit)} balance ${rand(t.running_balance)}`),
+      ...transactions.map((t) => `${t.date} ${t.tx_type} ${t.tx_payment_type} ${t.status} ` +
+        `credit ${rand(t.credit)} debit ${rand(t.debit)} balance ${rand(t.running_balance)}`),
     )
     step('Done: the first payment is settled', `${transaction.status} ${transaction.tx_id}`)
-    return { partnerId: partner.partner_id, accountId: account.account_id, txId: eft.tx_id, status: transaction.status }
+    return { partnerId: partner.partner_id, accountId: account.account_id, txId: eft.tx_id,
+      status: transaction.status }
   } finally {
     await bank?.close()
     await ops.close()

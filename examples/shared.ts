@@ -48,7 +48,8 @@ export function uniqueSuffix(): string {
 }
 
 /** Polls `probe` every 200 ms until it answers something, for at most `limit_ms`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, limit_ms = 60_000): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>,
+    limit_ms = 60_000): Promise<T> {
   const deadline = Date.now() + limit_ms
   for (;;) {
     const found = await probe()
@@ -68,18 +69,22 @@ export interface OnboardedPartner {
 
 /**
  * What first-payment.ts does in its first steps: the operator onboards a partner, approves
- * its root entity (which opens the pool account) and funds the pool account with `deposit` cents (0: none).
+ * its root entity (which opens the pool account) and funds the pool account with `deposit` cents
+ * (0: none).
  */
-export async function onboardPartner(ops: OperatorClient, name: string, deposit: number): Promise<OnboardedPartner> {
+export async function onboardPartner(ops: OperatorClient, name: string,
+    deposit: number): Promise<OnboardedPartner> {
   const created = await ops.partners.create({
     name: `${name} (Pty) Ltd`,
     email: `finance@${name.toLowerCase().replace(/[^a-z]+/g, '-')}.example`,
     registration_number: registrationNumber(),
     trading_name: name,
   })
-  const review = await ops.entities.review({ entity_id: created.root_entity_id, decision: 'approve' })
+  const review = await ops.entities.review({ entity_id: created.root_entity_id,
+    decision: 'approve' })
   const poolAccountId = review.account!.account_id
-  if (deposit > 0) await ops.accounts.deposit({ account_id: poolAccountId, amount: deposit, ref: 'sandbox funding' })
+  if (deposit > 0) await ops.accounts.deposit({ account_id: poolAccountId, amount: deposit,
+    ref: 'sandbox funding' })
   return {
     partnerId: created.partner_id,
     rootEntityId: created.root_entity_id,

@@ -32,7 +32,8 @@ export async function checkArchitecture({
   knownViolations = readKnown(path.join(root, knownFile)),
 } = {}) {
   const started = performance.now()
-  const [{ cruise }, { default: extractDepcruiseOptions }, { default: extractTSConfig }] = await Promise.all([
+  const [{ cruise }, { default: extractDepcruiseOptions }, { default: extractTSConfig }] =
+      await Promise.all([
     import('dependency-cruiser'),
     import('dependency-cruiser/config-utl/extract-depcruise-options'),
     import('dependency-cruiser/config-utl/extract-ts-config'),
@@ -45,17 +46,21 @@ export async function checkArchitecture({
     tsConfig: { fileName: tsConfigFile },
     ruleSet: { ...options.ruleSet, options: { ...options.ruleSet.options, knownViolations } },
   }
-  const { output } = await cruise(paths, cruiseOptions, {}, { tsConfig: extractTSConfig(tsConfigFile) })
+  const { output } = await cruise(paths, cruiseOptions, {},
+    { tsConfig: extractTSConfig(tsConfigFile) })
   const { violations, totalCruised, totalDependenciesCruised } = output.summary
   const found = new Set(violations.map(key))
   const known = {}
-  for (const v of violations.filter((v) => v.rule.severity === 'ignore')) known[v.rule.name] = (known[v.rule.name] ?? 0) + 1
+  for (const v of violations.filter((v) => v.rule.severity === 'ignore')) known[v.rule.name] =
+    (known[v.rule.name] ?? 0) + 1
   return {
-    newViolations: violations.filter((v) => v.rule.severity === 'error' || v.rule.severity === 'warn'),
+    newViolations: violations.filter((v) => v.rule.severity === 'error'
+      || v.rule.severity === 'warn'),
     knownViolations: violations.filter((v) => v.rule.severity === 'ignore'),
     known,
     fixed: knownViolations.filter((v) => !found.has(key(v))),
-    comments: Object.fromEntries(options.ruleSet.forbidden.map((rule) => [rule.name, rule.comment])),
+    comments: Object.fromEntries(options.ruleSet.forbidden.map(
+      (rule) => [rule.name, rule.comment])),
     modules: totalCruised,
     dependencies: totalDependenciesCruised,
     ms: Math.round(performance.now() - started),
@@ -66,7 +71,9 @@ function readKnown(file) {
   return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : []
 }
 
-/** One violation as a line: its rule and its files (a cycle's files in order, back to the first). */
+/**
+ * One violation as a line: its rule and its files (a cycle's files in order, back to the first).
+ */
 export function describeViolation(v) {
   const files = v.cycle ? [v.from, ...v.cycle.map((step) => step.name)] : [v.from, v.to]
   return `${v.rule.name}: ${files.join(' → ')}`
@@ -78,21 +85,28 @@ export function formatReport(result, { listKnown = false } = {}) {
   const total = Object.values(result.known).reduce((sum, n) => sum + n, 0)
   const byRule = Object.entries(result.known).map(([rule, n]) => `${rule} ${n}`).join(', ')
   if (result.newViolations.length > 0) {
-    lines.push(`architecture: ${result.newViolations.length} new violation(s) of the rules in ${configFile}:`)
+    lines.push(`architecture: ${result.newViolations.length} new violation(s) of the rules ` +
+      `in ${configFile}:`)
     for (const rule of new Set(result.newViolations.map((v) => v.rule.name))) {
-      for (const v of result.newViolations.filter((v) => v.rule.name === rule)) lines.push(`  ${describeViolation(v)}`)
+      for (const v of result.newViolations.filter((v) => v.rule.name === rule)) lines.push(
+        `  ${describeViolation(v)}`)
       if (result.comments[rule]) lines.push(`    (${result.comments[rule]})`)
     }
-    lines.push(`  Change the imports. (\`npm run arch:baseline\` would list these as known: only for a reason the commit gives.)`)
+    lines.push(`  Change the imports. (\`npm run arch:baseline\` would list these as known: only ` +
+      `for a reason the commit gives.)`)
   }
-  if (listKnown) for (const v of result.knownViolations) lines.push(`  known: ${describeViolation(v)}`)
+  if (listKnown) for (const v of result.knownViolations) lines.push(
+    `  known: ${describeViolation(v)}`)
   if (result.fixed.length > 0) {
-    lines.push(`architecture: ${result.fixed.length} known violation(s) no longer occur; \`npm run arch:baseline\` drops them from ${knownFile}:`)
+    lines.push(`architecture: ${result.fixed.length} known violation(s) no longer occur; \`npm ` +
+      `run arch:baseline\` drops them from ${knownFile}:`)
     for (const v of result.fixed) lines.push(`  fixed: ${v.rule.name}: ${v.from} → ${v.to}`)
   }
   lines.push(
-    `architecture: ${result.newViolations.length} new, ${total} known violations remain${byRule ? ` (${byRule})` : ''}; ` +
-      `${result.modules} modules, ${result.dependencies} imports in ${(result.ms / 1000).toFixed(1)} s`,
+    `architecture: ${result.newViolations.length} new, ${total} known violations ` +
+      `remain${byRule ? ` (${byRule})` : ''}; ` +
+      `${result.modules} modules, ${result.dependencies} imports ` +
+        `in ${(result.ms / 1000).toFixed(1)} s`,
   )
   return `${lines.join('\n')}\n`
 }

@@ -9,16 +9,19 @@ import { Document } from 'yaml'
 import { buildAsyncApi } from '../src/contract/asyncapi.ts'
 import { writeSdkMethods } from './sdk-methods.ts'
 
-export const asyncApiPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'asyncapi.yaml')
+export const asyncApiPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs',
+  'asyncapi.yaml')
 
 /** The document as YAML: no anchors or aliases, no folded lines, so diffs stay readable. */
 export function renderAsyncApi(): string {
   const document = new Document(buildAsyncApi(), { aliasDuplicateObjects: false })
-  document.commentBefore = ' Generated from the endpoint table (src/contract) by `npm run asyncapi`. Do not edit by hand.'
+  document.commentBefore =
+    ' Generated from the endpoint table (src/contract) by `npm run asyncapi`. Do not edit by hand.'
   return document.toString({ lineWidth: 0 })
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(
+  path.resolve(process.argv[1])).href
 if (invokedDirectly) {
   fs.mkdirSync(path.dirname(asyncApiPath), { recursive: true })
   fs.writeFileSync(asyncApiPath, renderAsyncApi())

@@ -10,11 +10,13 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export function ensureDependencies() {
   const marker = path.join(root, 'node_modules', '.package-lock.json')
   const lock = path.join(root, 'package-lock.json')
-  const fresh = fs.existsSync(marker) && (!fs.existsSync(lock) || fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs)
+  const fresh = fs.existsSync(marker)
+    && (!fs.existsSync(lock) || fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs)
   if (fresh) return
   process.stderr.write('installing npm dependencies (first run)…\n')
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-  const result = spawnSync(npm, [fs.existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund'], {
+  const result = spawnSync(npm, [fs.existsSync(lock) ? 'ci' : 'install', '--no-audit',
+      '--no-fund'], {
     cwd: root,
     stdio: ['ignore', 'inherit', 'inherit'],
   })

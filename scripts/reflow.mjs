@@ -47,6 +47,14 @@ async function parse(text, file) {
 
 const indentOf = (line) => /^\s*/.exec(line)[0]
 
+// Lines eslint.config.mjs lets through whatever their length (SQL, an operation's summary or
+// description, a test's title, …): a part of a broken line that is one of them fits.
+const { default: eslintConfig } = await import(pathToFileURL(path.join(projectRoot,
+  'eslint.config.mjs')).href)
+const maxLen = eslintConfig.find((c) => c.rules?.['@stylistic/max-len'])
+const allowedLong = new RegExp(maxLen.rules['@stylistic/max-len'][1].ignorePattern)
+const fits = (part) => part.length <= width || allowedLong.test(part)
+
 // 1. `code // comment` over the width: the comment goes on its own line above the code.
 function moveTrailingComments(text, ast, long) {
   const lines = text.split('\n')
@@ -448,14 +456,16 @@ function breakPoints(ast) {
   visit(ast)
   for (const t of tokens) {
     if (t.type !== 'Punctuator') continue
-    if (t.value === ',' || t.value === '(' || t.value === '[') points.after.add(t.range[1])
+    if (t.value === ',' || t.value === '(' || t.value === ';') points.after.add(t.range[1])
     if (/^(?:[-+*/%&|^]|\*\*|<<|>>>?|&&|\|\||\?\?)?=$/.test(t.value)) points.assign.add(t.range[1])
   }
   return points
 }
 
+// Brackets after which a line may break: an object's, an array's (not a computed member's).
 const braces = new Set(['ObjectExpression', 'ObjectPattern', 'TSTypeLiteral',
   'TSInterfaceBody', 'ImportDeclaration', 'ExportNamedDeclaration', 'TSEnumDeclaration'])
+const arrays = new Set(['ArrayExpression', 'ArrayPattern', 'TSTupleType'])
 
 // A member chain breaks before a `.` that follows a call (`…)\n  .then(…)`).
 function memberBreak(node, { before, tight, tokens, tokenAt }) {
@@ -471,10 +481,9 @@ function memberBreak(node, { before, tight, tokens, tokenAt }) {
 // The break points one node of the AST gives (its own tokens, not its children's).
 function nodeBreaks(node, points) {
   const { after, before, tight, firstTokenIn } = points
-  if (braces.has(node.type)) {
-    const open = firstTokenIn(node.range[0], node.range[1], '{')
-    if (open) after.add(open.range[1])
-  }
+  const bracket = braces.has(node.type) ? '{' : arrays.has(node.type) ? '[' : undefined
+  const open = bracket && firstTokenIn(node.range[0], node.range[1], bracket)
+  if (open) after.add(open.range[1])
   if (node.type === 'BinaryExpression' || node.type === 'LogicalExpression') {
     const op = firstTokenIn(node.left.range[1], node.right.range[0], node.operator)
     if (op) before.add(op.range[0])
@@ -522,12 +531,13 @@ function bestBreak(line, start, tokens, points, column0, pad) {
     const tightAfter = points.tight.has(t.range[1]) ? 1 : 0
     if (!stack.includes('${') && breaks) candidates.push({ col: end, depth: depth + tightAfter })
   }
-  const fits = candidates.filter((c) => c.col > column0 && c.col <= width &&
-    line.slice(0, c.col).trimEnd().length <= width && !/^[\s)\]},;]*$/.test(line.slice(c.col)))
-  if (fits.length === 0) return undefined
+  const fitting = candidates.filter((c) => c.col > column0 && c.col <= width &&
+    line.slice(0, c.col).trimEnd().length <= width && !/^[\s()[\]{},;]*$/.test(line.slice(c.col)) &&
+    !/^\s*[)\]}>]/.test(line.slice(c.col)) && /[\w'"`]/.test(line.slice(c.col)))
+  if (fitting.length === 0) return undefined
   const score = (c) => c.col - 30 * c.depth +
-    (pad + line.slice(c.col).trim().length <= width ? 40 : 0)
-  return fits.reduce((best, c) => (score(c) >= score(best) ? c : best)).col
+    (fits(`${' '.repeat(pad)}${line.slice(c.col).trim()}`) ? 40 : 0)
+  return fitting.reduce((best, c) => (score(c) >= score(best) ? c : best)).col
 }
 
 // 3. Code over the width: each long line broken where the code allows.
@@ -566,6 +576,7 @@ function breakLine(line, start, allTokens, points) {
     const prefix = from === 0 ? '' : pad
     const rest = from === 0 ? line : line.slice(from).trimStart()
     const restStart = line.length - rest.length
+    if (from > 0 && fits(`${prefix}${rest}`)) break
     if (prefix.length + rest.length <= width) break
     // Columns as they will be: the part's text begins at prefix.length.
     const shift = prefix.length - restStart
@@ -579,7 +590,142 @@ function breakLine(line, start, allTokens, points) {
   }
   if (out.length === 0) return [line]
   out.push(`${pad}${line.slice(from).trimStart()}`)
-  return out
+  // A line that does not come out short (a long string in it) is left whole, to be split by
+  // hand: broken only partly, it would be longer and no shorter.
+  return out.every(fits) ? out : [line]
+}
+
+// 4. A string over the width (what the steps above cannot shorten): split at spaces into
+// pieces joined by `+`, each on a line of its own, continuing two columns in. Only strings
+// whose place takes any expression (an argument, a value, an operand of `+`, …); a tagged
+// template (sql`…`) and a string in a type are never split. A template literal is split in its
+// text, never inside `${…}`.
+const splittable = new Set(['CallExpression', 'NewExpression', 'Property', 'ArrayExpression',
+  'VariableDeclarator', 'AssignmentExpression', 'ReturnStatement', 'ConditionalExpression',
+  'LogicalExpression', 'ThrowStatement', 'AssignmentPattern', 'ArrowFunctionExpression',
+  'PropertyDefinition'])
+
+function splitPlace(node, parent) {
+  if (!parent) return false
+  if (parent.type === 'BinaryExpression') return parent.operator === '+'
+  if (parent.type === 'Property') return parent.value === node
+  if (parent.type === 'CallExpression' || parent.type === 'NewExpression') {
+    return parent.arguments.includes(node)
+  }
+  return splittable.has(parent.type)
+}
+
+// Single-line strings and untagged templates with their parents, in source order.
+function stringNodes(ast) {
+  const found = []
+  const visit = (node, parent) => {
+    if (!node || typeof node.type !== 'string') return
+    if (node.type === 'TaggedTemplateExpression' || node.type === 'TSLiteralType') return
+    const string = (node.type === 'Literal' && typeof node.value === 'string') ||
+      node.type === 'TemplateLiteral'
+    if (string && node.loc.start.line === node.loc.end.line && splitPlace(node, parent)) {
+      found.push(node)
+    }
+    for (const [key, value] of Object.entries(node)) {
+      if (key === 'parent') continue
+      if (Array.isArray(value)) value.forEach((v) => visit(v, node))
+      else if (value && typeof value.type === 'string') visit(value, node)
+    }
+  }
+  visit(ast, undefined)
+  return found
+}
+
+// Columns (in the line) where a string may be split: just after a space of its text.
+function splitColumns(node, lineStart) {
+  const texts = node.type === 'TemplateLiteral'
+    ? node.quasis.map((q) => [q.range[0] + 1, q.range[1] - (q.tail ? 1 : 2)])
+    : [[node.range[0] + 1, node.range[1] - 1]]
+  return { texts: texts.map(([a, b]) => [a - lineStart, b - lineStart]) }
+}
+
+function splitString(line, node, lineStart, pad) {
+  const quote = node.type === 'TemplateLiteral' ? '`' : line[node.range[0] - lineStart]
+  const { texts } = splitColumns(node, lineStart)
+  const spaces = []
+  for (const [a, b] of texts) {
+    for (let c = a; c < b - 1; c++) if (line[c] === ' ' && line[c - 1] !== '\\') spaces.push(c + 1)
+  }
+  const out = []
+  let from = 0
+  let prefix = ''
+  for (let guard = 0; guard < 20; guard++) {
+    const rest = line.slice(from)
+    if (prefix.length + rest.length <= width) break
+    // The piece ends at a space, then the quote and ` +` follow it.
+    const room = width - prefix.length - 3
+    const at = spaces.filter((c) => c > from && c - from <= room).at(-1)
+    if (at === undefined) break
+    out.push(`${prefix}${line.slice(from, at)}${quote} +`)
+    prefix = `${pad}${quote}`
+    from = at
+  }
+  if (out.length === 0) return undefined
+  out.push(`${prefix}${line.slice(from)}`)
+  return out.some((part) => part.length > width) ? undefined : out
+}
+
+// A string that ends its line before a ` +` whose next line begins with a string in the same
+// quotes: the words past the width move to the start of that next string (the next pass
+// shortens it in turn).
+function moveIntoNext(lines, i, string, lineStart, literals) {
+  const line = lines[i]
+  const end = string.range[1] - lineStart
+  if (line.slice(end).trim() !== '+' || i + 1 >= lines.length) return false
+  const quote = line[end - 1]
+  const nextStart = lineStart + line.length + 1 + indentOf(lines[i + 1]).length
+  const next = literals.find((s) => s.range[0] === nextStart && s.loc.start.line === i + 2 &&
+    s.loc.end.line === i + 2)
+  if (!next || lines[i + 1][indentOf(lines[i + 1]).length] !== quote) return false
+  const { texts } = splitColumns(string, lineStart)
+  const [a] = texts.at(-1)
+  let at = -1
+  for (let c = a; c < end - 1; c++) {
+    if (line[c] === ' ' && line[c - 1] !== '\\' && c + 1 + 3 <= width) at = c + 1
+  }
+  if (at < 0) return false
+  const moved = line.slice(at, end - 1)
+  lines[i] = `${line.slice(0, at)}${quote} +`
+  const indent = indentOf(lines[i + 1])
+  lines[i + 1] = `${indent}${quote}${moved}${lines[i + 1].slice(indent.length + 1)}`
+  return true
+}
+
+async function splitStrings(text, ast, long) {
+  const lines = text.split('\n')
+  const starts = []
+  let offset = 0
+  for (const line of lines) {
+    starts.push(offset)
+    offset += line.length + 1
+  }
+  const strings = stringNodes(ast)
+  let changed = 0
+  for (const number of [...long].sort((a, b) => b - a)) {
+    const i = number - 1
+    const line = lines[i]
+    // The string that crosses the width, else the longest one on the line.
+    const onLine = strings.filter((s) => s.loc.start.line === number)
+    const crossing = onLine.find((s) => s.loc.start.column < width && s.loc.end.column > width)
+    const string = crossing ?? onLine.sort((a, b) => size(b) - size(a))[0]
+    if (!string) continue
+    if (moveIntoNext(lines, i, string, starts[i], strings)) {
+      changed++
+      continue
+    }
+    // A string that begins its line (a piece of a `+` chain) continues at its indentation.
+    const leads = string.loc.start.column === indentOf(line).length
+    const out = splitString(line, string, starts[i], `${indentOf(line)}${leads ? '' : '  '}`)
+    if (!out) continue
+    lines.splice(i, 1, ...out)
+    changed++
+  }
+  return { text: lines.join('\n'), changed }
 }
 
 // The code's tokens and the comments' words: what a step that only moves line breaks and
@@ -595,10 +741,13 @@ function substance(ast) {
  * Reflows `file` in place (`prettier`: code in Prettier's style, else broken where it allows);
  * returns whether it changed and the long lines that remain (1-based).
  */
-export async function reflowFile(eslint, file, { prettier = false } = {}) {
+export async function reflowFile(eslint, file, { prettier = false, strings = false } = {}) {
   const original = fs.readFileSync(file, 'utf8')
   let text = original
-  for (const step of [moveTrailingComments, rewrapComments, prettier ? reflowCode : fillCode]) {
+  const steps = [moveTrailingComments, rewrapComments, prettier ? reflowCode : fillCode,
+    ...(strings ? [splitStrings] : [])]
+  // Three passes: a string's words moved into the next string may make that line long.
+  for (const step of [...steps, ...(strings ? [splitStrings, splitStrings] : [])]) {
     const long = await longLines(eslint, text, file)
     if (long.length === 0) break
     const ast = await parse(text, file)
@@ -607,7 +756,9 @@ export async function reflowFile(eslint, file, { prettier = false } = {}) {
     let problem
     try {
       const after = await parse(result.text, file)
-      if (step !== reflowCode && substance(after) !== substance(ast)) problem = 'changed a token'
+      const same = step === reflowCode || step === splitStrings ||
+        substance(after) === substance(ast)
+      if (!same) problem = 'changed a token'
     } catch (error) {
       problem = `left code that does not parse (${error.message})`
     }
@@ -642,7 +793,9 @@ async function main(args) {
     if (await eslint.isPathIgnored(file)) continue
     const result = check
       ? { changed: false, long: await longLines(eslint, fs.readFileSync(file, 'utf8'), file) }
-      : await reflowFile(eslint, file, { prettier: args.includes('--prettier') })
+      : await reflowFile(eslint, file, {
+        prettier: args.includes('--prettier'), strings: args.includes('--strings'),
+      })
     if (result.changed) changedFiles++
     remaining += result.long.length
     const now = fs.readFileSync(file, 'utf8').split('\n')

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url'
 import { commandSpec } from '../src/cli/command-spec.ts'
 import { contractEntries, type ContractEntry } from '../src/contract/index.ts'
 
-export const sdkMethodsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'sdk-methods.md')
+export const sdkMethodsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..',
+  'docs', 'sdk-methods.md')
 
 /** A table cell: no line breaks, and a `|` would end the cell. */
 function cell(text: string): string {
@@ -17,18 +18,21 @@ function cell(text: string): string {
 
 function partnerRow(entry: ContractEntry): string {
   const op = entry.operation
-  return `| \`${op.subject}\` | \`client.${entry.sdkGroup}.${entry.sdkMethod}\` | \`${op.permission}\` | ${cell(op.summary)} |`
+  return `| \`${op.subject}\` | \`client.${entry.sdkGroup}.${entry.sdkMethod}\` | ` +
+    `\`${op.permission}\` | ${cell(op.summary)} |`
 }
 
 function operatorRow(entry: ContractEntry): string {
   const op = entry.operation
-  return `| \`${op.subject}\` | \`client.${entry.sdkGroup}.${entry.sdkMethod}\` | \`bank ${commandSpec(op).words}\` | ${cell(op.summary)} |`
+  return `| \`${op.subject}\` | \`client.${entry.sdkGroup}.${entry.sdkMethod}\` | ` +
+    `\`bank ${commandSpec(op).words}\` | ${cell(op.summary)} |`
 }
 
 export function renderSdkMethods(): string {
   const entries = contractEntries()
   return [
-    '<!-- Generated from the endpoint table (src/contract) by `npm run asyncapi`. Do not edit by hand. -->',
+    '<!-- Generated from the endpoint table (src/contract) by `npm run asyncapi`. Do not edit by ' +
+      'hand. -->',
     '',
     '# Subjects and SDK methods',
     '',

@@ -12,7 +12,8 @@
 // processes, each of which runs its files one after another, each file as a top-level suite
 // (`<path> [<backend>]`) with its own bank as before, on the process's one private NATS
 // server. Both back ends' groups run in one `node --test` at once, the type check and the
-// architecture and lint checks beside them. Files that need a process of their own (see `ownProcess`) get one; files that mostly
+// architecture and lint checks beside them. Files that need a process of their own (see
+//`ownProcess`) get one; files that mostly
 // wait on processes they start (see `startsBank`) run in one more process beside the rest.
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -37,11 +38,11 @@ const committedDurationsFile = path.join(root, 'test', 'durations.json')
 
 // Files whose subject does not depend on the storage back end — the CLI's parsing, output
 // and exit codes, the documents, the contract's reachability, the calendar, the settings,
-// the group committer, the PGlite dialect, the $SRV protocol, fixed NATS headers, the SDK's package, the decode step's fuzzing and malformed
-// bytes (what storage may refuse is tested on both back ends by test/hardening/unstorable-text),
-// the authentication and permission matrix (answered before any store is read; the tenancy
-// queries are the same SQL on both) — run on one back end only (the last, PostgreSQL when
-// there is one). Run directly, they run anywhere.
+// the group committer, the PGlite dialect, the $SRV protocol, fixed NATS headers, the SDK's
+// package, the decode step's fuzzing and malformed bytes (what storage may refuse is tested on both
+// back ends by test/hardening/unstorable-text), the authentication and permission matrix (answered
+// before any store is read; the tenancy queries are the same SQL on both) — run on one back end
+// only (the last, PostgreSQL when there is one). Run directly, they run anywhere.
 const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz|malformed-input|fixed-headers|nats-isolation-startup|nats-cluster)\.|^test\/auth\/auth-matrix\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\.|^test\/metrics\/cpu-profile\.|^test\/client\/package-install\./
 // Files that get a process of their own: the fuzz test, which listens for unhandled errors
 // of the whole process.
@@ -73,7 +74,8 @@ const startsBankMemo = new Map()
 const startsBank = (file) => {
   if (!startsBankMemo.has(file)) {
     const imports = [...fs.readFileSync(file, 'utf8').matchAll(/['"]([./][^'"]*processes\.ts)['"]/g)]
-    startsBankMemo.set(file, imports.some((m) => path.resolve(path.dirname(file), m[1]) === bankProcesses))
+    startsBankMemo.set(file, imports.some((m) => path.resolve(path.dirname(file), m[1])
+      === bankProcesses))
   }
   return startsBankMemo.get(file)
 }
@@ -103,7 +105,8 @@ function reachable(url) {
 /** Runs a command; resolves with its exit status (and its output when `capture`). */
 function run(command, args, { env = process.env, capture = false } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: root, env, stdio: capture ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] })
+    const child = spawn(command, args, { cwd: root, env, stdio: capture
+      ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] })
     let output = ''
     child.stdout?.on('data', (chunk) => (output += chunk))
     child.stderr?.on('data', (chunk) => (output += chunk))
@@ -133,7 +136,8 @@ async function bundleTests(files, extraEntries, outdir) {
     setup(build) {
       build.onLoad({ filter: /\.ts$/ }, async (args) => {
         const text = await fs.promises.readFile(args.path, 'utf8')
-        return { contents: text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(args.path).href)), loader: 'ts' }
+        return { contents: text.replaceAll('import.meta.url',
+          JSON.stringify(pathToFileURL(args.path).href)), loader: 'ts' }
       })
     },
   }
@@ -161,7 +165,8 @@ async function bundleTests(files, extraEntries, outdir) {
 function deal(items, slots, estimate) {
   const groups = slots.map((slot) => ({ files: [], ms: 0, slot }))
   for (const file of [...items].sort((a, b) => estimate(b) - estimate(a))) {
-    const group = groups.reduce((least, g) => (g.slot.ms + g.ms < least.slot.ms + least.ms ? g : least))
+    const group = groups.reduce((least, g) => (g.slot.ms + g.ms < least.slot.ms + least.ms ? g
+      : least))
     group.files.push(file)
     group.ms += estimate(file)
   }
@@ -188,7 +193,8 @@ const outdir = path.join(cacheDir, String(process.pid))
 // A larger young generation spares tsc about a tenth of its CPU time in garbage collection.
 const typecheck = run(
   process.execPath,
-  ['--max-semi-space-size=32', path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root, '--incremental', '--tsBuildInfoFile', path.join(cacheDir, 'tsconfig.tsbuildinfo')],
+  ['--max-semi-space-size=32', path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root,
+    '--incremental', '--tsBuildInfoFile', path.join(cacheDir, 'tsconfig.tsbuildinfo')],
   { capture: true },
 )
 // So do the architecture rules (scripts/arch.mjs: dependency-cruiser on src/, about 2.5
@@ -213,7 +219,8 @@ const service = path.join(root, 'src/main.ts')
 const startsService = files.some(startsBank)
 let exitStatus = 1
 try {
-  const compiledFiles = await bundleTests(files, [templates, ...(startsService ? [service] : [])], outdir)
+  const compiledFiles = await bundleTests(files, [templates, ...(startsService ? [service] : [])],
+    outdir)
   const runner = compiledFiles ? ['--enable-source-maps'] : ['--import', 'tsx']
   const compiled = (file) => compiledFiles?.get(file) ?? file
   // BANK_TEST_POOL: the files of a group process reuse its test stores, emptied between files
@@ -227,13 +234,15 @@ try {
   const templatesUrl = JSON.stringify(pathToFileURL(compiled(templates)).href)
   const prepared = await Promise.all(
     backends.map((backend) =>
-      run(process.execPath, [...runner, '--input-type=module', '-e', `await (await import(${templatesUrl})).prepareTemplates(${JSON.stringify(backend)})`], {
+      run(process.execPath, [...runner, '--input-type=module', '-e',
+          `await (await import(${templatesUrl})).prepareTemplates(${JSON.stringify(backend)})`], {
         env: { ...env, BANK_TEST_STORAGE: backend },
       }),
     ),
   )
   prepared.forEach(({ status }, i) => {
-    if (status !== 0) process.stderr.write(`note: could not prepare the ${backends[i]} template; each test process builds it if missing\n`)
+    if (status !== 0) process.stderr.write(`note: could not prepare the ${backends[i]} template; ` +
+      `each test process builds it if missing\n`)
   })
 
   // Group processes: per back end, its files dealt into as many groups as run at once (by
@@ -261,9 +270,11 @@ try {
   const groups = []
   const waiting = []
   for (const backend of backends) {
-    const mine = backend === backends.at(-1) ? files : files.filter((file) => !storageIndependent.test(relative(file)))
+    const mine = backend === backends.at(-1) ? files
+      : files.filter((file) => !storageIndependent.test(relative(file)))
     const estimate = (file) => durations[`${backend} ${relative(file)}`] ?? typical
-    const onPass = (file) => !(backend === 'pglite' && (postgresOnly.test(relative(file)) || startsBank(file)))
+    const onPass = (file) => !(backend === 'pglite' && (postgresOnly.test(relative(file))
+      || startsBank(file)))
     const alone = (file) => ownProcess.test(relative(file)) && onPass(file)
     const beside = (file) => concurrency > 1 && onPass(file) && startsBank(file)
     for (const file of mine.filter(alone)) {
@@ -271,9 +282,11 @@ try {
       least().ms += estimate(file)
     }
     const besides = mine.filter(beside)
-    if (besides.length > 0) waiting.push({ backend, files: besides, ms: besides.reduce((sum, f) => sum + estimate(f), 0) })
+    if (besides.length > 0) waiting.push(
+      { backend, files: besides, ms: besides.reduce((sum, f) => sum + estimate(f), 0) })
     const shared = mine.filter((f) => !alone(f) && !beside(f))
-    for (const group of deal(shared, slots, estimate)) groups.push({ backend, ...group, order: backends.indexOf(backend) === 0 ? 0 : 1 })
+    for (const group of deal(shared, slots, estimate)) groups.push(
+      { backend, ...group, order: backends.indexOf(backend) === 0 ? 0 : 1 })
   }
   // The first back end's groups first, then the last's longest first, then the processes of
   // their own: the places whose groups end first take those, as planned.
@@ -299,16 +312,21 @@ try {
       `// The back end is chosen before the test support is loaded.`,
       `process.env.BANK_TEST_STORAGE = ${JSON.stringify(group.backend)}`,
       ...shared.map((url) => `await import(${JSON.stringify(url)})`),
-      `const cpuMs = () => { try { return fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ').slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) * 10 } catch { return NaN } }`,
+      `const cpuMs = () => { try { return fs.readFileSync('/proc/self/stat', 'utf8').split(') ` +
+        `')[1].split(' ').slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) * 10 } ` +
+        `catch { return NaN } }`,
       `// A socket still open when a file starts was left by a file before it: the first one seen`,
       `// after names it, should the socket keep the process alive at the end.`,
       `const leftBy = new WeakMap()`,
       `let previous = 'the start'`,
-      `const openSockets = () => process._getActiveHandles().filter((h) => h?.remotePort !== undefined)`,
+      `const openSockets = () => process._getActiveHandles().filter((h) => h?.remotePort !== ` +
+        `undefined)`,
       `const file = (name, url) => describe(name, { timeout: ${fileTimeoutMs} }, async () => {`,
       `  let cpu`,
-      `  before(() => { cpu = cpuMs(); for (const h of openSockets()) if (!leftBy.has(h)) leftBy.set(h, previous); previous = name })`,
-      `  after(() => fs.appendFileSync(${JSON.stringify(cpuLog)}, JSON.stringify({ name, cpuMs: cpuMs() - cpu }) + '\\n'))`,
+      `  before(() => { cpu = cpuMs(); for (const h of openSockets()) if (!leftBy.has(h)) ` +
+        `leftBy.set(h, previous); previous = name })`,
+      `  after(() => fs.appendFileSync(${JSON.stringify(cpuLog)}, JSON.stringify({ name, cpuMs: ` +
+        `cpuMs() - cpu }) + '\\n'))`,
       `  await import(url)`,
       `})`,
       ...group.files.map((f) => `file(${JSON.stringify(`${relative(f)} [${group.backend}]`)}, ${JSON.stringify(pathToFileURL(compiled(f)).href)})`),
@@ -320,8 +338,11 @@ try {
       `// (loudly, with the file after which each socket was first seen) but fails nothing.`,
       `after(() => setTimeout(() => {`,
       `  // Sockets by their addresses, which name what was left open (a NATS or HTTP connection).`,
-      `  const sockets = openSockets().map((h) => \`socket \${h.localPort} → \${h.remoteAddress}:\${h.remotePort} (open since \${leftBy.get(h) ?? previous})\`)`,
-      `  process.stderr.write(\`warning: \${${JSON.stringify(`${group.backend} group`)}}: still open ${groupExitMs / 1000} s after its last file: \${[...process.getActiveResourcesInfo(), ...sockets].join(', ')}\n\`)`,
+      `  const sockets = openSockets().map((h) => \`socket \${h.localPort} → ` +
+        `\${h.remoteAddress}:\${h.remotePort} (open since \${leftBy.get(h) ?? previous})\`)`,
+      `  process.stderr.write(\`warning: \${${JSON.stringify(`${group.backend} group`)}}: still ` +
+        `open ${groupExitMs / 1000} s after its last file: ` +
+        `\${[...process.getActiveResourcesInfo(), ...sockets].join(', ')}\n\`)`,
       `  process.exit(0)`,
       `}, ${groupExitMs}).unref())`,
     ]
@@ -331,11 +352,13 @@ try {
   const groupFiles = groups.map(groupFile)
   const waitingFiles = waiting.map((group, i) => groupFile(group, groups.length + i))
 
-  const counts = Object.fromEntries(backends.map((backend) => [backend, { files: 0, pass: 0, fail: 0, skip: 0 }]))
+  const counts = Object.fromEntries(
+    backends.map((backend) => [backend, { files: 0, pass: 0, fail: 0, skip: 0 }]))
   for (const group of [...groups, ...waiting]) counts[group.backend].files += group.files.length
   const beside = waiting.length ? ` (and ${waiting.map((g) => `${g.files.length} ${g.backend} files that wait on processes of their own`).join(', ')} in one beside them)` : ''
   process.stdout.write(
-    `\n=== ${backends.map((b) => `${b}: ${counts[b].files} files`).join(', ')}; ${groups.length} processes, ${concurrency} at once${beside} ===\n`,
+    `\n=== ${backends.map((b) => `${b}: ${counts[b].files} files`).join(', ')}; ${groups.length} ` +
+      `processes, ${concurrency} at once${beside} ===\n`,
   )
   const testRun = (processes, lane, { concurrency, spec }) =>
     processes.length === 0
@@ -348,7 +371,8 @@ try {
           // end after its files (something a bank left open, or a file hung outside its tests).
           `--test-timeout=${processTimeoutMs}`,
           '--test-reporter=spec', `--test-reporter-destination=${spec}`,
-          `--test-reporter=${pathToFileURL(path.join(root, 'scripts/test-reporter.mjs')).href}`, `--test-reporter-destination=${path.join(outdir, `results-${lane}.jsonl`)}`,
+          `--test-reporter=${pathToFileURL(path.join(root, 'scripts/test-reporter.mjs')).href}`,
+            `--test-reporter-destination=${path.join(outdir, `results-${lane}.jsonl`)}`,
           ...processes,
         ], { env })
   // The waiting files' report is printed after the others', not in the middle of them.
@@ -357,14 +381,17 @@ try {
     testRun(groupFiles, 'main', { concurrency, spec: 'stdout' }),
     testRun(waitingFiles, 'beside', { concurrency: 1, spec: besideSpec }),
   ])
-  if (fs.existsSync(besideSpec)) process.stdout.write(`\n=== the files that wait on processes of their own ===\n${fs.readFileSync(besideSpec, 'utf8')}`)
+  if (fs.existsSync(besideSpec)) process.stdout.write(`\n=== the files that wait on processes of ` +
+    `their own ===\n${fs.readFileSync(besideSpec, 'utf8')}`)
 
   const records = ['main', 'beside']
     .map((lane) => path.join(outdir, `results-${lane}.jsonl`))
     .filter((results) => fs.existsSync(results))
-    .flatMap((results) => fs.readFileSync(results, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)))
+    .flatMap((results) => fs.readFileSync(results, 'utf8').split('\n').filter(Boolean).map(
+      (line) => JSON.parse(line)))
   for (const record of records) {
-    const c = counts[record.backend] ?? (counts[record.backend] = { files: 0, pass: 0, fail: 0, skip: 0 })
+    const c = counts[record.backend]
+      ?? (counts[record.backend] = { files: 0, pass: 0, fail: 0, skip: 0 })
     c.pass += record.pass
     c.fail += record.fail
     c.skip += record.skip
@@ -378,7 +405,8 @@ try {
   for (const file of silent) counts[file.backend].fail += file.tests
   if (silent.length > 0) process.stdout.write(unreportedText(silent))
   const cpuOf = new Map(
-    (fs.existsSync(cpuLog) ? fs.readFileSync(cpuLog, 'utf8').split('\n').filter(Boolean) : []).map((line) => {
+    (fs.existsSync(cpuLog) ? fs.readFileSync(cpuLog, 'utf8').split('\n').filter(Boolean) : []).map(
+        (line) => {
       const { name, cpuMs } = JSON.parse(line)
       return [name, cpuMs]
     }),
@@ -386,10 +414,12 @@ try {
   const timed = records.filter((r) => / \[\w+\]$/.test(r.name)).sort((a, b) => b.ms - a.ms)
   if (timed.length > 1) {
     const shown = Number(process.env.BANK_TEST_SLOWEST ?? 12)
-    process.stdout.write(`\nslowest files (wall time in their process; CPU time of the process and its children meanwhile):\n`)
+    process.stdout.write(`\nslowest files (wall time in their process; CPU time of the process ` +
+      `and its children meanwhile):\n`)
     for (const r of timed.slice(0, shown)) {
       const cpuMs = cpuOf.get(r.name)
-      process.stdout.write(`${(r.ms / 1000).toFixed(1).padStart(7)} s ${cpuMs >= 0 ? `${(cpuMs / 1000).toFixed(1).padStart(6)} CPU-s` : ''}  ${r.name}\n`)
+      process.stdout.write(`${(r.ms / 1000).toFixed(1).padStart(7)} ` +
+        `s ${cpuMs >= 0 ? `${(cpuMs / 1000).toFixed(1).padStart(6)} CPU-s` : ''}  ${r.name}\n`)
     }
   }
 
@@ -399,8 +429,10 @@ try {
   // (new violations, or known ones that are fixed), which goes into the summary.
   const arch = await architecture
   const archLines = arch.output.trimEnd().split('\n')
-  const archLast = archLines.at(-1)?.startsWith('architecture: ') ? archLines.at(-1).slice('architecture: '.length) : undefined
-  if (arch.status !== 0 || archLines.length > 1 || !archLast) process.stdout.write(`\n${arch.output}`)
+  const archLast = archLines.at(-1)?.startsWith('architecture: ')
+    ? archLines.at(-1).slice('architecture: '.length) : undefined
+  if (arch.status !== 0 || archLines.length > 1 || !archLast) process.stdout.write(
+    `\n${arch.output}`)
   // The lint check's report likewise.
   const linted = await lint
   const lintLines = linted.output.trimEnd().split('\n')
@@ -408,7 +440,8 @@ try {
   if (linted.status !== 0 || lintLines.length > 1 || !lintLast) {
     process.stdout.write(`\n${linted.output}`)
   }
-  if ((tests.status !== 0 || besideTests.status !== 0) && Object.values(counts).every((c) => c.fail === 0)) counts[backends[0]].fail += 1
+  if ((tests.status !== 0 || besideTests.status !== 0) && Object.values(counts).every(
+    (c) => c.fail === 0)) counts[backends[0]].fail += 1
   const passed = Object.values(counts).reduce((sum, c) => sum + c.pass, 0)
   const failed = Object.values(counts).reduce((sum, c) => sum + c.fail, 0)
   const skipped = Object.values(counts).reduce((sum, c) => sum + c.skip, 0)
@@ -419,7 +452,8 @@ try {
     return `${b}: ${counts[b].pass} passed, ${counts[b].fail} failed${unrun}${skip}`
   })
   summary.push(`type check: ${checked.status === 0 ? 'passed' : 'FAILED'}`)
-  summary.push(`architecture: ${arch.status === 0 ? 'passed' : 'FAILED'}${archLast ? `; ${archLast}` : ''}`)
+  summary.push(
+    `architecture: ${arch.status === 0 ? 'passed' : 'FAILED'}${archLast ? `; ${archLast}` : ''}`)
   const lintPassed = linted.status === 0 ? 'passed' : 'FAILED'
   summary.push(`lint: ${lintPassed}${lintLast ? `; ${lintLast}` : ''}`)
   const cpu = cpuSeconds()
@@ -427,8 +461,10 @@ try {
   const unrunAll = backends.reduce((sum, b) => sum + notRun(b), 0)
   const unrunText = unrunAll ? ` (${unrunAll} of them never ran)` : ''
   const skippedText = skipped ? `, ${skipped} skipped` : ''
-  const took = `${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''}`
-  process.stdout.write(`all: ${passed} passed, ${failed} failed${unrunText}${skippedText} (${took})\n`)
+  const took =
+    `${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''}`
+  process.stdout.write(
+    `all: ${passed} passed, ${failed} failed${unrunText}${skippedText} (${took})\n`)
   const checks = [checked, arch, linted].every((c) => c.status === 0)
   exitStatus = failed === 0 && passed > 0 && checks ? 0 : 1
 } finally {
