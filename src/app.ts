@@ -80,6 +80,74 @@ export interface Bank {
 // micro service in its queue group. Many instances may run against one PostgreSQL.
 export async function startBank(options: BankOptions): Promise<Bank> {
   const { config, log } = options
+  const { database, sandboxClock, clock } = await openStore(options)
+  const { secretBox, identity, tls, nc } = await connectNats(options, database, clock)
+  const links = partnerLinksOf(identity, options.natsUrl, tls, nc)
+  const services = createServices(database.db, clock, config, log, undefined, {
+    sandboxClock, wallClock: options.wallClock, dropbox: links.dropbox, secretBox,
+    natsIdentity: identity, cardDecisions: links.cardDecisions,
+  })
+  const systemLink = identity
+    ? await linkSystemAccount(identity, options.natsUrl, tls, log).catch(async (error: unknown) => {
+        await nc.close()
+        await database.close()
+        throw error
+      })
+    : undefined
+  if (!identity) log.warn(open_nats_warning)
+  const bootstrapToken = config.bootstrapOperator
+    ? await bootstrapOperator(database, services, config, log).catch(async (error: unknown) => {
+        await nc.close()
+        throw error
+      })
+    : undefined
+
+  void watchConnection(nc, log)
+  shareAcrossInstances(nc, services)
+  const { micro, endpoints } = endpointService(options, { database, nc, services, identity })
+  micro.start()
+  await nc.flush()
+  const servers = await serveHttp(config, services, nc, log)
+  services.jobRunner.start()
+  logStarted(options, { storage: database.storage, endpoints, now: clock.now() })
+  const stop = stopOnce(async () => {
+    // The service leaves the queue group first, at once: the caller may rely on that
+    // having been sent when stop() returns its promise (the lifecycle tests flush after it).
+    await micro.stop(config.shutdownGraceMs)
+    await servers.closeConsole()
+    await servers.closeMetrics()
+    await services.jobRunner.stop()
+    await links.dropboxConnections?.close()
+    await links.deciders?.close()
+    await systemLink?.close().catch(() => {})
+    await nc.drain().catch(() => nc.close())
+    await database.close()
+    log.info('bank stopped')
+  })
+  return { services, database, nc, micro, bootstrapToken, metricsPort: servers.metricsPort,
+    consolePort: servers.consolePort, stop }
+}
+
+function logStarted({ config, log, natsUrl }: BankOptions, started: {
+  storage: string; endpoints: number; now: Date }) {
+  log.info(
+    { storage: started.storage, nats: natsUrl, endpoints: started.endpoints,
+      sandbox: config.sandbox, now: started.now.toISOString() },
+    config.sandbox
+      ? 'bank started in sandbox mode (ops.sandbox.* answered; the clock may be moved forward)'
+      : 'bank started in production mode (ops.sandbox.* refused)',
+  )
+}
+
+/** `stop` run once, however often it is called: every call gets the same promise. */
+function stopOnce(stop: () => Promise<void>): () => Promise<void> {
+  let stopped: Promise<void> | undefined
+  return () => (stopped ??= stop())
+}
+
+/** The store (migrated), and the bank's clock: in the sandbox, moved by the shared offset. */
+async function openStore(options: BankOptions) {
+  const { config } = options
   const database = await openDatabase<Database>({
     migrations,
     databaseUrl: config.databaseUrl,
@@ -92,8 +160,16 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   // In the sandbox the bank's time is the given clock moved forward by the shared offset.
   const sandboxClock = config.sandbox ? sandboxClockFor(database.db, options.clock) : undefined
   await sandboxClock?.refresh()
-  const clock = sandboxClock ?? options.clock
-  // The bank as the NATS authority of its partners (`bank nats init`), when it is one.
+  return { database, sandboxClock, clock: sandboxClock ?? options.clock }
+}
+
+/**
+ * The bank's NATS connection, after its isolation is checked: as the NATS authority of its
+ * partners (`bank nats init`) when it is one. The store is closed when this fails.
+ */
+async function connectNats(options: BankOptions, database: DatabaseHandle<Database>,
+    clock: Clock) {
+  const { config } = options
   const secretBox = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
   const login = natsConnectOptions(config.natsAuth)
   const tls = login.tls ? { tls: login.tls } : {}
@@ -117,36 +193,29 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   }).catch(async (error: unknown) => {
     // Nothing else holds the store open: close it, or the process would never end.
     await database.close()
-    throw new Error(`cannot connect to NATS at ${options.natsUrl}: ${error instanceof Error ? error.message : String(error)}${natsLoginHint(error)}`)
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new Error(`cannot connect to NATS at ${options.natsUrl}: ${reason}` +
+      natsLoginHint(error))
   })
+  return { secretBox, identity, tls, nc }
+}
+
+/** Where the bank reaches partners: their KYC/KYB dropboxes and their card deciders. */
+function partnerLinksOf(identity: NatsIdentity | undefined, natsUrl: string,
+    tls: Partial<ConnectionOptions>, nc: NatsConnection) {
   // The partners' KYC/KYB dropboxes are JetStream Object Store buckets: in each partner's
   // own NATS account when the bank is the authority, else on the one open account.
-  const dropboxConnections = identity ? new PartnerConnections(identity, options.natsUrl, tls)
+  const dropboxConnections = identity ? new PartnerConnections(identity, natsUrl, tls)
     : undefined
   const dropbox = new NatsDropbox(dropboxConnections ? dropboxConnections.of : async () => nc)
   // Partners' card decisions are asked likewise: in the partner's account, else on the open one.
-  const deciders = partnerLinks(identity, options.natsUrl, tls, card_decider_role)
+  const deciders = partnerLinks(identity, natsUrl, tls, card_decider_role)
   const cardDecisions = decisionTransport(deciders, nc)
-  const services = createServices(database.db, clock, config, log, undefined, {
-    sandboxClock, wallClock: options.wallClock, dropbox, secretBox, natsIdentity: identity,
-    cardDecisions,
-  })
-  const systemLink = identity
-    ? await linkSystemAccount(identity, options.natsUrl, tls, log).catch(async (error: unknown) => {
-        await nc.close()
-        await database.close()
-        throw error
-      })
-    : undefined
-  if (!identity) log.warn(open_nats_warning)
-  const bootstrapToken = config.bootstrapOperator
-    ? await bootstrapOperator(database, services, config, log).catch(async (error: unknown) => {
-        await nc.close()
-        throw error
-      })
-    : undefined
+  return { dropboxConnections, dropbox, deciders, cardDecisions }
+}
 
-  void watchConnection(nc, log)
+/** What every instance's caches hear from the others. */
+function shareAcrossInstances(nc: NatsConnection, services: Services) {
   // Revocations reach every instance's credential cache at once (see CredentialStore).
   nc.subscribe(credentialRevokedSubject,
     { callback: (_error, msg) => services.credentials.forget(msg.string()) })
@@ -155,7 +224,16 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   // So do changes of a partner's card decision subject (see PartnerDecisions).
   nc.subscribe(cardDecisionsChangedSubject, { callback: () => services.cardDecisions.forget() })
   services.cardDecisions.onChanged = () => nc.publish(cardDecisionsChangedSubject)
+}
 
+/**
+ * The micro service with an endpoint for every operation (not started); throws when an
+ * operation has no handler or the modules and the services disagree.
+ */
+function endpointService(options: BankOptions, { database, nc, services, identity }: {
+  database: DatabaseHandle<Database>; nc: NatsConnection; services: Services
+  identity: NatsIdentity | undefined }) {
+  const { config, log } = options
   const micro = new MicroService(
     nc,
     {
@@ -195,43 +273,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
       permission: op.permission,
     })
   }
-  micro.start()
-  await nc.flush()
-  const servers = await serveHttp(config, services, nc, log)
-  services.jobRunner.start()
-  log.info(
-    { storage: database.storage, nats: options.natsUrl, endpoints: table.length,
-      sandbox: config.sandbox, now: clock.now().toISOString() },
-    config.sandbox
-      ? 'bank started in sandbox mode (ops.sandbox.* answered; the clock may be moved forward)'
-      : 'bank started in production mode (ops.sandbox.* refused)',
-  )
-
-  let stopped: Promise<void> | undefined
-  return {
-    services,
-    database,
-    nc,
-    micro,
-    bootstrapToken,
-    metricsPort: servers.metricsPort,
-    consolePort: servers.consolePort,
-    stop: () =>
-      (stopped ??= (async () => {
-        // The service leaves the queue group first, at once: the caller may rely on that
-        // having been sent when stop() returns its promise (the lifecycle tests flush after it).
-        await micro.stop(config.shutdownGraceMs)
-        await servers.closeConsole()
-        await servers.closeMetrics()
-        await services.jobRunner.stop()
-        await dropboxConnections?.close()
-        await deciders?.close()
-        await systemLink?.close().catch(() => {})
-        await nc.drain().catch(() => nc.close())
-        await database.close()
-        log.info('bank stopped')
-      })()),
-  }
+  return { micro, endpoints: table.length }
 }
 
 /**

@@ -244,6 +244,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const natsAuth = natsAuthFromEnv(env)
   const natsProblems = natsAuthProblems(natsAuth)
   if (natsProblems.length > 0) throw new Error(`invalid configuration: ${natsProblems.join('; ')}`)
+  checkBounds(s)
+  return { ...connectionConfig(s, natsAuth), ...bankingConfig(s), ...workConfig(s) }
+}
+
+type Settings = z.output<typeof settings>
+
+/** Settings that are each valid but contradict one another. */
+function checkBounds(s: Settings) {
   if (s.BANK_ACCOUNT_NUMBER_FIRST > s.BANK_ACCOUNT_NUMBER_LAST) {
     throw new Error(
       'invalid configuration: BANK_ACCOUNT_NUMBER_FIRST is above BANK_ACCOUNT_NUMBER_LAST')
@@ -255,6 +263,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         'the client bound is for a server that does not answer at all)',
     )
   }
+}
+
+/** Where the bank connects and listens: NATS, the database, the data directory, the log. */
+function connectionConfig(s: Settings, natsAuth: NatsAuth) {
   return {
     natsUrl: s.NATS_URL || undefined,
     natsAuth,
@@ -273,6 +285,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       connect_timeout_ms: s.BANK_DB_CONNECT_TIMEOUT_MS,
       keepalive_idle_ms: s.BANK_DB_KEEPALIVE_MS,
     },
+    metrics: s.BANK_METRICS_PORT === undefined ? undefined : { host: s.BANK_METRICS_HOST,
+      port: s.BANK_METRICS_PORT },
+    console:
+      s.BANK_CONSOLE_PORT === undefined
+        ? undefined
+        : { host: s.BANK_CONSOLE_HOST, port: s.BANK_CONSOLE_PORT },
+    smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM,
+      timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
+  }
+}
+
+/** The bank's rules: numbers, fees, limits, sandbox, dual control and keys. */
+function bankingConfig(s: Settings) {
+  const sandbox = s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'
+  return {
     defaultCountry: s.BANK_DEFAULT_COUNTRY,
     cardBin: s.BANK_CARD_BIN,
     accountNumberFirst: s.BANK_ACCOUNT_NUMBER_FIRST,
@@ -288,12 +315,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     debitOrderFeeCents: BigInt(s.BANK_FEE_DEBIT_ORDER_CENTS),
     debitSchedule: s.BANK_DEBIT_SCHEDULE === 'on',
     documentRetentionDays: s.BANK_DOCUMENT_RETENTION_DAYS,
-    metrics: s.BANK_METRICS_PORT === undefined ? undefined : { host: s.BANK_METRICS_HOST,
-      port: s.BANK_METRICS_PORT },
-    console:
-      s.BANK_CONSOLE_PORT === undefined
-        ? undefined
-        : { host: s.BANK_CONSOLE_HOST, port: s.BANK_CONSOLE_PORT },
+    declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
+    sandbox,
+    dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, sandbox),
+    otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
+    secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
+  }
+}
+
+/** How the work is done: the ledger writer, clearing, jobs and webhooks. */
+function workConfig(s: Settings) {
+  return {
     debitBatchMax: s.BANK_DEBIT_BATCH_MAX,
     transferKeyWindowMs: s.BANK_TRANSFER_KEY_WINDOW_MS,
     ledgerBatchJobsMax: s.BANK_LEDGER_BATCH_JOBS_MAX,
@@ -311,14 +343,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookPartnerSlotsMax: s.BANK_WEBHOOK_PARTNER_SLOTS_MAX,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
-    declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
-    sandbox: s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true',
-    dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, s.BANK_SANDBOX === undefined
-      ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'),
-    otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
-    secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,
-    smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM,
-      timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
   }
 }
 

@@ -35,7 +35,8 @@ export const operatorAuditMigration: Migration = {
         account_id uuid not null references accounts(id),
         amount bigint not null check (amount > 0),
         request jsonb not null,
-        state text not null check (state in ('pending_approval', 'approved', 'rejected', 'expired')),
+        state text not null
+          check (state in ('pending_approval', 'approved', 'rejected', 'expired')),
         requested_by uuid not null,
         requested_by_name text not null,
         requested_at timestamptz not null,

@@ -74,7 +74,8 @@ export class CredentialStore {
 
   async issue(
     executor: Kysely<Database>,
-    input: { partnerId: string | null; permissions: readonly Permission[]; expiresAt?: Date | null; label?: string },
+    input: { partnerId: string | null; permissions: readonly Permission[]; expiresAt?: Date | null;
+      label?: string },
   ): Promise<IssuedCredential> {
     const role = input.partnerId === null ? 'operator' : 'partner'
     const token = `${role === 'operator' ? 'opk' : 'pbk'}_${randomBytes(32).toString('base64url')}`

@@ -43,7 +43,10 @@ export interface CommandSpec {
   choices: CliChoice[]
 }
 
-type JsonSchema = { type?: string; enum?: unknown[]; default?: unknown; items?: JsonSchema; properties?: Record<string, JsonSchema>; required?: string[] }
+type JsonSchema = {
+  type?: string; enum?: unknown[]; default?: unknown; items?: JsonSchema
+  properties?: Record<string, JsonSchema>; required?: string[]
+}
 
 export function commandSpec(op: Operation): CommandSpec {
   const cli: CliOptions = op.cli ?? {}
@@ -169,10 +172,32 @@ export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown
       problems.push(error.message)
     }
   }
+  const line: LineReading = { spec, args, request, problems, read }
+  unknownFlags(line)
+  readPositionals(line)
+  const requiredByChoice = readChoices(line)
+  readFlags(line, requiredByChoice)
+  if (problems.length > 0) throw new UsageError(problems.join('\n'))
+  return request
+}
+
+/** A command line being read: the request so far, the mistakes found, how a value is read. */
+interface LineReading {
+  spec: CommandSpec
+  args: Args
+  request: Record<string, unknown>
+  problems: string[]
+  read: (field: CliField, text: string, shown: string) => void
+}
+
+function unknownFlags({ spec, args, problems }: LineReading) {
   const known = new Set([...spec.flags.map((f) => f.word),
     ...spec.choices.flatMap((c) => c.options.map((o) => o.flag))])
   for (const name of Object.keys(args.flags)) if (!known.has(name)) problems.push(
     `--${name} is not a flag of \`bank ${spec.words}\``)
+}
+
+function readPositionals({ spec, args, problems, read }: LineReading) {
   spec.positionals.forEach((positional, index) => {
     const text = args.positionals[index]
     if (text === undefined || text === '') {
@@ -186,6 +211,10 @@ export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown
     problems.push(`\`bank ${spec.words}\` takes ${spec.positionals.length} word(s) after the ` +
       `command; "${args.positionals[spec.positionals.length]}" is one too many`)
   }
+}
+
+/** Each choice's one flag given; returns the fields the chosen options require. */
+function readChoices({ spec, args, request, problems }: LineReading): Set<string> {
   const requiredByChoice = new Set<string>()
   for (const choice of spec.choices) {
     const given = choice.options.filter((option) => args.flags[option.flag] === true)
@@ -196,6 +225,11 @@ export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown
     request[choice.field] = given[0]!.value
     for (const field of given[0]!.requires) requiredByChoice.add(field)
   }
+  return requiredByChoice
+}
+
+function readFlags({ spec, args, request, problems, read }: LineReading,
+    requiredByChoice: Set<string>) {
   for (const flag of spec.flags) {
     const given = args.flags[flag.word]
     const required = flag.required || requiredByChoice.has(flag.field)
@@ -215,8 +249,6 @@ export function requestOf(spec: CommandSpec, args: Args): Record<string, unknown
     }
     read(flag, given, `--${flag.word}`)
   }
-  if (problems.length > 0) throw new UsageError(problems.join('\n'))
-  return request
 }
 
 function valueOf(field: CliField, text: string, shown: string): unknown {

@@ -110,7 +110,9 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   } catch (error) {
     if (error instanceof CommandLineError) {
       const problems = error.message.split('\n').map((line) => `error: ${line}`)
-      out.stderr(`${[...problems, `usage: bank ${error.command.usage}`, `(bank ${error.command.words} --help: what each flag takes)`].join('\n')}\n`)
+      const usage = [`usage: bank ${error.command.usage}`,
+        `(bank ${error.command.words} --help: what each flag takes)`]
+      out.stderr(`${[...problems, ...usage].join('\n')}\n`)
       return 2
     }
     if (error instanceof UsageError) {
@@ -118,7 +120,8 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
       return 2
     }
     if (error instanceof JobFailedError) {
-      out.stderr(`${JSON.stringify({ error: { type: 'job_failed', message: error.message, job: error.job } }, null, 2)}\n`)
+      const failed = { error: { type: 'job_failed', message: error.message, job: error.job } }
+      out.stderr(`${JSON.stringify(failed, null, 2)}\n`)
       return 1
     }
     if (error instanceof BankApiError) {

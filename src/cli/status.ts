@@ -24,7 +24,8 @@ interface Identity {
 interface StatsReply extends Identity {
   started: string
   endpoints: Array<{
-    name: string; subject: string; num_requests: number; num_errors: number; last_error: string; average_processing_time: number }>
+    name: string; subject: string; num_requests: number; num_errors: number; last_error: string;
+      average_processing_time: number }>
 }
 
 export const statusCommand: LocalCommand = {

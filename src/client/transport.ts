@@ -144,36 +144,38 @@ export class NatsApi {
       reply = await this.mux.request(this.subjectOf(op, subjectId), JSON.stringify(body ?? {}), h,
         this.timeoutOf(op, body))
     } catch (error) {
-      // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
-      const noResponders = error instanceof errors.NoRespondersError
-        || (error instanceof errors.RequestError && error.isNoResponders())
-      if (noResponders) throw new BankApiError(errorTypes.unavailable.code, 'unavailable',
-        `no bank instance is answering${this.where()}`)
-      // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank
-      // error.
-      if (error instanceof errors.TimeoutError) throw new BankApiError(504, 'timeout',
-        `the bank did not answer in time${this.where()}`)
-      throw error
+      throw this.requestError(error)
     }
     const text = decoder.decode(reply.data)
     const code = reply.headers?.get('Nats-Service-Error-Code')
-    if (code) {
-      const parsed = safeJson(text) as {
-        error?: { code?: number; type?: string; message?: string; details?: unknown[] } }
-      const e = parsed?.error
-      const message = e?.message ?? reply.headers?.get('Nats-Service-Error') ?? ''
-      // A refused credential or partner id: say which setting to fix, not only what failed.
-      const blame = blameSetting(Number(code), message, this.options.sources ?? {}, this.partnerId)
-      throw new BankApiError(Number(code), e?.type ?? 'error', blame ? `${message}: ${blame}`
-        : message, e?.details ?? [])
-    }
-    const result = JSON.parse(text) as Record<string, unknown>
-    // Values the bank keeps out of the body (the operation's reply headers) come back here.
-    for (const [field, header] of Object.entries(op.replyHeaders ?? {})) {
-      const value = reply.headers?.get(header)
-      if (value && result[field] === undefined) result[field] = value
-    }
-    return result as ResponseOf<O>
+    if (code) throw this.bankError(Number(code), reply.headers, text)
+    return resultOf(op, reply.headers, text) as ResponseOf<O>
+  }
+
+  /** What a request that got no reply throws: no bank answering, a timeout, else the error. */
+  private requestError(error: unknown): unknown {
+    // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
+    const noResponders = error instanceof errors.NoRespondersError
+      || (error instanceof errors.RequestError && error.isNoResponders())
+    if (noResponders) return new BankApiError(errorTypes.unavailable.code, 'unavailable',
+      `no bank instance is answering${this.where()}`)
+    // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank
+    // error.
+    if (error instanceof errors.TimeoutError) return new BankApiError(504, 'timeout',
+      `the bank did not answer in time${this.where()}`)
+    return error
+  }
+
+  /** The bank's error reply as a BankApiError. */
+  private bankError(code: number, headers: MsgHdrs | undefined, text: string): BankApiError {
+    const parsed = safeJson(text) as {
+      error?: { code?: number; type?: string; message?: string; details?: unknown[] } }
+    const e = parsed?.error
+    const message = e?.message ?? headers?.get('Nats-Service-Error') ?? ''
+    // A refused credential or partner id: say which setting to fix, not only what failed.
+    const blame = blameSetting(code, message, this.options.sources ?? {}, this.partnerId)
+    return new BankApiError(code, e?.type ?? 'error', blame ? `${message}: ${blame}`
+      : message, e?.details ?? [])
   }
 
   /**
@@ -227,6 +229,16 @@ export class NatsApi {
     const nc = this.connection ?? (await this.connecting?.catch(() => undefined))
     await nc?.close()
   }
+}
+
+/** A reply's body, with the values the bank keeps out of it (the operation's reply headers). */
+function resultOf(op: Operation, headers: MsgHdrs | undefined, text: string) {
+  const result = JSON.parse(text) as Record<string, unknown>
+  for (const [field, header] of Object.entries(op.replyHeaders ?? {})) {
+    const value = headers?.get(header)
+    if (value && result[field] === undefined) result[field] = value
+  }
+  return result
 }
 
 function safeJson(text: string): unknown {

@@ -182,7 +182,8 @@ export class EntityService {
 
   async listForOperator(
     partnerId: string,
-  ): Promise<Array<EntityListItem & { partner_id: string; review_status: string; is_root: boolean; tax_number: string; purpose: string }>> {
+  ): Promise<Array<EntityListItem & { partner_id: string; review_status: string; is_root: boolean;
+      tax_number: string; purpose: string }>> {
     const rows = await entitiesOf(this.db, partnerId)
     return rows.map((row) => ({
       ...toListItem(row),

@@ -40,7 +40,8 @@ export const jobsMigrations: Record<string, Migration> = {
                  jsonb_build_object('cycle', cycle, 'cutoff', cutoff),
                  case when status = 'done' then 'done' else 'queued' end,
                  cutoff, 1, 10, 300000,
-                 case when status = 'done' then jsonb_build_object('settled', settled_count, 'failed', failed_count, 'returned', returned_count) end,
+                 case when status = 'done' then jsonb_build_object('settled', settled_count,
+                   'failed', failed_count, 'returned', returned_count) end,
                  started_at, coalesce(finished_at, started_at), started_at, finished_at
           from clearing_runs;
         drop table clearing_runs;

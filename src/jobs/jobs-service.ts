@@ -16,7 +16,8 @@ export class JobsService {
     private readonly clock: Clock,
   ) {}
 
-  async list(filter: { state?: JobState | undefined; kind?: string | undefined; limit?: number | undefined }): Promise<{ jobs: JobView[] }> {
+  async list(filter: { state?: JobState | undefined; kind?: string | undefined;
+      limit?: number | undefined }): Promise<{ jobs: JobView[] }> {
     const rows =
       await listJobs(this.db, { ...filter, limit: filter.limit ?? jobs_list_limit_default })
     return { jobs: rows.map(jobView) }

@@ -44,7 +44,9 @@ export class SimulatedCompanyRegistry implements CompanyRegistry {
     const count = tail === simulated_registry_magic.two_directors ? 2 : 1
     return Array.from({ length: count }, (_, i) => {
       const digest = createHash('sha256').update(`${registrationNumber}:director:${i}`).digest()
-      return { id: uuidFrom(digest), name: `${first_names[digest[16]! % first_names.length]} ${last_names[digest[17]! % last_names.length]}`, id_type: 'National' }
+      const first = first_names[digest[16]! % first_names.length]
+      const last = last_names[digest[17]! % last_names.length]
+      return { id: uuidFrom(digest), name: `${first} ${last}`, id_type: 'National' }
     })
   }
 }
@@ -55,5 +57,6 @@ function uuidFrom(digest: Buffer): string {
   bytes[6] = (bytes[6]! & 0x0f) | 0x80
   bytes[8] = (bytes[8]! & 0x3f) | 0x80
   const hex = bytes.toString('hex')
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+  return [hex.slice(0, 8), hex.slice(8, 12), hex.slice(12, 16), hex.slice(16, 20), hex.slice(20)]
+    .join('-')
 }

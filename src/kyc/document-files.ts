@@ -46,8 +46,9 @@ export function sniffContentType(
  */
 export function docTypeOf(name: string, ownerOrDirectorId: string | null): string {
   let type = name.replace(/_\d+$/, '')
-  if (ownerOrDirectorId && type.endsWith(`_${ownerOrDirectorId}`)) type =
-    type.slice(0, -ownerOrDirectorId.length - 1)
+  if (ownerOrDirectorId && type.endsWith(`_${ownerOrDirectorId}`)) {
+    type = type.slice(0, -ownerOrDirectorId.length - 1)
+  }
   type = type.replace(/^kyc_/, '')
   return type.slice(0, 100) || 'document'
 }
@@ -63,6 +64,26 @@ export async function freezeDocuments(
   named: NamedDocument[],
   docTypeId: (d: NamedDocument) => string | null,
 ): Promise<FrozenDocument[]> {
+  throwIssues(nameIssues(named))
+  // Links and sizes first, from the objects' metadata: nothing over the limit is downloaded.
+  const entries =
+    await Promise.all(named.map((document) => dropbox.entry(partnerId, bucket, document.name)))
+  throwIssues(entryIssues(named, entries, bucket))
+  const { frozen, issues, read } =
+    await readDocuments(dropbox, { partnerId, bucket, named, docTypeId })
+  // The objects may have been put again since their metadata was checked: the total again, of what
+  // was read.
+  if (issues.length === 0 && read > submission_bytes_max) issues.push(overSubmission(read))
+  throwIssues(issues)
+  return frozen
+}
+
+function throwIssues(issues: FieldIssue[]) {
+  if (issues.length > 0) throw new Invalid(summary(issues), issues)
+}
+
+/** Names the bank cannot store, and names given twice. */
+function nameIssues(named: NamedDocument[]): FieldIssue[] {
   const issues: FieldIssue[] = []
   const seen = new Map<string, string>()
   for (const document of named) {
@@ -73,11 +94,13 @@ export async function freezeDocuments(
       { field: document.field, message: `names the same object as ${earlier}` })
     seen.set(document.name, document.field)
   }
-  if (issues.length > 0) throw new Invalid(summary(issues), issues)
+  return issues
+}
 
-  // Links and sizes first, from the objects' metadata: nothing over the limit is downloaded.
-  const entries =
-    await Promise.all(named.map((document) => dropbox.entry(partnerId, bucket, document.name)))
+/** Objects missing, links, sizes over the limits: each named document's entry, then the total. */
+function entryIssues(named: NamedDocument[], entries: Array<DropboxEntry | null>,
+    bucket: string): FieldIssue[] {
+  const issues: FieldIssue[] = []
   named.forEach((document, i) => {
     const entry = entries[i]
     const problem = entry ? metadataProblem(entry)
@@ -86,8 +109,14 @@ export async function freezeDocuments(
   })
   const total = entries.reduce((sum, entry) => sum + (entry?.size ?? 0), 0)
   if (issues.length === 0 && total > submission_bytes_max) issues.push(overSubmission(total))
-  if (issues.length > 0) throw new Invalid(summary(issues), issues)
+  return issues
+}
 
+/** Reads each document's bytes and freezes what it is; the issues of those that fail. */
+async function readDocuments(dropbox: Dropbox, { partnerId, bucket, named, docTypeId }: {
+  partnerId: string; bucket: string; named: NamedDocument[]
+  docTypeId: (d: NamedDocument) => string | null }) {
+  const issues: FieldIssue[] = []
   const frozen: FrozenDocument[] = []
   let read = 0
   for (const document of named) {
@@ -116,11 +145,7 @@ export async function freezeDocuments(
       sha256: createHash('sha256').update(bytes).digest('hex'),
     })
   }
-  // The objects may have been put again since their metadata was checked: the total again, of what
-  // was read.
-  if (issues.length === 0 && read > submission_bytes_max) issues.push(overSubmission(read))
-  if (issues.length > 0) throw new Invalid(summary(issues), issues)
-  return frozen
+  return { frozen, issues, read }
 }
 
 /** Why an entry's metadata keeps it from being read, or null when it may be. */

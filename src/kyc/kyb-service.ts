@@ -156,8 +156,8 @@ export class KybService {
         'and you are on record as one of its directors. Before the account can be opened we need ' +
         'to verify your identity. Please give the company the documents it asks you for (your ' +
         'identity document, a recent photograph and a proof of address); they reach us through ' +
-          'the company.\n\nNo action is needed if you are not a director of this company: tell us by replying to this ' +
-            'message.\n',
+          'the company.\n\nNo action is needed if you are not a director of this company: tell ' +
+            'us by replying to this message.\n',
     })
     await updateDirector(this.db, entity.id, director.director_id, { verification_sent: true,
       ...(request.email ? { email: request.email } : {}) }, this.clock.now())
@@ -166,7 +166,8 @@ export class KybService {
 
   // --- Operators
 
-  async list(request: { partner_id?: string | undefined; state: 'submitted' | 'approved' | 'rejected'; limit?: number | undefined }) {
+  async list(request: { partner_id?: string | undefined;
+      state: 'submitted' | 'approved' | 'rejected'; limit?: number | undefined }) {
     const state = request.state === 'submitted' ? 'pending' : request.state
     const rows = await submissionsIn(this.db, 'entity', state, request.partner_id, request.limit
       ?? 100)

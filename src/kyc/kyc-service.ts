@@ -104,7 +104,8 @@ export class KycService {
 
   // --- Operators
 
-  async list(request: { partner_id?: string | undefined; state: 'pending' | 'approved' | 'rejected'; limit?: number | undefined }) {
+  async list(request: { partner_id?: string | undefined; state: 'pending' | 'approved' | 'rejected';
+      limit?: number | undefined }) {
     const rows = await submissionsIn(this.db, 'user', request.state, request.partner_id,
       request.limit ?? 100)
     const applications = []

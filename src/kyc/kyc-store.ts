@@ -39,7 +39,8 @@ export async function latestSubmission(executor: Executor, ownerId: string,
  */
 export async function insertSubmission(
   executor: Executor,
-  submission: { partnerId: string; ownerKind: 'user' | 'entity'; ownerId: string; submittedBy: string; at: Date },
+  submission: { partnerId: string; ownerKind: 'user' | 'entity'; ownerId: string;
+    submittedBy: string; at: Date },
   documents: FrozenDocument[],
 ): Promise<{ submissionId: string; documentIds: string[] }> {
   await executor

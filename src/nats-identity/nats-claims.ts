@@ -14,9 +14,10 @@ import { createAccount, createUser, type KeyPair } from '@nats-io/nkeys'
 //   - OPERATORS: the bank's operators. Imports `ops.>` and `$SRV.>` (for `bank status`);
 //     reaches nothing of a partner's.
 //   - one account per partner: imports `svc.*.<partner_id>.>` and the entity-scoped
-//     operations' subjects (its own subjects only, each with an activation token naming it) and has JetStream of its own, in which the
-//     partner's KYC/KYB dropboxes live. Its streams can capture only its own account's
-//     messages, which are its own requests and the bank's replies to it.
+//     operations' subjects (its own subjects only, each with an activation token naming it)
+//     and has JetStream of its own, in which the partner's KYC/KYB dropboxes live. Its
+//     streams can capture only its own account's messages, which are its own requests and
+//     the bank's replies to it.
 // Every import shares the requester's identity (`share`), so the server adds a
 // `Nats-Request-Info` header naming the calling account to each request (replacing any a
 // client sent): the bank knows which partner a request came through.

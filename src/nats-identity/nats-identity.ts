@@ -295,7 +295,8 @@ export class NatsIdentity {
 
   private async record(
     executor: Kysely<Database>,
-    input: { role: 'partner' | 'operator' | 'bank'; partnerId: string | null; account: string; label: string; expiresAt: number | undefined; issued: { publicKey: string; creds: string } },
+    input: { role: 'partner' | 'operator' | 'bank'; partnerId: string | null; account: string;
+      label: string; expiresAt: number | undefined; issued: { publicKey: string; creds: string } },
   ): Promise<IssuedNatsUser> {
     const row = {
       id: randomUUID(),
@@ -339,7 +340,8 @@ function signingPublicKey(operatorJwt: string): string {
   return typeof first === 'string' ? first : first.key
 }
 
-function userView(row: { id: string; public_key: string; label: string; created_at: Date; expires_at: Date | null; revoked_at: Date | null }): NatsUserView {
+function userView(row: { id: string; public_key: string; label: string; created_at: Date;
+    expires_at: Date | null; revoked_at: Date | null }): NatsUserView {
   return {
     id: row.id,
     public_key: row.public_key,

@@ -35,8 +35,8 @@ export async function natsIsolationProblem(input: {
       'production (BANK_SANDBOX=false) refuses to start on a NATS server that partners could ' +
       'share: the bank is not yet the NATS authority of its partners. Run `npx bank nats init ' +
       '--dir <dir>` once (with this DATABASE_URL and BANK_SECRETS_KEY), start nats-server with ' +
-      'the configuration it writes, and start the bank with NATS_CREDS=<dir>/bank.creds NATS_TLS_CA=<dir>/ca.pem ' +
-        '(docs/operations.md, "Partners on NATS")'
+      'the configuration it writes, and start the bank with NATS_CREDS=<dir>/bank.creds ' +
+        'NATS_TLS_CA=<dir>/ca.pem (docs/operations.md, "Partners on NATS")'
     )
   }
   const credsFile = config.natsAuth.credsFile

@@ -94,7 +94,8 @@ export const foundationMigrations: Record<string, Migration> = {
           birth_country text,
           birth_city text,
           address jsonb,
-          kyc_status text not null check (kyc_status in ('not_started', 'pending', 'approved', 'rejected')),
+          kyc_status text not null
+            check (kyc_status in ('not_started', 'pending', 'approved', 'rejected')),
           kyc_submitted_at timestamptz,
           kyc_reviewed_at timestamptz,
           kyc_rejection_reason text,

@@ -35,7 +35,8 @@ export class PartnerService {
     registration_number: string
     trading_name: string
     country: string
-  }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential; webhook_secret: string; nats_creds: string | null }> {
+  }): Promise<{ partner_id: string; root_entity_id: string; credential: IssuedCredential;
+      webhook_secret: string; nats_creds: string | null }> {
     const partnerId = randomUUID()
     const rootEntityId = randomUUID()
     noteCommitTargets(partnerId, rootEntityId)
@@ -73,7 +74,8 @@ export class PartnerService {
   }
 
   /** Another NATS credentials file for the partner (shown once). */
-  async issueNatsCreds(input: { partner_id: string; expires_in_seconds?: number | undefined; label?: string | undefined }): Promise<IssuedNatsUser> {
+  async issueNatsCreds(input: { partner_id: string; expires_in_seconds?: number | undefined;
+      label?: string | undefined }): Promise<IssuedNatsUser> {
     // A partner that does not exist has no account: issuePartnerUser answers 404.
     // In a transaction of its own, so that its audit row commits with it (audit/operator-audit.ts).
     const nats = this.requireNats()
@@ -156,7 +158,8 @@ export class PartnerService {
     }))
   }
 
-  async issueCredential(input: { partner_id: string; permissions: Permission[]; expires_in_seconds?: number | undefined; label?: string | undefined }) {
+  async issueCredential(input: { partner_id: string; permissions: Permission[];
+      expires_in_seconds?: number | undefined; label?: string | undefined }) {
     await this.requirePartner(input.partner_id)
     const expiresAt = input.expires_in_seconds
       ? new Date(this.clock.now().getTime() + input.expires_in_seconds * 1000) : null

@@ -183,7 +183,8 @@ export async function markDelivered(trx: Kysely<Database>, eventIds: readonly st
 export type DeliveryChange = Partial<
   Pick<
     DeliveryRow,
-    'state' | 'attempts' | 'generation' | 'first_attempt_at' | 'last_attempt_at' | 'next_attempt_at' | 'last_status_code' | 'last_error' | 'delivered_at'
+    | 'state' | 'attempts' | 'generation' | 'first_attempt_at' | 'last_attempt_at'
+    | 'next_attempt_at' | 'last_status_code' | 'last_error' | 'delivered_at'
   >
 >
 

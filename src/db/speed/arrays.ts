@@ -154,25 +154,10 @@ const pg_epoch_ms = 946_684_800_000
 export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
   const { type, values } = parameter
   const count = values.length
-  if (count === 0) {
-    // No dimensions: PostgreSQL's empty array.
-    const empty = Buffer.allocUnsafe(12)
-    empty.writeInt32BE(0, 0)
-    empty.writeInt32BE(0, 4)
-    empty.writeUInt32BE(element_oid[type], 8)
-    return empty
-  }
-  // One pass per type (the type is the same for every element): size, then write.
-  let size = 20
-  let hasNull = 0
-  for (let i = 0; i < count; i++) {
-    const value = values[i]
-    if (value === null || value === undefined) {
-      hasNull = 1
-      size += 4
-    } else if (!fits(type, value)) return undefined
-    else size += type === 'text' ? 4 + 3 * (value as string).length : type === 'uuid' ? 20 : 12
-  }
+  if (count === 0) return emptyArray(type)
+  const sized = arraySize(type, values)
+  if (!sized) return undefined
+  const { size, hasNull } = sized
   const buffer = Buffer.allocUnsafe(size)
   // A DataView's setters are the engine's own (inlined by the optimizer); Buffer's
   // writeInt32BE checks its arguments in JavaScript at every call.
@@ -182,6 +167,40 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
   view.setUint32(8, element_oid[type])
   view.setInt32(12, count)
   view.setInt32(16, 1)
+  const end = writeElements(type, values, buffer, view)
+  return end === undefined ? undefined : buffer.subarray(0, end)
+}
+
+/** No dimensions: PostgreSQL's empty array. */
+function emptyArray(type: PgType): Buffer {
+  const empty = Buffer.allocUnsafe(12)
+  empty.writeInt32BE(0, 0)
+  empty.writeInt32BE(0, 4)
+  empty.writeUInt32BE(element_oid[type], 8)
+  return empty
+}
+
+/**
+ * The most bytes the array takes, and whether it holds a NULL; undefined when an element is
+ * not of its type's kind. One pass per type (the type is the same for every element).
+ */
+function arraySize(type: PgType, values: readonly unknown[]) {
+  let size = 20
+  let hasNull = 0
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]
+    if (value === null || value === undefined) {
+      hasNull = 1
+      size += 4
+    } else if (!fits(type, value)) return undefined
+    else size += type === 'text' ? 4 + 3 * (value as string).length : type === 'uuid' ? 20 : 12
+  }
+  return { size, hasNull }
+}
+
+/** Writes each element after the header; the end of what was written (undefined: a bad uuid). */
+function writeElements(type: PgType, values: readonly unknown[], buffer: Buffer,
+    view: DataView): number | undefined {
   let at = 20
   let lastTime = Number.NaN
   let lastMicros = 0
@@ -189,7 +208,7 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
   // payment's rows their account) is copied from where that one was written.
   let lastValue: unknown
   let lastAt = 0
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < values.length; i++) {
     const value = values[i]
     if (value === null || value === undefined) {
       view.setInt32(at, -1)
@@ -224,28 +243,31 @@ export function binaryArray(parameter: ArrayParameter): Buffer | undefined {
         at += 12
         break
       }
-      case 'text': {
-        const text = value as string
-        const start = at + 4
-        let written = 0
-        if (text.length > short_text) written = buffer.write(text, start, 'utf8')
-        else {
-          // A short text byte by byte while it is ASCII (cheaper than a call to the encoder);
-          // anything else through the UTF-8 encoder.
-          for (; written < text.length; written++) {
-            const code = text.charCodeAt(written)
-            if (code > 0x7f) break
-            buffer[start + written] = code
-          }
-          if (written < text.length) written = buffer.write(text, start, 'utf8')
-        }
-        view.setInt32(at, written)
-        at += 4 + written
+      case 'text':
+        at = writeText(buffer, view, at, value as string)
         break
-      }
     }
   }
-  return buffer.subarray(0, at)
+  return at
+}
+
+/** A text element (its length, then its UTF-8) at `at`; returns where the next one starts. */
+function writeText(buffer: Buffer, view: DataView, at: number, text: string): number {
+  const start = at + 4
+  let written = 0
+  if (text.length > short_text) written = buffer.write(text, start, 'utf8')
+  else {
+    // A short text byte by byte while it is ASCII (cheaper than a call to the encoder);
+    // anything else through the UTF-8 encoder.
+    for (; written < text.length; written++) {
+      const code = text.charCodeAt(written)
+      if (code > 0x7f) break
+      buffer[start + written] = code
+    }
+    if (written < text.length) written = buffer.write(text, start, 'utf8')
+  }
+  view.setInt32(at, written)
+  return at + 4 + written
 }
 
 /** Longer texts (a 64-digit hash) are copied by the engine's encoder, not byte by byte. */

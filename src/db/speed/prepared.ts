@@ -123,88 +123,111 @@ export function preparingPool(pool: Pick<pg.Pool, 'connect' | 'end'>): PostgresP
     }
     return name
   }
-  const empty = { command: '', rowCount: 0, rows: [] }
-  // The markers are prefixes (at most two); only the head of a long statement is searched.
-  const marked = (text: string, which: string) => text.slice(0, 40).includes(which)
   return {
     async connect() {
       const lane = starting
       starting = undefined
-      let shared: SharedConnection | undefined
-      if (lane?.follow) {
-        const ahead = await lane.follow.ready
-        // Taken in the same turn as it is checked: a connection whose users are all done is back in
-        // the pool.
-        if (ahead && ahead.users > 0) {
-          ahead.users++
-          shared = ahead
-        }
-      }
-      shared ??= { client: await pool.connect(), users: 1 }
-      const { client } = shared
-      const own = lane?.own
-      let beginHeld = false
-      // The transaction's commit has gone out behind its last statement: it sends nothing more.
-      let commitSent = false
-      let committed = false
-      const named = (text: string, values: unknown[]) =>
-        marked(text, marker) ? client.query({ name: nameOf(text), text, values })
-          : client.query(text, values)
-      // The statement, and `commit` behind it when it is marked so: the statement's
-      // error if it failed (PostgreSQL then answers the commit with a rollback), else
-      // the commit's if that failed.
-      const send = async (text: string, values: unknown[]) => {
-        if (!marked(text, commitMarker)) return named(text, values)
-        const result = named(text, values)
-        const commit = client.query('commit')
-        commitSent = true
-        own?.open(shared)
-        try {
-          const answer = await result
-          await commit
-          committed = true
-          return answer
-        } finally {
-          await commit.catch(() => undefined)
-        }
-      }
-      const query = async (text: string, values: unknown[]) => {
-        if (commitSent) {
-          // The transaction is over, committed or (its statement failed) rolled back: its
-          // own `commit` or `rollback` is answered here and not sent, since a follower's
-          // transaction may be next on the connection.
-          if (text === 'commit' || text === 'rollback') {
-            if (text === 'commit' && !committed) throw new Error('the transaction was rolled back')
-            return empty
-          }
-          throw new Error(`"${text.slice(0, 60)}" came after the transaction had committed with ` +
-            `its last statement`)
-        }
-        if (text === 'begin') {
-          if (beginHeld) throw new Error('begin sent twice without a statement between')
-          beginHeld = true
-          return empty
-        }
-        if (!beginHeld) return send(text, values)
-        beginHeld = false
-        if (text === 'commit' || text === 'rollback') return empty
-        const begun = client.query('begin')
-        const result = send(text, values)
-        // Both are on the wire; the statement's own answer (or error) is the caller's.
-        await begun.catch(() => undefined)
-        return result
-      }
-      let released = false
+      const shared = await sharedConnection(pool, lane)
+      const connection = new LaneConnection(shared, lane?.own, nameOf)
       return {
-        query: query as unknown as PostgresPoolClient['query'],
-        release: () => {
-          if (released) return
-          released = true
-          own?.close()
-          if (--shared.users === 0) client.release()
-        },
+        query: ((text: string, values: unknown[]) => connection.query(text, values)) as unknown as
+          PostgresPoolClient['query'],
+        release: () => connection.release(),
       }
     },
     end: () => pool.end(),
+  }
+}
+
+/** Behind the transaction `lane` follows, on its connection while it holds it; else a new one. */
+async function sharedConnection(pool: Pick<pg.Pool, 'connect'>,
+    lane: typeof starting): Promise<SharedConnection> {
+  if (lane?.follow) {
+    const ahead = await lane.follow.ready
+    // Taken in the same turn as it is checked: a connection whose users are all done is back in
+    // the pool.
+    if (ahead && ahead.users > 0) {
+      ahead.users++
+      return ahead
+    }
+  }
+  return { client: await pool.connect(), users: 1 }
+}
+
+const empty = { command: '', rowCount: 0, rows: [] }
+// The markers are prefixes (at most two); only the head of a long statement is searched.
+const marked = (text: string, which: string) => text.slice(0, 40).includes(which)
+
+/**
+ * One transaction's statements on its (maybe shared) connection: `begin` held until the
+ * statement after it, marked statements named, a thenCommit statement's `commit` sent behind it.
+ */
+class LaneConnection {
+  private beginHeld = false
+  // The transaction's commit has gone out behind its last statement: it sends nothing more.
+  private commitSent = false
+  private committed = false
+  private released = false
+
+  constructor(private readonly shared: SharedConnection, private readonly own: Lane | undefined,
+    private readonly nameOf: (text: string) => string) {}
+
+  private named(text: string, values: unknown[]) {
+    const { client } = this.shared
+    return marked(text, marker) ? client.query({ name: this.nameOf(text), text, values })
+      : client.query(text, values)
+  }
+
+  // The statement, and `commit` behind it when it is marked so: the statement's
+  // error if it failed (PostgreSQL then answers the commit with a rollback), else
+  // the commit's if that failed.
+  private async send(text: string, values: unknown[]) {
+    if (!marked(text, commitMarker)) return this.named(text, values)
+    const result = this.named(text, values)
+    const commit = this.shared.client.query('commit')
+    this.commitSent = true
+    this.own?.open(this.shared)
+    try {
+      const answer = await result
+      await commit
+      this.committed = true
+      return answer
+    } finally {
+      await commit.catch(() => undefined)
+    }
+  }
+
+  async query(text: string, values: unknown[]) {
+    if (this.commitSent) {
+      // The transaction is over, committed or (its statement failed) rolled back: its
+      // own `commit` or `rollback` is answered here and not sent, since a follower's
+      // transaction may be next on the connection.
+      if (text === 'commit' || text === 'rollback') {
+        if (text === 'commit' && !this.committed) throw new Error('the transaction was rolled back')
+        return empty
+      }
+      throw new Error(`"${text.slice(0, 60)}" came after the transaction had committed with ` +
+        `its last statement`)
+    }
+    if (text === 'begin') {
+      if (this.beginHeld) throw new Error('begin sent twice without a statement between')
+      this.beginHeld = true
+      return empty
+    }
+    if (!this.beginHeld) return this.send(text, values)
+    this.beginHeld = false
+    if (text === 'commit' || text === 'rollback') return empty
+    const begun = this.shared.client.query('begin')
+    const result = this.send(text, values)
+    // Both are on the wire; the statement's own answer (or error) is the caller's.
+    await begun.catch(() => undefined)
+    return result
+  }
+
+  release() {
+    if (this.released) return
+    this.released = true
+    this.own?.close()
+    if (--this.shared.users === 0) this.shared.client.release()
   }
 }

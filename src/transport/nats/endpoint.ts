@@ -41,7 +41,10 @@ export interface RequestContext {
 export type Handler<O extends Operation> = (
   request: z.output<O['request']>,
   context: RequestContext,
-) => Promise<(z.input<O['response']> & HeaderFieldsOf<O>) | WithHeaders<z.input<O['response']> & HeaderFieldsOf<O>>>
+) => Promise<ReplyOf<O> | WithHeaders<ReplyOf<O>>>
+
+/** What a handler answers: the response's fields, and those the bank sends as headers. */
+type ReplyOf<O extends Operation> = z.input<O['response']> & HeaderFieldsOf<O>
 
 /** A reply body with headers of the handler's own choosing (e.g. a paging cursor). */
 export class WithHeaders<T> {
