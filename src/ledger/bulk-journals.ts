@@ -82,10 +82,14 @@ export function holdFunding(batch: Journal, plan: FundingPlan): boolean {
 export function captureFunding(batch: Journal, plan: FundingPlan): void {
   const hold = plan.total + plan.fees
   batch.releaseHold(plan.account_id, hold)
-  const entries: JournalEntry[] = [{ account: plan.account_id, amount: -hold, tx_id: plan.funding_tx_id }]
-  if (plan.eft_total > 0n) entries.push({ internal: 'settlement:EFT', amount: plan.eft_total, tx_id: plan.funding_tx_id })
-  if (plan.rtc_total > 0n) entries.push({ internal: 'settlement:RTC', amount: plan.rtc_total, tx_id: plan.funding_tx_id })
-  if (plan.fees > 0n) entries.push({ internal: 'fee_income', amount: plan.fees, tx_id: plan.funding_tx_id })
+  const entries: JournalEntry[] =
+    [{ account: plan.account_id, amount: -hold, tx_id: plan.funding_tx_id }]
+  if (plan.eft_total > 0n) entries.push({ internal: 'settlement:EFT', amount: plan.eft_total,
+    tx_id: plan.funding_tx_id })
+  if (plan.rtc_total > 0n) entries.push({ internal: 'settlement:RTC', amount: plan.rtc_total,
+    tx_id: plan.funding_tx_id })
+  if (plan.fees > 0n) entries.push({ internal: 'fee_income', amount: plan.fees,
+    tx_id: plan.funding_tx_id })
   batch.post(entries)
   batch.setStatus(plan.funding_tx_id, plan.account_id, { status: 'Successful', posted: true })
 }
@@ -131,14 +135,16 @@ export function settlePayment(
     return true
   }
   const type = payment_type(payment.real_time)
-  batch.setStatus(payment.tx_id, payment.account_id, { status: outcome.status === 'failed' ? 'Failed' : 'Invalid', reason: outcome.reason })
+  batch.setStatus(payment.tx_id, payment.account_id, { status: outcome.status === 'failed'
+    ? 'Failed' : 'Invalid', reason: outcome.reason })
   const refundId = newRowId()
   const back = payment.amount + payment.fee
   const entries: JournalEntry[] = [
     { internal: `settlement:${type}`, amount: -payment.amount, tx_id: refundId },
     { account: payment.account_id, amount: back, tx_id: refundId },
   ]
-  if (payment.fee > 0n) entries.push({ internal: 'fee_income', amount: -payment.fee, tx_id: refundId })
+  if (payment.fee > 0n) entries.push({ internal: 'fee_income', amount: -payment.fee,
+    tx_id: refundId })
   batch.post(entries)
   batch.append({
     id: refundId,

@@ -2,7 +2,8 @@
 // as a string (pg) or a bigint (PGlite), and JSON carries integers in and strings out.
 
 export function cents(value: bigint | string | number): bigint {
-  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new Error(`not a whole number of cents: ${value}`)
+  if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new Error(
+    `not a whole number of cents: ${value}`)
   return BigInt(value)
 }
 

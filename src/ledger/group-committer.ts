@@ -21,7 +21,9 @@ export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: unkno
 export interface GroupCommitterOptions<J> {
   /** Most jobs in one batch. */
   batch_jobs_max: number
-  /** Batches being written at once (more overlap the commit wait of one with the work of the next). */
+  /**
+   * Batches being written at once (more overlap the commit wait of one with the work of the next).
+   */
   batches_in_flight_max: number
   /** Jobs that must wait before a batch starts beside one being written (1, the default: any). */
   overlap_jobs_min?: number
@@ -51,7 +53,9 @@ export interface GroupCommitterOptions<J> {
    * (transfer-service.ts writes it behind the first, on the same connection).
    */
   key_batches_max?: number
-  /** Told of every batch written (its size, how long it took, whether it committed): the metrics. */
+  /**
+   * Told of every batch written (its size, how long it took, whether it committed): the metrics.
+   */
   observe?: (size: number, seconds: number, ok: boolean) => void
 }
 
@@ -132,7 +136,9 @@ export class GroupCommitter<J, R> {
     return this.takeUnder(keysOf, this.options.key_batches_max!)
   }
 
-  /** Queued jobs in order whose keys fewer than `max` in-flight batches are writing, up to a batch. */
+  /**
+   * Queued jobs in order whose keys fewer than `max` in-flight batches are writing, up to a batch.
+   */
   private takeUnder(keysOf: (job: J) => readonly string[], max: number): Waiting<J, R>[] {
     const batch: Waiting<J, R>[] = []
     const rest: Waiting<J, R>[] = []

@@ -22,7 +22,10 @@ export interface KnownAccountsOptions {
   entries_max: number
   /** How long an account found stale is read the usual way before it is guessed again. */
   stale_pause_ms: number
-  /** Guesses counted together: `stale_max` stale ones among them suspend all guessing for `suspend_ms`. */
+  /**
+   * Guesses counted together: `stale_max` stale ones among them suspend all guessing for
+   * `suspend_ms`.
+   */
   window_guesses: number
   stale_max: number
   suspend_ms: number
@@ -41,7 +44,10 @@ export class KnownAccounts {
     this.now = options.now ?? Date.now
   }
 
-  /** Copies of the accounts' remembered states, by id; undefined unless every one is remembered and not paused. */
+  /**
+   * Copies of the accounts' remembered states, by id; undefined unless every one is remembered and
+   * not paused.
+   */
   take(ids: readonly string[]): Map<string, AccountState> | undefined {
     if (this.suspendedUntil > 0) {
       if (this.suspendedUntil > this.now()) return undefined
@@ -72,7 +78,8 @@ export class KnownAccounts {
   remember(states: Iterable<AccountState>): void {
     for (const state of states) {
       const had = this.states.get(state.id)
-      if (had && (had.last_seq > state.last_seq || (had.last_seq === state.last_seq && had.last_posted > state.last_posted))) continue
+      if (had && (had.last_seq > state.last_seq || (had.last_seq === state.last_seq
+        && had.last_posted > state.last_posted))) continue
       // Deleted first, so that the map's order is the order of last writes.
       this.states.delete(state.id)
       this.states.set(state.id, copyOf(state))
@@ -89,7 +96,10 @@ export class KnownAccounts {
     for (const id of ids) this.states.delete(id)
   }
 
-  /** Forgets the accounts and reads them the usual way for a while: their remembered state was stale. */
+  /**
+   * Forgets the accounts and reads them the usual way for a while: their remembered state was
+   * stale.
+   */
   pause(ids: Iterable<string>): void {
     const until = this.now() + this.options.stale_pause_ms
     for (const id of ids) {
@@ -140,7 +150,10 @@ export class KnownAccounts {
   }
 }
 
-/** A copy of an account's state: one object literal of known shape (a spread copy is slower to make and to read). */
+/**
+ * A copy of an account's state: one object literal of known shape (a spread copy is slower to make
+ * and to read).
+ */
 function copyOf(state: AccountState): AccountState {
   return {
     id: state.id,

@@ -26,12 +26,17 @@ interface StatusChange {
 }
 
 const transaction_columns: Array<[keyof Insertable<TransactionsTable> & string, PgType]> = [
-  ['id', 'uuid'], ['partner_id', 'uuid'], ['account_id', 'uuid'], ['seq', 'bigint'], ['parent_tx_id', 'uuid'],
-  ['created_at', 'timestamptz'], ['tx_type', 'text'], ['tx_payment_type', 'text'], ['status', 'text'],
-  ['amount', 'bigint'], ['fee', 'bigint'], ['credit', 'bigint'], ['debit', 'bigint'], ['hold_amount', 'bigint'],
+  ['id', 'uuid'], ['partner_id', 'uuid'], ['account_id', 'uuid'], ['seq', 'bigint'],
+    ['parent_tx_id', 'uuid'],
+  ['created_at', 'timestamptz'], ['tx_type', 'text'], ['tx_payment_type', 'text'],
+    ['status', 'text'],
+  ['amount', 'bigint'], ['fee', 'bigint'], ['credit', 'bigint'], ['debit', 'bigint'],
+    ['hold_amount', 'bigint'],
   ['running_balance', 'bigint'], ['posted_order', 'bigint'], ['ref', 'text'], ['own_ref', 'text'],
-  ['recipient_name', 'text'], ['recipient_account', 'text'], ['recipient_branch', 'text'], ['user_id', 'text'],
-  ['added_by', 'text'], ['status_reason', 'text'], ['status_at', 'timestamptz'], ['prev_sha', 'text'], ['tx_sha', 'text'],
+  ['recipient_name', 'text'], ['recipient_account', 'text'], ['recipient_branch', 'text'],
+    ['user_id', 'text'],
+  ['added_by', 'text'], ['status_reason', 'text'], ['status_at', 'timestamptz'],
+    ['prev_sha', 'text'], ['tx_sha', 'text'],
 ]
 
 const posting_columns: Array<[keyof Insertable<PostingsTable> & string, PgType]> = [
@@ -42,7 +47,10 @@ const posting_columns: Array<[keyof Insertable<PostingsTable> & string, PgType]>
 const guardFailed = 'bank: the batch guard did not hold'
 const staleAccounts = 'bank: an account changed since it was remembered'
 
-/** A batch's guard did not hold: nothing of its statement was written, and its transaction is aborted. */
+/**
+ * A batch's guard did not hold: nothing of its statement was written, and its transaction is
+ * aborted.
+ */
 export class GuardFailed extends Error {
   constructor(message = guardFailed) {
     super(message)
@@ -70,7 +78,10 @@ export interface FlushGuard {
   holds?: RawBuilder<unknown>
 }
 
-/** Where remembered account states come from (known-accounts.ts): copies, or undefined unless all are there. */
+/**
+ * Where remembered account states come from (known-accounts.ts): copies, or undefined unless all
+ * are there.
+ */
 export interface RememberedAccounts {
   take(ids: readonly string[]): Map<string, AccountState> | undefined
 }
@@ -86,7 +97,10 @@ export class LedgerBatch implements Journal {
     private readonly trx: LedgerExecutor,
     private readonly states: Map<string, AccountState>,
     clock: Clock,
-    /** The states the batch started from when they were remembered, not read under lock: its write checks them. */
+    /**
+     * The states the batch started from when they were remembered, not read under lock: its write
+     * checks them.
+     */
     private readonly expected?: AccountState[],
   ) {
     this.now = clock.now()
@@ -98,7 +112,8 @@ export class LedgerBatch implements Journal {
    * id order and is refused whole (StaleAccounts) unless each is still exactly as
    * remembered. Undefined when an account is not remembered: open it the usual way.
    */
-  static fromKnown(trx: LedgerExecutor, clock: Clock, accountIds: Iterable<string>, known: RememberedAccounts): LedgerBatch | undefined {
+  static fromKnown(trx: LedgerExecutor, clock: Clock, accountIds: Iterable<string>,
+      known: RememberedAccounts): LedgerBatch | undefined {
     const ids = [...new Set(accountIds)].sort()
     if (ids.length === 0) return undefined
     const states = known.take(ids)
@@ -111,17 +126,22 @@ export class LedgerBatch implements Journal {
     return this.expected !== undefined
   }
 
-  /** Every account's state as the batch leaves it, to remember once it commits (KnownAccounts.remember copies them). */
+  /**
+   * Every account's state as the batch leaves it, to remember once it commits
+   * (KnownAccounts.remember copies them).
+   */
   accountStates(): Iterable<AccountState> {
     return this.states.values()
   }
 
   /** Locks the accounts (in id order) for the rest of the database transaction. */
-  static async open(trx: LedgerExecutor, clock: Clock, accountIds: Iterable<string>): Promise<LedgerBatch> {
+  static async open(trx: LedgerExecutor, clock: Clock,
+      accountIds: Iterable<string>): Promise<LedgerBatch> {
     const ids = [...new Set(accountIds)].sort()
     const states = new Map<string, AccountState>()
     if (ids.length > 0) {
-      type Locked = Pick<AccountState, 'id' | 'partner_id' | 'last_sha'> & Record<'balance' | 'held' | 'last_seq' | 'last_posted', bigint | string>
+      type Locked = Pick<AccountState, 'id' | 'partner_id' | 'last_sha'> & Record<'balance'
+        | 'held' | 'last_seq' | 'last_posted', bigint | string>
       const { rows } = await prepared(sql<Locked>`
         select id, partner_id, balance, held, last_seq, last_sha, last_posted from accounts
         where id = any(${arrayParameter('uuid', ids)}::uuid[]) order by id for update`).execute(trx)
@@ -167,7 +187,8 @@ export class LedgerBatch implements Journal {
 
   releaseHold(accountId: string, amount: bigint): void {
     const a = this.account(accountId)
-    assert(amount >= 0n && a.held >= amount, `release of ${amount} exceeds the ${a.held} held on ${accountId}`)
+    assert(amount >= 0n && a.held >= amount,
+      `release of ${amount} exceeds the ${a.held} held on ${accountId}`)
     a.held -= amount
     this.touched.add(accountId)
   }
@@ -181,7 +202,8 @@ export class LedgerBatch implements Journal {
     let sum = 0n
     for (const entry of entries) {
       sum += entry.amount
-      assert((entry.account === undefined) !== (entry.internal === undefined), 'a posting names one account')
+      assert((entry.account === undefined) !== (entry.internal === undefined),
+        'a posting names one account')
       if (entry.account) {
         const a = this.account(entry.account)
         a.balance += entry.amount
@@ -251,9 +273,11 @@ export class LedgerBatch implements Journal {
   }
 
   /** Records a status change of an existing row; `posted` fixes its running balance now. */
-  setStatus(txId: string, accountId: string, change: { status: TxStatus; reason?: string | null; posted?: boolean }): void {
+  setStatus(txId: string, accountId: string, change: { status: TxStatus; reason?: string | null;
+      posted?: boolean }): void {
     const a = this.account(accountId)
-    const entry: StatusChange = { status: change.status, status_reason: change.reason ?? null, hold_amount: 0n }
+    const entry: StatusChange = { status: change.status, status_reason: change.reason ?? null,
+      hold_amount: 0n }
     if (change.posted) {
       a.last_posted += 1n
       entry.posted_order = a.last_posted
@@ -288,18 +312,53 @@ export class LedgerBatch implements Journal {
    * it (prepared.ts); nothing may follow it.
    */
   async flush(callerGuard?: FlushGuard, options: { commit?: boolean } = {}): Promise<void> {
-    const guard = this.expected ? withFresh(this.expected, callerGuard) : callerGuard
     const appended = new Set(this.newRows.map((row) => row.id))
     const late = [...this.changes.keys()].some((id) => appended.has(id))
+    const { parts, counted, states } = this.writeParts(callerGuard, late)
+    if (parts.length > 0) {
+      const selected = counted.length > 0 ? sql.join(counted) : sql`1 as one`
+      const statement = prepared(
+        sql<{ s?: number; a?: number }>`with ${sql.join(parts)} select ${selected}`,
+      )
+      const commitNow = options.commit === true && !(this.changes.size > 0 && late)
+      const written = await runGuarded(commitNow ? thenCommit(statement) : statement, this.trx)
+      if (this.changes.size > 0 && !late) {
+        assert(written.s === this.changes.size, 'every status change found its transaction')
+      }
+      if (states.length > 0) {
+        assert(written.a === states.length, 'every touched account was written')
+      }
+    }
+    if (this.changes.size > 0 && late) {
+      const statement = prepared(this.statusChangesStatement())
+      const result = await (options.commit ? thenCommit(statement) : statement).execute(this.trx)
+      assert(Number(result.numAffectedRows) === this.changes.size,
+        'every status change found its transaction')
+    }
+  }
+
+  /**
+   * The WITH queries of the batch's one write (the guard's first), what its select counts
+   * (the guard's conditions, the status changes and accounts written), and the accounts'
+   * states it writes, each asserted not below zero.
+   */
+  private writeParts(callerGuard: FlushGuard | undefined, late: boolean) {
+    const guard = this.expected ? withFresh(this.expected, callerGuard) : callerGuard
     const parts: RawBuilder<unknown>[] = guard ? [...guard.queries] : []
     const where = guard?.holds ? sql` where ${guard.holds}` : sql``
     const and = guard?.holds ? sql` and ${guard.holds}` : sql``
-    if (this.newRows.length > 0) parts.push(sql`t as (${insertUnnestStatement('transactions', this.newRows, transaction_columns)}${where})`)
-    if (this.newPostings.length > 0) parts.push(sql`p as (${insertUnnestStatement('postings', this.newPostings, posting_columns)}${where})`)
+    if (this.newRows.length > 0) {
+      const insert = insertUnnestStatement('transactions', this.newRows, transaction_columns)
+      parts.push(sql`t as (${insert}${where})`)
+    }
+    if (this.newPostings.length > 0) {
+      const insert = insertUnnestStatement('postings', this.newPostings, posting_columns)
+      parts.push(sql`p as (${insert}${where})`)
+    }
     const counted: RawBuilder<unknown>[] = []
     // Stale accounts are told apart from a failed caller's guard: they pause the guessing.
-    if (this.expected) counted.push(sql`(case when ${freshHolds(this.expected)} then true else bank_refuse(${staleAccounts}) end) as fresh`)
-    if (callerGuard?.holds) counted.push(sql`(case when ${callerGuard.holds} then true else bank_refuse(${guardFailed}) end) as holds`)
+    if (this.expected) counted.push(refuseUnless(freshHolds(this.expected), staleAccounts, 'fresh'))
+    if (callerGuard?.holds) counted.push(refuseUnless(callerGuard.holds, guardFailed, 'holds'))
     if (this.changes.size > 0 && !late) {
       parts.push(sql`s as (${this.statusChangesStatement()}${and} returning 1)`)
       counted.push(sql`(select count(*) from s)::int as s`)
@@ -312,27 +371,7 @@ export class LedgerBatch implements Journal {
       parts.push(sql`a as (${accountsStatement(states)}${and} returning 1)`)
       counted.push(sql`(select count(*) from a)::int as a`)
     }
-    if (parts.length > 0) {
-      const statement = prepared(sql<{ s?: number; a?: number }>`with ${sql.join(parts)} select ${counted.length > 0 ? sql.join(counted) : sql`1 as one`}`)
-      const commitNow = options.commit === true && !(this.changes.size > 0 && late)
-      let rows: Array<{ s?: number; a?: number }>
-      try {
-        rows = (await (commitNow ? thenCommit(statement) : statement).execute(this.trx)).rows
-      } catch (error) {
-        const e = error as { code?: unknown; message?: unknown }
-        if (e.code === 'P0001' && e.message === guardFailed) throw new GuardFailed()
-        if (e.code === 'P0001' && e.message === staleAccounts) throw new StaleAccounts()
-        throw error
-      }
-      const written = rows[0]!
-      if (this.changes.size > 0 && !late) assert(written.s === this.changes.size, 'every status change found its transaction')
-      if (states.length > 0) assert(written.a === states.length, 'every touched account was written')
-    }
-    if (this.changes.size > 0 && late) {
-      const statement = prepared(this.statusChangesStatement())
-      const result = await (options.commit ? thenCommit(statement) : statement).execute(this.trx)
-      assert(Number(result.numAffectedRows) === this.changes.size, 'every status change found its transaction')
-    }
+    return { parts, counted, states }
   }
 
   private statusChangesStatement(): RawBuilder<unknown> {
@@ -362,13 +401,34 @@ export class LedgerBatch implements Journal {
 function withFresh(expected: AccountState[], guard: FlushGuard | undefined): FlushGuard {
   const fresh = sql`f as (
     select a.id from accounts as a join ${unnestRows(expected, [
-      ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'], ['last_posted', 'bigint'], ['last_sha', 'text'],
+      ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'],
+        ['last_posted', 'bigint'], ['last_sha', 'text'],
     ], 'e')} on a.id = e.id
     where a.balance = e.balance and a.held = e.held and a.last_seq = e.last_seq and a.last_posted = e.last_posted and a.last_sha = e.last_sha
     order by a.id for update of a)`
   return {
     queries: guard ? [fresh, ...guard.queries] : [fresh],
     holds: guard?.holds ? sql`${freshHolds(expected)} and ${guard.holds}` : freshHolds(expected),
+  }
+}
+
+/** A column of the write's select that refuses the statement (`message`) unless `holds`. */
+function refuseUnless(holds: RawBuilder<unknown>, message: string, name: string) {
+  return sql`(case when ${holds} then true else bank_refuse(${message}) end) as ${sql.ref(name)}`
+}
+
+/** Runs a batch's write; a refused guard is GuardFailed (StaleAccounts for remembered ones). */
+async function runGuarded(
+  statement: { execute(trx: LedgerExecutor): Promise<{ rows: Array<{ s?: number; a?: number }> }> },
+  trx: LedgerExecutor,
+): Promise<{ s?: number; a?: number }> {
+  try {
+    return (await statement.execute(trx)).rows[0]!
+  } catch (error) {
+    const e = error as { code?: unknown; message?: unknown }
+    if (e.code === 'P0001' && e.message === guardFailed) throw new GuardFailed()
+    if (e.code === 'P0001' && e.message === staleAccounts) throw new StaleAccounts()
+    throw error
   }
 }
 
@@ -379,9 +439,11 @@ function freshHolds(expected: AccountState[]): RawBuilder<unknown> {
 function accountsStatement(states: AccountState[]): RawBuilder<unknown> {
   return sql`
     update accounts as a set
-      balance = v.balance, held = v.held, last_seq = v.last_seq, last_sha = v.last_sha, last_posted = v.last_posted
+      balance = v.balance, held = v.held, last_seq = v.last_seq, last_sha = v.last_sha,
+      last_posted = v.last_posted
     from ${unnestRows(states, [
-      ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'], ['last_sha', 'text'], ['last_posted', 'bigint'],
+      ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'],
+        ['last_sha', 'text'], ['last_posted', 'bigint'],
     ])}
     where a.id = v.id`
 }

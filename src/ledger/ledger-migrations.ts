@@ -26,9 +26,12 @@ export const ledgerMigrations: Record<string, Migration> = {
           seq bigint not null,
           parent_tx_id uuid,
           created_at timestamptz not null,
-          tx_type text not null check (tx_type in ('transfer', 'fee', 'deposit', 'bulk_payment', 'debit_order', 'reversal', 'refund')),
-          tx_payment_type text not null check (tx_payment_type in ('EFT', 'RTC', 'INTERNAL', 'DEBIT_ORDER')),
-          status text not null check (status in ('Invalid', 'Pending', 'Successful', 'Failed', 'Reversed')),
+          tx_type text not null check (tx_type in ('transfer', 'fee', 'deposit', 'bulk_payment',
+            'debit_order', 'reversal', 'refund')),
+          tx_payment_type text not null
+            check (tx_payment_type in ('EFT', 'RTC', 'INTERNAL', 'DEBIT_ORDER')),
+          status text not null
+            check (status in ('Invalid', 'Pending', 'Successful', 'Failed', 'Reversed')),
           amount bigint not null check (amount >= 0),
           fee bigint not null default 0 check (fee >= 0),
           credit bigint not null check (credit >= 0),

@@ -45,22 +45,30 @@ export class LedgerService {
    * operator's credential id: money an operator moves is always attributed.
    */
   async deposit(accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
-    return this.db.transaction().execute((trx) => this.depositIn(trx, accountId, amount, ref, addedBy))
+    return this.db.transaction().execute((trx) => this.depositIn(trx, accountId, amount, ref,
+      addedBy))
   }
 
-  /** The deposit inside the caller's transaction (an approval moves the money with its decision). */
-  depositIn(trx: LedgerExecutor, accountId: string, amount: bigint, ref: string, addedBy: string): Promise<Moved> {
+  /**
+   * The deposit inside the caller's transaction (an approval moves the money with its decision).
+   */
+  depositIn(trx: LedgerExecutor, accountId: string, amount: bigint, ref: string,
+      addedBy: string): Promise<Moved> {
     return this.writer.write(trx, deposit, { accountId, amount, ref, addedBy })
   }
 
   /** The deposit a reversal would undo, checked: it exists, is a deposit, and stands. */
-  async reversible(executor: LedgerExecutor, txId: string, lock: boolean): Promise<{ account_id: string; amount: bigint; ref: string }> {
-    let query = executor.selectFrom('transactions').select(['account_id', 'amount', 'tx_type', 'status', 'ref']).where('id', '=', txId)
+  async reversible(executor: LedgerExecutor, txId: string, lock: boolean): Promise<{
+      account_id: string; amount: bigint; ref: string }> {
+    let query = executor.selectFrom('transactions').select(['account_id', 'amount', 'tx_type',
+      'status', 'ref']).where('id', '=', txId)
     if (lock) query = query.forUpdate()
     const row = await query.executeTakeFirst()
     if (!row) throw new NotFound('transaction')
-    if (row.tx_type !== 'deposit') throw new Unprocessable(`only a deposit can be reversed by an operator; this transaction is a ${row.tx_type}`)
-    if (row.status !== 'Successful') throw new Conflict(`the deposit is ${row.status}, not Successful: it cannot be reversed`)
+    if (row.tx_type !== 'deposit') throw new Unprocessable(
+      `only a deposit can be reversed by an operator; this transaction is a ${row.tx_type}`)
+    if (row.status !== 'Successful') throw new Conflict(
+      `the deposit is ${row.status}, not Successful: it cannot be reversed`)
     return { account_id: row.account_id, amount: BigInt(row.amount), ref: row.ref }
   }
 
@@ -73,14 +81,17 @@ export class LedgerService {
     return this.db.transaction().execute((trx) => this.reverseIn(trx, txId, reason, addedBy))
   }
 
-  async reverseIn(trx: LedgerExecutor, txId: string, reason: string, addedBy: string): Promise<Moved> {
+  async reverseIn(trx: LedgerExecutor, txId: string, reason: string,
+      addedBy: string): Promise<Moved> {
     const found = await this.reversible(trx, txId, true)
     return this.writer.write(trx, depositReversal, { txId, reason, addedBy, ...found })
   }
 
   /** An account's balances as a dual-control request shows them (nothing moved yet). */
-  async balances(executor: LedgerExecutor, accountId: string): Promise<{ balance: bigint; available: bigint }> {
-    const row = await executor.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirst()
+  async balances(executor: LedgerExecutor, accountId: string): Promise<{ balance: bigint;
+      available: bigint }> {
+    const row = await executor.selectFrom('accounts').select(['balance', 'held']).where('id', '=',
+      accountId).executeTakeFirst()
     if (!row) throw new NotFound('account')
     const balance = BigInt(row.balance)
     return { balance, available: balance - BigInt(row.held) }
@@ -153,7 +164,8 @@ const depositReversal: JournalKind<Reversal, Moved> = {
     if (journal.available(accountId) < r.amount) {
       const available = centsText(journal.available(accountId))
       const needed = centsText(r.amount)
-      throw new Unprocessable(`the account has ${available} cents available; the reversal needs ${needed}`)
+      throw new Unprocessable(
+        `the account has ${available} cents available; the reversal needs ${needed}`)
     }
     const reversalId = newRowId()
     noteCommitTargets(reversalId, r.txId, accountId)

@@ -43,10 +43,12 @@ export async function pendingPayouts(
 ): Promise<PendingPayoutWork[]> {
   const rows = await db
     .selectFrom('transactions as t')
-    .leftJoin('transactions as f', (join) => join.onRef('f.parent_tx_id', '=', 't.id').on('f.tx_type', '=', 'fee'))
+    .leftJoin('transactions as f', (join) => join.onRef('f.parent_tx_id', '=', 't.id').on(
+      'f.tx_type', '=', 'fee'))
     .select([
       't.id', 't.account_id', 't.amount', 't.fee', 't.hold_amount', 't.ref',
-      't.recipient_account', 't.recipient_branch', 't.recipient_name', 't.added_by', 'f.id as fee_tx_id',
+      't.recipient_account', 't.recipient_branch', 't.recipient_name', 't.added_by',
+        'f.id as fee_tx_id',
     ])
     .where('t.status', '=', 'Pending')
     .where('t.tx_payment_type', '=', paymentType)
@@ -88,7 +90,8 @@ export async function pendingPayouts(
 export async function statusesUnderLock(
   trx: Executor,
   txIds: readonly string[],
-): Promise<Map<string, { status: TxStatus; hold_amount: bigint; amount: bigint; account_id: string }>> {
+): Promise<Map<string, { status: TxStatus; hold_amount: bigint; amount: bigint;
+    account_id: string }>> {
   if (txIds.length === 0) return new Map()
   const rows = await trx
     .selectFrom('transactions')
@@ -115,7 +118,8 @@ export interface PayoutToReverse {
 }
 
 /** The payouts named by a rail's returns (any status; the caller re-checks under lock). */
-export async function payoutsByIds(db: Executor, txIds: readonly string[]): Promise<PayoutToReverse[]> {
+export async function payoutsByIds(db: Executor,
+    txIds: readonly string[]): Promise<PayoutToReverse[]> {
   if (txIds.length === 0) return []
   const rows = await db
     .selectFrom('transactions')
@@ -152,12 +156,15 @@ export async function statementPage(
 }
 
 /** The partner's transaction by id, or undefined whether missing or another partner's. */
-export async function transactionOf(db: Executor, partnerId: string, txId: string): Promise<TransactionRow | undefined> {
-  return db.selectFrom('transactions').selectAll().where('id', '=', txId).where('partner_id', '=', partnerId).executeTakeFirst()
+export async function transactionOf(db: Executor, partnerId: string,
+    txId: string): Promise<TransactionRow | undefined> {
+  return db.selectFrom('transactions').selectAll().where('id', '=', txId).where('partner_id', '=',
+    partnerId).executeTakeFirst()
 }
 
 /** The `tx_sha` of an account's row at `seq`, or undefined when there is none. */
-export async function hashAt(db: Executor, accountId: string, seq: bigint): Promise<string | undefined> {
+export async function hashAt(db: Executor, accountId: string, seq: bigint): Promise<string
+    | undefined> {
   const row = await db
     .selectFrom('transactions')
     .select('tx_sha')
@@ -171,7 +178,8 @@ export async function hashAt(db: Executor, accountId: string, seq: bigint): Prom
 
 /** The sum of postings, of one customer account when `accountId` is given, else of all. */
 export async function postingsTotal(db: Executor, accountId?: string): Promise<bigint> {
-  let query = db.selectFrom('postings').select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'), eb.lit(0)).as('t'))
+  let query = db.selectFrom('postings').select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount'),
+    eb.lit(0)).as('t'))
   if (accountId !== undefined) query = query.where('account_id', '=', accountId)
   return cents((await query.executeTakeFirstOrThrow()).t)
 }
@@ -186,7 +194,8 @@ export interface AccountLedgerHead {
 
 /** Every customer account's balance, hold and chain head, by id. */
 export async function accountHeads(db: Executor): Promise<AccountLedgerHead[]> {
-  const rows = await db.selectFrom('accounts').select(['id', 'balance', 'held', 'last_seq', 'last_sha']).orderBy('id').execute()
+  const rows = await db.selectFrom('accounts').select(['id', 'balance', 'held', 'last_seq',
+    'last_sha']).orderBy('id').execute()
   return rows.map((row) => ({
     id: row.id,
     balance: cents(row.balance),

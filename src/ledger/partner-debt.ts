@@ -34,7 +34,8 @@ export class PartnerDebts {
   ) {}
 
   /** Locks the debt rows of these partners for the rest of the transaction. */
-  static async open(trx: LedgerExecutor, partnerIds: Iterable<string>, now: Date): Promise<PartnerDebts> {
+  static async open(trx: LedgerExecutor, partnerIds: Iterable<string>,
+      now: Date): Promise<PartnerDebts> {
     const ids = [...new Set(partnerIds)].sort()
     const owed = new Map<string, bigint>()
     if (ids.length > 0) {
@@ -65,7 +66,8 @@ export class PartnerDebts {
    */
   takeBack(
     batch: Journal,
-    take: { account_id: string; partner_id: string; amount: bigint; tx_id: string; counter: Array<{ internal: InternalAccount; amount: bigint }> },
+    take: { account_id: string; partner_id: string; amount: bigint; tx_id: string;
+      counter: Array<{ internal: InternalAccount; amount: bigint }> },
   ): { taken: bigint; shortfall: bigint } {
     assert(take.amount >= 0n, 'a take-back is never negative')
     const available = batch.available(take.account_id)
@@ -73,7 +75,8 @@ export class PartnerDebts {
     const shortfall = take.amount - taken
     const entries: JournalEntry[] = take.counter.map((c) => ({ ...c, tx_id: take.tx_id }))
     if (taken > 0n) entries.push({ account: take.account_id, amount: -taken, tx_id: take.tx_id })
-    if (shortfall > 0n) entries.push({ internal: debtAccount(take.partner_id), amount: -shortfall, tx_id: take.tx_id })
+    if (shortfall > 0n) entries.push({ internal: debtAccount(take.partner_id), amount: -shortfall,
+      tx_id: take.tx_id })
     batch.post(entries)
     if (shortfall > 0n) this.set(take.partner_id, this.owedBy(take.partner_id) + shortfall)
     return { taken, shortfall }

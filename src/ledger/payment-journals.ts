@@ -140,27 +140,30 @@ export function payInternal(batch: Journal, job: InternalJob): InternalPaid | un
     posted: true,
     ref: job.ref,
   })
-  if (job.feeTxId) {
-    batch.post([
-      { account: job.accountId, amount: -job.fee, tx_id: job.feeTxId },
-      { internal: 'fee_income', amount: job.fee, tx_id: job.feeTxId },
-    ])
-    batch.append({
-      id: job.feeTxId,
-      account_id: job.accountId,
-      parent_tx_id: job.txId,
-      tx_type: 'fee',
-      tx_payment_type: 'INTERNAL',
-      status: 'Successful',
-      amount: job.fee,
-      credit: 0n,
-      debit: job.fee,
-      added_by: job.addedBy,
-      posted: true,
-      ref: 'INTERNAL fee',
-    })
-  }
+  if (job.feeTxId) chargeInternalFee(batch, job, job.feeTxId)
   return { payment_type: 'INTERNAL', tx_id: job.txId }
+}
+
+/** An internal payment's fee: its own journal to fee income and its own `fee` row. */
+function chargeInternalFee(batch: Journal, job: InternalJob, feeTxId: string): void {
+  batch.post([
+    { account: job.accountId, amount: -job.fee, tx_id: feeTxId },
+    { internal: 'fee_income', amount: job.fee, tx_id: feeTxId },
+  ])
+  batch.append({
+    id: feeTxId,
+    account_id: job.accountId,
+    parent_tx_id: job.txId,
+    tx_type: 'fee',
+    tx_payment_type: 'INTERNAL',
+    status: 'Successful',
+    amount: job.fee,
+    credit: 0n,
+    debit: job.fee,
+    added_by: job.addedBy,
+    posted: true,
+    ref: 'INTERNAL fee',
+  })
 }
 
 // Settling a pending payout once its rail has answered: the hold is released, and on
@@ -174,7 +177,10 @@ export function payInternal(batch: Journal, job: InternalJob): InternalPaid | un
 
 export interface PendingPayout {
   tx_id: string
-  /** The Pending fee row written with the payment, by earlier versions; null for payouts taken since. */
+  /**
+   * The Pending fee row written with the payment, by earlier versions; null for payouts taken
+   * since.
+   */
   fee_tx_id: string | null
   account_id: string
   /** The credential that took the payment: its fee row names it too. */
@@ -185,17 +191,21 @@ export interface PendingPayout {
   hold_amount: bigint
 }
 
-/** A rail's answer to a payout, as the ledger needs it (rails/rail.ts RailOutcome has this shape). */
+/**
+ * A rail's answer to a payout, as the ledger needs it (rails/rail.ts RailOutcome has this shape).
+ */
 export type PayoutAnswer = { status: 'accepted' } | { status: 'failed' | 'invalid'; reason: string }
 
 export type SettledStatus = 'Successful' | 'Failed' | 'Invalid'
 
-export function settlePayout(batch: Journal, payout: PendingPayout, outcome: PayoutAnswer): SettledStatus {
+export function settlePayout(batch: Journal, payout: PendingPayout,
+    outcome: PayoutAnswer): SettledStatus {
   batch.releaseHold(payout.account_id, payout.hold_amount)
   if (outcome.status !== 'accepted') {
     const status = outcome.status === 'failed' ? 'Failed' : 'Invalid'
     batch.setStatus(payout.tx_id, payout.account_id, { status, reason: outcome.reason })
-    if (payout.fee_tx_id) batch.setStatus(payout.fee_tx_id, payout.account_id, { status, reason: 'payment not made; no fee charged' })
+    if (payout.fee_tx_id) batch.setStatus(payout.fee_tx_id, payout.account_id,
+      { status, reason: 'payment not made; no fee charged' })
     return status
   }
   batch.post([
@@ -209,7 +219,8 @@ export function settlePayout(batch: Journal, payout: PendingPayout, outcome: Pay
       { account: payout.account_id, amount: -payout.fee, tx_id: feeTxId },
       { internal: 'fee_income', amount: payout.fee, tx_id: feeTxId },
     ])
-    if (payout.fee_tx_id) batch.setStatus(feeTxId, payout.account_id, { status: 'Successful', posted: true })
+    if (payout.fee_tx_id) batch.setStatus(feeTxId, payout.account_id,
+      { status: 'Successful', posted: true })
     else {
       batch.append({
         id: feeTxId,
@@ -244,7 +255,8 @@ export interface ReturnedPayout {
 export function reversePayout(batch: Journal, original: ReturnedPayout, reason: string): string {
   const reversalId = newRowId()
   batch.post([
-    { internal: `settlement:${original.payment_type}`, amount: -original.amount, tx_id: reversalId },
+    { internal: `settlement:${original.payment_type}`, amount: -original.amount,
+      tx_id: reversalId },
     { account: original.account_id, amount: original.amount, tx_id: reversalId },
   ])
   batch.setStatus(original.tx_id, original.account_id, { status: 'Reversed', reason })

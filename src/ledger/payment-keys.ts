@@ -18,14 +18,16 @@ export interface TransferKey {
  * concurrent batches); returns the tx ids whose key was new. A key older than `cutoff`
  * no longer counts and is taken over; a live one is left alone (a duplicate).
  */
-export async function claimTransferKeys(trx: LedgerExecutor, keys: TransferKey[], now: Date, cutoff: Date): Promise<Set<string>> {
+export async function claimTransferKeys(trx: LedgerExecutor, keys: TransferKey[], now: Date,
+    cutoff: Date): Promise<Set<string>> {
   if (keys.length === 0) return new Set()
   const { rows } = await prepared(claimStatement(keys, now, cutoff)).execute(trx)
   return new Set(rows.map((r) => r.tx_id))
 }
 
 /** The statement that claims the keys (see claimTransferKeys), returning each new key's tx id. */
-function claimStatement(keys: TransferKey[], now: Date, cutoff: Date): RawBuilder<{ tx_id: string }> {
+function claimStatement(keys: TransferKey[], now: Date, cutoff: Date): RawBuilder<{
+    tx_id: string }> {
   return sql<{ tx_id: string }>`
     ${insertKeysStatement(keys, now)}
     on conflict (partner_id, client_tx_id) do update set tx_id = excluded.tx_id, created_at = excluded.created_at
@@ -44,7 +46,8 @@ function claimStatement(keys: TransferKey[], now: Date, cutoff: Date): RawBuilde
 export function insertKeysStatement(keys: TransferKey[], now: Date): RawBuilder<unknown> {
   // In a fixed order, against deadlocks between concurrent batches.
   const sorted = [...keys].sort((a, b) =>
-    a.partner_id === b.partner_id ? a.client_tx_id.localeCompare(b.client_tx_id) : a.partner_id.localeCompare(b.partner_id),
+    a.partner_id === b.partner_id ? a.client_tx_id.localeCompare(b.client_tx_id)
+      : a.partner_id.localeCompare(b.partner_id),
   )
   return sql`
     insert into transfer_keys (partner_id, client_tx_id, tx_id, created_at)
@@ -59,7 +62,8 @@ export function isKeyTaken(error: unknown): boolean {
 }
 
 /** The statement that finds which of these keys are live (used at or after `cutoff`). */
-export function liveKeysStatement(keys: Array<Omit<TransferKey, 'tx_id'>>, cutoff: Date): RawBuilder<{ tx_id: string }> {
+export function liveKeysStatement(keys: Array<Omit<TransferKey, 'tx_id'>>,
+    cutoff: Date): RawBuilder<{ tx_id: string }> {
   return sql<{ tx_id: string }>`
     select k.tx_id from transfer_keys as k
     join ${unnestRows(keys, [['partner_id', 'uuid'], ['client_tx_id', 'uuid']])} using (partner_id, client_tx_id)
@@ -76,7 +80,8 @@ export async function releaseTransferKeys(trx: LedgerExecutor, txIds: string[]):
  * The live keys (used at or after `cutoff`) with these clientTxIds, of any partner (callers
  * match the partner). An expired key's row may still be there, and counts for nothing.
  */
-export async function transferKeysOf(trx: LedgerExecutor, clientTxIds: string[], cutoff: Date): Promise<TransferKey[]> {
+export async function transferKeysOf(trx: LedgerExecutor, clientTxIds: string[],
+    cutoff: Date): Promise<TransferKey[]> {
   if (clientTxIds.length === 0) return []
   return trx
     .selectFrom('transfer_keys')

@@ -25,7 +25,10 @@ const text = Buffer.allocUnsafe(36)
 const hexDigit = Buffer.from('0123456789abcdef', 'latin1')
 let lastTime = Number.NaN
 
-/** Where the random part's 18 hex digits go: after the version digit, around the variant (19) and the dashes. */
+/**
+ * Where the random part's 18 hex digits go: after the version digit, around the variant (19) and
+ * the dashes.
+ */
 const randomAt = [15, 16, 17, 20, 21, 22, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35]
 
 /**

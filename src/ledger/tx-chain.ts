@@ -39,9 +39,12 @@ export function canonicalForm(tx: ChainFields): string {
   // JSON text (q), and a number or a time, whose text holds nothing JSON escapes, is
   // quoted as it is. Half the cost of building the array and stringifying it.
   return (
-    `[${q(tx.id)},${q(tx.account_id)},"${tx.seq}","${canonicalTime(tx.created_at)}",${q(tx.tx_type)},${q(tx.tx_payment_type)},` +
-    `"${tx.amount}","${tx.fee}","${tx.credit}","${tx.debit}",${q(asStored(tx.ref))},${q(asStored(tx.own_ref))},` +
-    `${q(asStored(tx.recipient_name))},${q(asStored(tx.recipient_account))},${q(asStored(tx.recipient_branch))},` +
+    `[${q(tx.id)},${q(tx.account_id)},"${tx.seq}","${canonicalTime(tx.created_at)}",` +
+    `${q(tx.tx_type)},${q(tx.tx_payment_type)},` +
+    `"${tx.amount}","${tx.fee}","${tx.credit}","${tx.debit}",` +
+    `${q(asStored(tx.ref))},${q(asStored(tx.own_ref))},` +
+    `${q(asStored(tx.recipient_name))},${q(asStored(tx.recipient_account))},` +
+    `${q(asStored(tx.recipient_branch))},` +
     `${q(tx.parent_tx_id ?? '')},${q(asStored(tx.added_by))},${q(asStored(tx.user_id))}]`
   )
 }

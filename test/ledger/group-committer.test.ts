@@ -6,7 +6,8 @@ import { GroupCommitter } from '../../src/ledger/group-committer.ts'
 // The batch writer here is a real function whose batches finish when the test opens them.
 
 function committer(
-  options: { overlap_jobs_min?: number; queue_jobs_max?: number; keysOf?: (job: number) => string[]; key_batches_max?: number } = {},
+  options: { overlap_jobs_min?: number; queue_jobs_max?: number; keysOf?: (job: number) => string[];
+    key_batches_max?: number } = {},
 ) {
   const started: number[][] = []
   const gates: Array<() => void> = []
@@ -19,9 +20,11 @@ function committer(
     {
       batch_jobs_max: 100,
       batches_in_flight_max: 2,
-      ...(options.overlap_jobs_min === undefined ? {} : { overlap_jobs_min: options.overlap_jobs_min }),
+      ...(options.overlap_jobs_min === undefined ? {}
+        : { overlap_jobs_min: options.overlap_jobs_min }),
       ...(options.keysOf ? { keysOf: options.keysOf } : {}),
-      ...(options.key_batches_max === undefined ? {} : { key_batches_max: options.key_batches_max }),
+      ...(options.key_batches_max === undefined ? {}
+        : { key_batches_max: options.key_batches_max }),
       queue_jobs_max: options.queue_jobs_max ?? 1000,
       overloaded: () => new Error('overloaded'),
       retryable: () => false,
@@ -75,7 +78,8 @@ test('group commit - jobs for rows being written wait for the next batch, even p
 })
 
 test('group commit - with key_batches_max 2, a second batch of a row being written starts beside it past the minimum, a third waits', async () => {
-  const { gc, started, finish } = committer({ overlap_jobs_min: 2, keysOf: () => ['hot'], key_batches_max: 2 })
+  const { gc, started, finish } =
+    committer({ overlap_jobs_min: 2, keysOf: () => ['hot'], key_batches_max: 2 })
   const answers = [gc.submit(0), gc.submit(1)]
   assert.deepEqual(started, [[0]], 'one waiting job does not start a second batch')
   answers.push(gc.submit(2))
@@ -90,7 +94,8 @@ test('group commit - with key_batches_max 2, a second batch of a row being writt
 })
 
 test('group commit - with key_batches_max 2, jobs of rows not being written go first, in a batch of their own; the busy row waits', async () => {
-  const { gc, started, finish } = committer({ overlap_jobs_min: 2, keysOf: (job) => [job < 10 ? 'hot' : `row-${job}`], key_batches_max: 2 })
+  const { gc, started, finish } = committer(
+    { overlap_jobs_min: 2, keysOf: (job) => [job < 10 ? 'hot' : `row-${job}`], key_batches_max: 2 })
   const answers = [gc.submit(0), gc.submit(1), gc.submit(11)]
   assert.deepEqual(started, [[0], [11]], 'the second batch takes the free row only')
   await finish(0)
@@ -105,7 +110,8 @@ test('group commit - a queue that cannot hold the minimum overlaps once it is fu
   const answers = [gc.submit(0), gc.submit(1), gc.submit(2)]
   assert.deepEqual(started, [[0]])
   answers.push(gc.submit(3))
-  assert.deepEqual(started, [[0], [1, 2, 3]], 'three waiting fill the queue: the second batch starts')
+  assert.deepEqual(started, [[0], [1, 2, 3]],
+    'three waiting fill the queue: the second batch starts')
   await finish(0)
   await finish(1)
   assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30])

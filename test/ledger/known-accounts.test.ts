@@ -6,10 +6,12 @@ import type { AccountState } from '../../src/ledger/ledger-batch.ts'
 // What reserve batches remember of their accounts (known-accounts.ts), on its own: copies in
 // and out, all-or-nothing takes, the bound on its size, and the pause after a stale guess.
 
-const options = { entries_max: 10, stale_pause_ms: 1000, window_guesses: 100, stale_max: 5, suspend_ms: 60_000 }
+const options = { entries_max: 10, stale_pause_ms: 1000, window_guesses: 100, stale_max: 5,
+  suspend_ms: 60_000 }
 
 function state(id: string, balance = 100n): AccountState {
-  return { id, partner_id: 'p', balance, held: 0n, last_seq: 1n, last_sha: 'a'.repeat(64), last_posted: 1n }
+  return { id, partner_id: 'p', balance, held: 0n, last_seq: 1n, last_sha: 'a'.repeat(64),
+    last_posted: 1n }
 }
 
 test('known accounts - take gives copies of every account asked for, or nothing when one is missing', () => {
@@ -18,7 +20,8 @@ test('known accounts - take gives copies of every account asked for, or nothing 
   const taken = known.take(['a', 'b'])!
   assert.equal(taken.size, 2)
   taken.get('a')!.balance = 5n
-  assert.equal(known.take(['a'])!.get('a')!.balance, 100n, 'changing a taken state does not change the memory')
+  assert.equal(known.take(['a'])!.get('a')!.balance, 100n,
+    'changing a taken state does not change the memory')
   assert.equal(known.take(['a', 'c']), undefined)
 })
 
@@ -32,14 +35,16 @@ test('known accounts - remember copies, so a batch changing its states later doe
 
 test('known accounts - an older state than the one remembered is ignored; a newer one, or one as new, replaces it', () => {
   const known = new KnownAccounts({ ...options, entries_max: 10 })
-  const at = (seq: bigint, posted: bigint, balance: bigint): AccountState => ({ ...state('a', balance), last_seq: seq, last_posted: posted })
+  const at = (seq: bigint, posted: bigint, balance: bigint): AccountState => (
+    { ...state('a', balance), last_seq: seq, last_posted: posted })
   // The batch after this one was built from its state and remembered what it leaves; this
   // one's own remembering, as it commits, comes later and must not take that back.
   known.remember([at(7n, 3n, 70n)])
   known.remember([at(5n, 3n, 50n)])
   assert.equal(known.take(['a'])!.get('a')!.balance, 70n, 'a lower sequence is older')
   known.remember([at(7n, 2n, 60n)])
-  assert.equal(known.take(['a'])!.get('a')!.balance, 70n, 'the same sequence with fewer postings is older')
+  assert.equal(known.take(['a'])!.get('a')!.balance, 70n,
+    'the same sequence with fewer postings is older')
   known.remember([at(7n, 3n, 75n)])
   assert.equal(known.take(['a'])!.get('a')!.balance, 75n, 'as new replaces it')
   known.remember([at(8n, 3n, 80n)])
@@ -64,7 +69,8 @@ test('known accounts - forget drops accounts; beyond entries_max the least recen
 
 test('known accounts - a paused account is not taken until its pause ends, even when remembered again', () => {
   let now = 1_000
-  const known = new KnownAccounts({ ...options, entries_max: 10, stale_pause_ms: 500, now: () => now })
+  const known = new KnownAccounts({ ...options, entries_max: 10, stale_pause_ms: 500,
+    now: () => now })
   known.remember([state('a'), state('b')])
   known.pause(['a'])
   assert.equal(known.take(['a']), undefined)
@@ -77,7 +83,8 @@ test('known accounts - a paused account is not taken until its pause ends, even 
 
 test('known accounts - stale_max stale guesses within a window suspend all guessing for suspend_ms', () => {
   let now = 0
-  const known = new KnownAccounts({ ...options, window_guesses: 10, stale_max: 3, suspend_ms: 1000, now: () => now })
+  const known = new KnownAccounts({ ...options, window_guesses: 10, stale_max: 3, suspend_ms: 1000,
+    now: () => now })
   known.remember([state('a')])
   known.guessed(true)
   known.guessed(false)
@@ -92,7 +99,8 @@ test('known accounts - stale_max stale guesses within a window suspend all guess
 })
 
 test('known accounts - stale guesses spread over many windows do not suspend guessing', () => {
-  const known = new KnownAccounts({ ...options, window_guesses: 10, stale_max: 3, suspend_ms: 1000, now: () => 0 })
+  const known = new KnownAccounts({ ...options, window_guesses: 10, stale_max: 3, suspend_ms: 1000,
+    now: () => 0 })
   known.remember([state('a')])
   for (let i = 0; i < 100; i++) known.guessed(i % 10 < 2)
   assert.equal(known.suspended, false)

@@ -20,7 +20,8 @@ before(async () => {
 
 /** `bank <args>` against this test's bank (in this process: see ../cli/run-bank.ts). */
 function bank(args: string[], env: Record<string, string> = {}): Promise<BankRun> {
-  return runBank(args, { ...process.env, NATS_URL: tb.natsUrl, BANK_OPERATOR_TOKEN: tb.operatorToken, ...env })
+  return runBank(args, { ...process.env, NATS_URL: tb.natsUrl,
+    BANK_OPERATOR_TOKEN: tb.operatorToken, ...env })
 }
 
 test('ledger cli - account deposit prints the deposit as JSON and credits the account', async () => {
@@ -28,7 +29,8 @@ test('ledger cli - account deposit prints the deposit as JSON and credits the ac
   const result = await bank(['account', 'deposit', account, '150000', '--ref', 'R'])
   assert.equal(result.code, 0, result.stderr)
   const printed = JSON.parse(result.stdout)
-  assert.deepEqual(Object.keys(printed).sort(), ['account_id', 'amount', 'approval_id', 'available_balance', 'balance', 'status', 'tx_id'])
+  assert.deepEqual(Object.keys(printed).sort(), ['account_id', 'amount', 'approval_id',
+    'available_balance', 'balance', 'status', 'tx_id'])
   assert.match(printed.tx_id, uuidPattern)
   assert.equal(printed.account_id, account)
   assert.equal(printed.amount, '150000')
@@ -112,15 +114,18 @@ test('ledger cli - ledger verify exits 0 on a clean ledger and 3 after tampering
     assert.equal(tampered.code, 3, tampered.stderr)
     const found = JSON.parse(tampered.stdout)
     assert.equal(found.ok, false)
-    assert.ok(found.problems.some((problem: { tx_id?: string }) => problem.tx_id === deposit.tx_id), tampered.stdout)
+    assert.ok(found.problems.some((problem: { tx_id?: string }) => problem.tx_id === deposit.tx_id),
+      tampered.stdout)
   } finally {
-    await db.updateTable('transactions').set({ amount: 7_000 }).where('id', '=', deposit.tx_id).execute()
+    await db.updateTable('transactions').set({ amount: 7_000 }).where('id', '=', deposit.tx_id)
+      .execute()
   }
   await db.updateTable('accounts').set({ balance: 7_001 }).where('id', '=', account).execute()
   try {
     const tampered = await bank(['ledger', 'verify'])
     assert.equal(tampered.code, 3)
-    assert.ok(JSON.parse(tampered.stdout).problems.some((problem: { kind: string }) => problem.kind === 'balance_mismatch'))
+    assert.ok(JSON.parse(tampered.stdout).problems.some((problem: { kind: string }) => problem.kind
+      === 'balance_mismatch'))
   } finally {
     await db.updateTable('accounts').set({ balance: 7_000 }).where('id', '=', account).execute()
   }
@@ -151,7 +156,8 @@ test('ledger cli - ledger verify --incremental starts from the last clean verify
 
 test('ledger cli - a wrong operator token exits 1 and moves nothing', async () => {
   const account = await newAccount(p)
-  const result = await bank(['account', 'deposit', account, '100'], { BANK_OPERATOR_TOKEN: 'not-a-token' })
+  const result = await bank(['account', 'deposit', account, '100'],
+    { BANK_OPERATOR_TOKEN: 'not-a-token' })
   assert.equal(result.code, 1)
   assert.equal(JSON.parse(result.stderr).error.code, 401)
   const partner = await bank(['ledger', 'verify'], { BANK_OPERATOR_TOKEN: p.token })

@@ -19,8 +19,10 @@ before(async () => {
 
 test('ledger - a deposit answers its tx_id, the amount and the new balances as strings', async () => {
   const account = await newAccount(p)
-  const first = await tb.operator.accounts.deposit({ account_id: account, amount: 150_000, ref: 'Seed' })
-  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'amount', 'approval_id', 'available_balance', 'balance', 'status', 'tx_id'])
+  const first = await tb.operator.accounts.deposit({ account_id: account, amount: 150_000,
+    ref: 'Seed' })
+  assert.deepEqual(Object.keys(first).sort(), ['account_id', 'amount', 'approval_id',
+    'available_balance', 'balance', 'status', 'tx_id'])
   assert.equal(first.status, 'Successful')
   assert.equal(first.approval_id, null)
   assert.match(first.tx_id!, uuidPattern)
@@ -36,7 +38,8 @@ test('ledger - a deposit answers its tx_id, the amount and the new balances as s
 
 test('ledger - a deposit is a Successful credit row added by system, with the ref given or "deposit"', async () => {
   const account = await newAccount(p)
-  const named = await tb.operator.accounts.deposit({ account_id: account, amount: 2_000, ref: 'Top-up March' })
+  const named = await tb.operator.accounts.deposit({ account_id: account, amount: 2_000,
+    ref: 'Top-up March' })
   const unnamed = await tb.operator.accounts.deposit({ account_id: account, amount: 3_000 })
   const rows = await transactionsOf(p, account)
   assert.deepEqual(rows.map((r) => r.tx_id), [unnamed.tx_id, named.tx_id])
@@ -76,9 +79,11 @@ test('ledger - a deposit raises available by its amount while an EFT is held', a
 })
 
 test('ledger - a deposit to an unknown account is 404 and to a non-uuid is 400', async () => {
-  const error = await expectApiError(tb.operator.accounts.deposit({ account_id: randomUUID(), amount: 100 }), 404)
+  const error = await expectApiError(
+    tb.operator.accounts.deposit({ account_id: randomUUID(), amount: 100 }), 404)
   assert.equal(error.type, 'not_found')
-  await expectApiError(tb.operator.accounts.deposit({ account_id: 'acc-1', amount: 100 }), 400, 'account_id')
+  await expectApiError(tb.operator.accounts.deposit({ account_id: 'acc-1', amount: 100 }), 400,
+    'account_id')
 })
 
 const badAmounts: Array<[string, unknown]> = [
@@ -100,7 +105,8 @@ for (const [label, amount] of badAmounts) {
 
 test('ledger - a deposit above 2^53-1 sent as raw JSON is 400 and moves nothing', async () => {
   const account = await newAccount(p)
-  const reply = await rawRequest(tb, 'ops.account.deposit', `{"account_id":"${account}","amount":9007199254740993}`, { token: tb.operatorToken })
+  const reply = await rawRequest(tb, 'ops.account.deposit',
+    `{"account_id":"${account}","amount":9007199254740993}`, { token: tb.operatorToken })
   assert.equal(reply.code, 400)
   assert.deepEqual(reply.body.error.details.map((d: { field: string }) => d.field), ['amount'])
   assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
@@ -108,8 +114,10 @@ test('ledger - a deposit above 2^53-1 sent as raw JSON is 400 and moves nothing'
 
 test('ledger - a deposit with a ref over 30 characters or an unknown field is 400', async () => {
   const account = await newAccount(p)
-  await expectApiError(tb.operator.accounts.deposit({ account_id: account, amount: 100, ref: 'r'.repeat(31) }), 400, 'ref')
-  await expectApiError(tb.operator.accounts.deposit({ account_id: account, amount: 100, currency: 'ZAR' } as never), 400, 'currency')
+  await expectApiError(tb.operator.accounts.deposit({ account_id: account, amount: 100,
+    ref: 'r'.repeat(31) }), 400, 'ref')
+  await expectApiError(tb.operator.accounts.deposit({ account_id: account, amount: 100,
+    currency: 'ZAR' } as never), 400, 'currency')
   assert.deepEqual(await transactionsOf(p, account), [])
 })
 

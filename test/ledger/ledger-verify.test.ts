@@ -13,8 +13,12 @@ import { fund, newAccount, poolAccount, transactionsOf, transferBody, txById } f
 const tb = useTestBank()
 let p: TestPartner
 let account: string
-/** deposit, EFT (settled, +fee), RTC (+fee), pending EFT (its fee row comes when it settles), newest last. */
-const ids: Record<'deposit' | 'eft' | 'rtc' | 'pending', string> = { deposit: '', eft: '', rtc: '', pending: '' }
+/**
+ * deposit, EFT (settled, +fee), RTC (+fee), pending EFT (its fee row comes when it settles), newest
+ * last.
+ */
+const ids: Record<'deposit' | 'eft' | 'rtc' | 'pending', string> = { deposit: '', eft: '', rtc: '',
+  pending: '' }
 
 before(async () => {
   await tb.ready
@@ -46,7 +50,8 @@ test('ledger - after deposits, EFTs and RTCs the ledger verifies clean with exac
   ids.deposit = await fund(tb, account, 100_000)
   ids.eft = (await p.client.accounts.transfer(transferBody(account, { amount: 10_000 }))).tx_id
   await tb.operator.clearing.run()
-  ids.rtc = (await p.client.accounts.transfer(transferBody(account, { amount: 20_000, pay_and_clear: true }))).tx_id
+  ids.rtc = (await p.client.accounts.transfer(
+    transferBody(account, { amount: 20_000, pay_and_clear: true }))).tx_id
   ids.pending = (await p.client.accounts.transfer(transferBody(account, { amount: 5_000 }))).tx_id
   const report = await assertLedgerClean(tb)
   assert.equal(report.accounts_checked, 2)
@@ -74,7 +79,8 @@ test("ledger - editing a transaction's amount in the database is found: verified
   try {
     const flags = await verifiedFlags()
     assert.equal(flags.get(ids.eft), false, 'the list shows the edited row unverified')
-    for (const [id, verified] of flags) if (id !== ids.eft) assert.equal(verified, true, `${id} is untouched`)
+    for (const [id, verified] of flags) if (id !== ids.eft) assert.equal(verified, true,
+      `${id} is untouched`)
     const row = await txById(p, ids.eft)
     assert.equal(row.verified, false)
     assert.equal(row.amount, '1')
@@ -82,10 +88,12 @@ test("ledger - editing a transaction's amount in the database is found: verified
     const report = await tb.operator.ledger.verify()
     assert.equal(report.ok, false)
     const broken = report.problems.filter((problem) => problem.kind === 'chain_broken')
-    assert.deepEqual(broken.map((problem) => [problem.account_id, problem.tx_id]), [[account, ids.eft]])
+    assert.deepEqual(broken.map((problem) => [problem.account_id, problem.tx_id]),
+      [[account, ids.eft]])
     assert.equal(typeof broken[0]!.message, 'string')
   } finally {
-    await db().updateTable('transactions').set({ amount: 10_000 }).where('id', '=', ids.eft).execute()
+    await db().updateTable('transactions').set({ amount: 10_000 }).where('id', '=', ids.eft)
+      .execute()
   }
   await assertLedgerClean(tb)
   assert.equal((await txById(p, ids.eft)).verified, true)
@@ -104,8 +112,10 @@ const edits: Array<[string, Record<string, unknown>]> = [
 ]
 for (const [label, change] of edits) {
   test(`ledger - editing a transaction's ${label} in the database is found`, async () => {
-    const original = await db().selectFrom('transactions').selectAll().where('id', '=', ids.rtc).executeTakeFirstOrThrow()
-    const restore = Object.fromEntries(Object.keys(change).map((key) => [key, original[key as keyof typeof original]]))
+    const original = await db().selectFrom('transactions').selectAll().where('id', '=', ids.rtc)
+      .executeTakeFirstOrThrow()
+    const restore = Object.fromEntries(
+      Object.keys(change).map((key) => [key, original[key as keyof typeof original]]))
     await db().updateTable('transactions').set(change).where('id', '=', ids.rtc).execute()
     try {
       assert.equal((await txById(p, ids.rtc)).verified, false)
@@ -113,7 +123,8 @@ for (const [label, change] of edits) {
       const report = await tb.operator.ledger.verify()
       assert.equal(report.ok, false)
       assert.ok(
-        report.problems.some((problem) => problem.kind === 'chain_broken' && problem.tx_id === ids.rtc),
+        report.problems.some((problem) => problem.kind === 'chain_broken'
+          && problem.tx_id === ids.rtc),
         JSON.stringify(report.problems),
       )
     } finally {
@@ -128,7 +139,8 @@ test("ledger - editing a transaction's tx_sha breaks its own link and its succes
   const index = rows.findIndex((r) => r.tx_id === ids.rtc)
   const successor = rows[index - 1]!
   const original = rows[index]!.tx_sha
-  await db().updateTable('transactions').set({ tx_sha: 'f'.repeat(64) }).where('id', '=', ids.rtc).execute()
+  await db().updateTable('transactions').set({ tx_sha: 'f'.repeat(64) }).where('id', '=', ids.rtc)
+    .execute()
   try {
     const flags = await verifiedFlags()
     assert.equal(flags.get(ids.rtc), false)
@@ -136,10 +148,13 @@ test("ledger - editing a transaction's tx_sha breaks its own link and its succes
     assert.equal((await txById(p, successor.tx_id)).verified, false)
     const report = await tb.operator.ledger.verify()
     assert.equal(report.ok, false)
-    const broken = report.problems.filter((problem) => problem.kind === 'chain_broken').map((problem) => problem.tx_id)
-    assert.ok(broken.includes(ids.rtc) && broken.includes(successor.tx_id), JSON.stringify(report.problems))
+    const broken = report.problems.filter((problem) => problem.kind === 'chain_broken').map(
+      (problem) => problem.tx_id)
+    assert.ok(broken.includes(ids.rtc) && broken.includes(successor.tx_id),
+      JSON.stringify(report.problems))
   } finally {
-    await db().updateTable('transactions').set({ tx_sha: original }).where('id', '=', ids.rtc).execute()
+    await db().updateTable('transactions').set({ tx_sha: original }).where('id', '=', ids.rtc)
+      .execute()
   }
   await assertLedgerClean(tb)
 })
@@ -155,19 +170,22 @@ test("ledger - editing an account's balance is found as balance_mismatch", async
     const mismatch = report.problems.find((problem) => problem.kind === 'balance_mismatch')!
     assert.equal(mismatch.account_id, account)
   } finally {
-    await db().updateTable('accounts').set({ balance: String(100_000 - 10_250 - 20_700) }).where('id', '=', account).execute()
+    await db().updateTable('accounts').set({ balance: String(100_000 - 10_250 - 20_700) }).where(
+      'id', '=', account).execute()
   }
   await assertLedgerClean(tb)
 })
 
 test("ledger - editing an account's held amount is found as hold_mismatch", async () => {
-  const { held } = await db().selectFrom('accounts').select('held').where('id', '=', account).executeTakeFirstOrThrow()
+  const { held } = await db().selectFrom('accounts').select('held').where('id', '=', account)
+    .executeTakeFirstOrThrow()
   assert.equal(String(held), '5250', 'the pending EFT and its fee are held')
   await db().updateTable('accounts').set({ held: 0 }).where('id', '=', account).execute()
   try {
     const report = await tb.operator.ledger.verify()
     assert.equal(report.ok, false)
-    assert.deepEqual(report.problems.map((problem) => [problem.kind, problem.account_id]), [['hold_mismatch', account]])
+    assert.deepEqual(report.problems.map((problem) => [problem.kind, problem.account_id]),
+      [['hold_mismatch', account]])
   } finally {
     await db().updateTable('accounts').set({ held: 5_250 }).where('id', '=', account).execute()
   }
@@ -175,32 +193,37 @@ test("ledger - editing an account's held amount is found as hold_mismatch", asyn
 })
 
 test("ledger - marking a pending EFT settled behind the ledger's back is found as hold_mismatch", async () => {
-  await db().updateTable('transactions').set({ status: 'Successful' }).where('id', '=', ids.pending).execute()
+  await db().updateTable('transactions').set({ status: 'Successful' }).where('id', '=', ids.pending)
+    .execute()
   try {
     const report = await tb.operator.ledger.verify()
     assert.equal(report.ok, false)
     assert.ok(kinds(report).includes('hold_mismatch'), JSON.stringify(report.problems))
   } finally {
-    await db().updateTable('transactions').set({ status: 'Pending' }).where('id', '=', ids.pending).execute()
+    await db().updateTable('transactions').set({ status: 'Pending' }).where('id', '=', ids.pending)
+      .execute()
   }
   await assertLedgerClean(tb)
 })
 
 test('ledger - editing a running balance is found as running_balance_mismatch', async () => {
-  await db().updateTable('transactions').set({ running_balance: 123 }).where('id', '=', ids.eft).execute()
+  await db().updateTable('transactions').set({ running_balance: 123 }).where('id', '=', ids.eft)
+    .execute()
   try {
     const report = await tb.operator.ledger.verify()
     assert.equal(report.ok, false)
     const found = report.problems.find((problem) => problem.kind === 'running_balance_mismatch')
     assert.equal(found?.tx_id, ids.eft, JSON.stringify(report.problems))
   } finally {
-    await db().updateTable('transactions').set({ running_balance: 90_000 }).where('id', '=', ids.eft).execute()
+    await db().updateTable('transactions').set({ running_balance: 90_000 }).where('id', '=',
+      ids.eft).execute()
   }
   await assertLedgerClean(tb)
 })
 
 test('ledger - deleting a transaction from the middle of a chain is found', async () => {
-  const row = await db().selectFrom('transactions').selectAll().where('id', '=', ids.rtc).executeTakeFirstOrThrow()
+  const row = await db().selectFrom('transactions').selectAll().where('id', '=', ids.rtc)
+    .executeTakeFirstOrThrow()
   await db().deleteFrom('transactions').where('id', '=', ids.rtc).execute()
   try {
     const report = await tb.operator.ledger.verify()
@@ -218,7 +241,8 @@ test('ledger - deleting a transaction from the middle of a chain is found', asyn
 
 test('ledger - deleting the newest transaction is found: the account no longer points at its chain head', async () => {
   const rows = await transactionsOf(p, account)
-  const newest = await db().selectFrom('transactions').selectAll().where('id', '=', rows[0]!.tx_id).executeTakeFirstOrThrow()
+  const newest = await db().selectFrom('transactions').selectAll().where('id', '=', rows[0]!.tx_id)
+    .executeTakeFirstOrThrow()
   await db().deleteFrom('transactions').where('id', '=', newest.id).execute()
   try {
     const report = await tb.operator.ledger.verify()
@@ -234,14 +258,16 @@ test('ledger - a posting that does not balance is found as an unbalanced journal
   const journal = randomUUID()
   await db()
     .insertInto('postings')
-    .values({ journal_id: journal, tx_id: null, account_id: null, internal_account: 'fee_income', amount: 1, created_at: tb.clock.now() })
+    .values({ journal_id: journal, tx_id: null, account_id: null, internal_account: 'fee_income',
+      amount: 1, created_at: tb.clock.now() })
     .execute()
   try {
     const report = await tb.operator.ledger.verify()
     assert.equal(report.ok, false)
     assert.equal(report.postings_total, '1')
     assert.deepEqual(kinds(report), ['journal_unbalanced', 'ledger_unbalanced'])
-    assert.equal(report.problems.find((problem) => problem.kind === 'journal_unbalanced')!.journal_id, journal)
+    assert.equal(
+      report.problems.find((problem) => problem.kind === 'journal_unbalanced')!.journal_id, journal)
   } finally {
     await db().deleteFrom('postings').where('journal_id', '=', journal).execute()
   }
@@ -253,8 +279,10 @@ test('ledger - a balanced journal moving money behind the ledger is found as a b
   await db()
     .insertInto('postings')
     .values([
-      { journal_id: journal, tx_id: null, account_id: account, internal_account: null, amount: 500, created_at: tb.clock.now() },
-      { journal_id: journal, tx_id: null, account_id: null, internal_account: 'fee_income', amount: -500, created_at: tb.clock.now() },
+      { journal_id: journal, tx_id: null, account_id: account, internal_account: null, amount: 500,
+        created_at: tb.clock.now() },
+      { journal_id: journal, tx_id: null, account_id: null, internal_account: 'fee_income',
+        amount: -500, created_at: tb.clock.now() },
     ])
     .execute()
   try {
@@ -278,32 +306,39 @@ test("ledger - tampering in one partner's account does not mark another partner'
     assert.equal(rows.length, 1)
     assert.equal(rows[0]!.verified, true)
     const report = await tb.operator.ledger.verify()
-    assert.ok(report.problems.every((problem) => problem.account_id === account), JSON.stringify(report.problems))
+    assert.ok(report.problems.every((problem) => problem.account_id === account),
+      JSON.stringify(report.problems))
   } finally {
-    await db().updateTable('transactions').set({ amount: 100_000 }).where('id', '=', ids.deposit).execute()
+    await db().updateTable('transactions').set({ amount: 100_000 }).where('id', '=', ids.deposit)
+      .execute()
   }
   await assertLedgerClean(tb)
 })
 
 test('ledger - ops.ledger.verify and ops.account.deposit need an operator credential', async () => {
   for (const subject of ['ops.ledger.verify', 'ops.account.deposit']) {
-    const body = subject === 'ops.account.deposit' ? JSON.stringify({ account_id: account, amount: 100 }) : '{}'
+    const body = subject === 'ops.account.deposit'
+      ? JSON.stringify({ account_id: account, amount: 100 }) : '{}'
     assert.equal((await rawRequest(tb, subject, body, { token: p.token })).code, 403, subject)
     assert.equal((await rawRequest(tb, subject, body)).code, 401, subject)
   }
-  assert.equal((await p.client.accounts.getDetails({ account_id: account })).balance, String(100_000 - 10_250 - 20_700))
+  assert.equal((await p.client.accounts.getDetails({ account_id: account })).balance,
+    String(100_000 - 10_250 - 20_700))
 })
 
 test("ledger - marking a settled transfer Failed behind the ledger's back is found", async () => {
   // tx-chain.ts: status is outside the hash and "checked by the ledger verification against
   // the postings instead"; a transfer whose money was posted cannot honestly be Failed.
-  await db().updateTable('transactions').set({ status: 'Failed' }).where('id', '=', ids.eft).execute()
+  await db().updateTable('transactions').set({ status: 'Failed' }).where('id', '=', ids.eft)
+    .execute()
   try {
     const report = await tb.operator.ledger.verify()
     assert.equal(report.ok, false, 'a posted transfer shown as Failed should not verify')
-    assert.ok(report.problems.some((problem) => problem.tx_id === ids.eft), JSON.stringify(report.problems))
+    assert.ok(report.problems.some((problem) => problem.tx_id === ids.eft),
+      JSON.stringify(report.problems))
   } finally {
-    await db().updateTable('transactions').set({ status: 'Successful' }).where('id', '=', ids.eft).execute()
+    await db().updateTable('transactions').set({ status: 'Successful' }).where('id', '=', ids.eft)
+      .execute()
   }
   await assertLedgerClean(tb)
 })

@@ -32,7 +32,8 @@ test('newRowId: the first 12 hex digits are the given time in ms', () => {
   const before = Date.now()
   const made = timeOf(newRowId())
   const after = Date.now()
-  assert.ok(before <= made && made <= after, `default time ${made} not within [${before}, ${after}]`)
+  assert.ok(before <= made && made <= after,
+    `default time ${made} not within [${before}, ${after}]`)
 })
 
 test('newRowId: ids made at increasing times sort as strings in time order', () => {
@@ -44,7 +45,8 @@ test('newRowId: ids made at increasing times sort as strings in time order', () 
   assert.deepEqual(sorted, ids)
   // Each one strictly after the one before, whatever their random parts.
   for (let i = 1; i < ids.length; i++) {
-    if (increasing[i] !== increasing[i - 1]) assert.ok(ids[i]! > ids[i - 1]!, `${ids[i]} !> ${ids[i - 1]}`)
+    if (increasing[i] !== increasing[i - 1]) assert.ok(ids[i]! > ids[i - 1]!,
+      `${ids[i]} !> ${ids[i - 1]}`)
   }
 })
 
