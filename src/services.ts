@@ -60,7 +60,10 @@ import { LimitsService } from './limits/limits-service.ts'
 
 export interface Services {
   credentials: CredentialStore
-  /** Every operator action in the audit trail (the endpoint wrapper runs audited operations through it). */
+  /**
+   * Every operator action in the audit trail (the endpoint wrapper runs audited operations through
+   * it).
+   */
   audit: OperatorAudit
   /** Deposits and reversals, and the second operator's approval above the threshold. */
   dualControl: DualControl
@@ -84,7 +87,9 @@ export interface Services {
   /** Bulk payments (`svc.account.<entity_id>.bulk_payment.*`) and their processing jobs. */
   bulk: BulkService
   bulkProcessing: BulkProcessing
-  /** Signed webhooks of partner events (`svc.webhook.<partner_id>.*`, the `webhook.deliver` jobs). */
+  /**
+   * Signed webhooks of partner events (`svc.webhook.<partner_id>.*`, the `webhook.deliver` jobs).
+   */
   webhooks: WebhookService
   /** The operators' summary of the bank (`ops.summary`): indexed aggregates only. */
   summary: SummaryService
@@ -94,11 +99,19 @@ export interface Services {
   mandates: MandateService
   /** Debit orders (`svc.debit.<entity_id>.create|list|cancel|status`). */
   debit: DebitService
-  /** The debtors' banks: mandate authentication, collections, disputes (simulated until a real one is given). */
+  /**
+   * The debtors' banks: mandate authentication, collections, disputes (simulated until a real one
+   * is given).
+   */
   debitRail: DebitRail
-  /** Debit-order collection runs (`debit.collection_run` jobs, one per business day at 00:00 SAST). */
+  /**
+   * Debit-order collection runs (`debit.collection_run` jobs, one per business day at 00:00 SAST).
+   */
   debitCollection: DebitCollection
-  /** KYC submissions (`svc.user.<partner_id>.upload_kyc_documents`), operator review, documents and the audit trail. */
+  /**
+   * KYC submissions (`svc.user.<partner_id>.upload_kyc_documents`), operator review, documents and
+   * the audit trail.
+   */
   kyc: KycService
   /** KYB (`svc.kyb.<partner_id>.*`) and its operator review. */
   kyb: KybService
@@ -131,22 +144,31 @@ export interface ServiceOverrides {
   sandboxClock?: MovableClock | undefined
   /** The clock job leases are measured on; the system clock unless a test controls it. */
   wallClock?: Clock | undefined
-  /** Who authenticates new mandates for the debtor's bank; accepts every mandate at once unless given. */
+  /**
+   * Who authenticates new mandates for the debtor's bank; accepts every mandate at once unless
+   * given.
+   */
   mandateAuthenticator?: MandateAuthenticator | undefined
-  /** The partners' document dropboxes (JetStream Object Store); refused as unavailable unless given. */
+  /**
+   * The partners' document dropboxes (JetStream Object Store); refused as unavailable unless given.
+   */
   dropbox?: Dropbox | undefined
   /** The company registry KYB asks for directors; the simulated one unless given. */
   registry?: CompanyRegistry | undefined
   /** The box that seals the bank's secrets (made from the settings unless given). */
   secretBox?: SecretBox | undefined
-  /** The bank as the NATS authority of its partners (`bank nats init`); absent on an open NATS server. */
+  /**
+   * The bank as the NATS authority of its partners (`bank nats init`); absent on an open NATS
+   * server.
+   */
   natsIdentity?: NatsIdentity | undefined
   /** How the bank asks partners' card decisions over NATS; without it, each gets the stand-in. */
   cardDecisions?: DecisionTransport | undefined
 }
 
 /** Composition by hand: plain constructors, in dependency order. */
-export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger, rail?: Rail, given: ServiceOverrides = {}): Services {
+export function createServices(db: Kysely<Database>, clock: Clock, config: Config, log: Logger,
+    rail?: Rail, given: ServiceOverrides = {}): Services {
   const metrics = new BankMetrics()
   metrics.readFrom(db)
   const credentials = new CredentialStore(db, clock, config.credentialCacheTtlMs)
@@ -159,10 +181,13 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     { first: config.accountNumberFirst, last: config.accountNumberLast },
     config.defaultCountry,
   )
-  // Webhook signing secrets are sealed with the bank's key; a partner's first one is made at onboarding.
-  const secretBox = given.secretBox ?? new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
+  // Webhook signing secrets are sealed with the bank's key; a partner's first one is made at
+  // onboarding.
+  const secretBox = given.secretBox
+    ?? new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
   const webhookSecrets = new WebhookSecrets(db, clock, secretBox)
-  const partners = new PartnerService(db, clock, credentials, entities, accounts, webhookSecrets, given.natsIdentity, log)
+  const partners = new PartnerService(db, clock, credentials, entities, accounts, webhookSecrets,
+    given.natsIdentity, log)
   const calendar = new SouthAfricanCalendar(config.declaredHolidays)
   const bankRail = rail ?? new SimulatedRail(db, clock)
   // The ledger's writer, the one door for money: group commit of payments and settlements,
@@ -202,17 +227,21 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     events,
     webhookSecrets,
     new HttpWebhookSender({ timeout_ms: webhook_limits_default.attempt_timeout_ms }),
-    { sandbox: config.sandbox, limits: { ...webhook_limits_default, partner_slots_max: config.webhookPartnerSlotsMax } },
+    { sandbox: config.sandbox, limits: { ...webhook_limits_default,
+      partner_slots_max: config.webhookPartnerSlotsMax } },
   )
   // E-mail through SMTP when BANK_SMTP_URL is set; else the simulated notifier, which records
   // each message (the sandbox's `bank sandbox messages`) and sends nothing out.
   const simulatedNotifier = config.smtp ? undefined : new SimulatedNotifier(db, clock)
-  const notifier: Notifier = config.smtp ? new SmtpNotifier(db, clock, config.smtp) : simulatedNotifier!
+  const notifier: Notifier = config.smtp ? new SmtpNotifier(db, clock, config.smtp)
+    : simulatedNotifier!
   const advices = new PaymentAdvices(db, clock, jobRunner, notifier, {
-    payerName: async (partnerId, accountId) => (await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
+    payerName: async (partnerId, accountId) => (
+      await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
   })
   const payees = { accountIdByNumber: (n: string) => accounts.idByNumber(n) }
-  const transfers = new TransferService(clock, calendar, bankRail, payees, advices, ledgerWriter, { fees: config.fees })
+  const transfers = new TransferService(clock, calendar, bankRail, payees, advices, ledgerWriter,
+    { fees: config.fees })
   const transactions = new TransactionService(db, accounts)
   const clearing = new ClearingService(
     db,
@@ -237,13 +266,16 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
     // Without BANK_OTP_KEY, the PINs' key is derived from the bank's secrets key, which every
     // instance shares (BANK_SECRETS_KEY or the data directory's secrets-key).
   }, {
-    fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'), sandbox: config.sandbox,
-    entityLimits: { ...entity_limits_default, wrong_pins_per_entity_max: config.bulkWrongPinsMax, pending_batches_per_entity_max: config.bulkPendingBatchesMax },
+    fees: config.fees, otpKey: config.otpKey ?? secretBox.derivedKey('bulk-otp'),
+      sandbox: config.sandbox,
+    entityLimits: { ...entity_limits_default, wrong_pins_per_entity_max: config.bulkWrongPinsMax,
+      pending_batches_per_entity_max: config.bulkPendingBatchesMax },
   })
   const bulkProcessing = new BulkProcessing(db, ledgerWriter, bankRail, jobRunner, advices, events)
   const sandbox = new SandboxService(sandboxClock, jobRunner, simulatedNotifier)
   const debitRail = new SimulatedDebitRail(db, clock)
-  const mandates = new MandateService(db, clock, jobRunner, given.mandateAuthenticator ?? railAuthenticator(debitRail))
+  const mandates = new MandateService(db, clock, jobRunner, given.mandateAuthenticator
+    ?? railAuthenticator(debitRail))
   const debit = new DebitService(db, clock, calendar, {
     accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
   })
@@ -264,11 +296,14 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   )
   const dropbox = given.dropbox ?? noDropbox
   const kyc = new KycService(db, clock, dropbox, users, partners)
-  const kyb = new KybService(db, clock, dropbox, given.registry ?? new SimulatedCompanyRegistry(), entities, partners, notifier, users)
-  const documentRetention = new DocumentRetention(db, clock, jobRunner, config.documentRetentionDays)
+  const kyb = new KybService(db, clock, dropbox, given.registry ?? new SimulatedCompanyRegistry(),
+    entities, partners, notifier, users)
+  const documentRetention = new DocumentRetention(db, clock, jobRunner,
+    config.documentRetentionDays)
   const transferKeyExpiry = new TransferKeyExpiry(db, clock, jobRunner, config.transferKeyWindowMs)
   // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill them.
-  const limiter = new RateLimiter(databaseTokens(db), given.wallClock ?? systemClock, { ...rate_limiter_defaults, defaults: config.rateLimits })
+  const limiter = new RateLimiter(databaseTokens(db), given.wallClock ?? systemClock,
+    { ...rate_limiter_defaults, defaults: config.rateLimits })
   const limits = new LimitsService(db, clock, limiter, config.rateLimits)
   const cards = new CardService(db, clock, secretBox, { bin: config.cardBin })
   const noDecisions: DecisionTransport = () => Promise.reject(new Error('no NATS connection'))
@@ -278,8 +313,10 @@ export function createServices(db: Kysely<Database>, clock: Clock, config: Confi
   const summary = new SummaryService(db, clock, calendar, { cyclesSast: config.eftCyclesSast })
   return {
     audit, dualControl, cards, cardNetwork, cardDecisions, summary,
-    credentials, entities, users, accounts, partners, calendar, rail: bankRail, ledger, ledgerWriter, transfers, transactions, clearing,
-    jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit, debitRail, debitCollection,
+    credentials, entities, users, accounts, partners, calendar, rail: bankRail, ledger,
+      ledgerWriter, transfers, transactions, clearing,
+    jobRunner, jobs, events, notifier, bulk, bulkProcessing, sandbox, webhooks, mandates, debit,
+      debitRail, debitCollection,
     kyc, kyb, documentRetention, transferKeyExpiry, metrics, limiter, limits,
   }
 }

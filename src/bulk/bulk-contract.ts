@@ -30,7 +30,8 @@ export const bulk_limits = {
   pending_batches_per_entity_max: 20,
 } as const
 
-export const batchStatuses = ['pending_otp', 'processing', 'completed', 'failed', 'cancelled'] as const
+export const batchStatuses = ['pending_otp', 'processing', 'completed', 'failed',
+  'cancelled'] as const
 export const paymentStatuses = ['pending', 'processing', 'success', 'failed'] as const
 
 /** A partner's batch id: client supplied, printable, unique per partner for ever. */
@@ -39,12 +40,14 @@ const bulkPaymentId = () =>
     .string({ error: 'must be a string' })
     .regex(/^[A-Za-z0-9._:-]+$/, { error: 'must be letters, digits, ".", "_", ":" or "-"' })
     .min(1, { error: 'must not be empty' })
-    .max(bulk_limits.bulk_payment_id_length_max, { error: `must be at most ${bulk_limits.bulk_payment_id_length_max} characters` })
+    .max(bulk_limits.bulk_payment_id_length_max,
+      { error: `must be at most ${bulk_limits.bulk_payment_id_length_max} characters` })
 
 const callbackUrl = () =>
   z
     .string({ error: 'must be a string' })
-    .max(bulk_limits.callback_url_length_max, { error: `must be at most ${bulk_limits.callback_url_length_max} characters` })
+    .max(bulk_limits.callback_url_length_max,
+      { error: `must be at most ${bulk_limits.callback_url_length_max} characters` })
     .pipe(z.url({ protocol: /^https?$/, error: 'must be an http or https URL' }))
 
 export const bulkPaymentItem = z.strictObject({
@@ -74,12 +77,14 @@ export const bulkInitiateRequest = z.strictObject({
   payment_count: z
     .int({ error: 'must be a whole number' })
     .min(1, { error: 'must be at least 1' })
-    .max(bulk_limits.payments_max, { error: `a batch has at most ${bulk_limits.payments_max} payments` }),
+    .max(bulk_limits.payments_max,
+      { error: `a batch has at most ${bulk_limits.payments_max} payments` }),
   description: text(1, bulk_limits.description_length_max),
   payments: z
     .array(bulkPaymentItem, { error: 'must be a list of payments' })
     .min(1, { error: 'must list at least one payment' })
-    .max(bulk_limits.payments_max, { error: `a batch has at most ${bulk_limits.payments_max} payments` }),
+    .max(bulk_limits.payments_max,
+      { error: `a batch has at most ${bulk_limits.payments_max} payments` }),
   callback_url: callbackUrl().optional(),
   /** The paying account: one of the entity's accounts; its oldest when absent. */
   account_id: uuid().optional(),
@@ -121,8 +126,10 @@ export const bulkOperations = {
     subject: 'svc.account.<entity_id>.bulk_payment.initiate',
     permission: 'payments',
     summary:
-      "Create a batch of up to 1000 EFT/RTC payments out of the entity's oldest account (or account_id): total plus fees " +
-      'is held at once and a one-time PIN goes to the entity\'s e-mail; the batch waits in pending_otp for verify.',
+      "Create a batch of up to 1000 EFT/RTC payments out of the entity's oldest account (or " +
+      "account_id): total plus fees " +
+      'is held at once and a one-time PIN goes to the entity\'s e-mail; the batch waits in ' +
+      'pending_otp for verify.',
     request: bulkInitiateRequest,
     response: z.object({
       bulk_payment_id: z.string(),
@@ -140,16 +147,18 @@ export const bulkOperations = {
     subject: 'svc.account.<entity_id>.bulk_payment.verify',
     permission: 'payments',
     summary:
-      'Confirm a batch with its one-time PIN: the batch is funded in one ledger transaction and its payments go out ' +
-      'asynchronously (RTC at once, EFT at the next clearing cycle). ' +
-      `${bulk_limits.otp_attempts_max} wrong PINs or ${bulk_limits.otp_ttl_ms / 60_000} minutes end the batch failed.`,
+      'Confirm a batch with its one-time PIN: the batch is funded in one ledger transaction and ' +
+      'its payments go out asynchronously (RTC at once, EFT at the next clearing cycle). ' +
+      `${bulk_limits.otp_attempts_max} wrong PINs or ${bulk_limits.otp_ttl_ms / 60_000} minutes ` +
+      `end the batch failed.`,
     request: batchRef.extend({ otp: z.string({ error: 'must be a string' }).regex(/^\d{6}$/, { error: 'must be 6 digits' }) }),
     response: z.object({
       bulk_payment_id: z.string(),
       status: z.literal('processing'),
       processed_count: z.number(),
       total_count: z.number(),
-      payments: z.array(z.object({ payment_id: z.string(), status: z.enum(paymentStatuses), tx_id: z.string().nullable() })),
+      payments: z.array(z.object({ payment_id: z.string(), status: z.enum(paymentStatuses),
+        tx_id: z.string().nullable() })),
     }),
   }),
   status: operation({

@@ -43,12 +43,14 @@ export async function lockEntity(trx: Executor, entityId: string): Promise<void>
   await trx
     .insertInto('bulk_pin_budgets')
     .values({ entity_id: entityId })
-    .onConflict((oc) => oc.column('entity_id').doUpdateSet({ entity_id: (eb) => eb.ref('excluded.entity_id') }))
+    .onConflict((oc) => oc.column('entity_id').doUpdateSet(
+      { entity_id: (eb) => eb.ref('excluded.entity_id') }))
     .execute()
 }
 
 /** The 429 of an entity that has used its wrong-PIN budget, or undefined. Call under lockEntity. */
-export async function pinBudgetRefusal(trx: Executor, entityId: string, now: Date, limits: EntityLimits): Promise<TooManyAttempts | undefined> {
+export async function pinBudgetRefusal(trx: Executor, entityId: string, now: Date,
+    limits: EntityLimits): Promise<TooManyAttempts | undefined> {
   const windowStart = new Date(now.getTime() - limits.wrong_pin_window_ms)
   const recent = await trx
     .selectFrom('bulk_wrong_pins')
@@ -63,21 +65,32 @@ export async function pinBudgetRefusal(trx: Executor, entityId: string, now: Dat
   const oldest = new Date(recent[recent.length - 1]!.given_at)
   const retryAfterMs = oldest.getTime() + limits.wrong_pin_window_ms - now.getTime()
   return new TooManyAttempts(
-    `${limits.wrong_pins_per_entity_max} wrong one-time PINs were given for this entity's batches within the last ${limits.wrong_pin_window_ms / 60_000} minutes; ` +
+    `${limits.wrong_pins_per_entity_max} wrong one-time PINs were given for this entity's ` +
+    `batches within the last ${limits.wrong_pin_window_ms / 60_000} minutes; ` +
       `verify is refused until ${new Date(now.getTime() + retryAfterMs).toISOString()}`,
     retryAfterMs,
   )
 }
 
-/** Counts a wrong PIN against the entity's budget and forgets those older than the window. Call under lockEntity. */
-export async function recordWrongPin(trx: Executor, entityId: string, batchId: string, now: Date, limits: EntityLimits): Promise<void> {
-  await trx.insertInto('bulk_wrong_pins').values({ entity_id: entityId, batch_id: batchId, given_at: now }).execute()
+/**
+ * Counts a wrong PIN against the entity's budget and forgets those older than the window. Call
+ * under lockEntity.
+ */
+export async function recordWrongPin(trx: Executor, entityId: string, batchId: string, now: Date,
+    limits: EntityLimits): Promise<void> {
+  await trx.insertInto('bulk_wrong_pins').values({ entity_id: entityId, batch_id: batchId,
+    given_at: now }).execute()
   const windowStart = new Date(now.getTime() - limits.wrong_pin_window_ms)
-  await trx.deleteFrom('bulk_wrong_pins').where('entity_id', '=', entityId).where('given_at', '<=', windowStart).execute()
+  await trx.deleteFrom('bulk_wrong_pins').where('entity_id', '=', entityId).where('given_at', '<=',
+    windowStart).execute()
 }
 
-/** The 429 of an entity whose batches already wait for their PIN at the limit, or undefined. Call under lockEntity. */
-export async function pendingBatchesRefusal(trx: Executor, entityId: string, now: Date, limits: EntityLimits): Promise<TooManyAttempts | undefined> {
+/**
+ * The 429 of an entity whose batches already wait for their PIN at the limit, or undefined. Call
+ * under lockEntity.
+ */
+export async function pendingBatchesRefusal(trx: Executor, entityId: string, now: Date,
+    limits: EntityLimits): Promise<TooManyAttempts | undefined> {
   const pending = await trx
     .selectFrom('bulk_payments')
     .select([sql<string>`count(*)`.as('count'), sql<Date | string | null>`min(otp_expires_at)`.as('first_expiry')])
@@ -89,7 +102,8 @@ export async function pendingBatchesRefusal(trx: Executor, entityId: string, now
   // At the latest, a place frees when the first of them expires.
   const retryAfterMs = new Date(pending.first_expiry!).getTime() - now.getTime()
   return new TooManyAttempts(
-    `${limits.pending_batches_per_entity_max} batches of this entity are waiting for their one-time PIN; ` +
+    `${limits.pending_batches_per_entity_max} batches of this entity are waiting for their ` +
+    `one-time PIN; ` +
       'verify or cancel one of them, or wait for one to expire, before initiating another',
     retryAfterMs,
   )

@@ -16,7 +16,8 @@ export const bulkPaymentsMigration: Migration = {
         bulk_payment_id text not null,
         description text not null,
         callback_url text,
-        status text not null check (status in ('pending_otp', 'processing', 'completed', 'failed', 'cancelled')),
+        status text not null
+          check (status in ('pending_otp', 'processing', 'completed', 'failed', 'cancelled')),
         total_amount bigint not null check (total_amount > 0),
         fee_total bigint not null check (fee_total >= 0),
         payment_count integer not null check (payment_count between 1 and 1000),

@@ -19,31 +19,37 @@ export function newOtp(): string {
 /** A short label the partner may show its user ("OTP 4F7K sent"): random, unrelated to the PIN. */
 export function newOtpReference(): string {
   let reference = ''
-  for (let i = 0; i < otp_reference_length; i++) reference += reference_alphabet[randomInt(0, reference_alphabet.length)]
+  for (let i = 0; i < otp_reference_length; i++) reference +=
+    reference_alphabet[randomInt(0, reference_alphabet.length)]
   return reference
 }
 
 export function otpHash(key: Buffer, batchId: string, otpNumber: number, otp: string): string {
-  return createHmac('sha256', key).update(`bulk_otp\n${batchId}\n${otpNumber}\n${otp}`).digest('hex')
+  return createHmac('sha256', key).update(`bulk_otp\n${batchId}\n${otpNumber}\n${otp}`).digest(
+    'hex')
 }
 
 /** Compares in constant time, so the time taken tells nothing about the stored hash. */
-export function otpMatches(key: Buffer, batchId: string, otpNumber: number, otp: string, storedHash: string): boolean {
+export function otpMatches(key: Buffer, batchId: string, otpNumber: number, otp: string,
+    storedHash: string): boolean {
   const given = Buffer.from(otpHash(key, batchId, otpNumber, otp), 'hex')
   const stored = Buffer.from(storedHash, 'hex')
   return given.length === stored.length && timingSafeEqual(given, stored)
 }
 
-export function otpMessage(batch: { bulk_payment_id: string; otp_reference: string; payment_count: number; total: string; expires_at: Date }, otp: string) {
+export function otpMessage(batch: { bulk_payment_id: string; otp_reference: string;
+    payment_count: number; total: string; expires_at: Date }, otp: string) {
   return {
     subject: `Your one-time PIN for bulk payment ${batch.bulk_payment_id}`,
     text: [
       `Your one-time PIN is ${otp} (reference ${batch.otp_reference}).`,
       '',
-      `It confirms bulk payment ${batch.bulk_payment_id}: ${batch.payment_count} payment(s), ${batch.total} in total plus fees.`,
+      `It confirms bulk payment ${batch.bulk_payment_id}: ${batch.payment_count} ` +
+      `payment(s), ${batch.total} in total plus fees.`,
       `It is valid until ${batch.expires_at.toISOString()} and can be used once.`,
       '',
-      'If you did not ask for these payments, do not share this PIN: the batch is not paid without it.',
+      'If you did not ask for these payments, do not share this PIN: the batch is not paid ' +
+      'without it.',
     ].join('\n'),
   }
 }

@@ -56,7 +56,8 @@ export class BulkProcessing {
     })
     // A clearing cycle (scheduled or an operator's `bank clearing run`) takes the bulk EFTs too.
     events.subscribe('clearing.cycle_completed', async (event, trx) => {
-      await jobs.enqueue(trx, { kind: bulk_eft_cycle_job_kind, key: event.resource_id, payload: { cutoff: event.occurred_at.toISOString() } })
+      await jobs.enqueue(trx, { kind: bulk_eft_cycle_job_kind, key: event.resource_id,
+        payload: { cutoff: event.occurred_at.toISOString() } })
     })
   }
 
@@ -65,11 +66,13 @@ export class BulkProcessing {
     if (!batch) return { skipped: true }
     let paid = 0
     for (;;) {
-      const open = (await itemsOf(this.db, batchId)).filter((i) => i.real_time && i.status === 'processing' && i.tx_id)
+      const open = (await itemsOf(this.db, batchId)).filter((i) => i.real_time
+        && i.status === 'processing' && i.tx_id)
       if (open.length === 0) break
       const chunk = open.slice(0, bulk_settle_chunk_max)
       const outcomes = new Map<string, RailOutcome>()
-      for (const item of chunk) outcomes.set(item.tx_id!, await this.rail.payRealTime(railPayment(item)))
+      for (const item of chunk) outcomes.set(item.tx_id!,
+        await this.rail.payRealTime(railPayment(item)))
       const booked = await this.book(batchId, outcomes)
       paid += booked
       assert(booked > 0, `batch ${batchId}: RTC answers booked nothing`)
@@ -83,14 +86,18 @@ export class BulkProcessing {
       const batch = await batchByUuidForUpdate(trx, batchId)
       assert(batch, `processing job for missing batch ${batchId}`)
       if (batch.status !== 'processing') return undefined
-      const items = (await itemsOf(trx, batchId)).filter((i) => i.status === 'processing' && i.tx_id === null)
+      const items = (await itemsOf(trx, batchId)).filter((i) => i.status === 'processing'
+        && i.tx_id === null)
       if (items.length === 0) return batch
       const given = items.map((item) => ({ item, tx_id: newRowId() }))
       const rows = given.map(({ item, tx_id }) => paymentRow(batch, item, tx_id))
       const now = await this.ledger.write(trx, paymentRows, rows)
-      await setItemTxIds(trx, batchId, given.map(({ item, tx_id }) => ({ position: item.position, tx_id })))
+      await setItemTxIds(trx, batchId,
+        given.map(({ item, tx_id }) => ({ position: item.position, tx_id })))
       const advised = given.filter(({ item }) => item.notification_email)
-      await this.advices.record(trx, advised.map(({ item, tx_id }) => ({ tx_id, partner_id: batch.partner_id, email: item.notification_email!, name: item.name, created_at: now })))
+      await this.advices.record(trx,
+        advised.map(({ item, tx_id }) => ({ tx_id, partner_id: batch.partner_id,
+        email: item.notification_email!, name: item.name, created_at: now })))
       return batch
     })
   }
@@ -100,11 +107,13 @@ export class BulkProcessing {
     let booked = 0
     const done = new Set<string>()
     for (;;) {
-      const batchIds = (await batchesWithOpenEfts(this.db, cutoff, eft_cycle_batches_max)).filter((id) => !done.has(id))
+      const batchIds = (await batchesWithOpenEfts(this.db, cutoff, eft_cycle_batches_max)).filter(
+        (id) => !done.has(id))
       if (batchIds.length === 0) break
       for (const batchId of batchIds) {
         done.add(batchId)
-        const open = (await itemsOf(this.db, batchId)).filter((i) => !i.real_time && i.status === 'processing' && i.tx_id)
+        const open = (await itemsOf(this.db, batchId)).filter((i) => !i.real_time
+          && i.status === 'processing' && i.tx_id)
         for (let start = 0; start < open.length; start += bulk_settle_chunk_max) {
           const chunk = open.slice(start, start + bulk_settle_chunk_max)
           const outcomes = await this.rail.submitEftBatch(chunk.map(railPayment))
@@ -134,18 +143,23 @@ export class BulkProcessing {
       })
       const written = await this.ledger.write(trx, paymentSettlements, settlements)
       const now = written.now
-      const finished: Array<{ position: number; status: 'success' | 'failed'; error_message: string | null; processed_at: Date }> = []
+      const finished: Array<{ position: number; status: 'success' | 'failed'; error_message: string
+        | null; processed_at: Date }> = []
       const paidTxIds: string[] = []
       const events: NewEvent[] = []
       answered.forEach(({ item, outcome }, i) => {
         const paid = written.paid[i]
         if (paid) paidTxIds.push(item.tx_id!)
-        const change = { position: item.position, status: paid ? ('success' as const) : ('failed' as const), error_message: paid ? null : outcome.status === 'accepted' ? null : outcome.reason, processed_at: now }
+        const change = { position: item.position, status: paid ? ('success' as const)
+          : ('failed' as const), error_message: paid ? null : outcome.status === 'accepted' ? null
+          : outcome.reason, processed_at: now }
         finished.push(change)
         Object.assign(item, change)
         events.push({
-          type: paid ? 'payment.success' : 'payment.failed', partner_id: batch.partner_id, resource_id: batch.id,
-          data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id }, occurred_at: now, endpoint_url: batch.callback_url,
+          type: paid ? 'payment.success' : 'payment.failed', partner_id: batch.partner_id,
+            resource_id: batch.id,
+          data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id }, occurred_at: now,
+            endpoint_url: batch.callback_url,
         })
       })
       await finishItems(trx, batchId, finished)
@@ -153,8 +167,10 @@ export class BulkProcessing {
       if (items.every((i) => i.status === 'success' || i.status === 'failed')) {
         await updateBatch(trx, batchId, { status: 'completed', completed_at: now })
         const view = batchView({ ...batch, status: 'completed', completed_at: now }, items)
-        assert(BigInt(view.successful_amount) + BigInt(view.failed_amount) === cents(batch.total_amount), `batch ${batchId} completed with amounts that do not add up`)
-        events.push({ type: 'bulk_payment.completed', partner_id: batch.partner_id, resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
+        assert(BigInt(view.successful_amount) + BigInt(view.failed_amount) === cents(
+          batch.total_amount), `batch ${batchId} completed with amounts that do not add up`)
+        events.push({ type: 'bulk_payment.completed', partner_id: batch.partner_id,
+          resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
       }
       await appendEvents(trx, events)
       return finished.length

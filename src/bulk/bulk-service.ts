@@ -65,8 +65,10 @@ export interface BulkDirectory {
   accountIdsOf(entityId: string): Promise<string[]>
 }
 
-const otpExpired = () => new BankError('otp_expired', 'the one-time PIN has expired; the batch has ended failed and its hold is released')
-const lockedOut = () => new TooManyAttempts(`${bulk_limits.otp_attempts_max} wrong one-time PINs were given; the batch has ended failed`)
+const otpExpired = () => new BankError('otp_expired',
+  'the one-time PIN has expired; the batch has ended failed and its hold is released')
+const lockedOut = () => new TooManyAttempts(
+  `${bulk_limits.otp_attempts_max} wrong one-time PINs were given; the batch has ended failed`)
 
 export class BulkService {
   private readonly otpKey: Buffer
@@ -100,53 +102,77 @@ export class BulkService {
     const accountId = await this.payingAccount(entityId, request.account_id)
     // Refused early and without locks; the unique index decides between concurrent twins.
     if (await batchIdTaken(this.db, partnerId, request.bulk_payment_id)) throw duplicate()
-    const batchId = randomUUID()
     const otp = newOtp()
-    const expiresAt = new Date(now.getTime() + bulk_limits.otp_ttl_ms)
+    const row = this.newBatchRow({ caller, entityId, accountId, request, plan, otp, now })
     const funding: FundingPlan = {
-      funding_tx_id: randomUUID(),
-      account_id: accountId,
-      bulk_payment_id: request.bulk_payment_id,
-      description: request.description,
-      payment_count: request.payment_count,
-      added_by: caller.credentialId,
-      ...plan,
+      funding_tx_id: row.funding_tx_id, account_id: accountId,
+      bulk_payment_id: request.bulk_payment_id, description: request.description,
+      payment_count: request.payment_count, added_by: caller.credentialId, ...plan,
     }
-    const otpReference = newOtpReference()
+    await this.recordBatch(row, request.payments, funding)
+    const expiresAt = row.otp_expires_at
+    await this.sendOtp(row.id, email, { bulk_payment_id: request.bulk_payment_id,
+      otp_reference: row.otp_reference, payment_count: request.payment_count,
+      total: formatRand(plan.total), expires_at: expiresAt }, otp)
+    return {
+      bulk_payment_id: request.bulk_payment_id,
+      status: 'pending_otp' as const,
+      otp_reference: row.otp_reference,
+      expires_at: formatTimestamp(expiresAt),
+      total_amount: plan.total.toString(),
+      payment_count: request.payment_count,
+    }
+  }
+
+  /** A new batch's row, waiting for its one-time PIN (only the PIN's hash is kept). */
+  private newBatchRow(b: {
+    caller: Caller
+    entityId: string
+    accountId: string
+    request: BulkInitiateRequest
+    plan: ReturnType<BulkService['checkBatch']>
+    otp: string
+    now: Date
+  }) {
+    const { request, plan, otp, now } = b
+    const id = randomUUID()
+    return {
+      id, partner_id: b.caller.partnerId as string, entity_id: b.entityId,
+      account_id: b.accountId, bulk_payment_id: request.bulk_payment_id,
+      description: request.description, callback_url: request.callback_url ?? null,
+      status: 'pending_otp' as const, total_amount: plan.total, fee_total: plan.fees,
+      payment_count: request.payment_count, funding_tx_id: randomUUID(),
+      otp_hash: otpHash(this.otpKey, id, 1, otp), otp_number: 1,
+      otp_sandbox: this.settings.sandbox ? otp : null, otp_reference: newOtpReference(),
+      otp_expires_at: new Date(now.getTime() + bulk_limits.otp_ttl_ms),
+      failure_reason: null, cancel_reason: null, added_by: b.caller.credentialId, created_at: now,
+    }
+  }
+
+  /**
+   * One transaction: the entity's pending batches counted under its lock, the funding held
+   * through the ledger writer, the batch and its items written, and its PIN's expiry job.
+   */
+  private async recordBatch(
+    row: ReturnType<BulkService['newBatchRow']>,
+    payments: BulkInitiateRequest['payments'],
+    funding: FundingPlan,
+  ): Promise<void> {
     try {
       await this.db.transaction().execute(async (trx) => {
-        await lockEntity(trx, entityId)
-        const crowded = await pendingBatchesRefusal(trx, entityId, now, this.entityLimits)
+        await lockEntity(trx, row.entity_id)
+        const limits = this.entityLimits
+        const crowded = await pendingBatchesRefusal(trx, row.entity_id, row.created_at, limits)
         if (crowded) throw crowded
-        await this.ledger.write(trx, fundingHold, { partner_id: partnerId, plan: funding })
-        await insertBatch(
-          trx,
-          {
-            id: batchId, partner_id: partnerId, entity_id: entityId, account_id: accountId,
-            bulk_payment_id: request.bulk_payment_id, description: request.description,
-            callback_url: request.callback_url ?? null, status: 'pending_otp',
-            total_amount: plan.total, fee_total: plan.fees, payment_count: request.payment_count,
-            funding_tx_id: funding.funding_tx_id, otp_hash: otpHash(this.otpKey, batchId, 1, otp), otp_number: 1,
-            otp_sandbox: this.settings.sandbox ? otp : null, otp_reference: otpReference, otp_expires_at: expiresAt,
-            failure_reason: null, cancel_reason: null, added_by: caller.credentialId, created_at: now,
-          },
-          itemRows(batchId, request.payments, this.settings.fees),
-        )
+        await this.ledger.write(trx, fundingHold, { partner_id: row.partner_id, plan: funding })
+        await insertBatch(trx, row, itemRows(row.id, payments, this.settings.fees))
         // The hold is released when the PIN expires, whether or not anyone calls again.
-        await this.jobs.enqueue(trx, { kind: bulk_otp_expiry_job_kind, key: batchId, due_at: expiresAt, payload: { batch_id: batchId } })
+        await this.jobs.enqueue(trx, { kind: bulk_otp_expiry_job_kind, key: row.id,
+          due_at: row.otp_expires_at, payload: { batch_id: row.id } })
       })
     } catch (error) {
       if (isUniqueViolation(error)) throw duplicate()
       throw error
-    }
-    await this.sendOtp(batchId, email, { bulk_payment_id: request.bulk_payment_id, otp_reference: otpReference, payment_count: request.payment_count, total: formatRand(plan.total), expires_at: expiresAt }, otp)
-    return {
-      bulk_payment_id: request.bulk_payment_id,
-      status: 'pending_otp' as const,
-      otp_reference: otpReference,
-      expires_at: formatTimestamp(expiresAt),
-      total_amount: plan.total.toString(),
-      payment_count: request.payment_count,
     }
   }
 
@@ -155,12 +181,14 @@ export class BulkService {
    * connection). Should it fail to go, the batch could never be verified: it ends failed
    * at once and its hold is released.
    */
-  private async sendOtp(batchId: string, to: string, about: Parameters<typeof otpMessage>[0], otp: string): Promise<void> {
+  private async sendOtp(batchId: string, to: string, about: Parameters<typeof otpMessage>[0],
+      otp: string): Promise<void> {
     try {
       await this.notifier.send({ key: `bulk_otp:${batchId}:1`, to, ...otpMessage(about, otp) })
     } catch {
       await this.endPending(batchId, 'otp_not_sent')
-      throw new Unavailable('the one-time PIN could not be sent; the batch has ended failed and its hold is released; try again with a new bulk_payment_id')
+      throw new Unavailable('the one-time PIN could not be sent; the batch has ended failed and ' +
+        'its hold is released; try again with a new bulk_payment_id')
     }
   }
 
@@ -176,7 +204,8 @@ export class BulkService {
   }
 
   /** Checks what the schema cannot: counts, sums, unique ids and each payment's limit. */
-  private checkBatch(request: BulkInitiateRequest, now: Date): { total: bigint; fees: bigint; eft_total: bigint; rtc_total: bigint } {
+  private checkBatch(request: BulkInitiateRequest, now: Date): { total: bigint; fees: bigint;
+      eft_total: bigint; rtc_total: bigint } {
     const issues: FieldIssue[] = []
     const seen = new Map<string, number>()
     let sum = 0n
@@ -191,19 +220,23 @@ export class BulkService {
       if (type === 'RTC') rtc += amount
       else eft += amount
       const first = seen.get(p.payment_id)
-      if (first !== undefined) issues.push({ field: `payments[${i}].payment_id`, message: `repeats payments[${first}].payment_id: payment ids are unique in a batch` })
+      if (first !== undefined) issues.push({ field: `payments[${i}].payment_id`,
+        message: `repeats payments[${first}].payment_id: payment ids are unique in a batch` })
       else seen.set(p.payment_id, i)
       try {
         checkPaymentLimit(this.calendar, now, type, amount)
       } catch (error) {
         if (!(error instanceof Invalid)) throw error
-        issues.push({ field: `payments[${i}].amount`, message: (error.details[0] as FieldIssue).message })
+        issues.push({ field: `payments[${i}].amount`,
+          message: (error.details[0] as FieldIssue).message })
       }
     })
     if (request.payment_count !== request.payments.length) {
-      issues.push({ field: 'payment_count', message: `is ${request.payment_count} but payments lists ${request.payments.length}` })
+      issues.push({ field: 'payment_count',
+        message: `is ${request.payment_count} but payments lists ${request.payments.length}` })
     }
-    if (BigInt(request.total_amount) !== sum) issues.push({ field: 'total_amount', message: `is ${request.total_amount} but the payments add up to ${sum}` })
+    if (BigInt(request.total_amount) !== sum) issues.push({ field: 'total_amount',
+      message: `is ${request.total_amount} but the payments add up to ${sum}` })
     if (issues.length > 0) throw Invalid.listing('invalid batch', issues)
     return { total: sum, fees, eft_total: eft, rtc_total: rtc }
   }
@@ -220,7 +253,8 @@ export class BulkService {
     return accountId
   }
 
-  async verify(partnerId: string, entityId: string, request: { bulk_payment_id: string; otp: string }) {
+  async verify(partnerId: string, entityId: string, request: { bulk_payment_id: string;
+      otp: string }) {
     const outcome = await this.db.transaction().execute(async (trx) => {
       const batch = await batchForUpdate(trx, partnerId, request.bulk_payment_id)
       if (!batch || batch.entity_id !== entityId) throw new NotFound('bulk payment')
@@ -241,8 +275,10 @@ export class BulkService {
         await recordWrongPin(trx, entityId, batch.id, now, this.entityLimits)
         const left = bulk_limits.otp_attempts_max - attempts
         if (left <= 0) await this.fail(trx, { ...batch, otp_attempts: attempts }, 'otp_locked')
-        const message = left > 0 ? `wrong one-time PIN; ${left} attempt(s) left` : 'wrong one-time PIN; no attempts left: the batch has ended failed'
-        return { error: new BankError('invalid_otp', message, [{ field: 'otp', message: 'is not the PIN sent for this batch', attempts_left: left }]) }
+        const message = left > 0 ? `wrong one-time PIN; ${left} attempt(s) left`
+          : 'wrong one-time PIN; no attempts left: the batch has ended failed'
+        return { error: new BankError('invalid_otp', message,
+          [{ field: 'otp', message: 'is not the PIN sent for this batch', attempts_left: left }]) }
       }
       await this.fund(trx, batch, now)
       return { batch }
@@ -257,7 +293,8 @@ export class BulkService {
       processed_count: 0,
       total_count: outcome.batch.payment_count,
       // As the batch was when verify committed: every payment processing, none paid yet.
-      payments: items.map((item) => ({ payment_id: item.payment_id, status: 'processing' as const, tx_id: null })),
+      payments: items.map((item) => ({ payment_id: item.payment_id, status: 'processing' as const,
+        tx_id: null })),
     }
   }
 
@@ -265,11 +302,14 @@ export class BulkService {
   private verifyRefusal(batch: BatchRow): BankError | undefined {
     if (batch.otp_attempts >= bulk_limits.otp_attempts_max) return lockedOut()
     if (batch.status === 'failed' && batch.failure_reason === 'otp_expired') return otpExpired()
-    if (batch.status !== 'pending_otp') return Invalid.field('bulk_payment_id', `the batch is ${batch.status}; only a batch in pending_otp can be verified`)
+    if (batch.status !== 'pending_otp') return Invalid.field('bulk_payment_id',
+      `the batch is ${batch.status}; only a batch in pending_otp can be verified`)
     return undefined
   }
 
-  /** The right PIN in time: the batch is funded in one ledger transaction and goes to processing. */
+  /**
+   * The right PIN in time: the batch is funded in one ledger transaction and goes to processing.
+   */
   private async fund(trx: Kysely<Database>, batch: BatchRow, now: Date): Promise<void> {
     const items = await itemsOf(trx, batch.id)
     const plan = fundingPlanOf(batch, items)
@@ -277,30 +317,39 @@ export class BulkService {
     await setAllItems(trx, batch.id, 'processing')
     const verified: BatchRow = { ...batch, status: 'processing', verified_at: now }
     await updateBatch(trx, batch.id, { status: 'processing', verified_at: now })
-    await this.jobs.enqueue(trx, { kind: bulk_process_job_kind, key: batch.id, payload: { batch_id: batch.id } })
-    const view = batchView(verified, items.map((item) => ({ ...item, status: 'processing' as const })))
-    await appendEvent(trx, { type: 'bulk_payment.verified', partner_id: batch.partner_id, resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
+    await this.jobs.enqueue(trx, { kind: bulk_process_job_kind, key: batch.id,
+      payload: { batch_id: batch.id } })
+    const view =
+      batchView(verified, items.map((item) => ({ ...item, status: 'processing' as const })))
+    await appendEvent(trx, { type: 'bulk_payment.verified', partner_id: batch.partner_id,
+      resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
   }
 
   /** Ends a pending batch failed (expiry, lock-out): hold released, event written. */
-  private async fail(trx: Kysely<Database>, batch: BatchRow, reason: 'otp_expired' | 'otp_locked' | 'otp_not_sent'): Promise<void> {
+  private async fail(trx: Kysely<Database>, batch: BatchRow, reason: 'otp_expired' | 'otp_locked'
+      | 'otp_not_sent'): Promise<void> {
     const release = { funding: fundingOf(batch), reason: `bulk payment failed: ${reason}` }
     await this.ledger.write(trx, fundingRelease, release)
     const now = this.clock.now()
-    await updateBatch(trx, batch.id, { status: 'failed', failure_reason: reason, completed_at: now })
+    await updateBatch(trx, batch.id, { status: 'failed', failure_reason: reason,
+      completed_at: now })
     const items = await itemsOf(trx, batch.id)
     const view = batchView({ ...batch, status: 'failed', completed_at: now }, items)
-    await appendEvent(trx, { type: 'bulk_payment.failed', partner_id: batch.partner_id, resource_id: batch.id, data: { ...view, reason }, occurred_at: now, endpoint_url: batch.callback_url })
+    await appendEvent(trx, { type: 'bulk_payment.failed', partner_id: batch.partner_id,
+      resource_id: batch.id, data: { ...view, reason }, occurred_at: now,
+      endpoint_url: batch.callback_url })
   }
 
   /** The expiry job: a batch still pending when its PIN expired ends failed. */
   async expire(batchId: string): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
-      const batch = await trx.selectFrom('bulk_payments').selectAll().where('id', '=', batchId).forUpdate().executeTakeFirst()
+      const batch = await trx.selectFrom('bulk_payments').selectAll().where('id', '=', batchId)
+        .forUpdate().executeTakeFirst()
       assert(batch, `OTP expiry job for missing batch ${batchId}`)
       if (batch.status !== 'pending_otp') return false
       // The job is due at expiry on the bank's clock; a run before it (a manual retry) waits.
-      if (this.clock.now().getTime() < batch.otp_expires_at.getTime()) throw new Error('the one-time PIN has not expired yet')
+      if (this.clock.now().getTime() < batch.otp_expires_at.getTime()) throw new Error(
+        'the one-time PIN has not expired yet')
       await this.fail(trx, batch, 'otp_expired')
       return true
     })
@@ -309,7 +358,8 @@ export class BulkService {
   /** Ends a pending batch without verify (a PIN that could not be sent). */
   private async endPending(batchId: string, reason: 'otp_not_sent'): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      const batch = await trx.selectFrom('bulk_payments').selectAll().where('id', '=', batchId).forUpdate().executeTakeFirst()
+      const batch = await trx.selectFrom('bulk_payments').selectAll().where('id', '=', batchId)
+        .forUpdate().executeTakeFirst()
       if (batch?.status === 'pending_otp') await this.fail(trx, batch, reason)
     })
   }
@@ -320,29 +370,35 @@ export class BulkService {
     return batchView(batch, await itemsOf(this.db, batch.id))
   }
 
-  async cancel(partnerId: string, entityId: string, request: { bulk_payment_id: string; reason?: string | undefined }) {
+  async cancel(partnerId: string, entityId: string, request: { bulk_payment_id: string;
+      reason?: string | undefined }) {
     const outcome = await this.db.transaction().execute(async (trx) => {
       const batch = await batchForUpdate(trx, partnerId, request.bulk_payment_id)
       if (!batch || batch.entity_id !== entityId) throw new NotFound('bulk payment')
       if (batch.status !== 'pending_otp') {
-        throw Invalid.field('bulk_payment_id', `the batch is ${batch.status}; only a batch waiting for its one-time PIN (pending_otp) can be cancelled`)
+        throw Invalid.field('bulk_payment_id', `the batch is ${batch.status}; only a batch ` +
+          `waiting for its one-time PIN (pending_otp) can be cancelled`)
       }
       const now = this.clock.now()
       if (now.getTime() >= batch.otp_expires_at.getTime()) {
         // Its PIN expired before the expiry job ran: it ends failed, as the job would end it.
         await this.fail(trx, batch, 'otp_expired')
-        return { error: Invalid.field('bulk_payment_id', 'the batch is failed (its one-time PIN expired); only a batch in pending_otp can be cancelled') }
+        return { error: Invalid.field('bulk_payment_id', 'the batch is failed (its one-time PIN ' +
+          'expired); only a batch in pending_otp can be cancelled') }
       }
       const release = { funding: fundingOf(batch), reason: 'bulk payment cancelled' }
       await this.ledger.write(trx, fundingRelease, release)
       const reason = request.reason ?? null
-      await updateBatch(trx, batch.id, { status: 'cancelled', cancelled_at: now, cancel_reason: reason })
+      await updateBatch(trx, batch.id, { status: 'cancelled', cancelled_at: now,
+        cancel_reason: reason })
       const view = batchView({ ...batch, status: 'cancelled' }, await itemsOf(trx, batch.id))
       await appendEvent(trx, {
         type: 'bulk_payment.cancelled', partner_id: partnerId, resource_id: batch.id,
-        data: { ...view, cancelled_at: formatTimestamp(now), reason }, occurred_at: now, endpoint_url: batch.callback_url,
+        data: { ...view, cancelled_at: formatTimestamp(now), reason }, occurred_at: now,
+          endpoint_url: batch.callback_url,
       })
-      return { reply: { bulk_payment_id: batch.bulk_payment_id, status: 'cancelled' as const, cancelled_at: formatTimestamp(now), reason } }
+      return { reply: { bulk_payment_id: batch.bulk_payment_id, status: 'cancelled' as const,
+        cancelled_at: formatTimestamp(now), reason } }
     })
     if ('error' in outcome) throw outcome.error
     return outcome.reply
@@ -350,9 +406,11 @@ export class BulkService {
 
   /** Sandbox only (docs/guides/sandbox.md): the batch's PIN, which production never keeps. */
   async sandboxOtp(request: { bulk_payment_id: string; partner_id?: string | undefined }) {
-    if (!this.settings.sandbox) throw new Forbidden('ops.sandbox subjects are refused outside sandbox mode')
+    if (!this.settings.sandbox) throw new Forbidden(
+      'ops.sandbox subjects are refused outside sandbox mode')
     const batches = await batchesById(this.db, request.bulk_payment_id, request.partner_id)
-    if (batches.length > 1) throw Invalid.field('partner_id', 'two partners use this bulk_payment_id: name the partner')
+    if (batches.length > 1) throw Invalid.field('partner_id',
+      'two partners use this bulk_payment_id: name the partner')
     const batch = batches[0]
     if (!batch?.otp_sandbox) throw new NotFound('bulk payment')
     return { otp: batch.otp_sandbox, expires_at: formatTimestamp(batch.otp_expires_at) }
@@ -383,7 +441,8 @@ const fundingHold: JournalKind<{ partner_id: string; plan: FundingPlan }, void> 
 }
 
 /** A batch's payments as stored: `pending` until verify, each with the fee of its type. */
-function itemRows(batchId: string, payments: BulkInitiateRequest['payments'], fees: Record<PaymentType, bigint>) {
+function itemRows(batchId: string, payments: BulkInitiateRequest['payments'],
+    fees: Record<PaymentType, bigint>) {
   return payments.map((p, position) => ({
     batch_id: batchId, position, payment_id: p.payment_id, amount: BigInt(p.amount),
     fee: fees[p.real_time ? 'RTC' : 'EFT'], real_time: p.real_time ?? false,
@@ -394,21 +453,25 @@ function itemRows(batchId: string, payments: BulkInitiateRequest['payments'], fe
 }
 
 function duplicate(): Conflict {
-  return new Conflict('duplicate bulk_payment_id: this partner has used it before', [{ field: 'bulk_payment_id', message: 'already used' }])
+  return new Conflict('duplicate bulk_payment_id: this partner has used it before',
+    [{ field: 'bulk_payment_id', message: 'already used' }])
 }
 
 export function fundingOf(batch: BatchRow) {
-  return { funding_tx_id: batch.funding_tx_id, account_id: batch.account_id, total: cents(batch.total_amount), fees: cents(batch.fee_total) }
+  return { funding_tx_id: batch.funding_tx_id, account_id: batch.account_id,
+    total: cents(batch.total_amount), fees: cents(batch.fee_total) }
 }
 
-function fundingPlanOf(batch: BatchRow, items: Array<{ amount: bigint | string; real_time: boolean }>): FundingPlan {
+function fundingPlanOf(batch: BatchRow, items: Array<{ amount: bigint | string;
+    real_time: boolean }>): FundingPlan {
   let eft = 0n
   let rtc = 0n
   for (const item of items) {
     if (item.real_time) rtc += cents(item.amount)
     else eft += cents(item.amount)
   }
-  assert(eft + rtc === cents(batch.total_amount), `batch ${batch.id}: payments add up to ${eft + rtc}, not its total`)
+  assert(eft + rtc === cents(batch.total_amount),
+    `batch ${batch.id}: payments add up to ${eft + rtc}, not its total`)
   return {
     ...fundingOf(batch),
     bulk_payment_id: batch.bulk_payment_id,

@@ -11,14 +11,16 @@ export type BatchRow = Selectable<BulkPaymentsTable>
 export type ItemRow = Selectable<BulkPaymentItemsTable>
 type Executor = Kysely<Database>
 
-export async function insertBatch(trx: Executor, batch: Insertable<BulkPaymentsTable>, items: Insertable<BulkPaymentItemsTable>[]): Promise<void> {
+export async function insertBatch(trx: Executor, batch: Insertable<BulkPaymentsTable>,
+    items: Insertable<BulkPaymentItemsTable>[]): Promise<void> {
   await trx.insertInto('bulk_payments').values(batch).execute()
   // 16 columns of at most 1000 rows: one statement, well under the parameter limit.
   await trx.insertInto('bulk_payment_items').values(items).execute()
 }
 
 /** Whether the partner used this batch id before (any state: ids are never reused). */
-export async function batchIdTaken(db: Executor, partnerId: string, bulkPaymentId: string): Promise<boolean> {
+export async function batchIdTaken(db: Executor, partnerId: string,
+    bulkPaymentId: string): Promise<boolean> {
   const row = await db
     .selectFrom('bulk_payments')
     .select('id')
@@ -29,7 +31,8 @@ export async function batchIdTaken(db: Executor, partnerId: string, bulkPaymentI
 }
 
 /** The partner's batch by its id, locked for the rest of the transaction. */
-export async function batchForUpdate(trx: Executor, partnerId: string, bulkPaymentId: string): Promise<BatchRow | undefined> {
+export async function batchForUpdate(trx: Executor, partnerId: string,
+    bulkPaymentId: string): Promise<BatchRow | undefined> {
   return trx
     .selectFrom('bulk_payments')
     .selectAll()
@@ -39,11 +42,14 @@ export async function batchForUpdate(trx: Executor, partnerId: string, bulkPayme
     .executeTakeFirst()
 }
 
-export async function batchByUuidForUpdate(trx: Executor, id: string): Promise<BatchRow | undefined> {
-  return trx.selectFrom('bulk_payments').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()
+export async function batchByUuidForUpdate(trx: Executor, id: string): Promise<BatchRow
+    | undefined> {
+  return trx.selectFrom('bulk_payments').selectAll().where('id', '=', id).forUpdate()
+    .executeTakeFirst()
 }
 
-export async function batchOf(db: Executor, partnerId: string, bulkPaymentId: string): Promise<BatchRow | undefined> {
+export async function batchOf(db: Executor, partnerId: string,
+    bulkPaymentId: string): Promise<BatchRow | undefined> {
   return db
     .selectFrom('bulk_payments')
     .selectAll()
@@ -53,27 +59,36 @@ export async function batchOf(db: Executor, partnerId: string, bulkPaymentId: st
 }
 
 /** Batches of any partner with this id (the sandbox operator's look-up). */
-export async function batchesById(db: Executor, bulkPaymentId: string, partnerId?: string): Promise<BatchRow[]> {
-  let query = db.selectFrom('bulk_payments').selectAll().where('bulk_payment_id', '=', bulkPaymentId)
+export async function batchesById(db: Executor, bulkPaymentId: string,
+    partnerId?: string): Promise<BatchRow[]> {
+  let query = db.selectFrom('bulk_payments').selectAll().where('bulk_payment_id', '=',
+    bulkPaymentId)
   if (partnerId) query = query.where('partner_id', '=', partnerId)
   return query.limit(2).execute()
 }
 
 export async function itemsOf(db: Executor, batchId: string): Promise<ItemRow[]> {
-  return db.selectFrom('bulk_payment_items').selectAll().where('batch_id', '=', batchId).orderBy('position').execute()
+  return db.selectFrom('bulk_payment_items').selectAll().where('batch_id', '=', batchId).orderBy(
+    'position').execute()
 }
 
-export async function updateBatch(trx: Executor, id: string, change: Partial<Insertable<BulkPaymentsTable>>): Promise<void> {
-  const result = await trx.updateTable('bulk_payments').set(change).where('id', '=', id).executeTakeFirst()
-  if (Number(result.numUpdatedRows) !== 1) throw new Error(`assertion failed: batch ${id} was not updated`)
+export async function updateBatch(trx: Executor, id: string,
+    change: Partial<Insertable<BulkPaymentsTable>>): Promise<void> {
+  const result = await trx.updateTable('bulk_payments').set(change).where('id', '=', id)
+    .executeTakeFirst()
+  if (Number(result.numUpdatedRows) !== 1) throw new Error(
+    `assertion failed: batch ${id} was not updated`)
 }
 
-export async function setAllItems(trx: Executor, batchId: string, status: PaymentStatus): Promise<void> {
-  await trx.updateTable('bulk_payment_items').set({ status }).where('batch_id', '=', batchId).execute()
+export async function setAllItems(trx: Executor, batchId: string,
+    status: PaymentStatus): Promise<void> {
+  await trx.updateTable('bulk_payment_items').set({ status }).where('batch_id', '=', batchId)
+    .execute()
 }
 
 /** Gives payments their ledger transaction, one statement for the lot. */
-export async function setItemTxIds(trx: Executor, batchId: string, rows: Array<{ position: number; tx_id: string }>): Promise<void> {
+export async function setItemTxIds(trx: Executor, batchId: string, rows: Array<{ position: number;
+    tx_id: string }>): Promise<void> {
   if (rows.length === 0) return
   await sql`
     update bulk_payment_items as i set tx_id = v.tx_id
@@ -85,7 +100,8 @@ export async function setItemTxIds(trx: Executor, batchId: string, rows: Array<{
 export async function finishItems(
   trx: Executor,
   batchId: string,
-  rows: Array<{ position: number; status: PaymentStatus; error_message: string | null; processed_at: Date }>,
+  rows: Array<{ position: number; status: PaymentStatus; error_message: string | null;
+    processed_at: Date }>,
 ): Promise<void> {
   if (rows.length === 0) return
   await sql`
@@ -95,7 +111,8 @@ export async function finishItems(
 }
 
 /** Batches still paying out whose EFT payments wait for a clearing cycle (verified by `before`). */
-export async function batchesWithOpenEfts(db: Executor, before: Date, limit: number): Promise<string[]> {
+export async function batchesWithOpenEfts(db: Executor, before: Date,
+    limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('bulk_payments as b')
     .select('b.id')

@@ -38,7 +38,8 @@ export class CollectionChunk {
   ) {}
 
   /** Reads the histories of the chunk's (locked) orders, which its events carry. */
-  static async open(trx: Kysely<Database>, orderIds: readonly string[], now: Date): Promise<CollectionChunk> {
+  static async open(trx: Kysely<Database>, orderIds: readonly string[],
+      now: Date): Promise<CollectionChunk> {
     return new CollectionChunk(await historiesOf(trx, orderIds), now)
   }
 

@@ -32,10 +32,12 @@ export const debitRunOperations = {
     subject: 'ops.debit.run',
     permission: 'operator',
     summary:
-      'Run a debit-order collection now (as the daily 00:00 SAST run would): book disputes, submit the orders due by `date` ' +
-      '(default: today in SAST) and the insufficient-funds retries, book the outcomes. Answers the report; with `detach: true` ' +
-      'answers at once with the run\'s job (queued behind a run still going), whose `result` becomes the report (`ops.jobs.get`). ' +
-      '`bank debit run` detaches and follows the job.',
+      'Run a debit-order collection now (as the daily 00:00 SAST run would): book disputes, ' +
+      'submit the orders due by `date` (default: today in SAST) and the insufficient-funds ' +
+      'retries, book the outcomes. Answers the report; with `detach: true` answers at once with ' +
+      'the run\'s job (queued behind a run still going), whose `result` becomes the report ' +
+      '(`ops.jobs.get`). `bank debit run` ' +
+      'detaches and follows the job.',
     request: z.strictObject({ date: calendarDate().optional(), detach }),
     response: reportOrJob(debitRunReport),
     // A run of many thousands of orders takes minutes; a detached call is answered at once.
@@ -48,9 +50,11 @@ export const debitRunOperations = {
     subject: 'ops.debit.dispute',
     permission: 'operator',
     summary:
-      "Sandbox only: the debtor disputes the order's last successful collection now; the next collection run books it " +
+      "Sandbox only: the debtor disputes the order's last successful collection now; the next " +
+      "collection run books it " +
       '(disputed within 40 days: reversed). Production refuses it (403).',
     request: z.strictObject({ debit_order_id: uuid() }),
-    response: z.object({ debit_order_id: z.string(), collection_date: z.string(), bank_reference: z.string(), disputed_at: timestamp }),
+    response: z.object({ debit_order_id: z.string(), collection_date: z.string(),
+      bank_reference: z.string(), disputed_at: timestamp }),
   }),
 }

@@ -11,8 +11,12 @@ import type { HistoryRow, OrderRow } from './debit-store.ts'
 
 export type CollectionRow = Selectable<DebitCollectionsTable>
 
-/** The ids of the mandates among `mandateIds` that are no longer `active` (cancelled, say); one array parameter, not one per id. */
-export async function inactiveMandates(db: Kysely<Database>, mandateIds: readonly string[]): Promise<Set<string>> {
+/**
+ * The ids of the mandates among `mandateIds` that are no longer `active` (cancelled, say); one
+ * array parameter, not one per id.
+ */
+export async function inactiveMandates(db: Kysely<Database>,
+    mandateIds: readonly string[]): Promise<Set<string>> {
   if (mandateIds.length === 0) return new Set()
   const rows = await db
     .selectFrom('debit_mandates')
@@ -24,7 +28,8 @@ export async function inactiveMandates(db: Kysely<Database>, mandateIds: readonl
 }
 
 /** Scheduled orders whose next collection is due by `date`, oldest date first. */
-export async function dueScheduledOrderIds(db: Kysely<Database>, date: string, limit: number): Promise<string[]> {
+export async function dueScheduledOrderIds(db: Kysely<Database>, date: string,
+    limit: number): Promise<string[]> {
   const rows = await db
     .selectFrom('debit_orders')
     .select('id')
@@ -41,7 +46,8 @@ export async function dueScheduledOrderIds(db: Kysely<Database>, date: string, l
  * Collections waiting for an attempt on `date`: taken to the bank (`processing`) and not
  * yet tried on that date (a first attempt, or an insufficient-funds retry).
  */
-export async function openCollections(db: Kysely<Database>, date: string, limit: number): Promise<CollectionRow[]> {
+export async function openCollections(db: Kysely<Database>, date: string,
+    limit: number): Promise<CollectionRow[]> {
   return db
     .selectFrom('debit_collections')
     .selectAll()
@@ -54,7 +60,8 @@ export async function openCollections(db: Kysely<Database>, date: string, limit:
 }
 
 /** An order's latest collected collection (successful, or disputed already), if any. */
-export async function lastCollectedCollection(db: Kysely<Database>, orderId: string): Promise<CollectionRow | undefined> {
+export async function lastCollectedCollection(db: Kysely<Database>,
+    orderId: string): Promise<CollectionRow | undefined> {
   return db
     .selectFrom('debit_collections')
     .selectAll()
@@ -66,7 +73,8 @@ export async function lastCollectedCollection(db: Kysely<Database>, orderId: str
 }
 
 /** Orders by id, locked for the rest of the transaction (in id order: no deadlocks). */
-export async function ordersForUpdate(trx: Kysely<Database>, ids: readonly string[]): Promise<Map<string, OrderRow>> {
+export async function ordersForUpdate(trx: Kysely<Database>,
+    ids: readonly string[]): Promise<Map<string, OrderRow>> {
   if (ids.length === 0) return new Map()
   const rows = await trx
     .selectFrom('debit_orders')
@@ -79,7 +87,8 @@ export async function ordersForUpdate(trx: Kysely<Database>, ids: readonly strin
 }
 
 /** Orders by id, unlocked (what the rail needs to know about a collection). */
-export async function ordersByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, OrderRow>> {
+export async function ordersByIds(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string,
+    OrderRow>> {
   if (ids.length === 0) return new Map()
   const rows = await db.selectFrom('debit_orders').selectAll().where('id', '=', sql<string>`any(${[...new Set(ids)]}::uuid[])`).execute()
   return new Map(rows.map((row) => [row.id, row]))
@@ -96,7 +105,8 @@ export async function collectionsForUpdate(
   keys: ReadonlyArray<{ debit_order_id: string; collection_date: string }>,
 ): Promise<Map<string, CollectionRow>> {
   if (keys.length === 0) return new Map()
-  const sorted = [...keys].sort((a, b) => compare(a.debit_order_id, b.debit_order_id) || compare(a.collection_date, b.collection_date))
+  const sorted = [...keys].sort((a, b) => compare(a.debit_order_id, b.debit_order_id)
+    || compare(a.collection_date, b.collection_date))
   const { rows } = await sql<CollectionRow>`
     select c.* from ${unnestRows(sorted, [['debit_order_id', 'uuid'], ['collection_date', 'text']], 'k')}
     cross join lateral (
@@ -113,7 +123,8 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
  * Every history entry of these orders, in order, by order id: each order's entries looked
  * up in the order's index on their own (a lateral subquery, for the reason above).
  */
-export async function historiesOf(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, HistoryRow[]>> {
+export async function historiesOf(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string,
+    HistoryRow[]>> {
   const histories = new Map<string, HistoryRow[]>(ids.map((id) => [id, []]))
   if (ids.length === 0) return histories
   const { rows } = await sql<HistoryRow>`
@@ -126,8 +137,10 @@ export async function historiesOf(db: Kysely<Database>, ids: readonly string[]):
 const order_columns: Array<[keyof OrderRow & string, PgType]> = [
   ['id', 'uuid'], ['status', 'text'], ['next_collection_date', 'text'], ['attempts', 'bigint'],
   ['first_attempt_date', 'text'], ['last_attempt_date', 'text'], ['collections_count', 'bigint'],
-  ['processed_at', 'timestamptz'], ['bank_charges', 'bigint'], ['net_amount', 'bigint'], ['credit_tx_id', 'uuid'],
-  ['bank_reference', 'text'], ['failure_reason', 'text'], ['disputed_at', 'timestamptz'], ['reversal_tx_id', 'uuid'],
+  ['processed_at', 'timestamptz'], ['bank_charges', 'bigint'], ['net_amount', 'bigint'],
+    ['credit_tx_id', 'uuid'],
+  ['bank_reference', 'text'], ['failure_reason', 'text'], ['disputed_at', 'timestamptz'],
+    ['reversal_tx_id', 'uuid'],
   ['updated_at', 'timestamptz'],
 ]
 
@@ -142,9 +155,10 @@ export async function writeOrders(trx: Kysely<Database>, rows: OrderRow[]): Prom
     update debit_orders as o set
       status = v.status, next_collection_date = v.next_collection_date, attempts = v.attempts,
       first_attempt_date = v.first_attempt_date, last_attempt_date = v.last_attempt_date,
-      collections_count = v.collections_count, processed_at = v.processed_at, bank_charges = v.bank_charges,
-      net_amount = v.net_amount, credit_tx_id = v.credit_tx_id, bank_reference = v.bank_reference,
-      failure_reason = v.failure_reason, disputed_at = v.disputed_at, reversal_tx_id = v.reversal_tx_id,
+      collections_count = v.collections_count, processed_at = v.processed_at,
+      bank_charges = v.bank_charges, net_amount = v.net_amount, credit_tx_id = v.credit_tx_id,
+      bank_reference = v.bank_reference, failure_reason = v.failure_reason,
+      disputed_at = v.disputed_at, reversal_tx_id = v.reversal_tx_id,
       updated_at = v.updated_at
     from ${unnestRows(rows, order_columns)}
     where o.id = v.id and o.id = any(${rows.map((row) => row.id)}::uuid[])`.execute(trx)
@@ -152,30 +166,38 @@ export async function writeOrders(trx: Kysely<Database>, rows: OrderRow[]): Prom
 }
 
 const collection_columns: Array<[keyof CollectionRow & string, PgType]> = [
-  ['debit_order_id', 'uuid'], ['collection_date', 'text'], ['status', 'text'], ['attempts', 'bigint'],
-  ['first_attempt_date', 'text'], ['last_attempt_date', 'text'], ['amount', 'bigint'], ['bank_charges', 'bigint'],
-  ['net_amount', 'bigint'], ['credit_tx_id', 'uuid'], ['reversal_tx_id', 'uuid'], ['bank_reference', 'text'],
-  ['failure_reason', 'text'], ['submitted_at', 'timestamptz'], ['processed_at', 'timestamptz'], ['disputed_at', 'timestamptz'],
+  ['debit_order_id', 'uuid'], ['collection_date', 'text'], ['status', 'text'],
+    ['attempts', 'bigint'],
+  ['first_attempt_date', 'text'], ['last_attempt_date', 'text'], ['amount', 'bigint'],
+    ['bank_charges', 'bigint'],
+  ['net_amount', 'bigint'], ['credit_tx_id', 'uuid'], ['reversal_tx_id', 'uuid'],
+    ['bank_reference', 'text'],
+  ['failure_reason', 'text'], ['submitted_at', 'timestamptz'], ['processed_at', 'timestamptz'],
+    ['disputed_at', 'timestamptz'],
 ]
 
 /** Inserts new collections and writes changed ones (one statement). */
-export async function writeCollections(trx: Kysely<Database>, rows: CollectionRow[]): Promise<void> {
+export async function writeCollections(trx: Kysely<Database>,
+    rows: CollectionRow[]): Promise<void> {
   if (rows.length === 0) return
   await sql`
     insert into debit_collections (${sql.join(collection_columns.map(([name]) => sql.ref(name)))})
     select * from ${unnestRows(rows, collection_columns)}
     on conflict (debit_order_id, collection_date) do update set
-      status = excluded.status, attempts = excluded.attempts, first_attempt_date = excluded.first_attempt_date,
-      last_attempt_date = excluded.last_attempt_date, bank_charges = excluded.bank_charges, net_amount = excluded.net_amount,
-      credit_tx_id = excluded.credit_tx_id, reversal_tx_id = excluded.reversal_tx_id, bank_reference = excluded.bank_reference,
-      failure_reason = excluded.failure_reason, submitted_at = excluded.submitted_at, processed_at = excluded.processed_at,
-      disputed_at = excluded.disputed_at`.execute(trx)
+      status = excluded.status, attempts = excluded.attempts,
+      first_attempt_date = excluded.first_attempt_date,
+      last_attempt_date = excluded.last_attempt_date, bank_charges = excluded.bank_charges,
+      net_amount = excluded.net_amount, credit_tx_id = excluded.credit_tx_id,
+      reversal_tx_id = excluded.reversal_tx_id, bank_reference = excluded.bank_reference,
+      failure_reason = excluded.failure_reason, submitted_at = excluded.submitted_at,
+      processed_at = excluded.processed_at, disputed_at = excluded.disputed_at`.execute(trx)
 }
 
 type NewHistory = Omit<Selectable<DebitOrderHistoryTable>, 'id'>
 
 const history_columns: Array<[keyof NewHistory & string, PgType]> = [
-  ['debit_order_id', 'uuid'], ['status', 'text'], ['description', 'text'], ['bank_reference', 'text'],
+  ['debit_order_id', 'uuid'], ['status', 'text'], ['description', 'text'],
+    ['bank_reference', 'text'],
   ['collection_date', 'text'], ['occurred_at', 'timestamptz'],
 ]
 

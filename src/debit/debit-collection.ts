@@ -83,7 +83,8 @@ export class DebitCollection {
     assert(options.batchMax >= 1, 'a debit run needs a batch size')
     jobs.register({
       kind: debit_run_job_kind,
-      // One collection run at a time on any instance: overlapping runs would ask the debtors' banks twice.
+      // One collection run at a time on any instance: overlapping runs would ask the debtors' banks
+      // twice.
       exclusive: 'rail.debit',
       ...debit_run_job_limits,
       run: (job) => this.run(String(job.payload.run), String(job.payload.date), job),
@@ -104,7 +105,8 @@ export class DebitCollection {
    */
   async runNow(date?: string): Promise<DebitRunReport> {
     const report = await this.jobs.runNew(this.manualRun(date)).catch((error: unknown) => {
-      if (error instanceof JobGroupBusy) throw new Conflict('a debit-order collection run is in progress (here or on another instance); run again when it has ended')
+      if (error instanceof JobGroupBusy) throw new Conflict('a debit-order collection run is in ' +
+        'progress (here or on another instance); run again when it has ended')
       throw error
     })
     assert(report, 'a manual debit run has a key of its own')
@@ -133,20 +135,30 @@ export class DebitCollection {
    * (the simulated debit rail); the next run books it. A collection disputed already is
    * named again and nothing changes. Production refuses (403).
    */
-  async dispute(debitOrderId: string): Promise<{ debit_order_id: string; collection_date: string; bank_reference: string; disputed_at: string }> {
-    if (!this.options.sandbox || !this.rail.raiseDispute) throw new Forbidden('only the sandbox can raise a debtor\'s dispute; in production the debtor\'s bank reports it')
+  async dispute(debitOrderId: string): Promise<{ debit_order_id: string; collection_date: string;
+      bank_reference: string; disputed_at: string }> {
+    if (!this.options.sandbox || !this.rail.raiseDispute) throw new Forbidden(
+      'only the sandbox can raise a debtor\'s dispute; in production the debtor\'s bank reports it')
     if (!(await orderOf(this.db, debitOrderId))) throw new NotFound('debit order')
     const collection = await lastCollectedCollection(this.db, debitOrderId)
-    if (!collection?.bank_reference) throw Invalid.field('debit_order_id', 'has no collected collection to dispute')
-    const raised = { debit_order_id: debitOrderId, collection_date: collection.collection_date, bank_reference: collection.bank_reference }
+    if (!collection?.bank_reference) throw Invalid.field('debit_order_id',
+      'has no collected collection to dispute')
+    const raised = { debit_order_id: debitOrderId, collection_date: collection.collection_date,
+      bank_reference: collection.bank_reference }
     await this.rail.raiseDispute(raised)
     return { ...raised, disputed_at: formatTimestamp(this.clock.now()) }
   }
 
-  async run(run: string, date: string, job?: Pick<JobContext, 'attempt' | 'signal'>): Promise<DebitRunReport> {
-    const report: DebitRunReport = { run, date, resumed: (job?.attempt ?? 1) > 1, submitted: 0, successful: 0, failed: 0, retrying: 0, rescheduled: 0, disputed: 0 }
+  async run(
+    run: string,
+    date: string,
+    job?: Pick<JobContext, 'attempt' | 'signal'>,
+  ): Promise<DebitRunReport> {
+    const report: DebitRunReport = { run, date, resumed: (job?.attempt ?? 1) > 1, submitted: 0,
+      successful: 0, failed: 0, retrying: 0, rescheduled: 0, disputed: 0 }
     const stillOurs = () => {
-      if (job?.signal.aborted) throw new Error('debit run: the lease was lost; another instance goes on')
+      if (job?.signal.aborted) throw new Error(
+        'debit run: the lease was lost; another instance goes on')
     }
     await this.bookDisputes(report)
     // Taking due orders to `processing` and asking the bank for their collections go side by
@@ -155,19 +167,7 @@ export class DebitCollection {
     // Each step is still its own transaction that re-reads its rows under lock, so the
     // overlap changes when the steps run, not what they book.
     const starts = new Progress()
-    const starting = (async () => {
-      try {
-        for (;;) {
-          stillOurs()
-          const ids = await dueScheduledOrderIds(this.db, date, this.options.batchMax)
-          if (ids.length === 0) return
-          await this.startCollections(ids, date, report)
-          starts.tick()
-        }
-      } finally {
-        starts.end()
-      }
-    })()
+    const starting = this.startAllDue(date, report, starts, stillOurs)
     // Awaited below; until then its failure must not count as unhandled.
     starting.catch(() => {})
     try {
@@ -181,18 +181,13 @@ export class DebitCollection {
           await starts.after(count)
           continue
         }
-        const orders = await ordersByIds(this.db, chunk.map((c) => c.debit_order_id))
-        // Without an active mandate (the debtor or the partner cancelled it while a collection
-        // was being retried) nothing more is asked of the debtor's bank: the order ends failed.
-        const revoked = await inactiveMandates(this.db, [...orders.values()].map((o) => o.mandate_id))
-        const asked = chunk.filter((c) => !revoked.has(orders.get(c.debit_order_id)!.mandate_id))
-        const outcomes: Map<string, BookedOutcome> = asked.length > 0 ? await this.rail.submitCollections(asked.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!))) : new Map()
-        for (const c of chunk) if (!asked.includes(c)) outcomes.set(collectionKey(c), { status: 'mandate_inactive', reason: 'the mandate is no longer active; no further collections' })
+        const outcomes = await this.askForCollections(chunk)
         const booked = await this.bookOutcomes(chunk, outcomes, date, report)
         if (booked === 0) {
           // The rail answered none of them: they wait for the next run (as do those still
           // being started).
-          this.log.warn({ run, open: chunk.length }, 'the debit rail left a chunk of collections unanswered')
+          this.log.warn({ run, open: chunk.length },
+            'the debit rail left a chunk of collections unanswered')
           break
         }
       }
@@ -207,18 +202,62 @@ export class DebitCollection {
     return report
   }
 
+  /** Starts every due order in chunks, each chunk a tick of `starts`. */
+  private async startAllDue(
+    date: string,
+    report: DebitRunReport,
+    starts: Progress,
+    stillOurs: () => void,
+  ): Promise<void> {
+    try {
+      for (;;) {
+        stillOurs()
+        const ids = await dueScheduledOrderIds(this.db, date, this.options.batchMax)
+        if (ids.length === 0) return
+        await this.startCollections(ids, date, report)
+        starts.tick()
+      }
+    } finally {
+      starts.end()
+    }
+  }
+
+  /**
+   * Asks the debtors' banks for a chunk's collections; answers each outcome by collection.
+   * Without an active mandate (the debtor or the partner cancelled it while a collection was
+   * being retried) nothing more is asked of the debtor's bank: the order ends failed.
+   */
+  private async askForCollections(chunk: CollectionRow[]): Promise<Map<string, BookedOutcome>> {
+    const orders = await ordersByIds(this.db, chunk.map((c) => c.debit_order_id))
+    const mandates = [...orders.values()].map((o) => o.mandate_id)
+    const revoked = await inactiveMandates(this.db, mandates)
+    const asked = chunk.filter((c) => !revoked.has(orders.get(c.debit_order_id)!.mandate_id))
+    const requests = asked.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!))
+    const outcomes: Map<string, BookedOutcome> =
+      asked.length > 0 ? await this.rail.submitCollections(requests) : new Map()
+    const inactive = 'the mandate is no longer active; no further collections'
+    for (const c of chunk) {
+      if (asked.includes(c)) continue
+      outcomes.set(collectionKey(c), { status: 'mandate_inactive', reason: inactive })
+    }
+    return outcomes
+  }
+
   /** Takes due scheduled orders to `processing`, each with a collection row (one transaction). */
-  private async startCollections(ids: string[], date: string, report: DebitRunReport): Promise<void> {
+  private async startCollections(ids: string[], date: string,
+      report: DebitRunReport): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       const orders = await ordersForUpdate(trx, ids)
       const chunk = await CollectionChunk.open(trx, ids, this.clock.now())
       for (const order of orders.values()) {
         const collectionDate = order.next_collection_date
-        if (order.status !== 'scheduled' || collectionDate === null || collectionDate > date) continue
+        if (order.status !== 'scheduled' || collectionDate === null
+          || collectionDate > date) continue
         chunk.record(
           { ...order, attempts: 0, first_attempt_date: null, last_attempt_date: null },
           'processing',
-          { description: `submitted to the debtor's bank for the collection of ${collectionDate}`, collection_date: collectionDate },
+          { description: `submitted to the debtor's bank for the collection of ${collectionDate}`,
+            collection_date: collectionDate },
         )
         chunk.collection(newCollection(order, collectionDate, chunk.now))
         report.submitted++
@@ -232,7 +271,8 @@ export class DebitCollection {
    * (debitCollections) are written first, then the chunk's orders, collections, history and
    * events, which the kind's record gathers in memory under the same locks.
    */
-  private async bookOutcomes(sent: CollectionRow[], outcomes: Map<string, BookedOutcome>, date: string, report: DebitRunReport): Promise<number> {
+  private async bookOutcomes(sent: CollectionRow[], outcomes: Map<string, BookedOutcome>,
+      date: string, report: DebitRunReport): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
       const orders = await ordersForUpdate(trx, sent.map((c) => c.debit_order_id))
       const current = await collectionsForUpdate(trx, sent)
@@ -314,13 +354,18 @@ const debitCollections: JournalKind<Answers, number> = {
       const order = orders.get(was.debit_order_id)
       const outcome = outcomes.get(key)
       // Booked meanwhile (a run taken over after a crash), or not answered: leave it.
-      if (!collection || !order || !outcome || collection.status !== 'processing' || collection.attempts !== was.attempts) continue
+      if (!collection || !order || !outcome || collection.status !== 'processing'
+        || collection.attempts !== was.attempts) continue
       if (collection.last_attempt_date !== null && collection.last_attempt_date >= date) continue
       // Not asked of the debtor's bank (no active mandate): no attempt to count.
       const asked = outcome.status !== 'mandate_inactive'
-      const attempt = asked ? { ...collection, attempts: collection.attempts + 1, first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date } : collection
-      const tried = asked ? { ...order, attempts: attempt.attempts, first_attempt_date: attempt.first_attempt_date, last_attempt_date: date } : order
-      if (outcome.status === 'collected') collected(journal, debts!, answers, tried, attempt, outcome)
+      const attempt = asked ? { ...collection, attempts: collection.attempts + 1,
+        first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date }
+        : collection
+      const tried = asked ? { ...order, attempts: attempt.attempts,
+        first_attempt_date: attempt.first_attempt_date, last_attempt_date: date } : order
+      if (outcome.status === 'collected') collected(journal, debts!, answers, tried, attempt,
+        outcome)
       else refused(answers, tried, attempt, outcome, date)
       booked++
     }
@@ -348,11 +393,15 @@ function collected(
     own_ref: `debit order ${order.id} of ${collection.collection_date}`,
   })
   const now = journal.now
-  chunk.collection({ ...collection, status: 'successful', bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference, failure_reason: null, processed_at: now })
+  chunk.collection({ ...collection, status: 'successful', bank_charges: charges, net_amount: net,
+    credit_tx_id: txId, bank_reference: outcome.bank_reference, failure_reason: null,
+    processed_at: now })
   const done = chunk.record(
     {
-      ...order, processed_at: now, bank_charges: charges, net_amount: net, credit_tx_id: txId, bank_reference: outcome.bank_reference,
-      failure_reason: null, collections_count: order.collections_count + 1, disputed_at: null, reversal_tx_id: null,
+      ...order, processed_at: now, bank_charges: charges, net_amount: net, credit_tx_id: txId,
+        bank_reference: outcome.bank_reference,
+      failure_reason: null, collections_count: order.collections_count + 1, disputed_at: null,
+        reversal_tx_id: null,
     },
     'successful',
     {
@@ -375,7 +424,8 @@ function refused(
   const { chunk, report } = booking
   const now = chunk.now
   if (outcome.status === 'insufficient_funds') {
-    const retry = nextTrackingDate(collection.collection_date, order.tracking_days, date, booking.calendar)
+    const retry = nextTrackingDate(collection.collection_date, order.tracking_days, date,
+      booking.calendar)
     if (retry !== null) {
       chunk.collection({ ...collection, failure_reason: outcome.reason })
       chunk.record({ ...order, failure_reason: outcome.reason }, 'processing', {
@@ -388,17 +438,20 @@ function refused(
   }
   const reason =
     outcome.status === 'insufficient_funds'
-      ? `${outcome.reason}; tracking days ran out after ${collection.attempts} attempt${collection.attempts === 1 ? '' : 's'}`
+      ? `${outcome.reason}; tracking days ran out after ${collection.attempts} ` +
+        `attempt${collection.attempts === 1 ? '' : 's'}`
       : outcome.reason
   chunk.collection({ ...collection, status: 'failed', failure_reason: reason, processed_at: now })
-  const failed = chunk.record({ ...order, processed_at: now, failure_reason: reason, bank_charges: null, net_amount: null, credit_tx_id: null, bank_reference: null }, 'failed', {
+  const failed = chunk.record({ ...order, processed_at: now, failure_reason: reason,
+      bank_charges: null, net_amount: null, credit_tx_id: null, bank_reference: null }, 'failed', {
     description: reason,
     collection_date: collection.collection_date,
   })
   report.failed++
   // A closed account, or a mandate no longer active, is never collected again; other
   // failures leave the schedule running.
-  if (outcome.status === 'account_closed' || outcome.status === 'mandate_inactive') chunk.update({ ...failed, next_collection_date: null })
+  if (outcome.status === 'account_closed' || outcome.status === 'mandate_inactive') chunk.update(
+    { ...failed, next_collection_date: null })
   else scheduleNext(booking, failed, collection)
 }
 
@@ -412,14 +465,16 @@ function scheduleNext(booking: Booking, order: OrderRow, collection: CollectionR
   const ended = collection.last_attempt_date ?? collection.collection_date
   const after = ended > collection.collection_date ? ended : collection.collection_date
   const next = nextCollectionDate(
-    { anchor: order.requested_collection_date, frequency: order.frequency, after, end_date: order.end_date },
+    { anchor: order.requested_collection_date, frequency: order.frequency, after,
+      end_date: order.end_date },
     booking.calendar,
   )
   if (next === null) {
     chunk.update({ ...order, next_collection_date: null })
     return
   }
-  chunk.record({ ...order, next_collection_date: next, attempts: 0, first_attempt_date: null, last_attempt_date: null }, 'scheduled', {
+  chunk.record({ ...order, next_collection_date: next, attempts: 0, first_attempt_date: null,
+      last_attempt_date: null }, 'scheduled', {
     description: `next collection scheduled for ${next}`,
     collection_date: next,
   })
@@ -456,7 +511,8 @@ const debitDisputes: JournalKind<Disputes, string[]> = {
         orders.set(order.id, updated)
         report.disputed++
       } else {
-        log.warn({ dispute: collectionKey(dispute) }, 'a dispute of no successful collection within 40 days was refused')
+        log.warn({ dispute: collectionKey(dispute) },
+          'a dispute of no successful collection within 40 days was refused')
       }
       done.push(collectionKey(dispute))
     }
@@ -465,7 +521,8 @@ const debitDisputes: JournalKind<Disputes, string[]> = {
 }
 
 /** Reverses a disputed collection's credit; a shortfall becomes the partner's debt. */
-function reverse(journal: Journal, debts: PartnerDebts, chunk: CollectionChunk, order: OrderRow, collection: CollectionRow, dispute: DebitDispute): OrderRow {
+function reverse(journal: Journal, debts: PartnerDebts, chunk: CollectionChunk, order: OrderRow,
+    collection: CollectionRow, dispute: DebitDispute): OrderRow {
   const amount = cents(collection.amount)
   const charges = cents(collection.bank_charges ?? 0n)
   const net = cents(collection.net_amount ?? 0n)
@@ -481,16 +538,19 @@ function reverse(journal: Journal, debts: PartnerDebts, chunk: CollectionChunk, 
     own_ref: `dispute of debit order ${order.id} of ${collection.collection_date}`,
   })
   const now = journal.now
-  chunk.collection({ ...collection, status: 'disputed', disputed_at: now, reversal_tx_id: reversalId })
+  chunk.collection({ ...collection, status: 'disputed', disputed_at: now,
+    reversal_tx_id: reversalId })
   const wasScheduled = order.status === 'scheduled'
-  const disputed = chunk.record({ ...order, disputed_at: now, reversal_tx_id: reversalId }, 'disputed', {
+  const disputed = chunk.record({ ...order, disputed_at: now, reversal_tx_id: reversalId },
+      'disputed', {
     description: `${reason} (collection of ${collection.collection_date}, disputed ${dispute.disputed_at.toISOString()})`,
     bank_reference: collection.bank_reference,
     collection_date: collection.collection_date,
   })
   // A recurring order waiting for its next collection keeps that date.
   if (!wasScheduled || disputed.next_collection_date === null) return disputed
-  return chunk.record(disputed, 'scheduled', { description: `next collection stays scheduled for ${disputed.next_collection_date}`, collection_date: disputed.next_collection_date })
+  return chunk.record(disputed, 'scheduled', {
+    description: `next collection stays scheduled for ${disputed.next_collection_date}`, collection_date: disputed.next_collection_date })
 }
 
 /** What the ledger's debit journals name of an order: its account, reference and debtor. */

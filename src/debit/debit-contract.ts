@@ -30,8 +30,10 @@ export const debit_limits = {
   amount_min: 100,
 } as const
 
-export const debitOrderStatuses = ['scheduled', 'processing', 'successful', 'failed', 'disputed', 'cancelled'] as const
-export const mandateStatuses = ['pending_authentication', 'active', 'rejected', 'cancelled'] as const
+export const debitOrderStatuses = ['scheduled', 'processing', 'successful', 'failed', 'disputed',
+  'cancelled'] as const
+export const mandateStatuses = ['pending_authentication', 'active', 'rejected',
+  'cancelled'] as const
 export const debitFrequencies = ['once_off', 'weekly', 'monthly', 'annually'] as const
 export const debitAccountTypes = ['cheque', 'savings'] as const
 
@@ -42,7 +44,8 @@ export const calendarDate = () =>
     .regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'must be a date like 2026-12-01 (YYYY-MM-DD)' })
     .refine((value) => {
       const at = new Date(`${value}T00:00:00Z`)
-      return !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 10) === value && Number(value.slice(0, 4)) >= 2000
+      return !Number.isNaN(at.getTime()) && at.toISOString().slice(0, 10) === value
+        && Number(value.slice(0, 4)) >= 2000
     }, { error: 'must be a real calendar date (YYYY-MM-DD, year 2000 or later)' })
 
 /** A client-supplied id: printable, no spaces, as bulk payment ids. */
@@ -54,7 +57,8 @@ const clientId = (max: number) =>
     .regex(/^[A-Za-z0-9._:\/-]+$/, { error: 'must be letters, digits, ".", "_", ":", "/" or "-"' })
 
 const accountNumber = () => z.string({ error: 'must be a string' }).regex(/^\d{6,16}$/, { error: 'must be 6 to 16 digits' })
-const debitAmount = () => centsAmount().min(debit_limits.amount_min, { error: `must be at least ${debit_limits.amount_min} cents` })
+const debitAmount = () => centsAmount().min(debit_limits.amount_min,
+  { error: `must be at least ${debit_limits.amount_min} cents` })
 
 /** At most 1 KB as the JSON the bank stores (UTF-8 bytes of its serialised form). */
 const metadata = () =>
@@ -100,7 +104,8 @@ export const mandateCreateRequest = z.strictObject({
 })
 export type MandateCreateRequest = z.output<typeof mandateCreateRequest>
 
-const mandateRef = z.strictObject({ ...subjectEntity, mandate_reference: clientId(debit_limits.mandate_reference_length_max) })
+const mandateRef = z.strictObject(
+  { ...subjectEntity, mandate_reference: clientId(debit_limits.mandate_reference_length_max) })
 
 export const mandateView = z.object({
   mandate_reference: z.string(),
@@ -142,7 +147,8 @@ export const debitCreateRequest = z.strictObject({
   tracking_days: z
     .int({ error: 'must be a whole number' })
     .min(0, { error: 'must not be negative' })
-    .max(debit_limits.tracking_days_max, { error: `must be at most ${debit_limits.tracking_days_max}` })
+    .max(debit_limits.tracking_days_max,
+      { error: `must be at most ${debit_limits.tracking_days_max}` })
     .optional(),
   notification_email: email().optional(),
   metadata: metadata().optional(),
@@ -193,8 +199,9 @@ export const debitOperations = {
     subject: 'svc.debit.<entity_id>.mandate.create',
     permission: 'payments',
     summary:
-      "Register a debtor's mandate (DebiCheck-style) for the entity: it starts pending_authentication and becomes " +
-      "active or rejected when the debtor's bank has answered (mandate.active / mandate.rejected events). " +
+      "Register a debtor's mandate (DebiCheck-style) for the entity: it starts " +
+      "pending_authentication and becomes active or rejected when the debtor's bank has answered " +
+      "(mandate.active / mandate.rejected events). " +
       'mandate_reference is unique per entity (409).',
     request: mandateCreateRequest,
     response: mandateView,
@@ -214,8 +221,10 @@ export const debitOperations = {
     subject: 'svc.debit.<entity_id>.mandate.list',
     permission: 'read',
     summary: "The entity's mandates, newest first, optionally of one status; limit (default 100, max 1000), offset and total.",
-    request: z.strictObject({ ...subjectEntity, status: z.enum(mandateStatuses, { error: `must be one of ${mandateStatuses.join(', ')}` }).optional(), ...listPaging }),
-    response: z.object({ mandates: z.array(mandateView), total: z.number(), limit: z.number(), offset: z.number() }),
+    request: z.strictObject({ ...subjectEntity, status: z.enum(mandateStatuses,
+      { error: `must be one of ${mandateStatuses.join(', ')}` }).optional(), ...listPaging }),
+    response: z.object({ mandates: z.array(mandateView), total: z.number(), limit: z.number(),
+      offset: z.number() }),
   }),
   mandateCancel: operation({
     name: 'debit_mandate_cancel',
@@ -223,8 +232,9 @@ export const debitOperations = {
     subject: 'svc.debit.<entity_id>.mandate.cancel',
     permission: 'payments',
     summary:
-      'Cancel a mandate that is pending_authentication or active: it becomes cancelled and every scheduled debit order ' +
-      'on it is cancelled too (debit_order.cancelled events). A rejected or cancelled mandate is a 400.',
+      'Cancel a mandate that is pending_authentication or active: it becomes cancelled and every ' +
+      'scheduled debit order on it is cancelled too (debit_order.cancelled events). A rejected ' +
+      'or cancelled mandate is a 400.',
     request: mandateRef.extend({ reason: text(1, debit_limits.reason_length_max).optional() }),
     response: mandateView,
   }),
@@ -234,9 +244,11 @@ export const debitOperations = {
     subject: 'svc.debit.<entity_id>.create',
     permission: 'payments',
     summary:
-      "Schedule a once-off or recurring collection from a debtor's account under an active mandate, into the entity's " +
-      'oldest account. collection_date at least 2 South African business days ahead (a non-business day moves to the ' +
-      'next business day); end_date for recurring orders; clientTxId unique for 30 days (409).',
+      "Schedule a once-off or recurring collection from a debtor's account under an active " +
+      "mandate, into the entity's " +
+      'oldest account. collection_date at least 2 South African business days ahead (a ' +
+      'non-business day moves to the next business day); end_date for recurring orders; ' +
+      'clientTxId unique for 30 days (409).',
     request: debitCreateRequest,
     response: z.object({
       debit_order_id: z.string(),
@@ -252,16 +264,19 @@ export const debitOperations = {
     subject: 'svc.debit.<entity_id>.list',
     permission: 'read',
     summary:
-      "The entity's debit orders, newest first: optional status, from_date and to_date (collection date, inclusive), " +
+      "The entity's debit orders, newest first: optional status, from_date and to_date " +
+      "(collection date, inclusive), " +
       'limit (default 100, max 1000) and offset; total counts every match.',
     request: z.strictObject({
       ...subjectEntity,
-      status: z.enum(debitOrderStatuses, { error: `must be one of ${debitOrderStatuses.join(', ')}` }).optional(),
+      status: z.enum(debitOrderStatuses,
+        { error: `must be one of ${debitOrderStatuses.join(', ')}` }).optional(),
       from_date: calendarDate().optional(),
       to_date: calendarDate().optional(),
       ...listPaging,
     }),
-    response: z.object({ debit_orders: z.array(debitListItem), total: z.number(), limit: z.number(), offset: z.number() }),
+    response: z.object({ debit_orders: z.array(debitListItem), total: z.number(), limit: z.number(),
+      offset: z.number() }),
   }),
   cancel: operation({
     name: 'debit_cancel',
@@ -269,9 +284,11 @@ export const debitOperations = {
     subject: 'svc.debit.<entity_id>.cancel',
     permission: 'payments',
     summary:
-      'Cancel a scheduled debit order, no later than 24 hours before 00:00 SAST of its next collection date; otherwise 400.',
+      'Cancel a scheduled debit order, no later than 24 hours before 00:00 SAST of its next ' +
+      'collection date; otherwise 400.',
     request: debitOrderRef.extend({ reason: text(1, debit_limits.reason_length_max).optional() }),
-    response: z.object({ debit_order_id: z.string(), status: z.literal('cancelled'), cancelled_at: timestamp }),
+    response: z.object({ debit_order_id: z.string(), status: z.literal('cancelled'),
+      cancelled_at: timestamp }),
   }),
   status: operation({
     name: 'debit_status',
@@ -288,12 +305,14 @@ export const debitOperations = {
     subject: 'ops.debit.list',
     permission: 'operator',
     summary:
-      "A partner's debit orders (all its entities, or one), newest first, optionally of one status; limit (default 100, " +
+      "A partner's debit orders (all its entities, or one), newest first, optionally of one " +
+      "status; limit (default 100, " +
       'max 1000), offset and total.',
     request: z.strictObject({
       partner_id: uuid(),
       entity_id: uuid().optional(),
-      status: z.enum(debitOrderStatuses, { error: `must be one of ${debitOrderStatuses.join(', ')}` }).optional(),
+      status: z.enum(debitOrderStatuses,
+        { error: `must be one of ${debitOrderStatuses.join(', ')}` }).optional(),
       ...listPaging,
     }),
     response: z.object({

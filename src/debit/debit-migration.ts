@@ -29,7 +29,8 @@ export const debitOrdersMigration: Migration = {
         partner_id uuid not null references partners(id),
         entity_id uuid not null references entities(id),
         mandate_reference text not null,
-        status text not null check (status in ('pending_authentication', 'active', 'rejected', 'cancelled')),
+        status text not null
+          check (status in ('pending_authentication', 'active', 'rejected', 'cancelled')),
         account_holder_name text not null,
         account_number text not null,
         account_type text not null check (account_type in ('cheque', 'savings')),
@@ -73,7 +74,8 @@ export const debitOrdersMigration: Migration = {
         tracking_days integer not null check (tracking_days between 0 and 30),
         notification_email text,
         metadata jsonb,
-        status text not null check (status in ('scheduled', 'processing', 'successful', 'failed', 'disputed', 'cancelled')),
+        status text not null check (status in ('scheduled', 'processing', 'successful', 'failed',
+          'disputed', 'cancelled')),
         attempts integer not null default 0 check (attempts >= 0),
         first_attempt_date text,
         last_attempt_date text,
@@ -91,7 +93,8 @@ export const debitOrdersMigration: Migration = {
         added_by text not null,
         created_at timestamptz not null,
         updated_at timestamptz not null,
-        check (requested_collection_date ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' and collection_date ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'),
+        check (requested_collection_date ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+          and collection_date ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'),
         check (frequency = 'once_off' or end_date is not null),
         check (end_date is null or end_date >= collection_date)
       );
@@ -102,7 +105,8 @@ export const debitOrdersMigration: Migration = {
       create table debit_order_history (
         id bigint generated always as identity primary key,
         debit_order_id uuid not null references debit_orders(id),
-        status text not null check (status in ('scheduled', 'processing', 'successful', 'failed', 'disputed', 'cancelled')),
+        status text not null check (status in ('scheduled', 'processing', 'successful', 'failed',
+          'disputed', 'cancelled')),
         description text not null,
         bank_reference text,
         collection_date text,

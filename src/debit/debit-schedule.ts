@@ -14,7 +14,10 @@ export const collection_lead_business_days = 2
 export const collection_window_end_minutes = 6 * 60
 /** Cancel is allowed until this long before 00:00 SAST of the collection date. */
 export const cancel_notice_ms = 24 * 3600 * 1000
-/** Bounds the search for a next date (100 years of weekly collections); a loop that runs out is a bug. */
+/**
+ * Bounds the search for a next date (100 years of weekly collections); a loop that runs out is a
+ * bug.
+ */
 const occurrences_max = 100 * 53
 
 /**
@@ -32,7 +35,8 @@ export function toCollectionDay(date: string, calendar: SouthAfricanCalendar): s
 }
 
 /** The last business day of a month (1–12). */
-export function lastBusinessDayOfMonth(year: number, month: number, calendar: SouthAfricanCalendar): string {
+export function lastBusinessDayOfMonth(year: number, month: number,
+    calendar: SouthAfricanCalendar): string {
   let day = formatDate(year, month, daysInMonth(year, month))
   while (!calendar.isBusinessDay(day)) day = addDays(day, -1)
   return day
@@ -45,7 +49,8 @@ export function lastBusinessDayOfMonth(year: number, month: number, calendar: So
  * when the month has no such day (the 31st in April, the 29th–31st in February); annually
  * keeps month and day (29 February → February's last business day in other years).
  */
-export function scheduledDate(anchor: string, frequency: DebitFrequency, n: number, calendar: SouthAfricanCalendar): string {
+export function scheduledDate(anchor: string, frequency: DebitFrequency, n: number,
+    calendar: SouthAfricanCalendar): string {
   if (n === 0 || frequency === 'once_off') return anchor
   const { year, month, day } = parseDate(anchor)
   switch (frequency) {
@@ -61,7 +66,8 @@ export function scheduledDate(anchor: string, frequency: DebitFrequency, n: numb
 }
 
 /** The `n`-th occurrence's collection date: its scheduled date moved to a business day. */
-export function collectionDateAt(anchor: string, frequency: DebitFrequency, n: number, calendar: SouthAfricanCalendar): string {
+export function collectionDateAt(anchor: string, frequency: DebitFrequency, n: number,
+    calendar: SouthAfricanCalendar): string {
   return toCollectionDay(scheduledDate(anchor, frequency, n, calendar), calendar)
 }
 
@@ -81,10 +87,12 @@ export interface NextCollectionQuestion {
  * business day) is after `end_date`. An occurrence scheduled on or before `end_date` that
  * moves past it (a holiday on the end date) is still collected: the partner asked for it.
  */
-export function nextCollectionDate(question: NextCollectionQuestion, calendar: SouthAfricanCalendar): string | null {
+export function nextCollectionDate(question: NextCollectionQuestion,
+    calendar: SouthAfricanCalendar): string | null {
   const { anchor, frequency, after, end_date } = question
   if (frequency === 'once_off') return null
-  for (let n = Math.max(1, roughOccurrence(anchor, frequency, after) - 1); n < occurrences_max; n++) {
+  for (let n = Math.max(1, roughOccurrence(anchor, frequency, after) - 1); n < occurrences_max;
+      n++) {
     const scheduled = scheduledDate(anchor, frequency, n, calendar)
     if (end_date !== null && scheduled > end_date) return null
     const date = toCollectionDay(scheduled, calendar)
@@ -115,31 +123,38 @@ export function isInCollectionWindow(at: Date, calendar: SouthAfricanCalendar): 
  * The last business day a collection that found insufficient funds is tried again:
  * `tracking_days` business days after its collection date (0: no retry).
  */
-export function lastTrackingDate(collectionDate: string, trackingDays: number, calendar: SouthAfricanCalendar): string {
-  return trackingDays === 0 ? collectionDate : calendar.addBusinessDays(collectionDate, trackingDays)
+export function lastTrackingDate(collectionDate: string, trackingDays: number,
+    calendar: SouthAfricanCalendar): string {
+  return trackingDays === 0 ? collectionDate : calendar.addBusinessDays(collectionDate,
+    trackingDays)
 }
 
 /**
  * When a collection tried on `today` found insufficient funds: the business day to try
  * again, or null when its tracking days have run out.
  */
-export function nextTrackingDate(collectionDate: string, trackingDays: number, today: string, calendar: SouthAfricanCalendar): string | null {
+export function nextTrackingDate(collectionDate: string, trackingDays: number, today: string,
+    calendar: SouthAfricanCalendar): string | null {
   const next = calendar.addBusinessDays(today, 1)
   return next <= lastTrackingDate(collectionDate, trackingDays, calendar) ? next : null
 }
 
-function dayOrLastBusinessDay(year: number, month: number, day: number, calendar: SouthAfricanCalendar): string {
-  return day <= daysInMonth(year, month) ? formatDate(year, month, day) : lastBusinessDayOfMonth(year, month, calendar)
+function dayOrLastBusinessDay(year: number, month: number, day: number,
+    calendar: SouthAfricanCalendar): string {
+  return day <= daysInMonth(year, month) ? formatDate(year, month, day)
+    : lastBusinessDayOfMonth(year, month, calendar)
 }
 
 /** An occurrence index at or just past the one scheduled near `date` (a start for the search). */
-function roughOccurrence(anchor: string, frequency: Exclude<DebitFrequency, 'once_off'>, date: string): number {
+function roughOccurrence(anchor: string, frequency: Exclude<DebitFrequency, 'once_off'>,
+    date: string): number {
   if (date <= anchor) return 0
   const a = parseDate(anchor)
   const d = parseDate(date)
   switch (frequency) {
     case 'weekly':
-      return Math.floor((Date.parse(`${date}T00:00:00Z`) - Date.parse(`${anchor}T00:00:00Z`)) / (7 * 86_400_000))
+      return Math.floor((Date.parse(`${date}T00:00:00Z`) - Date.parse(`${anchor}T00:00:00Z`)) / (
+        7 * 86_400_000))
     case 'monthly':
       return (d.year - a.year) * 12 + (d.month - a.month)
     case 'annually':
@@ -148,7 +163,8 @@ function roughOccurrence(anchor: string, frequency: Exclude<DebitFrequency, 'onc
 }
 
 function parseDate(date: string): { year: number; month: number; day: number } {
-  return { year: Number(date.slice(0, 4)), month: Number(date.slice(5, 7)), day: Number(date.slice(8, 10)) }
+  return { year: Number(date.slice(0, 4)), month: Number(date.slice(5, 7)),
+    day: Number(date.slice(8, 10)) }
 }
 
 function daysInMonth(year: number, month: number): number {
@@ -156,5 +172,6 @@ function daysInMonth(year: number, month: number): number {
 }
 
 function formatDate(year: number, month: number, day: number): string {
-  return `${String(year).padStart(4, '0')}-${String(month).padStart(2, '0')}-${String(day).padStart(2, '0')}`
+  const digits = (n: number, width: number) => String(n).padStart(width, '0')
+  return `${digits(year, 4)}-${digits(month, 2)}-${digits(day, 2)}`
 }

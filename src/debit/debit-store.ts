@@ -19,15 +19,19 @@ export type OrderRow = Selectable<DebitOrdersTable>
 export type HistoryRow = Selectable<DebitOrderHistoryTable>
 type Executor = Kysely<Database>
 
-export async function insertMandate(trx: Executor, row: Insertable<DebitMandatesTable>): Promise<void> {
+export async function insertMandate(trx: Executor,
+    row: Insertable<DebitMandatesTable>): Promise<void> {
   await trx.insertInto('debit_mandates').values(row).execute()
 }
 
-export async function mandateOf(db: Executor, entityId: string, reference: string): Promise<MandateRow | undefined> {
-  return db.selectFrom('debit_mandates').selectAll().where('entity_id', '=', entityId).where('mandate_reference', '=', reference).executeTakeFirst()
+export async function mandateOf(db: Executor, entityId: string,
+    reference: string): Promise<MandateRow | undefined> {
+  return db.selectFrom('debit_mandates').selectAll().where('entity_id', '=', entityId).where(
+    'mandate_reference', '=', reference).executeTakeFirst()
 }
 
-export async function mandateForUpdate(trx: Executor, entityId: string, reference: string): Promise<MandateRow | undefined> {
+export async function mandateForUpdate(trx: Executor, entityId: string,
+    reference: string): Promise<MandateRow | undefined> {
   return trx
     .selectFrom('debit_mandates')
     .selectAll()
@@ -37,11 +41,14 @@ export async function mandateForUpdate(trx: Executor, entityId: string, referenc
     .executeTakeFirst()
 }
 
-export async function mandateByIdForUpdate(trx: Executor, id: string): Promise<MandateRow | undefined> {
-  return trx.selectFrom('debit_mandates').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()
+export async function mandateByIdForUpdate(trx: Executor, id: string): Promise<MandateRow
+    | undefined> {
+  return trx.selectFrom('debit_mandates').selectAll().where('id', '=', id).forUpdate()
+    .executeTakeFirst()
 }
 
-export async function updateMandate(trx: Executor, id: string, changes: Updateable<DebitMandatesTable>): Promise<void> {
+export async function updateMandate(trx: Executor, id: string,
+    changes: Updateable<DebitMandatesTable>): Promise<void> {
   await trx.updateTable('debit_mandates').set(changes).where('id', '=', id).execute()
 }
 
@@ -53,7 +60,8 @@ export async function listMandates(
   let query = db.selectFrom('debit_mandates').where('entity_id', '=', entityId)
   if (filter.status) query = query.where('status', '=', filter.status)
   const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit)
+      .offset(filter.offset).execute(),
     query.select(sql<string>`count(*)`.as('total')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.total) }
@@ -68,11 +76,13 @@ export async function orderOf(db: Executor, id: string): Promise<OrderRow | unde
 }
 
 export async function orderForUpdate(trx: Executor, id: string): Promise<OrderRow | undefined> {
-  return trx.selectFrom('debit_orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirst()
+  return trx.selectFrom('debit_orders').selectAll().where('id', '=', id).forUpdate()
+    .executeTakeFirst()
 }
 
 /** The scheduled orders on a mandate, locked (mandate cancel cancels them). */
-export async function scheduledOrdersOfMandateForUpdate(trx: Executor, mandateId: string): Promise<OrderRow[]> {
+export async function scheduledOrdersOfMandateForUpdate(trx: Executor,
+    mandateId: string): Promise<OrderRow[]> {
   return trx
     .selectFrom('debit_orders')
     .selectAll()
@@ -83,17 +93,20 @@ export async function scheduledOrdersOfMandateForUpdate(trx: Executor, mandateId
     .execute()
 }
 
-export async function updateOrder(trx: Executor, id: string, changes: Updateable<DebitOrdersTable>): Promise<void> {
+export async function updateOrder(trx: Executor, id: string,
+    changes: Updateable<DebitOrdersTable>): Promise<void> {
   await trx.updateTable('debit_orders').set(changes).where('id', '=', id).execute()
 }
 
-export async function appendHistory(trx: Executor, rows: Insertable<DebitOrderHistoryTable>[]): Promise<void> {
+export async function appendHistory(trx: Executor,
+    rows: Insertable<DebitOrderHistoryTable>[]): Promise<void> {
   if (rows.length === 0) return
   await trx.insertInto('debit_order_history').values(rows).execute()
 }
 
 export async function historyOf(db: Executor, orderId: string): Promise<HistoryRow[]> {
-  return db.selectFrom('debit_order_history').selectAll().where('debit_order_id', '=', orderId).orderBy('id').execute()
+  return db.selectFrom('debit_order_history').selectAll().where('debit_order_id', '=', orderId)
+    .orderBy('id').execute()
 }
 
 export interface OrderFilter {
@@ -108,23 +121,28 @@ export interface OrderFilter {
  * A page of an entity's orders (or, for operators, a partner's), newest created first (ties
  * by id), and how many match.
  */
-export async function listOrders(db: Executor, owner: { entity_id?: string | undefined; partner_id?: string | undefined }, filter: OrderFilter): Promise<{ rows: OrderRow[]; total: number }> {
+export async function listOrders(db: Executor, owner: { entity_id?: string | undefined;
+    partner_id?: string | undefined }, filter: OrderFilter): Promise<{ rows: OrderRow[];
+    total: number }> {
   let query = db.selectFrom('debit_orders')
   if (owner.entity_id !== undefined) query = query.where('entity_id', '=', owner.entity_id)
   if (owner.partner_id !== undefined) query = query.where('partner_id', '=', owner.partner_id)
-  assert(owner.entity_id !== undefined || owner.partner_id !== undefined, 'a debit order list names its owner')
+  assert(owner.entity_id !== undefined || owner.partner_id !== undefined,
+    'a debit order list names its owner')
   if (filter.status) query = query.where('status', '=', filter.status)
   if (filter.from_date) query = query.where('collection_date', '>=', filter.from_date)
   if (filter.to_date) query = query.where('collection_date', '<=', filter.to_date)
   const [rows, count] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit)
+      .offset(filter.offset).execute(),
     query.select(sql<string>`count(*)`.as('total')).executeTakeFirstOrThrow(),
   ])
   return { rows, total: Number(count.total) }
 }
 
 /** The order that used this clientTxId within the window (created after `cutoff`), if any. */
-export async function liveKeyOf(db: Executor, partnerId: string, clientTxId: string, cutoff: Date): Promise<string | undefined> {
+export async function liveKeyOf(db: Executor, partnerId: string, clientTxId: string,
+    cutoff: Date): Promise<string | undefined> {
   const row = await db
     .selectFrom('debit_order_keys')
     .select('debit_order_id')
@@ -141,7 +159,8 @@ export async function liveKeyOf(db: Executor, partnerId: string, clientTxId: str
  * key is live for exactly the window: it is free again once `cutoff` reaches it. The
  * primary key makes two concurrent claims of one key take turns.
  */
-export async function claimKey(trx: Executor, key: { partner_id: string; client_tx_id: string; debit_order_id: string }, now: Date, cutoff: Date): Promise<boolean> {
+export async function claimKey(trx: Executor, key: { partner_id: string; client_tx_id: string;
+    debit_order_id: string }, now: Date, cutoff: Date): Promise<boolean> {
   const { rows } = await sql<{ debit_order_id: string }>`
     insert into debit_order_keys (partner_id, client_tx_id, debit_order_id, created_at)
     values (${key.partner_id}, ${key.client_tx_id}, ${key.debit_order_id}, ${now}::timestamptz)

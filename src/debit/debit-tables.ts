@@ -7,7 +7,8 @@ type Timestamp = ColumnType<Date, Date | string, Date | string>
 type NullableTimestamp = ColumnType<Date | null, Date | string | null, Date | string | null>
 /** int8 columns: pg reads them as strings, PGlite as bigint; `cents()` makes them bigint. */
 type Cents = ColumnType<bigint | string, bigint | string | number, bigint | string | number>
-type NullableCents = ColumnType<bigint | string | null, bigint | string | number | null, bigint | string | number | null>
+type NullableCents = ColumnType<bigint | string | null, bigint | string | number | null, bigint
+  | string | number | null>
 /** Business dates (SAST) as `YYYY-MM-DD` text columns, read and written as strings. */
 type DateOnly = ColumnType<string, string, string>
 type NullableDateOnly = ColumnType<string | null, string | null, string | null>
@@ -16,7 +17,8 @@ type Json<T> = ColumnType<T, string, string>
 export type MandateStatus = 'pending_authentication' | 'active' | 'rejected' | 'cancelled'
 export type DebitFrequency = 'once_off' | 'weekly' | 'monthly' | 'annually'
 export type DebitAccountType = 'cheque' | 'savings'
-export type DebitOrderStatus = 'scheduled' | 'processing' | 'successful' | 'failed' | 'disputed' | 'cancelled'
+export type DebitOrderStatus = 'scheduled' | 'processing' | 'successful' | 'failed' | 'disputed'
+  | 'cancelled'
 export type DebitCollectionStatus = 'processing' | 'successful' | 'failed' | 'disputed'
 
 export interface DebitMandatesTable {

@@ -33,7 +33,8 @@ export function mandateView(row: MandateRow): MandateView {
 function amountNumber(row: OrderRow): number {
   const amount = cents(row.amount)
   const value = Number(amount)
-  if (!Number.isSafeInteger(value)) throw new Error(`debit order ${row.id}: amount ${amount} is not a safe integer`)
+  if (!Number.isSafeInteger(value)) throw new Error(
+    `debit order ${row.id}: amount ${amount} is not a safe integer`)
   return value
 }
 

@@ -37,7 +37,9 @@ export interface MandateAuthenticator {
   authenticateMandate(mandate: MandateToAuthenticate, now: Date): Promise<MandateDecision>
 }
 
-/** The default until the debit rail is wired in: the debtor's bank accepts every mandate at once. */
+/**
+ * The default until the debit rail is wired in: the debtor's bank accepts every mandate at once.
+ */
 export const activatingAuthenticator: MandateAuthenticator = {
   authenticateMandate: async () => ({ outcome: 'active' }),
 }

@@ -43,11 +43,13 @@ export class MandateService {
     jobs.register({
       kind: mandate_authentication_job_kind,
       ...mandate_authentication_job_limits,
-      run: async (job) => this.authenticate(String(job.payload.mandate_id), Number(job.payload.attempt)),
+      run: async (job) => this.authenticate(String(job.payload.mandate_id),
+        Number(job.payload.attempt)),
     })
   }
 
-  async create(caller: Caller, entityId: string, request: MandateCreateRequest): Promise<MandateView> {
+  async create(caller: Caller, entityId: string,
+      request: MandateCreateRequest): Promise<MandateView> {
     const partnerId = caller.partnerId as string
     const now = this.clock.now()
     // Refused early and without locks; the unique index decides between concurrent twins.
@@ -56,7 +58,8 @@ export class MandateService {
       id: randomUUID(), created_seq: '0', partner_id: partnerId, entity_id: entityId,
       mandate_reference: request.mandate_reference, status: 'pending_authentication',
       account_holder_name: request.account_holder_name, account_number: request.account_number,
-      account_type: request.account_type, branch_code: request.branch_code, max_amount: BigInt(request.max_amount),
+      account_type: request.account_type, branch_code: request.branch_code,
+        max_amount: BigInt(request.max_amount),
       frequency: request.frequency, first_collection_date: request.first_collection_date ?? null,
       debtor_email: request.debtor_email ?? null, used_by_order: null, rejection_reason: null,
       authentication_due_at: now, added_by: caller.credentialId, created_at: now,
@@ -83,42 +86,54 @@ export class MandateService {
     return mandateView(row)
   }
 
-  async list(entityId: string, request: { status?: MandateStatus | undefined; limit?: number | undefined; offset?: number | undefined }) {
+  async list(entityId: string, request: { status?: MandateStatus | undefined; limit?: number
+      | undefined; offset?: number | undefined }) {
     const limit = request.limit ?? debit_limits.list_limit_default
     const offset = request.offset ?? 0
-    const { rows, total } = await listMandates(this.db, entityId, { status: request.status, limit, offset })
+    const { rows, total } = await listMandates(this.db, entityId, { status: request.status, limit,
+      offset })
     return { mandates: rows.map(mandateView), total, limit, offset }
   }
 
-  async cancel(entityId: string, request: { mandate_reference: string; reason?: string | undefined }): Promise<MandateView> {
+  async cancel(entityId: string, request: { mandate_reference: string; reason?: string
+      | undefined }): Promise<MandateView> {
     return this.db.transaction().execute(async (trx) => {
       const mandate = await mandateForUpdate(trx, entityId, request.mandate_reference)
       if (!mandate) throw new NotFound('mandate')
       if (mandate.status !== 'pending_authentication' && mandate.status !== 'active') {
-        throw Invalid.field('mandate_reference', `the mandate is ${mandate.status}; only a pending_authentication or active mandate can be cancelled`)
+        throw Invalid.field('mandate_reference', `the mandate is ${mandate.status}; only a ` +
+          `pending_authentication or active mandate can be cancelled`)
       }
       const now = this.clock.now()
-      const cancelled: MandateRow = { ...mandate, status: 'cancelled', cancelled_at: now, authentication_due_at: null }
-      await updateMandate(trx, mandate.id, { status: 'cancelled', cancelled_at: now, authentication_due_at: null })
+      const cancelled: MandateRow = { ...mandate, status: 'cancelled', cancelled_at: now,
+        authentication_due_at: null }
+      await updateMandate(trx, mandate.id, { status: 'cancelled', cancelled_at: now,
+        authentication_due_at: null })
       // The debtor's authority is gone: no order may collect on it any more, whatever its date.
       const orders = await scheduledOrdersOfMandateForUpdate(trx, mandate.id)
-      const why = `cancelled: its mandate ${mandate.mandate_reference} was cancelled${request.reason ? ` (${request.reason})` : ''}`
-      for (const order of orders) await cancelScheduledOrder(trx, order, now, why, request.reason ?? 'mandate cancelled')
+      const why = `cancelled: its mandate ${mandate.mandate_reference} was ` +
+        `cancelled${request.reason ? ` (${request.reason})` : ''}`
+      for (const order of orders) await cancelScheduledOrder(trx, order, now, why, request.reason
+        ?? 'mandate cancelled')
       return mandateView(cancelled)
     })
   }
 
   /** The authentication job: asks the debtor's bank once and records its answer. */
   async authenticate(mandateId: string, attempt: number): Promise<Record<string, unknown>> {
-    const mandate = await this.db.selectFrom('debit_mandates').selectAll().where('id', '=', mandateId).executeTakeFirst()
+    const mandate = await this.db.selectFrom('debit_mandates').selectAll().where('id', '=',
+      mandateId).executeTakeFirst()
     assert(mandate, `authentication job for missing mandate ${mandateId}`)
     if (mandate.status !== 'pending_authentication') return { skipped: mandate.status }
     const now = this.clock.now()
     let decision: MandateDecision = await this.authenticator.authenticateMandate({
       mandate_id: mandate.id, partner_id: mandate.partner_id, entity_id: mandate.entity_id,
-      mandate_reference: mandate.mandate_reference, account_holder_name: mandate.account_holder_name,
-      account_number: mandate.account_number, account_type: mandate.account_type, branch_code: mandate.branch_code,
-      max_amount: cents(mandate.max_amount), frequency: mandate.frequency, first_collection_date: mandate.first_collection_date,
+      mandate_reference: mandate.mandate_reference,
+        account_holder_name: mandate.account_holder_name,
+      account_number: mandate.account_number, account_type: mandate.account_type,
+        branch_code: mandate.branch_code,
+      max_amount: cents(mandate.max_amount), frequency: mandate.frequency,
+        first_collection_date: mandate.first_collection_date,
       debtor_email: mandate.debtor_email, created_at: mandate.created_at, attempt,
     }, now)
     if (decision.outcome === 'pending' && attempt >= mandate_authentication_attempts_max) {
@@ -127,7 +142,8 @@ export class MandateService {
     return this.record(mandateId, attempt, decision)
   }
 
-  private async record(mandateId: string, attempt: number, decision: MandateDecision): Promise<Record<string, unknown>> {
+  private async record(mandateId: string, attempt: number,
+      decision: MandateDecision): Promise<Record<string, unknown>> {
     return this.db.transaction().execute(async (trx) => {
       const mandate = await mandateByIdForUpdate(trx, mandateId)
       assert(mandate, `mandate ${mandateId} vanished`)
@@ -142,8 +158,10 @@ export class MandateService {
       }
       const decided: MandateRow =
         decision.outcome === 'active'
-          ? { ...mandate, status: 'active', authenticated_at: now, decided_at: now, authentication_due_at: null }
-          : { ...mandate, status: 'rejected', rejection_reason: decision.reason, decided_at: now, authentication_due_at: null }
+          ? { ...mandate, status: 'active', authenticated_at: now, decided_at: now,
+            authentication_due_at: null }
+          : { ...mandate, status: 'rejected', rejection_reason: decision.reason, decided_at: now,
+            authentication_due_at: null }
       await updateMandate(trx, mandate.id, {
         status: decided.status, authenticated_at: decided.authenticated_at, decided_at: now,
         rejection_reason: decided.rejection_reason, authentication_due_at: null,
@@ -166,11 +184,13 @@ export function mandateEventData(row: MandateRow): Record<string, unknown> {
 }
 
 function authenticationJob(mandateId: string, attempt: number, due: Date) {
-  return { kind: mandate_authentication_job_kind, key: `${mandateId}:${attempt}`, due_at: due, payload: { mandate_id: mandateId, attempt } }
+  return { kind: mandate_authentication_job_kind, key: `${mandateId}:${attempt}`, due_at: due,
+    payload: { mandate_id: mandateId, attempt } }
 }
 
 function duplicateMandate(): Conflict {
-  return new Conflict('duplicate mandate_reference: this entity has a mandate with this reference', [
+  return new Conflict(
+      'duplicate mandate_reference: this entity has a mandate with this reference', [
     { field: 'mandate_reference', message: 'already used by a mandate of this entity' },
   ])
 }

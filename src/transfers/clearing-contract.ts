@@ -12,9 +12,10 @@ export const clearingOperations = {
     subject: 'ops.clearing.run',
     permission: 'operator',
     summary:
-      'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded RTCs. ' +
-      'Answers the report; with `detach: true` answers at once with the cycle\'s job (queued behind a cycle still running), ' +
-      'whose `result` becomes the report (`ops.jobs.get`). `bank clearing run` detaches and follows the job.',
+      'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded ' +
+      'RTCs. Answers the report; with `detach: true` answers at once with the cycle\'s job ' +
+      '(queued behind a cycle still running), whose `result` becomes the report ' +
+      '(`ops.jobs.get`). `bank clearing run` detaches and follows the job.',
     // A cycle may wait for one in progress elsewhere (BANK_JOBS_EXCLUSIVE_WAIT_MS), then settle
     // thousands; a detached call is answered at once, so its reply keeps the caller's timeout.
     replyTimeoutMs: 10 * 60_000,
@@ -34,4 +35,5 @@ export const clearingOperations = {
 }
 
 /** A clearing cycle's report, for the service that builds it. */
-export type ClearingReport = z.output<(typeof clearingOperations.clearingRun.response)['options'][0]>
+export type ClearingReport =
+  z.output<(typeof clearingOperations.clearingRun.response)['options'][0]>

@@ -32,7 +32,9 @@ export type { ClearingReport }
 
 export const clearing_job_kind = 'clearing.cycle'
 export const rtc_recovery_job_kind = 'rtc.recovery'
-/** The exclusive job group of the work that submits EFTs to the rail (a cycle and its bulk share). */
+/**
+ * The exclusive job group of the work that submits EFTs to the rail (a cycle and its bulk share).
+ */
 export const eft_submission_group = 'rail.eft'
 
 export interface ClearingOptions {
@@ -57,10 +59,12 @@ export class ClearingService {
   ) {
     jobs.register({
       kind: clearing_job_kind,
-      // One EFT submission at a time: overlapping runs would hand the same payments to the rail twice.
+      // One EFT submission at a time: overlapping runs would hand the same payments to the rail
+      // twice.
       exclusive: eft_submission_group,
       ...clearing_job_limits,
-      run: (job) => this.run(String(job.payload.cycle), new Date(String(job.payload.cutoff)), job.attempt > 1),
+      run: (job) => this.run(String(job.payload.cycle), new Date(String(job.payload.cutoff)),
+        job.attempt > 1),
       ...(options.schedule ? { plan: (now: Date) => this.plannedCycles(now) } : {}),
     })
     if (options.schedule) {
@@ -84,7 +88,8 @@ export class ClearingService {
    */
   async runNow(): Promise<ClearingReport> {
     const report = await this.jobs.runNew(this.manualCycle()).catch((error: unknown) => {
-      if (error instanceof JobGroupBusy) throw new Conflict('an EFT clearing cycle is running (here or on another instance); run again when it has ended')
+      if (error instanceof JobGroupBusy) throw new Conflict('an EFT clearing cycle is running ' +
+        '(here or on another instance); run again when it has ended')
       throw error
     })
     assert(report, 'a manual clearing cycle has a key of its own')
@@ -113,13 +118,15 @@ export class ClearingService {
     if (!this.calendar.isBusinessDay(sast.date)) return undefined
     const due = this.options.cyclesSast.filter((m) => m <= sast.minutes).at(-1)
     if (due === undefined) return undefined
-    const hhmm = `${String(Math.floor(due / 60)).padStart(2, '0')}:${String(due % 60).padStart(2, '0')}`
+    const hhmm =
+      `${String(Math.floor(due / 60)).padStart(2, '0')}:${String(due % 60).padStart(2, '0')}`
     return { cycle: `${sast.date}T${hhmm}`, cutoff: fromSast(sast.date, due) }
   }
 
   private plannedCycles(now: Date) {
     const due = this.dueCycle(now)
-    return due ? [{ key: due.cycle, due_at: due.cutoff, payload: { cycle: due.cycle, cutoff: due.cutoff.toISOString() } }] : []
+    return due ? [{ key: due.cycle, due_at: due.cutoff,
+      payload: { cycle: due.cycle, cutoff: due.cutoff.toISOString() } }] : []
   }
 
   /**
@@ -130,7 +137,8 @@ export class ClearingService {
     const due = this.dueCycle(this.clock.now())
     if (!due) return undefined
     const payload = { cycle: due.cycle, cutoff: due.cutoff.toISOString() }
-    const fresh = await this.jobs.runNew({ kind: clearing_job_kind, key: due.cycle, due_at: due.cutoff, payload }).catch((error: unknown) => {
+    const fresh = await this.jobs.runNew({ kind: clearing_job_kind, key: due.cycle,
+        due_at: due.cutoff, payload }).catch((error: unknown) => {
       if (error instanceof JobGroupBusy) return 'busy' as const
       throw error
     })
@@ -161,7 +169,8 @@ export class ClearingService {
     // Announced through the outbox. A run taken over after a crash may announce its cycle
     // again: events are delivered at least once, and the cycle names the run.
     await this.db.transaction().execute((trx) =>
-      appendEvent(trx, { type: 'clearing.cycle_completed', partner_id: null, resource_id: cycle, data: report, occurred_at: this.clock.now() }),
+      appendEvent(trx, { type: 'clearing.cycle_completed', partner_id: null, resource_id: cycle,
+        data: report, occurred_at: this.clock.now() }),
     )
     this.log.info(report, 'clearing run finished')
     return report
@@ -183,7 +192,8 @@ export class ClearingService {
     }
   }
 
-  private pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date): Promise<PendingPayoutWork[]> {
+  private pendingPayouts(paymentType: 'EFT' | 'RTC',
+      takenBefore: Date): Promise<PendingPayoutWork[]> {
     return pendingPayouts(this.db, paymentType, takenBefore, this.options.chunkMax)
   }
 

@@ -16,16 +16,20 @@ export interface PaymentAdviceRow {
 }
 
 /** Records advices in the caller's transaction: with the payment they belong to, or not at all. */
-export async function insertPaymentAdvices(trx: Kysely<Database>, rows: PaymentAdviceRow[]): Promise<void> {
+export async function insertPaymentAdvices(trx: Kysely<Database>,
+    rows: PaymentAdviceRow[]): Promise<void> {
   await insertUnnest(trx, 'payment_advices', rows, [
-    ['tx_id', 'uuid'], ['partner_id', 'uuid'], ['email', 'text'], ['name', 'text'], ['created_at', 'timestamptz'],
+    ['tx_id', 'uuid'], ['partner_id', 'uuid'], ['email', 'text'], ['name', 'text'],
+      ['created_at', 'timestamptz'],
   ])
 }
 
 /** Which of these payments have an advice to send (the others asked for none). */
-export async function advisedPayments(trx: Kysely<Database>, txIds: readonly string[]): Promise<string[]> {
+export async function advisedPayments(trx: Kysely<Database>,
+    txIds: readonly string[]): Promise<string[]> {
   if (txIds.length === 0) return []
-  const rows = await trx.selectFrom('payment_advices').select('tx_id').where('tx_id', 'in', txIds).execute()
+  const rows = await trx.selectFrom('payment_advices').select('tx_id').where('tx_id', 'in', txIds)
+    .execute()
   return rows.map((row) => row.tx_id)
 }
 
@@ -33,6 +37,8 @@ export async function paymentAdviceOf(db: Kysely<Database>, txId: string) {
   return db.selectFrom('payment_advices').selectAll().where('tx_id', '=', txId).executeTakeFirst()
 }
 
-export async function markPaymentAdviceSent(db: Kysely<Database>, txId: string, at: Date): Promise<void> {
-  await db.updateTable('payment_advices').set({ sent_at: at }).where('tx_id', '=', txId).where('sent_at', 'is', null).execute()
+export async function markPaymentAdviceSent(db: Kysely<Database>, txId: string,
+    at: Date): Promise<void> {
+  await db.updateTable('payment_advices').set({ sent_at: at }).where('tx_id', '=', txId).where(
+    'sent_at', 'is', null).execute()
 }

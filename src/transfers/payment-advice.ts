@@ -52,7 +52,8 @@ export class PaymentAdvices {
   /** In the transaction that made these payments Successful: one send job per advice. */
   async paid(trx: Kysely<Database>, txIds: readonly string[]): Promise<void> {
     for (const txId of await advisedPayments(trx, txIds)) {
-      await this.jobs.enqueue(trx, { kind: payment_advice_job_kind, key: txId, payload: { tx_id: txId } })
+      await this.jobs.enqueue(trx, { kind: payment_advice_job_kind, key: txId,
+        payload: { tx_id: txId } })
     }
   }
 
@@ -63,7 +64,8 @@ export class PaymentAdvices {
     if (advice.sent_at) return { sent: false }
     const payment = await transactionOf(this.db, advice.partner_id, txId)
     assert(payment, `payment advice for ${txId} has no payment`)
-    assert(payment.status === 'Successful' || payment.status === 'Reversed', `payment ${txId} was advised while ${payment.status}`)
+    assert(payment.status === 'Successful' || payment.status === 'Reversed',
+      `payment ${txId} was advised while ${payment.status}`)
     const payer = await this.payers.payerName(advice.partner_id, payment.account_id)
     const message = adviceMessage({
       recipientName: advice.name,
@@ -100,9 +102,11 @@ export function adviceMessage(advice: {
   txId: string
 }): { subject: string; text: string } {
   const amount = formatRand(advice.amount)
-  const payer = advice.payerName.length > subject_name_length_max ? `${advice.payerName.slice(0, subject_name_length_max - 1)}…` : advice.payerName
+  const payer = advice.payerName.length > subject_name_length_max
+    ? `${advice.payerName.slice(0, subject_name_length_max - 1)}…` : advice.payerName
   const when = toSast(advice.paidAt)
-  const time = `${String(Math.floor(when.minutes / 60)).padStart(2, '0')}:${String(when.minutes % 60).padStart(2, '0')}`
+  const hours = String(Math.floor(when.minutes / 60)).padStart(2, '0')
+  const time = `${hours}:${String(when.minutes % 60).padStart(2, '0')}`
   const lines = [
     advice.recipientName ? `Dear ${advice.recipientName},` : 'Hello,',
     '',
@@ -115,7 +119,8 @@ export function adviceMessage(advice: {
     `Method:      ${payment_type_names[advice.paymentType] ?? advice.paymentType}`,
     `Payment id:  ${advice.txId}`,
     '',
-    'This advice was sent at the payer\'s request. The time the money shows in your account depends on your bank.',
+    'This advice was sent at the payer\'s request. The time the money shows in your account ' +
+    'depends on your bank.',
   ]
   return { subject: `Payment advice: ${amount} from ${payer}`, text: lines.join('\n') }
 }

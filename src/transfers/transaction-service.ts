@@ -45,10 +45,12 @@ export class TransactionService {
    * names neither (as the reference client sends) gets the newest 1000 and no such key.
    * Either way the cursor to more rows is returned apart, for the reply header.
    */
-  async list(partnerId: string, accountId: string, options: TransactionListOptions = {}): Promise<TransactionPage> {
+  async list(partnerId: string, accountId: string,
+      options: TransactionListOptions = {}): Promise<TransactionPage> {
     await this.accounts.get(partnerId, accountId)
     const paged = options.limit !== undefined || options.cursor !== undefined
-    const limit = options.limit ?? (paged ? transaction_page_limit_default : transaction_unpaged_rows)
+    const limit = options.limit ?? (paged ? transaction_page_limit_default
+      : transaction_unpaged_rows)
     const before = options.cursor === undefined ? undefined : decodeCursor(options.cursor)
     const userIds = options.userIds ?? []
     // One row more than the page: it tells whether another page follows and links the last row.
@@ -61,7 +63,8 @@ export class TransactionService {
     const transactions = page.map((row, i) => toView(row, previousSha(row, i)))
     const last = page.at(-1)
     const nextCursor = rows.length > limit && last ? encodeCursor(cents(last.seq)) : undefined
-    const body = { account_id: accountId, transactions, ...(paged && nextCursor ? { next_cursor: nextCursor } : {}) }
+    const body = { account_id: accountId, transactions,
+      ...(paged && nextCursor ? { next_cursor: nextCursor } : {}) }
     return { body, nextCursor }
   }
 
@@ -70,7 +73,8 @@ export class TransactionService {
     if (!row) throw new NotFound('transaction')
     const seq = cents(row.seq)
     // A missing predecessor is a broken chain: no stored hash equals this marker.
-    const previousSha = seq > 1n ? ((await hashAt(this.db, row.account_id, seq - 1n)) ?? '\u0000missing') : ''
+    const previousSha = seq > 1n ? ((await hashAt(this.db, row.account_id, seq - 1n))
+      ?? '\u0000missing') : ''
     return { transaction: toView(row, previousSha) }
   }
 
@@ -80,7 +84,9 @@ export class TransactionService {
   }
 }
 
-/** `previousSha` undefined means the predecessor was not read; the row's own link is still checked. */
+/**
+ * `previousSha` undefined means the predecessor was not read; the row's own link is still checked.
+ */
 function toView(row: TransactionRow, previousSha: string | undefined): TransactionView {
   const linkHolds = previousSha === undefined || previousSha === row.prev_sha
   const verified = linkHolds && rowHashHolds(row)

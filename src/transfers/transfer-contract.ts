@@ -23,7 +23,8 @@ export const transaction_filter_users_max = 100
 const referenceClientFields = {
   notification_email: email().optional(),
   notification_name: text(1, 100).optional(),
-  beneficiary_id: z.never({ error: 'saved beneficiaries are not offered: leave beneficiary_id out (or null) and name the recipient' }).optional(),
+  beneficiary_id: z.never({ error: 'saved beneficiaries are not offered: leave beneficiary_id ' +
+    'out (or null) and name the recipient' }).optional(),
   beneficiary_version: z
     .int({ error: 'must be a whole number' })
     .min(0, { error: 'must be 0 or more' })
@@ -85,7 +86,8 @@ export const transactionView = z.object({
   tx_sha: z.string(),
   user_id: z.string(),
   added_by: z.string(),
-  tx_type: z.enum(['transfer', 'fee', 'deposit', 'bulk_payment', 'debit_order', 'reversal', 'refund', 'card']),
+  tx_type: z.enum(['transfer', 'fee', 'deposit', 'bulk_payment', 'debit_order', 'reversal',
+    'refund', 'card']),
   tx_payment_type: z.enum(['EFT', 'RTC', 'INTERNAL', 'DEBIT_ORDER', 'CARD']),
   fee: centsString,
   recipient_name: z.string(),
@@ -103,8 +105,9 @@ export const transferOperations = {
     subject: 'svc.account.<partner_id>.transfer_eft_rtc',
     permission: 'payments',
     summary:
-      'Pay out of an account by EFT (held now, settled by the clearing cycle) or RTC (pay_and_clear: settled at once). ' +
-      'The reply header Bank-Tx-Status carries the status (Pending, Successful, Failed or Invalid).',
+      'Pay out of an account by EFT (held now, settled by the clearing cycle) or RTC ' +
+      '(pay_and_clear: settled at once). The reply header Bank-Tx-Status carries the status ' +
+      '(Pending, Successful, Failed or Invalid).',
     request: transferRequest,
     response: paymentReply,
     replyHeaders: paymentReplyHeaders,
@@ -115,8 +118,9 @@ export const transferOperations = {
     subject: 'svc.account.<partner_id>.transfer_internal',
     permission: 'payments',
     summary:
-      'Pay another account of this bank, named by its account_number (any partner\'s): instant, both sides in one ledger ' +
-      'transaction, RTC limits by SAST time. The reply header Bank-Tx-Status is Successful.',
+      'Pay another account of this bank, named by its account_number (any partner\'s): instant, ' +
+      'both sides in one ledger transaction, RTC limits by SAST time. The reply header ' +
+      'Bank-Tx-Status is Successful.',
     request: internalTransferRequest,
     response: paymentReply,
     replyHeaders: paymentReplyHeaders,
@@ -127,7 +131,9 @@ export const transferOperations = {
     subject: 'svc.account.<partner_id>.list',
     permission: 'read',
     summary:
-      "An account's transactions, newest first. With limit (default 100, max 1000) or cursor: a page, and next_cursor until the last; without either: the newest 1000. A reply with more rows behind it carries the cursor in header Bank-Next-Cursor.",
+      "An account's transactions, newest first. With limit (default 100, max 1000) or cursor: a " +
+      "page, and next_cursor until the last; without either: the newest 1000. A reply with more " +
+      "rows behind it carries the cursor in header Bank-Next-Cursor.",
     request: z.strictObject({
       account_id: uuid(),
       limit: pageLimit(transaction_page_limit_max).optional(),
@@ -135,7 +141,10 @@ export const transferOperations = {
       // Only transactions of these acting users; `{}` (how the reference client writes its
       // empty UUIDs record) or `[]` means no filter.
       filter_user_ids: z
-        .union([z.array(uuid()).max(transaction_filter_users_max, { error: `must list at most ${transaction_filter_users_max} user ids` }), z.strictObject({})], {
+        .union(
+            [z.array(uuid()).max(transaction_filter_users_max,
+            { error: `must list at most ${transaction_filter_users_max} user ids` }),
+            z.strictObject({})], {
           error: 'must be a list of user ids',
         })
         .optional(),
@@ -174,9 +183,11 @@ export const transactionOperatorOperations = {
       limit: pageLimit(transaction_page_limit_max).default(transaction_page_limit_default),
       cursor: pageCursor().optional(),
     }),
-    response: z.object({ account_id: z.string(), transactions: z.array(transactionView), next_cursor: z.string().optional() }),
+    response: z.object({ account_id: z.string(), transactions: z.array(transactionView),
+      next_cursor: z.string().optional() }),
   }),
 }
 
 /** A payment as the service answers it: the reply body, and the status its header carries. */
-export type TransferResult = z.output<typeof paymentReply> & { status: z.output<typeof transferStatus> }
+export type TransferResult = z.output<typeof paymentReply> & {
+  status: z.output<typeof transferStatus> }

@@ -51,21 +51,26 @@ export const rtc_recovery_job_limits = {
 
 export type PaymentType = 'EFT' | 'RTC' | 'INTERNAL'
 
-const instantNames: Record<Exclude<PaymentType, 'EFT'>, string> = { RTC: 'an RTC', INTERNAL: 'an internal payment' }
+const instantNames: Record<Exclude<PaymentType, 'EFT'>, string> =
+  { RTC: 'an RTC', INTERNAL: 'an internal payment' }
 
 /** Refuses an amount above its payment type's limit at `now` (400 on `amount`). */
-export function checkPaymentLimit(calendar: SouthAfricanCalendar, now: Date, paymentType: PaymentType, amount: bigint): void {
+export function checkPaymentLimit(calendar: SouthAfricanCalendar, now: Date,
+    paymentType: PaymentType, amount: bigint): void {
   if (paymentType === 'EFT') {
-    if (amount > limits.eft_cents_max) throw Invalid.field('amount', `an EFT is at most ${limits.eft_cents_max} cents`)
+    if (amount > limits.eft_cents_max) throw Invalid.field('amount',
+      `an EFT is at most ${limits.eft_cents_max} cents`)
     return
   }
   const sast = toSast(now)
-  const highLimit = calendar.isBusinessDay(sast.date) && sast.minutes < limits.rtc_high_limit_until_minute
+  const highLimit = calendar.isBusinessDay(sast.date)
+    && sast.minutes < limits.rtc_high_limit_until_minute
   const max = highLimit ? limits.rtc_cents_max : limits.rtc_after_hours_cents_max
   if (amount <= max) return
   const what = instantNames[paymentType]
   throw Invalid.field(
     'amount',
-    highLimit ? `${what} is at most ${max} cents` : `${what} outside business days 00:00-16:00 SAST is at most ${max} cents`,
+    highLimit ? `${what} is at most ${max} cents`
+      : `${what} outside business days 00:00-16:00 SAST is at most ${max} cents`,
   )
 }

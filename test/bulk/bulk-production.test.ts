@@ -14,7 +14,8 @@ before(async () => {
   await tb.ready
   await tb.bank.services.jobRunner.stop()
   p = await onboardPartner(tb, { approve: true })
-  const pool = (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
+  const pool =
+    (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
   await fund(tb, pool, 1_000_000)
   tb.clock.set(sast('2026-11-23', '09:00'))
 })
@@ -22,12 +23,15 @@ before(async () => {
 test('bulk - in production the PIN is kept only as a hash and ops.sandbox.otp is refused', async () => {
   const body = batchBody(p.rootEntityId, [payment(1)])
   await p.client.bulkPayments.initiate(body)
-  const row = await tb.bank.database.db.selectFrom('bulk_payments').selectAll().where('bulk_payment_id', '=', body.bulk_payment_id).executeTakeFirstOrThrow()
+  const row = await tb.bank.database.db.selectFrom('bulk_payments').selectAll().where(
+    'bulk_payment_id', '=', body.bulk_payment_id).executeTakeFirstOrThrow()
   assert.equal(row.otp_sandbox, null)
   const otp = await otpOf(tb, p, body.bulk_payment_id)
   for (const value of Object.values(row)) assert.notEqual(String(value), otp)
-  const refused = await expectApiError(tb.operator.sandbox.otp({ bulk_payment_id: body.bulk_payment_id }), 403)
+  const refused =
+    await expectApiError(tb.operator.sandbox.otp({ bulk_payment_id: body.bulk_payment_id }), 403)
   assert.ok(!JSON.stringify(refused).includes(otp))
-  const verified = await p.client.bulkPayments.verify({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id, otp })
+  const verified = await p.client.bulkPayments.verify(
+    { entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id, otp })
   assert.equal(verified.status, 'processing')
 })

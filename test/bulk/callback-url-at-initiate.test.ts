@@ -18,7 +18,8 @@ async function messagesSent(tb: TestBank): Promise<number> {
 
 async function fundedPartner(tb: TestBank): Promise<{ p: TestPartner; pool: string }> {
   const p = await onboardPartner(tb, { approve: true })
-  const pool = (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
+  const pool =
+    (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
   await fund(tb, pool, 1_000_000)
   return { p, pool }
 }
@@ -32,7 +33,8 @@ async function expectRefusedAtInitiate(tb: TestBank, urls: string[]): Promise<vo
     const body = batchBody(p.rootEntityId, [payment(1)], { callback_url: url })
     const error = await expectRefusal(p.client.bulkPayments.initiate(body), 400, 'callback_url')
     assert.match(error.message, /^callback_url: must (be an https|not carry|not lead to a loopback, private or link-local address)/, url)
-    await expectRefusal(p.client.bulkPayments.status({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id }), 404)
+    await expectRefusal(p.client.bulkPayments.status(
+      { entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id }), 404)
   }
   assert.deepEqual(await balances(p, pool), before, 'nothing held')
   assert.equal(await messagesSent(tb), sent, 'no PIN sent')
@@ -72,8 +74,10 @@ describe('production', () => {
     const url = 'https://8.8.8.8/bulk-hooks'
     const body = batchBody(p.rootEntityId, [payment(1)], { callback_url: url })
     assert.equal((await p.client.bulkPayments.initiate(body)).status, 'pending_otp')
-    await p.client.bulkPayments.cancel({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id })
-    const events = await tb.bank.database.db.selectFrom('events').select(['type', 'endpoint_url']).where('partner_id', '=', p.partnerId).execute()
+    await p.client.bulkPayments.cancel(
+      { entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id })
+    const events = await tb.bank.database.db.selectFrom('events').select(['type', 'endpoint_url'])
+      .where('partner_id', '=', p.partnerId).execute()
     assert.deepEqual(events, [{ type: 'bulk_payment.cancelled', endpoint_url: url }])
     await assertLedgerClean(tb)
   })
@@ -102,19 +106,24 @@ describe('sandbox', () => {
   test('bulk - callback_url in the sandbox: a loopback http receiver is taken at initiate and the delivery reaches it', async () => {
     const p = await onboardWithSecret(tb)
     await tb.operator.entities.review({ entity_id: p.rootEntityId, decision: 'approve' })
-    const pool = (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
+    const pool =
+      (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
     await fund(tb, pool, 1_000_000)
     const receiver = await startReceiver([p.secret])
     try {
-      const body = batchBody(p.rootEntityId, [payment(1, { real_time: true })], { callback_url: receiver.url })
+      const body = batchBody(p.rootEntityId, [payment(1, { real_time: true })],
+        { callback_url: receiver.url })
       assert.match(receiver.url, /^http:\/\/127\.0\.0\.1:\d+\/hooks$/)
       await p.client.bulkPayments.initiate(body)
-      await p.client.bulkPayments.verify({ entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id, otp: await otpOf(tb, p, body.bulk_payment_id) })
+      await p.client.bulkPayments.verify({ entity_id: p.rootEntityId,
+        bulk_payment_id: body.bulk_payment_id, otp: await otpOf(tb, p, body.bulk_payment_id) })
       await deliverDue(tb)
       await deliverDue(tb)
       const types = receiver.received.map((r) => (JSON.parse(r.body) as { type: string }).type)
-      assert.deepEqual(types, ['bulk_payment.verified', 'payment.success', 'bulk_payment.completed'])
-      for (const r of receiver.received) assert.ok(!(r.verified[0] instanceof Error), 'signed with the partner secret')
+      assert.deepEqual(types, ['bulk_payment.verified', 'payment.success',
+        'bulk_payment.completed'])
+      for (const r of receiver.received) assert.ok(!(r.verified[0] instanceof Error),
+        'signed with the partner secret')
     } finally {
       await receiver.close()
     }

@@ -23,7 +23,8 @@ export function payment(n: number, overrides: Record<string, unknown> = {}) {
 }
 
 /** A valid batch of `payments`, its count and total filled in. */
-export function batchBody(entityId: string, payments: Array<Record<string, unknown>>, overrides: Record<string, unknown> = {}): InitiateBody {
+export function batchBody(entityId: string, payments: Array<Record<string, unknown>>,
+    overrides: Record<string, unknown> = {}): InitiateBody {
   const total = payments.reduce((sum, p) => sum + (p.amount as number), 0)
   return {
     entity_id: entityId,
@@ -39,8 +40,10 @@ export function batchBody(entityId: string, payments: Array<Record<string, unkno
 /** The PIN as the entity's user reads it: from the e-mail the notifier sent for the batch. */
 export async function otpOf(tb: TestBank, p: TestPartner, bulkPaymentId: string): Promise<string> {
   const db = tb.bank.database.db
-  const batch = await db.selectFrom('bulk_payments').select('id').where('partner_id', '=', p.partnerId).where('bulk_payment_id', '=', bulkPaymentId).executeTakeFirstOrThrow()
-  const message = await db.selectFrom('notifier_messages').selectAll().where('key', '=', `bulk_otp:${batch.id}:1`).executeTakeFirstOrThrow()
+  const batch = await db.selectFrom('bulk_payments').select('id').where('partner_id', '=',
+    p.partnerId).where('bulk_payment_id', '=', bulkPaymentId).executeTakeFirstOrThrow()
+  const message = await db.selectFrom('notifier_messages').selectAll().where('key', '=',
+    `bulk_otp:${batch.id}:1`).executeTakeFirstOrThrow()
   const otp = /one-time PIN is (\d{6})/.exec(message.body)?.[1]
   assert.ok(otp, 'the message carries the PIN')
   return otp

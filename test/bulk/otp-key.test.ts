@@ -17,7 +17,8 @@ test('otp key - instances sharing the bank key derive the same PIN key; other us
   assert.equal(one.length, 32)
   assert.deepEqual(one, two)
   assert.notDeepEqual(new SecretBox({ key, dataDir: '/nonexistent' }).derivedKey('other-use'), one)
-  assert.notDeepEqual(new SecretBox({ key: randomBytes(32), dataDir: '/nonexistent' }).derivedKey('bulk-otp'), one)
+  assert.notDeepEqual(new SecretBox({ key: randomBytes(32), dataDir: '/nonexistent' }).derivedKey(
+    'bulk-otp'), one)
   assert.notDeepEqual(one, key, 'the derived key is not the bank key itself')
 })
 

@@ -35,7 +35,8 @@ interface Batch {
 
 async function fundedPartner(): Promise<{ p: TestPartner; pool: string }> {
   const p = await onboardPartner(tb, { approve: true })
-  const pool = (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
+  const pool =
+    (await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })).accounts[0]!.account_id
   await fund(tb, pool, 10_000_000)
   return { p, pool }
 }
@@ -43,12 +44,14 @@ async function fundedPartner(): Promise<{ p: TestPartner; pool: string }> {
 async function pendingBatch(p: TestPartner, entityId = p.rootEntityId): Promise<Batch> {
   const body = batchBody(entityId, [payment(1)])
   await p.client.bulkPayments.initiate(body)
-  return { ref: { entity_id: entityId, bulk_payment_id: body.bulk_payment_id }, otp: await otpOf(tb, p, body.bulk_payment_id) }
+  return { ref: { entity_id: entityId, bulk_payment_id: body.bulk_payment_id },
+    otp: await otpOf(tb, p, body.bulk_payment_id) }
 }
 
 /** A verify below the SDK, to read the reply's headers. */
 function rawVerify(p: TestPartner, batch: Batch, otp: string): Promise<RawReply> {
-  return rawRequest(tb, `svc.account.${batch.ref.entity_id}.bulk_payment.verify`, JSON.stringify({ ...batch.ref, otp }), { token: p.token })
+  return rawRequest(tb, `svc.account.${batch.ref.entity_id}.bulk_payment.verify`,
+    JSON.stringify({ ...batch.ref, otp }), { token: p.token })
 }
 
 function assertTooMany(reply: RawReply, retryAfterMs: number): void {
@@ -58,7 +61,8 @@ function assertTooMany(reply: RawReply, retryAfterMs: number): void {
 }
 
 async function expectWrong(p: TestPartner, batch: Batch, attemptsLeft: number): Promise<void> {
-  const error = await expectApiError(p.client.bulkPayments.verify({ ...batch.ref, otp: wrongOtp(batch.otp) }), 400)
+  const error = await expectApiError(
+    p.client.bulkPayments.verify({ ...batch.ref, otp: wrongOtp(batch.otp) }), 400)
   assert.equal(error.type, 'invalid_otp')
   assert.equal((error.details[0] as { attempts_left: number }).attempts_left, attemptsLeft)
 }
@@ -75,11 +79,13 @@ async function nineWrong(p: TestPartner, spacingMs = 0): Promise<void> {
 }
 
 async function rowOf(bulkPaymentId: string) {
-  return tb.bank.database.db.selectFrom('bulk_payments').selectAll().where('bulk_payment_id', '=', bulkPaymentId).executeTakeFirstOrThrow()
+  return tb.bank.database.db.selectFrom('bulk_payments').selectAll().where('bulk_payment_id', '=',
+    bulkPaymentId).executeTakeFirstOrThrow()
 }
 
 async function wrongPinsOf(entityId: string): Promise<number> {
-  const rows = await tb.bank.database.db.selectFrom('bulk_wrong_pins').select('batch_id').where('entity_id', '=', entityId).execute()
+  const rows = await tb.bank.database.db.selectFrom('bulk_wrong_pins').select('batch_id').where(
+    'entity_id', '=', entityId).execute()
   return rows.length
 }
 
@@ -96,13 +102,15 @@ test('bulk - PIN budget: the 10th wrong PIN of an entity across batches is taken
   const before = await balances(p, pool)
   const sent = await messagesSent()
   const other = await pendingBatch(p)
-  for (const [batch, otp] of [[last, wrongOtp(last.otp)], [last, last.otp], [other, other.otp], [other, wrongOtp(other.otp)]] as const) {
+  for (const [batch, otp] of [[last, wrongOtp(last.otp)], [last, last.otp], [other, other.otp],
+      [other, wrongOtp(other.otp)]] as const) {
     tb.clock.advance(1_000)
     assertTooMany(await rawVerify(p, batch, otp), first + hour_ms - tb.clock.now().getTime())
   }
   assert.equal((await p.client.bulkPayments.status(last.ref)).status, 'pending_otp')
   assert.equal((await p.client.bulkPayments.status(other.ref)).status, 'pending_otp')
-  assert.equal((await rowOf(last.ref.bulk_payment_id)).otp_attempts, 1, 'the 429s used none of the batch attempts')
+  assert.equal((await rowOf(last.ref.bulk_payment_id)).otp_attempts, 1,
+    'the 429s used none of the batch attempts')
   assert.equal((await rowOf(other.ref.bulk_payment_id)).otp_attempts, 0)
   assert.equal(await wrongPinsOf(p.rootEntityId), 10)
   assert.equal(await messagesSent(), sent + 1, 'only the PIN of the batch initiated meanwhile')
@@ -121,11 +129,13 @@ test('bulk - PIN budget: the hour is rolling; 1 ms before the oldest wrong PIN i
   tb.clock.advance(58 * 60_000)
   const batch = await pendingBatch(p)
   await expectWrong(p, batch, 2)
-  for (let i = 0; i < 3; i++) assertTooMany(await rawVerify(p, batch, wrongOtp(batch.otp)), 2 * 60_000)
+  for (let i = 0; i < 3; i++) assertTooMany(await rawVerify(p, batch, wrongOtp(batch.otp)),
+    2 * 60_000)
   tb.clock.set(new Date(early + hour_ms - 1))
   assertTooMany(await rawVerify(p, batch, batch.otp), 1)
   tb.clock.advance(1)
-  // The nine early ones have left the hour; the batch lost one attempt, to the wrong PIN before the 429s.
+  // The nine early ones have left the hour; the batch lost one attempt, to the wrong PIN before the
+  // 429s.
   await expectWrong(p, batch, 1)
   const verified = await p.client.bulkPayments.verify({ ...batch.ref, otp: batch.otp })
   assert.equal(verified.status, 'processing')
@@ -136,9 +146,11 @@ test('bulk - PIN budget: the hour is rolling; 1 ms before the oldest wrong PIN i
 
 test('bulk - PIN budget is per entity: another entity of the same partner verifies while the first is locked out', async () => {
   const { p } = await fundedPartner()
-  const second = (await p.client.entities.create(businessEntity({ name: 'Second Co (Pty) Ltd' }))).id
+  const second =
+    (await p.client.entities.create(businessEntity({ name: 'Second Co (Pty) Ltd' }))).id
   await tb.operator.entities.review({ entity_id: second, decision: 'approve' })
-  const account = (await p.client.accounts.getByEntity({ entity_id: second })).accounts[0]!.account_id
+  const account =
+    (await p.client.accounts.getByEntity({ entity_id: second })).accounts[0]!.account_id
   await fund(tb, account, 1_000_000)
   await nineWrong(p)
   const locked = await pendingBatch(p)
@@ -146,7 +158,8 @@ test('bulk - PIN budget is per entity: another entity of the same partner verifi
   assertTooMany(await rawVerify(p, locked, locked.otp), hour_ms)
   const theirs = await pendingBatch(p, second)
   await expectWrong(p, theirs, 2)
-  assert.equal((await p.client.bulkPayments.verify({ ...theirs.ref, otp: theirs.otp })).status, 'processing')
+  assert.equal((await p.client.bulkPayments.verify({ ...theirs.ref, otp: theirs.otp })).status,
+    'processing')
   await p.client.bulkPayments.cancel(locked.ref)
   await tb.bank.services.jobRunner.runDue()
   await assertLedgerClean(tb)
@@ -163,11 +176,13 @@ test('bulk - pending limit: 20 batches wait for their PIN; the 21st initiate is 
   const before = await balances(p, pool)
   const sent = await messagesSent()
   const extra = batchBody(p.rootEntityId, [payment(1)])
-  const initiateRaw = () => rawRequest(tb, `svc.account.${p.rootEntityId}.bulk_payment.initiate`, JSON.stringify(extra), { token: p.token })
+  const initiateRaw = () => rawRequest(tb, `svc.account.${p.rootEntityId}.bulk_payment.initiate`,
+    JSON.stringify(extra), { token: p.token })
   assertTooMany(await initiateRaw(), first + otp_ttl_ms - tb.clock.now().getTime())
   assert.deepEqual(await balances(p, pool), before, 'nothing held')
   assert.equal(await messagesSent(), sent, 'no PIN sent')
-  await expectApiError(p.client.bulkPayments.status({ entity_id: p.rootEntityId, bulk_payment_id: extra.bulk_payment_id }), 404)
+  await expectApiError(p.client.bulkPayments.status(
+    { entity_id: p.rootEntityId, bulk_payment_id: extra.bulk_payment_id }), 404)
 
   // A cancel makes room for one; the id refused before was never stored, so it is taken now.
   await p.client.bulkPayments.cancel(waiting[3]!.ref)
@@ -178,7 +193,8 @@ test('bulk - pending limit: 20 batches wait for their PIN; the 21st initiate is 
   await p.client.bulkPayments.initiate(batchBody(p.rootEntityId, [payment(1)]))
   // And an expired PIN, before the expiry job has ended its batch: 1 ms before, still 429.
   tb.clock.set(new Date(first + otp_ttl_ms - 1))
-  const refused = await rawRequest(tb, `svc.account.${p.rootEntityId}.bulk_payment.initiate`, JSON.stringify(batchBody(p.rootEntityId, [payment(1)])), { token: p.token })
+  const refused = await rawRequest(tb, `svc.account.${p.rootEntityId}.bulk_payment.initiate`,
+    JSON.stringify(batchBody(p.rootEntityId, [payment(1)])), { token: p.token })
   assertTooMany(refused, 1)
   tb.clock.advance(1)
   await p.client.bulkPayments.initiate(batchBody(p.rootEntityId, [payment(1)]))
@@ -195,7 +211,8 @@ test('bulk - pending limit: 20 batches wait for their PIN; the 21st initiate is 
 function tally(outcomes: PromiseSettledResult<unknown>[]): Record<string, number> {
   const counts: Record<string, number> = {}
   for (const o of outcomes) {
-    const key = o.status === 'fulfilled' ? 'ok' : o.reason instanceof BankError ? o.reason.type : String(o.reason)
+    const key = o.status === 'fulfilled' ? 'ok' : o.reason instanceof BankError ? o.reason.type
+      : String(o.reason)
     counts[key] = (counts[key] ?? 0) + 1
   }
   return counts
@@ -210,27 +227,38 @@ function tally(outcomes: PromiseSettledResult<unknown>[]): Record<string, number
 async function racesAcross(instances: [Bank, Bank]): Promise<void> {
   const { p } = await fundedPartner()
   const entity = p.rootEntityId
-  // The partner's caller as the endpoint wrapper finds it, to call each instance's service directly.
+  // The partner's caller as the endpoint wrapper finds it, to call each instance's service
+  // directly.
   const caller = await tb.bank.services.credentials.verify(p.token)
-  const bodies = Array.from({ length: 25 }, () => bulkInitiateRequest.parse(batchBody(entity, [payment(1)])))
-  const initiated = await Promise.allSettled(bodies.map((body, i) => instances[i % 2]!.services.bulk.initiate(caller, entity, body)))
+  const bodies = Array.from({ length: 25 }, () => bulkInitiateRequest.parse(
+    batchBody(entity, [payment(1)])))
+  const initiated = await Promise.allSettled(
+    bodies.map((body, i) => instances[i % 2]!.services.bulk.initiate(caller, entity, body)))
   assert.deepEqual(tally(initiated), { ok: 20, too_many_attempts: 5 })
-  const pending = await tb.bank.database.db.selectFrom('bulk_payments').select('id').where('entity_id', '=', entity).where('status', '=', 'pending_otp').execute()
+  const pending = await tb.bank.database.db.selectFrom('bulk_payments').select('id').where(
+    'entity_id', '=', entity).where('status', '=', 'pending_otp').execute()
   assert.equal(pending.length, 20)
 
   const taken = bodies.filter((_, i) => initiated[i]!.status === 'fulfilled').slice(0, 6)
-  const batches = await Promise.all(taken.map(async (b) => ({ ref: { entity_id: entity, bulk_payment_id: b.bulk_payment_id }, otp: await otpOf(tb, p, b.bulk_payment_id) })))
+  const batches =
+    await Promise.all(
+    taken.map(async (b) => ({ ref: { entity_id: entity, bulk_payment_id: b.bulk_payment_id },
+    otp: await otpOf(tb, p, b.bulk_payment_id) })))
   const guesses = batches.flatMap((b) => [b, b])
   const verified = await Promise.allSettled(
-    guesses.map((b, i) => instances[i % 2]!.services.bulk.verify(p.partnerId, entity, { bulk_payment_id: b.ref.bulk_payment_id, otp: wrongOtp(b.otp) })),
+    guesses.map((b, i) => instances[i % 2]!.services.bulk.verify(p.partnerId, entity,
+      { bulk_payment_id: b.ref.bulk_payment_id, otp: wrongOtp(b.otp) })),
   )
   assert.deepEqual(tally(verified), { invalid_otp: 10, too_many_attempts: 2 })
   assert.equal(await wrongPinsOf(entity), 10)
-  const attempts = await tb.bank.database.db.selectFrom('bulk_payments').select('otp_attempts').where('entity_id', '=', entity).execute()
-  assert.equal(attempts.reduce((sum, row) => sum + row.otp_attempts, 0), 10, 'the 429s used no batch attempts')
+  const attempts = await tb.bank.database.db.selectFrom('bulk_payments').select('otp_attempts')
+    .where('entity_id', '=', entity).execute()
+  assert.equal(attempts.reduce((sum, row) => sum + row.otp_attempts, 0), 10,
+    'the 429s used no batch attempts')
   // Now even the right PIN is refused, on either instance.
   for (const bank of instances) {
-    const right = await Promise.allSettled([bank.services.bulk.verify(p.partnerId, entity, { bulk_payment_id: batches[0]!.ref.bulk_payment_id, otp: batches[0]!.otp })])
+    const right = await Promise.allSettled([bank.services.bulk.verify(p.partnerId, entity,
+      { bulk_payment_id: batches[0]!.ref.bulk_payment_id, otp: batches[0]!.otp })])
     assert.deepEqual(tally(right), { too_many_attempts: 1 })
   }
   tb.clock.advance(otp_ttl_ms)
@@ -244,7 +272,8 @@ if (storage === 'postgres') {
 
     before(async () => {
       await tb.ready
-      second = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'), natsUrl: tb.natsUrl, validateResponses: true })
+      second = await startBank({ config: tb.config, clock: tb.clock, log: createLogger('silent'),
+        natsUrl: tb.natsUrl, validateResponses: true })
       await second.services.jobRunner.stop()
     })
 

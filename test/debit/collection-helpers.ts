@@ -6,7 +6,10 @@ import type { TestBank, TestPartner } from '../support/harness.ts'
 // mandate serves one order), the sandbox clock moved forward through ops.sandbox, and
 // reads of what a run left behind (status, events, ledger rows, partner debt).
 
-/** The simulated debit rail's magic debtor accounts (src/rails/simulated-debit-rail.ts), spelled out so a change there is noticed. */
+/**
+ * The simulated debit rail's magic debtor accounts (src/rails/simulated-debit-rail.ts), spelled out
+ * so a change there is noticed.
+ */
 export const debtors = {
   ordinary: '1234567890',
   mandateRejected: '5000000001',
@@ -25,14 +28,21 @@ export function sast(date: string, hhmm = '00:30'): string {
   return new Date(Date.parse(`${date}T${hhmm}:00+02:00`)).toISOString()
 }
 
-/** The longest single advance: each answers before the SDK's request timeout, whatever falls due on the way. */
+/**
+ * The longest single advance: each answers before the SDK's request timeout, whatever falls due on
+ * the way.
+ */
 const advance_step_ms = 7 * 86_400_000
 
-/** Moves the bank's clock forward through ops.sandbox (running what falls due), a week at a time; never back. */
+/**
+ * Moves the bank's clock forward through ops.sandbox (running what falls due), a week at a time;
+ * never back.
+ */
 export async function advanceTo(tb: TestBank, at: string): Promise<void> {
   const target = Date.parse(at)
   for (let now = tb.clock.now().getTime(); now < target; now = tb.clock.now().getTime()) {
-    await tb.operator.sandbox.advance({ to: new Date(Math.min(target, now + advance_step_ms)).toISOString() })
+    await tb.operator.sandbox.advance(
+      { to: new Date(Math.min(target, now + advance_step_ms)).toISOString() })
   }
 }
 
@@ -46,7 +56,8 @@ export interface OrderOptions {
 }
 
 /** Registers a mandate of its own (authenticated by running the due jobs) and an order under it. */
-export async function newOrder(tb: TestBank, p: TestPartner, options: OrderOptions): Promise<string> {
+export async function newOrder(tb: TestBank, p: TestPartner,
+    options: OrderOptions): Promise<string> {
   const debtor = {
     account_holder_name: 'Thandi Nkosi',
     account_number: options.account_number ?? debtors.ordinary,
@@ -55,7 +66,8 @@ export async function newOrder(tb: TestBank, p: TestPartner, options: OrderOptio
   }
   const frequency = options.frequency ?? 'once_off'
   const mandate_reference = `M-${randomUUID().slice(0, 8)}`
-  await p.client.mandates.create({ entity_id: p.rootEntityId, mandate_reference, ...debtor, max_amount: 1_000_000, frequency })
+  await p.client.mandates.create({ entity_id: p.rootEntityId, mandate_reference, ...debtor,
+    max_amount: 1_000_000, frequency })
   await tb.bank.services.jobRunner.runDue()
   const mandate = await p.client.mandates.get({ entity_id: p.rootEntityId, mandate_reference })
   assert.equal(mandate.status, 'active', `mandate of ${debtor.account_number} is active`)
@@ -83,27 +95,33 @@ export async function poolAccountOf(p: TestPartner): Promise<string> {
   return accounts[0]!.account_id
 }
 
-export async function balanceOf(p: TestPartner, accountId: string): Promise<{ balance: number; available: number }> {
+export async function balanceOf(p: TestPartner, accountId: string): Promise<{ balance: number;
+    available: number }> {
   const account = await p.client.accounts.getDetails({ account_id: accountId })
   return { balance: Number(account.balance), available: Number(account.available_balance) }
 }
 
 /** The types of the events announced about one order, in order. */
 export async function eventTypesOf(tb: TestBank, orderId: string): Promise<string[]> {
-  const rows = await tb.bank.database.db.selectFrom('events').select('type').where('resource_id', '=', orderId).orderBy('seq').execute()
+  const rows = await tb.bank.database.db.selectFrom('events').select('type').where('resource_id',
+    '=', orderId).orderBy('seq').execute()
   return rows.map((row) => row.type)
 }
 
-export async function eventsOf(tb: TestBank, orderId: string): Promise<Array<{ type: string; data: Record<string, unknown> }>> {
-  const rows = await tb.bank.database.db.selectFrom('events').select(['type', 'data']).where('resource_id', '=', orderId).orderBy('seq').execute()
-  return rows.map((row) => ({ type: row.type, data: (typeof row.data === 'string' ? JSON.parse(row.data) : row.data) as Record<string, unknown> }))
+export async function eventsOf(tb: TestBank, orderId: string): Promise<Array<{ type: string;
+    data: Record<string, unknown> }>> {
+  const rows = await tb.bank.database.db.selectFrom('events').select(['type', 'data']).where(
+    'resource_id', '=', orderId).orderBy('seq').execute()
+  return rows.map((row) => ({ type: row.type, data: (typeof row.data === 'string'
+    ? JSON.parse(row.data) : row.data) as Record<string, unknown> }))
 }
 
 /** The ledger rows a debit order's collections and disputes wrote on the account. */
 export async function debitRowsOf(tb: TestBank, accountId: string) {
   return tb.bank.database.db
     .selectFrom('transactions')
-    .select(['id', 'tx_type', 'tx_payment_type', 'status', 'amount', 'fee', 'credit', 'debit', 'parent_tx_id', 'own_ref'])
+    .select(['id', 'tx_type', 'tx_payment_type', 'status', 'amount', 'fee', 'credit', 'debit',
+      'parent_tx_id', 'own_ref'])
     .where('account_id', '=', accountId)
     .where('tx_payment_type', '=', 'DEBIT_ORDER')
     .orderBy('seq')
@@ -112,7 +130,8 @@ export async function debitRowsOf(tb: TestBank, accountId: string) {
 
 /** What the partner owes the bank, as recorded. */
 export async function debtOf(tb: TestBank, partnerId: string): Promise<number> {
-  const row = await tb.bank.database.db.selectFrom('partner_debts').select('owed').where('partner_id', '=', partnerId).executeTakeFirst()
+  const row = await tb.bank.database.db.selectFrom('partner_debts').select('owed').where(
+    'partner_id', '=', partnerId).executeTakeFirst()
   return row ? Number(row.owed) : 0
 }
 

@@ -23,13 +23,15 @@ function register(account_number: string) {
   const mandate_reference = `M-${randomUUID().slice(0, 8)}`
   return p.client.mandates
     .create({
-      entity_id: p.rootEntityId, mandate_reference, account_holder_name: 'Thandi Nkosi', account_number,
+      entity_id: p.rootEntityId, mandate_reference, account_holder_name: 'Thandi Nkosi',
+        account_number,
       account_type: 'cheque', branch_code: '250655', max_amount: 100_000, frequency: 'once_off',
     })
     .then(() => mandate_reference)
 }
 
-const mandate = (mandate_reference: string) => p.client.mandates.get({ entity_id: p.rootEntityId, mandate_reference })
+const mandate = (mandate_reference: string) => p.client.mandates.get(
+  { entity_id: p.rootEntityId, mandate_reference })
 
 test('mandates - an ordinary debtor account is authenticated at once', async () => {
   const reference = await register(debtors.ordinary)
@@ -56,12 +58,15 @@ test('mandates - 5000000002: pending until a day has passed, then active, and it
   assert.equal(active.status, 'active')
   assert.equal(active.authenticated_at, '2026-11-24T08:00:00Z')
   const order = await p.client.debitOrders.create({
-    entity_id: p.rootEntityId, clientTxId: randomUUID(), mandate_reference: reference, amount: 10_000, collection_date: '2026-11-26',
-    account_holder_name: 'Thandi Nkosi', account_number: debtors.mandatePendingADay, account_type: 'cheque', branch_code: '250655',
+    entity_id: p.rootEntityId, clientTxId: randomUUID(), mandate_reference: reference,
+      amount: 10_000, collection_date: '2026-11-26',
+    account_holder_name: 'Thandi Nkosi', account_number: debtors.mandatePendingADay,
+      account_type: 'cheque', branch_code: '250655',
     reference: 'Gym fees', frequency: 'once_off',
   })
   await advanceTo(tb, sast('2026-11-26'))
   assert.equal((await statusOf(p, order.debit_order_id)).status, 'successful')
-  assert.deepEqual(await eventTypesOf(tb, order.debit_order_id), ['debit_order.processing', 'debit_order.successful'])
+  assert.deepEqual(await eventTypesOf(tb, order.debit_order_id),
+    ['debit_order.processing', 'debit_order.successful'])
   await assertLedgerClean(tb)
 })

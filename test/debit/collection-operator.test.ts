@@ -21,12 +21,14 @@ before(async () => {
 })
 
 test('operator - a run for a date collects the orders due by it and answers its counts', async () => {
-  const ids = [await newOrder(tb, p, { collection_date: '2026-11-25' }), await newOrder(tb, p, { collection_date: '2026-11-26' })]
+  const ids = [await newOrder(tb, p, { collection_date: '2026-11-25' }),
+    await newOrder(tb, p, { collection_date: '2026-11-26' })]
   const report = await tb.operator.debit.run({ date: '2026-11-25' })
   assert.equal(report.date, '2026-11-25')
   assert.match(report.run, /^manual:2026-11-25:/)
   assert.deepEqual(
-    { submitted: report.submitted, successful: report.successful, failed: report.failed, retrying: report.retrying, disputed: report.disputed },
+    { submitted: report.submitted, successful: report.successful, failed: report.failed,
+      retrying: report.retrying, disputed: report.disputed },
     { submitted: 1, successful: 1, failed: 0, retrying: 0, disputed: 0 },
   )
   assert.equal((await statusOf(p, ids[0]!)).status, 'successful')
@@ -47,9 +49,11 @@ test('operator - a dispute of an order’s last collection is booked by the next
   const report = await tb.operator.debit.run({})
   assert.equal(report.disputed, 1)
   assert.equal((await statusOf(p, id)).status, 'disputed')
-  assert.deepEqual(await eventTypesOf(tb, id), ['debit_order.processing', 'debit_order.successful', 'debit_order.disputed'])
+  assert.deepEqual(await eventTypesOf(tb, id), ['debit_order.processing', 'debit_order.successful',
+    'debit_order.disputed'])
   // Disputing it again names the same collection and changes nothing.
-  assert.equal((await tb.operator.debit.dispute({ debit_order_id: id })).collection_date, '2026-11-25')
+  assert.equal((await tb.operator.debit.dispute({ debit_order_id: id })).collection_date,
+    '2026-11-25')
   assert.equal((await tb.operator.debit.run({})).disputed, 0)
   await assertLedgerClean(tb)
 })

@@ -34,15 +34,22 @@ before(async () => {
   p = await onboardPartner(tb, { approve: true })
   account = await poolAccountOf(p)
   // Wednesday 2026-11-25 is the earliest collection date of an order created on a Monday.
-  orders.always = await newOrder(tb, p, { account_number: debtors.ordinary, collection_date: '2026-11-25', amount: 10_000 })
-  orders.closed = await newOrder(tb, p, { account_number: debtors.accountClosed, collection_date: '2026-11-25' })
-  orders.forEver = await newOrder(tb, p, { account_number: debtors.insufficientForEver, collection_date: '2026-11-25', tracking_days: 3 })
-  orders.noTracking = await newOrder(tb, p, { account_number: debtors.insufficientForEver, collection_date: '2026-11-25', tracking_days: 0 })
-  orders.twice = await newOrder(tb, p, { account_number: debtors.insufficientTimes(2), collection_date: '2026-11-25', amount: 20_000 })
+  orders.always = await newOrder(tb, p, { account_number: debtors.ordinary,
+    collection_date: '2026-11-25', amount: 10_000 })
+  orders.closed = await newOrder(tb, p, { account_number: debtors.accountClosed,
+    collection_date: '2026-11-25' })
+  orders.forEver = await newOrder(tb, p, { account_number: debtors.insufficientForEver,
+    collection_date: '2026-11-25', tracking_days: 3 })
+  orders.noTracking = await newOrder(tb, p, { account_number: debtors.insufficientForEver,
+    collection_date: '2026-11-25', tracking_days: 0 })
+  orders.twice = await newOrder(tb, p, { account_number: debtors.insufficientTimes(2),
+    collection_date: '2026-11-25', amount: 20_000 })
   orders.revoked = await newOrder(tb, p, {
-    account_number: debtors.insufficientTimes(2), collection_date: '2026-12-01', amount: 25_000, frequency: 'monthly', end_date: '2027-03-25',
+    account_number: debtors.insufficientTimes(2), collection_date: '2026-12-01', amount: 25_000,
+      frequency: 'monthly', end_date: '2027-03-25',
   })
-  // Saturday 2026-11-28 moves to Monday 2026-11-30; 16 December (a holiday) to Thursday 17 December.
+  // Saturday 2026-11-28 moves to Monday 2026-11-30; 16 December (a holiday) to Thursday 17
+  // December.
   orders.weekend = await newOrder(tb, p, { collection_date: '2026-11-28', amount: 30_000 })
   orders.holiday = await newOrder(tb, p, { collection_date: '2026-12-16', amount: 40_000 })
 })
@@ -60,7 +67,8 @@ test('collection - the run at 00:00 SAST credits amount − bank charges as a de
   assert.equal(status.processed_date, '2026-11-24T22:00:00Z')
   assert.equal(status.bank_charges, String(fee))
   assert.equal(status.net_amount, String(10_000 - fee))
-  assert.deepEqual(status.status_history.map((h) => h.status), ['scheduled', 'processing', 'successful'])
+  assert.deepEqual(status.status_history.map((h) => h.status),
+    ['scheduled', 'processing', 'successful'])
   const collected = status.status_history[2]!
   assert.match(collected.bank_reference ?? '', /^SIMDO[0-9A-F]{12}$/)
   assert.equal(collected.timestamp, '2026-11-24T22:00:00Z')
@@ -127,8 +135,10 @@ test('collection - a date moved past a weekend is collected on the Monday', asyn
 
 test('collection - a mandate cancelled while its order is retried ends the order failed; the debtor is not asked again', async () => {
   await advanceTo(tb, sast('2026-12-01'))
-  assert.equal((await statusOf(p, orders.revoked!)).status, 'processing', 'insufficient funds on the first attempt: retried')
-  const { mandate_reference } = await tb.bank.database.db.selectFrom('debit_orders').select('mandate_reference').where('id', '=', orders.revoked!).executeTakeFirstOrThrow()
+  assert.equal((await statusOf(p, orders.revoked!)).status, 'processing',
+    'insufficient funds on the first attempt: retried')
+  const { mandate_reference } = await tb.bank.database.db.selectFrom('debit_orders').select(
+    'mandate_reference').where('id', '=', orders.revoked!).executeTakeFirstOrThrow()
   await p.client.mandates.cancel({ entity_id: p.rootEntityId, mandate_reference })
   const before = await balanceOf(p, account)
   // This debtor's bank would collect on the third attempt (3 December), had it been asked.
@@ -139,7 +149,8 @@ test('collection - a mandate cancelled while its order is retried ends the order
   const [collection] = await collectionsOf(tb, orders.revoked!)
   assert.equal(collection!.attempts, 1, 'asked once, before the mandate was cancelled')
   const list = await p.client.debitOrders.list({ entity_id: p.rootEntityId, status: 'failed' })
-  assert.equal(list.debit_orders.find((o) => o.debit_order_id === orders.revoked)?.next_collection_date ?? null, null, 'no later collection is scheduled')
+  assert.equal(list.debit_orders.find((o) => o.debit_order_id === orders.revoked)
+    ?.next_collection_date ?? null, null, 'no later collection is scheduled')
   const credits = (await debitRowsOf(tb, account)).filter((row) => String(row.amount) === '25000')
   assert.deepEqual(credits, [], 'nothing was collected')
   assert.ok((await balanceOf(p, account)).balance >= before.balance)
@@ -157,16 +168,21 @@ test('collection - no run on a public holiday; the moved date is collected the n
 })
 
 test('collection - each transition is announced once: processing, then successful or failed (retries are not)', async () => {
-  assert.deepEqual(await eventTypesOf(tb, orders.always!), ['debit_order.processing', 'debit_order.successful'])
-  assert.deepEqual(await eventTypesOf(tb, orders.closed!), ['debit_order.processing', 'debit_order.failed'])
-  assert.deepEqual(await eventTypesOf(tb, orders.forEver!), ['debit_order.processing', 'debit_order.failed'])
-  assert.deepEqual(await eventTypesOf(tb, orders.twice!), ['debit_order.processing', 'debit_order.successful'])
+  assert.deepEqual(await eventTypesOf(tb, orders.always!),
+    ['debit_order.processing', 'debit_order.successful'])
+  assert.deepEqual(await eventTypesOf(tb, orders.closed!),
+    ['debit_order.processing', 'debit_order.failed'])
+  assert.deepEqual(await eventTypesOf(tb, orders.forEver!),
+    ['debit_order.processing', 'debit_order.failed'])
+  assert.deepEqual(await eventTypesOf(tb, orders.twice!),
+    ['debit_order.processing', 'debit_order.successful'])
   const [, successful] = await eventsOf(tb, orders.always!)
   assert.equal(successful!.data.status, 'successful')
   assert.equal(successful!.data.debit_order_id, orders.always)
   assert.equal(successful!.data.entity_id, p.rootEntityId)
   assert.equal(successful!.data.net_amount, String(10_000 - fee))
-  assert.deepEqual((successful!.data.status_history as Array<{ status: string }>).map((h) => h.status), ['scheduled', 'processing', 'successful'])
+  assert.deepEqual((successful!.data.status_history as Array<{ status: string }>).map(
+    (h) => h.status), ['scheduled', 'processing', 'successful'])
 })
 
 test('collection - the ledger is clean and its internal accounts account for every collection', async () => {
@@ -180,7 +196,8 @@ test('collection - the ledger is clean and its internal accounts account for eve
 test('collection - a run of a day again (operator) collects nothing twice', async () => {
   const before = await balanceOf(p, account)
   const again = await tb.bank.services.debitCollection.runNow('2026-11-25')
-  assert.deepEqual({ submitted: again.submitted, successful: again.successful, failed: again.failed, retrying: again.retrying }, { submitted: 0, successful: 0, failed: 0, retrying: 0 })
+  assert.deepEqual({ submitted: again.submitted, successful: again.successful, failed: again.failed,
+    retrying: again.retrying }, { submitted: 0, successful: 0, failed: 0, retrying: 0 })
   await tb.bank.services.debitCollection.runNow('2026-12-17')
   assert.deepEqual(await balanceOf(p, account), before)
   assert.equal((await debitRowsOf(tb, account)).length, 4)

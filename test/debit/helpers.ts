@@ -16,7 +16,8 @@ export const debtor = {
   branch_code: '250655',
 }
 
-export function mandateBody(entityId: string, overrides: Record<string, unknown> = {}): MandateBody {
+export function mandateBody(entityId: string, overrides: Record<string,
+    unknown> = {}): MandateBody {
   return {
     entity_id: entityId,
     mandate_reference: `M-${randomUUID().slice(0, 8)}`,
@@ -27,7 +28,8 @@ export function mandateBody(entityId: string, overrides: Record<string, unknown>
   } as MandateBody
 }
 
-export function orderBody(entityId: string, mandateReference: string, overrides: Record<string, unknown> = {}): OrderBody {
+export function orderBody(entityId: string, mandateReference: string, overrides: Record<string,
+    unknown> = {}): OrderBody {
   return {
     entity_id: entityId,
     clientTxId: randomUUID(),
@@ -43,7 +45,8 @@ export function orderBody(entityId: string, mandateReference: string, overrides:
 }
 
 /** Registers a mandate and runs its authentication job (the default authenticator accepts it). */
-export async function activeMandate(tb: TestBank, p: TestPartner, entityId: string, overrides: Record<string, unknown> = {}): Promise<string> {
+export async function activeMandate(tb: TestBank, p: TestPartner, entityId: string,
+    overrides: Record<string, unknown> = {}): Promise<string> {
   const body = mandateBody(entityId, overrides)
   await p.client.mandates.create(body)
   await tb.bank.services.jobRunner.runDue()

@@ -18,7 +18,10 @@ const eft_fee = 250
 const tb = useTestBank()
 let p: TestPartner
 
-/** Each payment write: its mode, its keys, whether it committed, as the ledger writer's probe reports it. */
+/**
+ * Each payment write: its mode, its keys, whether it committed, as the ledger writer's probe
+ * reports it.
+ */
 const writes: Array<{ mode: string; keys: string[]; result: 'committed' | 'rolled back' }> = []
 /** Accounts read under lock (not from memory) by payment writes, in order. */
 let locked: string[] = []
@@ -31,7 +34,8 @@ before(async () => {
   writer().probe({
     written: (write) => {
       if (write.desk !== 'reserve') return
-      writes.push({ mode: write.mode, keys: write.keys.map((k) => k.client_tx_id), result: write.committed ? 'committed' : 'rolled back' })
+      writes.push({ mode: write.mode, keys: write.keys.map((k) => k.client_tx_id),
+        result: write.committed ? 'committed' : 'rolled back' })
       if (write.locked) locked.push(...write.accounts)
     },
   })
@@ -66,7 +70,8 @@ async function rememberedAccount(): Promise<string> {
 async function depositByAnotherInstance(account: string, amount: number): Promise<void> {
   const db = tb.bank.database.db
   const known = new KnownAccounts(known_accounts_default)
-  const settings = { batch_jobs_max: 1, batches_in_flight_max: 1, queue_jobs_max: 1, key_window_ms: 1, known }
+  const settings = { batch_jobs_max: 1, batches_in_flight_max: 1, queue_jobs_max: 1,
+    key_window_ms: 1, known }
   const writer = new LedgerWriter(db, tb.clock, settings)
   await new LedgerService(db, writer).deposit(account, BigInt(amount), 'another instance', 'test')
 }
@@ -82,13 +87,15 @@ test('known accounts - a payment from an account the last batch wrote skips the 
   assert.equal(second.sent.status, 'Pending')
   const third = await pay(account, 3_000)
   assert.equal(third.readUnderLock, false)
-  assert.deepEqual(await balances(p, account), { balance: '10000', available: String(10_000 - 6_000 - 3 * eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '10000', available: String(10_000 - 6_000 - 3 * eft_fee) })
   // Each row continues the hash chain of the one before: verify walks every account's chain.
   // The deposit and the three Pending EFTs, each carrying its fee (held with it above); an
   // EFT's fee row is written when it settles, so there is none yet.
   const rows = await transactionsOf(p, account)
   assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'transfer', 'transfer', 'deposit'])
-  assert.deepEqual(rows.map((r) => r.tx_id).slice(0, 3), [third.sent.tx_id, second.sent.tx_id, first.sent.tx_id])
+  assert.deepEqual(rows.map((r) => r.tx_id).slice(0, 3), [third.sent.tx_id, second.sent.tx_id,
+    first.sent.tx_id])
   for (const transfer of rows.slice(0, 3)) {
     assert.equal(transfer.status, 'Pending')
     assert.equal(transfer.fee, String(eft_fee))
@@ -104,9 +111,11 @@ test('known accounts - another instance deposits behind the memory: the guessed 
   const body = transferBody(account, { amount: 12_000 })
   const sent = await p.client.accounts.transfer(body)
   assert.equal(sent.status, 'Pending')
-  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back',
+    'claim-in-write: committed'])
   assert.ok(locked.includes(account), 'the second write read the account under lock')
-  assert.deepEqual(await balances(p, account), { balance: '15000', available: String(15_000 - 1_000 - 12_000 - 2 * eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '15000', available: String(15_000 - 1_000 - 12_000 - 2 * eft_fee) })
   await assertLedgerClean(tb)
 })
 
@@ -120,7 +129,8 @@ test('known accounts - a remembered balance larger than the real one never pays:
   const rows = (await transactionsOf(p, account)).length
   const body = transferBody(account, { amount: 50_000 })
   await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
-  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back',
+    'claim-in-write: committed'])
   assert.deepEqual(await balances(p, account), before)
   assert.equal((await transactionsOf(p, account)).length, rows)
   // And the key was not claimed: funded, the same request pays.
@@ -138,7 +148,8 @@ test('known accounts - a remembered chain head that is not the real one is refus
   const body = transferBody(account, { amount: 1_000 })
   const sent = await p.client.accounts.transfer(body)
   assert.equal(sent.status, 'Pending')
-  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
+  assert.deepEqual(pathOf(body.clientTxId), ['claim-in-write: rolled back',
+    'claim-in-write: committed'])
   await assertLedgerClean(tb)
 })
 
@@ -146,12 +157,15 @@ test('known accounts - an account found stale is read under lock for a while, no
   const account = await rememberedAccount()
   await depositByAnotherInstance(account, 1_000)
   const stale = await pay(account, 1_000)
-  assert.deepEqual(pathOf(stale.body.clientTxId), ['claim-in-write: rolled back', 'claim-in-write: committed'])
-  // The next batches read it under lock (no second refused write), though the last one was remembered.
+  assert.deepEqual(pathOf(stale.body.clientTxId), ['claim-in-write: rolled back',
+    'claim-in-write: committed'])
+  // The next batches read it under lock (no second refused write), though the last one was
+  // remembered.
   const next = await pay(account, 1_000)
   assert.equal(next.readUnderLock, true)
   assert.deepEqual(pathOf(next.body.clientTxId), ['claim-in-write: committed'])
-  assert.deepEqual(await balances(p, account), { balance: '11000', available: String(11_000 - 3_000 - 3 * eft_fee) })
+  assert.deepEqual(await balances(p, account),
+    { balance: '11000', available: String(11_000 - 3_000 - 3 * eft_fee) })
   await assertLedgerClean(tb)
 })
 
@@ -163,7 +177,8 @@ test('known accounts - a stale guess whose batch also repeats a key: written und
   const repeat = transferBody(account, { amount: 1_000, clientTxId: used })
   const before = await balances(p, account)
   await expectApiError(p.client.accounts.transfer(repeat), 409, 'clientTxId')
-  assert.deepEqual(pathOf(used).slice(1), ['claim-in-write: rolled back', 'claim-in-write: rolled back', 'claim-first: committed'])
+  assert.deepEqual(pathOf(used).slice(1), ['claim-in-write: rolled back',
+    'claim-in-write: rolled back', 'claim-first: committed'])
   assert.deepEqual(await balances(p, account), before)
   await assertLedgerClean(tb)
 })
@@ -172,12 +187,15 @@ test('known accounts - a batch with an internal payment locks its accounts first
   const account = await rememberedAccount()
   const payee = await rememberedAccount()
   locked = []
-  const sent = await p.client.accounts.transferInternal(internalBody(account, await accountNumberOf(p, payee), { amount: 500 }))
+  const sent = await p.client.accounts.transferInternal(
+    internalBody(account, await accountNumberOf(p, payee), { amount: 500 }))
   assert.equal(sent.status, 'Successful')
-  assert.ok(locked.includes(account) && locked.includes(payee), 'read under lock, though both accounts were remembered')
+  assert.ok(locked.includes(account) && locked.includes(payee),
+    'read under lock, though both accounts were remembered')
   // And the batch after it, an EFT from the same account, starts from what that batch left.
   const next = await pay(account, 1_000)
   assert.equal(next.readUnderLock, false)
-  assert.deepEqual(await balances(p, payee), { balance: '10500', available: String(10_500 - 1_000 - eft_fee) })
+  assert.deepEqual(await balances(p, payee),
+    { balance: '10500', available: String(10_500 - 1_000 - eft_fee) })
   await assertLedgerClean(tb)
 })
