@@ -47,6 +47,18 @@ export default {
         pathNot: '^src/(ledger/|db/|clock\\.ts$|errors\\.ts$|module\\.ts$|schema\\.ts$)' },
     },
     {
+      name: 'money-through-the-ledger-writer',
+      severity: 'error',
+      comment:
+        'Money has one door, the ledger writer (src/ledger/ledger-writer.ts): a capability ' +
+        'submits a kind to one of its desks (payments, settlements) or writes a JournalKind ' +
+        'through its composed door (write), and records on a Journal. The batch, the group ' +
+        "committer and the remembered accounts are the writer's own: no file outside " +
+        'src/ledger/ opens a batch, batches requests or keeps account states.',
+      from: { path: '^src/', pathNot: '^src/ledger/' },
+      to: { path: '^src/ledger/(ledger-batch|group-committer|known-accounts)\\.ts$' },
+    },
+    {
       name: 'db-and-ledger-import-no-schema',
       severity: 'error',
       comment:
