@@ -51,7 +51,7 @@ test('architecture - a known violation passes, a new cycle fails and is named wi
   const report = formatReport(result)
   assert.match(report, /^architecture: 1 new violation\(s\) of the rules in \.dependency-cruiser\.mjs:$/m)
   assert.match(report, /^ {2}no-circular: src\/db\/schema\.ts → src\/users\/user-tables\.ts → src\/db\/schema\.ts$/m)
-  assert.match(report, /^architecture: 1 new, 7 known violations remain \(.*db-imports-no-capability 1.*\)/m)
+  assert.match(report, /^architecture: 1 new, 8 known violations remain \(.*db-imports-no-capability 1.*\)/m)
 })
 
 test('architecture - a known violation that no longer occurs is reported as fixed, and fails nothing', async () => {
