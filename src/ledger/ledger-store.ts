@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { LedgerExecutor, TransactionsTable, TxPaymentType, TxStatus } from './ledger-tables.ts'
-import type { PendingPayout } from './payment-journals.ts'
+import type { PendingPayout, ReturnedPayout } from './payment-journals.ts'
 import { cents } from './cents.ts'
 
 // The ledger's read functions: every read of `transactions` outside the ledger's own
@@ -108,14 +108,7 @@ export async function statusesUnderLock(
 }
 
 /** A settled payout as a return from its rail needs it: what to reverse and whom to credit. */
-export interface PayoutToReverse {
-  tx_id: string
-  account_id: string
-  amount: bigint
-  payment_type: 'EFT' | 'RTC'
-  ref: string
-  recipient_name: string
-}
+export type PayoutToReverse = ReturnedPayout
 
 /** The payouts named by a rail's returns (any status; the caller re-checks under lock). */
 export async function payoutsByIds(db: Executor,
