@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely'
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { CommitHook } from '../db/commit-hooks.ts'
-import { NotFound, Unavailable } from '../errors.ts'
+import { assert, NotFound, Unavailable } from '../errors.ts'
 import { insertUnnestStatement, type PgType } from '../db/speed/arrays.ts'
 import { appendEventsQueries, type NewEvent } from '../events/event-outbox.ts'
 import { holdCardPayment } from '../ledger/card-journals.ts'
@@ -257,24 +257,7 @@ export class Group {
     if (partnerDeclined) reason = 'partner_declined'
     const message = partnerDeclined ? (job.partner?.reason ?? null) : null
     const row = newAuthorization(card, r, this.now, reason ?? null, message)
-    if (!reason) {
-      const txId = newRowId()
-      const payment = {
-        accountId: card.account_id,
-        merchantName: r.merchant_name,
-        last4: card.last_4,
-        userId: card.holder_user_id,
-      }
-      if (holdCardPayment(batch, { ...payment, txId, amount, addedBy: job.addedBy })) {
-        Object.assign(row, { tx_id: txId, status: 'pending', held: amount })
-        spend.day += amount
-        spend.month += amount
-        spend.year += amount
-        this.spends.set(card.id, spend)
-      } else {
-        row.decline_reason = 'insufficient_funds'
-      }
-    }
+    if (!reason) this.hold(batch, job, card, row, spend)
     this.rows.push(row)
     if (job.hook) this.notes.push([job.hook, row.tx_id ? [row.id, row.tx_id] : [row.id]])
     const view = authorizationView(row)
@@ -287,6 +270,47 @@ export class Group {
       occurred_at: this.now,
     })
     return view
+  }
+
+  /**
+   * Holds an approved authorization's amount, or declines it for funds. Asserted before and
+   * after, as the ledger asserts its journals: an approval holds exactly its amount and adds
+   * it to each of the card's windows; a decline holds nothing.
+   */
+  private hold(
+    batch: Journal,
+    job: AuthorizationJob,
+    card: CardRow,
+    row: AuthorizationRow,
+    spend: Spend,
+  ): void {
+    const amount = BigInt(job.r.amount)
+    assert(amount > 0n, 'an authorization is of a positive amount')
+    const available = batch.available(card.account_id)
+    const txId = newRowId()
+    const payment = {
+      accountId: card.account_id,
+      merchantName: job.r.merchant_name,
+      last4: card.last_4,
+      userId: card.holder_user_id,
+    }
+    if (!holdCardPayment(batch, { ...payment, txId, amount, addedBy: job.addedBy })) {
+      const unchanged = batch.available(card.account_id) === available
+      assert(unchanged, 'a declined authorization holds nothing')
+      row.decline_reason = 'insufficient_funds'
+      return
+    }
+    assert(batch.available(card.account_id) === available - amount,
+      'an approved authorization holds exactly its amount')
+    Object.assign(row, { tx_id: txId, status: 'pending', held: amount })
+    const spent = {
+      day: spend.day + amount,
+      month: spend.month + amount,
+      year: spend.year + amount,
+    }
+    const nested = spent.day <= spent.month && spent.month <= spent.year
+    assert(nested, 'what a day spent is within its month and its year')
+    this.spends.set(card.id, spent)
   }
 
   /** The callers' hooks told what their authorizations made (after the batch's write). */
