@@ -279,8 +279,11 @@ if (chaosPass) {
     [999, { branch_code: magic.invalidBranch }],
   ])
 
-  test('chaos - a 1000-payment batch killed (SIGKILL) while it pays out: every payment paid once, completed, events delivered', { timeout: limits.test_timeout_ms }, async () => {
-    const started = Date.now()
+  /**
+   * A 1000-payment batch whose process is killed once some payments are booked; waits until
+   * it is completed and its events delivered.
+   */
+  async function killWhilePayingOut() {
     const { bank, receiver, services, crashAndRestart } = await startBank()
     const id = 'chaos-big'
     const request = batchRequest(bank, id, limits.payments_big, failingRecipients)
@@ -311,6 +314,14 @@ if (chaosPass) {
     await until('every event of the batch reached the receiver', () =>
       new Set(receiver.of(id).map((a) => a.id)).size >= limits.payments_big + 2 ? true : undefined,
     )
+    return { bank, receiver, services, id, request, rtc, funded, atKill, orphaned, batch,
+      completedAt }
+  }
+
+  test('chaos - a 1000-payment batch killed (SIGKILL) while it pays out: every payment paid once, completed, events delivered', { timeout: limits.test_timeout_ms }, async () => {
+    const started = Date.now()
+    const { bank, receiver, services, id, request, rtc, funded, atKill, orphaned, batch,
+      completedAt } = await killWhilePayingOut()
     const payments = await paymentsCheck(bank, batch, funded)
     const delivery = deliveryCheck(receiver, id, limits.payments_big)
     const ledger = await bank.operator.ledger.verify()
@@ -356,8 +367,11 @@ if (chaosPass) {
     assert.equal(ledger.ok, true, 'ledger verify is clean')
   })
 
-  test('chaos - the bank killed (SIGKILL) in the middle of webhook delivery: every event delivered, each under one webhook-id', { timeout: limits.test_timeout_ms }, async () => {
-    const started = Date.now()
+  /**
+   * A batch whose webhooks are refused twice, then one held open while the process is killed;
+   * waits until the batch is completed and every event delivered.
+   */
+  async function killMidDelivery() {
     const { bank, receiver, services, crashAndRestart } = await startBank()
     const id = 'chaos-webhooks'
     const request = batchRequest(bank, id, limits.payments_small,
@@ -394,6 +408,13 @@ if (chaosPass) {
       new Set(receiver.of(id).map((a) => a.id)).size >= limits.payments_small + 2 ? true
         : undefined,
     )
+    return { bank, receiver, services, id, inFlight, orphaned, batch }
+  }
+
+  test('chaos - the bank killed (SIGKILL) in the middle of webhook delivery: every event delivered, each under one webhook-id', { timeout: limits.test_timeout_ms }, async () => {
+    const started = Date.now()
+    const { bank, receiver, services, id, inFlight, orphaned, batch } =
+      await killMidDelivery()
     const delivery = deliveryCheck(receiver, id, limits.payments_small)
     const retried = receiver.arrivals.filter((a) => a.id === receiver.arrivals[0]!.id).length
     const heldAgain = receiver.arrivals.filter((a) => a.id === inFlight.id).length

@@ -136,10 +136,21 @@ function assertHolds(actual: Record<string, unknown> | null, expected: Record<st
     expected, message)
 }
 
+/** A test's title, with the label of the file that runs the flows. */
+type TitleOf = (behaviour: string) => string
+
 /** Registers the flows; `context` is called inside each test, after the file's `before`. */
 export function referenceSdkFlows(label: string, context: () => FlowContext): void {
   const name = (behaviour: string) => `reference SDK (${label}) - ${behaviour}`
+  personalEntityFlows(name, context)
+  businessEntityFlows(name, context)
+  userAndAccountFlows(name, context)
+  transferFlows(name, context)
+  internalAndListFlows(name, context)
+}
 
+/** CreateEntityApp's flows: personal entities, and a business entity as written. */
+function personalEntityFlows(name: TitleOf, context: () => FlowContext): void {
   test(name('CreateEntityApp: a personal entity as EntityService writes it (nulls left out) comes with its user'), async () => {
     const c = context()
     const values = personalEntityValues()
@@ -183,7 +194,10 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
       assert.equal(info.approved, false)
     }
   })
+}
 
+/** Business entities with an address, update_address and list-entities. */
+function businessEntityFlows(name: TitleOf, context: () => FlowContext): void {
   test(name('a business entity with tax_number, purpose and address: the address is stored'), async () => {
     const c = context()
     const address = { address_line_1: '3 Bree Street', address_line_2: 'Floor 2', city: 'Cape Town',
@@ -224,7 +238,10 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.ok(entities.some((e: { id: string }) => e.id === c.rootEntityId),
       'the root entity is listed')
   })
+}
 
+/** Users (created, updated, listed) and accounts. */
+function userAndAccountFlows(name: TitleOf, context: () => FlowContext): void {
   test(name('user create with id_issue_expiry_date null, then update with null components, then list'), async () => {
     const c = context()
     const created = await c.sdk.call('userCreate', userValues(c.rootEntityId))
@@ -272,7 +289,10 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.equal(details.balance, '0')
     assert.equal(details.available_balance, '0')
   })
+}
 
+/** TransferApp: an RTC with its payment advice fields, and an EFT. */
+function transferFlows(name: TitleOf, context: () => FlowContext): void {
   test(name('TransferApp: get_by_entity, get_details, a funded RTC with payment advice fields, then get_transaction'), async () => {
     const c = context()
     const { accounts } = await c.sdk.call('accountsByEntity', { entity_id: c.rootEntityId })
@@ -308,7 +328,10 @@ export function referenceSdkFlows(label: string, context: () => FlowContext): vo
     assert.equal(sent.body.amount, '2500')
     assert.equal(sent.headers['Bank-Tx-Status'], 'Pending')
   })
+}
 
+/** transfer_internal, and the transaction list. */
+function internalAndListFlows(name: TitleOf, context: () => FlowContext): void {
   test(name('transfer_internal pays another account of this bank by account_number, both sides at once'), async () => {
     const c = context()
     const target = await c.sdk.call('accountCreate', { entity_id: c.rootEntityId })

@@ -55,17 +55,7 @@ function recordTree(record: string, values: RecordValues,
 
 function componentValue(where: string, type: JavaType, value: unknown,
     inclusion: 'always' | 'non_null'): unknown {
-  if (type === 'int') {
-    const int = value ?? 0
-    if (!Number.isInteger(int) || (int as number) > int_max
-      || (int as number) < int_min) throw new Error(`${where}: a Java int, not ${String(value)}`)
-    return int
-  }
-  if (type === 'boolean') {
-    const bool = value ?? false
-    if (typeof bool !== 'boolean') throw new Error(`${where}: a Java boolean, not ${String(value)}`)
-    return bool
-  }
+  if (type === 'int' || type === 'boolean') return primitiveValue(where, type, value)
   if (value === undefined || value === null) return null
   if (type === 'String') {
     if (typeof value !== 'string') throw new Error(`${where}: a Java String, not ${typeof value}`)
@@ -79,18 +69,35 @@ function componentValue(where: string, type: JavaType, value: unknown,
       inclusion))
   }
   const mapped = mapValue(type)
-  if (mapped !== undefined) {
-    if (!isObject(value)) throw new Error(`${where}: a Java ${type}, not ${typeof value}`)
-    const tree: Record<string, unknown> = {}
-    for (const [key, item] of Object.entries(value)) {
-      const written = componentValue(`${where}.${key}`, mapped, item, inclusion)
-      if (written === null && inclusion === 'non_null') continue
-      tree[key] = written
-    }
-    return tree
-  }
+  if (mapped !== undefined) return mapTree(where, type, mapped, value, inclusion)
   if (type === 'Object') return objectValue(where, value, inclusion)
   throw new Error(`${where}: the suite writes no ${type} component`)
+}
+
+/** A Java int or boolean: never null (Jackson writes 0 or false for a missing one). */
+function primitiveValue(where: string, type: 'int' | 'boolean', value: unknown): unknown {
+  if (type === 'int') {
+    const int = value ?? 0
+    if (!Number.isInteger(int) || (int as number) > int_max
+      || (int as number) < int_min) throw new Error(`${where}: a Java int, not ${String(value)}`)
+    return int
+  }
+  const bool = value ?? false
+  if (typeof bool !== 'boolean') throw new Error(`${where}: a Java boolean, not ${String(value)}`)
+  return bool
+}
+
+/** A Java Map<String, `mapped`>: each entry written (a null one left out under non_null). */
+function mapTree(where: string, type: JavaType, mapped: JavaType, value: unknown,
+    inclusion: 'always' | 'non_null'): Record<string, unknown> {
+  if (!isObject(value)) throw new Error(`${where}: a Java ${type}, not ${typeof value}`)
+  const tree: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) {
+    const written = componentValue(`${where}.${key}`, mapped, item, inclusion)
+    if (written === null && inclusion === 'non_null') continue
+    tree[key] = written
+  }
+  return tree
 }
 
 /** An `Object` as Jackson writes what it read from JSON: a map, a list or a scalar. */

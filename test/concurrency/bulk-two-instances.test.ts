@@ -116,9 +116,28 @@ async function payBatches(instances: Bank[], logs: RailLog[]): Promise<void> {
   await Promise.all(bodies.map((b, i) => p.client.bulkPayments.verify(
     { entity_id: p.rootEntityId, bulk_payment_id: b.bulk_payment_id, otp: otps[i]!.otp })))
 
+  const rtcCount = bodies[0]!.payments.filter((x) => x.real_time).length
+  const finals = await completeBatches(instances, p, bodies, rtcCount)
+  await assertPaidOnce(p, accountId, funded, finals)
+
+  // Each RTC went to the rail from one instance only: no job ran twice.
+  const rtcCalls = new Map<string, number>()
+  for (const log of logs) for (const [txId, n] of log.realTime) rtcCalls.set(txId,
+    (rtcCalls.get(txId) ?? 0) + n)
+  assert.equal(rtcCalls.size, limits.batches * rtcCount, 'every RTC payment went to the rail')
+  assert.deepEqual([...rtcCalls.values()].filter((n) => n !== 1), [],
+    'no RTC payment went to the rail twice')
+  await assertLedgerClean(tb)
+}
+
+/**
+ * Waits until the batches' RTC payments are booked, runs a clearing cycle on every instance
+ * at once for the EFTs, and returns each batch once completed.
+ */
+async function completeBatches(instances: Bank[], p: TestPartner,
+  bodies: Array<ReturnType<typeof batchBody>>, rtcCount: number) {
   const status = (id: string) => p.client.bulkPayments.status(
     { entity_id: p.rootEntityId, bulk_payment_id: id })
-  const rtcCount = bodies[0]!.payments.filter((x) => x.real_time).length
   for (const body of bodies) {
     await until(`the RTC payments of ${body.bulk_payment_id} are booked`, async () => {
       const s = await status(body.bulk_payment_id)
@@ -135,7 +154,12 @@ async function payBatches(instances: Bank[], logs: RailLog[]): Promise<void> {
       return s.status === 'completed' ? s : undefined
     }))
   }
+  return finals
+}
 
+/** Every payment of the batches has one row (and a refund when it failed); the balance adds up. */
+async function assertPaidOnce(p: TestPartner, accountId: string, funded: number,
+  finals: Awaited<ReturnType<typeof completeBatches>>) {
   const { transactions } = await p.client.accounts.listTransactions(
     { account_id: accountId, limit: 1000 })
   const rowsOf = (txId: string, type: string, field: 'tx_id' | 'parent_tx_id') =>
@@ -168,15 +192,6 @@ async function payBatches(instances: Bank[], logs: RailLog[]): Promise<void> {
   assert.equal(BigInt(details.balance), BigInt(funded) - spent,
     'the account paid exactly the successful payments and their fees')
   assert.equal(details.available_balance, details.balance, 'no hold is left')
-
-  // Each RTC went to the rail from one instance only: no job ran twice.
-  const rtcCalls = new Map<string, number>()
-  for (const log of logs) for (const [txId, n] of log.realTime) rtcCalls.set(txId,
-    (rtcCalls.get(txId) ?? 0) + n)
-  assert.equal(rtcCalls.size, limits.batches * rtcCount, 'every RTC payment went to the rail')
-  assert.deepEqual([...rtcCalls.values()].filter((n) => n !== 1), [],
-    'no RTC payment went to the rail twice')
-  await assertLedgerClean(tb)
 }
 
 if (storage === 'postgres') {

@@ -44,6 +44,7 @@ test('text rules - escapes, C1 characters and deep nesting send a text to the wa
   const deep = `{"a":${'['.repeat(request_depth_max + 1)}${']'.repeat(request_depth_max + 1)}}`
   assert.equal(mayHoldUnstorableText(deep), true)
   assert.ok(unstorableTextIssues(JSON.parse(deep)).some((issue) => /nested more than/.test(issue.message)))
-  assert.equal(mayHoldUnstorableText('{"account_id":"6c1d3f9e-0d3a-4f4e-8c2b-1a2b3c4d5e6f","amount":100,"ref":"INV 7 – Zoë 🏦","items":[{"a":[1,2]}]}'), false)
+  assert.equal(mayHoldUnstorableText('{"account_id":"6c1d3f9e-0d3a-4f4e-8c2b-1a2b3c4d5e6f",' +
+    '"amount":100,"ref":"INV 7 – Zoë 🏦","items":[{"a":[1,2]}]}'), false)
   assert.equal(mayHoldUnstorableText(''), false)
 })

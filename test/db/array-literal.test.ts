@@ -155,7 +155,8 @@ test('array parameter - a uuid is written as its 16 bytes whatever its digits an
   const texts: string[] = []
   for (let shift = 0; shift < 16; shift++) {
     const digits = Array.from({ length: 32 }, (_, i) => ((i + shift) % 16).toString(16)).join('')
-    const text = `${digits.slice(0, 8)}-${digits.slice(8, 12)}-${digits.slice(12, 16)}-${digits.slice(16, 20)}-${digits.slice(20)}`
+    const text = [digits.slice(0, 8), digits.slice(8, 12), digits.slice(12, 16),
+      digits.slice(16, 20), digits.slice(20)].join('-')
     texts.push(shift % 2 ? text.toUpperCase() : text)
   }
   const encoded = binaryArray(arrayParameter('uuid', texts))!

@@ -17,7 +17,8 @@ const src = path.join(root, 'src')
 
 /** Folders of src/ that are shared toolkits or front ends, not capabilities: no declaration. */
 const toolkits = [
-  'calendar', 'cli', 'client', 'console', 'contract', 'db', 'metrics', 'nats', 'secrets', 'transport',
+  'calendar', 'cli', 'client', 'console', 'contract', 'db', 'metrics', 'nats', 'secrets',
+  'transport',
 ]
 
 const folders = readdirSync(src).filter((name) => statSync(path.join(src, name)).isDirectory())

@@ -307,24 +307,18 @@ test('kyb - send_verification_email goes through the notifier and sets verificat
     { entity_id: entityId, director_id: randomUUID(), email: to }), 404)
 })
 
-test('kyb review - reject (per document, with reason) → rejected; resubmit → submitted; approve with directors approved and verified opens the first account', async () => {
-  const entityId = await business('07')
-  const directorIds = await directorIdsOf(entityId)
-  tb.clock.advance(60_000)
-  const submittedAt = iso(tb.clock.now())
-  const first = await uploadAsSdk(entityId, directorIds, epoch)
-  await p.client.kyb.submit({ entity_id: entityId, documents: first.documents,
-    directors: first.directors })
-  const shown = await tb.operator.kyb.show({ entity_id: entityId })
-  const selfie = shown.directors[1]!.documents.find((d) => d.doc_type === 'director_selfie')!
-
+/**
+ * The operator rejects the KYB (the second director's selfie, with a reason; the first
+ * director approved and verified) a minute later; returns when.
+ */
+async function rejectSecondDirector(entityId: string, directorIds: string[], selfieId: string) {
   tb.clock.advance(60_000)
   const rejectedAt = iso(tb.clock.now())
   const rejected = await tb.operator.kyb.decide({
     entity_id: entityId,
     decision: 'reject',
     reason: 'the second director is not recognisable',
-    documents: [{ document_id: selfie.document_id, decision: 'reject', reason: 'face hidden' }],
+    documents: [{ document_id: selfieId, decision: 'reject', reason: 'face hidden' }],
     directors: [{ director_id: directorIds[0]!, approved: true, verified: true }],
   })
   assert.equal(rejected.state, 'rejected')
@@ -342,6 +336,56 @@ test('kyb review - reject (per document, with reason) → rejected; resubmit →
   assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: entityId })).accounts, [])
   assert.ok((await tb.operator.kyb.list({ state: 'rejected' })).applications.some(
     (a) => a.entity_id === entityId))
+  return rejectedAt
+}
+
+/** The KYB's events and audit rows: submitted, rejected, submitted again, approved. */
+async function assertKybHistory(entityId: string, h: { directorIds: string[]; selfieId: string;
+  accountId: string; submittedAt: string; rejectedAt: string; approvedAt: string }) {
+  const { directorIds, rejectedAt, approvedAt, submittedAt } = h
+  const events = await eventsOf(tb, entityId)
+  assert.deepEqual(
+    events.map((e) => [e.type, e.data.state]),
+    [
+      ['kyb.submitted', 'submitted'],
+      ['kyb.rejected', 'rejected'],
+      ['kyb.submitted', 'submitted'],
+      ['kyb.approved', 'approved'],
+    ],
+  )
+  assert.ok(events.every((e) => e.partner_id === p.partnerId))
+  assert.equal(events[1]!.data.rejection_reason, 'the second director is not recognisable')
+
+  const audit = (await tb.operator.audit.list({ subject_id: entityId })).entries
+  assert.deepEqual(
+    audit.map((e) => [e.action, e.actor, e.at]),
+    [
+      ['kyb.approved', operatorId, approvedAt],
+      ['kyb.submitted', p.credentialId, audit[1]!.at],
+      ['kyb.rejected', operatorId, rejectedAt],
+      ['kyb.submitted', p.credentialId, submittedAt],
+    ],
+  )
+  assert.equal(audit[0]!.details.account_id, h.accountId)
+  assert.deepEqual(audit[2]!.details.directors,
+    [{ director_id: directorIds[0], approved: true, verified: true }])
+  const selfieAudit = (await tb.operator.audit.list({ subject_id: h.selfieId })).entries
+  assert.deepEqual(selfieAudit.map((e) => [e.action, e.actor, e.at, e.details.reason]),
+    [['document.rejected', operatorId, rejectedAt, 'face hidden']])
+}
+
+test('kyb review - reject (per document, with reason) → rejected; resubmit → submitted; approve with directors approved and verified opens the first account', async () => {
+  const entityId = await business('07')
+  const directorIds = await directorIdsOf(entityId)
+  tb.clock.advance(60_000)
+  const submittedAt = iso(tb.clock.now())
+  const first = await uploadAsSdk(entityId, directorIds, epoch)
+  await p.client.kyb.submit({ entity_id: entityId, documents: first.documents,
+    directors: first.directors })
+  const shown = await tb.operator.kyb.show({ entity_id: entityId })
+  const selfie = shown.directors[1]!.documents.find((d) => d.doc_type === 'director_selfie')!
+
+  const rejectedAt = await rejectSecondDirector(entityId, directorIds, selfie.document_id)
 
   // Resubmitted with a new selfie: submitted again, the rejected submission superseded.
   tb.clock.advance(60_000)
@@ -379,35 +423,8 @@ test('kyb review - reject (per document, with reason) → rejected; resubmit →
   await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: second.documents }),
     409)
 
-  const events = await eventsOf(tb, entityId)
-  assert.deepEqual(
-    events.map((e) => [e.type, e.data.state]),
-    [
-      ['kyb.submitted', 'submitted'],
-      ['kyb.rejected', 'rejected'],
-      ['kyb.submitted', 'submitted'],
-      ['kyb.approved', 'approved'],
-    ],
-  )
-  assert.ok(events.every((e) => e.partner_id === p.partnerId))
-  assert.equal(events[1]!.data.rejection_reason, 'the second director is not recognisable')
-
-  const audit = (await tb.operator.audit.list({ subject_id: entityId })).entries
-  assert.deepEqual(
-    audit.map((e) => [e.action, e.actor, e.at]),
-    [
-      ['kyb.approved', operatorId, approvedAt],
-      ['kyb.submitted', p.credentialId, audit[1]!.at],
-      ['kyb.rejected', operatorId, rejectedAt],
-      ['kyb.submitted', p.credentialId, submittedAt],
-    ],
-  )
-  assert.equal(audit[0]!.details.account_id, approved.account.account_id)
-  assert.deepEqual(audit[2]!.details.directors,
-    [{ director_id: directorIds[0], approved: true, verified: true }])
-  const selfieAudit = (await tb.operator.audit.list({ subject_id: selfie.document_id })).entries
-  assert.deepEqual(selfieAudit.map((e) => [e.action, e.actor, e.at, e.details.reason]),
-    [['document.rejected', operatorId, rejectedAt, 'face hidden']])
+  await assertKybHistory(entityId, { directorIds, selfieId: selfie.document_id,
+    accountId: approved.account.account_id, submittedAt, rejectedAt, approvedAt })
 })
 
 test('kyb review - decide on nothing submitted → 409; a personal entity → 400', async () => {

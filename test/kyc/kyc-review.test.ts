@@ -106,14 +106,11 @@ test('kyc review - ops.document.get: length and offset bound the part; past the 
   await expectRefusal(tb.operator.kyc.document({ document_id: randomUUID() }), 404)
 })
 
-test('kyc review - reject per document → user rejected with the reason; resubmission → pending, the old one superseded; approval opens the first account', async () => {
-  const { userId, entityId } = await person()
-  tb.clock.advance(60_000)
-  const submittedAt = iso(tb.clock.now())
-  const first = await submit(userId, 1_763_800_010, { back: png() })
-  const front = first.byType.get('id_front')!
-  const proof = first.byType.get('proof_of_residence')!
-
+/**
+ * The operator rejects the user's KYC a minute later: the id front rejected (blurred), the
+ * proof of residence approved, the id back left undecided. Returns when.
+ */
+async function rejectFront(userId: string, entityId: string, frontId: string, proofId: string) {
   tb.clock.advance(60_000)
   const rejectedAt = iso(tb.clock.now())
   const rejected = await tb.operator.kyc.decide({
@@ -121,8 +118,8 @@ test('kyc review - reject per document → user rejected with the reason; resubm
     decision: 'reject',
     reason: 'the id document is unreadable',
     documents: [
-      { document_id: front.document_id, decision: 'reject', reason: 'blurred photo' },
-      { document_id: proof.document_id, decision: 'approve' },
+      { document_id: frontId, decision: 'reject', reason: 'blurred photo' },
+      { document_id: proofId, decision: 'approve' },
     ],
   })
   assert.equal(rejected.user.kyc_status, 'rejected')
@@ -146,6 +143,64 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   assert.ok((await tb.operator.kyc.list({ state: 'rejected' })).applications.some(
     (a) => a.user_id === userId))
   assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: entityId })).accounts, [])
+  return rejectedAt
+}
+
+/** The KYC's events and audit rows: submitted, rejected, submitted again, approved. */
+async function assertKycHistory(userId: string, h: { frontId: string; proofId: string;
+  accountId: string; frozen: Array<{ sha256: string }>; submittedAt: string; rejectedAt: string
+  approvedAt: string }) {
+  const { submittedAt, rejectedAt, approvedAt } = h
+  // kyc.* events, one per change, in order, with the user record as data.
+  const events = await eventsOf(tb, userId)
+  assert.deepEqual(
+    events.map((e) => [e.type, e.partner_id, e.data.kyc_status]),
+    [
+      ['kyc.submitted', p.partnerId, 'pending'],
+      ['kyc.rejected', p.partnerId, 'rejected'],
+      ['kyc.submitted', p.partnerId, 'pending'],
+      ['kyc.approved', p.partnerId, 'approved'],
+    ],
+  )
+  assert.equal(events[1]!.data.kyc_rejection_reason, 'the id document is unreadable')
+
+  // The audit trail: who, what, when; newest first.
+  const audit = (await tb.operator.audit.list({ subject_id: userId })).entries
+  assert.deepEqual(
+    audit.map((e) => [e.action, e.actor]),
+    [
+      ['kyc.approved', operatorId],
+      ['kyc.submitted', p.credentialId],
+      ['kyc.rejected', operatorId],
+      ['kyc.submitted', p.credentialId],
+    ],
+  )
+  assert.equal(audit[3]!.at, submittedAt)
+  assert.equal(audit[2]!.at, rejectedAt)
+  assert.equal(audit[0]!.at, approvedAt)
+  assert.equal(audit[2]!.details.reason, 'the id document is unreadable')
+  assert.equal(audit[0]!.details.account_id, h.accountId)
+  const frozen = audit[3]!.details.documents as Array<{ document_id: string; sha256: string }>
+  assert.deepEqual(frozen.map((d) => d.sha256).sort(), h.frozen.map((d) => d.sha256)
+    .sort())
+  // Per-document decisions are audited under the document.
+  const frontAudit = (await tb.operator.audit.list({ subject_id: h.frontId })).entries
+  assert.deepEqual(frontAudit.map((e) => [e.action, e.actor, e.at, e.details.reason]),
+    [['document.rejected', operatorId, rejectedAt, 'blurred photo']])
+  const proofAudit = (await tb.operator.audit.list({ subject_id: h.proofId })).entries
+  assert.deepEqual(proofAudit.map((e) => [e.action, e.actor]), [['document.approved', operatorId]])
+  assert.equal((await tb.operator.audit.list({ subject_id: userId, limit: 1 })).entries.length, 1)
+}
+
+test('kyc review - reject per document → user rejected with the reason; resubmission → pending, the old one superseded; approval opens the first account', async () => {
+  const { userId, entityId } = await person()
+  tb.clock.advance(60_000)
+  const submittedAt = iso(tb.clock.now())
+  const first = await submit(userId, 1_763_800_010, { back: png() })
+  const front = first.byType.get('id_front')!
+  const proof = first.byType.get('proof_of_residence')!
+
+  const rejectedAt = await rejectFront(userId, entityId, front.document_id, proof.document_id)
 
   // Resubmitted: pending again, the rejected submission superseded.
   tb.clock.advance(60_000)
@@ -189,45 +244,9 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
     id_document: second.names.front, proof_of_residence: second.names.proof }), 409)
 
-  // kyc.* events, one per change, in order, with the user record as data.
-  const events = await eventsOf(tb, userId)
-  assert.deepEqual(
-    events.map((e) => [e.type, e.partner_id, e.data.kyc_status]),
-    [
-      ['kyc.submitted', p.partnerId, 'pending'],
-      ['kyc.rejected', p.partnerId, 'rejected'],
-      ['kyc.submitted', p.partnerId, 'pending'],
-      ['kyc.approved', p.partnerId, 'approved'],
-    ],
-  )
-  assert.equal(events[1]!.data.kyc_rejection_reason, 'the id document is unreadable')
-
-  // The audit trail: who, what, when; newest first.
-  const audit = (await tb.operator.audit.list({ subject_id: userId })).entries
-  assert.deepEqual(
-    audit.map((e) => [e.action, e.actor]),
-    [
-      ['kyc.approved', operatorId],
-      ['kyc.submitted', p.credentialId],
-      ['kyc.rejected', operatorId],
-      ['kyc.submitted', p.credentialId],
-    ],
-  )
-  assert.equal(audit[3]!.at, submittedAt)
-  assert.equal(audit[2]!.at, rejectedAt)
-  assert.equal(audit[0]!.at, approvedAt)
-  assert.equal(audit[2]!.details.reason, 'the id document is unreadable')
-  assert.equal(audit[0]!.details.account_id, approved.account.account_id)
-  const frozen = audit[3]!.details.documents as Array<{ document_id: string; sha256: string }>
-  assert.deepEqual(frozen.map((d) => d.sha256).sort(), first.shown.documents.map((d) => d.sha256)
-    .sort())
-  // Per-document decisions are audited under the document.
-  const frontAudit = (await tb.operator.audit.list({ subject_id: front.document_id })).entries
-  assert.deepEqual(frontAudit.map((e) => [e.action, e.actor, e.at, e.details.reason]),
-    [['document.rejected', operatorId, rejectedAt, 'blurred photo']])
-  const proofAudit = (await tb.operator.audit.list({ subject_id: proof.document_id })).entries
-  assert.deepEqual(proofAudit.map((e) => [e.action, e.actor]), [['document.approved', operatorId]])
-  assert.equal((await tb.operator.audit.list({ subject_id: userId, limit: 1 })).entries.length, 1)
+  await assertKycHistory(userId, { frontId: front.document_id, proofId: proof.document_id,
+    accountId: approved.account.account_id, frozen: first.shown.documents, submittedAt,
+    rejectedAt, approvedAt })
 })
 
 test('kyc review - a decision without a pending submission → 409; bad decisions → 400', async () => {

@@ -39,6 +39,38 @@ async function assertNothingStored(userId: string, owner: TestPartner = p): Prom
   assert.deepEqual((await tb.operator.audit.list({ subject_id: userId })).entries, [])
 }
 
+/** What the operator is shown of the SDK's submission: each document's metadata and hash. */
+async function assertOperatorView(userId: string, names: ReturnType<typeof kycNames>,
+  { front, back, proof }: { front: Uint8Array; back: Uint8Array; proof: Uint8Array }) {
+  const shown = await tb.operator.kyc.show({ user_id: userId })
+  assert.equal(shown.partner_id, p.partnerId)
+  assert.equal(shown.submission?.state, 'pending')
+  assert.equal(shown.submission?.submitted_by, p.credentialId)
+  // In the order the request named them, the id back (named by none) last.
+  assert.deepEqual(shown.documents.map((d) => d.name), [names.front, names.proof, names.back])
+  const byName = new Map(shown.documents.map((d) => [d.name, d]))
+  assert.deepEqual([...byName.keys()].sort(), [names.back, names.front, names.proof].sort())
+  const expect = [
+    [names.front, 'id_front', 'image/jpeg', 'id-front.jpg', front],
+    [names.back, 'id_back', 'image/png', 'id-back.png', back],
+    [names.proof, 'proof_of_residence', 'application/pdf', 'municipal-account.pdf', proof],
+  ] as const
+  for (const [name, docType, contentType, original, bytes] of expect) {
+    const d = byName.get(name)!
+    assert.equal(d.doc_type, docType)
+    assert.equal(d.content_type, contentType)
+    assert.equal(d.original_filename, original)
+    assert.equal(d.size, bytes.length)
+    assert.equal(d.sha256, sha256(bytes))
+    assert.equal(d.decision, null)
+    assert.equal(d.deleted_at, null)
+  }
+  const listed = await tb.operator.kyc.list({ partner_id: p.partnerId })
+  const application = listed.applications.find((a) => a.user_id === userId)
+  assert.equal(application?.documents, 3)
+  assert.equal(application?.kyc_status, 'pending')
+}
+
 test('kyc - the reference SDK flow: bucket as KycDocumentUploader makes it, upload_kyc_documents → {success, message}, user pending with 3 documents', async () => {
   const userId = await applicant()
   assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'not_started')
@@ -75,33 +107,7 @@ test('kyc - the reference SDK flow: bucket as KycDocumentUploader makes it, uplo
   assert.equal(user.kyc_submitted_at, iso(tb.clock.now()))
   assert.equal(user.kyc_rejection_reason, undefined)
 
-  const shown = await tb.operator.kyc.show({ user_id: userId })
-  assert.equal(shown.partner_id, p.partnerId)
-  assert.equal(shown.submission?.state, 'pending')
-  assert.equal(shown.submission?.submitted_by, p.credentialId)
-  // In the order the request named them, the id back (named by none) last.
-  assert.deepEqual(shown.documents.map((d) => d.name), [names.front, names.proof, names.back])
-  const byName = new Map(shown.documents.map((d) => [d.name, d]))
-  assert.deepEqual([...byName.keys()].sort(), [names.back, names.front, names.proof].sort())
-  const expect = [
-    [names.front, 'id_front', 'image/jpeg', 'id-front.jpg', front],
-    [names.back, 'id_back', 'image/png', 'id-back.png', back],
-    [names.proof, 'proof_of_residence', 'application/pdf', 'municipal-account.pdf', proof],
-  ] as const
-  for (const [name, docType, contentType, original, bytes] of expect) {
-    const d = byName.get(name)!
-    assert.equal(d.doc_type, docType)
-    assert.equal(d.content_type, contentType)
-    assert.equal(d.original_filename, original)
-    assert.equal(d.size, bytes.length)
-    assert.equal(d.sha256, sha256(bytes))
-    assert.equal(d.decision, null)
-    assert.equal(d.deleted_at, null)
-  }
-  const listed = await tb.operator.kyc.list({ partner_id: p.partnerId })
-  const application = listed.applications.find((a) => a.user_id === userId)
-  assert.equal(application?.documents, 3)
-  assert.equal(application?.kyc_status, 'pending')
+  await assertOperatorView(userId, names, { front, back, proof })
 
   const events = await eventsOf(tb, userId)
   assert.deepEqual(events.map((e) => [e.type, e.partner_id, e.data.kyc_status]),

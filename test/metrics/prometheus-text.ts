@@ -38,21 +38,26 @@ export function parsePrometheusText(text: string): Map<string, Family> {
     } else if (line.startsWith('#') || line === '') {
       continue
     } else {
-      const match = sampleLine.exec(line)
-      if (!match) throw new Error(`bad sample, ${where}`)
-      const [, name, labelText = '', valueText] = match
-      // NaN in any case, as Prometheus reads it (Go's ParseFloat): prom-client writes `Nan`
-      // for a gauge with no sample yet (the event loop's lag right after a start).
-      const nan = /^nan$/i.test(valueText ?? '')
-      const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : nan ? NaN
-        : Number(valueText)
-      if (Number.isNaN(value) && !nan) throw new Error(`bad value, ${where}`)
-      const owner = ownerOf(families, name!)
-      if (!owner) throw new Error(`sample of an undeclared family, ${where}`)
-      owner.samples.push({ name: name!, labels: parseLabels(labelText, where), value })
+      addSample(families, line, where)
     }
   }
   return families
+}
+
+/** A sample line, added to the family it belongs to. */
+function addSample(families: Map<string, Family>, line: string, where: string) {
+  const match = sampleLine.exec(line)
+  if (!match) throw new Error(`bad sample, ${where}`)
+  const [, name, labelText = '', valueText] = match
+  // NaN in any case, as Prometheus reads it (Go's ParseFloat): prom-client writes `Nan`
+  // for a gauge with no sample yet (the event loop's lag right after a start).
+  const nan = /^nan$/i.test(valueText ?? '')
+  const value = valueText === '+Inf' ? Infinity : valueText === '-Inf' ? -Infinity : nan ? NaN
+    : Number(valueText)
+  if (Number.isNaN(value) && !nan) throw new Error(`bad value, ${where}`)
+  const owner = ownerOf(families, name!)
+  if (!owner) throw new Error(`sample of an undeclared family, ${where}`)
+  owner.samples.push({ name: name!, labels: parseLabels(labelText, where), value })
 }
 
 function family(families: Map<string, Family>, name: string): Family {

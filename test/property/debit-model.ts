@@ -50,7 +50,8 @@ const dispute_window_ms = 40 * 86_400_000
 const authentication_ms = 86_400_000
 const cancel_notice_ms = 24 * 3600 * 1000
 
-export type Debtor = 'normal' | 'rejected' | 'pending_day' | 'closed' | 'insufficient' | 'insufficient_1' | 'insufficient_2' | 'insufficient_3' | 'disputed'
+export type Debtor = 'normal' | 'rejected' | 'pending_day' | 'closed' | 'insufficient'
+  | 'insufficient_1' | 'insufficient_2' | 'insufficient_3' | 'disputed'
 export type Frequency = 'once_off' | 'weekly' | 'monthly'
 export type OrderStatus =
   'scheduled' | 'processing' | 'successful' | 'failed' | 'disputed' | 'cancelled'
@@ -59,7 +60,8 @@ type MandateStatus = 'pending_authentication' | 'active' | 'rejected' | 'cancell
 export type DebitAction =
   | { kind: 'mandate_create'; debtor: Debtor; frequency: Frequency; maxAmount: number }
   /** An order under one of the run's mandates (index modulo those; 3 in 4 pick an active one). */
-  | { kind: 'order_create'; pick: number; amount: number; overMax: boolean; daysAhead: number; endDays: number; tracking: number }
+  | { kind: 'order_create'; pick: number; amount: number; overMax: boolean; daysAhead: number;
+    endDays: number; tracking: number }
   /**
    * Cancel an order now, or with the clock moved to just before / just after its cancel deadline.
    */

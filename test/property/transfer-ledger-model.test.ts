@@ -81,7 +81,8 @@ type Action =
    * A transfer with the clientTxId of an earlier request (index modulo those sent), its body
    * repeated or changed.
    */
-  | { kind: 'repeat'; pick: number; sameBody: boolean; rtc: boolean; amount: number; recipient: Recipient }
+  | { kind: 'repeat'; pick: number; sameBody: boolean; rtc: boolean; amount: number;
+    recipient: Recipient }
   /**
    * Transfers sent at once, all of one rail and amount to recipients the rail accepts, so
    * that exactly min(count, available / (amount + fee)) of them are accepted, in any order.
@@ -102,7 +103,8 @@ type Action =
    * The clock moves to a batch's PIN expiry (1 ms before, at, 1 ms after, well after; never
    * back), then due jobs run, or the right PIN or a cancel meets a PIN expired before its job ran.
    */
-  | { kind: 'bulk_expire'; pick: number; offsetMs: number; then: 'jobs' | 'verify' | 'cancel' | 'nothing' }
+  | { kind: 'bulk_expire'; pick: number; offsetMs: number; then: 'jobs' | 'verify' | 'cancel'
+    | 'nothing' }
   /** Due jobs run: PIN expiries, and the processing of verified batches (RTC payments paid). */
   | { kind: 'jobs' }
   | DebitAction
@@ -574,6 +576,27 @@ class Run {
       case 'advance':
         tb.clock.advance(a.minutes * 60_000)
         return
+      case 'spend_all': {
+        const amount = this.model.available - (a.rtc ? fees.RTC : fees.EFT)
+        if (amount < 100n) return
+        return this.transfer(this.body(randomUUID(), { rtc: a.rtc, amount: Number(amount),
+          recipient: 'normal' }))
+      }
+      case 'jobs':
+        return this.jobs()
+      case 'bulk_initiate':
+      case 'bulk_verify':
+      case 'bulk_wrong_otp':
+      case 'bulk_cancel':
+      case 'bulk_expire':
+        return this.applyBulk(a)
+      default:
+        return this.applyDebit(a)
+    }
+  }
+
+  private async applyBulk(a: Extract<Action, { kind: `bulk_${string}` }>): Promise<void> {
+    switch (a.kind) {
       case 'bulk_initiate':
         return this.bulkInitiate(a.payments, a.overFunds)
       case 'bulk_verify':
@@ -584,8 +607,12 @@ class Run {
         return this.bulkCancel(this.pickBatch(a.pick))
       case 'bulk_expire':
         return this.bulkExpire(a)
-      case 'jobs':
-        return this.jobs()
+    }
+  }
+
+  private async applyDebit(a: Extract<Action, { kind: 'mandate_create' | 'order_create'
+    | 'order_cancel' | 'mandate_cancel' | 'debit_advance' | 'debit_dispute' }>): Promise<void> {
+    switch (a.kind) {
       case 'mandate_create':
         return this.mandateCreate(a)
       case 'order_create':
@@ -606,12 +633,6 @@ class Run {
         const nextRun = fromSast(tb.bank.services.calendar.addBusinessDays(
           toSast(new Date(nowMs)).date, 1)).getTime()
         return this.debitAdvance(Math.ceil((nextRun - nowMs) / 60_000))
-      }
-      case 'spend_all': {
-        const amount = this.model.available - (a.rtc ? fees.RTC : fees.EFT)
-        if (amount < 100n) return
-        return this.transfer(this.body(randomUUID(), { rtc: a.rtc, amount: Number(amount),
-          recipient: 'normal' }))
       }
     }
   }
@@ -872,7 +893,9 @@ class Run {
    * checkDebit, and every order's status_history and last net amount; the debit-order rows of the
    * ledger.
    */
-  private async checkDebitLedger(transactions: Array<{ tx_id: string; tx_type: string; tx_payment_type: string; status: string; credit: string; debit: string; parent_tx_id: string; ref: string }>, when: string): Promise<void> {
+  private async checkDebitLedger(transactions: Array<{ tx_id: string; tx_type: string;
+      tx_payment_type: string; status: string; credit: string; debit: string; parent_tx_id: string;
+      ref: string }>, when: string): Promise<void> {
     await this.checkDebit(when)
     const debit = this.model.debit
     for (const o of debit.orders) {
@@ -967,19 +990,7 @@ class Run {
       name: 'Recipient',
       real_time: p.rtc,
     }))
-    const batch: BatchModel = {
-      bulkPaymentId: `batch-${randomUUID()}`,
-      payments: sized.map((p, i) => ({
-        paymentId: `p-${i}`, rtc: p.rtc, amount: BigInt(p.amount), fee: p.rtc ? fees.RTC : fees.EFT,
-        recipient: p.recipient, status: 'pending', row: undefined,
-      })),
-      hold: 0n,
-      expiresAtMs: nowMs + otp_ttl_ms,
-      status: 'pending_otp',
-      failureReason: undefined,
-      attempts: 0,
-    }
-    batch.hold = batch.payments.reduce((sum, p) => sum + p.amount + p.fee, 0n)
+    const batch = batchModelOf(sized, nowMs)
     const total = sized.reduce((sum, p) => sum + p.amount, 0)
     const request = {
       entity_id: this.partner.rootEntityId, account_id: this.accountId,
@@ -1013,7 +1024,8 @@ class Run {
     assert.equal(Date.parse(reply.value.expires_at), batch.expiresAtMs)
   }
 
-  private async bulkExpire(a: { pick: number; offsetMs: number; then: 'jobs' | 'verify' | 'cancel' | 'nothing' }): Promise<void> {
+  private async bulkExpire(a: { pick: number; offsetMs: number; then: 'jobs' | 'verify' | 'cancel'
+      | 'nothing' }): Promise<void> {
     const batch = this.pickBatch(a.pick)
     const target = (batch?.expiresAtMs ?? tb.clock.now().getTime() + otp_ttl_ms) + a.offsetMs
     const ms = target - tb.clock.now().getTime()
@@ -1230,42 +1242,10 @@ class Run {
     const seqOf = new Map(transactions.map((t, i) => [t.tx_id, transactions.length - i]))
     const byId = new Map(transactions.map((t) => [t.tx_id, t]))
     const feesSeen = new Set<string>()
-    const fundingStatus: Record<BatchStatus, TxStatus> = { pending_otp: 'Pending',
-      processing: 'Successful', completed: 'Successful', cancelled: 'Failed', failed: 'Failed' }
     for (const t of transactions) {
-      if (t.tx_type === 'bulk_payment' && t.parent_tx_id === '') {
-        const batch = model.batches.find((b) => t.ref === `Bulk ${b.bulkPaymentId}`)
-        assert.ok(batch, `funding row ${t.tx_id} belongs to a batch of the model (${when})`)
-        assert.equal(t.status, fundingStatus[batch.status],
-          `funding row of ${batch.bulkPaymentId} (${batch.status}, ${when})`)
-        assert.equal(BigInt(t.debit), batch.hold)
-      }
-      if (t.tx_type === 'bulk_payment' && t.parent_tx_id !== '') {
-        const p = bulkRows.get(t.tx_id)
-        assert.ok(p, `bulk payment row ${t.tx_id} is a processed payment of the model (${when})`)
-        assert.equal(t.status, p.row, `bulk payment ${t.tx_id} (${when})`)
-        assert.equal(BigInt(t.amount), p.amount)
-        assert.equal(BigInt(t.debit), 0n)
-      }
-      if (t.tx_type === 'refund') {
-        const p = bulkRows.get(t.parent_tx_id)
-        assert.ok(p && (p.row === 'Failed' || p.row === 'Invalid'),
-          `refund ${t.tx_id} of a payment not made (${when})`)
-        assert.equal(BigInt(t.credit), p.amount + p.fee)
-      }
+      this.checkBulkRow(t, bulkRows, when)
       assert.equal(t.verified, true, `${t.tx_id} fails its chain check (${when})`)
-      if (t.tx_type === 'transfer') {
-        assert.equal(t.status, model.status.get(t.tx_id), `transfer ${t.tx_id} (${when})`)
-        const p = model.payouts.get(t.tx_id)!
-        // The payment's row carries its fee, whether or not a fee row has been written yet.
-        assert.deepEqual(
-          { tx_payment_type: t.tx_payment_type, amount: BigInt(t.amount), fee: BigInt(t.fee),
-            debit: BigInt(t.debit), credit: BigInt(t.credit) },
-          { tx_payment_type: p.paymentType, amount: p.amount, fee: p.fee, debit: p.amount,
-            credit: 0n },
-          `transfer ${t.tx_id} (${when})`,
-        )
-      }
+      if (t.tx_type === 'transfer') this.checkTransferRow(t, when)
       if (t.tx_type === 'fee') this.checkFeeRow(t, seqOf.get(t.tx_id)!, byId.get(t.parent_tx_id),
         seqOf.get(t.parent_tx_id), feesSeen, when)
       if (t.tx_type === 'reversal' && t.tx_payment_type !== 'DEBIT_ORDER') {
@@ -1282,6 +1262,46 @@ class Run {
     await this.checkDebitLedger(transactions, when)
     assert.equal(report.internal_balances[`partner_debt:${this.partner.partnerId}`] ?? '0',
       String(-model.debit.debt), `partner_debt in the ledger (${when})`)
+  }
+
+  /** A bulk batch's funding row, a bulk payment's row or a refund, as the model has them. */
+  private checkBulkRow(t: TransactionView, bulkRows: Map<string, BulkPaymentModel>,
+      when: string): void {
+    const model = this.model
+    if (t.tx_type === 'bulk_payment' && t.parent_tx_id === '') {
+      const batch = model.batches.find((b) => t.ref === `Bulk ${b.bulkPaymentId}`)
+      assert.ok(batch, `funding row ${t.tx_id} belongs to a batch of the model (${when})`)
+      assert.equal(t.status, funding_status[batch.status],
+        `funding row of ${batch.bulkPaymentId} (${batch.status}, ${when})`)
+      assert.equal(BigInt(t.debit), batch.hold)
+    }
+    if (t.tx_type === 'bulk_payment' && t.parent_tx_id !== '') {
+      const p = bulkRows.get(t.tx_id)
+      assert.ok(p, `bulk payment row ${t.tx_id} is a processed payment of the model (${when})`)
+      assert.equal(t.status, p.row, `bulk payment ${t.tx_id} (${when})`)
+      assert.equal(BigInt(t.amount), p.amount)
+      assert.equal(BigInt(t.debit), 0n)
+    }
+    if (t.tx_type === 'refund') {
+      const p = bulkRows.get(t.parent_tx_id)
+      assert.ok(p && (p.row === 'Failed' || p.row === 'Invalid'),
+        `refund ${t.tx_id} of a payment not made (${when})`)
+      assert.equal(BigInt(t.credit), p.amount + p.fee)
+    }
+  }
+
+  /** A transfer's row: its status, and its amounts as the model paid them out. */
+  private checkTransferRow(t: TransactionView, when: string): void {
+    assert.equal(t.status, this.model.status.get(t.tx_id), `transfer ${t.tx_id} (${when})`)
+    const p = this.model.payouts.get(t.tx_id)!
+    // The payment's row carries its fee, whether or not a fee row has been written yet.
+    assert.deepEqual(
+      { tx_payment_type: t.tx_payment_type, amount: BigInt(t.amount), fee: BigInt(t.fee),
+        debit: BigInt(t.debit), credit: BigInt(t.credit) },
+      { tx_payment_type: p.paymentType, amount: p.amount, fee: p.fee, debit: p.amount,
+        credit: 0n },
+      `transfer ${t.tx_id} (${when})`,
+    )
   }
 
   /**
@@ -1435,3 +1455,25 @@ test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, 
       ...(seed ? { seed: Number(seed) } : {}) },
   )
 })
+
+/** The model of a batch just initiated with these payments: waiting for its PIN, held whole. */
+function batchModelOf(sized: BulkPaymentSpec[], nowMs: number): BatchModel {
+  const batch: BatchModel = {
+    bulkPaymentId: `batch-${randomUUID()}`,
+    payments: sized.map((p, i) => ({
+      paymentId: `p-${i}`, rtc: p.rtc, amount: BigInt(p.amount), fee: p.rtc ? fees.RTC : fees.EFT,
+      recipient: p.recipient, status: 'pending', row: undefined,
+    })),
+    hold: 0n,
+    expiresAtMs: nowMs + otp_ttl_ms,
+    status: 'pending_otp',
+    failureReason: undefined,
+    attempts: 0,
+  }
+  batch.hold = batch.payments.reduce((sum, p) => sum + p.amount + p.fee, 0n)
+  return batch
+}
+
+/** The status of a batch's funding row, by the batch's status. */
+const funding_status: Record<BatchStatus, TxStatus> = { pending_otp: 'Pending',
+  processing: 'Successful', completed: 'Successful', cancelled: 'Failed', failed: 'Failed' }

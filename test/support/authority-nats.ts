@@ -34,7 +34,8 @@ export interface AuthorityNats {
 export async function startAuthorityNats(
   config: Config,
   dataDir: string,
-  store: { databaseUrl?: string | undefined; pglite?: PGlite | undefined; pgliteDir: string; pgliteSeed?: Blob | undefined },
+  store: { databaseUrl?: string | undefined; pglite?: PGlite | undefined; pgliteDir: string;
+    pgliteSeed?: Blob | undefined },
 ): Promise<AuthorityNats> {
   const binary = findNatsServerBinary()
   if (!binary) throw new Error(natsMissingMessage)

@@ -5,9 +5,9 @@ import { after, before } from 'node:test'
 import { connect, credsAuthenticator, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
 import { startBank, type Bank } from '../../src/app.ts'
 import { BankClient, OperatorClient } from '../../src/client/index.ts'
-import { ManualClock } from '../../src/clock.ts'
+import { ManualClock, type Clock } from '../../src/clock.ts'
 import { loadConfig, type Config } from '../../src/config.ts'
-import { createLogger } from '../../src/logger.ts'
+import { createLogger, type Logger } from '../../src/logger.ts'
 import {
   findNatsServerBinary,
   natsMissingMessage,
@@ -29,7 +29,8 @@ import { pgliteDirFor } from '../../src/db/database.ts'
 //
 // A test file declares its bank once, at top level:
 //
-//   const tb = useTestBank()                     // started before the first test, stopped after the last
+//   const tb = useTestBank()                     // started before the first test, stopped
+//                                                // after the last
 //   const tb = useTestBank({ persistent: true }) // when a test calls tb.restart()
 //   before(async () => {
 //     await tb.ready                             // a setup hook of the file waits for the bank
@@ -136,19 +137,98 @@ export interface TestBankOptions {
 /** Starts a test bank now; the caller stops it. Most files want useTestBank() instead. */
 export async function startTestBank(options: TestBankOptions = {}): Promise<TestBank> {
   const persistent = options.persistent ?? true
-  // An in-memory PGlite, or a PostgreSQL database, comes from this process's pool of stores
-  // (store-pool.ts); an on-disk PGlite, which a restart must find again, starts from the seed.
-  const [nats, database, pglite, seed] = await Promise.all([
+  const [nats, database, pglite, seed] = await storesOf(persistent)
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-data-'))
+  const config = testConfig(dataDir, database?.store.url, options.env)
+  const clock = options.clock ?? new ManualClock('2026-11-23T08:00:00Z')
+  const pgliteDir = persistent ? undefined : 'memory://'
+  const authority = options.natsAuthority
+    ? await startAuthorityNats(config, dataDir, { databaseUrl: database?.store.url,
+      pglite: pglite?.store, pgliteDir: pgliteDir ?? pgliteDirFor(dataDir), pgliteSeed: seed })
+    : undefined
+  const natsUrl = authority?.url ?? nats.url
+  if (authority) Object.assign(config, { natsAuth: authority.bankLogin })
+  const start = bankStarter({
+    config, clock, log: createLogger(config.logLevel), natsUrl, pgliteDir, seed, open: !authority,
+    pglite: pglite?.store, wallClock: options.wallClock,
+  })
+  let bank = await start()
+  const operatorToken = bank.bootstrapToken
+  if (!operatorToken) throw new Error(
+    'a fresh test bank should have created an operator credential')
+  const nc = await testConnection(natsUrl, authority, options.natsAuthority)
+  const operator =
+    new OperatorClient({ connection: nc, token: operatorToken, timeoutMs: test_request_timeout_ms })
+  const partnerConnections: NatsConnection[] = []
+  let stopped: Promise<void> | undefined
+  const testBank: TestBank = {
+    bank, config, clock, natsUrl, nc, operator, operatorToken, authority,
+    partnersShareTestConnection: options.natsAuthority === 'bank',
+    partnerConnection: (creds: string) =>
+      partnerConnectionOf(authority, natsUrl, creds, partnerConnections),
+    async restart() {
+      if (!persistent) throw new Error(
+        'restart() needs persistent storage: useTestBank({ persistent: true })')
+      await bank.stop()
+      bank = await start()
+      testBank.bank = bank
+    },
+    stop: () => (stopped ??= (async () => {
+      await nc.close()
+      await Promise.all(partnerConnections.map((c) => c.close().catch(() => {})))
+      await bank.stop()
+      await authority?.stop()
+      await database?.release()
+      await pglite?.release()
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    })()),
+  }
+  return testBank
+}
+
+/**
+ * Starts the bank, each time on the same store: the seed fills an empty store only, so a
+ * restart opens what the first start left.
+ */
+function bankStarter(o: { config: Config; clock: Clock; log: Logger; natsUrl: string
+  pgliteDir: string | undefined; seed: Parameters<typeof startBank>[0]['pgliteSeed']
+  open: boolean; pglite: Parameters<typeof startBank>[0]['pglite']; wallClock?: Clock }) {
+  let pgliteSeedOnce = o.seed
+  return async () => {
+    const started = await startBank({
+      config: o.config, clock: o.clock, log: o.log, natsUrl: o.natsUrl, pgliteDir: o.pgliteDir,
+      pgliteSeed: pgliteSeedOnce, validateResponses: true,
+      // Tests of production rules on the process's open server; the authority's is the real set-up.
+      allowOpenNats: o.open,
+      ...(o.pglite ? { pglite: o.pglite } : {}),
+      ...(o.wallClock ? { wallClock: o.wallClock } : {}),
+    })
+    pgliteSeedOnce = undefined
+    return started
+  }
+}
+
+/**
+ * The NATS server and the store: an in-memory PGlite, or a PostgreSQL database, comes from this
+ * process's pool of stores (store-pool.ts); an on-disk PGlite, which a restart must find again,
+ * starts from the seed.
+ */
+function storesOf(persistent: boolean) {
+  return Promise.all([
     testNats(),
     storage === 'postgres' ? leasePostgresDatabase() : undefined,
     storage === 'pglite' && !persistent ? leasePglite() : undefined,
     storage === 'pglite' && persistent ? pgliteSeed() : undefined,
   ])
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-data-'))
-  const config = loadConfig({
+}
+
+/** A test bank's settings: its data directory and database, and the test's own `env`. */
+function testConfig(dataDir: string, databaseUrl: string | undefined,
+  env: Record<string, string> | undefined) {
+  return loadConfig({
     BANK_DATA_DIR: dataDir,
     LOG_LEVEL: process.env.BANK_TEST_LOG_LEVEL ?? 'silent',
-    ...(database ? { DATABASE_URL: database.store.url } : {}),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     BANK_DB_POOL_MAX: '5',
     BANK_CLEARING_SCHEDULE: 'off',
     // Test banks are sandboxes on both back ends alike (the injected clock is the bank's
@@ -158,81 +238,29 @@ export async function startTestBank(options: TestBankOptions = {}): Promise<Test
     // thousands of requests a second through one credential); test/limits sets its own.
     BANK_RATE_PER_SECOND: '1000000',
     BANK_RATE_BURST: '10000000',
-    ...options.env,
+    ...env,
   })
-  const clock = options.clock ?? new ManualClock('2026-11-23T08:00:00Z')
-  const log = createLogger(config.logLevel)
-  const pgliteDir = persistent ? undefined : 'memory://'
-  const authority = options.natsAuthority
-    ? await startAuthorityNats(config, dataDir, { databaseUrl: database?.store.url,
-      pglite: pglite?.store, pgliteDir: pgliteDir ?? pgliteDirFor(dataDir), pgliteSeed: seed })
-    : undefined
-  const natsUrl = authority?.url ?? nats.url
-  if (authority) Object.assign(config, { natsAuth: authority.bankLogin })
-  // The seed fills an empty store only: a restart opens what the first start left.
-  let pgliteSeedOnce = seed
-  const start = async () => {
-    const started = await startBank({
-      config, clock, log, natsUrl, pgliteDir, pgliteSeed: pgliteSeedOnce, validateResponses: true,
-      // Tests of production rules on the process's open server; the authority's is the real set-up.
-      allowOpenNats: !authority,
-      ...(pglite ? { pglite: pglite.store } : {}),
-      ...(options.wallClock ? { wallClock: options.wallClock } : {}),
-    })
-    pgliteSeedOnce = undefined
-    return started
-  }
-  let bank = await start()
-  const operatorToken = bank.bootstrapToken
-  if (!operatorToken) throw new Error(
-    'a fresh test bank should have created an operator credential')
-  const testLogin = authority ? (options.natsAuthority === 'bank' ? authority.bankLogin
+}
+
+/** The test's own NATS connection: on the authority's server as the bank or an operator. */
+async function testConnection(natsUrl: string, authority: AuthorityNats | undefined,
+  as: TestBankOptions['natsAuthority']): Promise<NatsConnection> {
+  const testLogin = authority ? (as === 'bank' ? authority.bankLogin
     : authority.operatorLogin) : undefined
-  const nc =
-    await connect({ servers: natsUrl, ...(testLogin ? natsConnectOptions(testLogin) : {}) })
-  const operator =
-    new OperatorClient({ connection: nc, token: operatorToken, timeoutMs: test_request_timeout_ms })
-  const partnerConnections: NatsConnection[] = []
-  let stopped: Promise<void> | undefined
-  const testBank: TestBank = {
-    bank,
-    config,
-    clock,
-    natsUrl,
-    nc,
-    operator,
-    operatorToken,
-    authority,
-    partnersShareTestConnection: options.natsAuthority === 'bank',
-    async partnerConnection(creds: string) {
-      if (!authority) throw new Error(
-        'partnerConnection() needs useTestBank({ natsAuthority: true })')
-      const connection =
-        await connect(
-        { servers: natsUrl, ...natsConnectOptions({ tls: { caFile: authority.caFile } }),
-        authenticator: credsAuthenticator(new TextEncoder().encode(creds)) })
-      partnerConnections.push(connection)
-      return connection
-    },
-    async restart() {
-      if (!persistent) throw new Error(
-        'restart() needs persistent storage: useTestBank({ persistent: true })')
-      await bank.stop()
-      bank = await start()
-      testBank.bank = bank
-    },
-    stop: () =>
-      (stopped ??= (async () => {
-        await nc.close()
-        await Promise.all(partnerConnections.map((c) => c.close().catch(() => {})))
-        await bank.stop()
-        await authority?.stop()
-        await database?.release()
-        await pglite?.release()
-        fs.rmSync(dataDir, { recursive: true, force: true })
-      })()),
-  }
-  return testBank
+  return connect({ servers: natsUrl, ...(testLogin ? natsConnectOptions(testLogin) : {}) })
+}
+
+/** A partner's own connection (its creds file) to the authority's server; closed at stop. */
+async function partnerConnectionOf(authority: AuthorityNats | undefined, natsUrl: string,
+  creds: string, connections: NatsConnection[]): Promise<NatsConnection> {
+  if (!authority) throw new Error(
+    'partnerConnection() needs useTestBank({ natsAuthority: true })')
+  const connection = await connect({
+    servers: natsUrl, ...natsConnectOptions({ tls: { caFile: authority.caFile } }),
+    authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+  })
+  connections.push(connection)
+  return connection
 }
 
 /** A file's test bank, as useTestBank() returns it. */

@@ -188,7 +188,9 @@ async function closeClient(database: PooledDatabase): Promise<void> {
  * killed run left (templates.ts).
  */
 function newDatabaseName(): string {
-  return `${pooledDatabasePrefix}${process.env.BANK_TEST_RUN_ID ?? process.pid}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`
+  const run = process.env.BANK_TEST_RUN_ID ?? process.pid
+  const suffix = randomBytes(3).toString('hex')
+  return `${pooledDatabasePrefix}${run}_${process.pid}_${++counter}_${suffix}`
 }
 
 function urlOf(name: string): string {

@@ -73,22 +73,10 @@ test('transfers - an EFT answers {tx_id, amount as a string, status Pending} and
     { balance: '100000', available: String(100_000 - 12_345 - eft_fee) })
 })
 
-test('transfers - a pending EFT is a Pending row with every field as docs/guides/payments.md describes; its fee row is written, Successful, when it settles', async () => {
-  const account = await newAccount(p)
-  const depositId = await fund(tb, account, 100_000, 'opening')
-  const body = transferBody(account, { amount: 30_000, ref: 'Rent Nov', own_ref: 'RENT-11',
-    name: 'Landlord Ltd' })
-  const sent = await p.client.accounts.transfer(body)
-  const taken = iso(tb.clock.now())
-  const rows = await transactionsOf(p, account)
-  for (const row of rows) assertViewShape(row)
-  // Newest first: the transfer after the deposit, and no fee row until the fee is posted.
-  assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'deposit'])
-  assert.equal(feeOf(rows, sent.tx_id), undefined, 'the fee has no row while the EFT is pending')
-  const [transfer, deposit] = rows as [TransactionView, TransactionView]
-
-  const pendingTransfer = {
-    tx_id: sent.tx_id,
+/** A pending EFT's row: 30000 to Landlord Ltd, taken at `taken`; its own hash as given. */
+function pendingEftRow(transfer: TransactionView, txId: string, taken: string) {
+  return {
+    tx_id: txId,
     parent_tx_id: '',
     date: taken,
     amount: '30000',
@@ -108,10 +96,12 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
     running_balance: '100000',
     verified: true,
   }
-  assert.deepEqual(transfer, pendingTransfer)
-  assert.deepEqual(await balances(p, account),
-    { balance: '100000', available: String(100_000 - 30_000 - eft_fee) })
-  const depositRow = {
+}
+
+/** The opening deposit's row. */
+function depositRowOf(deposit: TransactionView, depositId: string, taken: string,
+  operatorId: string) {
+  return {
     tx_id: depositId,
     parent_tx_id: '',
     date: taken,
@@ -120,7 +110,7 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
     status: 'Successful',
     tx_sha: deposit.tx_sha,
     user_id: '',
-    added_by: await operatorCredentialId(tb),
+    added_by: operatorId,
     tx_type: 'deposit',
     tx_payment_type: deposit.tx_payment_type,
     fee: '0',
@@ -130,6 +120,50 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
     running_balance: '100000',
     verified: true,
   }
+}
+
+/** The fee row an EFT's settlement appends, at `settledAt`. */
+function eftFeeRow(fee: TransactionView, parentTxId: string, settledAt: string) {
+  return {
+    tx_id: fee.tx_id,
+    parent_tx_id: parentTxId,
+    date: settledAt,
+    amount: String(eft_fee),
+    ref: 'EFT fee',
+    status: 'Successful',
+    tx_sha: fee.tx_sha,
+    user_id: '',
+    added_by: p.credentialId,
+    tx_type: 'fee',
+    tx_payment_type: 'EFT',
+    fee: '0',
+    recipient_name: '',
+    credit: '0',
+    debit: String(eft_fee),
+    running_balance: String(70_000 - eft_fee),
+    verified: true,
+  }
+}
+
+test('transfers - a pending EFT is a Pending row with every field as docs/guides/payments.md describes; its fee row is written, Successful, when it settles', async () => {
+  const account = await newAccount(p)
+  const depositId = await fund(tb, account, 100_000, 'opening')
+  const body = transferBody(account, { amount: 30_000, ref: 'Rent Nov', own_ref: 'RENT-11',
+    name: 'Landlord Ltd' })
+  const sent = await p.client.accounts.transfer(body)
+  const taken = iso(tb.clock.now())
+  const rows = await transactionsOf(p, account)
+  for (const row of rows) assertViewShape(row)
+  // Newest first: the transfer after the deposit, and no fee row until the fee is posted.
+  assert.deepEqual(rows.map((r) => r.tx_type), ['transfer', 'deposit'])
+  assert.equal(feeOf(rows, sent.tx_id), undefined, 'the fee has no row while the EFT is pending')
+  const [transfer, deposit] = rows as [TransactionView, TransactionView]
+
+  const pendingTransfer = pendingEftRow(transfer, sent.tx_id, taken)
+  assert.deepEqual(transfer, pendingTransfer)
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 30_000 - eft_fee) })
+  const depositRow = depositRowOf(deposit, depositId, taken, await operatorCredentialId(tb))
   assert.deepEqual(deposit, depositRow)
   assert.ok(['EFT', 'INTERNAL'].includes(deposit.tx_payment_type))
   assert.equal(new Set(rows.map((r) => r.tx_sha)).size, 2,
@@ -150,25 +184,7 @@ test('transfers - a pending EFT is a Pending row with every field as docs/guides
   assert.deepEqual(settledTransfer, { ...pendingTransfer, status: 'Successful',
     running_balance: '70000' })
   assert.deepEqual(settledDeposit, depositRow)
-  assert.deepEqual(fee, {
-    tx_id: fee.tx_id,
-    parent_tx_id: sent.tx_id,
-    date: settledAt,
-    amount: String(eft_fee),
-    ref: 'EFT fee',
-    status: 'Successful',
-    tx_sha: fee.tx_sha,
-    user_id: '',
-    added_by: p.credentialId,
-    tx_type: 'fee',
-    tx_payment_type: 'EFT',
-    fee: '0',
-    recipient_name: '',
-    credit: '0',
-    debit: String(eft_fee),
-    running_balance: String(70_000 - eft_fee),
-    verified: true,
-  })
+  assert.deepEqual(fee, eftFeeRow(fee, sent.tx_id, settledAt))
   assert.notEqual(fee.tx_id, sent.tx_id)
   assert.deepEqual(await txById(p, fee.tx_id), fee)
   assert.deepEqual(await balances(p, account), { balance: String(70_000 - eft_fee),

@@ -62,6 +62,29 @@ test('transfers - an internal payment is Successful at once: payer down, payee u
   assert.deepEqual(await balances(p, payee), { balance: '25000', available: '25000' })
 })
 
+/** The payee's row of the 30000 'Rent Dec' payment: the system's credit, its id and hash given. */
+function payeeCreditRow(credit: { tx_id: string; tx_sha: string }, now: string) {
+  return {
+    tx_id: credit.tx_id,
+    parent_tx_id: '',
+    date: now,
+    amount: '30000',
+    ref: 'Rent Dec',
+    status: 'Successful',
+    tx_sha: credit.tx_sha,
+    user_id: '',
+    added_by: 'system',
+    tx_type: 'transfer',
+    tx_payment_type: 'INTERNAL',
+    fee: '0',
+    recipient_name: '',
+    credit: '30000',
+    debit: '0',
+    running_balance: '30000',
+    verified: true,
+  }
+}
+
 test("transfers - an internal payment's two rows: the payer's debit names the recipient, the payee's credit is the system's", async () => {
   const { payer, payee, payeeNumber } = await pair(100_000)
   const body = internalBody(payer, payeeNumber, { amount: 30_000, ref: 'Rent Dec',
@@ -94,25 +117,7 @@ test("transfers - an internal payment's two rows: the payer's debit names the re
   const credit = payeeRows[0]!
   assert.match(credit.tx_id, uuidPattern)
   assert.notEqual(credit.tx_id, sent.tx_id)
-  assert.deepEqual(credit, {
-    tx_id: credit.tx_id,
-    parent_tx_id: '',
-    date: now,
-    amount: '30000',
-    ref: 'Rent Dec',
-    status: 'Successful',
-    tx_sha: credit.tx_sha,
-    user_id: '',
-    added_by: 'system',
-    tx_type: 'transfer',
-    tx_payment_type: 'INTERNAL',
-    fee: '0',
-    recipient_name: '',
-    credit: '30000',
-    debit: '0',
-    running_balance: '30000',
-    verified: true,
-  })
+  assert.deepEqual(credit, payeeCreditRow(credit, now))
   assert.deepEqual(await txById(p, sent.tx_id), payerRows[0])
   assert.deepEqual(await txById(p, credit.tx_id), credit)
 })

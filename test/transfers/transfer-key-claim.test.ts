@@ -507,7 +507,8 @@ test('key claim - the same new clientTxId in two batches at once (two accounts):
       () => p.client.accounts.transfer(transferBody(a, { clientTxId, amount: 1_000 })),
       () => p.client.accounts.transfer(transferBody(b, { clientTxId, amount: 1_000 })),
     ])
-    const describe = `round ${round}: ${JSON.stringify(outcomes.map((o) => (o.ok ? o.value.tx_id : o.error.message)))}`
+    const answers = outcomes.map((o) => (o.ok ? o.value.tx_id : o.error.message))
+    const describe = `round ${round}: ${JSON.stringify(answers)}`
     assert.equal(outcomes.filter((o) => o.ok).length, 1, describe)
     const winnerIndex = outcomes.findIndex((o) => o.ok)
     const winner = taken(outcomes[winnerIndex])

@@ -87,7 +87,8 @@ export const hostileShapes: Hostile[] = [
   { label: 'array of 25,000 numbers', raw: () => repeatJoin('0', 25_000) },
   { label: 'array of 8,000 valid permissions', raw: () => repeatJoin('"read"', 8_000) },
   { label: 'array of 100,000 numbers (over the size limit)', raw: () => repeatJoin('0', 100_000) },
-  { label: 'prototype keys', raw: literal('{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":{}}') },
+  { label: 'prototype keys', raw: literal('{"__proto__":{"polluted":true},' +
+    '"constructor":{"prototype":{"polluted":true}},"prototype":{}}') },
   { label: 'invalid UTF-8 bytes', raw: bytesInside([0xff, 0xfe]) },
   { label: 'UTF-8 encoded surrogate', raw: bytesInside([0xed, 0xa0, 0x80]) },
   { label: 'overlong UTF-8', raw: bytesInside([0xc0, 0xaf]) },

@@ -91,7 +91,8 @@ function basesFor(op: Operation, fx: OperationFixture): Record<string, unknown>[
 const text = new TextDecoder()
 function describeRequest(op: Operation, data: Uint8Array): string {
   const shown = JSON.stringify(text.decode(data.slice(0, 400)))
-  return `${subjectFor(op, op.permission === 'operator' ? undefined : f.partner.partnerId)} ${data.length} bytes ${shown}`
+  const subject = subjectFor(op, op.permission === 'operator' ? undefined : f.partner.partnerId)
+  return `${subject} ${data.length} bytes ${shown}`
 }
 
 /**
@@ -170,19 +171,27 @@ test('transport - fuzz: every field of every operation set to each hostile value
     const takesBulky = bulkyFields(fields)
     for (const base of basesFor(op, f)) {
       for (const spec of fields) {
-        const field = spec.path.join('.')
-        for (const hostile of allHostiles) {
-          const raw = hostile.raw(getPath(base, spec.path))
-          if (bulky(raw) && !takesBulky.has(spec)) continue
-          const data = withRawValues(base, [{ path: spec.path, raw }])
-          await check(op, data, [field], `${op.name}.${field} = ${hostile.label}`, failures)
-          sent++
-        }
+        sent += await fuzzField(op, base, spec, takesBulky.has(spec), failures)
       }
     }
   }
   assertNoFailures(failures, sent)
 })
+
+/** Each hostile value in one field of one body; returns how many requests were sent. */
+async function fuzzField(op: Operation, base: Record<string, unknown>, spec: FieldSpec,
+  takesBulky: boolean, failures: string[]): Promise<number> {
+  let sent = 0
+  const field = spec.path.join('.')
+  for (const hostile of allHostiles) {
+    const raw = hostile.raw(getPath(base, spec.path))
+    if (bulky(raw) && !takesBulky) continue
+    const data = withRawValues(base, [{ path: spec.path, raw }])
+    await check(op, data, [field], `${op.name}.${field} = ${hostile.label}`, failures)
+    sent++
+  }
+  return sent
+}
 
 test('transport - fuzz: NUL, lone surrogates and control characters in any field are a 400 naming exactly that field', async () => {
   const failures: string[] = []
@@ -370,8 +379,22 @@ function transferBody(account: string, amount: number, payAndClear: boolean,
   }
 }
 
-test('transport - fuzz: one hostile transfer never fails a valid one grouped with it', async () => {
-  const transfer = allOperations().find((op) => op.name === 'account_transfer_eft_rtc')!
+/** What is wrong with a reply to a valid or a hostile transfer: the first line, else none. */
+function replyFailure(s: Sent, reply: RawReply, context: string): string | undefined {
+  try {
+    if (s.expected === 'success') {
+      assertSuccessReply(reply, context)
+      assert.equal(reply.headers['Bank-Tx-Status'], s.body!.pay_and_clear ? 'Successful'
+        : 'Pending', context)
+    } else assertReply(reply, s.expected, context)
+  } catch (error) {
+    return (error as Error).message.split('\n')[0]!
+  }
+  return undefined
+}
+
+/** Partners A (two funded accounts) and B (one, holding little), and what each was given. */
+async function fundedPartners() {
   const a = await onboardPartner(tb, { approve: true })
   const b = await onboardPartner(tb, { approve: true })
   const poolOf = async (p: typeof a) => (await p.client.accounts.getByEntity(
@@ -382,6 +405,12 @@ test('transport - fuzz: one hostile transfer never fails a valid one grouped wit
   const funded = new Map([[aPool, 10_000_000], [aSecond, 10_000_000], [bPool, 100_000]])
   for (const [account, amount] of funded) await tb.operator.accounts.deposit(
     { account_id: account, amount })
+  return { a, b, aPool, aSecond, bPool, funded }
+}
+
+test('transport - fuzz: one hostile transfer never fails a valid one grouped with it', async () => {
+  const transfer = allOperations().find((op) => op.name === 'account_transfer_eft_rtc')!
+  const { a, b, aPool, aSecond, bPool, funded } = await fundedPartners()
   const fee = (body: Record<string, unknown>) => Number(body.pay_and_clear ? tb.config.fees.RTC
     : tb.config.fees.EFT)
 
@@ -415,16 +444,9 @@ test('transport - fuzz: one hostile transfer never fails a valid one grouped wit
     all.forEach((s, i) => {
       const reply = replies[i]!
       sent++
-      const context = `round ${round} ${s.partner} ${text.decode(s.data).slice(0, 300)}`
-      try {
-        if (s.expected === 'success') {
-          assertSuccessReply(reply, context)
-          assert.equal(reply.headers['Bank-Tx-Status'], s.body!.pay_and_clear ? 'Successful'
-            : 'Pending', context)
-        } else assertReply(reply, s.expected, context)
-      } catch (error) {
-        failures.push((error as Error).message.split('\n')[0]!)
-      }
+      const failure = replyFailure(s, reply, `round ${round} ${s.partner} ` +
+        text.decode(s.data).slice(0, 300))
+      if (failure) failures.push(failure)
       // Every accepted transfer holds or spends its amount and fee, and nothing else does.
       if (reply.code === 200 && s.body) spent.set(s.account, (spent.get(s.account) ?? 0) + Number(
         s.body.amount) + fee(s.body))

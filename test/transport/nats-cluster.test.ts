@@ -65,17 +65,12 @@ function cutOff(nc: NatsConnection): Promise<string> {
   })()
 }
 
-test('nats cluster - a partner onboarded through one server is served through the other; revoking or suspending cuts it off there', async () => {
-  const binary = findNatsServerBinary()!
-  const store = await leasePglite()
-  cleanups.push(() => store.release())
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-cluster-'))
-  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }))
-  const base = { BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off',
-    BANK_DEBIT_SCHEDULE: 'off', BANK_SANDBOX: 'false' }
-  const authority = await startAuthorityNats(loadConfig(base), dataDir, { pglite: store.store, pgliteDir: 'memory://' })
-  cleanups.push(() => authority.stop())
-  // The init's server, standalone, gives way to a cluster of two on the same configuration.
+/**
+ * The init's server, standalone, gives way to a cluster of two on the same configuration;
+ * returns their URLs (the servers are stopped by the cleanups).
+ */
+async function startCluster(authority: Awaited<ReturnType<typeof startAuthorityNats>>,
+  binary: string): Promise<[string, string]> {
   await authority.server.stop()
   const [port1, port2, route1, route2] =
     await Promise.all([freePort(), freePort(), freePort(), freePort()])
@@ -91,7 +86,20 @@ test('nats cluster - a partner onboarded through one server is served through th
       configFile: path.join(authority.dir, 'n2.conf') }),
   ])
   cleanups.push(async () => void (await Promise.all(servers.map((s) => s.stop()))))
-  const [url1, url2] = servers.map((s) => s.url) as [string, string]
+  return servers.map((s) => s.url) as [string, string]
+}
+
+test('nats cluster - a partner onboarded through one server is served through the other; revoking or suspending cuts it off there', async () => {
+  const binary = findNatsServerBinary()!
+  const store = await leasePglite()
+  cleanups.push(() => store.release())
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-cluster-'))
+  cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+  const base = { BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off',
+    BANK_DEBIT_SCHEDULE: 'off', BANK_SANDBOX: 'false' }
+  const authority = await startAuthorityNats(loadConfig(base), dataDir, { pglite: store.store, pgliteDir: 'memory://' })
+  cleanups.push(() => authority.stop())
+  const [url1, url2] = await startCluster(authority, binary)
   const tls = natsConnectOptions({ tls: { caFile: authority.caFile } })
 
   const config =
