@@ -92,10 +92,20 @@ async function seed(db: pg.Client,
   const { rows } = await db.query<{ id: string }>('select id from credentials where partner_id = $1 order by created_seq limit 1', [o.partnerId])
   const addedBy = rows[0]!.id
   await db.query('begin')
+  await seedMandates(db, o, addedBy)
+  await seedOrders(db, o, addedBy)
+  await db.query('commit')
+  await db.query('analyze debit_mandates, debit_orders, debit_order_history, debit_order_keys')
+}
+
+/** The seed's rows (ids and names), and their mandates, active as authentication leaves them. */
+async function seedMandates(db: pg.Client, o: { partnerId: string; entityId: string; now: string },
+    addedBy: string) {
   await db.query(
     `create temp table bench_debit_seed on commit drop as
        select g, gen_random_uuid() as mandate_id, gen_random_uuid() as order_id,
-              'BENCH-M-' || lpad(g::text, 6, '0') as mandate_reference, 'bench-debit-' || g as client_tx_id,
+              'BENCH-M-' || lpad(g::text, 6, '0') as mandate_reference,
+              'bench-debit-' || g as client_tx_id,
               'Bench Debtor ' || g as holder
        from generate_series(1, $1::int) g`,
     [orders_count],
@@ -103,22 +113,31 @@ async function seed(db: pg.Client,
   // As a mandate create, its authentication (active) and the order's create leave them.
   await db.query(
     `insert into debit_mandates (id, partner_id, entity_id, mandate_reference, status, account_holder_name, account_number,
-       account_type, branch_code, max_amount, frequency, first_collection_date, debtor_email, used_by_order, rejection_reason,
-       authentication_due_at, added_by, created_at, authenticated_at, decided_at, cancelled_at)
+       account_type, branch_code, max_amount, frequency, first_collection_date, debtor_email,
+       used_by_order, rejection_reason, authentication_due_at, added_by, created_at,
+       authenticated_at, decided_at, cancelled_at)
      select mandate_id, $1, $2, mandate_reference, 'active', holder, $3, 'cheque', '250655', 50000, 'once_off', null, null,
        order_id, null, null, $4, $5::timestamptz, $5::timestamptz, $5::timestamptz, null
      from bench_debit_seed order by g`,
     [o.partnerId, o.entityId, always_collects, addedBy, o.now],
   )
+}
+
+/** An order under each seeded mandate, scheduled for `o.date`, with its history and key. */
+async function seedOrders(db: pg.Client,
+    o: { partnerId: string; entityId: string; accountId: string; date: string; now: string },
+    addedBy: string) {
   await db.query(
     `insert into debit_orders (id, partner_id, entity_id, account_id, mandate_id, mandate_reference, client_tx_id, amount,
-       account_holder_name, account_number, account_type, branch_code, reference, frequency, requested_collection_date,
-       collection_date, next_collection_date, end_date, tracking_days, notification_email, metadata, status, first_attempt_date,
-       last_attempt_date, processed_at, bank_charges, net_amount, credit_tx_id, bank_reference, failure_reason, disputed_at,
+       account_holder_name, account_number, account_type, branch_code, reference, frequency,
+       requested_collection_date, collection_date, next_collection_date, end_date, tracking_days,
+       notification_email, metadata, status, first_attempt_date, last_attempt_date, processed_at,
+       bank_charges, net_amount, credit_tx_id, bank_reference, failure_reason, disputed_at,
        reversal_tx_id, cancelled_at, cancel_reason, added_by, created_at, updated_at)
      select order_id, $1, $2, $3, mandate_id, mandate_reference, client_tx_id, $4, holder, $5, 'cheque', '250655',
-       'GYM ' || lpad(g::text, 6, '0'), 'once_off', $6, $6, $6, null, 10, null, null, 'scheduled', null, null, null, null, null,
-       null, null, null, null, null, null, null, $7, $8::timestamptz, $8::timestamptz
+       'GYM ' || lpad(g::text, 6, '0'), 'once_off', $6, $6, $6, null, 10, null, null, 'scheduled',
+       null, null, null, null, null, null, null, null, null, null, null, null, $7, $8::timestamptz,
+       $8::timestamptz
      from bench_debit_seed order by g`,
     [o.partnerId, o.entityId, o.accountId, amount, always_collects, o.date, addedBy, o.now],
   )
@@ -133,8 +152,6 @@ async function seed(db: pg.Client,
      select $1, client_tx_id, order_id, $2::timestamptz from bench_debit_seed`,
     [o.partnerId, o.now],
   )
-  await db.query('commit')
-  await db.query('analyze debit_mandates, debit_orders, debit_order_history, debit_order_keys')
 }
 
 async function statusCounts(db: pg.Client, partnerId: string): Promise<Map<string, number>> {

@@ -119,7 +119,36 @@ async function main(): Promise<void> {
  */
 async function measure(db: pg.Client, pid: number, dbOid: number | undefined, round: number,
     kind: Kind, accounts: string[]): Promise<Round> {
-  const makeId = kinds[kind]
+  await createTable(db)
+  const rows = rowMaker(kind, accounts)
+  const preload_s = await preload(db, rows)
+  const { before, after, elapsed_s } = await timedInserts(db, pid, `insert-${round}-${kind}`, rows)
+  const index_bytes = await indexSizes(db)
+
+  const timed_rows = batches * batch_rows
+  const cpu_s = (after.ticks - before.ticks) / ticks_per_s
+  const wal_bytes = Number((await db.query<{ d: string }>('select pg_wal_lsn_diff($1, $2) as d', [after.lsn, before.lsn])).rows[0]!.d)
+  const result: Round = {
+    round,
+    kind,
+    rows_per_s: timed_rows / elapsed_s,
+    cpu_s,
+    cpu_us_per_row: (cpu_s * 1e6) / timed_rows,
+    wal_bytes,
+    own: dbOid === undefined ? undefined : await ownWal(db, dbOid, before.lsn, after.lsn),
+    index_bytes,
+    preload_s,
+  }
+  process.stdout.write(
+    `  round ${round} ${kind}: preload ${preload_s.toFixed(1)} s, timed ` +
+      `part ${elapsed_s.toFixed(1)} s, ` +
+      `${Math.round(result.rows_per_s).toLocaleString('en')} rows/s\n`,
+  )
+  return result
+}
+
+/** The table t the round writes, with the ledger's indexes. */
+async function createTable(db: pg.Client) {
   await db.query('drop table if exists t')
   await db.query(`
     create table t (
@@ -134,10 +163,16 @@ async function measure(db: pg.Client, pid: number, dbOid: number | undefined, ro
       unique (account_id, seq)
     )`)
   await db.query('create index on t (parent_tx_id) where parent_tx_id is not null')
-  const seqs = new Array<number>(accounts.length).fill(0)
+}
 
+type Rows = (count: number, timeOf: (i: number) => number) => unknown[]
+
+/** What makes the rows of a round: `kind` ids, each account's seq counted on. */
+function rowMaker(kind: Kind, accounts: string[]): Rows {
+  const makeId = kinds[kind]
+  const seqs = new Array<number>(accounts.length).fill(0)
   /** `count` rows (even), in pairs of a payment and its fee on one account, made at timeOf(i). */
-  const rows = (count: number, timeOf: (i: number) => number) => {
+  return (count: number, timeOf: (i: number) => number) => {
     const ids: string[] = []
     const accountIds: string[] = []
     const seq: number[] = []
@@ -164,8 +199,10 @@ async function measure(db: pg.Client, pid: number, dbOid: number | undefined, ro
     }
     return [ids, accountIds, seq, parents, created, status, amount, txSha]
   }
+}
 
-  // The preload: history, one row per millisecond, ending now.
+/** The preload: history, one row per millisecond, ending now; returns its seconds. */
+async function preload(db: pg.Client, rows: Rows): Promise<number> {
   const preloadStart = performance.now()
   const historyStart = Date.now() - preload_rows
   // One statement in flight while the next batch is made.
@@ -180,46 +217,33 @@ async function measure(db: pg.Client, pid: number, dbOid: number | undefined, ro
   await inFlight
   const preload_s = (performance.now() - preloadStart) / 1000
   await db.query('checkpoint')
+  return preload_s
+}
 
-  // The timed part.
+/** The timed part: `batches` inserts of `batch_rows` rows, as one named statement. */
+async function timedInserts(db: pg.Client, pid: number, name: string, rows: Rows) {
   const before = await snapshot(db, pid)
   const started = performance.now()
   for (let b = 0; b < batches; b++) {
     if (interrupted) throw new Error('interrupted')
     const now = Date.now()
-    await db.query({ name: `insert-${round}-${kind}`, text: insert,
+    await db.query({ name, text: insert,
       values: rows(batch_rows, () => now) })
   }
   const elapsed_s = (performance.now() - started) / 1000
   const after = await snapshot(db, pid)
+  return { before, after, elapsed_s }
+}
 
+/** The size of each index of t. */
+async function indexSizes(db: pg.Client): Promise<Record<string, number>> {
   const index_bytes: Record<string, number> = {}
   const indexes = await db.query<{ name: string; bytes: string }>(`
     select c.relname as name, pg_relation_size(i.indexrelid) as bytes
     from pg_index i join pg_class c on c.oid = i.indexrelid
     where i.indrelid = 't'::regclass order by c.relname`)
   for (const r of indexes.rows) index_bytes[r.name] = Number(r.bytes)
-
-  const timed_rows = batches * batch_rows
-  const cpu_s = (after.ticks - before.ticks) / ticks_per_s
-  const wal_bytes = Number((await db.query<{ d: string }>('select pg_wal_lsn_diff($1, $2) as d', [after.lsn, before.lsn])).rows[0]!.d)
-  const result: Round = {
-    round,
-    kind,
-    rows_per_s: timed_rows / elapsed_s,
-    cpu_s,
-    cpu_us_per_row: (cpu_s * 1e6) / timed_rows,
-    wal_bytes,
-    own: dbOid === undefined ? undefined : await ownWal(db, dbOid, before.lsn, after.lsn),
-    index_bytes,
-    preload_s,
-  }
-  process.stdout.write(
-    `  round ${round} ${kind}: preload ${preload_s.toFixed(1)} s, timed ` +
-      `part ${elapsed_s.toFixed(1)} s, ` +
-      `${Math.round(result.rows_per_s).toLocaleString('en')} rows/s\n`,
-  )
-  return result
+  return index_bytes
 }
 
 /** The backend's CPU ticks and the WAL position. */
@@ -242,7 +266,8 @@ async function ownWal(db: pg.Client, dbOid: number, from: string, to: string): P
     with r as materialized (select xid, record_length, block_ref from pg_get_wal_records_info($1, $2)),
          ours as (select distinct xid from r where xid <> '0' and block_ref like $3)
     select coalesce(sum(record_length), 0) as bytes,
-           coalesce(sum((length(block_ref) - length(replace(block_ref, '(FPW)', ''))) / 5), 0) as fpi
+           coalesce(sum((length(block_ref) - length(replace(block_ref, '(FPW)', ''))) / 5), 0)
+             as fpi
     from r where block_ref like $3 or (xid <> '0' and xid in (select xid from ours))`
   for (let attempt = 1; ; attempt++) {
     try {

@@ -28,8 +28,9 @@
 //   npm run bench -- --profile       a CPU profile of the service(s) over the spread and hot
 //                                    phases (from the end of the spread warm-up to the end
 //                                    of the hot phase, or over the card phases when
-//                                    BENCH_PHASES names neither; SIGUSR2, see src/profiling.ts) in a
-//                                    temp directory whose path is printed; open it in
+//                                    BENCH_PHASES names neither; SIGUSR2, see
+//                                    src/profiling.ts) in a temp directory whose path is
+//                                    printed; open it in
 //                                    Chrome DevTools. The profiler slows the service: that
 //                                    run's figures are not comparable, and no results file
 //                                    is written.
@@ -131,51 +132,11 @@ async function main(): Promise<void> {
   try {
     const echo = spawnEcho(nats.url)
     children.push(echo)
-    // As `npm start`, the Dockerfile and the systemd unit run it (docs/performance.md: the young
-    // generation).
-    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '--max-semi-space-size=64').split(' ')
-      .filter(Boolean)
-    const services: ChildProcess[] = []
-    const metricsPorts: number[] = []
     // As the SDK opens its own connection (src/client/transport.ts): no Error objects made per
     // request.
     const nc = await connect({ servers: nats.url, noAsyncTraces: true })
-    // One at a time: the first creates the schema and the operator token; the others join its queue
-    // group.
-    for (let i = 1; i <= instances; i++) {
-      const metricsPort = await freePort()
-      const service = spawn(process.execPath, [...nodeArgs, '--import', 'tsx',
-          path.join(root, 'src/main.ts')], {
-        cwd: root,
-        env: {
-          ...process.env,
-          NATS_URL: nats.url,
-          DATABASE_URL: dbUrl.toString(),
-          BANK_DATA_DIR: path.join(work, i === 1 ? 'data' : `data-${i}`),
-          // Instances of one bank share its keys, as in production (docs/operations.md): without
-          // them each data directory would make its own, and a PIN one instance issued would
-          // not verify on the other.
-          BANK_SECRETS_KEY: process.env.BANK_SECRETS_KEY ?? sharedKeys.secrets,
-          BANK_OTP_KEY: process.env.BANK_OTP_KEY ?? sharedKeys.otp,
-          LOG_LEVEL: 'warn',
-          BANK_CLEARING_SCHEDULE: 'off',
-          // Sandbox mode lets the bulk phases read OTPs and post webhooks to a loopback receiver.
-          BANK_SANDBOX: 'true',
-          BANK_DB_POOL_MAX: process.env.BANK_DB_POOL_MAX ?? '10',
-          // Request budgets far above the bench's rates, for the operator's set-up and the debit
-          // phase's partner; the transfer partner's own are set through ops.partner.limits.
-          BANK_RATE_PER_SECOND: String(bench_limits.requests_per_second),
-          BANK_RATE_BURST: String(bench_limits.burst),
-          BANK_METRICS_PORT: String(metricsPort),
-          ...(profileDir ? { BANK_CPU_PROFILE_DIR: profileDir } : {}),
-        },
-        stdio: ['ignore', 'ignore', 'inherit'],
-      })
-      children.push(service)
-      services.push(service)
-      metricsPorts.push(metricsPort)
-      await waitForService(nc, i)
-    }
+    const started = { nc, natsUrl: nats.url, dbUrl: dbUrl.toString(), work, profileDir, children }
+    const { services, metricsPorts } = await startServices(started)
     const meter = new Meter({
       servicePids: services.map((s) => s.pid!),
       natsPid: nats.process.pid!,
@@ -186,154 +147,11 @@ async function main(): Promise<void> {
     })
     const token = fs.readFileSync(path.join(work, 'data', 'operator-token'), 'utf8').trim()
     const operator = new OperatorClient({ connection: nc, token, timeoutMs: 60_000 })
-    const { client, accounts, hot, rootEntityId } = await setUp(nc, operator)
-    // Hooks that read the meter around a phase's measured part, after `first` (if any).
-    const metered = (first?: () => Promise<void>) => {
-      let mark: Awaited<ReturnType<Meter['begin']>> | undefined
-      const out: { cost?: SpanCost } = {}
-      const hooks: PhaseHooks = {
-        beforeMeasured: async () => {
-          await first?.()
-          mark = await meter.begin()
-        },
-        afterMeasured: async () => {
-          out.cost = await meter.end(mark!)
-        },
-      }
-      return { out, hooks }
-    }
-
-    const results: Record<string, unknown> = {
-      date: new Date().toISOString(),
-      machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
-        `node ${process.version}`,
-      storage: 'postgres',
-      instances,
-      in_flight,
-      phase_ms,
-      accounts: accounts.length,
-      payment: 'EFT transfer, 100 cents + fee (hold + Pending rows; one grouped DB transaction ' +
-        'per batch)',
-    }
-    if (phases.size < allPhases.length) results.phases = [...phases].join(',')
-    if (phases.has('echo')) {
-      const m = metered()
-      const echoResult = await drive(async () => {
-        await nc.request('bench.echo', '{}', { timeout: 10_000 })
-      }, m.hooks)
-      Object.assign(results, {
-        echo_rps: Math.round(echoResult.ops_per_s),
-        echo_p50_ms: echoResult.p50_ms,
-        echo_p90_ms: echoResult.p90_ms,
-        echo_p99_ms: echoResult.p99_ms,
-        ...perOperation('echo', m.out.cost!, echoResult.completed, { echo: true }),
-      })
-    }
-    let next = 0
-    const transfer = (accountId: string) => client.accounts.transfer(benchPayment(accountId))
-    // --profile: SIGUSR2 starts the profiler after the first transfer phase's warm-up, and
-    // stops it after the hot phase (so it also covers the hot warm-up).
-    let profiling = false
-    const startProfile = async () => {
-      if (!profileDir || profiling) return
-      profiling = true
-      for (const s of services) s.kill('SIGUSR2')
-    }
-    if (phases.has('spread')) {
-      const m = metered(startProfile)
-      const spread = await drive(() => transfer(accounts[next++ % accounts.length]!), m.hooks)
-      Object.assign(results, {
-        spread_tps: Math.round(spread.ops_per_s),
-        spread_p50_ms: spread.p50_ms,
-        spread_p90_ms: spread.p90_ms,
-        spread_p99_ms: spread.p99_ms,
-        spread_errors: spread.errors,
-        ...perOperation('spread', m.out.cost!, spread.completed),
-      })
-    }
-    if (phases.has('hot')) {
-      const m = metered(startProfile)
-      const hotResult = await drive(() => transfer(hot), m.hooks)
-      Object.assign(results, {
-        hot_tps: Math.round(hotResult.ops_per_s),
-        hot_p50_ms: hotResult.p50_ms,
-        hot_p90_ms: hotResult.p90_ms,
-        hot_p99_ms: hotResult.p99_ms,
-        hot_errors: hotResult.errors,
-        ...perOperation('hot', m.out.cost!, hotResult.completed),
-      })
-    }
-    let profileFiles: string[] = []
-    const stopProfile = async () => {
-      if (!profiling || profileFiles.length > 0) return
-      for (const s of services) s.kill('SIGUSR2')
-      profileFiles = await Promise.all(
-        services.map((s) => waitForFile(path.join(profileDir!, `service-${s.pid}-1.cpuprofile`))))
-    }
-    await stopProfile()
-    const ratio = (a: unknown, b: unknown) => (typeof a === 'number' && typeof b === 'number'
-      ? round(a / b) : undefined)
-    Object.assign(results, {
-      spread_to_echo: ratio(results.spread_tps, results.echo_rps),
-      hot_to_echo: ratio(results.hot_tps, results.echo_rps),
-      hot_to_spread: ratio(results.hot_tps, results.spread_tps),
-    })
-    // On a copy of a big ledger (BENCH_DATABASE_TEMPLATE), from its checkpoints: a full verify
-    // of millions of rows outlasts the client's 60 s (bench/big-ledger.ts times it apart).
-    const verifyOptions = template ? { incremental: true } : {}
-    if (phases.has('spread') || phases.has('hot')) {
-      results.ledger_verified = (await operator.ledger.verify(verifyOptions)).ok
-    }
-    if (phases.has('card-hot') || phases.has('card-spread')) {
-      const cards = await issueBenchCards(client, rootEntityId, accounts, hot, dbUrl.toString())
-      // --profile without the transfer phases profiles the card phases instead.
-      Object.assign(results, await cardPhases(operator, cards, () => metered(startProfile)))
-      await stopProfile()
-      // What asking the partner adds (the issue's goal: at most 2 ms at the median).
-      if (phases.has('card-spread')) {
-        Object.assign(results, await decisionRoundTrip(client, nc, operator, cards.spread[0]!))
-      }
-    }
-    if (phases.has('bulk')) {
-      const mark = await meter.begin()
-      const bulk = await bulkPhases(client, operator, rootEntityId)
-      const cost = await meter.end(mark)
-      Object.assign(results, bulk,
-        { ledger_verified_after_bulk: (await operator.ledger.verify()).ok }, totals('bulk', cost))
-    }
-    if (phases.has('debit')) {
-      let cost: SpanCost | undefined
-      const debit = await debitPhase(nc, token, dbUrl.toString(), async (timed) => {
-        const mark = await meter.begin()
-        const out = await timed()
-        cost = await meter.end(mark)
-        return out
-      })
-      Object.assign(results, debit, perOperation('debit', cost!, debit.debit_orders))
-    }
-    // Last: it writes a million rows straight into an account, outside the hash chain.
-    if (phases.has('paging')) {
-      const paging = await pageOnAMillion(client, dbUrl.toString(), client.partnerId)
-      Object.assign(results, { million_rows_first_page_ms: paging.first_page_ms,
-        million_rows_deep_page_ms: paging.deep_page_ms })
-    }
-
-    if (profileDir) process.stdout.write('Profiled run (--profile): the profiler slows the ' +
-      'service; these figures are not comparable with other runs.\n\n')
-    printTable(results)
-    const file = process.env.BENCH_RESULTS_FILE || path.join(root, 'bench', instances === 1
-      ? 'results.json' : `results-${instances}-instances.json`)
-    if (profileDir) {
-      process.stdout.write(
-        `\nCPU profile${profileFiles.length > 1 ? 's' : ''} of the service over the spread and ` +
-          `hot phases (open in Chrome DevTools):\n` +
-          profileFiles.map((f) => `  ${f}\n`).join('') +
-          `The profiler slows the service: this run's figures are not comparable with others, ` +
-            `and ${path.relative(root, file)} was not written.\n`,
-      )
-    } else {
-      fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
-    }
+    const bench: BenchRun = { ...(await setUp(nc, operator)), nc, operator, meter, token,
+      dbUrl: dbUrl.toString(), profiler: profilerOf(services, profileDir) }
+    const results = await transferPhases(bench, template)
+    await otherPhases(bench, results)
+    report(results, profileDir, bench.profiler.files())
     await nc.close()
   } finally {
     for (const child of children) child.kill('SIGTERM')
@@ -346,6 +164,244 @@ async function main(): Promise<void> {
     const keepAlive = setInterval(() => {}, 1000)
     await nats.stop().finally(() => clearInterval(keepAlive))
     fs.rmSync(work, { recursive: true, force: true })
+  }
+}
+
+/**
+ * The service instances, one at a time: the first creates the schema and the operator token;
+ * the others join its queue group.
+ */
+async function startServices(o: { nc: NatsConnection; natsUrl: string; dbUrl: string
+  work: string; profileDir: string | undefined; children: ChildProcess[] }) {
+  const { nc, work, profileDir, children } = o
+  // As `npm start`, the Dockerfile and the systemd unit run it (docs/performance.md: the young
+  // generation).
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '--max-semi-space-size=64').split(' ')
+    .filter(Boolean)
+  const services: ChildProcess[] = []
+  const metricsPorts: number[] = []
+  for (let i = 1; i <= instances; i++) {
+    const metricsPort = await freePort()
+    const service = spawn(process.execPath, [...nodeArgs, '--import', 'tsx',
+        path.join(root, 'src/main.ts')], {
+      cwd: root,
+      env: serviceEnv(o, i, metricsPort),
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    children.push(service)
+    services.push(service)
+    metricsPorts.push(metricsPort)
+    await waitForService(nc, i)
+  }
+  return { services, metricsPorts }
+}
+
+/** Instance `i`'s environment. */
+function serviceEnv(o: { natsUrl: string; dbUrl: string; work: string
+  profileDir: string | undefined }, i: number, metricsPort: number): NodeJS.ProcessEnv {
+  const { work, profileDir } = o
+  return {
+    ...process.env,
+    NATS_URL: o.natsUrl,
+    DATABASE_URL: o.dbUrl,
+    BANK_DATA_DIR: path.join(work, i === 1 ? 'data' : `data-${i}`),
+    // Instances of one bank share its keys, as in production (docs/operations.md): without
+    // them each data directory would make its own, and a PIN one instance issued would
+    // not verify on the other.
+    BANK_SECRETS_KEY: process.env.BANK_SECRETS_KEY ?? sharedKeys.secrets,
+    BANK_OTP_KEY: process.env.BANK_OTP_KEY ?? sharedKeys.otp,
+    LOG_LEVEL: 'warn',
+    BANK_CLEARING_SCHEDULE: 'off',
+    // Sandbox mode lets the bulk phases read OTPs and post webhooks to a loopback receiver.
+    BANK_SANDBOX: 'true',
+    BANK_DB_POOL_MAX: process.env.BANK_DB_POOL_MAX ?? '10',
+    // Request budgets far above the bench's rates, for the operator's set-up and the debit
+    // phase's partner; the transfer partner's own are set through ops.partner.limits.
+    BANK_RATE_PER_SECOND: String(bench_limits.requests_per_second),
+    BANK_RATE_BURST: String(bench_limits.burst),
+    BANK_METRICS_PORT: String(metricsPort),
+    ...(profileDir ? { BANK_CPU_PROFILE_DIR: profileDir } : {}),
+  }
+}
+
+/** What the phases share: the connection, the clients, the set-up's accounts, the meter. */
+interface BenchRun extends Awaited<ReturnType<typeof setUp>> {
+  nc: NatsConnection
+  operator: OperatorClient
+  meter: Meter
+  token: string
+  dbUrl: string
+  profiler: ReturnType<typeof profilerOf>
+}
+
+/**
+ * --profile: SIGUSR2 starts the profiler after the first transfer phase's warm-up, and
+ * stops it after the hot phase (so it also covers the hot warm-up).
+ */
+function profilerOf(services: ChildProcess[], profileDir: string | undefined) {
+  let profiling = false
+  let profileFiles: string[] = []
+  return {
+    start: async () => {
+      if (!profileDir || profiling) return
+      profiling = true
+      for (const s of services) s.kill('SIGUSR2')
+    },
+    stop: async () => {
+      if (!profiling || profileFiles.length > 0) return
+      for (const s of services) s.kill('SIGUSR2')
+      profileFiles = await Promise.all(
+        services.map((s) => waitForFile(path.join(profileDir!, `service-${s.pid}-1.cpuprofile`))))
+    },
+    files: () => profileFiles,
+  }
+}
+
+/** Hooks that read the meter around a phase's measured part, after `first` (if any). */
+function meteredBy(meter: Meter, first?: () => Promise<void>) {
+  let mark: Awaited<ReturnType<Meter['begin']>> | undefined
+  const out: { cost?: SpanCost } = {}
+  const hooks: PhaseHooks = {
+    beforeMeasured: async () => {
+      await first?.()
+      mark = await meter.begin()
+    },
+    afterMeasured: async () => {
+      out.cost = await meter.end(mark!)
+    },
+  }
+  return { out, hooks }
+}
+
+/** The results' heading, then the echo, spread and hot phases and their ratios. */
+async function transferPhases(bench: BenchRun, template: string | undefined) {
+  const { nc, client, accounts, hot, meter, profiler } = bench
+  const results = resultsHeading(accounts.length)
+  if (phases.has('echo')) {
+    const m = meteredBy(meter)
+    const echoResult = await drive(async () => {
+      await nc.request('bench.echo', '{}', { timeout: 10_000 })
+    }, m.hooks)
+    Object.assign(results, phaseFigures('echo', echoResult, 'rps'),
+      perOperation('echo', m.out.cost!, echoResult.completed, { echo: true }))
+  }
+  let next = 0
+  const transfer = (accountId: string) => client.accounts.transfer(benchPayment(accountId))
+  if (phases.has('spread')) {
+    const m = meteredBy(meter, profiler.start)
+    const spread = await drive(() => transfer(accounts[next++ % accounts.length]!), m.hooks)
+    Object.assign(results, phaseFigures('spread', spread, 'tps'),
+      perOperation('spread', m.out.cost!, spread.completed))
+  }
+  if (phases.has('hot')) {
+    const m = meteredBy(meter, profiler.start)
+    const hotResult = await drive(() => transfer(hot), m.hooks)
+    Object.assign(results, phaseFigures('hot', hotResult, 'tps'),
+      perOperation('hot', m.out.cost!, hotResult.completed))
+  }
+  await profiler.stop()
+  const ratio = (a: unknown, b: unknown) => (typeof a === 'number' && typeof b === 'number'
+    ? round(a / b) : undefined)
+  Object.assign(results, {
+    spread_to_echo: ratio(results.spread_tps, results.echo_rps),
+    hot_to_echo: ratio(results.hot_tps, results.echo_rps),
+    hot_to_spread: ratio(results.hot_tps, results.spread_tps),
+  })
+  // On a copy of a big ledger (BENCH_DATABASE_TEMPLATE), from its checkpoints: a full verify
+  // of millions of rows outlasts the client's 60 s (bench/big-ledger.ts times it apart).
+  const verifyOptions = template ? { incremental: true } : {}
+  if (phases.has('spread') || phases.has('hot')) {
+    results.ledger_verified = (await bench.operator.ledger.verify(verifyOptions)).ok
+  }
+  return results
+}
+
+/** What the results say of the run itself: when, on what, with which settings and phases. */
+function resultsHeading(accounts: number): Record<string, unknown> {
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(),
+    machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 30)} GiB, ` +
+      `node ${process.version}`,
+    storage: 'postgres',
+    instances,
+    in_flight,
+    phase_ms,
+    accounts,
+    payment: 'EFT transfer, 100 cents + fee (hold + Pending rows; one grouped DB transaction ' +
+      'per batch)',
+  }
+  if (phases.size < allPhases.length) results.phases = [...phases].join(',')
+  return results
+}
+
+/** A phase's rate and latencies (`rps` for the echo, `tps` else), and its errors but the echo's. */
+function phaseFigures(phase: string, r: Awaited<ReturnType<typeof drive>>, rate: 'rps' | 'tps') {
+  return {
+    [`${phase}_${rate}`]: Math.round(r.ops_per_s),
+    [`${phase}_p50_ms`]: r.p50_ms,
+    [`${phase}_p90_ms`]: r.p90_ms,
+    [`${phase}_p99_ms`]: r.p99_ms,
+    ...(phase === 'echo' ? {} : { [`${phase}_errors`]: r.errors }),
+  }
+}
+
+/** The card, bulk, debit and paging phases, each when it is asked for. */
+async function otherPhases(bench: BenchRun, results: Record<string, unknown>) {
+  const { nc, client, operator, accounts, hot, rootEntityId, meter, profiler, dbUrl } = bench
+  if (phases.has('card-hot') || phases.has('card-spread')) {
+    const cards = await issueBenchCards(client, rootEntityId, accounts, hot, dbUrl)
+    // --profile without the transfer phases profiles the card phases instead.
+    Object.assign(results, await cardPhases(operator, cards,
+      () => meteredBy(meter, profiler.start)))
+    await profiler.stop()
+    // What asking the partner adds (the issue's goal: at most 2 ms at the median).
+    if (phases.has('card-spread')) {
+      Object.assign(results, await decisionRoundTrip(client, nc, operator, cards.spread[0]!))
+    }
+  }
+  if (phases.has('bulk')) {
+    const mark = await meter.begin()
+    const bulk = await bulkPhases(client, operator, rootEntityId)
+    const cost = await meter.end(mark)
+    Object.assign(results, bulk,
+      { ledger_verified_after_bulk: (await operator.ledger.verify()).ok }, totals('bulk', cost))
+  }
+  if (phases.has('debit')) {
+    let cost: SpanCost | undefined
+    const debit = await debitPhase(nc, bench.token, dbUrl, async (timed) => {
+      const mark = await meter.begin()
+      const out = await timed()
+      cost = await meter.end(mark)
+      return out
+    })
+    Object.assign(results, debit, perOperation('debit', cost!, debit.debit_orders))
+  }
+  // Last: it writes a million rows straight into an account, outside the hash chain.
+  if (phases.has('paging')) {
+    const paging = await pageOnAMillion(client, dbUrl, client.partnerId)
+    Object.assign(results, { million_rows_first_page_ms: paging.first_page_ms,
+      million_rows_deep_page_ms: paging.deep_page_ms })
+  }
+}
+
+/** The table, and results.json unless the run was profiled (then where the profiles are). */
+function report(results: Record<string, unknown>, profileDir: string | undefined,
+    profileFiles: string[]) {
+  if (profileDir) process.stdout.write('Profiled run (--profile): the profiler slows the ' +
+    'service; these figures are not comparable with other runs.\n\n')
+  printTable(results)
+  const file = process.env.BENCH_RESULTS_FILE || path.join(root, 'bench', instances === 1
+    ? 'results.json' : `results-${instances}-instances.json`)
+  if (profileDir) {
+    process.stdout.write(
+      `\nCPU profile${profileFiles.length > 1 ? 's' : ''} of the service over the spread and ` +
+        `hot phases (open in Chrome DevTools):\n` +
+        profileFiles.map((f) => `  ${f}\n`).join('') +
+        `The profiler slows the service: this run's figures are not comparable with others, ` +
+          `and ${path.relative(root, file)} was not written.\n`,
+    )
+  } else {
+    fs.writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`)
   }
 }
 
@@ -587,7 +643,18 @@ async function drive(request: () => Promise<unknown>,
 }
 
 function printTable(r: Record<string, unknown>): void {
-  const show = (value: unknown) => (value === undefined || value === null ? '-' : String(value))
+  const header = ['phase', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'service', 'pg', 'nats',
+    'client', 'all', 'size', 'ms']
+  printColumns(header, tableRows(r))
+  printCpuNotes(r)
+  printPhaseNotes(r)
+  printOtherNotes(r)
+}
+
+const show = (value: unknown) => (value === undefined || value === null ? '-' : String(value))
+
+/** The table's rows: each phase that ran, its rate, latencies, errors and CPU columns. */
+function tableRows(r: Record<string, unknown>): string[][] {
   const cpu = (phase: string) => [
     show(r[`${phase}_service_cpu_us`] ?? r[`${phase}_responder_cpu_us`]),
     show(r[`${phase}_pg_cpu_us`]),
@@ -597,8 +664,6 @@ function printTable(r: Record<string, unknown>): void {
     show(r[`${phase}_batch_mean`]),
     show(r[`${phase}_batch_ms`]),
   ]
-  const header = ['phase', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'errors', 'service', 'pg', 'nats',
-    'client', 'all', 'size', 'ms']
   const rows: string[][] = []
   if (r.echo_rps !== undefined) rows.push(['echo (no-op request/reply)*', show(r.echo_rps),
     show(r.echo_p50_ms), show(r.echo_p90_ms), show(r.echo_p99_ms), '0', ...cpu('echo')])
@@ -615,15 +680,25 @@ function printTable(r: Record<string, unknown>): void {
       ...cpu('debit')])
   }
   rows.push(...cardRows(r, cpu))
+  return rows
+}
+
+/** The rows in columns, under a group heading over the CPU and the ledger-batch columns. */
+function printColumns(header: string[], rows: string[][]) {
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => row[i]!.length)))
-  const line = (row: string[]) => `${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}\n`
-  // A group heading over the CPU columns and the ledger-batch columns.
+  const cellOf = (cell: string, i: number) =>
+    (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))
+  const line = (row: string[]) => `${row.map(cellOf).join('  ')}\n`
   const left = widths.slice(0, 6).reduce((a, b) => a + b + 2, 0)
   const cpuWidth = widths.slice(6, 11).reduce((a, b) => a + b + 2, 0)
   process.stdout.write(
     `${' '.repeat(left)}${'CPU µs per operation'.padEnd(cpuWidth)}ledger batch\n`)
   process.stdout.write(line(header))
   for (const row of rows) process.stdout.write(line(row))
+}
+
+/** What the CPU columns count. */
+function printCpuNotes(r: Record<string, unknown>) {
   process.stdout.write(
     `\nCPU µs per operation: each process's CPU time over the measured phase ÷ operations ` +
       `completed; service = ${r.instances} instance${r.instances === 1 ? '' : 's'}` +
@@ -634,6 +709,10 @@ function printTable(r: Record<string, unknown>): void {
   )
   if (r.echo_rps !== undefined) process.stdout.write(
     '* echo: the service column is the no-op responder process; no PostgreSQL, no ledger.\n')
+}
+
+/** Notes on the transfer phases: backends gone, remembered batches, WAL, the ratios, cards. */
+function printPhaseNotes(r: Record<string, unknown>) {
   const gone = ['spread', 'hot', 'bulk', 'debit'].filter((p) => Number(r[`${p}_pg_backends_gone`]
     ?? 0) > 0)
   if (gone.length > 0) {
@@ -645,11 +724,12 @@ function printTable(r: Record<string, unknown>): void {
   const starts = ['spread', 'hot'].filter((p) => r[`${p}_batches_remembered`] !== undefined
     && r[`${p}_batches_remembered`] !== null)
   if (starts.length > 0) {
+    const shares = starts.map((p) =>
+      `${p} ${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} % ` +
+      `(${r[`${p}_batches_stale`]} found stale)`)
     process.stdout.write(
-      `payment batches that started from remembered account states (no lock-and-read statement): ${starts
-        .map((p) => `${p} ${(Number(r[`${p}_batches_remembered`]) * 100).toFixed(1)} % ` +
-          `(${r[`${p}_batches_stale`]} found stale)`)
-        .join(', ')}\n`,
+      'payment batches that started from remembered account states (no lock-and-read ' +
+        `statement): ${shares.join(', ')}\n`,
     )
   }
   const logged = ['spread', 'hot'].filter((p) => r[`${p}_wal_bytes`] !== undefined
@@ -669,6 +749,10 @@ function printTable(r: Record<string, unknown>): void {
     )
   }
   if (r.card_issue_s !== undefined) process.stdout.write(cardNotes(r))
+}
+
+/** The paging, bulk and debit phases' figures. */
+function printOtherNotes(r: Record<string, unknown>) {
   if (r.million_rows_first_page_ms !== undefined) {
     process.stdout.write(
       `transaction list on a 1,000,000-row account (100-row page, one request at a time): ` +

@@ -93,7 +93,8 @@ export interface PrivateNatsServer {
  * clients. With `configFile` (one `bank nats init` wrote) the server runs that file, which
  * names its own store and must listen on `port`; its URL is then `tls://`.
  */
-export async function startNatsServer(options: { binary: string; storeDir: string; port?: number; configFile?: string }): Promise<PrivateNatsServer> {
+export async function startNatsServer(options: { binary: string; storeDir: string; port?: number;
+    configFile?: string }): Promise<PrivateNatsServer> {
   fs.mkdirSync(options.storeDir, { recursive: true })
   const port = options.port ?? (await freePort())
   const args = options.configFile ? ['-c', options.configFile]

@@ -35,31 +35,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
     await bank.webhooks.setEndpoint({ url: receiver.url })
     step('Start a webhook receiver and make it the partner\'s endpoint', receiver.url)
 
-    // 2. Initiate: ten RTC payments and one to 4000000002, an account the simulated rail's
-    //    bank declines. The total and every fee are held at once; the PIN goes by e-mail.
-    const payments = Array.from({ length: 11 }, (_, i) => ({
-      payment_id: `line-${i + 1}`,
-      amount: 25_000 + i * 100,
-      ref: `Salary ${i + 1}`,
-      own_ref: 'November salaries',
-      account_number: i === 10 ? '4000000002' : '62000000001',
-      branch_code: '250655',
-      name: `Employee ${i + 1}`,
-      real_time: true,
-    }))
-    const bulk_payment_id = `salaries-${uniqueSuffix()}`
-    const total_amount = payments.reduce((sum, p) => sum + p.amount, 0)
-    const initiated = await bank.bulkPayments.initiate({
-      entity_id: partner.rootEntityId,
-      bulk_payment_id,
-      description: 'November salaries',
-      payment_count: payments.length,
-      total_amount,
-      payments,
-    })
-    step('Initiate the batch', `${bulk_payment_id}: ${payments.length} ` +
-      `payments, ${rand(total_amount)}, ${initiated.status}, PIN ` +
-      `reference ${initiated.otp_reference}`)
+    const bulk_payment_id = await initiateSalaries(bank, partner.rootEntityId, step)
 
     // 3. The entity's user would read the PIN from the e-mail; the sandbox lets the operator read
     //    it.
@@ -97,11 +73,47 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   }
 }
 
+/**
+ * 2. Initiate: ten RTC payments and one to 4000000002, an account the simulated rail's
+ *    bank declines. The total and every fee are held at once; the PIN goes by e-mail.
+ *    Returns the batch's id.
+ */
+async function initiateSalaries(bank: BankClient, entity_id: string,
+    step: ReturnType<typeof stepper>): Promise<string> {
+  const payments = Array.from({ length: 11 }, (_, i) => ({
+    payment_id: `line-${i + 1}`,
+    amount: 25_000 + i * 100,
+    ref: `Salary ${i + 1}`,
+    own_ref: 'November salaries',
+    account_number: i === 10 ? '4000000002' : '62000000001',
+    branch_code: '250655',
+    name: `Employee ${i + 1}`,
+    real_time: true,
+  }))
+  const bulk_payment_id = `salaries-${uniqueSuffix()}`
+  const total_amount = payments.reduce((sum, p) => sum + p.amount, 0)
+  const initiated = await bank.bulkPayments.initiate({
+    entity_id,
+    bulk_payment_id,
+    description: 'November salaries',
+    payment_count: payments.length,
+    total_amount,
+    payments,
+  })
+  step('Initiate the batch', `${bulk_payment_id}: ${payments.length} ` +
+    `payments, ${rand(total_amount)}, ${initiated.status}, PIN ` +
+    `reference ${initiated.otp_reference}`)
+  return bulk_payment_id
+}
+
 function describe(event: WebhookEvent): string {
-  const data = event.data as { status?: string; payment_id?: string; bulk_payment_id?: string; successful_count?: number; failed_count?: number }
+  const data = event.data as { status?: string; payment_id?: string; bulk_payment_id?: string;
+    successful_count?: number; failed_count?: number }
   // A payment's event names its payment; a batch's event carries the batch's counts.
   if (data.payment_id) return `${data.payment_id} ${data.status}`
-  return `${data.bulk_payment_id ?? ''} ${data.status ?? ''}${data.successful_count === undefined ? '' : ` (${data.successful_count} paid, ${data.failed_count} failed)`}`
+  const counts = data.successful_count === undefined ? ''
+    : ` (${data.successful_count} paid, ${data.failed_count} failed)`
+  return `${data.bulk_payment_id ?? ''} ${data.status ?? ''}${counts}`
 }
 
 interface Receiver {

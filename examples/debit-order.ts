@@ -32,55 +32,9 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
       { env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })
     const entity_id = partner.rootEntityId
 
-    // 1. The debtor's mandate: monthly, up to R500. The debtor's bank (the simulated debit
-    //    rail) authenticates it in the bank's background work, at once.
-    const mandate_reference = `GYM-${uniqueSuffix()}`
-    const pending = await bank.mandates.create({ entity_id, mandate_reference, ...debtor,
-      max_amount: 50_000, frequency: 'monthly' })
-    step('Register a mandate', `${mandate_reference}: ${pending.status}`)
-    const mandate = await waitFor('the mandate to be authenticated', async () => {
-      const current = await bank!.mandates.get({ entity_id, mandate_reference })
-      return current.status === 'pending_authentication' ? undefined : current
-    })
-    if (mandate.status !== 'active') throw new Error(
-      `the debtor's bank did not accept the mandate: ${mandate.status}`)
-    step("The debtor's bank authenticated it", `${mandate.mandate_reference}: ${mandate.status}`)
-
-    // 2. A monthly order of R150, first collected a week from the bank's today (at least two
-    //    business days ahead), ending after the second month's collection.
-    const today = sastDate(now)
-    const first = addDays(today, 7)
-    const order = await bank.debitOrders.create({
-      entity_id,
-      clientTxId: randomUUID(),
-      mandate_reference,
-      ...debtor,
-      amount: 15_000,
-      collection_date: first,
-      reference: 'Gym membership',
-      frequency: 'monthly',
-      end_date: addDays(first, 40),
-    })
-    step('Schedule a monthly debit order', `${order.debit_order_id}: ${order.status}, first collection ${order.collection_date}${order.collection_date === first ? '' : ` (asked for ${first}, not a business day)`}`)
-
-    // 3. Move the clock to 06:00 SAST of each collection day: the advance runs that day's
-    //    00:00 SAST collection run, and all other work due on the way, before it answers.
-    let next: string | null = order.collection_date
-    for (let n = 1; next !== null && n <= collections_max; n++) {
-      const moved = await ops.sandbox.advance({ to: `${next}T06:00:00+02:00` })
-      const status = await bank.debitOrders.status(
-        { entity_id, debit_order_id: order.debit_order_id })
-      const collected = status.status_history.filter((h) => h.status === 'successful'
-        || h.status === 'failed').at(-1)
-      step(
-        `Advance the clock to collection ${n} (operator)`,
-        `now ${moved.now}, ${moved.jobs_run} jobs run on the way`,
-        `${collected?.status ?? status.status}: ${collected?.description ?? ''}`,
-      )
-      const listed = await bank.debitOrders.list({ entity_id })
-      next = listed.debit_orders.find((o) => o.debit_order_id === order.debit_order_id)
-        ?.next_collection_date ?? null
-    }
+    const mandate_reference = await registerMandate(bank, entity_id, step)
+    const order = await scheduleOrder(bank, entity_id, mandate_reference, sastDate(now), step)
+    await followCollections(ops, bank, entity_id, order, step)
 
     // 4. The credits on the pool account, and the order's history.
     const { transactions } = await bank.accounts.listTransactions(
@@ -102,6 +56,76 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   } finally {
     await bank?.close()
     await ops.close()
+  }
+}
+
+type Step = ReturnType<typeof stepper>
+
+/**
+ * 1. The debtor's mandate: monthly, up to R500. The debtor's bank (the simulated debit
+ *    rail) authenticates it in the bank's background work, at once. Returns its reference.
+ */
+async function registerMandate(bank: BankClient, entity_id: string, step: Step) {
+  const mandate_reference = `GYM-${uniqueSuffix()}`
+  const pending = await bank.mandates.create({ entity_id, mandate_reference, ...debtor,
+    max_amount: 50_000, frequency: 'monthly' })
+  step('Register a mandate', `${mandate_reference}: ${pending.status}`)
+  const mandate = await waitFor('the mandate to be authenticated', async () => {
+    const current = await bank.mandates.get({ entity_id, mandate_reference })
+    return current.status === 'pending_authentication' ? undefined : current
+  })
+  if (mandate.status !== 'active') throw new Error(
+    `the debtor's bank did not accept the mandate: ${mandate.status}`)
+  step("The debtor's bank authenticated it", `${mandate.mandate_reference}: ${mandate.status}`)
+  return mandate_reference
+}
+
+/**
+ * 2. A monthly order of R150, first collected a week from the bank's today (at least two
+ *    business days ahead), ending after the second month's collection.
+ */
+async function scheduleOrder(bank: BankClient, entity_id: string, mandate_reference: string,
+    today: string, step: Step) {
+  const first = addDays(today, 7)
+  const order = await bank.debitOrders.create({
+    entity_id,
+    clientTxId: randomUUID(),
+    mandate_reference,
+    ...debtor,
+    amount: 15_000,
+    collection_date: first,
+    reference: 'Gym membership',
+    frequency: 'monthly',
+    end_date: addDays(first, 40),
+  })
+  const moved = order.collection_date === first ? ''
+    : ` (asked for ${first}, not a business day)`
+  step('Schedule a monthly debit order',
+    `${order.debit_order_id}: ${order.status}, first collection ${order.collection_date}${moved}`)
+  return order
+}
+
+/**
+ * 3. Move the clock to 06:00 SAST of each collection day: the advance runs that day's
+ *    00:00 SAST collection run, and all other work due on the way, before it answers.
+ */
+async function followCollections(ops: OperatorClient, bank: BankClient, entity_id: string,
+    order: { debit_order_id: string; collection_date: string }, step: Step) {
+  let next: string | null = order.collection_date
+  for (let n = 1; next !== null && n <= collections_max; n++) {
+    const moved = await ops.sandbox.advance({ to: `${next}T06:00:00+02:00` })
+    const status = await bank.debitOrders.status(
+      { entity_id, debit_order_id: order.debit_order_id })
+    const collected = status.status_history.filter((h) => h.status === 'successful'
+      || h.status === 'failed').at(-1)
+    step(
+      `Advance the clock to collection ${n} (operator)`,
+      `now ${moved.now}, ${moved.jobs_run} jobs run on the way`,
+      `${collected?.status ?? status.status}: ${collected?.description ?? ''}`,
+    )
+    const listed = await bank.debitOrders.list({ entity_id })
+    next = listed.debit_orders.find((o) => o.debit_order_id === order.debit_order_id)
+      ?.next_collection_date ?? null
   }
 }
 

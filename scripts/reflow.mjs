@@ -478,6 +478,15 @@ function memberBreak(node, { before, tight, tokens, tokenAt }) {
   }
 }
 
+// A union type breaks before each `|` (`'a' | 'b'`).
+function unionBreaks(node, { before, tokens, tokenAt }) {
+  if (node.type !== 'TSUnionType') return
+  for (const type of node.types.slice(1)) {
+    const bar = tokens[tokenAt.get(type.range[0]) - 1]
+    if (bar?.value === '|') before.add(bar.range[0])
+  }
+}
+
 // The break points one node of the AST gives (its own tokens, not its children's).
 function nodeBreaks(node, points) {
   const { after, before, tight, firstTokenIn } = points
@@ -490,6 +499,7 @@ function nodeBreaks(node, points) {
     if (op && node.type === 'BinaryExpression') tight.add(op.range[0])
   }
   memberBreak(node, points)
+  unionBreaks(node, points)
   if (node.type === 'ConditionalExpression') {
     const q = firstTokenIn(node.test.range[1], node.consequent.range[0], '?')
     const c = firstTokenIn(node.consequent.range[1], node.alternate.range[0], ':')

@@ -329,7 +329,8 @@ try {
         `cpuMs() - cpu }) + '\\n'))`,
       `  await import(url)`,
       `})`,
-      ...group.files.map((f) => `file(${JSON.stringify(`${relative(f)} [${group.backend}]`)}, ${JSON.stringify(pathToFileURL(compiled(f)).href)})`),
+      ...group.files.map((f) => `file(${JSON.stringify(`${relative(f)} [${group.backend}]`)}, ` +
+        `${JSON.stringify(pathToFileURL(compiled(f)).href)})`),
       `// The stores the files' banks reused (test/support/store-pool.ts) go with the process.`,
       `after(() => globalThis[Symbol.for('bank.test.closeStorePool')]?.())`,
       `// Something a file left open (a connection, a timer, a child) would keep this process`,
@@ -355,7 +356,9 @@ try {
   const counts = Object.fromEntries(
     backends.map((backend) => [backend, { files: 0, pass: 0, fail: 0, skip: 0 }]))
   for (const group of [...groups, ...waiting]) counts[group.backend].files += group.files.length
-  const beside = waiting.length ? ` (and ${waiting.map((g) => `${g.files.length} ${g.backend} files that wait on processes of their own`).join(', ')} in one beside them)` : ''
+  const waitingCounts = waiting.map((g) =>
+    `${g.files.length} ${g.backend} files that wait on processes of their own`)
+  const beside = waiting.length ? ` (and ${waitingCounts.join(', ')} in one beside them)` : ''
   process.stdout.write(
     `\n=== ${backends.map((b) => `${b}: ${counts[b].files} files`).join(', ')}; ${groups.length} ` +
       `processes, ${concurrency} at once${beside} ===\n`,
