@@ -26,7 +26,7 @@ import { serveConsole } from './console/console-server.ts'
 import { natsConnectOptions, natsServerList } from './nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
 import { unboundOperations } from './transport/nats/endpoint-table.ts'
-import { endpointsOf, undeclared } from './module.ts'
+import { endpointsOf, migrationsOf, undeclared, type Module } from './module.ts'
 import { modules } from './modules.ts'
 import { MicroService } from './transport/nats/micro.ts'
 
@@ -60,6 +60,11 @@ export interface BankOptions {
    * never sets it, so a deployment cannot.
    */
   allowOpenNats?: boolean
+  /**
+   * The capabilities to run (src/modules.ts unless given): tests start a bank with a fixture
+   * module added, as adding its line to src/modules.ts would.
+   */
+  modules?: readonly Module[]
 }
 
 export interface Bank {
@@ -83,7 +88,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   const { database, sandboxClock, clock } = await openStore(options)
   const { secretBox, identity, tls, nc } = await connectNats(options, database, clock)
   const links = partnerLinksOf(identity, options.natsUrl, tls, nc)
-  const services = createServices(database.db, clock, config, log, undefined, {
+  const services = createServices(options.modules ?? modules, database.db, clock, config, log, {
     sandboxClock, wallClock: options.wallClock, dropbox: links.dropbox, secretBox,
     natsIdentity: identity, cardDecisions: links.cardDecisions,
   })
@@ -149,7 +154,7 @@ function stopOnce(stop: () => Promise<void>): () => Promise<void> {
 async function openStore(options: BankOptions) {
   const { config } = options
   const database = await openDatabase<Database>({
-    migrations,
+    migrations: options.modules ? migrationsOf(options.modules) : migrations,
     databaseUrl: config.databaseUrl,
     pgliteDir: options.pgliteDir ?? pgliteDirFor(config.dataDir),
     pgliteSeed: options.pgliteSeed,
@@ -246,11 +251,12 @@ function endpointService(options: BankOptions, { database, nc, services, identit
     },
     (error) => log.error({ err: error }, 'endpoint wrapper fault'),
   )
-  const table = endpointsOf(modules, services)
+  const list = options.modules ?? modules
+  const table = endpointsOf(list, services)
   const missing = unboundOperations(table, allOperations())
   if (missing.length > 0) throw new Error(
     `operations without a handler: ${missing.map((o) => o.name).join(', ')}`)
-  const problems = undeclared(modules, {
+  const problems = undeclared(list, {
     jobKinds: services.jobRunner.kindNames(),
     subscriptions: services.events.patterns(),
   })

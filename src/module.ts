@@ -1,19 +1,28 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from './clock.ts'
+import type { Config } from './config.ts'
 import type { Migrations } from './db/migrations.ts'
 import type { EventPattern } from './events/event-types.ts'
-import type { Services } from './services.ts'
+import type { Logger } from './logger.ts'
+import type { Database } from './schema.ts'
+import type { ServiceOverrides, Services } from './services.ts'
 import type { Endpoint } from './transport/nats/endpoint.ts'
 
-// A capability declares itself in one place, src/<folder>/<folder>-module.ts: its name, the
-// migrations that make its tables, its limits, the operations it serves (each bound to its
-// handler), the job kinds it runs and the events it subscribes to. The composition root
-// lists the modules (src/modules.ts) and collects from them: the migrations for
-// openDatabase, the endpoints for the NATS service (app.ts), and the job kinds and
-// subscriptions, which app.ts holds against what the services registered at start (a kind
-// run but declared by no module stops the start). Its tables' types join
-// the bank's Database in src/schema.ts; its service is built in src/services.ts. Adding a
-// capability is its folder and one line in each of those three files.
+// A capability is one folder and declares itself in one place,
+// src/<folder>/<folder>-module.ts: its name, the migrations that make its tables and their
+// types, the services it builds (from the other modules' services it needs), its limits, the
+// operations it serves (each bound to its handler), the job kinds it runs and the events it
+// subscribes to. The composition root lists the modules (src/modules.ts) and derives the rest
+// from that list: the bank's `Database` type (src/schema.ts) is every module's tables, its
+// `Services` (src/services.ts) every module's services, built in the order of their needs;
+// openDatabase runs their migrations, the NATS service (app.ts) serves their endpoints, and
+// app.ts holds the job kinds and subscriptions the services registered at start against what
+// the modules declare (a kind run but declared by no module stops the start). Adding a
+// capability is its folder and one line in src/modules.ts.
 
-export interface Module {
+// `Module` alone is a module of any tables (`any`: a context typed with a module's own tables
+// must not stop it joining a list of modules of other tables).
+export interface Module<S extends object = object, T extends object = any> {
   /** The capability's folder under src/. */
   name: string
   /**
@@ -22,18 +31,62 @@ export interface Module {
    * never renamed, edited or moved out of the list.
    */
   migrations?: Migrations
+  /**
+   * The modules (by name) whose services its `services` uses: they are built before it. A
+   * service of a module not named here is refused at start (composeServices).
+   */
+  needs?: readonly string[]
+  /**
+   * Builds its services from those of the modules it needs and the bank's context (its
+   * store, clock, settings, log and the stand-ins it was given); each becomes a member of
+   * the bank's `Services` by its name.
+   */
+  services?: (needed: Services, bank: ModuleContext<T>) => S
+  /**
+   * Its types, for the composition root alone (never set): `services`, what its factory
+   * builds; `tables`, the tables its migrations make, which join the bank's `Database`.
+   */
+  readonly types?: { services: S; tables: T }
   /** Its bounds (sizes, counts, times) and the defaults of its configurable ones. */
   limits?: Limits
   /**
    * The operations it serves, each bound to its handler (transport/nats/endpoint.ts): one line
-   * each, since the wrapper has authenticated, checked tenancy and validated already.
+   * each, since the wrapper has authenticated, checked tenancy and validated already. (A
+   * method: the bank hands it all services, its own among them.)
    */
-  endpoints?: (services: Services) => Endpoint[]
+  endpoints?(services: Services & S): Endpoint[]
   /** The job kinds its services register with the runner (src/jobs). */
   jobKinds?: readonly string[]
   /** The event patterns its services subscribe to (src/events). */
   subscriptions?: readonly EventPattern[]
 }
+
+/**
+ * What every module's services are built with, beside the services it needs and the toolkits
+ * (services.ts): the bank's store and clock, its settings and log, and what the composition
+ * root was given instead of building it (ServiceOverrides: the sandbox's clock, the outside
+ * world's stand-ins).
+ */
+export interface ModuleContext<T extends object = object> {
+  /** The store, typed with the bank's tables and the module's own (a test's fixture's too). */
+  db: Kysely<Database & T>
+  clock: Clock
+  config: Config
+  log: Logger
+  given: ServiceOverrides
+}
+
+/** The union of U's members as one intersection. */
+export type Intersection<U> =
+  (U extends unknown ? (member: U) => void : never) extends (member: infer I) => void ? I : never
+
+/** What a list of modules builds: every module's services, by their names. */
+export type ServicesOf<M extends readonly Module[]> =
+  Intersection<NonNullable<M[number]['types']>['services']>
+
+/** The tables a list of modules makes: every module's tables. */
+export type TablesOf<M extends readonly Module[]> =
+  Intersection<NonNullable<M[number]['types']>['tables']>
 
 /**
  * Bounds by name, each with its unit last (`batch_items_max`, `otp_ttl_ms`); a group of them

@@ -24,9 +24,11 @@ import { usersModule } from './users/users-module.ts'
 import { webhooksModule } from './webhooks/webhooks-module.ts'
 
 // Every capability of the bank, one line each (its declaration is src/<folder>/<folder>-module.ts).
-// The composition root collects from this list; the order is not significant (migrations
-// run in the order of their names).
-export const modules: readonly Module[] = [
+// The composition root derives the bank from this list: its Database type (schema.ts), its
+// Services (services.ts, built in the order of the modules' needs), its migrations (run in
+// the order of their names), endpoints, job kinds and subscriptions. The order of the list is
+// not significant.
+export const modules = [
   accountsModule,
   auditModule,
   authModule,
@@ -49,7 +51,7 @@ export const modules: readonly Module[] = [
   transfersModule,
   usersModule,
   webhooksModule,
-]
+] as const satisfies readonly Module[]
 
 /** Every capability's migrations: what openDatabase brings a store to. */
 export const migrations: Migrations = migrationsOf(modules)

@@ -1,4 +1,7 @@
 import type { Module } from '../module.ts'
+import { OperatorAudit } from './operator-audit.ts'
+import { DualControl } from './dual-control.ts'
+import type { AuditTables } from './audit-tables.ts'
 import type { Caller } from '../auth/credential-store.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
@@ -14,10 +17,25 @@ const operatorOf = async (c: { caller: Caller }) => ({
   credential_id: c.caller.credentialId,
   name: c.caller.label,
 })
+/** What the module builds: its members of the bank's Services. */
+export interface AuditServices {
+  /**
+   * Every operator action in the audit trail (the endpoint wrapper runs audited operations
+   * through it).
+   */
+  audit: OperatorAudit
+  /** Deposits and reversals, and the second operator's approval above the threshold. */
+  dualControl: DualControl
+}
 
 // The operators' audit trail and dual control.
-export const auditModule: Module = {
+export const auditModule: Module<AuditServices, AuditTables> = {
   name: 'audit',
+  needs: ['ledger'],
+  services: (s, { db, clock, config, log }) => ({
+    audit: new OperatorAudit(db, clock, log),
+    dualControl: new DualControl(db, clock, s.ledger, config.dualControlCents),
+  }),
   migrations: {
     '0019_operator_audit': operatorAuditMigration,
     '0026_audit_chains': auditChainsMigration,

@@ -1,10 +1,21 @@
 import type { Module } from '../module.ts'
+import { CredentialStore } from './credential-store.ts'
+import type { AuthTables } from './credential-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface AuthServices {
+  /** Credentials: issue, verify (cached), revoke. */
+  credentials: CredentialStore
+}
+
 // Credentials: issue, verify, revoke. Its table came with 0001_foundation (operators).
-export const authModule: Module = {
+export const authModule: Module<AuthServices, AuthTables> = {
   name: 'auth',
+  services: (_s, { db, clock, config }) => ({
+    credentials: new CredentialStore(db, clock, config.credentialCacheTtlMs),
+  }),
   endpoints: (s) => [
     endpoint(contract.operators.credentialCreate, (r) => s.partners.issueCredential(r)),
     endpoint(contract.operators.credentialRevoke, (r) => s.credentials.revoke(r.credential_id)),

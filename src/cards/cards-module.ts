@@ -1,4 +1,8 @@
 import type { Module } from '../module.ts'
+import { CardService } from './card-service.ts'
+import { CardNetwork } from './card-network.ts'
+import { PartnerDecisions, type DecisionTransport } from './card-decisions.ts'
+import type { CardTables } from './card-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 import { card_limits } from './card-contract.ts'
@@ -6,10 +10,31 @@ import { card_expiry_job_limits } from './card-limits.ts'
 import { cardDecisionsMigration, cardsMigration, cardVersionsMigration } from './card-migration.ts'
 import { card_expiry_job_kind } from './card-network.ts'
 
+/** Without a NATS connection to ask partners on, every decision is the partner's stand-in. */
+const noDecisions: DecisionTransport = () => Promise.reject(new Error('no NATS connection'))
+
+/** What the module builds: its members of the bank's Services. */
+export interface CardServices {
+  /** Cards: issuing and controls. */
+  cards: CardService
+  /** The card network's authorizations, clearings, reversals and refunds. */
+  cardNetwork: CardNetwork
+  /** Partners' real-time card authorization decisions. */
+  cardDecisions: PartnerDecisions
+}
+
 // Cards: issuing and controls for partners (`svc.card.`), and the card network, simulated in
 // the sandbox (`ops.sandbox.card.`).
-export const cardsModule: Module = {
+export const cardsModule: Module<CardServices, CardTables> = {
   name: 'cards',
+  needs: ['ledger', 'jobs'],
+  services: (s, { db, clock, config, given }) => {
+    const cards = new CardService(db, clock, s.secretBox, { bin: config.cardBin })
+    const cardDecisions = new PartnerDecisions(db, clock, given.cardDecisions ?? noDecisions)
+    const cardNetwork = new CardNetwork(db, clock, cards.pinKey, cards,
+      { ledger: s.ledgerWriter, decider: cardDecisions }, s.jobRunner)
+    return { cards, cardNetwork, cardDecisions }
+  },
   migrations: {
     '0024_cards': cardsMigration,
     '0025_card_decisions': cardDecisionsMigration,

@@ -1,4 +1,9 @@
 import type { Module } from '../module.ts'
+import { DebitService } from './debit-service.ts'
+import { MandateService } from './mandate-service.ts'
+import { DebitCollection } from './debit-collection.ts'
+import { railAuthenticator } from './mandate-rail-authenticator.ts'
+import type { DebitTables } from './debit-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf, subjectEntity } from '../transport/nats/endpoint.ts'
 import { mandate_authentication_job_kind } from './mandate-service.ts'
@@ -6,9 +11,39 @@ import { debit_run_job_kind } from './debit-collection.ts'
 import { debitOrdersMigration, debitRunIndexesMigration } from './debit-migration.ts'
 import { debit_run_job_limits, mandate_authentication_attempts_max, mandate_authentication_job_limits } from './debit-limits.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface DebitServices {
+  /** Mandates (`svc.debit.<entity_id>.mandate.*`) and their authentication jobs. */
+  mandates: MandateService
+  /** Debit orders (`svc.debit.<entity_id>.create|list|cancel|status`). */
+  debit: DebitService
+  /**
+   * Debit-order collection runs (`debit.collection_run` jobs, one per business day at 00:00
+   * SAST).
+   */
+  debitCollection: DebitCollection
+}
+
 // Debit orders: mandates, collection runs, disputes.
-export const debitModule: Module = {
+export const debitModule: Module<DebitServices, DebitTables> = {
   name: 'debit',
+  needs: ['rails', 'jobs', 'accounts', 'ledger'],
+  services: (s, { db, clock, config, log, given }) => {
+    const { accounts } = s
+    const mandates = new MandateService(db, clock, s.jobRunner,
+      given.mandateAuthenticator ?? railAuthenticator(s.debitRail))
+    const debit = new DebitService(db, clock, s.calendar, {
+      accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
+    })
+    const debitCollection = new DebitCollection(db, clock, s.ledgerWriter, s.calendar,
+      s.debitRail, s.jobRunner, {
+        feeCents: config.debitOrderFeeCents,
+        batchMax: config.debitBatchMax,
+        schedule: config.debitSchedule,
+        sandbox: config.sandbox,
+      }, log)
+    return { mandates, debit, debitCollection }
+  },
   migrations: {
     '0010_debit_orders': debitOrdersMigration,
     '0014_debit_run_indexes': debitRunIndexesMigration,

@@ -1,4 +1,10 @@
 import type { Module } from '../module.ts'
+import { noDropbox } from './dropbox.ts'
+import { SimulatedCompanyRegistry } from './company-registry.ts'
+import { KycService } from './kyc-service.ts'
+import { KybService } from './kyb-service.ts'
+import { DocumentRetention } from './document-retention.ts'
+import type { KycTables } from './kyc-migration.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 import { retention_job_kind } from './document-retention.ts'
@@ -6,9 +12,34 @@ import { kycDocumentsMigration } from './kyc-migration.ts'
 import { document_retention_job_limits } from './kyc-limits.ts'
 import { document_bytes_max, document_chunk_bytes_max, kyb_documents_max, kyb_metadata_bytes_max, kyb_metadata_keys_max, object_name_length_max, submission_bytes_max } from './kyc-contract.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface KycServices {
+  /**
+   * KYC submissions (`svc.user.<partner_id>.upload_kyc_documents`), operator review,
+   * documents and the audit trail.
+   */
+  kyc: KycService
+  /** KYB (`svc.kyb.<partner_id>.*`) and its operator review. */
+  kyb: KybService
+  /** The daily deletion of rejected applications' documents (`kyc.retention` jobs). */
+  documentRetention: DocumentRetention
+}
+
 // KYC and KYB: documents, submissions, review, retention.
-export const kycModule: Module = {
+export const kycModule: Module<KycServices, KycTables> = {
   name: 'kyc',
+  needs: ['users', 'partners', 'entities', 'notify', 'jobs'],
+  services: (s, { db, clock, config, given }) => {
+    const dropbox = given.dropbox ?? noDropbox
+    const registry = given.registry ?? new SimulatedCompanyRegistry()
+    return {
+      kyc: new KycService(db, clock, dropbox, s.users, s.partners),
+      kyb: new KybService(db, clock, dropbox, registry, s.entities, s.partners, s.notifier,
+        s.users),
+      documentRetention: new DocumentRetention(db, clock, s.jobRunner,
+        config.documentRetentionDays),
+    }
+  },
   migrations: {
     '0015_kyc_documents': kycDocumentsMigration,
   },

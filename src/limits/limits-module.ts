@@ -1,13 +1,32 @@
 import type { Module } from '../module.ts'
+import { systemClock } from '../clock.ts'
+import { RateLimiter, databaseTokens } from './rate-limiter.ts'
+import { LimitsService } from './limits-service.ts'
+import type { RateLimitTables } from './limits-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
 import { rateLimitsMigration } from './limits-migration.ts'
 import { rate_limiter_defaults } from './rate-limiter.ts'
 import { burst_max, requests_per_second_max } from './limits-contract.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface LimitServices {
+  /** Each credential's request budget, taken by the endpoint wrapper (rate-limiter.ts). */
+  limiter: RateLimiter
+  /** Partners' request budgets for operators (`ops.partner.limits`). */
+  limits: LimitsService
+}
+
 // Request budgets: the per-credential token bucket and partners' limits.
-export const limitsModule: Module = {
+export const limitsModule: Module<LimitServices, RateLimitTables> = {
   name: 'limits',
+  services: (_s, { db, clock, config, given }) => {
+    // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill
+    // them.
+    const limiter = new RateLimiter(databaseTokens(db), given.wallClock ?? systemClock,
+      { ...rate_limiter_defaults, defaults: config.rateLimits })
+    return { limiter, limits: new LimitsService(db, clock, limiter, config.rateLimits) }
+  },
   migrations: {
     '0021_rate_limits': rateLimitsMigration,
   },

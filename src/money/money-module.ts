@@ -6,7 +6,7 @@ import { whole_ledger_bounds, withDatabaseBounds } from '../db/bounds.ts'
 // Money as operators move it: deposits, reversals (with the second operator's approval above
 // the threshold, audit/dual-control.ts) and `ledger verify`. The ledger moves it (ledger/);
 // this module declares the operations (money-contract.ts), which ledger/ cannot hold.
-export const moneyModule: Module = {
+export const moneyModule: Module<object, object> = {
   name: 'money',
   endpoints: (s) => [
     endpoint(contract.operators.accountDeposit, (r, c) => s.dualControl.deposit(c.caller, { account_id: r.account_id, amount: BigInt(r.amount), ref: r.ref })),

@@ -1,10 +1,11 @@
 import type { Module } from '../module.ts'
+import type { NatsIdentityTables } from './nats-identity-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
 import { natsIdentityMigration } from './nats-identity-migration.ts'
 
 // Partners' NATS identities: accounts, users, links.
-export const natsIdentityModule: Module = {
+export const natsIdentityModule: Module<object, NatsIdentityTables> = {
   name: 'nats-identity',
   migrations: {
     '0018_nats_identity': natsIdentityMigration,

@@ -1,13 +1,25 @@
 import type { Module } from '../module.ts'
+import { SandboxService } from './sandbox-service.ts'
+import type { SandboxTables } from './sandbox-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
 import { sandbox_advance_job_kind } from './sandbox-service.ts'
 import { sandboxMigration } from './sandbox-migration.ts'
 import { sandbox_advance_job_limits } from './sandbox-limits.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface SandboxServices {
+  /** The sandbox's clock and messages (`ops.sandbox.*`); refuses everything in production. */
+  sandbox: SandboxService
+}
+
 // The sandbox: a movable clock and test helpers.
-export const sandboxModule: Module = {
+export const sandboxModule: Module<SandboxServices, SandboxTables> = {
   name: 'sandbox',
+  needs: ['jobs', 'notify'],
+  services: (s, { given }) => ({
+    sandbox: new SandboxService(given.sandboxClock, s.jobRunner, s.simulatedNotifier),
+  }),
   migrations: {
     '0009_sandbox': sandboxMigration,
   },

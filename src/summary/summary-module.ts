@@ -1,10 +1,20 @@
 import type { Module } from '../module.ts'
+import { SummaryService } from './summary-service.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface SummaryServices {
+  /** The operators' summary of the bank (`ops.summary`): indexed aggregates only. */
+  summary: SummaryService
+}
+
 // The operators' summary of the bank (`ops.summary`, the console's overview): indexed
 // aggregates across capabilities, read only (summary-store.ts).
-export const summaryModule: Module = {
+export const summaryModule: Module<SummaryServices, object> = {
   name: 'summary',
+  services: (s, { db, clock, config }) => ({
+    summary: new SummaryService(db, clock, s.calendar, { cyclesSast: config.eftCyclesSast }),
+  }),
   endpoints: (s) => [endpoint(contract.summary.summary, () => s.summary.summary())],
 }

@@ -1,4 +1,10 @@
 import type { Module } from '../module.ts'
+import { ClearingService } from './clearing-service.ts'
+import { PaymentAdvices } from './payment-advice.ts'
+import { TransactionService } from './transaction-service.ts'
+import { TransferService } from './transfer-service.ts'
+import { TransferKeyExpiry } from './transfer-key-expiry.ts'
+import type { TransferTables } from './transfer-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf, withHeaders } from '../transport/nats/endpoint.ts'
 import { payment_advice_job_kind } from './payment-advice.ts'
@@ -16,10 +22,44 @@ import {
   transfer_key_expiry_job_limits,
 } from './transfer-limits.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface TransferServices {
+  transfers: TransferService
+  transactions: TransactionService
+  clearing: ClearingService
+  /** Payment advices by e-mail (`payment_advice` jobs), for transfers and bulk payments. */
+  advices: PaymentAdvices
+  /** The daily deletion of expired clientTxIds (`transfers.key_expiry`). */
+  transferKeyExpiry: TransferKeyExpiry
+}
+
 // Transfers: EFT/RTC payouts, settlement, clearing, payment advices. Its `transfer_keys`
 // came with 0002_ledger (ledger).
-export const transfersModule: Module = {
+export const transfersModule: Module<TransferServices, TransferTables> = {
   name: 'transfers',
+  needs: ['rails', 'accounts', 'entities', 'notify', 'jobs', 'ledger'],
+  services: (s, { db, clock, config, log }) => {
+    const { accounts, entities } = s
+    const advices = new PaymentAdvices(db, clock, s.jobRunner, s.notifier, {
+      payerName: async (partnerId, accountId) => (
+        await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
+    })
+    const payees = { accountIdByNumber: (n: string) => accounts.idByNumber(n) }
+    const transfers = new TransferService(clock, s.calendar, s.rail, payees, advices,
+      s.ledgerWriter, { fees: config.fees })
+    const clearing = new ClearingService(db, clock, s.ledgerWriter, s.calendar, s.rail,
+      s.jobRunner, advices, {
+        cyclesSast: config.eftCyclesSast,
+        chunkMax: config.clearingChunkMax,
+        rtcRecoveryAfterMs: config.rtcRecoveryAfterMs,
+        schedule: config.clearingSchedule,
+      }, log)
+    return {
+      transfers, clearing, advices,
+      transactions: new TransactionService(db, accounts),
+      transferKeyExpiry: new TransferKeyExpiry(db, clock, s.jobRunner, config.transferKeyWindowMs),
+    }
+  },
   migrations: {
     ...transferMigrations,
     '0033_transfer_keys_created': transferKeysCreatedMigration,

@@ -1,10 +1,18 @@
 import type { Module } from '../module.ts'
+import { UserService } from './user-service.ts'
+import type { UserTables } from './user-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface UserServices {
+  users: UserService
+}
+
 // Users of entities, with their KYC state. Its table came with 0001_foundation (operators).
-export const usersModule: Module = {
+export const usersModule: Module<UserServices, UserTables> = {
   name: 'users',
+  services: (_s, { db, clock }) => ({ users: new UserService(db, clock) }),
   endpoints: (s) => [
     endpoint(contract.users.create, (r, c) => s.users.create(partnerOf(c), r)),
     endpoint(contract.users.update, (r, c) => s.users.update(partnerOf(c), r)),

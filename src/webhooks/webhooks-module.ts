@@ -1,4 +1,8 @@
 import type { Module } from '../module.ts'
+import { WebhookSecrets } from './webhook-secrets.ts'
+import { HttpWebhookSender } from './webhook-sender.ts'
+import { WebhookService } from './webhook-service.ts'
+import type { WebhookTables } from './webhook-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 import { webhook_deliver_job_kind } from './webhook-service.ts'
@@ -6,9 +10,30 @@ import { webhooksMigration } from './webhook-migration.ts'
 import { webhookJobSharesMigration } from './webhook-share-migration.ts'
 import { webhook_deliver_job_limits, webhook_limits_default } from './webhook-limits.ts'
 
+/** What the module builds: its members of the bank's Services. */
+export interface WebhookServices {
+  /**
+   * Signed webhooks of partner events (`svc.webhook.<partner_id>.*`, the `webhook.deliver`
+   * jobs).
+   */
+  webhooks: WebhookService
+  /** Webhook signing secrets, sealed with the bank's key (a partner's first at onboarding). */
+  webhookSecrets: WebhookSecrets
+}
+
 // Webhooks: partners' endpoints, signed deliveries.
-export const webhooksModule: Module = {
+export const webhooksModule: Module<WebhookServices, WebhookTables> = {
   name: 'webhooks',
+  needs: ['jobs', 'events'],
+  services: (s, { db, clock, config }) => {
+    const webhookSecrets = new WebhookSecrets(db, clock, s.secretBox)
+    const sender = new HttpWebhookSender({ timeout_ms: webhook_limits_default.attempt_timeout_ms })
+    const webhooks = new WebhookService(db, clock, s.jobRunner, s.events, webhookSecrets, sender, {
+      sandbox: config.sandbox,
+      limits: { ...webhook_limits_default, partner_slots_max: config.webhookPartnerSlotsMax },
+    })
+    return { webhooks, webhookSecrets }
+  },
   migrations: {
     '0008_webhooks': webhooksMigration,
     '0023_webhook_job_shares': webhookJobSharesMigration,
