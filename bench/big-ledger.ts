@@ -46,6 +46,7 @@ import type { JobRunner } from '../src/jobs/job-runner.ts'
 import type { Database } from '../src/schema.ts'
 import { systemClock } from '../src/clock.ts'
 import { TransferKeyExpiry } from '../src/transfers/transfer-key-expiry.ts'
+import { LedgerService } from '../src/ledger/ledger-service.ts'
 import { BankClient, OperatorClient } from '../src/client/index.ts'
 import { findNatsServerBinary, startNatsServer } from '../dev/nats-server.ts'
 import { chainHash } from '../src/ledger/tx-chain.ts'
@@ -392,7 +393,9 @@ async function expireKeys(url: string) {
   const noRunner = { register: () => undefined } as unknown as JobRunner
   try {
     const t = performance.now()
-    const deleted = await new TransferKeyExpiry(db, systemClock, noRunner, key_window_ms).sweep()
+    const ledger = new LedgerService(db, { write: () => Promise.reject(new Error('no writes')) })
+    const expiry = new TransferKeyExpiry(ledger, systemClock, noRunner, key_window_ms)
+    const deleted = await expiry.sweep()
     const sweep_s = seconds(t)
     await sql(url, 'vacuum analyze transfer_keys')
     return { deleted, sweep_s }

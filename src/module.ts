@@ -47,6 +47,12 @@ export interface Module<S extends object = object, T extends object = any> {
    * builds; `tables`, the tables its migrations make, which join the bank's `Database`.
    */
   readonly types?: { services: S; tables: T }
+  /**
+   * Tables of other modules its code queries, each with the reason (a read model, a join
+   * that one index serves on a hot path). Any other use of another module's tables goes
+   * through that module's service; test/docs/modules.test.ts holds the code to this list.
+   */
+  reads?: Readonly<Record<string, string>>
   /** Its bounds (sizes, counts, times) and the defaults of its configurable ones. */
   limits?: Limits
   /**

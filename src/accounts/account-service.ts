@@ -7,7 +7,7 @@ import type { Database } from '../schema.ts'
 import type { EntityRow, EntityService } from '../entities/entity-service.ts'
 import { Invalid, NotFound, Unavailable } from '../errors.ts'
 import type { AccountCreated, AccountDetails } from './account-contract.ts'
-import { accountIdByNumber, accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, type AccountRow } from './account-store.ts'
+import { accountIdByNumber, accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, partnerOfAccount, type AccountRow } from './account-store.ts'
 
 export type { AccountRow } from './account-store.ts'
 
@@ -62,16 +62,38 @@ export class AccountService {
   async byEntity(partnerId: string, entityId: string) {
     await this.entities.get(partnerId, entityId)
     const rows = await this.list(entityId)
+    return { entity_id: entityId, accounts: rows.map(accountItem) }
+  }
+
+  /** An entity's accounts, of any partner, for `bank account list`. */
+  async listForOperator(entityId: string) {
+    await this.entities.getAny(entityId)
+    const rows = await this.list(entityId)
     return {
       entity_id: entityId,
-      accounts: rows.map((row) => ({
-        account_id: row.id,
-        account_number: row.account_number,
-        created_at: formatTimestamp(row.created_at),
-        account_type: 'current' as const,
-        metadata: metadataOf(row),
-      })),
+      accounts: rows.map((row) => ({ ...accountItem(row), kind: row.kind,
+        partner_id: row.partner_id })),
     }
+  }
+
+  /** One account of any partner with its balances, for `bank account show`. */
+  async showForOperator(accountId: string) {
+    const partnerId = await this.partnerOf(accountId)
+    // The balances come from the partner's own view (get_details), so both read alike.
+    const [row, details] = await Promise.all([this.get(partnerId, accountId),
+      this.details(partnerId, accountId)])
+    return { ...details, partner_id: partnerId, entity_id: row.entity_id, kind: row.kind,
+      country: row.country, created_at: formatTimestamp(row.created_at) }
+  }
+
+  /**
+   * The partner an account belongs to, so that an operator can read it through the
+   * partner-scoped services (accounts, transactions); 404 when there is no such account.
+   */
+  async partnerOf(accountId: string): Promise<string> {
+    const partnerId = await partnerOfAccount(this.db, accountId)
+    if (partnerId === undefined) throw new NotFound('account')
+    return partnerId
   }
 
   /** Oldest first by `created_at`, as get_by_entity promises. */
@@ -133,4 +155,15 @@ function toCreated(row: AccountRow): AccountCreated {
 export function metadataOf(row: Pick<AccountRow, 'metadata'>): Record<string, string> {
   return Object.fromEntries(Object.entries(row.metadata ?? {}).map(
     ([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)]))
+}
+
+/** An account as get_by_entity lists it (and a partner's onboarding answers its pool account). */
+export function accountItem(row: AccountRow) {
+  return {
+    account_id: row.id,
+    account_number: row.account_number,
+    created_at: formatTimestamp(row.created_at),
+    account_type: 'current' as const,
+    metadata: metadataOf(row),
+  }
 }

@@ -59,3 +59,11 @@ export async function accountOf(executor: Executor, partnerId: string,
     .where('partner_id', '=', partnerId)
     .executeTakeFirst()
 }
+
+/** The partner an account belongs to, or undefined when there is no such account. */
+export async function partnerOfAccount(executor: Executor,
+    accountId: string): Promise<string | undefined> {
+  const row = await executor.selectFrom('accounts').select('partner_id')
+    .where('id', '=', accountId).executeTakeFirst()
+  return row?.partner_id
+}

@@ -13,6 +13,10 @@ export interface AuthServices {
 // Credentials: issue, verify, revoke. Its table came with 0001_foundation (operators).
 export const authModule: Module<AuthServices, AuthTables> = {
   name: 'auth',
+  reads: {
+    partners: 'a credential\'s check reads its partner\'s suspension in the same query, which ' +
+      'every request\'s authentication makes (then cached)',
+  },
   services: (_s, { db, clock, config }) => ({
     credentials: new CredentialStore(db, clock, config.credentialCacheTtlMs),
   }),

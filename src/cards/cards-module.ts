@@ -27,6 +27,10 @@ export interface CardServices {
 // the sandbox (`ops.sandbox.card.`).
 export const cardsModule: Module<CardServices, CardTables> = {
   name: 'cards',
+  reads: {
+    accounts: 'a partner\'s decision is asked with the account\'s available balance, read ' +
+      'with the card in one query',
+  },
   needs: ['ledger', 'jobs'],
   services: (s, { db, clock, config, given }) => {
     const cards = new CardService(db, clock, s.secretBox, { bin: config.cardBin })

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { LedgerDatabase, LedgerExecutor } from './ledger-tables.ts'
 import { Conflict, NotFound, Unprocessable } from '../errors.ts'
@@ -39,6 +39,19 @@ export class LedgerService {
     private readonly db: LedgerDatabase,
     private readonly writer: ComposedWriter,
   ) {}
+
+  /**
+   * Deletes up to `chunk` idempotency keys (`transfer_keys`) last used before `cutoff`,
+   * oldest first; resolves with how many. The transfers' daily key expiry calls it
+   * (transfers/transfer-key-expiry.ts): the keys are the writer's, so is their SQL.
+   */
+  async expireKeys(cutoff: Date, chunk: number): Promise<number> {
+    const { numAffectedRows } = await sql`
+      delete from transfer_keys where ctid = any(array(
+        select ctid from transfer_keys where created_at < ${cutoff}::timestamptz
+        order by created_at limit ${chunk}))`.execute(this.db)
+    return Number(numAffectedRows ?? 0n)
+  }
 
   /**
    * Credits an account as an inbound EFT would: settlement:EFT → customer. `addedBy` is the

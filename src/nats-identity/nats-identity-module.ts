@@ -7,6 +7,10 @@ import { natsIdentityMigration } from './nats-identity-migration.ts'
 // Partners' NATS identities: accounts, users, links.
 export const natsIdentityModule: Module<object, NatsIdentityTables> = {
   name: 'nats-identity',
+  reads: {
+    partners: 'whether a partner is suspended, where its NATS users are issued and its ' +
+      'account\'s claims signed (the partner row is read under its lock)',
+  },
   migrations: {
     '0018_nats_identity': natsIdentityMigration,
   },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { metadataOf, type AccountService } from '../accounts/account-service.ts'
+import { accountItem, type AccountService } from '../accounts/account-service.ts'
 import type { CredentialStore, IssuedCredential } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
@@ -203,55 +203,9 @@ export class PartnerService {
       review_status: after.review_status,
       approved: after.review_status === 'approved',
       account: opened
-        ? {
-            account_id: opened.id,
-            account_number: opened.account_number,
-            created_at: formatTimestamp(opened.created_at),
-            account_type: 'current' as const,
-            metadata: metadataOf(opened),
-            kind: opened.kind,
-          }
+        ? { ...accountItem(opened), kind: opened.kind }
         : null,
     }
-  }
-
-  async listAccounts(entityId: string) {
-    await this.entities.getAny(entityId)
-    const rows = await this.accounts.list(entityId)
-    return {
-      entity_id: entityId,
-      accounts: rows.map((row) => ({
-        account_id: row.id,
-        account_number: row.account_number,
-        created_at: formatTimestamp(row.created_at),
-        account_type: 'current' as const,
-        metadata: metadataOf(row),
-        kind: row.kind,
-        partner_id: row.partner_id,
-      })),
-    }
-  }
-
-  /** One account of any partner with its balances, for `bank account show`. */
-  async showAccount(accountId: string) {
-    const partnerId = await this.partnerOfAccount(accountId)
-    // The balances come from the partner's own view (get_details), so both read alike.
-    const [row, details] = await Promise.all([this.accounts.get(partnerId, accountId),
-      this.accounts.details(partnerId, accountId)])
-    return { ...details, partner_id: partnerId, entity_id: row.entity_id, kind: row.kind,
-      country: row.country, created_at: formatTimestamp(row.created_at) }
-  }
-
-  /**
-   * The partner an account belongs to, so that an operator can read it through the
-   * partner-scoped services (accounts, transactions); 404 when there is no such account.
-   * Only the owner's id is read here: the account's fields come from AccountService.
-   */
-  async partnerOfAccount(accountId: string): Promise<string> {
-    const row = await this.db.selectFrom('accounts').select('partner_id').where('id', '=',
-      accountId).executeTakeFirst()
-    if (!row) throw new NotFound('account')
-    return row.partner_id
   }
 
   private async requirePartner(partnerId: string): Promise<void> {

@@ -13,6 +13,12 @@ export interface SummaryServices {
 // aggregates across capabilities, read only (summary-store.ts).
 export const summaryModule: Module<SummaryServices, object> = {
   name: 'summary',
+  reads: {
+    jobs: 'a read model: the operators\' summary counts them by their own indexes',
+    postings: 'a read model: the operators\' summary counts them by their own indexes',
+    transactions: 'a read model: the operators\' summary counts them by their own indexes',
+    accounts: 'a read model: the operators\' summary counts them by their own indexes',
+  },
   services: (s, { db, clock, config }) => ({
     summary: new SummaryService(db, clock, s.calendar, { cyclesSast: config.eftCyclesSast }),
   }),

@@ -1,9 +1,9 @@
-import { sql, type Kysely, type Migration } from 'kysely'
+import type { Kysely, Migration } from 'kysely'
 import { dailyAtSast } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import { runStatements } from '../db/migrations.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
-import type { Database } from '../schema.ts'
+import type { LedgerService } from '../ledger/ledger-service.ts'
 import { transfer_key_expiry_job_limits } from './transfer-limits.ts'
 
 // Expired clientTxIds. A transfer's key (`transfer_keys`, one row per partner and clientTxId)
@@ -27,7 +27,7 @@ export const transferKeysCreatedMigration: Migration = {
 
 export class TransferKeyExpiry {
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly ledger: Pick<LedgerService, 'expireKeys'>,
     private readonly clock: Clock,
     jobs: JobRunner,
     private readonly windowMs: number,
@@ -46,11 +46,7 @@ export class TransferKeyExpiry {
     const cutoff = new Date(this.clock.now().getTime() - this.windowMs)
     let total = 0
     for (;;) {
-      const { numAffectedRows } = await sql`
-        delete from transfer_keys where ctid = any(array(
-          select ctid from transfer_keys where created_at < ${cutoff}::timestamptz
-          order by created_at limit ${chunk_max}))`.execute(this.db)
-      const deleted = Number(numAffectedRows ?? 0n)
+      const deleted = await this.ledger.expireKeys(cutoff, chunk_max)
       total += deleted
       // A run that lost its lease stops; the instance that took it over goes on.
       if (deleted < chunk_max || signal?.aborted) return total

@@ -57,7 +57,8 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
     return {
       transfers, clearing, advices,
       transactions: new TransactionService(db, accounts),
-      transferKeyExpiry: new TransferKeyExpiry(db, clock, s.jobRunner, config.transferKeyWindowMs),
+      transferKeyExpiry: new TransferKeyExpiry(s.ledger, clock, s.jobRunner,
+        config.transferKeyWindowMs),
     }
   },
   migrations: {
@@ -81,7 +82,7 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
     }),
     endpoint(contract.transfers.getTransaction, (r, c) => s.transactions.get(partnerOf(c), r.tx_id)),
     endpoint(contract.operators.accountTransactions, async (r) => {
-      const page = await s.transactions.list(await s.partners.partnerOfAccount(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
+      const page = await s.transactions.list(await s.accounts.partnerOf(r.account_id), r.account_id, { limit: r.limit, cursor: r.cursor })
       return page.body
     }),
     endpoint(contract.payments.pending, (r) => s.transactions.pending(r)),

@@ -24,6 +24,9 @@ export interface WebhookServices {
 // Webhooks: partners' endpoints, signed deliveries.
 export const webhooksModule: Module<WebhookServices, WebhookTables> = {
   name: 'webhooks',
+  reads: {
+    partners: 'the operators\' delivery summary lists every partner, those with no delivery too',
+  },
   needs: ['jobs', 'events'],
   services: (s, { db, clock, config }) => {
     const webhookSecrets = new WebhookSecrets(db, clock, s.secretBox)

@@ -97,3 +97,67 @@ test('modules - the CONTRIBUTING.md project layout names every folder of src/', 
     `folders of src/ the CONTRIBUTING.md layout does not name: ${missing.join(', ')}`,
   )
 })
+
+/** The tables an interface of the folder's files names, with those of the ones it extends. */
+function tablesOf(name: string, files: ReadonlyMap<string, string>): string[] {
+  for (const text of files.values()) {
+    const found = new RegExp(`export interface ${name}(?: extends ([\\w, ]+))?\\s*\\{([^}]*)\\}`)
+      .exec(text)
+    if (!found) continue
+    const own = [...found[2]!.matchAll(/^\s+([a-z_]+)\??:/gm)].map((m) => m[1]!)
+    const bases = (found[1] ?? '').split(',').map((b) => b.trim()).filter(Boolean)
+    return [...own, ...bases.flatMap((b) => tablesOf(b, files))]
+  }
+  return []
+}
+
+/** Source without its comments, so that prose naming a table is not a query of it. */
+const withoutComments = (text: string) =>
+  text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1')
+
+/** The tables a file's code queries: Kysely's builders, and the SQL in its templates. */
+function queriedTables(text: string, tables: ReadonlySet<string>): Set<string> {
+  const code = withoutComments(text)
+  const builder = /(?:selectFrom|insertInto|updateTable|deleteFrom|Join)\(\s*'([a-z_]+)/g
+  const sqlWord = /\b(?:from|join|into|update|table)\s+([a-z_]+)\b/gi
+  const named = [...code.matchAll(builder), ...code.matchAll(sqlWord)].map((m) => m[1]!)
+  return new Set(named.filter((t) => tables.has(t)))
+}
+
+test('modules - a module queries only its own tables and those it declares it reads, with why', () => {
+  const allFiles = new Map<string, string>()
+  for (const module of modules) {
+    const dir = path.join(src, module.name)
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts')))
+      allFiles.set(`${module.name}/${file}`, readFileSync(path.join(dir, file), 'utf8'))
+  }
+  const owner = new Map<string, string>()
+  for (const module of modules) {
+    const declaration = allFiles.get(`${module.name}/${module.name}-module.ts`)!
+    const tablesType = /Module<\w+, (\w+)>/.exec(declaration)?.[1]
+    const owned = tablesType ? tablesOf(tablesType, allFiles) : []
+    for (const table of owned) owner.set(table, module.name)
+  }
+  assert.equal(owner.get('transactions'), 'ledger')
+  assert.equal(owner.get('partner_debts'), 'ledger', 'the tables of an extended interface too')
+  const tables = new Set(owner.keys())
+  const undeclaredReads: string[] = []
+  for (const [file, text] of allFiles) {
+    // Migrations name other tables in foreign keys; contracts hold no queries.
+    if (/-migrations?\.ts$|-contract\.ts$/.test(file)) continue
+    const module = modules.find((m) => file.startsWith(`${m.name}/`))!
+    for (const table of queriedTables(text, tables)) {
+      if (owner.get(table) === module.name) continue
+      const why = module.reads?.[table]
+      if (!why) undeclaredReads.push(`src/${file} queries ${table} (module ${owner.get(table)})`)
+    }
+  }
+  assert.deepEqual(undeclaredReads, [], 'use the owning module\'s service, or declare the read')
+  for (const module of modules) {
+    for (const [table, why] of Object.entries(module.reads ?? {})) {
+      assert.ok(owner.has(table) && owner.get(table) !== module.name,
+        `${module.name} reads ${table}: another module's table`)
+      assert.ok(why.length > 20, `${module.name} says why it reads ${table}`)
+    }
+  }
+})
