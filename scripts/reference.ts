@@ -230,6 +230,9 @@ function headingOf(entry: ContractEntry): string {
 function callerText(entry: ContractEntry): string {
   const op = entry.operation
   if (op.permission === 'operator') return 'an operator credential.'
+  if (op.permission === 'card_network') {
+    return 'a card network credential (`cnk_…`); no operator audit row is written.'
+  }
   const where = scopeOf(op) === 'entity'
     ? '`<entity_id>` is one of its entities'
     : '`<partner_id>` is its own partner id'
@@ -238,7 +241,8 @@ function callerText(entry: ContractEntry): string {
 
 function facts(entry: ContractEntry): string[] {
   const op = entry.operation
-  const client = entry.client === 'operator' ? 'an `OperatorClient`' : 'a `BankClient`'
+  const client = { partner: 'a `BankClient`', operator: 'an `OperatorClient`',
+    card_network: 'a `CardNetworkClient`' }[entry.client]
   const lines = [
     `- **Caller**: ${callerText(entry)}`,
     `- **SDK**: ${code(`client.${entry.sdkGroup}.${entry.sdkMethod}(request)`)} on ${client}.`,
@@ -274,9 +278,10 @@ function operationSection(entry: ContractEntry): string[] {
   ]
 }
 
-/** Partner subjects, then operator subjects, each in the order of their names. */
+/** Partner subjects, operator subjects, then the card network's, each in the order of names. */
 function sortedEntries(): ContractEntry[] {
-  const rank = (entry: ContractEntry) => (entry.client === 'partner' ? 0 : 1)
+  const ranks = { partner: 0, operator: 1, card_network: 2 }
+  const rank = (entry: ContractEntry) => ranks[entry.client]
   return contractEntries().sort((a, b) =>
     rank(a) - rank(b) || byText(a.operation.subject, b.operation.subject))
 }
@@ -288,6 +293,7 @@ function subjectLink(entry: ContractEntry): string {
 function subjectIndex(entries: ContractEntry[]): string[] {
   const partner = entries.filter((entry) => entry.client === 'partner')
   const operator = entries.filter((entry) => entry.client === 'operator')
+  const network = entries.filter((entry) => entry.client === 'card_network')
   return [
     '## Partner subjects',
     '',
@@ -301,17 +307,26 @@ function subjectIndex(entries: ContractEntry[]): string[] {
       subjectLink(entry), cliCommand(entry.operation), entry.operation.summary,
     ])),
     '',
+    '## Card network subjects',
+    '',
+    ...table(['Subject', 'Permission', 'Summary'], network.map((entry) => [
+      subjectLink(entry), code(entry.operation.permission), entry.operation.summary,
+    ])),
+    '',
   ]
 }
 
 export function renderSubjects(): string {
   const entries = sortedEntries()
   const partners = entries.filter((entry) => entry.client === 'partner')
+  const network = entries.filter((entry) => entry.client === 'card_network')
+  const operators = entries.length - partners.length - network.length
   const anchors = entries.map((entry) => anchorOf(headingOf(entry)))
   if (new Set(anchors).size !== anchors.length) throw new Error('two subjects have the same anchor')
   return page('Subjects', [
     `Every NATS subject the bank answers: ${entries.length} in all, ${partners.length} for`,
-    `partners (\`svc.\`) and ${entries.length - partners.length} for operators (\`ops.\`), each`,
+    `partners (\`svc.\`), ${operators} for operators (\`ops.\`) and ${network.length} for the card`,
+    'network (`net.card.`, with a card network credential; no operator audit row), each',
     'group in the order of the names. A partner puts its own partner id in place of',
     '`<partner_id>`, or the id of one of its entities in place of `<entity_id>`; the SDK does',
     'this itself. Every',

@@ -26,6 +26,13 @@ import { listAudit, type AuditQuery } from './audit-service.ts'
 // A new operation is audited unless someone decides it is a plain read: forgetting costs
 // rows, never accountability. Reads of sensitive data (documents, OTPs, the notifier's
 // messages, later card details) are audited like changes.
+//
+// Only operators' operations are: the trail records what people of the bank did. A card
+// network connected for real (`net.card.*`, its own credential kind) is a system, not a
+// person, and its authorizations, clearings, reversals and refunds write no row here: their
+// record is the authorization rows, the ledger and the events they write. The sandbox's
+// simulator of the network (`ops.sandbox.card.*`) is an operator playing the network, and its
+// calls are audited like every operator action.
 
 const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.account.list',
@@ -34,6 +41,7 @@ const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.approvals.list',
   'ops.audit.list',
   'ops.credential.list',
+  'ops.credential.list_card_networks',
   'ops.debit.list',
   'ops.entity.list',
   'ops.jobs.get',
@@ -61,6 +69,7 @@ const summary_text_max = 200
 const chain_problems_max = 1000
 const summary_items_max = 20
 
+/** Whether a call of the operation writes an operator audit row: `ops.` ones but plain reads. */
 export function isAudited(operation: Operation): boolean {
   return operation.permission === 'operator' && !unaudited_reads.has(operation.subject)
 }

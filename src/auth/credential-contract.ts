@@ -1,11 +1,16 @@
 import { z } from 'zod'
-import { timestamp, uuid } from '../contract/fields.ts'
+import { text, timestamp, uuid } from '../contract/fields.ts'
 import { operation, permissions } from '../contract/operation.ts'
 
-// Partner credentials as operators manage them on `ops.credential.*`: issue (the token shown
-// once), revoke, list. Beside the credential store (credential-store.ts) that keeps their
-// hashes; the operator service checks the partner and writes the audit row.
+// Credentials as operators manage them on `ops.credential.*`: issue (the token shown once),
+// revoke, list; a partner's, or a card network's (its own kind, for `net.card.` subjects
+// only). Beside the credential store (credential-store.ts) that keeps their hashes; the
+// partner service checks the partner, and the endpoint wrapper writes the audit row.
 
+/**
+ * A credential as listed: a card network's has no partner (`partner_id` null), no
+ * permissions, and the network's name as its label.
+ */
 const credentialView = z.object({
   id: z.string(),
   partner_id: z.string().nullable(),
@@ -57,6 +62,29 @@ export const credentialOperations = {
     permission: 'operator',
     summary: "A partner's credentials (never their tokens).",
     request: z.strictObject({ partner_id: uuid() }),
+    response: z.object({ credentials: z.array(credentialView) }),
+  }),
+  credentialCreateCardNetwork: operation({
+    name: 'ops_credential_create_card_network',
+    sdk: 'credentials.createCardNetwork',
+    cli: { durations: ['expires_in_seconds'] },
+    subject: 'ops.credential.create_card_network',
+    permission: 'operator',
+    summary: "Issue a card network's credential (`cnk_…`), for its calls on the net.card. subjects only (no svc. or ops. subject); the token is shown once and only its hash is kept. The network's calls are not operator actions: they write no operator audit row.",
+    request: z.strictObject({
+      label: text(1, 100),
+      expires_in_seconds: z.int({ error: 'must be a whole number of seconds' }).min(60).max(
+        credential_ttl_seconds_max).optional(),
+    }),
+    response: issuedCredential,
+  }),
+  credentialListCardNetworks: operation({
+    name: 'ops_credential_list_card_networks',
+    sdk: 'credentials.listCardNetworks',
+    subject: 'ops.credential.list_card_networks',
+    permission: 'operator',
+    summary: "The card networks' credentials (never their tokens), oldest first; revoke one with ops.credential.revoke.",
+    request: z.strictObject({}),
     response: z.object({ credentials: z.array(credentialView) }),
   }),
 }

@@ -10,11 +10,22 @@ import { formatTimestamp } from '../contract/format.ts'
 // Credentials: a random bearer token shown once at creation. Only its SHA-256 is stored;
 // the token carries 256 random bits, so a fast unsalted hash is enough to make the stored
 // value useless to a thief, and it lets us find the row by hash in one indexed lookup.
+//
+// Three kinds of credential, each with a token prefix of its own: a partner's (`pbk_`, with
+// permissions, on `svc.` subjects), an operator's (`opk_`, a person of the bank's, on `ops.`
+// subjects, every action audited) and a card network's (`cnk_`, on `net.card.` subjects
+// only; the network is a system, not a person, so its calls are not operator actions).
+
+/** Who a credential stands for. */
+export type CredentialRole = 'partner' | 'operator' | 'card_network'
+
+const token_prefixes: Readonly<Record<CredentialRole, string>> =
+  { partner: 'pbk', operator: 'opk', card_network: 'cnk' }
 
 export interface Caller {
-  role: 'partner' | 'operator'
+  role: CredentialRole
   credentialId: string
-  /** The credential's label (an operator's name), as the audit trail records it. */
+  /** The credential's label (an operator's or a card network's name), as the trail records it. */
   label: string
   partnerId: string | null
   permissions: ReadonlySet<Permission>
@@ -24,7 +35,7 @@ export interface Caller {
 import type { CredentialView, IssuedCredential } from './credential-contract.ts'
 export type { CredentialView, IssuedCredential }
 
-const tokenPattern = /^(pbk|opk)_[A-Za-z0-9_-]{43}$/
+const tokenPattern = /^(pbk|opk|cnk)_[A-Za-z0-9_-]{43}$/
 
 export function hashToken(token: string): string {
   return hash('sha256', token, 'hex')
@@ -72,13 +83,19 @@ export class CredentialStore {
       entry.caller.credentialId === credentialId) this.cache.delete(hash)
   }
 
+  /**
+   * A new credential: a partner's when `partnerId` is given, else an operator's, or a card
+   * network's when `role` says so (it belongs to no partner and has no permissions).
+   */
   async issue(
     executor: Kysely<Database>,
     input: { partnerId: string | null; permissions: readonly Permission[]; expiresAt?: Date | null;
-      label?: string },
+      label?: string; role?: 'card_network' },
   ): Promise<IssuedCredential> {
-    const role = input.partnerId === null ? 'operator' : 'partner'
-    const token = `${role === 'operator' ? 'opk' : 'pbk'}_${randomBytes(32).toString('base64url')}`
+    const role: CredentialRole = input.role ?? (input.partnerId === null ? 'operator' : 'partner')
+    if (role === 'card_network' && input.partnerId !== null) throw new Error(
+      'a card network credential belongs to no partner')
+    const token = `${token_prefixes[role]}_${randomBytes(32).toString('base64url')}`
     const id = randomUUID()
     noteCommitTargets(id)
     await executor
@@ -87,7 +104,7 @@ export class CredentialStore {
         id,
         partner_id: input.partnerId,
         role,
-        permissions: role === 'operator' ? '' : normalisePermissions(input.permissions).join(','),
+        permissions: role === 'partner' ? normalisePermissions(input.permissions).join(',') : '',
         token_hash: hashToken(token),
         label: input.label ?? '',
         created_at: this.clock.now(),
@@ -95,6 +112,18 @@ export class CredentialStore {
       })
       .execute()
     return { id, token }
+  }
+
+  /**
+   * A card network's credential (`ops.credential.create_card_network`), in a transaction of
+   * its own so that the operator's audit row commits with it (audit/operator-audit.ts).
+   */
+  async issueCardNetwork(input: { label: string;
+      expires_in_seconds?: number | undefined }): Promise<IssuedCredential> {
+    const seconds = input.expires_in_seconds
+    const expiresAt = seconds ? new Date(this.clock.now().getTime() + seconds * 1000) : null
+    return this.db.transaction().execute((trx) => this.issue(trx,
+      { partnerId: null, permissions: [], expiresAt, label: input.label, role: 'card_network' }))
   }
 
   /**
@@ -174,11 +203,19 @@ export class CredentialStore {
     return view(existing)
   }
 
+  /** A partner's credentials, or the operators' when `partnerId` is null; oldest first. */
   async list(partnerId: string | null): Promise<CredentialView[]> {
     let query = this.db.selectFrom('credentials').selectAll().orderBy('created_seq')
-    query = partnerId === null ? query.where('partner_id', 'is', null)
+    query = partnerId === null ? query.where('role', '=', 'operator')
       : query.where('partner_id', '=', partnerId)
     return (await query.execute()).map(view)
+  }
+
+  /** Every card network's credentials (`ops.credential.list_card_networks`), oldest first. */
+  async listCardNetworks(): Promise<CredentialView[]> {
+    const rows = await this.db.selectFrom('credentials').selectAll().where('role', '=',
+      'card_network').orderBy('created_seq').execute()
+    return rows.map(view)
   }
 
   /** Revoking the last live operator credential would lock the bank's operators out. */

@@ -8,7 +8,8 @@ export interface CredentialsTable {
   id: string
   created_seq: Generated<string>
   partner_id: string | null
-  role: 'partner' | 'operator'
+  /** A partner's, an operator's, or a card network's (credential-store.ts, CredentialRole). */
+  role: 'partner' | 'operator' | 'card_network'
   permissions: string
   token_hash: string
   label: string

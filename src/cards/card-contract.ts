@@ -6,7 +6,9 @@ import { operation } from '../contract/operation.ts'
 // a user of the entity approves it, and the card is issued on one account for one holder.
 // The records are those of the incumbent's reference SDK (its CardService): every component
 // present in a reply, `null`, `0` or `false` for unset ones, no key beyond the record's.
-// The card network is simulated in the sandbox (`ops.sandbox.card.*`).
+// The card network is simulated in the sandbox (`ops.sandbox.card.*`, an operator playing it);
+// a card network connected for real calls the same operations on its own subjects
+// (`net.card.*`) with a credential of its own.
 
 export const card_limits = {
   name_length_min: 2,
@@ -219,7 +221,7 @@ export const setPinRequest = z.strictObject({
 })
 export const detailsRequest = z.strictObject(cardAction)
 
-// The card network, simulated in the sandbox.
+// The card network: its requests and replies, simulated in the sandbox and sent for real.
 
 const amount = () =>
   z
@@ -400,6 +402,20 @@ export const cardDecisionOperations = {
   }),
 }
 
+// The card network's requests, one schema each, shared by the sandbox's simulator
+// (`ops.sandbox.card.*`) and the network's own subjects (`net.card.*`): the two take and
+// answer exactly the same bodies.
+const incrementRequest = z.strictObject({ authorization_id: uuid(), amount: amount() })
+const reverseRequest = z.strictObject({ authorization_id: uuid(), amount: amount().optional() })
+const clearRequest = z.strictObject({ authorization_id: uuid(), amount: amount() })
+const refundRequest =
+  z.strictObject({ card_id: uuid(), amount: amount(), merchant_name: merchantName() })
+
+/**
+ * The card network simulated in the sandbox: an operator plays the network, with an
+ * operator credential, and each call is an operator action in the audit trail. The
+ * incumbent's reference SDK and tests call these; their names and bodies stay as they are.
+ */
 export const cardNetworkOperations = {
   authorize: operation({
     name: 'ops_sandbox_card_authorize',
@@ -415,7 +431,7 @@ export const cardNetworkOperations = {
     subject: 'ops.sandbox.card.increment',
     permission: 'operator',
     summary: 'Simulate an incremental authorization (sandbox only): adds `amount` to a pending authorization, checked as an authorization.',
-    request: z.strictObject({ authorization_id: uuid(), amount: amount() }),
+    request: incrementRequest,
     response: authorizationView,
     cli: { positionals: ['authorization_id'], names: { authorization_id: 'authorization-id' } },
   }),
@@ -424,7 +440,7 @@ export const cardNetworkOperations = {
     subject: 'ops.sandbox.card.reverse',
     permission: 'operator',
     summary: 'Simulate a reversal (sandbox only): releases `amount` of a pending authorization, or all it still holds when absent.',
-    request: z.strictObject({ authorization_id: uuid(), amount: amount().optional() }),
+    request: reverseRequest,
     response: authorizationView,
     cli: { positionals: ['authorization_id'], names: { authorization_id: 'authorization-id' } },
   }),
@@ -433,7 +449,7 @@ export const cardNetworkOperations = {
     subject: 'ops.sandbox.card.clear',
     permission: 'operator',
     summary: 'Simulate the clearing of a pending authorization (sandbox only): posts `amount` (less than held, or up to 15 % over it) and releases the hold.',
-    request: z.strictObject({ authorization_id: uuid(), amount: amount() }),
+    request: clearRequest,
     response: authorizationView,
     cli: { positionals: ['authorization_id'], names: { authorization_id: 'authorization-id' } },
   }),
@@ -442,8 +458,65 @@ export const cardNetworkOperations = {
     subject: 'ops.sandbox.card.refund',
     permission: 'operator',
     summary: "Simulate a merchant's refund to a card (sandbox only): credits the card's account.",
-    request: z.strictObject({ card_id: uuid(), amount: amount(), merchant_name: merchantName() }),
+    request: refundRequest,
     response: refundView,
     cli: { positionals: ['card_id'], names: { card_id: 'card-id' } },
+  }),
+}
+
+/**
+ * The card network connected for real (docs/guides/cards.md, "Connecting a card network"):
+ * the same five calls on subjects of its own, in production and in the sandbox, answered by
+ * the same code as the simulator's. Only a card network credential (`cnk_…`, issued by
+ * `bank credential create-card-network`) may send them; a partner's or an operator's gets
+ * 403, and a card network credential gets 403 on every `svc.` and `ops.` subject. The
+ * network is not a person: its calls write no operator audit row (each one's events and
+ * ledger rows are its record).
+ */
+export const networkCardOperations = {
+  authorize: operation({
+    name: 'net_card_authorize',
+    sdk: 'card.authorize',
+    subject: 'net.card.authorize',
+    permission: 'card_network',
+    summary: 'A card authorization from the card network: the bank checks the card, its features and limits, the PIN when one is given and the funds (and asks the partner when it decides); approved, it holds the amount with a Pending CARD transaction; declined, nothing moves and decline_reason says why.',
+    request: authorizeRequest,
+    response: authorizationView,
+  }),
+  increment: operation({
+    name: 'net_card_increment',
+    sdk: 'card.increment',
+    subject: 'net.card.increment',
+    permission: 'card_network',
+    summary: 'An incremental authorization from the card network: adds `amount` to a pending authorization, checked as an authorization.',
+    request: incrementRequest,
+    response: authorizationView,
+  }),
+  reverse: operation({
+    name: 'net_card_reverse',
+    sdk: 'card.reverse',
+    subject: 'net.card.reverse',
+    permission: 'card_network',
+    summary: 'A reversal from the card network: releases `amount` of a pending authorization, or all it still holds when absent.',
+    request: reverseRequest,
+    response: authorizationView,
+  }),
+  clear: operation({
+    name: 'net_card_clear',
+    sdk: 'card.clear',
+    subject: 'net.card.clear',
+    permission: 'card_network',
+    summary: 'The clearing of a pending authorization, from the card network: posts `amount` (less than held, or up to 15 % over it) and releases the hold; the same clearing again answers it again.',
+    request: clearRequest,
+    response: authorizationView,
+  }),
+  refund: operation({
+    name: 'net_card_refund',
+    sdk: 'card.refund',
+    subject: 'net.card.refund',
+    permission: 'card_network',
+    summary: "A merchant's refund to a card, from the card network: credits the card's account.",
+    request: refundRequest,
+    response: refundView,
   }),
 }

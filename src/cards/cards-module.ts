@@ -66,6 +66,13 @@ export const cardsModule: Module<CardServices, CardTables> = {
     endpoint(contract.cardNetwork.reverse, (r) => s.cardNetwork.reverse(r)),
     endpoint(contract.cardNetwork.clear, (r) => s.cardNetwork.clear(r)),
     endpoint(contract.cardNetwork.refund, (r) => s.cardNetwork.refund(r)),
+    endpoint(contract.network.authorize, (r, c) =>
+      s.cardNetwork.authorize(r, c.caller.credentialId),
+    ),
+    endpoint(contract.network.increment, (r) => s.cardNetwork.increment(r)),
+    endpoint(contract.network.reverse, (r) => s.cardNetwork.reverse(r)),
+    endpoint(contract.network.clear, (r) => s.cardNetwork.clear(r)),
+    endpoint(contract.network.refund, (r) => s.cardNetwork.refund(r)),
   ],
   jobKinds: [card_expiry_job_kind],
 }

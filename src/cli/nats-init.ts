@@ -5,18 +5,18 @@ import type { LocalCommand } from './local-command.ts'
 import { refuseStoreInUse, withoutPassword } from './operator-create.ts'
 
 // `bank nats init`: makes the bank the NATS authority of its partners (src/nats-identity)
-// and writes the NATS server's configuration, TLS files and the bank's and a first
-// operator's credentials files. Like `bank operator create` it runs where the database is
-// (the keys are kept there, sealed with BANK_SECRETS_KEY), never over NATS: no server runs
-// the bank's configuration before this.
+// and writes the NATS server's configuration, TLS files and the credentials files of the
+// bank, a first operator and the card network. Like `bank operator create` it runs where
+// the database is (the keys are kept there, sealed with BANK_SECRETS_KEY), never over NATS:
+// no server runs the bank's configuration before this.
 
 export const natsInitCommand: LocalCommand = {
   words: 'nats init',
   usage: 'nats init --dir DIR [--listen HOST:PORT] [--names N1,N2]',
   summary:
     "Make the bank the NATS authority of its partners and write the NATS server's configuration, " +
-      "its TLS certificate (from a CA it makes), the bank's credentials (bank.creds) and a first " +
-      "operator's (operator.creds) into DIR.",
+      "its TLS certificate (from a CA it makes), the bank's credentials (bank.creds), a first " +
+      "operator's (operator.creds) and the card network's (card-network.creds) into DIR.",
   positionals: [],
   flags: [
     { word: 'dir', example: 'DIR', required: true,
@@ -31,8 +31,9 @@ export const natsInitCommand: LocalCommand = {
       'BANK_DATA_DIR), with the ' +
     "bank's secrets key (BANK_SECRETS_KEY, else <data dir>/secrets-key). Run it once per " +
       "deployment; run again, it keeps " +
-    'the keys and writes the files afresh (a new bank.creds; TLS files and operator.creds only ' +
-    'where missing). Then: nats-server -c DIR/nats-server.conf on every server, and each bank instance with NATS_URL=tls://HOST:PORT ' +
+    'the keys and writes the files afresh (a new bank.creds; TLS files, operator.creds and ' +
+    'card-network.creds only where missing; an authority set up before the card network had ' +
+    'an account gets one). Then: nats-server -c DIR/nats-server.conf on every server, and each bank instance with NATS_URL=tls://HOST:PORT ' +
     'NATS_CREDS=DIR/bank.creds NATS_TLS_CA=DIR/ca.pem; the CLI with ' +
       'NATS_CREDS=DIR/operator.creds NATS_TLS_CA=DIR/ca.pem.',
   run: async (args, env) => {

@@ -1,6 +1,7 @@
 export { BankClient, type BankClientOptions } from './bank-client.ts'
 export { OperatorClient } from './operator-client.ts'
-export type { Method, PartnerMethods, OperatorMethods } from './method-groups.ts'
+export { CardNetworkClient } from './card-network-client.ts'
+export type { Method, PartnerMethods, OperatorMethods, CardNetworkMethods } from './method-groups.ts'
 export { BankApiError, BankConnectionError, type ConnectionOptions } from './transport.ts'
 export { followJob, jobOutcome, JobFailedError, follow_limits, type FollowJobOptions, type JobOutcome } from './job-follow.ts'
 export type { JobView } from '../jobs/jobs-contract.ts'

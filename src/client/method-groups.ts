@@ -1,4 +1,4 @@
-import { contractEntries, type SdkEntryFor } from '../contract/index.ts'
+import { contractEntries, type ClientKind, type SdkEntryFor } from '../contract/index.ts'
 import type { Operation, RequestOf, ResponseOf } from '../contract/operation.ts'
 import type { NatsApi } from './transport.ts'
 
@@ -40,16 +40,17 @@ export type MethodGroups<E> = {
 
 export type PartnerMethods = MethodGroups<SdkEntryFor<'partner'>>
 export type OperatorMethods = MethodGroups<SdkEntryFor<'operator'>>
+export type CardNetworkMethods = MethodGroups<SdkEntryFor<'card_network'>>
 
 type AnyMethod = (request?: unknown) => Promise<unknown>
 
 /**
  * Builds the method groups of one client. `subjectId` gives the id that fills the
- * subject's placeholder (the partner's own id; none for `ops.` subjects).
+ * subject's placeholder (the partner's own id; none for `ops.` and `net.card.` subjects).
  */
 export function methodGroups(
   api: NatsApi,
-  client: 'partner' | 'operator',
+  client: ClientKind,
   subjectId: (op: Operation, request: Record<string, unknown>) => string | undefined,
 ): Record<string, Record<string, AnyMethod>> {
   const groups: Record<string, Record<string, AnyMethod>> = {}

@@ -52,12 +52,20 @@ function channelParameters(op: Operation): Json | undefined {
     names.map((name) => [name, { description: parameterDescriptions[name] }]))
 }
 
+function credentialText(op: Operation): string {
+  if (op.permission === 'operator') {
+    return 'an **operator** credential (partner and card network credentials get 403)'
+  }
+  if (op.permission === 'card_network') {
+    return 'a **card network** credential (`cnk_…`; partner and operator credentials get 403). ' +
+      'The card network is not a person: its calls write no operator audit row'
+  }
+  return `a partner credential with the **\`${op.permission}\`** permission (otherwise 403; ` +
+    `operator and card network credentials get 403 on \`svc.\` subjects)`
+}
+
 function authorizationText(op: Operation): string {
-  const credential =
-    op.permission === 'operator'
-      ? 'an **operator** credential (partner credentials get 403)'
-      : `a partner credential with the **\`${op.permission}\`** permission (otherwise 403; ` +
-        `operator credentials get 403 on \`svc.\` subjects)`
+  const credential = credentialText(op)
   return (
     `Requires ${credential}, sent in the NATS message header \`token\` ` +
     '(or `Authorization: Bearer <credential>`); a missing, malformed, expired or revoked ' +
@@ -211,7 +219,7 @@ function securitySchemes(): Json {
       description:
         'The credential in the NATS message header `token` (NATS headers are HTTP-style; nothing ' +
         'travels over HTTP). Partner credentials start with `pbk_`, operator credentials with ' +
-          '`opk_`; each is shown once when issued.',
+          '`opk_`, card network credentials with `cnk_`; each is shown once when issued.',
     },
     bearer: {
       type: 'http',
@@ -227,7 +235,8 @@ function requestHeaders(): Json {
     description: 'NATS message headers of a request: the credential, as `token` or as `Authorization: Bearer`.',
     properties: {
       token: { type: 'string',
-        description: 'The credential, e.g. `pbk_…` (partner) or `opk_…` (operator).' },
+        description:
+          'The credential, e.g. `pbk_…` (partner), `opk_…` (operator) or `cnk_…` (card network).' },
       Authorization: { type: 'string', pattern: '^Bearer\\s+\\S+$',
         description: 'Used when `token` is absent.' },
     },

@@ -16,7 +16,9 @@ import { kybOperations, kycDecisionOperations, kycOperations, reviewOperations }
 import { natsIdentityOperations } from '../nats-identity/nats-identity-contract.ts'
 import { limitsOperations } from '../limits/limits-contract.ts'
 import { approvalOperations, auditOperations, consoleSessionOperations } from '../audit/audit-contract.ts'
-import { cardDecisionOperations, cardNetworkOperations, cardOperations } from '../cards/card-contract.ts'
+import {
+  cardDecisionOperations, cardNetworkOperations, cardOperations, networkCardOperations,
+} from '../cards/card-contract.ts'
 import { summaryOperations } from '../summary/summary-contract.ts'
 import { pendingPaymentOperations } from '../transfers/pending-payment-contract.ts'
 import type { Operation } from './operation.ts'
@@ -32,6 +34,8 @@ const operatorOperations = {
   credentialCreate: credentialOperations.credentialCreate,
   credentialRevoke: credentialOperations.credentialRevoke,
   credentialList: credentialOperations.credentialList,
+  credentialCreateCardNetwork: credentialOperations.credentialCreateCardNetwork,
+  credentialListCardNetworks: credentialOperations.credentialListCardNetworks,
   entityReview: kycDecisionOperations.entityReview,
   entityList: entityOperatorOperations.entityList,
   userKyc: kycDecisionOperations.userKyc,
@@ -65,6 +69,7 @@ export const contract = {
   debitRuns: debitRunOperations,
   cards: { ...cardOperations, ...cardDecisionOperations },
   cardNetwork: cardNetworkOperations,
+  network: networkCardOperations,
   kyc: kycOperations,
   kyb: kybOperations,
   reviews: reviewOperations,
@@ -86,8 +91,11 @@ export interface ContractEntry {
   group: string
   key: string
   operation: Operation
-  /** `BankClient` for partner operations, `OperatorClient` for `ops.` operations. */
-  client: 'partner' | 'operator'
+  /**
+   * `BankClient` for partner operations, `OperatorClient` for `ops.` operations,
+   * `CardNetworkClient` for the card network's `net.card.` operations.
+   */
+  client: ClientKind
   /** The SDK method: `client.<sdkGroup>.<sdkMethod>(request)`. */
   sdkGroup: string
   sdkMethod: string
@@ -98,11 +106,19 @@ export function contractEntries(): ContractEntry[] {
     Object.entries(operations as Record<string, Operation>).map(([key, operation]) => {
       const [sdkGroup, sdkMethod] = (operation.sdk ?? `${group}.${key}`).split('.') as [string,
         string]
-      const client = operation.permission === 'operator' ? ('operator' as const)
-        : ('partner' as const)
+      const client = clientOf(operation)
       return { group, key, operation, client, sdkGroup, sdkMethod }
     }),
   )
+}
+
+/** The SDK clients, one per kind of credential. */
+export type ClientKind = 'partner' | 'operator' | 'card_network'
+
+/** The client that offers an operation: the kind of credential that may call it. */
+export function clientOf(operation: Operation): ClientKind {
+  const permission = operation.permission
+  return permission === 'operator' || permission === 'card_network' ? permission : 'partner'
 }
 
 /** The contract group of each operation (the AsyncAPI document's tags). */
@@ -121,9 +137,10 @@ type PathOf<O, G, K> = O extends { sdk?: infer S }
 export type SdkEntry = { [G in keyof Contract]: { [K in keyof Contract[G]]: {
   path: PathOf<Contract[G][K], G, K>; op: Contract[G][K] } }[keyof Contract[G]] }[keyof Contract]
 
-/** The entries one client offers: operator operations, or the partner's. */
-export type SdkEntryFor<Client extends 'partner' | 'operator'> =
+/** The entries one client offers: operator operations, the card network's, or the partner's. */
+export type SdkEntryFor<Client extends ClientKind> =
   SdkEntry extends infer E ? (E extends { op: { permission: infer P } } ? (
-    (P extends 'operator' ? 'operator' : 'partner') extends Client ? E : never) : never) : never
+    (P extends 'operator' | 'card_network' ? P : 'partner') extends Client ? E : never) : never)
+    : never
 
 export * from './operation.ts'

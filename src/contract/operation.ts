@@ -11,10 +11,18 @@ export type Permission = 'read' | 'write' | 'payments' | 'card_details'
 export const permissions: readonly Permission[] = ['read', 'write', 'payments', 'card_details']
 
 /**
- * Which caller may use the subject: a partner on its own id, on one of its entities, or an
- * operator.
+ * Who may call an operation: a partner credential with one of the permissions, an operator
+ * (`ops.` subjects), or a card network (`net.card.` subjects). A card network is neither a
+ * partner nor a person: it has a credential kind of its own, reaches only its own subjects,
+ * and its calls are not operator actions (no operator audit row, audit/operator-audit.ts).
  */
-export type Scope = 'partner' | 'entity' | 'operator'
+export type OperationPermission = Permission | 'operator' | 'card_network'
+
+/**
+ * Which caller may use the subject: a partner on its own id, on one of its entities, an
+ * operator, or the card network.
+ */
+export type Scope = 'partner' | 'entity' | 'operator' | 'card_network'
 
 /** Where the SDK offers an operation: `<group>.<method>`, e.g. `accounts.listTransactions`. */
 export type SdkPath = `${string}.${string}`
@@ -58,8 +66,11 @@ export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodT
   name: string
   /** Subject as partners write it; `<partner_id>` or `<entity_id>` is one wildcard token. */
   subject: string
-  /** Partner operations need one of the permissions; `ops.` subjects need an operator. */
-  permission: Permission | 'operator'
+  /**
+   * Partner operations need one of the permissions; `ops.` subjects need an operator, and
+   * `net.card.` subjects a card network.
+   */
+  permission: OperationPermission
   summary: string
   request: Req
   response: Res
@@ -119,7 +130,7 @@ const placeholder = /<(partner_id|entity_id)>/
 const placeholders = /<(partner_id|entity_id)>/g
 
 export function scopeOf(op: Operation): Scope {
-  if (op.permission === 'operator') return 'operator'
+  if (op.permission === 'operator' || op.permission === 'card_network') return op.permission
   const match = placeholder.exec(op.subject)
   if (!match) throw new Error(`subject ${op.subject} has no <partner_id> or <entity_id> token`)
   return match[1] === 'partner_id' ? 'partner' : 'entity'
@@ -144,7 +155,10 @@ export function subscriptionSubject(op: Operation): string {
   return fillSubject(op, () => '*')
 }
 
-/** Position of the placeholder among the subject's tokens, or -1 for operator subjects. */
+/**
+ * Position of the placeholder among the subject's tokens, or -1 for operator and card network
+ * subjects.
+ */
 export function placeholderIndex(op: Operation): number {
   return op.subject.split('.').findIndex((token) => placeholder.test(token))
 }

@@ -8,11 +8,14 @@ import { createAccount, createUser, type KeyPair } from '@nats-io/nkeys'
 // between two accounts unless one exports it and the other imports it):
 //   - SYS: the servers' system account. The bank pushes account JWTs to the servers'
 //     resolver through it ($SYS.REQ.CLAIMS.UPDATE); no one else has a user in it.
-//   - BANK: the bank's instances. It serves `svc.>`, `ops.>` and `$SRV.>` and exports them
-//     as services that need an activation token, so that no account can import them unless
-//     the bank signed that import.
+//   - BANK: the bank's instances. It serves `svc.>`, `ops.>`, `net.card.>` and `$SRV.>` and
+//     exports them as services that need an activation token, so that no account can import
+//     them unless the bank signed that import.
 //   - OPERATORS: the bank's operators. Imports `ops.>` and `$SRV.>` (for `bank status`);
 //     reaches nothing of a partner's.
+//   - CARD_NETWORK: the card network connected for real. Imports `net.card.>` only (its
+//     authorizations, increments, reversals, clearings and refunds); reaches no `svc.`,
+//     `ops.` or `$SRV` subject, and no partner's account imports `net.card.>`.
 //   - one account per partner: imports `svc.*.<partner_id>.>` and the entity-scoped
 //     operations' subjects (its own subjects only, each with an activation token naming it)
 //     and has JetStream of its own, in which the partner's KYC/KYB dropboxes live. Its
@@ -47,6 +50,9 @@ export const partnerServiceSubjects = (partnerId: string,
 /** The header the server adds to a request that crossed an import with `share`. */
 export const request_info_header = 'Nats-Request-Info'
 
+/** The subjects of the card network's own operations (src/cards/card-contract.ts). */
+export const card_network_subjects = 'net.card.>'
+
 export interface AuthorityKeys {
   operator: KeyPair
   /** The operator's signing key: signs every account JWT, so the identity key can stay unused. */
@@ -54,6 +60,8 @@ export interface AuthorityKeys {
   system: KeyPair
   bank: KeyPair
   operators: KeyPair
+  /** The card network's account: undefined for an authority set up before it had one. */
+  cardNetwork: KeyPair | undefined
 }
 
 export async function operatorJwt(keys: Pick<AuthorityKeys, 'operator' | 'signing' | 'system'>,
@@ -78,6 +86,8 @@ export async function bankAccountJwt(keys: Pick<AuthorityKeys,
       response_type: 'Singleton' },
     { name: 'operator operations', subject: 'ops.>', type: 'service', token_req: true,
       response_type: 'Singleton' },
+    { name: 'card network operations', subject: card_network_subjects, type: 'service',
+      token_req: true, response_type: 'Singleton' },
     // $SRV.PING/INFO/STATS are answered by every instance: many replies to one request.
     { name: 'service discovery', subject: '$SRV.>', type: 'service', token_req: true,
       response_type: 'Stream' },
@@ -98,6 +108,18 @@ export async function operatorsAccountJwt(keys: Pick<AuthorityKeys,
   }
   return encodeAccount('OPERATORS', keys.operators,
     { imports, limits: { ...unlimited, ...no_jetstream } }, { signer: keys.signing })
+}
+
+/** The card network's account: `net.card.>` from the bank, nothing else. */
+export async function cardNetworkAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>,
+    account: KeyPair): Promise<string> {
+  const name = 'card network operations'
+  const token = await encodeActivation(name, account, keys.bank, 'service',
+    { subject: card_network_subjects })
+  const imports: Import[] = [{ name, subject: card_network_subjects,
+    account: keys.bank.getPublicKey(), type: 'service', token, share: true }]
+  return encodeAccount('CARD_NETWORK', account,
+    { imports, limits: { ...unlimited, ...no_jetstream, exports: 0 } }, { signer: keys.signing })
 }
 
 export interface PartnerAccountState {
@@ -148,6 +170,15 @@ export const partner_user_permissions: Partial<User> = {
 /** An operator's user: `ops.` operations and `$SRV` discovery out, replies in. */
 export const operator_user_permissions: Partial<User> = { pub: { allow: ['ops.>', '$SRV.>'] },
   sub: { allow: ['_INBOX.>'] } }
+
+/**
+ * The card network's user: its requests on `net.card.` out, replies in on its inbox. It
+ * cannot subscribe to `net.card.>` itself, so it never sees a request, its own included.
+ */
+export const card_network_user_permissions: Partial<User> = {
+  pub: { allow: [card_network_subjects] },
+  sub: { allow: ['_INBOX.>'] },
+}
 
 /**
  * The bank's reader of a partner's dropboxes, inside that partner's account: JetStream's API only.

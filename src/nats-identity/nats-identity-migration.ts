@@ -47,3 +47,20 @@ export const natsIdentityMigration: Migration = {
     `)
   },
 }
+
+// The card network's NATS account beside the operators' (nats-claims.ts, CARD_NETWORK): its
+// key, sealed like the others, and its users among those the bank issued. Null on an
+// authority set up before; `bank nats init` run again makes it.
+export const cardNetworkNatsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      alter table nats_authority add column card_network_account text;
+      alter table nats_authority add column card_network_seed_sealed text;
+      alter table nats_authority add constraint nats_authority_card_network_check
+        check ((card_network_account is null) = (card_network_seed_sealed is null));
+      alter table nats_users drop constraint nats_users_role_check;
+      alter table nats_users add constraint nats_users_role_check
+        check (role in ('partner', 'operator', 'card_network', 'bank'))
+    `)
+  },
+}

@@ -2,7 +2,7 @@ import type { Module } from '../module.ts'
 import type { NatsIdentityTables } from './nats-identity-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint } from '../transport/nats/endpoint.ts'
-import { natsIdentityMigration } from './nats-identity-migration.ts'
+import { cardNetworkNatsMigration, natsIdentityMigration } from './nats-identity-migration.ts'
 
 // Partners' NATS identities: accounts, users, links.
 export const natsIdentityModule: Module<object, NatsIdentityTables> = {
@@ -13,6 +13,7 @@ export const natsIdentityModule: Module<object, NatsIdentityTables> = {
   },
   migrations: {
     '0018_nats_identity': natsIdentityMigration,
+    '0035_card_network_nats': cardNetworkNatsMigration,
   },
   endpoints: (s) => [
     endpoint(contract.natsIdentity.credsCreate, (r) => s.partners.issueNatsCreds(r)),

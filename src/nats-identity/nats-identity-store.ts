@@ -18,6 +18,17 @@ export async function insertAuthority(executor: Executor,
   await executor.insertInto('nats_authority').values(values).execute()
 }
 
+/**
+ * Stores the card network's account made for an authority that had none; false when another
+ * run stored one first (the row keeps the first).
+ */
+export async function setCardNetworkAccount(executor: Executor,
+    values: { card_network_account: string; card_network_seed_sealed: string }): Promise<boolean> {
+  const updated = await executor.updateTable('nats_authority').set(values).where('id', '=', 1)
+    .where('card_network_account', 'is', null).executeTakeFirst()
+  return updated.numUpdatedRows > 0n
+}
+
 export async function insertAccount(executor: Executor,
     values: Insertable<NatsAccountsTable>): Promise<void> {
   await executor.insertInto('nats_accounts').values(values).execute()

@@ -19,6 +19,12 @@ export interface NatsAuthorityTable {
   bank_seed_sealed: string
   operators_account: string
   operators_seed_sealed: string
+  /**
+   * The card network's account (0035): made by `bank nats init`, also when run again on an
+   * authority set up before it; null until then.
+   */
+  card_network_account: string | null
+  card_network_seed_sealed: string | null
   created_at: Timestamp
 }
 
@@ -36,11 +42,11 @@ export interface NatsAccountsTable {
   created_at: Timestamp
 }
 
-/** Every NATS user the bank issued: a partner's, an operator's, or the bank's own. */
+/** Every NATS user the bank issued: a partner's, an operator's, the card network's, or its own. */
 export interface NatsUsersTable {
   id: string
   created_seq: Generated<string>
-  role: 'partner' | 'operator' | 'bank'
+  role: 'partner' | 'operator' | 'card_network' | 'bank'
   partner_id: string | null
   account: string
   public_key: string

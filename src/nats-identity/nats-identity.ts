@@ -11,6 +11,7 @@ import type { SecretBox } from '../secrets/secret-box.ts'
 import {
   dropbox_reader_permissions,
   card_decider_permissions,
+  card_network_user_permissions,
   epochSecond,
   issueUser,
   newAccountKey,
@@ -76,6 +77,8 @@ export class NatsIdentity {
       system: open(row.system_seed_sealed, row.system_account),
       bank: open(row.bank_seed_sealed, row.bank_account),
       operators: open(row.operators_seed_sealed, row.operators_account),
+      cardNetwork: row.card_network_account && row.card_network_seed_sealed
+        ? open(row.card_network_seed_sealed, row.card_network_account) : undefined,
     }
     return new NatsIdentity(db, box, clock, keys, row)
   }
@@ -86,6 +89,11 @@ export class NatsIdentity {
 
   get operatorsAccount(): string {
     return this.row.operators_account
+  }
+
+  /** The card network's account, once `bank nats init` has made it. */
+  get cardNetworkAccount(): string | undefined {
+    return this.row.card_network_account ?? undefined
   }
 
   /**
@@ -130,6 +138,19 @@ export class NatsIdentity {
     const issued = await issueUser(this.keys.operators, 'operator', operator_user_permissions)
     return this.record(executor, { role: 'operator', partnerId: null,
       account: this.operatorsAccount, label, expiresAt: undefined, issued })
+  }
+
+  /**
+   * A new NATS user of the card network's account: it publishes on `net.card.>` only and takes
+   * its replies on its inbox (nats-claims.ts).
+   */
+  async issueCardNetworkUser(executor: Kysely<Database>, label: string): Promise<IssuedNatsUser> {
+    const account = this.keys.cardNetwork
+    if (!account) throw new Conflict(
+      'this NATS authority has no card network account yet: run `bank nats init` again')
+    const issued = await issueUser(account, 'card network', card_network_user_permissions)
+    return this.record(executor, { role: 'card_network', partnerId: null,
+      account: account.getPublicKey(), label, expiresAt: undefined, issued })
   }
 
   /** A NATS user of the bank's own account, for an instance of the bank. */
@@ -295,7 +316,7 @@ export class NatsIdentity {
 
   private async record(
     executor: Kysely<Database>,
-    input: { role: 'partner' | 'operator' | 'bank'; partnerId: string | null; account: string;
+    input: { role: store.NatsUserRow['role']; partnerId: string | null; account: string;
       label: string; expiresAt: number | undefined; issued: { publicKey: string; creds: string } },
   ): Promise<IssuedNatsUser> {
     const row = {

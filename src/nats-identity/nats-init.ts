@@ -6,7 +6,9 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import type { SecretBox } from '../secrets/secret-box.ts'
-import { bankAccountJwt, operatorJwt, operatorsAccountJwt, systemAccountJwt, type AuthorityKeys } from './nats-claims.ts'
+import {
+  bankAccountJwt, cardNetworkAccountJwt, operatorJwt, operatorsAccountJwt, systemAccountJwt,
+} from './nats-claims.ts'
 import { NatsIdentity, sealContext, seedOf } from './nats-identity.ts'
 import * as store from './nats-identity-store.ts'
 
@@ -23,6 +25,8 @@ import * as store from './nats-identity-store.ts'
 //   server-cert.pem, server-key.pem  the servers' certificate, for the names given
 //   bank.creds         the bank instances' NATS user (NATS_CREDS), mode 0600
 //   operator.creds     a first operator's NATS user, for the CLI (NATS_CREDS), mode 0600
+//   card-network.creds the card network's NATS user (publishes on net.card.> only), mode 0600
+// An authority set up before the card network had an account gets one on the next run.
 
 export interface NatsInitOptions {
   db: Kysely<Database>
@@ -42,28 +46,23 @@ export interface NatsInitResult {
   operator: string
   bankAccount: string
   operatorsAccount: string
+  cardNetworkAccount: string
   systemAccount: string
-  files: { config: string; ca: string; bank_creds: string; operator_creds: string }
+  files: { config: string; ca: string; bank_creds: string; operator_creds: string;
+    card_network_creds: string }
 }
 
 export async function initNatsDeployment(options: NatsInitOptions): Promise<NatsInitResult> {
   const dir = path.resolve(options.dir)
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   const created = await ensureAuthority(options)
+  await ensureCardNetworkAccount(options)
   const identity = await NatsIdentity.load(options.db, options.box, options.clock)
   if (!identity) throw new Error('the NATS authority was not stored')
   const keys = identity.keys
-  const files = {
-    config: path.join(dir, 'nats-server.conf'),
-    ca: path.join(dir, 'ca.pem'),
-    caKey: path.join(dir, 'ca-key.pem'),
-    serverCert: path.join(dir, 'server-cert.pem'),
-    serverKey: path.join(dir, 'server-key.pem'),
-    bankCreds: path.join(dir, 'bank.creds'),
-    operatorCreds: path.join(dir, 'operator.creds'),
-    resolver: path.join(dir, 'resolver'),
-    jetstream: path.join(dir, 'jetstream'),
-  }
+  const cardNetwork = keys.cardNetwork
+  if (!cardNetwork) throw new Error('the card network\'s NATS account was not stored')
+  const files = filesIn(dir)
   if (!fs.existsSync(files.serverCert) || !fs.existsSync(files.serverKey)) writeTls(files,
     options.serverNames)
   fs.mkdirSync(files.resolver, { recursive: true })
@@ -71,32 +70,66 @@ export async function initNatsDeployment(options: NatsInitOptions): Promise<Nats
     [keys.system.getPublicKey()]: await systemAccountJwt(keys),
     [keys.bank.getPublicKey()]: await bankAccountJwt(keys),
     [keys.operators.getPublicKey()]: await operatorsAccountJwt(keys),
+    [cardNetwork.getPublicKey()]: await cardNetworkAccountJwt(keys, cardNetwork),
   }
   fs.writeFileSync(files.config, serverConfig({ operatorJwt: identity.row.operator_jwt,
     systemAccount: keys.system.getPublicKey(), preload, listen: options.listen, files }))
-  const bank = await identity.issueBankUser(options.db, 'bank instances')
-  fs.writeFileSync(files.bankCreds, bank.creds, { mode: 0o600 })
-  fs.chmodSync(files.bankCreds, 0o600)
-  if (!fs.existsSync(files.operatorCreds)) {
-    const operator = await identity.issueOperatorUser(options.db, 'bank nats init')
-    fs.writeFileSync(files.operatorCreds, operator.creds, { mode: 0o600 })
-  }
+  await writeUsers(identity, options.db, files)
   return {
     created,
     operator: keys.operator.getPublicKey(),
     bankAccount: keys.bank.getPublicKey(),
     operatorsAccount: keys.operators.getPublicKey(),
+    cardNetworkAccount: cardNetwork.getPublicKey(),
     systemAccount: keys.system.getPublicKey(),
     files: { config: files.config, ca: files.ca, bank_creds: files.bankCreds,
-      operator_creds: files.operatorCreds },
+      operator_creds: files.operatorCreds, card_network_creds: files.cardNetworkCreds },
   }
 }
 
-/** Makes and stores the operator and the bank's accounts, unless they exist; true when made. */
+/** The files `bank nats init` writes into `dir`. */
+function filesIn(dir: string) {
+  return {
+    config: path.join(dir, 'nats-server.conf'),
+    ca: path.join(dir, 'ca.pem'),
+    caKey: path.join(dir, 'ca-key.pem'),
+    serverCert: path.join(dir, 'server-cert.pem'),
+    serverKey: path.join(dir, 'server-key.pem'),
+    bankCreds: path.join(dir, 'bank.creds'),
+    operatorCreds: path.join(dir, 'operator.creds'),
+    cardNetworkCreds: path.join(dir, 'card-network.creds'),
+    resolver: path.join(dir, 'resolver'),
+    jetstream: path.join(dir, 'jetstream'),
+  }
+}
+
+/**
+ * The users' creds files: a new bank.creds every run; operator.creds and card-network.creds
+ * only where missing (move one aside to have a new user made).
+ */
+async function writeUsers(identity: NatsIdentity, db: Kysely<Database>,
+    files: ReturnType<typeof filesIn>): Promise<void> {
+  const bank = await identity.issueBankUser(db, 'bank instances')
+  fs.writeFileSync(files.bankCreds, bank.creds, { mode: 0o600 })
+  fs.chmodSync(files.bankCreds, 0o600)
+  if (!fs.existsSync(files.operatorCreds)) {
+    const operator = await identity.issueOperatorUser(db, 'bank nats init')
+    fs.writeFileSync(files.operatorCreds, operator.creds, { mode: 0o600 })
+  }
+  if (!fs.existsSync(files.cardNetworkCreds)) {
+    const network = await identity.issueCardNetworkUser(db, 'bank nats init')
+    fs.writeFileSync(files.cardNetworkCreds, network.creds, { mode: 0o600 })
+  }
+}
+
+/**
+ * Makes and stores the operator and the bank's accounts (the card network's among them),
+ * unless they exist; true when made.
+ */
 async function ensureAuthority(options: NatsInitOptions): Promise<boolean> {
   if (await store.authorityRow(options.db)) return false
-  const keys: AuthorityKeys = { operator: createOperator(), signing: createOperator(),
-    system: createAccount(), bank: createAccount(), operators: createAccount() }
+  const keys = { operator: createOperator(), signing: createOperator(), system: createAccount(),
+    bank: createAccount(), operators: createAccount(), cardNetwork: createAccount() }
   const seal = (key: KeyPair) => options.box.seal(seedOf(key), sealContext(key.getPublicKey()))
   await options.db.transaction().execute(async (trx) => {
     // Two inits at once: the primary key lets one row in.
@@ -112,10 +145,28 @@ async function ensureAuthority(options: NatsInitOptions): Promise<boolean> {
       bank_seed_sealed: seal(keys.bank),
       operators_account: keys.operators.getPublicKey(),
       operators_seed_sealed: seal(keys.operators),
+      card_network_account: keys.cardNetwork.getPublicKey(),
+      card_network_seed_sealed: seal(keys.cardNetwork),
       created_at: options.clock.now(),
     })
   })
   return true
+}
+
+/**
+ * Makes and stores the card network's account for an authority set up before it had one (a
+ * deployment that ran `bank nats init` before this release); nothing when it has one.
+ */
+async function ensureCardNetworkAccount(options: NatsInitOptions): Promise<void> {
+  const row = await store.authorityRow(options.db)
+  if (!row || row.card_network_account) return
+  const account = createAccount()
+  // Two runs at once: the first stored wins, and the second's key is dropped unused.
+  await store.setCardNetworkAccount(options.db, {
+    card_network_account: account.getPublicKey(),
+    card_network_seed_sealed: options.box.seal(seedOf(account),
+      sealContext(account.getPublicKey())),
+  })
 }
 
 export function serverConfig(input: {

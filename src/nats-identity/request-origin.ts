@@ -7,10 +7,11 @@ import { request_info_header } from './nats-claims.ts'
 // Every import the bank signs shares the requester's identity, so the server puts a
 // `Nats-Request-Info` header on each request that crossed one, naming the calling account
 // (and replacing any header of that name a client sent). A partner's token is good only
-// through that partner's account, an operator's only through the operators' account: a
-// token stolen from another partner, or an operator's token in a partner's hands, is
-// refused like a wrong one. A request without the header was published inside the bank's
-// own account, where only the bank's instances have users.
+// through that partner's account, an operator's only through the operators' account, a card
+// network's only through the card network's account: a token stolen from another partner,
+// or an operator's or the network's token in a partner's hands, is refused like a wrong one.
+// A request without the header was published inside the bank's own account, where only the
+// bank's instances have users.
 
 /** What the endpoint wrapper asks; returns a promise only when the account is not known yet. */
 export interface RequestOrigin {
@@ -19,6 +20,8 @@ export interface RequestOrigin {
 
 export interface AccountDirectory {
   readonly operatorsAccount: string
+  /** The card network's account; undefined for an authority set up before it had one. */
+  readonly cardNetworkAccount?: string | undefined
   partnerOfAccount(publicKey: string): Promise<string | undefined>
   knownPartnerOfAccount(publicKey: string): string | undefined
 }
@@ -34,6 +37,10 @@ export function requestOrigin(accounts: AccountDirectory): RequestOrigin {
       const account = accountOf(info)
       if (caller.role === 'operator') {
         if (account !== accounts.operatorsAccount) throw new Unauthorized(through_wrong_account)
+        return undefined
+      }
+      if (caller.role === 'card_network') {
+        if (account !== accounts.cardNetworkAccount) throw new Unauthorized(through_wrong_account)
         return undefined
       }
       const known = accounts.knownPartnerOfAccount(account)

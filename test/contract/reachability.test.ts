@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { BankClient, OperatorClient } from '../../src/client/index.ts'
+import { BankClient, CardNetworkClient, OperatorClient } from '../../src/client/index.ts'
 import { commands, parseArgs, type Command } from '../../src/cli/commands.ts'
 import { allOperations, scopeOf, subjectFor, type Operation } from '../../src/contract/index.ts'
 import { testNats } from '../support/harness.ts'
@@ -26,7 +26,7 @@ const partnerId = randomUUID()
 before(async () => {
   const nats = await testNats()
   nc = await connect({ servers: nats.url })
-  for (const filter of ['svc.>', 'ops.>']) {
+  for (const filter of ['svc.>', 'ops.>', 'net.>']) {
     nc.subscribe(filter, {
       callback: (_error, msg) => {
         received.push(
@@ -76,8 +76,10 @@ function methodsOf(client: object): Array<[string, (request?: unknown) => Promis
 test('contract - every operation is reachable from the SDK, and every SDK method sends to one operation', async () => {
   const bank = new BankClient({ connection: nc, token: 'pbk_test', partnerId })
   const operator = new OperatorClient({ connection: nc, token: 'opk_test' })
+  const network = new CardNetworkClient({ connection: nc, token: 'cnk_test' })
   const reached = new Map<string, string>()
-  for (const [client, label] of [[bank, 'bank'], [operator, 'operator']] as const) {
+  for (const [client, label] of [[bank, 'bank'], [operator, 'operator'],
+      [network, 'card network']] as const) {
     const methods = methodsOf(client)
     assert.ok(methods.length > 0, `${label} has no methods`)
     for (const [path, method] of methods) {

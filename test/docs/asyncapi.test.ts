@@ -56,8 +56,8 @@ test('asyncapi - a placeholder in a subject becomes a channel parameter', () => 
   for (const op of allOperations()) {
     const address = channelAddress(op)
     assert.ok(!address.includes('<'), `${address} still has a <placeholder>`)
-    if (op.permission === 'operator') assert.ok(!address.includes('{'),
-      `${address}: operator subjects have no parameter`)
+    if (op.permission === 'operator' || op.permission === 'card_network') assert.ok(
+      !address.includes('{'), `${address}: operator and card network subjects have no parameter`)
     else assert.match(address, /\{(partner_id|entity_id)\}/)
   }
 })

@@ -122,7 +122,7 @@ test('micro - $SRV.INFO lists one endpoint per operation, placeholder as *, in t
       assert.equal(endpoint.queue_group, queueGroup, op.name)
       assertStringMap(endpoint.metadata, op.name)
       assert.equal(endpoint.metadata.permission, op.permission, op.name)
-      if (op.permission === 'operator') {
+      if (op.permission === 'operator' || op.permission === 'card_network') {
         assert.ok(!endpoint.subject.includes('*'), op.name)
       } else {
         // A subject's `<partner_id>` or `<entity_id>` token is one wildcard token in the

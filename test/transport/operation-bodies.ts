@@ -91,6 +91,11 @@ interface CardFixture {
   cardsToActivate: Array<{ id: string; last_4: string }>
   authorizationsToClear: string[]
   authorizationsToReverse: string[]
+  /** A card network's credential, for the `net.card.` subjects. */
+  networkToken: string
+  /** Authorizations each `net.card.` clear or reverse sample uses once (pools of their own). */
+  networkAuthorizationsToClear: string[]
+  networkAuthorizationsToReverse: string[]
 }
 
 /** Funds the pool account so that payments sent by the suites can succeed. */
@@ -171,7 +176,11 @@ async function cardFixture(
     permissions: [...everything],
     label: 'card details',
   })
+  const network = await tb.operator.credentials.createCardNetwork({ label: 'sample network' })
   const fixture: CardFixture = {
+    networkToken: network.token,
+    networkAuthorizationsToClear: [],
+    networkAuthorizationsToReverse: [],
     holderId,
     approverId,
     cardRequestId: cardRequest,
@@ -188,6 +197,8 @@ async function cardFixture(
     fixture.cardsToActivate.push(await cards.cardOf(await cards.issue(1)))
     fixture.authorizationsToClear.push(await authorize())
     fixture.authorizationsToReverse.push(await authorize())
+    fixture.networkAuthorizationsToClear.push(await authorize())
+    fixture.networkAuthorizationsToReverse.push(await authorize())
   }
   return fixture
 }
@@ -608,6 +619,8 @@ const bodies: Record<string, BodyFactory> = {
   ops_credential_create: (f) => ({ partner_id: f.partner.partnerId, permissions: ['read'] }),
   ops_credential_revoke: (f) => ({ credential_id: f.revocableCredentialId }),
   ops_credential_list: (f) => ({ partner_id: f.partner.partnerId }),
+  ops_credential_create_card_network: () => ({ label: 'Sample network' }),
+  ops_credential_list_card_networks: () => ({}),
   ops_partner_nats_creds: (f) => ({ partner_id: f.partner.partnerId, label: 'sample' }),
   ops_partner_nats_users: (f) => ({ partner_id: f.partner.partnerId }),
   ops_partner_nats_revoke: (f) => ({
@@ -793,6 +806,17 @@ const bodies: Record<string, BodyFactory> = {
     amount: 100,
     merchant_name: 'Sample',
   }),
+  // The card network's own subjects: the same bodies, on authorizations of their own.
+  net_card_authorize: (f) => bodies.ops_sandbox_card_authorize!(f),
+  net_card_increment: (f) => bodies.ops_sandbox_card_increment!(f),
+  net_card_reverse: (f) => ({
+    authorization_id: takeOne(f.cards.networkAuthorizationsToReverse),
+  }),
+  net_card_clear: (f) => ({
+    authorization_id: takeOne(f.cards.networkAuthorizationsToClear),
+    amount: 100,
+  }),
+  net_card_refund: (f) => bodies.ops_sandbox_card_refund!(f),
 }
 
 function cardEntity(f: OperationFixture) {
@@ -830,13 +854,15 @@ export function withRandomIds(body: Record<string, unknown>): Record<string, unk
 }
 
 export const partnerOperations = (): Operation[] =>
-  allOperations().filter((op) => op.permission !== 'operator')
+  allOperations().filter((op) => op.permission !== 'operator' && op.permission !== 'card_network')
 export const operatorOperations = (): Operation[] =>
   allOperations().filter((op) => op.permission === 'operator')
+export const cardNetworkOperations = (): Operation[] =>
+  allOperations().filter((op) => op.permission === 'card_network')
 
 /** The concrete subject; partner operations are sent on `partnerId`'s subject. */
 export function subjectOf(op: Operation, partnerId: string): string {
-  if (op.permission === 'operator') return subjectFor(op)
+  if (op.permission === 'operator' || op.permission === 'card_network') return subjectFor(op)
   // An `<entity_id>` subject is sent on the partner's root entity (an unknown token as it is).
   return subjectFor(
     op,
@@ -844,9 +870,13 @@ export function subjectOf(op: Operation, partnerId: string): string {
   )
 }
 
-/** The token that may use the operation: the operator's for `ops.`, the partner's otherwise. */
+/**
+ * The token that may use the operation: the operator's for `ops.`, the card network's for
+ * `net.card.`, the partner's otherwise.
+ */
 export function rightfulToken(op: Operation, f: OperationFixture): string {
   if (op.permission === 'card_details') return f.cards.detailsToken
+  if (op.permission === 'card_network') return f.cards.networkToken
   return op.permission === 'operator' ? f.tb.operatorToken : f.partner.token
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Msg, MsgHdrs } from '@nats-io/transport-node'
 import type { z } from 'zod'
 import type { Caller, CredentialStore } from '../../auth/credential-store.ts'
-import { placeholderIndex, scopeOf, type HeaderFieldsOf, type Operation } from '../../contract/operation.ts'
+import { placeholderIndex, scopeOf, type HeaderFieldsOf, type Operation, type Permission } from '../../contract/operation.ts'
 import {
   BankError,
   Forbidden,
@@ -282,12 +282,20 @@ function authorize(
   subjectId: string | null,
   deps: EndpointDependencies,
 ): Promise<void> | undefined {
+  // Each kind of credential has subjects of its own: partners `svc.`, operators `ops.`, a
+  // card network `net.card.` (none of the others' is any use on them).
   if (scope === 'operator') {
     if (caller.role !== 'operator') throw new Forbidden('an operator credential is required')
     return undefined
   }
-  if (caller.role !== 'partner') throw new Forbidden(
-    'operator credentials act on ops. subjects only')
+  if (scope === 'card_network') {
+    if (caller.role !== 'card_network') throw new Forbidden(
+      'a card network credential is required')
+    return undefined
+  }
+  if (caller.role !== 'partner') throw new Forbidden(caller.role === 'operator'
+    ? 'operator credentials act on ops. subjects only'
+    : 'card network credentials act on net.card. subjects only')
   if (scope === 'entity') {
     if (!subjectId || !uuidPattern.test(subjectId)) throw anotherEntity()
     return deps.entityPartner(subjectId.toLowerCase()).then((partnerId) => {
@@ -307,7 +315,7 @@ function anotherEntity(): Forbidden {
 }
 
 function requirePermission(caller: Caller, operation: Operation): void {
-  const needed = operation.permission as Exclude<Operation['permission'], 'operator'>
+  const needed = operation.permission as Permission
   if (!caller.permissions.has(needed)) throw new Forbidden(
     `the credential lacks the ${needed} permission`)
 }
