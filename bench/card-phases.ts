@@ -1,14 +1,15 @@
 import { randomInt } from 'node:crypto'
 import pg from 'pg'
 import type { NatsConnection } from '@nats-io/transport-node'
-import type { BankClient, OperatorClient } from '../src/client/index.ts'
+import { CardNetworkClient, type BankClient, type OperatorClient } from '../src/client/index.ts'
 import { luhnCheckDigit } from '../src/contract/fields.ts'
 
-// The card phases of the benchmark (bench/run.ts): card authorizations through the sandbox
-// card network (`ops.sandbox.card.authorize`, the operator's credential), as many in flight
-// as the transfer phases. card-spread: one card on each of the 1,000 accounts of the spread
-// phase, authorizations taken from them in turn; card-hot: BENCH_HOT_CARDS cards (8) on the
-// hot account, taken in turn. The cards are issued beforehand, not timed, as a partner
+// The card phases of the benchmark (bench/run.ts): card authorizations as a card network
+// connected for real sends them (`net.card.authorize`, with a card network credential an
+// operator issued: no operator audit row), as many in flight as the transfer phases.
+// card-spread: one card on each of the 1,000 accounts of the spread phase, authorizations
+// taken from them in turn; card-hot: BENCH_HOT_CARDS cards (8) on the hot account, taken in
+// turn. The cards are issued beforehand, not timed, as a partner
 // issues them: a request by the holder, approved by another KYC-approved user of the entity
 // (four eyes), through the SDK; their ids are then read from the database in one query.
 
@@ -102,6 +103,16 @@ export async function issueBenchCards(
   return { spread, hot: hotIds, issue_s: Math.round(performance.now() - t0) / 1000 }
 }
 
+/**
+ * The card network's client on the bench's connection, with a credential the operator
+ * issues for it (`ops.credential.create_card_network`), as a bank connects its network.
+ */
+export async function connectCardNetwork(nc: NatsConnection,
+    operator: OperatorClient): Promise<CardNetworkClient> {
+  const { token } = await operator.credentials.createCardNetwork({ label: 'bench card network' })
+  return new CardNetworkClient({ connection: nc, token, timeoutMs: 60_000 })
+}
+
 /** Declined authorizations by reason, over the phases (each also counts as an error). */
 export const declines: Record<string, number> = {}
 
@@ -109,8 +120,9 @@ export const declines: Record<string, number> = {}
  * One authorization of 100 cents on `cardId`: a domestic chip payment at a till, no PIN.
  * A decline rejects (the phase counts it as an error).
  */
-export async function authorizeOnCard(operator: OperatorClient, cardId: string): Promise<void> {
-  const view = await operator.cardNetwork.authorize({
+export async function authorizeOnCard(network: CardNetworkClient,
+    cardId: string): Promise<void> {
+  const view = await network.card.authorize({
     card_id: cardId,
     amount: 100,
     merchant_name: 'Bench Cafe',
@@ -138,7 +150,7 @@ const decision_pairs = Number(process.env.BENCH_DECISION_PAIRS ?? 200)
 export async function decisionRoundTrip(
   client: BankClient,
   nc: NatsConnection,
-  operator: OperatorClient,
+  network: CardNetworkClient,
   cardId: string,
 ) {
   const subject = 'decisions.bench'
@@ -152,7 +164,7 @@ export async function decisionRoundTrip(
   const alone: number[] = []
   const timed = async (into: number[]) => {
     const t0 = performance.now()
-    await authorizeOnCard(operator, cardId)
+    await authorizeOnCard(network, cardId)
     into.push(performance.now() - t0)
   }
   for (let i = 0; i < decision_pairs; i++) {

@@ -6,9 +6,11 @@
 // the transport allows; then (d) times transaction-list pages on a 1,000,000-row account,
 // (e) times bulk payments and webhook deliveries (bench/bulk-phases.ts), and (f) times a
 // debit-order collection run of 100,000 due orders (bench/debit-phase.ts; before (d)).
-// The card phases (bench/card-phases.ts; after (b), at the same 128 in flight) time sandbox
-// card authorizations: card-hot on BENCH_HOT_CARDS cards (8) of the hot account, card-spread
-// on a card on each of the 1,000 accounts; the cards are issued beforehand, not timed.
+// The card phases (bench/card-phases.ts; after (b), at the same 128 in flight) time card
+// authorizations as the card network sends them (net.card.authorize, a card network
+// credential: no operator audit row): card-hot on BENCH_HOT_CARDS cards (8) of the hot
+// account, card-spread on a card on each of the 1,000 accounts; the cards are issued
+// beforehand, not timed.
 //
 // Beside each rate it reports where the CPU went (bench/meter.ts): CPU microseconds per
 // operation of the service, PostgreSQL (the bench database's backends, plus the WAL
@@ -53,10 +55,12 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import pg from 'pg'
-import { BankClient, OperatorClient } from '../src/client/index.ts'
+import { BankClient, OperatorClient, type CardNetworkClient } from '../src/client/index.ts'
 import { findNatsServerBinary, freePort, startNatsServer } from '../dev/nats-server.ts'
 import { bulkPhases } from './bulk-phases.ts'
-import { authorizeOnCard, decisionRoundTrip, declines, hot_cards, issueBenchCards } from './card-phases.ts'
+import {
+  authorizeOnCard, connectCardNetwork, decisionRoundTrip, declines, hot_cards, issueBenchCards,
+} from './card-phases.ts'
 import type { BenchCards } from './card-phases.ts'
 import { debitPhase } from './debit-phase.ts'
 import { Meter, type SpanCost } from './meter.ts'
@@ -350,13 +354,14 @@ async function otherPhases(bench: BenchRun, results: Record<string, unknown>) {
   const { nc, client, operator, accounts, hot, rootEntityId, meter, profiler, dbUrl } = bench
   if (phases.has('card-hot') || phases.has('card-spread')) {
     const cards = await issueBenchCards(client, rootEntityId, accounts, hot, dbUrl)
+    const network = await connectCardNetwork(nc, operator)
     // --profile without the transfer phases profiles the card phases instead.
-    Object.assign(results, await cardPhases(operator, cards,
+    Object.assign(results, await cardPhases({ network, operator }, cards,
       () => meteredBy(meter, profiler.start)))
     await profiler.stop()
     // What asking the partner adds (the issue's goal: at most 2 ms at the median).
     if (phases.has('card-spread')) {
-      Object.assign(results, await decisionRoundTrip(client, nc, operator, cards.spread[0]!))
+      Object.assign(results, await decisionRoundTrip(client, nc, network, cards.spread[0]!))
     }
   }
   if (phases.has('bulk')) {
@@ -408,11 +413,14 @@ function report(results: Record<string, unknown>, profileDir: string | undefined
 type Metered = () => { out: { cost?: SpanCost }; hooks: PhaseHooks }
 
 /**
- * The card phases (bench/card-phases.ts) on cards issued beforehand: sandbox authorizations
- * of 100 cents, `in_flight` at a time, on the hot account's cards and then on one card of
- * each spread account, each card taken in turn; declines count as errors.
+ * The card phases (bench/card-phases.ts) on cards issued beforehand: the card network's
+ * authorizations of 100 cents, `in_flight` at a time, on the hot account's cards and then
+ * on one card of each spread account, each card taken in turn; declines count as errors.
+ * The operator verifies the ledger after.
  */
-async function cardPhases(operator: OperatorClient, cards: BenchCards, metered: Metered) {
+async function cardPhases(callers: { network: CardNetworkClient; operator: OperatorClient },
+    cards: BenchCards, metered: Metered) {
+  const { network, operator } = callers
   const out: Record<string, unknown> = { card_issue_s: cards.issue_s, hot_cards }
   const runs = [
     ['card-hot', 'card_hot', cards.hot],
@@ -422,7 +430,7 @@ async function cardPhases(operator: OperatorClient, cards: BenchCards, metered: 
     if (!phases.has(phase)) continue
     let next = 0
     const m = metered()
-    const r = await drive(() => authorizeOnCard(operator, ids[next++ % ids.length]!), m.hooks)
+    const r = await drive(() => authorizeOnCard(network, ids[next++ % ids.length]!), m.hooks)
     Object.assign(out, {
       [`${key}_aps`]: Math.round(r.ops_per_s),
       [`${key}_p50_ms`]: r.p50_ms,
@@ -785,7 +793,7 @@ function printOtherNotes(r: Record<string, unknown>) {
   }
 }
 
-/** The card phases' rows of the table (sandbox authorizations, 100 cents each). */
+/** The card phases' rows of the table (the card network's authorizations, 100 cents each). */
 function cardRows(r: Record<string, unknown>, cpu: (phase: string) => string[]): string[][] {
   const row = (label: string, k: string) => {
     const cells = ['aps', 'p50_ms', 'p90_ms', 'p99_ms', 'errors'].map((c) => r[`${k}_${c}`])
@@ -807,7 +815,8 @@ function cardNotes(r: Record<string, unknown>): string {
   const issued = `${r.accounts} + ${r.hot_cards}`
   return (
     `\ncards: ${issued} issued (SDK request + approval) in ${r.card_issue_s} s beforehand,` +
-    ` not timed; card/transfer: hot ${ratio(r.card_hot_aps, r.hot_tps)},` +
+    ` not timed; authorized by a card network credential (net.card.authorize, no operator` +
+    ` audit row); card/transfer: hot ${ratio(r.card_hot_aps, r.hot_tps)},` +
     ` spread ${ratio(r.card_spread_aps, r.spread_tps)};` +
     ` declines ${JSON.stringify(r.card_declines)};` +
     (r.decision_pairs === undefined
