@@ -51,6 +51,10 @@ export const settings = z.object({
    */
   BANK_RATE_PER_SECOND: z.coerce.number().int().min(1).max(requests_per_second_max).default(200),
   BANK_RATE_BURST: z.coerce.number().int().min(1).max(burst_max).default(400),
+  /** Each card network credential's request budget (docs/guides/cards.md). */
+  BANK_CARD_NETWORK_RATE_PER_SECOND: z.coerce.number().int().min(1).max(requests_per_second_max)
+    .default(5_000),
+  BANK_CARD_NETWORK_RATE_BURST: z.coerce.number().int().min(1).max(burst_max).default(10_000),
   /**
    * Per entity: wrong bulk PINs in any rolling hour, and batches waiting in pending_otp
    * (docs/guides/bulk-payments.md).
@@ -159,6 +163,8 @@ export interface Config {
   credentialCacheTtlMs: number
   /** Each credential's request budget, unless an operator gave its partner limits of its own. */
   rateLimits: { requests_per_second: number; burst: number }
+  /** A card network credential's request budget. */
+  cardNetworkRateLimits: { requests_per_second: number; burst: number }
   bulkWrongPinsMax: number
   bulkPendingBatchesMax: number
   fees: { EFT: bigint; RTC: bigint; INTERNAL: bigint }
@@ -308,6 +314,8 @@ function bankingConfig(s: Settings) {
     bootstrapOperator: s.BANK_BOOTSTRAP_OPERATOR === 'true',
     credentialCacheTtlMs: s.BANK_CREDENTIAL_CACHE_TTL_MS,
     rateLimits: { requests_per_second: s.BANK_RATE_PER_SECOND, burst: s.BANK_RATE_BURST },
+    cardNetworkRateLimits: { requests_per_second: s.BANK_CARD_NETWORK_RATE_PER_SECOND,
+      burst: s.BANK_CARD_NETWORK_RATE_BURST },
     bulkWrongPinsMax: s.BANK_BULK_WRONG_PINS_MAX,
     bulkPendingBatchesMax: s.BANK_BULK_PENDING_BATCHES_MAX,
     fees: { EFT: BigInt(s.BANK_FEE_EFT_CENTS), RTC: BigInt(s.BANK_FEE_RTC_CENTS),

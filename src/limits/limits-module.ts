@@ -24,7 +24,8 @@ export const limitsModule: Module<LimitServices, RateLimitTables> = {
     // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill
     // them.
     const limiter = new RateLimiter(databaseTokens(db), given.wallClock ?? systemClock,
-      { ...rate_limiter_defaults, defaults: config.rateLimits })
+      { ...rate_limiter_defaults, defaults: config.rateLimits,
+        card_network: config.cardNetworkRateLimits })
     return { limiter, limits: new LimitsService(db, clock, limiter, config.rateLimits) }
   },
   migrations: {

@@ -30,6 +30,11 @@ export interface RateLimiterOptions {
    */
   defaults: Limits
   /**
+   * A card network's credentials' limits (BANK_CARD_NETWORK_RATE_PER_SECOND, _BURST): it
+   * belongs to no partner, and carries every cardholder's payments; the defaults when absent.
+   */
+  card_network?: Limits | undefined
+  /**
    * A lease takes this many milliseconds' worth of the rate (at least one token, at most the
    * burst).
    */
@@ -54,7 +59,7 @@ export function databaseTokens(db: Kysely<Database>): TokenSource {
   return { lease: (request) => leaseTokens(db, request) }
 }
 
-export const rate_limiter_defaults: Omit<RateLimiterOptions, 'defaults'> =
+export const rate_limiter_defaults: Omit<RateLimiterOptions, 'defaults' | 'card_network'> =
   { lease_ms: 100, lease_ttl_ms: 1000, buckets_max: 10_000 }
 
 /** One credential's budget on this instance. */
@@ -155,7 +160,8 @@ export class RateLimiter {
       credentialId: caller.credentialId,
       partnerId: caller.partnerId,
       nowMs,
-      defaults: this.options.defaults,
+      defaults: (caller.role === 'card_network' ? this.options.card_network : undefined)
+        ?? this.options.defaults,
       leaseSeconds: this.options.lease_ms / 1000,
     })
     bucket.limits = { requests_per_second: lease.requests_per_second, burst: lease.burst }

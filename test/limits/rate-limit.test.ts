@@ -234,6 +234,22 @@ test('rate limits - two limiters on one database share each credential\'s bucket
     `110 requests let through and 690 refused`)
 })
 
+test('rate limits - a card network\'s credential takes its own budget, not the bank\'s default for a credential', async () => {
+  quietMinute()
+  const partner = await onboardPartner(tb)
+  const network = await tb.bank.services.credentials.issueCardNetwork({ label: 'budget network' })
+  const networkCaller = await tb.bank.services.credentials.verify(network.token)
+  const partnerCaller = await tb.bank.services.credentials.verify(partner.token)
+  assert.equal(networkCaller.role, 'card_network')
+  const clock = new ManualClock('2026-11-23T09:00:00Z')
+  const limiter = new RateLimiter(databaseTokens(tb.bank.database.db), clock, {
+    ...rate_limiter_defaults, defaults: { requests_per_second: 100, burst: 20 },
+    card_network: { requests_per_second: 1000, burst: 300 },
+  })
+  assert.equal(await takeAtOnce([limiter], partnerCaller, 400), 20, 'the default burst')
+  assert.equal(await takeAtOnce([limiter], networkCaller, 400), 300, 'the network\'s own burst')
+})
+
 if (storage === 'postgres') {
   describe('two instances sharing one PostgreSQL', () => {
     let second: Bank
