@@ -43,7 +43,7 @@ const committedDurationsFile = path.join(root, 'test', 'durations.json')
 // back ends by test/hardening/unstorable-text), the authentication and permission matrix (answered
 // before any store is read; the tenancy queries are the same SQL on both) — run on one back end
 // only (the last, PostgreSQL when there is one). Run directly, they run anywhere.
-const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz|malformed-input|fixed-headers|nats-isolation-startup|nats-cluster)\.|^test\/auth\/auth-matrix\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\.|^test\/metrics\/cpu-profile\.|^test\/client\/package-install\.|^test\/rails\/iso20022-/
+const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz|malformed-input|fixed-headers|nats-isolation-startup|nats-cluster)\.|^test\/auth\/auth-matrix\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\.|^test\/metrics\/cpu-profile\.|^test\/client\/package-install\.|^test\/rails\/iso20022-|^test\/rails\/clearing-house/
 // Files that get a process of their own: the fuzz test, which listens for unhandled errors
 // of the whole process.
 const ownProcess = /^test\/transport\/fuzz\./
