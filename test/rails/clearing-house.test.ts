@@ -77,6 +77,7 @@ function eftFile(rows: readonly CreditTransferRow[] = eft_rows): Promise<string>
     payment_type: 'EFT',
     number_of_transactions: rows.length,
     control_sum: rows.reduce((sum, row) => sum + row.amount, 0n),
+    settlement_date: '2026-11-23',
   }, rows))
 }
 
@@ -195,7 +196,8 @@ test('clearing house - a returned payment comes back as a valid pacs.004 the ban
 
 test('clearing house - an RTC payment is answered alone; a file all rejected is RJCT', async () => {
   const house = new ClearingHouse(settings)
-  const rtc = await pacs008RtcText({ message_id: 'RTC-0190a2b3', created_at: answered_at },
+  const rtc = await pacs008RtcText({ message_id: 'RTC-0190a2b3', created_at: answered_at,
+    settlement_date: '2026-11-23' },
     payout(7, magicRecipients.failed_account_number))
   const answer = await house.answerTransfers({ content: rtc }, answered_at)
   assert.equal(answer.group_status, 'RJCT')

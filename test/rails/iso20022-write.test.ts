@@ -13,6 +13,7 @@ import { IsoValueError } from '../../src/rails/iso20022/iso-value-error.ts'
 import { pacs004Text, type PaymentReturnRow } from '../../src/rails/iso20022/pacs004-write.ts'
 import { pacs008Chunks, pacs008RtcText, writePacs008, type CreditTransferRow, type Pacs008Header } from '../../src/rails/iso20022/pacs008-write.ts'
 import { pacs028Text } from '../../src/rails/iso20022/pacs028-write.ts'
+import { readCreditTransfers } from '../../src/rails/iso20022/pacs008-read.ts'
 import { chunk_chars_max, messageText } from '../../src/rails/iso20022/xml-write.ts'
 import { validateAgainstXsd } from '../support/xsd.ts'
 
@@ -52,6 +53,7 @@ function eftHeader(rows: readonly CreditTransferRow[], overrides: Partial<Pacs00
     created_at,
     payment_type: 'EFT',
     number_of_transactions: rows.length,
+    settlement_date: '2026-11-23',
     ...overrides,
     control_sum: overrides.control_sum ?? rows.reduce((sum, r) => sum + r.amount, 0n),
   }
@@ -157,8 +159,13 @@ test('iso20022 write - an EFT file of several payments is valid pacs.008 with it
     'FIToFICstmrCdtTrf/GrpHdr/CreDtTm': '2026-11-23T08:00:00.000Z',
     'FIToFICstmrCdtTrf/GrpHdr/NbOfTxs': '3',
     'FIToFICstmrCdtTrf/GrpHdr/CtrlSum': '2500.00',
+    'FIToFICstmrCdtTrf/GrpHdr/IntrBkSttlmDt': '2026-11-23',
     'FIToFICstmrCdtTrf/GrpHdr/SttlmInf/SttlmMtd': 'CLRG',
   })
+  // The bank's own defensive reader (pacs008-read.ts) reads what it writes.
+  const read = await readCreditTransfers({ content: xml })
+  assert.deepEqual(read.items.map((i) => [i.amount, i.settlement_date, i.payment_type]),
+    rows.map((r) => [r.amount, '2026-11-23', 'EFT']))
   const amounts = textsAt(xml, 'CdtTrfTxInf/IntrBkSttlmAmt')
   assert.deepEqual(amounts, ['1500.00', '0.01', '999.99'])
   assert.equal(amounts.reduce((sum, a) => sum + isoAmountToCents(a), 0n), 250_000n)
@@ -184,7 +191,8 @@ test('iso20022 write - an EFT file of several payments is valid pacs.008 with it
 
 test('iso20022 write - an RTC payment is a pacs.008 of its own', async () => {
   const payment = row({ amount: 2_500n })
-  const xml = await pacs008RtcText({ message_id: 'RTC-0001', created_at }, payment)
+  const xml = await pacs008RtcText({ message_id: 'RTC-0001', created_at,
+    settlement_date: '2026-11-23' }, payment)
   await assertValid(xml, 'pacs.008.001.09.xsd')
   assert.deepEqual(textsAt(xml, 'GrpHdr/NbOfTxs'), ['1'])
   assert.deepEqual(textsAt(xml, 'GrpHdr/CtrlSum'), ['25.00'])
@@ -276,6 +284,7 @@ test('iso20022 write - a value a schema cannot hold is refused by name, nothing 
   await assertRefused(() => header({ message_id: 'M'.repeat(36) }), /MsgId/, /Max35Text/)
   await assertRefused(() => header({ created_at: new Date('nonsense') }), /CreDtTm/, /valid/)
   await assertRefused(() => header({ payment_type: 'ACH' as 'EFT' }), /Prtry/, /EFT or RTC/)
+  await assertRefused(() => header({ settlement_date: '2026-02-30' }), /IntrBkSttlmDt/, /not a day/)
   const error = await eftText([row({ tx_id: '0190a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b',
     creditor: creditor('x'.repeat(141)) })]).catch((e: unknown) => e)
   assert.match(String(error), /payment 0190a2b3-c4d5-7e6f-8a9b-0c1d2e3f4a5b: Cdtr\/Nm: is 141/)

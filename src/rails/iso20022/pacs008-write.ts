@@ -2,7 +2,7 @@ import type { Writable } from 'node:stream'
 import { centsToIsoAmount } from './amount.ts'
 import { endToEndIdOf } from './end-to-end-id.ts'
 import { IsoValueError } from './iso-value-error.ts'
-import { checkCents, checkCount, checkText, isoDateTime } from './xml-text.ts'
+import { checkCents, checkCount, checkText, isoDate, isoDateTime } from './xml-text.ts'
 import { chunk_chars_target, messageText, writeMessage, XmlWriter } from './xml-write.ts'
 
 // The credit transfers the bank sends (pacs.008.001.09, FIToFICstmrCdtTrf; RULINGS, "Rails:
@@ -60,6 +60,11 @@ export interface Pacs008Header {
   number_of_transactions: number
   /** The sum of their amounts in cents (CtrlSum). */
   control_sum: bigint
+  /**
+   * The interbank settlement day, `YYYY-MM-DD` in SAST (GrpHdr/IntrBkSttlmDt): the clearing
+   * house settles the payments on it, and the bank's own reader requires it.
+   */
+  settlement_date: string
 }
 
 /** A payment's texts, checked: what the message says of it. */
@@ -115,7 +120,7 @@ export async function writePacs008(
 
 /** An RTC payment's message, whole (one payment: the count and sum are its own). */
 export function pacs008RtcText(
-  message: { message_id: string, created_at: Date },
+  message: { message_id: string, created_at: Date, settlement_date: string },
   row: CreditTransferRow,
 ): Promise<string> {
   const header: Pacs008Header = { ...message, payment_type: 'RTC', number_of_transactions: 1,
@@ -126,6 +131,7 @@ export function pacs008RtcText(
 function checkHeader(header: Pacs008Header): { count: number, sum: bigint } {
   checkText(header.message_id, 'Max35Text', 'GrpHdr/MsgId')
   isoDateTime(header.created_at, 'GrpHdr/CreDtTm')
+  isoDate(header.settlement_date, 'GrpHdr/IntrBkSttlmDt')
   if (header.payment_type !== 'EFT' && header.payment_type !== 'RTC') {
     throw new IsoValueError('PmtTpInf/LclInstrm/Prtry',
       `${String(header.payment_type)} is not EFT or RTC`)
@@ -143,6 +149,7 @@ function writeGroupHeader(xml: XmlWriter, header: Pacs008Header): void {
     .text('CreDtTm', isoDateTime(header.created_at, 'GrpHdr/CreDtTm'))
     .text('NbOfTxs', String(header.number_of_transactions))
     .text('CtrlSum', centsToIsoAmount(header.control_sum, 'GrpHdr/CtrlSum'))
+    .text('IntrBkSttlmDt', header.settlement_date)
     .open('SttlmInf').text('SttlmMtd', 'CLRG').close()
     .close()
 }

@@ -73,6 +73,16 @@ export function isoDateTime(at: Date, field: string): string {
   return at.toISOString()
 }
 
+/** A calendar day as ISO writes it (ISODate, `2026-11-23`): a real day, or IsoValueError. */
+export function isoDate(day: string, field: string): string {
+  const at = new Date(`${day}T00:00:00Z`)
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(at.getTime())
+    || at.toISOString().slice(0, 10) !== day) {
+    throw new IsoValueError(field, `${day} is not a day (YYYY-MM-DD)`)
+  }
+  return day
+}
+
 /** The largest NbOfTxs: 15 digits. */
 const count_max = 999_999_999_999_999
 
