@@ -40,6 +40,8 @@ const shipped = [
   '0031_ledger_checkpoints',
   '0032_audit_checkpoints',
   '0033_transfer_keys_created',
+  '0034_card_network_credentials',
+  '0035_card_network_nats',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {
