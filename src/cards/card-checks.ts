@@ -50,24 +50,21 @@ export function verdictOf(
   now: Date,
   pinKey: Buffer,
 ): Verdict {
+  // No closure made per call: every authorization of a batch is checked here.
   const status = effectiveStatus(card, now)
   const freeze = status === 'frozen' && card.status === 'active'
-  const verdict = (reason: DeclineReason | undefined, wrongPins = card.wrong_pins) => ({
-    reason,
-    wrongPins,
-    freeze,
-  })
   const refused = statusRefusal(status)
-  if (refused) return verdict(refused)
-  if (r) {
-    const pin = pinVerdict(card, r, pinKey)
-    if (pin.reason) return verdict(pin.reason, pin.wrongPins)
-    const feature = featureRefusal(card, r)
-    if (feature) return verdict(feature, pin.wrongPins)
-    if (exceeds(card.limits, amount, total, spend)) return verdict('limit_exceeded', pin.wrongPins)
-    return verdict(undefined, pin.wrongPins)
+  if (refused) return { reason: refused, wrongPins: card.wrong_pins, freeze }
+  if (!r) {
+    const over = exceeds(card.limits, amount, total, spend)
+    return { reason: over ? 'limit_exceeded' : undefined, wrongPins: card.wrong_pins, freeze }
   }
-  return verdict(exceeds(card.limits, amount, total, spend) ? 'limit_exceeded' : undefined)
+  const pin = pinVerdict(card, r, pinKey)
+  const reason =
+    pin.reason ??
+    featureRefusal(card, r) ??
+    (exceeds(card.limits, amount, total, spend) ? 'limit_exceeded' : undefined)
+  return { reason, wrongPins: pin.wrongPins, freeze }
 }
 
 function statusRefusal(status: CardRow['status']): DeclineReason | undefined {
@@ -119,14 +116,17 @@ function featureRefusal(card: CardRow, r: AuthorizeRequest): DeclineReason | und
  * the SAST day, month or year.
  */
 function exceeds(limits: CardLimits, amount: bigint, total: bigint, spend: Spend): boolean {
-  const over = (enabled: boolean, spent: bigint, limit: number) =>
-    enabled && spent + amount > BigInt(limit)
   return (
-    over(limits.transaction_enabled, total - amount, limits.transaction) ||
-    over(limits.daily_enabled, spend.day, limits.daily) ||
-    over(limits.monthly_enabled, spend.month, limits.monthly) ||
-    over(limits.yearly_enabled, spend.year, limits.yearly)
+    passes(limits.transaction_enabled, total - amount, amount, limits.transaction) ||
+    passes(limits.daily_enabled, spend.day, amount, limits.daily) ||
+    passes(limits.monthly_enabled, spend.month, amount, limits.monthly) ||
+    passes(limits.yearly_enabled, spend.year, amount, limits.yearly)
   )
+}
+
+/** Whether an enabled limit would be passed by `amount` more on top of `spent`. */
+function passes(enabled: boolean, spent: bigint, amount: bigint, limit: number): boolean {
+  return enabled && spent + amount > BigInt(limit)
 }
 
 export function windowLimited(card: CardRow): boolean {

@@ -74,6 +74,12 @@ export class GroupCommitter<J, R> {
   private queue: Waiting<J, R>[] = []
   private inFlight = 0
   private readonly busy = new Map<string, number>()
+  /**
+   * The last look at the queue found no job it could start (each waits for a key being
+   * written): until a batch ends, only a job that arrives with its keys free enough can
+   * change that, so a new job is checked alone instead of the whole queue again.
+   */
+  private stalled = false
 
   constructor(
     private readonly runBatch: (jobs: J[]) => Promise<BatchOutcome<R>[]>,
@@ -85,8 +91,16 @@ export class GroupCommitter<J, R> {
       return Promise.reject(this.options.overloaded())
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ job, hook: currentCommitHook(), resolve, reject })
+      if (this.stalled && !this.startable(job)) return
+      this.stalled = false
       this.pump()
     })
+  }
+
+  /** Whether a batch could take the job now, its keys written by few enough batches. */
+  private startable(job: J): boolean {
+    const max = Math.max(this.options.key_batches_max ?? 1, 1)
+    return !this.options.keysOf?.(job).some((key) => (this.busy.get(key) ?? 0) >= max)
   }
 
   get pending(): number {
@@ -103,7 +117,10 @@ export class GroupCommitter<J, R> {
       )
         return
       const batch = this.take()
-      if (batch.length === 0) return
+      if (batch.length === 0) {
+        this.stalled = true
+        return
+      }
       // Each key once per batch: `busy` counts the batches writing a key.
       const keys = this.options.keysOf
         ? [...new Set(batch.flatMap((w) => this.options.keysOf!(w.job)))]
@@ -117,6 +134,7 @@ export class GroupCommitter<J, R> {
           else this.busy.set(key, n)
         }
         this.inFlight--
+        this.stalled = false
         this.pump()
       })
     }

@@ -7,7 +7,7 @@ import { GroupCommitter } from '../../src/ledger/group-committer.ts'
 
 function committer(
   options: { overlap_jobs_min?: number; queue_jobs_max?: number; keysOf?: (job: number) => string[];
-    key_batches_max?: number } = {},
+    key_batches_max?: number; batches_in_flight_max?: number } = {},
 ) {
   const started: number[][] = []
   const gates: Array<() => void> = []
@@ -19,7 +19,7 @@ function committer(
     },
     {
       batch_jobs_max: 100,
-      batches_in_flight_max: 2,
+      batches_in_flight_max: options.batches_in_flight_max ?? 2,
       ...(options.overlap_jobs_min === undefined ? {}
         : { overlap_jobs_min: options.overlap_jobs_min }),
       ...(options.keysOf ? { keysOf: options.keysOf } : {}),
@@ -115,4 +115,32 @@ test('group commit - a queue that cannot hold the minimum overlaps once it is fu
   await finish(0)
   await finish(1)
   assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30])
+})
+
+test('group commit - while every waiting job waits for its row, a new job is looked at alone: one of a free row starts at once, the rest when a batch ends', async () => {
+  // A hot account's authorizations (card-authorizations.ts): two batches write its row, more
+  // could be in flight, and each new job of the row used to send the committer through the
+  // whole queue again for nothing.
+  let looked = 0
+  const keysOf = (job: number) => {
+    looked++
+    return [job < 10 ? 'hot' : `row-${job}`]
+  }
+  const { gc, started, finish } = committer(
+    { overlap_jobs_min: 2, keysOf, key_batches_max: 2, batches_in_flight_max: 4 })
+  const answers = [gc.submit(0), gc.submit(1), gc.submit(2), gc.submit(3), gc.submit(4)]
+  assert.deepEqual(started, [[0], [1, 2]], 'two batches write the hot row; 3 and 4 wait')
+  looked = 0
+  answers.push(gc.submit(5))
+  assert.equal(looked, 1, 'a job of the hot row is looked at alone, not the queue with it')
+  assert.deepEqual(started, [[0], [1, 2]])
+  answers.push(gc.submit(11))
+  assert.deepEqual(started, [[0], [1, 2], [11]], 'a job of a free row starts at once')
+  await finish(0)
+  assert.deepEqual(started, [[0], [1, 2], [11], [3, 4, 5]],
+    'once a batch of the hot row is written, its waiting jobs start')
+  await finish(1)
+  await finish(2)
+  await finish(3)
+  assert.deepEqual(await Promise.all(answers), [0, 10, 20, 30, 40, 50, 110])
 })
