@@ -53,6 +53,11 @@ const postgresOnly = /^test\/chaos\/|^test\/hardening\/database-outage\./
 // A file is stopped, as a failure, when it has run this long. (`node --test` stopped a file's
 // process after 120 s; the fuzz test, 40 s alone, took 143 s on a machine loaded 10–20.)
 const fileTimeoutMs = 240_000
+// The property test runs a model of the ledger through many random histories (about two
+// minutes of a loaded machine's time alone, in 2026-12): its own, longer limit, so that a slow
+// hour does not stop it half way.
+const longFiles = /^test\/property\//
+const longFileTimeoutMs = 600_000
 // A group process is stopped after this long (BANK_TEST_PROCESS_TIMEOUT_MS, default an hour):
 // a last resort, since each file has its own limit and a process that outlives its last file
 // ends by itself (groupExitMs). Ten minutes stopped whole groups on a loaded machine while
@@ -320,7 +325,7 @@ try {
       `let previous = 'the start'`,
       `const openSockets = () => process._getActiveHandles().filter((h) => h?.remotePort !== ` +
         `undefined)`,
-      `const file = (name, url) => describe(name, { timeout: ${fileTimeoutMs} }, async () => {`,
+      `const file = (name, url, timeout) => describe(name, { timeout }, async () => {`,
       `  let cpu`,
       `  before(() => { cpu = cpuMs(); for (const h of openSockets()) if (!leftBy.has(h)) ` +
         `leftBy.set(h, previous); previous = name })`,
@@ -329,7 +334,8 @@ try {
       `  await import(url)`,
       `})`,
       ...group.files.map((f) => `file(${JSON.stringify(`${relative(f)} [${group.backend}]`)}, ` +
-        `${JSON.stringify(pathToFileURL(compiled(f)).href)})`),
+        `${JSON.stringify(pathToFileURL(compiled(f)).href)}, ` +
+        `${longFiles.test(relative(f)) ? longFileTimeoutMs : fileTimeoutMs})`),
       `// The stores the files' banks reused (test/support/store-pool.ts) go with the process.`,
       `after(() => globalThis[Symbol.for('bank.test.closeStorePool')]?.())`,
       `// Something a file left open (a connection, a timer, a child) would keep this process`,
