@@ -223,6 +223,9 @@ function serviceEnv(o: { natsUrl: string; dbUrl: string; work: string
     // phase's partner; the transfer partner's own are set through ops.partner.limits.
     BANK_RATE_PER_SECOND: String(bench_limits.requests_per_second),
     BANK_RATE_BURST: String(bench_limits.burst),
+    // And the card network's (its own budget, 5,000/s by default, would cap the card phases).
+    BANK_CARD_NETWORK_RATE_PER_SECOND: String(bench_limits.requests_per_second),
+    BANK_CARD_NETWORK_RATE_BURST: String(bench_limits.burst),
     BANK_METRICS_PORT: String(metricsPort),
     ...(profileDir ? { BANK_CPU_PROFILE_DIR: profileDir } : {}),
   }
