@@ -126,6 +126,20 @@ export const settings = z.object({
   BANK_SMTP_TIMEOUT_MS: z.coerce.number().int().min(1000).max(120_000).default(10_000),
   // No default here: the default depends on the storage (see loadConfig).
   BANK_SANDBOX: z.enum(['true', 'false']).optional(),
+  /**
+   * The folder the bank exchanges ISO 20022 files with the clearing house through (outbound/,
+   * inbound/, archive/); default `<data dir>/rail`. Instances of one bank must share it.
+   */
+  BANK_RAIL_DIR: z.string().min(1).optional(),
+  /**
+   * The sandbox's clearing-house simulator answers the files in BANK_RAIL_DIR: on by default
+   * in the sandbox; production refuses it.
+   */
+  BANK_RAIL_SIMULATOR: z.enum(['true', 'false']).optional(),
+  /** The bank's branch code (its member id at the clearing house, six digits). */
+  BANK_BRANCH_CODE: z.string().regex(/^[0-9]{6}$/, 'six digits').default('999000'),
+  /** The bank's settlement account at the clearing house (its statements' account). */
+  BANK_SETTLEMENT_ACCOUNT: z.string().regex(/^[A-Za-z0-9-]{1,34}$/).default('PB-SETTLEMENT-01'),
   // The HMAC key of bulk payments' one-time PINs: base64 of 32 bytes, the same on every instance.
   BANK_OTP_KEY: z
     .string()
@@ -233,6 +247,8 @@ export interface Config {
   secretsKey: Buffer | undefined
   /** The first six digits (the issuer's BIN) of the card numbers the bank issues. */
   cardBin: string
+  /** The ISO 20022 rail: its folder, the sandbox's simulator, the bank's clearing identity. */
+  rail: { dir: string; simulator: boolean; branchCode: string; settlementAccount: string }
   /** E-mail through this SMTP server; unset, the simulated notifier records messages instead. */
   smtp: { url: string; from: string; timeout_ms: number } | undefined
 }
@@ -251,6 +267,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const natsProblems = natsAuthProblems(natsAuth)
   if (natsProblems.length > 0) throw new Error(`invalid configuration: ${natsProblems.join('; ')}`)
   checkBounds(s)
+  const sandbox = s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'
+  if (!sandbox && s.BANK_RAIL_SIMULATOR === 'true') {
+    throw new Error('invalid configuration: BANK_RAIL_SIMULATOR is for the sandbox only; ' +
+      'in production a clearing house answers the files in BANK_RAIL_DIR')
+  }
   return { ...connectionConfig(s, natsAuth), ...bankingConfig(s), ...workConfig(s) }
 }
 
@@ -325,6 +346,12 @@ function bankingConfig(s: Settings) {
     documentRetentionDays: s.BANK_DOCUMENT_RETENTION_DAYS,
     declaredHolidays: new Set(s.BANK_DECLARED_HOLIDAYS.split(',').filter(Boolean)),
     sandbox,
+    rail: {
+      dir: path.resolve(s.BANK_RAIL_DIR ?? path.join(s.BANK_DATA_DIR, 'rail')),
+      simulator: s.BANK_RAIL_SIMULATOR === undefined ? sandbox : s.BANK_RAIL_SIMULATOR === 'true',
+      branchCode: s.BANK_BRANCH_CODE,
+      settlementAccount: s.BANK_SETTLEMENT_ACCOUNT,
+    },
     dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, sandbox),
     otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
     secretsKey: s.BANK_SECRETS_KEY ? Buffer.from(s.BANK_SECRETS_KEY, 'base64') : undefined,

@@ -109,6 +109,17 @@ export class AccountService {
     return row
   }
 
+  /** The accounts' numbers and entities, by id (a clearing file names each payer's account). */
+  async numbersOf(accountIds: readonly string[]): Promise<Map<string, { account_number: string;
+      entity_id: string }>> {
+    const unique = [...new Set(accountIds)]
+    if (unique.length === 0) return new Map()
+    const rows = await this.db.selectFrom('accounts').select(['id', 'account_number', 'entity_id'])
+      .where('id', 'in', unique).execute()
+    return new Map(rows.map((row) => [row.id, { account_number: row.account_number,
+      entity_id: row.entity_id }]))
+  }
+
   /**
    * The id of the account with this number, of any partner: how an internal payment finds
    * its payee. Callers must not show the payee's details to the payer.

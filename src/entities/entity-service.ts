@@ -129,6 +129,15 @@ export class EntityService {
     return row
   }
 
+  /** The names of the entities, by id (a clearing file names each payer); absent ids left out. */
+  async namesOf(entityIds: readonly string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(entityIds)]
+    if (unique.length === 0) return new Map()
+    const rows = await this.db.selectFrom('entities').select(['id', 'name'])
+      .where('id', 'in', unique).execute()
+    return new Map(rows.map((row) => [row.id, row.name]))
+  }
+
   async partnerOf(entityId: string): Promise<string | undefined> {
     return partnerOfEntity(this.db, entityId)
   }

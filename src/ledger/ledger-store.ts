@@ -27,59 +27,89 @@ export interface PayoutInstruction {
 export interface PendingPayoutWork {
   payout: PendingPayout
   payment: PayoutInstruction
+  /** When it was taken (its place in the pending queue). */
+  created_at: Date
 }
 
 /**
  * Payouts of one payment type still `Pending` and taken at or before `takenBefore`,
- * oldest first, at most `limit`: the EFTs a clearing cycle submits, or the RTCs that lost
- * their settle step. A payout taken by an earlier version carries the id of its Pending
- * fee row, settled with it; since, the fee's row is written when the payout settles.
+ * oldest first, at most `limit`, after the payout `after` names when given (its taken time
+ * and id: a clearing run pages past those it already sent): the EFTs a clearing cycle
+ * submits, or the RTCs that lost their settle step. A payout taken by an earlier version
+ * carries the id of its Pending fee row, settled with it; since, the fee's row is written
+ * when the payout settles.
  */
 export async function pendingPayouts(
   db: Executor,
   paymentType: 'EFT' | 'RTC',
   takenBefore: Date,
   limit: number,
+  after?: PayoutCursor,
 ): Promise<PendingPayoutWork[]> {
-  const rows = await db
+  let query = payoutQuery(db)
+    .where('t.status', '=', 'Pending')
+    .where('t.tx_payment_type', '=', paymentType)
+    .where('t.created_at', '<=', takenBefore)
+  if (after) {
+    query = query.where((eb) => eb.or([eb('t.created_at', '>', after.created_at),
+      eb.and([eb('t.created_at', '=', after.created_at), eb('t.id', '>', after.tx_id)])]))
+  }
+  const rows = await query.orderBy('t.created_at').orderBy('t.id').limit(limit).execute()
+  return rows.map(payoutWork)
+}
+
+/** Where a page of pending payouts ended: its last payout's taken time and id. */
+export interface PayoutCursor {
+  created_at: Date
+  tx_id: string
+}
+
+/** The named payouts still `Pending` (a status report's payments), any payment type. */
+export async function pendingPayoutsByIds(db: Executor,
+    txIds: readonly string[]): Promise<PendingPayoutWork[]> {
+  if (txIds.length === 0) return []
+  const rows = await payoutQuery(db).where('t.status', '=', 'Pending')
+    .where('t.id', 'in', txIds).execute()
+  return rows.map(payoutWork)
+}
+
+function payoutQuery(db: Executor) {
+  return db
     .selectFrom('transactions as t')
     .leftJoin('transactions as f', (join) => join.onRef('f.parent_tx_id', '=', 't.id').on(
       'f.tx_type', '=', 'fee'))
     .select([
       't.id', 't.account_id', 't.amount', 't.fee', 't.hold_amount', 't.ref',
       't.recipient_account', 't.recipient_branch', 't.recipient_name', 't.added_by',
-        'f.id as fee_tx_id',
+      't.tx_payment_type', 't.created_at', 'f.id as fee_tx_id',
     ])
-    .where('t.status', '=', 'Pending')
-    .where('t.tx_payment_type', '=', paymentType)
     .where('t.tx_type', '=', 'transfer')
-    .where('t.created_at', '<=', takenBefore)
-    .orderBy('t.created_at')
-    .orderBy('t.id')
-    .limit(limit)
-    .execute()
-  return rows.map((row) => {
-    const payout: PendingPayout = {
-      tx_id: row.id,
-      fee_tx_id: row.fee_tx_id,
-      account_id: row.account_id,
-      added_by: row.added_by,
-      payment_type: paymentType,
-      amount: cents(row.amount),
-      fee: cents(row.fee),
-      hold_amount: cents(row.hold_amount),
-    }
-    const payment: PayoutInstruction = {
-      tx_id: row.id,
-      payment_type: paymentType,
-      amount: payout.amount,
-      account_number: row.recipient_account,
-      branch_code: row.recipient_branch,
-      name: row.recipient_name,
-      ref: row.ref,
-    }
-    return { payout, payment }
-  })
+}
+
+type PayoutQueryRow = Awaited<ReturnType<ReturnType<typeof payoutQuery>['execute']>>[number]
+
+function payoutWork(row: PayoutQueryRow): PendingPayoutWork {
+  const paymentType = row.tx_payment_type as 'EFT' | 'RTC'
+  const payout: PendingPayout = {
+    tx_id: row.id,
+    fee_tx_id: row.fee_tx_id,
+    account_id: row.account_id,
+    added_by: row.added_by,
+    payment_type: paymentType,
+    amount: cents(row.amount),
+    fee: cents(row.fee),
+    hold_amount: cents(row.hold_amount),
+  }
+  const payment: PayoutInstruction = {
+    tx_id: row.id,
+    payment_type: paymentType,
+    amount: payout.amount,
+    account_number: row.recipient_account,
+    branch_code: row.recipient_branch,
+    name: row.recipient_name,
+    ref: row.ref,
+  }
+  return { payout, payment, created_at: new Date(row.created_at) }
 }
 
 /**

@@ -4,13 +4,21 @@ import { SimulatedRail } from './simulated-rail.ts'
 import type { DebitRail } from './debit-rail.ts'
 import { SimulatedDebitRail } from './simulated-debit-rail.ts'
 import type { RailTables } from './rail-tables.ts'
-import { simulatedRailMigrations } from './simulated-rail-migration.ts'
+import { IsoRail } from './iso-rail.ts'
+import { RailFolder } from './rail-folder.ts'
+import { ClearingHouse } from './clearing-house/clearing-house.ts'
+import { ClearingHouseSimulator } from './clearing-house/simulator.ts'
+import { railMessagesMigration, simulatedRailMigrations } from './simulated-rail-migration.ts'
 import { simulatedDebitRailMigration } from './debit-rail-migration.ts'
 
 /** What the module builds: its members of the bank's Services. */
 export interface RailServices {
   /** The payout rail (EFT and RTC to other banks); simulated until a real one comes. */
   rail: Rail
+  /** The ISO 20022 rail over files: EFT clearing files out, status reports and returns in. */
+  isoRail: IsoRail
+  /** The sandbox's clearing house answering those files; undefined in production. */
+  clearingHouse: ClearingHouseSimulator | undefined
   /**
    * The debtors' banks: mandate authentication, collections, disputes (simulated until a real
    * one is given).
@@ -21,12 +29,21 @@ export interface RailServices {
 // The rails and their simulated implementations (the simulated rails keep tables of their own).
 export const railsModule: Module<RailServices, RailTables> = {
   name: 'rails',
-  services: (_s, { db, clock }) => ({
-    rail: new SimulatedRail(db, clock),
-    debitRail: new SimulatedDebitRail(db, clock),
-  }),
+  services: (_s, { db, clock, config, log }) => {
+    const folder = new RailFolder(config.rail.dir)
+    const house = new ClearingHouse({ settlement_account_id: config.rail.settlementAccount,
+      bank_branch_code: config.rail.branchCode })
+    return {
+      rail: new SimulatedRail(db, clock),
+      isoRail: new IsoRail(db, folder, clock, config.rail.branchCode),
+      clearingHouse: config.rail.simulator
+        ? new ClearingHouseSimulator(folder, house, clock, log) : undefined,
+      debitRail: new SimulatedDebitRail(db, clock),
+    }
+  },
   migrations: {
     ...simulatedRailMigrations,
     '0011_simulated_debit_rail': simulatedDebitRailMigration,
+    '0036_rail_messages': railMessagesMigration,
   },
 }

@@ -3,7 +3,9 @@ import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
-import { payoutsByIds, pendingPayouts, type PendingPayoutWork } from '../ledger/ledger-store.ts'
+import {
+  payoutsByIds, pendingPayouts, pendingPayoutsByIds, type PayoutCursor, type PendingPayoutWork,
+} from '../ledger/ledger-store.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { Logger } from '../logger.ts'
 import { assert, Conflict } from '../errors.ts'
@@ -12,6 +14,8 @@ import { findJobByKey } from '../jobs/job-store.ts'
 import type { JobView } from '../jobs/jobs-contract.ts'
 import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
+import type { InboundMessage, IsoRail, OutgoingTransfer } from '../rails/iso-rail.ts'
+import type { ClearingHouseSimulator } from '../rails/clearing-house/simulator.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
 import { payoutReturns, payoutSettlements, type PendingPayout } from '../ledger/payment-journals.ts'
 import { clearing_job_limits, rtc_recovery_job_limits } from './transfer-limits.ts'
@@ -37,6 +41,19 @@ export const rtc_recovery_job_kind = 'rtc.recovery'
  */
 export const eft_submission_group = 'rail.eft'
 
+/** The ISO 20022 rail a cycle's EFTs go out on, and where their answers come from. */
+export interface ClearingRails {
+  iso: IsoRail
+  /** The sandbox's clearing house: a cycle returns once it has answered and been applied. */
+  simulator: ClearingHouseSimulator | undefined
+  /** The payers' account numbers and names, by account id (a pacs.008's debtors). */
+  payers(accountIds: readonly string[]): Promise<Map<string, { account_number: string;
+    name: string }>>
+}
+
+/** A return file whose payments have not all settled yet: it waits for a later pass. */
+class ReturnsWaiting extends Error {}
+
 export interface ClearingOptions {
   cyclesSast: number[]
   chunkMax: number
@@ -56,6 +73,7 @@ export class ClearingService {
     private readonly advices: PaymentAdvices,
     private readonly options: ClearingOptions,
     private readonly log: Logger,
+    private readonly rails: ClearingRails,
   ) {
     jobs.register({
       kind: clearing_job_kind,
@@ -151,19 +169,19 @@ export class ClearingService {
 
   async run(cycle: string, cutoff: Date, resumed: boolean): Promise<ClearingReport> {
     const report = emptyReport(cycle, resumed)
-    // Returns first: a payment settled in this run is returned, at the earliest, in the next.
+    // What the clearing house sent since the last cycle first (in the sandbox its returns
+    // of the last cycle's payments): a payment settled in this run is returned, at the
+    // earliest, in the next.
+    await this.simulate()
+    await this.applyInbound(report)
     await this.collectReturns(report)
-    for (;;) {
-      const chunk = await this.pendingPayouts('EFT', cutoff)
-      if (chunk.length === 0) break
-      const outcomes = await this.rail.submitEftBatch(chunk.map((c) => c.payment))
-      const before = report.settled + report.failed + report.invalid
-      await this.settleChunk(chunk, (id) => outcomes.get(id), report)
-      if (report.settled + report.failed + report.invalid === before) {
-        // The rail answered none of this chunk; they stay Pending for the next cycle.
-        this.log.warn({ cycle, pending: chunk.length }, 'the rail left a clearing chunk unanswered')
-        break
-      }
+    await this.rails.iso.writeUnwritten()
+    await this.submitEfts(cycle, cutoff, report)
+    // In the sandbox the clearing house answers at once, and the run returns with every
+    // payment's outcome applied; elsewhere the answers are applied when they arrive.
+    if (this.rails.simulator) {
+      await this.simulate()
+      await this.applyInbound(report)
     }
     await this.recoverRealTime(report)
     // Announced through the outbox. A run taken over after a crash may announce its cycle
@@ -174,6 +192,115 @@ export class ClearingService {
     )
     this.log.info(report, 'clearing run finished')
     return report
+  }
+
+  /** The sandbox's clearing house answers what the bank sent (nothing in production). */
+  private async simulate(): Promise<void> {
+    if (this.rails.simulator) await this.rails.simulator.pass()
+  }
+
+  /**
+   * Sends the pending EFTs taken by the cut-off that were not sent before, one pacs.008 per
+   * chunk, for the cycle's settlement day (its business day in SAST).
+   */
+  private async submitEfts(cycle: string, cutoff: Date, report: ClearingReport): Promise<void> {
+    const settlementDate = toSast(cutoff).date
+    let after: PayoutCursor | undefined
+    for (;;) {
+      const page = await this.pendingPayouts('EFT', cutoff, after)
+      if (page.length === 0) return
+      const last = page.at(-1)!
+      after = { created_at: last.created_at, tx_id: last.payout.tx_id }
+      const sent = await this.rails.iso.submitted(page.map((w) => w.payout.tx_id))
+      const fresh = page.filter((w) => !sent.has(w.payout.tx_id))
+      if (fresh.length === 0) continue
+      const transfers = await this.transfersOf(fresh)
+      const sendable = transfers.filter((t) => this.rails.iso.unsendable(t) === undefined)
+      await this.refuseUnsendable(fresh, transfers, report)
+      if (sendable.length === 0) continue
+      const messageId = await this.rails.iso.submitEft(sendable, settlementDate)
+      this.log.info({ cycle, message_id: messageId, payments: sendable.length },
+        'clearing: EFT file written')
+    }
+  }
+
+  /**
+   * A payout whose details the rail's message cannot hold is never sent: it ends `Invalid`
+   * (hold released) with the reason, and the rest of the cycle goes out.
+   */
+  private async refuseUnsendable(work: PendingPayoutWork[], transfers: OutgoingTransfer[],
+      report: ClearingReport): Promise<void> {
+    const reasons = new Map<string, RailOutcome>()
+    for (const t of transfers) {
+      const why = this.rails.iso.unsendable(t)
+      if (why !== undefined) reasons.set(t.tx_id, { status: 'invalid',
+        reason: `the payment cannot be sent on the rail: ${why}` })
+    }
+    if (reasons.size === 0) return
+    const refused = work.filter((w) => reasons.has(w.payout.tx_id))
+    await this.settleChunk(refused, (id) => reasons.get(id), report)
+  }
+
+  private async transfersOf(work: PendingPayoutWork[]): Promise<OutgoingTransfer[]> {
+    const payers = await this.rails.payers(work.map((w) => w.payout.account_id))
+    return work.map(({ payout, payment }) => {
+      const payer = payers.get(payout.account_id)
+      assert(payer, `payout ${payout.tx_id}: its account ${payout.account_id} has no payer`)
+      return {
+        tx_id: payout.tx_id, amount: payout.amount, ref: payment.ref,
+        debtor: { name: payer.name, account_number: payer.account_number },
+        creditor: { name: payment.name, account_number: payment.account_number,
+          branch_code: payment.branch_code },
+      }
+    })
+  }
+
+  /**
+   * Applies every inbound file waiting: a status report settles the payouts it answers, a
+   * return reverses them; each file whole, once, in one transaction with its record.
+   */
+  private async applyInbound(report: ClearingReport): Promise<void> {
+    const iso = this.rails.iso
+    for (const name of await iso.inboundFiles()) {
+      const read = await iso.readInbound(name)
+      if (read.kind === 'refused') {
+        this.log.warn({ file: name, reason: read.reason }, 'clearing: inbound file refused')
+        await iso.refuse(name, read.reason)
+        continue
+      }
+      if (read.kind !== 'applied') {
+        const applied = await this.applyMessage(read, report)
+        if (!applied) continue
+      }
+      await iso.archive(name)
+    }
+  }
+
+  /** Applies one message; false when it must wait (a return of a payment not yet settled). */
+  private async applyMessage(message: InboundMessage, report: ClearingReport): Promise<boolean> {
+    if (message.kind === 'status') {
+      const outcomes = new Map(message.statuses.map((s) => [s.tx_id, s.outcome]))
+      const work = await pendingPayoutsByIds(this.db, [...outcomes.keys()])
+      await this.settleChunk(work, (id) => outcomes.get(id), report, message)
+      return true
+    }
+    const originals = await payoutsByIds(this.db, message.returns.map((r) => r.tx_id))
+    const reasons = new Map(message.returns.map((r) => [r.tx_id, r.reason]))
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        if (!(await this.rails.iso.recordApplied(trx, message))) return
+        const returned = originals.map((payout) => ({ payout,
+          reason: reasons.get(payout.tx_id) ?? 'returned' }))
+        const booked = await this.ledger.write(trx, payoutReturns, returned)
+        if (booked.waiting.length > 0) throw new ReturnsWaiting()
+        report.returned += booked.reversed
+      })
+    } catch (error) {
+      if (!(error instanceof ReturnsWaiting)) throw error
+      this.log.info({ file: message.name }, 'clearing: a return waits for its payment to settle')
+      return false
+    }
+    return true
   }
 
   private async recoverRealTime(report: ClearingReport): Promise<void> {
@@ -192,9 +319,9 @@ export class ClearingService {
     }
   }
 
-  private pendingPayouts(paymentType: 'EFT' | 'RTC',
-      takenBefore: Date): Promise<PendingPayoutWork[]> {
-    return pendingPayouts(this.db, paymentType, takenBefore, this.options.chunkMax)
+  private pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date,
+      after?: PayoutCursor): Promise<PendingPayoutWork[]> {
+    return pendingPayouts(this.db, paymentType, takenBefore, this.options.chunkMax, after)
   }
 
   /** Settles a chunk in one transaction, skipping rows another run settled meanwhile. */
@@ -202,8 +329,11 @@ export class ClearingService {
     chunk: Array<{ payout: PendingPayout }>,
     outcomeOf: (txId: string) => RailOutcome | undefined,
     report: ClearingReport,
+    message?: InboundMessage,
   ): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
+      // A status report is recorded with what it settles: applied once, or not at all.
+      if (message && !(await this.rails.iso.recordApplied(trx, message))) return
       // Each payout's status is read under its account's lock (transactionsOf), so a payout
       // another run settled meanwhile is left as it is.
       const answered = chunk.map(({ payout }) => ({ payout, outcome: outcomeOf(payout.tx_id) }))

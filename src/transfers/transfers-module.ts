@@ -53,7 +53,16 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
         chunkMax: config.clearingChunkMax,
         rtcRecoveryAfterMs: config.rtcRecoveryAfterMs,
         schedule: config.clearingSchedule,
-      }, log)
+      }, log, {
+        iso: s.isoRail,
+        simulator: s.clearingHouse,
+        payers: async (accountIds) => {
+          const numbers = await accounts.numbersOf(accountIds)
+          const names = await entities.namesOf([...numbers.values()].map((n) => n.entity_id))
+          return new Map([...numbers].map(([id, n]) => [id, {
+            account_number: n.account_number, name: names.get(n.entity_id) ?? n.account_number }]))
+        },
+      })
     return {
       transfers, clearing, advices,
       transactions: new TransactionService(db, accounts),

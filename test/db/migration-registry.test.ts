@@ -42,6 +42,7 @@ const shipped = [
   '0033_transfer_keys_created',
   '0034_card_network_credentials',
   '0035_card_network_nats',
+  '0036_rail_messages',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

@@ -4,9 +4,10 @@ import { onboardPartner, useTestBank, type TestPartner } from '../support/harnes
 import { assertLedgerClean } from '../support/assertions.ts'
 import { balances, fund, newAccount, transactionsOf, transferBody } from './helpers.ts'
 
-// A clearing run that dies half-way (here the rail fails on its second chunk) leaves its
-// cycle `running`; the next attempt at that cycle resumes it and settles what is left,
-// and nothing the first attempt settled is settled again.
+// A clearing run that dies half-way (here its second EFT file is recorded and the writing of
+// it fails, as when the process dies between the two) leaves its cycle `running`; the next
+// attempt at that cycle writes that file again from its record (same message id, same
+// bytes), sends what is left, and every payment goes out once and settles once.
 
 const eft_fee = 250
 
@@ -25,30 +26,41 @@ test('clearing - a run that dies half-way resumes its cycle without settling any
   for (let i = 0; i < 7; i++) await p.client.accounts.transfer(
     transferBody(account, { amount: 1_000 }))
 
-  const rail = tb.bank.services.rail
-  const submit = rail.submitEftBatch.bind(rail)
+  const iso = tb.bank.services.isoRail
+  const write = iso.writeOutbound.bind(iso)
   let calls = 0
-  rail.submitEftBatch = async (payments) => {
+  iso.writeOutbound = async (messageId) => {
     calls++
-    if (calls === 2) throw new Error('rail connection lost (test)')
-    return submit(payments)
+    if (calls === 2) throw new Error('rail folder lost (test)')
+    return write(messageId)
   }
   try {
-    await assert.rejects(tb.bank.services.clearing.runDue(), /rail connection lost/)
+    await assert.rejects(tb.bank.services.clearing.runDue(), /rail folder lost/)
   } finally {
-    rail.submitEftBatch = submit
+    iso.writeOutbound = write
   }
   const settledFirst = (await transactionsOf(p, account)).filter((r) => r.tx_type === 'transfer'
     && r.status === 'Successful')
-  assert.equal(settledFirst.length, 3, 'the first chunk was settled before the failure')
-  const afterFirst = 100_000 - 3 * (1_000 + eft_fee)
-  assert.deepEqual(await balances(p, account), { balance: String(afterFirst),
-    available: String(afterFirst - 4 * (1_000 + eft_fee)) })
+  assert.equal(settledFirst.length, 0, 'nothing settles before the clearing house answers')
+  assert.equal((await iso.folder.list(iso.folder.outbound)).length, 1,
+    'the first file waits in outbound/: the run died before the clearing house was asked')
+  const recorded = await tb.bank.database.db.selectFrom('rail_messages').select(['message_id',
+    'written_at']).where('direction', '=', 'out').orderBy('created_at').execute()
+  assert.equal(recorded.length, 2, 'two files recorded, the second never written')
+  assert.equal(recorded[1]!.written_at, null)
 
   const resumed = await tb.bank.services.clearing.runDue()
   assert.equal(resumed?.cycle, '2026-11-23T10:00')
   assert.equal(resumed?.resumed, true)
-  assert.equal(resumed?.settled, 4)
+  assert.equal(resumed?.settled, 7)
+  const sent = await tb.bank.database.db.selectFrom('rail_submissions').select(['tx_id',
+    'status']).execute()
+  assert.equal(sent.length, 7, 'each payment sent once')
+  assert.ok(sent.every((row) => row.status === 'ACSC'))
+  const messages = await tb.bank.database.db.selectFrom('rail_messages').select('message_id')
+    .where('direction', '=', 'out').execute()
+  assert.equal(messages.length, 3, 'the unwritten file written again under its own id')
+  assert.ok(messages.some((m) => m.message_id === recorded[1]!.message_id))
   const left = String(100_000 - 7 * (1_000 + eft_fee))
   assert.deepEqual(await balances(p, account), { balance: left, available: left })
   assert.equal(await tb.bank.services.clearing.runDue(), undefined,

@@ -154,7 +154,12 @@ function writeGroupHeader(xml: XmlWriter, header: Pacs008Header): void {
     .close()
 }
 
-function checkRow(row: CreditTransferRow): CheckedTransfer {
+/**
+ * Checks a payment as the message would carry it; throws IsoValueError naming the field a
+ * value the schema cannot hold is in. The bank checks each payout before it records it as
+ * sent, so one it could never send does not stop a whole cycle's file.
+ */
+export function checkRow(row: CreditTransferRow): CheckedTransfer {
   const item = `payment ${String(row.tx_id)}`
   const endToEndId = endToEndIdOf(row.tx_id, `${item}: EndToEndId`)
   const amount = checkCents(row.amount, 'IntrBkSttlmAmt', item)

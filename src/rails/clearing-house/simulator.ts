@@ -1,0 +1,78 @@
+import path from 'node:path'
+import fs from 'node:fs/promises'
+import type { Clock } from '../../clock.ts'
+import type { Logger } from '../../logger.ts'
+import { MessageRefused } from '../iso20022/xml-read.ts'
+import type { RailFolder } from '../rail-folder.ts'
+import type { ClearingHouse } from './clearing-house.ts'
+
+// The sandbox's clearing house at the other end of the bank's rail folders (on by default in
+// the sandbox, refused in production). A pass takes each pacs.008 the bank left in
+// outbound/ (moving it to its own `clearing-house/received/`), decides its payments by the
+// magic recipients (decide.ts) and writes the status report (pacs.002) into inbound/; the
+// returns of the payments it accepted for the "returned" recipient (pacs.004) it holds in
+// `clearing-house/later/` and delivers at its next pass, as a recipient's bank sends a
+// return after the payment settled. The bank reads its answers as it reads a real clearing
+// house's: through the same folders, readers and records.
+//
+// Its ids and bytes depend only on the bank's message and the pass's time (message-ids.ts),
+// so a pass cut short answers the same message again with the same file, which the bank
+// applies once.
+
+export class ClearingHouseSimulator {
+  private readonly received: string
+  private readonly later: string
+  private readonly refused: string
+
+  constructor(
+    private readonly folder: RailFolder,
+    private readonly house: ClearingHouse,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
+    const own = path.join(folder.root, 'clearing-house')
+    this.received = path.join(own, 'received')
+    this.later = path.join(own, 'later')
+    this.refused = path.join(own, 'refused')
+  }
+
+  /** Delivers the returns it held back, then answers every message waiting in outbound/. */
+  async pass(): Promise<{ answered: number; returns_delivered: number }> {
+    for (const dir of [this.received, this.later, this.refused]) {
+      await fs.mkdir(dir, { recursive: true, mode: 0o750 })
+    }
+    const held = await this.folder.list(this.later)
+    for (const name of held) await this.folder.move(this.later, name, this.folder.inbound)
+    let answered = 0
+    for (const name of await this.folder.list(this.folder.outbound)) {
+      if (!name.startsWith('pacs.008.')) continue
+      if (await this.answer(name)) answered++
+    }
+    return { answered, returns_delivered: held.length }
+  }
+
+  private async answer(name: string): Promise<boolean> {
+    const now = this.clock.now()
+    const file = path.join(this.folder.outbound, name)
+    const answer = await this.house.answerTransfers({ file }, now).catch((error: unknown) => {
+      if (error instanceof MessageRefused) return error
+      throw error
+    })
+    if (answer instanceof MessageRefused) {
+      // A real clearing house rejects a malformed file; the simulator sets it aside.
+      this.log.warn({ file: name, reason: answer.message },
+        'clearing-house simulator: refused an outbound file')
+      await this.folder.move(this.folder.outbound, name, this.refused)
+      return false
+    }
+    await this.folder.write(this.folder.inbound, `pacs.002.${answer.status_report_id}.xml`,
+      answer.statusReport())
+    const returned = await answer.paymentReturn(now)
+    if (returned) {
+      await this.folder.write(this.later, `pacs.004.${returned.message.message_id}.xml`,
+        [returned.message.text])
+    }
+    await this.folder.move(this.folder.outbound, name, this.received)
+    return true
+  }
+}
