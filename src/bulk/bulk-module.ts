@@ -38,7 +38,7 @@ export const bulkModule: Module<BulkServices, BulkTables> = {
         pending_batches_per_entity_max: config.bulkPendingBatchesMax },
     })
     const bulkProcessing = new BulkProcessing(db, s.ledgerWriter, s.rail, s.jobRunner, s.advices,
-      s.events)
+      s.events, s.isoRail, (accountIds) => s.clearing.payersOf(accountIds))
     return { bulk, bulkProcessing }
   },
   migrations: {

@@ -7,9 +7,11 @@ import { eft_submission_group } from '../transfers/clearing-service.ts'
 import { cents } from '../ledger/cents.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
+import type { IsoRail, OutgoingTransfer, PayoutStatus, SettledCounts } from '../rails/iso-rail.ts'
+import { toSast } from '../calendar/sa-calendar.ts'
 import type { PaymentAdvices } from '../transfers/payment-advice.ts'
 import { paymentRows, paymentSettlements, type PaymentRow } from '../ledger/bulk-journals.ts'
-import { batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemsOf, setItemTxIds, updateBatch, type BatchRow, type ItemRow } from './bulk-store.ts'
+import { batchByUuid, batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemsOf, setItemTxIds, updateBatch, type BatchRow, type ItemRow } from './bulk-store.ts'
 import { batchView, paymentView } from './bulk-view.ts'
 import { newRowId } from '../ledger/row-id.ts'
 import { bulk_process_job_limits, bulk_eft_cycle_job_limits } from './bulk-limits.ts'
@@ -19,8 +21,10 @@ import { bulk_process_job_limits, bulk_eft_cycle_job_limits } from './bulk-limit
 //    ledger row in one transaction, then sends the RTC payments to the rail and books the
 //    answers in chunks;
 //  - `bulk.eft_cycle` (one per clearing cycle): when a clearing cycle has run (its
-//    `clearing.cycle_completed` event), the EFT payments of batches verified before it are
-//    submitted to the rail as that cycle's bulk share, and the answers booked.
+//    `clearing.cycle_completed` event), the EFT payments of batches verified before it go
+//    out on the ISO 20022 rail as that cycle's bulk share (a pacs.008 file of their own), and
+//    the clearing house's answers are booked as its status reports arrive (the rail's
+//    handler of `bulk` payouts; in the sandbox before the job ends).
 // Every booking re-reads the batch's payments under the batch's row lock and books only
 // those still `processing`, and the rail is idempotent by tx_id, so a run cut short and
 // run again from the start pays nothing twice. The batch is `completed` in the
@@ -41,7 +45,12 @@ export class BulkProcessing {
     private readonly jobs: JobRunner,
     private readonly advices: PaymentAdvices,
     events: EventDispatcher,
+    private readonly iso: IsoRail,
+    /** The payers' account numbers and names, by account id (a pacs.008's debtors). */
+    private readonly payersOf: (accountIds: readonly string[]) => Promise<Map<string,
+      { account_number: string; name: string }>>,
   ) {
+    iso.handleStatuses('bulk', (trx, statuses) => this.bookAnswers(trx, statuses))
     jobs.register({
       kind: bulk_process_job_kind,
       ...bulk_process_job_limits,
@@ -102,79 +111,138 @@ export class BulkProcessing {
     })
   }
 
-  /** The EFT share of a clearing cycle: batches verified by `cutoff`, each submitted and booked. */
+  /**
+   * The EFT share of a clearing cycle: the open EFT payments of batches verified by `cutoff`
+   * not sent before, each batch's in pacs.008 files of their own; in the sandbox their
+   * answers are booked before it returns.
+   */
   async eftCycle(cutoff: Date): Promise<Record<string, unknown>> {
-    let booked = 0
+    let sent = 0
     const done = new Set<string>()
+    await this.iso.writeUnwritten()
     for (;;) {
       const batchIds = (await batchesWithOpenEfts(this.db, cutoff, eft_cycle_batches_max)).filter(
         (id) => !done.has(id))
       if (batchIds.length === 0) break
       for (const batchId of batchIds) {
         done.add(batchId)
-        const open = (await itemsOf(this.db, batchId)).filter((i) => !i.real_time
-          && i.status === 'processing' && i.tx_id)
-        for (let start = 0; start < open.length; start += bulk_settle_chunk_max) {
-          const chunk = open.slice(start, start + bulk_settle_chunk_max)
-          const outcomes = await this.rail.submitEftBatch(chunk.map(railPayment))
-          booked += await this.book(batchId, outcomes)
-        }
+        sent += await this.sendEfts(batchId, toSast(cutoff).date)
       }
     }
-    return { eft_booked: booked }
+    const answered = this.iso.answersAtOnce && sent > 0 ? await this.iso.exchange() : undefined
+    return { eft_sent: sent, ...(answered ? { eft_booked: answered.settled + answered.failed
+      + answered.invalid } : {}) }
+  }
+
+  /** Sends a batch's open EFT payments not sent before; answers how many it sent. */
+  private async sendEfts(batchId: string, settlementDate: string): Promise<number> {
+    const batch = await batchByUuid(this.db, batchId)
+    if (!batch || batch.status !== 'processing') return 0
+    const open = (await itemsOf(this.db, batchId)).filter((i) => !i.real_time
+      && i.status === 'processing' && i.tx_id)
+    const already = await this.iso.submitted(open.map((i) => i.tx_id!))
+    const fresh = open.filter((i) => !already.has(i.tx_id!))
+    if (fresh.length === 0) return 0
+    const payer = (await this.payersOf([batch.account_id])).get(batch.account_id)
+    assert(payer, `batch ${batchId}: its account ${batch.account_id} has no payer`)
+    const transfers: OutgoingTransfer[] = fresh.map((item) => ({
+      tx_id: item.tx_id!, source: 'bulk', source_ref: batchId, amount: cents(item.amount),
+      ref: item.ref, debtor: payer,
+      creditor: { name: item.name, account_number: item.account_number,
+        branch_code: item.branch_code },
+    }))
+    const unsendable = new Map<string, RailOutcome>()
+    for (const t of transfers) {
+      const why = this.iso.unsendable(t)
+      if (why !== undefined) unsendable.set(t.tx_id, { status: 'failed',
+        reason: `the payment cannot be sent on the rail: ${why}` })
+    }
+    if (unsendable.size > 0) await this.book(batchId, unsendable)
+    const sendable = transfers.filter((t) => !unsendable.has(t.tx_id))
+    for (let start = 0; start < sendable.length; start += bulk_settle_chunk_max) {
+      await this.iso.submitEft(sendable.slice(start, start + bulk_settle_chunk_max),
+        settlementDate)
+    }
+    return sendable.length
+  }
+
+  /** Books a status report's answers to bulk payments (the ISO rail's handler). */
+  private async bookAnswers(trx: Kysely<Database>,
+      statuses: PayoutStatus[]): Promise<SettledCounts> {
+    const byBatch = new Map<string, Map<string, RailOutcome>>()
+    for (const status of statuses) {
+      assert(status.source_ref, `bulk payout ${status.tx_id} was sent without its batch`)
+      if (!status.outcome) continue
+      let outcomes = byBatch.get(status.source_ref)
+      if (!outcomes) byBatch.set(status.source_ref, outcomes = new Map())
+      outcomes.set(status.tx_id, status.outcome)
+    }
+    const counts = { settled: 0, failed: 0, invalid: 0 }
+    for (const [batchId, outcomes] of byBatch) {
+      const booked = await this.bookIn(trx, batchId, outcomes)
+      counts.settled += booked.paid
+      counts.failed += booked.failed
+    }
+    return counts
   }
 
   /** Books rail answers for one batch's payments still processing; returns how many. */
   private async book(batchId: string, outcomes: Map<string, RailOutcome>): Promise<number> {
-    return this.db.transaction().execute(async (trx) => {
-      const batch = await batchByUuidForUpdate(trx, batchId)
-      assert(batch, `batch ${batchId} vanished`)
-      if (batch.status !== 'processing') return 0
-      const items = await itemsOf(trx, batchId)
-      const answered = items.flatMap((item) => {
-        const outcome = item.tx_id ? outcomes.get(item.tx_id) : undefined
-        return item.status === 'processing' && outcome ? [{ item, outcome }] : []
-      })
-      // Nothing of this batch answered: nothing to book, nothing written.
-      if (answered.length === 0) return 0
-      // The ledger first: the payments' rows and events that commit with it carry its time.
-      const settlements = answered.map(({ item, outcome }) => {
-        return { payment: paymentRow(batch, item, item.tx_id!), outcome }
-      })
-      const written = await this.ledger.write(trx, paymentSettlements, settlements)
-      const now = written.now
-      const finished: Array<{ position: number; status: 'success' | 'failed'; error_message: string
-        | null; processed_at: Date }> = []
-      const paidTxIds: string[] = []
-      const events: NewEvent[] = []
-      answered.forEach(({ item, outcome }, i) => {
-        const paid = written.paid[i]
-        if (paid) paidTxIds.push(item.tx_id!)
-        const change = { position: item.position, status: paid ? ('success' as const)
-          : ('failed' as const), error_message: paid ? null : outcome.status === 'accepted' ? null
-          : outcome.reason, processed_at: now }
-        finished.push(change)
-        Object.assign(item, change)
-        events.push({
-          type: paid ? 'payment.success' : 'payment.failed', partner_id: batch.partner_id,
-            resource_id: batch.id,
-          data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id }, occurred_at: now,
-            endpoint_url: batch.callback_url,
-        })
-      })
-      await finishItems(trx, batchId, finished)
-      await this.advices.paid(trx, paidTxIds)
-      if (items.every((i) => i.status === 'success' || i.status === 'failed')) {
-        await updateBatch(trx, batchId, { status: 'completed', completed_at: now })
-        const view = batchView({ ...batch, status: 'completed', completed_at: now }, items)
-        assert(BigInt(view.successful_amount) + BigInt(view.failed_amount) === cents(
-          batch.total_amount), `batch ${batchId} completed with amounts that do not add up`)
-        events.push({ type: 'bulk_payment.completed', partner_id: batch.partner_id,
-          resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
-      }
-      await appendEvents(trx, events)
-      return finished.length
+    const booked = await this.db.transaction().execute((trx) => this.bookIn(trx, batchId,
+      outcomes))
+    return booked.paid + booked.failed
+  }
+
+  /** Books answers for one batch's payments still processing, in the caller's transaction. */
+  private async bookIn(trx: Kysely<Database>, batchId: string,
+      outcomes: Map<string, RailOutcome>): Promise<{ paid: number; failed: number }> {
+    const batch = await batchByUuidForUpdate(trx, batchId)
+    assert(batch, `batch ${batchId} vanished`)
+    if (batch.status !== 'processing') return { paid: 0, failed: 0 }
+    const items = await itemsOf(trx, batchId)
+    const answered = items.flatMap((item) => {
+      const outcome = item.tx_id ? outcomes.get(item.tx_id) : undefined
+      return item.status === 'processing' && outcome ? [{ item, outcome }] : []
     })
+    // Nothing of this batch answered: nothing to book, nothing written.
+    if (answered.length === 0) return { paid: 0, failed: 0 }
+    // The ledger first: the payments' rows and events that commit with it carry its time.
+    const settlements = answered.map(({ item, outcome }) => {
+      return { payment: paymentRow(batch, item, item.tx_id!), outcome }
+    })
+    const written = await this.ledger.write(trx, paymentSettlements, settlements)
+    const now = written.now
+    const finished: Array<{ position: number; status: 'success' | 'failed'; error_message: string
+      | null; processed_at: Date }> = []
+    const paidTxIds: string[] = []
+    const events: NewEvent[] = []
+    answered.forEach(({ item, outcome }, i) => {
+      const paid = written.paid[i]
+      if (paid) paidTxIds.push(item.tx_id!)
+      const change = { position: item.position, status: paid ? ('success' as const)
+        : ('failed' as const), error_message: paid ? null : outcome.status === 'accepted' ? null
+        : outcome.reason, processed_at: now }
+      finished.push(change)
+      Object.assign(item, change)
+      events.push({
+        type: paid ? 'payment.success' : 'payment.failed', partner_id: batch.partner_id,
+          resource_id: batch.id,
+        data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id }, occurred_at: now,
+          endpoint_url: batch.callback_url,
+      })
+    })
+    await finishItems(trx, batchId, finished)
+    await this.advices.paid(trx, paidTxIds)
+    if (items.every((i) => i.status === 'success' || i.status === 'failed')) {
+      await updateBatch(trx, batchId, { status: 'completed', completed_at: now })
+      const view = batchView({ ...batch, status: 'completed', completed_at: now }, items)
+      assert(BigInt(view.successful_amount) + BigInt(view.failed_amount) === cents(
+        batch.total_amount), `batch ${batchId} completed with amounts that do not add up`)
+      events.push({ type: 'bulk_payment.completed', partner_id: batch.partner_id,
+        resource_id: batch.id, data: view, occurred_at: now, endpoint_url: batch.callback_url })
+    }
+    await appendEvents(trx, events)
+    return { paid: paidTxIds.length, failed: finished.length - paidTxIds.length }
   }
 }
 

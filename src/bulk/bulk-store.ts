@@ -42,6 +42,11 @@ export async function batchForUpdate(trx: Executor, partnerId: string,
     .executeTakeFirst()
 }
 
+/** A batch by its row id, not locked (a look before sending its payments). */
+export async function batchByUuid(db: Executor, id: string): Promise<BatchRow | undefined> {
+  return db.selectFrom('bulk_payments').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
 export async function batchByUuidForUpdate(trx: Executor, id: string): Promise<BatchRow
     | undefined> {
   return trx.selectFrom('bulk_payments').selectAll().where('id', '=', id).forUpdate()

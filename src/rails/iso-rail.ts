@@ -17,6 +17,9 @@ import { IsoValueError } from './iso20022/iso-value-error.ts'
 import { newRowId } from '../ledger/row-id.ts'
 import type { RailFolder } from './rail-folder.ts'
 import type { RailOutcome } from './rail.ts'
+import type { PayoutSource } from './rail-tables.ts'
+import type { ClearingHouseSimulator } from './clearing-house/simulator.ts'
+import type { Logger } from '../logger.ts'
 import {
   insertInbound, insertOutbound, answerSubmissions, inboundApplied, outboundMessage,
   recordRefusal, returnSubmissions, submissionsByEndToEnd, submissionsOf, submittedTxIds,
@@ -51,6 +54,9 @@ export function bankMessageId(): string {
 /** A payout as the rail sends it: the bank's customer pays the recipient. */
 export interface OutgoingTransfer {
   tx_id: string
+  source: PayoutSource
+  /** What the source knows it by besides its tx_id (a bulk payment's batch id). */
+  source_ref?: string | undefined
   amount: bigint
   /** The bank's customer: its account at the bank (the bank's own branch code goes with it). */
   debtor: Omit<IsoParty, 'branch_code'>
@@ -61,6 +67,8 @@ export interface OutgoingTransfer {
 /** A status report's answer for one of the bank's payouts. */
 export interface PayoutStatus {
   tx_id: string
+  source: PayoutSource
+  source_ref: string | null
   /** Undefined while the clearing house has not decided (e.g. PDNG). */
   outcome: RailOutcome | undefined
   status: string
@@ -87,6 +95,38 @@ export type InboundRead =
   | { kind: 'applied'; name: string }
   | { kind: 'refused'; name: string; reason: string }
 
+/** How a status report's answers were booked: counted by what the payouts became. */
+export interface SettledCounts {
+  settled: number
+  failed: number
+  invalid: number
+}
+
+/** What a pass over the inbound files applied. */
+export interface InboundSummary extends SettledCounts {
+  /** Payouts reversed by returns. */
+  returned: number
+  files_applied: number
+  files_refused: number
+}
+
+/**
+ * Books the answers to one source's payouts in the report's transaction (only those still
+ * Pending change), and counts them.
+ */
+export type StatusHandler = (trx: Kysely<Database>, statuses: PayoutStatus[]) =>
+  Promise<SettledCounts>
+
+/**
+ * Books returns in the message's transaction: how many payouts it reversed, and those still
+ * Pending (the message then waits for a later pass, and nothing of it is kept).
+ */
+export type ReturnHandler = (trx: Kysely<Database>, returns: PayoutReturn[]) =>
+  Promise<{ reversed: number; waiting: number }>
+
+/** A return file whose payments have not all settled yet: it waits for a later pass. */
+class ReturnsWaiting extends Error {}
+
 const status_prefix = `${pacs002_message.slice(0, 8)}.`
 const return_prefix = `${pacs004_message.slice(0, 8)}.`
 
@@ -97,7 +137,97 @@ export class IsoRail {
     private readonly clock: Clock,
     /** The bank's own branch code: its payments' DbtrAgt. */
     private readonly branchCode: string,
+    private readonly log: Logger,
+    /** The sandbox's clearing house (undefined in production: a real one answers). */
+    private readonly simulator: ClearingHouseSimulator | undefined = undefined,
   ) {}
+
+  private readonly statusHandlers = new Map<PayoutSource, StatusHandler>()
+  private returnHandler: ReturnHandler | undefined
+
+  /** The capability whose payouts `source` names books their status reports' answers. */
+  handleStatuses(source: PayoutSource, handler: StatusHandler): void {
+    assert(!this.statusHandlers.has(source), `${source} answers are handled twice`)
+    this.statusHandlers.set(source, handler)
+  }
+
+  /** Returns are booked by one handler whatever the payout (a reversal of its row). */
+  handleReturns(handler: ReturnHandler): void {
+    assert(this.returnHandler === undefined, 'returns are handled twice')
+    this.returnHandler = handler
+  }
+
+  /** Whether a clearing house answers at once (the sandbox's simulator). */
+  get answersAtOnce(): boolean {
+    return this.simulator !== undefined
+  }
+
+  /**
+   * The sandbox's clearing house answers what waits in outbound/ (nothing in production),
+   * then every inbound file is applied. `cycleStart`: a clearing cycle begins, and the
+   * simulator also delivers the returns it held back since the last one.
+   */
+  async exchange(cycleStart = false): Promise<InboundSummary> {
+    if (this.simulator) await this.simulator.pass(cycleStart)
+    return this.applyInbound()
+  }
+
+  /**
+   * Applies every inbound file waiting: a status report books the payouts it answers, a
+   * return reverses them; each file whole, once, in one transaction with its record; a
+   * refused file is set aside with its reason.
+   */
+  async applyInbound(): Promise<InboundSummary> {
+    const summary: InboundSummary = { settled: 0, failed: 0, invalid: 0, returned: 0,
+      files_applied: 0, files_refused: 0 }
+    for (const name of await this.inboundFiles()) {
+      const read = await this.readInbound(name)
+      if (read.kind === 'refused') {
+        this.log.warn({ file: name, reason: read.reason }, 'rail: inbound file refused')
+        await this.refuse(name, read.reason)
+        summary.files_refused++
+        continue
+      }
+      if (read.kind !== 'applied' && !(await this.apply(read, summary))) continue
+      await this.archive(name)
+    }
+    return summary
+  }
+
+  /** Applies one message; false when it must wait (a return of a payment not yet settled). */
+  private async apply(message: InboundMessage, summary: InboundSummary): Promise<boolean> {
+    const counts = { settled: 0, failed: 0, invalid: 0, returned: 0 }
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        if (!(await this.recordApplied(trx, message))) return
+        if (message.kind === 'status') {
+          for (const [source, statuses] of bySource(message.statuses)) {
+            const handler = this.statusHandlers.get(source)
+            assert(handler, `no handler books ${source} payouts' answers`)
+            const booked = await handler(trx, statuses)
+            counts.settled += booked.settled
+            counts.failed += booked.failed
+            counts.invalid += booked.invalid
+          }
+          return
+        }
+        assert(this.returnHandler, 'no handler books returns')
+        const booked = await this.returnHandler(trx, message.returns)
+        if (booked.waiting > 0) throw new ReturnsWaiting()
+        counts.returned += booked.reversed
+      })
+    } catch (error) {
+      if (!(error instanceof ReturnsWaiting)) throw error
+      this.log.info({ file: message.name }, 'rail: a return waits for its payment to settle')
+      return false
+    }
+    summary.settled += counts.settled
+    summary.failed += counts.failed
+    summary.invalid += counts.invalid
+    summary.returned += counts.returned
+    summary.files_applied++
+    return true
+  }
 
   /**
    * Why the rail can never carry this payout (a value its message cannot hold: a name with
@@ -122,7 +252,8 @@ export class IsoRail {
    * Sends the payouts as one pacs.008 (EFT) for the settlement day given: recorded, then
    * written into outbound/. Resolves with the message id.
    */
-  async submitEft(transfers: readonly OutgoingTransfer[], settlementDate: string): Promise<string> {
+  async submitEft(transfers: readonly OutgoingTransfer[],
+      settlementDate: string): Promise<string> {
     assert(transfers.length > 0, 'a pacs.008 carries at least one payment')
     const messageId = bankMessageId()
     const controlSum = transfers.reduce((sum, t) => sum + t.amount, 0n)
@@ -133,7 +264,9 @@ export class IsoRail {
         transaction_count: transfers.length, control_sum: controlSum,
         created_at: this.clock.now(), settlement_date: settlementDate,
       }, transfers.map((t, position) => ({
-        tx_id: t.tx_id, message_id: messageId, position, end_to_end_id: endToEndIdOf(t.tx_id),
+        tx_id: t.tx_id, source: t.source, source_ref: t.source_ref ?? null,
+        message_id: messageId, position,
+        end_to_end_id: endToEndIdOf(t.tx_id),
         amount: t.amount, debtor_name: t.debtor.name, debtor_account: t.debtor.account_number,
         creditor_name: t.creditor.name, creditor_account: t.creditor.account_number,
         creditor_branch: t.creditor.branch_code, ref: t.ref,
@@ -221,7 +354,7 @@ export class IsoRail {
           `${item.original_end_to_end_id}, which message ` +
           `${report.header.original_message_id} of the bank did not carry`)
       }
-      return statusOf(submission.tx_id, item)
+      return statusOf(submission, item)
     })
     return { kind: 'status', name, message_id: report.header.message_id,
       sha256: await sha256Of(file), statuses }
@@ -268,9 +401,12 @@ export class IsoRail {
     return true
   }
 
-  /** Moves an applied (or already applied) file to archive/. */
-  archive(name: string): Promise<void> {
-    return this.folder.move(this.folder.inbound, name, this.folder.archive)
+  /** Moves an applied (or already applied) file to archive/; gone already is as good. */
+  async archive(name: string): Promise<void> {
+    await this.folder.move(this.folder.inbound, name, this.folder.archive).catch(
+      (error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error
+      })
   }
 
   /** Refuses a file whole: its reason recorded for the operators, the file to archive/refused/. */
@@ -282,6 +418,16 @@ export class IsoRail {
   }
 }
 
+function bySource(statuses: PayoutStatus[]): Map<PayoutSource, PayoutStatus[]> {
+  const grouped = new Map<PayoutSource, PayoutStatus[]>()
+  for (const status of statuses) {
+    const list = grouped.get(status.source)
+    if (list) list.push(status)
+    else grouped.set(status.source, [status])
+  }
+  return grouped
+}
+
 /** A file refused for what it says, not how it is written (a payment the bank never sent). */
 class InboundRefusal extends Error {}
 
@@ -289,9 +435,11 @@ function fileName(kind: string, messageId: string): string {
   return `${kind.slice(0, 8)}.${messageId}.xml`
 }
 
-function statusOf(txId: string, item: TransactionStatus): PayoutStatus {
+function statusOf(submission: { tx_id: string; source: PayoutSource; source_ref: string | null },
+    item: TransactionStatus): PayoutStatus {
   const code = item.reason?.code ?? null
-  const base = { tx_id: txId, status: item.status, reason_code: code }
+  const base = { tx_id: submission.tx_id, source: submission.source,
+    source_ref: submission.source_ref, status: item.status, reason_code: code }
   if (item.status === 'ACSC' || item.status === 'ACCC') {
     return { ...base, outcome: { status: 'accepted', reference: item.original_end_to_end_id } }
   }

@@ -39,10 +39,17 @@ export interface RailMessagesTable {
   sha256: string | null
 }
 
+/** Whose payouts the rail carries: each books the answers to its own. */
+export type PayoutSource = 'transfer' | 'bulk'
+
 /** Each payout the bank sent in an outbound pacs.008, and the answer it got. */
 export interface RailSubmissionsTable {
   tx_id: string
   message_id: string
+  /** Whose payout it is: a transfer's, or a bulk batch's payment (who books its answer). */
+  source: PayoutSource
+  /** What the source knows it by besides its tx_id (a bulk payment's batch id), if anything. */
+  source_ref: string | null
   /** Its place in the message (from 0): the file is written again in this order. */
   position: number
   end_to_end_id: string

@@ -33,11 +33,12 @@ export const railsModule: Module<RailServices, RailTables> = {
     const folder = new RailFolder(config.rail.dir)
     const house = new ClearingHouse({ settlement_account_id: config.rail.settlementAccount,
       bank_branch_code: config.rail.branchCode })
+    const clearingHouse = config.rail.simulator
+      ? new ClearingHouseSimulator(folder, house, clock, log) : undefined
     return {
       rail: new SimulatedRail(db, clock),
-      isoRail: new IsoRail(db, folder, clock, config.rail.branchCode),
-      clearingHouse: config.rail.simulator
-        ? new ClearingHouseSimulator(folder, house, clock, log) : undefined,
+      isoRail: new IsoRail(db, folder, clock, config.rail.branchCode, log, clearingHouse),
+      clearingHouse,
       debitRail: new SimulatedDebitRail(db, clock),
     }
   },

@@ -51,6 +51,8 @@ export const railMessagesMigration: Migration = {
       create table rail_submissions (
         tx_id uuid primary key,
         message_id text not null,
+        source text not null check (source in ('transfer', 'bulk')),
+        source_ref text,
         position integer not null,
         end_to_end_id text not null unique,
         amount bigint not null check (amount > 0),

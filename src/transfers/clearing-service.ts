@@ -14,11 +14,14 @@ import { findJobByKey } from '../jobs/job-store.ts'
 import type { JobView } from '../jobs/jobs-contract.ts'
 import { appendEvent } from '../events/index.ts'
 import type { Rail, RailOutcome } from '../rails/rail.ts'
-import type { InboundMessage, IsoRail, OutgoingTransfer } from '../rails/iso-rail.ts'
-import type { ClearingHouseSimulator } from '../rails/clearing-house/simulator.ts'
+import type {
+  InboundSummary, IsoRail, OutgoingTransfer, PayoutReturn, PayoutStatus, SettledCounts,
+} from '../rails/iso-rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
 import { payoutReturns, payoutSettlements, type PendingPayout } from '../ledger/payment-journals.ts'
-import { clearing_job_limits, rtc_recovery_job_limits } from './transfer-limits.ts'
+import {
+  clearing_job_limits, rail_inbound_job_limits, rtc_recovery_job_limits,
+} from './transfer-limits.ts'
 
 // The report's shape is the `ops.clearing.run` reply schema's.
 import type { ClearingReport } from './clearing-contract.ts'
@@ -36,6 +39,7 @@ export type { ClearingReport }
 
 export const clearing_job_kind = 'clearing.cycle'
 export const rtc_recovery_job_kind = 'rtc.recovery'
+export const rail_inbound_job_kind = 'rail.inbound'
 /**
  * The exclusive job group of the work that submits EFTs to the rail (a cycle and its bulk share).
  */
@@ -44,15 +48,10 @@ export const eft_submission_group = 'rail.eft'
 /** The ISO 20022 rail a cycle's EFTs go out on, and where their answers come from. */
 export interface ClearingRails {
   iso: IsoRail
-  /** The sandbox's clearing house: a cycle returns once it has answered and been applied. */
-  simulator: ClearingHouseSimulator | undefined
   /** The payers' account numbers and names, by account id (a pacs.008's debtors). */
   payers(accountIds: readonly string[]): Promise<Map<string, { account_number: string;
     name: string }>>
 }
-
-/** A return file whose payments have not all settled yet: it waits for a later pass. */
-class ReturnsWaiting extends Error {}
 
 export interface ClearingOptions {
   cyclesSast: number[]
@@ -75,6 +74,8 @@ export class ClearingService {
     private readonly log: Logger,
     private readonly rails: ClearingRails,
   ) {
+    rails.iso.handleStatuses('transfer', (trx, statuses) => this.settleAnswers(trx, statuses))
+    rails.iso.handleReturns((trx, returns) => this.reverseReturned(trx, returns))
     jobs.register({
       kind: clearing_job_kind,
       // One EFT submission at a time: overlapping runs would hand the same payments to the rail
@@ -96,6 +97,16 @@ export class ClearingService {
           await this.recoverRealTime(report)
           return { rtc_recovered: report.rtc_recovered }
         },
+      })
+      // The clearing house's status reports and returns are applied as they arrive, not
+      // only at the next cycle; never beside a cycle (which applies them too).
+      jobs.register({
+        kind: rail_inbound_job_kind,
+        exclusive: eft_submission_group,
+        ...rail_inbound_job_limits,
+        plan: (now) => [{ key: 'recurring', due_at: now }],
+        next: (now) => new Date(now.getTime() + rail_inbound_job_limits.every_ms),
+        run: async () => ({ ...(await this.rails.iso.exchange()) }),
       })
     }
   }
@@ -172,17 +183,13 @@ export class ClearingService {
     // What the clearing house sent since the last cycle first (in the sandbox its returns
     // of the last cycle's payments): a payment settled in this run is returned, at the
     // earliest, in the next.
-    await this.simulate()
-    await this.applyInbound(report)
+    addInbound(report, await this.rails.iso.exchange(true))
     await this.collectReturns(report)
     await this.rails.iso.writeUnwritten()
     await this.submitEfts(cycle, cutoff, report)
     // In the sandbox the clearing house answers at once, and the run returns with every
     // payment's outcome applied; elsewhere the answers are applied when they arrive.
-    if (this.rails.simulator) {
-      await this.simulate()
-      await this.applyInbound(report)
-    }
+    if (this.rails.iso.answersAtOnce) addInbound(report, await this.rails.iso.exchange())
     await this.recoverRealTime(report)
     // Announced through the outbox. A run taken over after a crash may announce its cycle
     // again: events are delivered at least once, and the cycle names the run.
@@ -192,11 +199,6 @@ export class ClearingService {
     )
     this.log.info(report, 'clearing run finished')
     return report
-  }
-
-  /** The sandbox's clearing house answers what the bank sent (nothing in production). */
-  private async simulate(): Promise<void> {
-    if (this.rails.simulator) await this.rails.simulator.pass()
   }
 
   /**
@@ -247,7 +249,7 @@ export class ClearingService {
       const payer = payers.get(payout.account_id)
       assert(payer, `payout ${payout.tx_id}: its account ${payout.account_id} has no payer`)
       return {
-        tx_id: payout.tx_id, amount: payout.amount, ref: payment.ref,
+        tx_id: payout.tx_id, source: 'transfer', amount: payout.amount, ref: payment.ref,
         debtor: { name: payer.name, account_number: payer.account_number },
         creditor: { name: payment.name, account_number: payment.account_number,
           branch_code: payment.branch_code },
@@ -255,52 +257,34 @@ export class ClearingService {
     })
   }
 
-  /**
-   * Applies every inbound file waiting: a status report settles the payouts it answers, a
-   * return reverses them; each file whole, once, in one transaction with its record.
-   */
-  private async applyInbound(report: ClearingReport): Promise<void> {
-    const iso = this.rails.iso
-    for (const name of await iso.inboundFiles()) {
-      const read = await iso.readInbound(name)
-      if (read.kind === 'refused') {
-        this.log.warn({ file: name, reason: read.reason }, 'clearing: inbound file refused')
-        await iso.refuse(name, read.reason)
-        continue
-      }
-      if (read.kind !== 'applied') {
-        const applied = await this.applyMessage(read, report)
-        if (!applied) continue
-      }
-      await iso.archive(name)
-    }
+  /** The payers' account numbers and names, by account id (a pacs.008's debtors). */
+  payersOf(accountIds: readonly string[]): Promise<Map<string, { account_number: string;
+      name: string }>> {
+    return this.rails.payers(accountIds)
   }
 
-  /** Applies one message; false when it must wait (a return of a payment not yet settled). */
-  private async applyMessage(message: InboundMessage, report: ClearingReport): Promise<boolean> {
-    if (message.kind === 'status') {
-      const outcomes = new Map(message.statuses.map((s) => [s.tx_id, s.outcome]))
-      const work = await pendingPayoutsByIds(this.db, [...outcomes.keys()])
-      await this.settleChunk(work, (id) => outcomes.get(id), report, message)
-      return true
-    }
-    const originals = await payoutsByIds(this.db, message.returns.map((r) => r.tx_id))
-    const reasons = new Map(message.returns.map((r) => [r.tx_id, r.reason]))
-    try {
-      await this.db.transaction().execute(async (trx) => {
-        if (!(await this.rails.iso.recordApplied(trx, message))) return
-        const returned = originals.map((payout) => ({ payout,
-          reason: reasons.get(payout.tx_id) ?? 'returned' }))
-        const booked = await this.ledger.write(trx, payoutReturns, returned)
-        if (booked.waiting.length > 0) throw new ReturnsWaiting()
-        report.returned += booked.reversed
-      })
-    } catch (error) {
-      if (!(error instanceof ReturnsWaiting)) throw error
-      this.log.info({ file: message.name }, 'clearing: a return waits for its payment to settle')
-      return false
-    }
-    return true
+  /** Books a status report's answers to transfers (IsoRail's handler, in its transaction). */
+  private async settleAnswers(trx: Kysely<Database>,
+      statuses: PayoutStatus[]): Promise<SettledCounts> {
+    const outcomes = new Map(statuses.map((s) => [s.tx_id, s.outcome]))
+    const work = await pendingPayoutsByIds(trx, [...outcomes.keys()])
+    const counts = { settled: 0, failed: 0, invalid: 0 }
+    await this.settleIn(trx, work, (id) => outcomes.get(id), counts)
+    return counts
+  }
+
+  /**
+   * Books returns (IsoRail's handler, in the return message's transaction): each payout
+   * still Successful under its account's lock is reversed; those still Pending wait.
+   */
+  private async reverseReturned(trx: Kysely<Database>,
+      returns: PayoutReturn[]): Promise<{ reversed: number; waiting: number }> {
+    const originals = await payoutsByIds(trx, returns.map((r) => r.tx_id))
+    const reasons = new Map(returns.map((r) => [r.tx_id, r.reason]))
+    const returned = originals.map((payout) => ({ payout,
+      reason: reasons.get(payout.tx_id) ?? 'returned' }))
+    const booked = await this.ledger.write(trx, payoutReturns, returned)
+    return { reversed: booked.reversed, waiting: booked.waiting.length }
   }
 
   private async recoverRealTime(report: ClearingReport): Promise<void> {
@@ -328,27 +312,31 @@ export class ClearingService {
   private async settleChunk(
     chunk: Array<{ payout: PendingPayout }>,
     outcomeOf: (txId: string) => RailOutcome | undefined,
-    report: ClearingReport,
-    message?: InboundMessage,
+    report: SettledCounts,
   ): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      // A status report is recorded with what it settles: applied once, or not at all.
-      if (message && !(await this.rails.iso.recordApplied(trx, message))) return
-      // Each payout's status is read under its account's lock (transactionsOf), so a payout
-      // another run settled meanwhile is left as it is.
-      const answered = chunk.map(({ payout }) => ({ payout, outcome: outcomeOf(payout.tx_id) }))
-      const settled = await this.ledger.write(trx, payoutSettlements, answered)
-      const succeeded: string[] = []
-      for (const { tx_id, status } of settled) {
-        if (status === 'Successful') {
-          report.settled++
-          succeeded.push(tx_id)
-        } else if (status === 'Failed') report.failed++
-        else report.invalid++
-      }
-      // The payment advices of the payments this chunk paid commit with it (payment-advice.ts).
-      await this.advices.paid(trx, succeeded)
-    })
+    await this.db.transaction().execute((trx) => this.settleIn(trx, chunk, outcomeOf, report))
+  }
+
+  private async settleIn(
+    trx: Kysely<Database>,
+    chunk: Array<{ payout: PendingPayout }>,
+    outcomeOf: (txId: string) => RailOutcome | undefined,
+    report: SettledCounts,
+  ): Promise<void> {
+    // Each payout's status is read under its account's lock (transactionsOf), so a payout
+    // another run settled meanwhile is left as it is.
+    const answered = chunk.map(({ payout }) => ({ payout, outcome: outcomeOf(payout.tx_id) }))
+    const settled = await this.ledger.write(trx, payoutSettlements, answered)
+    const succeeded: string[] = []
+    for (const { tx_id, status } of settled) {
+      if (status === 'Successful') {
+        report.settled++
+        succeeded.push(tx_id)
+      } else if (status === 'Failed') report.failed++
+      else report.invalid++
+    }
+    // The payment advices of the payments this chunk paid commit with it (payment-advice.ts).
+    await this.advices.paid(trx, succeeded)
   }
 
   /**
@@ -374,6 +362,13 @@ export class ClearingService {
     })
     await this.rail.acknowledgeReturns(returns.map((r) => r.tx_id).filter((id) => !waiting.has(id)))
   }
+}
+
+function addInbound(report: ClearingReport, summary: InboundSummary): void {
+  report.settled += summary.settled
+  report.failed += summary.failed
+  report.invalid += summary.invalid
+  report.returned += summary.returned
 }
 
 function emptyReport(cycle: string, resumed: boolean): ClearingReport {

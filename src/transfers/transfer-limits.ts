@@ -49,6 +49,16 @@ export const rtc_recovery_job_limits = {
   backoff_max_ms: 10 * 60_000,
 }
 
+/** The recurring look for the clearing house's files (`rail.inbound`). */
+export const rail_inbound_job_limits = {
+  attempts_max: 20,
+  lease_ms: 5 * 60_000,
+  backoff_base_ms: 10_000,
+  backoff_max_ms: 10 * 60_000,
+  /** How often an instance looks into the inbound folder. */
+  every_ms: 30_000,
+}
+
 export type PaymentType = 'EFT' | 'RTC' | 'INTERNAL'
 
 const instantNames: Record<Exclude<PaymentType, 'EFT'>, string> =

@@ -8,7 +8,7 @@ import type { TransferTables } from './transfer-tables.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf, withHeaders } from '../transport/nats/endpoint.ts'
 import { payment_advice_job_kind } from './payment-advice.ts'
-import { clearing_job_kind, rtc_recovery_job_kind } from './clearing-service.ts'
+import { clearing_job_kind, rail_inbound_job_kind, rtc_recovery_job_kind } from './clearing-service.ts'
 import { transferMigrations } from './transfer-migrations.ts'
 import {
   transfer_key_expiry_job_kind as key_expiry_job_kind,
@@ -18,6 +18,7 @@ import {
   clearing_job_limits,
   limits as payment_limits,
   payment_advice_job_limits,
+  rail_inbound_job_limits,
   rtc_recovery_job_limits,
   transfer_key_expiry_job_limits,
 } from './transfer-limits.ts'
@@ -55,7 +56,6 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
         schedule: config.clearingSchedule,
       }, log, {
         iso: s.isoRail,
-        simulator: s.clearingHouse,
         payers: async (accountIds) => {
           const numbers = await accounts.numbersOf(accountIds)
           const names = await entities.namesOf([...numbers.values()].map((n) => n.entity_id))
@@ -79,6 +79,7 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
     payment_advice_job: payment_advice_job_limits,
     clearing_job: clearing_job_limits,
     rtc_recovery_job: rtc_recovery_job_limits,
+    rail_inbound_job: rail_inbound_job_limits,
     transfer_key_expiry_job: transfer_key_expiry_job_limits,
   },
   endpoints: (s) => [
@@ -97,5 +98,6 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
     endpoint(contract.payments.pending, (r) => s.transactions.pending(r)),
     endpoint(contract.operators.clearingRun, (r) => (r.detach ? s.clearing.start() : s.clearing.runNow())),
   ],
-  jobKinds: [payment_advice_job_kind, clearing_job_kind, rtc_recovery_job_kind, key_expiry_job_kind],
+  jobKinds: [payment_advice_job_kind, clearing_job_kind, rtc_recovery_job_kind,
+    rail_inbound_job_kind, key_expiry_job_kind],
 }

@@ -36,12 +36,15 @@ export class ClearingHouseSimulator {
     this.refused = path.join(own, 'refused')
   }
 
-  /** Delivers the returns it held back, then answers every message waiting in outbound/. */
-  async pass(): Promise<{ answered: number; returns_delivered: number }> {
+  /**
+   * Answers every message waiting in outbound/; first, when `deliverHeld`, delivers the
+   * returns it held back (a clearing cycle's start: returns come at the next cycle).
+   */
+  async pass(deliverHeld: boolean): Promise<{ answered: number; returns_delivered: number }> {
     for (const dir of [this.received, this.later, this.refused]) {
       await fs.mkdir(dir, { recursive: true, mode: 0o750 })
     }
-    const held = await this.folder.list(this.later)
+    const held = deliverHeld ? await this.folder.list(this.later) : []
     for (const name of held) await this.folder.move(this.later, name, this.folder.inbound)
     let answered = 0
     for (const name of await this.folder.list(this.folder.outbound)) {
