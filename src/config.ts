@@ -136,6 +136,13 @@ export const settings = z.object({
    * in the sandbox; production refuses it.
    */
   BANK_RAIL_SIMULATOR: z.enum(['true', 'false']).optional(),
+  /**
+   * The clearing house's gateway for real-time payments (RTC): each pacs.008 and pacs.028 is
+   * POSTed to it. Unset in the sandbox, the clearing-house simulator answers.
+   */
+  BANK_RAIL_GATEWAY_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** How long an RTC waits for the gateway's answer; none by then leaves it Pending. */
+  BANK_RAIL_GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** The bank's branch code (its member id at the clearing house, six digits). */
   BANK_BRANCH_CODE: z.string().regex(/^[0-9]{6}$/, 'six digits').default('999000'),
   /** The bank's settlement account at the clearing house (its statements' account). */
@@ -248,7 +255,8 @@ export interface Config {
   /** The first six digits (the issuer's BIN) of the card numbers the bank issues. */
   cardBin: string
   /** The ISO 20022 rail: its folder, the sandbox's simulator, the bank's clearing identity. */
-  rail: { dir: string; simulator: boolean; branchCode: string; settlementAccount: string }
+  rail: { dir: string; simulator: boolean; branchCode: string; settlementAccount: string;
+    gatewayUrl: string | undefined; gatewayTimeoutMs: number }
   /** E-mail through this SMTP server; unset, the simulated notifier records messages instead. */
   smtp: { url: string; from: string; timeout_ms: number } | undefined
 }
@@ -351,6 +359,8 @@ function bankingConfig(s: Settings) {
       simulator: s.BANK_RAIL_SIMULATOR === undefined ? sandbox : s.BANK_RAIL_SIMULATOR === 'true',
       branchCode: s.BANK_BRANCH_CODE,
       settlementAccount: s.BANK_SETTLEMENT_ACCOUNT,
+      gatewayUrl: s.BANK_RAIL_GATEWAY_URL,
+      gatewayTimeoutMs: s.BANK_RAIL_GATEWAY_TIMEOUT_MS,
     },
     dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, sandbox),
     otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,

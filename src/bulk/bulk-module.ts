@@ -37,8 +37,9 @@ export const bulkModule: Module<BulkServices, BulkTables> = {
       entityLimits: { ...entity_limits_default, wrong_pins_per_entity_max: config.bulkWrongPinsMax,
         pending_batches_per_entity_max: config.bulkPendingBatchesMax },
     })
-    const bulkProcessing = new BulkProcessing(db, s.ledgerWriter, s.rail, s.jobRunner, s.advices,
-      s.events, s.isoRail, (accountIds) => s.clearing.payersOf(accountIds))
+    const bulkProcessing = new BulkProcessing(db, s.ledgerWriter, s.jobRunner, s.advices,
+      s.events, s.isoRail, (accountIds) => s.clearing.payersOf(accountIds),
+      (accountId, payment, batchId) => s.clearing.payRealTime(accountId, payment, 'bulk', batchId))
     return { bulk, bulkProcessing }
   },
   migrations: {

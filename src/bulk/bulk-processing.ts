@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely'
 import type { Database } from '../schema.ts'
-import { assert } from '../errors.ts'
+import { assert, Unavailable } from '../errors.ts'
 import { appendEvents, type EventDispatcher, type NewEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { eft_submission_group } from '../transfers/clearing-service.ts'
 import { cents } from '../ledger/cents.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
-import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
+import type { RailOutcome, RailPayment } from '../rails/rail.ts'
 import type { IsoRail, OutgoingTransfer, PayoutStatus, SettledCounts } from '../rails/iso-rail.ts'
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { PaymentAdvices } from '../transfers/payment-advice.ts'
@@ -41,7 +41,6 @@ export class BulkProcessing {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly ledger: ComposedWriter,
-    private readonly rail: Rail,
     private readonly jobs: JobRunner,
     private readonly advices: PaymentAdvices,
     events: EventDispatcher,
@@ -49,6 +48,9 @@ export class BulkProcessing {
     /** The payers' account numbers and names, by account id (a pacs.008's debtors). */
     private readonly payersOf: (accountIds: readonly string[]) => Promise<Map<string,
       { account_number: string; name: string }>>,
+    /** Pays an RTC through the gateway (clearing-service.ts payRealTime). */
+    private readonly payRealTime: (accountId: string, payment: RailPayment,
+      batchId: string) => Promise<RailOutcome | undefined>,
   ) {
     iso.handleStatuses('bulk', (trx, statuses) => this.bookAnswers(trx, statuses))
     jobs.register({
@@ -73,18 +75,23 @@ export class BulkProcessing {
   async process(batchId: string): Promise<Record<string, unknown>> {
     const batch = await this.createPaymentRows(batchId)
     if (!batch) return { skipped: true }
+    const open = (await itemsOf(this.db, batchId)).filter((i) => i.real_time
+      && i.status === 'processing' && i.tx_id)
     let paid = 0
-    for (;;) {
-      const open = (await itemsOf(this.db, batchId)).filter((i) => i.real_time
-        && i.status === 'processing' && i.tx_id)
-      if (open.length === 0) break
-      const chunk = open.slice(0, bulk_settle_chunk_max)
+    for (let start = 0; start < open.length; start += bulk_settle_chunk_max) {
+      const chunk = open.slice(start, start + bulk_settle_chunk_max)
       const outcomes = new Map<string, RailOutcome>()
-      for (const item of chunk) outcomes.set(item.tx_id!,
-        await this.rail.payRealTime(railPayment(item)))
-      const booked = await this.book(batchId, outcomes)
-      paid += booked
-      assert(booked > 0, `batch ${batchId}: RTC answers booked nothing`)
+      for (const item of chunk) {
+        const outcome = await this.payRealTime(batch.account_id, railPayment(item), batchId)
+        if (outcome) outcomes.set(item.tx_id!, outcome)
+      }
+      if (outcomes.size > 0) paid += await this.book(batchId, outcomes)
+    }
+    // An RTC the clearing house has not answered stays processing: the job is tried again
+    // (later attempts ask the gateway its status; nothing is sent twice).
+    const unanswered = open.length - paid
+    if (unanswered > 0) {
+      throw new Unavailable(`${unanswered} RTC payments of batch ${batchId} have no answer yet`)
     }
     return { rtc_booked: paid }
   }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import path from 'node:path'
-import type { Kysely } from 'kysely'
+import type { Insertable, Kysely, Selectable } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { assert } from '../errors.ts'
 import type { Database } from '../schema.ts'
@@ -11,18 +11,23 @@ import { checkRow, pacs008Chunks, pacs008_message_name, type CreditTransferRow,
 import { pacs002_message, readStatusReport, type TransactionStatus }
   from './iso20022/pacs002-read.ts'
 import { pacs004_message, readPaymentReturn } from './iso20022/pacs004-read.ts'
+import { pacs008RtcText } from './iso20022/pacs008-write.ts'
+import { pacs028Text } from './iso20022/pacs028-write.ts'
+import { toSast } from '../calendar/sa-calendar.ts'
+import type { RtcGateway } from './rtc-gateway.ts'
 import { reasonCode, rejectionOutcome } from './iso20022/reason-codes.ts'
 import { MessageRefused } from './iso20022/xml-read.ts'
 import { IsoValueError } from './iso20022/iso-value-error.ts'
 import { newRowId } from '../ledger/row-id.ts'
 import type { RailFolder } from './rail-folder.ts'
 import type { RailOutcome } from './rail.ts'
-import type { PayoutSource } from './rail-tables.ts'
+import type { PayoutSource, RailSubmissionsTable } from './rail-tables.ts'
 import type { ClearingHouseSimulator } from './clearing-house/simulator.ts'
 import type { Logger } from '../logger.ts'
 import {
   insertInbound, insertOutbound, answerSubmissions, inboundApplied, outboundMessage,
-  recordRefusal, returnSubmissions, submissionsByEndToEnd, submissionsOf, submittedTxIds,
+  recordRefusal, returnSubmissions, submissionOf, submissionsByEndToEnd, submissionsOf,
+  submittedTxIds,
   unwrittenMessages, markWritten,
 } from './rail-store.ts'
 
@@ -139,7 +144,9 @@ export class IsoRail {
     private readonly branchCode: string,
     private readonly log: Logger,
     /** The sandbox's clearing house (undefined in production: a real one answers). */
-    private readonly simulator: ClearingHouseSimulator | undefined = undefined,
+    private readonly simulator: ClearingHouseSimulator | undefined,
+    /** Where RTCs go; undefined when none is configured (they then stay Pending). */
+    private readonly gateway: RtcGateway | undefined,
   ) {}
 
   private readonly statusHandlers = new Map<PayoutSource, StatusHandler>()
@@ -263,17 +270,99 @@ export class IsoRail {
         file_name: fileName(pacs008_message_name, messageId),
         transaction_count: transfers.length, control_sum: controlSum,
         created_at: this.clock.now(), settlement_date: settlementDate,
-      }, transfers.map((t, position) => ({
-        tx_id: t.tx_id, source: t.source, source_ref: t.source_ref ?? null,
-        message_id: messageId, position,
-        end_to_end_id: endToEndIdOf(t.tx_id),
-        amount: t.amount, debtor_name: t.debtor.name, debtor_account: t.debtor.account_number,
-        creditor_name: t.creditor.name, creditor_account: t.creditor.account_number,
-        creditor_branch: t.creditor.branch_code, ref: t.ref,
-      })))
+        written_at: null,
+      }, transfers.map((t, position) => submissionRow(t, messageId, position)))
     })
     await this.writeOutbound(messageId)
     return messageId
+  }
+
+  /**
+   * Pays one RTC through the gateway: recorded, then sent as its own pacs.008, and its
+   * pacs.002 read. Resolves with the outcome, or undefined while there is none (no answer
+   * within the bound, no gateway, a pending status): the payout stays Pending and is asked
+   * about again later. A payout sent before is not sent again: the gateway is asked its
+   * status (pacs.028), and sent the same message again only if it never received it.
+   */
+  async payRealTime(transfer: OutgoingTransfer): Promise<RailOutcome | undefined> {
+    const known = await submissionOf(this.db, transfer.tx_id)
+    if (known) return this.askStatus(known.tx_id, known.message_id)
+    const messageId = bankMessageId()
+    const now = this.clock.now()
+    await this.db.transaction().execute((trx) => insertOutbound(trx, {
+      message_id: messageId, kind: pacs008_message_name, payment_type: 'RTC',
+      file_name: fileName(pacs008_message_name, messageId), transaction_count: 1,
+      control_sum: transfer.amount, created_at: now, settlement_date: toSast(now).date,
+      // Not a file: nothing to write again.
+      written_at: now,
+    }, [submissionRow(transfer, messageId, 0)]))
+    return this.sendRealTime(transfer.tx_id, messageId)
+  }
+
+  /** Sends a recorded RTC message (the same bytes each time) and reads its answer. */
+  private async sendRealTime(txId: string, messageId: string): Promise<RailOutcome | undefined> {
+    if (!this.gateway) return undefined
+    const message = await outboundMessage(this.db, messageId)
+    assert(message, `RTC message ${messageId} is not recorded`)
+    let row: CreditTransferRow | undefined
+    for await (const page of submissionsOf(this.db, messageId)) row = this.rowOf(page[0]!)
+    assert(row, `RTC message ${messageId} has no payment`)
+    const text = await pacs008RtcText({ message_id: messageId,
+      created_at: new Date(message.created_at), settlement_date: message.settlement_date ?? '' },
+    row)
+    const answer = await this.gateway.send('pacs.008', text)
+    const status = await this.statusIn(answer, messageId, txId)
+    return status === 'unknown' ? undefined : status
+  }
+
+  /** Asks the gateway the status of a payout it was sent (pacs.028). */
+  private async askStatus(txId: string, messageId: string): Promise<RailOutcome | undefined> {
+    if (!this.gateway) return undefined
+    const text = await pacs028Text({ message_id: bankMessageId(), created_at: this.clock.now() },
+      [{ original_message_id: messageId, tx_id: txId }])
+    const answer = await this.gateway.send('pacs.028', text)
+    // Never received (no answer at all is no answer in time: asked again later).
+    if (answer === undefined) return undefined
+    const status = await this.statusIn(answer, messageId, txId)
+    return status === 'unknown' ? this.sendRealTime(txId, messageId) : status
+  }
+
+  /**
+   * The payout's outcome in a gateway's pacs.002 (recorded on its submission), undefined
+   * while undecided or unreadable (logged), `unknown` when the report does not name it.
+   */
+  private async statusIn(answer: string | undefined, messageId: string,
+      txId: string): Promise<RailOutcome | undefined | 'unknown'> {
+    if (answer === undefined) return undefined
+    const report = await readStatusReport({ content: answer }).catch((error: unknown) => {
+      if (error instanceof MessageRefused) return error
+      throw error
+    })
+    if (report instanceof MessageRefused || report.header.original_message_id !== messageId) {
+      this.log.warn({ message_id: messageId, reason: report instanceof MessageRefused
+        ? report.message : 'it answers another message' }, 'rail gateway: answer refused')
+      return undefined
+    }
+    const endToEnd = endToEndIdOf(txId)
+    const item = report.items.find((i) => i.original_end_to_end_id === endToEnd)
+    if (!item) return 'unknown'
+    const submission = await submissionOf(this.db, txId)
+    assert(submission, `RTC ${txId} is not recorded`)
+    const status = statusOf(submission, item)
+    if (status.outcome) {
+      await answerSubmissions(this.db, [status], this.clock.now())
+    }
+    return status.outcome
+  }
+
+  private rowOf(s: Submission): CreditTransferRow {
+    return {
+      tx_id: s.tx_id, amount: BigInt(s.amount), ref: s.ref,
+      debtor: { name: s.debtor_name, account_number: s.debtor_account,
+        branch_code: this.branchCode },
+      creditor: { name: s.creditor_name, account_number: s.creditor_account,
+        branch_code: s.creditor_branch },
+    }
   }
 
   /** Writes again every recorded message whose file was never written whole (a crash). */
@@ -285,7 +374,6 @@ export class IsoRail {
 
   /** Writes a recorded outbound message's file from its record: the same bytes every time. */
   async writeOutbound(messageId: string): Promise<void> {
-    const branchCode = this.branchCode
     const message = await outboundMessage(this.db, messageId)
     assert(message, `outbound message ${messageId} is not recorded`)
     const header = {
@@ -297,17 +385,10 @@ export class IsoRail {
       settlement_date: message.settlement_date ?? '',
     }
     const db = this.db
+    const rowOf = (s: Submission) => this.rowOf(s)
     async function* rows(): AsyncGenerator<CreditTransferRow> {
       for await (const page of submissionsOf(db, messageId)) {
-        for (const s of page) {
-          yield {
-            tx_id: s.tx_id, amount: BigInt(s.amount), ref: s.ref,
-            debtor: { name: s.debtor_name, account_number: s.debtor_account,
-              branch_code: branchCode },
-            creditor: { name: s.creditor_name, account_number: s.creditor_account,
-              branch_code: s.creditor_branch },
-          }
-        }
+        for (const s of page) yield rowOf(s)
       }
     }
     await this.folder.write(this.folder.outbound, message.file_name, pacs008Chunks(header, rows()))
@@ -338,9 +419,24 @@ export class IsoRail {
     }
   }
 
+  /**
+   * `applied` when a message of this id was applied from the same bytes (a second delivery);
+   * refused when other bytes come under an id already applied.
+   */
+  private async seen(name: string, messageId: string,
+      sha256: string): Promise<InboundRead | undefined> {
+    const applied = await inboundApplied(this.db, messageId)
+    if (applied === undefined) return undefined
+    if (applied === sha256) return { kind: 'applied', name }
+    throw new InboundRefusal(`message id ${messageId} was applied already from another file ` +
+      `(SHA-256 ${applied}); a message id is never reused`)
+  }
+
   private async readStatuses(name: string, file: string): Promise<InboundRead> {
     const report = await readStatusReport({ file })
-    if (await inboundApplied(this.db, report.header.message_id)) return { kind: 'applied', name }
+    const sha256 = await sha256Of(file)
+    const seen = await this.seen(name, report.header.message_id, sha256)
+    if (seen) return seen
     if (report.header.original_message_name !== pacs008_message_name) {
       throw new InboundRefusal(`answers a ${report.header.original_message_name}; ` +
         `the bank sends ${pacs008_message_name}`)
@@ -356,19 +452,24 @@ export class IsoRail {
       }
       return statusOf(submission, item)
     })
-    return { kind: 'status', name, message_id: report.header.message_id,
-      sha256: await sha256Of(file), statuses }
+    return { kind: 'status', name, message_id: report.header.message_id, sha256, statuses }
   }
 
   private async readReturns(name: string, file: string): Promise<InboundRead> {
     const message = await readPaymentReturn({ file })
-    if (await inboundApplied(this.db, message.header.message_id)) return { kind: 'applied', name }
+    const sha256 = await sha256Of(file)
+    const seen = await this.seen(name, message.header.message_id, sha256)
+    if (seen) return seen
     const sent = await submissionsByEndToEnd(this.db,
       message.items.map((item) => item.original_end_to_end_id))
     const returns = message.items.map((item, index) => {
       const submission = sent.get(item.original_end_to_end_id)
       const where = `return ${index + 1} (end-to-end id ${item.original_end_to_end_id})`
       if (!submission) throw new InboundRefusal(`${where} names no payment the bank sent`)
+      if (submission.status === 'RJCT') {
+        throw new InboundRefusal(`${where} returns a payment the clearing house rejected: ` +
+          'it was never paid')
+      }
       if (BigInt(submission.amount) !== item.amount) {
         throw new InboundRefusal(`${where} returns ${item.amount} cents of a payment of ` +
           `${submission.amount}: the bank takes back whole payments only`)
@@ -377,8 +478,7 @@ export class IsoRail {
       return { tx_id: submission.tx_id, reason_code: item.reason.code,
         reason: `${item.reason.code}: ${text}` }
     })
-    return { kind: 'return', name, message_id: message.header.message_id,
-      sha256: await sha256Of(file), returns }
+    return { kind: 'return', name, message_id: message.header.message_id, sha256, returns }
   }
 
   /**
@@ -430,6 +530,19 @@ function bySource(statuses: PayoutStatus[]): Map<PayoutSource, PayoutStatus[]> {
 
 /** A file refused for what it says, not how it is written (a payment the bank never sent). */
 class InboundRefusal extends Error {}
+
+type Submission = Selectable<RailSubmissionsTable>
+
+function submissionRow(t: OutgoingTransfer, messageId: string,
+    position: number): Insertable<RailSubmissionsTable> {
+  return {
+    tx_id: t.tx_id, source: t.source, source_ref: t.source_ref ?? null,
+    message_id: messageId, position, end_to_end_id: endToEndIdOf(t.tx_id),
+    amount: t.amount, debtor_name: t.debtor.name, debtor_account: t.debtor.account_number,
+    creditor_name: t.creditor.name, creditor_account: t.creditor.account_number,
+    creditor_branch: t.creditor.branch_code, ref: t.ref,
+  }
+}
 
 function fileName(kind: string, messageId: string): string {
   return `${kind.slice(0, 8)}.${messageId}.xml`

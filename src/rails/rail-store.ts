@@ -13,7 +13,7 @@ const submissions_page = 1000
 /** Records an outbound message and its payouts (in the caller's transaction). */
 export async function insertOutbound(
   trx: Db,
-  message: Omit<Insertable<RailMessagesTable>, 'direction' | 'written_at' | 'sha256'>,
+  message: Omit<Insertable<RailMessagesTable>, 'direction' | 'sha256'>,
   submissions: Array<Insertable<RailSubmissionsTable>>,
 ): Promise<void> {
   await trx.insertInto('rail_messages').values({ ...message, direction: 'out' }).execute()
@@ -54,6 +54,12 @@ export async function unwrittenMessages(db: Db): Promise<string[]> {
   return rows.map((row) => row.message_id)
 }
 
+/** A payout's submission, if it was sent. */
+export function submissionOf(db: Db, txId: string): Promise<Submission | undefined> {
+  return db.selectFrom('rail_submissions').selectAll().where('tx_id', '=', txId)
+    .executeTakeFirst()
+}
+
 export async function submittedTxIds(db: Db, txIds: readonly string[]): Promise<Set<string>> {
   if (txIds.length === 0) return new Set()
   const rows = await db.selectFrom('rail_submissions').select('tx_id')
@@ -73,10 +79,11 @@ export async function submissionsByEndToEnd(db: Db,
   return found
 }
 
-export async function inboundApplied(db: Db, messageId: string): Promise<boolean> {
-  const row = await db.selectFrom('rail_messages').select('message_id')
+/** The SHA-256 of the inbound message applied under this id, if one was. */
+export async function inboundApplied(db: Db, messageId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('rail_messages').select('sha256')
     .where('direction', '=', 'in').where('message_id', '=', messageId).executeTakeFirst()
-  return row !== undefined
+  return row === undefined ? undefined : (row.sha256 ?? '')
 }
 
 /** Records an inbound message applied; false when it was recorded before. */
@@ -110,7 +117,7 @@ export async function returnSubmissions(trx: Db,
     returns: ReadonlyArray<{ tx_id: string; reason_code: string }>): Promise<void> {
   for (const r of returns) {
     await trx.updateTable('rail_submissions').set({ returned_reason_code: r.reason_code })
-      .where('tx_id', '=', r.tx_id).execute()
+      .where('tx_id', '=', r.tx_id).where('status', 'in', ['ACSC', 'ACCC']).execute()
   }
 }
 

@@ -1,7 +1,7 @@
 import type { PayoutInstruction } from '../ledger/ledger-store.ts'
 
-// The bank's payment rails (the outside world) behind one interface. The default is the
-// simulated rail; a real adapter implements the same calls.
+// What the bank's rails answer of a payout. Payouts go out on the ISO 20022 rail (iso-rail.ts,
+// files for EFT, a gateway for RTC); the sandbox's clearing house answers them there.
 
 /** What a rail is told of a payout: the ledger's record of it (ledger-store.ts). */
 export type RailPayment = PayoutInstruction
@@ -18,14 +18,11 @@ export interface RailReturn {
   reason: string
 }
 
+/**
+ * Returns recorded by the simulated rail of earlier versions, booked until none is left
+ * (simulated-rail.ts). Payouts go out on the ISO 20022 rail (iso-rail.ts).
+ */
 export interface Rail {
-  /** Real-time clearing: the rail answers at once. Idempotent by tx_id. */
-  payRealTime(payment: RailPayment): Promise<RailOutcome>
-  /**
-   * One EFT clearing cycle: the batch is submitted and each payment is answered. Idempotent by
-   * tx_id.
-   */
-  submitEftBatch(payments: RailPayment[]): Promise<Map<string, RailOutcome>>
   /**
    * Payments that recipients' banks sent back after success and the bank has not yet
    * acknowledged, oldest first, a bounded batch. A return is handed out again until it is

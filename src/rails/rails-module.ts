@@ -8,6 +8,7 @@ import { IsoRail } from './iso-rail.ts'
 import { RailFolder } from './rail-folder.ts'
 import { ClearingHouse } from './clearing-house/clearing-house.ts'
 import { ClearingHouseSimulator } from './clearing-house/simulator.ts'
+import { HttpGateway, SimulatorGateway } from './rtc-gateway.ts'
 import { railMessagesMigration, simulatedRailMigrations } from './simulated-rail-migration.ts'
 import { simulatedDebitRailMigration } from './debit-rail-migration.ts'
 
@@ -35,9 +36,12 @@ export const railsModule: Module<RailServices, RailTables> = {
       bank_branch_code: config.rail.branchCode })
     const clearingHouse = config.rail.simulator
       ? new ClearingHouseSimulator(folder, house, clock, log) : undefined
+    const { gatewayUrl, gatewayTimeoutMs } = config.rail
+    const gateway = gatewayUrl ? new HttpGateway(gatewayUrl, gatewayTimeoutMs, log)
+      : clearingHouse ? new SimulatorGateway(clearingHouse) : undefined
     return {
       rail: new SimulatedRail(db, clock),
-      isoRail: new IsoRail(db, folder, clock, config.rail.branchCode, log, clearingHouse),
+      isoRail: new IsoRail(db, folder, clock, config.rail.branchCode, log, clearingHouse, gateway),
       clearingHouse,
       debitRail: new SimulatedDebitRail(db, clock),
     }

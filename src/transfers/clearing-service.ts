@@ -13,7 +13,8 @@ import { JobGroupBusy, type JobRunner } from '../jobs/job-runner.ts'
 import { findJobByKey } from '../jobs/job-store.ts'
 import type { JobView } from '../jobs/jobs-contract.ts'
 import { appendEvent } from '../events/index.ts'
-import type { Rail, RailOutcome } from '../rails/rail.ts'
+import type { Rail, RailOutcome, RailPayment } from '../rails/rail.ts'
+import type { PayoutSource } from '../rails/rail-tables.ts'
 import type {
   InboundSummary, IsoRail, OutgoingTransfer, PayoutReturn, PayoutStatus, SettledCounts,
 } from '../rails/iso-rail.ts'
@@ -288,19 +289,46 @@ export class ClearingService {
   }
 
   private async recoverRealTime(report: ClearingReport): Promise<void> {
-    // An RTC still Pending this long after it was taken lost its settle step (a crash).
+    // An RTC still Pending this long after it was taken lost its answer (none within the
+    // bound, or a crash): the gateway is asked its status, page by page past those that
+    // still have none.
     const before = new Date(this.clock.now().getTime() - this.options.rtcRecoveryAfterMs)
+    let after: PayoutCursor | undefined
     for (;;) {
-      const chunk = await this.pendingPayouts('RTC', before)
+      const chunk = await this.pendingPayouts('RTC', before, after)
       if (chunk.length === 0) return
-      const outcomes = new Map<string, RailOutcome>()
-      for (const c of chunk) outcomes.set(c.payout.tx_id, await this.rail.payRealTime(c.payment))
-      const counts = { ...report, settled: 0, failed: 0, invalid: 0 }
-      await this.settleChunk(chunk, (id) => outcomes.get(id), counts)
-      const recovered = counts.settled + counts.failed + counts.invalid
-      report.rtc_recovered += recovered
-      if (recovered === 0) return
+      const last = chunk.at(-1)!
+      after = { created_at: last.created_at, tx_id: last.payout.tx_id }
+      const outcomes = new Map<string, RailOutcome | undefined>()
+      for (const c of chunk) outcomes.set(c.payout.tx_id,
+        await this.payRealTime(c.payout.account_id, c.payment))
+      const answered = chunk.filter((c) => outcomes.get(c.payout.tx_id))
+      if (answered.length === 0) continue
+      const counts = { settled: 0, failed: 0, invalid: 0 }
+      await this.settleChunk(answered, (id) => outcomes.get(id), counts)
+      report.rtc_recovered += counts.settled + counts.failed + counts.invalid
     }
+  }
+
+  /**
+   * Pays an RTC through the ISO rail's gateway (or asks its status when it was sent): its
+   * outcome, or undefined while none has come.
+   */
+  async payRealTime(accountId: string, payment: RailPayment, source: PayoutSource = 'transfer',
+      sourceRef?: string): Promise<RailOutcome | undefined> {
+    const payer = (await this.rails.payers([accountId])).get(accountId)
+    assert(payer, `payout ${payment.tx_id}: its account ${accountId} has no payer`)
+    const transfer: OutgoingTransfer = {
+      tx_id: payment.tx_id, source, source_ref: sourceRef, amount: payment.amount,
+      ref: payment.ref, debtor: payer,
+      creditor: { name: payment.name, account_number: payment.account_number,
+        branch_code: payment.branch_code },
+    }
+    const why = this.rails.iso.unsendable(transfer)
+    if (why !== undefined) {
+      return { status: 'invalid', reason: `the payment cannot be sent on the rail: ${why}` }
+    }
+    return this.rails.iso.payRealTime(transfer)
   }
 
   private pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date,

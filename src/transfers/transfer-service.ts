@@ -19,7 +19,7 @@ import {
   type SettledStatus,
 } from '../ledger/payment-journals.ts'
 import { newRowId } from '../ledger/row-id.ts'
-import type { Rail, RailOutcome } from '../rails/rail.ts'
+import type { RailOutcome, RailPayment } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
 import type { PaymentAdviceRow } from './payment-advice-store.ts'
 import type {
@@ -33,10 +33,11 @@ import { checkPaymentLimit, type PaymentType } from './transfer-limits.ts'
 // ledger writer batches with others (ledger/ledger-writer.ts, ledger/payment-journals.ts):
 //  1. reserve: claim the clientTxId, check available ≥ amount + fee in request order, hold
 //     it, and write the Pending transfer row;
-//  2. settle: RTC goes to the rail at once and is captured or released by a settlement;
-//     EFT waits for the clearing cycle (clearing-service.ts).
-// A crash between the two leaves a Pending RTC with its hold, which the clearing run
-// resolves by asking the rail again (its answer is idempotent by tx_id).
+//  2. settle: RTC goes to the clearing house's gateway at once (its own pacs.008) and is
+//     captured or released by a settlement when the answer comes within the bound; EFT
+//     waits for the clearing cycle (clearing-service.ts).
+// An RTC without an answer in time (or after a crash between the two) stays Pending with its
+// hold; the RTC recovery asks the gateway for its status (pacs.028) and settles it then.
 // An internal payment (to another account of this bank) needs no rail: it is taken and
 // posted in full in step 1, both accounts locked in the same batch (ledger/payment-journals.ts).
 // Both kinds share the clientTxId keys, so a key used for one is a duplicate for the other.
@@ -47,6 +48,13 @@ export type { TransferResult }
 export interface TransferSettings {
   fees: Record<PaymentType, bigint>
 }
+
+/**
+ * Pays an RTC through the rail: its outcome, or undefined while the clearing house has not
+ * answered (clearing-service.ts payRealTime).
+ */
+export type RealTimePayer = (accountId: string, payment: RailPayment) =>
+  Promise<RailOutcome | undefined>
 
 /** Finds a payee by account number, in any partner (the caller learns only that it exists). */
 export interface PayeeDirectory {
@@ -78,7 +86,7 @@ export class TransferService {
   constructor(
     private readonly clock: Clock,
     private readonly calendar: SouthAfricanCalendar,
-    private readonly rail: Rail,
+    private readonly payRealTime: RealTimePayer,
     private readonly payees: PayeeDirectory,
     advices: PaymentAdvices,
     writer: LedgerWriter<Kysely<Database>>,
@@ -102,7 +110,7 @@ export class TransferService {
     assert(taken.payment_type !== 'INTERNAL', 'a payout is reserved as a payout')
     const amountText = String(request.amount)
     if (paymentType === 'EFT') return { tx_id: taken.tx_id, amount: amountText, status: 'Pending' }
-    const outcome = await this.rail.payRealTime({
+    const outcome = await this.payRealTime(taken.account_id, {
       tx_id: taken.tx_id,
       payment_type: 'RTC',
       amount: taken.amount,
@@ -111,6 +119,8 @@ export class TransferService {
       name: request.name,
       ref: request.ref,
     })
+    // No answer within the bound: Pending until the RTC recovery learns the outcome.
+    if (!outcome) return { tx_id: taken.tx_id, amount: amountText, status: 'Pending' }
     const status = await this.settler.submit({ payout: taken, outcome })
     return { tx_id: taken.tx_id, amount: amountText, status }
   }

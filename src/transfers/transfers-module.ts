@@ -46,8 +46,6 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
         await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
     })
     const payees = { accountIdByNumber: (n: string) => accounts.idByNumber(n) }
-    const transfers = new TransferService(clock, s.calendar, s.rail, payees, advices,
-      s.ledgerWriter, { fees: config.fees })
     const clearing = new ClearingService(db, clock, s.ledgerWriter, s.calendar, s.rail,
       s.jobRunner, advices, {
         cyclesSast: config.eftCyclesSast,
@@ -63,6 +61,9 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
             account_number: n.account_number, name: names.get(n.entity_id) ?? n.account_number }]))
         },
       })
+    const transfers = new TransferService(clock, s.calendar,
+      (accountId, payment) => clearing.payRealTime(accountId, payment), payees, advices,
+      s.ledgerWriter, { fees: config.fees })
     return {
       transfers, clearing, advices,
       transactions: new TransactionService(db, accounts),

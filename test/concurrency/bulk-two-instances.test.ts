@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { after, before, describe, test } from 'node:test'
 import { startBank, type Bank } from '../../src/app.ts'
 import { createLogger } from '../../src/logger.ts'
-import type { Rail, RailOutcome, RailPayment } from '../../src/rails/rail.ts'
+import type { RailOutcome } from '../../src/rails/rail.ts'
+import type { IsoRail, OutgoingTransfer } from '../../src/rails/iso-rail.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
 import { onboardPartner, storage, useTestBank, type TestPartner } from '../support/harness.ts'
 import { magic } from '../transfers/helpers.ts'
@@ -38,17 +39,17 @@ interface RailLog {
  * Records what one instance asks its rail; `gate` (if given) holds its first call until it
  * resolves.
  */
-function watchRail(rail: Rail, gate?: Promise<unknown>): RailLog {
+function watchRail(rail: IsoRail, gate?: Promise<unknown>): RailLog {
   const log: RailLog = { realTime: new Map(), eft: new Map(), restore: () => {} }
-  const original = { payRealTime: rail.payRealTime, submitEftBatch: rail.submitEftBatch }
-  rail.payRealTime = async (payment: RailPayment): Promise<RailOutcome> => {
+  const original = { payRealTime: rail.payRealTime, submitEft: rail.submitEft }
+  rail.payRealTime = async (payment: OutgoingTransfer): Promise<RailOutcome | undefined> => {
     log.realTime.set(payment.tx_id, (log.realTime.get(payment.tx_id) ?? 0) + 1)
     if (gate) await gate
     return original.payRealTime.call(rail, payment)
   }
-  rail.submitEftBatch = async (payments: RailPayment[]) => {
+  rail.submitEft = async (payments: readonly OutgoingTransfer[], date: string) => {
     for (const p of payments) log.eft.set(p.tx_id, (log.eft.get(p.tx_id) ?? 0) + 1)
-    return original.submitEftBatch.call(rail, payments)
+    return original.submitEft.call(rail, payments, date)
   }
   log.restore = () => Object.assign(rail, original)
   return log
@@ -209,8 +210,8 @@ if (storage === 'postgres') {
     })
 
     test('bulk payments - two instances process batches at once and pay nothing twice', async () => {
-      const secondLog = watchRail(second.services.rail)
-      const firstLog = watchRail(tb.bank.services.rail, firstCallOf(secondLog))
+      const secondLog = watchRail(second.services.isoRail)
+      const firstLog = watchRail(tb.bank.services.isoRail, firstCallOf(secondLog))
       try {
         await payBatches([tb.bank, second], [firstLog, secondLog])
         const served = [firstLog, secondLog].map((log) => log.realTime.size)
@@ -228,7 +229,7 @@ if (storage === 'postgres') {
   test('bulk payments - on PGlite one instance processes batches verified at once and pays nothing twice', async () => {
     // PGlite is embedded in one process: a second instance cannot share its database.
     await tb.ready
-    const log = watchRail(tb.bank.services.rail)
+    const log = watchRail(tb.bank.services.isoRail)
     try {
       await payBatches([tb.bank, tb.bank], [log])
     } finally {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { RailOutcome, RailPayment } from '../../src/rails/rail.ts'
+import type { RailOutcome } from '../../src/rails/rail.ts'
+import type { OutgoingTransfer } from '../../src/rails/iso-rail.ts'
 import { useTestBank } from '../support/harness.ts'
 import { outcome } from '../support/assertions.ts'
 import { fundedAccount, transferBody } from './helpers.ts'
@@ -17,14 +18,14 @@ const tb = useTestBank()
 
 /** Holds the first rail call for payments of `amount` until released; later calls pass. */
 function slowRailFor(amount: bigint) {
-  const rail = tb.bank.services.rail
+  const rail = tb.bank.services.isoRail
   const original = rail.payRealTime
   const held = new Set<string>()
   let entered!: () => void
   let release!: () => void
   const called = new Promise<void>((resolve) => (entered = resolve))
   const gate = new Promise<void>((resolve) => (release = resolve))
-  rail.payRealTime = async (payment: RailPayment): Promise<RailOutcome> => {
+  rail.payRealTime = async (payment: OutgoingTransfer): Promise<RailOutcome | undefined> => {
     if (payment.amount === amount && !held.has(payment.tx_id)) {
       held.add(payment.tx_id)
       entered()

@@ -22,7 +22,7 @@ import {
 } from '../../src/rails/iso20022/reason-codes.ts'
 import { MessageRefused } from '../../src/rails/iso20022/xml-read.ts'
 import { messageText } from '../../src/rails/iso20022/xml-write.ts'
-import { magicRecipients } from '../../src/rails/simulated-rail.ts'
+import { magicRecipients } from '../../src/rails/clearing-house/magic-recipients.ts'
 import { validateAgainstXsd } from '../support/xsd.ts'
 
 // The clearing-house simulator's core (src/rails/clearing-house/) and the writers it uses
@@ -136,7 +136,7 @@ test('clearing house - an EFT file of mixed magic recipients gets a valid pacs.0
 })
 
 test('clearing house - the answers are those of simulated-rail\'s magic recipients', () => {
-  // simulated-rail.ts: invalid branch and invalid account → invalid; failed → failed;
+  // magic-recipients.ts: invalid branch and invalid account → invalid; failed → failed;
   // returned and anything else → accepted. Each rejection's code must map to the same outcome.
   const cases = [
     [{ account_number: '62000000017', branch_code: '632005' }, 'ACSC', null],
@@ -146,7 +146,8 @@ test('clearing house - the answers are those of simulated-rail\'s magic recipien
       'RJCT', 'Failed'],
     [{ account_number: magicRecipients.returned_account_number, branch_code: '632005' },
       'ACSC', null],
-    // The branch decides first, as in simulated-rail.ts: even a "failed" account is Invalid.
+    // The branch decides first, as the bank's rails always did: even a "failed" account is
+    // Invalid.
     [{ account_number: magicRecipients.failed_account_number,
       branch_code: magicRecipients.invalid_branch_code }, 'RJCT', 'Invalid'],
   ] as const

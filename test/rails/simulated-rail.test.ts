@@ -3,15 +3,16 @@ import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
 import { sql } from 'kysely'
 import { ManualClock } from '../../src/clock.ts'
-import type { RailPayment } from '../../src/rails/rail.ts'
-import { magicRecipients, returns_batch_max, SimulatedRail } from '../../src/rails/simulated-rail.ts'
+import { magicRecipients } from '../../src/rails/clearing-house/magic-recipients.ts'
+import { returns_batch_max, SimulatedRail } from '../../src/rails/simulated-rail.ts'
 import { emptyDatabase, migrateTo, type TestDatabase } from '../support/empty-database.ts'
 
-// The simulated rail keeps its own state: a payment it accepts for the "returned"
-// recipient is recorded in `simulated_rail_returns` and handed out by collectReturns until
-// the bank acknowledges it. It never reads the bank's transactions. These tests talk to
-// the rail alone, on an empty database of the storage under test, migrated by the
-// application's own migrations.
+// What is left of the simulated rail of earlier versions: the returns it recorded in
+// `simulated_rail_returns` are handed out by collectReturns until the bank acknowledges
+// them (a bank upgraded with some waiting books them at its clearing runs). Nothing records
+// new ones; these tests write the rows as that version did. They talk to the rail alone, on
+// an empty database of the storage under test, migrated by the application's own
+// migrations.
 
 const clock = new ManualClock('2026-11-23T08:00:00Z')
 let store: TestDatabase
@@ -27,20 +28,13 @@ after(async () => {
   await store.close()
 })
 
-function payment(overrides: Partial<RailPayment> = {}): RailPayment {
-  return {
-    tx_id: randomUUID(),
-    payment_type: 'EFT',
-    amount: 10_000n,
-    account_number: '62000000017',
-    branch_code: '250655',
-    name: 'Recipient',
-    ref: 'ref',
-    ...overrides,
-  }
+/** A return as the simulated rail of earlier versions recorded it. */
+async function recorded(): Promise<{ tx_id: string }> {
+  const txId = randomUUID()
+  await store.db.insertInto('simulated_rail_returns').values({ tx_id: txId,
+    reason: 'returned by the recipient bank (simulated)', created_at: clock.now() }).execute()
+  return { tx_id: txId }
 }
-
-const returned = { account_number: magicRecipients.returned_account_number }
 
 /** Hands out and acknowledges whatever is waiting, so each test starts with no returns. */
 async function drain(): Promise<void> {
@@ -51,11 +45,9 @@ async function drain(): Promise<void> {
   }
 }
 
-test('rails - an RTC to the returned recipient is accepted, then returned until the bank acknowledges it', async () => {
+test('rails - a recorded return is handed out until the bank acknowledges it', async () => {
   await drain()
-  const paid = payment({ ...returned, payment_type: 'RTC' })
-  const outcome = await rail.payRealTime(paid)
-  assert.equal(outcome.status, 'accepted')
+  const paid = await recorded()
   const expected = [{ tx_id: paid.tx_id, reason: 'returned by the recipient bank (simulated)' }]
   assert.deepEqual(await rail.collectReturns(), expected)
   // Not acknowledged (the bank could not book it yet): handed out again.
@@ -66,42 +58,9 @@ test('rails - an RTC to the returned recipient is accepted, then returned until 
   assert.deepEqual(await rail.collectReturns(), [], 'a second acknowledgement changes nothing')
 })
 
-test('rails - in an EFT batch only the accepted payments to the returned recipient are returned', async () => {
-  await drain()
-  const toReturn = payment(returned)
-  const batch = [
-    toReturn,
-    payment(),
-    payment({ account_number: magicRecipients.failed_account_number }),
-    payment({ account_number: magicRecipients.invalid_account_number }),
-    // The returned account behind an unknown branch is refused, so nothing is paid to return.
-    payment({ ...returned, branch_code: magicRecipients.invalid_branch_code }),
-  ]
-  const outcomes = await rail.submitEftBatch(batch)
-  assert.deepEqual(
-    batch.map((p) => outcomes.get(p.tx_id)?.status),
-    ['accepted', 'accepted', 'failed', 'invalid', 'invalid'],
-  )
-  assert.deepEqual((await rail.collectReturns()).map((r) => r.tx_id), [toReturn.tx_id])
-})
-
-test('rails - a payment paid again (an RTC recovered by clearing) is returned once', async () => {
-  await drain()
-  const paid = payment({ ...returned, payment_type: 'RTC' })
-  await rail.payRealTime(paid)
-  clock.advance(60_000)
-  await rail.payRealTime(paid)
-  assert.deepEqual((await rail.collectReturns()).map((r) => r.tx_id), [paid.tx_id])
-  await rail.acknowledgeReturns([paid.tx_id])
-  // Paid once more after the bank acknowledged the return: still not returned twice.
-  await rail.payRealTime(paid)
-  assert.deepEqual(await rail.collectReturns(), [])
-})
-
 test('rails - acknowledging ids the rail never returned changes nothing', async () => {
   await drain()
-  const paid = payment(returned)
-  await rail.submitEftBatch([paid])
+  const paid = await recorded()
   await rail.acknowledgeReturns([randomUUID(), randomUUID()])
   await rail.acknowledgeReturns([])
   assert.deepEqual((await rail.collectReturns()).map((r) => r.tx_id), [paid.tx_id])
@@ -109,11 +68,10 @@ test('rails - acknowledging ids the rail never returned changes nothing', async 
 
 test('rails - returns are handed out oldest first, at most returns_batch_max at a time', async () => {
   await drain()
-  const older = payment(returned)
-  await rail.submitEftBatch([older])
+  const older = await recorded()
   clock.advance(1_000)
-  const newer = Array.from({ length: returns_batch_max }, () => payment(returned))
-  await rail.submitEftBatch(newer)
+  const newer = []
+  for (let i = 0; i < returns_batch_max; i++) newer.push(await recorded())
   const first = await rail.collectReturns()
   assert.equal(first.length, returns_batch_max)
   assert.equal(first[0]!.tx_id, older.tx_id)

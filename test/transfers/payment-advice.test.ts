@@ -213,7 +213,7 @@ test('transfers - an RTC settled by the clearing recovery is advised once, thoug
   // The rail call is held until a clearing run has recovered the payment (its settle step
   // looked lost); the late settle step then finds it settled. Either step may enqueue the
   // advice; it is one job and one message.
-  const rail = tb.bank.services.rail
+  const rail = tb.bank.services.isoRail
   const original = rail.payRealTime
   let entered!: () => void
   let release!: () => void

@@ -1,4 +1,4 @@
-import { magicRecipients } from '../simulated-rail.ts'
+import { magicRecipients } from './magic-recipients.ts'
 
 // What the clearing-house simulator answers to each payment of the bank's pacs.008: the
 // outcomes of today's magic recipients (src/rails/simulated-rail.ts, documented for partners

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises'
 import type { Clock } from '../../clock.ts'
 import type { Logger } from '../../logger.ts'
 import { MessageRefused } from '../iso20022/xml-read.ts'
+import { readStatusRequest } from '../iso20022/pacs028-read.ts'
 import type { RailFolder } from '../rail-folder.ts'
 import type { ClearingHouse } from './clearing-house.ts'
 
@@ -78,4 +79,54 @@ export class ClearingHouseSimulator {
     await this.folder.move(this.folder.outbound, name, this.received)
     return true
   }
+
+  /**
+   * A real-time payment (one pacs.008, the gateway's request) answered at once: its pacs.002
+   * as text, or undefined for a message it refuses. The message is kept in its received/
+   * folder, to answer the bank's status requests about it later.
+   */
+  async answerRealTime(text: string): Promise<string | undefined> {
+    const now = this.clock.now()
+    const answer = await this.house.answerTransfers({ content: text }, now).catch(
+      (error: unknown) => {
+        if (error instanceof MessageRefused) return undefined
+        throw error
+      })
+    if (!answer) return undefined
+    await fs.mkdir(this.later, { recursive: true, mode: 0o750 })
+    await fs.mkdir(this.received, { recursive: true, mode: 0o750 })
+    await this.folder.write(this.received, `pacs.008.${answer.original.message_id}.xml`, [text])
+    const returned = await answer.paymentReturn(now)
+    if (returned) {
+      await this.folder.write(this.later, `pacs.004.${returned.message.message_id}.xml`,
+        [returned.message.text])
+    }
+    return joined(answer.statusReport())
+  }
+
+  /**
+   * A status request (pacs.028) answered from the message it names: the same statuses
+   * again; undefined when it never received that message (the bank then sends it again).
+   */
+  async answerStatusRequest(text: string): Promise<string | undefined> {
+    const request = await readStatusRequest({ content: text }).catch((error: unknown) => {
+      if (error instanceof MessageRefused) return undefined
+      throw error
+    })
+    const original = request?.items[0]?.original_message_id
+    if (original === undefined) return undefined
+    const name = `pacs.008.${original}.xml`
+    if (!/^[A-Za-z0-9-]+$/.test(original) || !(await this.folder.exists(this.received, name))) {
+      return undefined
+    }
+    const answer = await this.house.answerTransfers(
+      { file: path.join(this.received, name) }, this.clock.now())
+    return joined(answer.statusReport())
+  }
+}
+
+async function joined(chunks: AsyncIterable<string>): Promise<string> {
+  let text = ''
+  for await (const chunk of chunks) text += chunk
+  return text
 }
