@@ -102,7 +102,7 @@ export const settings = z.object({
   /** Webhook delivery jobs of one partner running at once, across all instances. */
   BANK_WEBHOOK_PARTNER_SLOTS_MAX: z.coerce.number().int().min(1).max(64).default(1),
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
-  BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(5000).default(500),
+  BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(100_000).default(500),
   /**
    * Deposits and reversals above this many cents wait for a second operator (0: off). Default
    * R50,000.00 in production, off in the sandbox.

@@ -8,6 +8,7 @@ import { cardsModule } from './cards/cards-module.ts'
 import { debitModule } from './debit/debit-module.ts'
 import { entitiesModule } from './entities/entities-module.ts'
 import { eventsModule } from './events/events-module.ts'
+import { incomingModule } from './incoming/incoming-module.ts'
 import { jobsModule } from './jobs/jobs-module.ts'
 import { kycModule } from './kyc/kyc-module.ts'
 import { ledgerModule } from './ledger/ledger-module.ts'
@@ -37,6 +38,7 @@ export const modules = [
   debitModule,
   entitiesModule,
   eventsModule,
+  incomingModule,
   jobsModule,
   kycModule,
   ledgerModule,

@@ -7,7 +7,7 @@ import type { Database } from '../schema.ts'
 import type { EntityRow, EntityService } from '../entities/entity-service.ts'
 import { Invalid, NotFound, Unavailable } from '../errors.ts'
 import type { AccountCreated, AccountDetails } from './account-contract.ts'
-import { accountIdByNumber, accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, partnerOfAccount, type AccountRow } from './account-store.ts'
+import { accountIdByNumber, accountIdsByNumbers, accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, partnerOfAccount, type AccountRow } from './account-store.ts'
 
 export type { AccountRow } from './account-store.ts'
 
@@ -113,11 +113,15 @@ export class AccountService {
   async numbersOf(accountIds: readonly string[]): Promise<Map<string, { account_number: string;
       entity_id: string }>> {
     const unique = [...new Set(accountIds)]
-    if (unique.length === 0) return new Map()
-    const rows = await this.db.selectFrom('accounts').select(['id', 'account_number', 'entity_id'])
-      .where('id', 'in', unique).execute()
-    return new Map(rows.map((row) => [row.id, { account_number: row.account_number,
-      entity_id: row.entity_id }]))
+    const found = new Map<string, { account_number: string; entity_id: string }>()
+    for (let start = 0; start < unique.length; start += 1000) {
+      const rows = await this.db.selectFrom('accounts')
+        .select(['id', 'account_number', 'entity_id'])
+        .where('id', 'in', unique.slice(start, start + 1000)).execute()
+      for (const row of rows) found.set(row.id, { account_number: row.account_number,
+        entity_id: row.entity_id })
+    }
+    return found
   }
 
   /**
@@ -126,6 +130,12 @@ export class AccountService {
    */
   async idByNumber(accountNumber: string): Promise<string | undefined> {
     return accountIdByNumber(this.db, accountNumber)
+  }
+
+  /** The ids of the accounts with these numbers, of any partner, by number (a credit file). */
+  idsByNumbers(accountNumbers: readonly string[],
+      executor: Kysely<Database> = this.db): Promise<Map<string, string>> {
+    return accountIdsByNumbers(executor, accountNumbers)
   }
 
   async details(partnerId: string, accountId: string): Promise<AccountDetails> {

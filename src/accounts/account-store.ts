@@ -49,6 +49,19 @@ export async function accountIdByNumber(executor: Executor,
   return row?.id
 }
 
+/** The ids of the accounts with these numbers, by number (absent numbers left out). */
+export async function accountIdsByNumbers(executor: Executor,
+    accountNumbers: readonly string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(accountNumbers)]
+  const found = new Map<string, string>()
+  for (let start = 0; start < unique.length; start += 1000) {
+    const rows = await executor.selectFrom('accounts').select(['id', 'account_number'])
+      .where('account_number', 'in', unique.slice(start, start + 1000)).execute()
+    for (const row of rows) found.set(row.account_number, row.id)
+  }
+  return found
+}
+
 /** The partner's account, or undefined whether it is missing or another partner's. */
 export async function accountOf(executor: Executor, partnerId: string,
     accountId: string): Promise<AccountRow | undefined> {

@@ -21,6 +21,7 @@ import {
 } from '../cards/card-contract.ts'
 import { summaryOperations } from '../summary/summary-contract.ts'
 import { pendingPaymentOperations } from '../transfers/pending-payment-contract.ts'
+import { incomingOperations } from '../incoming/incoming-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -58,6 +59,7 @@ export const contract = {
   accounts: accountOperations,
   transfers: transferOperations,
   payments: pendingPaymentOperations,
+  incoming: incomingOperations,
   operators: operatorOperations,
   natsIdentity: natsIdentityOperations,
   limits: limitsOperations,

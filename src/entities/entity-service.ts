@@ -132,10 +132,13 @@ export class EntityService {
   /** The names of the entities, by id (a clearing file names each payer); absent ids left out. */
   async namesOf(entityIds: readonly string[]): Promise<Map<string, string>> {
     const unique = [...new Set(entityIds)]
-    if (unique.length === 0) return new Map()
-    const rows = await this.db.selectFrom('entities').select(['id', 'name'])
-      .where('id', 'in', unique).execute()
-    return new Map(rows.map((row) => [row.id, row.name]))
+    const found = new Map<string, string>()
+    for (let start = 0; start < unique.length; start += 1000) {
+      const rows = await this.db.selectFrom('entities').select(['id', 'name'])
+        .where('id', 'in', unique.slice(start, start + 1000)).execute()
+      for (const row of rows) found.set(row.id, row.name)
+    }
+    return found
   }
 
   async partnerOf(entityId: string): Promise<string | undefined> {

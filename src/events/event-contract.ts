@@ -10,6 +10,7 @@ export const partnerEventTypes = [
   'bulk_payment.verified',
   'payment.success',
   'payment.failed',
+  'payment.received',
   'bulk_payment.completed',
   'bulk_payment.failed',
   'bulk_payment.cancelled',

@@ -34,7 +34,8 @@ export interface AccountsTable {
 }
 
 export type TxType =
-  'transfer' | 'fee' | 'deposit' | 'bulk_payment' | 'debit_order' | 'reversal' | 'refund' | 'card'
+  | 'transfer' | 'fee' | 'deposit' | 'bulk_payment' | 'debit_order' | 'reversal' | 'refund' | 'card'
+  | 'incoming'
 
 export type TxPaymentType = 'EFT' | 'RTC' | 'INTERNAL' | 'DEBIT_ORDER' | 'CARD'
 

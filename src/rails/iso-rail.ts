@@ -8,14 +8,18 @@ import type { Database } from '../schema.ts'
 import { endToEndIdOf } from './iso20022/end-to-end-id.ts'
 import { checkRow, pacs008Chunks, pacs008_message_name, type CreditTransferRow,
   type IsoParty } from './iso20022/pacs008-write.ts'
-import { pacs002_message, readStatusReport, type TransactionStatus }
+import {
+  pacs002_message, readStatusReport, type StatusReportHeader, type TransactionStatus,
+}
   from './iso20022/pacs002-read.ts'
 import { pacs004_message, readPaymentReturn } from './iso20022/pacs004-read.ts'
+import { pacs004Text } from './iso20022/pacs004-write.ts'
+import { readCreditTransfers, type IncomingCredit } from './iso20022/pacs008-read.ts'
 import { pacs008RtcText } from './iso20022/pacs008-write.ts'
 import { pacs028Text } from './iso20022/pacs028-write.ts'
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { RtcGateway } from './rtc-gateway.ts'
-import { reasonCode, rejectionOutcome } from './iso20022/reason-codes.ts'
+import { not_received, reasonCode, rejectionOutcome } from './iso20022/reason-codes.ts'
 import { MessageRefused } from './iso20022/xml-read.ts'
 import { IsoValueError } from './iso20022/iso-value-error.ts'
 import { newRowId } from '../ledger/row-id.ts'
@@ -31,7 +35,7 @@ import {
   unwrittenMessages, markWritten,
 } from './rail-store.ts'
 
-// The bank's ISO 20022 rail over files (RULINGS, "Rails: ISO 20022"). A clearing cycle's EFTs
+// The bank's ISO 20022 rail over files (docs/operators/rails.md). A clearing cycle's EFTs
 // go out as one pacs.008 file; the clearing house's status reports (pacs.002) and returns
 // (pacs.004) come back as files and are applied once each.
 //
@@ -87,8 +91,23 @@ export interface PayoutReturn {
   reason_code: string
 }
 
+/** What a handler of incoming credits decided: those it sends back, and why. */
+export interface IncomingOutcome {
+  credited: number
+  returns: Array<{ credit: IncomingCredit; reason_code: string; text: string }>
+}
+
+/**
+ * Books another bank's credits to the bank's accounts in the message's transaction (each
+ * end-to-end id once) and names those to send back (an unknown account: AC01).
+ */
+export type IncomingHandler = (trx: Kysely<Database>, messageId: string,
+  credits: IncomingCredit[]) => Promise<IncomingOutcome>
+
 /** An inbound file read whole: what the caller applies. */
 export type InboundMessage =
+  | { kind: 'incoming'; name: string; message_id: string; sha256: string;
+    credits: IncomingCredit[] }
   | { kind: 'status'; name: string; message_id: string; sha256: string;
     statuses: PayoutStatus[] }
   | { kind: 'return'; name: string; message_id: string; sha256: string;
@@ -111,6 +130,8 @@ export interface SettledCounts {
 export interface InboundSummary extends SettledCounts {
   /** Payouts reversed by returns. */
   returned: number
+  /** Other banks' credits booked to the bank's accounts. */
+  credited: number
   files_applied: number
   files_refused: number
 }
@@ -132,6 +153,7 @@ export type ReturnHandler = (trx: Kysely<Database>, returns: PayoutReturn[]) =>
 /** A return file whose payments have not all settled yet: it waits for a later pass. */
 class ReturnsWaiting extends Error {}
 
+const incoming_prefix = `${pacs008_message_name.slice(0, 8)}.`
 const status_prefix = `${pacs002_message.slice(0, 8)}.`
 const return_prefix = `${pacs004_message.slice(0, 8)}.`
 
@@ -151,6 +173,13 @@ export class IsoRail {
 
   private readonly statusHandlers = new Map<PayoutSource, StatusHandler>()
   private returnHandler: ReturnHandler | undefined
+  private incomingHandler: IncomingHandler | undefined
+
+  /** Another bank's credits to the bank's accounts are booked by one handler. */
+  handleIncoming(handler: IncomingHandler): void {
+    assert(this.incomingHandler === undefined, 'incoming credits are handled twice')
+    this.incomingHandler = handler
+  }
 
   /** The capability whose payouts `source` names books their status reports' answers. */
   handleStatuses(source: PayoutSource, handler: StatusHandler): void {
@@ -186,9 +215,14 @@ export class IsoRail {
    */
   async applyInbound(): Promise<InboundSummary> {
     const summary: InboundSummary = { settled: 0, failed: 0, invalid: 0, returned: 0,
-      files_applied: 0, files_refused: 0 }
+      credited: 0, files_applied: 0, files_refused: 0 }
     for (const name of await this.inboundFiles()) {
-      const read = await this.readInbound(name)
+      const read = await this.readInbound(name).catch((error: NodeJS.ErrnoException) => {
+        // Taken meanwhile by another pass (another instance, the sandbox's own request).
+        if (error.code === 'ENOENT') return undefined
+        throw error
+      })
+      if (!read) continue
       if (read.kind === 'refused') {
         this.log.warn({ file: name, reason: read.reason }, 'rail: inbound file refused')
         await this.refuse(name, read.reason)
@@ -198,12 +232,41 @@ export class IsoRail {
       if (read.kind !== 'applied' && !(await this.apply(read, summary))) continue
       await this.archive(name)
     }
+    // The returns of incoming credits the bank sends back (recorded as they were decided).
+    await this.writeUnwritten()
     return summary
+  }
+
+  /**
+   * Books an incoming message's credits (the handler), and records a return (pacs.004) of
+   * those it sends back, to be written into outbound/ after the transaction commits.
+   */
+  private async applyIncoming(trx: Kysely<Database>,
+      message: Extract<InboundMessage, { kind: 'incoming' }>): Promise<number> {
+    assert(this.incomingHandler, 'no handler books incoming credits')
+    const outcome = await this.incomingHandler(trx, message.message_id, message.credits)
+    if (outcome.returns.length === 0) return outcome.credited
+    const messageId = bankMessageId()
+    const now = this.clock.now()
+    const rows = outcome.returns.map(({ credit, reason_code, text }) => ({
+      original_message_id: message.message_id,
+      original_end_to_end_id: credit.end_to_end_id,
+      ...(credit.tx_id === null ? {} : { original_tx_id: credit.tx_id }),
+      returned_amount: credit.amount, reason_code, additional_information: text,
+    }))
+    const body = await pacs004Text({ message_id: messageId, created_at: now }, rows)
+    await insertOutbound(trx, {
+      message_id: messageId, kind: pacs004_message, payment_type: null,
+      file_name: fileName(pacs004_message, messageId), transaction_count: rows.length,
+      control_sum: rows.reduce((sum, row) => sum + row.returned_amount, 0n), created_at: now,
+      settlement_date: null, written_at: null, body,
+    }, [])
+    return outcome.credited
   }
 
   /** Applies one message; false when it must wait (a return of a payment not yet settled). */
   private async apply(message: InboundMessage, summary: InboundSummary): Promise<boolean> {
-    const counts = { settled: 0, failed: 0, invalid: 0, returned: 0 }
+    const counts = { settled: 0, failed: 0, invalid: 0, returned: 0, credited: 0 }
     try {
       await this.db.transaction().execute(async (trx) => {
         if (!(await this.recordApplied(trx, message))) return
@@ -216,6 +279,10 @@ export class IsoRail {
             counts.failed += booked.failed
             counts.invalid += booked.invalid
           }
+          return
+        }
+        if (message.kind === 'incoming') {
+          counts.credited += await this.applyIncoming(trx, message)
           return
         }
         assert(this.returnHandler, 'no handler books returns')
@@ -232,6 +299,7 @@ export class IsoRail {
     summary.failed += counts.failed
     summary.invalid += counts.invalid
     summary.returned += counts.returned
+    summary.credited += counts.credited
     summary.files_applied++
     return true
   }
@@ -345,6 +413,7 @@ export class IsoRail {
     }
     const endToEnd = endToEndIdOf(txId)
     const item = report.items.find((i) => i.original_end_to_end_id === endToEnd)
+      ?? groupItem(report.header, endToEnd)
     if (!item) return 'unknown'
     const submission = await submissionOf(this.db, txId)
     assert(submission, `RTC ${txId} is not recorded`)
@@ -376,6 +445,11 @@ export class IsoRail {
   async writeOutbound(messageId: string): Promise<void> {
     const message = await outboundMessage(this.db, messageId)
     assert(message, `outbound message ${messageId} is not recorded`)
+    if (message.body !== null) {
+      await this.folder.write(this.folder.outbound, message.file_name, [message.body])
+      await markWritten(this.db, messageId, this.clock.now())
+      return
+    }
     const header = {
       message_id: message.message_id,
       created_at: new Date(message.created_at),
@@ -399,7 +473,7 @@ export class IsoRail {
   async inboundFiles(): Promise<string[]> {
     const names = await this.folder.list(this.folder.inbound)
     const rank = (name: string) => name.startsWith(status_prefix) ? 0
-      : name.startsWith(return_prefix) ? 1 : 2
+      : name.startsWith(return_prefix) ? 1 : name.startsWith(incoming_prefix) ? 2 : 3
     return names.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))
   }
 
@@ -409,8 +483,10 @@ export class IsoRail {
     try {
       if (name.startsWith(status_prefix)) return await this.readStatuses(name, file)
       if (name.startsWith(return_prefix)) return await this.readReturns(name, file)
+      if (name.startsWith(incoming_prefix)) return await this.readIncoming(name, file)
       return { kind: 'refused', name, reason: 'not a message kind the bank applies: ' +
-        `${pacs002_message} and ${pacs004_message} files only (named after their kind)` }
+        `${pacs002_message}, ${pacs004_message} and ${pacs008_message_name} files only ` +
+        '(named after their kind)' }
     } catch (error) {
       if (error instanceof MessageRefused || error instanceof InboundRefusal) {
         return { kind: 'refused', name, reason: error.message }
@@ -441,6 +517,10 @@ export class IsoRail {
       throw new InboundRefusal(`answers a ${report.header.original_message_name}; ` +
         `the bank sends ${pacs008_message_name}`)
     }
+    if (report.items.length === 0) {
+      return { kind: 'status', name, message_id: report.header.message_id, sha256,
+        statuses: await this.groupStatuses(report.header) }
+    }
     const sent = await submissionsByEndToEnd(this.db,
       report.items.map((item) => item.original_end_to_end_id))
     const statuses = report.items.map((item, index) => {
@@ -453,6 +533,29 @@ export class IsoRail {
       return statusOf(submission, item)
     })
     return { kind: 'status', name, message_id: report.header.message_id, sha256, statuses }
+  }
+
+  /**
+   * A report of the whole message only (GrpSts, no payment's status: a file rejected whole,
+   * e.g. FF01): that status for each payment of the message.
+   */
+  private async groupStatuses(header: StatusReportHeader): Promise<PayoutStatus[]> {
+    const message = await outboundMessage(this.db, header.original_message_id)
+    if (!message) {
+      throw new InboundRefusal(`answers message ${header.original_message_id}, ` +
+        'which the bank never sent')
+    }
+    const statuses: PayoutStatus[] = []
+    const item = (endToEnd: string): TransactionStatus => ({
+      original_end_to_end_id: endToEnd, original_tx_id: null,
+      status: header.group_status ?? 'PDNG', reason: header.group_reason,
+      additional_info: null,
+    })
+    for await (const page of submissionsOf(this.db, header.original_message_id)) {
+      for (const submission of page) statuses.push(statusOf(submission,
+        item(submission.end_to_end_id)))
+    }
+    return statuses
   }
 
   private async readReturns(name: string, file: string): Promise<InboundRead> {
@@ -481,6 +584,15 @@ export class IsoRail {
     return { kind: 'return', name, message_id: message.header.message_id, sha256, returns }
   }
 
+  private async readIncoming(name: string, file: string): Promise<InboundRead> {
+    const message = await readCreditTransfers({ file })
+    const sha256 = await sha256Of(file)
+    const seen = await this.seen(name, message.header.message_id, sha256)
+    if (seen) return seen
+    return { kind: 'incoming', name, message_id: message.header.message_id, sha256,
+      credits: message.items }
+  }
+
   /**
    * Records the message applied, in the caller's transaction (which books it): its statuses
    * or returns on the payouts they name. False when it was applied before (by another
@@ -488,16 +600,18 @@ export class IsoRail {
    */
   async recordApplied(trx: Kysely<Database>, message: InboundMessage): Promise<boolean> {
     const now = this.clock.now()
-    const count = message.kind === 'status' ? message.statuses.length : message.returns.length
+    const count = message.kind === 'status' ? message.statuses.length
+      : message.kind === 'return' ? message.returns.length : message.credits.length
     const recorded = await insertInbound(trx, {
       message_id: message.message_id,
-      kind: message.kind === 'status' ? pacs002_message : pacs004_message,
+      kind: message.kind === 'status' ? pacs002_message
+        : message.kind === 'return' ? pacs004_message : pacs008_message_name,
       file_name: message.name, transaction_count: count, created_at: now,
       sha256: message.sha256,
     })
     if (!recorded) return false
     if (message.kind === 'status') await answerSubmissions(trx, message.statuses, now)
-    else await returnSubmissions(trx, message.returns)
+    else if (message.kind === 'return') await returnSubmissions(trx, message.returns)
     return true
   }
 
@@ -516,6 +630,17 @@ export class IsoRail {
       refused_at: this.clock.now() })
     await this.folder.move(this.folder.inbound, name, this.folder.refused)
   }
+}
+
+/**
+ * The payment's status from a report of its whole message only (GrpSts, no payment named):
+ * undefined when it says the gateway never received the message (reason NOOR: the bank
+ * sends it again) or says nothing of it.
+ */
+function groupItem(header: StatusReportHeader, endToEnd: string): TransactionStatus | undefined {
+  if (header.group_status === null || header.group_reason?.code === not_received) return undefined
+  return { original_end_to_end_id: endToEnd, original_tx_id: null, status: header.group_status,
+    reason: header.group_reason, additional_info: null }
 }
 
 function bySource(statuses: PayoutStatus[]): Map<PayoutSource, PayoutStatus[]> {

@@ -27,7 +27,10 @@ export class RailFolder {
 
   private made: Promise<void> | undefined
 
-  /** Makes the folders once (owner and group only: payment files name customers). */
+  /**
+   * Makes the folders once: owner only (the bank's umask takes group and other off the 0750
+   * asked for here), since payment files name customers.
+   */
   ensure(): Promise<void> {
     this.made ??= (async () => {
       for (const dir of [this.outbound, this.inbound, this.archive, this.refused]) {

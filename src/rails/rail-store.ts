@@ -1,4 +1,5 @@
-import { type Insertable, type Kysely, type Selectable } from 'kysely'
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
+import { unnestRows } from '../db/speed/arrays.ts'
 import type { Database } from '../schema.ts'
 import type { RailMessagesTable, RailRefusalsTable, RailSubmissionsTable } from './rail-tables.ts'
 
@@ -61,10 +62,13 @@ export function submissionOf(db: Db, txId: string): Promise<Submission | undefin
 }
 
 export async function submittedTxIds(db: Db, txIds: readonly string[]): Promise<Set<string>> {
-  if (txIds.length === 0) return new Set()
-  const rows = await db.selectFrom('rail_submissions').select('tx_id')
-    .where('tx_id', 'in', txIds).execute()
-  return new Set(rows.map((row) => row.tx_id))
+  const found = new Set<string>()
+  for (let start = 0; start < txIds.length; start += submissions_page) {
+    const rows = await db.selectFrom('rail_submissions').select('tx_id')
+      .where('tx_id', 'in', txIds.slice(start, start + submissions_page)).execute()
+    for (const row of rows) found.add(row.tx_id)
+  }
+  return found
 }
 
 export async function submissionsByEndToEnd(db: Db,
@@ -103,21 +107,28 @@ export async function insertInbound(trx: Db, message: {
 /** The statuses a report gave, on the payouts not answered before. */
 export async function answerSubmissions(trx: Db, statuses: ReadonlyArray<{ tx_id: string;
     status: string; reason_code: string | null }>, at: Date): Promise<void> {
-  for (const s of statuses) {
-    await trx.updateTable('rail_submissions')
-      .set({ status: s.status, reason_code: s.reason_code, answered_at: at })
-      .where('tx_id', '=', s.tx_id)
-      .where((eb) => eb.or([eb('status', 'is', null), eb('status', 'not in', ['ACSC', 'ACCC',
-        'RJCT'])]))
-      .execute()
+  for (let start = 0; start < statuses.length; start += submissions_page) {
+    const page = statuses.slice(start, start + submissions_page)
+    await sql`
+      update rail_submissions as s
+      set status = v.status, reason_code = v.reason_code, answered_at = ${at}
+      from ${unnestRows(page.map((p) => ({ tx_id: p.tx_id, status: p.status,
+        reason_code: p.reason_code })), [['tx_id', 'uuid'], ['status', 'text'],
+        ['reason_code', 'text']])}
+      where s.tx_id = v.tx_id
+        and (s.status is null or s.status not in ('ACSC', 'ACCC', 'RJCT'))`.execute(trx)
   }
 }
 
 export async function returnSubmissions(trx: Db,
     returns: ReadonlyArray<{ tx_id: string; reason_code: string }>): Promise<void> {
-  for (const r of returns) {
-    await trx.updateTable('rail_submissions').set({ returned_reason_code: r.reason_code })
-      .where('tx_id', '=', r.tx_id).where('status', 'in', ['ACSC', 'ACCC']).execute()
+  for (let start = 0; start < returns.length; start += submissions_page) {
+    const page = returns.slice(start, start + submissions_page)
+    await sql`
+      update rail_submissions as s set returned_reason_code = v.reason_code
+      from ${unnestRows(page.map((r) => ({ tx_id: r.tx_id, reason_code: r.reason_code })),
+        [['tx_id', 'uuid'], ['reason_code', 'text']])}
+      where s.tx_id = v.tx_id and s.status in ('ACSC', 'ACCC')`.execute(trx)
   }
 }
 

@@ -37,6 +37,8 @@ export interface RailMessagesTable {
   written_at: NullableTimestamp
   /** Inbound: the SHA-256 of the file as applied. */
   sha256: string | null
+  /** Outbound messages kept whole (a return the bank sends, small): its text. */
+  body: string | null
 }
 
 /** Whose payouts the rail carries: each books the answers to its own. */

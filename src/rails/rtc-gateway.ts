@@ -2,8 +2,8 @@ import type { Logger } from '../logger.ts'
 import type { ClearingHouseSimulator } from './clearing-house/simulator.ts'
 
 // Where the bank's real-time payments (RTC) go: the clearing house's gateway, which answers
-// each pacs.008 (one payment) and each pacs.028 (a status request) with a pacs.002 (RULINGS,
-// "Rails: ISO 20022": "RTC: one pacs.008 per payment to the gateway over HTTPS; no status
+// each pacs.008 (one payment) and each pacs.028 (a status request) with a pacs.002
+// (docs/operators/rails.md: "RTC: one pacs.008 per payment to the gateway over HTTPS; no status
 // within the bound → Pending until one arrives, and the bank asks with pacs.028").
 
 /** The messages the bank sends the gateway. */
@@ -35,10 +35,18 @@ export class HttpGateway implements RtcGateway {
         method: 'POST',
         headers: { 'content-type': 'application/xml; charset=utf-8' },
         body: text,
+        // Only the configured gateway answers: a redirect is no answer (the payment's data
+        // never goes to an address the bank was not given).
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.timeoutMs),
       })
-      const body = await response.text()
-      if (response.status === 200) return body
+      if (response.status === 200) {
+        const body = await boundedText(response, answer_bytes_max)
+        if (body !== undefined) return body
+        this.log.warn({ message }, 'rail gateway: answer larger than the bound')
+        return undefined
+      }
+      await response.body?.cancel()
       this.log.warn({ message, status: response.status }, 'rail gateway: no answer (HTTP status)')
     } catch (error) {
       this.log.warn({ message, err: (error as Error).message },
@@ -46,6 +54,25 @@ export class HttpGateway implements RtcGateway {
     }
     return undefined
   }
+}
+
+/** The largest answer read: a status report of one payment is a few kB. */
+const answer_bytes_max = 1024 * 1024
+
+/** The body as text, or undefined (and the rest dropped) once it passes `max` bytes. */
+async function boundedText(response: Response, max: number): Promise<string | undefined> {
+  if (!response.body) return ''
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for await (const chunk of response.body) {
+    size += chunk.byteLength
+    if (size > max) {
+      await response.body.cancel().catch(() => {})
+      return undefined
+    }
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** The sandbox's gateway: the clearing-house simulator answers in the bank's process. */

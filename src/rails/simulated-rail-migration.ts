@@ -45,6 +45,7 @@ export const railMessagesMigration: Migration = {
         settlement_date text,
         written_at timestamptz,
         sha256 text,
+        body text,
         primary key (direction, message_id)
       );
       create index rail_messages_unwritten on rail_messages (created_at) where direction = 'out' and written_at is null;

@@ -12,10 +12,12 @@ export const clearingOperations = {
     subject: 'ops.clearing.run',
     permission: 'operator',
     summary:
-      'Run an EFT clearing cycle now: settle pending EFTs, collect returns, recover stranded ' +
-      'RTCs. Answers the report; with `detach: true` answers at once with the cycle\'s job ' +
-      '(queued behind a cycle still running), whose `result` becomes the report ' +
-      '(`ops.jobs.get`). `bank clearing run` detaches and follows the job.',
+      "Run an EFT clearing cycle now: apply the clearing house's files (status reports, " +
+      "returns, other banks' credits), send the pending EFTs as pacs.008 files, ask the " +
+      'gateway about unanswered RTCs (pacs.028). Answers the report (in the sandbox, once the ' +
+      "clearing house's statuses for those EFTs are applied); with `detach: true` answers at " +
+      "once with the cycle's job (queued behind a cycle still running), whose `result` becomes " +
+      'the report (`ops.jobs.get`). `bank clearing run` detaches and follows the job.',
     // A cycle may wait for one in progress elsewhere (BANK_JOBS_EXCLUSIVE_WAIT_MS), then settle
     // thousands; a detached call is answered at once, so its reply keeps the caller's timeout.
     replyTimeoutMs: 10 * 60_000,

@@ -54,6 +54,9 @@ export interface ClearingRails {
     name: string }>>
 }
 
+/** Payouts an answer's transaction books at a time (a report may answer a whole file). */
+const answers_chunk = 1000
+
 export interface ClearingOptions {
   cyclesSast: number[]
   chunkMax: number
@@ -268,9 +271,13 @@ export class ClearingService {
   private async settleAnswers(trx: Kysely<Database>,
       statuses: PayoutStatus[]): Promise<SettledCounts> {
     const outcomes = new Map(statuses.map((s) => [s.tx_id, s.outcome]))
-    const work = await pendingPayoutsByIds(trx, [...outcomes.keys()])
+    const ids = [...outcomes.keys()]
     const counts = { settled: 0, failed: 0, invalid: 0 }
-    await this.settleIn(trx, work, (id) => outcomes.get(id), counts)
+    // In chunks: a report may answer a whole cycle's file.
+    for (let start = 0; start < ids.length; start += answers_chunk) {
+      const work = await pendingPayoutsByIds(trx, ids.slice(start, start + answers_chunk))
+      if (work.length > 0) await this.settleIn(trx, work, (id) => outcomes.get(id), counts)
+    }
     return counts
   }
 
@@ -280,12 +287,18 @@ export class ClearingService {
    */
   private async reverseReturned(trx: Kysely<Database>,
       returns: PayoutReturn[]): Promise<{ reversed: number; waiting: number }> {
-    const originals = await payoutsByIds(trx, returns.map((r) => r.tx_id))
     const reasons = new Map(returns.map((r) => [r.tx_id, r.reason]))
-    const returned = originals.map((payout) => ({ payout,
-      reason: reasons.get(payout.tx_id) ?? 'returned' }))
-    const booked = await this.ledger.write(trx, payoutReturns, returned)
-    return { reversed: booked.reversed, waiting: booked.waiting.length }
+    const ids = [...reasons.keys()]
+    const total = { reversed: 0, waiting: 0 }
+    for (let start = 0; start < ids.length; start += answers_chunk) {
+      const originals = await payoutsByIds(trx, ids.slice(start, start + answers_chunk))
+      const returned = originals.map((payout) => ({ payout,
+        reason: reasons.get(payout.tx_id) ?? 'returned' }))
+      const booked = await this.ledger.write(trx, payoutReturns, returned)
+      total.reversed += booked.reversed
+      total.waiting += booked.waiting.length
+    }
+    return total
   }
 
   private async recoverRealTime(report: ClearingReport): Promise<void> {

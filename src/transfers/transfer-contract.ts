@@ -87,7 +87,7 @@ export const transactionView = z.object({
   user_id: z.string(),
   added_by: z.string(),
   tx_type: z.enum(['transfer', 'fee', 'deposit', 'bulk_payment', 'debit_order', 'reversal',
-    'refund', 'card']),
+    'refund', 'card', 'incoming']),
   tx_payment_type: z.enum(['EFT', 'RTC', 'INTERNAL', 'DEBIT_ORDER', 'CARD']),
   fee: centsString,
   recipient_name: z.string(),

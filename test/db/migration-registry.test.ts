@@ -43,6 +43,7 @@ const shipped = [
   '0034_card_network_credentials',
   '0035_card_network_nats',
   '0036_rail_messages',
+  '0037_incoming_payments',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

@@ -156,7 +156,8 @@ test('events - a family subscription takes its family only, an exact one its typ
     pattern)!.push(event.type))
   assert.equal(await dispatcher.dispatchPending(), eventTypes.length)
 
-  assert.deepEqual(seen.get('payment.*'), ['payment.success', 'payment.failed'])
+  assert.deepEqual(seen.get('payment.*'), ['payment.success', 'payment.failed',
+    'payment.received'])
   assert.deepEqual(seen.get('bulk_payment.*'), ['bulk_payment.verified', 'bulk_payment.completed',
     'bulk_payment.failed', 'bulk_payment.cancelled'])
   assert.deepEqual(seen.get('debit_order.*'), ['debit_order.processing', 'debit_order.successful',

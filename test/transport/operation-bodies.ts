@@ -41,6 +41,8 @@ export interface OperationFixture {
   transactionId: string
   /** The number of a second account of the partner's, for internal payments from `accountId`. */
   payeeAccountNumber: string
+  /** An incoming payment (another bank's credit) to that second account: its tx_id. */
+  incomingTxId: string
   /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
   deadJobId: string
   /** Bulk batches of the partner's root entity: one to read, and pending ones each used once. */
@@ -127,6 +129,8 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const deadJobId = await deadJob(tb)
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
+  const incoming = await tb.operator.sandbox.incoming({ account_number: payee.account_number,
+    amount: 1_000 })
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
@@ -144,6 +148,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     suspendablePartnerId: suspendable.partnerId,
     transactionId,
     payeeAccountNumber: payee.account_number,
+    incomingTxId: incoming.tx_id!,
     deadJobId,
     webhookEventId,
     bulk,
@@ -686,6 +691,9 @@ const bodies: Record<string, BodyFactory> = {
   // field would otherwise cancel the batch and then find it cancelled (a 400, rightly).
   bulk_payment_cancel: (f) => ({ bulk_payment_id: takeOne(f.bulk.toCancel) }),
   ops_sandbox_otp: (f) => ({ bulk_payment_id: f.bulk.statusId, partner_id: f.partner.partnerId }),
+  // Incoming payments (another bank's credit, through the sandbox's clearing house).
+  account_incoming_details: (f) => ({ tx_id: f.incomingTxId }),
+  ops_sandbox_incoming: (f) => ({ account_number: f.payeeAccountNumber, amount: 100 }),
   // Webhooks.
   // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent
   // anywhere.

@@ -12,7 +12,7 @@ import {
 } from './outbound-read.ts'
 
 // The core of the bank's clearing-house simulator, the sandbox's counterpart of the real
-// clearing house (RULINGS, "Rails: ISO 20022": "The sandbox runs the same adapter against the
+// clearing house (docs/operators/rails.md: "The sandbox runs the same adapter against the
 // bank's clearing-house simulator, which answers by today's magic recipients and can make
 // other banks pay in"). Pure message logic: it reads the bank's pacs.008 with the bank's own
 // defensive reader and answers with the messages a clearing house sends (pacs.002, pacs.004,

@@ -1,10 +1,10 @@
 import { magicRecipients } from './magic-recipients.ts'
 
 // What the clearing-house simulator answers to each payment of the bank's pacs.008: the
-// outcomes of today's magic recipients (src/rails/simulated-rail.ts, documented for partners
-// in docs/guides/payments.md), now as ISO 20022 statuses and reason codes (the table and what
-// each code means for a payout: src/rails/iso20022/reason-codes.ts). The decision depends on
-// the recipient alone, so the same payment is answered the same way every time.
+// outcomes of the magic recipients (magic-recipients.ts, documented for partners in
+// docs/guides/payments.md), as ISO 20022 statuses and reason codes (the table and what each
+// code means for a payout: src/rails/iso20022/reason-codes.ts). The decision depends on the
+// recipient alone, so the same payment is answered the same way every time.
 
 /** A payment's recipient, as the bank's pacs.008 names it. */
 export interface Recipient {
@@ -24,7 +24,7 @@ export type PaymentDecision =
 
 /**
  * The answer to one payment. The branch code is looked at first, as the clearing house routes
- * by it before the recipient's bank sees the account (as simulated-rail.ts decides).
+ * by it before the recipient's bank sees the account.
  */
 export function decidePayment(recipient: Recipient): PaymentDecision {
   if (recipient.branch_code === magicRecipients.invalid_branch_code) {
@@ -35,7 +35,7 @@ export function decidePayment(recipient: Recipient): PaymentDecision {
   switch (recipient.account_number) {
     case magicRecipients.invalid_account_number:
       // AC01 (IncorrectAccountNumber): no such account → Invalid. The code the bank itself
-      // returns an incoming payment to an unknown account with (RULINGS).
+      // returns an incoming payment to an unknown account with (docs/operators/rails.md).
       return { status: 'RJCT', reason_code: 'AC01',
         additional_information: 'recipient account does not exist (simulated)' }
     case magicRecipients.failed_account_number:

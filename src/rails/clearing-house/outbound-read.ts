@@ -10,11 +10,12 @@ import { decidePayment } from './decide.ts'
 
 // The clearing-house simulator's reading of the bank's outbound pacs.008.001.09, on the
 // bank's own defensive reader (xml-read.ts): whole or nothing, in two passes. It is not
-// pacs008-read.ts, the reader of incoming credits, because that one requires an interbank
-// settlement date (IntrBkSttlmDt, optional in the schema), which the bank's writer
-// (pacs008-write.ts) does not write; and the simulator needs only what it decides by (the
-// recipient) and what it answers with (the ids and the amount). The first pass also tallies
-// the decisions, so the status report's group status is known before its first payment.
+// pacs008-read.ts, the reader of incoming credits, which takes what booking a credit needs
+// (the payer, the settlement date, the reference): the simulator needs only what it decides
+// by (the recipient) and what it answers with (the ids and the amount). It does not read the
+// settlement date (GrpHdr/IntrBkSttlmDt), which the bank's writer (pacs008-write.ts) writes.
+// The first pass also tallies the decisions, so the status report's group status is known
+// before its first payment.
 
 export const outbound_message = 'pacs.008.001.09'
 

@@ -4,8 +4,12 @@ import type { Clock } from '../../clock.ts'
 import type { Logger } from '../../logger.ts'
 import { MessageRefused } from '../iso20022/xml-read.ts'
 import { readStatusRequest } from '../iso20022/pacs028-read.ts'
+import { pacs002Text } from '../iso20022/pacs002-write.ts'
+import { clearingHouseId } from './message-ids.ts'
+import { not_received } from '../iso20022/reason-codes.ts'
 import type { RailFolder } from '../rail-folder.ts'
-import type { ClearingHouse } from './clearing-house.ts'
+import { randomInt } from 'node:crypto'
+import type { ClearingHouse, IncomingRequest } from './clearing-house.ts'
 
 // The sandbox's clearing house at the other end of the bank's rail folders (on by default in
 // the sandbox, refused in production). A pass takes each pacs.008 the bank left in
@@ -49,6 +53,10 @@ export class ClearingHouseSimulator {
     for (const name of held) await this.folder.move(this.later, name, this.folder.inbound)
     let answered = 0
     for (const name of await this.folder.list(this.folder.outbound)) {
+      // The bank's returns of other banks' credits: taken (a real clearing house settles
+      // them back to the paying bank; the sandbox has no paying bank to tell).
+      if (name.startsWith('pacs.004.')) await this.folder.move(this.folder.outbound, name,
+        this.received)
       if (!name.startsWith('pacs.008.')) continue
       if (await this.answer(name)) answered++
     }
@@ -106,7 +114,9 @@ export class ClearingHouseSimulator {
 
   /**
    * A status request (pacs.028) answered from the message it names: the same statuses
-   * again; undefined when it never received that message (the bank then sends it again).
+   * again. A message it never received is answered with the whole group rejected and no
+   * payment's status (NOOR, "not received"): the bank then sends it again. Undefined for a
+   * request it cannot read.
    */
   async answerStatusRequest(text: string): Promise<string | undefined> {
     const request = await readStatusRequest({ content: text }).catch((error: unknown) => {
@@ -117,11 +127,29 @@ export class ClearingHouseSimulator {
     if (original === undefined) return undefined
     const name = `pacs.008.${original}.xml`
     if (!/^[A-Za-z0-9-]+$/.test(original) || !(await this.folder.exists(this.received, name))) {
-      return undefined
+      return pacs002Text({
+        message_id: clearingHouseId('status_report', 'not received', request!.header.message_id),
+        created_at: this.clock.now(), original_message_id: original,
+        group_status: 'RJCT', group_reason_code: not_received,
+        group_additional_information: 'the clearing house has not received this message',
+      }, [])
     }
     const answer = await this.house.answerTransfers(
       { file: path.join(this.received, name) }, this.clock.now())
     return joined(answer.statusReport())
+  }
+
+  /**
+   * Another bank pays into an account of the bank (`ops.sandbox.incoming`): its pacs.008 is
+   * written into inbound/, as the clearing house delivers one. Resolves with its ids.
+   */
+  async incoming(request: Omit<IncomingRequest, 'sequence'>):
+      Promise<{ message_id: string; end_to_end_id: string }> {
+    const made = await this.house.incoming({ ...request, sequence: randomInt(2 ** 47) },
+      this.clock.now())
+    await this.folder.write(this.folder.inbound, `pacs.008.${made.message.message_id}.xml`,
+      [made.message.text])
+    return { message_id: made.message.message_id, end_to_end_id: made.end_to_end_id }
   }
 }
 

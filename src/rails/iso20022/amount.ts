@@ -1,7 +1,7 @@
 import { IsoValueError } from './iso-value-error.ts'
 
 // Amounts on the wire are ZAR decimals with two places made from integer cents, never floats
-// (RULINGS, "Rails: ISO 20022"). Both directions are exact: cents are formatted by integer
+// (docs/operators/rails.md). Both directions are exact: cents are formatted by integer
 // division of a bigint, and text is parsed digit by digit into a bigint.
 //
 // The schemas' amount types (ActiveCurrencyAndAmount, ActiveOrHistoricCurrencyAndAmount) are

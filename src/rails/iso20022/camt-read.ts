@@ -10,7 +10,7 @@ import {
 
 // The readers of `camt.053.001.08` (the end-of-day statement) and `camt.054.001.08` (an
 // intraday notification) of the bank's settlement account at the clearing house, whose
-// entries are matched one by one against the ledger (RULINGS, "Rails: ISO 20022"). A message
+// entries are matched one by one against the ledger (docs/operators/rails.md). A message
 // holds one account's statement (or notification): a second one refuses it. A statement's
 // entries must add up: opening balance + booked credits − booked debits = closing balance,
 // and the transaction summary, when given, must count and sum the entries it holds.

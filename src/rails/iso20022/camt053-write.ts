@@ -4,7 +4,7 @@ import { checkCents, checkText, isoDateTime } from './xml-text.ts'
 import { chunk_chars_target, messageText, writeMessage, XmlWriter } from './xml-write.ts'
 
 // The end-of-day statement of the bank's settlement account at the clearing house
-// (camt.053.001.08, BkToCstmrStmt; RULINGS, "Rails: ISO 20022"): the opening and closing
+// (camt.053.001.08, BkToCstmrStmt; docs/operators/rails.md): the opening and closing
 // balances and one booked entry per payment settled, return and incoming credit, each naming
 // the message and end-to-end id it settled, so that the bank matches it entry by entry
 // against its ledger. The bank reads these (camt-read.ts); it writes them only in its

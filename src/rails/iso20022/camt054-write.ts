@@ -4,7 +4,7 @@ import { checkText, isoDateTime } from './xml-text.ts'
 import { chunk_chars_target, messageText, writeMessage, XmlWriter } from './xml-write.ts'
 
 // An intraday notification of the bank's settlement account (camt.054.001.08,
-// BkToCstmrDbtCdtNtfctn; RULINGS, "Rails: ISO 20022"): the entries booked since the last
+// BkToCstmrDbtCdtNtfctn; docs/operators/rails.md): the entries booked since the last
 // one, as the statement's entries (camt053-write.ts) without its balances. The bank reads
 // these (camt-read.ts); it writes them only in its clearing-house simulator.
 

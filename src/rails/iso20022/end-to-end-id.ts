@@ -1,6 +1,6 @@
 import { IsoValueError } from './iso-value-error.ts'
 
-// The bank's payments are known on the wire by their tx_id (RULINGS, "Rails: ISO 20022": the
+// The bank's payments are known on the wire by their tx_id (docs/operators/rails.md: the
 // end-to-end id is the bank's tx_id). A tx_id is a UUID, 36 characters with its hyphens, and
 // EndToEndId is Max35Text: the id goes out as its 32 hex digits, hyphens left out (lower
 // case), and comes back to the same tx_id. (UETR, the schemas' own UUID field, is no home for

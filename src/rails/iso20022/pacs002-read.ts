@@ -9,7 +9,7 @@ import {
 
 // The reader of `pacs.002.001.11`, the clearing house's status report: it accepts (ACSC,
 // ACCC) or rejects (RJCT with an ISO reason code and text) each payment of a message the bank
-// sent (RULINGS, "Rails: ISO 20022"). A report of a whole EFT cycle can hold 100,000 statuses:
+// sent (docs/operators/rails.md). A report of a whole EFT cycle can hold 100,000 statuses:
 // openStatusReport checks it whole and then hands them out in chunks (xml-read.ts).
 
 export const pacs002_message = 'pacs.002.001.11'

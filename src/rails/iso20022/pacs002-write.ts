@@ -6,7 +6,7 @@ import { checkCents, checkCount, checkText, isoDateTime } from './xml-text.ts'
 import { chunk_chars_target, messageText, writeMessage, XmlWriter } from './xml-write.ts'
 
 // A status report (pacs.002.001.11, FIToFIPmtStsRpt) for one original message: the clearing
-// house's answer to the bank's pacs.008 (RULINGS, "Rails: ISO 20022": accepted ACSC/ACCC →
+// house's answer to the bank's pacs.008 (docs/operators/rails.md: accepted ACSC/ACCC →
 // Successful, RJCT with a reason code → Invalid or Failed). The bank reads these
 // (pacs002-read.ts); it writes them only in its clearing-house simulator, the sandbox's
 // counterpart (src/rails/clearing-house/). The statuses come from an iterable, read as the

@@ -8,7 +8,7 @@ import {
 } from './xml-read.ts'
 
 // The reader of `pacs.004.001.10`, a payment return: a payment that settled is sent back by
-// the recipient's bank, with the ISO reason code kept (RULINGS, "Rails: ISO 20022": `pacs.004`
+// the recipient's bank, with the ISO reason code kept (docs/operators/rails.md: `pacs.004`
 // after success → `Reversed`). A return names the payment by the original message's id and
 // its end-to-end id.
 

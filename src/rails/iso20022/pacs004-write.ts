@@ -5,13 +5,12 @@ import { pacs008_message_name } from './pacs008-write.ts'
 import { checkCents, checkCount, checkText, isoDateTime } from './xml-text.ts'
 import { chunk_chars_target, messageText, writeMessage, XmlWriter } from './xml-write.ts'
 
-// The bank returning incoming payments it cannot credit (pacs.004.001.10, PmtRtr; RULINGS,
-// "Rails: ISO 20022": an unknown account is returned with AC01, a closed one with AC04, a
-// blocked one with AC06). Each return names the payment it sends back by the message it came
-// in (OrgnlMsgId) and the id its sender gave it (OrgnlEndToEndId, as received), the amount
-// returned and the reason. A message holds the returns of one decision (usually those of one
-// incoming message); they are given as a list, and the header's count and control sum are
-// made from it.
+// The bank returning incoming payments it cannot credit (pacs.004.001.10, PmtRtr;
+// docs/operators/rails.md: an unknown account is returned with AC01, a closed one with AC04, a
+// blocked one with AC06). Each return names the payment it sends back by the message it came in
+// (OrgnlMsgId) and the id its sender gave it (OrgnlEndToEndId, as received), the amount returned
+// and the reason. A message holds the returns of one decision (usually those of one incoming
+// message); they are given as a list, and the header's count and control sum are made from it.
 
 export const pacs004_namespace = 'urn:iso:std:iso:20022:tech:xsd:pacs.004.001.10'
 

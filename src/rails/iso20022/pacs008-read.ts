@@ -9,7 +9,7 @@ import {
 } from './xml-read.ts'
 
 // The reader of an incoming `pacs.008.001.09`: another bank's credit transfers to accounts of
-// this bank (RULINGS, "Rails: ISO 20022": the payer's name, account, branch code and reference
+// this bank (docs/operators/rails.md: the payer's name, account, branch code and reference
 // are kept; `tx_payment_type` is EFT or RTC as the message says). An EFT file can hold a whole
 // cycle: openCreditTransfers checks it whole (count and control sum against the transactions,
 // the refusal of any of them refusing all) before it hands them out in chunks.

@@ -5,14 +5,13 @@ import { IsoValueError } from './iso-value-error.ts'
 import { checkCents, checkCount, checkText, isoDate, isoDateTime } from './xml-text.ts'
 import { chunk_chars_target, messageText, writeMessage, XmlWriter } from './xml-write.ts'
 
-// The credit transfers the bank sends (pacs.008.001.09, FIToFICstmrCdtTrf; RULINGS, "Rails:
-// ISO 20022"): an EFT clearing cycle's payments in one message (one file), an RTC payment in
-// a message of its own. The payments come from an iterable (the caller's query, read as the
-// message is written) and the message goes out in chunks (xml-stream.ts): a file of 100,000
-// payments is never held whole. The group header comes first and holds the count and the
-// control sum, so the caller gives them (it computes both from its rows in one query); the
-// writer counts and sums what it writes and throws at the end when they differ, and the
-// caller discards the file.
+// The credit transfers the bank sends (pacs.008.001.09, FIToFICstmrCdtTrf;
+// docs/operators/rails.md): an EFT clearing cycle's payments in one message (one file), an RTC
+// payment in a message of its own. The payments come from an iterable (the caller's query, read as
+// the message is written) and the message goes out in chunks (xml-stream.ts): a file of 100,000
+// payments is never held whole. The group header comes first and holds the count and the control
+// sum, so the caller gives them (it computes both from its rows in one query); the writer counts
+// and sums what it writes and throws at the end when they differ, and the caller discards the file.
 
 export const pacs008_namespace = 'urn:iso:std:iso:20022:tech:xsd:pacs.008.001.09'
 /** The message's name as other messages refer to it (OrgnlMsgNmId). */

@@ -5,7 +5,7 @@ import { checkCount, checkText, isoDateTime } from './xml-text.ts'
 import { chunk_chars_target, messageText, writeMessage, XmlWriter } from './xml-write.ts'
 
 // The bank asking the clearing house for the status of payments it sent and heard nothing
-// of (pacs.028.001.04, FIToFIPmtStsReq; RULINGS, "Rails: ISO 20022": an RTC with no status
+// of (pacs.028.001.04, FIToFIPmtStsReq; docs/operators/rails.md: an RTC with no status
 // within the bound stays Pending, and the bank asks). Each payment is named by the message
 // it went out in (OrgnlMsgId) and its id (OrgnlEndToEndId and OrgnlTxId: its tx_id's 32 hex
 // digits, as the pacs.008 wrote them). The answer is a pacs.002.

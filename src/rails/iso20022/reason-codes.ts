@@ -1,5 +1,5 @@
 // The ISO 20022 reason codes the bank uses, with what a rejection with each means for a payout
-// (RULINGS, "Rails: ISO 20022": "rejected → Invalid when the reason says the recipient's
+// (docs/operators/rails.md: "rejected → Invalid when the reason says the recipient's
 // details are wrong (AC01, AC03, RC01…; the docs list them), else Failed"). This table is that
 // list. The codes and their names are those of ISO 20022's external code sets
 // (ExternalStatusReason1Code for a pacs.002 rejection, ExternalReturnReason1Code for a
@@ -71,3 +71,9 @@ export function rejectionOutcome(code: string, proprietary = false): RejectionOu
   if (proprietary) return 'Failed'
   return reasonCode(code)?.rejection ?? 'Failed'
 }
+
+/**
+ * The reason a gateway gives, in a status report of the whole message, for a message it never
+ * received (a status request about it): the bank sends that message again.
+ */
+export const not_received = 'NOOR'

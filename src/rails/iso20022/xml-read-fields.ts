@@ -7,7 +7,7 @@ import { pathOf, Refusal, type XmlNode } from './xml-read.ts'
 // required, repeated where the schema allows one, empty, longer than its schema type allows
 // or not of its type. Amounts are ZAR and turned into integer cents exactly by amount.ts.
 
-/** The only currency the bank's rails carry (RULINGS, "Rails: ISO 20022"). */
+/** The only currency the bank's rails carry (docs/operators/rails.md). */
 export const rail_currency = 'ZAR'
 
 const xml_space = /^[ \t\r\n]+|[ \t\r\n]+$/g

@@ -3,9 +3,9 @@ import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import { SaxesParser, type SaxesTagNS, type XMLDecl } from 'saxes'
 
-// The defensive reading of every ISO 20022 message the bank receives (RULINGS, "Rails: ISO
-// 20022": "every message in is parsed defensively (no DTD, no external entities, bounded
-// size) and either applied whole or refused whole with the reason shown to operators").
+// The defensive reading of every ISO 20022 message the bank receives (docs/operators/rails.md:
+// "every message in is parsed defensively (no DTD, no external entities, bounded size) and either
+// applied whole or refused whole with the reason shown to operators").
 //
 // The XML is read by saxes, a streaming SAX parser: it never reads a DTD nor expands an
 // entity other than XML's five, and it reports a DOCTYPE, which is refused. On top of it this

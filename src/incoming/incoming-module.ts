@@ -1,0 +1,27 @@
+import type { Module } from '../module.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
+import { IncomingPayments } from './incoming-service.ts'
+import type { IncomingTables } from './incoming-tables.ts'
+import { incomingPaymentsMigration } from './incoming-migration.ts'
+
+/** What the module builds: its members of the bank's Services. */
+export interface IncomingServices {
+  /** Other banks' payments to the bank's accounts (incoming pacs.008), and their payers. */
+  incoming: IncomingPayments
+}
+
+// Incoming payments: other banks' credits to the bank's accounts, through the ISO rail.
+export const incomingModule: Module<IncomingServices, IncomingTables> = {
+  name: 'incoming',
+  needs: ['ledger', 'accounts', 'rails', 'events'],
+  services: (s, { db, clock }) => ({
+    incoming: new IncomingPayments(db, s.ledgerWriter, s.accounts, s.isoRail, s.clearingHouse,
+      clock),
+  }),
+  migrations: { '0037_incoming_payments': incomingPaymentsMigration },
+  endpoints: (s) => [
+    endpoint(contract.incoming.details, (r, c) => s.incoming.details(partnerOf(c), r.tx_id)),
+    endpoint(contract.incoming.sandboxIncoming, (r) => s.incoming.sandboxIncoming(r)),
+  ],
+}

@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import { assert, Forbidden, NotFound } from '../errors.ts'
+import { appendEvents, type NewEvent } from '../events/index.ts'
+import {
+  incomingCredits, type CreditedEntry, type IncomingCreditEntry,
+} from '../ledger/incoming-journals.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
+import { newRowId } from '../ledger/row-id.ts'
+import type { ClearingHouseSimulator } from '../rails/clearing-house/simulator.ts'
+import type { IncomingOutcome, IsoRail } from '../rails/iso-rail.ts'
+import type { IncomingCredit } from '../rails/iso20022/pacs008-read.ts'
+import { reason_codes } from '../rails/iso20022/reason-codes.ts'
+import type { Database } from '../schema.ts'
+import type { IncomingDetails, SandboxIncomingReply, SandboxIncomingRequest }
+  from './incoming-types.ts'
+
+// Payments other banks send to the bank's accounts (in the words of docs/guides/payments.md:
+// another bank's pacs.008 naming one of the bank's accounts credits it). The ISO rail reads each
+// incoming message whole and hands its credits here, in the transaction that records the message:
+// each end-to-end id (of its paying bank) is booked once, as an `incoming` transaction with the
+// payer's name and reference, and announced to the account's partner (`payment.received`);
+// a credit to an account number the bank does not have is sent back (AC01) by the rail's
+// pacs.004. The payer's full details are kept here (`incoming_details`).
+
+type Db = Kysely<Database>
+
+/** End-to-end ids looked up at once (a message may carry a whole file of credits). */
+const seen_page = 1000
+
+export class IncomingPayments {
+  constructor(
+    private readonly db: Db,
+    private readonly ledger: ComposedWriter,
+    private readonly accounts: {
+      idsByNumbers(accountNumbers: readonly string[], executor: Db): Promise<Map<string, string>>
+    },
+    private readonly iso: IsoRail,
+    private readonly simulator: ClearingHouseSimulator | undefined,
+    private readonly clock: Clock,
+  ) {
+    iso.handleIncoming((trx, messageId, credits) => this.book(trx, messageId, credits))
+  }
+
+  /** Books a message's credits not seen before; names those to send back. */
+  async book(trx: Db, messageId: string, credits: IncomingCredit[]): Promise<IncomingOutcome> {
+    const fresh = await this.unseen(trx, credits)
+    const toBook: Array<{ credit: IncomingCredit; accountId: string; txId: string }> = []
+    const returns: IncomingOutcome['returns'] = []
+    // In the message's transaction (PGlite has one connection: a read beside it would wait).
+    const ids = await this.accounts.idsByNumbers(fresh.map((c) => c.creditor_account_number),
+      trx)
+    for (const credit of fresh) {
+      const accountId = ids.get(credit.creditor_account_number)
+      if (accountId) toBook.push({ credit, accountId, txId: newRowId() })
+      else returns.push({ credit, reason_code: 'AC01', text: reason_codes.AC01.text })
+    }
+    const entries: IncomingCreditEntry[] = toBook.map(({ credit, accountId, txId }) => ({
+      txId, accountId, amount: credit.amount, paymentType: credit.payment_type,
+      payerName: credit.debtor_name, reference: credit.remittance ?? '',
+    }))
+    const booked: CreditedEntry[] = []
+    for (let start = 0; start < entries.length; start += seen_page) {
+      booked.push(...await this.ledger.write(trx, incomingCredits,
+        entries.slice(start, start + seen_page)))
+    }
+    assert(booked.length === toBook.length, 'every incoming credit is booked once')
+    const now = this.clock.now()
+    const rows = [
+      ...toBook.map(({ credit, accountId, txId }, i) => ({
+        ...recordOf(credit, messageId, now), id: txId, tx_id: txId, account_id: accountId,
+        partner_id: booked[i]!.partner_id, status: 'credited' as const,
+      })),
+      ...returns.map(({ credit, reason_code }) => ({
+        ...recordOf(credit, messageId, now), id: randomUUID(), tx_id: null, account_id: null,
+        partner_id: null, status: 'returned' as const, return_reason_code: reason_code,
+      })),
+    ]
+    for (let start = 0; start < rows.length; start += seen_page) {
+      await trx.insertInto('incoming_payments').values(rows.slice(start, start + seen_page))
+        .execute()
+    }
+    await appendEvents(trx, toBook.map(({ credit, accountId, txId }, i): NewEvent => ({
+      type: 'payment.received', partner_id: booked[i]!.partner_id, resource_id: txId,
+      occurred_at: now, data: {
+        tx_id: txId, account_id: accountId, amount: String(credit.amount),
+        payment_type: credit.payment_type, payer_name: credit.debtor_name,
+        reference: credit.remittance, received_at: now.toISOString(),
+      },
+    })))
+    return { credited: toBook.length, returns }
+  }
+
+  /** The credits whose end-to-end id (of their paying bank) was not seen before, once each. */
+  private async unseen(trx: Db, credits: IncomingCredit[]): Promise<IncomingCredit[]> {
+    if (credits.length === 0) return []
+    const ids = [...new Set(credits.map((c) => c.end_to_end_id))]
+    const keys = new Set<string>()
+    for (let start = 0; start < ids.length; start += seen_page) {
+      const seen = await trx.selectFrom('incoming_payments')
+        .select(['payer_branch_code', 'end_to_end_id'])
+        .where('end_to_end_id', 'in', ids.slice(start, start + seen_page))
+        .execute()
+      for (const row of seen) keys.add(`${row.payer_branch_code} ${row.end_to_end_id}`)
+    }
+    return credits.filter((credit) => {
+      const key = `${credit.debtor_branch_code} ${credit.end_to_end_id}`
+      if (keys.has(key)) return false
+      keys.add(key)
+      return true
+    })
+  }
+
+  /** An incoming payment's payer and ids; another partner's (or none) is not found. */
+  async details(partnerId: string, txId: string): Promise<IncomingDetails> {
+    const row = await this.db.selectFrom('incoming_payments').selectAll()
+      .where('partner_id', '=', partnerId).where('tx_id', '=', txId).executeTakeFirst()
+    if (!row || row.tx_id === null || row.account_id === null) {
+      throw new NotFound('incoming payment')
+    }
+    return {
+      tx_id: row.tx_id, account_id: row.account_id, amount: String(row.amount),
+      payment_type: row.payment_type,
+      payer: { name: row.payer_name, account_number: row.payer_account_number,
+        branch_code: row.payer_branch_code },
+      reference: row.reference, end_to_end_id: row.end_to_end_id, message_id: row.message_id,
+      settlement_date: row.settlement_date, received_at: new Date(row.received_at).toISOString(),
+    }
+  }
+
+  /**
+   * Sandbox: another bank pays in through the clearing-house simulator, and the bank applies
+   * its message before answering.
+   */
+  async sandboxIncoming(r: SandboxIncomingRequest): Promise<SandboxIncomingReply> {
+    if (!this.simulator) {
+      throw new Forbidden('the clearing-house simulator is off (BANK_RAIL_SIMULATOR)')
+    }
+    const sent = await this.simulator.incoming({
+      account_number: r.account_number, cents: BigInt(r.amount),
+      ...(r.payer_name === undefined ? {} : { payer: { name: r.payer_name,
+        ...(r.payer_account_number === undefined ? {} : {
+          account_number: r.payer_account_number }),
+        ...(r.payer_branch_code === undefined ? {} : { branch_code: r.payer_branch_code }) } }),
+      ...(r.reference === undefined ? {} : { reference: r.reference }),
+      ...(r.payment_type === undefined ? {} : { payment_type: r.payment_type }),
+    })
+    await this.iso.applyInbound()
+    const row = await this.db.selectFrom('incoming_payments')
+      .select(['status', 'tx_id', 'return_reason_code'])
+      .where('message_id', '=', sent.message_id).where('end_to_end_id', '=', sent.end_to_end_id)
+      .executeTakeFirst()
+    assert(row, `incoming payment ${sent.end_to_end_id} was not applied`)
+    return { status: row.status, tx_id: row.tx_id, reason_code: row.return_reason_code,
+      message_id: sent.message_id, end_to_end_id: sent.end_to_end_id }
+  }
+}
+
+function recordOf(credit: IncomingCredit, messageId: string, now: Date) {
+  return {
+    message_id: messageId, end_to_end_id: credit.end_to_end_id, amount: credit.amount,
+    payment_type: credit.payment_type, payer_name: credit.debtor_name,
+    payer_account_number: credit.debtor_account_number,
+    payer_branch_code: credit.debtor_branch_code,
+    account_number: credit.creditor_account_number, reference: credit.remittance,
+    settlement_date: credit.settlement_date, received_at: now, return_reason_code: null,
+  }
+}
