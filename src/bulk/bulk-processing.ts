@@ -234,7 +234,8 @@ export class BulkProcessing {
       events.push({
         type: paid ? 'payment.success' : 'payment.failed', partner_id: batch.partner_id,
           resource_id: batch.id,
-        data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id }, occurred_at: now,
+        data: { ...paymentView(item), bulk_payment_id: batch.bulk_payment_id,
+          reason_code: paid ? null : reasonCodeIn(outcome) }, occurred_at: now,
           endpoint_url: batch.callback_url,
       })
     })
@@ -269,6 +270,15 @@ function paymentRow(batch: BatchRow, item: ItemRow, txId: string): PaymentRow {
     branch_code: item.branch_code,
     added_by: batch.added_by,
   }
+}
+
+/**
+ * The ISO reason code of a rail's refusal (`AC01: …`, as the rail words it), or null when its
+ * reason carries none (a payment the rail could not carry, an older answer).
+ */
+function reasonCodeIn(outcome: RailOutcome): string | null {
+  if (outcome.status === 'accepted') return null
+  return /^([A-Z0-9]{4}): /.exec(outcome.reason)?.[1] ?? null
 }
 
 function railPayment(item: ItemRow): RailPayment {
