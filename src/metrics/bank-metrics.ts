@@ -104,6 +104,73 @@ export class BankMetrics {
           Number(row.n))
       },
     })
+    this.railGauges()
+  }
+
+  /** The ISO 20022 rail's figures, read from its tables when scraped. */
+  private railGauges(): void {
+    const metrics = this
+    new Gauge({
+      name: 'bank_rail_messages',
+      help: 'ISO 20022 messages the bank wrote (out) or applied (in), by direction and kind.',
+      labelNames: ['direction', 'kind'],
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        for (const row of await metrics.railMessages()) this.set({ direction: row.direction,
+          kind: row.kind }, Number(row.n))
+      },
+    })
+    new Gauge({
+      name: 'bank_rail_refused_files',
+      help: 'Inbound files the bank refused whole (see rail_refusals for the reasons).',
+      registers: [this.registry],
+      async collect() {
+        this.set(await metrics.railRefusals())
+      },
+    })
+    new Gauge({
+      name: 'bank_rail_unanswered_payouts',
+      help: 'Payouts sent to the clearing house with no final answer yet, and the age in ' +
+        'seconds of the oldest (label age).',
+      labelNames: ['measure'],
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        const { n, oldest } = await metrics.unanswered()
+        this.set({ measure: 'count' }, n)
+        this.set({ measure: 'oldest_age_seconds' }, oldest)
+      },
+    })
+  }
+
+  private async railMessages(): Promise<Array<{ direction: string; kind: string; n: string |
+      number }>> {
+    if (!this.db) return []
+    return this.db.selectFrom('rail_messages').select(['direction', 'kind',
+      (eb) => eb.fn.countAll<string>().as('n')]).groupBy(['direction', 'kind']).execute()
+  }
+
+  private async railRefusals(): Promise<number> {
+    if (!this.db) return 0
+    const row = await this.db.selectFrom('rail_refusals')
+      .select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst()
+    return Number(row?.n ?? 0)
+  }
+
+  private async unanswered(): Promise<{ n: number; oldest: number }> {
+    if (!this.db) return { n: 0, oldest: 0 }
+    const row = await this.db.selectFrom('rail_submissions as s')
+      .innerJoin('rail_messages as m', (join) => join.onRef('m.message_id', '=', 's.message_id')
+        .on('m.direction', '=', 'out'))
+      .select([(eb) => eb.fn.countAll<string>().as('n'),
+        (eb) => eb.fn.min('m.created_at').as('oldest')])
+      .where((eb) => eb.or([eb('s.status', 'is', null),
+        eb('s.status', 'not in', ['ACSC', 'ACCC', 'RJCT'])]))
+      .executeTakeFirst()
+    const oldest = row?.oldest ? new Date(row.oldest as unknown as string).getTime() : undefined
+    return { n: Number(row?.n ?? 0),
+      oldest: oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000) }
   }
 
   /** Adds the process's own figures (CPU, memory, event-loop lag, GC); once, when served. */

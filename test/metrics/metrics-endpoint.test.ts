@@ -74,6 +74,27 @@ test('metrics - ledger batches, job queues and webhook deliveries are reported',
   assert.ok(families.has('bank_process_cpu_user_seconds_total'), 'the process figures are included')
 })
 
+test('metrics - the rail: messages written and applied, none unanswered after a clearing run', async () => {
+  const { accounts } = await p.client.accounts.getByEntity({ entity_id: p.rootEntityId })
+  const accountId = accounts[0]!.account_id
+  await tb.operator.accounts.deposit({ account_id: accountId, amount: 1_000_000 })
+  await p.client.accounts.transfer(transferBody(accountId, { amount: 1_000 }))
+  const before = valueOf((await scrape()).get('bank_rail_unanswered_payouts'),
+    'bank_rail_unanswered_payouts', { measure: 'count' })
+  assert.equal(before, 0, 'an EFT waiting for its cycle has not been sent')
+  await tb.operator.clearing.run()
+  const families = await scrape()
+  const messages = families.get('bank_rail_messages')
+  assert.equal(messages?.type, 'gauge')
+  assert.ok(valueOf(messages, 'bank_rail_messages',
+    { direction: 'out', kind: 'pacs.008.001.09' })! >= 1, 'the cycle wrote a pacs.008')
+  assert.ok(valueOf(messages, 'bank_rail_messages',
+    { direction: 'in', kind: 'pacs.002.001.11' })! >= 1, 'its status report was applied')
+  assert.equal(valueOf(families.get('bank_rail_unanswered_payouts'),
+    'bank_rail_unanswered_payouts', { measure: 'count' }), 0)
+  assert.equal(valueOf(families.get('bank_rail_refused_files'), 'bank_rail_refused_files', {}), 0)
+})
+
 test('metrics - any other path is a 404', async () => {
   const response = await fetch(`http://127.0.0.1:${tb.bank.metricsPort}/other`)
   assert.equal(response.status, 404)
