@@ -15,9 +15,9 @@ export interface IncomingServices {
 export const incomingModule: Module<IncomingServices, IncomingTables> = {
   name: 'incoming',
   needs: ['ledger', 'accounts', 'rails', 'events'],
-  services: (s, { db, clock }) => ({
+  services: (s, { db, clock, config }) => ({
     incoming: new IncomingPayments(db, s.ledgerWriter, s.accounts, s.isoRail, s.clearingHouse,
-      clock),
+      clock, config.rail.branchCode),
   }),
   migrations: { '0037_incoming_payments': incomingPaymentsMigration },
   endpoints: (s) => [

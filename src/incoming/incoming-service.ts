@@ -8,7 +8,9 @@ import {
 } from '../ledger/incoming-journals.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import { newRowId } from '../ledger/row-id.ts'
+import { sandbox_payer } from '../rails/clearing-house/clearing-house.ts'
 import type { ClearingHouseSimulator } from '../rails/clearing-house/simulator.ts'
+import { formatTimestamp } from '../contract/format.ts'
 import type { IncomingOutcome, IsoRail } from '../rails/iso-rail.ts'
 import type { IncomingCredit } from '../rails/iso20022/pacs008-read.ts'
 import { reason_codes } from '../rails/iso20022/reason-codes.ts'
@@ -39,6 +41,8 @@ export class IncomingPayments {
     private readonly iso: IsoRail,
     private readonly simulator: ClearingHouseSimulator | undefined,
     private readonly clock: Clock,
+    /** The bank's own branch code: the CdtrAgt of the credits that are the bank's. */
+    private readonly branchCode: string,
   ) {
     iso.handleIncoming((trx, messageId, credits) => this.book(trx, messageId, credits))
   }
@@ -52,6 +56,11 @@ export class IncomingPayments {
     const ids = await this.accounts.idsByNumbers(fresh.map((c) => c.creditor_account_number),
       trx)
     for (const credit of fresh) {
+      // A credit addressed to another bank (its CdtrAgt) is not the bank's to book.
+      if (credit.creditor_branch_code !== this.branchCode) {
+        returns.push({ credit, reason_code: 'RC01', text: reason_codes.RC01.text })
+        continue
+      }
       const accountId = ids.get(credit.creditor_account_number)
       if (accountId) toBook.push({ credit, accountId, txId: newRowId() })
       else returns.push({ credit, reason_code: 'AC01', text: reason_codes.AC01.text })
@@ -86,7 +95,7 @@ export class IncomingPayments {
       occurred_at: now, data: {
         tx_id: txId, account_id: accountId, amount: String(credit.amount),
         payment_type: credit.payment_type, payer_name: credit.debtor_name,
-        reference: credit.remittance, received_at: now.toISOString(),
+        reference: credit.remittance, received_at: formatTimestamp(now),
       },
     })))
     return { credited: toBook.length, returns }
@@ -125,7 +134,7 @@ export class IncomingPayments {
       payer: { name: row.payer_name, account_number: row.payer_account_number,
         branch_code: row.payer_branch_code },
       reference: row.reference, end_to_end_id: row.end_to_end_id, message_id: row.message_id,
-      settlement_date: row.settlement_date, received_at: new Date(row.received_at).toISOString(),
+      settlement_date: row.settlement_date, received_at: formatTimestamp(new Date(row.received_at)),
     }
   }
 
@@ -139,10 +148,11 @@ export class IncomingPayments {
     }
     const sent = await this.simulator.incoming({
       account_number: r.account_number, cents: BigInt(r.amount),
-      ...(r.payer_name === undefined ? {} : { payer: { name: r.payer_name,
-        ...(r.payer_account_number === undefined ? {} : {
-          account_number: r.payer_account_number }),
-        ...(r.payer_branch_code === undefined ? {} : { branch_code: r.payer_branch_code }) } }),
+      payer: {
+        name: r.payer_name ?? sandbox_payer.name,
+        account_number: r.payer_account_number ?? sandbox_payer.account_number,
+        branch_code: r.payer_branch_code ?? sandbox_payer.branch_code,
+      },
       ...(r.reference === undefined ? {} : { reference: r.reference }),
       ...(r.payment_type === undefined ? {} : { payment_type: r.payment_type }),
     })

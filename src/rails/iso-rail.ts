@@ -589,6 +589,11 @@ export class IsoRail {
     const sha256 = await sha256Of(file)
     const seen = await this.seen(name, message.header.message_id, sha256)
     if (seen) return seen
+    const empty = message.items.findIndex((credit) => credit.amount <= 0n)
+    if (empty >= 0) {
+      throw new InboundRefusal(`credit ${empty + 1} (end-to-end id ` +
+        `${message.items[empty]!.end_to_end_id}) is of no money: a credit is of at least a cent`)
+    }
     return { kind: 'incoming', name, message_id: message.header.message_id, sha256,
       credits: message.items }
   }
