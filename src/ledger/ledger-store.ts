@@ -64,12 +64,15 @@ export interface PayoutCursor {
   tx_id: string
 }
 
-/** The named payouts still `Pending` (a status report's payments), any payment type. */
+/**
+ * The named payouts still `Pending` (a status report's payments), any payment type, oldest
+ * first (they settle in the order they were taken, as a cycle sends them).
+ */
 export async function pendingPayoutsByIds(db: Executor,
     txIds: readonly string[]): Promise<PendingPayoutWork[]> {
   if (txIds.length === 0) return []
   const rows = await payoutQuery(db).where('t.status', '=', 'Pending')
-    .where('t.id', 'in', txIds).execute()
+    .where('t.id', 'in', txIds).orderBy('t.created_at').orderBy('t.id').execute()
   return rows.map(payoutWork)
 }
 

@@ -469,12 +469,20 @@ export class IsoRail {
     await markWritten(this.db, messageId, this.clock.now())
   }
 
-  /** The inbound files waiting: status reports before returns, each kind in name order. */
+  /**
+   * The inbound files waiting: status reports, then returns, then credits; each kind in the
+   * order it arrived (the files' times; their names, the sender's ids, need not sort by time).
+   */
   async inboundFiles(): Promise<string[]> {
     const names = await this.folder.list(this.folder.inbound)
     const rank = (name: string) => name.startsWith(status_prefix) ? 0
       : name.startsWith(return_prefix) ? 1 : name.startsWith(incoming_prefix) ? 2 : 3
-    return names.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))
+    const times = new Map<string, number>()
+    for (const name of names) {
+      times.set(name, await this.folder.modifiedAt(this.folder.inbound, name))
+    }
+    return names.sort((a, b) => rank(a) - rank(b) || times.get(a)! - times.get(b)!
+      || (a < b ? -1 : a > b ? 1 : 0))
   }
 
   /** Reads an inbound file whole; see InboundRead. */

@@ -80,6 +80,11 @@ export class RailFolder {
     await syncFolder(to)
   }
 
+  /** When a file was last written (ms since the epoch, with its fraction); 0 when it is gone. */
+  async modifiedAt(dir: string, name: string): Promise<number> {
+    return fs.stat(path.join(dir, name)).then((stat) => stat.mtimeMs, () => 0)
+  }
+
   async exists(dir: string, name: string): Promise<boolean> {
     return fs.access(path.join(dir, name)).then(() => true, () => false)
   }
