@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { before, describe, test } from 'node:test'
 import { sql } from 'kysely'
-import { SaxesParser } from 'saxes'
+import { all, at, parseXml, rands, textAt, type XmlElement } from '../support/xml-tree.ts'
 import { sandbox_payer } from '../../src/rails/clearing-house/clearing-house.ts'
 import { incomingPacs008Text, type IncomingCreditMessage } from '../../src/rails/clearing-house/incoming-write.ts'
 import { assertLedgerClean, expectRefusal, iso, uuidPattern } from '../support/assertions.ts'
@@ -32,52 +32,7 @@ import {
 // The test clock: 2026-11-23T08:00:00Z, Monday 10:00 SAST.
 const today = '2026-11-23'
 
-/** Cents as a message writes them: `1234` → `12.34`. */
-const rands = (cents: number) => (cents / 100).toFixed(2)
 
-// A small tree of a message's elements, read with saxes (not with the bank's own readers).
-
-interface XmlElement {
-  name: string
-  attributes: Record<string, string>
-  text: string
-  children: XmlElement[]
-}
-
-function parseXml(xml: string): XmlElement {
-  const parser = new SaxesParser({ xmlns: true })
-  const top: XmlElement = { name: '', attributes: {}, text: '', children: [] }
-  const open = [top]
-  parser.on('opentag', (tag) => {
-    const attributes = Object.fromEntries(Object.values(tag.attributes)
-      .map((a) => [a.local, a.value]))
-    const element = { name: tag.local, attributes, text: '', children: [] }
-    open.at(-1)!.children.push(element)
-    open.push(element)
-  })
-  parser.on('text', (text) => {
-    open.at(-1)!.text += text
-  })
-  parser.on('closetag', () => {
-    open.pop()
-  })
-  parser.write(xml).close()
-  assert.equal(top.children.length, 1)
-  return top.children[0]!
-}
-
-/** The element at a path of child names (`GrpHdr/MsgId`); fails unless there is one. */
-function at(element: XmlElement, elementPath: string): XmlElement {
-  let here = element
-  for (const name of elementPath.split('/')) {
-    const found = here.children.filter((child) => child.name === name)
-    assert.equal(found.length, 1, `one ${name} under ${here.name} (${elementPath})`)
-    here = found[0]!
-  }
-  return here
-}
-
-const textAt = (element: XmlElement, elementPath: string) => at(element, elementPath).text
 
 /** Rows of a table, counted. */
 async function countOf(bank: TestBank, table: string): Promise<number> {

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { before, test } from 'node:test'
-import { SaxesParser } from 'saxes'
+import { all, at, parseXml, rands, textAt, type XmlElement } from '../support/xml-tree.ts'
 import { endToEndIdOf } from '../../src/rails/iso20022/end-to-end-id.ts'
 import { pacs002Text, type TransactionStatusRow } from '../../src/rails/iso20022/pacs002-write.ts'
 import { pacs004Text, type PaymentReturnRow } from '../../src/rails/iso20022/pacs004-write.ts'
@@ -118,52 +118,6 @@ async function stateOf(paid: Paid) {
 // A small tree of a message's elements, read with saxes (not with the bank's own readers, so
 // that what the bank wrote is checked independently of how it reads).
 
-interface XmlElement {
-  name: string
-  uri: string
-  attributes: Record<string, string>
-  text: string
-  children: XmlElement[]
-}
-
-function parseXml(xml: string): XmlElement {
-  const parser = new SaxesParser({ xmlns: true })
-  const top: XmlElement = { name: '', uri: '', attributes: {}, text: '', children: [] }
-  const open = [top]
-  parser.on('opentag', (tag) => {
-    const attributes = Object.fromEntries(Object.values(tag.attributes)
-      .map((a) => [a.local, a.value]))
-    const element = { name: tag.local, uri: tag.uri, attributes, text: '', children: [] }
-    open.at(-1)!.children.push(element)
-    open.push(element)
-  })
-  parser.on('text', (text) => {
-    open.at(-1)!.text += text
-  })
-  parser.on('closetag', () => {
-    open.pop()
-  })
-  parser.write(xml).close()
-  assert.equal(top.children.length, 1)
-  return top.children[0]!
-}
-
-/** The element at a path of child names (`GrpHdr/MsgId`); fails when there is none. */
-function at(element: XmlElement, elementPath: string): XmlElement {
-  let here = element
-  for (const name of elementPath.split('/')) {
-    const found = here.children.filter((child) => child.name === name)
-    assert.equal(found.length, 1, `one ${name} under ${here.name} (${elementPath})`)
-    here = found[0]!
-  }
-  return here
-}
-
-const textAt = (element: XmlElement, elementPath: string) => at(element, elementPath).text
-const all = (element: XmlElement, name: string) =>
-  element.children.filter((child) => child.name === name)
-/** Cents as the message writes them: `1234` → `12.34`. */
-const rands = (cents: number) => (cents / 100).toFixed(2)
 
 /** The archived pacs.002 files that answer an outbound message, by name. */
 async function statusReportsFor(messageId: string): Promise<string[]> {
