@@ -14,7 +14,7 @@ import { simulatedDebitRailMigration } from './debit-rail-migration.ts'
 
 /** What the module builds: its members of the bank's Services. */
 export interface RailServices {
-  /** The payout rail (EFT and RTC to other banks); simulated until a real one comes. */
+  /** Returns recorded by the simulated rail of earlier versions, booked until none is left. */
   rail: Rail
   /** The ISO 20022 rail over files: EFT clearing files out, status reports and returns in. */
   isoRail: IsoRail

@@ -31,12 +31,14 @@ export type { ClearingReport }
 // The bank's side of EFT clearing, run as jobs (src/jobs): each cycle is one
 // `clearing.cycle` job, unique per cycle, planned when its time has come on a business day
 // (or made on demand by `bank clearing run`). The job runner gives a run one owner under a
-// lease, so a cycle whose instance died is taken over once its lease expires. A run
-// collects returns from the rail (→ Reversed), submits the pending EFTs taken before the
-// cycle's cut-off in chunks — each chunk one transaction whose rows are re-read under the
-// account locks, so a run cut short resumes without settling anything twice — and
-// recovers RTCs that lost their settle step. A second, recurring `rtc.recovery` job does
-// that recovery between cycles too, so a stranded RTC never waits for the next cycle.
+// lease, so a cycle whose instance died is taken over once its lease expires. A run applies
+// what the clearing house sent (status reports → Successful, Failed or Invalid; returns →
+// Reversed), sends the pending EFTs taken before the cycle's cut-off that were never sent, as
+// pacs.008 files (rails/iso-rail.ts: recorded before written, so a run cut short writes the
+// same file again and sends nothing twice), and asks the gateway about RTCs without an
+// answer. Each answer settles its payouts under their accounts' locks, only those still
+// Pending, so nothing settles twice. A second, recurring `rtc.recovery` job does that recovery
+// between cycles too, and `rail.inbound` applies the clearing house's files as they arrive.
 
 export const clearing_job_kind = 'clearing.cycle'
 export const rtc_recovery_job_kind = 'rtc.recovery'

@@ -10,8 +10,8 @@ import { chaosPass } from './pass.ts'
 // cycle over by itself once the dead instance's lease on it runs out, and settle the rest.
 // Every EFT must then be settled exactly once: none left Pending, none booked twice (one fee
 // row each, the balances what the EFTs took), and `ledger verify` clean on the new primary.
-// The rail is told of a chunk again when its cycle is resumed; a rail takes a payment it has
-// seen before as the same payment (idempotent by tx_id), so that costs nothing.
+// A payout recorded as sent is never sent again when its cycle is resumed (a file recorded and
+// not yet written is written again, the same bytes), so that costs nothing.
 
 if (chaosPass) {
   // Loaded only on the PostgreSQL pass (see pass.ts).
