@@ -209,6 +209,8 @@ function serviceEnv(o: { natsUrl: string; dbUrl: string; work: string
     NATS_URL: o.natsUrl,
     DATABASE_URL: o.dbUrl,
     BANK_DATA_DIR: path.join(work, i === 1 ? 'data' : `data-${i}`),
+    // Instances of one bank share its rail folder (the clearing house's files).
+    BANK_RAIL_DIR: path.join(work, 'rail'),
     // Instances of one bank share its keys, as in production (docs/operations.md): without
     // them each data directory would make its own, and a PIN one instance issued would
     // not verify on the other.

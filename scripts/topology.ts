@@ -317,6 +317,8 @@ function bankEnvironment(layout: Layout, natsUrl: string, dataDir: string, first
     NATS_URL: natsUrl,
     DATABASE_URL: `postgres://postgres@127.0.0.1:${layout.haproxyPort}/bank`,
     BANK_DATA_DIR: dataDir,
+    // Instances of one bank share its rail folder (the clearing house's files).
+    BANK_RAIL_DIR: path.join(layout.dir, 'rail'),
     // The servers here are open (no accounts, no TLS), which only the sandbox accepts.
     BANK_SANDBOX: 'true',
     BANK_BOOTSTRAP_OPERATOR: first ? 'true' : 'false',

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import { assert, Forbidden, NotFound } from '../errors.ts'
+import { assert, Forbidden, Invalid, NotFound } from '../errors.ts'
+import { IsoValueError } from '../rails/iso20022/iso-value-error.ts'
 import { appendEvents, type NewEvent } from '../events/index.ts'
 import {
   incomingCredits, type CreditedEntry, type IncomingCreditEntry,
@@ -138,15 +139,9 @@ export class IncomingPayments {
     }
   }
 
-  /**
-   * Sandbox: another bank pays in through the clearing-house simulator, and the bank applies
-   * its message before answering.
-   */
-  async sandboxIncoming(r: SandboxIncomingRequest): Promise<SandboxIncomingReply> {
-    if (!this.simulator) {
-      throw new Forbidden('the clearing-house simulator is off (BANK_RAIL_SIMULATOR)')
-    }
-    const sent = await this.simulator.incoming({
+  /** What the sandbox's clearing house is asked to send (the payer's details as given). */
+  private paymentOf(r: SandboxIncomingRequest) {
+    return {
       account_number: r.account_number, cents: BigInt(r.amount),
       payer: {
         name: r.payer_name ?? sandbox_payer.name,
@@ -155,6 +150,21 @@ export class IncomingPayments {
       },
       ...(r.reference === undefined ? {} : { reference: r.reference }),
       ...(r.payment_type === undefined ? {} : { payment_type: r.payment_type }),
+    }
+  }
+
+  /**
+   * Sandbox: another bank pays in through the clearing-house simulator, and the bank applies
+   * its message before answering.
+   */
+  async sandboxIncoming(r: SandboxIncomingRequest): Promise<SandboxIncomingReply> {
+    if (!this.simulator) {
+      throw new Forbidden('the clearing-house simulator is off (BANK_RAIL_SIMULATOR)')
+    }
+    const sent = await this.simulator.incoming(this.paymentOf(r)).catch((error: unknown) => {
+      // A text the message cannot hold (a noncharacter): the request's, not the bank's fault.
+      if (error instanceof IsoValueError) throw Invalid.field(fieldOf(error.field), error.rule)
+      throw error
     })
     await this.iso.applyInbound()
     const row = await this.db.selectFrom('incoming_payments')
@@ -165,6 +175,15 @@ export class IncomingPayments {
     return { status: row.status, tx_id: row.tx_id, reason_code: row.return_reason_code,
       message_id: sent.message_id, end_to_end_id: sent.end_to_end_id }
   }
+}
+
+/** The request field an ISO value error is about (the message's path names the element). */
+function fieldOf(isoField: string): string {
+  if (isoField.startsWith('Dbtr/Nm')) return 'payer_name'
+  if (isoField.includes('Ustrd')) return 'reference'
+  if (isoField.startsWith('DbtrAcct')) return 'payer_account_number'
+  if (isoField.startsWith('DbtrAgt')) return 'payer_branch_code'
+  return 'account_number'
 }
 
 function recordOf(credit: IncomingCredit, messageId: string, now: Date) {

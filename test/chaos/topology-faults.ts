@@ -59,10 +59,14 @@ export async function startTopology(
   const dataDirs = topology.natsUrls
     .slice(0, topologyFaultLimits.bank_instances)
     .map(() => tempDir(cleanup, 'bank-topology-data-'))
+  // Instances of one bank share its rail folder (the clearing house's files): a cycle one
+  // instance began is finished by another.
+  const railDir = tempDir(cleanup, 'bank-topology-rail-')
   // Started together; only the first makes the operator's credential.
   const services = await Promise.all(
     dataDirs.map((dataDir, i) => {
-      const own = { ...settings, BANK_BOOTSTRAP_OPERATOR: i === 0 ? 'true' : 'false' }
+      const own = { BANK_RAIL_DIR: railDir, ...settings,
+        BANK_BOOTSTRAP_OPERATOR: i === 0 ? 'true' : 'false' }
       const env = { natsUrl: topology.natsUrls[i]!, databaseUrl: topology.databaseUrl, dataDir }
       return ServiceProcess.start({ ...env, settings: own }, cleanup)
     }),
