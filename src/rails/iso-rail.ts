@@ -354,77 +354,79 @@ export class IsoRail {
    */
   async payRealTime(transfer: OutgoingTransfer): Promise<RailOutcome | undefined> {
     const known = await submissionOf(this.db, transfer.tx_id)
-    if (known) return this.askStatus(known.tx_id, known.message_id)
+    if (known) return this.askStatus(known)
     const messageId = bankMessageId()
     const now = this.clock.now()
+    const header = { message_id: messageId, created_at: now, settlement_date: toSast(now).date }
+    const sent = submissionRow(transfer, messageId, 0)
     await this.db.transaction().execute((trx) => insertOutbound(trx, {
-      message_id: messageId, kind: pacs008_message_name, payment_type: 'RTC',
+      ...header, kind: pacs008_message_name, payment_type: 'RTC',
       file_name: fileName(pacs008_message_name, messageId), transaction_count: 1,
-      control_sum: transfer.amount, created_at: now, settlement_date: toSast(now).date,
+      control_sum: transfer.amount,
       // Not a file: nothing to write again.
       written_at: now,
-    }, [submissionRow(transfer, messageId, 0)]))
-    return this.sendRealTime(transfer.tx_id, messageId)
+    }, [sent]))
+    return this.sendRealTime(sent, header)
   }
 
-  /** Sends a recorded RTC message (the same bytes each time) and reads its answer. */
-  private async sendRealTime(txId: string, messageId: string): Promise<RailOutcome | undefined> {
+  /**
+   * Sends an RTC's recorded message (built from its record: the same bytes each time) and
+   * reads its answer.
+   */
+  private async sendRealTime(sent: SentPayment, header: RtcHeader):
+      Promise<RailOutcome | undefined> {
     if (!this.gateway) return undefined
-    const message = await outboundMessage(this.db, messageId)
-    assert(message, `RTC message ${messageId} is not recorded`)
-    let row: CreditTransferRow | undefined
-    for await (const page of submissionsOf(this.db, messageId)) row = this.rowOf(page[0]!)
-    assert(row, `RTC message ${messageId} has no payment`)
-    const text = await pacs008RtcText({ message_id: messageId,
-      created_at: new Date(message.created_at), settlement_date: message.settlement_date ?? '' },
-    row)
+    const text = await pacs008RtcText(header, this.rowOf(sent))
     const answer = await this.gateway.send('pacs.008', text)
-    const status = await this.statusIn(answer, messageId, txId)
+    const status = await this.statusIn(answer, sent)
     return status === 'unknown' ? undefined : status
   }
 
   /** Asks the gateway the status of a payout it was sent (pacs.028). */
-  private async askStatus(txId: string, messageId: string): Promise<RailOutcome | undefined> {
+  private async askStatus(sent: SentPayment): Promise<RailOutcome | undefined> {
     if (!this.gateway) return undefined
     const text = await pacs028Text({ message_id: bankMessageId(), created_at: this.clock.now() },
-      [{ original_message_id: messageId, tx_id: txId }])
+      [{ original_message_id: sent.message_id, tx_id: sent.tx_id }])
     const answer = await this.gateway.send('pacs.028', text)
     // Never received (no answer at all is no answer in time: asked again later).
     if (answer === undefined) return undefined
-    const status = await this.statusIn(answer, messageId, txId)
-    return status === 'unknown' ? this.sendRealTime(txId, messageId) : status
+    const status = await this.statusIn(answer, sent)
+    if (status !== 'unknown') return status
+    const message = await outboundMessage(this.db, sent.message_id)
+    assert(message, `RTC message ${sent.message_id} is not recorded`)
+    return this.sendRealTime(sent, { message_id: message.message_id,
+      created_at: new Date(message.created_at), settlement_date: message.settlement_date ?? '' })
   }
 
   /**
    * The payout's outcome in a gateway's pacs.002 (recorded on its submission), undefined
    * while undecided or unreadable (logged), `unknown` when the report does not name it.
    */
-  private async statusIn(answer: string | undefined, messageId: string,
-      txId: string): Promise<RailOutcome | undefined | 'unknown'> {
+  private async statusIn(answer: string | undefined,
+      sent: SentPayment): Promise<RailOutcome | undefined | 'unknown'> {
     if (answer === undefined) return undefined
     const report = await readStatusReport({ content: answer }).catch((error: unknown) => {
       if (error instanceof MessageRefused) return error
       throw error
     })
-    if (report instanceof MessageRefused || report.header.original_message_id !== messageId) {
-      this.log.warn({ message_id: messageId, reason: report instanceof MessageRefused
+    if (report instanceof MessageRefused
+      || report.header.original_message_id !== sent.message_id) {
+      this.log.warn({ message_id: sent.message_id, reason: report instanceof MessageRefused
         ? report.message : 'it answers another message' }, 'rail gateway: answer refused')
       return undefined
     }
-    const endToEnd = endToEndIdOf(txId)
+    const endToEnd = endToEndIdOf(sent.tx_id)
     const item = report.items.find((i) => i.original_end_to_end_id === endToEnd)
       ?? groupItem(report.header, endToEnd)
     if (!item) return 'unknown'
-    const submission = await submissionOf(this.db, txId)
-    assert(submission, `RTC ${txId} is not recorded`)
-    const status = statusOf(submission, item)
+    const status = statusOf(sent, item)
     if (status.outcome) {
       await answerSubmissions(this.db, [status], this.clock.now())
     }
     return status.outcome
   }
 
-  private rowOf(s: Submission): CreditTransferRow {
+  private rowOf(s: SentPayment): CreditTransferRow {
     return {
       tx_id: s.tx_id, amount: BigInt(s.amount), ref: s.ref,
       debtor: { name: s.debtor_name, account_number: s.debtor_account,
@@ -671,8 +673,20 @@ class InboundRefusal extends Error {}
 
 type Submission = Selectable<RailSubmissionsTable>
 
+/** What a message says of a payout it carries (its record, or the row about to be one). */
+type SentPayment = Pick<Submission, 'tx_id' | 'message_id' | 'source' | 'source_ref' | 'ref'
+  | 'debtor_name' | 'debtor_account' | 'creditor_name' | 'creditor_account'
+  | 'creditor_branch'> & { amount: bigint | string | number }
+
+/** An RTC message's header, as its record keeps it. */
+interface RtcHeader {
+  message_id: string
+  created_at: Date
+  settlement_date: string
+}
+
 function submissionRow(t: OutgoingTransfer, messageId: string,
-    position: number): Insertable<RailSubmissionsTable> {
+    position: number): Insertable<RailSubmissionsTable> & SentPayment {
   return {
     tx_id: t.tx_id, source: t.source, source_ref: t.source_ref ?? null,
     message_id: messageId, position, end_to_end_id: endToEndIdOf(t.tx_id),

@@ -222,9 +222,7 @@ export class ClearingService {
       const sent = await this.rails.iso.submitted(page.map((w) => w.payout.tx_id))
       const fresh = page.filter((w) => !sent.has(w.payout.tx_id))
       if (fresh.length === 0) continue
-      const transfers = await this.transfersOf(fresh)
-      const sendable = transfers.filter((t) => this.rails.iso.unsendable(t) === undefined)
-      await this.refuseUnsendable(fresh, transfers, report)
+      const sendable = await this.refuseUnsendable(fresh, await this.transfersOf(fresh), report)
       if (sendable.length === 0) continue
       const messageId = await this.rails.iso.submitEft(sendable, settlementDate)
       this.log.info({ cycle, message_id: messageId, payments: sendable.length },
@@ -234,19 +232,22 @@ export class ClearingService {
 
   /**
    * A payout whose details the rail's message cannot hold is never sent: it ends `Invalid`
-   * (hold released) with the reason, and the rest of the cycle goes out.
+   * (hold released) with the reason, and the rest of the cycle goes out. Answers the rest.
    */
   private async refuseUnsendable(work: PendingPayoutWork[], transfers: OutgoingTransfer[],
-      report: ClearingReport): Promise<void> {
+      report: ClearingReport): Promise<OutgoingTransfer[]> {
     const reasons = new Map<string, RailOutcome>()
+    const sendable: OutgoingTransfer[] = []
     for (const t of transfers) {
       const why = this.rails.iso.unsendable(t)
-      if (why !== undefined) reasons.set(t.tx_id, { status: 'invalid',
+      if (why === undefined) sendable.push(t)
+      else reasons.set(t.tx_id, { status: 'invalid',
         reason: `the payment cannot be sent on the rail: ${why}` })
     }
-    if (reasons.size === 0) return
+    if (reasons.size === 0) return sendable
     const refused = work.filter((w) => reasons.has(w.payout.tx_id))
     await this.settleChunk(refused, (id) => reasons.get(id), report)
+    return sendable
   }
 
   private async transfersOf(work: PendingPayoutWork[]): Promise<OutgoingTransfer[]> {
