@@ -4,6 +4,7 @@ import { smtpUrlProblem } from './notify/smtp-notifier.ts'
 import { burst_max, requests_per_second_max } from './limits/limits-contract.ts'
 import { natsAuthFromEnv, natsAuthProblems, type NatsAuth } from './nats/nats-connect.ts'
 import { database_bounds_default as db_bounds, type DatabaseBounds } from './db/bounds.ts'
+import { parseHostKeys, parseSftpUrl, type SftpAddress } from './rails/sftp-settings.ts'
 
 // Every setting, typed, read from the environment once, with defaults that run embedded
 // (PGlite in ./.data and a NATS server found or started on loopback). Units come last in
@@ -143,6 +144,25 @@ export const settings = z.object({
   BANK_RAIL_GATEWAY_URL: z.url({ protocol: /^https?$/ }).optional(),
   /** How long an RTC waits for the gateway's answer; none by then leaves it Pending. */
   BANK_RAIL_GATEWAY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /**
+   * The clearing house's SFTP server, `sftp://user@host[:port]/remote-root`: each pass carries
+   * BANK_RAIL_DIR's outbound/ to the root's inbound/, and its outbound/ into BANK_RAIL_DIR's
+   * inbound/ (src/rails/sftp-carrier.ts). Needs the two settings below.
+   */
+  BANK_RAIL_SFTP_URL: z.string().superRefine((value, context) => {
+    const parsed = parseSftpUrl(value)
+    if ('problem' in parsed) context.addIssue({ code: 'custom', message: parsed.problem })
+  }).optional(),
+  /** The bank's private key for the SFTP server (no passphrase), read at start, never logged. */
+  BANK_RAIL_SFTP_KEY_FILE: z.string().min(1).optional(),
+  /**
+   * The SFTP server's host key fingerprint, `SHA256:…` (several: comma-separated): the bank
+   * connects to no other.
+   */
+  BANK_RAIL_SFTP_HOST_KEY: z.string().superRefine((value, context) => {
+    const parsed = parseHostKeys(value)
+    if ('problem' in parsed) context.addIssue({ code: 'custom', message: parsed.problem })
+  }).optional(),
   /** The bank's branch code (its member id at the clearing house, six digits). */
   BANK_BRANCH_CODE: z.string().regex(/^[0-9]{6}$/, 'six digits').default('999000'),
   /** The bank's settlement account at the clearing house (its statements' account). */
@@ -256,7 +276,7 @@ export interface Config {
   cardBin: string
   /** The ISO 20022 rail: its folder, the sandbox's simulator, the bank's clearing identity. */
   rail: { dir: string; simulator: boolean; branchCode: string; settlementAccount: string;
-    gatewayUrl: string | undefined; gatewayTimeoutMs: number }
+    gatewayUrl: string | undefined; gatewayTimeoutMs: number; sftp: RailSftpConfig | undefined }
   /** E-mail through this SMTP server; unset, the simulated notifier records messages instead. */
   smtp: { url: string; from: string; timeout_ms: number } | undefined
 }
@@ -276,6 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (natsProblems.length > 0) throw new Error(`invalid configuration: ${natsProblems.join('; ')}`)
   checkBounds(s)
   const sandbox = s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'
+  checkRailSftp(s)
   if (!sandbox && s.BANK_RAIL_SIMULATOR === 'true') {
     throw new Error('invalid configuration: BANK_RAIL_SIMULATOR is for the sandbox only; ' +
       'in production a clearing house answers the files in BANK_RAIL_DIR')
@@ -284,6 +305,50 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 type Settings = z.output<typeof settings>
+
+/** The clearing house's SFTP server (sftp-carrier.ts): where, the bank's key, its host keys. */
+export interface RailSftpConfig {
+  address: SftpAddress
+  /** Resolved from the working directory; read at start by the rails module. */
+  keyFile: string
+  hostKeys: string[]
+}
+
+/**
+ * The SFTP settings go together: a URL needs the bank's key and the server's host key (the
+ * bank never trusts an unknown host key), and either without the URL is a mistake. The
+ * sandbox's simulator answers in the local folder, so it cannot run beside a real server.
+ */
+function checkRailSftp(s: Settings): void {
+  const named = { BANK_RAIL_SFTP_URL: s.BANK_RAIL_SFTP_URL,
+    BANK_RAIL_SFTP_KEY_FILE: s.BANK_RAIL_SFTP_KEY_FILE,
+    BANK_RAIL_SFTP_HOST_KEY: s.BANK_RAIL_SFTP_HOST_KEY }
+  const given = Object.keys(named).filter((name) => named[name as keyof typeof named])
+  if (given.length === 0) return
+  const missing = Object.keys(named).filter((name) => !given.includes(name))
+  if (missing.length > 0) {
+    const verb = given.length > 1 ? 'are' : 'is'
+    throw new Error(`invalid configuration: ${given.join(' and ')} ${verb} set without` +
+      ` ${missing.join(' and ')}: the SFTP rail needs all three (the server's URL, ` +
+      'the bank\'s private key file, and the server\'s host key fingerprint, SHA256:…)')
+  }
+  if (s.BANK_RAIL_SIMULATOR === 'true') {
+    throw new Error('invalid configuration: BANK_RAIL_SIMULATOR=true cannot run with ' +
+      'BANK_RAIL_SFTP_URL: the simulator answers the bank\'s files in the local folder, ' +
+      'before they could reach the clearing house on the SFTP server; set one or the other')
+  }
+}
+
+function railSftpConfig(s: Settings): RailSftpConfig | undefined {
+  if (!s.BANK_RAIL_SFTP_URL || !s.BANK_RAIL_SFTP_KEY_FILE || !s.BANK_RAIL_SFTP_HOST_KEY) {
+    return undefined
+  }
+  const address = parseSftpUrl(s.BANK_RAIL_SFTP_URL)
+  const hostKeys = parseHostKeys(s.BANK_RAIL_SFTP_HOST_KEY)
+  // Checked by the schema above: a problem here is the program's mistake.
+  if ('problem' in address || 'problem' in hostKeys) throw new Error('SFTP settings unchecked')
+  return { address, keyFile: path.resolve(s.BANK_RAIL_SFTP_KEY_FILE), hostKeys }
+}
 
 /** Settings that are each valid but contradict one another. */
 function checkBounds(s: Settings) {
@@ -356,11 +421,14 @@ function bankingConfig(s: Settings) {
     sandbox,
     rail: {
       dir: path.resolve(s.BANK_RAIL_DIR ?? path.join(s.BANK_DATA_DIR, 'rail')),
-      simulator: s.BANK_RAIL_SIMULATOR === undefined ? sandbox : s.BANK_RAIL_SIMULATOR === 'true',
+      // With an SFTP server a real clearing house answers: the simulator is off unless asked.
+      simulator: s.BANK_RAIL_SIMULATOR === undefined ? sandbox && !s.BANK_RAIL_SFTP_URL
+        : s.BANK_RAIL_SIMULATOR === 'true',
       branchCode: s.BANK_BRANCH_CODE,
       settlementAccount: s.BANK_SETTLEMENT_ACCOUNT,
       gatewayUrl: s.BANK_RAIL_GATEWAY_URL,
       gatewayTimeoutMs: s.BANK_RAIL_GATEWAY_TIMEOUT_MS,
+      sftp: railSftpConfig(s),
     },
     dualControlCents: dualControlCents(s.BANK_DUAL_CONTROL_CENTS, sandbox),
     otpKey: s.BANK_OTP_KEY ? Buffer.from(s.BANK_OTP_KEY, 'base64') : undefined,
@@ -414,7 +482,7 @@ function isCalendarDate(date: string): boolean {
  * Settings whose values are secrets, or may hold one: their values are never repeated in an error.
  */
 const secret_settings = new Set(['BANK_SECRETS_KEY', 'BANK_OTP_KEY', 'DATABASE_URL',
-  'BANK_SMTP_URL', 'NATS_URL', 'NATS_PASSWORD', 'NATS_TOKEN'])
+  'BANK_SMTP_URL', 'NATS_URL', 'NATS_PASSWORD', 'NATS_TOKEN', 'BANK_RAIL_SFTP_URL'])
 
 /**
  * One bad setting in an operator's words: its name, the value given (unless secret), and what it

@@ -82,3 +82,67 @@ test('config - the one-time PIN key is base64 of exactly 32 bytes, or unset', ()
   assert.throws(() => loadConfig({ BANK_OTP_KEY: Buffer.alloc(33, 7).toString('base64') }), /BANK_OTP_KEY/)
   assert.throws(() => loadConfig({ BANK_OTP_KEY: 'not base64!' }), /BANK_OTP_KEY/)
 })
+
+const sftp_host_key = `SHA256:${'Ab+/'.repeat(10)}xyz`
+const sftp_settings = { BANK_RAIL_SFTP_URL: 'sftp://bank@clearing.example:2222/exchange/pb',
+  BANK_RAIL_SFTP_KEY_FILE: 'keys/rail_ed25519', BANK_RAIL_SFTP_HOST_KEY: sftp_host_key }
+
+test('config - the SFTP rail: its server, the bank\'s key file and the host keys it trusts', () => {
+  const { sftp, simulator } = loadConfig(sftp_settings).rail
+  assert.deepEqual(sftp, { address: { host: 'clearing.example', port: 2222, username: 'bank',
+    root: '/exchange/pb' }, keyFile: `${process.cwd()}/keys/rail_ed25519`,
+  hostKeys: [sftp_host_key] })
+  assert.equal(simulator, false,
+    'with an SFTP server its clearing house answers, not the simulator')
+  assert.equal(loadConfig({}).rail.sftp, undefined)
+  const root = (url: string) => loadConfig({ ...sftp_settings, BANK_RAIL_SFTP_URL: url })
+    .rail.sftp?.address
+  assert.deepEqual(root('sftp://bank@ch.example'), { host: 'ch.example', port: 22,
+    username: 'bank', root: '/' })
+  assert.equal(root('sftp://bank@ch.example/~/pb/')?.root, 'pb', 'in the login folder')
+  assert.equal(root('sftp://bank@ch.example/~')?.root, '.')
+  assert.equal(root('sftp://bank%2Bpb@[::1]:22/x')?.username, 'bank+pb')
+  assert.equal(root('sftp://bank@[::1]/x')?.host, '::1')
+  const keys = loadConfig({ ...sftp_settings,
+    BANK_RAIL_SFTP_HOST_KEY: ` ${sftp_host_key}, SHA256:${'z'.repeat(43)} ` }).rail.sftp?.hostKeys
+  assert.deepEqual(keys, [sftp_host_key, `SHA256:${'z'.repeat(43)}`], 'a key being changed')
+})
+
+test('config - the SFTP settings are refused incomplete, naming what is missing', () => {
+  assert.throws(() => loadConfig({ BANK_RAIL_SFTP_URL: sftp_settings.BANK_RAIL_SFTP_URL }),
+    /BANK_RAIL_SFTP_URL is set without BANK_RAIL_SFTP_KEY_FILE and BANK_RAIL_SFTP_HOST_KEY: the SFTP rail needs all three/)
+  assert.throws(() => loadConfig({ ...sftp_settings, BANK_RAIL_SFTP_HOST_KEY: undefined }),
+    /BANK_RAIL_SFTP_URL and BANK_RAIL_SFTP_KEY_FILE are set without BANK_RAIL_SFTP_HOST_KEY/)
+  assert.throws(() => loadConfig({ ...sftp_settings, BANK_RAIL_SFTP_KEY_FILE: undefined }),
+    /set without BANK_RAIL_SFTP_KEY_FILE:/)
+  assert.throws(() => loadConfig({ BANK_RAIL_SFTP_KEY_FILE: 'k',
+    BANK_RAIL_SFTP_HOST_KEY: sftp_host_key }),
+    /BANK_RAIL_SFTP_KEY_FILE and BANK_RAIL_SFTP_HOST_KEY are set without BANK_RAIL_SFTP_URL/)
+  assert.throws(() => loadConfig({ ...sftp_settings, BANK_RAIL_SIMULATOR: 'true' }),
+    /BANK_RAIL_SIMULATOR=true cannot run with BANK_RAIL_SFTP_URL/)
+  assert.equal(loadConfig({ ...sftp_settings, BANK_RAIL_SIMULATOR: 'false' }).rail.simulator, false)
+})
+
+test('config - a malformed SFTP URL or host key is refused, and a URL is never echoed', () => {
+  const refused = (url: string, reason: RegExp) => assert.throws(
+    () => loadConfig({ ...sftp_settings, BANK_RAIL_SFTP_URL: url }), (error: Error) => {
+      assert.match(error.message, /BANK_RAIL_SFTP_URL is not valid: /)
+      assert.match(error.message, reason)
+      assert.ok(!error.message.includes(url), 'the URL may hold a password')
+      return true
+    })
+  refused('sftp://bank:hunter2@ch.example/pb', /must carry no password/)
+  refused('https://bank@ch.example/pb', /must start with sftp:\/\//)
+  refused('sftp://ch.example/pb', /must name the user/)
+  refused('sftp://bank@ch.example/pb?x=1', /no query/)
+  refused('sftp://bank@ch.example/pb%2F..%2Fother', /must not climb/)
+  refused('sftp://bank@ch.example/pb%zz', /a % that is not followed by two hex digits/)
+  refused('clearing.example', /must be sftp:\/\/user@host\[:port\]\/remote-root/)
+  const badKey = (value: string) => assert.throws(() => loadConfig({ ...sftp_settings,
+    BANK_RAIL_SFTP_HOST_KEY: value }), /BANK_RAIL_SFTP_HOST_KEY=.* is not valid: .*SHA256:/)
+  badKey(`MD5:${'a'.repeat(43)}`)
+  badKey(`SHA256:${'A'.repeat(42)}`)
+  badKey(`SHA256:${'A'.repeat(44)}`)
+  badKey(`${sftp_host_key},SHA256:short`)
+  badKey(' , ')
+})

@@ -27,6 +27,7 @@ import type { RailFolder } from './rail-folder.ts'
 import type { RailOutcome } from './rail.ts'
 import type { PayoutSource, RailSubmissionsTable } from './rail-tables.ts'
 import type { ClearingHouseSimulator } from './clearing-house/simulator.ts'
+import type { RailCarrier } from './sftp-carrier.ts'
 import type { Logger } from '../logger.ts'
 import {
   insertInbound, insertOutbound, answerSubmissions, inboundApplied, outboundMessage,
@@ -169,6 +170,8 @@ export class IsoRail {
     private readonly simulator: ClearingHouseSimulator | undefined,
     /** Where RTCs go; undefined when none is configured (they then stay Pending). */
     private readonly gateway: RtcGateway | undefined,
+    /** Carries the folder's files to and from the clearing house (SFTP) around each exchange. */
+    readonly carrier?: RailCarrier,
   ) {}
 
   private readonly statusHandlers = new Map<PayoutSource, StatusHandler>()
@@ -205,7 +208,7 @@ export class IsoRail {
    */
   async exchange(cycleStart = false): Promise<InboundSummary> {
     if (this.simulator) await this.simulator.pass(cycleStart)
-    return this.applyInbound()
+    return this.carrier ? this.carrier.around(() => this.applyInbound()) : this.applyInbound()
   }
 
   /**

@@ -9,6 +9,7 @@ import { RailFolder } from './rail-folder.ts'
 import { ClearingHouse } from './clearing-house/clearing-house.ts'
 import { ClearingHouseSimulator } from './clearing-house/simulator.ts'
 import { HttpGateway, SimulatorGateway } from './rtc-gateway.ts'
+import { readSftpTarget, SftpCarrier } from './sftp-carrier.ts'
 import { railMessagesMigration, simulatedRailMigrations } from './simulated-rail-migration.ts'
 import { simulatedDebitRailMigration } from './debit-rail-migration.ts'
 
@@ -39,9 +40,13 @@ export const railsModule: Module<RailServices, RailTables> = {
     const { gatewayUrl, gatewayTimeoutMs } = config.rail
     const gateway = gatewayUrl ? new HttpGateway(gatewayUrl, gatewayTimeoutMs, log)
       : clearingHouse ? new SimulatorGateway(clearingHouse) : undefined
+    // The clearing house's SFTP server (BANK_RAIL_SFTP_URL): the bank's key is read now.
+    const carrier = config.rail.sftp
+      ? new SftpCarrier(folder, readSftpTarget(config.rail.sftp), log) : undefined
     return {
       rail: new SimulatedRail(db, clock),
-      isoRail: new IsoRail(db, folder, clock, config.rail.branchCode, log, clearingHouse, gateway),
+      isoRail: new IsoRail(db, folder, clock, config.rail.branchCode, log, clearingHouse, gateway,
+        carrier),
       clearingHouse,
       debitRail: new SimulatedDebitRail(db, clock),
     }

@@ -194,8 +194,11 @@ export class ClearingService {
     await this.rails.iso.writeUnwritten()
     await this.submitEfts(cycle, cutoff, report)
     // In the sandbox the clearing house answers at once, and the run returns with every
-    // payment's outcome applied; elsewhere the answers are applied when they arrive.
-    if (this.rails.iso.answersAtOnce) addInbound(report, await this.rails.iso.exchange())
+    // payment's outcome applied; elsewhere the answers are applied when they arrive. With an
+    // SFTP server the same exchange carries this cycle's files to it now.
+    if (this.rails.iso.answersAtOnce || this.rails.iso.carrier) {
+      addInbound(report, await this.rails.iso.exchange())
+    }
     await this.recoverRealTime(report)
     // Announced through the outbox. A run taken over after a crash may announce its cycle
     // again: events are delivered at least once, and the cycle names the run.
