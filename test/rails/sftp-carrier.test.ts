@@ -107,7 +107,6 @@ async function stopSshd(): Promise<void> {
 }
 
 before(async () => {
-  if (process.getuid?.() === 0) mkdirSync('/run/sshd', { recursive: true, mode: 0o755 })
   keygen(hostKey)
   keygen(keyFile)
   await fs.copyFile(`${keyFile}.pub`, path.join(work, 'authorized_keys'))
