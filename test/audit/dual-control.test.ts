@@ -137,8 +137,9 @@ test('dual control - a reversal above the threshold waits too, and moves on appr
 test('dual control - the sandbox has it off unless set, production on at R50,000.00', async () => {
   const { loadConfig } = await import('../../src/config.ts')
   assert.equal(loadConfig({ BANK_SANDBOX: 'true' }).dualControlCents, undefined)
-  assert.equal(loadConfig({ BANK_SANDBOX: 'false' }).dualControlCents, 5_000_000n)
-  assert.equal(loadConfig({ BANK_SANDBOX: 'false', BANK_DUAL_CONTROL_CENTS: '0' }).dualControlCents,
+  const production = { BANK_SANDBOX: 'false', BANK_RAIL_DIR: '/srv/rail' }
+  assert.equal(loadConfig(production).dualControlCents, 5_000_000n)
+  assert.equal(loadConfig({ ...production, BANK_DUAL_CONTROL_CENTS: '0' }).dualControlCents,
     undefined)
   assert.equal(loadConfig({ BANK_SANDBOX: 'true', BANK_DUAL_CONTROL_CENTS: '100' })
     .dualControlCents, 100n)

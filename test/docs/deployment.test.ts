@@ -61,6 +61,9 @@ test('deployment - compose.yaml runs PostgreSQL, NATS with JetStream and two ban
       BANK_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') })
     assert.equal(config.sandbox, false, 'compose runs production')
     assert.deepEqual(config.metrics, { host: '0.0.0.0', port: 9464 })
+    // Production needs a rail: a folder in the data volume the two instances share.
+    assert.equal(config.rail.dir, '/data/rail')
+    assert.ok(bank.volumes?.includes('bank-data:/data'), `${name} mounts the shared data volume`)
   }
   assert.deepEqual(banks[0]![1].environment, banks[1]![1].environment,
     'the instances are configured alike (one queue group, one store)')

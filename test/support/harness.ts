@@ -234,6 +234,9 @@ function testConfig(dataDir: string, databaseUrl: string | undefined,
     // Test banks are sandboxes on both back ends alike (the injected clock is the bank's
     // time and ops.sandbox.* answers); a file testing production passes BANK_SANDBOX=false.
     BANK_SANDBOX: 'true',
+    // The sandbox's default folder, set: production starts only with a rail configured
+    // (src/config.ts); a second instance of the bank reuses this config, so shares the folder.
+    BANK_RAIL_DIR: path.join(dataDir, 'rail'),
     // Request budgets far above what any suite sends (the fuzz, property and load tests send
     // thousands of requests a second through one credential); test/limits sets its own.
     BANK_RATE_PER_SECOND: '1000000',

@@ -96,7 +96,7 @@ test('nats cluster - a partner onboarded through one server is served through th
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-cluster-'))
   cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }))
   const base = { BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off',
-    BANK_DEBIT_SCHEDULE: 'off', BANK_SANDBOX: 'false' }
+    BANK_DEBIT_SCHEDULE: 'off', BANK_SANDBOX: 'false', BANK_RAIL_DIR: path.join(dataDir, 'rail') }
   const authority = await startAuthorityNats(loadConfig(base), dataDir, { pglite: store.store, pgliteDir: 'memory://' })
   cleanups.push(() => authority.stop())
   const [url1, url2] = await startCluster(authority, binary)

@@ -28,8 +28,9 @@ after(async () => {
 function settings(env: Record<string, string>) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-isolation-'))
   dirs.push(dataDir)
+  // A rail folder: production starts only with a rail configured.
   return loadConfig({ BANK_DATA_DIR: dataDir, LOG_LEVEL: 'silent', BANK_CLEARING_SCHEDULE: 'off',
-    BANK_DEBIT_SCHEDULE: 'off', ...env })
+    BANK_DEBIT_SCHEDULE: 'off', BANK_RAIL_DIR: path.join(dataDir, 'rail'), ...env })
 }
 
 async function attempt(env: Record<string, string>, natsUrl: string, store: {
