@@ -12,6 +12,16 @@ import path from 'node:path'
 /** The message files of a folder: not temporary (dot) files, in name order. */
 const message_file = /^[^.].*\.xml$/
 
+/** A temporary file of `write`: a dot, the file's name, random hex digits, `.tmp`. */
+const temporary_file = /^\..+\.xml\.[0-9a-f]{12}\.tmp$/
+
+/**
+ * A temporary file older than this was left by a writer that died mid-write (kill -9, a
+ * crash): the first `ensure` of a process removes it from outbound/ and inbound/. A younger
+ * one may be a write still going on in another instance, which shares the folders.
+ */
+export const stale_temporary_ms = 60 * 60_000
+
 export class RailFolder {
   readonly outbound: string
   readonly inbound: string
@@ -36,6 +46,7 @@ export class RailFolder {
       for (const dir of [this.outbound, this.inbound, this.archive, this.refused]) {
         await fs.mkdir(dir, { recursive: true, mode: 0o750 })
       }
+      for (const dir of [this.outbound, this.inbound]) await removeStaleTemporaries(dir)
     })().catch((error: unknown) => {
       this.made = undefined
       throw error
@@ -93,6 +104,16 @@ export class RailFolder {
 function checkName(name: string): void {
   if (!message_file.test(name) || name.includes('/') || name.includes('\\')) {
     throw new Error(`not a rail file name: ${JSON.stringify(name)}`)
+  }
+}
+
+/** Removes the temporary files of `write` in `dir` older than stale_temporary_ms. */
+async function removeStaleTemporaries(dir: string): Promise<void> {
+  const before = Date.now() - stale_temporary_ms
+  for (const name of (await fs.readdir(dir)).filter((n) => temporary_file.test(n))) {
+    const file = path.join(dir, name)
+    const stat = await fs.stat(file).catch(() => undefined)
+    if (stat && stat.mtimeMs < before) await fs.rm(file, { force: true })
   }
 }
 
