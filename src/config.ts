@@ -105,6 +105,11 @@ export const settings = z.object({
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(100_000).default(500),
   /**
+   * A payout sent to the clearing house and still unanswered this many minutes later is listed
+   * for operators (`ops.rails.unanswered`, the console's Rails page).
+   */
+  BANK_RAIL_UNANSWERED_AFTER_MINUTES: z.coerce.number().int().min(1).max(43_200).default(240),
+  /**
    * Deposits and reversals above this many cents wait for a second operator (0: off). Default
    * R50,000.00 in production, off in the sandbox.
    */
@@ -244,6 +249,11 @@ export interface Config {
    */
   webhookPartnerSlotsMax: number
   clearingChunkMax: number
+  /**
+   * Minutes after which a payout sent and still unanswered is listed for operators
+   * (`ops.rails.unanswered`; BANK_RAIL_UNANSWERED_AFTER_MINUTES).
+   */
+  railUnansweredAfterMinutes: number
   /**
    * An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail
    * again.
@@ -455,6 +465,7 @@ function workConfig(s: Settings) {
     jobsExclusiveWaitMs: s.BANK_JOBS_EXCLUSIVE_WAIT_MS,
     webhookPartnerSlotsMax: s.BANK_WEBHOOK_PARTNER_SLOTS_MAX,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
+    railUnansweredAfterMinutes: s.BANK_RAIL_UNANSWERED_AFTER_MINUTES,
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
   }
 }

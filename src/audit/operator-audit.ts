@@ -54,6 +54,11 @@ const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.partner.list',
   'ops.partner.nats_users',
   'ops.payment.pending',
+  // The rail's lists (ids, counts, amounts, reasons); `ops.rails.message` is audited: it can
+  // hand out a whole file of customers' names and account numbers.
+  'ops.rails.messages',
+  'ops.rails.refusals',
+  'ops.rails.unanswered',
   'ops.sandbox.clock',
   'ops.summary',
   'ops.webhook.deliveries',

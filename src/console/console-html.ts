@@ -88,6 +88,7 @@ const nav: ReadonlyArray<[path: string, label: string]> = [
   ['/kyc', 'KYC review'],
   ['/kyb', 'KYB review'],
   ['/payments', 'Payments'],
+  ['/rails', 'Rails'],
   ['/webhooks', 'Webhooks'],
   ['/approvals', 'Approvals'],
   ['/sandbox', 'Sandbox'],

@@ -14,6 +14,7 @@ import {
 } from './console-partners.ts'
 import { debitOrdersPage, paymentsPage, runClearing, runDebit } from './console-payments.ts'
 import { redeliver, webhooksPage } from './console-webhooks.ts'
+import { railMessagePage, railsPage, refusalsPage, unansweredPage } from './console-rails.ts'
 import {
   advanceClock,
   cardAuthorize,
@@ -53,6 +54,10 @@ export const get_routes: readonly GetRoute[] = [
   { path: exact(`/accounts/${id}`), page: (r, [a]) => accountPage(r, a!) },
   { path: exact('/payments'), page: (r) => paymentsPage(r) },
   { path: exact('/payments/debit-orders'), page: (r) => debitOrdersPage(r) },
+  { path: exact('/rails'), page: (r) => railsPage(r) },
+  { path: exact('/rails/unanswered'), page: (r) => unansweredPage(r) },
+  { path: exact('/rails/refusals'), page: (r) => refusalsPage(r) },
+  { path: exact('/rails/message'), page: (r) => railMessagePage(r) },
   { path: exact('/approvals'), page: (r) => approvalsPage(r) },
   { path: exact('/sandbox'), page: (r) => sandboxPage(r) },
   { path: exact('/sandbox/messages'), page: (r) => messagesPage(r) },

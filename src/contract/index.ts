@@ -22,6 +22,7 @@ import {
 import { summaryOperations } from '../summary/summary-contract.ts'
 import { pendingPaymentOperations } from '../transfers/pending-payment-contract.ts'
 import { incomingOperations } from '../incoming/incoming-contract.ts'
+import { railsOpsOperations } from '../rails/rails-ops-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -60,6 +61,7 @@ export const contract = {
   transfers: transferOperations,
   payments: pendingPaymentOperations,
   incoming: incomingOperations,
+  rails: railsOpsOperations,
   operators: operatorOperations,
   natsIdentity: natsIdentityOperations,
   limits: limitsOperations,

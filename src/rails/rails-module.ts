@@ -12,6 +12,10 @@ import { HttpGateway, SimulatorGateway } from './rtc-gateway.ts'
 import { readSftpTarget, SftpCarrier } from './sftp-carrier.ts'
 import { railMessagesMigration, simulatedRailMigrations } from './simulated-rail-migration.ts'
 import { simulatedDebitRailMigration } from './debit-rail-migration.ts'
+import { railOpsIndexesMigration } from './rail-ops-migration.ts'
+import { RailsOps } from './rails-ops.ts'
+import { contract } from '../contract/index.ts'
+import { endpoint } from '../transport/nats/endpoint.ts'
 
 /** What the module builds: its members of the bank's Services. */
 export interface RailServices {
@@ -26,6 +30,8 @@ export interface RailServices {
    * one is given).
    */
   debitRail: DebitRail
+  /** What operators see of the ISO rail: messages, refusals, unanswered payouts (ops.rails.*). */
+  railsOps: RailsOps
 }
 
 // The rails and their simulated implementations (the simulated rails keep tables of their own).
@@ -49,11 +55,24 @@ export const railsModule: Module<RailServices, RailTables> = {
         carrier),
       clearingHouse,
       debitRail: new SimulatedDebitRail(db, clock),
+      railsOps: new RailsOps(db, clock, folder, config.rail.branchCode,
+        config.railUnansweredAfterMinutes),
     }
   },
   migrations: {
     ...simulatedRailMigrations,
     '0011_simulated_debit_rail': simulatedDebitRailMigration,
     '0036_rail_messages': railMessagesMigration,
+    '0039_rail_ops_indexes': railOpsIndexesMigration,
   },
+  reads: {
+    transactions: 'the operators\' list of unanswered payouts names each one\'s partner and ' +
+      'account and filters by partner: a join on the transaction\'s primary key',
+  },
+  endpoints: (s) => [
+    endpoint(contract.rails.messages, (r) => s.railsOps.messages(r)),
+    endpoint(contract.rails.message, (r) => s.railsOps.message(r)),
+    endpoint(contract.rails.refusals, (r) => s.railsOps.refusals(r)),
+    endpoint(contract.rails.unanswered, (r) => s.railsOps.unanswered(r)),
+  ],
 }

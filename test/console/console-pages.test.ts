@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import fs from 'node:fs/promises'
+import path from 'node:path'
 import { after, before, test } from 'node:test'
 import type { Browser, Page } from 'playwright-core'
 import { expectApiError } from '../support/assertions.ts'
@@ -329,6 +331,55 @@ test('console pages - the full ledger check, a page that does not exist and a re
   assert.equal(unknown!.status(), 404)
   assert.match(await main(), /not_found/)
   await accessible('refused', false)
+})
+
+/**
+ * A payout sent whose file the clearing house never gets (taken out of outbound/ before the
+ * simulator's next pass): nothing answers it, so it stays Pending and unanswered.
+ */
+async function unansweredPayout(): Promise<{ txId: string; messageId: string }> {
+  const body = transferBody(poolAccountId, { amount: 7_777, name: 'Unanswered Supplier' })
+  const { tx_id: txId } = await partner.client.accounts.transfer(body)
+  const { account_number } = await tb.operator.accounts.show({ account_id: poolAccountId })
+  const iso = tb.bank.services.isoRail
+  const messageId = await iso.submitEft([{ tx_id: txId, source: 'transfer', amount: 7_777n,
+    ref: body.ref, debtor: { name: 'Console Payer', account_number },
+    creditor: { name: body.name, account_number: body.account_number,
+      branch_code: body.branch_code } }], '2026-11-23')
+  await fs.rm(path.join(iso.folder.outbound, `pacs.008.${messageId}.xml`))
+  return { txId, messageId }
+}
+
+test('console pages - rails: an unanswered payout first, with the age setting; its message with its payouts and XML; the messages and refusals', async () => {
+  const { txId, messageId } = await unansweredPayout()
+  tb.clock.advance(241 * 60_000)
+  await page.getByRole('link', { name: 'Rails', exact: true }).click()
+  await page.waitForURL(`${base}/rails`)
+  const unanswered = () => page.locator('table').first().innerText()
+  assert.match(await main(), /after 240 minutes \(BANK_RAIL_UNANSWERED_AFTER_MINUTES\)/)
+  assert.match(await unanswered(), new RegExp(txId))
+  assert.match(await unanswered(), /R77\.77.*Unanswered Supplier/s)
+  assert.match(await unanswered(), /4 h 1 min/)
+  assert.match(await main(), /Messages/)
+  assert.match(await main(), /pacs\.002\.001\.11/, 'the status reports of earlier runs')
+  assert.match(await main(), /Refused files/)
+  await accessible('rails', false)
+  await page.getByRole('link', { name: messageId }).first().click()
+  await page.waitForURL(/\/rails\/message\?/)
+  assert.match(await main(), new RegExp(`${txId}`))
+  assert.match(await main(), /no answer/)
+  await page.getByRole('link', { name: 'Show the XML' }).click()
+  assert.match(await page.locator('pre.xml').innerText(), new RegExp(`<MsgId>${messageId}</MsgId>`))
+  await accessible('rails-message', false)
+  await audited('rails.message')
+  await page.goto(`${base}/rails?direction=in&kind=pacs.002`)
+  const messages = await page.locator('h2#messages ~ table').first().innerText()
+  assert.match(messages, /pacs\.002\.001\.11/)
+  assert.doesNotMatch(messages, new RegExp(messageId), 'filtered: inbound only')
+  await page.goto(`${base}/rails/unanswered?payment_type=RTC`)
+  assert.doesNotMatch(await main(), new RegExp(txId), 'filtered: RTCs only')
+  await page.goto(`${base}/rails/refusals`)
+  await accessible('rails-refusals', false)
 })
 
 test('console pages - no resource of any page is blocked by the console’s own policy', () => {

@@ -43,6 +43,11 @@ export interface OperationFixture {
   payeeAccountNumber: string
   /** An incoming payment (another bank's credit) to that second account: its tx_id. */
   incomingTxId: string
+  /**
+   * A message of the rail, for `ops_rails_message`: the incoming payment's pacs.008 in the
+   * sandbox; production has none (its sample is then a 404, as for the incoming payment).
+   */
+  railMessageId: string
   /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
   deadJobId: string
   /** Bulk batches of the partner's root entity: one to read, and pending ones each used once. */
@@ -130,8 +135,9 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
   // Another bank pays in through the sandbox's clearing house (production has none to ask).
-  const incomingTxId = tb.config.sandbox ? (await tb.operator.sandbox.incoming({
-    account_number: payee.account_number, amount: 1_000 })).tx_id! : randomUUID()
+  const incoming = tb.config.sandbox ? await tb.operator.sandbox.incoming({
+    account_number: payee.account_number, amount: 1_000 }) : undefined
+  const incomingTxId = incoming?.tx_id ?? randomUUID()
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
@@ -150,6 +156,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     transactionId,
     payeeAccountNumber: payee.account_number,
     incomingTxId,
+    railMessageId: incoming?.message_id ?? 'PBNONE',
     deadJobId,
     webhookEventId,
     bulk,
@@ -695,6 +702,12 @@ const bodies: Record<string, BodyFactory> = {
   // Incoming payments (another bank's credit, through the sandbox's clearing house).
   account_incoming_details: (f) => ({ tx_id: f.incomingTxId }),
   ops_sandbox_incoming: (f) => ({ account_number: f.payeeAccountNumber, amount: 100 }),
+  // What operators see of the rail.
+  ops_rails_messages: () => ({ direction: 'in', kind: 'pacs.008', limit: 10 }),
+  ops_rails_message: (f) => ({ message_id: f.railMessageId, direction: 'in', limit: 10 }),
+  ops_rails_refusals: () => ({ limit: 10 }),
+  ops_rails_unanswered: (f) => ({ partner_id: f.partner.partnerId, payment_type: 'EFT',
+    older_than_minutes: 0, limit: 10 }),
   // Webhooks.
   // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent
   // anywhere.
