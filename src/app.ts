@@ -142,6 +142,8 @@ function logStarted({ config, log, natsUrl }: BankOptions, started: {
       ? 'bank started in sandbox mode (ops.sandbox.* answered; the clock may be moved forward)'
       : 'bank started in production mode (ops.sandbox.* refused)',
   )
+  // Production with only one of its two rails configured (src/config.ts, railWarnings).
+  for (const warning of config.railWarnings) log.warn(warning)
 }
 
 /** `stop` run once, however often it is called: every call gets the same promise. */

@@ -135,6 +135,8 @@ export const settings = z.object({
   /**
    * The folder the bank exchanges ISO 20022 files with the clearing house through (outbound/,
    * inbound/, archive/); default `<data dir>/rail`. Instances of one bank must share it.
+   * Production starts only with a rail configured: this, BANK_RAIL_SFTP_URL or
+   * BANK_RAIL_GATEWAY_URL (loadConfig).
    */
   BANK_RAIL_DIR: z.string().min(1).optional(),
   /**
@@ -273,6 +275,11 @@ export interface Config {
    */
   sandbox: boolean
   /**
+   * What start logs as warnings: in production, the payouts that no configured rail carries
+   * (EFT without BANK_RAIL_DIR or BANK_RAIL_SFTP_URL, RTC without BANK_RAIL_GATEWAY_URL).
+   */
+  railWarnings: string[]
+  /**
    * The key one-time PINs are hashed with (HMAC-SHA256). Unset, each process makes its own
    * at start: a PIN then verifies only on the instance that issued it, until it restarts.
    */
@@ -294,7 +301,12 @@ export interface Config {
 /** Every setting the bank reads from its environment (the deployment files name only these). */
 export const settingNames: readonly string[] = Object.keys(settings.shape)
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * The bank's settings from `env`. `railRequired: false` is for a tool that opens only the store
+ * (`bank nats init`), not the bank: production then loads without a rail.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env,
+  { railRequired = true }: { railRequired?: boolean } = {}): Config {
   const parsed = settings.safeParse(env)
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => settingProblem(issue, env)).join('; ')
@@ -311,7 +323,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new Error('invalid configuration: BANK_RAIL_SIMULATOR is for the sandbox only; ' +
       'in production a clearing house answers the files in BANK_RAIL_DIR')
   }
-  return { ...connectionConfig(s, natsAuth), ...bankingConfig(s), ...workConfig(s) }
+  const banking = bankingConfig(s)
+  const rail = railsConfigured(s)
+  if (!sandbox && railRequired && !rail.eft && !rail.rtc) throw new Error(noRailProblem(s))
+  return { ...connectionConfig(s, natsAuth), ...banking, ...workConfig(s),
+    railWarnings: sandbox ? [] : railWarnings(rail, banking.rail.dir) }
+}
+
+/**
+ * Which payouts have a rail configured: EFT by a folder (BANK_RAIL_DIR, set, not defaulted) or
+ * an SFTP server (BANK_RAIL_SFTP_URL), RTC by the gateway (BANK_RAIL_GATEWAY_URL).
+ */
+function railsConfigured(s: Settings) {
+  return { eft: s.BANK_RAIL_DIR !== undefined || Boolean(s.BANK_RAIL_SFTP_URL),
+    rtc: s.BANK_RAIL_GATEWAY_URL !== undefined }
+}
+
+/** Production without any rail: which settings to set, and why this is production. */
+function noRailProblem(s: Settings): string {
+  const why = s.BANK_SANDBOX === undefined
+    ? ' (production because DATABASE_URL is set and BANK_SANDBOX is not; BANK_SANDBOX=true ' +
+      'runs a sandbox, with its simulated clearing house)'
+    : ''
+  return 'invalid configuration: production needs a rail: set BANK_RAIL_DIR (the folder ' +
+    'shared with the clearing house), BANK_RAIL_SFTP_URL (its SFTP server) or ' +
+    `BANK_RAIL_GATEWAY_URL (its RTC gateway)${why}`
+}
+
+/** Production with one rail of the two: the payouts the other would carry stay Pending. */
+function railWarnings(rail: { eft: boolean; rtc: boolean }, dir: string): string[] {
+  const warnings: string[] = []
+  if (!rail.eft) {
+    warnings.push('no EFT rail (BANK_RAIL_DIR and BANK_RAIL_SFTP_URL are unset): EFT payouts ' +
+      `stay Pending, their files waiting in ${path.join(dir, 'outbound')}, and no status ` +
+      'reports, returns or incoming payments arrive')
+  }
+  if (!rail.rtc) {
+    warnings.push('no RTC gateway (BANK_RAIL_GATEWAY_URL is unset): RTC payouts stay Pending ' +
+      'until one is set')
+  }
+  return warnings
 }
 
 type Settings = z.output<typeof settings>

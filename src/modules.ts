@@ -18,6 +18,7 @@ import { natsIdentityModule } from './nats-identity/nats-identity-module.ts'
 import { notifyModule } from './notify/notify-module.ts'
 import { partnersModule } from './partners/partners-module.ts'
 import { railsModule } from './rails/rails-module.ts'
+import { reconciliationModule } from './reconciliation/reconciliation-module.ts'
 import { sandboxModule } from './sandbox/sandbox-module.ts'
 import { summaryModule } from './summary/summary-module.ts'
 import { transfersModule } from './transfers/transfers-module.ts'
@@ -48,6 +49,7 @@ export const modules = [
   notifyModule,
   partnersModule,
   railsModule,
+  reconciliationModule,
   sandboxModule,
   summaryModule,
   transfersModule,

@@ -68,9 +68,9 @@ test('config - cycles are sorted and declared holidays parsed', () => {
 
 test('config - sandbox mode is on by default with embedded storage and off with PostgreSQL unless set', () => {
   assert.equal(loadConfig({}).sandbox, true)
-  assert.equal(loadConfig({ DATABASE_URL: 'postgres://bank@localhost/bank' }).sandbox, false)
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://bank@localhost/bank', BANK_RAIL_DIR: '/srv/rail' }).sandbox, false)
   assert.equal(loadConfig({ DATABASE_URL: 'postgres://bank@localhost/bank', BANK_SANDBOX: 'true' }).sandbox, true)
-  assert.equal(loadConfig({ BANK_SANDBOX: 'false' }).sandbox, false)
+  assert.equal(loadConfig({ BANK_SANDBOX: 'false', BANK_RAIL_DIR: '/srv/rail' }).sandbox, false)
   assert.throws(() => loadConfig({ BANK_SANDBOX: 'yes' }), /BANK_SANDBOX/)
 })
 
@@ -81,6 +81,46 @@ test('config - the one-time PIN key is base64 of exactly 32 bytes, or unset', ()
   assert.throws(() => loadConfig({ BANK_OTP_KEY: Buffer.alloc(31, 7).toString('base64') }), /BANK_OTP_KEY/)
   assert.throws(() => loadConfig({ BANK_OTP_KEY: Buffer.alloc(33, 7).toString('base64') }), /BANK_OTP_KEY/)
   assert.throws(() => loadConfig({ BANK_OTP_KEY: 'not base64!' }), /BANK_OTP_KEY/)
+})
+
+test('config - production refuses to start without a rail, and names the settings that give one', () => {
+  const named = /invalid configuration: production needs a rail: set BANK_RAIL_DIR \(the folder shared with the clearing house\), BANK_RAIL_SFTP_URL \(its SFTP server\) or BANK_RAIL_GATEWAY_URL \(its RTC gateway\)/
+  assert.throws(() => loadConfig({ BANK_SANDBOX: 'false' }), named)
+  // Production by default (PostgreSQL, BANK_SANDBOX unset): the message says why it is production.
+  assert.throws(() => loadConfig({ DATABASE_URL: 'postgres://bank@localhost/bank' }), (error: Error) =>
+    named.test(error.message) && /DATABASE_URL is set and BANK_SANDBOX is not; BANK_SANDBOX=true runs a sandbox/.test(error.message))
+  // A tool that opens only the store (`bank nats init`) loads production without one.
+  assert.equal(loadConfig({ BANK_SANDBOX: 'false' }, { railRequired: false }).sandbox, false)
+})
+
+test('config - production starts with any one rail; the payouts no rail carries are named in a warning', () => {
+  const production = { BANK_SANDBOX: 'false', BANK_DATA_DIR: '/srv/bank' }
+  const folder = loadConfig({ ...production, BANK_RAIL_DIR: '/srv/clearing' })
+  assert.equal(folder.rail.dir, '/srv/clearing')
+  assert.deepEqual(folder.railWarnings, [
+    'no RTC gateway (BANK_RAIL_GATEWAY_URL is unset): RTC payouts stay Pending until one is set'])
+  const sftp = loadConfig({ ...production, BANK_RAIL_SFTP_URL: 'sftp://bank@clearing.example/pb',
+    BANK_RAIL_SFTP_KEY_FILE: '/etc/bank/rail-key',
+    BANK_RAIL_SFTP_HOST_KEY: `SHA256:${'A'.repeat(43)}` })
+  assert.equal(sftp.railWarnings.length, 1)
+  assert.match(sftp.railWarnings[0]!, /^no RTC gateway/)
+  const gateway = loadConfig({ ...production, BANK_RAIL_GATEWAY_URL: 'https://gateway.clearing.example/rtc' })
+  assert.equal(gateway.rail.dir, '/srv/bank/rail', 'EFT files still have a folder to wait in')
+  assert.deepEqual(gateway.railWarnings, [
+    'no EFT rail (BANK_RAIL_DIR and BANK_RAIL_SFTP_URL are unset): EFT payouts stay Pending, ' +
+    'their files waiting in /srv/bank/rail/outbound, and no status reports, returns or ' +
+    'incoming payments arrive'])
+  const both = loadConfig({ ...production, BANK_RAIL_DIR: '/srv/clearing', BANK_RAIL_GATEWAY_URL: 'https://gateway.clearing.example/rtc' })
+  assert.deepEqual(both.railWarnings, [])
+})
+
+test('config - the sandbox keeps its rail folder in the data directory, and warns of nothing', () => {
+  const sandbox = loadConfig({ BANK_DATA_DIR: '/srv/bank' })
+  assert.equal(sandbox.sandbox, true)
+  assert.equal(sandbox.rail.dir, '/srv/bank/rail')
+  assert.deepEqual(sandbox.railWarnings, [])
+  assert.equal(loadConfig({ DATABASE_URL: 'postgres://bank@localhost/bank', BANK_SANDBOX: 'true' })
+    .rail.dir, `${process.cwd()}/.data/rail`)
 })
 
 const sftp_host_key = `SHA256:${'Ab+/'.repeat(10)}xyz`

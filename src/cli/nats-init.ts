@@ -54,7 +54,8 @@ export const natsInitCommand: LocalCommand = {
     const { SecretBox } = await import('../secrets/secret-box.ts')
     const { systemClock } = await import('../clock.ts')
     const { initNatsDeployment } = await import('../nats-identity/nats-init.ts')
-    const config = loadConfig(env)
+    // It opens the store only: production's rail settings are the instances' (src/config.ts).
+    const config = loadConfig(env, { railRequired: false })
     const pgliteDir = pgliteDirFor(config.dataDir)
     if (!config.databaseUrl) refuseStoreInUse(pgliteDir)
     const database = await openDatabase<Database>({ databaseUrl: config.databaseUrl, pgliteDir,

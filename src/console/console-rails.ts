@@ -165,7 +165,10 @@ export async function railsPage(r: PageRequest): Promise<Rendered> {
     messagesSection(r),
     refusalsSection(r),
   ])
-  return { title: 'Rails', current: '/rails', body: html`${unanswered}${messages}${refusals}` }
+  const reconcile = html`<p><a href="/rails/reconciliation">Reconciliation</a> of the
+    settlement account against the clearing house's statements.</p>`
+  return { title: 'Rails', current: '/rails',
+    body: html`${reconcile}${unanswered}${messages}${refusals}` }
 }
 
 export async function unansweredPage(r: PageRequest): Promise<Rendered> {

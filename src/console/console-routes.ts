@@ -15,6 +15,7 @@ import {
 import { debitOrdersPage, paymentsPage, runClearing, runDebit } from './console-payments.ts'
 import { redeliver, webhooksPage } from './console-webhooks.ts'
 import { railMessagePage, railsPage, refusalsPage, unansweredPage } from './console-rails.ts'
+import { reconciliationPage } from './console-reconciliation.ts'
 import {
   advanceClock,
   cardAuthorize,
@@ -57,6 +58,7 @@ export const get_routes: readonly GetRoute[] = [
   { path: exact('/rails'), page: (r) => railsPage(r) },
   { path: exact('/rails/unanswered'), page: (r) => unansweredPage(r) },
   { path: exact('/rails/refusals'), page: (r) => refusalsPage(r) },
+  { path: exact('/rails/reconciliation'), page: (r) => reconciliationPage(r) },
   { path: exact('/rails/message'), page: (r) => railMessagePage(r) },
   { path: exact('/approvals'), page: (r) => approvalsPage(r) },
   { path: exact('/sandbox'), page: (r) => sandboxPage(r) },

@@ -23,6 +23,7 @@ import { summaryOperations } from '../summary/summary-contract.ts'
 import { pendingPaymentOperations } from '../transfers/pending-payment-contract.ts'
 import { incomingOperations } from '../incoming/incoming-contract.ts'
 import { railsOpsOperations } from '../rails/rails-ops-contract.ts'
+import { reconciliationOperations } from '../reconciliation/reconciliation-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -62,6 +63,7 @@ export const contract = {
   payments: pendingPaymentOperations,
   incoming: incomingOperations,
   rails: railsOpsOperations,
+  reconciliation: reconciliationOperations,
   operators: operatorOperations,
   natsIdentity: natsIdentityOperations,
   limits: limitsOperations,

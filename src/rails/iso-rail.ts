@@ -20,7 +20,11 @@ import { pacs028Text } from './iso20022/pacs028-write.ts'
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { RtcGateway } from './rtc-gateway.ts'
 import { not_received, reasonCode, rejectionOutcome } from './iso20022/reason-codes.ts'
-import { MessageRefused } from './iso20022/xml-read.ts'
+import { MessageRefused, type OpenedMessage } from './iso20022/xml-read.ts'
+import {
+  camt053_message, camt054_message, openNotification, openStatement, type AccountEntry,
+  type AccountReportHeader, type StatementHeader,
+} from './iso20022/camt-read.ts'
 import { IsoValueError } from './iso20022/iso-value-error.ts'
 import { newRowId } from '../ledger/row-id.ts'
 import type { RailFolder } from './rail-folder.ts'
@@ -105,6 +109,25 @@ export interface IncomingOutcome {
 export type IncomingHandler = (trx: Kysely<Database>, messageId: string,
   credits: IncomingCredit[]) => Promise<IncomingOutcome>
 
+/**
+ * A statement (camt.053) or notification (camt.054) of the bank's account at the clearing
+ * house, checked whole: its entries are read again, in chunks, when it is recorded.
+ */
+export type AccountReport =
+  | { message: typeof camt053_message; header: StatementHeader;
+    opened: OpenedMessage<StatementHeader, AccountEntry> }
+  | { message: typeof camt054_message; header: AccountReportHeader;
+    opened: OpenedMessage<AccountReportHeader, AccountEntry> }
+
+/**
+ * Records the clearing house's statements (reconciliation): `refusal` says why a report
+ * cannot be the bank's (another account), `record` keeps it in the message's transaction.
+ */
+export interface StatementHandler {
+  refusal(report: AccountReport): string | undefined
+  record(trx: Kysely<Database>, messageId: string, report: AccountReport): Promise<void>
+}
+
 /** An inbound file read whole: what the caller applies. */
 export type InboundMessage =
   | { kind: 'incoming'; name: string; message_id: string; sha256: string;
@@ -113,6 +136,8 @@ export type InboundMessage =
     statuses: PayoutStatus[] }
   | { kind: 'return'; name: string; message_id: string; sha256: string;
     returns: PayoutReturn[] }
+  | { kind: 'statement'; name: string; message_id: string; sha256: string;
+    report: AccountReport }
 
 /** What reading an inbound file gave. */
 export type InboundRead =
@@ -157,6 +182,12 @@ class ReturnsWaiting extends Error {}
 const incoming_prefix = `${pacs008_message_name.slice(0, 8)}.`
 const status_prefix = `${pacs002_message.slice(0, 8)}.`
 const return_prefix = `${pacs004_message.slice(0, 8)}.`
+const statement_prefix = `${camt053_message.slice(0, 8)}.`
+const notification_prefix = `${camt054_message.slice(0, 8)}.`
+
+/** The order inbound kinds are applied in: answers, returns, credits, then statements. */
+const inbound_order = [status_prefix, return_prefix, incoming_prefix, notification_prefix,
+  statement_prefix]
 
 export class IsoRail {
   constructor(
@@ -177,6 +208,13 @@ export class IsoRail {
   private readonly statusHandlers = new Map<PayoutSource, StatusHandler>()
   private returnHandler: ReturnHandler | undefined
   private incomingHandler: IncomingHandler | undefined
+  private statementHandler: StatementHandler | undefined
+
+  /** The clearing house's statements of the bank's account are recorded by one handler. */
+  handleStatements(handler: StatementHandler): void {
+    assert(this.statementHandler === undefined, 'statements are handled twice')
+    this.statementHandler = handler
+  }
 
   /** Another bank's credits to the bank's accounts are booked by one handler. */
   handleIncoming(handler: IncomingHandler): void {
@@ -252,6 +290,8 @@ export class IsoRail {
     const messageId = bankMessageId()
     const now = this.clock.now()
     const rows = outcome.returns.map(({ credit, reason_code, text }) => ({
+      // Its own id (RtrId), as the clearing house's returns carry one.
+      return_id: bankMessageId(),
       original_message_id: message.message_id,
       original_end_to_end_id: credit.end_to_end_id,
       ...(credit.tx_id === null ? {} : { original_tx_id: credit.tx_id }),
@@ -286,6 +326,11 @@ export class IsoRail {
         }
         if (message.kind === 'incoming') {
           counts.credited += await this.applyIncoming(trx, message)
+          return
+        }
+        if (message.kind === 'statement') {
+          assert(this.statementHandler, 'no handler records statements')
+          await this.statementHandler.record(trx, message.message_id, message.report)
           return
         }
         assert(this.returnHandler, 'no handler books returns')
@@ -480,8 +525,10 @@ export class IsoRail {
    */
   async inboundFiles(): Promise<string[]> {
     const names = await this.folder.list(this.folder.inbound)
-    const rank = (name: string) => name.startsWith(status_prefix) ? 0
-      : name.startsWith(return_prefix) ? 1 : name.startsWith(incoming_prefix) ? 2 : 3
+    const rank = (name: string) => {
+      const kind = inbound_order.findIndex((prefix) => name.startsWith(prefix))
+      return kind < 0 ? inbound_order.length : kind
+    }
     const times = new Map<string, number>()
     for (const name of names) {
       times.set(name, await this.folder.modifiedAt(this.folder.inbound, name))
@@ -497,9 +544,12 @@ export class IsoRail {
       if (name.startsWith(status_prefix)) return await this.readStatuses(name, file)
       if (name.startsWith(return_prefix)) return await this.readReturns(name, file)
       if (name.startsWith(incoming_prefix)) return await this.readIncoming(name, file)
+      if (name.startsWith(statement_prefix) || name.startsWith(notification_prefix)) {
+        return await this.readReport(name, file)
+      }
       return { kind: 'refused', name, reason: 'not a message kind the bank applies: ' +
-        `${pacs002_message}, ${pacs004_message} and ${pacs008_message_name} files only ` +
-        '(named after their kind)' }
+        `${pacs002_message}, ${pacs004_message}, ${pacs008_message_name}, ${camt053_message} ` +
+        `and ${camt054_message} files only (named after their kind)` }
     } catch (error) {
       if (error instanceof MessageRefused || error instanceof InboundRefusal) {
         return { kind: 'refused', name, reason: error.message }
@@ -611,6 +661,21 @@ export class IsoRail {
       credits: message.items }
   }
 
+  private async readReport(name: string, file: string): Promise<InboundRead> {
+    const report: AccountReport = name.startsWith(statement_prefix)
+      ? await openStatement({ file }).then((opened) =>
+        ({ message: camt053_message, header: opened.header, opened }))
+      : await openNotification({ file }).then((opened) =>
+        ({ message: camt054_message, header: opened.header, opened }))
+    const sha256 = await sha256Of(file)
+    const seen = await this.seen(name, report.header.message_id, sha256)
+    if (seen) return seen
+    assert(this.statementHandler, 'no handler records statements')
+    const refusal = this.statementHandler.refusal(report)
+    if (refusal !== undefined) throw new InboundRefusal(refusal)
+    return { kind: 'statement', name, message_id: report.header.message_id, sha256, report }
+  }
+
   /**
    * Records the message applied, in the caller's transaction (which books it): its statuses
    * or returns on the payouts they name. False when it was applied before (by another
@@ -618,18 +683,15 @@ export class IsoRail {
    */
   async recordApplied(trx: Kysely<Database>, message: InboundMessage): Promise<boolean> {
     const now = this.clock.now()
-    const count = message.kind === 'status' ? message.statuses.length
-      : message.kind === 'return' ? message.returns.length : message.credits.length
     const recorded = await insertInbound(trx, {
-      message_id: message.message_id,
-      kind: message.kind === 'status' ? pacs002_message
-        : message.kind === 'return' ? pacs004_message : pacs008_message_name,
-      file_name: message.name, transaction_count: count, created_at: now,
+      message_id: message.message_id, kind: kindOf(message),
+      transaction_count: countOf(message),
+      file_name: message.name, created_at: now,
       sha256: message.sha256,
     })
     if (!recorded) return false
     if (message.kind === 'status') await answerSubmissions(trx, message.statuses, now)
-    else if (message.kind === 'return') await returnSubmissions(trx, message.returns)
+    else if (message.kind === 'return') await returnSubmissions(trx, message.returns, now)
     return true
   }
 
@@ -659,6 +721,24 @@ function groupItem(header: StatusReportHeader, endToEnd: string): TransactionSta
   if (header.group_status === null || header.group_reason?.code === not_received) return undefined
   return { original_end_to_end_id: endToEnd, original_tx_id: null, status: header.group_status,
     reason: header.group_reason, additional_info: null }
+}
+
+function kindOf(message: InboundMessage): string {
+  switch (message.kind) {
+    case 'status': return pacs002_message
+    case 'return': return pacs004_message
+    case 'incoming': return pacs008_message_name
+    case 'statement': return message.report.message
+  }
+}
+
+function countOf(message: InboundMessage): number {
+  switch (message.kind) {
+    case 'status': return message.statuses.length
+    case 'return': return message.returns.length
+    case 'incoming': return message.credits.length
+    case 'statement': return message.report.opened.count
+  }
 }
 
 function bySource(statuses: PayoutStatus[]): Map<PayoutSource, PayoutStatus[]> {

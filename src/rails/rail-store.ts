@@ -121,11 +121,11 @@ export async function answerSubmissions(trx: Db, statuses: ReadonlyArray<{ tx_id
 }
 
 export async function returnSubmissions(trx: Db,
-    returns: ReadonlyArray<{ tx_id: string; reason_code: string }>): Promise<void> {
+    returns: ReadonlyArray<{ tx_id: string; reason_code: string }>, at: Date): Promise<void> {
   for (let start = 0; start < returns.length; start += submissions_page) {
     const page = returns.slice(start, start + submissions_page)
     await sql`
-      update rail_submissions as s set returned_reason_code = v.reason_code
+      update rail_submissions as s set returned_reason_code = v.reason_code, returned_at = ${at}
       from ${unnestRows(page.map((r) => ({ tx_id: r.tx_id, reason_code: r.reason_code })),
         [['tx_id', 'uuid'], ['reason_code', 'text']])}
       where s.tx_id = v.tx_id and s.status in ('ACSC', 'ACCC')`.execute(trx)

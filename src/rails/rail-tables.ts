@@ -68,6 +68,8 @@ export interface RailSubmissionsTable {
   answered_at: NullableTimestamp
   /** The return (pacs.004) reason code, once the payment came back. */
   returned_reason_code: string | null
+  /** When the return was applied (null for returns applied before migration 0038). */
+  returned_at: NullableTimestamp
 }
 
 /** Inbound files the bank refused whole, with the reason operators see. */

@@ -44,6 +44,7 @@ const shipped = [
   '0035_card_network_nats',
   '0036_rail_messages',
   '0037_incoming_payments',
+  '0038_rail_statements',
   '0039_rail_ops_indexes',
 ]
 

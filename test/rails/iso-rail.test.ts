@@ -364,7 +364,9 @@ async function hostileFiles(unanswered: Awaited<ReturnType<typeof sentUnanswered
         { original_end_to_end_id: e2e, status: 'ACSC' }]) },
     { name: 'pacs.002.TRUNCATED.xml', content: genuine.slice(0, genuine.length - 40),
       reason: /not well-formed XML: unclosed tag/ },
-    { name: 'camt.053.x.xml', content: camt053, reason: /not a message kind the bank applies/ },
+    { name: 'camt.053.x.xml', content: camt053,
+      reason: /reports account SETTLEMENT-250655, not the bank's settlement account/ },
+    { name: 'pain.001.x.xml', content: camt053, reason: /not a message kind the bank applies/ },
   ]
 }
 

@@ -706,6 +706,8 @@ const bodies: Record<string, BodyFactory> = {
   ops_rails_messages: () => ({ direction: 'in', kind: 'pacs.008', limit: 10 }),
   ops_rails_message: (f) => ({ message_id: f.railMessageId, direction: 'in', limit: 10 }),
   ops_rails_refusals: () => ({ limit: 10 }),
+  ops_rails_statements: () => ({ limit: 10, before: '2026-12-01' }),
+  ops_rails_reconcile: () => ({ date: '2026-11-23' }),
   ops_rails_unanswered: (f) => ({ partner_id: f.partner.partnerId, payment_type: 'EFT',
     older_than_minutes: 0, limit: 10 }),
   // Webhooks.

@@ -31,8 +31,11 @@ export interface ClearingHouseSettings {
 
 /** What settled on the bank's settlement account: one entry of the day's statement. */
 export interface SettledEntry {
-  /** A payout of the bank's (debit), its return (credit) or another bank's credit (credit). */
-  kind: 'payout' | 'return' | 'incoming'
+  /**
+   * A payout of the bank's (debit), its return (credit), another bank's credit (credit), or
+   * such a credit the bank sent back (`bank_return`, debit).
+   */
+  kind: 'payout' | 'return' | 'incoming' | 'bank_return'
   /** The message that settled it: the bank's pacs.008, the pacs.004, the incoming pacs.008. */
   message_id: string
   /** The payment's end-to-end id (for a return: the returned payment's). */
@@ -186,7 +189,7 @@ export class ClearingHouse {
       if (entry.settled_on !== day) {
         throw new Error(`the statement of ${day} was given an entry of ${entry.settled_on}`)
       }
-      closing += entry.kind === 'payout' ? -entry.amount : entry.amount
+      closing += debits(entry) ? -entry.amount : entry.amount
     }
     const account = this.settings.settlement_account_id
     const messageId = clearingHouseId('statement', account, day)
@@ -268,14 +271,19 @@ async function* settledOf(opened: OpenedMessage<OutboundHeader, OutboundPayment>
   }
 }
 
-/** A settled entry as a statement's entry: a payout debits the account, the rest credit it. */
+/** Whether an entry debits the settlement account: the bank's payouts and its returns. */
+function debits(entry: SettledEntry): boolean {
+  return entry.kind === 'payout' || entry.kind === 'bank_return'
+}
+
+/** A settled entry as a statement's entry. */
 function entryRow(entry: SettledEntry, index: number): AccountEntryRow {
   const code = entry.kind === 'payout' ? payout_code
-    : entry.kind === 'return' ? return_code : incoming_code
+    : entry.kind === 'incoming' ? incoming_code : return_code
   return {
     entry_reference: String(index + 1),
     amount: entry.amount,
-    credit_debit: entry.kind === 'payout' ? 'DBIT' : 'CRDT',
+    credit_debit: debits(entry) ? 'DBIT' : 'CRDT',
     booking_date: entry.settled_on,
     value_date: entry.settled_on,
     account_servicer_reference: clearingHouseId('entry', entry.kind, entry.message_id,
