@@ -29,7 +29,7 @@ import { IsoValueError } from './iso20022/iso-value-error.ts'
 import { newRowId } from '../ledger/row-id.ts'
 import type { RailFolder } from './rail-folder.ts'
 import type { RailOutcome } from './rail.ts'
-import type { PayoutSource, RailSubmissionsTable } from './rail-tables.ts'
+import type { PayoutSource, RailMessagesTable, RailSubmissionsTable } from './rail-tables.ts'
 import type { ClearingHouseSimulator } from './clearing-house/simulator.ts'
 import type { RailCarrier } from './sftp-carrier.ts'
 import type { Logger } from '../logger.ts'
@@ -475,13 +475,7 @@ export class IsoRail {
   }
 
   private rowOf(s: SentPayment): CreditTransferRow {
-    return {
-      tx_id: s.tx_id, amount: BigInt(s.amount), ref: s.ref,
-      debtor: { name: s.debtor_name, account_number: s.debtor_account,
-        branch_code: this.branchCode },
-      creditor: { name: s.creditor_name, account_number: s.creditor_account,
-        branch_code: s.creditor_branch },
-    }
+    return creditRow(s, this.branchCode)
   }
 
   /** Writes again every recorded message whose file was never written whole (a crash). */
@@ -500,22 +494,8 @@ export class IsoRail {
       await markWritten(this.db, messageId, this.clock.now())
       return
     }
-    const header = {
-      message_id: message.message_id,
-      created_at: new Date(message.created_at),
-      payment_type: message.payment_type ?? 'EFT',
-      number_of_transactions: message.transaction_count,
-      control_sum: BigInt(message.control_sum),
-      settlement_date: message.settlement_date ?? '',
-    }
-    const db = this.db
-    const rowOf = (s: Submission) => this.rowOf(s)
-    async function* rows(): AsyncGenerator<CreditTransferRow> {
-      for await (const page of submissionsOf(db, messageId)) {
-        for (const s of page) yield rowOf(s)
-      }
-    }
-    await this.folder.write(this.folder.outbound, message.file_name, pacs008Chunks(header, rows()))
+    await this.folder.write(this.folder.outbound, message.file_name,
+      recordedPacs008(this.db, this.branchCode, message))
     await markWritten(this.db, messageId, this.clock.now())
   }
 
@@ -777,6 +757,40 @@ function submissionRow(t: OutgoingTransfer, messageId: string,
     creditor_name: t.creditor.name, creditor_account: t.creditor.account_number,
     creditor_branch: t.creditor.branch_code, ref: t.ref,
   }
+}
+
+/** A payout as a pacs.008 carries it: the bank's customer, with the bank's branch code. */
+function creditRow(s: SentPayment, branchCode: string): CreditTransferRow {
+  return {
+    tx_id: s.tx_id, amount: BigInt(s.amount), ref: s.ref,
+    debtor: { name: s.debtor_name, account_number: s.debtor_account, branch_code: branchCode },
+    creditor: { name: s.creditor_name, account_number: s.creditor_account,
+      branch_code: s.creditor_branch },
+  }
+}
+
+/**
+ * A recorded pacs.008 of the bank's, made again from its record (rail_messages and its
+ * rail_submissions in order): the same bytes every time, in chunks.
+ */
+export function recordedPacs008(db: Kysely<Database>, branchCode: string,
+    message: Pick<Selectable<RailMessagesTable>, 'message_id' | 'created_at' | 'payment_type'
+      | 'transaction_count' | 'control_sum' | 'settlement_date'>):
+    AsyncGenerator<string, void, undefined> {
+  const header = {
+    message_id: message.message_id,
+    created_at: new Date(message.created_at),
+    payment_type: message.payment_type ?? 'EFT',
+    number_of_transactions: message.transaction_count,
+    control_sum: BigInt(message.control_sum),
+    settlement_date: message.settlement_date ?? '',
+  }
+  async function* rows(): AsyncGenerator<CreditTransferRow> {
+    for await (const page of submissionsOf(db, message.message_id)) {
+      for (const s of page) yield creditRow(s, branchCode)
+    }
+  }
+  return pacs008Chunks(header, rows())
 }
 
 function fileName(kind: string, messageId: string): string {

@@ -5,10 +5,9 @@ import type { Kysely } from 'kysely'
 import type { z } from 'zod'
 import type { Database } from '../schema.ts'
 import { IsoValueError } from './iso20022/iso-value-error.ts'
-import { pacs008Chunks, pacs008_message_name,
-  type CreditTransferRow } from './iso20022/pacs008-write.ts'
+import { pacs008_message_name } from './iso20022/pacs008-write.ts'
+import { recordedPacs008 } from './iso-rail.ts'
 import type { RailFolder } from './rail-folder.ts'
-import { submissionsOf } from './rail-store.ts'
 import { message_body_chars_max, type railMessageBody } from './rails-ops-contract.ts'
 import type { MessageRow } from './rails-ops-store.ts'
 
@@ -50,27 +49,8 @@ function bounded(text: string, source: 'record' | 'archive'): Body {
 /** A pacs.008 the bank sent, written again from its record until the bound is passed. */
 async function rebuiltPacs008(db: Kysely<Database>, branchCode: string,
     row: MessageRow): Promise<Body> {
-  const header = {
-    message_id: row.message_id,
-    created_at: new Date(row.created_at),
-    payment_type: row.payment_type ?? 'EFT',
-    number_of_transactions: row.transaction_count,
-    control_sum: BigInt(row.control_sum),
-    settlement_date: row.settlement_date ?? '',
-  }
-  async function* rows(): AsyncGenerator<CreditTransferRow> {
-    for await (const page of submissionsOf(db, row.message_id)) {
-      for (const s of page) {
-        yield { tx_id: s.tx_id, amount: BigInt(s.amount), ref: s.ref,
-          debtor: { name: s.debtor_name, account_number: s.debtor_account,
-            branch_code: branchCode },
-          creditor: { name: s.creditor_name, account_number: s.creditor_account,
-            branch_code: s.creditor_branch } }
-      }
-    }
-  }
   let text = ''
-  for await (const chunk of pacs008Chunks(header, rows())) {
+  for await (const chunk of recordedPacs008(db, branchCode, row)) {
     text += chunk
     // One character past the bound says it was cut; the rest is never made.
     if (text.length > message_body_chars_max) break
