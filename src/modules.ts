@@ -20,6 +20,7 @@ import { partnersModule } from './partners/partners-module.ts'
 import { railsModule } from './rails/rails-module.ts'
 import { reconciliationModule } from './reconciliation/reconciliation-module.ts'
 import { sandboxModule } from './sandbox/sandbox-module.ts'
+import { statementsModule } from './statements/statements-module.ts'
 import { summaryModule } from './summary/summary-module.ts'
 import { transfersModule } from './transfers/transfers-module.ts'
 import { usersModule } from './users/users-module.ts'
@@ -51,6 +52,7 @@ export const modules = [
   railsModule,
   reconciliationModule,
   sandboxModule,
+  statementsModule,
   summaryModule,
   transfersModule,
   usersModule,

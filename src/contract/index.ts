@@ -24,6 +24,7 @@ import { pendingPaymentOperations } from '../transfers/pending-payment-contract.
 import { incomingOperations } from '../incoming/incoming-contract.ts'
 import { railsOpsOperations } from '../rails/rails-ops-contract.ts'
 import { reconciliationOperations } from '../reconciliation/reconciliation-contract.ts'
+import { statementOperations } from '../statements/statements-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -62,6 +63,7 @@ export const contract = {
   transfers: transferOperations,
   payments: pendingPaymentOperations,
   incoming: incomingOperations,
+  statements: statementOperations,
   rails: railsOpsOperations,
   reconciliation: reconciliationOperations,
   operators: operatorOperations,

@@ -35,6 +35,7 @@ export const partnerEventTypes = [
   'card.transaction.cleared',
   'card.transaction.reversed',
   'card.transaction.refunded',
+  'account.statement_ready',
 ] as const
 
 /** Events the bank announces to itself only; they never become webhooks. */

@@ -46,6 +46,7 @@ const shipped = [
   '0037_incoming_payments',
   '0038_rail_statements',
   '0039_rail_ops_indexes',
+  '0040_account_statements',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

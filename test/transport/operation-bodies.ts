@@ -14,6 +14,7 @@ import { appendEvent } from '../../src/events/index.ts'
 import { addDays, toSast } from '../../src/calendar/sa-calendar.ts'
 import { earliestCollectionDate } from '../../src/debit/debit-schedule.ts'
 import { Objm } from '@nats-io/obj'
+import { insertStatement } from '../../src/statements/statements-store.ts'
 
 // One schema-valid request body for every operation of the endpoint table, so that the
 // cross-cutting suites (auth matrix, malformed input) can be driven by `allOperations()`
@@ -50,6 +51,8 @@ export interface OperationFixture {
   railMessageId: string
   /** A dead job of a kind no runner takes, for `ops_jobs_retry` (it stays queued once retried). */
   deadJobId: string
+  /** A statement of `accountId` waiting to be made, for `account_statement_get`. */
+  statementJobId: string
   /** Bulk batches of the partner's root entity: one to read, and pending ones each used once. */
   bulk: {
     statusId: string
@@ -157,12 +160,21 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     payeeAccountNumber: payee.account_number,
     incomingTxId,
     railMessageId: incoming?.message_id ?? 'PBNONE',
-    deadJobId,
+    deadJobId, statementJobId: await queuedStatement(tb, partner.partnerId, accountId),
     webhookEventId,
     bulk,
     debit,
     kyc,
   }
+}
+
+/** A statement of the account, queued (as a large range is before its job runs). */
+async function queuedStatement(tb: TestBank, partnerId: string, accountId: string) {
+  const id = randomUUID()
+  await insertStatement(tb.bank.database.db, { id, partner_id: partnerId, account_id: accountId,
+    format: 'camt053', from_date: '2026-01-01', to_date: '2026-01-31', origin: 'request',
+    file_name: 'statement.xml', content_type: 'application/xml', created_at: tb.clock.now() })
+  return id
 }
 
 /** Requests, physical cards and authorizations each one-way card sample uses once. */
@@ -702,6 +714,10 @@ const bodies: Record<string, BodyFactory> = {
   // Incoming payments (another bank's credit, through the sandbox's clearing house).
   account_incoming_details: (f) => ({ tx_id: f.incomingTxId }),
   ops_sandbox_incoming: (f) => ({ account_number: f.payeeAccountNumber, amount: 100 }),
+  // Statements: today's of the funded account (in the reply), and one queued to read.
+  account_statement: (f) => ({ account_id: f.accountId, from: toSast(f.tb.clock.now()).date,
+    to: toSast(f.tb.clock.now()).date, format: 'camt053' }),
+  account_statement_get: (f) => ({ job_id: f.statementJobId }),
   // What operators see of the rail.
   ops_rails_messages: () => ({ direction: 'in', kind: 'pacs.008', limit: 10 }),
   ops_rails_message: (f) => ({ message_id: f.railMessageId, direction: 'in', limit: 10 }),
