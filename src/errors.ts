@@ -112,6 +112,14 @@ export class Unprocessable extends BankError {
   }
 }
 
+/** A debit from (or credit to) an account whose status does not allow it. */
+export class AccountNotActive extends BankError {
+  constructor(field: string, accountId: string, status: string, what = 'debited') {
+    super('account_not_active', `${field}: the account is ${status} and cannot be ${what}`,
+      [{ field, message: `the account is ${status}`, account_id: accountId, status }])
+  }
+}
+
 /** Header of a 429: how many milliseconds until a retry can be taken. */
 export const retry_after_header = 'Retry-After-Ms'
 

@@ -18,6 +18,7 @@ import { natsIdentityModule } from './nats-identity/nats-identity-module.ts'
 import { notifyModule } from './notify/notify-module.ts'
 import { partnersModule } from './partners/partners-module.ts'
 import { railsModule } from './rails/rails-module.ts'
+import { accountStatusModule } from './account-status/account-status-module.ts'
 import { reconciliationModule } from './reconciliation/reconciliation-module.ts'
 import { sandboxModule } from './sandbox/sandbox-module.ts'
 import { statementsModule } from './statements/statements-module.ts'
@@ -33,6 +34,7 @@ import { webhooksModule } from './webhooks/webhooks-module.ts'
 // not significant.
 export const modules = [
   accountsModule,
+  accountStatusModule,
   auditModule,
   authModule,
   bulkModule,

@@ -63,9 +63,12 @@ export const accountOperations = {
     name: 'account_get_details',
     subject: 'svc.account.<partner_id>.get_details',
     permission: 'read',
-    summary: "One account's number, balances and metadata.",
+    summary: "One account's number, balances and metadata. Its status (active, frozen, " +
+      'blocked, dormant, closed) travels in the reply header `Account-Status` (the reference ' +
+      "client's reader fails on any key it does not know); `status` says why.",
     request: z.strictObject({ account_id: uuid() }),
     response: accountDetails,
+    replyHeaders: { status: 'Account-Status' },
   }),
 }
 
@@ -90,9 +93,10 @@ export const accountOperatorOperations = {
     sdk: 'accounts.show',
     subject: 'ops.account.show',
     permission: 'operator',
-    summary: "One account of any partner: its owner, kind, number, balance and available balance (balance less holds), in cents.",
+    summary: "One account of any partner: its owner, kind, number, status, balance and available balance (balance less holds), in cents.",
     request: z.strictObject({ account_id: uuid() }),
     response: accountDetails.extend({ partner_id: z.string(), entity_id: z.string(),
-      kind: z.string(), country: z.string(), created_at: timestamp }),
+      kind: z.string(), country: z.string(), created_at: timestamp,
+      status: z.enum(['active', 'frozen', 'blocked', 'dormant', 'closed']) }),
   }),
 }

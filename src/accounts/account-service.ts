@@ -138,10 +138,13 @@ export class AccountService {
     return accountIdsByNumbers(executor, accountNumbers)
   }
 
-  async details(partnerId: string, accountId: string): Promise<AccountDetails> {
+  /** The account's details, and its status (sent as the `Account-Status` reply header). */
+  async details(partnerId: string,
+      accountId: string): Promise<AccountDetails & { status: AccountRow['status'] }> {
     const row = await this.get(partnerId, accountId)
     const balance = BigInt(row.balance)
     return {
+      status: row.status,
       account_id: row.id,
       account_number: row.account_number,
       balance: balance.toString(),

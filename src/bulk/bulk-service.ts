@@ -9,6 +9,7 @@ import type { Database } from '../schema.ts'
 import { assert, BankError, Conflict, Forbidden, Invalid, NotFound, TooManyAttempts, Unavailable, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
+import { debitRefusal } from '../ledger/account-status.ts'
 import { cents } from '../ledger/cents.ts'
 import type { JournalKind } from '../ledger/journal-kind.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
@@ -431,6 +432,8 @@ const fundingHold: JournalKind<{ partner_id: string; plan: FundingPlan }, void> 
     if (!journal.has(accountId) || journal.account(accountId).partner_id !== partner_id) {
       throw new NotFound('account')
     }
+    const notActive = debitRefusal(journal, accountId)
+    if (notActive) throw notActive
     if (!holdFunding(journal, plan)) {
       throw Invalid.field(
         'total_amount',

@@ -5,11 +5,11 @@ import { assert, NotFound, Unavailable } from '../errors.ts'
 import { insertUnnestStatement, type PgType } from '../db/speed/arrays.ts'
 import { appendEventsQueries, type NewEvent } from '../events/event-outbox.ts'
 import { holdCardPayment } from '../ledger/card-journals.ts'
-import type { Journal } from '../ledger/journal.ts'
+import type { AccountStatus, Journal } from '../ledger/journal.ts'
 import type { DeskSettings, OwnRows, PaymentKind } from '../ledger/ledger-writer.ts'
 import { newRowId } from '../ledger/row-id.ts'
 import type { Database } from '../schema.ts'
-import type { AuthorizationView, AuthorizeRequest } from './card-contract.ts'
+import type { AuthorizationView, AuthorizeRequest, DeclineReason } from './card-contract.ts'
 import {
   nothingSpent,
   spendOf,
@@ -252,7 +252,9 @@ export class Group {
       verdictOf(card, r, amount, amount, spend, this.now, this.pinKey)
     this.decided.add(card.id)
     this.change(card, verdict.wrongPins, verdict.freeze)
-    let reason = verdict.reason
+    // The account's status, under its lock: frozen, blocked or dormant accounts take no new
+    // debits (account_frozen), a closed one none ever (account_closed).
+    let reason = verdict.reason ?? accountDecline(batch.account(card.account_id).status)
     const partnerDeclined = !reason && job.partner !== undefined && !job.partner.approve
     if (partnerDeclined) reason = 'partner_declined'
     const message = partnerDeclined ? (job.partner?.reason ?? null) : null
@@ -350,4 +352,10 @@ export class Group {
     if (freeze) card.status = 'frozen'
     this.changed.set(card.id, card)
   }
+}
+
+/** Why an account's status declines an authorization; undefined when it is active. */
+function accountDecline(status: AccountStatus): DeclineReason | undefined {
+  if (status === 'active') return undefined
+  return status === 'closed' ? 'account_closed' : 'account_frozen'
 }

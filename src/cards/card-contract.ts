@@ -41,6 +41,8 @@ export type CardRequestStatus = (typeof cardRequestStatuses)[number]
 
 export const declineReasons = [
   'insufficient_funds',
+  'account_frozen',
+  'account_closed',
   'card_inactive',
   'card_frozen',
   'card_stopped',

@@ -1,6 +1,7 @@
 import { html, rand, sast } from './console-html.ts'
 import {
   choice,
+  doneAt,
   cursorPager,
   filterForm,
   idLink,
@@ -158,7 +159,9 @@ export async function accountPage(r: PageRequest, accountId: string): Promise<Re
           Held<strong>${rand(BigInt(account.balance) - BigInt(account.available_balance))}</strong>
         </li>
         <li>Kind<strong>${account.kind}</strong></li>
+        <li>Status<strong class="badge">${account.status}</strong></li>
       </ul>
+      ${statusForm(accountId, r.csrf)}
       <p>
         Entity ${idLink(`/entities/${account.entity_id}`, account.entity_id)} · partner
         ${idLink(`/partners/${account.partner_id}`, account.partner_id)}
@@ -167,4 +170,40 @@ export async function accountPage(r: PageRequest, accountId: string): Promise<Re
       ${chain}${filter}${table(rows, transaction_columns, 'No transactions.')}
       ${cursorPager(path, { q, status, cursor }, page.next_cursor)}`,
   }
+}
+
+const status_actions = ['freeze', 'unfreeze', 'block', 'reactivate'] as const
+
+/** The bank's status changes of an account, each with its reason (`ops.account.*`). */
+function statusForm(accountId: string, csrf: string) {
+  const options = status_actions.map((a) => html`<option value="${a}">${a}</option>`)
+  return html`<form method="post" action="/accounts/${accountId}/status" class="inline">
+    <input type="hidden" name="csrf" value="${csrf}" />
+    <label for="status-action">Change the status</label>
+    <select id="status-action" name="action">${options}</select>
+    <label for="status-reason">Reason</label>
+    <input type="text" id="status-reason" name="reason" maxlength="200" required />
+    <button type="submit">Change</button>
+  </form>`
+}
+
+/** Freezes, unfreezes, blocks or reactivates the account as the bank, with the form's reason. */
+export async function changeAccountStatus(r: PageRequest, form: URLSearchParams,
+    accountId: string): Promise<string> {
+  const action = form.get('action') ?? ''
+  const request = { account_id: accountId, reason: form.get('reason')?.trim() ?? '' }
+  const path = `/accounts/${accountId}`
+  if (action === 'freeze') {
+    return doneAt(path, `Status: ${(await r.client.accounts.freeze(request)).status}.`)
+  }
+  if (action === 'unfreeze') {
+    return doneAt(path, `Status: ${(await r.client.accounts.unfreeze(request)).status}.`)
+  }
+  if (action === 'block') {
+    return doneAt(path, `Status: ${(await r.client.accounts.block(request)).status}.`)
+  }
+  if (action === 'reactivate') {
+    return doneAt(path, `Status: ${(await r.client.accounts.reactivate(request)).status}.`)
+  }
+  return doneAt(path, 'No such status change.')
 }

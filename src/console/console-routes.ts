@@ -1,4 +1,6 @@
-import { accountPage, entitiesPage, entityPage } from './console-accounts.ts'
+import {
+  accountPage, changeAccountStatus, entitiesPage, entityPage,
+} from './console-accounts.ts'
 import { approvalsPage, decideApproval } from './console-approvals.ts'
 import type { PageRequest, Rendered } from './console-kit.ts'
 import { ledgerCheckPage, overviewPage } from './console-overview.ts'
@@ -81,6 +83,7 @@ export const post_routes: readonly PostRoute[] = [
   },
   { path: exact(`/partners/${id}/suspend`), act: (r, _f, [p]) => suspendPartner(r, p!, true) },
   { path: exact(`/partners/${id}/unsuspend`), act: (r, _f, [p]) => suspendPartner(r, p!, false) },
+  { path: exact(`/accounts/${id}/status`), act: (r, f, [a]) => changeAccountStatus(r, f, a!) },
   { path: exact('/payments/clearing'), act: (r) => runClearing(r) },
   { path: exact('/payments/debit-run'), act: (r) => runDebit(r) },
   { path: exact(`/approvals/${id}/approve`), act: (r, f, [a]) => decideApproval(r, f, a!, true) },

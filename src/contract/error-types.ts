@@ -23,6 +23,8 @@ export const errorTypes = {
     description: 'The request repeats or contradicts one already taken, e.g. a `clientTxId` already used.' },
   unprocessable: { code: 422,
     description: 'Well formed, but the bank cannot act on it in the current state.' },
+  account_not_active: { code: 422,
+    description: "The account's status does not allow it: a debit from an account that is not `active` (frozen, blocked, dormant or closed), or a credit to one that is blocked or closed. `details` names the account and its status (`svc.account.<partner_id>.status` tells why)." },
   too_many_attempts: { code: 429,
     description: 'Too many attempts in a short time; wait before trying again (the `Retry-After-Ms` reply header says how long, when the bank knows).' },
   rate_limited: { code: 429,

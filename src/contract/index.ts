@@ -22,6 +22,9 @@ import {
 import { summaryOperations } from '../summary/summary-contract.ts'
 import { pendingPaymentOperations } from '../transfers/pending-payment-contract.ts'
 import { incomingOperations } from '../incoming/incoming-contract.ts'
+import {
+  accountStatusOperations, accountStatusOperatorOperations,
+} from '../account-status/account-status-contract.ts'
 import { railsOpsOperations } from '../rails/rails-ops-contract.ts'
 import { reconciliationOperations } from '../reconciliation/reconciliation-contract.ts'
 import { statementOperations } from '../statements/statements-contract.ts'
@@ -60,6 +63,8 @@ export const contract = {
   entities: entityOperations,
   users: userOperations,
   accounts: accountOperations,
+  accountStatus: accountStatusOperations,
+  accountStatusOperators: accountStatusOperatorOperations,
   transfers: transferOperations,
   payments: pendingPaymentOperations,
   incoming: incomingOperations,

@@ -11,6 +11,7 @@ export const partnerEventTypes = [
   'payment.success',
   'payment.failed',
   'payment.received',
+  'account.status_changed',
   'bulk_payment.completed',
   'bulk_payment.failed',
   'bulk_payment.cancelled',

@@ -50,7 +50,58 @@ export class IncomingPayments {
 
   /** Books a message's credits not seen before; names those to send back. */
   async book(trx: Db, messageId: string, credits: IncomingCredit[]): Promise<IncomingOutcome> {
-    const fresh = await this.unseen(trx, credits)
+    const { toBook, returns } = await this.route(trx, await this.unseen(trx, credits))
+    const entries: IncomingCreditEntry[] = toBook.map(({ credit, accountId, txId }) => ({
+      txId, accountId, amount: credit.amount, paymentType: credit.payment_type,
+      payerName: credit.debtor_name, reference: credit.remittance ?? '',
+    }))
+    const booked: CreditedEntry[] = []
+    for (let start = 0; start < entries.length; start += seen_page) {
+      booked.push(...await this.ledger.write(trx, incomingCredits,
+        entries.slice(start, start + seen_page)))
+    }
+    assert(booked.length === toBook.length, 'every incoming credit is booked once')
+    // An account that takes no credits (blocked, closed), found under its lock: sent back.
+    const credited = toBook.flatMap((entry, i) => {
+      const outcome = booked[i]!
+      if (outcome.returned === undefined) return [{ ...entry, partner_id: outcome.partner_id }]
+      const code = outcome.returned
+      returns.push({ credit: entry.credit, reason_code: code, text: reason_codes[code].text })
+      return []
+    })
+    const now = this.clock.now()
+    const rows = [
+      ...credited.map(({ credit, accountId, txId, partner_id }) => ({
+        ...recordOf(credit, messageId, now), id: txId, tx_id: txId, account_id: accountId,
+        partner_id, status: 'credited' as const,
+      })),
+      ...returns.map(({ credit, reason_code }) => ({
+        ...recordOf(credit, messageId, now), id: randomUUID(), tx_id: null, account_id: null,
+        partner_id: null, status: 'returned' as const, return_reason_code: reason_code,
+      })),
+    ]
+    for (let start = 0; start < rows.length; start += seen_page) {
+      await trx.insertInto('incoming_payments').values(rows.slice(start, start + seen_page))
+        .execute()
+    }
+    await appendEvents(trx, credited.map(({ credit, accountId, txId, partner_id }): NewEvent => ({
+      type: 'payment.received', partner_id, resource_id: txId,
+      occurred_at: now, data: {
+        tx_id: txId, account_id: accountId, amount: String(credit.amount),
+        payment_type: credit.payment_type, payer_name: credit.debtor_name,
+        reference: credit.remittance, received_at: formatTimestamp(now),
+      },
+    })))
+    return { credited: credited.length, returns }
+  }
+
+  /**
+   * The credits to book (to an account of the bank) and those to send back: addressed to
+   * another bank (RC01) or to no account of the bank (AC01).
+   */
+  private async route(trx: Db, fresh: IncomingCredit[]): Promise<{
+      toBook: Array<{ credit: IncomingCredit; accountId: string; txId: string }>
+      returns: IncomingOutcome['returns'] }> {
     const toBook: Array<{ credit: IncomingCredit; accountId: string; txId: string }> = []
     const returns: IncomingOutcome['returns'] = []
     // In the message's transaction (PGlite has one connection: a read beside it would wait).
@@ -66,40 +117,7 @@ export class IncomingPayments {
       if (accountId) toBook.push({ credit, accountId, txId: newRowId() })
       else returns.push({ credit, reason_code: 'AC01', text: reason_codes.AC01.text })
     }
-    const entries: IncomingCreditEntry[] = toBook.map(({ credit, accountId, txId }) => ({
-      txId, accountId, amount: credit.amount, paymentType: credit.payment_type,
-      payerName: credit.debtor_name, reference: credit.remittance ?? '',
-    }))
-    const booked: CreditedEntry[] = []
-    for (let start = 0; start < entries.length; start += seen_page) {
-      booked.push(...await this.ledger.write(trx, incomingCredits,
-        entries.slice(start, start + seen_page)))
-    }
-    assert(booked.length === toBook.length, 'every incoming credit is booked once')
-    const now = this.clock.now()
-    const rows = [
-      ...toBook.map(({ credit, accountId, txId }, i) => ({
-        ...recordOf(credit, messageId, now), id: txId, tx_id: txId, account_id: accountId,
-        partner_id: booked[i]!.partner_id, status: 'credited' as const,
-      })),
-      ...returns.map(({ credit, reason_code }) => ({
-        ...recordOf(credit, messageId, now), id: randomUUID(), tx_id: null, account_id: null,
-        partner_id: null, status: 'returned' as const, return_reason_code: reason_code,
-      })),
-    ]
-    for (let start = 0; start < rows.length; start += seen_page) {
-      await trx.insertInto('incoming_payments').values(rows.slice(start, start + seen_page))
-        .execute()
-    }
-    await appendEvents(trx, toBook.map(({ credit, accountId, txId }, i): NewEvent => ({
-      type: 'payment.received', partner_id: booked[i]!.partner_id, resource_id: txId,
-      occurred_at: now, data: {
-        tx_id: txId, account_id: accountId, amount: String(credit.amount),
-        payment_type: credit.payment_type, payer_name: credit.debtor_name,
-        reference: credit.remittance, received_at: formatTimestamp(now),
-      },
-    })))
-    return { credited: toBook.length, returns }
+    return { toBook, returns }
   }
 
   /** The credits whose end-to-end id (of their paying bank) was not seen before, once each. */

@@ -1,4 +1,5 @@
 import { assert } from '../errors.ts'
+import { takesCredits } from './account-status.ts'
 import type { JournalKind } from './journal-kind.ts'
 
 // Another bank's credits to the bank's accounts (rails: an incoming pacs.008): each moves
@@ -17,12 +18,16 @@ export interface IncomingCreditEntry {
   reference: string
 }
 
-/** Each credit booked: the account's partner, for its event. */
+/**
+ * Each credit booked: the account's partner, for its event; or, for an account that takes no
+ * credits (blocked: AC06, closed: AC04), the reason it is sent back, nothing booked.
+ */
 export interface CreditedEntry {
   tx_id: string
   account_id: string
   partner_id: string
   created_at: Date
+  returned?: 'AC04' | 'AC06'
 }
 
 export const incomingCredits: JournalKind<IncomingCreditEntry[], CreditedEntry[]> = {
@@ -32,6 +37,11 @@ export const incomingCredits: JournalKind<IncomingCreditEntry[], CreditedEntry[]
     return credits.map((c) => {
       assert(c.amount > 0n, 'an incoming credit is of a positive amount')
       assert(journal.has(c.accountId), `incoming credit ${c.txId}: its account is not locked`)
+      const { status, partner_id } = journal.account(c.accountId)
+      if (!takesCredits(status)) {
+        return { tx_id: c.txId, account_id: c.accountId, partner_id, created_at: journal.now,
+          returned: status === 'closed' ? 'AC04' as const : 'AC06' as const }
+      }
       const before = journal.account(c.accountId).balance
       journal.post([
         { internal: `settlement:${c.paymentType}`, amount: -c.amount, tx_id: c.txId },

@@ -24,9 +24,17 @@ export type InternalAccount =
   | 'fee_income'
   | `partner_debt:${string}`
 
+/**
+ * What may happen to an account's money (RULINGS "Account lifecycle"): `active` all of it;
+ * `frozen` and `dormant` no new customer debits (credits arrive); `blocked` neither debits
+ * nor credits; `closed` nothing, for good.
+ */
+export type AccountStatus = 'active' | 'frozen' | 'blocked' | 'dormant' | 'closed'
+
 export interface AccountState {
   id: string
   partner_id: string
+  status: AccountStatus
   balance: bigint
   held: bigint
   last_seq: bigint
@@ -91,4 +99,6 @@ export interface Journal {
   ): void
   /** Changes what a Pending row holds (it stays Pending). */
   setHold(txId: string, accountId: string, holdAmount: bigint): void
+  /** Changes the account's status (written with the batch, under its lock). */
+  setAccountStatus(accountId: string, status: AccountStatus): void
 }

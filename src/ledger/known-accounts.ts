@@ -158,6 +158,7 @@ function copyOf(state: AccountState): AccountState {
   return {
     id: state.id,
     partner_id: state.partner_id,
+    status: state.status,
     balance: state.balance,
     held: state.held,
     last_seq: state.last_seq,

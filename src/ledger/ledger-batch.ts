@@ -140,15 +140,16 @@ export class LedgerBatch implements Journal {
     const ids = [...new Set(accountIds)].sort()
     const states = new Map<string, AccountState>()
     if (ids.length > 0) {
-      type Locked = Pick<AccountState, 'id' | 'partner_id' | 'last_sha'> & Record<'balance'
-        | 'held' | 'last_seq' | 'last_posted', bigint | string>
+      type Locked = Pick<AccountState, 'id' | 'partner_id' | 'status' | 'last_sha'>
+        & Record<'balance' | 'held' | 'last_seq' | 'last_posted', bigint | string>
       const { rows } = await prepared(sql<Locked>`
-        select id, partner_id, balance, held, last_seq, last_sha, last_posted from accounts
+        select id, partner_id, status, balance, held, last_seq, last_sha, last_posted from accounts
         where id = any(${arrayParameter('uuid', ids)}::uuid[]) order by id for update`).execute(trx)
       for (const row of rows) {
         states.set(row.id, {
           id: row.id,
           partner_id: row.partner_id,
+          status: row.status,
           balance: cents(row.balance),
           held: cents(row.held),
           last_seq: cents(row.last_seq),
@@ -287,6 +288,12 @@ export class LedgerBatch implements Journal {
     this.touched.add(accountId)
   }
 
+  /** Changes the account's status: written with the batch's accounts, under their locks. */
+  setAccountStatus(accountId: string, status: AccountState['status']): void {
+    this.account(accountId).status = status
+    this.touched.add(accountId)
+  }
+
   /**
    * Changes what a Pending row holds, which stays Pending (a card authorization's increment
    * or partial reversal); the caller moves the account's hold by the difference.
@@ -402,9 +409,9 @@ function withFresh(expected: AccountState[], guard: FlushGuard | undefined): Flu
   const fresh = sql`f as (
     select a.id from accounts as a join ${unnestRows(expected, [
       ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'],
-        ['last_posted', 'bigint'], ['last_sha', 'text'],
+        ['last_posted', 'bigint'], ['last_sha', 'text'], ['status', 'text'],
     ], 'e')} on a.id = e.id
-    where a.balance = e.balance and a.held = e.held and a.last_seq = e.last_seq and a.last_posted = e.last_posted and a.last_sha = e.last_sha
+    where a.balance = e.balance and a.held = e.held and a.last_seq = e.last_seq and a.last_posted = e.last_posted and a.last_sha = e.last_sha and a.status = e.status
     order by a.id for update of a)`
   return {
     queries: guard ? [fresh, ...guard.queries] : [fresh],
@@ -440,10 +447,10 @@ function accountsStatement(states: AccountState[]): RawBuilder<unknown> {
   return sql`
     update accounts as a set
       balance = v.balance, held = v.held, last_seq = v.last_seq, last_sha = v.last_sha,
-      last_posted = v.last_posted
+      last_posted = v.last_posted, status = v.status
     from ${unnestRows(states, [
       ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'],
-        ['last_sha', 'text'], ['last_posted', 'bigint'],
+        ['last_sha', 'text'], ['last_posted', 'bigint'], ['status', 'text'],
     ])}
     where a.id = v.id`
 }

@@ -24,6 +24,8 @@ export interface AccountsTable {
   account_number: string
   country: string
   kind: 'pool' | 'standard'
+  /** Its status (RULINGS "Account lifecycle"; account-status.ts): written by the ledger only. */
+  status: Generated<'active' | 'frozen' | 'blocked' | 'dormant' | 'closed'>
   metadata: Json<Record<string, unknown>>
   created_at: Timestamp
   balance: GeneratedCents

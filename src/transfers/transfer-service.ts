@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { creditRefusal, debitRefusal } from '../ledger/account-status.ts'
 import type { Caller } from '../auth/credential-store.ts'
 import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
@@ -229,6 +230,8 @@ function refusalOf(batch: Journal, job: PaymentJob): BankError | undefined {
   // Another partner's account is answered exactly as a missing one (404).
   if (!batch.has(job.accountId) || batch.account(job.accountId).partner_id !== job.partnerId)
     return new NotFound('account')
+  const notActive = debitRefusal(batch, job.accountId)
+  if (notActive) return notActive
   if (job.kind !== 'internal') return undefined
   // Checked only once the paying account is known to be the caller's, so that this answer
   // tells nothing about another partner's account.
@@ -238,5 +241,6 @@ function refusalOf(batch: Journal, job: PaymentJob): BankError | undefined {
       'is the paying account itself: an internal payment goes to another account',
     )
   }
-  return batch.has(job.payeeAccountId) ? undefined : noSuchPayee()
+  if (!batch.has(job.payeeAccountId)) return noSuchPayee()
+  return creditRefusal(batch, job.payeeAccountId)
 }

@@ -47,6 +47,7 @@ const shipped = [
   '0038_rail_statements',
   '0039_rail_ops_indexes',
   '0040_account_statements',
+  '0041_account_status',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

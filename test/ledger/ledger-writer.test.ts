@@ -271,10 +271,12 @@ async function money(account: string): Promise<{ balance: bigint; held: bigint }
 /** The accounts as stored, by id. */
 async function accountStates(ids: string[]): Promise<AccountState[]> {
   const rows = await db().selectFrom('accounts')
-    .select(['id', 'partner_id', 'balance', 'held', 'last_seq', 'last_sha', 'last_posted'])
+    .select(['id', 'partner_id', 'status', 'balance', 'held', 'last_seq', 'last_sha',
+      'last_posted'])
     .where('id', 'in', ids).execute()
   return byId(rows.map((r) => ({
-    id: r.id, partner_id: r.partner_id, balance: cents(r.balance), held: cents(r.held),
+    id: r.id, partner_id: r.partner_id, status: r.status, balance: cents(r.balance),
+    held: cents(r.held),
     last_seq: cents(r.last_seq), last_sha: r.last_sha, last_posted: cents(r.last_posted),
   })))
 }

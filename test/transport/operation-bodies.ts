@@ -42,6 +42,11 @@ export interface OperationFixture {
   transactionId: string
   /** The number of a second account of the partner's, for internal payments from `accountId`. */
   payeeAccountNumber: string
+  /**
+   * A third account of the partner's whose status the samples change (freeze, block, …), so
+   * that no other sample finds `accountId` or the payee frozen.
+   */
+  statusAccountId: string
   /** An incoming payment (another bank's credit) to that second account: its tx_id. */
   incomingTxId: string
   /**
@@ -137,6 +142,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const deadJobId = await deadJob(tb)
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
+  const statusAccount = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
   // Another bank pays in through the sandbox's clearing house (production has none to ask).
   const incoming = tb.config.sandbox ? await tb.operator.sandbox.incoming({
     account_number: payee.account_number, amount: 1_000 }) : undefined
@@ -158,6 +164,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     suspendablePartnerId: suspendable.partnerId,
     transactionId,
     payeeAccountNumber: payee.account_number,
+    statusAccountId: statusAccount.account_id,
     incomingTxId,
     railMessageId: incoming?.message_id ?? 'PBNONE',
     deadJobId, statementJobId: await queuedStatement(tb, partner.partnerId, accountId),
@@ -631,6 +638,9 @@ const bodies: Record<string, BodyFactory> = {
   account_create: (f) => ({ entity_id: f.partner.rootEntityId }),
   account_get_by_entity: (f) => ({ entity_id: f.partner.rootEntityId }),
   account_get_details: (f) => ({ account_id: f.accountId }),
+  account_status: (f) => ({ account_id: f.accountId }),
+  account_freeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample freeze' }),
+  account_unfreeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample unfreeze' }),
   ops_partner_create: () => {
     const e = businessEntity()
     return {
@@ -793,6 +803,11 @@ const bodies: Record<string, BodyFactory> = {
   ops_document_get: (f) => ({ document_id: f.kyc.documentId, length: 1024 }),
   ops_audit_list: (f) => ({ subject_id: f.kyc.userId, limit: 10 }),
   ops_account_show: (f) => ({ account_id: f.accountId }),
+  ops_account_status: (f) => ({ account_id: f.accountId }),
+  ops_account_freeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample freeze' }),
+  ops_account_unfreeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample unfreeze' }),
+  ops_account_block: (f) => ({ account_id: f.statusAccountId, reason: 'Sample block' }),
+  ops_account_reactivate: (f) => ({ account_id: f.statusAccountId, reason: 'Sample reactivate' }),
   ops_account_transactions: (f) => ({ account_id: f.accountId, limit: 10 }),
   card_request: (f) => ({
     account_id: f.accountId,

@@ -1,0 +1,126 @@
+import { randomUUID } from 'node:crypto'
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
+import type { Clock } from '../clock.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import { Forbidden, NotFound, Unprocessable } from '../errors.ts'
+import { appendEvents } from '../events/event-outbox.ts'
+import { accountStatusChange } from '../ledger/account-status.ts'
+import type { AccountStatus } from '../ledger/journal.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
+import type { Database } from '../schema.ts'
+import type { AccountStatusView } from './account-status-contract.ts'
+import type { AccountStatusChangesTable } from './account-status-tables.ts'
+
+// Changes of an account's status (RULINGS "Account lifecycle"; docs/guides/accounts.md):
+// who may make which, decided under the account's lock, the status written through the
+// ledger's door (so every payment after the change commits sees it), the change kept in the
+// account's history and announced (`account.status_changed`). Freezing what is frozen, or
+// unfreezing what is active, changes nothing and answers the status: a retry is safe.
+
+export type StatusAction = 'freeze' | 'unfreeze' | 'block' | 'reactivate'
+
+/** Who asks: a partner (only for its own accounts) or an operator of the bank. */
+export type StatusActor = { kind: 'partner'; partnerId: string } | { kind: 'operator' }
+
+type Change = Selectable<AccountStatusChangesTable>
+
+/** Where each action may start, and where it goes. */
+const moves: Record<StatusAction, { from: readonly AccountStatus[]; to: AccountStatus }> = {
+  freeze: { from: ['active', 'dormant'], to: 'frozen' },
+  unfreeze: { from: ['frozen'], to: 'active' },
+  block: { from: ['active', 'frozen', 'dormant'], to: 'blocked' },
+  reactivate: { from: ['frozen', 'blocked', 'dormant'], to: 'active' },
+}
+
+const operator_only: ReadonlySet<StatusAction> = new Set(['block', 'reactivate'])
+
+export class AccountStatusService {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly ledger: ComposedWriter,
+    private readonly clock: Clock,
+  ) {}
+
+  /** The account's status and its last change; another partner's account is not found. */
+  async status(actor: StatusActor, accountId: string): Promise<AccountStatusView> {
+    const account = await this.db.selectFrom('accounts').select(['id', 'partner_id', 'status'])
+      .where('id', '=', accountId).executeTakeFirst()
+    if (!account || !visibleTo(actor, account.partner_id)) throw new NotFound('account')
+    return viewOf(accountId, account.status, await lastChange(this.db, accountId))
+  }
+
+  /** Makes the change `action` asks for, or answers the status when it has it already. */
+  async change(actor: StatusActor, accountId: string, action: StatusAction,
+      reason: string): Promise<AccountStatusView> {
+    if (operator_only.has(action) && actor.kind !== 'operator') throw new Forbidden()
+    return this.db.transaction().execute(async (trx) => {
+      const account = await lockAccount(trx, accountId)
+      if (!account || !visibleTo(actor, account.partner_id)) throw new NotFound('account')
+      const last = await lastChange(trx, accountId)
+      const move = moves[action]
+      const from = account.status
+      // A partner's freeze that the bank repeats becomes the bank's (the partner cannot lift it).
+      const takeOver = action === 'freeze' && from === 'frozen' && actor.kind === 'operator'
+        && last?.changed_by === 'partner'
+      if (from === move.to && !takeOver) return viewOf(accountId, from, last)
+      if (!move.from.includes(from) && !takeOver) {
+        throw new Unprocessable(`the account is ${from}: it cannot be ${pastOf(action)}`)
+      }
+      if (action === 'unfreeze' && actor.kind === 'partner' && last?.changed_by === 'operator') {
+        throw new Forbidden('the bank froze this account: only the bank can unfreeze it')
+      }
+      if (from !== move.to) {
+        await this.ledger.write(trx, accountStatusChange, { accountId, from, to: move.to })
+      }
+      const row = {
+        id: randomUUID(), account_id: accountId, partner_id: account.partner_id,
+        from_status: from, to_status: move.to, reason, changed_by: actor.kind,
+        changed_at: this.clock.now(), account_seq: account.last_seq,
+      } satisfies Insertable<AccountStatusChangesTable>
+      await trx.insertInto('account_status_changes').values(row).execute()
+      const view = viewOf(accountId, move.to, row)
+      await appendEvents(trx, [{
+        type: 'account.status_changed', partner_id: account.partner_id, resource_id: accountId,
+        occurred_at: row.changed_at, data: { account_id: accountId, from, to: move.to, reason,
+          by: actor.kind, changed_at: view.changed_at },
+      }])
+      return view
+    })
+  }
+}
+
+function visibleTo(actor: StatusActor, partnerId: string): boolean {
+  return actor.kind === 'operator' || actor.partnerId === partnerId
+}
+
+function pastOf(action: StatusAction): string {
+  return action === 'freeze' ? 'frozen' : action === 'unfreeze' ? 'unfrozen'
+    : action === 'block' ? 'blocked' : 'reactivated'
+}
+
+/** The account under lock (the ledger takes the same lock again in this transaction). */
+async function lockAccount(trx: Kysely<Database>, accountId: string): Promise<{
+    partner_id: string; status: AccountStatus; last_seq: string | bigint } | undefined> {
+  const { rows } = await sql<{ partner_id: string; status: AccountStatus;
+    last_seq: string | bigint }>`
+    select partner_id, status, last_seq from accounts where id = ${accountId} for update`
+    .execute(trx)
+  return rows[0]
+}
+
+async function lastChange(db: Kysely<Database>,
+    accountId: string): Promise<Change | undefined> {
+  return db.selectFrom('account_status_changes').selectAll().where('account_id', '=', accountId)
+    .orderBy('seq', 'desc').limit(1).executeTakeFirst()
+}
+
+function viewOf(accountId: string, status: AccountStatus,
+    last: Pick<Change, 'reason' | 'changed_by' | 'changed_at'> | undefined): AccountStatusView {
+  return {
+    account_id: accountId, status,
+    reason: last?.reason ?? null,
+    changed_by: last?.changed_by ?? null,
+    changed_at: last ? formatTimestamp(new Date(last.changed_at)) : null,
+    holds: [],
+  }
+}
