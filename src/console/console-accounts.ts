@@ -162,6 +162,7 @@ export async function accountPage(r: PageRequest, accountId: string): Promise<Re
         <li>Status<strong class="badge">${account.status}</strong></li>
       </ul>
       ${statusForm(accountId, r.csrf)}
+      <p><a href="/accounts/${accountId}/statement">Statement</a> (PDF or camt.053)</p>
       <p>
         Entity ${idLink(`/entities/${account.entity_id}`, account.entity_id)} · partner
         ${idLink(`/partners/${account.partner_id}`, account.partner_id)}

@@ -27,6 +27,11 @@ export interface Rendered {
   styles?: string[]
 }
 
+/** A file a page answers instead of HTML (a statement): sent as an attachment. */
+export interface Download {
+  download: { file_name: string; content_type: string; content: Buffer }
+}
+
 /** Rows shown per page of a list the bank returns whole. */
 export const page_rows = 25
 /** The most pages of a list the console offers (a limit on what a URL can ask for). */

@@ -2,7 +2,7 @@ import {
   accountPage, changeAccountStatus, entitiesPage, entityPage,
 } from './console-accounts.ts'
 import { approvalsPage, decideApproval } from './console-approvals.ts'
-import type { PageRequest, Rendered } from './console-kit.ts'
+import type { Download, PageRequest, Rendered } from './console-kit.ts'
 import { ledgerCheckPage, overviewPage } from './console-overview.ts'
 import { decideKyb, kybQueuePage, kybReviewPage } from './console-kyb.ts'
 import {
@@ -18,6 +18,7 @@ import { debitOrdersPage, paymentsPage, runClearing, runDebit } from './console-
 import { redeliver, webhooksPage } from './console-webhooks.ts'
 import { railMessagePage, railsPage, refusalsPage, unansweredPage } from './console-rails.ts'
 import { reconciliationPage } from './console-reconciliation.ts'
+import { statementPage } from './console-statements.ts'
 import {
   advanceClock,
   cardAuthorize,
@@ -37,7 +38,7 @@ const id = '([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})'
 
 interface GetRoute {
   path: RegExp
-  page(r: PageRequest, ids: string[]): Promise<Rendered>
+  page(r: PageRequest, ids: string[]): Promise<Rendered | Download>
 }
 
 interface PostRoute {
@@ -55,6 +56,7 @@ export const get_routes: readonly GetRoute[] = [
   { path: exact(`/partners/${id}/entities`), page: (r, [p]) => entitiesPage(r, p!) },
   { path: exact(`/entities/${id}`), page: (r, [e]) => entityPage(r, e!) },
   { path: exact(`/accounts/${id}`), page: (r, [a]) => accountPage(r, a!) },
+  { path: exact(`/accounts/${id}/statement`), page: (r, [a]) => statementPage(r, a!) },
   { path: exact('/payments'), page: (r) => paymentsPage(r) },
   { path: exact('/payments/debit-orders'), page: (r) => debitOrdersPage(r) },
   { path: exact('/rails'), page: (r) => railsPage(r) },

@@ -22,7 +22,7 @@ import {
 } from './console-sessions.ts'
 import { consoleCss } from './console-style.ts'
 import { asset } from './console-assets.ts'
-import type { PageRequest } from './console-kit.ts'
+import type { Download, PageRequest } from './console-kit.ts'
 import { get_routes, post_routes, route } from './console-routes.ts'
 import { FormError } from './console-sandbox.ts'
 
@@ -288,7 +288,22 @@ async function get(r: Request, session: ConsoleSession): Promise<void> {
   if (doc) return streamDocument(r, session, doc[1]!)
   const found = route(get_routes, path)
   if (!found) return notFound(r, session)
-  return render(r, session, await found.route.page(pageRequest(r, session), found.ids))
+  const answer = await found.route.page(pageRequest(r, session), found.ids)
+  if ('download' in answer) return sendDownload(r, answer.download)
+  return render(r, session, answer)
+}
+
+/**
+ * A file a page answered, as an attachment under the console's own headers (its policy,
+ * no-store, nosniff): the file name reduced to letters, digits, `.`, `_` and `-`.
+ */
+function sendDownload(r: Request, file: Download['download']) {
+  const name = file.file_name.replace(/[^\w.-]/g, '_').replace(/^\.+/, '').slice(0, 100)
+  send(r, 200, file.content, {
+    'Content-Type': file.content_type,
+    'Content-Length': String(file.content.length),
+    'Content-Disposition': `attachment; filename="${name || 'download'}"`,
+  })
 }
 
 function pageNumber(url: URL): number {

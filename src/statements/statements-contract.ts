@@ -141,4 +141,19 @@ export const statementOperations = {
     response: statementPart,
     sdk: 'accounts.statementGet',
   }),
+  operatorStatement: operation({
+    name: 'ops_account_statement',
+    sdk: 'accounts.statement',
+    subject: 'ops.account.statement',
+    permission: 'operator',
+    summary: 'Any account\'s statement, as `svc.account.<partner_id>.statement` makes it for its ' +
+      `partner, in the reply only (\`content\`, base64): a range of more than ` +
+      `${statement_inline_lines_max} lines, or a file of more than ${statement_inline_bytes_max} ` +
+      'bytes, is refused (422): narrow the range, or have the partner ask for it (made in the ' +
+      'background). Nothing is stored or announced; the call is audited.',
+    request: statementRequest,
+    response: statementReply,
+    // `--format` is every command's (json or table).
+    cli: { names: { format: 'file-format' } },
+  }),
 }

@@ -54,6 +54,9 @@ export const statementsModule: Module<StatementsServices, StatementsTables> = {
   endpoints: (s) => [
     endpoint(contract.statements.statement, (r, c) => s.statements.statement(partnerOf(c), r)),
     endpoint(contract.statements.statementGet, (r, c) => s.statements.statementGet(partnerOf(c), r)),
+    // An operator's: any account's, read as its partner's (404 when there is no such account).
+    endpoint(contract.statements.operatorStatement, async (r) =>
+      s.statements.operatorStatement(await s.accounts.partnerOf(r.account_id), r)),
   ],
   jobKinds: [statement_generate_job_kind, statement_monthly_job_kind],
 }

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { addDays, fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
-import { assert, Conflict, Invalid, NotFound } from '../errors.ts'
+import { assert, Conflict, Invalid, NotFound, Unprocessable } from '../errors.ts'
 import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import type { Database } from '../schema.ts'
@@ -87,19 +87,50 @@ export class StatementsService {
   /** `svc.account.<partner_id>.statement`: in the reply, or queued with a job id. */
   async statement(partnerId: string, request: StatementRequest): Promise<StatementReply> {
     await this.accounts.accountOf(partnerId, request.account_id)
-    const today = toSast(this.clock.now()).date
-    if (request.to > today) throw Invalid.field('to', `must not be after today (${today} SAST)`)
-    const range = await postedRange(this.db, request.account_id, fromSast(request.from),
-      fromSast(addDays(request.to, 1)))
+    const range = await this.rangeOf(request)
     if (postedCount(range) > statement_inline_lines_max) return this.queue(partnerId, request)
     const statement = await this.build(request.account_id, request.from, request.to, range)
     const content = await this.render(statement, request.format)
-    const file = this.fileOf(statement, request.format)
     if (content.length > statement_inline_bytes_max) {
       return this.storeReady(partnerId, request, statement, content)
     }
-    return { status: 'ready', job_id: null, ...file, content: content.toString('base64'),
-      size: content.length, sha256: sha256Of(content), totals: totalsOf(statement) }
+    return this.inline(statement, request.format, content)
+  }
+
+  /** The ledger's posted rows of the request's days; a day after today is refused. */
+  private rangeOf(request: StatementRequest): Promise<PostedRange> {
+    const today = toSast(this.clock.now()).date
+    if (request.to > today) throw Invalid.field('to', `must not be after today (${today} SAST)`)
+    return postedRange(this.db, request.account_id, fromSast(request.from),
+      fromSast(addDays(request.to, 1)))
+  }
+
+  /** A statement answered in the reply, its file in `content` (base64). */
+  private inline(statement: AccountStatement, format: StatementFormat,
+      content: Buffer): StatementReply {
+    return { status: 'ready', job_id: null, ...this.fileOf(statement, format),
+      content: content.toString('base64'), size: content.length, sha256: sha256Of(content),
+      totals: totalsOf(statement) }
+  }
+
+  /**
+   * `ops.account.statement`: any account's statement, in the reply only. A range too large
+   * for it is refused, not made in the background: that path keeps the file for the partner
+   * and announces it to them, which an operator's look must not do. `partnerId` is the
+   * account's own partner, as the operator's endpoint found it.
+   */
+  async operatorStatement(partnerId: string, request: StatementRequest): Promise<StatementReply> {
+    await this.accounts.accountOf(partnerId, request.account_id)
+    const range = await this.rangeOf(request)
+    if (postedCount(range) > statement_inline_lines_max) {
+      throw tooLarge(`${postedCount(range)} lines, more than ${statement_inline_lines_max}`)
+    }
+    const statement = await this.build(request.account_id, request.from, request.to, range)
+    const content = await this.render(statement, request.format)
+    if (content.length > statement_inline_bytes_max) {
+      throw tooLarge(`${content.length} bytes, more than ${statement_inline_bytes_max}`)
+    }
+    return this.inline(statement, request.format, content)
   }
 
   /** `svc.account.<partner_id>.statement_get`: a part of a stored statement. */
@@ -244,6 +275,13 @@ function fileOfRow(row: Pick<StatementRow, 'account_id' | 'from_date' | 'to_date
     | 'file_name' | 'content_type'>) {
   return { account_id: row.account_id, from: row.from_date, to: row.to_date, format: row.format,
     file_name: row.file_name, content_type: row.content_type }
+}
+
+/** An operator's statement too large for the reply (`ops.account.statement`). */
+function tooLarge(what: string): Unprocessable {
+  return new Unprocessable(`this statement is ${what}, too large to answer at once: narrow the ` +
+    'range (from, to), or have the account\'s partner ask for it ' +
+    '(svc.account.<partner_id>.statement makes a larger one in the background)')
 }
 
 function sha256Of(content: Uint8Array): string {

@@ -803,6 +803,8 @@ const bodies: Record<string, BodyFactory> = {
   ops_document_get: (f) => ({ document_id: f.kyc.documentId, length: 1024 }),
   ops_audit_list: (f) => ({ subject_id: f.kyc.userId, limit: 10 }),
   ops_account_show: (f) => ({ account_id: f.accountId }),
+  ops_account_statement: (f) => ({ account_id: f.accountId, from: toSast(f.tb.clock.now()).date,
+    to: toSast(f.tb.clock.now()).date, format: 'pdf' }),
   ops_account_status: (f) => ({ account_id: f.accountId }),
   ops_account_freeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample freeze' }),
   ops_account_unfreeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample unfreeze' }),
