@@ -110,6 +110,12 @@ export const settings = z.object({
    */
   BANK_RAIL_UNANSWERED_AFTER_MINUTES: z.coerce.number().int().min(1).max(43_200).default(240),
   /**
+   * An active account with no transaction its customer made (a payout, an internal payment out,
+   * a bulk batch, a card payment) for this many days becomes `dormant` (the daily
+   * `accounts.dormancy` job); its next debit then needs an operator to reactivate it.
+   */
+  BANK_DORMANT_AFTER_DAYS: z.coerce.number().int().min(1).max(3_650).default(365),
+  /**
    * Deposits and reversals above this many cents wait for a second operator (0: off). Default
    * R50,000.00 in production, off in the sandbox.
    */
@@ -256,6 +262,8 @@ export interface Config {
    * (`ops.rails.unanswered`; BANK_RAIL_UNANSWERED_AFTER_MINUTES).
    */
   railUnansweredAfterMinutes: number
+  /** Days without customer activity after which an active account becomes dormant. */
+  dormantAfterDays: number
   /**
    * An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail
    * again.
@@ -517,6 +525,7 @@ function workConfig(s: Settings) {
     webhookPartnerSlotsMax: s.BANK_WEBHOOK_PARTNER_SLOTS_MAX,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     railUnansweredAfterMinutes: s.BANK_RAIL_UNANSWERED_AFTER_MINUTES,
+    dormantAfterDays: s.BANK_DORMANT_AFTER_DAYS,
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
   }
 }

@@ -4,11 +4,14 @@ import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 import { AccountStatusService } from './account-status-service.ts'
 import type { AccountStatusTables } from './account-status-tables.ts'
 import { accountStatusMigration } from './account-status-migration.ts'
+import { Dormancy, dormancy_job_kind } from './dormancy.ts'
 
 /** What the module builds: its members of the bank's Services. */
 export interface AccountStatusServices {
   /** Accounts' statuses: freeze, unfreeze, block, reactivate, and their history. */
   accountStatus: AccountStatusService
+  /** The daily job that makes accounts without customer activity dormant. */
+  dormancy: Dormancy
 }
 
 const operator = { kind: 'operator' } as const
@@ -18,15 +21,20 @@ const operator = { kind: 'operator' } as const
 // credits) by it.
 export const accountStatusModule: Module<AccountStatusServices, AccountStatusTables> = {
   name: 'account-status',
-  needs: ['ledger', 'events'],
+  needs: ['ledger', 'events', 'jobs'],
   reads: {
+    transactions: 'a read model: the dormancy job looks for each account\'s latest customer ' +
+      'transaction by the ledger\'s own index of an account\'s rows',
     accounts: 'its status column: the ledger writes it under the account\'s lock, this module ' +
       'reads it with the account\'s owner to answer and to decide a change',
   },
-  services: (s, { db, clock }) => ({
-    accountStatus: new AccountStatusService(db, s.ledgerWriter, clock),
-  }),
+  services: (s, { db, clock, config }) => {
+    const accountStatus = new AccountStatusService(db, s.ledgerWriter, clock)
+    return { accountStatus,
+      dormancy: new Dormancy(db, accountStatus, config.dormantAfterDays, clock, s.jobRunner) }
+  },
   migrations: { '0041_account_status': accountStatusMigration },
+  jobKinds: [dormancy_job_kind],
   endpoints: (s) => {
     const partner = (c: Parameters<typeof partnerOf>[0]) =>
       ({ kind: 'partner', partnerId: partnerOf(c) }) as const

@@ -17,10 +17,14 @@ import type { AccountStatusChangesTable } from './account-status-tables.ts'
 // account's history and announced (`account.status_changed`). Freezing what is frozen, or
 // unfreezing what is active, changes nothing and answers the status: a retry is safe.
 
-export type StatusAction = 'freeze' | 'unfreeze' | 'block' | 'reactivate'
+export type StatusAction = 'freeze' | 'unfreeze' | 'block' | 'reactivate' | 'dormant'
 
-/** Who asks: a partner (only for its own accounts) or an operator of the bank. */
-export type StatusActor = { kind: 'partner'; partnerId: string } | { kind: 'operator' }
+/**
+ * Who asks: a partner (only for its own accounts), an operator of the bank, or the bank itself
+ * (the dormancy job).
+ */
+export type StatusActor =
+  | { kind: 'partner'; partnerId: string } | { kind: 'operator' } | { kind: 'system' }
 
 type Change = Selectable<AccountStatusChangesTable>
 
@@ -30,9 +34,13 @@ const moves: Record<StatusAction, { from: readonly AccountStatus[]; to: AccountS
   unfreeze: { from: ['frozen'], to: 'active' },
   block: { from: ['active', 'frozen', 'dormant'], to: 'blocked' },
   reactivate: { from: ['frozen', 'blocked', 'dormant'], to: 'active' },
+  dormant: { from: ['active'], to: 'dormant' },
 }
 
 const operator_only: ReadonlySet<StatusAction> = new Set(['block', 'reactivate'])
+
+/** The transactions a customer makes: their absence for long makes an account dormant. */
+export const customer_tx_types = ['transfer', 'bulk_payment', 'card'] as const
 
 export class AccountStatusService {
   constructor(
@@ -51,11 +59,17 @@ export class AccountStatusService {
 
   /** Makes the change `action` asks for, or answers the status when it has it already. */
   async change(actor: StatusActor, accountId: string, action: StatusAction,
-      reason: string): Promise<AccountStatusView> {
+      reason: string,
+      /** Checked under the lock: the change is made only while it holds (the dormancy job's). */
+      still?: (trx: Kysely<Database>) => Promise<boolean>): Promise<AccountStatusView> {
     if (operator_only.has(action) && actor.kind !== 'operator') throw new Forbidden()
+    if (action === 'dormant' && actor.kind !== 'system') throw new Forbidden()
     return this.db.transaction().execute(async (trx) => {
       const account = await lockAccount(trx, accountId)
       if (!account || !visibleTo(actor, account.partner_id)) throw new NotFound('account')
+      if (still && !(await still(trx))) {
+        return viewOf(accountId, account.status, await lastChange(trx, accountId))
+      }
       const last = await lastChange(trx, accountId)
       const move = moves[action]
       const from = account.status
@@ -90,12 +104,12 @@ export class AccountStatusService {
 }
 
 function visibleTo(actor: StatusActor, partnerId: string): boolean {
-  return actor.kind === 'operator' || actor.partnerId === partnerId
+  return actor.kind !== 'partner' || actor.partnerId === partnerId
 }
 
 function pastOf(action: StatusAction): string {
   return action === 'freeze' ? 'frozen' : action === 'unfreeze' ? 'unfrozen'
-    : action === 'block' ? 'blocked' : 'reactivated'
+    : action === 'block' ? 'blocked' : action === 'dormant' ? 'made dormant' : 'reactivated'
 }
 
 /** The account under lock (the ledger takes the same lock again in this transaction). */

@@ -181,3 +181,31 @@ test('account status - a freeze racing 50 payouts: each payout is taken before t
   assert.equal(late.type, 'account_not_active')
   await assertLedgerClean(tb)
 })
+
+test('account status - the daily job makes an account without customer activity for a year dormant (credits arrive, a debit needs an operator to reactivate it); one whose customer paid meanwhile stays active', async () => {
+  const idle = await fundedAccount(50_000)
+  const busy = await fundedAccount(50_000)
+  tb.clock.advance(300 * 86_400_000)
+  await p.client.accounts.transfer(transferBody(busy, { amount: 100 }))
+  tb.clock.advance(66 * 86_400_000)
+  await tb.bank.services.jobRunner.runDue()
+
+  const status = await p.client.accounts.status({ account_id: idle })
+  assert.deepEqual([status.status, status.changed_by, status.reason],
+    ['dormant', 'system', 'no customer activity for 365 days'])
+  assert.equal((await p.client.accounts.status({ account_id: busy })).status, 'active')
+  const [event] = await eventsOf(idle)
+  assert.deepEqual([event?.data.from, event?.data.to, event?.data.by],
+    ['active', 'dormant', 'system'])
+
+  const refused = await expectApiError(p.client.accounts.transfer(transferBody(idle)), 422)
+  assert.equal(refused.type, 'account_not_active')
+  assert.match(refused.message, /dormant/)
+  const credit = await tb.operator.sandbox.incoming({
+    account_number: await accountNumberOf(p, idle), amount: 300 })
+  assert.equal(credit.status, 'credited')
+  await expectApiError(p.client.accounts.unfreeze({ account_id: idle, reason: 'x' }), 422)
+  await tb.operator.accounts.reactivate({ account_id: idle, reason: 'Customer came in' })
+  assert.equal((await p.client.accounts.transfer(transferBody(idle))).status, 'Pending')
+  await assertLedgerClean(tb)
+})
