@@ -10,8 +10,8 @@ const options = { entries_max: 10, stale_pause_ms: 1000, window_guesses: 100, st
   suspend_ms: 60_000 }
 
 function state(id: string, balance = 100n): AccountState {
-  return { id, partner_id: 'p', status: 'active', balance, held: 0n, last_seq: 1n, last_sha: 'a'.repeat(64),
-    last_posted: 1n }
+  return { id, partner_id: 'p', status: 'active', balance, held: 0n, last_seq: 1n,
+    last_sha: 'a'.repeat(64), last_posted: 1n }
 }
 
 test('known accounts - take gives copies of every account asked for, or nothing when one is missing', () => {

@@ -127,16 +127,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   })
   const accountId = accounts[0]?.account_id
   if (!accountId) throw new Error('an approved root entity should have its pool account')
-  const revocable = await tb.operator.credentials.create({
-    partner_id: partner.partnerId,
-    permissions: ['read'],
-    label: 'to revoke',
-  })
-  // Only a bank that is the NATS authority issues NATS users (the suites that send every operation
-  // run with one).
-  const revocableNatsUser = tb.authority
-    ? await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' })
-    : { id: '' }
+  const { revocable, revocableNatsUser } = await revocables(tb, partner)
   const suspendable = await onboardPartner(tb)
   const transactionId = await fund(tb, accountId)
   const deadJobId = await deadJob(tb)
@@ -173,6 +164,21 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     debit,
     kyc,
   }
+}
+
+/** A credential and a NATS user of the partner's that the revoke samples may revoke. */
+async function revocables(tb: TestBank, partner: TestPartner) {
+  const revocable = await tb.operator.credentials.create({
+    partner_id: partner.partnerId,
+    permissions: ['read'],
+    label: 'to revoke',
+  })
+  // Only a bank that is the NATS authority issues NATS users (the suites that send every operation
+  // run with one).
+  const revocableNatsUser = tb.authority
+    ? await tb.operator.partners.natsCreds({ partner_id: partner.partnerId, label: 'to revoke' })
+    : { id: '' }
+  return { revocable, revocableNatsUser }
 }
 
 /** A statement of the account, queued (as a large range is before its job runs). */
