@@ -59,7 +59,7 @@ export class RailFolder {
       chunks: AsyncIterable<string> | Iterable<string>): Promise<void> {
     checkName(name)
     await this.ensure()
-    const temporary = path.join(dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`)
+    const temporary = path.join(dir, temporaryName(name))
     const file = await fs.open(temporary, 'wx', 0o640)
     try {
       for await (const chunk of chunks) await file.write(chunk)
@@ -117,8 +117,13 @@ async function removeStaleTemporaries(dir: string): Promise<void> {
   }
 }
 
+/** A temporary name readers skip (`temporary_file`): a dot, the name, a random tail. */
+export function temporaryName(name: string): string {
+  return `.${name}.${randomBytes(6).toString('hex')}.tmp`
+}
+
 /** Flushes a folder's entries (a rename is durable only once its folder is). */
-async function syncFolder(dir: string): Promise<void> {
+export async function syncFolder(dir: string): Promise<void> {
   const handle = await fs.open(dir, 'r')
   try {
     await handle.sync()

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { RailSftpConfig } from '../config.ts'
 import type { Logger } from '../logger.ts'
 import { read_limits } from './iso20022/xml-read.ts'
-import type { RailFolder } from './rail-folder.ts'
+import { syncFolder, temporaryName, type RailFolder } from './rail-folder.ts'
 import {
   no_such_file, privateKeyProblem, SftpError, SftpSession, type RemoteEntry,
   type SftpSessionLimits, type SftpTarget,
@@ -175,7 +174,7 @@ export class SftpCarrier implements RailCarrier {
   }
 
   private async uploadOne(session: SftpSession, name: string): Promise<void> {
-    const temporary = path.posix.join(this.remoteInbound, dotName(name))
+    const temporary = path.posix.join(this.remoteInbound, temporaryName(name))
     const local = await fs.open(path.join(this.folder.outbound, name), 'r')
     try {
       const handle = await session.open(temporary, 'w')
@@ -235,7 +234,7 @@ export class SftpCarrier implements RailCarrier {
   private async downloadOne(session: SftpSession, remote: string,
       entry: RemoteEntry): Promise<boolean> {
     if (entry.size > this.limits.file_bytes_max) return this.tooLarge(entry.name, entry.size)
-    const temporary = path.join(this.folder.inbound, dotName(entry.name))
+    const temporary = path.join(this.folder.inbound, temporaryName(entry.name))
     const handle = await session.open(remote, 'r')
     const local = await fs.open(temporary, 'wx', 0o640)
     let whole = false
@@ -302,17 +301,3 @@ export function readSftpTarget(config: RailSftpConfig): SftpTarget {
   return { ...config.address, privateKey, hostKeys: config.hostKeys }
 }
 
-/** A temporary name the other side skips: a dot, the name, a random tail. */
-function dotName(name: string): string {
-  return `.${name}.${randomBytes(6).toString('hex')}.tmp`
-}
-
-/** Flushes a folder's entries (a rename is durable only once its folder is). */
-async function syncFolder(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r')
-  try {
-    await handle.sync()
-  } finally {
-    await handle.close()
-  }
-}
