@@ -53,9 +53,10 @@ const statementRequest = z.strictObject({
 }).superRefine((r, ctx) => {
   if (!isStatementDay(r.from) || !isStatementDay(r.to)) return
   if (r.from > r.to) ctx.addIssue({ code: 'custom', path: ['to'],
-    message: 'must not be before from' })
+    message: 'must not be before the `from` day' })
   else if (daysOf(r.from, r.to) > statement_days_max) ctx.addIssue({ code: 'custom',
-    path: ['to'], message: `must be at most ${statement_days_max} days from from, both included` })
+    path: ['to'],
+    message: `must be at most ${statement_days_max} days after the \`from\` day, both included` })
 })
 
 const cents = z.string()

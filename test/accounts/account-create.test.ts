@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { luhnValid } from '../../src/contract/fields.ts'
 import { formatTimestamp } from '../../src/contract/format.ts'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { businessEntity, numberedPersonalEntity } from '../support/fixtures.ts'
 import { expectApiError, type FieldIssue, uuidPattern } from '../support/assertions.ts'
 
@@ -152,8 +152,14 @@ test('accounts - get_details has every field, zero balances and the metadata obj
   const id = await approvedBusiness()
   const created = await p.client.accounts.create({ entity_id: id })
   const details = await p.client.accounts.getDetails({ account_id: created.account_id })
+  // The SDK puts the Account-Status reply header back as `status`: the body has no such key.
   assert.deepEqual(Object.keys(details).sort(), ['account_id', 'account_number', 'account_type',
-    'available_balance', 'balance', 'metadata'])
+    'available_balance', 'balance', 'metadata', 'status'])
+  assert.equal(details.status, 'active')
+  const raw = await rawRequest(tb, `svc.account.${p.partnerId}.get_details`,
+    JSON.stringify({ account_id: created.account_id }), { token: p.token })
+  assert.equal(raw.headers['Account-Status'], 'active')
+  assert.equal('status' in raw.body, false, 'the body the reference SDK reads has no status')
   assert.equal(details.account_id, created.account_id)
   assert.equal(details.account_number, created.account_number)
   assert.equal(details.balance, '0')
