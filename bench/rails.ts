@@ -59,6 +59,7 @@ import { centsToIsoAmount } from '../src/rails/iso20022/amount.ts'
 import type { InboundSummary } from '../src/rails/iso-rail.ts'
 import { findNatsServerBinary, startNatsServer } from '../dev/nats-server.ts'
 import { benchPayment } from './payment.ts'
+import { timedRun } from './timed-run.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -463,28 +464,9 @@ interface PhaseHooks {
 /** `in_flight` requests outstanding: a warm-up, then the measured phase (as bench/run.ts). */
 async function drive(request: () => Promise<unknown>, hooks: PhaseHooks = {}) {
   const run = async (ms: number, record: boolean) => {
-    const latencies: number[] = []
-    let errors = 0
-    const started = performance.now()
-    const deadline = started + ms
-    const worker = async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now()
-        try {
-          await request()
-          if (record) latencies.push(performance.now() - t0)
-        } catch {
-          errors++
-        }
-      }
-    }
-    await Promise.all(Array.from({ length: in_flight }, worker))
-    const elapsed = (performance.now() - started) / 1000
-    latencies.sort((a, b) => a - b)
-    const pct = (p: number) => round(
-      latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0)
-    return { tps: Math.round(latencies.length / elapsed), p50_ms: pct(0.5), p99_ms: pct(0.99),
-      completed: latencies.length, errors }
+    const r = await timedRun(request, ms, record, in_flight)
+    return { tps: Math.round(r.latencies.length / r.elapsed), p50_ms: r.percentile(0.5),
+      p99_ms: r.percentile(0.99), completed: r.latencies.length, errors: r.errors }
   }
   await run(warmup_ms, false)
   hooks.beforeMeasured?.()

@@ -65,6 +65,7 @@ import type { BenchCards } from './card-phases.ts'
 import { debitPhase } from './debit-phase.ts'
 import { Meter, type SpanCost } from './meter.ts'
 import { benchPayment } from './payment.ts'
+import { timedRun } from './timed-run.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -624,29 +625,11 @@ async function setUp(nc: NatsConnection, operator: OperatorClient) {
 async function drive(request: () => Promise<unknown>,
     hooks: PhaseHooks = {}): Promise<PhaseResult> {
   const run = async (ms: number, record: boolean) => {
-    const latencies: number[] = []
-    let errors = 0
-    const started = performance.now()
-    const deadline = started + ms
-    const worker = async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now()
-        try {
-          await request()
-          if (record) latencies.push(performance.now() - t0)
-        } catch {
-          errors++
-        }
-      }
-    }
-    await Promise.all(Array.from({ length: in_flight }, worker))
-    const elapsed = (performance.now() - started) / 1000
-    latencies.sort((a, b) => a - b)
-    const pct = (p: number) => round(
-      latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0)
-    const ops_per_s = latencies.length / elapsed
-    const p = { p50_ms: pct(0.5), p90_ms: pct(0.9), p99_ms: pct(0.99) }
-    return { ops_per_s, ...p, completed: latencies.length, errors }
+    const r = await timedRun(request, ms, record, in_flight)
+    const p = { p50_ms: r.percentile(0.5), p90_ms: r.percentile(0.9),
+      p99_ms: r.percentile(0.99) }
+    return { ops_per_s: r.latencies.length / r.elapsed, ...p, completed: r.latencies.length,
+      errors: r.errors }
   }
   await run(warmup_ms, false)
   await hooks.beforeMeasured?.()
