@@ -1,6 +1,7 @@
 import { z } from 'zod'
-import { text, timestamp, uuid } from '../contract/fields.ts'
+import { branchCode, text, timestamp, utcTimestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
+import { accountNumber, centsAmount } from '../transfers/transfer-contract.ts'
 
 // An account's status (RULINGS "Account lifecycle"): partners freeze and unfreeze their
 // customers' accounts; operators also block and reactivate them. The reference SDK reads
@@ -17,13 +18,70 @@ export const accountStatusView = z.object({
   /** Who made the last change: the partner, an operator, or the bank itself. */
   changed_by: z.enum(['partner', 'operator', 'system']).nullable(),
   changed_at: timestamp.nullable(),
-  /** Legal holds on the account (none until the bank places them). */
-  holds: z.array(z.object({ reference: z.string(), amount: z.string(),
-    expires_at: timestamp.nullable() })),
+  /** The legal holds the bank keeps on the account now (their amounts are not available). */
+  holds: z.array(z.object({ hold_id: z.string(), reference: z.string(), amount: z.string(),
+    placed_at: timestamp, expires_at: timestamp.nullable() })),
 })
 export type AccountStatusView = z.output<typeof accountStatusView>
 
 const change = z.strictObject({ account_id: uuid(), reason: text(1, 200) })
+
+/** A legal hold as operators see it (RULINGS "Account lifecycle"). */
+export const holdView = z.object({
+  hold_id: z.string(),
+  account_id: z.string(),
+  /** Integer cents the account may not use while the hold stands. */
+  amount: z.string(),
+  /** The order it serves (e.g. a garnishee order's number). */
+  reference: z.string(),
+  expires_at: timestamp.nullable(),
+  placed_at: timestamp,
+  /** The credential of the operator who placed it. */
+  placed_by: z.string(),
+  /** Null while it holds. */
+  released_at: timestamp.nullable(),
+  /** The operator's credential that released it, or `system` when it expired. */
+  released_by: z.string().nullable(),
+  release_reason: z.string().nullable(),
+})
+export type HoldView = z.output<typeof holdView>
+
+/** Where a closing account's balance goes: one of the two when it has a balance. */
+const closePayout = {
+  /** Another account of the same customer (entity), paid at once. */
+  pay_to_account_id: uuid().optional(),
+  /** An EFT to another bank: it goes with the next clearing cycle. */
+  pay_by_eft: z.strictObject({
+    account_number: accountNumber(),
+    branch_code: branchCode(),
+    name: text(1, 100),
+    ref: text(1, 30),
+  }).optional(),
+}
+
+const closeRequest = z.strictObject({ account_id: uuid(), reason: text(1, 200), ...closePayout })
+  .refine((r) => !(r.pay_to_account_id && r.pay_by_eft), {
+    error: 'name one of pay_to_account_id and pay_by_eft, not both', path: ['pay_by_eft'] })
+
+export const closeResult = accountStatusView.extend({
+  /** The closing payment of the balance; null when the account had nothing to pay out. */
+  payout: z.object({
+    tx_id: z.string(),
+    amount: z.string(),
+    payment_type: z.enum(['INTERNAL', 'EFT']),
+    /** `Successful` for an internal payment; `Pending` for an EFT until it clears. */
+    status: z.enum(['Successful', 'Pending']),
+  }).nullable(),
+})
+export type CloseResult = z.output<typeof closeResult>
+
+const closeSummary = (who: string) => `Closes the account for good${who}. Refused (422 ` +
+  '`account_not_closable`, `details` naming each obstacle) while it has pending ' +
+  'transactions or legal holds. A balance is paid out in the same request, without a fee, to ' +
+  "another account of the same customer (`pay_to_account_id`) or by EFT (`pay_by_eft`); " +
+  'its cards are cancelled and the debit orders that collect into it cancelled. Incoming ' +
+  'payments to it are then sent back (AC04). Closing a closed account answers its status. ' +
+  'Raises `account.status_changed`.'
 
 const changeSummary = (what: string) => `${what} Answers the account's status as ` +
   '`status` does. Asking for the status it has already changes nothing and answers it. ' +
@@ -60,6 +118,15 @@ export const accountStatusOperations = {
       'froze only the bank can unfreeze (403).'),
     request: change,
     response: accountStatusView,
+  }),
+  close: operation({
+    name: 'account_close',
+    sdk: 'accounts.close',
+    subject: 'svc.account.<partner_id>.close',
+    permission: 'write',
+    summary: closeSummary(' (not one the bank froze or blocked: 403)'),
+    request: closeRequest,
+    response: closeResult,
   }),
 }
 
@@ -109,5 +176,56 @@ export const accountStatusOperatorOperations = {
     summary: changeSummary('Makes a frozen, blocked or dormant account active again.'),
     request: change,
     response: accountStatusView,
+  }),  accountClose: operation({
+    name: 'ops_account_close',
+    sdk: 'accounts.close',
+    subject: 'ops.account.close',
+    permission: 'operator',
+    summary: closeSummary(', whatever its status'),
+    request: closeRequest,
+    response: closeResult,
+  }),
+  holdPlace: operation({
+    name: 'ops_account_hold_place',
+    sdk: 'accounts.placeHold',
+    cli: { positionals: ['account_id', 'amount', 'reference'], names: { amount: 'amount_cents' } },
+    subject: 'ops.account.hold.place',
+    permission: 'operator',
+    summary: 'Places a legal hold (e.g. a garnishee order) of an amount on an account: its ' +
+      'available balance drops by it until the hold is released or expires (`expires_at`, ' +
+      'released within the hour after). Only money the account has available can be held ' +
+      '(else 422). Raises `account.hold_placed`.',
+    request: z.strictObject({
+      account_id: uuid(),
+      amount: centsAmount().min(1, { error: 'must be at least 1 cent' }),
+      reference: text(1, 100),
+      expires_at: utcTimestamp().optional(),
+    }),
+    response: holdView,
+  }),
+  holdRelease: operation({
+    name: 'ops_account_hold_release',
+    sdk: 'accounts.releaseHold',
+    subject: 'ops.account.hold.release',
+    permission: 'operator',
+    summary: 'Releases a legal hold: its amount is available again. Above the dual-control ' +
+      'threshold it waits (`pending_approval`) for a second operator to approve it ' +
+      '(`ops.approvals.approve`). Raises `account.hold_released` once released.',
+    request: z.strictObject({ hold_id: uuid(), reason: text(1, 200) }),
+    response: z.object({
+      status: z.enum(['released', 'pending_approval']),
+      /** The request a second operator must approve; null once released. */
+      approval_id: z.string().nullable(),
+      hold: holdView,
+    }),
+  }),
+  holds: operation({
+    name: 'ops_account_holds',
+    sdk: 'accounts.holds',
+    subject: 'ops.account.holds',
+    permission: 'operator',
+    summary: "An account's legal holds, newest first: those holding now, or all (`all`).",
+    request: z.strictObject({ account_id: uuid(), all: z.boolean().optional() }),
+    response: z.object({ holds: z.array(holdView) }),
   }),
 }

@@ -7,6 +7,7 @@ import { appendEvents } from '../events/event-outbox.ts'
 import { accountStatusChange } from '../ledger/account-status.ts'
 import type { AccountStatus } from '../ledger/journal.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
+import { legalHoldRows } from '../ledger/legal-holds.ts'
 import type { Database } from '../schema.ts'
 import type { AccountStatusView } from './account-status-contract.ts'
 import type { AccountStatusChangesTable } from './account-status-tables.ts'
@@ -54,7 +55,7 @@ export class AccountStatusService {
     const account = await this.db.selectFrom('accounts').select(['id', 'partner_id', 'status'])
       .where('id', '=', accountId).executeTakeFirst()
     if (!account || !visibleTo(actor, account.partner_id)) throw new NotFound('account')
-    return viewOf(accountId, account.status, await lastChange(this.db, accountId))
+    return this.viewIn(this.db, accountId, account.status)
   }
 
   /** Makes the change `action` asks for, or answers the status when it has it already. */
@@ -67,16 +68,14 @@ export class AccountStatusService {
     return this.db.transaction().execute(async (trx) => {
       const account = await lockAccount(trx, accountId)
       if (!account || !visibleTo(actor, account.partner_id)) throw new NotFound('account')
-      if (still && !(await still(trx))) {
-        return viewOf(accountId, account.status, await lastChange(trx, accountId))
-      }
+      if (still && !(await still(trx))) return this.viewIn(trx, accountId, account.status)
       const last = await lastChange(trx, accountId)
       const move = moves[action]
       const from = account.status
       // A partner's freeze that the bank repeats becomes the bank's (the partner cannot lift it).
       const takeOver = action === 'freeze' && from === 'frozen' && actor.kind === 'operator'
         && last?.changed_by === 'partner'
-      if (from === move.to && !takeOver) return viewOf(accountId, from, last)
+      if (from === move.to && !takeOver) return this.viewIn(trx, accountId, from)
       if (!move.from.includes(from) && !takeOver) {
         throw new Unprocessable(`the account is ${from}: it cannot be ${pastOf(action)}`)
       }
@@ -86,24 +85,64 @@ export class AccountStatusService {
       if (from !== move.to) {
         await this.ledger.write(trx, accountStatusChange, { accountId, from, to: move.to })
       }
-      const row = {
-        id: randomUUID(), account_id: accountId, partner_id: account.partner_id,
-        from_status: from, to_status: move.to, reason, changed_by: actor.kind,
-        changed_at: this.clock.now(), account_seq: account.last_seq,
-      } satisfies Insertable<AccountStatusChangesTable>
-      await trx.insertInto('account_status_changes').values(row).execute()
-      const view = viewOf(accountId, move.to, row)
-      await appendEvents(trx, [{
-        type: 'account.status_changed', partner_id: account.partner_id, resource_id: accountId,
-        occurred_at: row.changed_at, data: { account_id: accountId, from, to: move.to, reason,
-          by: actor.kind, changed_at: view.changed_at },
-      }])
-      return view
+      const view = await recordChange(trx, { accountId, partnerId: account.partner_id, from,
+        to: move.to, reason, by: actor.kind, at: this.clock.now(), accountSeq: account.last_seq })
+      return { ...view, holds: await this.holdsOf(trx, accountId) }
     })
+  }
+
+  /** The account's legal holds now, as its status shows them. */
+  private async holdsOf(db: Kysely<Database>, accountId: string) {
+    return (await legalHoldRows.ofAccount(db, accountId)).map((h) => ({
+      hold_id: h.id, reference: h.reference, amount: h.amount.toString(),
+      placed_at: formatTimestamp(new Date(h.placed_at)),
+      expires_at: h.expires_at ? formatTimestamp(new Date(h.expires_at)) : null,
+    }))
+  }
+
+  /** The view of an account's status, with its last change and its holds. */
+  async viewIn(db: Kysely<Database>, accountId: string,
+      status: AccountStatus): Promise<AccountStatusView> {
+    return { ...viewOf(accountId, status, await lastChange(db, accountId)),
+      holds: await this.holdsOf(db, accountId) }
   }
 }
 
-function visibleTo(actor: StatusActor, partnerId: string): boolean {
+/** A change as recorded: in the account's history, and announced. */
+export interface RecordedChange {
+  accountId: string
+  partnerId: string
+  from: AccountStatus
+  to: AccountStatus
+  reason: string
+  by: StatusActor['kind']
+  at: Date
+  accountSeq: string | bigint
+}
+
+/**
+ * Keeps a change the ledger has written in the account's history and announces it
+ * (`account.status_changed`); its view (without holds: the caller adds them).
+ */
+export async function recordChange(trx: Kysely<Database>,
+    change: RecordedChange): Promise<AccountStatusView> {
+  const { accountId, from, to, reason } = change
+  const row = {
+    id: randomUUID(), account_id: accountId, partner_id: change.partnerId,
+    from_status: from, to_status: to, reason, changed_by: change.by,
+    changed_at: change.at, account_seq: change.accountSeq,
+  } satisfies Insertable<AccountStatusChangesTable>
+  await trx.insertInto('account_status_changes').values(row).execute()
+  const view = viewOf(accountId, to, row)
+  await appendEvents(trx, [{
+    type: 'account.status_changed', partner_id: change.partnerId, resource_id: accountId,
+    occurred_at: row.changed_at, data: { account_id: accountId, from, to, reason,
+      by: change.by, changed_at: view.changed_at },
+  }])
+  return view
+}
+
+export function visibleTo(actor: StatusActor, partnerId: string): boolean {
   return actor.kind !== 'partner' || actor.partnerId === partnerId
 }
 
@@ -113,16 +152,24 @@ function pastOf(action: StatusAction): string {
 }
 
 /** The account under lock (the ledger takes the same lock again in this transaction). */
-async function lockAccount(trx: Kysely<Database>, accountId: string): Promise<{
-    partner_id: string; status: AccountStatus; last_seq: string | bigint } | undefined> {
-  const { rows } = await sql<{ partner_id: string; status: AccountStatus;
-    last_seq: string | bigint }>`
-    select partner_id, status, last_seq from accounts where id = ${accountId} for update`
-    .execute(trx)
+export async function lockAccount(trx: Kysely<Database>,
+    accountId: string): Promise<LockedAccount | undefined> {
+  const { rows } = await sql<LockedAccount>`
+    select partner_id, entity_id, status, last_seq, balance, held from accounts
+    where id = ${accountId} for update`.execute(trx)
   return rows[0]
 }
 
-async function lastChange(db: Kysely<Database>,
+export interface LockedAccount {
+  partner_id: string
+  entity_id: string
+  status: AccountStatus
+  last_seq: string | bigint
+  balance: string | bigint
+  held: string | bigint
+}
+
+export async function lastChange(db: Kysely<Database>,
     accountId: string): Promise<Change | undefined> {
   return db.selectFrom('account_status_changes').selectAll().where('account_id', '=', accountId)
     .orderBy('seq', 'desc').limit(1).executeTakeFirst()

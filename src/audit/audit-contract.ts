@@ -42,7 +42,7 @@ const auditEntry = z.object({
   result: z.string(),
 })
 
-const approvalKind = z.enum(['deposit', 'reversal'])
+const approvalKind = z.enum(['deposit', 'reversal', 'hold_release'])
 const approvalState = z.enum(['pending_approval', 'approved', 'rejected', 'expired'])
 
 export const approvalView = z.object({
@@ -51,7 +51,10 @@ export const approvalView = z.object({
   state: approvalState,
   account_id: z.string(),
   amount: z.string(),
-  /** What the requester asked (a deposit's ref, a reversal's tx_id and reason). */
+  /**
+   * What the requester asked (a deposit's ref, a reversal's tx_id and reason, a hold release's
+   * hold_id and reason).
+   */
   request: z.record(z.string(), z.unknown()),
   requested_by: z.string(),
   requested_by_name: z.string(),
@@ -61,7 +64,7 @@ export const approvalView = z.object({
   decided_by_name: z.string().nullable(),
   decided_at: timestamp.nullable(),
   reason: z.string().nullable(),
-  /** The transaction made on approval. */
+  /** The transaction made on approval (none for a hold release: no money moves). */
   tx_id: z.string().nullable(),
 })
 export type ApprovalView = z.infer<typeof approvalView>

@@ -8,6 +8,7 @@ import { endpoint } from '../transport/nats/endpoint.ts'
 import {
   auditChainsMigration,
   auditCheckpointsMigration,
+  approvalKindsMigration,
   operatorAuditMigration,
 } from './audit-migration.ts'
 import { audit_page_limit_default, audit_page_limit_max } from './audit-contract.ts'
@@ -40,6 +41,7 @@ export const auditModule: Module<AuditServices, AuditTables> = {
     '0019_operator_audit': operatorAuditMigration,
     '0026_audit_chains': auditChainsMigration,
     '0032_audit_checkpoints': auditCheckpointsMigration,
+    '0043_approval_kinds': approvalKindsMigration,
   },
   limits: { audit_page_limit_default, audit_page_limit_max },
   endpoints: (s) => [

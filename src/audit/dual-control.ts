@@ -18,7 +18,9 @@ import { noteCommitTargets } from '../db/commit-hooks.ts'
 // money then moves in the same transaction as the approval. The requester cannot approve
 // their own request; any operator may reject one. A request not decided within 24 hours
 // is expired: it can be neither approved nor rejected, and nothing moves. The money is
-// attributed to the requester (`added_by`); the approval names who allowed it.
+// attributed to the requester (`added_by`); the approval names who allowed it. The release
+// of a legal hold above the threshold is decided the same way; what it does on approval is
+// its capability's (register).
 
 type ApprovalRow = Selectable<ApprovalsTable>
 
@@ -38,7 +40,16 @@ function movedView(moved: Moved): MoneyMoved {
 const cursor_tag = 'q'
 const ttl_ms = approval_ttl_hours * 3600_000
 
+/** A kind of request another capability has dual control decide (a legal hold's release). */
+export interface Approvable {
+  /** Does what was asked, in the approval's transaction, as the operator who asked for it. */
+  approved(trx: Kysely<Database>, asked: Record<string, unknown>, requestedBy: string):
+    Promise<void>
+}
+
 export class DualControl {
+  private readonly approvables = new Map<ApprovalRow['kind'], Approvable>()
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
@@ -47,7 +58,8 @@ export class DualControl {
     private readonly thresholdCents: bigint | undefined,
   ) {}
 
-  private needsApproval(amount: bigint): boolean {
+  /** Whether an amount needs a second operator (above BANK_DUAL_CONTROL_CENTS). */
+  needsApproval(amount: bigint): boolean {
     return this.thresholdCents !== undefined && amount > this.thresholdCents
   }
 
@@ -75,29 +87,7 @@ export class DualControl {
       asked: Record<string, unknown>): Promise<MoneyMoved> {
     return this.db.transaction().execute(async (trx) => {
       const { balance, available } = await this.ledger.balances(trx, accountId)
-      const id = randomUUID()
-      noteCommitTargets(id, accountId)
-      const now = this.clock.now()
-      await trx
-        .insertInto('approvals')
-        .values({
-          id,
-          kind,
-          account_id: accountId,
-          amount,
-          request: JSON.stringify(asked),
-          state: 'pending_approval',
-          requested_by: caller.credentialId,
-          requested_by_name: caller.label,
-          requested_at: now,
-          expires_at: new Date(now.getTime() + ttl_ms),
-          decided_by: null,
-          decided_by_name: null,
-          decided_at: null,
-          reason: null,
-          tx_id: null,
-        })
-        .execute()
+      const id = await this.request(trx, caller, kind, accountId, amount, asked)
       return {
         status: 'pending_approval' as const,
         approval_id: id,
@@ -108,6 +98,44 @@ export class DualControl {
         available_balance: centsText(available),
       }
     })
+  }
+
+  /**
+   * Records a request for a second operator (in the caller's transaction); its id. A kind
+   * other than a deposit or reversal is done on approval by what registered it.
+   */
+  async request(trx: Kysely<Database>, caller: Caller, kind: ApprovalRow['kind'],
+      accountId: string, amount: bigint, asked: Record<string, unknown>): Promise<string> {
+    const id = randomUUID()
+    noteCommitTargets(id, accountId)
+    const now = this.clock.now()
+    await trx
+      .insertInto('approvals')
+      .values({
+        id,
+        kind,
+        account_id: accountId,
+        amount,
+        request: JSON.stringify(asked),
+        state: 'pending_approval',
+        requested_by: caller.credentialId,
+        requested_by_name: caller.label,
+        requested_at: now,
+        expires_at: new Date(now.getTime() + ttl_ms),
+        decided_by: null,
+        decided_by_name: null,
+        decided_at: null,
+        reason: null,
+        tx_id: null,
+      })
+      .execute()
+    return id
+  }
+
+  /** What is done on approval of a kind another capability asks for (a legal hold's release). */
+  register(kind: Exclude<ApprovalRow['kind'], 'deposit' | 'reversal'>, approvable: Approvable):
+      void {
+    this.approvables.set(kind, approvable)
   }
 
   async list(
@@ -143,6 +171,12 @@ export class DualControl {
           'the operator who asked for this cannot approve it; another operator must')
       }
       const asked = row.request as { ref?: string; tx_id?: string; reason?: string }
+      const other = this.approvables.get(row.kind)
+      if (other) {
+        noteCommitTargets(row.account_id)
+        await other.approved(trx, row.request, row.requested_by)
+        return this.decide(trx, row, caller, 'approved', null, null)
+      }
       const moved =
         row.kind === 'deposit'
           ? await this.ledger.depositIn(trx, row.account_id, BigInt(row.amount), asked.ref

@@ -380,6 +380,20 @@ export class CardService {
     return {}
   }
 
+  /** Cancels the account's live cards (its closure), each announced; how many. */
+  async cancelAllOf(trx: Kysely<Database>, accountId: string): Promise<number> {
+    const now = this.clock.now()
+    const cards = await trx.selectFrom('cards').selectAll().where('account_id', '=', accountId)
+      .where('status', 'in', [...live]).orderBy('id').forUpdate().execute()
+    let cancelled = 0
+    for (const card of cards) {
+      if (!live.has(effectiveStatus(card, now))) continue
+      await this.setStatus(trx, card, 'cancelled', now)
+      cancelled++
+    }
+    return cancelled
+  }
+
   /** Records a new status with its `card.status_changed` event. */
   async setStatus(
     trx: Kysely<Database>,

@@ -25,6 +25,8 @@ export const errorTypes = {
     description: 'Well formed, but the bank cannot act on it in the current state.' },
   account_not_active: { code: 422,
     description: "The account's status does not allow it: a debit from an account that is not `active` (frozen, blocked, dormant or closed), or a credit to one that is blocked or closed. `details` names the account and its status (`svc.account.<partner_id>.status` tells why)." },
+  account_not_closable: { code: 422,
+    description: 'The account cannot be closed yet: `details` names each obstacle (`pending_transactions`, `legal_holds`, `payout_missing`, `payout_refused`) with a message; remove them and ask again.' },
   too_many_attempts: { code: 429,
     description: 'Too many attempts in a short time; wait before trying again (the `Retry-After-Ms` reply header says how long, when the bank knows).' },
   rate_limited: { code: 429,

@@ -1,4 +1,5 @@
 import type { Module } from '../module.ts'
+import { takesCredits } from '../ledger/account-status.ts'
 import { DebitService } from './debit-service.ts'
 import { MandateService } from './mandate-service.ts'
 import { DebitCollection } from './debit-collection.ts'
@@ -32,8 +33,10 @@ export const debitModule: Module<DebitServices, DebitTables> = {
     const { accounts } = s
     const mandates = new MandateService(db, clock, s.jobRunner,
       given.mandateAuthenticator ?? railAuthenticator(s.debitRail))
+    // A new order collects into the entity's oldest account that takes payments.
     const debit = new DebitService(db, clock, s.calendar, {
-      accountIdsOf: async (entityId) => (await accounts.list(entityId)).map((a) => a.id),
+      accountIdsOf: async (entityId) => (await accounts.list(entityId))
+        .filter((a) => takesCredits(a.status)).map((a) => a.id),
     })
     const debitCollection = new DebitCollection(db, clock, s.ledgerWriter, s.calendar,
       s.debitRail, s.jobRunner, {

@@ -29,8 +29,9 @@ import {
 import { listItem, statusView } from './debit-view.ts'
 
 // The four debit order operations (docs/guides/debit-orders.md): create schedules a
-// collection under an active mandate into the entity's oldest account (chosen now and
-// kept); cancel, status and list. Collecting is the collection runs' work
+// collection under an active mandate into the entity's oldest account that takes payments
+// (chosen now and kept); cancel, status and list. An account's closure cancels the scheduled
+// orders that collect into it (cancelAllInto). Collecting is the collection runs' work
 // (debit-collection*.ts), which take `scheduled` orders whose `next_collection_date` has
 // come.
 
@@ -184,6 +185,20 @@ export class DebitService {
       return { debit_order_id: order.id, status: 'cancelled' as const,
         cancelled_at: formatTimestamp(now) }
     })
+  }
+
+  /** Cancels the scheduled orders that collect into an account (its closure); how many. */
+  async cancelAllInto(trx: Kysely<Database>, accountId: string, reason: string):
+      Promise<number> {
+    const orders = await trx.selectFrom('debit_orders').selectAll()
+      .where('account_id', '=', accountId).where('status', '=', 'scheduled').orderBy('id')
+      .forUpdate().execute()
+    const now = this.clock.now()
+    for (const order of orders) {
+      await cancelScheduledOrder(trx, order, now, `cancelled: the account it collects into ` +
+        `was closed (${reason})`, reason)
+    }
+    return orders.length
   }
 
   async status(partnerId: string, entityId: string, debitOrderId: string) {

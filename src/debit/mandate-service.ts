@@ -104,19 +104,37 @@ export class MandateService {
         throw Invalid.field('mandate_reference', `the mandate is ${mandate.status}; only a ` +
           `pending_authentication or active mandate can be cancelled`)
       }
-      const now = this.clock.now()
-      const cancelled: MandateRow = { ...mandate, status: 'cancelled', cancelled_at: now,
-        authentication_due_at: null }
-      await updateMandate(trx, mandate.id, { status: 'cancelled', cancelled_at: now,
-        authentication_due_at: null })
-      // The debtor's authority is gone: no order may collect on it any more, whatever its date.
-      const orders = await scheduledOrdersOfMandateForUpdate(trx, mandate.id)
-      const why = `cancelled: its mandate ${mandate.mandate_reference} was ` +
-        `cancelled${request.reason ? ` (${request.reason})` : ''}`
-      for (const order of orders) await cancelScheduledOrder(trx, order, now, why, request.reason
-        ?? 'mandate cancelled')
-      return mandateView(cancelled)
+      return mandateView(await this.cancelLocked(trx, mandate, request.reason))
     })
+  }
+
+  /**
+   * Cancels the entity's live mandates (its last account that takes payments closed: nothing
+   * can be collected for it any more), with the orders on them; how many.
+   */
+  async cancelAllOf(trx: Kysely<Database>, entityId: string, reason: string): Promise<number> {
+    const mandates = await trx.selectFrom('debit_mandates').selectAll()
+      .where('entity_id', '=', entityId)
+      .where('status', 'in', ['pending_authentication', 'active']).orderBy('id').forUpdate()
+      .execute()
+    for (const mandate of mandates) await this.cancelLocked(trx, mandate, reason)
+    return mandates.length
+  }
+
+  private async cancelLocked(trx: Kysely<Database>, mandate: MandateRow,
+      reason: string | undefined): Promise<MandateRow> {
+    const now = this.clock.now()
+    const cancelled: MandateRow = { ...mandate, status: 'cancelled', cancelled_at: now,
+      authentication_due_at: null }
+    await updateMandate(trx, mandate.id, { status: 'cancelled', cancelled_at: now,
+      authentication_due_at: null })
+    // The debtor's authority is gone: no order may collect on it any more, whatever its date.
+    const orders = await scheduledOrdersOfMandateForUpdate(trx, mandate.id)
+    const why = `cancelled: its mandate ${mandate.mandate_reference} was ` +
+      `cancelled${reason ? ` (${reason})` : ''}`
+    for (const order of orders) await cancelScheduledOrder(trx, order, now, why, reason
+      ?? 'mandate cancelled')
+    return cancelled
   }
 
   /** The authentication job: asks the debtor's bank once and records its answer. */

@@ -12,6 +12,8 @@ export const partnerEventTypes = [
   'payment.failed',
   'payment.received',
   'account.status_changed',
+  'account.hold_placed',
+  'account.hold_released',
   'bulk_payment.completed',
   'bulk_payment.failed',
   'bulk_payment.cancelled',

@@ -1,6 +1,7 @@
-import { AccountNotActive, BankError, Unprocessable } from '../errors.ts'
+import { AccountNotActive, assert, BankError, Unprocessable } from '../errors.ts'
 import type { AccountStatus, Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
+import { payInternal, reservePayout, type InternalJob, type PayoutJob } from './payment-journals.ts'
 
 // An account's status as the ledger enforces it (RULINGS "Account lifecycle"): every new
 // debit a customer makes (a payout, an internal payment out, a card authorization, a bulk
@@ -54,5 +55,41 @@ export const accountStatusChange: JournalKind<StatusChange, { from: AccountStatu
     if (from !== c.from) throw new Unprocessable(`the account is ${from}, not ${c.from}`)
     journal.setAccountStatus(c.accountId, c.to)
     return { from }
+  },
+}
+
+/** A closure (RULINGS "Account lifecycle"): its payout, if the account has a balance. */
+export interface Closure extends StatusChange {
+  to: 'closed'
+  /** The balance's payment: internal to another account of the customer, or by EFT. */
+  payout: InternalJob | PayoutJob | undefined
+}
+
+/**
+ * Closes an account: what it holds must be nothing (no pending payment, no legal hold: the
+ * caller has named those obstacles), its whole balance leaves with the payout, and its status
+ * becomes `closed`, all under its lock. Returns its last sequence after the payout's rows.
+ */
+export const accountClosure: JournalKind<Closure, { lastSeq: bigint }> = {
+  name: 'account.close',
+  accountsOf: (c) => c.payout?.kind === 'internal'
+    ? [c.accountId, c.payout.payeeAccountId] : [c.accountId],
+  record(journal, c) {
+    const account = journal.account(c.accountId)
+    if (account.status !== c.from) {
+      throw new Unprocessable(`the account is ${account.status}, not ${c.from}`)
+    }
+    assert(account.held === 0n, 'a closing account holds nothing')
+    const payout = c.payout
+    assert((payout?.amount ?? 0n) === account.balance, 'a closure pays out the whole balance')
+    if (payout?.kind === 'internal') {
+      const refused = creditRefusal(journal, payout.payeeAccountId, 'pay_to_account_id')
+      if (refused) throw refused
+      assert(payInternal(journal, payout), 'the balance covers its own payout')
+    } else if (payout) {
+      assert(reservePayout(journal, payout), 'the balance covers its own payout')
+    }
+    journal.setAccountStatus(c.accountId, 'closed')
+    return { lastSeq: journal.account(c.accountId).last_seq }
   },
 }

@@ -214,18 +214,24 @@ export interface AccountLedgerHead {
   id: string
   balance: bigint
   held: bigint
+  /** What its active legal holds hold (legal-holds.ts): part of `held`. */
+  legal_held: bigint
   last_seq: bigint
   last_sha: string
 }
 
 /** Every customer account's balance, hold and chain head, by id. */
 export async function accountHeads(db: Executor): Promise<AccountLedgerHead[]> {
-  const rows = await db.selectFrom('accounts').select(['id', 'balance', 'held', 'last_seq',
-    'last_sha']).orderBy('id').execute()
+  const rows = await db.selectFrom('accounts as a').select((eb) => ['a.id', 'a.balance',
+    'a.held', 'a.last_seq', 'a.last_sha',
+    eb.selectFrom('legal_holds as h').select((h) => h.fn.sum<string>('h.amount').as('s'))
+      .whereRef('h.account_id', '=', 'a.id').where('h.released_at', 'is', null)
+      .as('legal_held')]).orderBy('a.id').execute()
   return rows.map((row) => ({
     id: row.id,
     balance: cents(row.balance),
     held: cents(row.held),
+    legal_held: cents(row.legal_held ?? 0),
     last_seq: cents(row.last_seq),
     last_sha: row.last_sha,
   }))

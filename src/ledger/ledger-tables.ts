@@ -7,6 +7,7 @@ import type {
   GeneratedCents,
 } from '../db/column-types.ts'
 import type { PartnerDebtTables } from './partner-debt-tables.ts'
+import type { LegalHoldTables } from './legal-holds.ts'
 
 // Kysely types of the tables the ledger writes and reads. The ledger imports nothing above
 // db/, so it types its queries with these (Kysely<LedgerTables>), never with the bank's whole
@@ -124,7 +125,7 @@ export interface LedgerAccountCheckpointsTable {
   verified_at: Timestamp
 }
 
-export interface LedgerTables extends PartnerDebtTables {
+export interface LedgerTables extends PartnerDebtTables, LegalHoldTables {
   accounts: AccountsTable
   transactions: TransactionsTable
   postings: PostingsTable

@@ -359,7 +359,7 @@ class ChainWalk {
 
   /** The end-of-chain checks; the checkpoint this walk reached. */
   finish(postingsSum: bigint): AccountCheckpoint {
-    const { id, last_seq, last_sha, held } = this.account
+    const { id, last_seq, last_sha, held, legal_held } = this.account
     if (!this.anchorSeen) {
       const message = `the row at seq ${this.anchor!.seq}, where the last verify stopped, is gone`
       this.report({ kind: 'checkpoint_mismatch', account_id: id, message })
@@ -372,11 +372,11 @@ class ChainWalk {
         message: 'the account does not point at its last transaction',
       })
     }
-    if (this.holds !== held) {
+    if (this.holds + legal_held !== held) {
       this.report({
         kind: 'hold_mismatch',
         account_id: id,
-        message: `held ${held} but pending rows hold ${this.holds}`,
+        message: `held ${held} but pending rows hold ${this.holds} and legal holds ${legal_held}`,
       })
     }
     const { order, running } = this.runningBalances()

@@ -36,7 +36,7 @@ const referenceClientFields = {
 const paymentAmount = () => centsAmount().min(100, { error: 'must be at least 100 cents' })
 
 /** An account number: of this bank for internal payments, of any bank for EFT and RTC. */
-const accountNumber = () => z.string({ error: 'must be a string' }).regex(/^\d{6,16}$/, { error: 'must be 6 to 16 digits' })
+export const accountNumber = () => z.string({ error: 'must be a string' }).regex(/^\d{6,16}$/, { error: 'must be 6 to 16 digits' })
 
 export const transferRequest = z.strictObject({
   account_id: uuid(),

@@ -48,6 +48,8 @@ const shipped = [
   '0039_rail_ops_indexes',
   '0040_account_statements',
   '0041_account_status',
+  '0042_legal_holds',
+  '0043_approval_kinds',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto'
+import type { Kysely, Migration } from 'kysely'
+import type { Cents, NullableTimestamp, Timestamp } from '../db/column-types.ts'
+import { runStatements } from '../db/migrations.ts'
+import { assert, NotFound, Unprocessable } from '../errors.ts'
+import { cents } from './cents.ts'
+import type { Journal } from './journal.ts'
+import type { JournalKind } from './journal-kind.ts'
+import type { LedgerExecutor } from './ledger-tables.ts'
+
+// Legal holds (RULINGS "Account lifecycle"): an amount of an account the bank keeps from its
+// customer on an order (a garnishee order, a court's preservation order) until an operator
+// releases it or it expires. The ledger keeps it as it keeps a pending payment's hold: in the
+// account's `held`, so the available balance (balance − held) drops by it and every debit, on
+// every path, sees it under the account's lock. No money moves: the balance and the postings
+// stay as they were. A hold is placed only on money the account has available (held never
+// exceeds the balance); `ledger verify` checks that an account's held is what its Pending rows
+// and its active holds hold together. Each hold is a row here, written with the `held` change
+// in the same transaction (place, release).
+
+export interface LegalHoldsTable {
+  id: string
+  account_id: string
+  partner_id: string
+  amount: Cents
+  /** The order it serves (e.g. a garnishee order's number), as the operator gave it. */
+  reference: string
+  /** When it ends by itself (the `accounts.hold_expiry` job releases it); null: never. */
+  expires_at: NullableTimestamp
+  placed_at: Timestamp
+  /** The operator's credential that placed it. */
+  placed_by: string
+  /** Null while it holds. */
+  released_at: NullableTimestamp
+  /** The operator's credential that released it, or `system` for an expiry. */
+  released_by: string | null
+  release_reason: string | null
+}
+
+export interface LegalHoldTables {
+  legal_holds: LegalHoldsTable
+}
+
+export const legalHoldsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create table legal_holds (
+        id uuid primary key,
+        account_id uuid not null references accounts (id),
+        partner_id uuid not null,
+        amount bigint not null check (amount > 0),
+        reference text not null,
+        expires_at timestamptz,
+        placed_at timestamptz not null,
+        placed_by text not null,
+        released_at timestamptz,
+        released_by text,
+        release_reason text
+      );
+      create index legal_holds_account on legal_holds (account_id, placed_at);
+      create index legal_holds_expiring on legal_holds (expires_at) where released_at is null;
+    `)
+  },
+}
+
+/** A hold as read: its amount in cents, its times as dates. */
+export interface LegalHoldRow {
+  id: string
+  account_id: string
+  partner_id: string
+  amount: bigint
+  reference: string
+  expires_at: Date | null
+  placed_at: Date
+  placed_by: string
+  released_at: Date | null
+  released_by: string | null
+  release_reason: string | null
+}
+
+type Db = LedgerExecutor
+
+/** Places a hold of `amount` on the account: its available balance must cover it. */
+export const legalHoldPlace: JournalKind<{ accountId: string; amount: bigint }, void> = {
+  name: 'account.hold_place',
+  accountsOf: (h) => [h.accountId],
+  record(journal: Journal, h) {
+    if (!journal.has(h.accountId)) throw new NotFound('account')
+    if (journal.account(h.accountId).status === 'closed') {
+      throw new Unprocessable('account_id: the account is closed')
+    }
+    const available = journal.available(h.accountId)
+    if (!journal.tryHold(h.accountId, h.amount)) {
+      throw new Unprocessable(`amount: the account has ${available} cents available; a hold ` +
+        'is placed only on money the account has (place a hold of what is available, and ' +
+        'another once more arrives)', [{ field: 'amount',
+        message: `exceeds the ${available} cents available` }])
+    }
+  },
+}
+
+/** Releases a hold's amount from the account's held money. */
+export const legalHoldRelease: JournalKind<{ accountId: string; amount: bigint }, void> = {
+  name: 'account.hold_release',
+  accountsOf: (h) => [h.accountId],
+  record(journal: Journal, h) {
+    journal.releaseHold(h.accountId, h.amount)
+  },
+}
+
+/** The rows of legal holds: written by the capability beside the writer's `held` change. */
+export const legalHoldRows = {
+  async insert(trx: Db, hold: { account_id: string; partner_id: string; amount: bigint;
+      reference: string; expires_at: Date | null; placed_by: string; now: Date }):
+      Promise<LegalHoldRow> {
+    const row = {
+      id: randomUUID(), account_id: hold.account_id, partner_id: hold.partner_id,
+      amount: hold.amount, reference: hold.reference, expires_at: hold.expires_at,
+      placed_at: hold.now, placed_by: hold.placed_by, released_at: null, released_by: null,
+      release_reason: null,
+    }
+    await trx.insertInto('legal_holds').values(row).execute()
+    return row
+  },
+
+  /** The hold, locked; undefined when there is none. */
+  async lock(trx: Db, holdId: string): Promise<LegalHoldRow | undefined> {
+    const row = await trx.selectFrom('legal_holds').selectAll().where('id', '=', holdId)
+      .forUpdate().executeTakeFirst()
+    return row && withCents(row)
+  },
+
+  async release(trx: Db, holdId: string, by: string, reason: string,
+      now: Date): Promise<LegalHoldRow> {
+    const row = await trx.updateTable('legal_holds')
+      .set({ released_at: now, released_by: by, release_reason: reason })
+      .where('id', '=', holdId).where('released_at', 'is', null).returningAll()
+      .executeTakeFirst()
+    assert(row, `hold ${holdId} was released already`)
+    return withCents(row)
+  },
+
+  /** The account's holds, newest first: only those still holding unless `all`. */
+  async ofAccount(db: Db, accountId: string, all = false): Promise<LegalHoldRow[]> {
+    let query = db.selectFrom('legal_holds').selectAll().where('account_id', '=', accountId)
+    if (!all) query = query.where('released_at', 'is', null)
+    const rows = await query.orderBy('placed_at', 'desc').orderBy('id').execute()
+    return rows.map(withCents)
+  },
+
+  /** Holds past their expiry and still holding, oldest first. */
+  async expired(db: Db, now: Date, limit: number): Promise<LegalHoldRow[]> {
+    const rows = await db.selectFrom('legal_holds').selectAll().where('released_at', 'is', null)
+      .where('expires_at', '<=', now).orderBy('expires_at').limit(limit).execute()
+    return rows.map(withCents)
+  },
+
+  /** What each account's active holds hold together (`ledger verify`). */
+  async heldByAccount(db: Db): Promise<Map<string, bigint>> {
+    const rows = await db.selectFrom('legal_holds')
+      .select((eb) => ['account_id', eb.fn.sum<string>('amount').as('held')])
+      .where('released_at', 'is', null).groupBy('account_id').execute()
+    return new Map(rows.map((r) => [r.account_id, cents(r.held)]))
+  },
+}
+
+function withCents(row: { amount: bigint | string; expires_at: Date | null; placed_at: Date;
+    released_at: Date | null } & Omit<LegalHoldRow, 'amount' | 'expires_at' | 'placed_at'
+    | 'released_at'>): LegalHoldRow {
+  const at = (value: Date | string | null) => value === null ? null : new Date(value)
+  return { ...row, amount: cents(row.amount), expires_at: at(row.expires_at),
+    placed_at: new Date(row.placed_at), released_at: at(row.released_at) }
+}
