@@ -210,7 +210,8 @@ export const accountStatusOperatorOperations = {
     permission: 'operator',
     summary: 'Releases a legal hold: its amount is available again. Above the dual-control ' +
       'threshold it waits (`pending_approval`) for a second operator to approve it ' +
-      '(`ops.approvals.approve`). Raises `account.hold_released` once released.',
+      '(`ops.approvals.approve`). A hold released already is answered as it is. Raises ' +
+      '`account.hold_released` once released.',
     request: z.strictObject({ hold_id: uuid(), reason: text(1, 200) }),
     response: z.object({
       status: z.enum(['released', 'pending_approval']),

@@ -82,11 +82,18 @@ export class LegalHolds {
     })
   }
 
-  /** Releases the hold now, or asks a second operator to when it is above the threshold. */
+  /**
+   * Releases the hold now, or asks a second operator to when it is above the threshold. A hold
+   * released already is answered as it is (a retry is safe).
+   */
   async release(caller: Caller, request: { hold_id: string; reason: string }):
       Promise<HoldRelease> {
     return this.db.transaction().execute(async (trx) => {
-      const hold = await this.holding(trx, request.hold_id)
+      const hold = await legalHoldRows.lock(trx, request.hold_id)
+      if (!hold) throw new NotFound('hold')
+      if (hold.released_at !== null) {
+        return { status: 'released', approval_id: null, hold: holdViewOf(hold) }
+      }
       if (this.dualControl.needsApproval(hold.amount)) {
         const approvalId = await this.dualControl.request(trx, caller, 'hold_release',
           hold.account_id, hold.amount, { hold_id: hold.id, reason: request.reason })

@@ -7,7 +7,7 @@ import type {
   GeneratedCents,
 } from '../db/column-types.ts'
 import type { PartnerDebtTables } from './partner-debt-tables.ts'
-import type { LegalHoldTables } from './legal-holds.ts'
+import type { LegalHoldTables } from './legal-hold-tables.ts'
 
 // Kysely types of the tables the ledger writes and reads. The ledger imports nothing above
 // db/, so it types its queries with these (Kysely<LedgerTables>), never with the bank's whole

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely, Migration } from 'kysely'
-import type { Cents, NullableTimestamp, Timestamp } from '../db/column-types.ts'
 import { runStatements } from '../db/migrations.ts'
 import { assert, NotFound, Unprocessable } from '../errors.ts'
 import { cents } from './cents.ts'
 import type { Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
 import type { LedgerExecutor } from './ledger-tables.ts'
+export type { LegalHoldsTable, LegalHoldTables } from './legal-hold-tables.ts'
 
 // Legal holds (RULINGS "Account lifecycle"): an amount of an account the bank keeps from its
 // customer on an order (a garnishee order, a court's preservation order) until an operator
@@ -17,29 +17,6 @@ import type { LedgerExecutor } from './ledger-tables.ts'
 // exceeds the balance); `ledger verify` checks that an account's held is what its Pending rows
 // and its active holds hold together. Each hold is a row here, written with the `held` change
 // in the same transaction (place, release).
-
-export interface LegalHoldsTable {
-  id: string
-  account_id: string
-  partner_id: string
-  amount: Cents
-  /** The order it serves (e.g. a garnishee order's number), as the operator gave it. */
-  reference: string
-  /** When it ends by itself (the `accounts.hold_expiry` job releases it); null: never. */
-  expires_at: NullableTimestamp
-  placed_at: Timestamp
-  /** The operator's credential that placed it. */
-  placed_by: string
-  /** Null while it holds. */
-  released_at: NullableTimestamp
-  /** The operator's credential that released it, or `system` for an expiry. */
-  released_by: string | null
-  release_reason: string | null
-}
-
-export interface LegalHoldTables {
-  legal_holds: LegalHoldsTable
-}
 
 export const legalHoldsMigration: Migration = {
   async up(db: Kysely<any>) {

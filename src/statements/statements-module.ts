@@ -29,6 +29,7 @@ export const statementsModule: Module<StatementsServices, StatementsTables> = {
     transactions: 'a read model: a statement is the account\'s posted rows, by posted_order',
     postings: 'a read model: when a row was posted is its posting\'s time, by the account index',
     accounts: 'a read model: the monthly job finds the accounts with a posting in the month',
+    legal_holds: 'a read model: what legal holds held at the end of a statement\'s period',
   },
   services: (s, { db, clock, config }) => ({
     statements: new StatementsService(db, clock, s.jobRunner, {

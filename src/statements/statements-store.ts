@@ -108,7 +108,8 @@ export async function postedRows(db: Db, accountId: string,
  * cancelled), at what it holds while Pending. A row still Pending holds its hold_amount; a
  * row settled since held its amount and fee (a card authorization, its amount), which the
  * ledger no longer keeps on the row once its hold is released. `lastPosted` is the last row
- * posted before `toAt` (postedRange): a row posted after it was still held at `toAt`.
+ * posted before `toAt` (postedRange): a row posted after it was still held at `toAt`. The
+ * legal holds placed before `toAt` and not released by then are held too.
  */
 export async function heldAt(db: Db, accountId: string, toAt: Date,
     lastPosted: bigint): Promise<bigint> {
@@ -123,7 +124,12 @@ export async function heldAt(db: Db, accountId: string, toAt: Date,
         or (posted_order is null and status_at >= ${toAt})
         or posted_order > ${lastPosted.toString()})
   `.execute(db)
-  return cents(rows[0]?.held ?? 0)
+  const legal = await sql<{ held: string | null }>`
+    select sum(amount)::text as held from legal_holds
+    where account_id = ${accountId} and placed_at < ${toAt}
+      and (released_at is null or released_at >= ${toAt})
+  `.execute(db)
+  return cents(rows[0]?.held ?? 0) + cents(legal.rows[0]?.held ?? 0)
 }
 
 /** The accounts with a posting in [fromAt, toAt), with their partners, from `after` on. */

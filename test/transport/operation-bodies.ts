@@ -47,6 +47,10 @@ export interface OperationFixture {
    * that no other sample finds `accountId` or the payee frozen.
    */
   statusAccountId: string
+  /** A fourth account of the partner's, empty, that the close samples close. */
+  closableAccountId: string
+  /** A legal hold of one cent on `accountId`, for the release sample. */
+  holdId: string
   /** An incoming payment (another bank's credit) to that second account: its tx_id. */
   incomingTxId: string
   /**
@@ -134,6 +138,9 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const webhookEventId = await webhookEvent(tb, partner.partnerId)
   const payee = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
   const statusAccount = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
+  const closable = await partner.client.accounts.create({ entity_id: partner.rootEntityId })
+  const hold = await tb.operator.accounts.placeHold({ account_id: accountId, amount: 1,
+    reference: 'Sample hold' })
   // Another bank pays in through the sandbox's clearing house (production has none to ask).
   const incoming = tb.config.sandbox ? await tb.operator.sandbox.incoming({
     account_number: payee.account_number, amount: 1_000 }) : undefined
@@ -156,6 +163,8 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     transactionId,
     payeeAccountNumber: payee.account_number,
     statusAccountId: statusAccount.account_id,
+    closableAccountId: closable.account_id,
+    holdId: hold.hold_id,
     incomingTxId,
     railMessageId: incoming?.message_id ?? 'PBNONE',
     deadJobId, statementJobId: await queuedStatement(tb, partner.partnerId, accountId),
@@ -647,6 +656,7 @@ const bodies: Record<string, BodyFactory> = {
   account_status: (f) => ({ account_id: f.accountId }),
   account_freeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample freeze' }),
   account_unfreeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample unfreeze' }),
+  account_close: (f) => ({ account_id: f.closableAccountId, reason: 'Sample close' }),
   ops_partner_create: () => {
     const e = businessEntity()
     return {
@@ -816,6 +826,10 @@ const bodies: Record<string, BodyFactory> = {
   ops_account_unfreeze: (f) => ({ account_id: f.statusAccountId, reason: 'Sample unfreeze' }),
   ops_account_block: (f) => ({ account_id: f.statusAccountId, reason: 'Sample block' }),
   ops_account_reactivate: (f) => ({ account_id: f.statusAccountId, reason: 'Sample reactivate' }),
+  ops_account_close: (f) => ({ account_id: f.closableAccountId, reason: 'Sample close' }),
+  ops_account_hold_place: (f) => ({ account_id: f.accountId, amount: 1, reference: 'Sample' }),
+  ops_account_hold_release: (f) => ({ hold_id: f.holdId, reason: 'Sample release' }),
+  ops_account_holds: (f) => ({ account_id: f.accountId }),
   ops_account_transactions: (f) => ({ account_id: f.accountId, limit: 10 }),
   card_request: (f) => ({
     account_id: f.accountId,
