@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { LedgerDatabase, LedgerExecutor } from './ledger-tables.ts'
-import { Conflict, NotFound, Unprocessable } from '../errors.ts'
+import { AccountNotActive, Conflict, NotFound, Unprocessable } from '../errors.ts'
+import { takesCredits } from './account-status.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { centsText } from './cents.ts'
 import type { Journal } from './journal.ts'
@@ -126,13 +127,20 @@ interface Deposit {
   addedBy: string
 }
 
-/** A deposit: settlement:EFT → customer; a partner that owes the bank pays its debt first. */
+/**
+ * A deposit: settlement:EFT → customer; a partner that owes the bank pays its debt first. A
+ * blocked or closed account takes none (account-status.ts).
+ */
 const deposit: JournalKind<Deposit, Moved> = {
   name: 'deposit',
   accountsOf: (d) => [d.accountId],
   debts: true,
   record(journal, d, { debts }) {
     if (!journal.has(d.accountId)) throw new NotFound('account')
+    const status = journal.account(d.accountId).status
+    if (!takesCredits(status)) {
+      throw new AccountNotActive('account_id', d.accountId, status, 'credited')
+    }
     const txId = newRowId()
     noteCommitTargets(txId)
     journal.post([

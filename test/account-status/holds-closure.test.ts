@@ -198,6 +198,9 @@ test('closure - the balance goes to another account of the customer in the same 
   assert.equal(internalIn.type, 'account_not_active')
   const out = await expectApiError(p.client.accounts.transfer(transferBody(s.accountId)), 422)
   assert.equal(out.type, 'account_not_active')
+  const deposit = await expectApiError(tb.operator.accounts.deposit({ account_id: s.accountId,
+    amount: 100 }), 422)
+  assert.equal(deposit.type, 'account_not_active')
   const again = await p.client.accounts.close({ account_id: s.accountId, reason: 'again' })
   assert.deepEqual([again.status, again.reason, again.payout], ['closed', 'Customer leaves', null])
   await expectApiError(tb.operator.accounts.reactivate({ account_id: s.accountId,
