@@ -1,5 +1,8 @@
 import { html, rand, sast } from './console-html.ts'
 import {
+  closeSection, holdsSection, lifecycleOf, statusHeader, type Problems,
+} from './console-account-sections.ts'
+import {
   choice,
   doneAt,
   cursorPager,
@@ -10,7 +13,9 @@ import {
   pager,
   param,
   slicePage,
+  statusBadge,
   table,
+  notice,
   type Ops,
   type PageRequest,
   type Rendered,
@@ -20,7 +25,11 @@ import {
 // Entities → accounts → transactions, of any partner (`ops.entity.list`, `ops.account.list`,
 // `ops.account.show`, `ops.account.transactions`). Each transaction row shows the bank's own
 // check of its hash chain (`verified`: its `tx_sha` recomputed from the row and the one
-// before it), so a tampered row stands out where it is listed.
+// before it), so a tampered row stands out where it is listed. An account's status is a
+// badge wherever it is shown: the entity's list takes it from the `ops.account.show` it
+// already makes per listed account (for the balances; at most a page of 25), so the badge
+// costs no call of its own. The account page adds its status's history line, legal holds
+// and closure (console-account-sections.ts).
 
 type Entity = Reply<Ops['entities']['list']>['entities'][number]
 type AccountShown = Reply<Ops['accounts']['show']>
@@ -88,6 +97,7 @@ export async function entityPage(r: PageRequest, entityId: string): Promise<Rend
         cell: (a) => html`<a href="/accounts/${a.account_id}">${a.account_number}</a>`,
       },
       { label: 'Kind', cell: (a) => a.kind },
+      { label: 'Status', cell: (a) => statusBadge(a.status) },
       { label: 'Balance', cell: (a) => rand(a.balance), amount: true },
       { label: 'Available', cell: (a) => rand(a.available_balance), amount: true },
       { label: 'Opened', cell: (a) => sast(a.created_at) },
@@ -126,18 +136,16 @@ const transaction_columns = [
   { label: 'Id', cell: (t: Transaction) => html`<span class="id">${t.tx_id}</span>` },
 ]
 
-export async function accountPage(r: PageRequest, accountId: string): Promise<Rendered> {
+/** The account's transactions, one page by the bank's cursor, filtered on that page. */
+async function transactionsPart(r: PageRequest, accountId: string) {
   const cursor = param(r.url, 'cursor')
   const status = choice(r.url, 'status', tx_statuses, '')
   const q = param(r.url, 'q')
-  const [account, page] = await Promise.all([
-    r.client.accounts.show({ account_id: accountId }),
-    r.client.accounts.transactions({
-      account_id: accountId,
-      limit: transaction_rows,
-      ...(cursor ? { cursor } : {}),
-    }),
-  ])
+  const page = await r.client.accounts.transactions({
+    account_id: accountId,
+    limit: transaction_rows,
+    ...(cursor ? { cursor } : {}),
+  })
   const byStatus = status ? page.transactions.filter((t) => t.status === status) : page.transactions
   const rows = matching(byStatus, q, (t) => `${t.ref} ${t.recipient_name} ${t.tx_id}`)
   const broken = page.transactions.filter((t) => !t.verified).length
@@ -149,17 +157,32 @@ export async function accountPage(r: PageRequest, accountId: string): Promise<Re
   const chain = broken
     ? html`<p class="error" role="alert">${broken} rows on this page fail the hash-chain check.</p>`
     : html`<p class="ok">Every row on this page passes the hash-chain check.</p>`
+  return html`${chain}${filter}${table(rows, transaction_columns, 'No transactions.')}
+    ${cursorPager(path, { q, status, cursor }, page.next_cursor)}`
+}
+
+/**
+ * An account: its status, balances, status form, legal holds, closure and transactions.
+ * `problems` is a refused form's message and values (shown beside that form, with its status).
+ */
+export async function accountPage(r: PageRequest, accountId: string,
+    problems: Problems = {}): Promise<Rendered> {
+  const [account, transactions] = await Promise.all([
+    r.client.accounts.show({ account_id: accountId }),
+    transactionsPart(r, accountId),
+  ])
+  const life = await lifecycleOf(r, account)
+  const held = BigInt(account.balance) - BigInt(account.available_balance)
   return {
     title: `Account ${account.account_number}`,
     current: '/partners',
-    body: html`<ul class="figures">
+    ...(problems.status === undefined ? {} : { status: problems.status }),
+    body: html`${statusHeader(life.status)}${notice(r.url)}
+      <ul class="figures">
         <li>Balance<strong>${rand(account.balance)}</strong></li>
         <li>Available<strong>${rand(account.available_balance)}</strong></li>
-        <li>
-          Held<strong>${rand(BigInt(account.balance) - BigInt(account.available_balance))}</strong>
-        </li>
+        <li>Held<strong>${rand(held)}</strong></li>
         <li>Kind<strong>${account.kind}</strong></li>
-        <li>Status<strong class="badge">${account.status}</strong></li>
       </ul>
       ${statusForm(accountId, r.csrf)}
       <p><a href="/accounts/${accountId}/statement">Statement</a> (PDF or camt.053)</p>
@@ -167,9 +190,10 @@ export async function accountPage(r: PageRequest, accountId: string): Promise<Re
         Entity ${idLink(`/entities/${account.entity_id}`, account.entity_id)} · partner
         ${idLink(`/partners/${account.partner_id}`, account.partner_id)}
       </p>
+      ${holdsSection(account, life, r.csrf, problems)}
+      ${closeSection(account, life, r.csrf, problems)}
       <h2>Transactions</h2>
-      ${chain}${filter}${table(rows, transaction_columns, 'No transactions.')}
-      ${cursorPager(path, { q, status, cursor }, page.next_cursor)}`,
+      ${transactions}`,
   }
 }
 

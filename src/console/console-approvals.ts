@@ -15,14 +15,39 @@ import {
   type Reply,
 } from './console-kit.ts'
 
-// Dual control: deposits and reversals above the threshold wait here until a second
-// operator approves them (`ops.approvals.*`). The bank refuses the requester's own approval
-// (403), and the page says so.
+// Dual control: deposits, reversals and releases of legal holds above the threshold wait
+// here until a second operator approves them (`ops.approvals.*`). The bank refuses the
+// requester's own approval (403), and the page says so. Each request shows what was asked:
+// a deposit's reference, a reversal's transaction and reason, a hold release's hold and reason
+// (its account's page lists the hold).
 
 type Approval = Reply<Ops['approvals']['list']>['approvals'][number]
 
 const approval_states = ['pending_approval', 'approved', 'rejected', 'expired'] as const
 export const approval_rows = 50
+
+const kind_words: Record<Approval['kind'], string> = {
+  deposit: 'deposit',
+  reversal: 'reversal',
+  hold_release: 'legal hold release',
+}
+
+/** What the requester asked, in words (the request's fields vary by kind). */
+function asked(a: Approval) {
+  const field = (name: string) => {
+    const value = a.request[name]
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : ''
+  }
+  if (a.kind === 'hold_release') {
+    return html`Release hold <span class="id">${field('hold_id')}</span>
+      (<a href="/accounts/${a.account_id}#legal-holds">the account's holds</a>):
+      ${field('reason')}`
+  }
+  if (a.kind === 'reversal') {
+    return html`Reverse <span class="id">${field('tx_id')}</span>: ${field('reason')}`
+  }
+  return field('ref') ? `Reference ${field('ref')}` : ''
+}
 
 function decision(a: Approval, csrf: string) {
   if (a.state !== 'pending_approval') {
@@ -50,7 +75,8 @@ export async function approvalsPage(r: PageRequest): Promise<Rendered> {
     list.approvals,
     [
       { label: 'Asked', cell: (a) => sast(a.requested_at) },
-      { label: 'Kind', cell: (a) => a.kind },
+      { label: 'Kind', cell: (a) => kind_words[a.kind] },
+      { label: 'Request', cell: asked },
       { label: 'Amount', cell: (a) => rand(a.amount), amount: true },
       { label: 'Account', cell: (a) => idLink(`/accounts/${a.account_id}`, a.account_id) },
       { label: 'Asked by', cell: (a) => a.requested_by_name },
@@ -68,7 +94,8 @@ export async function approvalsPage(r: PageRequest): Promise<Rendered> {
     body: html`${notice(r.url)}
       <p>
         A deposit or reversal above the dual-control threshold moves no money until a second
-        operator approves it.
+        operator approves it; the release of a legal hold above it keeps the money held until
+        then.
       </p>
       ${filter}${rows}${cursorPager('/approvals', { state, cursor }, list.next_cursor)}`,
   }
@@ -82,13 +109,13 @@ export async function decideApproval(
 ): Promise<string> {
   if (approve) {
     const done = await r.client.approvals.approve({ approval_id: approvalId })
-    return doneAt('/approvals', `Approved: ${done.kind} of ${rand(done.amount)}.`, {
+    return doneAt('/approvals', `Approved: ${kind_words[done.kind]} of ${rand(done.amount)}.`, {
       state: 'approved',
     })
   }
   const reason = form.get('reason')?.trim() ?? ''
   const done = await r.client.approvals.reject({ approval_id: approvalId, reason })
-  return doneAt('/approvals', `Rejected: ${done.kind} of ${rand(done.amount)}.`, {
+  return doneAt('/approvals', `Rejected: ${kind_words[done.kind]} of ${rand(done.amount)}.`, {
     state: 'rejected',
   })
 }

@@ -169,10 +169,13 @@ export function actionForm(
   </form>`
 }
 
+/** The longest notice shown (a redirect's `done`: it names a hold's reference, a payee). */
+const notice_chars_max = 400
+
 export function notice(url: URL): Html {
   const done = url.searchParams.get('done')
   if (!done) return html``
-  return html`<p class="notice" role="status">${done.slice(0, 200)}</p>`
+  return html`<p class="notice" role="status">${done.slice(0, notice_chars_max)}</p>`
 }
 
 /** A redirect target carrying a short notice of what was done. */
@@ -182,4 +185,15 @@ export function doneAt(path: string, what: string, params: Params = {}): string 
 
 export function idLink(path: string, id: string, text?: string): Html {
   return html`<a href="${path}" class="id">${text ?? id}</a>`
+}
+
+/** An account's status as the bank names it. */
+export type AccountStatus = Reply<Ops['accounts']['show']>['status']
+
+/**
+ * An account's status as a badge: the bank's word for it (so it reads the same to a screen
+ * reader and without colour), styled per status (`.badge-<status>` in console-style.ts).
+ */
+export function statusBadge(status: AccountStatus): Html {
+  return html`<span class="badge badge-${status}">${status}</span>`
 }

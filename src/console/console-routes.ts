@@ -1,6 +1,7 @@
 import {
   accountPage, changeAccountStatus, entitiesPage, entityPage,
 } from './console-accounts.ts'
+import { closeAccount, placeHold, releaseHold } from './console-account-actions.ts'
 import { approvalsPage, decideApproval } from './console-approvals.ts'
 import type { Download, PageRequest, Rendered } from './console-kit.ts'
 import { ledgerCheckPage, overviewPage } from './console-overview.ts'
@@ -86,6 +87,12 @@ export const post_routes: readonly PostRoute[] = [
   { path: exact(`/partners/${id}/suspend`), act: (r, _f, [p]) => suspendPartner(r, p!, true) },
   { path: exact(`/partners/${id}/unsuspend`), act: (r, _f, [p]) => suspendPartner(r, p!, false) },
   { path: exact(`/accounts/${id}/status`), act: (r, f, [a]) => changeAccountStatus(r, f, a!) },
+  { path: exact(`/accounts/${id}/holds`), act: (r, f, [a]) => placeHold(r, f, a!) },
+  {
+    path: exact(`/accounts/${id}/holds/${id}/release`),
+    act: (r, f, [a, h]) => releaseHold(r, f, a!, h!),
+  },
+  { path: exact(`/accounts/${id}/close`), act: (r, f, [a]) => closeAccount(r, f, a!) },
   { path: exact('/payments/clearing'), act: (r) => runClearing(r) },
   { path: exact('/payments/debit-run'), act: (r) => runDebit(r) },
   { path: exact(`/approvals/${id}/approve`), act: (r, f, [a]) => decideApproval(r, f, a!, true) },

@@ -47,4 +47,17 @@ fieldset { border: 1px solid #ccc; margin: 0.5rem 0; }
 .filters input[type="text"], .filters select { width: auto; min-width: 12rem; }
 pre { white-space: pre-wrap; margin: 0; font-size: 0.85em; }
 select { padding: 0.3rem; }
+/* An account's status: the word itself, and a colour and border of its own (4.5:1 or more). */
+.badge { display: inline-block; padding: 0.05rem 0.5rem; border: 1px solid; border-radius: 0.8rem;
+  font-size: 0.85rem; font-weight: bold; line-height: 1.4; vertical-align: middle; }
+.badge-active { background: #e6f4ea; color: #0a5c2b; border-color: #0a5c2b; }
+.badge-frozen { background: #e3eefc; color: #0b3a80; border-color: #0b3a80; border-style: dashed; }
+.badge-blocked { background: #fde8e8; color: #a30000; border-color: #a30000; border-width: 2px; }
+.badge-dormant { background: #f0f0f0; color: #4a4a4a; border-color: #6b6b6b; border-style: dotted; }
+.badge-closed { background: #333; color: #fff; border-color: #333; }
+.account-status { font-size: 1.05rem; }
+.pending { color: #6b4d00; }
+ul.problems { margin: 0.25rem 0 0; }
+.payout fieldset { max-width: 40rem; }
+.payout .choice { margin-top: 0.5rem; font-weight: bold; }
 `
