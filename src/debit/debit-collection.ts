@@ -8,11 +8,11 @@ import { formatTimestamp } from '../contract/format.ts'
 import { JobGroupBusy, type JobContext, type JobRunner } from '../jobs/job-runner.ts'
 import type { JobView } from '../jobs/jobs-contract.ts'
 import { cents } from '../ledger/cents.ts'
-import type { Journal } from '../ledger/journal.ts'
+import type { AccountStatus, Journal } from '../ledger/journal.ts'
 import type { JournalKind } from '../ledger/journal-kind.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { PartnerDebts } from '../ledger/partner-debt.ts'
-import { collectDebit, reverseDebit } from '../ledger/debit-journals.ts'
+import { accountsRefusingCredits, collectDebit, reverseDebit } from '../ledger/debit-journals.ts'
 import type { Logger } from '../logger.ts'
 import { collectionKey, type DebitCollectionOutcome, type DebitCollectionRequest, type DebitDispute, type DebitRail } from '../rails/debit-rail.ts'
 import { CollectionChunk } from './debit-collection-chunk.ts'
@@ -46,8 +46,10 @@ export type { DebitRunReport }
 //     batch's answers in one transaction: `successful` credits the entity's account
 //     `amount − bank_charges` (a `debit_order` transaction) with the status change, history
 //     and event; insufficient funds is tried again on the next business day while the
-//     order's tracking days last, then `failed`; other refusals are `failed`. A recurring
-//     order then goes back to `scheduled` on its next date, until its end date.
+//     order's tracking days last, then `failed`; other refusals are `failed`. A collection
+//     into an account that takes no credits (blocked, closed) is not submitted: it fails
+//     ("the account cannot receive payments"). A recurring order then goes back to
+//     `scheduled` on its next date, until its end date (a closed account's order stops).
 // Every step re-reads its rows under lock, and the rail answers the same attempt the same
 // way, so a run cut short by a crash and run again books nothing twice.
 
@@ -66,8 +68,14 @@ export interface DebitCollectionOptions {
   sandbox: boolean
 }
 
-/** What a collection came to: the rail's answer, or not asked for want of an active mandate. */
-type BookedOutcome = DebitCollectionOutcome | { status: 'mandate_inactive'; reason: string }
+/**
+ * What a collection came to: the rail's answer, or not asked, for want of an active mandate
+ * or of an account that takes credits.
+ */
+type BookedOutcome = DebitCollectionOutcome | NotAsked
+type NotAsked =
+  | { status: 'mandate_inactive'; reason: string }
+  | { status: 'account_refuses_credits'; account_status: AccountStatus; reason: string }
 
 export class DebitCollection {
   constructor(
@@ -225,21 +233,24 @@ export class DebitCollection {
   /**
    * Asks the debtors' banks for a chunk's collections; answers each outcome by collection.
    * Without an active mandate (the debtor or the partner cancelled it while a collection was
-   * being retried) nothing more is asked of the debtor's bank: the order ends failed.
+   * being retried), or into an account that takes no credits (blocked, closed), nothing is
+   * asked of the debtor's bank: the collection fails.
    */
   private async askForCollections(chunk: CollectionRow[]): Promise<Map<string, BookedOutcome>> {
     const orders = await ordersByIds(this.db, chunk.map((c) => c.debit_order_id))
-    const mandates = [...orders.values()].map((o) => o.mandate_id)
-    const revoked = await inactiveMandates(this.db, mandates)
-    const asked = chunk.filter((c) => !revoked.has(orders.get(c.debit_order_id)!.mandate_id))
+    const list = [...orders.values()]
+    const revoked = await inactiveMandates(this.db, list.map((o) => o.mandate_id))
+    const refusing = await accountsRefusingCredits(this.db, list.map((o) => o.account_id))
+    const notAsked = new Map<string, NotAsked>()
+    for (const c of chunk) {
+      const why = notToAsk(orders.get(c.debit_order_id)!, revoked, refusing)
+      if (why) notAsked.set(collectionKey(c), why)
+    }
+    const asked = chunk.filter((c) => !notAsked.has(collectionKey(c)))
     const requests = asked.map((c) => collectionRequest(c, orders.get(c.debit_order_id)!))
     const outcomes: Map<string, BookedOutcome> =
       asked.length > 0 ? await this.rail.submitCollections(requests) : new Map()
-    const inactive = 'the mandate is no longer active; no further collections'
-    for (const c of chunk) {
-      if (asked.includes(c)) continue
-      outcomes.set(collectionKey(c), { status: 'mandate_inactive', reason: inactive })
-    }
+    for (const [key, why] of notAsked) outcomes.set(key, why)
     return outcomes
   }
 
@@ -317,6 +328,25 @@ export class DebitCollection {
   }
 }
 
+/**
+ * Why a collection is not to be asked of the debtor's bank, if it is not: the mandate is no
+ * longer active, or the account it credits takes no credits now. Read just before the rail
+ * is asked, not under the account's lock: an account blocked while the debtor's bank pays
+ * still has that collection booked (the money has come; only a payment could send it back).
+ */
+function notToAsk(order: OrderRow, revoked: Set<string>,
+    refusing: Map<string, AccountStatus>): NotAsked | undefined {
+  if (revoked.has(order.mandate_id)) {
+    return { status: 'mandate_inactive',
+      reason: 'the mandate is no longer active; no further collections' }
+  }
+  const status = refusing.get(order.account_id)
+  if (status === undefined) return undefined
+  return { status: 'account_refuses_credits', account_status: status,
+    reason: `the account cannot receive payments (it is ${status}); not submitted to the ` +
+      'debtor\'s bank' }
+}
+
 /** What booking a chunk of a run needs besides the ledger: its rows, report and rules. */
 interface Booking {
   chunk: CollectionChunk
@@ -357,8 +387,10 @@ const debitCollections: JournalKind<Answers, number> = {
       if (!collection || !order || !outcome || collection.status !== 'processing'
         || collection.attempts !== was.attempts) continue
       if (collection.last_attempt_date !== null && collection.last_attempt_date >= date) continue
-      // Not asked of the debtor's bank (no active mandate): no attempt to count.
+      // Not asked of the debtor's bank (no active mandate, an account that takes no
+      // credits): no attempt to count.
       const asked = outcome.status !== 'mandate_inactive'
+        && outcome.status !== 'account_refuses_credits'
       const attempt = asked ? { ...collection, attempts: collection.attempts + 1,
         first_attempt_date: collection.first_attempt_date ?? date, last_attempt_date: date }
         : collection
@@ -448,11 +480,16 @@ function refused(
     collection_date: collection.collection_date,
   })
   report.failed++
-  // A closed account, or a mandate no longer active, is never collected again; other
-  // failures leave the schedule running.
-  if (outcome.status === 'account_closed' || outcome.status === 'mandate_inactive') chunk.update(
-    { ...failed, next_collection_date: null })
+  // A closed account (the debtor's, or ours it credits), or a mandate no longer active, is
+  // never collected again; other failures (a blocked account too: it may be reactivated)
+  // leave the schedule running.
+  if (endsSchedule(outcome)) chunk.update({ ...failed, next_collection_date: null })
   else scheduleNext(booking, failed, collection)
+}
+
+function endsSchedule(outcome: Exclude<BookedOutcome, { status: 'collected' }>): boolean {
+  return outcome.status === 'account_closed' || outcome.status === 'mandate_inactive'
+    || (outcome.status === 'account_refuses_credits' && outcome.account_status === 'closed')
 }
 
 /**

@@ -1,13 +1,21 @@
-import type { Journal } from './journal.ts'
+import { sql } from 'kysely'
+import { takesCredits } from './account-status.ts'
+import type { AccountStatus, Journal } from './journal.ts'
+import type { LedgerExecutor } from './ledger-tables.ts'
 import type { PartnerDebts } from './partner-debt.ts'
 import { newRowId } from './row-id.ts'
 
 // The named journals of debit orders (debit/ says which and when), all through LedgerBatch:
 //  - a collection: the debtor's bank pays the amount into settlement:DEBIT_ORDER's side; the
 //    creditor's account gets it less the bank's charges, which are fee income. A partner that
-//    owes the bank (a disputed collection's shortfall) pays it from this credit first;
+//    owes the bank (a disputed collection's shortfall) pays it from this credit first (not
+//    from an account that is not active). An account that takes no credits (blocked,
+//    closed) is not collected into at all: debit/ asks accountsRefusingCredits before it
+//    submits a collection to the debtor's bank;
 //  - a dispute: the debtor's bank takes the whole amount back and the bank gives up its
 //    charges; what the account cannot cover becomes the partner's debt (partner-debt.ts).
+//    The bank cannot refuse a dispute, but an account that is not active gives nothing to
+//    it: the whole amount is the partner's debt.
 
 /** A debit order's collection or its dispute, as the ledger books it. */
 export interface DebitBooking {
@@ -78,11 +86,7 @@ export function reverseDebit(
         : []),
     ],
   })
-  const reason =
-    shortfall > 0n
-      ? `disputed by the debtor; ${shortfall} cents the account could not cover ` +
-        'are owed by the partner'
-      : 'disputed by the debtor'
+  const reason = disputeReason(batch.account(booking.account_id).status, shortfall)
   batch.append({
     id: reversalId,
     account_id: booking.account_id,
@@ -103,6 +107,35 @@ export function reverseDebit(
     reason: 'disputed by the debtor',
   })
   return { reversal_tx_id: reversalId, reason }
+}
+
+/** What a dispute's reversal says: any shortfall, and why (the account's status). */
+function disputeReason(status: AccountStatus, shortfall: bigint): string {
+  if (shortfall === 0n) return 'disputed by the debtor'
+  if (status !== 'active') {
+    return `disputed by the debtor; the account is ${status}, so nothing is taken from it: ` +
+      `its ${shortfall} cents are owed by the partner`
+  }
+  return `disputed by the debtor; ${shortfall} cents the account could not cover ` +
+    'are owed by the partner'
+}
+
+/**
+ * Which of these accounts take no credits now (blocked, closed), with their status: a
+ * collection into one is not submitted to the debtor's bank. Read without a lock, right
+ * before the rail is asked (as the orders' mandates are).
+ */
+export async function accountsRefusingCredits(db: LedgerExecutor,
+    accountIds: readonly string[]): Promise<Map<string, AccountStatus>> {
+  if (accountIds.length === 0) return new Map()
+  const rows = await db
+    .selectFrom('accounts')
+    .select(['id', 'status'])
+    .where('id', '=', sql<string>`any(${[...new Set(accountIds)]}::uuid[])`)
+    .where('status', '!=', 'active')
+    .execute()
+  return new Map(rows.filter((row) => !takesCredits(row.status))
+    .map((row) => [row.id, row.status]))
 }
 
 /** What a debit order's rows say of it: its reference and the debtor's account. */

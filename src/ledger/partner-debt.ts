@@ -9,7 +9,9 @@ import { newRowId } from './row-id.ts'
 // reversed; when the credited account cannot cover the reversal, the account goes to zero
 // (to its holds: money promised to pending payments stays promised) and the rest becomes
 // the partner's debt, recovered first from the partner's later credits. No balance ever
-// goes below zero.
+// goes below zero. An account that is not active (frozen, blocked, dormant, closed) is
+// debited by neither: a reversal's whole amount becomes the debt, and a credit to it pays
+// nothing of a debt (RULINGS "Account lifecycle": no debits from it).
 //
 // In the ledger the debt is the internal account `partner_debt:<partner_id>`: a shortfall
 // posts to it (negative: owed), a recovery posts back from the customer account that
@@ -59,10 +61,10 @@ export class PartnerDebts {
   }
 
   /**
-   * Takes `amount` back from an account, as much as its available balance allows, and
-   * records the rest as the partner's debt. Posts only the customer's and the debt's side:
-   * the caller's journal entries are `entries`, which this completes and posts.
-   * Returns what the account gave and what is now owed.
+   * Takes `amount` back from an account, as much as its available balance allows (nothing
+   * from an account that is not active), and records the rest as the partner's debt. Posts
+   * only the customer's and the debt's side: the caller's journal entries are `entries`,
+   * which this completes and posts. Returns what the account gave and what is now owed.
    */
   takeBack(
     batch: Journal,
@@ -70,7 +72,7 @@ export class PartnerDebts {
       counter: Array<{ internal: InternalAccount; amount: bigint }> },
   ): { taken: bigint; shortfall: bigint } {
     assert(take.amount >= 0n, 'a take-back is never negative')
-    const available = batch.available(take.account_id)
+    const available = debitable(batch, take.account_id)
     const taken = available < take.amount ? (available > 0n ? available : 0n) : take.amount
     const shortfall = take.amount - taken
     const entries: JournalEntry[] = take.counter.map((c) => ({ ...c, tx_id: take.tx_id }))
@@ -84,12 +86,13 @@ export class PartnerDebts {
 
   /**
    * After a credit to `accountId`: recovers what its partner owes from the account's
-   * available balance, as a `reversal` transaction of its own. Returns the cents recovered.
+   * available balance, as a `reversal` transaction of its own (nothing from an account that
+   * is not active). Returns the cents recovered.
    */
   recover(batch: Journal, accountId: string, partnerId: string, parentTxId: string | null): bigint {
     const owed = this.owedBy(partnerId)
     if (owed === 0n) return 0n
-    const available = batch.available(accountId)
+    const available = debitable(batch, accountId)
     const recovered = available < owed ? available : owed
     if (recovered <= 0n) return 0n
     const txId = newRowId()
@@ -134,6 +137,11 @@ export class PartnerDebts {
     this.owed.set(partnerId, owed)
     this.changed.add(partnerId)
   }
+}
+
+/** What a debt may take from the account: its available balance while it is active, else 0. */
+function debitable(batch: Journal, accountId: string): bigint {
+  return batch.account(accountId).status === 'active' ? batch.available(accountId) : 0n
 }
 
 /** Every partner's recorded debt, for `ledger verify` to hold against the postings. */
