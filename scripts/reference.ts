@@ -152,6 +152,15 @@ function innerObject(s: Json): { schema: Json; suffix: string } | undefined {
   return undefined
 }
 
+/**
+ * A field's type, then the rule its schema describes (`.describe()` in the contract) when
+ * the type cannot say it: an ID number's check digit, a registration number's forms.
+ */
+function fieldText(s: Json): string {
+  const type = typeText(s)
+  return typeof s.description === 'string' ? `${type}. ${s.description}` : type
+}
+
 /** Every field of an object schema, nested ones as `address.city` and `payments[].amount`. */
 function fieldRows(s: Json, prefix = ''): FieldRow[] {
   const required = new Set((s.required ?? []) as string[])
@@ -159,7 +168,7 @@ function fieldRows(s: Json, prefix = ''): FieldRow[] {
   return Object.entries(properties).flatMap(([name, property]) => {
     const field = `${prefix}${name}`
     const own = {
-      field, type: typeText(property), required: required.has(name), default: property.default,
+      field, type: fieldText(property), required: required.has(name), default: property.default,
     }
     const inner = innerObject(property)
     return inner ? [own, ...fieldRows(inner.schema, `${field}${inner.suffix}.`)] : [own]

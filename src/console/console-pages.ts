@@ -108,7 +108,24 @@ export function documentBlock(doc: DocumentView): Html {
   </section>`
 }
 
-function decideForms(userId: string, csrf: string): Html {
+/**
+ * What approving does: a person's KYC is their personal entity's, so approving it approves
+ * the entity and opens its first account (when it has none); a business's user is verified
+ * alone, and the business's first account opens with its KYB approval.
+ */
+function approvalNote(entityHolder: boolean): Html {
+  return entityHolder
+    ? html`<p>
+        Approving approves this person's entity too and, when it has no account yet, opens
+        its first account.
+      </p>`
+    : html`<p>
+        Approving verifies this user of a business only: it opens no account (the business's
+        first account opens when its KYB is approved).
+      </p>`
+}
+
+function decideForms(userId: string, entityHolder: boolean, csrf: string): Html {
   const action = `/kyc/${userId}/decide`
   return html`<h2>Decision</h2>
     <div class="decide">
@@ -118,7 +135,7 @@ function decideForms(userId: string, csrf: string): Html {
           name="decision"
           value="approve"
         />
-        <p>Approving opens the entity's first account.</p>
+        ${approvalNote(entityHolder)}
         <button type="submit">Approve</button>
       </form>
       <form method="post" action="${action}">
@@ -144,7 +161,7 @@ export function kycShowBody(shown: KycShow, csrf: string, notice?: string): Html
         ${sub.rejection_reason ? html` (${sub.rejection_reason})` : ''}
       </p>`
     : html`<p>Nothing submitted.</p>`
-  const pending = sub?.state === 'pending'
+  const decide = sub?.state === 'pending' ? decideForms(u.id, shown.entity_holder, csrf) : ''
   return html`${notice ? html`<p class="notice" role="status">${notice}</p>` : ''}
     <dl>
       <dt>Name</dt>
@@ -162,7 +179,7 @@ export function kycShowBody(shown: KycShow, csrf: string, notice?: string): Html
     </dl>
     ${submission}
     <h2>Documents</h2>
-    ${shown.documents.map(documentBlock)} ${pending ? decideForms(u.id, csrf) : ''}
+    ${shown.documents.map(documentBlock)} ${decide}
     <p><a href="${href('/audit', { subject_id: u.id })}">This user's audit trail</a></p>`
 }
 

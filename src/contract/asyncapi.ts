@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import packageJson from '../../package.json' with { type: 'json' }
 import { errorTypes, type ErrorType } from './error-types.ts'
+import { sa_id_number_rule } from './fields.ts'
 import { allOperations, groupOf } from './index.ts'
 import { fillSubject, placeholderNames, type Operation } from './operation.ts'
 
@@ -31,7 +32,8 @@ const ref = (pointer: string) => ({ $ref: pointer })
  * default `schemaFormat`). Requests are described as the caller writes them (`io: input`,
  * before defaults and transforms); replies as the service writes them (`io: output`).
  * Refinements that JSON Schema cannot say (country codes, ID-number check digits) are
- * left out of the schema; the service still enforces them and answers 400.
+ * left out of the schema; the service still enforces them and answers 400. Where a field's
+ * rule is one (an ID number, a registration number), its `description` says it.
  */
 export function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Json {
   const converted = z.toJSONSchema(schema, { io, target: 'draft-07', unrepresentable: 'any',
@@ -200,8 +202,7 @@ function info(): Json {
       'A resource of another partner is answered exactly as a missing one (404).\n\n',
       'Rules the service enforces (400) that the schemas below cannot express: `country` is an ' +
         'ISO 3166 alpha-3 code; ',
-      'a `National` `id_number` is a 13-digit South African ID number with a valid date and ' +
-        'check digit; ',
+      `a \`National\` \`id_number\` is ${sa_id_number_rule}; `,
       'a user with a passport needs `id_issue_expiry_date`; `email` must be a valid address; ',
       'text fields are trimmed before their length is checked; a request body is at most 64 KiB ' +
         'by default.\n\n',

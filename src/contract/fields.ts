@@ -67,6 +67,13 @@ export const isoTimestamp = () =>
 /** Responses: RFC 3339 in UTC. */
 export const timestamp = z.string()
 
+/** What `registrationNumber()` accepts, in words: its field's description in the reference. */
+export const registration_number_rule =
+  'A South African company registration number: 12 digits (`201501234507`), or the same ' +
+  'written as on the CIPC certificate, `YYYY/NNNNNN/NN` (`2015/012345/07`: year, number, ' +
+  'company type). Either form is kept and answered as the 12 digits, so both forms of one ' +
+  'number are one number.'
+
 /**
  * A South African company registration number: 12 digits, or the same written as
  * on every CIPC certificate, `YYYY/NNNNNN/NN`; either is kept and answered as the 12 digits,
@@ -79,8 +86,24 @@ export const registrationNumber = () =>
       error: 'must be 12 digits, or YYYY/NNNNNN/NN as on the CIPC certificate',
     })
     .overwrite((value) => value.replaceAll('/', ''))
+    .describe(registration_number_rule)
 
 export const branchCode = () => z.string({ error: 'must be a string' }).regex(/^\d{6}$/, { error: 'must be 6 digits' })
+
+/**
+ * The rule of a South African ID number, in the words of a 400's message (`must be ` and
+ * this): what `isSouthAfricanIdNumber` checks, and what the other digits are.
+ */
+export const sa_id_number_rule =
+  'a 13-digit South African ID number: YYMMDD (the birth date, a real date), a 4-digit ' +
+  'sequence number, a citizenship digit (0 citizen, 1 permanent resident), one more digit ' +
+  '(usually 8) and a Luhn check digit over the first 12'
+
+/** The `id_number` of a person's identity document, described with the rule it follows. */
+export const id_number_rule =
+  `With \`id_type\` \`National\`, ${sa_id_number_rule}. The bank checks the length, that ` +
+  'YYMMDD is a real date (in either century) and the check digit, and answers 400 naming ' +
+  '`id_number` otherwise. With a passport: the passport number.'
 
 /**
  * A South African national identity number: YYMMDD SSSS C A Z, 13 digits whose first six

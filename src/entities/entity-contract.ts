@@ -3,10 +3,12 @@ import {
   addressSchema,
   country,
   email,
+  id_number_rule,
   isSouthAfricanIdNumber,
   isUtcTimestamp,
   optionalText,
   registrationNumber,
+  sa_id_number_rule,
   text,
   timestamp,
   utcTimestamp,
@@ -44,7 +46,8 @@ const personalCreate = z
     phone_number: text(1, 30),
     gender: z.enum(['male', 'female', 'other'], { error: 'must be one of male, female, other' }),
     date_of_birth: utcTimestamp(),
-    id_number: text(1, 30).regex(/^[A-Za-z0-9]+$/, { error: 'must be letters and digits only' }),
+    id_number: text(1, 30).regex(/^[A-Za-z0-9]+$/, { error: 'must be letters and digits only' })
+      .describe(id_number_rule),
     id_type: z.enum(['National', 'Passport'], { error: 'must be National or Passport' }),
     id_issue_date: utcTimestamp(),
     id_issue_expiry_date: utcTimestamp().optional(),
@@ -62,7 +65,7 @@ const personalCreate = z
       ctx.addIssue({
         code: 'custom',
         path: ['id_number'],
-        message: 'must be a 13-digit South African ID number with a valid date and check digit',
+        message: `must be ${sa_id_number_rule}`,
       })
     }
     // A document cannot expire before it was issued. Compared only when both dates are

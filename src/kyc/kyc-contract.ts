@@ -278,6 +278,10 @@ export const reviewOperations = {
     summary: "A user's KYC: the user, the latest submission and each of its documents' metadata and SHA-256.",
     request: z.strictObject({ user_id: uuid() }),
     response: z.object({ user: userRecord, partner_id: z.string(),
+      // A personal entity's own user, whose KYC is the entity's: approving it approves the
+      // entity and opens its first account. A business's user is decided alone.
+      entity_holder: z.boolean().describe("Whether the user is a personal entity's own user: " +
+        'approving their KYC approves the entity too.'),
       submission: submissionView.nullable(), documents: z.array(documentView) }),
   }),
   kycDecide: operation({

@@ -130,6 +130,7 @@ export class KycService {
     return {
       user: user.record,
       partner_id: user.partnerId,
+      entity_holder: user.isHolder,
       submission: submission ? submissionViewOf(submission) : null,
       documents: submission ? (await documentsOf(this.db, submission.id)).map(documentViewOf) : [],
     }

@@ -3,8 +3,10 @@ import {
   addressSchema,
   country,
   email,
+  id_number_rule,
   isoTimestamp,
   isSouthAfricanIdNumber,
+  sa_id_number_rule,
   text,
   timestamp,
   timestamp_year_min,
@@ -53,8 +55,7 @@ export function identityIssues(value: IdentityFields): Array<{ field: string; me
   }
   if (value.id_type === 'National' && value.id_number !== undefined
       && !isSouthAfricanIdNumber(value.id_number)) {
-    issues.push({ field: 'id_number',
-      message: 'must be a 13-digit South African ID number with a valid date and check digit' })
+    issues.push({ field: 'id_number', message: `must be ${sa_id_number_rule}` })
   }
   return issues
 }
@@ -76,7 +77,7 @@ export const userCreateRequest = z
     country: country(),
     city: text2(),
     residency: text2(),
-    id_number: text(2, 30),
+    id_number: text(2, 30).describe(id_number_rule),
     id_type: idType,
     id_issue_date: userTimestamp(),
     id_issue_expiry_date: userTimestamp().optional(),
@@ -102,12 +103,16 @@ export const userUpdateRequest = z.strictObject({
   birth_country: country().optional(),
   birth_city: text2().optional(),
   residency: text2().optional(),
-  id_number: text(2, 30).optional(),
+  id_number: text(2, 30).describe(id_number_rule).optional(),
   id_type: idType.optional(),
   id_issue_date: userTimestamp().optional(),
   id_issue_expiry_date: userTimestamp().optional(),
   title: text(2, 30).optional(),
   permit_number: text(2, 50).optional(),
+  // The holder's address a physical card needs, as create takes it; given, it replaces the
+  // stored one (absent or null leaves it). The incumbent's SDK does not send it.
+  address: addressSchema.describe('The holder\'s address, which a physical card needs; given, ' +
+    'it replaces the stored one.').optional(),
 })
 export type UserUpdateRequest = z.output<typeof userUpdateRequest>
 
@@ -156,7 +161,8 @@ export const userOperations = {
     name: 'user_update',
     subject: 'svc.user.<partner_id>.update',
     permission: 'write',
-    summary: "Change a user's details; only the fields given change.",
+    summary: "Change a user's details, the address a physical card needs included; only the " +
+      'fields given change.',
     request: userUpdateRequest,
     response: z.object({ userId: z.string() }),
   }),

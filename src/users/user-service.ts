@@ -119,13 +119,15 @@ export class UserService implements EntityHolders {
   }
 
   async update(partnerId: string, request: UserUpdateRequest): Promise<{ userId: string }> {
-    const { user_id, ...changes } = request
+    const { user_id, address, ...fields } = request
+    // Stored as create stores it: the JSON of the address, which a physical card needs.
+    const changes: UserChanges = address ? { ...fields, address: JSON.stringify(address) } : fields
     return this.db.transaction().execute(async (trx) => {
       const current = await this.row(partnerId, user_id, trx, true)
       const issues = identityIssues({
-        id_type: (changes.id_type ?? current.id_type) as 'National' | 'Passport',
-        id_number: changes.id_number ?? current.id_number,
-        id_issue_expiry_date: changes.id_issue_expiry_date
+        id_type: (fields.id_type ?? current.id_type) as 'National' | 'Passport',
+        id_number: fields.id_number ?? current.id_number,
+        id_issue_expiry_date: fields.id_issue_expiry_date
           ?? current.id_issue_expiry_date?.toISOString(),
       })
       if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join(

@@ -187,6 +187,16 @@ for (const [label, idNumber] of badNationalIds) {
   })
 }
 
+test("entities - a national id_number's 400 states the rule (the incumbent's generator fails it)", async () => {
+  const error = await expectApiError(p.client.entities.create(
+    personalEntity({ id_number: badCheckDigit('900115') }) as never), 400)
+  const rule = 'must be a 13-digit South African ID number: YYMMDD (the birth date, a real ' +
+    'date), a 4-digit sequence number, a citizenship digit (0 citizen, 1 permanent resident), ' +
+    'one more digit (usually 8) and a Luhn check digit over the first 12'
+  assert.deepEqual(error.details, [{ field: 'id_number', message: rule }])
+  assert.equal(error.message, `invalid request: id_number ${rule}`)
+})
+
 test('entities - create with passport id_number that is not alphanumeric is 400', async () => {
   await expectRefused(personalEntity({ id_type: 'Passport', id_number: 'A12-345/6' }), 'id_number')
   await expectRefused(personalEntity({ id_type: 'Passport', id_number: 'A1 2345' }), 'id_number')

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { document_chunk_bytes_max } from '../../src/kyc/kyc-contract.ts'
+import { kycShowBody } from '../../src/console/console-pages.ts'
 import { expectRefusal, iso } from '../support/assertions.ts'
 import { businessEntity, numberedPersonalEntity, userRequest } from '../support/fixtures.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
@@ -346,4 +347,27 @@ test('kyc review - ops.user.kyc on a pending submission decides it: rejected or 
     ['kyc.submitted', 'kyc.approved'])
   assert.deepEqual((await tb.operator.audit.list({ subject_id: approvedUser })).entries.map(
     (e) => [e.action, e.actor]), [['kyc.approved', operatorId], ['kyc.submitted', p.credentialId]])
+})
+
+test("kyc review - the console's approval note says what approving does: a person's opens the first account, a business user's none", async () => {
+  const holder = await person()
+  const staff = await businessUser()
+  const noteOf = (shown: Parameters<typeof kycShowBody>[0]) =>
+    kycShowBody(shown, 'csrf').text.replace(/\s+/g, ' ')
+  const personShown = (await submit(holder.userId, 1_763_800_070)).shown
+  assert.equal(personShown.entity_holder, true)
+  assert.match(noteOf(personShown), /Approving approves this person's entity too and, when it has no account yet, opens its first account\./)
+  const staffShown = (await submit(staff, 1_763_800_080)).shown
+  assert.equal(staffShown.entity_holder, false)
+  assert.match(noteOf(staffShown), /Approving verifies this user of a business only: it opens no account/)
+  assert.doesNotMatch(noteOf(staffShown), /opens its first account/)
+
+  // What the notes say is what happens.
+  const personal = await tb.operator.kyc.decide({ user_id: holder.userId, decision: 'approve' })
+  assert.ok(personal.account)
+  assert.equal((await p.client.accounts.getByEntity({ entity_id: holder.entityId })).accounts
+    .length, 1)
+  const business = await tb.operator.kyc.decide({ user_id: staff, decision: 'approve' })
+  assert.equal(business.account, null)
+  assert.deepEqual((await p.client.accounts.getByEntity({ entity_id: businessId })).accounts, [])
 })

@@ -143,8 +143,10 @@ test('user update - a National id_number failing the SA rules → 400 and nothin
   const valid = saIdNumber('850630')
   const wrongCheckDigit = valid.slice(0, 12) + String((Number(valid[12]) + 1) % 10)
   for (const idNumber of [wrongCheckDigit, valid.slice(0, 12), 'A123456789012']) {
-    await expectRefusal(p.client.users.update({ user_id: before.id, id_number: idNumber }), 400,
-      'id_number')
+    const error = await expectRefusal(p.client.users.update({ user_id: before.id,
+      id_number: idNumber }), 400, 'id_number')
+    // The message states the rule, so a partner whose generator breaks it can tell why.
+    assert.match(error.message, /13-digit South African ID number: YYMMDD .* Luhn check digit/)
   }
   assert.deepEqual((await p.client.users.get({ user_id: before.id })).user, before)
 })
