@@ -2,7 +2,9 @@
 // (scripts/lint.mjs), and run the whole suite once per storage back end — PGlite always,
 // PostgreSQL when one is reachable (required when CI=true or BANK_TEST_REQUIRE_POSTGRES=1) —
 // then print the slowest files and one closing line per back end and for both.
-// Options: `npm test -- test/users` runs only files under the given paths.
+// Options (scripts/test-args.mjs; `npm test -- --help`): `npm test -- test/users` runs only
+// the files under the given paths, on PGlite (`--storage pglite|postgres|both`) and without the
+// checks (`--checks`); with no path the run is the whole one above, as CI runs it.
 // Settings: BANK_TEST_CONCURRENCY (test processes at once, default 2), BANK_TEST_BUNDLE=0 (run
 // the TypeScript through tsx instead of a bundle, as `node --import tsx --test` would).
 //
@@ -23,8 +25,22 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { ensureDependencies, root } from './ensure-deps.mjs'
 import { node_bundle_options } from './node-bundle.mjs'
+import { defaultStorage, parseTestArgs, usage, UsageError } from './test-args.mjs'
 import { unreported, unreportedText } from './test-accounting.mjs'
 
+let options
+try {
+  options = parseTestArgs(process.argv.slice(2), { root })
+} catch (error) {
+  if (!(error instanceof UsageError)) throw error
+  process.stderr.write(`npm test: ${error.message}\n${usage.split('\n')[0]}\n` +
+    `(npm test -- --help lists the options)\n`)
+  process.exit(2)
+}
+if (options.help) {
+  process.stdout.write(usage)
+  process.exit(0)
+}
 ensureDependencies()
 
 const adminUrl = process.env.BANK_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -179,6 +195,42 @@ function deal(items, slots, estimate) {
   return groups.filter((group) => group.files.length > 0).map(({ files, ms }) => ({ files, ms }))
 }
 
+/**
+ * Waits for the type check, architecture and lint checks; prints what a failed one (or one
+ * with more to say than its closing line) reported. Returns the summary's lines for them and
+ * whether all passed. Checks left out (a run of paths without --checks) are one line.
+ */
+async function checkReports() {
+  const [checked, arch, linted] = await Promise.all([typecheck, architecture, lint])
+  if (checked.skipped) {
+    return { ok: true, summary: ['checks: not run (a run of paths; --checks runs the type ' +
+      'check, architecture and lint)'] }
+  }
+  if (checked.status !== 0) process.stdout.write(`\n${checked.output}type check failed\n`)
+  // The architecture check's report: in full when it has more to say than its closing line
+  // (new violations, or known ones that are fixed), which goes into the summary.
+  const archLines = arch.output.trimEnd().split('\n')
+  const archLast = archLines.at(-1)?.startsWith('architecture: ')
+    ? archLines.at(-1).slice('architecture: '.length) : undefined
+  if (arch.status !== 0 || archLines.length > 1 || !archLast) process.stdout.write(
+    `\n${arch.output}`)
+  // The lint check's report likewise.
+  const lintLines = linted.output.trimEnd().split('\n')
+  const lintLast = /^lint: (.*)$/.exec(lintLines.at(-1) ?? '')?.[1]
+  if (linted.status !== 0 || lintLines.length > 1 || !lintLast) {
+    process.stdout.write(`\n${linted.output}`)
+  }
+  const verdict = (c) => (c.status === 0 ? 'passed' : 'FAILED')
+  return {
+    ok: [checked, arch, linted].every((c) => c.status === 0),
+    summary: [
+      `type check: ${verdict(checked)}`,
+      `architecture: ${verdict(arch)}${archLast ? `; ${archLast}` : ''}`,
+      `lint: ${verdict(linted)}${lintLast ? `; ${lintLast}` : ''}`,
+    ],
+  }
+}
+
 /** CPU seconds of this process and of the children it has waited for (Linux only). */
 function cpuSeconds() {
   try {
@@ -190,13 +242,20 @@ function cpuSeconds() {
   }
 }
 
-const files = testFiles(process.argv.slice(2))
+const files = testFiles(options.paths)
+if (files.length === 0) {
+  process.stderr.write(`npm test: no *.test.ts file under ${options.paths.join(', ')}\n`)
+  process.exit(2)
+}
 fs.mkdirSync(cacheDir, { recursive: true })
 const outdir = path.join(cacheDir, String(process.pid))
 
+// The checks run beside the tests of a whole run, and of a run of paths with --checks; a
+// check left out counts as passed and the summary says it did not run.
+const notChecked = Promise.resolve({ status: 0, output: '', skipped: true })
 // The type check runs beside the tests (incrementally: the next run re-checks what changed).
 // A larger young generation spares tsc about a tenth of its CPU time in garbage collection.
-const typecheck = run(
+const typecheck = !options.checks ? notChecked : run(
   process.execPath,
   ['--max-semi-space-size=32', path.join(root, 'node_modules/typescript/bin/tsc'), '-p', root,
     '--incremental', '--tsBuildInfoFile', path.join(cacheDir, 'tsconfig.tsbuildinfo')],
@@ -204,18 +263,32 @@ const typecheck = run(
 )
 // So do the architecture rules (scripts/arch.mjs: dependency-cruiser on src/, about 2.5
 // CPU-seconds): any violation fails the run (none is tolerated), named with its rule and files.
-const architecture = run(process.execPath, [path.join(root, 'scripts/arch.mjs')], { capture: true })
+const architecture = !options.checks ? notChecked
+  : run(process.execPath, [path.join(root, 'scripts/arch.mjs')], { capture: true })
 // And the lint rules (scripts/lint.mjs: ESLint on every source file, about 1 CPU-second with
 // its cache, 10 without): any violation fails the run (none is tolerated), named with its
 // file, line and rule.
-const lint = run(process.execPath, [path.join(root, 'scripts/lint.mjs')], { capture: true })
+const lint = !options.checks ? notChecked
+  : run(process.execPath, [path.join(root, 'scripts/lint.mjs')], { capture: true })
 
-const backends = ['pglite']
-if (await reachable(adminUrl)) backends.push('postgres')
-else if (requirePostgres) {
-  process.stderr.write(`PostgreSQL is required here but does not answer at ${adminUrl}\n`)
-  process.exit(1)
-} else process.stderr.write(`note: no PostgreSQL at ${adminUrl}; the suite runs on PGlite only\n`)
+// The back ends: as chosen (--storage), else both for the whole suite and PGlite for paths
+// (PostgreSQL when every file given tests PostgreSQL only).
+const postgresOnlyFile = (file) => postgresOnly.test(relative(file)) || startsBank(file)
+const storage = options.storage ?? defaultStorage(options.paths, files, postgresOnlyFile)
+if (!options.storage && storage === 'postgres') process.stderr.write(
+  `note: ${files.length === 1 ? 'this file tests' : 'these files test'} PostgreSQL only: ` +
+    `running on PostgreSQL\n`)
+const backends = storage === 'postgres' ? [] : ['pglite']
+if (storage !== 'pglite') {
+  if (await reachable(adminUrl)) backends.push('postgres')
+  else if (requirePostgres || storage === 'postgres') {
+    process.stderr.write(`PostgreSQL is required here but does not answer at ${adminUrl}` +
+      ` (BANK_TEST_DATABASE_URL)\n`)
+    process.exit(1)
+  } else {
+    process.stderr.write(`note: no PostgreSQL at ${adminUrl}; the suite runs on PGlite only\n`)
+  }
+}
 
 const templates = path.join(root, 'test/support/templates.ts')
 // The chaos tests start the bank itself (`node src/main.ts`) a few times each.
@@ -405,7 +478,9 @@ try {
     c.skip += record.skip
     // Remembered for dealing the next run's groups.
     const file = /^(.*) \[\w+\]$/.exec(record.name)?.[1]
-    if (file && record.ok) durations[`${record.backend} ${file}`] = record.ms
+    if (file && record.ok && !file.startsWith('../')) {
+      durations[`${record.backend} ${file}`] = record.ms
+    }
   }
   fs.mkdirSync(cacheDir, { recursive: true })
   fs.writeFileSync(durationsFile, `${JSON.stringify(durations, null, 1)}\n`)
@@ -431,23 +506,7 @@ try {
     }
   }
 
-  const checked = await typecheck
-  if (checked.status !== 0) process.stdout.write(`\n${checked.output}type check failed\n`)
-  // The architecture check's report: in full when it has more to say than its closing line
-  // (new violations, or known ones that are fixed), which goes into the summary.
-  const arch = await architecture
-  const archLines = arch.output.trimEnd().split('\n')
-  const archLast = archLines.at(-1)?.startsWith('architecture: ')
-    ? archLines.at(-1).slice('architecture: '.length) : undefined
-  if (arch.status !== 0 || archLines.length > 1 || !archLast) process.stdout.write(
-    `\n${arch.output}`)
-  // The lint check's report likewise.
-  const linted = await lint
-  const lintLines = linted.output.trimEnd().split('\n')
-  const lintLast = /^lint: (.*)$/.exec(lintLines.at(-1) ?? '')?.[1]
-  if (linted.status !== 0 || lintLines.length > 1 || !lintLast) {
-    process.stdout.write(`\n${linted.output}`)
-  }
+  const checks = await checkReports()
   if ((tests.status !== 0 || besideTests.status !== 0) && Object.values(counts).every(
     (c) => c.fail === 0)) counts[backends[0]].fail += 1
   const passed = Object.values(counts).reduce((sum, c) => sum + c.pass, 0)
@@ -459,11 +518,7 @@ try {
     const unrun = notRun(b) ? ` (${notRun(b)} of them never ran)` : ''
     return `${b}: ${counts[b].pass} passed, ${counts[b].fail} failed${unrun}${skip}`
   })
-  summary.push(`type check: ${checked.status === 0 ? 'passed' : 'FAILED'}`)
-  summary.push(
-    `architecture: ${arch.status === 0 ? 'passed' : 'FAILED'}${archLast ? `; ${archLast}` : ''}`)
-  const lintPassed = linted.status === 0 ? 'passed' : 'FAILED'
-  summary.push(`lint: ${lintPassed}${lintLast ? `; ${lintLast}` : ''}`)
+  summary.push(...checks.summary)
   const cpu = cpuSeconds()
   process.stdout.write(`\n${summary.join('\n')}\n`)
   const unrunAll = backends.reduce((sum, b) => sum + notRun(b), 0)
@@ -473,8 +528,7 @@ try {
     `${Math.round((Date.now() - started) / 1000)} s${cpu ? `, ${Math.round(cpu)} CPU-s` : ''}`
   process.stdout.write(
     `all: ${passed} passed, ${failed} failed${unrunText}${skippedText} (${took})\n`)
-  const checks = [checked, arch, linted].every((c) => c.status === 0)
-  exitStatus = failed === 0 && passed > 0 && checks ? 0 : 1
+  exitStatus = failed === 0 && passed > 0 && checks.ok ? 0 : 1
 } finally {
   fs.rmSync(outdir, { recursive: true, force: true })
 }

@@ -72,6 +72,9 @@ export const accountOperations = {
   }),
 }
 
+/** An account's status as an operator reads it (the partner's in the `Account-Status` header). */
+const accountStatus = z.enum(['active', 'frozen', 'blocked', 'dormant', 'closed'])
+
 /**
  * Any partner's accounts as an operator reads them (`ops.account.*`): the partner's own
  * views (above) with the owner and kind added. Served by the operator service, which reads
@@ -83,10 +86,11 @@ export const accountOperatorOperations = {
     sdk: 'accounts.list',
     subject: 'ops.account.list',
     permission: 'operator',
-    summary: "An entity's accounts, oldest first.",
+    summary: "An entity's accounts, oldest first, each with its kind, status, balance and available balance (balance less holds), in cents.",
     request: z.strictObject({ entity_id: uuid() }),
     response: z.object({ entity_id: z.string(),
-      accounts: z.array(accountSummary.extend({ kind: z.string(), partner_id: z.string() })) }),
+      accounts: z.array(accountSummary.extend({ kind: z.string(), partner_id: z.string(),
+        status: accountStatus, balance: centsString, available_balance: centsString })) }),
   }),
   accountShow: operation({
     name: 'ops_account_show',
@@ -97,6 +101,6 @@ export const accountOperatorOperations = {
     request: z.strictObject({ account_id: uuid() }),
     response: accountDetails.extend({ partner_id: z.string(), entity_id: z.string(),
       kind: z.string(), country: z.string(), created_at: timestamp,
-      status: z.enum(['active', 'frozen', 'blocked', 'dormant', 'closed']) }),
+      status: accountStatus }),
   }),
 }

@@ -65,14 +65,18 @@ export class AccountService {
     return { entity_id: entityId, accounts: rows.map(accountItem) }
   }
 
-  /** An entity's accounts, of any partner, for `bank account list`. */
+  /**
+   * An entity's accounts, of any partner, for `bank account list`: with their statuses and
+   * balances, read from the same rows (the partner's get_by_entity lists none: its reference
+   * client reads strict records).
+   */
   async listForOperator(entityId: string) {
     await this.entities.getAny(entityId)
     const rows = await this.list(entityId)
     return {
       entity_id: entityId,
       accounts: rows.map((row) => ({ ...accountItem(row), kind: row.kind,
-        partner_id: row.partner_id })),
+        partner_id: row.partner_id, status: row.status, ...balancesOf(row) })),
     }
   }
 
@@ -142,13 +146,11 @@ export class AccountService {
   async details(partnerId: string,
       accountId: string): Promise<AccountDetails & { status: AccountRow['status'] }> {
     const row = await this.get(partnerId, accountId)
-    const balance = BigInt(row.balance)
     return {
       status: row.status,
       account_id: row.id,
       account_number: row.account_number,
-      balance: balance.toString(),
-      available_balance: (balance - BigInt(row.held)).toString(),
+      ...balancesOf(row),
       account_type: 'current',
       metadata: metadataOf(row),
     }
@@ -173,6 +175,12 @@ function toCreated(row: AccountRow): AccountCreated {
     created_at: formatTimestamp(row.created_at),
     account_type: 'current',
   }
+}
+
+/** The balance and the available balance (the balance less holds), in cents as strings. */
+function balancesOf(row: Pick<AccountRow, 'balance' | 'held'>) {
+  const balance = BigInt(row.balance)
+  return { balance: balance.toString(), available_balance: (balance - BigInt(row.held)).toString() }
 }
 
 /** The stored metadata with every value as a string, as replies carry it. */

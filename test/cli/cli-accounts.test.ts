@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { after, before, test } from 'node:test'
+import { formatRand } from '../../src/contract/format.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { bankEnv, json, removeTempDirs, runBank } from './run-bank.ts'
 
-// `bank account show`, `bank account transactions` (ops.account.show/transactions, an
-// operator's view of any partner's account), `--format table`, and `bank status` read from
-// the test bank's `$SRV.INFO` and `$SRV.STATS`.
+// `bank account show`, `bank account list`, `bank account transactions`
+// (ops.account.show/list/transactions, an operator's view of any partner's account),
+// `--format table` (money in rand), and `bank status` read from the test bank's `$SRV.INFO`
+// and `$SRV.STATS` (short by default, every endpoint with --endpoints).
 
 const tb = useTestBank()
 let p: TestPartner
@@ -100,7 +102,10 @@ test('cli accounts - --format table prints key/value lines and the list as a tab
   assert.equal(shown.code, 0, shown.stderr)
   const lines = shown.stdout.split('\n')
   const details = await p.client.accounts.getDetails({ account_id: accountId })
-  assert.ok(lines.some((line) => /^balance +\d+$/.test(line) && line.endsWith(` ${details.balance}`)), shown.stdout)
+  // Money in rand, as the console shows it; the JSON keeps the integer-cent strings.
+  const balance = formatRand(BigInt(details.balance))
+  assert.ok(lines.includes(`balance            ${balance}`), shown.stdout)
+  assert.match(details.balance, /^\d+$/)
   assert.ok(lines.some((line) => /^metadata\.currency +ZAR$/.test(line)), shown.stdout)
   assert.ok(lines.includes(`partner_id         ${p.partnerId}`), shown.stdout)
 
@@ -120,6 +125,28 @@ test('cli accounts - --format table prints key/value lines and the list as a tab
   assert.deepEqual(json(empty), await tb.operator.credentials.list({ partner_id: p.partnerId }))
 })
 
+test('cli accounts - account list: each account with its status, balance and available balance, as account show reads them', async () => {
+  const other = await onboardPartner(tb, { approve: true })
+  const pool = (await other.client.accounts.getByEntity(
+    { entity_id: other.rootEntityId })).accounts[0]!.account_id
+  json(await bank('account', 'deposit', pool, '123456', '--ref', 'list'))
+  const { accounts } = json(await bank('account', 'list', '--entity', other.rootEntityId))
+  const shown = json(await bank('account', 'show', pool))
+  assert.deepEqual(accounts, [{ account_id: pool, account_number: shown.account_number,
+    created_at: shown.created_at, account_type: 'current', metadata: shown.metadata,
+    kind: 'pool', partner_id: other.partnerId, status: 'active', balance: '123456',
+    available_balance: shown.available_balance }])
+  assert.equal(shown.balance, '123456')
+
+  const table = await bank('account', 'list', '--entity', other.rootEntityId, '--format', 'table')
+  assert.equal(table.code, 0, table.stderr)
+  const rows = table.stdout.split('\n')
+  const header = rows.findIndex((line) => line.startsWith('account_id '))
+  assert.match(rows[header]!, / status +balance +available_balance$/)
+  assert.ok(rows[header + 2]!.startsWith(pool), table.stdout)
+  assert.match(rows[header + 2]!, / active +R1,234\.56 +R[\d,]+\.\d\d$/)
+})
+
 type Status = {
   service: string
   instances: Array<{ id: string; version: string; uptime_seconds: number; metadata: Record<string,
@@ -131,7 +158,7 @@ test('cli accounts - status lists the running instance with its storage and coun
   const mine = (status: Status) => status.instances.find((i) => i.id === tb.bank.micro.id)!
   const endpoint = (status: Status, name: string) => mine(status).endpoints.find(
     (e) => e.name === name)!
-  const before: Status = json(await bank('status'))
+  const before: Status = json(await bank('status', '--endpoints'))
   assert.equal(before.service, tb.config.serviceName)
   const instance = mine(before)
   assert.ok(instance, JSON.stringify(before.instances.map((i) => i.id)))
@@ -144,20 +171,51 @@ test('cli accounts - status lists the running instance with its storage and coun
 
   json(await bank('account', 'show', accountId))
   assert.equal((await bank('account', 'show', randomUUID())).code, 1)
-  const after: Status = json(await bank('status'))
+  const after: Status = json(await bank('status', '--endpoints'))
   assert.equal(endpoint(after, 'ops_account_show').requests - endpoint(before, 'ops_account_show')
     .requests, 2)
   assert.equal(endpoint(after, 'ops_account_show').errors - endpoint(before, 'ops_account_show')
     .errors, 1)
   assert.equal(mine(after).errors - mine(before).errors, 1)
 
-  const table = await bank('status', '--format', 'table')
+  const table = await bank('status', '--endpoints', '--format', 'table')
   assert.equal(table.code, 0, table.stderr)
   const lines = table.stdout.split('\n')
   assert.ok(lines.some((line) => line.startsWith(tb.bank.micro.id)
     && line.includes(` ${tb.bank.database.storage} `)), table.stdout)
   assert.ok(lines.some((line) => line.startsWith(tb.bank.micro.id) && /\bops_account_show\b/.test(line)), table.stdout)
+  assert.ok(lines.some((line) => line.startsWith(tb.bank.micro.id) && /\bops_account_deposit\b/.test(line)), table.stdout)
   assert.ok(!lines.some((line) => /\bops_clearing_run\b/.test(line)), 'endpoints without requests are left out of the table')
+})
+
+test('cli accounts - status by default is short: each instance’s totals and only the endpoints that answered with errors', async () => {
+  assert.equal((await bank('account', 'show', randomUUID())).code, 1)
+  const run = await bank('status')
+  assert.equal(run.code, 0, run.stderr)
+  const status = JSON.parse(run.stdout)
+  const mine = status.instances.find((i: { id: string }) => i.id === tb.bank.micro.id)
+  const full: Status = json(await bank('status', '--endpoints'))
+  const fullMine = full.instances.find((i) => i.id === tb.bank.micro.id)!
+  assert.equal(mine.endpoints, undefined)
+  assert.equal(mine.endpoint_count, fullMine.endpoints.length)
+  assert.equal(mine.metadata.storage, tb.bank.database.storage)
+  assert.deepEqual(mine.endpoints_with_errors.map((e: { name: string }) => e.name),
+    fullMine.endpoints.filter((e) => e.errors > 0).sort((a, b) => b.errors - a.errors)
+      .map((e) => e.name))
+  const show = mine.endpoints_with_errors.find(
+    (e: { name: string }) => e.name === 'ops_account_show')
+  assert.ok(show.errors >= 1 && show.requests >= show.errors, JSON.stringify(show))
+  assert.match(show.last_error, /account/)
+  // A few dozen lines for an instance, where every endpoint's counts made about 900.
+  const perInstance = run.stdout.split('\n').length / status.instances.length
+  assert.ok(perInstance < 60, `${perInstance} lines per instance`)
+
+  const table = await bank('status', '--format', 'table')
+  const lines = table.stdout.split('\n')
+  const header = lines.findIndex((line) => line.startsWith('instance '))
+  assert.match(lines[header - 1]!, /^endpoints_with_errors \(\d+\):$/)
+  assert.ok(lines.some((line) => line.startsWith(tb.bank.micro.id) && /\bops_account_show\b/.test(line)), table.stdout)
+  assert.ok(!lines.some((line) => /\bops_account_deposit\b/.test(line)), table.stdout)
 })
 
 test('cli accounts - status without any instance of the named service exits 1 and says so', async () => {

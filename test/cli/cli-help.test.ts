@@ -2,8 +2,9 @@ import assert from 'node:assert/strict'
 import fs from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { after, test } from 'node:test'
+import { z } from 'zod'
 import { commands } from '../../src/cli/commands.ts'
-import { renderTable } from '../../src/cli/format.ts'
+import { moneyField, renderTable } from '../../src/cli/format.ts'
 import { oneLine } from '../../src/cli/program.ts'
 import { cleanEnv, removeTempDirs, runBank, type BankRun } from './run-bank.ts'
 
@@ -38,7 +39,7 @@ test('cli help - bank, bank help, -h and --help print every command with its one
     assert.ok(at > 0, command.usage)
     assert.equal(lines[at + 1], `      ${oneLine(command.summary)}`)
   }
-  for (const local of ['  bank status [--service partner-bank]',
+  for (const local of ['  bank status [--service partner-bank] [--endpoints]',
     '  bank operator create [--label L]']) assert.ok(lines.includes(local), local)
 })
 
@@ -125,7 +126,10 @@ test('cli help - unknown flags, unknown --format values and extra words are refu
   assert.match(usageMistake(await offline('partner', 'list', '--format', 'xml'))[0]!, /'xml' is invalid\. Allowed choices are json, table/)
   assert.match(usageMistake(await offline('status', '--verbose'))[0]!, /unknown option '--verbose'/)
   assert.deepEqual(usageMistake(await offline('status', '--service')).slice(0, 2),
-    ['error: --service needs a value', 'usage: bank status [--service partner-bank]'])
+    ['error: --service needs a value', 'usage: bank status [--service partner-bank] [--endpoints]'])
+  assert.deepEqual(usageMistake(await offline('status', '--endpoints=all')).slice(0, 2),
+    ["error: unknown option '--endpoints=all'",
+      'usage: bank status [--service partner-bank] [--endpoints]'])
   assert.deepEqual(usageMistake(await offline('operator', 'create', '--label')).slice(0, 2),
     ['error: --label needs a value', 'usage: bank operator create [--label L]'])
 })
@@ -149,11 +153,66 @@ test('cli help - --format table writes plain values as key/value lines and each 
       'accounts (2):',
       'account_id  balance  note                                              extra',
       '----------  -------  ------------------------------------------------  ---------------',
-      `a-1         1500     ${'x'.repeat(47)}…`,
-      'a-22        7                                                          {"nested":true}',
+      `a-1          R15.00  ${'x'.repeat(47)}…`,
+      'a-22          R0.07                                                    {"nested":true}',
       '',
       'problems: none',
       '',
     ].join('\n'),
   )
 })
+
+test('cli help - --format table shows money in rand, as the console does; counts and ids stay as they are', () => {
+  const text = renderTable({
+    balance: '123456789',
+    available_balance: '-50',
+    money: { balance_total: '100000', pending_eft_count: 3 },
+    total: 2,
+    payments: [
+      { tx_id: '1000', amount: '150000', fee: '250', held: 0, reason: 'x' },
+      { tx_id: '2', amount: '5', fee: '0', held: 12345, reason: null },
+    ],
+    hold: { amount: 'n/a' },
+  })
+  assert.equal(
+    text,
+    [
+      'balance                  R1,234,567.89',
+      'available_balance        -R0.50',
+      'money.balance_total      R1,000.00',
+      'money.pending_eft_count  3',
+      'total                    2',
+      'hold.amount              n/a',
+      '',
+      'payments (2):',
+      'tx_id     amount    fee     held  reason',
+      '-----  ---------  -----  -------  ------',
+      '1000   R1,500.00  R2.50    R0.00  x',
+      '2          R0.05  R0.00  R123.45',
+      '',
+    ].join('\n'),
+  )
+})
+
+test('cli help - the money fields --format table shows in rand are these fields of the ops. replies', () => {
+  const matched = new Set<string>()
+  const walk = (schema: JsonSchema, key: string) => {
+    for (const [name, inner] of Object.entries(schema.properties ?? {})) walk(inner, name)
+    if (schema.items) walk(schema.items, key)
+    for (const inner of [...schema.anyOf ?? [], ...schema.oneOf ?? []]) walk(inner, key)
+    const type = [schema.type].flat()
+    if (moneyField(key) && (type.includes('string') || type.includes('number'))) matched.add(key)
+  }
+  for (const command of commands) walk(z.toJSONSchema(command.operation.response,
+    { io: 'output', unrepresentable: 'any' }) as JsonSchema, '')
+  // A new money field is added here (and to moneyField when its name is new); a field that
+  // is not money must not be matched.
+  assert.deepEqual([...matched].sort(), ['amount', 'available_balance', 'available_total',
+    'balance', 'balance_total', 'closing_balance', 'control_sum', 'credit', 'credits_sum', 'debit',
+    'debits_sum', 'fee', 'fee_income_today', 'fees', 'held', 'held_at_end', 'held_total',
+    'ledger_amount', 'opening_balance', 'pending_eft_amount', 'postings_total',
+    'running_balance', 'statement_amount', 'sum'])
+})
+
+type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>;
+  items?: JsonSchema; anyOf?: JsonSchema[]; oneOf?: JsonSchema[] }

@@ -40,7 +40,8 @@ test("entity review - approving a root entity opens exactly one account, the par
 
   const { accounts } = await tb.operator.accounts.list({ entity_id: partner.rootEntityId })
   assert.equal(accounts.length, 1)
-  assert.deepEqual(accounts[0], { ...review.account, partner_id: partner.partnerId })
+  assert.deepEqual(accounts[0], { ...review.account, partner_id: partner.partnerId,
+    status: 'active', balance: '0', available_balance: '0' })
   const seen = await partner.client.accounts.getByEntity({ entity_id: partner.rootEntityId })
   assert.deepEqual(seen.accounts.map((a) => a.account_id), [review.account.account_id])
   assert.equal((await partner.client.entities.info({ entity_id: partner.rootEntityId })).approved,
@@ -209,7 +210,7 @@ test('entity list - bad partner_id → 400', async () => {
   await expectRefusal(tb.operator.entities.list({} as { partner_id: string }), 400, 'partner_id')
 })
 
-test("account list - an entity's accounts oldest first, with kind and partner; none before approval", async () => {
+test("account list - an entity's accounts oldest first, with kind, partner, status and balances; none before approval", async () => {
   const { id } = await p.client.entities.create(businessEntity())
   assert.deepEqual(await tb.operator.accounts.list({ entity_id: id }),
     { entity_id: id, accounts: [] })
@@ -228,12 +229,21 @@ test("account list - an entity's accounts oldest first, with kind and partner; n
     ],
   )
   assert.notEqual(reply.accounts[0]!.account_number, reply.accounts[1]!.account_number)
-  // The operator sees what the partner sees, plus kind and partner.
+  // The operator sees what the partner sees, plus kind, partner, status and the balances the
+  // partner's get_details reads.
   const partnerView = await p.client.accounts.getByEntity({ entity_id: id })
   assert.deepEqual(
-    reply.accounts.map(({ kind, partner_id, ...a }) => a),
+    reply.accounts.map(({ kind, partner_id, status, balance, available_balance, ...a }) => a),
     partnerView.accounts,
   )
+  await tb.operator.accounts.deposit({ account_id: further.account_id, amount: 2_500, ref: 'l' })
+  const [one, two] = (await tb.operator.accounts.list({ entity_id: id })).accounts
+  for (const [account, balance] of [[one!, '0'], [two!, '2500']] as const) {
+    const details = await p.client.accounts.getDetails({ account_id: account.account_id })
+    assert.deepEqual([account.status, account.balance, account.available_balance],
+      ['active', balance, details.available_balance])
+    assert.equal(details.balance, balance)
+  }
 })
 
 test("account list - any partner's entity is visible to the operator; unknown → 404; bad id → 400", async () => {
