@@ -132,6 +132,26 @@ export class BankMetrics {
     }
   }
 
+  /**
+   * `bank_ready{check}`: each readiness check (readiness.ts) run when scraped, 1 when it
+   * passes, so that Prometheus sees what `/readyz` says. Once, when served.
+   */
+  readinessGauge(checks: Readonly<Record<string, ReadinessCheck>>): void {
+    if (this.registry.getSingleMetric('bank_ready')) return
+    new Gauge({
+      name: 'bank_ready',
+      help: 'Whether each readiness check of this instance passes (1) or not (0), as /readyz.',
+      labelNames: ['check'],
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        const readiness = await checkReadiness(checks)
+        for (const [check, outcome] of Object.entries(readiness.checks)) this.set({ check },
+          outcome === 'ok' ? 1 : 0)
+      },
+    })
+  }
+
   /** The business figures (business-gauges.ts), read by the summary module. */
   readBusinessFrom(source: BusinessSource): void {
     this.business.readFrom(source)
@@ -289,6 +309,7 @@ export async function serveMetrics(metrics: BankMetrics, host: string, port: num
       close(): Promise<void> }> {
   metrics.includeProcessMetrics()
   metrics.logTo(log)
+  if (options.readiness) metrics.readinessGauge(options.readiness)
   const server = http.createServer((req, res) => {
     const route = req.method === 'GET' ? routes[(req.url ?? '').split('?')[0]!] : undefined
     if (!route) {

@@ -81,19 +81,23 @@ test('health - a stopped job runner: /readyz 503 naming it, /healthz still 200; 
     assert.equal(ready.text, 'not ready: job_runner\ndatabase: ok\nnats: ok\n' +
       'job_runner: stopped\n')
     assert.equal((await get('/healthz')).status, 200)
+    const metrics = (await get('/metrics')).text
+    assert.match(metrics, /^bank_ready\{check="job_runner"\} 0$/m, 'Prometheus sees it too')
+    assert.match(metrics, /^bank_ready\{check="database"\} 1$/m)
   } finally {
     bank.services.jobRunner.start()
   }
   assert.equal((await get('/readyz')).status, 200)
 })
 
-test('health - NATS killed: /readyz 503 naming nats, /healthz still 200; ready again once it is back', async () => {
+test('health - NATS killed: /readyz 503 naming nats, /healthz still 200; ready again once it is back', async (t) => {
   const pid = server.process.pid
   assert.ok(pid, 'the private nats-server has a pid')
   const exited = new Promise((resolve) => server.process.once('exit', resolve))
   process.kill(pid, 'SIGKILL')
   await exited
   const down = await readyzUntil(503)
+  t.diagnostic(down.text)
   assert.equal(down.status, 503)
   const [head, ...lines] = down.text.trim().split('\n')
   assert.equal(head, 'not ready: nats')
