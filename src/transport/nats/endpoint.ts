@@ -174,8 +174,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
     }
     const ms = performance.now() - started
     const code = reply.error?.code ?? 200
-    if (deps.log.isLevelEnabled('info')) logRequest(context, code, ms, scope,
-      tokenIndex < 0 ? null : subjectToken(msg.subject, tokenIndex))
+    if (deps.log.isLevelEnabled('info')) logRequest(context, code, ms,
+      { scope, subject: msg.subject, tokenIndex })
     deps.metrics?.request(operation.name, code, ms / 1000)
     return reply
   }
@@ -186,13 +186,14 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
  * partner: the caller's, or the one the subject names when no credential was accepted (null
  * for an operator's or a card network's own subjects); an entity subject's also its entity.
  */
-function logRequest(context: Context, code: number, ms: number, scope: string,
-    token: string | null): void {
+function logRequest(context: Context, code: number, ms: number,
+    { scope, subject, tokenIndex }: { scope: string; subject: string; tokenIndex: number }): void {
   const rounded = Math.round(ms * 10) / 10
   if (code < 400) {
     context.log.info({ code, ms: rounded }, 'request')
     return
   }
+  const token = tokenIndex < 0 ? null : subjectToken(subject, tokenIndex)
   const partnerId = (context.caller as Caller | undefined)?.partnerId
     ?? (scope === 'partner' ? token : null)
   context.log.info({ code, ms: rounded, error_type: context.errorType ?? null,
