@@ -4,7 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { PGlite } from '@electric-sql/pglite'
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node'
-import { sql } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Clock } from './clock.ts'
 import type { Config } from './config.ts'
 import { allOperations, subscriptionSubject } from './contract/index.ts'
@@ -22,6 +22,7 @@ import { card_decider_role, decisionTransport, partnerLinks, PartnerConnections,
 import { requestOrigin } from './nats-identity/request-origin.ts'
 import { SecretBox } from './secrets/secret-box.ts'
 import { serveMetrics } from './metrics/bank-metrics.ts'
+import type { ReadinessCheck } from './metrics/readiness.ts'
 import { serveConsole } from './console/console-server.ts'
 import { natsConnectOptions, natsServerList } from './nats/nats-connect.ts'
 import { wrapEndpoint } from './transport/nats/endpoint.ts'
@@ -112,7 +113,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
   const { micro, endpoints } = endpointService(options, { database, nc, services, identity })
   micro.start()
   await nc.flush()
-  const servers = await serveHttp(config, services, nc, log)
+  const servers = await serveHttp(config, { services, nc, db: database.db }, log)
   services.jobRunner.start()
   logStarted(options, { storage: database.storage, endpoints, now: clock.now() })
   const stop = stopOnce(async () => {
@@ -288,10 +289,13 @@ function endpointService(options: BankOptions, { database, nc, services, identit
  * The instance's HTTP servers, each when its port is set: Prometheus metrics, and the
  * operators' console (a client of the ops. subjects on this instance's NATS connection).
  */
-async function serveHttp(config: Config, services: Services, nc: NatsConnection, log: Logger) {
+async function serveHttp(config: Config, parts: { services: Services; nc: NatsConnection
+    db: Kysely<Database> }, log: Logger) {
   const { metrics, console: web } = config
+  const { services, nc } = parts
   const metricsServer = metrics
-    ? await serveMetrics(services.metrics, metrics.host, metrics.port, log)
+    ? await serveMetrics(services.metrics, metrics.host, metrics.port, log,
+      { readiness: readinessChecks(parts) })
     : undefined
   const consoleServer = web ? await serveConsole({ ...web, connection: nc, log }) : undefined
   return {
@@ -299,6 +303,24 @@ async function serveHttp(config: Config, services: Services, nc: NatsConnection,
     consolePort: consoleServer?.port,
     closeConsole: async () => consoleServer?.close(),
     closeMetrics: async () => metricsServer?.close(),
+  }
+}
+
+/** What `/readyz` asks (metrics/readiness.ts): a query, a NATS ping, the job runner's polling. */
+function readinessChecks({ services, nc, db }: { services: Services; nc: NatsConnection
+    db: Kysely<Database> }): Record<string, ReadinessCheck> {
+  return {
+    database: async () => {
+      await sql`select 1`.execute(db)
+    },
+    nats: async () => {
+      if (nc.isClosed()) throw new Error('the connection is closed')
+      await nc.rtt()
+    },
+    job_runner: async () => {
+      const problem = services.jobRunner.readiness()
+      if (problem) throw new Error(problem)
+    },
   }
 }
 

@@ -166,6 +166,9 @@ export interface EventDispatch {
 /** Keys this instance planned lately, so a tick does not insert the same cycle again and again. */
 const planned_keys_max = 64
 
+/** The least time without a tick that makes a runner not ready (readiness()). */
+const job_runner_stall_ms_min = 60_000
+
 export class JobRunner {
   readonly owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   private readonly kinds = new Map<string, JobKind>()
@@ -189,6 +192,8 @@ export class JobRunner {
   /** A slot freed while `filling` was claiming: claim again when it ends. */
   private refill = false
   private stopped = true
+  /** When a tick last began or ended (process time), for readiness(). */
+  private lastBeat = 0
   private events: EventDispatch | undefined
   private refreshClock: (() => Promise<void>) | undefined
   /**
@@ -423,7 +428,19 @@ export class JobRunner {
 
   start(): void {
     this.stopped = false
+    this.lastBeat = Date.now()
     this.schedule(0)
+  }
+
+  /**
+   * Why this runner cannot take work now (`/readyz`), or undefined when it polls: stopped, or no
+   * tick begun or ended for ten poll intervals (a minute at least).
+   */
+  readiness(now = Date.now()): string | undefined {
+    if (this.stopped) return 'stopped'
+    const since = now - this.lastBeat
+    const stalled = Math.max(this.options.poll_ms * 10, job_runner_stall_ms_min)
+    return since > stalled ? `no poll for ${Math.round(since / 1000)} s` : undefined
   }
 
   async stop(): Promise<void> {
@@ -464,6 +481,15 @@ export class JobRunner {
   }
 
   private async tick(): Promise<void> {
+    this.lastBeat = Date.now()
+    try {
+      await this.tickOnce()
+    } finally {
+      this.lastBeat = Date.now()
+    }
+  }
+
+  private async tickOnce(): Promise<void> {
     if (this.refreshClock) {
       await this.refreshClock().catch((error: unknown) => this.log.warn({ err: error },
         'clock: refresh failed; next tick tries again'))

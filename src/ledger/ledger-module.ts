@@ -9,6 +9,7 @@ import { ledgerMigrations } from './ledger-migrations.ts'
 import { partnerDebtMigration } from './partner-debt-migration.ts'
 import { ledgerCheckpointMigration } from './ledger-checkpoint-migration.ts'
 import { legalHoldsMigration } from './legal-holds.ts'
+import { verifyResultMigration } from './verify-result.ts'
 import { batch_attempts_max, known_accounts_default } from './ledger-limits.ts'
 
 /** What the module builds: its members of the bank's Services. */
@@ -46,6 +47,7 @@ export const ledgerModule: Module<LedgerServices, LedgerTables> = {
     '0012_partner_debts': partnerDebtMigration,
     '0031_ledger_checkpoints': ledgerCheckpointMigration,
     '0042_legal_holds': legalHoldsMigration,
+    '0044_ledger_verify_result': verifyResultMigration,
   },
   limits: { known_accounts: known_accounts_default, batch_attempts_max },
 }

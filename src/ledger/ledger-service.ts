@@ -10,6 +10,7 @@ import type { JournalKind } from './journal-kind.ts'
 import type { ComposedWriter } from './ledger-writer.ts'
 import { newRowId } from './row-id.ts'
 import { verifyLedger, type LedgerReport, type VerifyOptions } from './ledger-verification.ts'
+import { recordVerifyResult, type VerifyResult } from './verify-result.ts'
 
 export type { LedgerProblem, LedgerReport } from './ledger-verification.ts'
 
@@ -117,6 +118,11 @@ export class LedgerService {
    */
   verify(options: VerifyOptions = {}): Promise<LedgerReport> {
     return verifyLedger(this.db, options)
+  }
+
+  /** Records a verify's outcome (verify-result.ts), for the operators' metrics. */
+  recordVerify(result: VerifyResult): Promise<void> {
+    return recordVerifyResult(this.db, result)
   }
 }
 

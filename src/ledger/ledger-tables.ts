@@ -125,6 +125,17 @@ export interface LedgerAccountCheckpointsTable {
   verified_at: Timestamp
 }
 
+/**
+ * The outcome of the last `ledger verify`, clean or not (one row, id 1; verify-result.ts).
+ */
+export interface LedgerVerifyResultTable {
+  id: number
+  ok: boolean
+  incremental: boolean
+  problems: number
+  finished_at: Timestamp
+}
+
 export interface LedgerTables extends PartnerDebtTables, LegalHoldTables {
   accounts: AccountsTable
   transactions: TransactionsTable
@@ -132,6 +143,7 @@ export interface LedgerTables extends PartnerDebtTables, LegalHoldTables {
   transfer_keys: TransferKeysTable
   ledger_checkpoint: LedgerCheckpointTable
   ledger_account_checkpoints: LedgerAccountCheckpointsTable
+  ledger_verify_result: LedgerVerifyResultTable
 }
 
 /**

@@ -4,13 +4,17 @@ import type { Kysely } from 'kysely'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Database } from '../schema.ts'
 import type { Logger } from '../logger.ts'
+import { BusinessReader, businessGauges, emptied, type BusinessSource } from './business-gauges.ts'
+import { checkReadiness, readinessText, type ReadinessCheck } from './readiness.ts'
 
 // Prometheus metrics of one instance, with prom-client (the maintained Prometheus client
 // for Node), in a registry of the bank's own. Counted where it happens: requests (per
 // endpoint and reply code, with latency), ledger batches (size and commit time). Read from
 // the database when scraped, so every instance reports the same shared truth: job queue
-// depth and age by kind, webhook deliveries by state. Served as text on
-// BANK_METRICS_PORT (off by default) at /metrics.
+// depth and age by kind, webhook deliveries by state, and the business figures
+// (business-gauges.ts). A read that fails leaves its gauges out of that scrape, never fails
+// it. Served as text on BANK_METRICS_PORT (off by default) at /metrics, beside /healthz and
+// /readyz (readiness.ts).
 
 export class BankMetrics {
   readonly registry = new Registry()
@@ -21,6 +25,9 @@ export class BankMetrics {
   private readonly batchStarts: Counter<'start'>
   private readonly cardGroupStarts: Counter<'start'>
   private db: Kysely<Database> | undefined
+  private readonly business = new BusinessReader()
+  /** Told when a scrape's database read fails (the metrics server logs it). */
+  private readFailed: ((error: unknown) => void) | undefined
 
   private processMetrics = false
 
@@ -77,9 +84,10 @@ export class BankMetrics {
       labelNames: ['kind', 'state'],
       registers: [this.registry],
       async collect() {
-        this.reset()
-        for (const row of await metrics.jobCounts()) this.set({ kind: row.kind, state: row.state },
-          Number(row.n))
+        await metrics.tolerant(this, async () => {
+          for (const row of await metrics.jobCounts()) this.set({ kind: row.kind,
+            state: row.state }, Number(row.n))
+        })
       },
     })
     new Gauge({
@@ -88,9 +96,10 @@ export class BankMetrics {
       labelNames: ['kind'],
       registers: [this.registry],
       async collect() {
-        this.reset()
-        for (const row of await metrics.oldestDue()) this.set({ kind: row.kind },
-          Math.max(0, Number(row.age)))
+        await metrics.tolerant(this, async () => {
+          for (const row of await metrics.oldestDue()) this.set({ kind: row.kind },
+            Math.max(0, Number(row.age)))
+        })
       },
     })
     new Gauge({
@@ -99,12 +108,53 @@ export class BankMetrics {
       labelNames: ['state'],
       registers: [this.registry],
       async collect() {
-        this.reset()
-        for (const row of await metrics.deliveryCounts()) this.set({ state: row.state },
-          Number(row.n))
+        await metrics.tolerant(this, async () => {
+          for (const row of await metrics.deliveryCounts()) this.set({ state: row.state },
+            Number(row.n))
+        })
       },
     })
     this.railGauges()
+    businessGauges(this.registry, this.business)
+  }
+
+  /**
+   * Sets a database-read gauge by `read`, after emptying it. When the database does not
+   * answer the gauge stays empty (absent from the scrape) instead of failing the scrape.
+   */
+  async tolerant(gauge: Gauge<string>, read: () => Promise<void>): Promise<void> {
+    gauge.reset()
+    try {
+      await read()
+    } catch (error) {
+      emptied(gauge)
+      this.readFailed?.(error)
+    }
+  }
+
+  /**
+   * `bank_ready{check}`: each readiness check (readiness.ts) run when scraped, 1 when it
+   * passes, so that Prometheus sees what `/readyz` says. Once, when served.
+   */
+  readinessGauge(checks: Readonly<Record<string, ReadinessCheck>>): void {
+    if (this.registry.getSingleMetric('bank_ready')) return
+    new Gauge({
+      name: 'bank_ready',
+      help: 'Whether each readiness check of this instance passes (1) or not (0), as /readyz.',
+      labelNames: ['check'],
+      registers: [this.registry],
+      async collect() {
+        this.reset()
+        const readiness = await checkReadiness(checks)
+        for (const [check, outcome] of Object.entries(readiness.checks)) this.set({ check },
+          outcome === 'ok' ? 1 : 0)
+      },
+    })
+  }
+
+  /** The business figures (business-gauges.ts), read by the summary module. */
+  readBusinessFrom(source: BusinessSource): void {
+    this.business.readFrom(source)
   }
 
   /** The ISO 20022 rail's figures, read from its tables when scraped. */
@@ -116,9 +166,10 @@ export class BankMetrics {
       labelNames: ['direction', 'kind'],
       registers: [this.registry],
       async collect() {
-        this.reset()
-        for (const row of await metrics.railMessages()) this.set({ direction: row.direction,
-          kind: row.kind }, Number(row.n))
+        await metrics.tolerant(this, async () => {
+          for (const row of await metrics.railMessages()) this.set({ direction: row.direction,
+            kind: row.kind }, Number(row.n))
+        })
       },
     })
     new Gauge({
@@ -126,7 +177,7 @@ export class BankMetrics {
       help: 'Inbound files the bank refused whole (see rail_refusals for the reasons).',
       registers: [this.registry],
       async collect() {
-        this.set(await metrics.railRefusals())
+        await metrics.tolerant(this, async () => this.set(await metrics.railRefusals()))
       },
     })
     new Gauge({
@@ -136,10 +187,11 @@ export class BankMetrics {
       labelNames: ['measure'],
       registers: [this.registry],
       async collect() {
-        this.reset()
-        const { n, oldest } = await metrics.unanswered()
-        this.set({ measure: 'count' }, n)
-        this.set({ measure: 'oldest_age_seconds' }, oldest)
+        await metrics.tolerant(this, async () => {
+          const { n, oldest } = await metrics.unanswered()
+          this.set({ measure: 'count' }, n)
+          this.set({ measure: 'oldest_age_seconds' }, oldest)
+        })
       },
     })
   }
@@ -178,6 +230,13 @@ export class BankMetrics {
     if (this.processMetrics) return
     this.processMetrics = true
     collectDefaultMetrics({ register: this.registry, prefix: 'bank_' })
+  }
+
+  /** Where a failed read of a scrape is logged (once a read, as a warning). */
+  logTo(log: Logger): void {
+    this.readFailed = (error) => log.warn({ err: error },
+      'metrics: a database read failed; its gauges are left out of this scrape')
+    this.business.onError = this.readFailed
   }
 
   /** The database the scrape-time gauges read. */
@@ -234,32 +293,43 @@ export class BankMetrics {
   }
 }
 
-/** Serves `/metrics` (Prometheus text format) on `host:port`; resolves once listening. */
+/** What the metrics server answers besides /metrics: readiness, when the bank gives its checks. */
+export interface MetricsServerOptions {
+  /** The readiness checks `/readyz` runs (readiness.ts); without them it answers ready. */
+  readiness?: Readonly<Record<string, ReadinessCheck>> | undefined
+}
+
+/**
+ * Serves `/metrics` (Prometheus text format), `/healthz` (alive: always 200) and `/readyz`
+ * (200 when every readiness check passes, else 503 naming those that do not) on
+ * `host:port`; resolves once listening.
+ */
 export async function serveMetrics(metrics: BankMetrics, host: string, port: number,
-    log: Logger): Promise<{ port: number; close(): Promise<void> }> {
+    log: Logger, options: MetricsServerOptions = {}): Promise<{ port: number;
+      close(): Promise<void> }> {
   metrics.includeProcessMetrics()
+  metrics.logTo(log)
+  if (options.readiness) metrics.readinessGauge(options.readiness)
   const server = http.createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+    const route = req.method === 'GET' ? routes[(req.url ?? '').split('?')[0]!] : undefined
+    if (!route) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(
-        'not found; metrics are at /metrics\n')
+        'not found; metrics are at /metrics, liveness at /healthz, readiness at /readyz\n')
       return
     }
-    metrics.registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-      (error: unknown) => {
-        // The database may be away: say so rather than serve half the figures.
-        log.warn({ err: error }, 'metrics scrape failed')
-        res.writeHead(503, { 'content-type': 'text/plain' }).end(
-          'metrics unavailable: the bank cannot read its database\n')
-      },
-    )
+    route(res)
   })
+  const routes: Record<string, (res: http.ServerResponse) => void> = {
+    '/metrics': (res) => void scrape(metrics, res, log),
+    '/healthz': (res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('alive\n'),
+    '/readyz': (res) => void ready(options.readiness ?? {}, res),
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => resolve())
   })
   const bound = (server.address() as AddressInfo).port
-  log.info({ host, port: bound }, 'metrics served at /metrics')
+  log.info({ host, port: bound }, 'metrics served at /metrics, /healthz and /readyz')
   return {
     port: bound,
     close: () =>
@@ -268,4 +338,21 @@ export async function serveMetrics(metrics: BankMetrics, host: string, port: num
         server.close(() => resolve())
       }),
   }
+}
+
+async function scrape(metrics: BankMetrics, res: http.ServerResponse, log: Logger) {
+  try {
+    const text = await metrics.registry.metrics()
+    res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text)
+  } catch (error) {
+    // The database reads leave their gauges out rather than fail; this is anything else.
+    log.error({ err: error }, 'metrics scrape failed')
+    res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics scrape failed\n')
+  }
+}
+
+async function ready(checks: Readonly<Record<string, ReadinessCheck>>, res: http.ServerResponse) {
+  const readiness = await checkReadiness(checks)
+  res.writeHead(readiness.ready ? 200 : 503, { 'content-type': 'text/plain' })
+    .end(readinessText(readiness))
 }

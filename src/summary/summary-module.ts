@@ -18,9 +18,14 @@ export const summaryModule: Module<SummaryServices, object> = {
     postings: 'a read model: the operators\' summary counts them by their own indexes',
     transactions: 'a read model: the operators\' summary counts them by their own indexes',
     accounts: 'a read model: the operators\' summary counts them by their own indexes',
+    kyc_submissions: 'a read model: the review queues\' lengths and oldest, by their state index',
+    approvals: 'a read model: the dual-control queue\'s length and oldest, by its state index',
   },
-  services: (s, { db, clock, config }) => ({
-    summary: new SummaryService(db, clock, s.calendar, { cyclesSast: config.eftCyclesSast }),
-  }),
+  services: (s, { db, clock, config }) => {
+    const summary = new SummaryService(db, clock, s.calendar, { cyclesSast: config.eftCyclesSast })
+    // The business gauges of /metrics are the summary's figures, read when scraped.
+    s.metrics.readBusinessFrom(() => summary.figures())
+    return { summary }
+  },
   endpoints: (s) => [endpoint(contract.summary.summary, () => s.summary.summary())],
 }

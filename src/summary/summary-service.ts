@@ -3,6 +3,8 @@ import type { Clock } from '../clock.ts'
 import { addDays, fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../schema.ts'
+import type { BusinessFigures } from '../metrics/business-gauges.ts'
+import { businessFigures } from './summary-figures.ts'
 import { recentDeliveryStates } from '../webhooks/webhook-store.ts'
 import {
   summary_cycles_shown,
@@ -86,6 +88,11 @@ export class SummaryService {
           : null,
       },
     }
+  }
+
+  /** The figures of the business gauges (summary-figures.ts; metrics/business-gauges.ts). */
+  figures(): Promise<BusinessFigures> {
+    return businessFigures(this.db, this.clock, (this.options.wallClock ?? Date.now)())
   }
 
   /** The next scheduled cycles after `now`, on business days. */

@@ -34,13 +34,15 @@ export async function moneyTotals(db: Kysely<Database>) {
   }
 }
 
-/** Pending EFTs, through the partial index of pending transactions. */
+/** Pending EFTs and when the oldest was made, through the partial index of pending transactions. */
 export async function pendingEfts(db: Kysely<Database>) {
-  const row = await sql<{ n: string; amount: string | null }>`
-    select count(*) as n, sum(amount) as amount from transactions
+  const row = await sql<{ n: string; amount: string | null; oldest: Date | string | null }>`
+    select count(*) as n, sum(amount) as amount, min(created_at) as oldest from transactions
     where status = 'Pending' and tx_payment_type = 'EFT'
   `.execute(db)
-  return { count: Number(row.rows[0]!.n), amount: BigInt(row.rows[0]!.amount ?? 0) }
+  const r = row.rows[0]!
+  return { count: Number(r.n), amount: BigInt(r.amount ?? 0),
+    oldest: r.oldest === null ? undefined : new Date(r.oldest) }
 }
 
 /** The fee income posted since `since` (bank time), through the journal index. */
@@ -107,4 +109,42 @@ export async function lastClearingRun(db: Kysely<Database>) {
     order by updated_at desc limit 1
   `.execute(db)
   return row.rows[0]
+}
+
+/** The newest clearing cycle that ended (done or dead), with its report (`result`) when done. */
+export async function lastEndedClearingRun(db: Kysely<Database>) {
+  const row = await sql<{ state: string; ended_at: Date | string;
+      result: Record<string, unknown> | string | null }>`
+    select state, coalesce(finished_at, updated_at) as ended_at, result from jobs
+    where kind = 'clearing.cycle' and state in ('done', 'dead')
+    order by updated_at desc limit 1
+  `.execute(db)
+  const r = row.rows[0]
+  if (!r) return undefined
+  const result = typeof r.result === 'string' ? JSON.parse(r.result) as Record<string, unknown>
+    : r.result
+  return { state: r.state, ended_at: new Date(r.ended_at), result }
+}
+
+/** Review queues: their lengths and oldest items, through their state indexes. */
+export async function reviewQueues(db: Kysely<Database>) {
+  const row = await sql<Record<'kyc' | 'kyb' | 'approvals', string> &
+      Record<'kyc_oldest' | 'kyb_oldest' | 'approvals_oldest', Date | string | null>>`
+    select
+      (select count(*) from kyc_submissions
+        where owner_kind = 'user' and state = 'pending') as kyc,
+      (select min(submitted_at) from kyc_submissions
+        where owner_kind = 'user' and state = 'pending') as kyc_oldest,
+      (select count(*) from kyc_submissions
+        where owner_kind = 'entity' and state = 'pending') as kyb,
+      (select min(submitted_at) from kyc_submissions
+        where owner_kind = 'entity' and state = 'pending') as kyb_oldest,
+      (select count(*) from approvals where state = 'pending_approval') as approvals,
+      (select min(requested_at) from approvals where state = 'pending_approval') as approvals_oldest
+  `.execute(db)
+  const r = row.rows[0]!
+  const queue = (n: string, oldest: Date | string | null) => ({ count: Number(n),
+    oldest: oldest === null ? undefined : new Date(oldest) })
+  return { kyc: queue(r.kyc, r.kyc_oldest), kyb: queue(r.kyb, r.kyb_oldest),
+    approvals: queue(r.approvals, r.approvals_oldest) }
 }

@@ -239,6 +239,28 @@ export async function pageAllDeliveries(
   return rows.rows
 }
 
+/**
+ * Each partner's delivered and failed counts among its newest `window` deliveries (the failure
+ * rate by partner): partners with none that ended are left out.
+ */
+export async function recentEndedByPartner(
+  db: Kysely<Database>,
+  window: number,
+): Promise<Array<{ partner_id: string; delivered: number; failed: number }>> {
+  const rows = await sql<{ partner_id: string; delivered: string; failed: string }>`
+    select p.id as partner_id,
+      count(*) filter (where d.state = 'delivered') as delivered,
+      count(*) filter (where d.state = 'failed') as failed
+    from partners p
+    cross join lateral (
+      select state from webhook_deliveries d where d.partner_id = p.id order by d.seq desc limit ${window}
+    ) as d
+    where d.state in ('delivered', 'failed')
+    group by p.id`.execute(db)
+  return rows.rows.map((r) => ({ partner_id: r.partner_id, delivered: Number(r.delivered),
+    failed: Number(r.failed) }))
+}
+
 /** Each state's count among the newest `window` deliveries of each partner (the failure rate). */
 export async function recentDeliveryStates(
   db: Kysely<Database>,

@@ -148,6 +148,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
     let reply: Reply
     try {
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
+      context.caller = caller
       if (limiter) {
         const waiting = limiter.take(caller)
         if (waiting) await waiting
@@ -163,7 +164,6 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
       if (sandboxOnly) throw new Forbidden(
         'ops.sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
       const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
-      context.caller = caller
       context.subjectId = subjectId
       const result = audited
         ? await audited.run(caller, request, subjectId, () => target.handler(request, context))
@@ -174,11 +174,30 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
     }
     const ms = performance.now() - started
     const code = reply.error?.code ?? 200
-    if (deps.log.isLevelEnabled('info')) context.log.info({ code, ms: Math.round(ms * 10) / 10 },
-      'request')
+    if (deps.log.isLevelEnabled('info')) logRequest(context, code, ms,
+      { scope, subject: msg.subject, tokenIndex })
     deps.metrics?.request(operation.name, code, ms / 1000)
     return reply
   }
+}
+
+/**
+ * The request's log line. A refusal's (4xx) and a failure's also name the error type and the
+ * partner: the caller's, or the one the subject names when no credential was accepted (null
+ * for an operator's or a card network's own subjects); an entity subject's also its entity.
+ */
+function logRequest(context: Context, code: number, ms: number,
+    { scope, subject, tokenIndex }: { scope: string; subject: string; tokenIndex: number }): void {
+  const rounded = Math.round(ms * 10) / 10
+  if (code < 400) {
+    context.log.info({ code, ms: rounded }, 'request')
+    return
+  }
+  const token = tokenIndex < 0 ? null : subjectToken(subject, tokenIndex)
+  const partnerId = (context.caller as Caller | undefined)?.partnerId
+    ?? (scope === 'partner' ? token : null)
+  context.log.info({ code, ms: rounded, error_type: context.errorType ?? null,
+    partner_id: partnerId, ...(scope === 'entity' ? { entity_id: token } : {}) }, 'request')
 }
 
 /**
@@ -190,6 +209,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
 class Context implements RequestContext {
   caller!: Caller
   subjectId: string | null = null
+  /** The refusal's or failure's error type, for the request's log line. */
+  errorType: string | undefined
   private requestLog: Logger | undefined
   private id: string | undefined
 
@@ -376,7 +397,8 @@ function valueAt(body: unknown, path: PropertyKey[]): unknown {
   return value
 }
 
-function errorReply(error: unknown, context: { requestId: string; log: Logger }): Reply {
+function errorReply(error: unknown, context: { requestId: string; log: Logger
+    errorType: string | undefined }): Reply {
   if (isDatabaseUnavailable(error)) {
     // An outage (away, stalled, out of disk or memory: db/errors.ts), not a mistake: the
     // caller may try again; the service recovers by itself. The log keeps the SQLSTATE.
@@ -384,6 +406,7 @@ function errorReply(error: unknown, context: { requestId: string; log: Logger })
     error = new Unavailable('the bank cannot use its database right now; try again shortly')
   }
   if (error instanceof BankError) {
+    context.errorType = error.type
     const reply: Reply = {
       body: encoder.encode(JSON.stringify(error.toBody())),
       error: { code: error.code, message: oneLine(error.message) },
@@ -394,6 +417,7 @@ function errorReply(error: unknown, context: { requestId: string; log: Logger })
   // A programmer's mistake or an outage: the caller gets a correlation id, never internals.
   context.log.error({ err: error }, 'request failed')
   const body = internalErrorBody(context.requestId)
+  context.errorType = body.error.type
   return { body: encoder.encode(JSON.stringify(body)),
     error: { code: 500, message: body.error.message } }
 }
