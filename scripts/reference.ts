@@ -417,7 +417,13 @@ export function renderSettings(): string {
 export function errorRows(): string[][] {
   return Object.entries(errorTypes)
     .sort(([a, x], [b, y]) => x.code - y.code || byText(a, b))
-    .map(([type, { code: status, description }]) => [code(type), String(status), description])
+    .map(([type, entry]) => {
+      const others: ReadonlyArray<{ code: number; description: string }> =
+        'other_codes' in entry ? entry.other_codes : []
+      const also = others.map((o) => ` ${o.code} for ${o.description}.`).join('')
+      return [code(type), [entry.code, ...others.map((o) => o.code)].join(', '),
+        `${entry.description}${also}`]
+    })
 }
 
 export function renderErrors(): string {
@@ -432,8 +438,10 @@ export function renderErrors(): string {
     '{"error": {"code": 404, "type": "not_found", "message": "…", "details": []}}',
     '```',
     '',
-    'Tell errors apart by `type`: two types may share a code. `message` is for people, not for',
-    'parsing; for a 400 `details` lists each failing field as `{"field", "message"}`. See',
+    'Tell errors apart by `type`: two types may share a code, and a type whose code the',
+    'interface fixes otherwise in one place lists that code after its own. A type never changes',
+    'its name. `message` is for people, not for parsing; for a 400 `details` lists each failing',
+    'field as `{"field", "message"}`. See',
     '[Wire conventions](../guides/wire-conventions.md) for the rules all subjects share.',
     '',
     ...table(['Type', 'Code', 'Meaning'], rows),

@@ -1,4 +1,11 @@
-import { errorTypes, type ErrorType, type FieldIssue } from './contract/error-types.ts'
+import {
+  codesOf,
+  errorTypes,
+  type DuplicateOf,
+  type ErrorDetail,
+  type ErrorType,
+  type FieldIssue,
+} from './contract/error-types.ts'
 
 // The error classes of the one closed table of error types (src/contract/error-types.ts,
 // which gives each type its code). Domain code throws these; the NATS transport maps them
@@ -6,7 +13,7 @@ import { errorTypes, type ErrorType, type FieldIssue } from './contract/error-ty
 // docs/guides/wire-conventions.md ("Errors"). Anything else that escapes a handler is a
 // programmer's mistake and becomes an opaque 500 with a correlation id.
 
-export { errorTypes, type ErrorType, type FieldIssue }
+export { errorTypes, type DuplicateOf, type ErrorDetail, type ErrorType, type FieldIssue }
 
 export interface ErrorBody {
   error: {
@@ -23,14 +30,21 @@ export class BankError extends Error {
   /** Reply headers that go with this error (e.g. `Retry-After-Ms` on a 429). */
   headers: Record<string, string> | undefined
 
+  /**
+   * `code` only where the table names another code for the type (`other_codes`): a refusal
+   * whose code the interface fixes otherwise.
+   */
   constructor(
     readonly type: ErrorType,
     message: string,
     readonly details: unknown[] = [],
+    code?: number,
   ) {
     super(message)
     this.name = new.target.name
-    this.code = errorTypes[type].code
+    assert(code === undefined || codesOf(type).includes(code),
+      `${type} is never answered with ${code}`)
+    this.code = code ?? errorTypes[type].code
   }
 
   toBody(): ErrorBody {
@@ -103,6 +117,65 @@ export class NotFound extends BankError {
 export class Conflict extends BankError {
   constructor(message: string, details: unknown[] = []) {
     super('conflict', message, details)
+  }
+}
+
+/**
+ * The paying account's available balance does not cover the payment (and its fee): 400 on
+ * `field`, or the 422 the table allows where that is the code (an operator's reversal).
+ */
+export class InsufficientFunds extends BankError {
+  constructor(field: string, message: string, code?: 422) {
+    super('insufficient_funds', `${field}: insufficient funds: ${message}`,
+      [{ field, message: `insufficient funds: ${message}` }], code)
+  }
+}
+
+/** An amount over a per-payment limit (400 on `field`). */
+export class LimitExceeded extends BankError {
+  constructor(message: string, details: FieldIssue[]) {
+    super('limit_exceeded', message, details)
+  }
+  static field(field: string, message: string): LimitExceeded {
+    return new LimitExceeded(`${field}: ${message}`, [{ field, message }])
+  }
+  /** Many payments over their limits (a bulk batch), listed as Invalid.listing lists. */
+  static listing(what: string, details: FieldIssue[]): LimitExceeded {
+    const listed = Invalid.listing(what, details)
+    return new LimitExceeded(listed.message, listed.details as FieldIssue[])
+  }
+}
+
+/** A repeat of a request already taken with the same key and fields: names the original. */
+export class Duplicate extends BankError {
+  constructor(message: string, original: DuplicateOf) {
+    super('duplicate', message, [original])
+  }
+}
+
+/**
+ * An idempotency key used before for a different request: one detail per field that differs,
+ * each with the original's id.
+ */
+export class IdempotencyKeyReused extends BankError {
+  constructor(key: string, differing: ErrorDetail[]) {
+    super('idempotency_key_reused', `${key} was used within its window for a different ` +
+      `request (differing: ${differing.map((d) => d.field).join(', ')}): a new request needs ` +
+      `a new ${key}`, differing)
+  }
+}
+
+/**
+ * Refused for the resource's state: 422, or the code the interface fixes for that refusal
+ * (the table's `other_codes`: 400 for a bulk batch, 409 where the bank said 409 before).
+ */
+export class InvalidState extends BankError {
+  constructor(message: string, details: FieldIssue[] = [], code?: 400 | 409) {
+    super('invalid_state', message, details, code)
+  }
+  /** A state refusal on one field of the request (`field: message`). */
+  static field(field: string, message: string, code?: 400 | 409): InvalidState {
+    return new InvalidState(`${field}: ${message}`, [{ field, message }], code)
   }
 }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
-import { Forbidden, NotFound, Unprocessable } from '../errors.ts'
+import { Forbidden, InvalidState, NotFound } from '../errors.ts'
 import { appendEvents } from '../events/event-outbox.ts'
 import { accountStatusChange } from '../ledger/account-status.ts'
 import type { AccountStatus } from '../ledger/journal.ts'
@@ -77,7 +77,7 @@ export class AccountStatusService {
         && last?.changed_by === 'partner'
       if (from === move.to && !takeOver) return this.viewIn(trx, accountId, from)
       if (!move.from.includes(from) && !takeOver) {
-        throw new Unprocessable(`the account is ${from}: it cannot be ${pastOf(action)}`)
+        throw new InvalidState(`the account is ${from}: it cannot be ${pastOf(action)}`)
       }
       if (action === 'unfreeze' && actor.kind === 'partner' && last?.changed_by === 'operator') {
         throw new Forbidden('the bank froze this account: only the bank can unfreeze it')

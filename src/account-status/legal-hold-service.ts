@@ -4,7 +4,7 @@ import type { DualControl } from '../audit/dual-control.ts'
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
-import { Invalid, NotFound, Unprocessable } from '../errors.ts'
+import { Invalid, InvalidState, NotFound } from '../errors.ts'
 import { appendEvents } from '../events/event-outbox.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import {
@@ -134,7 +134,7 @@ export class LegalHolds {
     const hold = await legalHoldRows.lock(trx, holdId)
     if (!hold) throw new NotFound('hold')
     if (hold.released_at !== null) {
-      throw new Unprocessable(`the hold was released already (${formatTimestamp(
+      throw new InvalidState(`the hold was released already (${formatTimestamp(
         new Date(hold.released_at))})`)
     }
     return hold

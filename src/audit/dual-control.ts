@@ -5,7 +5,7 @@ import type { Clock } from '../clock.ts'
 import { decodeSeqCursor, invalid_cursor_message, seqPage } from '../contract/cursor.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../schema.ts'
-import { Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
+import { Forbidden, Invalid, InvalidState, NotFound } from '../errors.ts'
 import { centsText } from '../ledger/cents.ts'
 import type { LedgerService, Moved } from '../ledger/ledger-service.ts'
 import type { MoneyMoved } from '../money/money-contract.ts'
@@ -203,8 +203,8 @@ export class DualControl {
       .forUpdate().executeTakeFirst()
     if (!row) throw new NotFound('approval')
     const state = this.stateOf(row)
-    if (state !== 'pending_approval') throw new Conflict(
-      `the request is ${state}; it cannot be ${decision}`)
+    if (state !== 'pending_approval') throw new InvalidState(
+      `the request is ${state}; it cannot be ${decision}`, [], 409)
     return row
   }
 

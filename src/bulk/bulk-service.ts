@@ -6,7 +6,7 @@ import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { Database } from '../schema.ts'
-import { assert, BankError, Conflict, Forbidden, Invalid, NotFound, TooManyAttempts, Unavailable, type FieldIssue } from '../errors.ts'
+import { assert, BankError, Forbidden, InsufficientFunds, Invalid, InvalidState, LimitExceeded, NotFound, TooManyAttempts, Unavailable, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { debitRefusal } from '../ledger/account-status.ts'
@@ -25,7 +25,6 @@ import { bulk_process_job_kind } from './bulk-processing.ts'
 import {
   batchesById,
   batchForUpdate,
-  batchIdTaken,
   batchOf,
   insertBatch,
   itemsOf,
@@ -34,6 +33,7 @@ import {
   type BatchRow,
 } from './bulk-store.ts'
 import { batchView } from './bulk-view.ts'
+import { duplicateOf, repeatOf } from './bulk-repeat.ts'
 import { bulk_otp_expiry_job_limits } from './bulk-limits.ts'
 
 // The four partner operations of bulk payments and the sandbox's OTP look-up
@@ -102,7 +102,9 @@ export class BulkService {
     const email = await this.directory.entityEmail(partnerId, entityId)
     const accountId = await this.payingAccount(entityId, request.account_id)
     // Refused early and without locks; the unique index decides between concurrent twins.
-    if (await batchIdTaken(this.db, partnerId, request.bulk_payment_id)) throw duplicate()
+    const repeat = { entityId, accountId }
+    const taken = await batchOf(this.db, partnerId, request.bulk_payment_id)
+    if (taken) throw repeatOf(request, repeat, taken, await itemsOf(this.db, taken.id))
     const otp = newOtp()
     const row = this.newBatchRow({ caller, entityId, accountId, request, plan, otp, now })
     const funding: FundingPlan = {
@@ -110,7 +112,7 @@ export class BulkService {
       bulk_payment_id: request.bulk_payment_id, description: request.description,
       payment_count: request.payment_count, added_by: caller.credentialId, ...plan,
     }
-    await this.recordBatch(row, request.payments, funding)
+    await this.recordBatch(row, request, funding, repeat)
     const expiresAt = row.otp_expires_at
     await this.sendOtp(row.id, email, { bulk_payment_id: request.bulk_payment_id,
       otp_reference: row.otp_reference, payment_count: request.payment_count,
@@ -156,8 +158,9 @@ export class BulkService {
    */
   private async recordBatch(
     row: ReturnType<BulkService['newBatchRow']>,
-    payments: BulkInitiateRequest['payments'],
+    request: BulkInitiateRequest,
     funding: FundingPlan,
+    repeat: { entityId: string; accountId: string },
   ): Promise<void> {
     try {
       await this.db.transaction().execute(async (trx) => {
@@ -166,14 +169,17 @@ export class BulkService {
         const crowded = await pendingBatchesRefusal(trx, row.entity_id, row.created_at, limits)
         if (crowded) throw crowded
         await this.ledger.write(trx, fundingHold, { partner_id: row.partner_id, plan: funding })
-        await insertBatch(trx, row, itemRows(row.id, payments, this.settings.fees))
+        await insertBatch(trx, row, itemRows(row.id, request.payments, this.settings.fees))
         // The hold is released when the PIN expires, whether or not anyone calls again.
         await this.jobs.enqueue(trx, { kind: bulk_otp_expiry_job_kind, key: row.id,
           due_at: row.otp_expires_at, payload: { batch_id: row.id } })
       })
     } catch (error) {
-      if (isUniqueViolation(error)) throw duplicate()
-      throw error
+      // A twin initiated at the same time won the unique index: compared with it once committed.
+      if (!isUniqueViolation(error)) throw error
+      const twin = await batchOf(this.db, row.partner_id, request.bulk_payment_id)
+      throw twin ? repeatOf(request, repeat, twin, await itemsOf(this.db, twin.id))
+        : duplicateOf(request.bulk_payment_id)
     }
   }
 
@@ -208,6 +214,7 @@ export class BulkService {
   private checkBatch(request: BulkInitiateRequest, now: Date): { total: bigint; fees: bigint;
       eft_total: bigint; rtc_total: bigint } {
     const issues: FieldIssue[] = []
+    const overLimit: FieldIssue[] = []
     const seen = new Map<string, number>()
     let sum = 0n
     let fees = 0n
@@ -227,8 +234,8 @@ export class BulkService {
       try {
         checkPaymentLimit(this.calendar, now, type, amount)
       } catch (error) {
-        if (!(error instanceof Invalid)) throw error
-        issues.push({ field: `payments[${i}].amount`,
+        if (!(error instanceof LimitExceeded)) throw error
+        overLimit.push({ field: `payments[${i}].amount`,
           message: (error.details[0] as FieldIssue).message })
       }
     })
@@ -238,7 +245,10 @@ export class BulkService {
     }
     if (BigInt(request.total_amount) !== sum) issues.push({ field: 'total_amount',
       message: `is ${request.total_amount} but the payments add up to ${sum}` })
-    if (issues.length > 0) throw Invalid.listing('invalid batch', issues)
+    // Payments over their limit alone are limit_exceeded; with any other issue, all are listed
+    // in one invalid_request (fix those first).
+    if (issues.length > 0) throw Invalid.listing('invalid batch', [...issues, ...overLimit])
+    if (overLimit.length > 0) throw LimitExceeded.listing('payments over their limit', overLimit)
     return { total: sum, fees, eft_total: eft, rtc_total: rtc }
   }
 
@@ -278,7 +288,7 @@ export class BulkService {
         if (left <= 0) await this.fail(trx, { ...batch, otp_attempts: attempts }, 'otp_locked')
         const message = left > 0 ? `wrong one-time PIN; ${left} attempt(s) left`
           : 'wrong one-time PIN; no attempts left: the batch has ended failed'
-        return { error: new BankError('invalid_otp', message,
+        return { error: new BankError('otp_invalid', message,
           [{ field: 'otp', message: 'is not the PIN sent for this batch', attempts_left: left }]) }
       }
       await this.fund(trx, batch, now)
@@ -303,7 +313,7 @@ export class BulkService {
   private verifyRefusal(batch: BatchRow): BankError | undefined {
     if (batch.otp_attempts >= bulk_limits.otp_attempts_max) return lockedOut()
     if (batch.status === 'failed' && batch.failure_reason === 'otp_expired') return otpExpired()
-    if (batch.status !== 'pending_otp') return Invalid.field('bulk_payment_id',
+    if (batch.status !== 'pending_otp') return batchState(
       `the batch is ${batch.status}; only a batch in pending_otp can be verified`)
     return undefined
   }
@@ -377,14 +387,14 @@ export class BulkService {
       const batch = await batchForUpdate(trx, partnerId, request.bulk_payment_id)
       if (!batch || batch.entity_id !== entityId) throw new NotFound('bulk payment')
       if (batch.status !== 'pending_otp') {
-        throw Invalid.field('bulk_payment_id', `the batch is ${batch.status}; only a batch ` +
+        throw batchState(`the batch is ${batch.status}; only a batch ` +
           `waiting for its one-time PIN (pending_otp) can be cancelled`)
       }
       const now = this.clock.now()
       if (now.getTime() >= batch.otp_expires_at.getTime()) {
         // Its PIN expired before the expiry job ran: it ends failed, as the job would end it.
         await this.fail(trx, batch, 'otp_expired')
-        return { error: Invalid.field('bulk_payment_id', 'the batch is failed (its one-time PIN ' +
+        return { error: batchState('the batch is failed (its one-time PIN ' +
           'expired); only a batch in pending_otp can be cancelled') }
       }
       const release = { funding: fundingOf(batch), reason: 'bulk payment cancelled' }
@@ -435,10 +445,8 @@ const fundingHold: JournalKind<{ partner_id: string; plan: FundingPlan }, void> 
     const notActive = debitRefusal(journal, accountId)
     if (notActive) throw notActive
     if (!holdFunding(journal, plan)) {
-      throw Invalid.field(
-        'total_amount',
-        'insufficient funds: the available balance does not cover the total plus fees',
-      )
+      throw new InsufficientFunds('total_amount',
+        'the available balance does not cover the total plus fees')
     }
   },
 }
@@ -455,10 +463,14 @@ function itemRows(batchId: string, payments: BulkInitiateRequest['payments'],
   }))
 }
 
-function duplicate(): Conflict {
-  return new Conflict('duplicate bulk_payment_id: this partner has used it before',
-    [{ field: 'bulk_payment_id', message: 'already used' }])
+/**
+ * A verify or cancel of a batch not in `pending_otp`: invalid_state, with the 400 the
+ * interface gives it, on `bulk_payment_id`.
+ */
+function batchState(message: string): InvalidState {
+  return InvalidState.field('bulk_payment_id', message, 400)
 }
+
 
 export function fundingOf(batch: BatchRow) {
   return { funding_tx_id: batch.funding_tx_id, account_id: batch.account_id,

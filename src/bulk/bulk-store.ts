@@ -18,18 +18,6 @@ export async function insertBatch(trx: Executor, batch: Insertable<BulkPaymentsT
   await trx.insertInto('bulk_payment_items').values(items).execute()
 }
 
-/** Whether the partner used this batch id before (any state: ids are never reused). */
-export async function batchIdTaken(db: Executor, partnerId: string,
-    bulkPaymentId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('bulk_payments')
-    .select('id')
-    .where('partner_id', '=', partnerId)
-    .where('bulk_payment_id', '=', bulkPaymentId)
-    .executeTakeFirst()
-  return row !== undefined
-}
-
 /** The partner's batch by its id, locked for the rest of the transaction. */
 export async function batchForUpdate(trx: Executor, partnerId: string,
     bulkPaymentId: string): Promise<BatchRow | undefined> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
-import { Conflict, Invalid, NotFound, Unprocessable } from '../errors.ts'
+import { InsufficientFunds, Invalid, InvalidState, NotFound } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import {
@@ -210,9 +210,8 @@ export class CardNetwork {
           cleared: amount,
         })
         if (!cleared) {
-          throw new Unprocessable(
-            `the account cannot cover the ${amount - held} cents above the hold`,
-          )
+          throw new InsufficientFunds('amount',
+            `the account cannot cover the ${amount - held} cents above the hold`, 422)
         }
         const view = await save(trx, { ...auth, held: 0n, cleared: amount, status: 'cleared' }, now)
         await announce(trx, 'card.transaction.cleared', card, view, cleared, now)
@@ -328,7 +327,7 @@ export class CardNetwork {
       if (auth.status === 'pending') return change(trx, card, auth, now)
       const again = settled(auth)
       if (again) return again
-      throw new Conflict(`the authorization is ${auth.status}, not pending`)
+      throw new InvalidState(`the authorization is ${auth.status}, not pending`, [], 409)
     })
   }
 

@@ -6,7 +6,7 @@ import { formatTimestamp } from '../contract/format.ts'
 import { accountOf } from '../accounts/account-store.ts'
 import { appendAudit } from '../audit/audit-chain.ts'
 import { entityOf } from '../entities/entity-store.ts'
-import { Conflict, Invalid, NotFound, Unprocessable } from '../errors.ts'
+import { Invalid, InvalidState, NotFound, Unprocessable } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { Database } from '../schema.ts'
 import { userOf } from '../users/user-store.ts'
@@ -265,7 +265,7 @@ export class CardService {
       const card = await cardOf(trx, partnerId, r.card_id, true)
       if (!card || card.entity_id !== r.entity_id) throw new NotFound('card')
       if (!live.has(effectiveStatus(card, this.clock.now())))
-        throw new Conflict(`the card is ${card.status}: it can no longer be changed`)
+        throw new InvalidState(`the card is ${card.status}: it can no longer be changed`, [], 409)
       const changes: Record<string, unknown> = { updated_at: this.clock.now() }
       changes['version'] = nextVersion
       if (r.name !== undefined) changes['name'] = r.name
@@ -334,7 +334,7 @@ export class CardService {
       if (!allowed) {
         if (r.status === 'inactive' || r.status === 'expired')
           throw Invalid.field('status', 'must be active, frozen, stopped or cancelled')
-        throw new Conflict(`a ${current} card cannot become ${r.status}`)
+        throw new InvalidState(`a ${current} card cannot become ${r.status}`, [], 409)
       }
       // Unfreezing clears a passed auto-lock time, or the card would freeze again at once.
       const autoLock =
@@ -351,10 +351,11 @@ export class CardService {
     await this.db.transaction().execute(async (trx) => {
       const card = await this.actionCard(trx, partnerId, r, true)
       if (card.type !== 1)
-        throw new Conflict(
-          'only a physical card is activated; a virtual card is active when issued',
+        throw new InvalidState(
+          'only a physical card is activated; a virtual card is active when issued', [], 409,
         )
-      if (card.status !== 'inactive') throw new Conflict(`the card is ${card.status}, not inactive`)
+      if (card.status !== 'inactive') throw new InvalidState(
+        `the card is ${card.status}, not inactive`, [], 409)
       if (card.last_4 !== r.last_4) throw Invalid.field('last_4', "is not the card's last 4 digits")
       await this.setStatus(trx, card, 'active', this.clock.now())
     })
@@ -365,7 +366,7 @@ export class CardService {
     await this.db.transaction().execute(async (trx) => {
       const card = await this.actionCard(trx, partnerId, r, true)
       if (!live.has(effectiveStatus(card, this.clock.now())))
-        throw new Conflict(`the card is ${card.status}: its PIN cannot be set`)
+        throw new InvalidState(`the card is ${card.status}: its PIN cannot be set`, [], 409)
       await trx
         .updateTable('cards')
         .set({
@@ -470,7 +471,7 @@ async function pendingRequest(
     .executeTakeFirst()
   if (!request) throw new NotFound('card request')
   if (request.status !== 'pending')
-    throw new Conflict(`the card request is already ${request.status}`)
+    throw new InvalidState(`the card request is already ${request.status}`, [], 409)
   return request
 }
 

@@ -26,14 +26,14 @@ export function flagOf(spec: CommandSpec, path: string): string | undefined {
 export function withFlagNames(error: BankApiError, spec: CommandSpec): BankApiError {
   let message = error.message
   const details = error.details.map((detail) => {
-    const field = (detail as { field?: unknown } | null)?.field
+    const field: unknown = detail?.field
     if (typeof field !== 'string') return detail
     const flag = flagOf(spec, field)
     if (flag === undefined) return detail
     // The field as the message names it: after `invalid request: `, `; `, or at the start.
     const named = new RegExp(`(^|: |; )${field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=[ :])`, 'g')
     message = message.replace(named, (_, before: string) => `${before}${flag}`)
-    return { ...(detail as object), flag }
+    return { ...detail, flag }
   })
   return new BankApiError(error.code, error.type, message, details)
 }

@@ -1,5 +1,5 @@
 import { connect, errors, type ConnectionOptions as NatsConnectOptions, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node'
-import { errorTypes } from '../contract/error-types.ts'
+import { errorTypes, type ErrorDetail, type ErrorType } from '../contract/error-types.ts'
 import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
 import { blameSetting, default_nats_url, origin, type SettingSources } from './locate.ts'
 import { ReplyMux } from './reply-mux.ts'
@@ -14,16 +14,37 @@ import { natsServerList } from '../nats/nats-connect.ts'
  */
 export const default_timeout_ms = 15_000
 
+/**
+ * What `BankApiError.type` may be: a type of the bank's table (`errorTypes`), or one of the
+ * SDK's own: `timeout` (504, no answer in time) and `error` (a reply with no error body).
+ * A closed union, so `err.type === 'insufficient_funds'` narrows and a misspelt type does not
+ * compile. A bank newer than this SDK may answer with a type this union does not know yet.
+ */
+export type BankApiErrorType = ErrorType | 'timeout' | 'error'
+
 /** An error reply from the bank: its code, type, message and per-field details. */
 export class BankApiError extends Error {
   constructor(
     readonly code: number,
-    readonly type: string,
+    readonly type: BankApiErrorType,
     message: string,
-    readonly details: unknown[] = [],
+    /**
+     * Each detail names a field and says what is wrong with it (FieldIssue); a `duplicate`'s
+     * first carries the original's id (`tx_id`, `debit_order_id`, `bulk_payment_id`), an
+     * `idempotency_key_reused` names each differing field with it.
+     */
+    readonly details: ErrorDetail[] = [],
   ) {
     super(message)
     this.name = 'BankApiError'
+  }
+
+  /**
+   * The original transaction's id when this is a `duplicate` of a transfer (a retry of one
+   * the bank took): the answer to the retry. Undefined otherwise.
+   */
+  get originalTxId(): string | undefined {
+    return this.type === 'duplicate' ? this.details[0]?.tx_id : undefined
   }
 }
 
@@ -168,8 +189,8 @@ export class NatsApi {
 
   /** The bank's error reply as a BankApiError. */
   private bankError(code: number, headers: MsgHdrs | undefined, text: string): BankApiError {
-    const parsed = safeJson(text) as {
-      error?: { code?: number; type?: string; message?: string; details?: unknown[] } }
+    const parsed = safeJson(text) as { error?: { code?: number; type?: BankApiErrorType;
+      message?: string; details?: ErrorDetail[] } }
     const e = parsed?.error
     const message = e?.message ?? headers?.get('Nats-Service-Error') ?? ''
     // A refused credential or partner id: say which setting to fix, not only what failed.

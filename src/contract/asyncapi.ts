@@ -263,7 +263,12 @@ function errorHeaders(): Json {
 const errorTypeNames = Object.keys(errorTypes) as [ErrorType, ...ErrorType[]]
 
 const errorTypeList = Object.entries(errorTypes)
-  .map(([type, { code, description }]) => `\`${type}\` (${code}): ${description}`)
+  .map(([type, entry]) => {
+    const others: ReadonlyArray<{ code: number; description: string }> =
+      'other_codes' in entry ? entry.other_codes : []
+    const also = others.map((o) => ` ${o.code} for ${o.description}.`).join('')
+    return `\`${type}\` (${entry.code}): ${entry.description}${also}`
+  })
   .join('\n- ')
 
 const errorBodySchema = z.object({
@@ -276,7 +281,9 @@ const errorBodySchema = z.object({
     details: z
       .array(z.unknown())
       .describe('For a 400, one `{ "field", "message" }` per failing field (`(body)` for the ' +
-        'body itself); otherwise usually empty.'),
+        'body itself); for a `duplicate`, the key\'s field with the original\'s id (`tx_id`, ' +
+        '`debit_order_id` or `bulk_payment_id`); for an `idempotency_key_reused`, each ' +
+        'differing field with the original\'s id; otherwise usually empty.'),
   }),
 })
 

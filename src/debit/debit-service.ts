@@ -5,10 +5,11 @@ import { addDays, toSast, type SouthAfricanCalendar } from '../calendar/sa-calen
 import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../schema.ts'
-import { Conflict, Invalid, NotFound, Unprocessable, type FieldIssue } from '../errors.ts'
+import { Invalid, InvalidState, NotFound, Unprocessable, type FieldIssue } from '../errors.ts'
 import { cents } from '../ledger/cents.ts'
 import { debit_limits, type DebitCreateRequest } from './debit-contract.ts'
 import { cancelScheduledOrder } from './debit-order-events.ts'
+import { repeatOfOrder } from './debit-repeat.ts'
 import { cancelDeadline, canCancelAt, earliestCollectionDate, toCollectionDay } from './debit-schedule.ts'
 import {
   appendHistory,
@@ -62,7 +63,7 @@ export class DebitService {
     const cutoff = new Date(now.getTime() - debit_limits.client_tx_id_window_ms)
     // A repeat of a request that was taken is a 409 before anything else is judged again.
     const original = await liveKeyOf(this.db, partnerId, request.clientTxId, cutoff)
-    if (original) throw duplicateOrder(original)
+    if (original) throw await this.repeat(request, entityId, original)
     const plan = this.checkDates(request, now)
     this.checkMandate(request, plan, await mandateOf(this.db, entityId, request.mandate_reference))
     const accountId = (await this.directory.accountIdsOf(entityId))[0]
@@ -75,8 +76,8 @@ export class DebitService {
       this.checkMandate(request, plan, mandate)
       if (!(await claimKey(trx, { partner_id: partnerId, client_tx_id: request.clientTxId,
           debit_order_id: orderId }, now, cutoff))) {
-        throw duplicateOrder((await liveKeyOf(trx, partnerId, request.clientTxId, cutoff))
-          ?? orderId)
+        const taken = await liveKeyOf(trx, partnerId, request.clientTxId, cutoff)
+        throw await this.repeat(request, entityId, taken ?? orderId, trx)
       }
       await insertOrder(trx, orderRow(orderId, caller, entityId, accountId, mandate, request, plan,
         now))
@@ -95,6 +96,12 @@ export class DebitService {
       amount: BigInt(request.amount).toString(),
       reference: request.reference,
     }
+  }
+
+  /** A repeat of a live clientTxId: duplicate or idempotency_key_reused (debit-repeat.ts). */
+  private async repeat(request: DebitCreateRequest, entityId: string, originalId: string,
+      db: Kysely<Database> = this.db) {
+    return repeatOfOrder(request, entityId, originalId, await orderOf(db, originalId))
   }
 
   /** Lead time, the move to a business day, end_date and tracking_days (400s). */
@@ -169,15 +176,15 @@ export class DebitService {
       if (!order || order.partner_id !== partnerId
         || order.entity_id !== entityId) throw new NotFound('debit order')
       if (order.status !== 'scheduled') {
-        throw Invalid.field('debit_order_id',
-          `the debit order is ${order.status}; only a scheduled debit order can be cancelled`)
+        throw InvalidState.field('debit_order_id',
+          `the debit order is ${order.status}; only a scheduled debit order can be cancelled`, 400)
       }
       const now = this.clock.now()
       const date = order.next_collection_date ?? order.collection_date
       if (!canCancelAt(now, date)) {
-        throw Invalid.field('debit_order_id', `too late to cancel: the collection on ${date} ` +
-          `could be cancelled until 24 hours before 00:00 SAST that day ` +
-          `(${formatTimestamp(cancelDeadline(date))})`)
+        throw InvalidState.field('debit_order_id', `too late to cancel: the collection on ` +
+          `${date} could be cancelled until 24 hours before 00:00 SAST that day ` +
+          `(${formatTimestamp(cancelDeadline(date))})`, 400)
       }
       const reason = request.reason ?? null
       await cancelScheduledOrder(trx, order, now, reason ? `cancelled by the partner: ${reason}`
@@ -278,10 +285,4 @@ function orderRow(
     disputed_at: null, reversal_tx_id: null, cancelled_at: null, cancel_reason: null,
     added_by: caller.credentialId, created_at: now, updated_at: now,
   }
-}
-
-function duplicateOrder(originalId: string): Conflict {
-  return new Conflict('duplicate transaction: this clientTxId was used within the last 30 days', [
-    { field: 'clientTxId', message: 'already used', debit_order_id: originalId },
-  ])
 }

@@ -4,7 +4,7 @@ import type { Caller } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
 import { isUniqueViolation } from '../db/errors.ts'
 import type { Database } from '../schema.ts'
-import { assert, Conflict, Invalid, NotFound } from '../errors.ts'
+import { assert, Conflict, InvalidState, NotFound } from '../errors.ts'
 import { appendEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import { cents } from '../ledger/cents.ts'
@@ -101,8 +101,8 @@ export class MandateService {
       const mandate = await mandateForUpdate(trx, entityId, request.mandate_reference)
       if (!mandate) throw new NotFound('mandate')
       if (mandate.status !== 'pending_authentication' && mandate.status !== 'active') {
-        throw Invalid.field('mandate_reference', `the mandate is ${mandate.status}; only a ` +
-          `pending_authentication or active mandate can be cancelled`)
+        throw InvalidState.field('mandate_reference', `the mandate is ${mandate.status}; ` +
+          `only a pending_authentication or active mandate can be cancelled`, 400)
       }
       return mandateView(await this.cancelLocked(trx, mandate, request.reason))
     })

@@ -7,7 +7,7 @@ import type { RequestOf } from '../contract/operation.ts'
 import type { Database } from '../schema.ts'
 import type { EntitiesTable } from '../entities/entity-tables.ts'
 import type { EntityService } from '../entities/entity-service.ts'
-import { Conflict, Invalid, NotFound, type FieldIssue } from '../errors.ts'
+import { Invalid, InvalidState, NotFound, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { Notifier } from '../notify/notifier.ts'
 import type { PartnerService } from '../partners/partner-service.ts'
@@ -70,8 +70,8 @@ export class KybService {
   async submit(caller: Caller, request: RequestOf<typeof kybOperations.submit>) {
     const partnerId = caller.partnerId as string
     const entity = await this.business(partnerId, request.entity_id)
-    if (entity.review_status === 'approved') throw new Conflict(
-      "this entity's KYB is already approved; nothing to submit")
+    if (entity.review_status === 'approved') throw new InvalidState(
+      "this entity's KYB is already approved; nothing to submit", [], 409)
     const directors = await this.directors(entity)
     const known = new Set(directors.map((d) => d.director_id))
     const named: NamedDocument[] =
@@ -91,8 +91,8 @@ export class KybService {
     const now = this.clock.now()
     await this.db.transaction().execute(async (trx) => {
       const locked = await this.entities.getAny(entity.id, trx, true)
-      if (locked.review_status === 'approved') throw new Conflict(
-        "this entity's KYB is already approved; nothing to submit")
+      if (locked.review_status === 'approved') throw new InvalidState(
+        "this entity's KYB is already approved; nothing to submit", [], 409)
       const { submissionId, documentIds } = await insertSubmission(
         trx,
         { partnerId, ownerKind: 'entity', ownerId: entity.id, submittedBy: caller.credentialId,

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { RequestOf } from '../contract/operation.ts'
 import type { Database } from '../schema.ts'
-import { Conflict, Invalid, NotFound, type FieldIssue } from '../errors.ts'
+import { Conflict, Invalid, InvalidState, NotFound, type FieldIssue } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { PartnerService } from '../partners/partner-service.ts'
 import type { UserService } from '../users/user-service.ts'
@@ -51,8 +51,8 @@ export class KycService {
       request: { user_id: string; id_document: string; proof_of_residence: string }) {
     const partnerId = caller.partnerId as string
     const user = await this.users.get(partnerId, request.user_id)
-    if (user.kyc_status === 'approved') throw new Conflict(
-      "this user's KYC is already approved; nothing to submit")
+    if (user.kyc_status === 'approved') throw new InvalidState(
+      "this user's KYC is already approved; nothing to submit", [], 409)
     const bucket = kycBucket(request.user_id)
     const named: NamedDocument[] = [
       { field: 'id_document', name: request.id_document, directorId: null },
@@ -224,8 +224,8 @@ export async function pendingSubmission(trx: Kysely<Database>, ownerId: string,
     what: 'KYC' | 'KYB'): Promise<SubmissionRow> {
   const submission = await latestSubmission(trx, ownerId, true)
   if (!submission || submission.state !== 'pending') {
-    throw new Conflict(`no ${what} submission waits for ` +
-      `review${submission ? ` (the latest is ${submission.state})` : ''}`)
+    throw new InvalidState(`no ${what} submission waits for ` +
+      `review${submission ? ` (the latest is ${submission.state})` : ''}`, [], 409)
   }
   return submission
 }

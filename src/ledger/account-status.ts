@@ -1,4 +1,4 @@
-import { AccountNotActive, assert, BankError, Unprocessable } from '../errors.ts'
+import { AccountNotActive, assert, BankError, InvalidState } from '../errors.ts'
 import type { AccountStatus, Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
 import { payInternal, reservePayout, type InternalJob, type PayoutJob } from './payment-journals.ts'
@@ -52,7 +52,7 @@ export const accountStatusChange: JournalKind<StatusChange, { from: AccountStatu
   accountsOf: (c) => [c.accountId],
   record(journal, c) {
     const from = journal.account(c.accountId).status
-    if (from !== c.from) throw new Unprocessable(`the account is ${from}, not ${c.from}`)
+    if (from !== c.from) throw new InvalidState(`the account is ${from}, not ${c.from}`)
     journal.setAccountStatus(c.accountId, c.to)
     return { from }
   },
@@ -77,7 +77,7 @@ export const accountClosure: JournalKind<Closure, { lastSeq: bigint }> = {
   record(journal, c) {
     const account = journal.account(c.accountId)
     if (account.status !== c.from) {
-      throw new Unprocessable(`the account is ${account.status}, not ${c.from}`)
+      throw new InvalidState(`the account is ${account.status}, not ${c.from}`)
     }
     assert(account.held === 0n, 'a closing account holds nothing')
     const payout = c.payout

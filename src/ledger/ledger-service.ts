@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.ts'
 import type { LedgerDatabase, LedgerExecutor } from './ledger-tables.ts'
-import { AccountNotActive, Conflict, NotFound, Unprocessable } from '../errors.ts'
+import { AccountNotActive, InsufficientFunds, InvalidState, NotFound, Unprocessable } from '../errors.ts'
 import { takesCredits } from './account-status.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { centsText } from './cents.ts'
@@ -82,8 +82,8 @@ export class LedgerService {
     if (!row) throw new NotFound('transaction')
     if (row.tx_type !== 'deposit') throw new Unprocessable(
       `only a deposit can be reversed by an operator; this transaction is a ${row.tx_type}`)
-    if (row.status !== 'Successful') throw new Conflict(
-      `the deposit is ${row.status}, not Successful: it cannot be reversed`)
+    if (row.status !== 'Successful') throw new InvalidState(
+      `the deposit is ${row.status}, not Successful: it cannot be reversed`, [], 409)
     return { account_id: row.account_id, amount: BigInt(row.amount), ref: row.ref }
   }
 
@@ -191,8 +191,8 @@ const depositReversal: JournalKind<Reversal, Moved> = {
     if (journal.available(accountId) < r.amount) {
       const available = centsText(journal.available(accountId))
       const needed = centsText(r.amount)
-      throw new Unprocessable(
-        `the account has ${available} cents available; the reversal needs ${needed}`)
+      throw new InsufficientFunds('tx_id',
+        `the account has ${available} cents available; the reversal needs ${needed}`, 422)
     }
     const reversalId = newRowId()
     noteCommitTargets(reversalId, r.txId, accountId)

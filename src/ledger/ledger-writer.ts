@@ -2,7 +2,16 @@ import { sql, type RawBuilder } from 'kysely'
 import type { Clock } from '../clock.ts'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { inLane, Lane } from '../db/speed/prepared.ts'
-import { assert, Conflict, Invalid, Unavailable, type BankError } from '../errors.ts'
+import {
+  assert,
+  Duplicate,
+  IdempotencyKeyReused,
+  InsufficientFunds,
+  Invalid,
+  Unavailable,
+  type BankError,
+  type FieldIssue,
+} from '../errors.ts'
 import { GroupCommitter, isRetryableDatabaseError, type BatchOutcome } from './group-committer.ts'
 import { KnownAccounts } from './known-accounts.ts'
 import type { Journal } from './journal.ts'
@@ -19,6 +28,7 @@ import {
   liveKeysStatement,
   releaseTransferKeys,
   transferKeysOf,
+  type KeyOriginal,
   type TransferKey,
 } from './payment-keys.ts'
 
@@ -147,6 +157,12 @@ export interface PaymentKind<P, R, T extends LedgerExecutor = LedgerExecutor, S 
    * first. A kind without one (a card authorization) claims no key.
    */
   keyOf?(payment: P): TransferKey
+  /**
+   * How a repeat of a key differs from the request that used it first, as that request's
+   * transaction recorded it: one issue per differing field; none for a retry (a duplicate).
+   * Without it every repeat is a duplicate.
+   */
+  differences?(payment: P, original: KeyOriginal): FieldIssue[]
   /** Rows of its own, decided on with the accounts (OwnRows). */
   rows?: OwnRows<P, S, T>
   /**
@@ -223,7 +239,7 @@ type Outcomes<R> = BatchOutcome<R>[]
 const overloaded = () => new Unavailable('the bank is busy; try again shortly')
 
 const insufficientFunds = () =>
-  Invalid.field('amount', 'insufficient funds: available balance does not cover amount plus fee')
+  new InsufficientFunds('amount', 'available balance does not cover amount plus fee')
 
 /** What the writer opens its transactions on: the bank's Kysely (T: its transactions). */
 export interface WriterDatabase<T extends LedgerExecutor> {
@@ -597,7 +613,8 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     await after?.(trx)
     // Inside the transaction: should the batch be retried, it must not find its own keys.
     if (duplicates.length === 0) return
-    await this.answerDuplicates(trx, keys!, duplicates, outcomes, batch.now)
+    await this.answerDuplicates(trx, kind, { payments, keys: keys! }, duplicates, outcomes,
+      batch.now)
   }
 
   /** The guard of a payment batch's write: its keys' (unless claimed first) and its rows'. */
@@ -638,9 +655,14 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
     return claimTransferKeys(trx, claimants.map((i) => keys[i]!), now, this.keyCutoff(now))
   }
 
-  private async answerDuplicates<R>(
+  /**
+   * Answers the repeats of live keys: a duplicate naming the original's tx_id when the request
+   * is the same as the original's, else idempotency_key_reused naming what differs.
+   */
+  private async answerDuplicates<P, R, S>(
     trx: T,
-    keys: TransferKey[],
+    kind: PaymentKind<P, R, T, S>,
+    { payments, keys }: { payments: P[]; keys: TransferKey[] },
     indexes: number[],
     outcomes: BatchOutcome<R>[],
     now: Date,
@@ -667,13 +689,9 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
         }
         continue
       }
-      outcomes[i] = {
-        ok: false,
-        error: new Conflict(
-          'duplicate transaction: this clientTxId was used within the duplicate window',
-          [{ field: 'clientTxId', message: 'already used', tx_id: original.tx_id }],
-        ),
-      }
+      const differing = original.original && kind.differences
+        ? kind.differences(payments[i]!, original.original) : []
+      outcomes[i] = { ok: false, error: repeatOf(original.tx_id, differing) }
     }
   }
 
@@ -858,4 +876,15 @@ function takeEach<P, R, T extends LedgerExecutor, S>(
     debts.recover(batch, credit.account, batch.account(credit.account).partner_id, credit.tx_id)
   }
   return { taking, released, taken }
+}
+
+/** The answer to a repeat of a live key: a duplicate, or a reuse naming what differs. */
+function repeatOf(txId: string, differing: FieldIssue[]): BankError {
+  if (differing.length === 0) {
+    return new Duplicate(
+      'duplicate transaction: this clientTxId was used within the duplicate window',
+      { field: 'clientTxId', message: 'already used', tx_id: txId })
+  }
+  return new IdempotencyKeyReused('clientTxId',
+    differing.map((d) => ({ ...d, tx_id: txId })))
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely, Migration } from 'kysely'
 import { runStatements } from '../db/migrations.ts'
-import { assert, NotFound, Unprocessable } from '../errors.ts'
+import { assert, InsufficientFunds, InvalidState, NotFound } from '../errors.ts'
 import { cents } from './cents.ts'
 import type { Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
@@ -64,14 +64,13 @@ export const legalHoldPlace: JournalKind<{ accountId: string; amount: bigint }, 
   record(journal: Journal, h) {
     if (!journal.has(h.accountId)) throw new NotFound('account')
     if (journal.account(h.accountId).status === 'closed') {
-      throw new Unprocessable('account_id: the account is closed')
+      throw InvalidState.field('account_id', 'the account is closed')
     }
     const available = journal.available(h.accountId)
     if (!journal.tryHold(h.accountId, h.amount)) {
-      throw new Unprocessable(`amount: the account has ${available} cents available; a hold ` +
-        'is placed only on money the account has (place a hold of what is available, and ' +
-        'another once more arrives)', [{ field: 'amount',
-        message: `exceeds the ${available} cents available` }])
+      throw new InsufficientFunds('amount', `the account has ${available} cents available; ` +
+        'a hold is placed only on money the account has (place a hold of what is available, ' +
+        'and another once more arrives)', 422)
     }
   },
 }

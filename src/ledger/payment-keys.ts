@@ -77,16 +77,49 @@ export async function releaseTransferKeys(trx: LedgerExecutor, txIds: string[]):
 }
 
 /**
+ * What the transaction a key names recorded of its request: the fields a repeat is compared
+ * with, to tell a retry of it (a duplicate) from another request under the same key.
+ */
+export interface KeyOriginal {
+  account_id: string
+  amount: bigint
+  tx_payment_type: string
+  ref: string
+  own_ref: string
+  recipient_name: string
+  recipient_account: string
+  recipient_branch: string
+}
+
+/** A live key with what its transaction recorded (undefined should that row be gone). */
+export interface KeyWithOriginal extends TransferKey {
+  original: KeyOriginal | undefined
+}
+
+/**
  * The live keys (used at or after `cutoff`) with these clientTxIds, of any partner (callers
- * match the partner). An expired key's row may still be there, and counts for nothing.
+ * match the partner), each with what its transaction recorded. An expired key's row may still
+ * be there, and counts for nothing.
  */
 export async function transferKeysOf(trx: LedgerExecutor, clientTxIds: string[],
-    cutoff: Date): Promise<TransferKey[]> {
+    cutoff: Date): Promise<KeyWithOriginal[]> {
   if (clientTxIds.length === 0) return []
-  return trx
-    .selectFrom('transfer_keys')
-    .select(['partner_id', 'client_tx_id', 'tx_id'])
-    .where('client_tx_id', 'in', clientTxIds)
-    .where('created_at', '>=', cutoff)
+  const rows = await trx
+    .selectFrom('transfer_keys as k')
+    .leftJoin('transactions as t', 't.id', 'k.tx_id')
+    .select(['k.partner_id', 'k.client_tx_id', 'k.tx_id', 't.account_id', 't.amount',
+      't.tx_payment_type', 't.ref', 't.own_ref', 't.recipient_name', 't.recipient_account',
+      't.recipient_branch'])
+    .where('k.client_tx_id', 'in', clientTxIds)
+    .where('k.created_at', '>=', cutoff)
     .execute()
+  return rows.map(({ partner_id, client_tx_id, tx_id, account_id, amount, ...rest }) => ({
+    partner_id, client_tx_id, tx_id,
+    original: account_id === null || amount === null ? undefined : {
+      account_id, amount: BigInt(amount), tx_payment_type: rest.tx_payment_type ?? '',
+      ref: rest.ref ?? '', own_ref: rest.own_ref ?? '', recipient_name: rest.recipient_name ?? '',
+      recipient_account: rest.recipient_account ?? '',
+      recipient_branch: rest.recipient_branch ?? '',
+    },
+  }))
 }

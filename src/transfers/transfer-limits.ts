@@ -1,5 +1,5 @@
 import { toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
-import { Invalid } from '../errors.ts'
+import { LimitExceeded } from '../errors.ts'
 
 // Per-payment limits (docs/guides/payments.md): an EFT is at most R5,000,000; a
 // payment that settles at once (RTC, and internal payments, which are instant too) is at
@@ -64,11 +64,13 @@ export type PaymentType = 'EFT' | 'RTC' | 'INTERNAL'
 const instantNames: Record<Exclude<PaymentType, 'EFT'>, string> =
   { RTC: 'an RTC', INTERNAL: 'an internal payment' }
 
-/** Refuses an amount above its payment type's limit at `now` (400 on `amount`). */
+/**
+ * Refuses an amount above its payment type's limit at `now` (400 limit_exceeded on `amount`).
+ */
 export function checkPaymentLimit(calendar: SouthAfricanCalendar, now: Date,
     paymentType: PaymentType, amount: bigint): void {
   if (paymentType === 'EFT') {
-    if (amount > limits.eft_cents_max) throw Invalid.field('amount',
+    if (amount > limits.eft_cents_max) throw LimitExceeded.field('amount',
       `an EFT is at most ${limits.eft_cents_max} cents`)
     return
   }
@@ -78,7 +80,7 @@ export function checkPaymentLimit(calendar: SouthAfricanCalendar, now: Date,
   const max = highLimit ? limits.rtc_cents_max : limits.rtc_after_hours_cents_max
   if (amount <= max) return
   const what = instantNames[paymentType]
-  throw Invalid.field(
+  throw LimitExceeded.field(
     'amount',
     highLimit ? `${what} is at most ${max} cents`
       : `${what} outside business days 00:00-16:00 SAST is at most ${max} cents`,

@@ -4,9 +4,10 @@ import type { Caller } from '../auth/credential-store.ts'
 import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
-import { assert, BankError, Invalid, NotFound } from '../errors.ts'
+import { assert, BankError, Invalid, NotFound, type FieldIssue } from '../errors.ts'
 import type { Journal } from '../ledger/journal.ts'
 import type { LedgerWriter, PaymentKind, SettlementKind } from '../ledger/ledger-writer.ts'
+import type { KeyOriginal } from '../ledger/payment-keys.ts'
 import {
   accountsOf,
   payInternal,
@@ -180,6 +181,7 @@ function paymentKind(advices: PaymentAdvices): PaymentKind<Payment, Taken, Kysel
     name: 'reserve',
     accountsOf,
     keyOf: (job) => ({ partner_id: job.partnerId, client_tx_id: job.clientTxId, tx_id: job.txId }),
+    differences,
     refusal: refusalOf,
     take: (batch, job) => {
       return job.kind === 'internal' ? payInternal(batch, job) : reservePayout(batch, job)
@@ -243,4 +245,38 @@ function refusalOf(batch: Journal, job: PaymentJob): BankError | undefined {
   }
   if (!batch.has(job.payeeAccountId)) return noSuchPayee()
   return creditRefusal(batch, job.payeeAccountId)
+}
+
+const paymentTypeNames: Record<string, string> =
+  { EFT: 'an EFT', RTC: 'an RTC', INTERNAL: 'an internal payment' }
+
+/**
+ * How a repeated clientTxId's request differs from the one that used it first, as its
+ * transaction recorded it (each field under its request name): none for a retry. The payment
+ * advice (`notification_email`, `notification_name`) is not the payment and is not compared.
+ */
+function differences(job: PaymentJob, original: KeyOriginal): FieldIssue[] {
+  const issues: FieldIssue[] = []
+  const differs = (field: string, was: string) =>
+    issues.push({ field, message: `differs from the original request's: ${was}` })
+  const type = job.kind === 'internal' ? 'INTERNAL' : job.paymentType
+  if (type !== original.tx_payment_type) {
+    const was = paymentTypeNames[original.tx_payment_type] ?? original.tx_payment_type
+    const field = job.kind === 'payout' && original.tx_payment_type !== 'INTERNAL'
+      ? 'pay_and_clear' : 'clientTxId'
+    issues.push({ field, message: `the original request was ${was}` })
+  }
+  if (job.accountId !== original.account_id) differs('account_id', original.account_id)
+  if (job.amount !== original.amount) differs('amount', String(original.amount))
+  const texts: Array<[string, string, string]> = [
+    ['ref', job.ref, original.ref],
+    ['own_ref', job.own_ref, original.own_ref],
+    ['name', job.name, original.recipient_name],
+    ['account_number', job.account_number, original.recipient_account],
+  ]
+  if (job.kind === 'payout' && original.tx_payment_type !== 'INTERNAL') {
+    texts.push(['branch_code', job.branch_code, original.recipient_branch])
+  }
+  for (const [field, now, was] of texts) if (now !== was) differs(field, JSON.stringify(was))
+  return issues
 }

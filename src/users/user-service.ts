@@ -6,7 +6,7 @@ import type { Database } from '../schema.ts'
 import type { KycStatus } from './user-tables.ts'
 import type { EntityHolders, HolderDetails } from '../entities/entity-holders.ts'
 import { entityOf } from '../entities/entity-store.ts'
-import { Conflict, Invalid, NotFound } from '../errors.ts'
+import { Invalid, InvalidState, NotFound } from '../errors.ts'
 import { identityIssues, type UserCreateRequest, type UserRecord, type UserUpdateRequest } from './user-contract.ts'
 import { insertUser, submittedAtOr, updateEntityHolder, updateUser, userOf, usersOf, type UserChanges, type UserRow } from './user-store.ts'
 
@@ -162,8 +162,8 @@ export class UserService implements EntityHolders {
   async submitKyc(executor: Executor, partnerId: string, userId: string,
       now: Date): Promise<UserRecord> {
     const row = await this.row(partnerId, userId, executor, true)
-    if (row.kyc_status === 'approved') throw new Conflict(
-      'this user\'s KYC is already approved; nothing to submit')
+    if (row.kyc_status === 'approved') throw new InvalidState(
+      'this user\'s KYC is already approved; nothing to submit', [], 409)
     return toRecord((await updateUser(executor, userId, kycChanges('pending', undefined, now)))!)
   }
 

@@ -82,7 +82,7 @@ test('audit - a change rolled back leaves no "ok" row: a reversal the account ca
   const entries = (await entriesFor(deposit.tx_id!)).filter(
     (e) => e.action === 'transaction.reverse')
   assert.equal(entries.length, 1)
-  assert.match(entries[0]!.result, /^422 unprocessable/)
+  assert.match(entries[0]!.result, /^422 insufficient_funds/)
   assert.equal((await txById(p, deposit.tx_id!)).status, 'Successful')
   assert.deepEqual(await balances(p, account), { balance: '10000', available: '10000' })
 })

@@ -174,7 +174,7 @@ test('bulk - events: verified, one payment.* per payment, completed; all with th
   assert.equal(data(events[3]!).status, 'completed')
 })
 
-test('bulk - wrong PINs: 400 invalid_otp with attempts left; the third ends the batch failed and releases the hold; then 429 even with the right PIN', async () => {
+test('bulk - wrong PINs: 400 otp_invalid with attempts left; the third ends the batch failed and releases the hold; then 429 even with the right PIN', async () => {
   const before = await balances(p, pool)
   const body = batchBody(entity(), [payment(1)])
   await bulk().initiate(body)
@@ -182,14 +182,14 @@ test('bulk - wrong PINs: 400 invalid_otp with attempts left; the third ends the 
   const ref = { entity_id: entity(), bulk_payment_id: body.bulk_payment_id }
   for (const left of [2, 1, 0]) {
     const error = await expectApiError(bulk().verify({ ...ref, otp: wrongOtp(otp) }), 400)
-    assert.equal(error.type, 'invalid_otp')
-    assert.equal((error.details[0] as { attempts_left: number }).attempts_left, left)
+    assert.equal(error.type, 'otp_invalid')
+    assert.equal(error.details[0]!.attempts_left, left)
   }
   assert.equal((await bulk().status(ref)).status, 'failed')
   assert.deepEqual(await balances(p, pool), before)
   const locked = await expectApiError(bulk().verify({ ...ref, otp }), 429)
   assert.equal(locked.type, 'too_many_attempts')
-  await expectRefusal(bulk().cancel(ref), 400, 'bulk_payment_id')
+  await expectRefusal(bulk().cancel(ref), 400, 'bulk_payment_id', 'invalid_state')
   await assertLedgerClean(tb)
 })
 
@@ -237,19 +237,19 @@ test('bulk - cancel only in pending_otp: the hold is released; processing, compl
   assert.equal(cancelled.reason, 'wrong month')
   assert.ok(cancelled.cancelled_at)
   assert.deepEqual(await balances(p, pool), before)
-  await expectRefusal(bulk().cancel(ref), 400, 'bulk_payment_id')
+  await expectRefusal(bulk().cancel(ref), 400, 'bulk_payment_id', 'invalid_state')
   await expectRefusal(bulk().verify({ ...ref, otp: await otpOf(tb, p, body.bulk_payment_id) }), 400,
-    'bulk_payment_id')
+    'bulk_payment_id', 'invalid_state')
   const paid = batchBody(entity(), [payment(1, { real_time: true })])
   await bulk().initiate(paid)
   const paidRef = { entity_id: entity(), bulk_payment_id: paid.bulk_payment_id }
   await bulk().verify({ ...paidRef, otp: await otpOf(tb, p, paid.bulk_payment_id) })
-  await expectRefusal(bulk().cancel(paidRef), 400, 'bulk_payment_id')
+  await expectRefusal(bulk().cancel(paidRef), 400, 'bulk_payment_id', 'invalid_state')
   await runJobs()
   assert.equal((await bulk().status(paidRef)).status, 'completed')
-  await expectRefusal(bulk().cancel(paidRef), 400, 'bulk_payment_id')
+  await expectRefusal(bulk().cancel(paidRef), 400, 'bulk_payment_id', 'invalid_state')
   await expectRefusal(bulk().verify({ ...paidRef, otp: await otpOf(tb, p, paid.bulk_payment_id) }),
-    400, 'bulk_payment_id')
+    400, 'bulk_payment_id', 'invalid_state')
   await assertLedgerClean(tb)
 })
 
@@ -296,10 +296,14 @@ test('bulk - refused batches: counts and totals that do not add up, repeated pay
   // RTC limits by SAST time: R250,000 after 16:00.
   tb.clock.set(sast('2026-11-23', '17:00'))
   await expectRefusal(bulk().initiate(batchBody(e,
-    [payment(1), payment(2, { real_time: true, amount: 25_000_001 })])), 400, 'payments[1].amount')
+    [payment(1), payment(2, { real_time: true, amount: 25_000_001 })])), 'limit_exceeded',
+  'payments[1].amount')
   tb.clock.set(sast('2026-11-23', '09:00'))
-  await expectRefusal(bulk().initiate(batchBody(e, [payment(1, { amount: 500_000_001 })])), 400,
-    'payments[0].amount')
+  await expectRefusal(bulk().initiate(batchBody(e, [payment(1, { amount: 500_000_001 })])),
+    'limit_exceeded', 'payments[0].amount')
+  // With any other fault, the whole batch is one invalid_request listing every issue.
+  await expectRefusal(bulk().initiate(batchBody(e, [payment(1, { amount: 500_000_001 })],
+    { payment_count: 2 })), 400, 'payments[0].amount')
 })
 
 test('bulk - 1000 payments are taken; 1001 are refused; a body over the limit is payload_too_large', async () => {
@@ -316,17 +320,24 @@ test('bulk - 1000 payments are taken; 1001 are refused; a body over the limit is
   assert.equal(reply.body.error.type, 'payload_too_large')
 })
 
-test('bulk - insufficient funds is a 400 and stores nothing; a bulk_payment_id is unique per partner for ever (409)', async () => {
+test('bulk - insufficient funds is a 400 insufficient_funds and stores nothing; a bulk_payment_id is unique per partner for ever (409 duplicate, or idempotency_key_reused for another batch)', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 10_000)
   const body = batchBody(entity(), [payment(1, { amount: 9_800 })], { account_id: account })
-  await expectRefusal(bulk().initiate(body), 400, 'total_amount')
+  await expectRefusal(bulk().initiate(body), 'insufficient_funds', 'total_amount')
   await expectRefusal(bulk().status({ entity_id: entity(), bulk_payment_id: body.bulk_payment_id }),
     404)
   const fits = batchBody(entity(), [payment(1, { amount: 9_750 })], { account_id: account })
   await bulk().initiate(fits)
   await bulk().cancel({ entity_id: entity(), bulk_payment_id: fits.bulk_payment_id })
-  await expectRefusal(bulk().initiate({ ...fits }), 409)
+  const again = await expectRefusal(bulk().initiate({ ...fits }), 'duplicate', 'bulk_payment_id')
+  assert.equal(again.details[0]!.bulk_payment_id, fits.bulk_payment_id)
+  const changed = { ...fits, description: 'Another batch',
+    payments: [payment(1, { amount: 9_700 })],
+    total_amount: 9_700 }
+  const reused = await expectRefusal(bulk().initiate(changed), 'idempotency_key_reused')
+  assert.deepEqual(reused.details.map((d) => d.field),
+    ['description', 'total_amount', 'payments[0].amount'])
   // Another partner may use the same id.
   const otherPool = (await other.client.accounts.getByEntity(
     { entity_id: other.rootEntityId })).accounts[0]!.account_id

@@ -63,7 +63,7 @@ function assertTooMany(reply: RawReply, retryAfterMs: number): void {
 async function expectWrong(p: TestPartner, batch: Batch, attemptsLeft: number): Promise<void> {
   const error = await expectApiError(
     p.client.bulkPayments.verify({ ...batch.ref, otp: wrongOtp(batch.otp) }), 400)
-  assert.equal(error.type, 'invalid_otp')
+  assert.equal(error.type, 'otp_invalid')
   assert.equal((error.details[0] as { attempts_left: number }).attempts_left, attemptsLeft)
 }
 
@@ -249,7 +249,7 @@ async function racesAcross(instances: [Bank, Bank]): Promise<void> {
     guesses.map((b, i) => instances[i % 2]!.services.bulk.verify(p.partnerId, entity,
       { bulk_payment_id: b.ref.bulk_payment_id, otp: wrongOtp(b.otp) })),
   )
-  assert.deepEqual(tally(verified), { invalid_otp: 10, too_many_attempts: 2 })
+  assert.deepEqual(tally(verified), { otp_invalid: 10, too_many_attempts: 2 })
   assert.equal(await wrongPinsOf(entity), 10)
   const attempts = await tb.bank.database.db.selectFrom('bulk_payments').select('otp_attempts')
     .where('entity_id', '=', entity).execute()

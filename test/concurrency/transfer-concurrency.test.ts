@@ -87,14 +87,14 @@ async function finishOverspend(plan: OverspendPlan,
 
   const succeeded = results.flatMap((r, i) => (r.ok ? [{ ...r.value, rtc: rtcFlags[i]! }] : []))
   const refused = results.flatMap((r) => (r.ok ? [] : [r.error]))
-  assert.equal(succeeded.length, plan.affordable,
-    'exactly the affordable number of transfers succeed')
   for (const error of refused) {
     assert.equal(error.code, 400, `a refused transfer is 400, not ${error.code} ${error.message}`)
-    assert.equal(error.type, 'invalid_request')
+    assert.equal(error.type, 'insufficient_funds')
     assert.equal((error.details[0] as { field: string }).field, 'amount')
     assert.match(error.message, /insufficient funds/)
   }
+  assert.equal(succeeded.length, plan.affordable,
+    'exactly the affordable number of transfers succeed')
   for (const s of succeeded) assert.equal(s.status, s.rtc ? 'Successful' : 'Pending')
 
   const rtcPaid = succeeded.filter((s) => s.rtc).length
@@ -165,7 +165,7 @@ async function finishDuplicates(
   for (const r of results) {
     if (r.ok) continue
     assert.equal(r.error.code, 409, `a duplicate is 409, not ${r.error.code} ${r.error.message}`)
-    assert.equal(r.error.type, 'conflict')
+    assert.equal(r.error.type, 'duplicate')
     assert.equal((r.error.details[0] as { tx_id?: string }).tx_id, original.tx_id)
   }
 

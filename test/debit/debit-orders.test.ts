@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
+import type { BankApiError } from '../../src/client/index.ts'
 import { contract, subjectFor } from '../../src/contract/index.ts'
 import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 import { expectApiError, expectRefusal } from '../support/assertions.ts'
@@ -268,15 +269,17 @@ test('debit - a once_off mandate serves one order only (422), and a second order
     'mandate_reference')
 })
 
-test('debit - clientTxId: a duplicate within 30 days is a 409 naming the original order; after 30 days it is new', async () => {
+test('debit - clientTxId: within 30 days the same order is 409 duplicate and another 409 idempotency_key_reused, both naming the original order; after 30 days it is new', async () => {
   tb.clock.set(monday)
   const body = orderBody(entity(), monthly, { collection_date: '2027-01-05',
     end_date: '2027-12-31' })
   const first = await debit().create(body)
-  const duplicate = await expectApiError(debit().create({ ...body, amount: 20_000 }), 409,
-    'clientTxId')
-  assert.equal((duplicate.details[0] as { debit_order_id: string }).debit_order_id,
-    first.debit_order_id)
+  const duplicate = await expectRefusal(debit().create(body), 'duplicate', 'clientTxId')
+  assert.equal(duplicate.details[0]!.debit_order_id, first.debit_order_id)
+  const reused = await expectRefusal(debit().create({ ...body, amount: 20_000 }),
+    'idempotency_key_reused', 'amount')
+  assert.deepEqual(reused.details.map((d) => [d.field, d.debit_order_id]),
+    [['amount', first.debit_order_id]])
   // Another partner may use the same key.
   const theirs = await activeMandate(tb, other, other.rootEntityId)
   assert.equal(
@@ -306,11 +309,15 @@ test('debit - two creates with one clientTxId at once: one order, the other a 40
   const results = await Promise.allSettled([debit().create(body), debit().create(body),
     debit().create(body)])
   assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1)
-  for (const r of results) if (r.status === 'rejected') assert.equal(
-    (r.reason as { code: number }).code, 409)
   const rows = await tb.bank.database.db.selectFrom('debit_orders').select('id').where(
     'client_tx_id', '=', body.clientTxId).execute()
   assert.equal(rows.length, 1)
+  for (const r of results) {
+    if (r.status === 'fulfilled') continue
+    const error = r.reason as BankApiError
+    assert.deepEqual([error.code, error.type, error.details[0]?.debit_order_id],
+      [409, 'duplicate', rows[0]!.id])
+  }
 })
 
 test('debit - cancel up to 24 hours before 00:00 SAST of the collection date: 24 h + 1 s ok, 24 h − 1 s a 400', async () => {
@@ -330,7 +337,8 @@ test('debit - cancel up to 24 hours before 00:00 SAST of the collection date: 24
     { entity_id: entity(), debit_order_id: exact.debit_order_id })).status, 'cancelled')
   tb.clock.set(new Date(deadline + 1000))
   const refused = await expectRefusal(debit().cancel(
-    { entity_id: entity(), debit_order_id: late.debit_order_id }), 400, 'debit_order_id')
+    { entity_id: entity(), debit_order_id: late.debit_order_id }), 400, 'debit_order_id',
+    'invalid_state')
   assert.match(refused.message, /too late/)
   assert.equal((await debit().status(
     { entity_id: entity(), debit_order_id: late.debit_order_id })).status, 'scheduled')
@@ -351,7 +359,7 @@ test('debit - cancel of an order not scheduled is a 400; of an unknown, another 
   const order = await create()
   await debit().cancel({ entity_id: entity(), debit_order_id: order.debit_order_id })
   await expectRefusal(debit().cancel({ entity_id: entity(), debit_order_id: order.debit_order_id }),
-    400, 'debit_order_id')
+    400, 'debit_order_id', 'invalid_state')
   await expectRefusal(debit().cancel({ entity_id: entity(), debit_order_id: randomUUID() }), 404)
   await expectRefusal(debit().cancel({ entity_id: entity(), debit_order_id: 'not-a-uuid' }), 400,
     'debit_order_id')

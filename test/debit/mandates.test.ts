@@ -159,7 +159,7 @@ test('mandate - cancel: cancelled with its scheduled orders (each with debit_ord
   // The order cancelled before is not cancelled twice.
   assert.equal((await eventsOf(kept.debit_order_id)).length, 1)
   await expectRefusal(mandates().cancel({ entity_id: entity(), mandate_reference: reference }), 400,
-    'mandate_reference')
+    'mandate_reference', 'invalid_state')
   await expectRefusal(mandates().cancel({ entity_id: entity(), mandate_reference: 'NOPE' }), 404)
 })
 
@@ -252,7 +252,8 @@ test('mandate - rejected by the debtor\'s bank: rejected with its reason and a m
   await expectRefusal(p.client.debitOrders.create(orderBody(entity(), body.mandate_reference)), 400,
     'mandate_reference')
   await expectRefusal(mandates().cancel(
-    { entity_id: entity(), mandate_reference: body.mandate_reference }), 400, 'mandate_reference')
+    { entity_id: entity(), mandate_reference: body.mandate_reference }), 400, 'mandate_reference',
+    'invalid_state')
 })
 
 test('mandate - a bank that has not decided is asked again when it says, on the bank\'s clock', async () => {

@@ -419,9 +419,10 @@ test('kyb review - reject (per document, with reason) → rejected; resubmit →
     (d) => d.approved && d.rejection_reason === null))
   assert.equal((await p.client.entities.info({ entity_id: entityId })).approved, true)
 
-  await expectRefusal(tb.operator.kyb.decide({ entity_id: entityId, decision: 'approve' }), 409)
+  await expectRefusal(tb.operator.kyb.decide({ entity_id: entityId, decision: 'approve' }), 409,
+    undefined, 'invalid_state')
   await expectRefusal(p.client.kyb.submit({ entity_id: entityId, documents: second.documents }),
-    409)
+    409, undefined, 'invalid_state')
 
   await assertKybHistory(entityId, { directorIds, selfieId: selfie.document_id,
     accountId: approved.account.account_id, submittedAt, rejectedAt, approvedAt })
@@ -429,7 +430,8 @@ test('kyb review - reject (per document, with reason) → rejected; resubmit →
 
 test('kyb review - decide on nothing submitted → 409; a personal entity → 400', async () => {
   const entityId = await business('42')
-  await expectRefusal(tb.operator.kyb.decide({ entity_id: entityId, decision: 'approve' }), 409)
+  await expectRefusal(tb.operator.kyb.decide({ entity_id: entityId, decision: 'approve' }), 409,
+    undefined, 'invalid_state')
   await expectRefusal(tb.operator.kyb.decide({ entity_id: entityId, decision: 'reject' }), 400,
     'reason')
   const { id: personal } = await p.client.entities.create(numberedPersonalEntity())

@@ -241,9 +241,11 @@ test('kyc review - reject per document → user rejected with the reason; resubm
   assert.equal((await p.client.entities.info({ entity_id: entityId })).approved, true)
 
   // Nothing waits any more: deciding again → 409, submitting again → 409.
-  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve' }), 409)
+  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve' }), 409,
+    undefined, 'invalid_state')
   await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId,
-    id_document: second.names.front, proof_of_residence: second.names.proof }), 409)
+    id_document: second.names.front, proof_of_residence: second.names.proof }), 409, undefined,
+      'invalid_state')
 
   await assertKycHistory(userId, { frontId: front.document_id, proofId: proof.document_id,
     accountId: approved.account.account_id, frozen: first.shown.documents, submittedAt,
@@ -252,7 +254,8 @@ test('kyc review - reject per document → user rejected with the reason; resubm
 
 test('kyc review - a decision without a pending submission → 409; bad decisions → 400', async () => {
   const userId = await businessUser()
-  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve' }), 409)
+  await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'approve' }), 409,
+    undefined, 'invalid_state')
   await expectRefusal(tb.operator.kyc.decide({ user_id: randomUUID(), decision: 'approve' }), 404)
   const { byType } = await submit(userId, 1_763_800_030)
   await expectRefusal(tb.operator.kyc.decide({ user_id: userId, decision: 'reject' }), 400,

@@ -283,7 +283,7 @@ test('kyc - a user whose KYC is approved → 409, nothing stored', async () => {
   await putObjects(tb.nc, `kyc_dropbox_${userId}`, { [names.front]: pdf('front'),
     [names.proof]: pdf('proof') })
   await expectRefusal(p.client.users.uploadKycDocuments({ user_id: userId, id_document: names.front,
-    proof_of_residence: names.proof }), 409)
+    proof_of_residence: names.proof }), 409, undefined, 'invalid_state')
   assert.equal((await tb.operator.kyc.show({ user_id: userId })).submission, null)
 })
 

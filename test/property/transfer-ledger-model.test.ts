@@ -1099,7 +1099,7 @@ class Run {
       this.model.wrongPinsAtMs.push(tb.clock.now().getTime())
       const left: number = otp_attempts_max - batch.attempts
       assert.equal(reply.error.code, 400, reply.error.message)
-      assert.equal(reply.error.type, 'invalid_otp')
+      assert.equal(reply.error.type, 'otp_invalid')
       assert.equal((reply.error.details[0] as { attempts_left?: number }).attempts_left, left)
       if (left === 0) this.model.endUnpaid(batch, 'failed', 'otp_locked')
     }

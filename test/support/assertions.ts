@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { BankApiError } from '../../src/client/index.ts'
+import { BankApiError, errorTypes, type ErrorType } from '../../src/client/index.ts'
 import type { TestBank } from './harness.ts'
 
 // Assertions and expected values every test folder shares. Request bodies live in
@@ -50,7 +50,7 @@ export async function expectApiError(call: Promise<unknown>, code?: number,
   return error
 }
 
-const typeOfCode: Record<number, string> = {
+const typeOfCode: Record<number, ErrorType> = {
   400: 'invalid_request',
   401: 'unauthorized',
   403: 'forbidden',
@@ -59,13 +59,18 @@ const typeOfCode: Record<number, string> = {
 }
 
 /**
- * expectApiError with the whole error checked: the type that goes with `code`, a message,
- * and for `field` a detail naming it with a message of its own.
+ * expectApiError with the whole error checked: its type (`expected` when it is a type, with
+ * that type's code; else `type`, or the type that goes with the code `expected`), a message,
+ * and for `field` a detail naming it with a message of its own. A type whose code the table
+ * lets differ (`other_codes`) is given as the code and the type: `(call, 400, field,
+ * 'invalid_state')`.
  */
-export async function expectRefusal(call: Promise<unknown>, code: number,
-    field?: string): Promise<BankApiError> {
+export async function expectRefusal(call: Promise<unknown>, expected: number | ErrorType,
+    field?: string, type?: ErrorType): Promise<BankApiError> {
+  const code = typeof expected === 'number' ? expected : errorTypes[expected].code
+  const wanted = typeof expected === 'number' ? type ?? typeOfCode[code] : expected
   const error = await expectApiError(call, code)
-  if (typeOfCode[code]) assert.equal(error.type, typeOfCode[code])
+  if (wanted) assert.equal(error.type, wanted, `${error.type}: ${error.message}`)
   assert.ok(error.message.length > 0, 'an error carries a message')
   if (field !== undefined) {
     const details = error.details as Array<{ field?: unknown; message?: unknown }>

@@ -164,13 +164,13 @@ test('transfers - a payment refused for funds records no advice; a duplicate add
   const poor = await newAccount(p)
   const to = newAddress()
   await expectRefusal(p.client.accounts.transferInternal(internalBody(poor, payeeNumber,
-    { notification_email: to })), 400, 'amount')
+    { notification_email: to })), 'insufficient_funds', 'amount')
   const none = await tb.bank.database.db.selectFrom('payment_advices').select('tx_id').where(
     'email', '=', to).execute()
   assert.deepEqual(none, [])
   const body = transferBody(account, { pay_and_clear: true, notification_email: to })
   const first = await p.client.accounts.transfer(body)
-  await expectRefusal(p.client.accounts.transfer(body), 409)
+  await expectRefusal(p.client.accounts.transfer(body), 'duplicate')
   await runJobs()
   assert.equal((await messagesTo(to)).length, 1)
   assert.equal((await messagesTo(to))[0]!.key, `payment_advice:${first.tx_id}`)

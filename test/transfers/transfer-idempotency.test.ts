@@ -2,12 +2,14 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
+import { assertLedgerClean, expectApiError, expectRefusal } from '../support/assertions.ts'
 import { balances, day_ms, fund, newAccount, snapshot, transactionsOf, transferBody } from './helpers.ts'
 
-// clientTxId (docs/guides/payments.md): a duplicate within the window (default
-// 24 hours) is 409 whose details carry the original tx_id, and moves no money; after the
-// window the key may be used again. Keys belong to a partner.
+// clientTxId (docs/guides/payments.md): a repeat within the window (default 24 hours) of the
+// same request is 409 `duplicate` whose details carry the original tx_id; of another request
+// (another amount, account, rail, recipient) 409 `idempotency_key_reused` naming each field
+// that differs. Neither moves money; after the window the key may be used again. Keys belong
+// to a partner.
 
 const eft_fee = 250
 
@@ -23,9 +25,22 @@ before(async () => {
 
 async function assertDuplicate(call: Promise<unknown>, originalTxId: string): Promise<void> {
   const error = await expectApiError(call, 409)
-  assert.equal(error.type, 'conflict')
-  const details = error.details as Array<{ tx_id?: string }>
-  assert.equal(details[0]?.tx_id, originalTxId)
+  assert.equal(error.type, 'duplicate', error.message)
+  assert.deepEqual(error.details,
+    [{ field: 'clientTxId', message: 'already used', tx_id: originalTxId }])
+}
+
+/** A 409 idempotency_key_reused naming exactly `fields`, each with the original tx_id. */
+async function assertReused(call: Promise<unknown>, originalTxId: string,
+    fields: string[]): Promise<void> {
+  const error = await expectApiError(call, 409)
+  assert.equal(error.type, 'idempotency_key_reused', error.message)
+  assert.deepEqual(error.details.map((d) => d.field), fields)
+  for (const detail of error.details) {
+    assert.equal(detail.tx_id, originalTxId)
+    assert.ok(detail.message.length > 0)
+  }
+  for (const field of fields) assert.match(error.message, new RegExp(field))
 }
 
 test('transfers - the same clientTxId twice is 409 carrying the original tx_id, and moves nothing', async () => {
@@ -40,19 +55,61 @@ test('transfers - the same clientTxId twice is 409 carrying the original tx_id, 
     { balance: '100000', available: String(100_000 - 10_000 - eft_fee) })
 })
 
-test('transfers - a duplicate is 409 whatever else differs: amount, rail, recipient', async () => {
+test('transfers - a reused clientTxId with another amount, rail or recipient is 409 idempotency_key_reused naming what differs', async () => {
   const account = await newAccount(p)
   await fund(tb, account, 100_000)
   const clientTxId = randomUUID()
   const first = await p.client.accounts.transfer(
     transferBody(account, { clientTxId, amount: 1_000 }))
   const before = await snapshot(p, account)
-  for (const change of [{ amount: 2_000 }, { pay_and_clear: true }, { account_number: '1234567890',
-      name: 'Someone Else' }]) {
-    await assertDuplicate(
-      p.client.accounts.transfer(transferBody(account, { clientTxId, ...change })), first.tx_id)
+  const changes: Array<[Record<string, unknown>, string[]]> = [
+    [{ amount: 2_000 }, ['amount']],
+    [{ pay_and_clear: true }, ['pay_and_clear']],
+    [{ account_number: '1234567890', name: 'Someone Else' }, ['name', 'account_number']],
+    [{ ref: 'Other', own_ref: 'Other own', branch_code: '198765' },
+      ['ref', 'own_ref', 'branch_code']],
+    [{ amount: 3_000, notification_email: 'a@example.com' }, ['amount']],
+  ]
+  for (const [change, fields] of changes) {
+    await assertReused(p.client.accounts.transfer(
+      transferBody(account, { clientTxId, amount: 1_000, ...change })), first.tx_id, fields)
   }
+  // The same request again, its payment advice aside, is the duplicate it always was.
+  await assertDuplicate(p.client.accounts.transfer(transferBody(account,
+    { clientTxId, amount: 1_000, notification_email: 'a@example.com' })), first.tx_id)
   assert.deepEqual(await snapshot(p, account), before)
+})
+
+test('transfers - insufficient funds is 400 insufficient_funds naming amount; the key stays free', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 5_000)
+  const body = transferBody(account, { amount: 5_000 })
+  const error = await expectRefusal(p.client.accounts.transfer(body), 'insufficient_funds',
+    'amount')
+  assert.equal(error.code, 400)
+  assert.match(error.message, /insufficient funds/)
+  await fund(tb, account, eft_fee)
+  const paid = await p.client.accounts.transfer(body)
+  assert.equal(paid.status, 'Pending')
+})
+
+test('transfers - a retry with the same body is 409 duplicate with the original tx_id; another amount is 409 idempotency_key_reused naming amount', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const body = transferBody(account, { amount: 7_000 })
+  const first = await p.client.accounts.transfer(body)
+  const retried = await expectRefusal(p.client.accounts.transfer(body), 'duplicate')
+  assert.equal(retried.code, 409)
+  assert.equal(retried.details[0]!.tx_id, first.tx_id)
+  assert.equal(retried.originalTxId, first.tx_id)
+  const reused = await expectRefusal(p.client.accounts.transfer({ ...body, amount: 7_001 }),
+    'idempotency_key_reused', 'amount')
+  assert.equal(reused.code, 409)
+  assert.deepEqual(reused.details.map((d) => [d.field, d.tx_id]), [['amount', first.tx_id]])
+  assert.match(reused.details[0]!.message, /7000/)
+  assert.equal(reused.originalTxId, undefined)
+  assert.deepEqual(await balances(p, account),
+    { balance: '100000', available: String(100_000 - 7_000 - eft_fee) })
 })
 
 test('transfers - a duplicate of an RTC is 409 after it settled', async () => {
@@ -66,7 +123,7 @@ test('transfers - a duplicate of an RTC is 409 after it settled', async () => {
   assert.deepEqual(await snapshot(p, account), before)
 })
 
-test('transfers - the same clientTxId for a different account of the same partner is still a duplicate', async () => {
+test('transfers - the same clientTxId for a different account of the same partner is 409 idempotency_key_reused naming account_id', async () => {
   const a = await newAccount(p)
   const b = await newAccount(p)
   await fund(tb, a, 50_000)
@@ -74,7 +131,8 @@ test('transfers - the same clientTxId for a different account of the same partne
   const clientTxId = randomUUID()
   const first = await p.client.accounts.transfer(transferBody(a, { clientTxId }))
   const before = await snapshot(p, b)
-  await assertDuplicate(p.client.accounts.transfer(transferBody(b, { clientTxId })), first.tx_id)
+  await assertReused(p.client.accounts.transfer(transferBody(b, { clientTxId })), first.tx_id,
+    ['account_id'])
   assert.deepEqual(await snapshot(p, b), before)
 })
 
@@ -91,9 +149,10 @@ test("transfers - the same clientTxId from another partner is independent", asyn
   assert.equal(second.status, 'Pending')
   assert.equal((await balances(other, theirs)).available, String(50_000 - 2_000 - eft_fee))
   // And each partner's own repeat is still its own duplicate, answered with its own tx_id.
-  await assertDuplicate(other.client.accounts.transfer(transferBody(theirs, { clientTxId })),
-    second.tx_id)
-  await assertDuplicate(p.client.accounts.transfer(transferBody(mine, { clientTxId })), first.tx_id)
+  await assertDuplicate(other.client.accounts.transfer(
+    transferBody(theirs, { clientTxId, amount: 2_000 })), second.tx_id)
+  await assertDuplicate(p.client.accounts.transfer(
+    transferBody(mine, { clientTxId, amount: 1_000 })), first.tx_id)
 })
 
 test("transfers - a 409 reply carries its code in the header and the original tx_id in the body's details", async () => {
@@ -106,7 +165,7 @@ test("transfers - a 409 reply carries its code in the header and the original tx
   assert.equal(reply.code, 409)
   assert.equal(reply.headers['Nats-Service-Error-Code'], '409')
   assert.equal(reply.body.error.code, 409)
-  assert.equal(reply.body.error.type, 'conflict')
+  assert.equal(reply.body.error.type, 'duplicate')
   assert.equal(reply.body.error.details[0].tx_id, first.tx_id)
 })
 
@@ -130,8 +189,8 @@ test('transfers - a duplicate sent at once with its original moves money once', 
 test('transfers - a key refused for funds may be used again, while a key that moved money may not', async () => {
   const account = await newAccount(p)
   const body = transferBody(account, { amount: 1_000 })
-  await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
-  await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
+  await expectRefusal(p.client.accounts.transfer(body), 'insufficient_funds', 'amount')
+  await expectRefusal(p.client.accounts.transfer(body), 'insufficient_funds', 'amount')
   await fund(tb, account, 1_000 + eft_fee)
   const sent = await p.client.accounts.transfer(body)
   await fund(tb, account, 100_000)

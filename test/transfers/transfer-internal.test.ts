@@ -47,8 +47,16 @@ async function pair(payerFunds: number, payeeOwner: TestPartner = p) {
 }
 
 async function assertDuplicate(call: Promise<unknown>, originalTxId: string): Promise<void> {
-  const error = await expectRefusal(call, 409)
-  assert.equal((error.details as Array<{ tx_id?: string }>)[0]?.tx_id, originalTxId)
+  const error = await expectRefusal(call, 'duplicate')
+  assert.equal(error.details[0]?.tx_id, originalTxId)
+}
+
+/** 409 idempotency_key_reused naming exactly `fields`, each with the original tx_id. */
+async function assertReused(call: Promise<unknown>, originalTxId: string,
+    fields: string[]): Promise<void> {
+  const error = await expectRefusal(call, 'idempotency_key_reused')
+  assert.deepEqual(error.details.map((d) => [d.field, d.tx_id]),
+    fields.map((field) => [field, originalTxId]))
 }
 
 test('transfers - an internal payment is Successful at once: payer down, payee up, no fee by default', async () => {
@@ -189,7 +197,7 @@ test('transfers - an internal payment beyond available (amount plus fee) is 400 
   const { payer, payee, payeeNumber } = await pair(10_000)
   const body = internalBody(payer, payeeNumber, { amount: 10_001 })
   const before = await snapshot(p, payer)
-  await expectRefusal(p.client.accounts.transferInternal(body), 400, 'amount')
+  await expectRefusal(p.client.accounts.transferInternal(body), 'insufficient_funds', 'amount')
   assert.deepEqual(await snapshot(p, payer), before)
   assert.deepEqual(await transactionsOf(p, payee), [])
   await fund(tb, payer, 1)
@@ -204,7 +212,7 @@ test('transfers - money held by a pending EFT cannot be paid internally', async 
   await p.client.accounts.transfer(transferBody(payer, { amount: 5_000 }))
   const left = 10_000 - 5_000 - eft_fee
   await expectRefusal(p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
-    { amount: left + 1 })), 400, 'amount')
+    { amount: left + 1 })), 'insufficient_funds', 'amount')
   const sent = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
     { amount: left }))
   assert.equal(sent.status, 'Successful')
@@ -228,7 +236,10 @@ test('transfers - the same clientTxId twice is 409 with the original tx_id and p
   const before = { payer: await snapshot(p, payer), payee: await snapshot(p, payee) }
   await assertDuplicate(p.client.accounts.transferInternal(body), first.tx_id)
   await assertDuplicate(p.client.accounts.transferInternal(
-    { ...body, amount: 2_000, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id)
+    { ...body, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id)
+  await assertReused(p.client.accounts.transferInternal(
+    { ...body, amount: 2_000, clientTxId: body.clientTxId.toUpperCase() }), first.tx_id,
+  ['amount'])
   assert.deepEqual({ payer: await snapshot(p, payer), payee: await snapshot(p, payee) }, before)
 })
 
@@ -236,13 +247,16 @@ test('transfers - internal payments and transfers share clientTxId keys, both wa
   const { payer, payee, payeeNumber } = await pair(100_000)
   const clientTxId = randomUUID()
   const eft = await p.client.accounts.transfer(transferBody(payer, { clientTxId, amount: 1_000 }))
-  await assertDuplicate(p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
-    { clientTxId })), eft.tx_id)
+  // The key paid an EFT: an internal payment under it is another request.
+  await assertReused(p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
+    { clientTxId, amount: 1_000 })), eft.tx_id,
+  ['clientTxId', 'ref', 'own_ref', 'name', 'account_number'])
   const otherKey = randomUUID()
   const internal = await p.client.accounts.transferInternal(internalBody(payer, payeeNumber,
     { clientTxId: otherKey, amount: 500 }))
-  await assertDuplicate(p.client.accounts.transfer(
-    transferBody(payer, { clientTxId: otherKey, pay_and_clear: true })), internal.tx_id)
+  await assertReused(p.client.accounts.transfer(
+    transferBody(payer, { clientTxId: otherKey, pay_and_clear: true })), internal.tx_id,
+  ['clientTxId', 'amount', 'ref', 'own_ref', 'name', 'account_number'])
   assert.deepEqual(await balances(p, payee), { balance: '500', available: '500' })
 })
 
@@ -323,7 +337,7 @@ async function limitPair() {
 }
 
 async function assertOverLimit(call: Promise<unknown>, wording: RegExp): Promise<void> {
-  const error = await expectRefusal(call, 400, 'amount')
+  const error = await expectRefusal(call, 'limit_exceeded', 'amount')
   assert.match(error.message, wording)
 }
 
@@ -367,7 +381,7 @@ test('transfers - a refused internal payment over the limit claims no key and mo
   tb.clock.set(sast('2026-12-19', '10:00'))
   const body = internalBody(payer, payeeNumber, { amount: low_max + 1 })
   const before = await snapshot(p, payer)
-  await expectRefusal(p.client.accounts.transferInternal(body), 400, 'amount')
+  await expectRefusal(p.client.accounts.transferInternal(body), 'limit_exceeded', 'amount')
   assert.deepEqual(await snapshot(p, payer), before)
   assert.deepEqual(await transactionsOf(p, payee), [])
   tb.clock.set(sast('2026-12-21', '10:00'))

@@ -151,21 +151,28 @@ async function keyRow(clientTxId: string) {
     .executeTakeFirst()
 }
 
-async function assertDuplicate(call: Promise<unknown>, originalTxId: string): Promise<void> {
-  const error = await expectApiError(call, 409, 'clientTxId')
-  assert.equal(error.type, 'conflict')
-  const details = error.details as Array<{ tx_id?: string }>
-  assert.equal(details[0]?.tx_id, originalTxId)
+/**
+ * A 409 naming the original: `duplicate` for the same request, or with `differing` (another
+ * request under the key) `idempotency_key_reused` naming exactly those fields.
+ */
+async function assertDuplicate(call: Promise<unknown>, originalTxId: string,
+    differing?: string[]): Promise<void> {
+  const error = await expectApiError(call, 409, differing?.[0] ?? 'clientTxId')
+  assert.equal(error.type, differing ? 'idempotency_key_reused' : 'duplicate', error.message)
+  assert.deepEqual(error.details.map((d) => d.field), differing ?? ['clientTxId'])
+  for (const detail of error.details) assert.equal(detail.tx_id, originalTxId)
 }
 
 function assertDuplicateOutcome(o: Outcome<unknown> | undefined,
-    originalTxId: string): Promise<void> {
+    originalTxId: string, differing?: string[]): Promise<void> {
   assert.ok(o, 'an outcome')
-  return assertDuplicate(o.ok ? Promise.resolve(o.value) : Promise.reject(o.error), originalTxId)
+  return assertDuplicate(o.ok ? Promise.resolve(o.value) : Promise.reject(o.error), originalTxId,
+    differing)
 }
 
 async function assertInsufficientFunds(call: Promise<unknown>): Promise<void> {
   const error = await expectApiError(call, 400, 'amount')
+  assert.equal(error.type, 'insufficient_funds')
   assert.match(error.message, /insufficient funds/)
 }
 
@@ -224,9 +231,11 @@ test('key claim - a repeat of a committed request in a later batch is 409 naming
   assert.deepEqual(pathOf(body.clientTxId), [inWrite], 'a new key is claimed in the write')
   const before = await snapshot(p, account)
 
-  // The same request, and the same key with another amount: both 409 with the original tx_id.
+  // The same request, and the same key with another amount: both 409 with the original tx_id
+  // (a duplicate, and a key reused naming the amount).
   await assertDuplicate(p.client.accounts.transfer(body), first.tx_id)
-  await assertDuplicate(p.client.accounts.transfer({ ...body, amount: 20_000 }), first.tx_id)
+  await assertDuplicate(p.client.accounts.transfer({ ...body, amount: 20_000 }), first.tx_id,
+    ['amount'])
   // Each repeat's batch found the key taken in its write, was rolled back, and claimed first.
   assert.deepEqual(pathOf(body.clientTxId), [inWrite, ...rolledBackThenClaimFirst,
     ...rolledBackThenClaimFirst])
@@ -263,7 +272,7 @@ test('key claim - one batch of new keys and a repeat: the new ones are taken, th
   assertOneBatch(bodies.map((b) => b.clientTxId))
   const eft1 = taken(outcomes[0])
   const eft2 = taken(outcomes[1])
-  await assertDuplicateOutcome(outcomes[2], original.tx_id)
+  await assertDuplicateOutcome(outcomes[2], original.tx_id, ['amount'])
   const internal = taken(outcomes[3])
   assert.equal(eft1.status, 'Pending')
   assert.equal(eft2.status, 'Pending')
@@ -313,7 +322,7 @@ test('key claim - a repeat that is also short of funds is 409 duplicate, not ins
     () => p.client.accounts.transfer(fresh),
   ])
   assertOneBatch([body.clientTxId, fresh.clientTxId])
-  await assertDuplicateOutcome(outcomes[0], first.tx_id)
+  await assertDuplicateOutcome(outcomes[0], first.tx_id, ['amount'])
   await assertInsufficientFundsOutcome(outcomes[1])
   assert.deepEqual(pathOf(fresh.clientTxId), rolledBackThenClaimFirst)
   assert.equal(await keyRow(fresh.clientTxId), undefined, 'a key refused for funds is released')
@@ -514,7 +523,8 @@ test('key claim - the same new clientTxId in two batches at once (two accounts):
     const winner = taken(outcomes[winnerIndex])
     const [winnerAccount, loserAccount] = winnerIndex === 0 ? [a, b] : [b, a]
     won[winnerIndex === 0 ? 'a' : 'b']++
-    await assertDuplicateOutcome(outcomes[1 - winnerIndex], winner.tx_id)
+    // The loser named the other account: the same key for another request.
+    await assertDuplicateOutcome(outcomes[1 - winnerIndex], winner.tx_id, ['account_id'])
     // Separate batches: the winner's claimed in its write; the loser's found the key taken
     // (committed, or waited for), was rolled back, and claimed first.
     assert.deepEqual(pathOf(clientTxId, winnerAccount), [inWrite], describe)

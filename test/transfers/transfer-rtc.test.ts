@@ -32,7 +32,7 @@ async function rtc(amount: number) {
 async function assertRtcRefused(amount: number, message: string): Promise<void> {
   const before = await snapshot(p, rich)
   const error = await expectApiError(rtc(amount), 400, 'amount')
-  assert.equal(error.type, 'invalid_request', message)
+  assert.equal(error.type, 'limit_exceeded', message)
   assert.deepEqual(await snapshot(p, rich), before, `${message}: nothing moved`)
 }
 

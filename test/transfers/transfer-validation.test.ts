@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { clientFor, onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
-import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
+import { assertLedgerClean, expectApiError, expectRefusal } from '../support/assertions.ts'
 import { balances, fund, newAccount, snapshot, transferBody, type TransferBody } from './helpers.ts'
 
 // The rules of a single transfer (docs/guides/payments.md). Every refusal is a 400 naming
@@ -32,10 +32,11 @@ function without(body: TransferBody, field: string): TransferBody {
   return asBody(copy)
 }
 
-async function assertRefused(body: TransferBody, field: string, label: string): Promise<void> {
+async function assertRefused(body: TransferBody, field: string, label: string,
+    type = 'invalid_request'): Promise<void> {
   const before = await snapshot(p, account)
   const error = await expectApiError(p.client.accounts.transfer(body), 400, field)
-  assert.equal(error.type, 'invalid_request', label)
+  assert.equal(error.type, type, label)
   assert.deepEqual(await snapshot(p, account), before, `${label}: nothing moved`)
 }
 
@@ -47,7 +48,6 @@ const badValues: Array<[string, string, unknown]> = [
   ['amount', 'a string', '15000'],
   ['amount', 'null', null],
   ['amount', 'a boolean', true],
-  ['amount', 'an EFT over R5,000,000 (500,000,001)', 500_000_001],
   ['own_ref', 'one character', 'a'],
   ['own_ref', 'one character padded with spaces', '  a  '],
   ['own_ref', '51 characters', 'x'.repeat(51)],
@@ -67,6 +67,11 @@ const badValues: Array<[string, string, unknown]> = [
   ['ref', 'only spaces', '  '],
   ['pay_and_clear', 'a string', 'yes'],
 ]
+test('transfers - amount an EFT over R5,000,000 (500,000,001) is 400 limit_exceeded naming amount and moves nothing', async () => {
+  await assertRefused(asBody({ ...transferBody(account), amount: 500_000_001 }), 'amount',
+    'an EFT over R5,000,000', 'limit_exceeded')
+})
+
 for (const [field, label, value] of badValues) {
   test(`transfers - ${field} ${label} is 400 naming ${field} and moves nothing`, async () => {
     await assertRefused(asBody({ ...transferBody(account), [field]: value }), field,
@@ -132,10 +137,10 @@ test('transfers - amount of exactly 2^53-1 is refused by the EFT limit, not by a
   assert.deepEqual(await snapshot(p, account), before)
 })
 
-test('transfers - an RTC over R5,000,000 is 400 naming amount, even in business hours', async () => {
+test('transfers - an RTC over R5,000,000 is 400 limit_exceeded naming amount, even in business hours', async () => {
   assert.equal(tb.clock.now().toISOString(), '2026-11-23T08:00:00.000Z')
   await assertRefused(transferBody(account, { amount: 500_000_001, pay_and_clear: true }), 'amount',
-    'RTC over the limit')
+    'RTC over the limit', 'limit_exceeded')
 })
 
 test('transfers - malformed JSON and non-object bodies are 400 and move nothing', async () => {
@@ -191,7 +196,7 @@ test('transfers - an empty account is refused for funds with 400 naming amount',
   const before = await snapshot(p, empty)
   const error = await expectApiError(
     p.client.accounts.transfer(transferBody(empty, { amount: 100 })), 400, 'amount')
-  assert.equal(error.type, 'invalid_request')
+  assert.equal(error.type, 'insufficient_funds')
   assert.match(error.message, /insufficient funds/)
   assert.deepEqual(await snapshot(p, empty), before)
   assert.deepEqual(before.transactions, [])
@@ -202,7 +207,7 @@ test('transfers - amount plus fee one cent over available is 400; after funding 
   await fund(tb, short, 10_000 + eft_fee - 1)
   const body = transferBody(short, { amount: 10_000 })
   const before = await snapshot(p, short)
-  await expectApiError(p.client.accounts.transfer(body), 400, 'amount')
+  await expectRefusal(p.client.accounts.transfer(body), 'insufficient_funds', 'amount')
   assert.deepEqual(await snapshot(p, short), before, 'nothing moved')
   await fund(tb, short, 1)
   const sent = await p.client.accounts.transfer(body)
@@ -214,8 +219,8 @@ test('transfers - an RTC short of its fee is refused and moves nothing', async (
   const short = await newAccount(p)
   await fund(tb, short, 10_000 + 699)
   const before = await snapshot(p, short)
-  await expectApiError(p.client.accounts.transfer(
-    transferBody(short, { amount: 10_000, pay_and_clear: true })), 400, 'amount')
+  await expectRefusal(p.client.accounts.transfer(
+    transferBody(short, { amount: 10_000, pay_and_clear: true })), 'insufficient_funds', 'amount')
   assert.deepEqual(await snapshot(p, short), before)
   // An EFT of the same amount is cheaper and fits.
   assert.equal((await p.client.accounts.transfer(transferBody(short, { amount: 10_000 }))).status,
@@ -228,10 +233,10 @@ test('transfers - money held by a pending EFT cannot be spent again', async () =
   await p.client.accounts.transfer(transferBody(held, { amount: 15_000 }))
   const before = await snapshot(p, held)
   assert.equal(before.details.balance, '20000')
-  await expectApiError(p.client.accounts.transfer(transferBody(held, { amount: 5_000 })), 400,
-    'amount')
-  await expectApiError(p.client.accounts.transfer(
-    transferBody(held, { amount: 5_000, pay_and_clear: true })), 400, 'amount')
+  await expectRefusal(p.client.accounts.transfer(transferBody(held, { amount: 5_000 })),
+    'insufficient_funds', 'amount')
+  await expectRefusal(p.client.accounts.transfer(
+    transferBody(held, { amount: 5_000, pay_and_clear: true })), 'insufficient_funds', 'amount')
   assert.deepEqual(await snapshot(p, held), before)
   const sent = await p.client.accounts.transfer(
     transferBody(held, { amount: 20_000 - 15_000 - 2 * eft_fee }))
