@@ -50,6 +50,7 @@ const shipped = [
   '0041_account_status',
   '0042_legal_holds',
   '0043_approval_kinds',
+  '0044_ledger_verify_result',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

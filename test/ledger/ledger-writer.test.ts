@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { sql } from 'kysely'
-import { Conflict, Invalid, NotFound } from '../../src/errors.ts'
+import { Duplicate, InsufficientFunds, NotFound } from '../../src/errors.ts'
 import { cents } from '../../src/ledger/cents.ts'
 import type { AccountState, Journal } from '../../src/ledger/journal.ts'
 import type { JournalKind, UnderLock } from '../../src/ledger/journal-kind.ts'
@@ -500,7 +500,7 @@ test('ledger writer - a composed write forgets what payment batches remembered o
   assert.deepEqual(await money(account), { balance: 10_500n, held: 5_000n })
 })
 
-test('ledger writer - payments desk: concurrent payments on one account are answered each on its own, one available does not cover is refused alone in its batch and its key is free again, a repeated key is a Conflict naming the original tx_id', async () => {
+test('ledger writer - payments desk: concurrent payments on one account are answered each on its own, one available does not cover is refused alone in its batch and its key is free again, a repeated key is a duplicate naming the original tx_id', async () => {
   const account = await fundedAccount(50_000)
   const small = Array.from({ length: 59 }, () => payout(account, 800))
   const big = payout(account, 5_000)
@@ -508,7 +508,8 @@ test('ledger writer - payments desk: concurrent payments on one account are answ
   const paid = answers.slice(0, -1).map((a) => (a.ok ? a.value.tx_id : a.error))
   assert.deepEqual(paid, small.map((job) => job.txId), 'each answered with its own tx_id')
   const refused = answers.at(-1)!
-  assert.ok(!refused.ok && refused.error instanceof Invalid, 'refused as invalid')
+  assert.ok(!refused.ok && refused.error instanceof InsufficientFunds,
+    'refused as insufficient_funds')
   assert.match(refused.error.message, /insufficient funds/)
   assert.deepEqual(refused.error.details.map((d) => (d as { field: string }).field), ['amount'])
   const batch = writeOf(big.clientTxId)
@@ -520,11 +521,12 @@ test('ledger writer - payments desk: concurrent payments on one account are answ
   // Its key is free again: the same clientTxId for less is taken.
   const again = payout(account, 2_000, 0, big.clientTxId)
   assert.equal((await payDesk.submit(again)).tx_id, again.txId)
-  // A repeat of a taken key is a Conflict naming the original, and moves nothing.
+  // A repeat of a taken key is a duplicate naming the original, and moves nothing (this kind
+  // has no `differences`: the writer cannot tell a reuse from a repeat).
   ledger = await ledgerOf(account)
   const repeat = payDesk.submit(payout(account, 100, 0, small[3]!.clientTxId))
   const conflict = await repeat.then(() => assert.fail('a repeat is refused'), (e: unknown) => e)
-  assert.ok(conflict instanceof Conflict)
+  assert.ok(conflict instanceof Duplicate)
   assert.deepEqual(conflict.details.map((d) => (d as { tx_id?: string }).tx_id), [small[3]!.txId])
   assert.deepEqual(await ledgerOf(account), ledger)
   assert.equal(ledger.held, 49_200n)
