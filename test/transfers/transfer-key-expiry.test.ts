@@ -48,7 +48,9 @@ test('transfer keys - the sweep deletes keys past their window and keeps live on
   await expectApiError(p.client.accounts.transfer(old), 409)
   tb.clock.advance(1)
   // The first key's window has just passed (24 h and 1 ms); the second has 23 hours to go.
-  assert.ok((await tb.bank.services.transferKeyExpiry.sweep()) >= 1)
+  // (The daily job of this file's other test may have swept it first: what is checked is
+  // that it is gone and the live one stays, not which sweep took it.)
+  await tb.bank.services.transferKeyExpiry.sweep()
   assert.equal(await keyOf(old.clientTxId), undefined, 'the expired key is deleted')
   assert.equal((await keyOf(live.clientTxId))?.tx_id, second.tx_id, 'the live key stays')
 
