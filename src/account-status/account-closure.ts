@@ -13,7 +13,7 @@ import {
   type StatusActor,
 } from './account-status-service.ts'
 
-// Closing an account (RULINGS "Account lifecycle"; docs/guides/accounts.md "Closing an
+// Closing an account (RULINGS "Account lifecycle"; docs/guides/payments.md "Closing an
 // account"). In one transaction, under the account's lock: what stands in the way is named
 // (pending transactions, legal holds, a balance with nowhere to go), the balance leaves by
 // the payout the request names (to another account of the same customer at once, or by an

@@ -12,7 +12,7 @@ import type { Database } from '../schema.ts'
 import type { AccountStatusView } from './account-status-contract.ts'
 import type { AccountStatusChangesTable } from './account-status-tables.ts'
 
-// Changes of an account's status (RULINGS "Account lifecycle"; docs/guides/accounts.md):
+// Changes of an account's status (RULINGS "Account lifecycle"; docs/guides/payments.md):
 // who may make which, decided under the account's lock, the status written through the
 // ledger's door (so every payment after the change commits sees it), the change kept in the
 // account's history and announced (`account.status_changed`). Freezing what is frozen, or

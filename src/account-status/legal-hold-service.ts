@@ -15,7 +15,7 @@ import type { Database } from '../schema.ts'
 import type { HoldView } from './account-status-contract.ts'
 
 // Legal holds as operators place and release them (RULINGS "Account lifecycle";
-// docs/guides/accounts.md "Legal holds"). The money side is the ledger's
+// docs/guides/payments.md "Legal holds"). The money side is the ledger's
 // (ledger/legal-holds.ts: the hold is part of the account's `held`, so its available balance
 // drops by it); this is who may, when, and what is announced. Placing is an operator's; the
 // release of a hold above the dual-control threshold waits for a second operator

@@ -20,14 +20,22 @@ import {
   type MandateModel,
   type OrderModel,
 } from './debit-model.ts'
+import {
+  debitView,
+  isLifecycleKind,
+  Lifecycle,
+  lifecycleActions,
+  type LifecycleAction,
+} from './lifecycle-model.ts'
 
 // A model-based property of the ledger, run against the real service (NATS, SDK, storage):
 // random sequences of deposits, EFT and RTC transfers to ordinary and magic recipients,
-// repeated clientTxIds, clearing runs and clock moves, each compared step by step with a
-// small model of the account's balance and available balance (docs/guides/payments.md:
-// available = balance − holds; EFT held at once and posted by clearing; RTC at
-// once; fees separate, covered by the funds check; a duplicate key within the window is
-// 409 naming the original tx_id; a returned payment is credited back as a reversal).
+// repeated clientTxIds, clearing runs and clock moves (and bulk batches, debit orders, legal
+// holds, freezes and closure: below), each compared step by step with a small model of the
+// account's balance and available balance (docs/guides/payments.md: available = balance −
+// holds; EFT held at once and posted by clearing; RTC at once; fees separate, covered by the
+// funds check; a duplicate key within the window is 409 naming the original tx_id; a
+// returned payment is credited back as a reversal).
 //
 // The clearing run collects returns FIRST and then settles pending EFTs
 // (src/transfers/clearing-service.ts), so an EFT to the "returned" account is settled in
@@ -63,14 +71,37 @@ import {
 // which run the daily collection runs (and the bulk jobs) as they fall due; a last advance
 // of 3 to 21 days ends each run. The "jobs" action makes today's collection run too, when
 // it has not been made yet. Collections credit amount − 350; disputes reverse; a deposit or
-// collection pays the partner's debt first.
+// collection pays the partner's debt first (from an active account only).
+//
+// The account's lifecycle (lifecycle-model.ts, which states the rules it models) joins the
+// same account: operators' legal holds (some larger than what is available, some released
+// twice; with a probe payout one cent over what the hold leaves), the partner's freezes
+// (each with a few actions while frozen, mostly unfrozen after them), unfreezes, and close
+// attempts (half of them right after a clearing run), each refused with exactly the
+// obstacles the model names or paying the whole balance to the entity's second account in
+// the same request; about half the runs make one more close attempt (holds released first
+// or not), at the very end or right after the actions (before the draining clearing runs,
+// the last advance and the finale), and, once closed, a payout, a batch, a hold, a freeze
+// and an operator's deposit that must all be refused. After a closure the remaining steps
+// go on against the closed account (new debit orders are not made: they would collect into
+// the second account). The status, the holds and the second account's balance are compared
+// with the model's with the ledger; `ledger verify` checks that an account's held money is
+// its pending payments and its holds together.
+//
+// Known bugs (not yet fixed in src) are kept out of the sequences by default, so that the
+// property guards the rest: a close while a verified batch is not yet paid or a successful
+// payout is still to be returned (the bank closes the account; the batch's refunds and the
+// return are then credited to it). BANK_PROPERTY_KNOWN_BUGS=1 lets them in, with what the
+// rules say: the close refused for pending transactions, the return not credited to the
+// closed account.
 //
 // One bank serves the whole property; each run uses a fresh partner and account, so the
 // model starts from zero. Clearing runs are bank-wide: they also settle what earlier runs
 // left pending, which touches only those runs' accounts. Reproduce a failure with
-// BANK_PROPERTY_SEED=<seed> (fast-check prints the seed and the shrunk sequence); search
+// BANK_PROPERTY_SEED=<seed> (fast-check prints the seed and the shrunk sequence), and with
+// BANK_PROPERTY_PATH=<path> (printed beside it) replay only the shrunk sequence; search
 // longer with BANK_PROPERTY_RUNS=<runs> (8 by default, to keep a pass within seconds of CPU;
-// BANK_PROPERTY_DEBUG=1 prints what each run's debit orders came to).
+// BANK_PROPERTY_DEBUG=1 prints what each run's debit orders and lifecycle actions came to).
 
 type Recipient = 'normal' | 'failed' | 'invalid' | 'invalid_branch' | 'returned'
 
@@ -108,6 +139,23 @@ type Action =
   /** Due jobs run: PIN expiries, and the processing of verified batches (RTC payments paid). */
   | { kind: 'jobs' }
   | DebitAction
+  | LifecycleAction
+  /**
+   * The partner freezes the account, the actions `during` run while it is frozen, and with
+   * `unfreeze` the partner unfreezes it after them.
+   */
+  | { kind: 'freeze'; during: Action[]; unfreeze: boolean }
+
+type FreezeAction = Extract<Action, { kind: 'freeze' }>
+
+function isLifecycle(a: Action): a is LifecycleAction | FreezeAction {
+  return isLifecycleKind(a.kind)
+}
+
+/** BANK_PROPERTY_KNOWN_BUGS=1: known bugs of src are let into the sequences (see the header). */
+const known_bugs = process.env.BANK_PROPERTY_KNOWN_BUGS === '1'
+/** A hold's expires_at, when it has one: ten years on, never reached by a run. */
+const hold_expiry_ms = 10 * 365 * 86_400_000
 
 interface BulkPaymentSpec {
   rtc: boolean
@@ -126,7 +174,7 @@ const pending_batches_per_entity_max = 20
 const bulkPayment: fc.Arbitrary<BulkPaymentSpec> =
   fc.record({ rtc: fc.boolean(), amount: fc.integer({ min: 100, max: 10_000 }), recipient })
 
-const action: fc.Arbitrary<Action> = fc.oneof(
+const baseActions: Array<fc.WeightedArbitrary<Action>> = [
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('deposit' as const),
     amount: fc.integer({ min: 1_000, max: 150_000 }) }) },
   { weight: 7, arbitrary: fc.record({ kind: fc.constant('transfer' as const), rtc: fc.boolean(),
@@ -174,7 +222,15 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   },
   { weight: 2, arbitrary: fc.constant({ kind: 'jobs' as const }) },
   ...debitActions,
-)
+]
+/** A freeze, up to four actions while frozen (a close among them, perhaps), mostly an unfreeze. */
+const freeze: fc.Arbitrary<Action> = fc.record({
+  kind: fc.constant('freeze' as const),
+  during: fc.array(fc.oneof(...baseActions, ...lifecycleActions), { maxLength: 4 }),
+  unfreeze: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
+})
+const action: fc.Arbitrary<Action> = fc.oneof(...baseActions, ...lifecycleActions,
+  { weight: 2, arbitrary: freeze })
 const mandateCreate = debitActions[0]!.arbitrary as fc.Arbitrary<Extract<DebitAction,
   { kind: 'mandate_create' }>>
 const orderCreate = debitActions[1]!.arbitrary as fc.Arbitrary<Extract<DebitAction,
@@ -190,7 +246,8 @@ const scenario = fc.record({
   mandates: fc.array(mandateCreate, { minLength: 1, maxLength: 3 }),
   /** Orders under them, made right after. */
   orders: fc.array(orderCreate, { minLength: 0, maxLength: 2 }),
-  actions: fc.array(action, { minLength: 10, maxLength: 35 }),
+  // Up to 40 (35 before the lifecycle actions came, which take about a seventh of them).
+  actions: fc.array(action, { minLength: 10, maxLength: 40 }),
   /**
    * A last sandbox advance after the actions, so that orders still scheduled are collected (or not)
    * and disputes booked.
@@ -203,6 +260,14 @@ const scenario = fc.record({
    */
   finale: fc.option(fc.record({ pick: fc.nat(), deposit: fc.integer({ min: 100, max: 20_000 }) }),
     { freq: 4 }),
+  /**
+   * In about half the runs, a last close attempt (its holds released first, or not; the second
+   * account named, mostly) and, once closed, debits that must all be refused: at the very end,
+   * or (`early`) right after the actions, so that the clearing runs, the advance and the
+   * finale then meet the closed account.
+   */
+  closing: fc.option(fc.record({ payTo: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
+    releaseHolds: fc.boolean(), early: fc.boolean() }), { freq: 2 }),
 })
 
 function accountNumberOf(r: Recipient): { account_number: string; branch_code: string } {
@@ -267,9 +332,9 @@ interface Payout {
   bulk?: BulkPaymentModel
 }
 
-/** A single payout as the model took it. */
+/** A single payout as the model took it (INTERNAL: a closure's payment of the balance). */
 interface SinglePayout extends Payout {
-  paymentType: 'EFT' | 'RTC'
+  paymentType: 'EFT' | 'RTC' | 'INTERNAL'
   fee: bigint
   /** When it was taken: a clearing run settles pending EFTs oldest first, then by tx_id. */
   atMs: number
@@ -282,7 +347,7 @@ interface SinglePayout extends Payout {
  */
 interface FeeRowModel {
   parentTxId: string
-  paymentType: 'EFT' | 'RTC'
+  paymentType: SinglePayout['paymentType']
   fee: bigint
   /** When the payout settled: the row's date. */
   atMs: number
@@ -346,13 +411,50 @@ class Model {
   refunds = 0
   /** When each wrong PIN was given: the entity's budget counts those of the last hour. */
   readonly wrongPinsAtMs: number[] = []
+  /** Status, legal holds, closure. */
+  readonly lifecycle = new Lifecycle()
 
   constructor(readonly debit: DebitModel) {}
 
-  /** A deposit; a partner that owes the bank (a disputed debit order's shortfall) is paid first. */
+  /**
+   * A deposit; a partner that owes the bank (a disputed debit order's shortfall) is paid first,
+   * from an active account.
+   */
   deposit(amount: bigint): void {
     this.deposits++
-    this.debit.credit(this, amount)
+    this.debit.credit(debitView(this, this.lifecycle), amount)
+  }
+
+  /**
+   * Rows of the account still Pending: a payout held, a batch's funding waiting for its PIN, a
+   * bulk payment waiting for its rail. With `unpaid`, also a verified batch whose payments the
+   * bulk job has not yet written (the rules count it; the bank does not: a known bug).
+   */
+  hasPending(unpaid: boolean): boolean {
+    return this.pendingEft.length > 0 || this.batches.some((b) => b.status === 'pending_otp'
+      || b.payments.some((p) => p.row === 'Pending')) || (unpaid && this.unpaidBatch())
+  }
+
+  unpaidBatch(): boolean {
+    return this.batches.some((b) => b.status === 'processing'
+      && b.payments.every((p) => p.row === undefined))
+  }
+
+  /**
+   * Closed: the whole balance (all of it available: nothing held) paid to the entity's second
+   * account as an INTERNAL transfer row without a fee, `txId` (none for a balance of 0).
+   */
+  close(txId: string | undefined, nowMs: number): void {
+    const amount = this.balance
+    assert.equal(this.available, amount, 'an account that may close holds nothing')
+    if (txId !== undefined) {
+      this.payouts.set(txId, { txId, amount, total: amount, recipient: 'normal',
+        paymentType: 'INTERNAL', fee: 0n, atMs: nowMs })
+      this.status.set(txId, 'Successful')
+    }
+    this.balance = 0n
+    this.available = 0n
+    this.lifecycle.closed(amount, this.debit)
   }
 
   /**
@@ -417,6 +519,8 @@ class Model {
    * the order their fee rows are appended in.
    */
   clearingRun(nowMs: number): void {
+    // A closed account takes no credit (only with BANK_PROPERTY_KNOWN_BUGS can a return be due).
+    if (this.lifecycle.status === 'closed') this.returnsDue = []
     for (const r of this.returnsDue) {
       this.balance += r.amount
       this.available += r.amount
@@ -548,6 +652,8 @@ async function dispatchEvents(): Promise<void> {
 class Run {
   readonly model = new Model(new DebitModel(tb.bank.services.calendar))
   readonly log: string[] = []
+  /** What the lifecycle actions came to, for BANK_PROPERTY_DEBUG. */
+  readonly notes: string[] = []
 
   constructor(
     readonly partner: TestPartner,
@@ -558,10 +664,7 @@ class Run {
     this.log.push(JSON.stringify(a))
     switch (a.kind) {
       case 'deposit':
-        await tb.operator.accounts.deposit({ account_id: this.accountId, amount: a.amount,
-          ref: 'property deposit' })
-        this.model.deposit(BigInt(a.amount))
-        return
+        return this.deposit(a.amount)
       case 'transfer':
         return this.transfer(this.body(randomUUID(), a))
       case 'repeat': {
@@ -591,8 +694,217 @@ class Run {
       case 'bulk_expire':
         return this.applyBulk(a)
       default:
-        return this.applyDebit(a)
+        return isLifecycle(a) ? this.applyLifecycle(a) : this.applyDebit(a)
     }
+  }
+
+  /** An operator's deposit; to a closed account it is refused and changes nothing. */
+  private async deposit(amount: number): Promise<void> {
+    const reply = await outcome(tb.operator.accounts.deposit({ account_id: this.accountId,
+      amount, ref: 'property deposit' }))
+    if (this.model.lifecycle.status === 'closed') {
+      return this.expectNotActive(reply, 'a deposit', 'credited')
+    }
+    assert.ok(reply.ok, `the deposit should be taken: ${reply.ok ? '' : reply.error.message}`)
+    this.model.deposit(BigInt(amount))
+  }
+
+  private async applyLifecycle(a: LifecycleAction | FreezeAction): Promise<void> {
+    switch (a.kind) {
+      case 'hold_place':
+        return this.holdPlace(a)
+      case 'hold_release':
+        return this.holdRelease(a.pick, a.again)
+      case 'freeze': {
+        await this.changeStatus('freeze')
+        for (const [i, inner] of a.during.entries()) {
+          await this.apply(inner)
+          await this.checkBalances(`after action ${i} while frozen`)
+        }
+        if (a.unfreeze) await this.changeStatus('unfreeze')
+        return
+      }
+      case 'unfreeze':
+        return this.changeStatus('unfreeze')
+      case 'close':
+        if (a.settle) await this.clearing()
+        return this.close(a.payTo)
+    }
+  }
+
+  /**
+   * The partner freezes or unfreezes the account: asking for the status it has changes nothing;
+   * a closed account's status cannot change (422).
+   */
+  private async changeStatus(action: 'freeze' | 'unfreeze'): Promise<void> {
+    const lifecycle = this.model.lifecycle
+    const request = { account_id: this.accountId, reason: `property ${action}` }
+    const accounts = this.partner.client.accounts
+    const reply = await outcome(action === 'freeze' ? accounts.freeze(request)
+      : accounts.unfreeze(request))
+    if (lifecycle.status === 'closed') {
+      assert.ok(!reply.ok, `a closed account cannot be ${action === 'freeze' ? 'frozen'
+        : 'unfrozen'}`)
+      assert.equal(reply.error.code, 422, reply.error.message)
+      return
+    }
+    assert.ok(reply.ok, `${action} should succeed: ${reply.ok ? '' : reply.error.message}`)
+    this.notes.push(`${action} ${lifecycle.status}`)
+    lifecycle.status = action === 'freeze' ? 'frozen' : 'active'
+    assert.equal(reply.value.status, lifecycle.status)
+    assert.deepEqual(reply.value.holds.map((h) => h.hold_id).sort(),
+      lifecycle.activeHolds().map((h) => h.holdId).sort(), 'the status lists the holds')
+  }
+
+  /**
+   * A legal hold (after a deposit, with `fund`): refused (422, nothing changes) on a closed
+   * account or beyond what is available; then, with a probe, a payout of one cent more than
+   * is left available.
+   */
+  private async holdPlace(a: Extract<LifecycleAction, { kind: 'hold_place' }>): Promise<void> {
+    const model = this.model
+    if (a.fund > 0) await this.deposit(a.fund)
+    const amount = Lifecycle.holdAmount(a, model.available)
+    const nowMs = tb.clock.now().getTime()
+    // Years past the run's end: the field is kept and shown, and never reached.
+    const expiresAt = a.expires ? new Date(Math.floor(nowMs / 1000) * 1000 + hold_expiry_ms)
+      .toISOString() : undefined
+    const reference = `Order ${model.lifecycle.holds.length + 1}`
+    const reply = await outcome(tb.operator.accounts.placeHold({ account_id: this.accountId,
+      amount: Number(amount), reference, ...(expiresAt ? { expires_at: expiresAt } : {}) }))
+    if (model.lifecycle.status === 'closed' || amount > model.available) {
+      assert.ok(!reply.ok, `a hold of ${amount} with ${model.available} available on a ` +
+        `${model.lifecycle.status} account must be refused`)
+      assert.equal(reply.error.code, 422, reply.error.message)
+      this.notes.push('hold refused')
+      return
+    }
+    assert.ok(reply.ok, `the hold should be placed: ${reply.ok ? '' : reply.error.message}`)
+    this.notes.push(`hold ${amount}`)
+    assert.deepEqual([reply.value.amount, reply.value.reference, reply.value.released_at,
+      reply.value.expires_at === null ? null : Date.parse(reply.value.expires_at)],
+    [String(amount), reference, null, expiresAt ? Date.parse(expiresAt) : null])
+    model.lifecycle.place(model, reply.value.hold_id, amount)
+    if (a.probe === 'none') return
+    const rtc = a.probe === 'RTC'
+    const over = model.available + 1n - (rtc ? fees.RTC : fees.EFT)
+    // A payment is at least 100 cents.
+    if (over >= 100n) await this.transfer(this.body(randomUUID(), { rtc, amount: Number(over),
+      recipient: 'normal' }))
+  }
+
+  private async holdRelease(pick: number, again: boolean): Promise<void> {
+    const lifecycle = this.model.lifecycle
+    const released = lifecycle.holds.filter((h) => h.released)
+    const from = again && released.length > 0 ? released : lifecycle.activeHolds()
+    const hold = from[pick % Math.max(1, from.length)]
+    if (!hold) return
+    const reply = await outcome(tb.operator.accounts.releaseHold({ hold_id: hold.holdId,
+      reason: hold.released ? 'property release again' : 'property release' }))
+    assert.ok(reply.ok, `the release should be answered: ${reply.ok ? '' : reply.error.message}`)
+    // No dual-control threshold in this bank; a hold released already is answered as it is.
+    assert.deepEqual([reply.value.status, reply.value.hold.release_reason],
+      ['released', 'property release'])
+    assert.notEqual(reply.value.hold.released_at, null)
+    if (!hold.released) lifecycle.release(this.model, hold)
+  }
+
+  /** What the run's debit orders and lifecycle actions came to (BANK_PROPERTY_DEBUG). */
+  printSummary(): void {
+    const d = this.model.debit
+    console.error(JSON.stringify({
+      mandates: d.mandates.map((m) => `${m.debtor}/${m.frequency}/${m.status}`),
+      orders: d.orders.map((o) => `${o.mandate.debtor}/${o.mandate.status}:${o.history.join('>')}`),
+      credits: d.creditRows, disputes: d.disputeRows, recoveries: d.recoveryRows,
+      debt: String(d.debt), actions: this.log.length, lifecycle: this.notes,
+    }))
+  }
+
+  /** The entity's second account, made once: a closure pays the balance into it. */
+  private async payee(): Promise<string> {
+    const lifecycle = this.model.lifecycle
+    if (!lifecycle.payee) {
+      const made = await this.partner.client.accounts.create(
+        { entity_id: this.partner.rootEntityId })
+      lifecycle.payee = { accountId: made.account_id, balance: 0n }
+    }
+    return lifecycle.payee.accountId
+  }
+
+  /**
+   * The partner closes the account: refused naming exactly the model's obstacles, or closed
+   * with its whole balance paid to the second account in the same request.
+   */
+  private async close(payTo: boolean): Promise<void> {
+    const model = this.model
+    const lifecycle = model.lifecycle
+    if (!known_bugs && lifecycle.status !== 'closed'
+      && (model.unpaidBatch() || model.returnsDue.length > 0)) {
+      this.log.push('(not sent: a close while a batch is unpaid or a return is due, a known bug)')
+      this.notes.push('close not sent')
+      return
+    }
+    const payee = await this.payee()
+    const reply = await outcome(this.partner.client.accounts.close({ account_id: this.accountId,
+      reason: 'property close', ...(payTo ? { pay_to_account_id: payee } : {}) }))
+    if (lifecycle.status === 'closed') {
+      assert.ok(reply.ok, `closing a closed account answers its status: ${reply.ok ? ''
+        : reply.error.message}`)
+      assert.deepEqual([reply.value.status, reply.value.payout], ['closed', null])
+      return
+    }
+    const obstacles = lifecycle.obstacles(model.hasPending(known_bugs), model.balance, payTo)
+    if (obstacles.length > 0) {
+      assert.ok(!reply.ok, `a close must be refused for ${obstacles.join(', ')}`)
+      assert.deepEqual([reply.error.code, reply.error.type], [422, 'account_not_closable'],
+        reply.error.message)
+      assert.deepEqual(reply.error.details.map((d) => (d as { obstacle?: string }).obstacle),
+        obstacles, reply.error.message)
+      this.notes.push(`close refused: ${obstacles.join(' ')}`)
+      return
+    }
+    assert.ok(reply.ok, `the close should be taken: ${reply.ok ? '' : reply.error.message}`)
+    assert.equal(reply.value.status, 'closed')
+    const payout = reply.value.payout
+    assert.deepEqual(payout && [payout.amount, payout.payment_type, payout.status],
+      model.balance > 0n ? [String(model.balance), 'INTERNAL', 'Successful'] : null)
+    this.notes.push(`closed from ${lifecycle.status}, paid ${model.balance}`)
+    model.close(payout?.tx_id, tb.clock.now().getTime())
+    await this.checkPayee('after the close')
+  }
+
+  /** The second account has what closures paid into it, all of it available. */
+  private async checkPayee(when: string): Promise<void> {
+    const payee = this.model.lifecycle.payee
+    if (!payee) return
+    const d = await this.partner.client.accounts.getDetails({ account_id: payee.accountId })
+    assert.deepEqual([BigInt(d.balance), BigInt(d.available_balance)],
+      [payee.balance, payee.balance], `the second account (${when})`)
+  }
+
+  /**
+   * The run's last close attempt (holds released first, or not); once closed, a payout, a
+   * batch, a hold, a freeze and a deposit, all refused.
+   */
+  async closeAtEnd(closing: { payTo: boolean; releaseHolds: boolean }): Promise<void> {
+    if (closing.releaseHolds) {
+      while (this.model.lifecycle.activeHolds().length > 0) {
+        await this.apply({ kind: 'hold_release', pick: 0, again: false })
+      }
+    }
+    await this.apply({ kind: 'close', payTo: closing.payTo, settle: false })
+    await this.checkBalances('after the last close attempt')
+    if (this.model.lifecycle.status !== 'closed') return
+    const probes: Action[] = [
+      { kind: 'transfer', rtc: true, amount: 100, recipient: 'normal' },
+      { kind: 'bulk_initiate', payments: [{ rtc: false, amount: 100, recipient: 'normal' }],
+        overFunds: false },
+      { kind: 'hold_place', fund: 0, amount: 100, size: 'fixed', expires: false, probe: 'none' },
+      { kind: 'freeze', during: [], unfreeze: false },
+      { kind: 'deposit', amount: 100 },
+    ]
+    for (const probe of probes) await this.apply(probe)
+    await this.checkBalances('after the probes of the closed account')
   }
 
   private async applyBulk(a: Extract<Action, { kind: `bulk_${string}` }>): Promise<void> {
@@ -656,10 +968,14 @@ class Run {
    */
   private dueWork(fromMs: number, toMs: number, dates: string[]): void {
     const model = this.model
+    const { debit, lifecycle } = model
+    // A collection run sees the account as lifecycle-model.ts says (its status decides).
+    const run = (date: string, atMs: number) => lifecycle.collectingInto(debit,
+      () => debit.run(date, atMs, debitView(model, lifecycle)))
     const work = [
       ...model.bulkJobsDue(toMs),
-      ...model.debit.runsDue(dates).map((r) => (
-        { atMs: r.atMs, apply: () => model.debit.run(r.date, Math.max(fromMs, r.atMs), model) })),
+      ...debit.runsDue(dates).map((r) => (
+        { atMs: r.atMs, apply: () => run(r.date, Math.max(fromMs, r.atMs)) })),
     ].sort((a, b) => a.atMs - b.atMs)
     for (const w of work) w.apply()
     model.debit.authenticate(toMs)
@@ -717,7 +1033,8 @@ class Run {
 
   private async orderCreate(a: Extract<DebitAction, { kind: 'order_create' }>): Promise<void> {
     const mandate = this.pickMandate(a.pick)
-    if (!mandate) return
+    // Once the account is closed a new order would collect into the second account.
+    if (!mandate || this.model.lifecycle.status === 'closed') return
     const debit = this.model.debit
     const nowMs = tb.clock.now().getTime()
     const requested = addDays(toSast(new Date(nowMs)).date, a.daysAhead)
@@ -1005,6 +1322,7 @@ class Run {
       assert.equal(reply.error.type, 'too_many_attempts')
       return
     }
+    if (!model.lifecycle.debitable) return this.expectNotActive(reply, 'a batch')
     if (!model.initiate(batch)) {
       assert.ok(!reply.ok,
         `a batch holding ${batch.hold} with ${availableBefore} available must be refused`)
@@ -1144,6 +1462,8 @@ class Run {
     const nowMs = tb.clock.now().getTime()
     const claim = model.keys.get(body.clientTxId)
     const reply = await outcome(this.partner.client.accounts.transfer(body))
+    // The status is looked at first: a refused request claims no key and holds nothing.
+    if (!model.lifecycle.debitable) return this.expectNotActive(reply, 'a transfer')
     if (claim && nowMs - claim.atMs <= tb.config.transferKeyWindowMs) {
       assert.ok(!reply.ok, `a repeated clientTxId within the window must be refused`)
       assert.equal(reply.error.code, 409, reply.error.message)
@@ -1165,6 +1485,20 @@ class Run {
     assert.equal(reply.value.amount, String(body.amount))
   }
 
+  /**
+   * A debit (or a deposit) refused because of the account's status: 422 naming the account and
+   * its status.
+   */
+  private expectNotActive(reply: Outcome<unknown>, what: string, verb = 'debited'): void {
+    const status = this.model.lifecycle.status
+    assert.ok(!reply.ok, `${what}: a ${status} account cannot be ${verb}`)
+    assert.deepEqual([reply.error.code, reply.error.type], [422, 'account_not_active'],
+      reply.error.message)
+    assert.match(reply.error.message, new RegExp(`is ${status} and cannot be ${verb}`))
+    const [detail] = reply.error.details as Array<{ account_id?: string; status?: string }>
+    assert.deepEqual([detail?.account_id, detail?.status], [this.accountId, status])
+  }
+
   private async burst(
       a: { count: number; rtc: boolean; amount: number; returned: boolean }): Promise<void> {
     const model = this.model
@@ -1173,13 +1507,15 @@ class Run {
       { ...a, recipient }))
     model.sent.push(...bodies)
     const total = BigInt(a.amount) + (a.rtc ? fees.RTC : fees.EFT)
-    const affordable = Math.min(a.count, Number(model.available / total))
+    const affordable = model.lifecycle.debitable
+      ? Math.min(a.count, Number(model.available / total)) : 0
     const nowMs = tb.clock.now().getTime()
     const replies =
       await Promise.all(bodies.map((body) => outcome(this.partner.client.accounts.transfer(body))))
     const from = model.rowCount() + 1
     const taken: string[] = []
     replies.forEach((reply, i) => {
+      if (!model.lifecycle.debitable) return this.expectNotActive(reply, 'a transfer of a burst')
       if (!reply.ok) {
         assert.equal(reply.error.code, 400, reply.error.message)
         assert.match(reply.error.message, /insufficient funds/)
@@ -1215,7 +1551,8 @@ class Run {
     const d = await this.partner.client.accounts.getDetails({ account_id: this.accountId })
     const balance = BigInt(d.balance)
     const available = BigInt(d.available_balance)
-    const context = `${when}; actions so far:\n${this.log.join('\n')}`
+    const context = `${when} (${this.model.lifecycle.status}); actions so far:\n` +
+      this.log.join('\n')
     assert.ok(balance >= 0n && available >= 0n && available <= balance,
       `balance ${balance}, available ${available}: ${context}`)
     assert.equal(balance, this.model.balance, `balance: ${context}`)
@@ -1227,6 +1564,7 @@ class Run {
    */
   async checkLedger(when: string): Promise<void> {
     await this.checkBalances(when)
+    await this.checkLifecycle(when)
     const report = await tb.operator.ledger.verify()
     assert.deepEqual(report.problems, [], when)
     assert.equal(report.ok, true)
@@ -1262,6 +1600,16 @@ class Run {
     await this.checkDebitLedger(transactions, when)
     assert.equal(report.internal_balances[`partner_debt:${this.partner.partnerId}`] ?? '0',
       String(-model.debit.debt), `partner_debt in the ledger (${when})`)
+  }
+
+  /** The account's status and the holds it lists, and the second account's balance. */
+  private async checkLifecycle(when: string): Promise<void> {
+    const lifecycle = this.model.lifecycle
+    const status = await this.partner.client.accounts.status({ account_id: this.accountId })
+    assert.equal(status.status, lifecycle.status, `status (${when})`)
+    assert.deepEqual(status.holds.map((h) => [h.hold_id, h.amount]).sort(),
+      lifecycle.activeHolds().map((h) => [h.holdId, String(h.amount)]).sort(), `holds (${when})`)
+    await this.checkPayee(when)
   }
 
   /** A bulk batch's funding row, a bulk payment's row or a refund, as the model has them. */
@@ -1407,11 +1755,11 @@ class Run {
   }
 }
 
-test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, debit orders, clearing and time agree with a model of the account', async () => {
+test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, debit orders, legal holds, freezes, closure, clearing and time agree with a model of the account', async () => {
   const seed = process.env.BANK_PROPERTY_SEED
   await fc.assert(
     fc.asyncProperty(scenario,
-        async ({ opening, mandates, orders, actions, finalDays, finale }) => {
+        async ({ opening, mandates, orders, actions, finalDays, finale, closing }) => {
       const partner = await onboardPartner(tb, { approve: true })
       const { accounts } = await partner.client.accounts.getByEntity(
         { entity_id: partner.rootEntityId })
@@ -1425,6 +1773,7 @@ test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, 
         await run.apply(a)
         await run.checkBalances(`after action ${i}`)
       }
+      if (closing?.early) await run.closeAtEnd(closing)
       await run.checkLedger('at the end of the sequence')
       // Two more runs settle every pending EFT and collect every return, so the final
       // statuses (Successful, Failed, Invalid, Reversed) are checked too.
@@ -1439,20 +1788,13 @@ test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, 
         await run.apply({ kind: 'debit_dispute', pick: finale.pick, spendFirst: true })
         await run.apply({ kind: 'deposit', amount: finale.deposit })
       }
+      if (closing && !closing.early) await run.closeAtEnd(closing)
       await run.checkLedger(`after a last advance of ${finalDays} days`)
-      if (process.env.BANK_PROPERTY_DEBUG) {
-        const d = run.model.debit
-        console.error(
-          JSON.stringify(
-          { mandates: d.mandates.map((m) => `${m.debtor}/${m.frequency}/${m.status}`),
-          orders: d.orders.map(
-          (o) => `${o.mandate.debtor}/${o.mandate.status}:${o.history.join(">")}`),
-          credits: d.creditRows, disputes: d.disputeRows, recoveries: d.recoveryRows,
-          debt: String(d.debt), actions: run.log.length }))
-      }
+      if (process.env.BANK_PROPERTY_DEBUG) run.printSummary()
     }),
-    { numRuns: Number(process.env.BANK_PROPERTY_RUNS ?? 8),
-      ...(seed ? { seed: Number(seed) } : {}) },
+    { numRuns: Number(process.env.BANK_PROPERTY_RUNS ?? 8), includeErrorInReport: true,
+      ...(seed ? { seed: Number(seed) } : {}),
+      ...(process.env.BANK_PROPERTY_PATH ? { path: process.env.BANK_PROPERTY_PATH } : {}) },
   )
 })
 
