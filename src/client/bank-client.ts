@@ -2,10 +2,18 @@ import { scopeOf, type Operation } from '../contract/operation.ts'
 import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type PartnerMethods } from './method-groups.ts'
 import { checkOptions, NatsApi, type ConnectionOptions } from './transport.ts'
+import { checkRetryOptions, type RetryOptions } from './retry.ts'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 export interface BankClientOptions extends ConnectionOptions {
   partnerId: string
+  /**
+   * Send a request again after a timeout or a 503, when that cannot do the work twice: a read,
+   * or a write that carries its idempotency key (`clientTxId`, `bulk_payment_id`), with the
+   * same key. A retried transfer or debit order that the bank took the first time answers with
+   * the original. Off by default (`attempts: 1`). See docs/guides/retries-and-idempotency.md.
+   */
+  retry?: RetryOptions
 }
 
 // The method groups are declared through this interface, which merges with the class:
@@ -61,7 +69,8 @@ export class BankClient {
 
   constructor(options: BankClientOptions) {
     checkOptions(options, 'new BankClient', { partnerId: options?.partnerId })
-    this.api = new NatsApi(options, options.partnerId)
+    checkRetryOptions(options.retry, 'new BankClient')
+    this.api = new NatsApi(options, options.partnerId, options.retry)
     this.partnerId = options.partnerId
     Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op,
       request)))
