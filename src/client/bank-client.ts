@@ -63,6 +63,7 @@ export class BankClient {
       partnerId: partnerId.value,
       login: natsConnectOptions(natsAuthFromEnv(env)),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.retry === undefined ? {} : { retry: options.retry }),
       sources: { servers: url.from, token: token.from, partnerId: partnerId.from },
     })
   }
