@@ -33,7 +33,7 @@ export interface Located {
 export interface LocateOptions {
   env?: NodeJS.ProcessEnv
   timeoutMs?: number
-  /** `BankClient.fromEnv`/`fromDataDir` only: its `retry` option (an operator's client has none). */
+  /** `BankClient.fromEnv`/`fromDataDir` only: its `retry` option (an operator has none). */
   retry?: RetryOptions
 }
 
