@@ -6,10 +6,14 @@ import { BankApiError, BankClient, type RetryOptions } from '../../src/client/in
 import { subjectFor, type Operation } from '../../src/contract/operation.ts'
 import { accountOperations } from '../../src/accounts/account-contract.ts'
 import { transferOperations } from '../../src/transfers/transfer-contract.ts'
+import { bulkOperations } from '../../src/bulk/bulk-contract.ts'
+import { debitOperations } from '../../src/debit/debit-contract.ts'
 import { expectApiError } from '../support/assertions.ts'
+import { batchBody, payment } from '../bulk/helpers.ts'
+import { activeMandate, orderBody } from '../debit/helpers.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import {
-  accountNumberOf, balances, fund, internalBody, newAccount, transactionsOf, transferBody,
+  accountNumberOf, balances, fund, internalBody, newAccount, sast, transactionsOf, transferBody,
 } from '../transfers/helpers.ts'
 
 // The SDK's `retry` option (src/client/retry.ts, docs/guides/retries-and-idempotency.md)
@@ -28,6 +32,8 @@ const clients: BankClient[] = []
 
 before(async () => {
   await tb.ready
+  // A business day's morning: debit orders collect two business days on, RTC at full limits.
+  tb.clock.set(sast('2026-11-23', '10:00'))
   p = await onboardPartner(tb, { approve: true })
 })
 after(async () => {
@@ -126,6 +132,39 @@ test('retry - an internal payment whose reply was lost answers the original paym
   assert.deepEqual(result, { tx_id: original.tx_id, amount: '7000', status: 'Successful' })
   assert.equal((await balances(p, account)).balance, String(50_000 - 7_000 - internal_fee))
   assert.equal((await balances(p, payee)).balance, '7000', 'the payee was paid once')
+})
+
+test('retry - a debit order whose reply was lost answers the original order, as the bank first answered it', async () => {
+  const mandate = await activeMandate(tb, p, p.rootEntityId)
+  const net = intercepting(p.nc, subjectFor(debitOperations.create, p.rootEntityId), 'drop-reply')
+  const bank = client(net.connection, 2_000, { attempts: 2, backoffMs: 0 })
+  const body = orderBody(p.rootEntityId, mandate)
+  const result = await bank.debitOrders.create(body)
+  const original = await net.firstReply() as { debit_order_id: string }
+  net.close()
+  assert.deepEqual(result, original)
+  const { debit_orders: orders } = await p.client.debitOrders.list({ entity_id: p.rootEntityId })
+  assert.deepEqual(orders.filter((o) => o.clientTxId === body.clientTxId)
+    .map((o) => o.debit_order_id), [original.debit_order_id], 'one order was made')
+})
+
+test('retry - a bulk batch whose reply was lost: the retry\'s duplicate is thrown (its PIN reference cannot be read back)', async () => {
+  const account = await newAccount(p)
+  await fund(tb, account, 100_000)
+  const net = intercepting(p.nc, subjectFor(bulkOperations.initiate, p.rootEntityId), 'drop-reply')
+  const bank = client(net.connection, 2_000, { attempts: 2, backoffMs: 0 })
+  const body = batchBody(p.rootEntityId, [payment(1)], { account_id: account })
+  const error = await expectApiError(bank.bulkPayments.initiate(body), 409)
+  const original = await net.firstReply() as { bulk_payment_id: string; status: string }
+  net.close()
+  assert.ok(error.type === 'duplicate', error.message)
+  assert.equal(error.attempts, 2)
+  assert.equal(error.details[0]?.bulk_payment_id, body.bulk_payment_id)
+  assert.deepEqual([original.bulk_payment_id, original.status],
+    [body.bulk_payment_id, 'pending_otp'])
+  const status = await p.client.bulkPayments.status({ entity_id: p.rootEntityId,
+    bulk_payment_id: body.bulk_payment_id })
+  assert.equal(status.status, 'pending_otp', 'the batch the first attempt initiated')
 })
 
 test('retry - a duplicate on the first attempt is the caller\'s own repeat and still throws', async () => {
