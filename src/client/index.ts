@@ -2,6 +2,9 @@ export { BankClient, type BankClientOptions } from './bank-client.ts'
 export { OperatorClient } from './operator-client.ts'
 export { CardNetworkClient } from './card-network-client.ts'
 export type { Method, PartnerMethods, OperatorMethods, CardNetworkMethods } from './method-groups.ts'
+// The named request and reply types of the partner methods (`TransferRequest`, `Transaction`,
+// `Account`, …) and their groups' interfaces, generated from the contract (`npm run sdk:types`).
+export type * from './generated/partner-methods.ts'
 export { BankApiError, BankConnectionError, type BankApiErrorType, type ConnectionOptions } from './transport.ts'
 export { followJob, jobOutcome, JobFailedError, follow_limits, type FollowJobOptions, type JobOutcome } from './job-follow.ts'
 export type { JobView } from '../jobs/jobs-contract.ts'
