@@ -5,6 +5,7 @@ import {
   partnerEntries, partnerMethodsPath, renderPartnerMethods,
 } from '../../scripts/gen-sdk-types.ts'
 import { partnerMethodNames } from '../../scripts/sdk-method-table.ts'
+import { errorTypes } from '../../src/contract/error-types.ts'
 
 // The SDK's generated declarations (src/client/generated/partner-methods.ts, issue 44): the
 // checked-in file is what `npm run sdk:types` writes from the contract today, and each partner
@@ -40,7 +41,7 @@ test('sdk-types - every method carries its summary, each of its error types and 
     const summary = entry.operation.summary.replace(/\s+/g, ' ')
     assert.ok(doc.includes(summary), `${path}: summary missing`)
     for (const type of partnerMethodNames[path]!.errors) {
-      assert.ok(doc.includes(`@throws {@link BankApiError} \`${type}\``), `${path}: ${type}`)
+      assert.ok(doc.includes(`@throws {BankApiError} \`${type}\``), `${path}: ${type}`)
     }
     assert.match(doc, new RegExp(`@example \`\`\`ts const reply: \\w+ = await bank\\.${path}\\(`),
       `${path}: example`)
@@ -52,4 +53,10 @@ test('sdk-types - the names a partner looks for are exported types', () => {
     'TransferRequest', 'TransferResult', 'Mandate', 'DebitOrder']) {
     assert.match(rendered, new RegExp(`^export type ${name} = `, 'm'), name)
   }
+})
+
+test('sdk-types - the package README names every error type', () => {
+  const readme = fs.readFileSync(new URL('../../packages/client/README.md', import.meta.url), 'utf8')
+  const missing = Object.keys(errorTypes).filter((type) => !readme.includes(`\`${type}\``))
+  assert.deepEqual(missing, [])
 })
