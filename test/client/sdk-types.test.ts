@@ -56,7 +56,8 @@ test('sdk-types - the names a partner looks for are exported types', () => {
 })
 
 test('sdk-types - the package README names every error type', () => {
-  const readme = fs.readFileSync(new URL('../../packages/client/README.md', import.meta.url), 'utf8')
+  const readmeFile = new URL('../../packages/client/README.md', import.meta.url)
+  const readme = fs.readFileSync(readmeFile, 'utf8')
   const missing = Object.keys(errorTypes).filter((type) => !readme.includes(`\`${type}\``))
   assert.deepEqual(missing, [])
 })
