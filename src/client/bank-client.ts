@@ -1,6 +1,7 @@
 import { scopeOf, type Operation } from '../contract/operation.ts'
 import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
-import { methodGroups, type PartnerMethods } from './method-groups.ts'
+import { methodGroups } from './method-groups.ts'
+import type { PartnerMethodGroups } from './generated/partner-methods.ts'
 import { checkOptions, NatsApi, type ConnectionOptions } from './transport.ts'
 import { checkRetryOptions, type RetryOptions } from './retry.ts'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
@@ -16,9 +17,10 @@ export interface BankClientOptions extends ConnectionOptions {
   retry?: RetryOptions
 }
 
-// The method groups are declared through this interface, which merges with the class:
-// their names and types come from the contract (see method-groups.ts).
-export interface BankClient extends PartnerMethods {}
+// The method groups are declared through this interface, which merges with the class: the
+// generated declarations (src/client/generated/partner-methods.ts, `npm run sdk:types`), with
+// each method's TSDoc and named types, which method-groups.ts holds to the contract's.
+export interface BankClient extends PartnerMethodGroups {}
 
 /**
  * The partner SDK: one method per partner operation of the bank, typed from the same
