@@ -2,6 +2,7 @@ import { scopeOf, type Operation } from '../contract/operation.ts'
 import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
 import { methodGroups, type PartnerMethods } from './method-groups.ts'
 import { checkOptions, NatsApi, type ConnectionOptions } from './transport.ts'
+import { addUploads, type PartnerMethodsWithUploads } from './uploads.ts'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 export interface BankClientOptions extends ConnectionOptions {
@@ -9,8 +10,9 @@ export interface BankClientOptions extends ConnectionOptions {
 }
 
 // The method groups are declared through this interface, which merges with the class:
-// their names and types come from the contract (see method-groups.ts).
-export interface BankClient extends PartnerMethods {}
+// their names and types come from the contract (see method-groups.ts), plus the uploads
+// (`kyc.uploadDocuments`, `kyb.uploadDocuments`: uploads.ts).
+export interface BankClient extends PartnerMethodsWithUploads {}
 
 /**
  * The partner SDK: one method per partner operation of the bank, typed from the same
@@ -65,6 +67,7 @@ export class BankClient {
     this.partnerId = options.partnerId
     Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op,
       request)))
+    addUploads(this as unknown as PartnerMethods, this.api)
   }
 
   /** `<partner_id>` is the caller's own id; an `<entity_id>` subject names the request's entity. */

@@ -28,6 +28,24 @@ export const kyb_metadata_keys_max = 50
 export const kyb_metadata_bytes_max = 4096
 
 export const document_content_types = ['application/pdf', 'image/jpeg', 'image/png'] as const
+export type DocumentContentType = (typeof document_content_types)[number]
+
+/** A user's KYC dropbox and an entity's KYB dropbox, as the reference SDK names them. */
+export const kycBucket = (userId: string) => `kyc_dropbox_${userId}`
+export const kybBucket = (entityId: string) => `kyb_dropbox_${entityId}`
+
+/**
+ * The content type by signature. Three formats are taken, so three signatures are checked
+ * here rather than through a general file-type library. The bank takes a document by this,
+ * never by its name; the SDK checks a file the same way before it uploads it.
+ */
+export function sniffContentType(bytes: Uint8Array): DocumentContentType | undefined {
+  const starts = (...signature: number[]) => signature.every((byte, i) => bytes[i] === byte)
+  if (starts(0x25, 0x50, 0x44, 0x46, 0x2d)) return 'application/pdf' // %PDF-
+  if (starts(0xff, 0xd8, 0xff)) return 'image/jpeg'
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'image/png'
+  return undefined
+}
 export const kyb_states = ['not_started', 'submitted', 'approved', 'rejected'] as const
 export type KybState = (typeof kyb_states)[number]
 
