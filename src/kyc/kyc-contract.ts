@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { accountSummary } from '../accounts/account-contract.ts'
+import { registrationNumberReply } from '../entities/entity-contract.ts'
 import { email, pageLimit, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 import { kycStatus, userRecord } from '../users/user-contract.ts'
@@ -58,6 +59,11 @@ export const objectName = () =>
     // The names the reference SDK gives are ASCII (`kyc_id_front_<user_id>_<epoch>`); other
     // characters are encoded differently by different NATS clients, so one could not be found.
     .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII (an object name such as kyc_id_front_<user_id>_<epoch>)' })
+    .describe('The name of an object in the dropbox bucket, printable ASCII. The object must be ' +
+      'stored in the bucket itself (not a link), hold 1 byte to 10 MB, exactly as many as ' +
+      'its metadata says and matching its SHA-256 digest, and be a PDF, JPEG or PNG by its ' +
+      'first bytes (its name and type do not count). The SDK\'s `kyc.uploadDocuments` and ' +
+      '`kyb.uploadDocuments` check the files, put them and name them.')
 
 /** Free-form KYB metadata: string keys to strings, numbers or booleans, small. */
 export const kybMetadata = () =>
@@ -144,9 +150,16 @@ export const kybOperations = {
     request: z.strictObject({
       entity_id: uuid(),
       documents: z.array(objectName(), { error: 'must be a list of object names' }).min(1,
-        { error: 'name at least one business document' }),
+        { error: 'name at least one business document' })
+        .describe("The business's documents: names of objects in bucket " +
+          '`kyb_dropbox_<entity_id>`; each object a PDF, JPEG or PNG by its first bytes, 1 ' +
+          "byte to 10 MB, stored in the bucket itself and matching its metadata's size and " +
+          "SHA-256. With the directors', at most 50 documents and 50 MB in one submission."),
       directors: z.record(z.string().min(1).max(100),
-        z.array(objectName(), { error: 'must be a list of object names' })).optional(),
+        z.array(objectName(), { error: 'must be a list of object names' }))
+        .describe("Each director's documents, by the director's `id` as `get` lists it (a " +
+          'director it does not list is refused).')
+        .optional(),
     }),
     response: z.object({}),
   }),
@@ -248,7 +261,7 @@ const kybOperatorView = z.object({
   entity_id: z.string(),
   partner_id: z.string(),
   name: z.string(),
-  registration_number: z.string(),
+  registration_number: registrationNumberReply(),
   state: z.enum(kyb_states),
   rejection_reason: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
@@ -333,7 +346,7 @@ export const reviewOperations = {
           entity_id: z.string(),
           partner_id: z.string(),
           name: z.string(),
-          registration_number: z.string(),
+          registration_number: registrationNumberReply(),
           state: z.enum(kyb_states),
           submitted_at: timestamp,
           documents: z.number(),

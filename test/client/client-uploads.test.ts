@@ -50,8 +50,10 @@ async function objectsIn(bucket: string) {
   const store = await new Objm(tb.nc).open(bucket).catch(() => null)
   if (!store) return null
   const infos = (await store.list()).filter((i) => !i.deleted)
-  return new Map(infos.map((i) => [i.name, { size: i.size,
-    filename: i.headers?.original_filename?.[0] }]))
+  // A listing gives each object's headers as a plain record of lists (src/kyc/dropbox.ts).
+  const filename = (headers: unknown) =>
+    (headers as Record<string, string[]> | undefined)?.original_filename?.[0]
+  return new Map(infos.map((i) => [i.name, { size: i.size, filename: filename(i.headers) }]))
 }
 
 const file = (bytes: Uint8Array, filename: string,
