@@ -67,8 +67,9 @@ async function business(owner: TestPartner = p): Promise<string> {
     businessEntity({ registration_number: registration }))).id
 }
 
-/** The call refused by the SDK itself: a DocumentCheckError (a 400 invalid_request) naming `fields`. */
-async function refusedLocally(call: Promise<unknown>, fields: string[]): Promise<DocumentCheckError> {
+/** Refused by the SDK itself: a DocumentCheckError (a 400 invalid_request) naming `fields`. */
+async function refusedLocally(call: Promise<unknown>,
+    fields: string[]): Promise<DocumentCheckError> {
   const error = await expectRefusal(call, 'invalid_request')
   assert.ok(error instanceof DocumentCheckError, `${error.name}: ${error.message}`)
   assert.deepEqual(error.details.map((d) => d.field).sort(), [...fields].sort(), error.message)
@@ -216,7 +217,10 @@ test('uploads - too large, empty, of a type the bank does not take or not what i
   }
   assert.equal(await objectsIn(kycBucket(userId)), null, 'no dropbox was made')
   assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'not_started')
+})
 
+test('uploads - kyb: no business document, a bad doc_type, a file given twice, an empty file, a director the bank does not list: refused by the SDK, nothing in the dropbox', async () => {
+  const proof = file(pdf('proof'), 'proof.pdf', 'application/pdf')
   const entityId = await business()
   const kyb = (documents: KybDocumentFile[]) => p.client.kyb.uploadDocuments({ entity_id: entityId,
     documents })
