@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { connect } from '@nats-io/transport-node'
 import { Objm } from '@nats-io/obj'
-import { BankApiError, BankClient, DocumentCheckError, type DocumentFile, type KybDocumentFile } from '../../src/client/index.ts'
+import { BankApiError, BankClient, DocumentCheckError, DropboxError, type DocumentFile, type KybDocumentFile } from '../../src/client/index.ts'
 import { document_bytes_max } from '../../src/kyc/kyc-contract.ts'
 import { expectRefusal } from '../support/assertions.ts'
 import { businessEntity, registrationNumber, userRequest } from '../support/fixtures.ts'
@@ -257,6 +257,21 @@ test('uploads - another partner\'s user or entity: the bank answers 404 and noth
   assert.equal((await other.client.users.get({ user_id: theirUser })).user.kyc_status,
     'not_started')
   assert.equal((await other.client.kyb.get({ entity_id: theirEntity })).state, 'not_started')
+})
+
+test('uploads - a dropbox that does not take a file (the partner made it with room for 1 KB): DropboxError naming bucket and object, nothing submitted', async () => {
+  const userId = await applicants.applicant(p)
+  await new Objm(tb.nc).create(kycBucket(userId), { max_bytes: 1024 })
+  const error = await p.client.kyc.uploadDocuments({ user_id: userId,
+    id_document: file(largePdf(4096), 'id.pdf', 'application/pdf'),
+    proof_of_residence: file(pdf('proof'), 'proof.pdf', 'application/pdf') })
+    .then(() => assert.fail('the upload went through'), (e: unknown) => e)
+  assert.ok(error instanceof DropboxError, String(error))
+  assert.equal(error.bucket, kycBucket(userId))
+  assert.match(error.object, new RegExp(`^kyc_id_front_${userId}_\\d+$`))
+  assert.match(error.message, /could not put kyc_id_front_.* into the dropbox kyc_dropbox_/)
+  assert.equal((await p.client.users.get({ user_id: userId })).user.kyc_status, 'not_started')
+  assert.equal((await tb.operator.kyc.show({ user_id: userId })).submission, null)
 })
 
 test('uploads - on NATS as production runs it (the partner in its own NATS account, TLS): the dropbox is the partner\'s own and the bank reads it', async () => {
