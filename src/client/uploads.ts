@@ -162,7 +162,7 @@ interface Prepared {
 const docTypeRule = /^[a-z][a-z0-9_]{0,99}$/
 
 /** What is wrong with one file, each under its field; none when it may be sent. */
-export function fileIssues(field: string, document: DocumentFile): FieldIssue[] {
+function fileIssues(field: string, document: DocumentFile): FieldIssue[] {
   if (typeof document !== 'object' || document === null) {
     return [{ field, message: 'must be { file, filename, content_type }' }]
   }
