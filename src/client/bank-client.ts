@@ -4,6 +4,7 @@ import { methodGroups } from './method-groups.ts'
 import type { PartnerMethodGroups } from './generated/partner-methods.ts'
 import { checkOptions, NatsApi, type ConnectionOptions } from './transport.ts'
 import { checkRetryOptions, type RetryOptions } from './retry.ts'
+import { addUploads, type PartnerMethodsWithUploads } from './uploads.ts'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 export interface BankClientOptions extends ConnectionOptions {
@@ -19,8 +20,9 @@ export interface BankClientOptions extends ConnectionOptions {
 
 // The method groups are declared through this interface, which merges with the class: the
 // generated declarations (src/client/generated/partner-methods.ts, `npm run sdk:types`), with
-// each method's TSDoc and named types, which method-groups.ts holds to the contract's.
-export interface BankClient extends PartnerMethodGroups {}
+// each method's TSDoc and named types, which method-groups.ts holds to the contract's, plus
+// the uploads (`kyc.uploadDocuments`, `kyb.uploadDocuments`: uploads.ts).
+export interface BankClient extends PartnerMethodsWithUploads {}
 
 /**
  * The partner SDK: one method per partner operation of the bank, typed from the same
@@ -77,6 +79,7 @@ export class BankClient {
     this.partnerId = options.partnerId
     Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op,
       request)))
+    addUploads(this as unknown as PartnerMethodGroups, this.api)
   }
 
   /** `<partner_id>` is the caller's own id; an `<entity_id>` subject names the request's entity. */

@@ -1,4 +1,5 @@
 export { BankClient, type BankClientOptions } from './bank-client.ts'
+export { DocumentCheckError, DropboxError, type DocumentFile, type KybDocumentFile, type KybUploadRequest, type KybUploads, type KycUploadRequest, type KycUploads, type PartnerMethodsWithUploads, type UploadedDocument } from './uploads.ts'
 export { OperatorClient } from './operator-client.ts'
 export { CardNetworkClient } from './card-network-client.ts'
 export type { Method, PartnerMethods, OperatorMethods, CardNetworkMethods } from './method-groups.ts'
