@@ -158,7 +158,7 @@ export class GroupCommitter<J, R> {
     const batch = this.takeByKeys()
     const clock = batch[0]?.clock
     if (batch.every((w) => w.clock === clock)) return batch
-    // Jobs on another clock wait, in their order, at the head of the queue for a batch of their own.
+    // Jobs on another clock wait, in order, at the head of the queue for a batch of their own.
     const own = batch.filter((w) => w.clock === clock)
     this.queue = [...batch.filter((w) => w.clock !== clock), ...this.queue]
     return own

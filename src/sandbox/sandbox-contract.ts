@@ -41,8 +41,8 @@ export const partnerClockView = z.object({ now: timestamp, bank_now: timestamp }
 
 const partnerAdvanceSummary = 'Before answering, runs in time order the work of this ' +
   "partner's that falls due on the way (its batches' PIN expiry and processing, its EFTs' " +
-  'clearing cycles, its debit-order runs, its webhook retries, its cards\' expiry), by its clock; ' +
-  "no other partner's clock moves, and nothing of theirs runs."
+  "clearing cycles, its debit-order runs, its webhook retries, its cards' authorizations' " +
+  "expiry), by its clock; no other partner's clock moves, and nothing of theirs runs."
 
 export const sandboxOperations = {
   clock: operation({

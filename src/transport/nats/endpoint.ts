@@ -169,10 +169,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
         'sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
       const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
       context.subjectId = subjectId
-      // In the sandbox a partner's request runs by its own clock (src/clock.ts).
-      const handle = deps.sandbox && caller.partnerId
-        ? () => onPartnerClock(caller.partnerId!, () => target.handler(request, context))
-        : () => target.handler(request, context)
+      const handle = () => onCallersClock(deps.sandbox, caller,
+        () => target.handler(request, context))
       const result = audited
         ? await audited.run(caller, request, subjectId, handle)
         : await handle()
@@ -187,6 +185,11 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
     deps.metrics?.request(operation.name, code, ms / 1000)
     return reply
   }
+}
+
+/** In the sandbox a partner's request runs by its own clock (src/clock.ts). */
+function onCallersClock<T>(sandbox: boolean, caller: Caller, fn: () => T): T {
+  return sandbox && caller.partnerId ? onPartnerClock(caller.partnerId, fn) : fn()
 }
 
 /**
