@@ -6,8 +6,8 @@ import { BankApiError, type OperatorClient } from '../src/client/index.ts'
 // onboarding of a partner that first-payment.ts shows step by step.
 //
 // The examples import the SDK by its path in this repository, so that they run wherever the
-// repository is (also bundled, as the tests run them); inside it, `partner-bank/client` names
-// the same module, as a program of the partner's own would import it.
+// repository is (also bundled, as the tests run them); a program of the partner's own imports
+// the same module as the package `@partner-bank/client` (packages/client/README.md).
 
 /** Where an example writes its lines: the console, or a test's list. */
 export type Print = (line: string) => void

@@ -15,7 +15,8 @@ import { fileURLToPath } from 'node:url'
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, '../..')
 const dist = path.join(here, 'dist')
-const allowedFile = /^(client|contract|nats)\/[^/]+$|^[a-z-]+\/[a-z-]+-contract\.(js|d\.ts)$/
+const allowedFile =
+  /^(client|contract|nats)\/[^/]+$|^client\/generated\/[^/]+$|^[a-z-]+\/[a-z-]+-contract\.(js|d\.ts)$/
 const specifiers = /(\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)(['"])([^'"]+)\2/gm
 
 const files = (dir) =>

@@ -1,16 +1,28 @@
 import { scopeOf, type Operation } from '../contract/operation.ts'
 import { dataDirOf, locateNatsUrl, locatePartner, type Located, type LocateOptions } from './locate.ts'
-import { methodGroups, type PartnerMethods } from './method-groups.ts'
+import { methodGroups } from './method-groups.ts'
+import type { PartnerMethodGroups } from './generated/partner-methods.ts'
 import { checkOptions, NatsApi, type ConnectionOptions } from './transport.ts'
+import { checkRetryOptions, type RetryOptions } from './retry.ts'
+import { addUploads, type PartnerMethodsWithUploads } from './uploads.ts'
 import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 
 export interface BankClientOptions extends ConnectionOptions {
   partnerId: string
+  /**
+   * Send a request again after a timeout or a 503, when that cannot do the work twice: a read,
+   * or a write that carries its idempotency key (`clientTxId`, `bulk_payment_id`), with the
+   * same key. A retried transfer or debit order that the bank took the first time answers with
+   * the original. Off by default (`attempts: 1`). See docs/guides/retries-and-idempotency.md.
+   */
+  retry?: RetryOptions
 }
 
-// The method groups are declared through this interface, which merges with the class:
-// their names and types come from the contract (see method-groups.ts).
-export interface BankClient extends PartnerMethods {}
+// The method groups are declared through this interface, which merges with the class: the
+// generated declarations (src/client/generated/partner-methods.ts, `npm run sdk:types`), with
+// each method's TSDoc and named types, which method-groups.ts holds to the contract's, plus
+// the uploads (`kyc.uploadDocuments`, `kyb.uploadDocuments`: uploads.ts).
+export interface BankClient extends PartnerMethodsWithUploads {}
 
 /**
  * The partner SDK: one method per partner operation of the bank, typed from the same
@@ -55,16 +67,19 @@ export class BankClient {
       partnerId: partnerId.value,
       login: natsConnectOptions(natsAuthFromEnv(env)),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.retry === undefined ? {} : { retry: options.retry }),
       sources: { servers: url.from, token: token.from, partnerId: partnerId.from },
     })
   }
 
   constructor(options: BankClientOptions) {
     checkOptions(options, 'new BankClient', { partnerId: options?.partnerId })
-    this.api = new NatsApi(options, options.partnerId)
+    checkRetryOptions(options.retry, 'new BankClient')
+    this.api = new NatsApi(options, options.partnerId, options.retry)
     this.partnerId = options.partnerId
     Object.assign(this, methodGroups(this.api, 'partner', (op, request) => this.subjectIdOf(op,
       request)))
+    addUploads(this as unknown as PartnerMethodGroups, this.api)
   }
 
   /** `<partner_id>` is the caller's own id; an `<entity_id>` subject names the request's entity. */

@@ -1,10 +1,16 @@
 export { BankClient, type BankClientOptions } from './bank-client.ts'
+export { DocumentCheckError, DropboxError, type DocumentFile, type KybDocumentFile, type KybUploadRequest, type KybUploads, type KycUploadRequest, type KycUploads, type PartnerMethodsWithUploads, type UploadedDocument } from './uploads.ts'
 export { OperatorClient } from './operator-client.ts'
 export { CardNetworkClient } from './card-network-client.ts'
 export type { Method, PartnerMethods, OperatorMethods, CardNetworkMethods } from './method-groups.ts'
+export { retry_limits, type RetryOptions } from './retry.ts'
+// The named request and reply types of the partner methods (`TransferRequest`, `Transaction`,
+// `Account`, …) and their groups' interfaces, generated from the contract (`npm run sdk:types`).
+export type * from './generated/partner-methods.ts'
 export { BankApiError, BankConnectionError, type BankApiErrorType, type ConnectionOptions } from './transport.ts'
 export { followJob, jobOutcome, JobFailedError, follow_limits, type FollowJobOptions, type JobOutcome } from './job-follow.ts'
 export type { JobView } from '../jobs/jobs-contract.ts'
+export { natsConnectOptions, type NatsAuth } from '../nats/nats-connect.ts'
 export { BankSettingError, locateNatsUrl, type Located, type LocateOptions, type SettingSources } from './locate.ts'
 export { contract } from '../contract/index.ts'
 export { errorTypes, type DuplicateOf, type ErrorDetail, type ErrorType, type FieldIssue } from '../contract/error-types.ts'

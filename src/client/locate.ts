@@ -1,5 +1,6 @@
 import fs from 'node:fs'
 import path from 'node:path'
+import type { RetryOptions } from './retry.ts'
 
 // Where a client finds the bank and its credential, the same way for the SDK
 // (`BankClient.fromEnv`, `OperatorClient.fromDataDir`, …) and the CLI:
@@ -32,6 +33,8 @@ export interface Located {
 export interface LocateOptions {
   env?: NodeJS.ProcessEnv
   timeoutMs?: number
+  /** `BankClient.fromEnv`/`fromDataDir` only: its `retry` option (an operator has none). */
+  retry?: RetryOptions
 }
 
 /** What a client was given and where each came from; named in its error messages. */

@@ -1,14 +1,17 @@
 import { contractEntries, type ClientKind, type SdkEntryFor } from '../contract/index.ts'
 import type { Operation, RequestOf, ResponseOf } from '../contract/operation.ts'
 import type { NatsApi } from './transport.ts'
+import type { PartnerMethodGroups } from './generated/partner-methods.ts'
 
 // The SDK's method groups, derived from the contract rather than listed by hand: every
 // operation becomes `client.<group>.<method>(request)`, named by its SDK path, and is
 // typed from its zod schemas (the request as the caller writes it, the reply as the
 // service writes it). A request that may be empty may be left out.
 
-export type Method<O extends Operation> =
-  'detach' extends keyof RequestOf<O> ? DetachableMethod<O> : PlainMethod<O>
+export type Method<O extends Operation> = string extends keyof RequestOf<O>
+  // A request of no fields (`z.strictObject({})`, `Record<string, never>`) has every key.
+  ? PlainMethod<O>
+  : 'detach' extends keyof RequestOf<O> ? DetachableMethod<O> : PlainMethod<O>
 
 type PlainMethod<O extends Operation> = {} extends RequestOf<O>
   ? (request?: RequestOf<O>) => Promise<ResponseOf<O>>
@@ -39,6 +42,27 @@ export type MethodGroups<E> = {
 }
 
 export type PartnerMethods = MethodGroups<SdkEntryFor<'partner'>>
+
+// `BankClient` declares its groups through the generated PartnerMethodGroups
+// (src/client/generated/partner-methods.ts, `npm run sdk:types`): the same methods, with
+// TSDoc and named request and reply types. Each of its methods must be exactly the one
+// derived above: the same groups and names, and parameters (an optional request included)
+// and reply each assignable to the other, or this does not compile.
+type Exactly<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
+type Signature<F> = F extends (...args: infer P) => infer R ? [P, R] : never
+type Unlike<A, B> = {
+  [M in keyof A | keyof B]: M extends keyof A & keyof B
+    ? Exactly<Signature<A[M]>, Signature<B[M]>> extends true ? never : M
+    : M
+}[keyof A | keyof B]
+type Mismatched<A, B> = {
+  [G in keyof A | keyof B]: G extends keyof A & keyof B
+    ? `${G & string}.${Unlike<A[G], B[G]> & string}`
+    : G
+}[keyof A | keyof B]
+/** Names each method (or group) whose generated declaration differs from the contract's. */
+type Check<T extends never> = T
+export type PartnerMethodsCheck = Check<Mismatched<PartnerMethodGroups, PartnerMethods>>
 export type OperatorMethods = MethodGroups<SdkEntryFor<'operator'>>
 export type CardNetworkMethods = MethodGroups<SdkEntryFor<'card_network'>>
 

@@ -3,6 +3,7 @@ import { errorTypes, type ErrorDetail, type ErrorType } from '../contract/error-
 import { subjectFor, type Operation, type RequestOf, type ResponseOf } from '../contract/operation.ts'
 import { blameSetting, default_nats_url, origin, type SettingSources } from './locate.ts'
 import { ReplyMux } from './reply-mux.ts'
+import { retryPolicyOf, withRetries, type Failure, type RetryOptions, type RetryPolicy } from './retry.ts'
 import { fixedHeaders } from '../nats/fixed-headers.ts'
 import { natsServerList } from '../nats/nats-connect.ts'
 
@@ -38,6 +39,12 @@ export class BankApiError extends Error {
     super(message)
     this.name = 'BankApiError'
   }
+
+  /**
+   * How many times the SDK sent the request: more than 1 when the client's `retry` option
+   * sent it again after a timeout or a 503 (docs/guides/retries-and-idempotency.md).
+   */
+  attempts = 1
 
   /**
    * The original transaction's id when this is a `duplicate` of a transfer (a retry of one
@@ -94,6 +101,9 @@ export interface ConnectionOptions {
 
 const decoder = new TextDecoder()
 
+/** The errors of requests nobody received (no bank instance subscribed): never landed. */
+const undelivered = new WeakSet<object>()
+
 /**
  * A client's options, checked when it is made rather than deep inside nats.js on its first
  * call (`token: undefined` failed there with "reading 'trim'"): names the option and what it
@@ -148,12 +158,36 @@ export class NatsApi {
   constructor(
     private readonly options: ConnectionOptions,
     private readonly partnerId?: string,
+    /** The partner client's `retry` option (retry.ts); none sends each request once. */
+    private readonly retry?: RetryOptions,
   ) {
     this.ownsConnection = options.connection === undefined
     this.connection = options.connection
   }
 
-  async call<O extends Operation>(op: O, body: RequestOf<O>,
+  /**
+   * Sends a request and answers its reply; with the client's `retry` option, sends it again
+   * after a timeout or a 503 when that is safe (retry.ts).
+   */
+  call<O extends Operation>(op: O, body: RequestOf<O>,
+      subjectId?: string): Promise<ResponseOf<O>> {
+    const retry = this.retry
+    const policy = retry && retry.attempts > 1 ? retryPolicyOf(op) : undefined
+    if (!retry || !policy || policy.kind === 'none') return this.send(op, body, subjectId)
+    const request = (body ?? {}) as Record<string, unknown>
+    return withRetries(retry, policy, () => this.send(op, body, subjectId),
+      (error) => failureOf(error, policy),
+      (originalId) => (policy.kind === 'keyed' ? policy.recover?.((o, b) =>
+        this.call(o, b as RequestOf<Operation>, subjectId), request, originalId) : undefined) as
+        Promise<ResponseOf<O>> | undefined,
+      (error, attempts) => {
+        if (error instanceof BankApiError) error.attempts = attempts
+        return error
+      })
+  }
+
+  /** One request and its reply. */
+  private async send<O extends Operation>(op: O, body: RequestOf<O>,
       subjectId?: string): Promise<ResponseOf<O>> {
     // Once connected, the request is published before `call` first yields, so requests go
     // out in the order they were made (and before anything the caller sends after them).
@@ -178,8 +212,12 @@ export class NatsApi {
     // nats.js 3 reports "no responders" as a RequestError whose cause is NoRespondersError.
     const noResponders = error instanceof errors.NoRespondersError
       || (error instanceof errors.RequestError && error.isNoResponders())
-    if (noResponders) return new BankApiError(errorTypes.unavailable.code, 'unavailable',
-      `no bank instance is answering${this.where()}`)
+    if (noResponders) {
+      const unavailable = new BankApiError(errorTypes.unavailable.code, 'unavailable',
+        `no bank instance is answering${this.where()}`)
+      undelivered.add(unavailable)
+      return unavailable
+    }
     // `timeout` (504) is the SDK's own type: the bank answered nothing, so there is no bank
     // error.
     if (error instanceof errors.TimeoutError) return new BankApiError(504, 'timeout',
@@ -250,6 +288,15 @@ export class NatsApi {
     const nc = this.connection ?? (await this.connecting?.catch(() => undefined))
     await nc?.close()
   }
+}
+
+/** How a failed attempt counts for the retry loop (retry.ts). */
+function failureOf(error: unknown, policy: RetryPolicy): Failure {
+  if (!(error instanceof BankApiError)) return { retryable: false, mayHaveLanded: true }
+  const retryable = error.type === 'timeout' || error.code === errorTypes.unavailable.code
+  const duplicateOf = error.type === 'duplicate' && policy.kind === 'keyed'
+    ? error.details[0]?.[policy.originalIdField as 'tx_id'] : undefined
+  return { retryable, mayHaveLanded: !undelivered.has(error), duplicateOf }
 }
 
 /** A reply's body, with the values the bank keeps out of it (the operation's reply headers). */

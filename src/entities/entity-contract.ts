@@ -131,11 +131,19 @@ export const personalInfo = z.object({
 export const entityInfo = z.union([businessInfo, personalInfo])
 export type EntityInfo = z.output<typeof entityInfo>
 
+/**
+ * A registration number as the bank answers it: the 12 digits, whichever form the request
+ * wrote it in (`registrationNumber()`), empty for a personal entity.
+ */
+export const registrationNumberReply = () => z.string().describe('The company registration ' +
+  'number as 12 digits (`201501234507`): a number given as on the CIPC certificate, ' +
+  '`YYYY/NNNNNN/NN`, is kept without its slashes. Empty for a personal entity.')
+
 export const entityListItem = z.object({
   id: z.string(),
   name: z.string(),
   trading_name: z.string(),
-  registration_number: z.string(),
+  registration_number: registrationNumberReply(),
   email: z.string(),
   created_at: timestamp,
   entity_type: z.enum(['Business', 'Personal']),

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { Invalid, type FieldIssue } from '../errors.ts'
 import { unstorableTextReason } from '../contract/text-rules.ts'
-import { document_bytes_max, submission_bytes_max } from './kyc-contract.ts'
+import { document_bytes_max, sniffContentType, submission_bytes_max } from './kyc-contract.ts'
 import { readable, type Dropbox, type DropboxEntry, type DropboxRead } from './dropbox.ts'
 
 // Reading what a submission names out of a dropbox and freezing it: every named object
@@ -24,19 +24,6 @@ export interface FrozenDocument extends NamedDocument {
   contentType: string
   bytes: Uint8Array
   sha256: string
-}
-
-/**
- * The content type by signature. Three formats are taken, so three signatures are checked
- * here rather than through a general file-type library.
- */
-export function sniffContentType(
-    bytes: Uint8Array): 'application/pdf' | 'image/jpeg' | 'image/png' | undefined {
-  const starts = (...signature: number[]) => signature.every((byte, i) => bytes[i] === byte)
-  if (starts(0x25, 0x50, 0x44, 0x46, 0x2d)) return 'application/pdf' // %PDF-
-  if (starts(0xff, 0xd8, 0xff)) return 'image/jpeg'
-  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'image/png'
-  return undefined
 }
 
 /**

@@ -74,9 +74,8 @@ export interface Dropbox {
   entries(partnerId: string, bucket: string): Promise<DropboxEntry[]>
 }
 
-/** A bucket name as the reference SDK forms it. */
-export const kycBucket = (userId: string) => `kyc_dropbox_${userId}`
-export const kybBucket = (entityId: string) => `kyb_dropbox_${entityId}`
+/** A bucket name as the reference SDK forms it (the contract's: the SDK's uploads use them). */
+export { kybBucket, kycBucket } from './kyc-contract.ts'
 
 /** Whether an entry's metadata lets the bank read it: a plain object of 1 to `maxBytes` bytes. */
 export function readable(entry: DropboxEntry, maxBytes: number): boolean {

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { accountSummary } from '../accounts/account-contract.ts'
+import { registrationNumberReply } from '../entities/entity-contract.ts'
 import { email, pageLimit, text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 import { kycStatus, userRecord } from '../users/user-contract.ts'
@@ -28,6 +29,24 @@ export const kyb_metadata_keys_max = 50
 export const kyb_metadata_bytes_max = 4096
 
 export const document_content_types = ['application/pdf', 'image/jpeg', 'image/png'] as const
+export type DocumentContentType = (typeof document_content_types)[number]
+
+/** A user's KYC dropbox and an entity's KYB dropbox, as the reference SDK names them. */
+export const kycBucket = (userId: string) => `kyc_dropbox_${userId}`
+export const kybBucket = (entityId: string) => `kyb_dropbox_${entityId}`
+
+/**
+ * The content type by signature. Three formats are taken, so three signatures are checked
+ * here rather than through a general file-type library. The bank takes a document by this,
+ * never by its name; the SDK checks a file the same way before it uploads it.
+ */
+export function sniffContentType(bytes: Uint8Array): DocumentContentType | undefined {
+  const starts = (...signature: number[]) => signature.every((byte, i) => bytes[i] === byte)
+  if (starts(0x25, 0x50, 0x44, 0x46, 0x2d)) return 'application/pdf' // %PDF-
+  if (starts(0xff, 0xd8, 0xff)) return 'image/jpeg'
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return 'image/png'
+  return undefined
+}
 export const kyb_states = ['not_started', 'submitted', 'approved', 'rejected'] as const
 export type KybState = (typeof kyb_states)[number]
 
@@ -40,6 +59,11 @@ export const objectName = () =>
     // The names the reference SDK gives are ASCII (`kyc_id_front_<user_id>_<epoch>`); other
     // characters are encoded differently by different NATS clients, so one could not be found.
     .regex(/^[\x20-\x7e]+$/, { error: 'must be printable ASCII (an object name such as kyc_id_front_<user_id>_<epoch>)' })
+    .describe('The name of an object in the dropbox bucket, printable ASCII. The object must be ' +
+      'stored in the bucket itself (not a link), hold 1 byte to 10 MB, exactly as many as ' +
+      'its metadata says and matching its SHA-256 digest, and be a PDF, JPEG or PNG by its ' +
+      'first bytes (its name and type do not count). The SDK\'s `kyc.uploadDocuments` and ' +
+      '`kyb.uploadDocuments` check the files, put them and name them.')
 
 /** Free-form KYB metadata: string keys to strings, numbers or booleans, small. */
 export const kybMetadata = () =>
@@ -126,9 +150,16 @@ export const kybOperations = {
     request: z.strictObject({
       entity_id: uuid(),
       documents: z.array(objectName(), { error: 'must be a list of object names' }).min(1,
-        { error: 'name at least one business document' }),
+        { error: 'name at least one business document' })
+        .describe("The business's documents: names of objects in bucket " +
+          '`kyb_dropbox_<entity_id>`; each object a PDF, JPEG or PNG by its first bytes, 1 ' +
+          "byte to 10 MB, stored in the bucket itself and matching its metadata's size and " +
+          "SHA-256. With the directors', at most 50 documents and 50 MB in one submission."),
       directors: z.record(z.string().min(1).max(100),
-        z.array(objectName(), { error: 'must be a list of object names' })).optional(),
+        z.array(objectName(), { error: 'must be a list of object names' }))
+        .describe("Each director's documents, by the director's `id` as `get` lists it (a " +
+          'director it does not list is refused).')
+        .optional(),
     }),
     response: z.object({}),
   }),
@@ -230,7 +261,7 @@ const kybOperatorView = z.object({
   entity_id: z.string(),
   partner_id: z.string(),
   name: z.string(),
-  registration_number: z.string(),
+  registration_number: registrationNumberReply(),
   state: z.enum(kyb_states),
   rejection_reason: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
@@ -315,7 +346,7 @@ export const reviewOperations = {
           entity_id: z.string(),
           partner_id: z.string(),
           name: z.string(),
-          registration_number: z.string(),
+          registration_number: registrationNumberReply(),
           state: z.enum(kyb_states),
           submitted_at: timestamp,
           documents: z.number(),

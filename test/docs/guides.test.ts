@@ -12,14 +12,16 @@ import { allOperations } from '../../src/contract/index.ts'
 import { bankEnv, removeTempDirs, runBank } from '../cli/run-bank.ts'
 import { useTestBank, type TestBank } from '../support/harness.ts'
 import { blocksOf, commandsOf, guidePages, kindOf, type Block } from './support/guide-blocks.ts'
-import { fixtures, type Prepared, type RunningProgram } from './support/guide-fixtures.ts'
+import {
+  fixtures, installSdkAlias, type Prepared, type RunningProgram,
+} from './support/guide-fixtures.ts'
 
 // Every fenced code block of the partner guides (docs/guides/) and the operators' pages
 // (docs/operators/, docs/operations.md) is run here, as the examples are (test/examples/),
 // or is marked in the Markdown as not run, with the reason (the markers: guide-blocks.ts).
 // `ts` blocks run as programs (`node --import tsx`) in a directory laid out as the bank's
-// own (`.data/nats-url` and `.data/operator-token` of this test's bank, `partner-bank` and
-// `bank` installed), so that a block runs as a reader who saved it there would run it.
+// own (`.data/nats-url` and `.data/operator-token` of this test's bank, `@partner-bank/client`
+// and `bank` installed), so that a block runs as a reader who saved it there would run it.
 // `sh` blocks run each `bank …` command through the CLI and expect it to succeed. `json`
 // blocks are parsed, and held to the contract's schema where they show an operation's
 // request or reply. Each page that runs something gets its own sandbox bank, whose clock
@@ -100,7 +102,7 @@ function bankDirectory(tb: TestBank): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-guide-'))
   fs.writeFileSync(path.join(dir, 'package.json'), '{ "private": true, "type": "module" }\n')
   fs.mkdirSync(path.join(dir, 'node_modules/.bin'), { recursive: true })
-  fs.symlinkSync(root, path.join(dir, 'node_modules/partner-bank'))
+  installSdkAlias(dir, root)
   fs.symlinkSync(path.join(root, 'node_modules/tsx'), path.join(dir, 'node_modules/tsx'))
   fs.symlinkSync(path.join(root, 'bin/bank.js'), path.join(dir, 'node_modules/.bin/bank'))
   fs.mkdirSync(path.join(dir, '.data'))

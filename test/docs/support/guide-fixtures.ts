@@ -1,3 +1,5 @@
+import fs from 'node:fs'
+import path from 'node:path'
 import { businessEntity } from '../../support/fixtures.ts'
 import { clientFor, type TestBank } from '../../support/harness.ts'
 
@@ -33,6 +35,23 @@ export interface Fixture {
   drive?(tb: TestBank, prepared: Prepared, program: RunningProgram, ready: string): Promise<void>
 }
 
+/**
+ * Installs `@partner-bank/client` into a run directory's node_modules as this repository's
+ * SDK (src/client), so that a guide's `import … from '@partner-bank/client'` runs unchanged,
+ * as in a partner's project with the package installed: a package whose entry re-exports
+ * src/client/index.ts (tsx compiles it). test/client/guide-snippets.test.ts compiles the
+ * same snippets against the packed package itself.
+ */
+export function installSdkAlias(dir: string, root: string): void {
+  const sdk = path.join(dir, 'node_modules/@partner-bank/client')
+  fs.mkdirSync(sdk, { recursive: true })
+  const manifest = { name: '@partner-bank/client', private: true, type: 'module',
+    exports: './index.js' }
+  fs.writeFileSync(path.join(sdk, 'package.json'), `${JSON.stringify(manifest)}\n`)
+  const entry = JSON.stringify(path.join(root, 'src/client/index.ts'))
+  fs.writeFileSync(path.join(sdk, 'index.js'), `export * from ${entry}\n`)
+}
+
 /** A partner as the guides' readers have it: created, its root entity approved. */
 async function partner(tb: TestBank, deposit = 0): Promise<Prepared> {
   const root = businessEntity()
@@ -61,7 +80,7 @@ export const fixtures: Record<string, Fixture> = {
   operator: {
     gives: '`ops`, an OperatorClient of the bank in the current directory (`fromEnv()`)',
     prelude: [
-      "import { OperatorClient } from 'partner-bank/client'",
+      "import { OperatorClient } from '@partner-bank/client'",
       'const ops = OperatorClient.fromEnv()',
       '',
     ].join('\n'),
