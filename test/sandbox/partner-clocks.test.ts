@@ -5,6 +5,8 @@ import { expectRefusal } from '../support/assertions.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { fund, newAccount, poolAccount, transferBody } from '../transfers/helpers.ts'
 import { batchBody, payment } from '../bulk/helpers.ts'
+import { appendCommitted, deliverDue, deliveryOf, partnerEvent, partnerWithReceiver,
+  resourceId } from '../webhooks/helpers.ts'
 
 // Each partner's own sandbox clock (svc.sandbox.<partner_id>.clock and .clock.advance, and
 // the operators' ops.sandbox.clock* with a partner_id): a partner's advance runs its own work
@@ -111,4 +113,28 @@ test('sandbox - operators read and move one partner\'s clock by its partner_id; 
   await expectRefusal(tb.operator.sandbox.advance({ partner_id: randomUUID(), seconds: 60 }), 404)
   await expectRefusal(tb.operator.sandbox.advance({ partner_id: 'not-a-partner', seconds: 60 }),
     400, 'partner_id')
+})
+
+test('sandbox - a partner\'s webhook retries run by its clock: its advance retries its deliveries, not another\'s', async () => {
+  const [ra, rb] = [await partnerWithReceiver(tb, { endpoint: true }),
+    await partnerWithReceiver(tb, { endpoint: true })]
+  try {
+    ra.receiver.respond = () => 503
+    rb.receiver.respond = () => 503
+    const [eventA] = await appendCommitted(tb, [partnerEvent(tb, ra.partner.partnerId, resourceId())])
+    const [eventB] = await appendCommitted(tb, [partnerEvent(tb, rb.partner.partnerId, resourceId())])
+    await deliverDue(tb)
+    assert.equal((await deliveryOf(ra.partner, eventA!)).attempts, 1)
+    assert.equal((await deliveryOf(rb.partner, eventB!)).attempts, 1)
+    await ra.partner.client.sandbox.advance({ seconds: 3600 })
+    const retried = await deliveryOf(ra.partner, eventA!)
+    assert.ok(retried.attempts > 1, `its retries within the hour ran: ${retried.attempts}`)
+    assert.equal(ra.receiver.received.length, retried.attempts)
+    assert.ok(Date.parse(retried.next_attempt_at!) > tb.clock.now().getTime() + 3_000_000,
+      `its next attempt is on its clock: ${retried.next_attempt_at}`)
+    assert.equal((await deliveryOf(rb.partner, eventB!)).attempts, 1, 'not another partner\'s')
+    assert.equal(rb.receiver.received.length, 1)
+  } finally {
+    await Promise.all([ra.receiver.close(), rb.receiver.close()])
+  }
 })
