@@ -55,3 +55,13 @@ export interface PartnerLeads {
 }
 
 export const noPartnerLeads: PartnerLeads = { leadOf: () => 0, ahead: () => [] }
+
+/**
+ * The partner whose clock applies here, when that clock is not the bank's (a sandbox clock
+ * that has the partner ahead of the bank); undefined elsewhere.
+ */
+export function partnerAheadOn(clock: Clock): string | undefined {
+  const partner = clockPartner()
+  if (partner === undefined || !('leadOf' in clock)) return undefined
+  return (clock as Clock & PartnerLeads).leadOf(partner) > 0 ? partner : undefined
+}

@@ -14,12 +14,12 @@
 // the batch's transaction commits every member's hook with the members' changes, whoever's
 // call happened to start the batch.
 //
-// So does the caller's clock: in the sandbox a partner whose clock is ahead of the bank's
-// (src/clock.ts) has its jobs written in batches of their own, by its time, so that one
-// batch's rows are stamped by one clock, the right one. Outside the sandbox every job is
-// on the bank's clock and nothing is split.
+// So does the caller's clock (`clockOf`): in the sandbox a partner whose clock is ahead of
+// the bank's (src/clock.ts) has its jobs written in batches of their own, by its time, so
+// that one batch's rows are stamped by one clock, the right one. Outside the sandbox every
+// job is on the bank's clock and nothing is split.
 
-import { clockPartner, onPartnerClock } from '../clock.ts'
+import { onPartnerClock } from '../clock.ts'
 import { currentCommitHook, withCommitHooks, type CommitHook } from '../db/commit-hooks.ts'
 
 export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown }
@@ -63,6 +63,11 @@ export interface GroupCommitterOptions<J> {
    * Told of every batch written (its size, how long it took, whether it committed): the metrics.
    */
   observe?: (size: number, seconds: number, ok: boolean) => void
+  /**
+   * The clock a job is written by, asked when it is submitted: the partner whose sandbox clock
+   * is ahead of the bank's, or undefined for the bank's. Jobs of two clocks never share a batch.
+   */
+  clockOf?: () => string | undefined
 }
 
 interface Waiting<J, R> {
@@ -98,7 +103,8 @@ export class GroupCommitter<J, R> {
     if (this.queue.length >= this.options.queue_jobs_max)
       return Promise.reject(this.options.overloaded())
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ job, hook: currentCommitHook(), clock: clockPartner(), resolve, reject })
+      this.queue.push({ job, hook: currentCommitHook(), clock: this.options.clockOf?.(), resolve,
+        reject })
       if (this.stalled && !this.startable(job)) return
       this.stalled = false
       this.pump()

@@ -121,18 +121,19 @@ test('sandbox - a partner\'s webhook retries run by its clock: its advance retri
   try {
     ra.receiver.respond = () => 503
     rb.receiver.respond = () => 503
-    const [eventA] = await appendCommitted(tb, [partnerEvent(tb, ra.partner.partnerId, resourceId())])
-    const [eventB] = await appendCommitted(tb, [partnerEvent(tb, rb.partner.partnerId, resourceId())])
+    const eventOf = async (p: TestPartner) =>
+      (await appendCommitted(tb, [partnerEvent(tb, p.partnerId, resourceId())]))[0]!
+    const [eventA, eventB] = [await eventOf(ra.partner), await eventOf(rb.partner)]
     await deliverDue(tb)
-    assert.equal((await deliveryOf(ra.partner, eventA!)).attempts, 1)
-    assert.equal((await deliveryOf(rb.partner, eventB!)).attempts, 1)
+    assert.equal((await deliveryOf(ra.partner, eventA)).attempts, 1)
+    assert.equal((await deliveryOf(rb.partner, eventB)).attempts, 1)
     await ra.partner.client.sandbox.advance({ seconds: 3600 })
-    const retried = await deliveryOf(ra.partner, eventA!)
+    const retried = await deliveryOf(ra.partner, eventA)
     assert.ok(retried.attempts > 1, `its retries within the hour ran: ${retried.attempts}`)
     assert.equal(ra.receiver.received.length, retried.attempts)
     assert.ok(Date.parse(retried.next_attempt_at!) > tb.clock.now().getTime() + 3_000_000,
       `its next attempt is on its clock: ${retried.next_attempt_at}`)
-    assert.equal((await deliveryOf(rb.partner, eventB!)).attempts, 1, 'not another partner\'s')
+    assert.equal((await deliveryOf(rb.partner, eventB)).attempts, 1, 'not another partner\'s')
     assert.equal(rb.receiver.received.length, 1)
   } finally {
     await Promise.all([ra.receiver.close(), rb.receiver.close()])
