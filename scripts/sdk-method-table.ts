@@ -142,4 +142,8 @@ export const partnerMethodNames: Readonly<Record<string, MethodNames>> = {
     errors: ['not_found'] },
   'kyb.sendVerificationEmail': { request: 'SendVerificationEmailRequest',
     reply: 'SendVerificationEmailReply', errors: ['not_found'] },
+  // The partner's own sandbox clock (sandbox only: production answers 403 `forbidden`).
+  'sandbox.clock': { request: 'SandboxClockRequest', reply: 'SandboxClock', errors: [] },
+  'sandbox.advance': { request: 'SandboxAdvanceRequest', reply: 'SandboxAdvanceReport',
+    errors: ['conflict'] },
 }

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Clock } from '../clock.ts'
+import { clockPartner, type Clock } from '../clock.ts'
 import { InsufficientFunds, Invalid, InvalidState, NotFound } from '../errors.ts'
 import { appendEvent } from '../events/event-outbox.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
@@ -83,6 +83,7 @@ export class CardNetwork {
         const hour = new Date(Math.floor(now.getTime() / hour_ms) * hour_ms)
         return [{ key: hour.toISOString(), due_at: hour }]
       },
+      per_partner: true,
     })
   }
 
@@ -248,9 +249,11 @@ export class CardNetwork {
     for (;;) {
       const days = card_limits.authorization_expiry_days
       const before = new Date(this.clock.now().getTime() - days * day_ms)
-      const due = await this.db
-        .selectFrom('card_authorizations')
-        .select('id')
+      // A partner's own run (its sandbox clock's): its cards' authorizations only.
+      const partner = clockPartner()
+      let query = this.db.selectFrom('card_authorizations').select('id')
+      if (partner !== undefined) query = query.where('partner_id', '=', partner)
+      const due = await query
         .where('status', '=', 'pending')
         .where('created_at', '<', before)
         .orderBy('created_at')

@@ -77,6 +77,8 @@ export interface PageFrame {
   current?: string
   /** The session's CSRF token (signed in), for the sign-out form; absent on the sign-in page. */
   csrf?: string
+  /** The bank is a sandbox: every page says so. */
+  sandbox?: boolean
   body: Html
   scripts?: readonly string[] | undefined
   styles?: readonly string[] | undefined
@@ -110,6 +112,10 @@ function navigation(current: string | undefined, csrf: string): Html {
   </nav>`
 }
 
+const sandboxBanner = html`<p class="sandbox-banner" role="status"><strong>Sandbox.</strong>
+  No money leaves this bank, and its clock can be moved forward (<a href="/sandbox">Sandbox</a>).
+  </p>`
+
 /** A whole page: the console's frame (header, nav when signed in) around `body`. */
 export function page(frame: PageFrame): string {
   const top = frame.csrf === undefined ? '' : navigation(frame.current, frame.csrf)
@@ -128,6 +134,7 @@ export function page(frame: PageFrame): string {
           <p class="brand">Bank console</p>
           ${top}
         </header>
+        ${frame.sandbox ? sandboxBanner : ''}
         <main>
           <h1>${frame.title}</h1>
           ${frame.body}

@@ -267,7 +267,8 @@ async function decideKyc(
 }
 
 function render(r: Request, session: ConsoleSession, rendered: Rendered, status = 200) {
-  send(r, rendered.status ?? status, page({ ...rendered, csrf: session.csrf }))
+  send(r, rendered.status ?? status, page({ ...rendered, csrf: session.csrf,
+    sandbox: session.sandbox }))
 }
 
 function pageRequest(r: Request, session: ConsoleSession): PageRequest {
@@ -393,6 +394,7 @@ function failed(r: Request, error: unknown) {
   send(
     r,
     status,
-    page({ title: 'Error', ...(session ? { csrf: session.csrf } : {}), body: errorBody(message) }),
+    page({ title: 'Error', ...(session ? { csrf: session.csrf, sandbox: session.sandbox } : {}),
+      body: errorBody(message) }),
   )
 }

@@ -25,6 +25,8 @@ export interface ConsoleSession {
   /** The token every form carries and every POST is checked against. */
   csrf: string
   client: OperatorClient
+  /** Whether the bank is a sandbox (it answered `ops.sandbox.clock` at sign-in): the banner. */
+  sandbox: boolean
   createdAt: number
   seenAt: number
 }
@@ -87,9 +89,11 @@ export class ConsoleSessions {
       const oldest = this.sessions.keys().next().value
       if (oldest !== undefined) await this.end(oldest, 'replaced')
     }
+    // A production bank refuses every sandbox subject (403): a bank's mode is fixed at start.
+    const sandbox = await client.sandbox.clock({}).then(() => true, () => false)
     const at = this.now()
     const [id, csrf] = [randomToken(), randomToken()]
-    const session = { id, auditId, csrf, client, createdAt: at, seenAt: at }
+    const session = { id, auditId, csrf, client, sandbox, createdAt: at, seenAt: at }
     this.sessions.set(session.id, session)
     return session
   }

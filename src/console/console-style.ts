@@ -22,6 +22,8 @@ code, .id { font-family: ui-monospace, monospace; font-size: 0.9em; word-break: 
 .ok { color: #0a5c2b; }
 .problem { color: #a30000; }
 .notice { background: #fff4d6; border: 1px solid #8a6d00; padding: 0.5rem 1rem; }
+.sandbox-banner { background: #e8f1ff; border-bottom: 2px solid #1d4ed8; color: #0b1f4d;
+  margin: 0; padding: 0.4rem 1rem; }
 .error { background: #fde8e8; border: 1px solid #a30000; padding: 0.5rem 1rem; }
 .document { background: #fff; border: 1px solid #ccc; padding: 0.75rem; margin: 0 0 1rem; }
 /* A fixed box, as for a PDF's frame: a document that arrives late must not move the buttons

@@ -29,10 +29,11 @@ export async function inactiveMandates(db: Kysely<Database>,
 
 /** Scheduled orders whose next collection is due by `date`, oldest date first. */
 export async function dueScheduledOrderIds(db: Kysely<Database>, date: string,
-    limit: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom('debit_orders')
-    .select('id')
+    limit: number, partnerId?: string): Promise<string[]> {
+  let query = db.selectFrom('debit_orders').select('id')
+  // A partner's own run (its sandbox clock's): its orders only.
+  if (partnerId !== undefined) query = query.where('partner_id', '=', partnerId)
+  const rows = await query
     .where('status', '=', 'scheduled')
     .where('next_collection_date', '<=', date)
     .orderBy('next_collection_date')
@@ -47,10 +48,13 @@ export async function dueScheduledOrderIds(db: Kysely<Database>, date: string,
  * yet tried on that date (a first attempt, or an insufficient-funds retry).
  */
 export async function openCollections(db: Kysely<Database>, date: string,
-    limit: number): Promise<CollectionRow[]> {
-  return db
-    .selectFrom('debit_collections')
-    .selectAll()
+    limit: number, partnerId?: string): Promise<CollectionRow[]> {
+  let query = db.selectFrom('debit_collections').selectAll()
+  if (partnerId !== undefined) {
+    query = query.where('debit_order_id', 'in', (eb) => eb.selectFrom('debit_orders')
+      .select('debit_orders.id').where('debit_orders.partner_id', '=', partnerId))
+  }
+  return query
     .where('status', '=', 'processing')
     .where((eb) => eb.or([eb('last_attempt_date', 'is', null), eb('last_attempt_date', '<', date)]))
     .orderBy('collection_date')

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
-import type { Clock } from '../clock.ts'
+import { clockPartner, type Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import { assert, Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
 import { formatTimestamp } from '../contract/format.ts'
@@ -97,7 +97,18 @@ export class DebitCollection {
       ...debit_run_job_limits,
       run: (job) => this.run(String(job.payload.run), String(job.payload.date), job),
       ...(options.schedule ? { plan: (now: Date) => this.plannedRuns(now) } : {}),
+      per_partner: true,
     })
+  }
+
+  /** The disputes a run books: in a partner's own run, of its orders only (the rest wait). */
+  private async partnersOwn<D extends { debit_order_id: string }>(disputes: D[]): Promise<D[]> {
+    const partner = clockPartner()
+    if (partner === undefined || disputes.length === 0) return disputes
+    const orders = await ordersByIds(this.db, disputes.map((d) => d.debit_order_id))
+    const mine = new Set([...orders.values()].filter((o) => o.partner_id === partner)
+      .map((o) => o.id))
+    return disputes.filter((d) => mine.has(d.debit_order_id))
   }
 
   /** Today's run, due at 00:00 SAST, when today is a business day (a late start catches up). */
@@ -175,7 +186,9 @@ export class DebitCollection {
     // Each step is still its own transaction that re-reads its rows under lock, so the
     // overlap changes when the steps run, not what they book.
     const starts = new Progress()
-    const starting = this.startAllDue(date, report, starts, stillOurs)
+    // In the sandbox, a partner's run by its own clock (`per_partner`) does its orders only.
+    const partner = clockPartner()
+    const starting = this.startAllDue({ date, partner }, report, starts, stillOurs)
     // Awaited below; until then its failure must not count as unhandled.
     starting.catch(() => {})
     try {
@@ -183,7 +196,7 @@ export class DebitCollection {
         stillOurs()
         // Read before the collections: a chunk started meanwhile is then not missed.
         const { count, ended } = starts
-        const chunk = await openCollections(this.db, date, this.options.batchMax)
+        const chunk = await openCollections(this.db, date, this.options.batchMax, partner)
         if (chunk.length === 0) {
           if (ended) break
           await starts.after(count)
@@ -212,7 +225,7 @@ export class DebitCollection {
 
   /** Starts every due order in chunks, each chunk a tick of `starts`. */
   private async startAllDue(
-    date: string,
+    { date, partner }: { date: string; partner: string | undefined },
     report: DebitRunReport,
     starts: Progress,
     stillOurs: () => void,
@@ -220,7 +233,7 @@ export class DebitCollection {
     try {
       for (;;) {
         stillOurs()
-        const ids = await dueScheduledOrderIds(this.db, date, this.options.batchMax)
+        const ids = await dueScheduledOrderIds(this.db, date, this.options.batchMax, partner)
         if (ids.length === 0) return
         await this.startCollections(ids, date, report)
         starts.tick()
@@ -312,7 +325,7 @@ export class DebitCollection {
    * dispute of an order whose next collection is under way waits for that to end.
    */
   private async bookDisputes(report: DebitRunReport): Promise<void> {
-    const disputes = await this.rail.collectDisputes()
+    const disputes = await this.partnersOwn(await this.rail.collectDisputes())
     if (disputes.length === 0) return
     const settled = await this.db.transaction().execute(async (trx) => {
       const orders = await ordersForUpdate(trx, disputes.map((d) => d.debit_order_id))

@@ -2,7 +2,8 @@ import { AsyncResource } from 'node:async_hooks'
 import { randomUUID } from 'node:crypto'
 import os from 'node:os'
 import type { Kysely } from 'kysely'
-import { systemClock, type Clock } from '../clock.ts'
+import { bankNow, clockPartner, noPartnerLeads, onPartnerClock, systemClock, type Clock,
+  type PartnerLeads } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { assert } from '../errors.ts'
@@ -17,6 +18,8 @@ import {
   finishRun,
   insertJob,
   nextQueued,
+  nextQueuedOfPartner,
+  shiftPartnerJobs,
   oldestDue,
   renewLease,
   type JobEnding,
@@ -103,6 +106,12 @@ export interface JobKind {
    * that never answers holds its own partner's slots, not the others'.
    */
   share_running_max?: number
+  /**
+   * Recurring work (`plan`) done for each partner whose sandbox clock is ahead of the bank's
+   * as well, by that partner's clock: its jobs run in the partner's scope
+   * (`clockPartner()`), where the kind does that partner's part of the work only.
+   */
+  per_partner?: boolean
 }
 
 /**
@@ -132,7 +141,14 @@ export interface JobRunnerOptions {
   wall_clock?: Clock
   /** How long runNew() of an exclusive kind waits for its busy group (default 30 s). */
   exclusive_wait_ms?: number
+  /** The sandbox's partner clocks: how far each is ahead of the bank's. */
+  partner_leads?: PartnerLeads
 }
+
+/**
+ * Moves a partner's sandbox clock to `at` (its time) in the transaction; answers how far it moved.
+ */
+export type PartnerMove = (trx: Kysely<Database>, at: Date) => Promise<number>
 
 /** What a sandbox advance did (see JobRunner.runUntil). */
 export interface AdvanceReport {
@@ -209,6 +225,14 @@ export class JobRunner {
     private readonly options: JobRunnerOptions,
   ) {
     this.wall = options.wall_clock ?? systemClock
+    this.leads = options.partner_leads ?? noPartnerLeads
+  }
+
+  private readonly leads: PartnerLeads
+
+  /** Bank time, wherever it is asked (due times are bank time). */
+  private now(): Date {
+    return bankNow(this.clock)
   }
 
   /** The kinds registered, by name (held against the modules' declarations at start). */
@@ -242,7 +266,7 @@ export class JobRunner {
 
   /** Bank time for due times, wall-clock time for leases. */
   private times(): JobTimes {
-    return { due: this.clock.now(), lease: this.wall.now() }
+    return { due: this.now(), lease: this.wall.now() }
   }
 
   /**
@@ -290,8 +314,13 @@ export class JobRunner {
     assert(shared === (job.share !== undefined && job.share !== ''),
       `a job of kind ${kind.kind} ${shared ? 'names its share' : 'names no share'}`)
     const times = this.times()
-    const row = { ...job, due_at: job.due_at ?? times.due, attempts_max: kind.attempts_max,
-      lease_ms: kind.lease_ms }
+    // Work for a partner runs by its clock: a due time given in its time is kept in bank time.
+    const partner = this.options.partner_leads ? clockPartner() ?? (shared ? job.share : undefined)
+      : undefined
+    const lead = partner ? this.leads.leadOf(partner) : 0
+    const due = job.due_at ? new Date(job.due_at.getTime() - lead) : times.due
+    const row = { ...job, due_at: due, attempts_max: kind.attempts_max, lease_ms: kind.lease_ms,
+      clock_partner: partner ?? '' }
     const group = kind.exclusive
     // Taken at once by this owner: not while its group is busy.
     if (owner === undefined || group === undefined) return insertJob(db, row, times, owner)
@@ -367,7 +396,7 @@ export class JobRunner {
       // advance's own job (`self`), when this runner took it (a detached or resumed advance).
       const own = self === undefined ? undefined : this.launched.get(self)
       await Promise.all([...this.running].filter((run) => run !== own))
-      await this.planBetween(this.clock.now(), target)
+      await this.planBetween(this.now(), target)
       const kinds = [...this.kinds.values()].filter((k) => !k.skip_in_advance)
       const oneOff = kinds.filter((k) => !k.next).map((k) => k.kind)
       const sweeps = kinds.filter((k) => k.next).map((k) => k.kind)
@@ -376,9 +405,9 @@ export class JobRunner {
         await this.dispatchAllEvents()
         const next = await nextQueued(this.db, oneOff, target)
         const stop = next ? next.due_at : target
-        if (stop.getTime() > this.clock.now().getTime()) await moveTo(stop)
+        if (stop.getTime() > this.now().getTime()) await moveTo(stop)
         for (let sweep = await nextQueued(this.db, sweeps,
-            this.clock.now()); sweep; sweep = await nextQueued(this.db, sweeps, this.clock.now())) {
+            this.now()); sweep; sweep = await nextQueued(this.db, sweeps, this.now())) {
           if (runs >= advance_runs_max) return { jobs_run: runs, complete: false }
           await this.runById(sweep.id).catch(() => undefined)
           runs++
@@ -396,17 +425,81 @@ export class JobRunner {
     }
   }
 
+  /**
+   * A partner's sandbox advance: runs, in time order, the partner's jobs that fall due on
+   * its clock up to `target` (its time), moving its clock to each one's due time first
+   * (`move`, in a transaction that also brings its other queued jobs nearer), after
+   * planning the recurring work done by its clock (`per_partner` kinds). Nothing of another
+   * partner's, nor the bank's own, runs; sweeps are left to the bank's ticks. Leaves the
+   * partner's clock at `target`.
+   */
+  async runPartnerUntil(partner: string, target: Date, move: PartnerMove,
+      self?: string): Promise<AdvanceReport> {
+    this.advancing++
+    try {
+      const own = self === undefined ? undefined : this.launched.get(self)
+      await Promise.all([...this.running].filter((run) => run !== own))
+      const partnerNow = () => onPartnerClock(partner, () => this.clock.now())
+      for (const kind of this.kinds.values()) {
+        if (kind.per_partner) await this.planKindBetween(kind, partner, partnerNow(), target)
+      }
+      const kinds = [...this.kinds.values()].filter((k) => !k.skip_in_advance && !k.next)
+        .map((k) => k.kind)
+      let runs = 0
+      for (;;) {
+        await this.dispatchAllEvents()
+        const lead = partnerNow().getTime() - this.now().getTime()
+        const next = await nextQueuedOfPartner(this.db, partner, kinds,
+          new Date(target.getTime() - lead))
+        const stop = next ? new Date(next.due_at.getTime() + lead) : target
+        if (stop.getTime() > partnerNow().getTime()) await this.movePartner(partner, stop, move)
+        if (!next) break
+        if (runs >= advance_runs_max) return { jobs_run: runs, complete: false }
+        await this.runById(next.id).catch(() => undefined)
+        runs++
+      }
+      await this.dispatchAllEvents()
+      return { jobs_run: runs, complete: true }
+    } finally {
+      this.advancing--
+    }
+  }
+
+  /** Moves the partner's clock and brings its queued jobs as much nearer, in one transaction. */
+  private movePartner(partner: string, at: Date, move: PartnerMove): Promise<void> {
+    return this.db.transaction().execute(async (trx) => {
+      await shiftPartnerJobs(trx, partner, await move(trx, at))
+    })
+  }
+
   /** Every job recurring kinds should have by some time between `from` and `to`. */
   private async planBetween(from: Date, to: Date): Promise<void> {
     for (const kind of this.kinds.values()) {
-      if (!kind.plan) continue
-      const jobs = new Map<string, PlannedJob>()
-      for (let at = from.getTime(); ; at = Math.min(at + advance_plan_step_ms, to.getTime())) {
-        for (const job of kind.plan(new Date(at))) if (!jobs.has(job.key)) jobs.set(job.key, job)
-        if (at >= to.getTime()) break
+      for (const partner of this.plannedFor(kind)) {
+        const lead = partner ? this.leads.leadOf(partner) : 0
+        await this.planKindBetween(kind, partner, new Date(from.getTime() + lead),
+          new Date(to.getTime() + lead))
       }
-      for (const job of jobs.values()) await this.enqueue(this.db, { kind: kind.kind, ...job })
     }
+  }
+
+  /**
+   * The jobs a recurring kind should have by some time between `from` and `to` on the
+   * partner's clock (none: the bank's), added in the partner's scope.
+   */
+  private async planKindBetween(kind: JobKind, partner: string | undefined, from: Date,
+      to: Date): Promise<void> {
+    if (!kind.plan) return
+    const jobs = new Map<string, PlannedJob>()
+    for (let at = from.getTime(); ; at = Math.min(at + advance_plan_step_ms, to.getTime())) {
+      for (const job of kind.plan(new Date(at))) if (!jobs.has(job.key)) jobs.set(job.key, job)
+      if (at >= to.getTime()) break
+    }
+    await onPartnerClock(partner, async () => {
+      for (const job of jobs.values()) {
+        await this.enqueue(this.db, { kind: kind.kind, ...job, key: partnerKey(job.key, partner) })
+      }
+    })
   }
 
   private async dispatchEvents(): Promise<number> {
@@ -635,18 +728,27 @@ export class JobRunner {
   }
 
   private async plan(): Promise<void> {
-    const now = this.clock.now()
     for (const kind of this.kinds.values()) {
       if (!kind.plan) continue
       const seen = this.planned.get(kind.kind) ?? []
-      for (const job of kind.plan(now)) {
-        if (seen.includes(job.key)) continue
-        await this.enqueue(this.db, { kind: kind.kind, ...job })
-        seen.push(job.key)
-        if (seen.length > planned_keys_max) seen.shift()
+      for (const partner of this.plannedFor(kind)) {
+        await onPartnerClock(partner, async () => {
+          for (const job of kind.plan!(this.clock.now())) {
+            const key = partnerKey(job.key, partner)
+            if (seen.includes(key)) continue
+            await this.enqueue(this.db, { kind: kind.kind, ...job, key })
+            seen.push(key)
+            if (seen.length > planned_keys_max) seen.shift()
+          }
+        })
       }
       this.planned.set(kind.kind, seen)
     }
+  }
+
+  /** Whose clocks a recurring kind is planned by: the bank's, and partners' ahead of it. */
+  private plannedFor(kind: JobKind): (string | undefined)[] {
+    return kind.per_partner ? [undefined, ...this.leads.ahead()] : [undefined]
   }
 
   private async execute(row: JobRow): Promise<Record<string, unknown> | undefined> {
@@ -668,9 +770,10 @@ export class JobRunner {
       signal: lost.signal,
     }
     try {
-      const result = (await kind.run(context)) ?? null
+      const partner = row.clock_partner === '' ? undefined : row.clock_partner
+      const result = (await onPartnerClock(partner, () => kind.run(context))) ?? null
       clearInterval(heartbeat)
-      const now = this.clock.now()
+      const now = this.now()
       const ending: JobEnding = kind.next
         ? { state: 'queued', due_at: kind.next(now), result, last_error: null,
           reset_attempts: true }
@@ -681,7 +784,7 @@ export class JobRunner {
       clearInterval(heartbeat)
       const message = (error instanceof Error ? error.message : String(error)).slice(0, 500)
       const dead = row.attempts >= row.attempts_max
-      const due = new Date(this.clock.now().getTime() + backoffMs(kind, row.attempts))
+      const due = new Date(this.now().getTime() + backoffMs(kind, row.attempts))
       this.log.warn({ job: row.id, kind: row.kind, attempt: row.attempts, dead, err: error },
         'job failed')
       await this.finish(row, dead ? { state: 'dead', last_error: message }
@@ -692,7 +795,7 @@ export class JobRunner {
 
   private async finish(row: JobRow, ending: JobEnding): Promise<void> {
     try {
-      const held = await finishRun(this.db, row.id, this.owner, this.clock.now(), ending)
+      const held = await finishRun(this.db, row.id, this.owner, this.now(), ending)
       if (!held) this.log.warn({ job: row.id, kind: row.kind },
         'job finished after another instance took it over')
     } catch (error) {
@@ -707,6 +810,11 @@ export class JobRunner {
     assert(kind, `no job kind ${name} is registered`)
     return kind
   }
+}
+
+/** A recurring job's key when planned by a partner's clock: the partner's own. */
+function partnerKey(key: string, partner: string | undefined): string {
+  return partner === undefined ? key : `${key}@${partner}`
 }
 
 /** Adds `by` to a count kept in a map; a count that reaches 0 leaves the map. */

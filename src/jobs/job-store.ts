@@ -37,6 +37,8 @@ export interface NewJob {
    * bank's own.
    */
   share?: string | undefined
+  /** The partner whose sandbox clock the job runs by; '' or absent: the bank's. */
+  clock_partner?: string | undefined
 }
 
 /**
@@ -59,6 +61,7 @@ export async function insertJob(db: Kysely<Database>, job: NewJob, times: Date |
       attempts_max: job.attempts_max,
       lease_ms: job.lease_ms,
       share: job.share ?? '',
+      clock_partner: job.clock_partner ?? '',
       created_at: now,
       updated_at: now,
       ...(owner
@@ -423,6 +426,33 @@ export async function nextQueued(db: Kysely<Database>, kinds: string[],
     .orderBy('id')
     .limit(1)
     .executeTakeFirst()
+}
+
+/**
+ * The partner's earliest queued job of these kinds due by `until` (bank time), if any.
+ */
+export async function nextQueuedOfPartner(db: Kysely<Database>, partnerId: string,
+    kinds: string[], until: Date): Promise<JobRow | undefined> {
+  if (kinds.length === 0) return undefined
+  return db.selectFrom('jobs').selectAll()
+    .where('clock_partner', '=', partnerId)
+    .where('state', '=', 'queued')
+    .where('kind', 'in', kinds)
+    .where('due_at', '<=', until)
+    .orderBy('due_at').orderBy('id').limit(1)
+    .executeTakeFirst()
+}
+
+/**
+ * A partner's clock moved `ms` ahead: its queued jobs fall due that much sooner in bank
+ * time (in the transaction that moved the clock).
+ */
+export async function shiftPartnerJobs(db: Kysely<Database>, partnerId: string,
+    ms: number): Promise<void> {
+  if (ms <= 0) return
+  await sql`
+    update jobs set due_at = due_at - ${ms} * interval '1 millisecond'
+    where clock_partner = ${partnerId} and state = 'queued'`.execute(db)
 }
 
 /** Puts a dead job back in the queue, due now, with its attempts counted afresh. */

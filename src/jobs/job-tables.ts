@@ -20,6 +20,11 @@ export interface JobsTable {
    * own.
    */
   share: ColumnType<string, string | undefined, string>
+  /**
+   * The partner whose sandbox clock the job runs by (its due time is still bank time); '' for
+   * the bank's.
+   */
+  clock_partner: ColumnType<string, string | undefined, string>
   lease_owner: string | null
   lease_expires_at: NullableTimestamp
   last_error: string | null

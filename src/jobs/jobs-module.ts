@@ -7,6 +7,7 @@ import { endpoint } from '../transport/nats/endpoint.ts'
 import { jobsMigrations } from './jobs-migrations.ts'
 import { jobSharesMigration } from './job-share-migration.ts'
 import { jobKindMigration } from './job-kind-migration.ts'
+import { jobClockMigration } from './job-clock-migration.ts'
 import { jobs_list_limit_max } from './jobs-contract.ts'
 import { jobs_list_limit_default } from './jobs-service.ts'
 import { advance_runs_max } from './job-runner.ts'
@@ -29,6 +30,7 @@ export const jobsModule: Module<JobServices, JobTables> = {
       concurrency_max: config.jobsConcurrencyMax,
       exclusive_wait_ms: config.jobsExclusiveWaitMs,
       ...(given.wallClock ? { wall_clock: given.wallClock } : {}),
+      ...(given.sandboxClock ? { partner_leads: given.sandboxClock } : {}),
     })
     const sandboxClock = given.sandboxClock
     if (sandboxClock) jobRunner.refreshClockWith(() => sandboxClock.refresh())
@@ -39,6 +41,7 @@ export const jobsModule: Module<JobServices, JobTables> = {
     ...jobsMigrations,
     '0022_job_shares': jobSharesMigration,
     '0030_jobs_kind_updated': jobKindMigration,
+    '0046_job_clock_partner': jobClockMigration,
   },
   limits: { jobs_list_limit_default, jobs_list_limit_max, advance_runs_max },
   endpoints: (s) => [

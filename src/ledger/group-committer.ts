@@ -13,7 +13,13 @@
 // A caller's commit hook (an operator's audit row, db/commit-hooks.ts) goes with its job:
 // the batch's transaction commits every member's hook with the members' changes, whoever's
 // call happened to start the batch.
+//
+// So does the caller's clock (`clockOf`): in the sandbox a partner whose clock is ahead of
+// the bank's (src/clock.ts) has its jobs written in batches of their own, by its time, so
+// that one batch's rows are stamped by one clock, the right one. Outside the sandbox every
+// job is on the bank's clock and nothing is split.
 
+import { onPartnerClock } from '../clock.ts'
 import { currentCommitHook, withCommitHooks, type CommitHook } from '../db/commit-hooks.ts'
 
 export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown }
@@ -57,6 +63,11 @@ export interface GroupCommitterOptions<J> {
    * Told of every batch written (its size, how long it took, whether it committed): the metrics.
    */
   observe?: (size: number, seconds: number, ok: boolean) => void
+  /**
+   * The clock a job is written by, asked when it is submitted: the partner whose sandbox clock
+   * is ahead of the bank's, or undefined for the bank's. Jobs of two clocks never share a batch.
+   */
+  clockOf?: () => string | undefined
 }
 
 interface Waiting<J, R> {
@@ -66,6 +77,8 @@ interface Waiting<J, R> {
    * with the job's change (db/commit-hooks.ts).
    */
   hook: CommitHook | undefined
+  /** The partner whose sandbox clock the caller runs by, if any. */
+  clock: string | undefined
   resolve: (value: R) => void
   reject: (error: unknown) => void
 }
@@ -90,7 +103,8 @@ export class GroupCommitter<J, R> {
     if (this.queue.length >= this.options.queue_jobs_max)
       return Promise.reject(this.options.overloaded())
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ job, hook: currentCommitHook(), resolve, reject })
+      this.queue.push({ job, hook: currentCommitHook(), clock: this.options.clockOf?.(), resolve,
+        reject })
       if (this.stalled && !this.startable(job)) return
       this.stalled = false
       this.pump()
@@ -147,6 +161,16 @@ export class GroupCommitter<J, R> {
    * batches of their own, which the database writes in parallel, not one behind another.
    */
   private take(): Waiting<J, R>[] {
+    const batch = this.takeByKeys()
+    const clock = batch[0]?.clock
+    if (batch.every((w) => w.clock === clock)) return batch
+    // Jobs on another clock wait, in order, at the head of the queue for a batch of their own.
+    const own = batch.filter((w) => w.clock === clock)
+    this.queue = [...batch.filter((w) => w.clock !== clock), ...this.queue]
+    return own
+  }
+
+  private takeByKeys(): Waiting<J, R>[] {
     const keysOf = this.options.keysOf
     if (!keysOf || this.busy.size === 0) return this.queue.splice(0, this.options.batch_jobs_max)
     const free = this.takeUnder(keysOf, 1)
@@ -177,7 +201,8 @@ export class GroupCommitter<J, R> {
       const started = performance.now()
       try {
         const hooks = batch.flatMap((w) => (w.hook ? [w.hook] : []))
-        const outcomes = await withCommitHooks(hooks, () => this.runBatch(batch.map((w) => w.job)))
+        const outcomes = await onPartnerClock(batch[0]?.clock, () => withCommitHooks(hooks,
+          () => this.runBatch(batch.map((w) => w.job))))
         this.options.observe?.(batch.length, (performance.now() - started) / 1000, true)
         batch.forEach((w, i) => {
           const outcome = outcomes[i]

@@ -45,8 +45,11 @@ export async function pendingPayouts(
   takenBefore: Date,
   limit: number,
   after?: PayoutCursor,
+  partnerId?: string,
 ): Promise<PendingPayoutWork[]> {
   let query = payoutQuery(db)
+  // A partner's own clearing cycle (its sandbox clock's): its payouts only.
+  if (partnerId !== undefined) query = query.where('t.partner_id', '=', partnerId)
     .where('t.status', '=', 'Pending')
     .where('t.tx_payment_type', '=', paymentType)
     .where('t.created_at', '<=', takenBefore)

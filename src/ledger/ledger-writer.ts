@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely'
-import type { Clock } from '../clock.ts'
+import { partnerAheadOn, type Clock } from '../clock.ts'
 import { isDatabaseUnavailable } from '../db/errors.ts'
 import { inLane, Lane } from '../db/speed/prepared.ts'
 import {
@@ -375,6 +375,7 @@ export class LedgerWriter<T extends LedgerExecutor = LedgerExecutor> {
       attempts_max: batch_attempts_max,
       isolatable: (error: unknown) => !isDatabaseUnavailable(error),
       ...(observe ? { observe } : {}),
+      clockOf: () => partnerAheadOn(this.clock),
     }
   }
 

@@ -147,6 +147,11 @@ export class PartnerService {
     return this.nats
   }
 
+  /** Whether a partner of that id exists. */
+  exists(partnerId: string): Promise<boolean> {
+    return partnerExists(this.db, partnerId)
+  }
+
   async listPartners() {
     const rows = await allPartners(this.db)
     return rows.map((row) => ({

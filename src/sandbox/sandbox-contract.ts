@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { email_length_max, emptyRequest, pageLimit, timestamp } from '../contract/fields.ts'
+import { email_length_max, emptyRequest, pageLimit, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 import { detach, reportOrJob } from '../jobs/jobs-contract.ts'
 
@@ -25,13 +25,33 @@ export const sandboxMessage = z.object({
 export const advanceReport = z.object({ now: timestamp, jobs_run: z.number() })
 export type AdvanceReply = z.output<typeof advanceReport>
 
+/** Where an advance goes: exactly one of `seconds` and `to` (checked by the service). */
+const advanceTarget = {
+  seconds: z
+    .int({ error: 'must be a whole number of seconds' })
+    .min(1, { error: 'must be at least 1' })
+    .max(advance_seconds_max, { error: `must be at most ${advance_seconds_max} (366 days)` })
+    .optional(),
+  to: z.iso.datetime({ offset: true,
+    error: 'must be an RFC 3339 timestamp like 2026-11-24T10:00:00Z' }).optional(),
+}
+
+/** A partner's sandbox clock: its time, and the bank's, which it is never behind. */
+export const partnerClockView = z.object({ now: timestamp, bank_now: timestamp })
+
+const partnerAdvanceSummary = 'Before answering, runs in time order the work of this ' +
+  "partner's that falls due on the way (its batches' PIN expiry and processing, its EFTs' " +
+  "clearing cycles, its debit-order runs, its webhook retries, its cards' authorizations' " +
+  "expiry), by its clock; no other partner's clock moves, and nothing of theirs runs."
+
 export const sandboxOperations = {
   clock: operation({
     name: 'ops_sandbox_clock',
     subject: 'ops.sandbox.clock',
     permission: 'operator',
-    summary: "Read the bank's clock (sandbox only): the time every instance works by.",
-    request: emptyRequest,
+    summary: "Read the bank's clock (sandbox only): the time every instance works by; with " +
+      "`partner_id`, that partner's clock (never behind the bank's).",
+    request: z.strictObject({ partner_id: uuid().optional() }),
     response: z.object({ now: timestamp }),
   }),
   advance: operation({
@@ -43,17 +63,10 @@ export const sandboxOperations = {
         "366 days) (sandbox only). " +
       'Before answering, runs in time order all scheduled work that falls due on the way, as one ' +
       'job; with `detach: true` answers at once with that job, whose `result` becomes the reply ' +
-        '(`ops.jobs.get`). `bank sandbox advance` detaches and follows it.',
-    request: z.strictObject({
-      seconds: z
-        .int({ error: 'must be a whole number of seconds' })
-        .min(1, { error: 'must be at least 1' })
-        .max(advance_seconds_max, { error: `must be at most ${advance_seconds_max} (366 days)` })
-        .optional(),
-      to: z.iso.datetime({ offset: true,
-        error: 'must be an RFC 3339 timestamp like 2026-11-24T10:00:00Z' }).optional(),
-      detach,
-    }),
+        '(`ops.jobs.get`). `bank sandbox advance` detaches and follows it. Every partner\'s ' +
+        "clock moves with the bank's. With `partner_id`, moves that partner's clock only, as " +
+        '`svc.sandbox.<partner_id>.clock.advance` does.',
+    request: z.strictObject({ ...advanceTarget, partner_id: uuid().optional(), detach }),
     response: reportOrJob(advanceReport),
     // Months of clearing cycles and collection runs take a while to run through; a detached call is
     // answered at once.
@@ -72,5 +85,26 @@ export const sandboxOperations = {
         { error: `must be at most ${email_length_max} characters` }).optional(),
     }),
     response: z.object({ messages: z.array(sandboxMessage) }),
+  }),
+  partnerClock: operation({
+    name: 'sandbox_partner_clock',
+    sdk: 'sandbox.clock',
+    subject: 'svc.sandbox.<partner_id>.clock',
+    permission: 'read',
+    summary: "Read your own sandbox clock (sandbox only): the time the bank works by for your " +
+      "requests and your work, and the bank's own time, which yours is never behind.",
+    request: emptyRequest,
+    response: partnerClockView,
+  }),
+  partnerAdvance: operation({
+    name: 'sandbox_partner_clock_advance',
+    sdk: 'sandbox.advance',
+    subject: 'svc.sandbox.<partner_id>.clock.advance',
+    permission: 'write',
+    summary: 'Move your own sandbox clock forward by `seconds` or to `to` (exactly one; never ' +
+      'back; at most 366 days) (sandbox only). ' + partnerAdvanceSummary,
+    request: z.strictObject(advanceTarget),
+    response: advanceReport,
+    replyTimeoutMs: 10 * 60_000,
   }),
 }

@@ -16,3 +16,16 @@ export const sandboxMigration: Migration = {
     `)
   },
 }
+
+// Each partner's own sandbox clock: how far it is ahead of the bank's (no row: with it).
+export const partnerClocksMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create table sandbox_partner_clocks (
+        partner_id text primary key,
+        lead_ms bigint not null check (lead_ms >= 0),
+        updated_at timestamptz not null
+      )
+    `)
+  },
+}

@@ -2,9 +2,9 @@ import type { Module } from '../module.ts'
 import { SandboxService } from './sandbox-service.ts'
 import type { SandboxTables } from './sandbox-tables.ts'
 import { contract } from '../contract/index.ts'
-import { endpoint } from '../transport/nats/endpoint.ts'
-import { sandbox_advance_job_kind } from './sandbox-service.ts'
-import { sandboxMigration } from './sandbox-migration.ts'
+import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
+import { sandbox_advance_job_kind, sandbox_partner_advance_job_kind } from './sandbox-service.ts'
+import { partnerClocksMigration, sandboxMigration } from './sandbox-migration.ts'
 import { sandbox_advance_job_limits } from './sandbox-limits.ts'
 
 /** What the module builds: its members of the bank's Services. */
@@ -16,18 +16,23 @@ export interface SandboxServices {
 // The sandbox: a movable clock and test helpers.
 export const sandboxModule: Module<SandboxServices, SandboxTables> = {
   name: 'sandbox',
-  needs: ['jobs', 'notify'],
+  needs: ['jobs', 'notify', 'partners'],
   services: (s, { given }) => ({
-    sandbox: new SandboxService(given.sandboxClock, s.jobRunner, s.simulatedNotifier),
+    sandbox: new SandboxService(given.sandboxClock, s.jobRunner, s.simulatedNotifier,
+      s.partners),
   }),
   migrations: {
     '0009_sandbox': sandboxMigration,
+    '0045_sandbox_partner_clocks': partnerClocksMigration,
   },
   limits: { advance_job: sandbox_advance_job_limits },
   endpoints: (s) => [
-    endpoint(contract.sandbox.clock, () => s.sandbox.now()),
+    endpoint(contract.sandbox.clock, (r) => s.sandbox.now(r)),
+    endpoint(contract.sandbox.partnerClock, (_r, c) => s.sandbox.partnerNow(partnerOf(c))),
+    endpoint(contract.sandbox.partnerAdvance, (r, c) => s.sandbox.advancePartnerNow(partnerOf(c),
+      r)),
     endpoint(contract.sandbox.advance, (r) => (r.detach ? s.sandbox.start(r) : s.sandbox.advance(r))),
     endpoint(contract.sandbox.messages, (r) => s.sandbox.messages(r)),
   ],
-  jobKinds: [sandbox_advance_job_kind],
+  jobKinds: [sandbox_advance_job_kind, sandbox_partner_advance_job_kind],
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { assert, Conflict, Forbidden, Invalid } from '../errors.ts'
+import { onPartnerClock } from '../clock.ts'
+import { assert, Conflict, Forbidden, Invalid, NotFound } from '../errors.ts'
 import { advance_runs_max, JobGroupBusy, type JobRunner } from '../jobs/job-runner.ts'
 import type { JobView } from '../jobs/jobs-contract.ts'
 import type { SimulatedNotifier } from '../notify/simulated-notifier.ts'
@@ -18,6 +19,12 @@ import { sandbox_advance_job_limits } from './sandbox-limits.ts'
 // where the clock stands to the same target. One advance runs at a time on any instance.
 
 export const sandbox_advance_job_kind = 'sandbox.advance'
+export const sandbox_partner_advance_job_kind = 'sandbox.partner_advance'
+
+/** What the sandbox needs of the partners: whether one exists. */
+export interface SandboxPartners {
+  exists(partnerId: string): Promise<boolean>
+}
 
 export class SandboxService {
   /** One advance at a time on this instance: two would walk the same jobs out of order. */
@@ -27,8 +34,18 @@ export class SandboxService {
     private readonly clock: MovableClock | undefined,
     private readonly jobs: JobRunner,
     private readonly notifier: SimulatedNotifier | undefined,
+    private readonly partners: SandboxPartners,
   ) {
     if (!clock) return
+    jobs.register({
+      kind: sandbox_partner_advance_job_kind,
+      // One advance at a time, the bank's or a partner's: each walks jobs by its clock.
+      exclusive: 'sandbox.clock',
+      skip_in_advance: true,
+      ...sandbox_advance_job_limits,
+      run: (job) => this.runPartnerAdvance(String(job.payload.partner_id),
+        new Date(String(job.payload.target)), job.id),
+    })
     jobs.register({
       kind: sandbox_advance_job_kind,
       // Two advances at once would walk the same jobs out of order, on one instance or two.
@@ -41,10 +58,19 @@ export class SandboxService {
     })
   }
 
-  async now(): Promise<{ now: string }> {
+  async now(request: { partner_id?: string | undefined } = {}): Promise<{ now: string }> {
     const clock = this.movable()
     await clock.refresh()
-    return { now: clock.now().toISOString() }
+    if (request.partner_id !== undefined) await this.knownPartner(request.partner_id)
+    return { now: onPartnerClock(request.partner_id, () => clock.now()).toISOString() }
+  }
+
+  /** A partner's own clock and the bank's. */
+  async partnerNow(partnerId: string): Promise<{ now: string; bank_now: string }> {
+    const clock = this.movable()
+    await clock.refresh()
+    return { now: onPartnerClock(partnerId, () => clock.now()).toISOString(),
+      bank_now: onPartnerClock(undefined, () => clock.now()).toISOString() }
   }
 
   /**
@@ -52,7 +78,8 @@ export class SandboxService {
    * BANK_JOBS_EXCLUSIVE_WAIT_MS.
    */
   advance(request: AdvanceRequest): Promise<AdvanceReply> {
-    const run = this.queue.then(() => this.advanceNow(request))
+    const run = this.queue.then(() => request.partner_id === undefined
+      ? this.advanceNow(request) : this.advancePartnerNow(request.partner_id, request))
     this.queue = run.catch(() => undefined)
     return run
   }
@@ -63,13 +90,26 @@ export class SandboxService {
    * and answered at once; the reply becomes the job's `result` (`ops.jobs.get`).
    */
   async start(request: AdvanceRequest): Promise<JobView> {
-    return this.jobs.startNew(advanceJob(await this.targetOf(request)))
+    const partner = request.partner_id
+    if (partner !== undefined) await this.knownPartner(partner)
+    const target = await this.targetOf(request, partner)
+    return this.jobs.startNew(partner === undefined ? advanceJob(target)
+      : partnerAdvanceJob(partner, target))
   }
 
   private async advanceNow(request: AdvanceRequest): Promise<AdvanceReply> {
-    const reply = await this.jobs.runNew(advanceJob(await this.targetOf(request))).catch(
-        (error: unknown) => {
-      if (error instanceof JobGroupBusy) throw new Conflict('an advance of the sandbox clock is ' +
+    return this.runJob(advanceJob(await this.targetOf(request, undefined)))
+  }
+
+  /** A partner's advance (its own request, or an operator's with its id), answered when done. */
+  async advancePartnerNow(partnerId: string, request: AdvanceRequest): Promise<AdvanceReply> {
+    await this.knownPartner(partnerId)
+    return this.runJob(partnerAdvanceJob(partnerId, await this.targetOf(request, partnerId)))
+  }
+
+  private async runJob(job: ReturnType<typeof advanceJob>): Promise<AdvanceReply> {
+    const reply = await this.jobs.runNew(job).catch((error: unknown) => {
+      if (error instanceof JobGroupBusy) throw new Conflict('an advance of a sandbox clock is ' +
         'running (here or on another instance); advance again when it has ended')
       throw error
     })
@@ -77,10 +117,30 @@ export class SandboxService {
     return reply as unknown as AdvanceReply
   }
 
-  private async targetOf(request: AdvanceRequest): Promise<Date> {
+  private async targetOf(request: AdvanceRequest, partner: string | undefined): Promise<Date> {
     const clock = this.movable()
     await clock.refresh()
-    return targetOf(clock.now(), request)
+    return targetOf(onPartnerClock(partner, () => clock.now()), request)
+  }
+
+  private async knownPartner(partnerId: string): Promise<void> {
+    if (!(await this.partners.exists(partnerId))) throw new NotFound('partner')
+  }
+
+  /** A partner's advance's job: its work by its clock, from where its clock stands to `target`. */
+  private async runPartnerAdvance(partnerId: string, target: Date,
+      jobId: string): Promise<AdvanceReply> {
+    const clock = this.movable()
+    await clock.refresh()
+    const move = (trx: Parameters<MovableClock['movePartnerTo']>[0], at: Date) =>
+      clock.movePartnerTo(trx, partnerId, at)
+    const report = await this.jobs.runPartnerUntil(partnerId, target, move, jobId)
+    const now = () => onPartnerClock(partnerId, () => clock.now())
+    if (!report.complete) {
+      throw new Conflict(`more than ${advance_runs_max} jobs fell due on the way; the clock ` +
+        `stopped at ${now().toISOString()}: advance again to go on`)
+    }
+    return { now: now().toISOString(), jobs_run: report.jobs_run }
   }
 
   /** An advance's job: from wherever the clock stands (a resumed run goes on) to `target`. */
@@ -112,12 +172,19 @@ export class SandboxService {
   }
 }
 
-type AdvanceRequest = { seconds?: number | undefined; to?: string | undefined }
+type AdvanceRequest = { seconds?: number | undefined; to?: string | undefined;
+  partner_id?: string | undefined }
 
 function advanceJob(target: Date) {
   return { kind: sandbox_advance_job_kind,
     key: `${target.toISOString()}:${randomUUID().slice(0, 8)}`,
-    payload: { target: target.toISOString() } }
+    payload: { target: target.toISOString() } as Record<string, unknown> }
+}
+
+function partnerAdvanceJob(partnerId: string, target: Date) {
+  return { kind: sandbox_partner_advance_job_kind,
+    key: `${partnerId}:${target.toISOString()}:${randomUUID().slice(0, 8)}`,
+    payload: { partner_id: partnerId, target: target.toISOString() } as Record<string, unknown> }
 }
 
 /** Where an advance goes: exactly one of `seconds` and `to`, forward, at most 366 days. */

@@ -12,6 +12,14 @@ export interface SandboxClockTable {
   updated_at: ColumnType<Date, Date | string, Date | string>
 }
 
+/** A partner's own sandbox clock: how far ahead of the bank's it is (no row: with it). */
+export interface SandboxPartnerClockTable {
+  partner_id: string
+  lead_ms: ColumnType<bigint | string, bigint | string | number, bigint | string | number>
+  updated_at: ColumnType<Date, Date | string, Date | string>
+}
+
 export interface SandboxTables {
   sandbox_clock: SandboxClockTable
+  sandbox_partner_clocks: SandboxPartnerClockTable
 }

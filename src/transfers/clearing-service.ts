@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { fromSast, toSast, type SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
-import type { Clock } from '../clock.ts'
+import { clockPartner, type Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
 import {
   payoutsByIds, pendingPayouts, pendingPayoutsByIds, type PayoutCursor, type PendingPayoutWork,
@@ -91,6 +91,8 @@ export class ClearingService {
       run: (job) => this.run(String(job.payload.cycle), new Date(String(job.payload.cutoff)),
         job.attempt > 1),
       ...(options.schedule ? { plan: (now: Date) => this.plannedCycles(now) } : {}),
+      // In the sandbox a partner whose clock is ahead has cycles of its own, for its EFTs.
+      per_partner: true,
     })
     if (options.schedule) {
       jobs.register({
@@ -352,7 +354,8 @@ export class ClearingService {
 
   private pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date,
       after?: PayoutCursor): Promise<PendingPayoutWork[]> {
-    return pendingPayouts(this.db, paymentType, takenBefore, this.options.chunkMax, after)
+    return pendingPayouts(this.db, paymentType, takenBefore, this.options.chunkMax, after,
+      clockPartner())
   }
 
   /** Settles a chunk in one transaction, skipping rows another run settled meanwhile. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { escapeHtml, href, html, rand, sast } from '../../src/console/console-html.ts'
+import { escapeHtml, href, html, page, rand, sast } from '../../src/console/console-html.ts'
 import { isLoopback } from '../../src/console/console-server.ts'
 import { sameSecret } from '../../src/console/console-sessions.ts'
 
@@ -49,4 +49,13 @@ test('console - loopback addresses, and secrets compared whole', () => {
   assert.ok(!sameSecret('abc', 'abcd'))
   assert.ok(!sameSecret(undefined, undefined))
   assert.ok(!sameSecret('', ''))
+})
+
+test('console html - a sandbox bank\'s pages say so in a banner; a production bank\'s do not', () => {
+  const frame = { title: 'Overview', csrf: 'c', body: html`<p>figures</p>` }
+  const sandbox = page({ ...frame, sandbox: true })
+  assert.match(sandbox, /<p class="sandbox-banner" role="status"><strong>Sandbox\.<\/strong>/)
+  assert.ok(sandbox.indexOf('sandbox-banner') < sandbox.indexOf('<main>'), 'above the page')
+  assert.doesNotMatch(page({ ...frame, sandbox: false }), /sandbox-banner/)
+  assert.doesNotMatch(page(frame), /sandbox-banner/)
 })

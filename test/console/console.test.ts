@@ -102,6 +102,8 @@ test('console - an operator signs in and sees the overview', async () => {
   await page.waitForURL(`${base}/`)
   assert.equal(page.url().includes(tb.operatorToken), false, 'the credential is in no URL')
   await page.getByRole('heading', { name: 'Overview' }).waitFor()
+  // The test bank is a sandbox: every page says so (the bank answered its sandbox clock).
+  assert.match(await page.locator('.sandbox-banner').innerText(), /Sandbox\. No money leaves/)
   const overview = await page.locator('main').innerText()
   assert.match(overview, /Balances/)
   assert.match(overview, /Payments per minute over the last hour/)

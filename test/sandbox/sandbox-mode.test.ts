@@ -6,18 +6,21 @@ import { Writable } from 'node:stream'
 import { after, before, test } from 'node:test'
 import { pino } from 'pino'
 import { startBank } from '../../src/app.ts'
-import { allOperations, subjectFor } from '../../src/contract/index.ts'
+import { allOperations } from '../../src/contract/index.ts'
 import { assertErrorReply } from '../transport/error-reply.ts'
 import { rawRequest, useTestBank } from '../support/harness.ts'
 import { pgliteSeed } from '../support/templates.ts'
-import { fixtureBankEnv, prepareFixture, sampledOperationNames, validBody, type OperationFixture } from '../transport/operation-bodies.ts'
+import { fixtureBankEnv, prepareFixture, rightfulToken, sampledOperationNames, subjectOf, validBody,
+  type OperationFixture } from '../transport/operation-bodies.ts'
 
-// Production (BANK_SANDBOX=false) refuses every ops.sandbox subject with 403, whatever the
+// Production (BANK_SANDBOX=false) refuses every ops.sandbox subject (and a partner's own
+// svc.sandbox.<partner_id> ones) with 403, whatever the
 // body, after checking who calls; start-up says which mode the bank runs in.
 
 const tb = useTestBank({ env: { ...fixtureBankEnv, BANK_SANDBOX: 'false' } })
 let f: OperationFixture
-const sandboxOperations = allOperations().filter((op) => op.subject.startsWith('ops.sandbox.'))
+const sandboxOperations = allOperations().filter((op) => op.subject.startsWith('ops.sandbox.') ||
+  op.subject.startsWith('svc.sandbox.'))
 const dirs: string[] = []
 
 before(async () => {
@@ -28,16 +31,17 @@ after(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-test('sandbox - production refuses every ops.sandbox subject with 403 before reading the body', async () => {
-  assert.ok(sandboxOperations.length >= 3, sandboxOperations.map((op) => op.subject).join(', '))
+test('sandbox - production refuses every ops.sandbox and svc.sandbox subject with 403 before reading the body', async () => {
+  assert.ok(sandboxOperations.length >= 5, sandboxOperations.map((op) => op.subject).join(', '))
   for (const op of sandboxOperations) {
-    const subject = subjectFor(op)
+    const subject = subjectOf(op, f.partner.partnerId)
+    const token = rightfulToken(op, f)
     // A sample body where one exists (an operation added meanwhile may not have one yet).
     const body = sampledOperationNames.includes(op.name) ? validBody(op, f) : {}
-    const valid = await rawRequest(tb, subject, JSON.stringify(body), { token: tb.operatorToken })
+    const valid = await rawRequest(tb, subject, JSON.stringify(body), { token })
     assertErrorReply(valid, 403, 'forbidden', op.name)
     assert.match(valid.body.error.message, /sandbox mode only/, op.name)
-    const unreadable = await rawRequest(tb, subject, '{not json', { token: tb.operatorToken })
+    const unreadable = await rawRequest(tb, subject, '{not json', { token })
     assertErrorReply(unreadable, 403, 'forbidden', `${op.name}: the body is not read`)
     const anonymous = await rawRequest(tb, subject, '{}')
     assert.equal(anonymous.code, 401, `${op.name}: who calls is still checked first`)

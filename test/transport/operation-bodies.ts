@@ -771,6 +771,9 @@ const bodies: Record<string, BodyFactory> = {
   // would bring other work due in the middle of their checks.
   ops_sandbox_clock_advance: (f) => ({ to: f.tb.clock.now().toISOString() }),
   ops_sandbox_messages: () => ({ limit: 5 }),
+  // A partner's own sandbox clock; an advance to where it stands (its clock is the bank's).
+  sandbox_partner_clock: () => ({}),
+  sandbox_partner_clock_advance: (f) => ({ to: f.tb.clock.now().toISOString() }),
   // Debit orders and mandates, on the root entity's subject.
   debit_mandate_create: () => debitMandateBody(`SAMPLE-${randomUUID().slice(0, 8)}`),
   debit_mandate_get: (f) => ({ mandate_reference: f.debit.mandateReference }),

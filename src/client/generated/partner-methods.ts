@@ -222,6 +222,18 @@ export type Redelivery = ResponseOf<Contract['webhooks']['redeliver']>
 /** The `delivery` of `bank.webhooks.redeliver`'s reply. */
 export type WebhookDelivery = NonNullable<Redelivery['delivery']>
 
+/** The request of `bank.sandbox.clock`. */
+export type SandboxClockRequest = RequestOf<Contract['sandbox']['partnerClock']>
+
+/** The reply of `bank.sandbox.clock`. */
+export type SandboxClock = ResponseOf<Contract['sandbox']['partnerClock']>
+
+/** The request of `bank.sandbox.advance`. */
+export type SandboxAdvanceRequest = RequestOf<Contract['sandbox']['partnerAdvance']>
+
+/** The reply of `bank.sandbox.advance`. */
+export type SandboxAdvanceReport = ResponseOf<Contract['sandbox']['partnerAdvance']>
+
 /** The request of `bank.mandates.create`. */
 export type CreateMandateRequest = RequestOf<Contract['debit']['mandateCreate']>
 
@@ -1223,6 +1235,50 @@ export interface PartnerWebhooksMethods {
   redeliver(request: RedeliverWebhookRequest): Promise<Redelivery>
 }
 
+/** `bank.sandbox`: the sandbox methods of a `BankClient`. */
+export interface PartnerSandboxMethods {
+  /**
+   * Read your own sandbox clock (sandbox only): the time the bank works by for your requests and
+   * your work, and the bank's own time, which yours is never behind.
+   *
+   * Needs a credential with the `read` permission. Subject `svc.sandbox.<partner_id>.clock`.
+   *
+   * Errors are thrown as `BankApiError`, by `error.type`: any call may throw `invalid_request`,
+   * `unauthorized`, `forbidden`, `rate_limited`, `unavailable` (see `errorTypes`), and `timeout`
+   * (504) when no reply came in time.
+   *
+   * @example
+   * ```ts
+   * const reply: SandboxClock = await bank.sandbox.clock())
+   * ```
+   */
+  clock(request?: SandboxClockRequest): Promise<SandboxClock>
+
+  /**
+   * Move your own sandbox clock forward by `seconds` or to `to` (exactly one; never back; at most
+   * 366 days) (sandbox only). Before answering, runs in time order the work of this partner's that
+   * falls due on the way (its batches' PIN expiry and processing, its EFTs' clearing cycles, its
+   * debit-order runs, its webhook retries, its cards' authorizations' expiry), by its clock; no
+   * other partner's clock moves, and nothing of theirs runs.
+   *
+   * Needs a credential with the `write` permission. Subject
+   * `svc.sandbox.<partner_id>.clock.advance`.
+   *
+   * Beside the errors below, any call may throw `invalid_request`, `unauthorized`, `forbidden`,
+   * `rate_limited`, `unavailable` (see `errorTypes`), and `timeout` (504) when no reply came in
+   * time.
+   *
+   * @throws {BankApiError} `conflict` (409): The request contradicts what the bank holds: an
+   * entity, partner or mandate reference that exists already, or work of its kind already running
+   * (a clearing cycle, a sandbox clock advance).
+   * @example
+   * ```ts
+   * const reply: SandboxAdvanceReport = await bank.sandbox.advance())
+   * ```
+   */
+  advance(request?: SandboxAdvanceRequest): Promise<SandboxAdvanceReport>
+}
+
 /** `bank.mandates`: the mandates methods of a `BankClient`. */
 export interface PartnerMandatesMethods {
   /**
@@ -1809,6 +1865,7 @@ export interface PartnerMethodGroups {
   readonly incoming: PartnerIncomingMethods
   readonly bulkPayments: PartnerBulkPaymentsMethods
   readonly webhooks: PartnerWebhooksMethods
+  readonly sandbox: PartnerSandboxMethods
   readonly mandates: PartnerMandatesMethods
   readonly debitOrders: PartnerDebitOrdersMethods
   readonly cards: PartnerCardsMethods

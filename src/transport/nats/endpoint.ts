@@ -14,6 +14,7 @@ import {
   type FieldIssue,
 } from '../../errors.ts'
 import { isDatabaseUnavailable } from '../../db/errors.ts'
+import { onPartnerClock } from '../../clock.ts'
 import type { Logger } from '../../logger.ts'
 import { mayHoldUnstorableText, unstorableTextIssues } from '../../contract/text-rules.ts'
 import { withoutNulls } from '../../contract/null-as-absent.ts'
@@ -120,6 +121,8 @@ export interface EndpointDependencies {
 
 /** The subjects only a sandbox answers (its clock, messages and OTPs). */
 export const sandbox_subject_prefix = 'ops.sandbox.'
+/** A partner's own sandbox subjects (its clock): answered in sandbox mode only too. */
+export const partner_sandbox_subject_prefix = 'svc.sandbox.'
 
 const encoder = new TextEncoder()
 /**
@@ -137,7 +140,8 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
   const toReply = replyEncoder(operation)
   // One rule for every sandbox operation, present and future: production refuses them
   // after learning who calls (a missing credential is still a 401) and before the body.
-  const sandboxOnly = !deps.sandbox && operation.subject.startsWith(sandbox_subject_prefix)
+  const sandboxOnly = !deps.sandbox && (operation.subject.startsWith(sandbox_subject_prefix) ||
+    operation.subject.startsWith(partner_sandbox_subject_prefix))
   // Which account a request came through, when partners have NATS accounts of their own.
   const origin = deps.origin
   const limiter = deps.limiter
@@ -162,12 +166,14 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
       const owned = authorize(caller, operation, scope, subjectId, deps)
       if (owned) await owned
       if (sandboxOnly) throw new Forbidden(
-        'ops.sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
+        'sandbox subjects are answered in sandbox mode only (BANK_SANDBOX=true)')
       const request = decode(msg.data, operation, operation.requestBytesMax ?? deps.requestBytesMax)
       context.subjectId = subjectId
+      const handle = () => onCallersClock(deps.sandbox, caller,
+        () => target.handler(request, context))
       const result = audited
-        ? await audited.run(caller, request, subjectId, () => target.handler(request, context))
-        : await target.handler(request, context)
+        ? await audited.run(caller, request, subjectId, handle)
+        : await handle()
       reply = toReply(result, deps.validateResponses)
     } catch (error) {
       reply = errorReply(error, context)
@@ -179,6 +185,11 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
     deps.metrics?.request(operation.name, code, ms / 1000)
     return reply
   }
+}
+
+/** In the sandbox a partner's request runs by its own clock (src/clock.ts). */
+function onCallersClock<T>(sandbox: boolean, caller: Caller, fn: () => T): T {
+  return sandbox && caller.partnerId ? onPartnerClock(caller.partnerId, fn) : fn()
 }
 
 /**
