@@ -113,8 +113,8 @@ function navigation(current: string | undefined, csrf: string): Html {
 }
 
 const sandboxBanner = html`<p class="sandbox-banner" role="status"><strong>Sandbox.</strong>
-  No money leaves this bank, and its clock can be moved forward (<a href="/sandbox">Sandbox</a>).
-  </p>`
+  No money leaves this bank, and its clock can be moved forward with the
+  <a href="/sandbox">sandbox tools</a>.</p>`
 
 /** A whole page: the console's frame (header, nav when signed in) around `body`. */
 export function page(frame: PageFrame): string {
