@@ -390,12 +390,7 @@ export class JobRunner {
    */
   async runUntil(target: Date, moveTo: (at: Date) => Promise<void>,
       self?: string): Promise<AdvanceReport> {
-    this.advancing++
-    try {
-      // This instance's own runs, taken before the advance began, finish first; not the
-      // advance's own job (`self`), when this runner took it (a detached or resumed advance).
-      const own = self === undefined ? undefined : this.launched.get(self)
-      await Promise.all([...this.running].filter((run) => run !== own))
+    return this.walk(self, async () => {
       await this.planBetween(this.now(), target)
       const kinds = [...this.kinds.values()].filter((k) => !k.skip_in_advance)
       const oneOff = kinds.filter((k) => !k.next).map((k) => k.kind)
@@ -418,8 +413,25 @@ export class JobRunner {
         await this.runById(next.id).catch(() => undefined)
         runs++
       }
-      await this.dispatchAllEvents()
       return { jobs_run: runs, complete: true }
+    })
+  }
+
+  /**
+   * An advance's walk through the jobs: meanwhile this instance's ticks take none (they
+   * would run out of order). This instance's own runs, taken before the advance began,
+   * finish first; not the advance's own job (`self`), when this runner took it (a detached
+   * or resumed advance). A complete walk hands the events over before it answers.
+   */
+  private async walk(self: string | undefined,
+      steps: () => Promise<AdvanceReport>): Promise<AdvanceReport> {
+    this.advancing++
+    try {
+      const own = self === undefined ? undefined : this.launched.get(self)
+      await Promise.all([...this.running].filter((run) => run !== own))
+      const report = await steps()
+      if (report.complete) await this.dispatchAllEvents()
+      return report
     } finally {
       this.advancing--
     }
@@ -435,10 +447,7 @@ export class JobRunner {
    */
   async runPartnerUntil(partner: string, target: Date, move: PartnerMove,
       self?: string): Promise<AdvanceReport> {
-    this.advancing++
-    try {
-      const own = self === undefined ? undefined : this.launched.get(self)
-      await Promise.all([...this.running].filter((run) => run !== own))
+    return this.walk(self, async () => {
       const partnerNow = () => onPartnerClock(partner, () => this.clock.now())
       for (const kind of this.kinds.values()) {
         if (kind.per_partner) await this.planKindBetween(kind, partner, partnerNow(), target)
@@ -458,11 +467,8 @@ export class JobRunner {
         await this.runById(next.id).catch(() => undefined)
         runs++
       }
-      await this.dispatchAllEvents()
       return { jobs_run: runs, complete: true }
-    } finally {
-      this.advancing--
-    }
+    })
   }
 
   /** Moves the partner's clock and brings its queued jobs as much nearer, in one transaction. */
