@@ -4,6 +4,8 @@ import type { Caller } from '../auth/credential-store.ts'
 import type { SouthAfricanCalendar } from '../calendar/sa-calendar.ts'
 import type { Clock } from '../clock.ts'
 import type { Database } from '../schema.ts'
+import { isDatabaseUnavailable } from '../db/errors.ts'
+import type { Logger } from '../logger.ts'
 import { assert, BankError, Invalid, NotFound, type FieldIssue } from '../errors.ts'
 import type { Journal } from '../ledger/journal.ts'
 import type { LedgerWriter, PaymentKind, SettlementKind } from '../ledger/ledger-writer.ts'
@@ -49,7 +51,16 @@ export type { TransferResult }
 
 export interface TransferSettings {
   fees: Record<PaymentType, bigint>
+  /**
+   * An RTC's settlement the database could not take (away, disk full) is written again
+   * after these waits (real time), until it is written or `until_ms` has passed (the RTC
+   * recovery job takes it from there).
+   */
+  settleRetry?: { first_ms: number; max_ms: number; until_ms: number }
+  log?: Pick<Logger, 'warn'>
 }
+
+export const rtc_settle_retry_default = { first_ms: 100, max_ms: 2_000, until_ms: 5 * 60_000 }
 
 /**
  * Pays an RTC through the rail: its outcome, or undefined while the clearing house has not
@@ -123,8 +134,40 @@ export class TransferService {
     })
     // No answer within the bound: Pending until the RTC recovery learns the outcome.
     if (!outcome) return { tx_id: taken.tx_id, amount: amountText, status: 'Pending' }
-    const status = await this.settler.submit({ payout: taken, outcome })
+    const status = await this.settle({ payout: taken, outcome })
     return { tx_id: taken.tx_id, amount: amountText, status }
+  }
+
+  /**
+   * Writes an RTC's outcome. The payment is taken (its hold committed) and the clearing
+   * house has answered: when the database cannot take the settlement now (away, its disk
+   * full), the caller is told the payment is taken and Pending, with its tx_id, rather than
+   * 503, and the settlement is written as soon as the database answers again.
+   */
+  private async settle(settlement: Settlement): Promise<SettledStatus | 'Pending'> {
+    try {
+      return await this.settler.submit(settlement)
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error
+      this.settleWhenBack(settlement, Date.now())
+      return 'Pending'
+    }
+  }
+
+  /** Tries the settlement again, waiting longer each time, until written or given up. */
+  private settleWhenBack(settlement: Settlement, since: number, waitMs?: number): void {
+    const retry = this.settings.settleRetry ?? rtc_settle_retry_default
+    const wait = waitMs ?? retry.first_ms
+    setTimeout(() => {
+      this.settler.submit(settlement).catch((error: unknown) => {
+        const tx_id = settlement.payout.tx_id
+        if (isDatabaseUnavailable(error) && Date.now() - since < retry.until_ms) {
+          return this.settleWhenBack(settlement, since, Math.min(wait * 2, retry.max_ms))
+        }
+        // The RTC recovery job asks the clearing house again and settles it.
+        this.settings.log?.warn({ err: error, tx_id }, 'rtc: settlement left to the recovery')
+      })
+    }, wait).unref()
   }
 
   /**

@@ -63,7 +63,7 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
       })
     const transfers = new TransferService(clock, s.calendar,
       (accountId, payment) => clearing.payRealTime(accountId, payment), payees, advices,
-      s.ledgerWriter, { fees: config.fees })
+      s.ledgerWriter, { fees: config.fees, log })
     return {
       transfers, clearing, advices,
       transactions: new TransactionService(db, accounts),
