@@ -143,7 +143,8 @@ export const sandboxOperations = {
     permission: 'write',
     summary: 'Retire your sandbox data and start again as just onboarded (sandbox only). ' +
       'Without `confirm`, answers what a reset would retire and changes nothing; with ' +
-      '`confirm` set to your own partner id, resets. ' + resetSummary,
+      '`confirm` set to your own partner id, resets. ' + resetSummary +
+      ' 409 while an advance of a sandbox clock runs.',
     request: z.strictObject({ confirm: uuid().optional() }),
     response: resetReport,
   }),

@@ -1296,7 +1296,7 @@ export interface PartnerSandboxMethods {
    * chains cannot lose a posting. The partner keeps its credentials, NATS users, limits, webhook
    * endpoint and secret and its root entity, which gets a fresh first account when approved; its
    * clock rejoins the bank's. Nothing of the retired data reaches the partner afterwards; its old
-   * ids answer 404.
+   * ids answer 404. 409 while an advance of a sandbox clock runs.
    *
    * Needs a credential with the `write` permission. Subject `svc.sandbox.<partner_id>.reset`.
    *
