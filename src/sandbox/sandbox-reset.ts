@@ -107,7 +107,8 @@ export const moved_tables: readonly Move[] = [
 
 /**
  * Tables with a `partner_id` that stay with the partner (as its `partners` row does): its
- * configuration, and what it owes the bank (see above). `sandbox_partner_clocks` loses the partner's row instead.
+ * configuration, and what it owes the bank (see above). `sandbox_partner_clocks` loses the
+ * partner's row instead.
  */
 export const kept_tables: readonly string[] = [
   'credentials', 'nats_accounts', 'nats_users', 'rate_limits',

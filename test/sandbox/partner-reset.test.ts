@@ -82,12 +82,37 @@ test('sandbox reset - without confirm a preview that changes nothing; a confirm 
   assert.equal((await p.client.entities.list()).entities.length, 2)
 })
 
+/** The archive: suspended, no credential, the accounts with their money, the EFT waiting. */
+async function checkArchive(archiveId: string, delivered: number,
+    money: Map<string, string>): Promise<void> {
+  const archive = await db().selectFrom('partners').selectAll().where('id', '=', archiveId)
+    .executeTakeFirstOrThrow()
+  assert.ok(archive.suspended_at, 'the archive is suspended')
+  assert.match(archive.name, /— sandbox data retired /)
+  assert.equal((await db().selectFrom('credentials').select('id')
+    .where('partner_id', '=', archive.id).execute()).length, 0)
+  const moved = await db().selectFrom('accounts').select(['id', 'balance', 'entity_id'])
+    .where('partner_id', '=', archive.id).execute()
+  assert.deepEqual(moved.map((a) => a.id).sort(), [...old.accounts].sort())
+  assert.ok(moved.every((a) => a.entity_id !== p.rootEntityId),
+    'the archive\'s accounts are of its copy of the root entity')
+  assert.equal(receiver.received.length, delivered, 'the reset delivered nothing')
+  const eft = await db().selectFrom('transactions').select(['status', 'partner_id'])
+    .where('id', '=', old.eft).executeTakeFirstOrThrow()
+  assert.deepEqual(eft, { status: 'Pending', partner_id: archive.id }, 'the EFT waits, retired')
+  assert.deepEqual(new Map(moved.map((a) => [a.id, String(a.balance)])), money,
+    'the money stayed where it was')
+}
+
 test('sandbox reset - the partner starts again as just onboarded; its old ids are 404; another partner is untouched; the ledger verifies', async () => {
   await p.client.sandbox.advance({ seconds: 60 })
   const clock = await p.client.sandbox.clock()
   assert.notEqual(clock.now, clock.bank_now, 'the partner\'s clock is ahead before the reset')
   const otherBefore = await balances(other, otherAccount)
   const delivered = receiver.received.length
+  const money = new Map(await Promise.all(old.accounts.map(async (id) =>
+    [id, (await balances(p, id)).balance] as const)))
+  assert.ok([...money.values()].some((b) => b !== '0'), 'the partner has money to retire')
 
   const reset = await p.client.sandbox.reset({ confirm: p.partnerId })
   receiver.respond = () => 200
@@ -124,23 +149,7 @@ test('sandbox reset - the partner starts again as just onboarded; its old ids ar
   assert.deepEqual(await balances(other, otherAccount), otherBefore)
   assert.equal((await other.client.entities.list()).entities.length, 1)
 
-  // The archive: suspended, no credential, holding the money where it was.
-  const archive = await db().selectFrom('partners').selectAll().where('id', '=', reset.retired_to!)
-    .executeTakeFirstOrThrow()
-  assert.ok(archive.suspended_at, 'the archive is suspended')
-  assert.match(archive.name, /— sandbox data retired /)
-  assert.equal((await db().selectFrom('credentials').select('id')
-    .where('partner_id', '=', archive.id).execute()).length, 0)
-  const moved = await db().selectFrom('accounts').select(['id', 'balance', 'entity_id'])
-    .where('partner_id', '=', archive.id).execute()
-  assert.deepEqual(moved.map((a) => a.id).sort(), [...old.accounts].sort())
-  assert.ok(moved.every((a) => a.entity_id !== p.rootEntityId),
-    'the archive\'s accounts are of its copy of the root entity')
-  assert.equal(receiver.received.length, delivered, 'the reset delivered nothing')
-  const eft = await db().selectFrom('transactions').select(['status', 'partner_id'])
-    .where('id', '=', old.eft).executeTakeFirstOrThrow()
-  assert.deepEqual(eft, { status: 'Pending', partner_id: archive.id }, 'the EFT waits, retired')
-
+  await checkArchive(reset.retired_to!, delivered, money)
   const verify = await tb.operator.ledger.verify()
   assert.deepEqual(verify.problems, [])
   assert.equal(verify.ok, true)
