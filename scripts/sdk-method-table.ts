@@ -146,4 +146,7 @@ export const partnerMethodNames: Readonly<Record<string, MethodNames>> = {
   'sandbox.clock': { request: 'SandboxClockRequest', reply: 'SandboxClock', errors: [] },
   'sandbox.advance': { request: 'SandboxAdvanceRequest', reply: 'SandboxAdvanceReport',
     errors: ['conflict'] },
+  // Without `confirm` a preview; with it, the reset (409 while an advance runs).
+  'sandbox.reset': { request: 'SandboxResetRequest', reply: 'SandboxResetReport',
+    parts: { SandboxRetiredCounts: 'retired' }, errors: ['conflict'] },
 }

@@ -402,7 +402,8 @@ export class LedgerBatch implements Journal {
 /**
  * The check of a batch opened from remembered states, first in its write: lock its accounts
  * in id order (FOR UPDATE waits for a writer and then reads the account as that writer left
- * it) where each is exactly as remembered. Every write of the statement, and the statement
+ * it) where each is exactly as remembered, its partner too (a sandbox reset moves accounts to
+ * another partner: src/sandbox/sandbox-reset.ts). Every write of the statement, and the statement
  * itself, depends on finding them all (freshHolds).
  */
 function withFresh(expected: AccountState[], guard: FlushGuard | undefined): FlushGuard {
@@ -410,8 +411,10 @@ function withFresh(expected: AccountState[], guard: FlushGuard | undefined): Flu
     select a.id from accounts as a join ${unnestRows(expected, [
       ['id', 'uuid'], ['balance', 'bigint'], ['held', 'bigint'], ['last_seq', 'bigint'],
         ['last_posted', 'bigint'], ['last_sha', 'text'], ['status', 'text'],
+        ['partner_id', 'uuid'],
     ], 'e')} on a.id = e.id
     where a.balance = e.balance and a.held = e.held and a.last_seq = e.last_seq and a.last_posted = e.last_posted and a.last_sha = e.last_sha and a.status = e.status
+      and a.partner_id = e.partner_id
     order by a.id for update of a)`
   return {
     queries: guard ? [fresh, ...guard.queries] : [fresh],

@@ -44,6 +44,35 @@ const partnerAdvanceSummary = 'Before answering, runs in time order the work of 
   "clearing cycles, its debit-order runs, its webhook retries, its cards' authorizations' " +
   "expiry), by its clock; no other partner's clock moves, and nothing of theirs runs."
 
+/** What a reset retired (or, previewed, would retire): the partner's rows, by kind. */
+const retiredCounts = z.object({
+  entities: z.number(), users: z.number(), accounts: z.number(), transactions: z.number(),
+  cards: z.number(), debit_orders: z.number(), bulk_payments: z.number(), events: z.number(),
+})
+
+/** A partner's sandbox reset: where its data went, and how it starts again. */
+export const resetReport = z.object({
+  partner_id: z.string(),
+  /** The archive partner the data moved to; null for a preview, which changes nothing. */
+  retired_to: z.string().nullable(),
+  retired: retiredCounts,
+  /** The root entity, which stays with the partner. */
+  root_entity_id: z.string(),
+  /** An approved root entity's fresh first account; null when it is not approved (or preview). */
+  account: z.object({ account_id: z.string(), account_number: z.string() }).nullable(),
+  /** The partner's time after the reset: the bank's, which its clock rejoined. */
+  now: timestamp,
+})
+export type ResetReply = z.output<typeof resetReport>
+
+const resetSummary = 'Every row the partner made (entities but its root, users, accounts with ' +
+  'their transactions and balances, cards, debit orders, bulk batches, events and webhook ' +
+  'deliveries, …) moves to a new, suspended archive partner (`retired_to`), ids unchanged: ' +
+  "the ledger's hash chains cannot lose a posting. The partner keeps its credentials, NATS " +
+  'users, limits, webhook endpoint and secret and its root entity, which gets a fresh first ' +
+  "account when approved; its clock rejoins the bank's. Nothing of the retired data reaches " +
+  'the partner afterwards; its old ids answer 404.'
+
 export const sandboxOperations = {
   clock: operation({
     name: 'ops_sandbox_clock',
@@ -106,5 +135,27 @@ export const sandboxOperations = {
     request: z.strictObject(advanceTarget),
     response: advanceReport,
     replyTimeoutMs: 10 * 60_000,
+  }),
+  partnerReset: operation({
+    name: 'sandbox_partner_reset',
+    sdk: 'sandbox.reset',
+    subject: 'svc.sandbox.<partner_id>.reset',
+    permission: 'write',
+    summary: 'Retire your sandbox data and start again as just onboarded (sandbox only). ' +
+      'Without `confirm`, answers what a reset would retire and changes nothing; with ' +
+      '`confirm` set to your own partner id, resets. ' + resetSummary +
+      ' 409 while an advance of a sandbox clock runs.',
+    request: z.strictObject({ confirm: uuid().optional() }),
+    response: resetReport,
+  }),
+  reset: operation({
+    name: 'ops_sandbox_reset',
+    subject: 'ops.sandbox.reset',
+    permission: 'operator',
+    summary: "Retire a partner's sandbox data (sandbox only), as " +
+      '`svc.sandbox.<partner_id>.reset` with `confirm` does. ' + resetSummary +
+      ' 409 while an advance of a sandbox clock runs.',
+    request: z.strictObject({ partner_id: uuid() }),
+    response: resetReport,
   }),
 }

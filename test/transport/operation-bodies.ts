@@ -34,8 +34,8 @@ export interface OperationFixture {
    */
   revocableNatsUserId: string
   /**
-   * A partner of its own for `ops_partner_suspend` and `ops_partner_limits` (the suites send as
-   * `partner`, whose budget they leave alone).
+   * A partner of its own for `ops_partner_suspend`, `ops_partner_limits` and `ops_sandbox_reset`
+   * (the suites send as `partner`, whose budget and data they leave alone).
    */
   suspendablePartnerId: string
   /** A transaction on `accountId`: the funding deposit. */
@@ -774,6 +774,10 @@ const bodies: Record<string, BodyFactory> = {
   // A partner's own sandbox clock; an advance to where it stands (its clock is the bank's).
   sandbox_partner_clock: () => ({}),
   sandbox_partner_clock_advance: (f) => ({ to: f.tb.clock.now().toISOString() }),
+  // A partner's reset without `confirm` is its preview (nothing changes: the suites send as
+  // the fixture's partner); the operators' resets the partner made for suspending.
+  sandbox_partner_reset: () => ({}),
+  ops_sandbox_reset: (f) => ({ partner_id: f.suspendablePartnerId }),
   // Debit orders and mandates, on the root entity's subject.
   debit_mandate_create: () => debitMandateBody(`SAMPLE-${randomUUID().slice(0, 8)}`),
   debit_mandate_get: (f) => ({ mandate_reference: f.debit.mandateReference }),

@@ -234,6 +234,15 @@ export type SandboxAdvanceRequest = RequestOf<Contract['sandbox']['partnerAdvanc
 /** The reply of `bank.sandbox.advance`. */
 export type SandboxAdvanceReport = ResponseOf<Contract['sandbox']['partnerAdvance']>
 
+/** The request of `bank.sandbox.reset`. */
+export type SandboxResetRequest = RequestOf<Contract['sandbox']['partnerReset']>
+
+/** The reply of `bank.sandbox.reset`. */
+export type SandboxResetReport = ResponseOf<Contract['sandbox']['partnerReset']>
+
+/** The `retired` of `bank.sandbox.reset`'s reply. */
+export type SandboxRetiredCounts = NonNullable<SandboxResetReport['retired']>
+
 /** The request of `bank.mandates.create`. */
 export type CreateMandateRequest = RequestOf<Contract['debit']['mandateCreate']>
 
@@ -1277,6 +1286,33 @@ export interface PartnerSandboxMethods {
    * ```
    */
   advance(request?: SandboxAdvanceRequest): Promise<SandboxAdvanceReport>
+
+  /**
+   * Retire your sandbox data and start again as just onboarded (sandbox only). Without `confirm`,
+   * answers what a reset would retire and changes nothing; with `confirm` set to your own partner
+   * id, resets. Every row the partner made (entities but its root, users, accounts with their
+   * transactions and balances, cards, debit orders, bulk batches, events and webhook deliveries, …)
+   * moves to a new, suspended archive partner (`retired_to`), ids unchanged: the ledger's hash
+   * chains cannot lose a posting. The partner keeps its credentials, NATS users, limits, webhook
+   * endpoint and secret and its root entity, which gets a fresh first account when approved; its
+   * clock rejoins the bank's. Nothing of the retired data reaches the partner afterwards; its old
+   * ids answer 404. 409 while an advance of a sandbox clock runs.
+   *
+   * Needs a credential with the `write` permission. Subject `svc.sandbox.<partner_id>.reset`.
+   *
+   * Beside the errors below, any call may throw `invalid_request`, `unauthorized`, `forbidden`,
+   * `rate_limited`, `unavailable` (see `errorTypes`), and `timeout` (504) when no reply came in
+   * time.
+   *
+   * @throws {BankApiError} `conflict` (409): The request contradicts what the bank holds: an
+   * entity, partner or mandate reference that exists already, or work of its kind already running
+   * (a clearing cycle, a sandbox clock advance).
+   * @example
+   * ```ts
+   * const reply: SandboxResetReport = await bank.sandbox.reset())
+   * ```
+   */
+  reset(request?: SandboxResetRequest): Promise<SandboxResetReport>
 }
 
 /** `bank.mandates`: the mandates methods of a `BankClient`. */
