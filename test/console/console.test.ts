@@ -117,6 +117,7 @@ test('console - an operator signs in and sees the overview', async () => {
   assert.equal(cookie.httpOnly, true)
   assert.equal(cookie.sameSite, 'Strict')
   assert.equal(cookie.path, '/')
+  assert.equal(cookie.domain, 'bank-console.localhost', 'host-only, on the console name')
   await accessible('overview')
   // The sign-in is in the audit trail, under the operator's own credential.
   const { entries } = await tb.operator.audit.list({ action: 'console.sign_in' })
