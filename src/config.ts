@@ -79,7 +79,7 @@ export const settings = z.object({
   /** Serve Prometheus metrics at http://<BANK_METRICS_HOST>:<port>/metrics (unset: off; 0: any free port). */
   BANK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  /** Serve the operators' console at http://<BANK_CONSOLE_HOST>:<port>/ (unset: off; 0: any port). */
+  /** Serve the operators' console at http://<BANK_CONSOLE_HOST_NAME>:<port>/ (unset: off; 0: any port). */
   BANK_CONSOLE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_CONSOLE_HOST: z.string().min(1).default('127.0.0.1'),
   /** The host name the console answers to (its cookie's host): see docs/operators/console.md. */

@@ -167,11 +167,19 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
  */
 export async function keepPdfsOutOfViewer(page: Page): Promise<void> {
   if (process.env.BANK_UPDATE_SCREENSHOTS === '1') return
+  // Fetched with consoleFetch, not route.fetch: Playwright's own requests are Node's, which
+  // resolve no `*.localhost` name.
   await page.route(/\/documents\/[0-9a-f-]{36}$/, async (route) => {
-    const response = await route.fetch()
-    const headers = response.headers()
-    if (headers['content-type'] !== 'application/pdf') return route.fulfill({ response })
-    return route.fulfill({ response, headers: { ...headers, 'content-disposition': 'attachment' } })
+    const request = route.request()
+    const response = await consoleFetch(request.url(), { headers: await request.allHeaders() })
+    const headers = Object.fromEntries(response.headers)
+    const body = Buffer.from(await response.arrayBuffer())
+    const status = response.status
+    if (headers['content-type'] !== 'application/pdf') {
+      return route.fulfill({ status, headers, body })
+    }
+    return route.fulfill({ status, headers: { ...headers, 'content-disposition': 'attachment' },
+      body })
   })
 }
 
