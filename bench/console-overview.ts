@@ -148,6 +148,9 @@ async function startBank(work: string, natsUrl: string, dbUrl: string, consolePo
       BANK_SANDBOX: 'true',
       BANK_CLEARING_SCHEDULE: 'off',
       BANK_CONSOLE_PORT: String(consolePort),
+      // Node's fetch resolves no `*.localhost` name (browsers do): the benchmark, no browser,
+      // names the console by its address, which it alone reaches.
+      BANK_CONSOLE_HOST_NAME: '127.0.0.1',
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'inherit'],

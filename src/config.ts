@@ -79,9 +79,12 @@ export const settings = z.object({
   /** Serve Prometheus metrics at http://<BANK_METRICS_HOST>:<port>/metrics (unset: off; 0: any free port). */
   BANK_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-  /** Serve the operators' console at http://<BANK_CONSOLE_HOST>:<port>/ (unset: off; 0: any port). */
+  /** Serve the operators' console at http://<BANK_CONSOLE_HOST_NAME>:<port>/ (unset: off; 0: any port). */
   BANK_CONSOLE_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   BANK_CONSOLE_HOST: z.string().min(1).default('127.0.0.1'),
+  /** The host name the console answers to (its cookie's host): see docs/operators/console.md. */
+  BANK_CONSOLE_HOST_NAME: z.string().regex(/^[A-Za-z0-9]([A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$/,
+    'a host name (letters, digits, dots and hyphens)').default('bank-console.localhost'),
   BANK_DOCUMENT_RETENTION_DAYS: z.coerce.number().int().min(0).max(3650).default(180),
   /** Collections one run submits to the debit rail in one batch (and books in one transaction). */
   BANK_DEBIT_BATCH_MAX: z.coerce.number().int().min(1).max(5000).default(500),
@@ -459,7 +462,8 @@ function connectionConfig(s: Settings, natsAuth: NatsAuth) {
     console:
       s.BANK_CONSOLE_PORT === undefined
         ? undefined
-        : { host: s.BANK_CONSOLE_HOST, port: s.BANK_CONSOLE_PORT },
+        : { host: s.BANK_CONSOLE_HOST, port: s.BANK_CONSOLE_PORT,
+          hostName: s.BANK_CONSOLE_HOST_NAME.toLowerCase() },
     smtp: s.BANK_SMTP_URL ? { url: s.BANK_SMTP_URL, from: s.BANK_MAIL_FROM,
       timeout_ms: s.BANK_SMTP_TIMEOUT_MS } : undefined,
   }

@@ -20,7 +20,12 @@ type Message = Reply<Ops['sandbox']['messages']>['messages'][number]
 type Authorization = Reply<Ops['cardNetwork']['authorize']>
 
 /** A form's mistake the console catches before asking the bank (shown with 400). */
-export class FormError extends Error {}
+export class FormError extends Error {
+  /** 400, or 413 for a form larger than the console takes. */
+  constructor(message: string, readonly status: 400 | 413 = 400) {
+    super(message)
+  }
+}
 
 /** Rand as typed (`1234.56`, `R1,234.50`) to integer cents; anything else is a FormError. */
 export function centsOf(text: string | null, field = 'amount'): number {

@@ -25,13 +25,20 @@ import { asset } from './console-assets.ts'
 import type { Download, PageRequest } from './console-kit.ts'
 import { get_routes, post_routes, route } from './console-routes.ts'
 import { FormError } from './console-sandbox.ts'
+import { checkHost } from './console-host.ts'
+import {
+  SignInThrottle,
+  throttleKeys,
+  type ThrottleLimits,
+} from './console-throttle.ts'
 
 // The operators' web console (BANK_CONSOLE_PORT): its own HTTP server, a client of the
 // `ops.` subjects like the CLI. Security: a session id in an HttpOnly, SameSite=Strict cookie
 // (Secure unless the console listens on loopback only), a CSRF token in every form checked on
 // every POST (before sign-in, a double-submit cookie), a Content-Security-Policy allowing
 // nothing but the console's own files (no inline script or style), no framing (documents
-// only by the console's own pages), and nothing secret in a URL.
+// only by the console's own pages), and nothing secret in a URL. It answers under a host name
+// of its own only (console-host.ts), and refused sign-ins are throttled (console-throttle.ts).
 
 export interface ConsoleLog {
   info(obj: object, msg: string): void
@@ -40,13 +47,18 @@ export interface ConsoleLog {
 
 export interface ConsoleOptions {
   host: string
+  /** The host name the console answers to (BANK_CONSOLE_HOST_NAME, lower case). */
+  hostName?: string
   /** 0: any free port. */
   port: number
   /** The NATS connection the operators' clients send on. */
   connection: NatsConnection
   log?: ConsoleLog
   limits?: SessionLimits
+  throttle?: ThrottleLimits
   timeoutMs?: number
+  /** The clock of sessions and the sign-in throttle (tests give their own). */
+  now?: () => number
 }
 
 export interface ConsoleServer {
@@ -56,7 +68,10 @@ export interface ConsoleServer {
 
 export const session_cookie = 'bank_console'
 export const pre_session_cookie = 'bank_console_pre'
-const form_bytes_max = 16 * 1024
+export const form_bytes_max = 16 * 1024
+/** A body past this is not read to its end: the connection is closed after the 413. */
+const drain_bytes_max = 1024 * 1024
+export const default_host_name = 'bank-console.localhost'
 
 const page_headers: Record<string, string> = {
   'Content-Security-Policy':
@@ -77,6 +92,8 @@ export function isLoopback(host: string): boolean {
 
 interface Context {
   sessions: ConsoleSessions
+  throttle: SignInThrottle
+  hostName: string
   secure: boolean
   log: ConsoleLog | undefined
 }
@@ -90,7 +107,10 @@ interface Request {
 
 export async function serveConsole(options: ConsoleOptions): Promise<ConsoleServer> {
   const ctx: Context = {
-    sessions: new ConsoleSessions(options.connection, options.limits, options.timeoutMs),
+    sessions: new ConsoleSessions(options.connection, options.limits, options.timeoutMs,
+      options.now),
+    throttle: new SignInThrottle(options.throttle, options.now),
+    hostName: options.hostName ?? default_host_name,
     secure: !isLoopback(options.host),
     log: options.log,
   }
@@ -105,7 +125,8 @@ export async function serveConsole(options: ConsoleOptions): Promise<ConsoleServ
     server.listen(options.port, options.host, () => resolve())
   })
   const port = (server.address() as AddressInfo).port
-  options.log?.info({ host: options.host, port }, 'operator console listening')
+  const url = `${ctx.secure ? 'https' : 'http'}://${ctx.hostName}:${port}/`
+  options.log?.info({ host: options.host, port, url }, 'operator console listening')
   return {
     port,
     close: async () => {
@@ -150,57 +171,123 @@ function redirect(r: Request, location: string, headers: Record<string, string |
   r.res.end()
 }
 
-async function readForm(req: http.IncomingMessage): Promise<URLSearchParams> {
+/** C0 controls and DEL, but tab, CR and LF (a text area's lines). */
+const form_controls = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/
+/** Any control character: no query value has lines. */
+const query_controls = /[\x00-\x1f\x7f]/
+
+/**
+ * The POST's form. Larger than form_bytes_max: a 413 (the body read to its end, up to
+ * drain_bytes_max, so that the browser sees the answer; past that the connection closes). A
+ * value holding a control character (but a text area's tab and line breaks): a 400.
+ */
+async function readForm(r: Request): Promise<URLSearchParams> {
+  const { req } = r
   const type = req.headers['content-type'] ?? ''
   if (!type.startsWith('application/x-www-form-urlencoded')) return new URLSearchParams()
   let size = 0
   const chunks: Buffer[] = []
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length
-    if (size > form_bytes_max) throw new RangeError('form too large')
-    chunks.push(chunk)
+    if (size <= form_bytes_max) chunks.push(chunk)
+    else if (size > drain_bytes_max) {
+      r.res.setHeader('Connection', 'close')
+      break
+    }
   }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+  if (size > form_bytes_max) {
+    throw new FormError(`The form is larger than the console takes (${form_bytes_max / 1024
+    } KB).`, 413)
+  }
+  const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'))
+  for (const [name, value] of form) {
+    if (form_controls.test(name) || form_controls.test(value)) {
+      throw new FormError('The form held a control character, which no field takes.')
+    }
+  }
+  return form
+}
+
+function checkQuery(url: URL): void {
+  for (const [name, value] of url.searchParams) {
+    if (query_controls.test(name) || query_controls.test(value)) {
+      throw new FormError('The address held a control character, which no field takes.')
+    }
+  }
 }
 
 /** The sign-in page, with a fresh pre-session CSRF token in its form and in a cookie. */
-function signInPage(r: Request, status = 200, problem?: string) {
+function signInPage(
+  r: Request,
+  status = 200,
+  problem?: string,
+  headers: Record<string, string> = {},
+) {
   // A second sign-in page (another tab, a redirected request) keeps the token the first set.
   const kept = cookies(r.req).get(pre_session_cookie)
   const pre = kept && /^[\w-]{43}$/.test(kept) ? kept : randomToken()
   send(r, status, page({ title: 'Sign in', body: signInBody(pre, problem) }), {
+    ...headers,
     'Set-Cookie': cookie(r, pre_session_cookie, pre, 3600),
   })
 }
 
+/** A credential is printable ASCII, no space or control (an empty one the bank refuses). */
+const credential_shape = /^[\x21-\x7e]*$/
+
 async function signIn(r: Request) {
-  const form = await readForm(r.req)
+  const form = await readForm(r)
   if (!sameSecret(form.get('csrf'), cookies(r.req).get(pre_session_cookie))) {
     return signInPage(r, 403, 'The form had expired. Sign in again.')
   }
   const token = (form.get('token') ?? '').trim()
+  const address = r.req.socket.remoteAddress
+  const keys = throttleKeys(address, token)
+  const waitMs = r.ctx.throttle.waitMs(keys)
+  if (waitMs > 0) {
+    const seconds = Math.ceil(waitMs / 1000)
+    r.ctx.log?.warn({ address }, 'operator console: sign-in throttled')
+    return signInPage(r, 429, 'Too many refused sign-ins from here or with this credential: ' +
+      `try again in ${Math.ceil(seconds / 60)} minute(s).`, { 'Retry-After': String(seconds) })
+  }
+  if (!credential_shape.test(token)) return refused(r, keys, 400, 'malformed')
   let session: ConsoleSession
   try {
-    session = await r.ctx.sessions.signIn(token, r.req.socket.remoteAddress)
+    session = await r.ctx.sessions.signIn(token, address)
   } catch (error) {
     if (!(error instanceof BankApiError)) throw error
-    r.ctx.log?.warn({ code: error.code }, 'operator console: sign-in refused')
-    return signInPage(
-      r,
-      401,
-      'The bank refused this credential: it is not a valid operator credential.',
-    )
+    return refused(r, keys, 401, error.code)
   }
   redirect(r, '/', {
     'Set-Cookie': [cookie(r, session_cookie, session.id), cookie(r, pre_session_cookie, '', 0)],
   })
 }
 
+/** A refused sign-in: counted by the throttle, logged with its address (never the token). */
+function refused(r: Request, keys: string[], status: 400 | 401, code: number | string) {
+  r.ctx.throttle.refuse(keys)
+  const address = r.req.socket.remoteAddress
+  r.ctx.log?.warn({ code, address }, 'operator console: sign-in refused')
+  const problem = status === 400
+    ? 'This is not an operator credential: a credential is one word, with no spaces or ' +
+      'control characters.'
+    : 'The bank refused this credential: it is not a valid operator credential.'
+  return signInPage(r, status, problem)
+}
+
 async function handle(r: Request): Promise<void> {
   const { pathname } = r.url
   const method = r.req.method ?? 'GET'
+  const verdict = checkHost(r.req.headers.host, { method, path: pathname + r.url.search },
+    r.ctx)
+  if (verdict.kind === 'redirect') return redirect(r, verdict.location)
+  if (verdict.kind === 'refused') {
+    const body = errorBody(verdict.message)
+    return send(r, verdict.status, page({ title: 'Wrong address', body }))
+  }
   if (method !== 'GET' && method !== 'POST')
     return send(r, 405, 'method not allowed', { Allow: 'GET, POST' })
+  checkQuery(r.url)
   if (pathname === '/console.css') {
     return send(r, 200, consoleCss, { 'Content-Type': 'text/css; charset=utf-8' })
   }
@@ -211,7 +298,7 @@ async function handle(r: Request): Promise<void> {
   const session = r.ctx.sessions.get(cookies(r.req).get(session_cookie))
   if (!session) return method === 'POST' ? signInPage(r, 403) : redirect(r, '/sign-in')
   if (method === 'POST') {
-    const form = await readForm(r.req)
+    const form = await readForm(r)
     if (!sameSecret(form.get('csrf'), session.csrf)) {
       return send(
         r,
@@ -390,7 +477,7 @@ function failed(r: Request, error: unknown) {
   if (!known && !form) r.ctx.log?.warn({ err: error }, 'operator console: request failed')
   let status = known && error.code >= 400 && error.code < 600 ? error.code : 500
   let message = known ? `${error.type}: ${error.message}` : 'The console failed to answer.'
-  if (form) [status, message] = [400, error.message]
+  if (form) [status, message] = [error.status, error.message]
   send(
     r,
     status,

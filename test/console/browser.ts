@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import http from 'node:http'
 import os from 'node:os'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -166,11 +167,19 @@ export async function signIn(page: Page, base: string, token: string): Promise<v
  */
 export async function keepPdfsOutOfViewer(page: Page): Promise<void> {
   if (process.env.BANK_UPDATE_SCREENSHOTS === '1') return
+  // Fetched with consoleFetch, not route.fetch: Playwright's own requests are Node's, which
+  // resolve no `*.localhost` name.
   await page.route(/\/documents\/[0-9a-f-]{36}$/, async (route) => {
-    const response = await route.fetch()
-    const headers = response.headers()
-    if (headers['content-type'] !== 'application/pdf') return route.fulfill({ response })
-    return route.fulfill({ response, headers: { ...headers, 'content-disposition': 'attachment' } })
+    const request = route.request()
+    const response = await consoleFetch(request.url(), { headers: await request.allHeaders() })
+    const headers = Object.fromEntries(response.headers)
+    const body = Buffer.from(await response.arrayBuffer())
+    const status = response.status
+    if (headers['content-type'] !== 'application/pdf') {
+      return route.fulfill({ status, headers, body })
+    }
+    return route.fulfill({ status, headers: { ...headers, 'content-disposition': 'attachment' },
+      body })
   })
 }
 
@@ -225,4 +234,49 @@ export async function expectNotice(page: Page, text: string | RegExp): Promise<v
   if (await notice.isVisible()) return
   const message = await error.innerText().catch(() => '(gone)')
   throw new Error(`expected ${String(text)} on ${page.url()}; the console said: ${message}`)
+}
+
+/** The console's host name in the tests: the default, BANK_CONSOLE_HOST_NAME unset. */
+export const console_host_name = 'bank-console.localhost'
+
+/** The console's address as an operator opens it (Chromium resolves `*.localhost` itself). */
+export function consoleBase(port: number | undefined): string {
+  return `http://${console_host_name}:${port}`
+}
+
+/**
+ * fetch for the console, redirects never followed: Node resolves no `*.localhost` name (a
+ * browser does), so a `.localhost` URL is sent to 127.0.0.1 with the URL's host as its Host
+ * header; `host` sends another Host header (a wrong one, to see it refused).
+ */
+export async function consoleFetch(
+  url: string,
+  init: RequestInit & { host?: string } = {},
+): Promise<Response> {
+  const target = new URL(url)
+  const local = target.hostname.endsWith('.localhost')
+  const headers = { ...Object.fromEntries(new Headers(init.headers)),
+    host: init.host ?? target.host }
+  if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') {
+    throw new TypeError('consoleFetch sends a string body only')
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: local ? '127.0.0.1' : target.hostname, port: target.port,
+      path: target.pathname + target.search, method: init.method ?? 'GET', headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (chunk: Buffer) => chunks.push(chunk))
+      res.on('error', reject)
+      res.on('end', () => {
+        const answer = new Headers()
+        for (const [name, value] of Object.entries(res.headers)) {
+          for (const one of [value ?? []].flat()) answer.append(name, one)
+        }
+        const status = res.statusCode ?? 0
+        const body = status === 204 || status === 304 ? null : Buffer.concat(chunks)
+        resolve(new Response(body, { status, headers: answer }))
+      })
+    })
+    req.on('error', reject)
+    req.end(init.body ?? undefined)
+  })
 }

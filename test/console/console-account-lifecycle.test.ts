@@ -6,7 +6,8 @@ import { assertLedgerClean } from '../support/assertions.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { accountNumberOf, balances, fund, newAccount } from '../transfers/helpers.ts'
 import {
-  axeViolations, expectNotice, launchChromium, screenshot, signIn as browserSignIn, watchRequests,
+  axeViolations, consoleBase, consoleFetch, expectNotice, launchChromium, screenshot,
+  signIn as browserSignIn, watchRequests,
 } from './browser.ts'
 
 // The account page's status badges, legal holds and closure (src/console/
@@ -44,7 +45,7 @@ interface Answer {
 before(async () => {
   await tb.ready
   p = await onboardPartner(tb, { approve: true })
-  base = `http://127.0.0.1:${tb.bank.consolePort}`
+  base = consoleBase(tb.bank.consolePort)
   maker = await signIn(tb.operatorToken)
   const issued = await tb.bank.services.credentials.issue(tb.bank.database.db,
     { partnerId: null, permissions: [], label: 'checker' })
@@ -56,7 +57,7 @@ after(async () => {
 })
 
 async function request(path: string, init: RequestInit = {}): Promise<Answer> {
-  const response = await fetch(`${base}${path}`, { redirect: 'manual', ...init })
+  const response = await consoleFetch(`${base}${path}`, { redirect: 'manual', ...init })
   return { status: response.status, location: response.headers.get('location'),
     body: await response.text() }
 }
@@ -65,7 +66,7 @@ async function request(path: string, init: RequestInit = {}): Promise<Answer> {
 async function signIn(token: string): Promise<Session> {
   const page = await request('/sign-in')
   const pre = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!
-  const response = await fetch(`${base}/sign-in`, {
+  const response = await consoleFetch(`${base}/sign-in`, {
     method: 'POST', redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded',
       cookie: `bank_console_pre=${pre}` },
@@ -137,7 +138,7 @@ test('console account - status badges on the entity\'s account list and the acco
   assert.match(page, new RegExp(`<p class="account-status">Status: ${badge('frozen')} since ` +
     '\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2} SAST, by an operator \\(Court order 12\\)</p>'))
   // Each status has its own style in the console's sheet.
-  const css = await (await fetch(`${base}/console.css`)).text()
+  const css = await (await consoleFetch(`${base}/console.css`)).text()
   for (const status of ['active', 'frozen', 'blocked', 'dormant', 'closed']) {
     assert.match(css, new RegExp(`\\.badge-${status} \\{[^}]*background: #[0-9a-f]{3,6};`))
   }

@@ -17,6 +17,7 @@ import { cardOnNewAccount } from '../cards/rule-helpers.ts'
 import { transferBody } from '../transfers/helpers.ts'
 import {
   axeViolations,
+  consoleBase,
   expectNotice,
   launchChromium,
   screenshot,
@@ -54,7 +55,7 @@ before(async () => {
   page.on('console', (message) => {
     if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text())
   })
-  base = `http://127.0.0.1:${tb.bank.consolePort}`
+  base = consoleBase(tb.bank.consolePort)
   partner = await onboardPartner(tb, { approve: true })
   const { accounts } = await tb.operator.accounts.list({ entity_id: partner.rootEntityId })
   poolAccountId = accounts[0]!.account_id

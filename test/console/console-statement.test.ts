@@ -7,6 +7,7 @@ import { statement_inline_lines_max } from '../../src/statements/statements-cont
 import { expectRefusal } from '../support/assertions.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import { accountNumberOf, fund, newAccount } from '../transfers/helpers.ts'
+import { consoleBase, consoleFetch } from './browser.ts'
 
 // The console's statement of an account (src/console/console-statements.ts) and the operator's
 // `ops.account.statement` behind it, against a real bank: the page's form, the file as a
@@ -128,10 +129,10 @@ test('console statement - a range too large for the reply is a 422 saying what t
 })
 
 test('console statement - through the running console: the PDF as an attachment, security headers kept', async () => {
-  const base = `http://127.0.0.1:${tb.bank.consolePort}`
-  const signInPage = await fetch(`${base}/sign-in`, { redirect: 'manual' })
+  const base = consoleBase(tb.bank.consolePort)
+  const signInPage = await consoleFetch(`${base}/sign-in`, { redirect: 'manual' })
   const pre = /name="csrf" value="([^"]+)"/.exec(await signInPage.text())![1]!
-  const signedIn = await fetch(`${base}/sign-in`, {
+  const signedIn = await consoleFetch(`${base}/sign-in`, {
     method: 'POST', redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded',
       cookie: `bank_console_pre=${pre}` },
@@ -140,7 +141,7 @@ test('console statement - through the running console: the PDF as an attachment,
   assert.equal(signedIn.status, 303)
   const session = signedIn.headers.getSetCookie().find((c) => c.startsWith('bank_console='))!
   const cookie = session.split(';')[0]!
-  const get = (path: string) => fetch(`${base}${path}`, { redirect: 'manual',
+  const get = (path: string) => consoleFetch(`${base}${path}`, { redirect: 'manual',
     headers: { cookie } })
 
   const accountPage = await (await get(`/accounts/${account}`)).text()
@@ -168,7 +169,7 @@ test('console statement - through the running console: the PDF as an attachment,
   assert.equal(camt.status, 200, 'the camt.053 too')
   assert.equal(camt.headers.get('content-type'), 'application/xml')
   assert.match(camt.headers.get('content-disposition') ?? '', /\.xml"$/)
-  const anonymous = await fetch(`${base}/accounts/${account}/statement?from=${today}&to=${
+  const anonymous = await consoleFetch(`${base}/accounts/${account}/statement?from=${today}&to=${
     today}&format=pdf`, { redirect: 'manual' })
   assert.equal(anonymous.status, 303, 'no session: sent to sign in, no file')
   assert.equal(anonymous.headers.get('location'), '/sign-in')

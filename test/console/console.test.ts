@@ -11,6 +11,8 @@ import {
 import { destroyBucketsAfter, kycNames, operatorCredentialId, putObjects } from '../kyc/helpers.ts'
 import {
   axeViolations,
+  consoleBase,
+  consoleFetch,
   expectNotice,
   launchChromium,
   realPdf,
@@ -48,7 +50,7 @@ before(async () => {
   page.on('console', (message) => {
     if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text())
   })
-  base = `http://127.0.0.1:${tb.bank.consolePort}`
+  base = consoleBase(tb.bank.consolePort)
   partner = await onboardPartner(tb, { approve: true })
   userId = await submittedPerson()
   operatorId = await operatorCredentialId(tb)
@@ -115,6 +117,7 @@ test('console - an operator signs in and sees the overview', async () => {
   assert.equal(cookie.httpOnly, true)
   assert.equal(cookie.sameSite, 'Strict')
   assert.equal(cookie.path, '/')
+  assert.equal(cookie.domain, 'bank-console.localhost', 'host-only, on the console name')
   await accessible('overview')
   // The sign-in is in the audit trail, under the operator's own credential.
   const { entries } = await tb.operator.audit.list({ action: 'console.sign_in' })
@@ -166,7 +169,7 @@ test('console - approving the submission is recorded, and shows in the audit log
 
 /** A request outside the browser: status, where it was sent, and the body. */
 async function request(path: string, init: RequestInit = {}) {
-  const response = await fetch(`${base}${path}`, { redirect: 'manual', ...init })
+  const response = await consoleFetch(`${base}${path}`, { redirect: 'manual', ...init })
   return {
     status: response.status,
     location: response.headers.get('location'),
