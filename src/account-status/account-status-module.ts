@@ -35,6 +35,8 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
       'transaction by the ledger\'s own index of an account\'s rows',
     accounts: 'its status column: the ledger writes it under the account\'s lock, this module ' +
       'reads it with the account\'s owner to answer and to decide a change',
+    bulk_payments: 'a read model: closing an account counts its verified bulk batches not ' +
+      'yet completed (pending transactions whose refunds may still come back to it)',
     legal_holds: 'the ledger\'s rows of the holds it keeps in an account\'s held money: this ' +
       'module decides who places and releases them, through the ledger\'s functions',
   },
