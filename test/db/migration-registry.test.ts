@@ -51,6 +51,7 @@ const shipped = [
   '0042_legal_holds',
   '0043_approval_kinds',
   '0044_ledger_verify_result',
+  '0045_unclaimed_funds',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

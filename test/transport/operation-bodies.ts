@@ -830,6 +830,10 @@ const bodies: Record<string, BodyFactory> = {
   ops_account_hold_place: (f) => ({ account_id: f.accountId, amount: 1, reference: 'Sample' }),
   ops_account_hold_release: (f) => ({ hold_id: f.holdId, reason: 'Sample release' }),
   ops_account_holds: (f) => ({ account_id: f.accountId }),
+  ops_account_unclaimed: (f) => ({ account_id: f.closableAccountId }),
+  // Nothing is unclaimed for this payment: 404 (the suites check who may ask, and the input).
+  ops_account_unclaimed_pay: (f) => ({ tx_id: f.transactionId, pay_to_account_id: f.accountId,
+    reason: 'Sample payment of unclaimed funds' }),
   ops_account_transactions: (f) => ({ account_id: f.accountId, limit: 10 }),
   card_request: (f) => ({
     account_id: f.accountId,
