@@ -77,10 +77,13 @@ export type CloseResult = z.output<typeof closeResult>
 
 const closeSummary = (who: string) => `Closes the account for good${who}. Refused (422 ` +
   '`account_not_closable`, `details` naming each obstacle) while it has pending ' +
-  'transactions or legal holds. A balance is paid out in the same request, without a fee, to ' +
-  "another account of the same customer (`pay_to_account_id`) or by EFT (`pay_by_eft`); " +
+  'transactions (a verified bulk batch not yet completed among them) or legal holds. A ' +
+  'balance is paid out in the same request, without a fee, to another account of the same ' +
+  'customer (`pay_to_account_id`) or by EFT (`pay_by_eft`); ' +
   'its cards are cancelled and the debit orders that collect into it cancelled. Incoming ' +
-  'payments to it are then sent back (AC04). Closing a closed account answers its status. ' +
+  'payments to it are then sent back (AC04); money that comes back for it later (a payout ' +
+  'returned, the closing EFT failed) is kept by the bank as unclaimed funds, never credited ' +
+  'to it. Closing a closed account answers its status. ' +
   'Raises `account.status_changed`.'
 
 const changeSummary = (what: string) => `${what} Answers the account's status as ` +
@@ -255,7 +258,7 @@ export const accountStatusOperatorOperations = {
   unclaimedPay: operation({
     name: 'ops_account_unclaimed_pay',
     sdk: 'accounts.payUnclaimed',
-    cli: { positionals: ['tx_id', 'pay_to_account_id', 'reason'] },
+    cli: { positionals: ['tx_id', 'pay_to_account_id'] },
     subject: 'ops.account.unclaimed.pay',
     permission: 'operator',
     summary: 'Pays the unclaimed funds of a payment of a closed account (`tx_id`, as ' +

@@ -330,27 +330,35 @@ test('closure - a payout returned after the account closed does not touch it: th
   const all = await tb.operator.accounts.unclaimed({})
   assert.ok(all.unclaimed.some((u) => u.tx_id === sent.tx_id))
 
-  // Only to another account of the same customer that takes payments.
+  await payUnclaimed(sent.tx_id, account, keep, left)
+})
+
+/**
+ * An operator pays the unclaimed 30,000 of `txId` (of the closed `account`) to `keep`, which
+ * had `had`: only to another account of the same customer, once.
+ */
+async function payUnclaimed(txId: string, account: string, keep: string,
+    had: number): Promise<void> {
   const elsewhere = await newAccountOf(other)
   for (const to of [elsewhere, account]) {
-    await expectApiError(tb.operator.accounts.payUnclaimed({ tx_id: sent.tx_id,
+    await expectApiError(tb.operator.accounts.payUnclaimed({ tx_id: txId,
       pay_to_account_id: to, reason: 'x' }), 400)
   }
-  const paid = await tb.operator.accounts.payUnclaimed({ tx_id: sent.tx_id,
+  const paid = await tb.operator.accounts.payUnclaimed({ tx_id: txId,
     pay_to_account_id: keep, reason: 'Customer asked, ticket 77' })
   assert.deepEqual([paid.amount, paid.pay_to_account_id, paid.paid.tx_id],
-    ['30000', keep, sent.tx_id])
-  const total = left + 30_000
+    ['30000', keep, txId])
+  const total = had + 30_000
   assert.deepEqual(await balances(p, keep), { balance: String(total), available: String(total) })
   const credit = (await transactionsOf(p, keep)).find((t) => t.tx_id === paid.tx_id)!
   assert.deepEqual([credit.tx_type, credit.parent_tx_id, credit.credit, credit.status],
-    ['reversal', sent.tx_id, '30000', 'Successful'])
+    ['reversal', txId, '30000', 'Successful'])
   assert.deepEqual((await tb.operator.accounts.unclaimed({ account_id: account })).unclaimed, [])
-  await expectApiError(tb.operator.accounts.payUnclaimed({ tx_id: sent.tx_id,
+  await expectApiError(tb.operator.accounts.payUnclaimed({ tx_id: txId,
     pay_to_account_id: keep, reason: 'again' }), 404)
   assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
   await assertLedgerClean(tb)
-})
+}
 
 test('closure - the EFT of the closing balance fails: the money goes to unclaimed funds and the closed account is back at 0; a card refund to it is refused', async () => {
   const { s, cardId } = await cardOnNewAccount(tb, p, {}, 40_000)

@@ -31,11 +31,12 @@ import type { DebitModel, Money } from './debit-model.ts'
 //    Allowed, the whole balance goes in the same request to the entity's second account
 //    (internal, no fee, no fee row), the status becomes `closed`, and the scheduled debit
 //    orders that collect into it are cancelled (the customer keeps an open account, so its
-//    mandates stay). Closing a closed account answers its status and moves nothing. After it no debit is taken and nothing changes the account's balance, which
-//    stays 0: a collection still being retried into it is not asked of the debtor's bank and
-//    fails (the order stops), a dispute takes nothing from it, and a return of a payout it made
-//    before it closed turns the payout Reversed and is kept by the bank as unclaimed funds
-//    (no row on the closed account; `unclaimed`).
+//    mandates stay). Closing a closed account answers its status and moves nothing. After it
+//    no debit is taken and nothing changes the account's balance, which stays 0: a
+//    collection still being retried into it is not asked of the debtor's bank and fails (the
+//    order stops), a dispute takes nothing from it, and a return of a payout it made before it
+//    closed turns the payout Reversed and is kept by the bank as unclaimed funds (no row on
+//    the closed account; `unclaimed`).
 
 export type AccountStatus = 'active' | 'frozen' | 'closed'
 
