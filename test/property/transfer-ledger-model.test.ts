@@ -81,13 +81,15 @@ import {
 // attempts (half of them right after a clearing run), each refused with exactly the
 // obstacles the model names or paying the whole balance to the entity's second account in
 // the same request; about half the runs make one more close attempt (holds released first
-// or not), at the very end or right after the actions (before the draining clearing runs,
-// the last advance and the finale), and, once closed, a payout, a batch, a hold, a freeze
-// and an operator's deposit that must all be refused. After a closure the remaining steps
-// go on against the closed account (new debit orders are not made: they would collect into
-// the second account). The status, the holds and the second account's balance are compared
-// with the model's with the ledger; `ledger verify` checks that an account's held money is
-// its pending payments and its holds together.
+// or not; mostly right after an RTC payout to the "returned" recipient, whose return then
+// comes for the closed account), at the very end or right after the actions (before the
+// draining clearing runs, the last advance and the finale), and, once closed, a payout, a
+// batch, a hold, a freeze and an operator's deposit that must all be refused. After a
+// closure the remaining steps go on against the closed account (new debit orders are not
+// made: they would collect into the second account). The status, the holds, the second
+// account's balance and the closed account's unclaimed funds are compared with the model's
+// with the ledger; `ledger verify` checks that an account's held money is its pending
+// payments and its holds together.
 //
 // Close attempts come at any point: while a verified batch is not yet paid (refused: it is a
 // pending transaction) and while a successful payout to the "returned" recipient is still to
@@ -262,10 +264,12 @@ const scenario = fc.record({
    * In about half the runs, a last close attempt (its holds released first, or not; the second
    * account named, mostly) and, once closed, debits that must all be refused: at the very end,
    * or (`early`) right after the actions, so that the clearing runs, the advance and the
-   * finale then meet the closed account.
+   * finale then meet the closed account. Mostly (`returned`) an RTC payout to the "returned"
+   * recipient goes first, so that (early) its return comes for the closed account.
    */
   closing: fc.option(fc.record({ payTo: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
-    releaseHolds: fc.boolean(), early: fc.boolean() }), { freq: 2 }),
+    releaseHolds: fc.boolean(), early: fc.boolean(),
+    returned: fc.integer({ min: 0, max: 3 }).map((n) => n > 0) }), { freq: 2 }),
 })
 
 function accountNumberOf(r: Recipient): { account_number: string; branch_code: string } {
@@ -876,10 +880,17 @@ class Run {
   }
 
   /**
-   * The run's last close attempt (holds released first, or not); once closed, a payout, a
-   * batch, a hold, a freeze and a deposit, all refused.
+   * The run's last close attempt (holds released first, or not; with `returned`, after a
+   * payout whose return is due); once closed, a payout, a batch, a hold, a freeze and a
+   * deposit, all refused.
    */
-  async closeAtEnd(closing: { payTo: boolean; releaseHolds: boolean }): Promise<void> {
+  async closeAtEnd(closing: { payTo: boolean; releaseHolds: boolean;
+      returned: boolean }): Promise<void> {
+    const amount = this.model.available - fees.RTC
+    if (closing.returned && this.model.lifecycle.status !== 'closed' && amount >= 100n) {
+      await this.apply({ kind: 'transfer', rtc: true, recipient: 'returned',
+        amount: Number(amount > 5_000n ? 5_000n : amount) })
+    }
     if (closing.releaseHolds) {
       while (this.model.lifecycle.activeHolds().length > 0) {
         await this.apply({ kind: 'hold_release', pick: 0, again: false })
