@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { formatTimestamp } from '../contract/format.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 import { Invalid, NotFound } from '../errors.ts'
@@ -8,7 +8,6 @@ import {
 } from '../ledger/unclaimed-payout.ts'
 import type { Database } from '../schema.ts'
 import type { UnclaimedView } from './account-status-contract.ts'
-import { lockAccount } from './account-status-service.ts'
 
 // Unclaimed funds as operators see and pay them (docs/operators/operator-commands.md
 // "Unclaimed funds"; docs/guides/payments.md "Closing an account"). Money that comes back for
@@ -41,8 +40,10 @@ export class UnclaimedFunds {
     return this.db.transaction().execute(async (trx) => {
       const [seen] = await unclaimedRows(trx, { txId: r.tx_id })
       if (!seen) throw new NotFound('unclaimed funds for tx_id')
-      await lockAccount(trx, seen.account_id)
-      // Read again under the closed account's lock: another payment of it may have committed.
+      // Both accounts locked in id order, as the ledger locks them (no deadlock with a
+      // clearing chunk that holds both), then read again: another payment may have committed.
+      await sql`select id from accounts where id in (${seen.account_id}, ${r.pay_to_account_id})
+        order by id for update`.execute(trx)
       const [source] = await unclaimedRows(trx, { txId: r.tx_id })
       if (!source) throw new NotFound('unclaimed funds for tx_id')
       const payee = await trx.selectFrom('accounts').select(['partner_id', 'entity_id'])
