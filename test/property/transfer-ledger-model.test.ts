@@ -81,8 +81,8 @@ import {
 // attempts (half of them right after a clearing run), each refused with exactly the
 // obstacles the model names or paying the whole balance to the entity's second account in
 // the same request; about half the runs make one more close attempt (holds released first
-// or not; mostly right after an RTC payout to the "returned" recipient, whose return then
-// comes for the closed account), at the very end or right after the actions (before the
+// or not; mostly after a clearing run and an RTC payout to the "returned" recipient, whose
+// return then comes for the closed account), at the very end or right after the actions (before the
 // draining clearing runs, the last advance and the finale), and, once closed, a payout, a
 // batch, a hold, a freeze and an operator's deposit that must all be refused. After a
 // closure the remaining steps go on against the closed account (new debit orders are not
@@ -880,17 +880,29 @@ class Run {
   }
 
   /**
+   * Before a close: a clearing run (pending EFTs settled, returns due collected), a deposit
+   * when little is available, and an RTC payout to the "returned" recipient, whose return
+   * the next clearing run brings (refused while the account is frozen).
+   */
+  private async returnDue(): Promise<void> {
+    await this.apply({ kind: 'clearing' })
+    if (this.model.available < 1_000n + fees.RTC) {
+      await this.apply({ kind: 'deposit', amount: 10_000 })
+    }
+    const amount = this.model.available - fees.RTC
+    if (amount < 100n) return
+    await this.apply({ kind: 'transfer', rtc: true, recipient: 'returned',
+      amount: Number(amount > 5_000n ? 5_000n : amount) })
+  }
+
+  /**
    * The run's last close attempt (holds released first, or not; with `returned`, after a
    * payout whose return is due); once closed, a payout, a batch, a hold, a freeze and a
    * deposit, all refused.
    */
   async closeAtEnd(closing: { payTo: boolean; releaseHolds: boolean;
       returned: boolean }): Promise<void> {
-    const amount = this.model.available - fees.RTC
-    if (closing.returned && this.model.lifecycle.status !== 'closed' && amount >= 100n) {
-      await this.apply({ kind: 'transfer', rtc: true, recipient: 'returned',
-        amount: Number(amount > 5_000n ? 5_000n : amount) })
-    }
+    if (closing.returned && this.model.lifecycle.status !== 'closed') await this.returnDue()
     if (closing.releaseHolds) {
       while (this.model.lifecycle.activeHolds().length > 0) {
         await this.apply({ kind: 'hold_release', pick: 0, again: false })
