@@ -131,9 +131,8 @@ async function fund(tb: TestBank, accountId: string): Promise<string> {
 export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const partner = await onboardPartner(tb, { approve: true })
   const { userId } = await partner.client.users.create(userRequest(partner.rootEntityId))
-  const { accounts } = await partner.client.accounts.getByEntity({
-    entity_id: partner.rootEntityId,
-  })
+  const { accounts } = await partner.client.accounts.getByEntity(
+    { entity_id: partner.rootEntityId })
   const accountId = accounts[0]?.account_id
   if (!accountId) throw new Error('an approved root entity should have its pool account')
   const { revocable, revocableNatsUser } = await revocables(tb, partner)
@@ -150,8 +149,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const incoming = tb.config.sandbox ? await tb.operator.sandbox.incoming({
     account_number: payee.account_number, amount: 1_000 }) : undefined
   const incomingTxId = incoming?.tx_id ?? randomUUID()
-  // Before anything else waits for a clearing run: this one makes a clearing run of its own.
-  const unclaimedTxIds = tb.config.sandbox ? await unclaimedFixture(tb, partner) : []
+  const unclaimedTxIds = await unclaimedFixture(tb, partner)
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
@@ -171,8 +169,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     payeeAccountNumber: payee.account_number,
     statusAccountId: statusAccount.account_id,
     closableAccountId: closable.account_id,
-    holdId: hold.hold_id,
-    unclaimedTxIds,
+    holdId: hold.hold_id, unclaimedTxIds,
     incomingTxId,
     railMessageId: incoming?.message_id ?? 'PBNONE',
     deadJobId, statementJobId: await queuedStatement(tb, partner.partnerId, accountId),
@@ -191,6 +188,9 @@ const unclaimed_pool = 25
  * clearing run that brings the returns back, each then kept as unclaimed funds.
  */
 async function unclaimedFixture(tb: TestBank, partner: TestPartner): Promise<string[]> {
+  // Only the sandbox's clearing house returns payouts. Made before anything else waits for a
+  // clearing run: this one makes a clearing run of its own.
+  if (!tb.config.sandbox) return []
   const { account_id: closing } = await partner.client.accounts.create(
     { entity_id: partner.rootEntityId })
   await tb.operator.accounts.deposit({ account_id: closing, amount: 1_000_000 })
