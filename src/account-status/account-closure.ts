@@ -139,28 +139,49 @@ export class AccountClosure {
   }
 }
 
-/** Pending transactions and legal holds on the account, read under its lock. */
+/**
+ * Pending transactions and legal holds on the account, read under its lock. Pending is
+ * whatever may still take money from the account or bring some back to it: a row still
+ * `Pending` (a payout held, a card authorization open, a bulk batch waiting for its PIN, a
+ * bulk payment waiting for its rail), and a verified bulk batch not yet completed (`processing`:
+ * its payments may not have their rows yet, and each one its rail refuses is refunded).
+ */
 async function obstaclesOf(trx: Kysely<Database>, accountId: string): Promise<Obstacle[]> {
-  const { rows } = await sql<{ pending: string; holds: string }>`
+  const { rows } = await sql<{ pending: string; batches: string; holds: string }>`
     select
       (select count(*) from transactions
         where account_id = ${accountId} and status = 'Pending')::text as pending,
+      (select count(*) from bulk_payments
+        where account_id = ${accountId} and status = 'processing')::text as batches,
       (select count(*) from legal_holds
         where account_id = ${accountId} and released_at is null)::text as holds
   `.execute(trx)
   const pending = Number(rows[0]?.pending ?? 0)
+  const batches = Number(rows[0]?.batches ?? 0)
   const holds = Number(rows[0]?.holds ?? 0)
   const obstacles: Obstacle[] = []
-  if (pending > 0) {
+  if (pending > 0 || batches > 0) {
     obstacles.push({ obstacle: 'pending_transactions', field: 'account_id',
-      message: `${pending} pending transaction${pending === 1 ? '' : 's'} (payouts, card ` +
-        'authorizations or bulk payments not yet settled)' })
+      message: pendingMessage(pending, batches) })
   }
   if (holds > 0) {
     obstacles.push({ obstacle: 'legal_holds', field: 'account_id',
       message: `${holds} legal hold${holds === 1 ? '' : 's'} (only the bank can release them)` })
   }
   return obstacles
+}
+
+function pendingMessage(pending: number, batches: number): string {
+  const parts: string[] = []
+  if (pending > 0) {
+    parts.push(`${pending} pending transaction${pending === 1 ? '' : 's'} (payouts, card ` +
+      'authorizations or bulk payments not yet settled)')
+  }
+  if (batches > 0) {
+    parts.push(`${batches} verified bulk batch${batches === 1 ? '' : 'es'} not yet paid ` +
+      '(its payments may still be refunded)')
+  }
+  return parts.join('; ')
 }
 
 /**

@@ -77,15 +77,38 @@ export type CloseResult = z.output<typeof closeResult>
 
 const closeSummary = (who: string) => `Closes the account for good${who}. Refused (422 ` +
   '`account_not_closable`, `details` naming each obstacle) while it has pending ' +
-  'transactions or legal holds. A balance is paid out in the same request, without a fee, to ' +
-  "another account of the same customer (`pay_to_account_id`) or by EFT (`pay_by_eft`); " +
+  'transactions (a verified bulk batch not yet completed among them) or legal holds. A ' +
+  'balance is paid out in the same request, without a fee, to another account of the same ' +
+  'customer (`pay_to_account_id`) or by EFT (`pay_by_eft`); ' +
   'its cards are cancelled and the debit orders that collect into it cancelled. Incoming ' +
-  'payments to it are then sent back (AC04). Closing a closed account answers its status. ' +
+  'payments to it are then sent back (AC04); money that comes back for it later (a payout ' +
+  'returned, the closing EFT failed) is kept by the bank as unclaimed funds, never credited ' +
+  'to it. Closing a closed account answers its status. ' +
   'Raises `account.status_changed`.'
 
 const changeSummary = (what: string) => `${what} Answers the account's status as ` +
   '`status` does. Asking for the status it has already changes nothing and answers it. ' +
   'Raises `account.status_changed`.'
+
+/**
+ * Money the bank keeps for a closed account (unclaimed funds): what came back for one of its
+ * payments after it closed (a payout returned, the closing EFT failed).
+ */
+export const unclaimedView = z.object({
+  /** The payment it came back for: a row of the closed account. */
+  tx_id: z.string(),
+  account_id: z.string(),
+  entity_id: z.string(),
+  partner_id: z.string(),
+  /** Integer cents still unclaimed. */
+  amount: z.string(),
+  payment_type: z.string(),
+  ref: z.string(),
+  recipient_name: z.string(),
+  /** When it came back. */
+  since: timestamp,
+})
+export type UnclaimedView = z.output<typeof unclaimedView>
 
 export const accountStatusOperations = {
   status: operation({
@@ -176,7 +199,8 @@ export const accountStatusOperatorOperations = {
     summary: changeSummary('Makes a frozen, blocked or dormant account active again.'),
     request: change,
     response: accountStatusView,
-  }),  accountClose: operation({
+  }),
+  accountClose: operation({
     name: 'ops_account_close',
     sdk: 'accounts.close',
     subject: 'ops.account.close',
@@ -218,6 +242,37 @@ export const accountStatusOperatorOperations = {
       /** The request a second operator must approve; null once released. */
       approval_id: z.string().nullable(),
       hold: holdView,
+    }),
+  }),
+  unclaimed: operation({
+    name: 'ops_account_unclaimed',
+    sdk: 'accounts.unclaimed',
+    subject: 'ops.account.unclaimed',
+    permission: 'operator',
+    summary: 'Unclaimed funds: money that came back for a closed account after it closed (a ' +
+      'payout returned by the recipient\'s bank, the EFT of its closing balance failed), kept ' +
+      'by the bank and not yet paid out, oldest first; of one account (`account_id`) or all.',
+    request: z.strictObject({ account_id: uuid().optional() }),
+    response: z.object({ unclaimed: z.array(unclaimedView) }),
+  }),
+  unclaimedPay: operation({
+    name: 'ops_account_unclaimed_pay',
+    sdk: 'accounts.payUnclaimed',
+    cli: { positionals: ['tx_id', 'pay_to_account_id'] },
+    subject: 'ops.account.unclaimed.pay',
+    permission: 'operator',
+    summary: 'Pays the unclaimed funds of a payment of a closed account (`tx_id`, as ' +
+      '`ops.account.unclaimed` lists it) to another account of the same customer, in full: ' +
+      'a `reversal` row there whose parent is that payment. 404 when nothing is unclaimed for ' +
+      'it (paid out already); 422 `account_not_active` when the account takes no payments.',
+    request: z.strictObject({ tx_id: uuid(), pay_to_account_id: uuid(), reason: text(1, 200) }),
+    response: z.object({
+      /** The credit's row on `pay_to_account_id`. */
+      tx_id: z.string(),
+      pay_to_account_id: z.string(),
+      amount: z.string(),
+      /** What was unclaimed, now paid. */
+      paid: unclaimedView,
     }),
   }),
   holds: operation({

@@ -9,6 +9,7 @@ import { accountStatusMigration } from './account-status-migration.ts'
 import { Dormancy, dormancy_job_kind } from './dormancy.ts'
 import { AccountClosure } from './account-closure.ts'
 import { hold_expiry_job_kind, LegalHolds } from './legal-hold-service.ts'
+import { UnclaimedFunds } from './unclaimed-funds-service.ts'
 
 /** What the module builds: its members of the bank's Services. */
 export interface AccountStatusServices {
@@ -20,6 +21,8 @@ export interface AccountStatusServices {
   legalHolds: LegalHolds
   /** Closing accounts: obstacles, the balance's payout, what is cancelled with it. */
   accountClosure: AccountClosure
+  /** What came back for closed accounts, kept by the bank until an operator pays it out. */
+  unclaimedFunds: UnclaimedFunds
 }
 
 const operator = { kind: 'operator' } as const
@@ -35,6 +38,8 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
       'transaction by the ledger\'s own index of an account\'s rows',
     accounts: 'its status column: the ledger writes it under the account\'s lock, this module ' +
       'reads it with the account\'s owner to answer and to decide a change',
+    bulk_payments: 'a read model: closing an account counts its verified bulk batches not ' +
+      'yet completed (pending transactions whose refunds may still come back to it)',
     legal_holds: 'the ledger\'s rows of the holds it keeps in an account\'s held money: this ' +
       'module decides who places and releases them, through the ledger\'s functions',
   },
@@ -50,7 +55,8 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
     return { accountStatus,
       dormancy: new Dormancy(db, accountStatus, config.dormantAfterDays, clock, s.jobRunner),
       legalHolds: new LegalHolds(db, s.ledgerWriter, s.dualControl, clock, s.jobRunner),
-      accountClosure: new AccountClosure(db, s.ledgerWriter, accountStatus, cancels, clock) }
+      accountClosure: new AccountClosure(db, s.ledgerWriter, accountStatus, cancels, clock),
+      unclaimedFunds: new UnclaimedFunds(db, s.ledgerWriter) }
   },
   migrations: { '0041_account_status': accountStatusMigration },
   jobKinds: [dormancy_job_kind, hold_expiry_job_kind],
@@ -83,6 +89,8 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
       endpoint(ops.holdPlace, (r, c) => s.legalHolds.place(c.caller, r)),
       endpoint(ops.holdRelease, (r, c) => s.legalHolds.release(c.caller, r)),
       endpoint(ops.holds, (r) => s.legalHolds.list(r.account_id, r.all ?? false)),
+      endpoint(ops.unclaimed, (r) => s.unclaimedFunds.list(r.account_id)),
+      endpoint(ops.unclaimedPay, (r, c) => s.unclaimedFunds.pay(c.caller, r)),
     ]
   },
 }

@@ -2,6 +2,7 @@ import type { Journal, JournalEntry } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
 import type { PayoutAnswer } from './payment-journals.ts'
 import { newRowId } from './row-id.ts'
+import { goesUnclaimed, unclaimed_funds, unclaimedReason } from './unclaimed-funds.ts'
 
 // The named journals of a bulk batch (bulk/ says which and when), and the kinds that record
 // them through the ledger writer's composed door (ledger-writer.ts `write`; initiate's hold
@@ -135,17 +136,21 @@ export function settlePayment(
     return true
   }
   const type = payment_type(payment.real_time)
-  batch.setStatus(payment.tx_id, payment.account_id, { status: outcome.status === 'failed'
-    ? 'Failed' : 'Invalid', reason: outcome.reason })
-  const refundId = newRowId()
+  const status = outcome.status === 'failed' ? 'Failed' : 'Invalid'
   const back = payment.amount + payment.fee
-  const entries: JournalEntry[] = [
-    { internal: `settlement:${type}`, amount: -payment.amount, tx_id: refundId },
-    { account: payment.account_id, amount: back, tx_id: refundId },
-  ]
-  if (payment.fee > 0n) entries.push({ internal: 'fee_income', amount: -payment.fee,
-    tx_id: refundId })
-  batch.post(entries)
+  if (goesUnclaimed(batch, payment.account_id)) {
+    // Not expected (a verified batch not completed keeps its account from closing), and
+    // never credited to a closed account: kept as unclaimed funds (unclaimed-funds.ts).
+    batch.post(refundEntries(payment, type, payment.tx_id,
+      { internal: unclaimed_funds, amount: back, tx_id: payment.tx_id }))
+    batch.setStatus(payment.tx_id, payment.account_id,
+      { status, reason: unclaimedReason(outcome.reason) })
+    return false
+  }
+  batch.setStatus(payment.tx_id, payment.account_id, { status, reason: outcome.reason })
+  const refundId = newRowId()
+  batch.post(refundEntries(payment, type, refundId,
+    { account: payment.account_id, amount: back, tx_id: refundId }))
   batch.append({
     id: refundId,
     account_id: payment.account_id,
@@ -164,6 +169,16 @@ export function settlePayment(
     status_reason: outcome.reason,
   })
   return false
+}
+
+/** A refund's journal: amount and fee back from the rail and fee income, to `to`. */
+function refundEntries(payment: PaymentToSettle, type: 'EFT' | 'RTC', txId: string,
+    to: JournalEntry): JournalEntry[] {
+  const entries: JournalEntry[] = [
+    { internal: `settlement:${type}`, amount: -payment.amount, tx_id: txId }, to]
+  if (payment.fee > 0n) entries.push({ internal: 'fee_income', amount: -payment.fee,
+    tx_id: txId })
+  return entries
 }
 
 /** Verify: the batch's hold becomes its one debit (captureFunding). */

@@ -1,4 +1,5 @@
-import { assert } from '../errors.ts'
+import { AccountNotActive, assert } from '../errors.ts'
+import { takesCredits } from './account-status.ts'
 import type { Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
 import { newRowId } from './row-id.ts'
@@ -12,7 +13,8 @@ import { newRowId } from './row-id.ts'
 //    account: the authorization's row posts the amount it was written with, and a second
 //    `card` row (its child) posts the difference when the clearing differs from it, a
 //    credit below it or a debit above it (clearCardPayment);
-//  - a merchant's refund credits the account with a `refund` row (refundCardPayment).
+//  - a merchant's refund credits the account with a `refund` row (refundCardPayment); a
+//    blocked or closed account refuses it, as it sends incoming payments back.
 // A card row's amount and debit are those of the first authorization: they are in its hash
 // (tx-chain.ts) and never change; its hold may.
 
@@ -130,11 +132,19 @@ export function clearCardPayment(
   return { adjustment_tx_id: adjustmentId }
 }
 
-/** A merchant's refund: credits the card's account; answers the `refund` row's id. */
+/**
+ * A merchant's refund: credits the card's account; answers the `refund` row's id. An account
+ * that takes no credits (blocked, closed) refuses it (422 `account_not_active`), as it sends
+ * an incoming payment back: the network returns it to the merchant.
+ */
 export function refundCardPayment(
   batch: Journal,
   refund: Omit<CardRow, 'txId'> & { amount: bigint },
 ): string {
+  const status = batch.account(refund.accountId).status
+  if (!takesCredits(status)) {
+    throw new AccountNotActive('card_id', refund.accountId, status, 'credited')
+  }
   const txId = newRowId()
   batch.post([
     { internal: 'settlement:CARD', amount: -refund.amount, tx_id: txId },

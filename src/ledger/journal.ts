@@ -14,7 +14,8 @@ import type { TxPaymentType, TxStatus, TxType } from './ledger-tables.ts'
  * The bank's own ledger accounts; their balances are derived from postings when asked.
  * `settlement:DEBIT_ORDER` is where debit-order collections come from (and disputes go
  * back to); `partner_debt:<partner_id>` is what a partner owes the bank (negative while it
- * owes: see partner-debt.ts).
+ * owes: see partner-debt.ts); `unclaimed_funds` is money that came back for a closed account
+ * (unclaimed-funds.ts).
  */
 export type InternalAccount =
   | 'settlement:EFT'
@@ -22,6 +23,7 @@ export type InternalAccount =
   | 'settlement:DEBIT_ORDER'
   | 'settlement:CARD'
   | 'fee_income'
+  | 'unclaimed_funds'
   | `partner_debt:${string}`
 
 /**

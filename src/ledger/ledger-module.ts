@@ -10,6 +10,7 @@ import { partnerDebtMigration } from './partner-debt-migration.ts'
 import { ledgerCheckpointMigration } from './ledger-checkpoint-migration.ts'
 import { legalHoldsMigration } from './legal-holds.ts'
 import { verifyResultMigration } from './verify-result.ts'
+import { unclaimedFundsMigration } from './unclaimed-payout.ts'
 import { batch_attempts_max, known_accounts_default } from './ledger-limits.ts'
 
 /** What the module builds: its members of the bank's Services. */
@@ -48,6 +49,7 @@ export const ledgerModule: Module<LedgerServices, LedgerTables> = {
     '0031_ledger_checkpoints': ledgerCheckpointMigration,
     '0042_legal_holds': legalHoldsMigration,
     '0044_ledger_verify_result': verifyResultMigration,
+    '0047_unclaimed_funds': unclaimedFundsMigration,
   },
   limits: { known_accounts: known_accounts_default, batch_attempts_max },
 }

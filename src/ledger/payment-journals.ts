@@ -2,6 +2,7 @@ import { assert } from '../errors.ts'
 import type { Journal } from './journal.ts'
 import type { JournalKind } from './journal-kind.ts'
 import { newRowId } from './row-id.ts'
+import { goesUnclaimed, unclaimed_funds, unclaimedReason } from './unclaimed-funds.ts'
 
 // The named journals of single payments: what moves for each, recorded on a Journal.
 // Capabilities say which journal and with what (transfers/transfer-service.ts, the clearing
@@ -11,7 +12,8 @@ import { newRowId } from './row-id.ts'
 //  - an internal payment to another account of this bank is posted at once (payInternal):
 //    one journal debits the payer and credits the payee, each side gets its own Successful
 //    row, and the fee is a journal of its own;
-//  - a payout the recipient's bank sent back after success is credited back (reversePayout).
+//  - a payout the recipient's bank sent back after success is credited back (reversePayout);
+//    for a closed account it is kept as unclaimed funds instead (unclaimed-funds.ts).
 
 interface PaymentJobBase {
   partnerId: string
@@ -206,6 +208,8 @@ export function settlePayout(batch: Journal, payout: PendingPayout,
     batch.setStatus(payout.tx_id, payout.account_id, { status, reason: outcome.reason })
     if (payout.fee_tx_id) batch.setStatus(payout.fee_tx_id, payout.account_id,
       { status, reason: 'payment not made; no fee charged' })
+    // The EFT that paid out a closing account's balance: the money stays at the bank.
+    if (goesUnclaimed(batch, payout.account_id)) moveUnclaimed(batch, payout, outcome.reason)
     return status
   }
   batch.post([
@@ -241,6 +245,37 @@ export function settlePayout(batch: Journal, payout: PendingPayout,
   return 'Successful'
 }
 
+/**
+ * A closed account's payout that failed (the EFT of its closing balance): what it held is
+ * back in the account, which keeps nothing, so it leaves again at once for unclaimed funds,
+ * with a row of its own (parent = the payout) that brings the balance back to 0.
+ */
+function moveUnclaimed(batch: Journal, payout: PendingPayout, reason: string): void {
+  const amount = batch.account(payout.account_id).balance
+  if (amount === 0n) return
+  const movedId = newRowId()
+  batch.post([
+    { account: payout.account_id, amount: -amount, tx_id: movedId },
+    { internal: unclaimed_funds, amount, tx_id: payout.tx_id },
+  ])
+  batch.append({
+    id: movedId,
+    account_id: payout.account_id,
+    parent_tx_id: payout.tx_id,
+    tx_type: 'transfer',
+    tx_payment_type: 'INTERNAL',
+    status: 'Successful',
+    amount,
+    credit: 0n,
+    debit: amount,
+    added_by: 'system',
+    posted: true,
+    ref: 'Unclaimed funds',
+    recipient_name: 'Unclaimed funds (the bank)',
+    status_reason: unclaimedReason(`the closing payout failed (${reason})`),
+  })
+}
+
 /** A settled payout as a return from its rail names it (ledger-store.ts payoutsByIds). */
 export interface ReturnedPayout {
   tx_id: string
@@ -251,8 +286,23 @@ export interface ReturnedPayout {
   recipient_name: string
 }
 
-/** A payout the recipient's bank sent back after success: credited back as a `reversal`. */
-export function reversePayout(batch: Journal, original: ReturnedPayout, reason: string): string {
+/**
+ * A payout the recipient's bank sent back after success: credited back as a `reversal`; for
+ * a closed account, kept as unclaimed funds instead (unclaimed-funds.ts): the payout is
+ * `Reversed` and the closed account has no new row. Answers the reversal's id, or undefined.
+ */
+export function reversePayout(batch: Journal, original: ReturnedPayout,
+    reason: string): string | undefined {
+  if (goesUnclaimed(batch, original.account_id)) {
+    batch.post([
+      { internal: `settlement:${original.payment_type}`, amount: -original.amount,
+        tx_id: original.tx_id },
+      { internal: unclaimed_funds, amount: original.amount, tx_id: original.tx_id },
+    ])
+    batch.setStatus(original.tx_id, original.account_id,
+      { status: 'Reversed', reason: unclaimedReason(reason) })
+    return undefined
+  }
   const reversalId = newRowId()
   batch.post([
     { internal: `settlement:${original.payment_type}`, amount: -original.amount,

@@ -4,8 +4,10 @@ import { OperatorClient } from '../../src/client/index.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
 import {
-  accountNumberOf, balances, fund, internalBody, newAccount, sast, transactionsOf, transferBody,
+  accountNumberOf, balances, fund, internalBody, magic, newAccount, sast, transactionsOf,
+  transferBody, txById,
 } from '../transfers/helpers.ts'
+import { batchBody, otpOf, payment } from '../bulk/helpers.ts'
 import { cardOnNewAccount } from '../cards/rule-helpers.ts'
 import { activeMandate, orderBody } from '../debit/helpers.ts'
 import { toSast } from '../../src/calendar/sa-calendar.ts'
@@ -16,7 +18,10 @@ import { toSast } from '../../src/calendar/sa-calendar.ts'
 // above the threshold, an expired one is released by the bank; a closure names every
 // obstacle, pays the balance out in the same request, cancels the account's cards and the
 // debit orders (and, for the customer's last account, the mandates), and an incoming payment
-// to the closed account is sent back.
+// to the closed account is sent back. A verified bulk batch not yet completed keeps the
+// account open; money that comes back after the close (a returned payout, a failed closing
+// EFT) is the bank's unclaimed funds, never the closed account's, until an operator pays it
+// to another account of the customer.
 
 const threshold = 500_000
 const tb = useTestBank({ env: { BANK_DUAL_CONTROL_CENTS: String(threshold),
@@ -236,5 +241,160 @@ test('closure - a partner cannot close an account the bank froze or blocked; the
   assert.equal(status.status, 'cancelled')
   const mandates = await q.client.mandates.list({ entity_id: q.rootEntityId })
   assert.deepEqual(mandates.mandates.map((m) => m.status), ['cancelled'])
+  await assertLedgerClean(tb)
+})
+
+const runJobs = () => tb.bank.services.jobRunner.runDue()
+
+/** Obstacles a refused close names. */
+function obstaclesOf(error: { details: unknown[] }): string[] {
+  return (error.details as Array<{ obstacle: string }>).map((d) => d.obstacle)
+}
+
+test('closure - a verified bulk batch not yet paid is a pending transaction: the close is refused until it completes; its refund then comes back to the open account', async () => {
+  const account = await fundedAccount(100_000)
+  const keep = await newAccount(p)
+  const fees = tb.config.fees
+  const payments = [payment(1, { real_time: true, amount: 2_000 }),
+    payment(2, { real_time: true, amount: 3_000, account_number: magic.failed })]
+  const body = batchBody(p.rootEntityId, payments, { account_id: account })
+  await p.client.bulkPayments.initiate(body)
+  const ref = { entity_id: p.rootEntityId, bulk_payment_id: body.bulk_payment_id }
+  const verified = await p.client.bulkPayments.verify({ ...ref,
+    otp: await otpOf(tb, p, body.bulk_payment_id) })
+  assert.equal(verified.status, 'processing')
+  // Verified: its funding row is Successful, and no payment has a row yet (its job has not run).
+  const pending = (await transactionsOf(p, account)).filter((t) => t.status === 'Pending')
+  assert.deepEqual(pending, [])
+  const funded = 100_000 - 5_000 - 2 * Number(fees.RTC)
+  assert.deepEqual(await balances(p, account), { balance: String(funded),
+    available: String(funded) })
+  const refused = await expectApiError(p.client.accounts.close({ account_id: account,
+    reason: 'Customer leaves', pay_to_account_id: keep }), 422)
+  assert.equal(refused.type, 'account_not_closable')
+  assert.deepEqual(obstaclesOf(refused), ['pending_transactions'])
+  assert.match(refused.message, /1 verified bulk batch not yet paid/)
+  const byOperator = await expectApiError(tb.operator.accounts.close({ account_id: account,
+    reason: 'Bank closes it', pay_to_account_id: keep }), 422)
+  assert.deepEqual(obstaclesOf(byOperator), ['pending_transactions'])
+  assert.equal((await p.client.accounts.status({ account_id: account })).status, 'active')
+
+  // The job pays the batch: the second payment fails and is refunded, amount and fee, to the
+  // account while it is still open; then the close is taken with everything it has.
+  await runJobs()
+  const status = await p.client.bulkPayments.status(ref)
+  assert.equal(status.status, 'completed')
+  const refund = (await transactionsOf(p, account)).find((t) => t.tx_type === 'refund')
+  assert.equal(refund?.credit, String(3_000 + Number(fees.RTC)))
+  const left = funded + 3_000 + Number(fees.RTC)
+  const closed = await p.client.accounts.close({ account_id: account, reason: 'Customer leaves',
+    pay_to_account_id: keep })
+  assert.deepEqual([closed.status, closed.payout?.amount], ['closed', String(left)])
+  assert.deepEqual(await balances(p, keep), { balance: String(left), available: String(left) })
+  await assertLedgerClean(tb)
+})
+
+test('closure - a payout returned after the account closed does not touch it: the payout is Reversed, the money is the bank\'s unclaimed funds until an operator pays it to another account of the customer', async () => {
+  const account = await fundedAccount(100_000)
+  const keep = await newAccount(p)
+  const fee = Number(tb.config.fees.RTC)
+  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 30_000,
+    pay_and_clear: true, account_number: magic.returned }))
+  assert.equal(sent.status, 'Successful')
+  const left = 100_000 - 30_000 - fee
+  // A successful payout that may still be returned is no obstacle.
+  const closed = await p.client.accounts.close({ account_id: account, reason: 'Customer leaves',
+    pay_to_account_id: keep })
+  assert.deepEqual([closed.status, closed.payout?.amount], ['closed', String(left)])
+  const rowsBefore = await transactionsOf(p, account)
+
+  // The recipient's bank sends it back with the next clearing run.
+  const report = await tb.operator.clearing.run({})
+  assert.equal(report.returned, 1)
+  assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
+  const rows = await transactionsOf(p, account)
+  assert.equal(rows.length, rowsBefore.length, 'no row is added to the closed account')
+  const payout = rows.find((t) => t.tx_id === sent.tx_id)!
+  assert.equal(payout.status, 'Reversed')
+  const { status_reason } = await tb.bank.database.db.selectFrom('transactions')
+    .select('status_reason').where('id', '=', sent.tx_id).executeTakeFirstOrThrow()
+  assert.match(status_reason ?? '', /account is closed.*unclaimed funds/)
+  assert.deepEqual(await balances(p, keep), { balance: String(left), available: String(left) },
+    'the closure\'s payee gets nothing by itself')
+  const report1 = await assertLedgerClean(tb)
+  assert.ok(BigInt(report1.internal_balances.unclaimed_funds ?? '0') >= 30_000n)
+
+  const { unclaimed } = await tb.operator.accounts.unclaimed({ account_id: account })
+  assert.deepEqual(unclaimed.map((u) => [u.tx_id, u.account_id, u.entity_id, u.amount,
+    u.payment_type]), [[sent.tx_id, account, p.rootEntityId, '30000', 'RTC']])
+  const all = await tb.operator.accounts.unclaimed({})
+  assert.ok(all.unclaimed.some((u) => u.tx_id === sent.tx_id))
+
+  await payUnclaimed(sent.tx_id, account, keep, left)
+})
+
+/**
+ * An operator pays the unclaimed 30,000 of `txId` (of the closed `account`) to `keep`, which
+ * had `had`: only to another account of the same customer, once.
+ */
+async function payUnclaimed(txId: string, account: string, keep: string,
+    had: number): Promise<void> {
+  const elsewhere = await newAccountOf(other)
+  for (const to of [elsewhere, account]) {
+    await expectApiError(tb.operator.accounts.payUnclaimed({ tx_id: txId,
+      pay_to_account_id: to, reason: 'x' }), 400)
+  }
+  const paid = await tb.operator.accounts.payUnclaimed({ tx_id: txId,
+    pay_to_account_id: keep, reason: 'Customer asked, ticket 77' })
+  assert.deepEqual([paid.amount, paid.pay_to_account_id, paid.paid.tx_id],
+    ['30000', keep, txId])
+  const total = had + 30_000
+  assert.deepEqual(await balances(p, keep), { balance: String(total), available: String(total) })
+  const credit = (await transactionsOf(p, keep)).find((t) => t.tx_id === paid.tx_id)!
+  assert.deepEqual([credit.tx_type, credit.parent_tx_id, credit.credit, credit.status],
+    ['reversal', txId, '30000', 'Successful'])
+  assert.deepEqual((await tb.operator.accounts.unclaimed({ account_id: account })).unclaimed, [])
+  await expectApiError(tb.operator.accounts.payUnclaimed({ tx_id: txId,
+    pay_to_account_id: keep, reason: 'again' }), 404)
+  assert.deepEqual(await balances(p, account), { balance: '0', available: '0' })
+  await assertLedgerClean(tb)
+}
+
+test('closure - the EFT of the closing balance fails: the money goes to unclaimed funds and the closed account is back at 0; a card refund to it is refused', async () => {
+  const { s, cardId } = await cardOnNewAccount(tb, p, {}, 40_000)
+  const closed = await tb.operator.accounts.close({ account_id: s.accountId, reason: 'Deceased',
+    pay_by_eft: { account_number: magic.failed, branch_code: '250655', name: 'Estate late B',
+      ref: 'Closing' } })
+  assert.deepEqual([closed.payout?.payment_type, closed.payout?.status], ['EFT', 'Pending'])
+  await tb.operator.clearing.run({})
+  assert.deepEqual(await balances(p, s.accountId), { balance: '0', available: '0' })
+  const rows = await transactionsOf(p, s.accountId)
+  assert.equal(rows.find((t) => t.tx_id === closed.payout!.tx_id)?.status, 'Failed')
+  const moved = rows.find((t) => t.parent_tx_id === closed.payout!.tx_id)!
+  assert.deepEqual([moved.debit, moved.status], ['40000', 'Successful'])
+  const { unclaimed } = await tb.operator.accounts.unclaimed({ account_id: s.accountId })
+  assert.deepEqual(unclaimed.map((u) => [u.tx_id, u.amount]), [[closed.payout!.tx_id, '40000']])
+
+  const refund = await expectApiError(tb.operator.cardNetwork.refund({ card_id: cardId,
+    amount: 500, merchant_name: 'Late Shop' }), 422)
+  assert.equal(refund.type, 'account_not_active')
+  assert.deepEqual(await balances(p, s.accountId), { balance: '0', available: '0' })
+  await assertLedgerClean(tb)
+})
+
+test('closure - a blocked account takes back its own returned payout (nothing leaves it while blocked); incoming payments to it are still sent back (AC06)', async () => {
+  const account = await fundedAccount(50_000)
+  const fee = Number(tb.config.fees.RTC)
+  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 10_000,
+    pay_and_clear: true, account_number: magic.returned }))
+  await tb.operator.accounts.block({ account_id: account, reason: 'Fraud review' })
+  await tb.operator.clearing.run({})
+  assert.equal((await txById(p, sent.tx_id)).status, 'Reversed')
+  assert.deepEqual(await balances(p, account), { balance: String(50_000 - fee),
+    available: String(50_000 - fee) })
+  const incoming = await tb.operator.sandbox.incoming({
+    account_number: await accountNumberOf(p, account), amount: 500 })
+  assert.equal(incoming.status, 'returned')
+  assert.deepEqual((await tb.operator.accounts.unclaimed({ account_id: account })).unclaimed, [])
   await assertLedgerClean(tb)
 })

@@ -53,6 +53,7 @@ const shipped = [
   '0044_ledger_verify_result',
   '0045_sandbox_partner_clocks',
   '0046_job_clock_partner',
+  '0047_unclaimed_funds',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

@@ -24,15 +24,19 @@ import type { DebitModel, Money } from './debit-model.ts'
 //    orders take nothing from an account that is not active: a dispute's whole amount becomes
 //    the partner's debt, and a credit to it pays nothing of a debt (debitView).
 //  - A close is refused with 422 `account_not_closable` naming, in this order, each obstacle:
-//    `pending_transactions` (a pending payout, a batch waiting for its PIN, a bulk payment
-//    waiting for its rail), `legal_holds` (any holding), `payout_missing` (a balance and no
-//    account named to take it). Allowed, the whole balance goes in the same request to the
-//    entity's second account (internal, no fee, no fee row), the status becomes `closed`, and
-//    the scheduled debit orders that collect into it are cancelled (the customer keeps an open
-//    account, so its mandates stay). Closing a closed account answers its status and moves
-//    nothing. After it no debit is taken and nothing changes the account's balance, which
-//    stays 0: a collection still being retried into it is not asked of the debtor's bank and
-//    fails (the order stops), a dispute takes nothing from it.
+//    `pending_transactions` (a pending payout, a batch waiting for its PIN, a verified batch
+//    not yet completed: its payments not yet written or waiting for their rail, whose refunds
+//    would come back), `legal_holds` (any holding), `payout_missing` (a balance and no
+//    account named to take it); a successful payout that may still be returned is none.
+//    Allowed, the whole balance goes in the same request to the entity's second account
+//    (internal, no fee, no fee row), the status becomes `closed`, and the scheduled debit
+//    orders that collect into it are cancelled (the customer keeps an open account, so its
+//    mandates stay). Closing a closed account answers its status and moves nothing. After it
+//    no debit is taken and nothing changes the account's balance, which stays 0: a
+//    collection still being retried into it is not asked of the debtor's bank and fails (the
+//    order stops), a dispute takes nothing from it, and a return of a payout it made before it
+//    closed turns the payout Reversed and is kept by the bank as unclaimed funds (no row on
+//    the closed account; `unclaimed`).
 
 export type AccountStatus = 'active' | 'frozen' | 'closed'
 
@@ -102,6 +106,8 @@ export class Lifecycle {
   readonly holds: HoldModel[] = []
   /** Made at the first close attempt; what it has received (closure's payout only). */
   payee: { accountId: string; balance: bigint } | undefined
+  /** What came back for the account once closed (returns): the bank's unclaimed funds. */
+  unclaimed = 0n
 
   /** The customer may debit the account: it is active. */
   get debitable(): boolean {
@@ -164,6 +170,12 @@ export class Lifecycle {
       o.next = null
       o.history.push('cancelled')
     }
+  }
+
+  /** A return of `amount` for the closed account: kept by the bank, its balance untouched. */
+  returnedUnclaimed(amount: bigint): void {
+    assert.equal(this.status, 'closed')
+    this.unclaimed += amount
   }
 
   /**

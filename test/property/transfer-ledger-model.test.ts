@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import fc from 'fast-check'
+import { sql } from 'kysely'
 import type { TxStatus } from '../../src/ledger/ledger-tables.ts'
 import { magicRecipients } from '../../src/rails/clearing-house/magic-recipients.ts'
 import type { TransactionView } from '../../src/transfers/transfer-contract.ts'
@@ -80,20 +81,21 @@ import {
 // attempts (half of them right after a clearing run), each refused with exactly the
 // obstacles the model names or paying the whole balance to the entity's second account in
 // the same request; about half the runs make one more close attempt (holds released first
-// or not), at the very end or right after the actions (before the draining clearing runs,
-// the last advance and the finale), and, once closed, a payout, a batch, a hold, a freeze
-// and an operator's deposit that must all be refused. After a closure the remaining steps
-// go on against the closed account (new debit orders are not made: they would collect into
-// the second account). The status, the holds and the second account's balance are compared
-// with the model's with the ledger; `ledger verify` checks that an account's held money is
-// its pending payments and its holds together.
+// or not; mostly after a clearing run and an RTC payout to the "returned" recipient, whose
+// return then comes for the closed account), at the very end or right after the actions (before the
+// draining clearing runs, the last advance and the finale), and, once closed, a payout, a
+// batch, a hold, a freeze and an operator's deposit that must all be refused. After a
+// closure the remaining steps go on against the closed account (new debit orders are not
+// made: they would collect into the second account). The status, the holds, the second
+// account's balance and the closed account's unclaimed funds are compared with the model's
+// with the ledger; `ledger verify` checks that an account's held money is its pending
+// payments and its holds together.
 //
-// Known bugs (not yet fixed in src) are kept out of the sequences by default, so that the
-// property guards the rest: a close while a verified batch is not yet paid or a successful
-// payout is still to be returned (the bank closes the account; the batch's refunds and the
-// return are then credited to it). BANK_PROPERTY_KNOWN_BUGS=1 lets them in, with what the
-// rules say: the close refused for pending transactions, the return not credited to the
-// closed account.
+// Close attempts come at any point: while a verified batch is not yet paid (refused: it is a
+// pending transaction) and while a successful payout to the "returned" recipient is still to
+// be returned (taken: the return then comes for a closed account, which it does not credit;
+// the payout turns Reversed and the money is the bank's unclaimed funds, compared with the
+// model's). BANK_PROPERTY_KNOWN_BUGS, which once let these cases in, is no longer read.
 //
 // One bank serves the whole property; each run uses a fresh partner and account, so the
 // model starts from zero. Clearing runs are bank-wide: they also settle what earlier runs
@@ -152,8 +154,6 @@ function isLifecycle(a: Action): a is LifecycleAction | FreezeAction {
   return isLifecycleKind(a.kind)
 }
 
-/** BANK_PROPERTY_KNOWN_BUGS=1: known bugs of src are let into the sequences (see the header). */
-const known_bugs = process.env.BANK_PROPERTY_KNOWN_BUGS === '1'
 /** A hold's expires_at, when it has one: ten years on, never reached by a run. */
 const hold_expiry_ms = 10 * 365 * 86_400_000
 
@@ -264,10 +264,12 @@ const scenario = fc.record({
    * In about half the runs, a last close attempt (its holds released first, or not; the second
    * account named, mostly) and, once closed, debits that must all be refused: at the very end,
    * or (`early`) right after the actions, so that the clearing runs, the advance and the
-   * finale then meet the closed account.
+   * finale then meet the closed account. Mostly (`returned`) an RTC payout to the "returned"
+   * recipient goes first, so that (early) its return comes for the closed account.
    */
   closing: fc.option(fc.record({ payTo: fc.integer({ min: 0, max: 3 }).map((n) => n > 0),
-    releaseHolds: fc.boolean(), early: fc.boolean() }), { freq: 2 }),
+    releaseHolds: fc.boolean(), early: fc.boolean(),
+    returned: fc.integer({ min: 0, max: 3 }).map((n) => n > 0) }), { freq: 2 }),
 })
 
 function accountNumberOf(r: Recipient): { account_number: string; branch_code: string } {
@@ -426,18 +428,13 @@ class Model {
   }
 
   /**
-   * Rows of the account still Pending: a payout held, a batch's funding waiting for its PIN, a
-   * bulk payment waiting for its rail. With `unpaid`, also a verified batch whose payments the
-   * bulk job has not yet written (the rules count it; the bank does not: a known bug).
+   * What a close counts as pending transactions: a payout held, a batch waiting for its PIN,
+   * and a verified batch not yet completed (its payments not yet written, or waiting for their
+   * rail: a refund may still come back).
    */
-  hasPending(unpaid: boolean): boolean {
+  hasPending(): boolean {
     return this.pendingEft.length > 0 || this.batches.some((b) => b.status === 'pending_otp'
-      || b.payments.some((p) => p.row === 'Pending')) || (unpaid && this.unpaidBatch())
-  }
-
-  unpaidBatch(): boolean {
-    return this.batches.some((b) => b.status === 'processing'
-      && b.payments.every((p) => p.row === undefined))
+      || b.status === 'processing')
   }
 
   /**
@@ -519,9 +516,14 @@ class Model {
    * the order their fee rows are appended in.
    */
   clearingRun(nowMs: number): void {
-    // A closed account takes no credit (only with BANK_PROPERTY_KNOWN_BUGS can a return be due).
-    if (this.lifecycle.status === 'closed') this.returnsDue = []
     for (const r of this.returnsDue) {
+      if (this.lifecycle.status === 'closed') {
+        // A return for a closed account: the payout is Reversed, the account untouched.
+        this.lifecycle.returnedUnclaimed(r.amount)
+        if (r.bulk) r.bulk.row = 'Reversed'
+        else this.status.set(r.txId, 'Reversed')
+        continue
+      }
       this.balance += r.amount
       this.available += r.amount
       if (r.bulk) r.bulk.row = 'Reversed'
@@ -838,12 +840,6 @@ class Run {
   private async close(payTo: boolean): Promise<void> {
     const model = this.model
     const lifecycle = model.lifecycle
-    if (!known_bugs && lifecycle.status !== 'closed'
-      && (model.unpaidBatch() || model.returnsDue.length > 0)) {
-      this.log.push('(not sent: a close while a batch is unpaid or a return is due, a known bug)')
-      this.notes.push('close not sent')
-      return
-    }
     const payee = await this.payee()
     const reply = await outcome(this.partner.client.accounts.close({ account_id: this.accountId,
       reason: 'property close', ...(payTo ? { pay_to_account_id: payee } : {}) }))
@@ -853,7 +849,7 @@ class Run {
       assert.deepEqual([reply.value.status, reply.value.payout], ['closed', null])
       return
     }
-    const obstacles = lifecycle.obstacles(model.hasPending(known_bugs), model.balance, payTo)
+    const obstacles = lifecycle.obstacles(model.hasPending(), model.balance, payTo)
     if (obstacles.length > 0) {
       assert.ok(!reply.ok, `a close must be refused for ${obstacles.join(', ')}`)
       assert.deepEqual([reply.error.code, reply.error.type], [422, 'account_not_closable'],
@@ -868,7 +864,8 @@ class Run {
     const payout = reply.value.payout
     assert.deepEqual(payout && [payout.amount, payout.payment_type, payout.status],
       model.balance > 0n ? [String(model.balance), 'INTERNAL', 'Successful'] : null)
-    this.notes.push(`closed from ${lifecycle.status}, paid ${model.balance}`)
+    this.notes.push(`closed from ${lifecycle.status}, paid ${model.balance}` +
+      (model.returnsDue.length > 0 ? `, ${model.returnsDue.length} return(s) due` : ''))
     model.close(payout?.tx_id, tb.clock.now().getTime())
     await this.checkPayee('after the close')
   }
@@ -883,10 +880,29 @@ class Run {
   }
 
   /**
-   * The run's last close attempt (holds released first, or not); once closed, a payout, a
-   * batch, a hold, a freeze and a deposit, all refused.
+   * Before a close: a clearing run (pending EFTs settled, returns due collected), a deposit
+   * when little is available, and an RTC payout to the "returned" recipient, whose return
+   * the next clearing run brings (refused while the account is frozen).
    */
-  async closeAtEnd(closing: { payTo: boolean; releaseHolds: boolean }): Promise<void> {
+  private async returnDue(): Promise<void> {
+    await this.apply({ kind: 'clearing' })
+    if (this.model.available < 1_000n + fees.RTC) {
+      await this.apply({ kind: 'deposit', amount: 10_000 })
+    }
+    const amount = this.model.available - fees.RTC
+    if (amount < 100n) return
+    await this.apply({ kind: 'transfer', rtc: true, recipient: 'returned',
+      amount: Number(amount > 5_000n ? 5_000n : amount) })
+  }
+
+  /**
+   * The run's last close attempt (holds released first, or not; with `returned`, after a
+   * payout whose return is due); once closed, a payout, a batch, a hold, a freeze and a
+   * deposit, all refused.
+   */
+  async closeAtEnd(closing: { payTo: boolean; releaseHolds: boolean;
+      returned: boolean }): Promise<void> {
+    if (closing.returned && this.model.lifecycle.status !== 'closed') await this.returnDue()
     if (closing.releaseHolds) {
       while (this.model.lifecycle.activeHolds().length > 0) {
         await this.apply({ kind: 'hold_release', pick: 0, again: false })
@@ -1610,6 +1626,21 @@ class Run {
     assert.deepEqual(status.holds.map((h) => [h.hold_id, h.amount]).sort(),
       lifecycle.activeHolds().map((h) => [h.holdId, String(h.amount)]).sort(), `holds (${when})`)
     await this.checkPayee(when)
+    await this.checkUnclaimed(when)
+  }
+
+  /**
+   * What came back for the account once closed is the bank's unclaimed funds: the postings to
+   * `unclaimed_funds` that name its payments.
+   */
+  private async checkUnclaimed(when: string): Promise<void> {
+    const { rows } = await sql<{ total: string }>`
+      select coalesce(sum(p.amount), 0)::text as total from postings p
+      join transactions t on t.id = p.tx_id
+      where p.internal_account = 'unclaimed_funds' and t.account_id = ${this.accountId}
+    `.execute(tb.bank.database.db)
+    assert.equal(BigInt(rows[0]!.total), this.model.lifecycle.unclaimed,
+      `unclaimed funds of the closed account (${when})`)
   }
 
   /** A bulk batch's funding row, a bulk payment's row or a refund, as the model has them. */

@@ -51,6 +51,11 @@ export interface OperationFixture {
   closableAccountId: string
   /** A legal hold of one cent on `accountId`, for the release sample. */
   holdId: string
+  /**
+   * Unclaimed funds (payouts returned after their account closed), each paid once by the
+   * sample; the payee is the partner's second account. None in production (a 404 then).
+   */
+  unclaimedTxIds: string[]
   /** An incoming payment (another bank's credit) to that second account: its tx_id. */
   incomingTxId: string
   /**
@@ -126,9 +131,8 @@ async function fund(tb: TestBank, accountId: string): Promise<string> {
 export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const partner = await onboardPartner(tb, { approve: true })
   const { userId } = await partner.client.users.create(userRequest(partner.rootEntityId))
-  const { accounts } = await partner.client.accounts.getByEntity({
-    entity_id: partner.rootEntityId,
-  })
+  const { accounts } = await partner.client.accounts.getByEntity(
+    { entity_id: partner.rootEntityId })
   const accountId = accounts[0]?.account_id
   if (!accountId) throw new Error('an approved root entity should have its pool account')
   const { revocable, revocableNatsUser } = await revocables(tb, partner)
@@ -145,6 +149,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const incoming = tb.config.sandbox ? await tb.operator.sandbox.incoming({
     account_number: payee.account_number, amount: 1_000 }) : undefined
   const incomingTxId = incoming?.tx_id ?? randomUUID()
+  const unclaimedTxIds = await unclaimedFixture(tb, partner)
   const bulk = await bulkBatches(tb, partner)
   const debit = await debitOrders(tb, partner)
   const kyc = await kycFixture(tb, partner)
@@ -164,7 +169,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     payeeAccountNumber: payee.account_number,
     statusAccountId: statusAccount.account_id,
     closableAccountId: closable.account_id,
-    holdId: hold.hold_id,
+    holdId: hold.hold_id, unclaimedTxIds,
     incomingTxId,
     railMessageId: incoming?.message_id ?? 'PBNONE',
     deadJobId, statementJobId: await queuedStatement(tb, partner.partnerId, accountId),
@@ -173,6 +178,35 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     debit,
     kyc,
   }
+}
+
+const unclaimed_pool = 25
+
+/**
+ * Unclaimed funds for the pay sample: payouts of an account of the partner's to the simulated
+ * rail's "returned" recipient, the account closed (its balance paid to `accountId`), and a
+ * clearing run that brings the returns back, each then kept as unclaimed funds.
+ */
+async function unclaimedFixture(tb: TestBank, partner: TestPartner): Promise<string[]> {
+  // Only the sandbox's clearing house returns payouts. Made before anything else waits for a
+  // clearing run: this one makes a clearing run of its own.
+  if (!tb.config.sandbox) return []
+  const { account_id: closing } = await partner.client.accounts.create(
+    { entity_id: partner.rootEntityId })
+  await tb.operator.accounts.deposit({ account_id: closing, amount: 1_000_000 })
+  const txIds: string[] = []
+  for (let i = 0; i < unclaimed_pool; i++) {
+    const sent = await partner.client.accounts.transfer({ account_id: closing,
+      clientTxId: randomUUID(), amount: 100, ref: 'to return', own_ref: 'unclaimed sample',
+      account_number: '4000000028', branch_code: '250655', name: 'Returned', pay_and_clear: true })
+    txIds.push(sent.tx_id)
+  }
+  const { accounts } = await partner.client.accounts.getByEntity(
+    { entity_id: partner.rootEntityId })
+  await partner.client.accounts.close({ account_id: closing, reason: 'unclaimed sample',
+    pay_to_account_id: accounts[0]!.account_id })
+  await tb.operator.clearing.run({})
+  return txIds
 }
 
 /** A credential and a NATS user of the partner's that the revoke samples may revoke. */
@@ -837,6 +871,10 @@ const bodies: Record<string, BodyFactory> = {
   ops_account_hold_place: (f) => ({ account_id: f.accountId, amount: 1, reference: 'Sample' }),
   ops_account_hold_release: (f) => ({ hold_id: f.holdId, reason: 'Sample release' }),
   ops_account_holds: (f) => ({ account_id: f.accountId }),
+  ops_account_unclaimed: (f) => ({ account_id: f.closableAccountId }),
+  ops_account_unclaimed_pay: (f) => ({
+    tx_id: takeOne(f.unclaimedTxIds.length > 0 ? f.unclaimedTxIds : [f.transactionId]),
+    pay_to_account_id: f.accountId, reason: 'Sample payment of unclaimed funds' }),
   ops_account_transactions: (f) => ({ account_id: f.accountId, limit: 10 }),
   card_request: (f) => ({
     account_id: f.accountId,

@@ -780,11 +780,13 @@ export interface PartnerAccountsMethods {
 
   /**
    * Closes the account for good (not one the bank froze or blocked: 403). Refused (422
-   * `account_not_closable`, `details` naming each obstacle) while it has pending transactions or
-   * legal holds. A balance is paid out in the same request, without a fee, to another account of
-   * the same customer (`pay_to_account_id`) or by EFT (`pay_by_eft`); its cards are cancelled and
-   * the debit orders that collect into it cancelled. Incoming payments to it are then sent back
-   * (AC04). Closing a closed account answers its status. Raises `account.status_changed`.
+   * `account_not_closable`, `details` naming each obstacle) while it has pending transactions (a
+   * verified bulk batch not yet completed among them) or legal holds. A balance is paid out in the
+   * same request, without a fee, to another account of the same customer (`pay_to_account_id`) or
+   * by EFT (`pay_by_eft`); its cards are cancelled and the debit orders that collect into it
+   * cancelled. Incoming payments to it are then sent back (AC04); money that comes back for it
+   * later (a payout returned, the closing EFT failed) is kept by the bank as unclaimed funds, never
+   * credited to it. Closing a closed account answers its status. Raises `account.status_changed`.
    *
    * Needs a credential with the `write` permission. Subject `svc.account.<partner_id>.close`.
    *
