@@ -3,6 +3,9 @@ import fs from 'node:fs'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { createInbox, headers as natsHeaders, type Msg, type NatsConnection } from '@nats-io/transport-node'
+import { allOperations, subjectFor, subscriptionSubject } from '../../src/contract/index.ts'
+import { ServedSubjects } from '../../src/transport/nats/micro.ts'
+import { ManualClock } from '../../src/clock.ts'
 import { businessEntity } from '../support/fixtures.ts'
 import { onboardPartner, rawRequest, useTestBank, type RawReply, type TestPartner } from '../support/harness.ts'
 
@@ -17,7 +20,9 @@ import { onboardPartner, rawRequest, useTestBank, type RawReply, type TestPartne
 // account (as every client is on an open server: no import crossed), each partner's `nc` its
 // own account's.
 
-const tb = useTestBank({ natsAuthority: 'bank' })
+// The request budgets' clock (the bank's wall clock) stands still: nothing refills by itself.
+const tb = useTestBank({ natsAuthority: 'bank',
+  wallClock: new ManualClock('2026-12-07T08:00:00Z') })
 let a: TestPartner
 let b: TestPartner
 let aEntity: string
@@ -78,6 +83,19 @@ test(name('without a good credential it is 401, before anything else'), async ()
     expectRefused(await rawRequest(tb, subject, '{}', { token: 'bnk_not_a_token' }), 401,
       subject)
   }
+})
+
+test(name('an unknown subject spends the request budget as an operation does: over it, 429'), async () => {
+  const c = await onboardPartner(tb)
+  await tb.operator.partners.limits({ partner_id: c.partnerId, requests_per_second: 1, burst: 2 })
+  const subject = `svc.nothing.${c.partnerId}.x`
+  const codes = []
+  for (let i = 0; i < 3; i++) codes.push((await rawRequest(tb, subject, '{}',
+    { token: c.token })).code)
+  assert.deepEqual(codes, [404, 404, 429])
+  const refused = await rawRequest(tb, subject, '{}', { token: c.token })
+  assert.equal(refused.body.error.type, 'rate_limited')
+  assert.ok(Number(refused.headers['Retry-After-Ms']) > 0)
 })
 
 test(name("another partner's id or entity is 403, the same refusal whether it exists or not"), async () => {
@@ -144,6 +162,20 @@ function expectServedOnce(replies: Msg[], count: number, entityId: string, what:
       (e) => e.id === entityId), what)
   }
 }
+
+test(name("the catch-all's lookup finds each operation's own endpoint for its concrete subjects, and none for unknown ones"), () => {
+  const operations = allOperations()
+  const served = new ServedSubjects(operations.map((op) => ({ op,
+    subject: subscriptionSubject(op) })))
+  for (const op of operations) {
+    const subject = subjectFor(op, op.permission === 'operator' ? undefined : randomUUID())
+    assert.equal(served.of(subject)?.op, op, subject)
+  }
+  for (const subject of [...unknownOfA(), 'svc.account.x.bulk_payment', 'ops.account',
+      'svc.sandbox.x.clock.advance.more', 'ops.summary.x', 'net.card', 'svc.>', '']) {
+    assert.equal(served.of(subject), undefined, subject)
+  }
+})
 
 // The catch-all and the operation's own subscription both match a served subject; in one
 // queue group the server gives each request to one of them (at random: 40 requests reach

@@ -237,11 +237,11 @@ export class MicroService {
  * Which endpoint serves a concrete subject. Endpoint subjects are literal tokens and `*`s (no
  * `>`): a subject is looked up once per distinct set of `*` positions, those tokens masked.
  */
-class ServedSubjects {
-  private readonly byMasked = new Map<string, EndpointState>()
+export class ServedSubjects<E extends { subject: string } = EndpointState> {
+  private readonly byMasked = new Map<string, E>()
   private readonly wildcardSets: number[][] = []
 
-  constructor(endpoints: readonly EndpointState[]) {
+  constructor(endpoints: readonly E[]) {
     const seen = new Set<string>()
     for (const endpoint of endpoints) {
       const tokens = endpoint.subject.split('.')
@@ -257,7 +257,7 @@ class ServedSubjects {
     }
   }
 
-  of(subject: string): EndpointState | undefined {
+  of(subject: string): E | undefined {
     const exact = this.byMasked.get(subject)
     if (exact) return exact
     const tokens = subject.split('.')
