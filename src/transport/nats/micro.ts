@@ -248,7 +248,7 @@ export class ServedSubjects<E extends { subject: string } = EndpointState> {
       if (tokens.includes('>')) throw new Error(
         `endpoint subject ${endpoint.subject}: a fallback needs endpoints without '>'`)
       const wildcards = tokens.flatMap((token, i) => (token === '*' ? [i] : []))
-      const key = `${tokens.length}:${wildcards.join(',')}`
+      const key = wildcards.join(',')
       if (!seen.has(key)) {
         seen.add(key)
         this.wildcardSets.push(wildcards)
