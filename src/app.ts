@@ -30,6 +30,7 @@ import { unboundOperations } from './transport/nats/endpoint-table.ts'
 import { endpointsOf, migrationsOf, undeclared, type Module } from './module.ts'
 import { modules } from './modules.ts'
 import { MicroService } from './transport/nats/micro.ts'
+import { unknownSubjectFallback } from './transport/nats/unknown-subject.ts'
 
 export const serviceVersion = '0.1.0'
 const credentialRevokedSubject = 'bank.internal.credential.revoked'
@@ -282,6 +283,8 @@ function endpointService(options: BankOptions, { database, nc, services, identit
       permission: op.permission,
     })
   }
+  // Subjects no operation serves are answered 404 at once (transport/nats/unknown-subject.ts).
+  micro.setFallback(unknownSubjectFallback(deps))
   return { micro, endpoints: table.length }
 }
 

@@ -130,7 +130,7 @@ const encoder = new TextEncoder()
  * calls).
  */
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
     msg: Msg) => Promise<Reply> {
@@ -197,7 +197,7 @@ function onCallersClock<T>(sandbox: boolean, caller: Caller, fn: () => T): T {
  * partner: the caller's, or the one the subject names when no credential was accepted (null
  * for an operator's or a card network's own subjects); an entity subject's also its entity.
  */
-function logRequest(context: Context, code: number, ms: number,
+export function logRequest(context: Context, code: number, ms: number,
     { scope, subject, tokenIndex }: { scope: string; subject: string; tokenIndex: number }): void {
   const rounded = Math.round(ms * 10) / 10
   if (code < 400) {
@@ -217,7 +217,7 @@ function logRequest(context: Context, code: number, ms: number,
  * request are garbage the busy path need not make. A class, so that the lazy `log` is one
  * getter on the prototype rather than a new accessor (and closure) in every request's object.
  */
-class Context implements RequestContext {
+export class Context implements RequestContext {
   caller!: Caller
   subjectId: string | null = null
   /** The refusal's or failure's error type, for the request's log line. */
@@ -241,7 +241,7 @@ class Context implements RequestContext {
 }
 
 /** The subject's `index`th dot-separated token ('' when it has fewer). */
-function subjectToken(subject: string, index: number): string {
+export function subjectToken(subject: string, index: number): string {
   let start = 0
   for (let i = 0; i < index; i++) {
     const dot = subject.indexOf('.', start)
@@ -294,7 +294,7 @@ function replyEncoder(operation: Operation): (result: unknown, validate: boolean
   }
 }
 
-function credentialFrom(headers: MsgHdrs | undefined): string | undefined {
+export function credentialFrom(headers: MsgHdrs | undefined): string | undefined {
   if (!headers) return undefined
   const token = headers.get('token')
   if (token) return token.trim()
@@ -314,20 +314,8 @@ function authorize(
   subjectId: string | null,
   deps: EndpointDependencies,
 ): Promise<void> | undefined {
-  // Each kind of credential has subjects of its own: partners `svc.`, operators `ops.`, a
-  // card network `net.card.` (none of the others' is any use on them).
-  if (scope === 'operator') {
-    if (caller.role !== 'operator') throw new Forbidden('an operator credential is required')
-    return undefined
-  }
-  if (scope === 'card_network') {
-    if (caller.role !== 'card_network') throw new Forbidden(
-      'a card network credential is required')
-    return undefined
-  }
-  if (caller.role !== 'partner') throw new Forbidden(caller.role === 'operator'
-    ? 'operator credentials act on ops. subjects only'
-    : 'card network credentials act on net.card. subjects only')
+  requireRole(caller, scope)
+  if (scope === 'operator' || scope === 'card_network') return undefined
   if (scope === 'entity') {
     if (!subjectId || !uuidPattern.test(subjectId)) throw anotherEntity()
     return deps.entityPartner(subjectId.toLowerCase()).then((partnerId) => {
@@ -340,6 +328,26 @@ function authorize(
   }
   requirePermission(caller, operation)
   return undefined
+}
+
+/**
+ * Throws Forbidden unless the credential is of the kind the subject's scope is for. Each kind of
+ * credential has subjects of its own: partners `svc.`, operators `ops.`, a card network
+ * `net.card.` (none of the others' is any use on them).
+ */
+export function requireRole(caller: Caller, scope: ReturnType<typeof scopeOf>): void {
+  if (scope === 'operator') {
+    if (caller.role !== 'operator') throw new Forbidden('an operator credential is required')
+    return
+  }
+  if (scope === 'card_network') {
+    if (caller.role !== 'card_network') throw new Forbidden(
+      'a card network credential is required')
+    return
+  }
+  if (caller.role !== 'partner') throw new Forbidden(caller.role === 'operator'
+    ? 'operator credentials act on ops. subjects only'
+    : 'card network credentials act on net.card. subjects only')
 }
 
 function anotherEntity(): Forbidden {
@@ -408,7 +416,7 @@ function valueAt(body: unknown, path: PropertyKey[]): unknown {
   return value
 }
 
-function errorReply(error: unknown, context: { requestId: string; log: Logger
+export function errorReply(error: unknown, context: { requestId: string; log: Logger
     errorType: string | undefined }): Reply {
   if (isDatabaseUnavailable(error)) {
     // An outage (away, stalled, out of disk or memory: db/errors.ts), not a mistake: the

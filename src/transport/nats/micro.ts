@@ -43,9 +43,21 @@ interface EndpointState {
   processing_time: number
 }
 
+/**
+ * Subjects no endpoint serves: answered by a fallback (a 404 at once, rather than a caller left
+ * waiting for its timeout when its request crossed an import to the bank's account, where the
+ * server cannot tell it that nobody answers).
+ */
+export interface Fallback {
+  /** Wildcard subjects it subscribes to, in the endpoints' queue group (e.g. `svc.>`). */
+  subjects: readonly string[]
+  handler: MicroHandler
+}
+
 export class MicroService {
   readonly id = randomUUID().replaceAll('-', '')
   private readonly endpoints: EndpointState[] = []
+  private fallback: { subjects: readonly string[]; state: EndpointState } | undefined
   private readonly internal: Subscription[] = []
   /** Requests being served; `stop` waits for none to be left. */
   private inFlight = 0
@@ -65,6 +77,19 @@ export class MicroService {
       last_error: '', processing_time: 0 })
   }
 
+  /**
+   * Answers requests on `subjects` that no endpoint serves. Its subscriptions are in the
+   * endpoints' queue group, so a request on a served subject goes to one member of the group
+   * only: an endpoint's subscription or a fallback's, which then serves it as that endpoint
+   * would (never a second reply, never a request dropped).
+   */
+  setFallback(fallback: Fallback): void {
+    if (this.started) throw new Error('the fallback must be set before start()')
+    this.fallback = { subjects: fallback.subjects, state: { name: '(unknown subject)',
+      subject: fallback.subjects.join(' '), metadata: {}, handler: fallback.handler,
+      num_requests: 0, num_errors: 0, last_error: '', processing_time: 0 } }
+  }
+
   start(): void {
     this.started = new Date().toISOString()
     for (const endpoint of this.endpoints) {
@@ -75,6 +100,7 @@ export class MicroService {
         },
       })
     }
+    if (this.fallback) this.startFallback(this.fallback)
     const verbs: Record<string, () => unknown> = {
       PING: () => ({ type: 'io.nats.micro.v1.ping_response', ...this.identity() }),
       INFO: () => this.info(),
@@ -91,6 +117,23 @@ export class MicroService {
           }),
         )
       }
+    }
+  }
+
+  private startFallback({ subjects, state }: { subjects: readonly string[]
+      state: EndpointState }): void {
+    const served = new ServedSubjects(this.endpoints)
+    for (const subject of subjects) {
+      this.internal.push(this.nc.subscribe(subject, {
+        queue: this.options.queue,
+        callback: (error, msg) => {
+          if (error) return
+          const endpoint = served.of(msg.subject)
+          if (endpoint) void this.serve(endpoint, msg)
+          // Nobody waits for a reply to a message published without a reply subject.
+          else if (msg.reply) void this.serve(state, msg)
+        },
+      }))
     }
   }
 
@@ -187,6 +230,45 @@ export class MicroService {
     } finally {
       if (--this.inFlight === 0) this.drained?.()
     }
+  }
+}
+
+/**
+ * Which endpoint serves a concrete subject. Endpoint subjects are literal tokens and `*`s (no
+ * `>`): a subject is looked up once per distinct set of `*` positions, those tokens masked.
+ */
+export class ServedSubjects<E extends { subject: string } = EndpointState> {
+  private readonly byMasked = new Map<string, E>()
+  private readonly wildcardSets: number[][] = []
+
+  constructor(endpoints: readonly E[]) {
+    const seen = new Set<string>()
+    for (const endpoint of endpoints) {
+      const tokens = endpoint.subject.split('.')
+      if (tokens.includes('>')) throw new Error(
+        `endpoint subject ${endpoint.subject}: a fallback needs endpoints without '>'`)
+      const wildcards = tokens.flatMap((token, i) => (token === '*' ? [i] : []))
+      const key = wildcards.join(',')
+      if (!seen.has(key)) {
+        seen.add(key)
+        this.wildcardSets.push(wildcards)
+      }
+      this.byMasked.set(endpoint.subject, endpoint)
+    }
+  }
+
+  of(subject: string): E | undefined {
+    const exact = this.byMasked.get(subject)
+    if (exact) return exact
+    const tokens = subject.split('.')
+    for (const wildcards of this.wildcardSets) {
+      if (wildcards.length === 0 || wildcards.some((i) => i >= tokens.length)) continue
+      const masked = [...tokens]
+      for (const i of wildcards) masked[i] = '*'
+      const endpoint = this.byMasked.get(masked.join('.'))
+      if (endpoint) return endpoint
+    }
+    return undefined
   }
 }
 
