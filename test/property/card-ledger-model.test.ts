@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
+import { checkProperty } from './property-budget.ts'
 import fc from 'fast-check'
 import { card_limits } from '../../src/cards/card-contract.ts'
 import type { TransactionView } from '../../src/transfers/transfer-contract.ts'
@@ -35,7 +36,8 @@ import { authorizationRow, limits, type Authorization } from '../cards/rule-help
 // every authorization's status and amounts, every card row (status, debit, credit) and
 // adjustment row, and `ledger verify`. Jobs run only when the test says (the job runner is
 // stopped); the clock is the injected one. Reproduce a failure with BANK_PROPERTY_SEED=<seed>;
-// search longer with BANK_PROPERTY_RUNS=<runs>.
+// search longer with BANK_PROPERTY_RUNS=<runs> and BANK_PROPERTY_SECONDS=<seconds> (the time
+// budget, 180 s by default: property-budget.ts).
 
 type Action =
   | { kind: 'deposit'; amount: number }
@@ -656,9 +658,9 @@ async function newRun(opening: number, transactionLimit: number | null): Promise
   return run
 }
 
-test('cards - random authorizations, increments, reversals, clearings, refunds and expiry among deposits and transfers agree with a model of the account', async () => {
+test('cards - random authorizations, increments, reversals, clearings, refunds and expiry among deposits and transfers agree with a model of the account', async (t) => {
   const seed = Number(process.env.BANK_PROPERTY_SEED ?? 31_031)
-  await fc.assert(
+  await checkProperty(t, 
     fc.asyncProperty(scenario, async ({ opening, transactionLimit, actions }) => {
       const run = await newRun(opening, transactionLimit)
       for (const [i, a] of actions.entries()) {

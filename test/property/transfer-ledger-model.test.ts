@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
+import { checkProperty } from './property-budget.ts'
 import fc from 'fast-check'
 import { sql } from 'kysely'
 import type { TxStatus } from '../../src/ledger/ledger-tables.ts'
@@ -102,8 +103,9 @@ import {
 // left pending, which touches only those runs' accounts. Reproduce a failure with
 // BANK_PROPERTY_SEED=<seed> (fast-check prints the seed and the shrunk sequence), and with
 // BANK_PROPERTY_PATH=<path> (printed beside it) replay only the shrunk sequence; search
-// longer with BANK_PROPERTY_RUNS=<runs> (8 by default, to keep a pass within seconds of CPU;
-// BANK_PROPERTY_DEBUG=1 prints what each run's debit orders and lifecycle actions came to).
+// longer with BANK_PROPERTY_RUNS=<runs> (8 by default, to keep a pass within seconds of CPU)
+// and BANK_PROPERTY_SECONDS=<seconds> (the time budget, 180 s by default: property-budget.ts);
+// BANK_PROPERTY_DEBUG=1 prints what each run's debit orders and lifecycle actions came to.
 
 type Recipient = 'normal' | 'failed' | 'invalid' | 'invalid_branch' | 'returned'
 
@@ -1786,9 +1788,9 @@ class Run {
   }
 }
 
-test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, debit orders, legal holds, freezes, closure, clearing and time agree with a model of the account', async () => {
+test('ledger - random deposits, EFT/RTC transfers, repeated keys, bulk batches, debit orders, legal holds, freezes, closure, clearing and time agree with a model of the account', async (t) => {
   const seed = process.env.BANK_PROPERTY_SEED
-  await fc.assert(
+  await checkProperty(t, 
     fc.asyncProperty(scenario,
         async ({ opening, mandates, orders, actions, finalDays, finale, closing }) => {
       const partner = await onboardPartner(tb, { approve: true })
