@@ -48,11 +48,11 @@ export async function pendingPayouts(
   partnerId?: string,
 ): Promise<PendingPayoutWork[]> {
   let query = payoutQuery(db)
-  // A partner's own clearing cycle (its sandbox clock's): its payouts only.
-  if (partnerId !== undefined) query = query.where('t.partner_id', '=', partnerId)
     .where('t.status', '=', 'Pending')
     .where('t.tx_payment_type', '=', paymentType)
     .where('t.created_at', '<=', takenBefore)
+  // A partner's own clearing cycle (its sandbox clock's): its payouts only.
+  if (partnerId !== undefined) query = query.where('t.partner_id', '=', partnerId)
   if (after) {
     query = query.where((eb) => eb.or([eb('t.created_at', '>', after.created_at),
       eb.and([eb('t.created_at', '=', after.created_at), eb('t.id', '>', after.tx_id)])]))
