@@ -247,6 +247,8 @@ export const accountStatusOperatorOperations = {
   unclaimed: operation({
     name: 'ops_account_unclaimed',
     sdk: 'accounts.unclaimed',
+    // `account unclaimed` is the group of `list` and `pay`.
+    cli: { words: 'account unclaimed list', positionals: ['account_id'] },
     subject: 'ops.account.unclaimed',
     permission: 'operator',
     summary: 'Unclaimed funds: money that came back for a closed account after it closed (a ' +
