@@ -3,10 +3,11 @@ import { BankClient, OperatorClient } from '../src/client/index.ts'
 import { onboardPartner, rand, requireSandbox, stepper, uniqueSuffix, waitFor, type Print } from './shared.ts'
 
 // A monthly debit order in the sandbox: a partner registers a debtor's mandate, schedules
-// a monthly collection of R150 and watches two months of collections in a minute, the
-// bank's operator moving the sandbox clock to each collection day instead of waiting.
-// Run it with `npm run example -- debit-order`. It moves the bank's clock forward by about
-// seven weeks each time it runs; the clock never moves back.
+// a monthly collection of R150 and watches two months of collections in a minute, moving
+// its own sandbox clock to each collection day instead of waiting. Run it with
+// `npm run example -- debit-order`. Each run onboards a partner of its own and moves only
+// that partner's clock (about seven weeks): the bank's clock and every other partner's
+// stay where they are.
 
 /**
  * The simulated debit rail's always-collecting debtor account (README, The simulated debit rail).
@@ -22,19 +23,20 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   let bank: BankClient | undefined
   try {
     await requireSandbox(ops)
-    // Dates come from the bank's clock, not this machine's: an earlier run moved it.
-    const { now } = await ops.sandbox.clock()
-    step("Read the bank's clock (sandbox)", now)
     const partner = await onboardPartner(ops, 'Gym Co', 0)
     step('Onboard a partner (operator)', `partner_id ${partner.partnerId}`,
       `pool account ${partner.poolAccountId}: collections are credited here`)
     bank = BankClient.fromEnv(
       { env: { ...env, BANK_PARTNER_ID: partner.partnerId, BANK_PARTNER_TOKEN: partner.token } })
+    // Dates come from the partner's sandbox clock (the bank's, for a new partner), not this
+    // machine's: the bank's clock may have been moved.
+    const { now } = await bank.sandbox.clock()
+    step('Read your sandbox clock', now)
     const entity_id = partner.rootEntityId
 
     const mandate_reference = await registerMandate(bank, entity_id, step)
     const order = await scheduleOrder(bank, entity_id, mandate_reference, sastDate(now), step)
-    await followCollections(ops, bank, entity_id, order, step)
+    await followCollections(bank, entity_id, order, step)
 
     // 4. The credits on the pool account, and the order's history.
     const { transactions } = await bank.accounts.listTransactions(
@@ -106,20 +108,21 @@ async function scheduleOrder(bank: BankClient, entity_id: string, mandate_refere
 }
 
 /**
- * 3. Move the clock to 06:00 SAST of each collection day: the advance runs that day's
- *    00:00 SAST collection run, and all other work due on the way, before it answers.
+ * 3. Move the partner's clock to 06:00 SAST of each collection day: the advance runs that
+ *    day's 00:00 SAST collection run of the partner's orders, and its other work due on the
+ *    way, before it answers.
  */
-async function followCollections(ops: OperatorClient, bank: BankClient, entity_id: string,
+async function followCollections(bank: BankClient, entity_id: string,
     order: { debit_order_id: string; collection_date: string }, step: Step) {
   let next: string | null = order.collection_date
   for (let n = 1; next !== null && n <= collections_max; n++) {
-    const moved = await ops.sandbox.advance({ to: `${next}T06:00:00+02:00` })
+    const moved = await bank.sandbox.advance({ to: `${next}T06:00:00+02:00` })
     const status = await bank.debitOrders.status(
       { entity_id, debit_order_id: order.debit_order_id })
     const collected = status.status_history.filter((h) => h.status === 'successful'
       || h.status === 'failed').at(-1)
     step(
-      `Advance the clock to collection ${n} (operator)`,
+      `Advance your clock to collection ${n}`,
       `now ${moved.now}, ${moved.jobs_run} jobs run on the way`,
       `${collected?.status ?? status.status}: ${collected?.description ?? ''}`,
     )

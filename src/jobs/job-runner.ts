@@ -443,32 +443,44 @@ export class JobRunner {
    * (`move`, in a transaction that also brings its other queued jobs nearer), after
    * planning the recurring work done by its clock (`per_partner` kinds). Nothing of another
    * partner's, nor the bank's own, runs; sweeps are left to the bank's ticks. Leaves the
-   * partner's clock at `target`.
+   * partner's clock at `target`. The recurring work is planned a day ahead at a time, not
+   * up to the target at once: each move shifts every queued job of the partner, so weeks
+   * of hourly jobs queued up front would make a long advance quadratic.
    */
   async runPartnerUntil(partner: string, target: Date, move: PartnerMove,
       self?: string): Promise<AdvanceReport> {
     return this.walk(self, async () => {
       const partnerNow = () => onPartnerClock(partner, () => this.clock.now())
-      for (const kind of this.kinds.values()) {
-        if (kind.per_partner) await this.planKindBetween(kind, partner, partnerNow(), target)
-      }
+      const planned = new PartnerPlanning(partnerNow(), target, (from, to) =>
+        this.planPartnerBetween(partner, from, to))
       const kinds = [...this.kinds.values()].filter((k) => !k.skip_in_advance && !k.next)
         .map((k) => k.kind)
       let runs = 0
       for (;;) {
         await this.dispatchAllEvents()
+        const horizon = await planned.ahead(partnerNow())
         const lead = partnerNow().getTime() - this.now().getTime()
         const next = await nextQueuedOfPartner(this.db, partner, kinds,
-          new Date(target.getTime() - lead))
-        const stop = next ? new Date(next.due_at.getTime() + lead) : target
+          new Date(horizon.getTime() - lead))
+        const stop = next ? new Date(next.due_at.getTime() + lead) : horizon
         if (stop.getTime() > partnerNow().getTime()) await this.movePartner(partner, stop, move)
-        if (!next) break
+        if (!next) {
+          if (horizon.getTime() >= target.getTime()) break
+          continue
+        }
         if (runs >= advance_runs_max) return { jobs_run: runs, complete: false }
         await this.runById(next.id).catch(() => undefined)
         runs++
       }
       return { jobs_run: runs, complete: true }
     })
+  }
+
+  /** The partner's recurring work (`per_partner` kinds) due between `from` and `to`, its time. */
+  private async planPartnerBetween(partner: string, from: Date, to: Date): Promise<void> {
+    for (const kind of this.kinds.values()) {
+      if (kind.per_partner) await this.planKindBetween(kind, partner, from, to)
+    }
   }
 
   /** Moves the partner's clock and brings its queued jobs as much nearer, in one transaction. */
@@ -815,6 +827,31 @@ export class JobRunner {
     const kind = this.kinds.get(name)
     assert(kind, `no job kind ${name} is registered`)
     return kind
+  }
+}
+
+/** How far ahead a partner's advance plans its recurring work at a time (its time). */
+const partner_plan_window_ms = 86_400_000
+
+/**
+ * The recurring work of a partner's advance, planned a window at a time up to its target:
+ * `ahead(now)` plans up to a window past `now` (not past the target) and answers how far
+ * the work is planned.
+ */
+class PartnerPlanning {
+  private to: Date
+  constructor(private readonly from: Date, private readonly target: Date,
+      private readonly planBetween: (from: Date, to: Date) => Promise<void>) {
+    this.to = from
+  }
+
+  async ahead(now: Date): Promise<Date> {
+    const want = Math.min(this.target.getTime(), now.getTime() + partner_plan_window_ms)
+    if (want > this.to.getTime() || this.to === this.from) {
+      await this.planBetween(this.to, new Date(want))
+      this.to = new Date(Math.max(want, this.to.getTime()))
+    }
+    return this.to
   }
 }
 

@@ -139,3 +139,26 @@ test('sandbox - a partner\'s webhook retries run by its clock: its advance retri
     await Promise.all([ra.receiver.close(), rb.receiver.close()])
   }
 })
+
+test('sandbox - a partner\'s long advance runs every hourly job of its clock on the way, once each, and plans nothing past its target', async () => {
+  const p = await onboardPartner(tb)
+  const from = await clockOf(p)
+  const days = 4
+  const moved = await p.client.sandbox.advance({ seconds: days * 24 * 3600 })
+  const to = from + days * 24 * hour_ms
+  assert.equal(moved.now, new Date(to).toISOString())
+  const jobs = await tb.bank.database.db.selectFrom('jobs').select(['key', 'state', 'due_at'])
+    .where('kind', '=', 'card.authorization_expiry').where('clock_partner', '=', p.partnerId)
+    .execute()
+  // One expiry sweep for each hour its clock passed, each run once.
+  const ran = jobs.filter((job) => job.state === 'done').map((job) => job.key).sort()
+  const hours = Array.from({ length: days * 24 }, (_, n) =>
+    `${new Date((Math.floor(from / hour_ms) + n + 1) * hour_ms).toISOString()}@${p.partnerId}`)
+  assert.deepEqual(ran.filter((key) => hours.includes(key)), hours)
+  assert.equal(new Set(ran).size, ran.length)
+  // Nothing was planned past the target: the weeks ahead are not queued at once.
+  const bankNow = tb.clock.now().getTime()
+  const lead = to - bankNow
+  const latest = Math.max(...jobs.map((job) => new Date(job.due_at).getTime() + lead))
+  assert.ok(latest <= to, `a job due at ${new Date(latest).toISOString()}, after ${moved.now}`)
+})
