@@ -29,6 +29,11 @@ export interface ClosureCancels {
   cards(trx: Kysely<Database>, accountId: string): Promise<number>
   /** Cancels the scheduled debit orders that collect into the account; how many. */
   debitOrders(trx: Kysely<Database>, accountId: string, reason: string): Promise<number>
+  /**
+   * Locks the live debit orders that collect into the account; how many of them are under
+   * way with the debtor's bank (their money may still come in: a pending transaction).
+   */
+  collectionsUnderWay(trx: Kysely<Database>, accountId: string): Promise<number>
   /** Cancels the customer's live debit mandates; how many. */
   mandates(trx: Kysely<Database>, entityId: string, reason: string): Promise<number>
 }
@@ -100,7 +105,8 @@ export class AccountClosure {
    */
   private async payoutOf(trx: Kysely<Database>, actor: StatusActor & { credentialId: string },
       request: CloseRequest, account: LockedAccount): Promise<InternalJob | PayoutJob | undefined> {
-    const obstacles = await obstaclesOf(trx, request.account_id)
+    const collecting = await this.cancels.collectionsUnderWay(trx, request.account_id)
+    const obstacles = await obstaclesOf(trx, request.account_id, collecting)
     const balance = cents(account.balance)
     let payout: InternalJob | PayoutJob | undefined
     if (balance > 0n) {
@@ -144,9 +150,11 @@ export class AccountClosure {
  * whatever may still take money from the account or bring some back to it: a row still
  * `Pending` (a payout held, a card authorization open, a bulk batch waiting for its PIN, a
  * bulk payment waiting for its rail), and a verified bulk batch not yet completed (`processing`:
- * its payments may not have their rows yet, and each one its rail refuses is refunded).
+ * its payments may not have their rows yet, and each one its rail refuses is refunded), and
+ * `collecting` debit order collections under way with the debtor's bank (locked by the caller).
  */
-async function obstaclesOf(trx: Kysely<Database>, accountId: string): Promise<Obstacle[]> {
+async function obstaclesOf(trx: Kysely<Database>, accountId: string,
+    collecting: number): Promise<Obstacle[]> {
   const { rows } = await sql<{ pending: string; batches: string; holds: string }>`
     select
       (select count(*) from transactions
@@ -160,9 +168,9 @@ async function obstaclesOf(trx: Kysely<Database>, accountId: string): Promise<Ob
   const batches = Number(rows[0]?.batches ?? 0)
   const holds = Number(rows[0]?.holds ?? 0)
   const obstacles: Obstacle[] = []
-  if (pending > 0 || batches > 0) {
+  if (pending > 0 || batches > 0 || collecting > 0) {
     obstacles.push({ obstacle: 'pending_transactions', field: 'account_id',
-      message: pendingMessage(pending, batches) })
+      message: pendingMessage(pending, batches, collecting) })
   }
   if (holds > 0) {
     obstacles.push({ obstacle: 'legal_holds', field: 'account_id',
@@ -171,7 +179,7 @@ async function obstaclesOf(trx: Kysely<Database>, accountId: string): Promise<Ob
   return obstacles
 }
 
-function pendingMessage(pending: number, batches: number): string {
+function pendingMessage(pending: number, batches: number, collecting: number): string {
   const parts: string[] = []
   if (pending > 0) {
     parts.push(`${pending} pending transaction${pending === 1 ? '' : 's'} (payouts, card ` +
@@ -180,6 +188,10 @@ function pendingMessage(pending: number, batches: number): string {
   if (batches > 0) {
     parts.push(`${batches} verified bulk batch${batches === 1 ? '' : 'es'} not yet paid ` +
       '(its payments may still be refunded)')
+  }
+  if (collecting > 0) {
+    parts.push(`${collecting} debit order collection${collecting === 1 ? '' : 's'} under way ` +
+      'with the debtor\'s bank (the money may still come in)')
   }
   return parts.join('; ')
 }

@@ -49,6 +49,8 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
       cards: (trx: Kysely<Database>, id: string) => s.cards.cancelAllOf(trx, id),
       debitOrders: (trx: Kysely<Database>, id: string, reason: string) =>
         s.debit.cancelAllInto(trx, id, reason),
+      collectionsUnderWay: (trx: Kysely<Database>, id: string) =>
+        s.debit.lockCollectionsInto(trx, id),
       mandates: (trx: Kysely<Database>, entityId: string, reason: string) =>
         s.mandates.cancelAllOf(trx, entityId, reason),
     }

@@ -195,6 +195,20 @@ export class DebitService {
   }
 
   /** Cancels the scheduled orders that collect into an account (its closure); how many. */
+  /**
+   * Locks the debit orders that collect into the account and are live (scheduled, or
+   * `processing`: submitted to the debtor's bank), in the closing account's transaction;
+   * answers how many are processing. A collection run that takes an order to processing
+   * holds the order's lock until it commits, so a close either waits and counts it, or locks
+   * it first, cancels it, and the run then finds it cancelled and leaves it.
+   */
+  async lockCollectionsInto(trx: Kysely<Database>, accountId: string): Promise<number> {
+    const orders = await trx.selectFrom('debit_orders').select(['id', 'status'])
+      .where('account_id', '=', accountId).where('status', 'in', ['scheduled', 'processing'])
+      .orderBy('id').forUpdate().execute()
+    return orders.filter((order) => order.status === 'processing').length
+  }
+
   async cancelAllInto(trx: Kysely<Database>, accountId: string, reason: string):
       Promise<number> {
     const orders = await trx.selectFrom('debit_orders').selectAll()
