@@ -265,15 +265,21 @@ export const accountStatusOperatorOperations = {
     permission: 'operator',
     summary: 'Pays the unclaimed funds of a payment of a closed account (`tx_id`, as ' +
       '`ops.account.unclaimed` lists it) to another account of the same customer, in full: ' +
-      'a `reversal` row there whose parent is that payment. 404 when nothing is unclaimed for ' +
-      'it (paid out already); 422 `account_not_active` when the account takes no payments.',
+      'a `reversal` row there whose parent is that payment. Above the dual-control threshold ' +
+      'it waits for a second operator (`pending_approval`, `ops.approvals.approve`) and moves ' +
+      'nothing until approved. 404 when nothing is unclaimed for it (paid out already); 422 ' +
+      '`account_not_active` when the account takes no payments.',
     request: z.strictObject({ tx_id: uuid(), pay_to_account_id: uuid(), reason: text(1, 200) }),
     response: z.object({
-      /** The credit's row on `pay_to_account_id`. */
-      tx_id: z.string(),
+      /** `paid` now, or `pending_approval` until a second operator approves it. */
+      status: z.enum(['paid', 'pending_approval']),
+      /** The approval request when it waits for one, else null. */
+      approval_id: z.string().nullable(),
+      /** The credit's row on `pay_to_account_id` once paid, else null. */
+      tx_id: z.string().nullable(),
       pay_to_account_id: z.string(),
       amount: z.string(),
-      /** What was unclaimed, now paid. */
+      /** What was unclaimed: now paid, or to be paid on approval. */
       paid: unclaimedView,
     }),
   }),

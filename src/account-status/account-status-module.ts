@@ -58,7 +58,7 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
       dormancy: new Dormancy(db, accountStatus, config.dormantAfterDays, clock, s.jobRunner),
       legalHolds: new LegalHolds(db, s.ledgerWriter, s.dualControl, clock, s.jobRunner),
       accountClosure: new AccountClosure(db, s.ledgerWriter, accountStatus, cancels, clock),
-      unclaimedFunds: new UnclaimedFunds(db, s.ledgerWriter) }
+      unclaimedFunds: new UnclaimedFunds(db, s.ledgerWriter, s.dualControl) }
   },
   migrations: { '0041_account_status': accountStatusMigration },
   jobKinds: [dormancy_job_kind, hold_expiry_job_kind],

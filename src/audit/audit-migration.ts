@@ -119,6 +119,20 @@ export const auditCheckpointsMigration: Migration = {
   },
 }
 
+/**
+ * Dual control also decides an operator's payment of unclaimed funds
+ * (account-status/unclaimed-funds-service.ts).
+ */
+export const approvalUnclaimedMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      alter table approvals drop constraint approvals_kind_check;
+      alter table approvals add constraint approvals_kind_check
+        check (kind in ('deposit', 'reversal', 'hold_release', 'unclaimed_pay'));
+    `)
+  },
+}
+
 /** Dual control also decides the release of a legal hold (account-status/legal-hold-service.ts). */
 export const approvalKindsMigration: Migration = {
   async up(db: Kysely<any>) {

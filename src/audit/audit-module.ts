@@ -9,6 +9,7 @@ import {
   auditChainsMigration,
   auditCheckpointsMigration,
   approvalKindsMigration,
+  approvalUnclaimedMigration,
   operatorAuditMigration,
 } from './audit-migration.ts'
 import { audit_page_limit_default, audit_page_limit_max } from './audit-contract.ts'
@@ -42,6 +43,7 @@ export const auditModule: Module<AuditServices, AuditTables> = {
     '0026_audit_chains': auditChainsMigration,
     '0032_audit_checkpoints': auditCheckpointsMigration,
     '0043_approval_kinds': approvalKindsMigration,
+    '0050_approval_unclaimed': approvalUnclaimedMigration,
   },
   limits: { audit_page_limit_default, audit_page_limit_max },
   endpoints: (s) => [

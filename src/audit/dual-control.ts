@@ -42,9 +42,12 @@ const ttl_ms = approval_ttl_hours * 3600_000
 
 /** A kind of request another capability has dual control decide (a legal hold's release). */
 export interface Approvable {
-  /** Does what was asked, in the approval's transaction, as the operator who asked for it. */
+  /**
+   * Does what was asked, in the approval's transaction, as the operator who asked for it;
+   * answers the transaction it wrote, if any.
+   */
   approved(trx: Kysely<Database>, asked: Record<string, unknown>, requestedBy: string):
-    Promise<void>
+    Promise<string | void>
 }
 
 export class DualControl {
@@ -174,8 +177,8 @@ export class DualControl {
       const other = this.approvables.get(row.kind)
       if (other) {
         noteCommitTargets(row.account_id)
-        await other.approved(trx, row.request, row.requested_by)
-        return this.decide(trx, row, caller, 'approved', null, null)
+        const txId = await other.approved(trx, row.request, row.requested_by)
+        return this.decide(trx, row, caller, 'approved', null, txId ?? null)
       }
       const moved =
         row.kind === 'deposit'

@@ -30,6 +30,7 @@ const kind_words: Record<Approval['kind'], string> = {
   deposit: 'deposit',
   reversal: 'reversal',
   hold_release: 'legal hold release',
+  unclaimed_pay: 'payment of unclaimed funds',
 }
 
 /** What the requester asked, in words (the request's fields vary by kind). */

@@ -346,8 +346,8 @@ async function payUnclaimed(txId: string, account: string, keep: string,
   }
   const paid = await tb.operator.accounts.payUnclaimed({ tx_id: txId,
     pay_to_account_id: keep, reason: 'Customer asked, ticket 77' })
-  assert.deepEqual([paid.amount, paid.pay_to_account_id, paid.paid.tx_id],
-    ['30000', keep, txId])
+  assert.deepEqual([paid.status, paid.approval_id, paid.amount, paid.pay_to_account_id,
+    paid.paid.tx_id], ['paid', null, '30000', keep, txId])
   const total = had + 30_000
   assert.deepEqual(await balances(p, keep), { balance: String(total), available: String(total) })
   const credit = (await transactionsOf(p, keep)).find((t) => t.tx_id === paid.tx_id)!
@@ -395,6 +395,36 @@ test('closure - a blocked account takes back its own returned payout (nothing le
   const incoming = await tb.operator.sandbox.incoming({
     account_number: await accountNumberOf(p, account), amount: 500 })
   assert.equal(incoming.status, 'returned')
+  assert.deepEqual((await tb.operator.accounts.unclaimed({ account_id: account })).unclaimed, [])
+  await assertLedgerClean(tb)
+})
+
+test('closure - above the dual-control threshold unclaimed funds are paid only once a second operator approves; the requester cannot', async () => {
+  const account = await fundedAccount(1_000_000)
+  const keep = await newAccount(p)
+  const sent = await p.client.accounts.transfer(transferBody(account, { amount: 600_000,
+    pay_and_clear: true, account_number: magic.returned }))
+  const left = 1_000_000 - 600_000 - Number(tb.config.fees.RTC)
+  await p.client.accounts.close({ account_id: account, reason: 'Customer leaves',
+    pay_to_account_id: keep })
+  assert.equal((await tb.operator.clearing.run({})).returned, 1)
+
+  const asked = await tb.operator.accounts.payUnclaimed({ tx_id: sent.tx_id,
+    pay_to_account_id: keep, reason: 'Customer asked, ticket 78' })
+  assert.deepEqual([asked.status, asked.tx_id, asked.amount], ['pending_approval', null, '600000'])
+  assert.ok(asked.approval_id)
+  assert.deepEqual(await balances(p, keep), { balance: String(left), available: String(left) },
+    'nothing moves before the approval')
+  assert.equal((await tb.operator.accounts.unclaimed({ account_id: account })).unclaimed.length, 1)
+  await expectApiError(tb.operator.approvals.approve({ approval_id: asked.approval_id! }), 403)
+
+  const approved = await checker.approvals.approve({ approval_id: asked.approval_id! })
+  assert.deepEqual([approved.kind, approved.state], ['unclaimed_pay', 'approved'])
+  const total = left + 600_000
+  assert.deepEqual(await balances(p, keep), { balance: String(total), available: String(total) })
+  const credit = (await transactionsOf(p, keep)).find((t) => t.tx_id === approved.tx_id)!
+  assert.deepEqual([credit.tx_type, credit.parent_tx_id, credit.credit],
+    ['reversal', sent.tx_id, '600000'])
   assert.deepEqual((await tb.operator.accounts.unclaimed({ account_id: account })).unclaimed, [])
   await assertLedgerClean(tb)
 })
