@@ -7,7 +7,7 @@ import pg from 'pg'
 import { findNatsServerBinary, freePort, natsAnswers } from '../dev/nats-server.ts'
 
 // The production topology of docs/operations.md ("The highly available topology") on one
-// machine, for testing and for trying it: etcd; PostgreSQL 15 as a primary and a synchronous
+// machine, for testing and for trying it: etcd (three members); PostgreSQL 15 as a primary and a synchronous
 // standby, each under Patroni; HAProxy in front, sending connections to whichever node
 // Patroni's REST API calls the primary; three NATS servers in one cluster with JetStream;
 // and the bank's instances. Everything listens on loopback on free ports and keeps its files
@@ -34,6 +34,8 @@ export const topologyLimits = {
   haproxy_check_interval_ms: 500,
   haproxy_check_timeout_ms: 1_000,
   nats_nodes: 3,
+  /** etcd members: three, so that the store keeps its quorum with one of them away. */
+  etcd_members: 3,
   /** JetStream replicas of every stream, bucket and object store kept on this cluster. */
   jetstream_replicas: 3,
 }
@@ -47,6 +49,12 @@ export interface PostgresNode {
   dir: string
 }
 
+export interface EtcdMember {
+  name: string
+  clientPort: number
+  peerPort: number
+}
+
 export interface NatsNode {
   name: string
   port: number
@@ -58,7 +66,7 @@ export interface NatsNode {
 /** What `up` wrote to <dir>/topology.json: every port, and the id of every process started. */
 export interface Layout {
   dir: string
-  etcd: { clientPort: number; peerPort: number }
+  etcd: EtcdMember[]
   postgres: PostgresNode[]
   haproxyPort: number
   nats: NatsNode[]
@@ -110,15 +118,17 @@ export function missingPackages(): string[] {
 
 // ---------------------------------------------------------------- configuration files
 
-function etcdArgs(layout: Layout): string[] {
-  const { clientPort, peerPort } = layout.etcd
-  const client = `http://127.0.0.1:${clientPort}`
-  const peer = `http://127.0.0.1:${peerPort}`
+function etcdArgs(layout: Layout, member: EtcdMember): string[] {
+  const url = (port: number) => `http://127.0.0.1:${port}`
+  const cluster = layout.etcd.map((m) => `${m.name}=${url(m.peerPort)}`).join(',')
   return [
-    ...['--name', 'etcd1', '--data-dir', path.join(layout.dir, 'etcd')],
-    ...['--listen-client-urls', client, '--advertise-client-urls', client],
-    ...['--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer],
-    ...['--initial-cluster', `etcd1=${peer}`, '--initial-cluster-state', 'new'],
+    ...['--name', member.name, '--data-dir', path.join(layout.dir, member.name)],
+    ...['--listen-client-urls', url(member.clientPort)],
+    ...['--advertise-client-urls', url(member.clientPort)],
+    ...['--listen-peer-urls', url(member.peerPort)],
+    ...['--initial-advertise-peer-urls', url(member.peerPort)],
+    ...['--initial-cluster', cluster, '--initial-cluster-state', 'new'],
+    ...['--initial-cluster-token', 'bank-etcd'],
     // Patroni talks to etcd through its v2 API (see patroniConfig).
     '--enable-v2=true',
   ]
@@ -147,8 +157,9 @@ export function clusterSettings() {
         max_wal_senders: 5,
         max_replication_slots: 5,
         wal_keep_size: '256MB',
-        // The tests kill processes, never the machine: the kernel keeps every write.
-        fsync: 'off',
+        // As in production: a commit is on disk (and on the synchronous standby's) before it
+        // is acknowledged.
+        fsync: 'on',
       },
     },
   }
@@ -174,7 +185,7 @@ function patroniConfig(layout: Layout, node: PostgresNode): object {
     // meanwhile, and the payments that standby acknowledged are rewound away (found by the
     // paused-primary fault test; fixed in Patroni 3.0.3). Through v2 it renews by
     // compare-and-set on its own name, so it finds the lock gone and steps down.
-    etcd: { hosts: [`127.0.0.1:${layout.etcd.clientPort}`] },
+    etcd: { hosts: layout.etcd.map((m) => `127.0.0.1:${m.clientPort}`) },
     bootstrap: {
       dcs: clusterSettings(),
       initdb: [{ encoding: 'UTF8' }, { locale: 'C' }],
@@ -408,14 +419,23 @@ export class Topology {
     return child.pid
   }
 
+  /** Starts the etcd members together (each waits for the others to form the cluster). */
   private async startEtcd(): Promise<void> {
-    this.launch('etcd', 'etcd', etcdArgs(this.layout))
-    const health = `http://127.0.0.1:${this.layout.etcd.clientPort}/health`
-    await waitFor(
-      'etcd is healthy',
-      async () => ((await getJson(health)) as { health?: string }).health === 'true' || undefined,
-      topologyLimits.start_ms,
-    )
+    for (const member of this.layout.etcd) this.startEtcdMember(member)
+    for (const member of this.layout.etcd) {
+      const health = `http://127.0.0.1:${member.clientPort}/health`
+      await waitFor(
+        `${member.name} is healthy`,
+        async () => ((await getJson(health)) as { health?: string }).health === 'true'
+          || undefined,
+        topologyLimits.start_ms,
+      )
+    }
+  }
+
+  /** Starts (or starts again) one etcd member, its data kept in <dir>/<name>. */
+  startEtcdMember(member: EtcdMember): void {
+    this.launch(member.name, 'etcd', etcdArgs(this.layout, member))
   }
 
   /** Starts (or starts again) a node's Patroni, which starts its PostgreSQL. */
@@ -691,12 +711,15 @@ async function allocate(options: UpOptions): Promise<Layout> {
   }
   const layout: Layout = {
     dir,
-    etcd: { clientPort: await port(), peerPort: await port() },
+    etcd: [],
     postgres: [],
     haproxyPort: await port(),
     nats: [],
     banks: [],
     pids: {},
+  }
+  for (let i = 1; i <= topologyLimits.etcd_members; i++) {
+    layout.etcd.push({ name: `etcd${i}`, clientPort: await port(), peerPort: await port() })
   }
   for (const name of ['pg1', 'pg2']) {
     layout.postgres.push({
@@ -717,13 +740,13 @@ async function allocate(options: UpOptions): Promise<Layout> {
 function writeFiles(layout: Layout): void {
   for (const sub of [
     'logs',
-    'etcd',
+    ...layout.etcd.map((m) => m.name),
     ...layout.postgres.map((n) => n.name),
     ...layout.nats.map((n) => n.name),
   ]) {
     fs.mkdirSync(path.join(layout.dir, sub), { recursive: true, mode: 0o700 })
   }
-  fs.chmodSync(path.join(layout.dir, 'etcd'), 0o700)
+  for (const member of layout.etcd) fs.chmodSync(path.join(layout.dir, member.name), 0o700)
   for (const node of layout.postgres) {
     // JSON is YAML: Patroni reads it as its configuration file.
     fs.writeFileSync(

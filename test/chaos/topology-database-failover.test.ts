@@ -16,6 +16,8 @@ import { chaosPass } from './pass.ts'
 // takes), find the new primary without a restart, lose and double nothing it acknowledged,
 // and `ledger verify` must be clean on the new primary. The failed node then comes back as
 // the synchronous standby (pg_rewind when its WAL went further than the standby's).
+// 3. killed with an etcd member already gone: the two members left keep etcd's quorum, so
+//    the leader lease still runs out and the standby is still promoted.
 
 if (chaosPass) {
   // Loaded only on the PostgreSQL pass (see pass.ts).
@@ -109,6 +111,26 @@ if (chaosPass) {
         // nothing else would).
         cleanup.add(() => signalEach(pids, 'SIGCONT'))
         return async () => signalEach(pids, 'SIGCONT')
+      })
+    },
+  )
+
+  test(
+    'topology - an etcd member killed, then the primary: the two members left keep the ' +
+      'quorum, the standby takes over, nothing lost or doubled',
+    { timeout: topo.topologyFaultLimits.test_timeout_ms },
+    async (t) => {
+      if (!topo.topologyAvailable(t)) return
+      const { topology } = run!
+      await failover('etcd member and primary killed', async (name) => {
+        const member = topology.layout.etcd[0]!
+        signalEach([topology.layout.pids[member.name]!], 'SIGKILL')
+        const node = topology.layout.postgres.find((n) => n.name === name)!
+        await topology.killNode(node)
+        return async () => {
+          topology.startEtcdMember(member)
+          topology.startPatroni(node)
+        }
       })
     },
   )
