@@ -8,8 +8,9 @@ import { findNatsServerBinary, freePort, natsAnswers } from '../dev/nats-server.
 
 // The production topology of docs/operations.md ("The highly available topology") on one
 // machine, for testing and for trying it: etcd (three members); PostgreSQL 15 as a primary
-// and a synchronous standby, each under Patroni; HAProxy in front, sending connections to whichever node
-// Patroni's REST API calls the primary; three NATS servers in one cluster with JetStream;
+// and a synchronous standby, each under Patroni; HAProxy in front, sending connections to
+// whichever node Patroni's REST API calls the primary; three NATS servers in one cluster
+// with JetStream;
 // and the bank's instances. Everything listens on loopback on free ports and keeps its files
 // in one directory; the machine's own PostgreSQL and NATS are never touched.
 //
