@@ -1,5 +1,6 @@
 // Webhooks' limits (webhooks-module.ts declares them). WebhookService takes its WebhookLimits
-// as an option, so the configuration can change them (BANK_WEBHOOK_PARTNER_SLOTS_MAX).
+// as an option, so the configuration can change them (BANK_WEBHOOK_PARTNER_SLOTS_MAX,
+// BANK_WEBHOOK_CONCURRENCY).
 
 export interface WebhookLimits {
   /** One attempt, from connecting to the receiver's status line. */
@@ -16,6 +17,12 @@ export interface WebhookLimits {
    * answers can hold of the delivery capacity; the rest serves the other partners.
    */
   partner_slots_max: number
+  /**
+   * Deliveries running at once on one instance: a pool of the job runner's of their own,
+   * beside the slots clearing, bulk and debit work share. An attempt is a network wait
+   * (a socket and a few KB), so hundreds cost memory, not CPU.
+   */
+  instance_slots: number
 }
 
 export const webhook_limits_default: WebhookLimits = {
@@ -25,6 +32,7 @@ export const webhook_limits_default: WebhookLimits = {
   retry_backoff_max_ms: 2 * 3_600_000,
   run_deliveries_max: 500,
   partner_slots_max: 1,
+  instance_slots: 256,
 }
 
 /**

@@ -93,11 +93,11 @@ export class WebhookService {
       // error): these retries cover that, not the receiver.
       ...webhook_deliver_job_limits,
       lease_ms: webhookLeaseMs(options.limits),
-      // An attempt may wait on a partner's receiver for seconds: a slot always stays free
-      // for bulk payments, clearing and debit runs (a receiver that never answers would
-      // otherwise hold them all), and the delivery slots are shared out by partner, so such
-      // a receiver holds at most its partner's part of them and delays no one else's events.
-      slots_left_to_others: 1,
+      // An attempt waits on a partner's receiver, for seconds at worst: deliveries run in a
+      // pool of their own (hundreds), never in the slots of bulk payments, clearing and debit
+      // runs, and the pool is shared out by partner, so a receiver that never answers holds
+      // at most its partner's part of it and delays no one else's events.
+      pool_slots: options.limits.instance_slots,
       share_running_max: options.limits.partner_slots_max,
       run: (job) => this.attempt(String(job.payload.event_id), Number(job.payload.generation)),
     })

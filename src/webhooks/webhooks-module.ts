@@ -33,7 +33,8 @@ export const webhooksModule: Module<WebhookServices, WebhookTables> = {
     const sender = new HttpWebhookSender({ timeout_ms: webhook_limits_default.attempt_timeout_ms })
     const webhooks = new WebhookService(db, clock, s.jobRunner, s.events, webhookSecrets, sender, {
       sandbox: config.sandbox,
-      limits: { ...webhook_limits_default, partner_slots_max: config.webhookPartnerSlotsMax },
+      limits: { ...webhook_limits_default, partner_slots_max: config.webhookPartnerSlotsMax,
+        instance_slots: config.webhookConcurrency },
     })
     return { webhooks, webhookSecrets }
   },
@@ -42,7 +43,8 @@ export const webhooksModule: Module<WebhookServices, WebhookTables> = {
     '0023_webhook_job_shares': webhookJobSharesMigration,
   },
   limits: {
-    // Defaults: BANK_WEBHOOK_PARTNER_SLOTS_MAX overrides partner_slots_max (src/config.ts).
+    // Defaults: BANK_WEBHOOK_PARTNER_SLOTS_MAX overrides partner_slots_max, and
+    // BANK_WEBHOOK_CONCURRENCY instance_slots (src/config.ts).
     ...webhook_limits_default,
     deliver_job: webhook_deliver_job_limits,
   },

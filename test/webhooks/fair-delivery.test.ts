@@ -30,7 +30,9 @@ import { appendCommitted, deliveryOf, onboardWithSecret, partnerEvent, resourceI
 // that the hanging receiver's requests stay open however slow the machine: the healthy
 // partners' events must all arrive while it still holds them (none has ended).
 
-const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100' } })
+// A small delivery pool (BANK_WEBHOOK_CONCURRENCY), so a backlog can outnumber its slots.
+const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100',
+  BANK_WEBHOOK_CONCURRENCY: '3' } })
 const log = createLogger('silent')
 /**
  * An attempt's time limit here: beyond the test's own, so a hanging request ends only when the test
@@ -38,8 +40,8 @@ const log = createLogger('silent')
  */
 const hang_attempt_timeout_ms = 600_000
 
-/** Delivery slots of one instance: the runner's slots but the one webhooks leave to other work. */
-const slotsPerInstance = () => tb.config.jobsConcurrencyMax - 1
+/** Delivery slots of one instance: the pool of the job runner's that deliveries have. */
+const slotsPerInstance = () => tb.config.webhookConcurrency
 
 /** What a test started and must stop: receivers, another instance. */
 const cleanups: Array<() => Promise<void>> = []
@@ -210,7 +212,7 @@ function startInstance(options: { ownPool: boolean }): {
   const secrets = new WebhookSecrets(db, tb.clock,
     new SecretBox({ key: tb.config.secretsKey, dataDir: tb.config.dataDir }))
   const limits = { ...webhook_limits_default, attempt_timeout_ms: hang_attempt_timeout_ms,
-    partner_slots_max: tb.config.webhookPartnerSlotsMax }
+    partner_slots_max: tb.config.webhookPartnerSlotsMax, instance_slots: tb.config.webhookConcurrency }
   new WebhookService(db, tb.clock, runner, events, secrets,
     new HttpWebhookSender({ timeout_ms: limits.attempt_timeout_ms }), { sandbox: true, limits })
   runner.start()
