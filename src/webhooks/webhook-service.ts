@@ -269,6 +269,13 @@ export class WebhookService {
       return findDelivery(trx, eventId)
     })
     assert(row, `delivery of event ${eventId} vanished`)
+    // Asking for a redelivery is a word that the endpoint answers again: a backed-off or paused
+    // one resumes (its other waiting deliveries go out too).
+    const url = seen.endpoint_url ?? await endpointOf(this.db, partnerId)
+    if (url && !(await endpointGate(this.db, partnerId, url, this.clock.now())).open) {
+      await this.resume(partnerId, url)
+      return { delivery: deliveryView((await findDelivery(this.db, eventId))!) }
+    }
     return { delivery: deliveryView(row) }
   }
 
