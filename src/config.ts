@@ -105,6 +105,11 @@ export const settings = z.object({
   BANK_JOBS_EXCLUSIVE_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(30_000),
   /** Webhook delivery jobs of one partner running at once, across all instances. */
   BANK_WEBHOOK_PARTNER_SLOTS_MAX: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * Webhook deliveries running at once on one instance, in a pool of their own beside
+   * BANK_JOBS_CONCURRENCY_MAX (network waits: memory, not CPU).
+   */
+  BANK_WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(4096).default(256),
   BANK_RTC_RECOVERY_AFTER_MS: z.coerce.number().int().min(10_000).max(86_400_000).default(60_000),
   BANK_CLEARING_CHUNK_MAX: z.coerce.number().int().min(1).max(100_000).default(500),
   /**
@@ -259,6 +264,8 @@ export interface Config {
    * instance's).
    */
   webhookPartnerSlotsMax: number
+  /** Webhook deliveries running at once on one instance (their own pool of the job runner). */
+  webhookConcurrency: number
   clearingChunkMax: number
   /**
    * Minutes after which a payout sent and still unanswered is listed for operators
@@ -527,6 +534,7 @@ function workConfig(s: Settings) {
     jobsConcurrencyMax: s.BANK_JOBS_CONCURRENCY_MAX,
     jobsExclusiveWaitMs: s.BANK_JOBS_EXCLUSIVE_WAIT_MS,
     webhookPartnerSlotsMax: s.BANK_WEBHOOK_PARTNER_SLOTS_MAX,
+    webhookConcurrency: s.BANK_WEBHOOK_CONCURRENCY,
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     railUnansweredAfterMinutes: s.BANK_RAIL_UNANSWERED_AFTER_MINUTES,
     dormantAfterDays: s.BANK_DORMANT_AFTER_DAYS,

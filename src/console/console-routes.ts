@@ -16,7 +16,7 @@ import {
   suspendPartner,
 } from './console-partners.ts'
 import { debitOrdersPage, paymentsPage, runClearing, runDebit } from './console-payments.ts'
-import { redeliver, webhooksPage } from './console-webhooks.ts'
+import { redeliver, resumeEndpoint, webhooksPage } from './console-webhooks.ts'
 import { railMessagePage, railsPage, refusalsPage, unansweredPage } from './console-rails.ts'
 import { reconciliationPage } from './console-reconciliation.ts'
 import { statementPage } from './console-statements.ts'
@@ -104,6 +104,10 @@ export const post_routes: readonly PostRoute[] = [
   { path: exact('/sandbox/card/refund'), act: (r, f) => cardRefund(r, f) },
   { path: exact(`/kyb/${id}/decide`), act: (r, f, [e]) => decideKyb(r, f, e!) },
   { path: exact(`/webhooks/${id}/redeliver`), act: (r, f, [e]) => redeliver(r, f, e!) },
+  {
+    path: exact(`/webhooks/endpoints/${id}/resume`),
+    act: (r, f, [p]) => resumeEndpoint(r, f, p!),
+  },
 ]
 
 /** The route whose path matches, and the ids it names. */

@@ -24,6 +24,7 @@ import {
 // the operator's action).
 
 type Delivery = Reply<Ops['webhooks']['deliveries']>['deliveries'][number]
+type Endpoint = Reply<Ops['webhooks']['endpoints']>['endpoints'][number]
 
 const delivery_states = ['', 'pending', 'delivered', 'failed'] as const
 const event_types = ['', ...partnerEventTypes] as const
@@ -54,11 +55,34 @@ function columns(csrf: string, back: string): ReadonlyArray<Column<Delivery>> {
   ]
 }
 
+/** Endpoints backed off or paused by their circuit breaker, each with a Resume button. */
+function endpointColumns(csrf: string): ReadonlyArray<Column<Endpoint>> {
+  return [
+    { label: 'Partner', cell: (e) => idLink(`/partners/${e.partner_id}`, e.partner_id) },
+    { label: 'Endpoint', cell: (e) => html`<span class="id">${e.url}</span>` },
+    { label: 'State', cell: (e) => e.state.replace('_', ' ') },
+    { label: 'Failures in a row', cell: (e) => e.failures, amount: true },
+    { label: 'Failing since', cell: (e) => sast(e.failing_since) },
+    { label: 'Until', cell: (e) => (e.state === 'paused' ? 'resumed' : sast(e.backoff_until)) },
+    { label: 'Last error', cell: (e) => e.last_error ?? '' },
+    {
+      label: 'Action',
+      cell: (e) => actionForm(`/webhooks/endpoints/${e.partner_id}/resume`, csrf, 'Resume',
+        { url: e.url }),
+    },
+  ]
+}
+
+export const endpoint_rows = 50
+
 export async function webhooksPage(r: PageRequest): Promise<Rendered> {
   const partnerId = param(r.url, 'partner_id')
   const state = choice(r.url, 'state', delivery_states, '')
   const eventType = choice(r.url, 'event_type', event_types, '')
   const cursor = param(r.url, 'cursor')
+  const failing = await r.client.webhooks.endpoints({ limit: endpoint_rows,
+    ...(isUuid(partnerId) ? { partner_id: partnerId } : {}) })
+  const held = failing.endpoints.filter((e) => e.state !== 'failing')
   const list = await r.client.webhooks.deliveries({
     limit: delivery_rows,
     ...(isUuid(partnerId) ? { partner_id: partnerId } : {}),
@@ -76,7 +100,11 @@ export async function webhooksPage(r: PageRequest): Promise<Rendered> {
   return {
     title: 'Webhook deliveries',
     current: '/webhooks',
-    body: html`${notice(r.url)}${filter}
+    body: html`${notice(r.url)}
+    <h2>Endpoints backed off or paused</h2>
+    ${table(held, endpointColumns(r.csrf), 'None: every endpoint answers.')}
+    <h2>Deliveries</h2>
+    ${filter}
     ${table(list.deliveries, columns(r.csrf, back), 'No deliveries match.')}
     ${cursorPager('/webhooks', params, list.next_cursor)}`,
   }
@@ -96,4 +124,14 @@ export async function redeliver(
   const params = Object.fromEntries(back?.searchParams ?? [])
   delete params.done
   return doneAt('/webhooks', `Event ${eventId} sent again: ${delivery.state}.`, params)
+}
+
+/** Resumes a partner's backed-off or paused endpoint (`ops.webhook.resume_endpoint`). */
+export async function resumeEndpoint(r: PageRequest, form: URLSearchParams,
+    partnerId: string): Promise<string> {
+  const url = form.get('url') ?? ''
+  const reply = await r.client.webhooks.resumeEndpoint({ partner_id: partnerId,
+    ...(url ? { url } : {}) })
+  return doneAt('/webhooks', reply.resumed.length === 0 ? 'Nothing to resume.'
+    : `Resumed ${reply.resumed.length} endpoint(s): ${reply.lanes} waiting lane(s) sent.`)
 }

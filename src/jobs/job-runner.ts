@@ -37,6 +37,8 @@ import { jobView } from './job-view.ts'
 //  3. takes due rows with `for update skip locked` under a lease and runs them. A kind done
 //     on partners' behalf (webhook deliveries) shares its slots out (`share_running_max`):
 //     no partner holds more than its part, and a free slot goes to whoever runs fewest.
+//     Work that waits on the network (webhook deliveries again) runs in a pool of its kind's
+//     own (`pool_slots`, hundreds), beside the `concurrency_max` slots the rest shares.
 // A running job's lease is renewed while it runs; an instance that dies stops renewing,
 // and once the lease has expired another instance takes the job over, exactly once (the
 // take is one conditional update). A job that fails is retried with exponential backoff
@@ -92,6 +94,13 @@ export interface JobKind {
    * slot while bulk payments, clearing and debit runs wait.
    */
   slots_left_to_others?: number
+  /**
+   * Slots of a pool of this kind's own on this instance, beside the runner's `concurrency_max`:
+   * its jobs never take those slots, nor other kinds its. For work that waits on the network
+   * rather than working (webhook deliveries: hundreds at once cost memory, not CPU), so that
+   * many of them run beside clearing, bulk and debit work without taking its slots.
+   */
+  pool_slots?: number
   /**
    * The sandbox's advance does not run jobs of this kind on its way (the advance itself is one).
    */
@@ -205,6 +214,8 @@ export class JobRunner {
   /** A kick came while a tick ran: tick again at once when it ends. */
   private kicked = false
   private filling: Promise<void> | undefined
+  /** The claim under way (claimAndRun), if any. */
+  private claiming: Promise<void> | undefined
   /** A slot freed while `filling` was claiming: claim again when it ends. */
   private refill = false
   private stopped = true
@@ -249,6 +260,12 @@ export class JobRunner {
         `job kind ${kind.kind} needs a share_running_max of at least 1`)
       assert(kind.exclusive === undefined,
         `job kind ${kind.kind} cannot both share its slots out and be exclusive`)
+    }
+    if (kind.pool_slots !== undefined) {
+      assert(Number.isSafeInteger(kind.pool_slots) && kind.pool_slots >= 1,
+        `job kind ${kind.kind} needs a pool of at least 1 slot`)
+      assert(kind.exclusive === undefined && !kind.slots_left_to_others,
+        `job kind ${kind.kind} with a pool of its own leaves no slots and is not exclusive`)
     }
     this.kinds.set(kind.kind, kind)
     if (kind.exclusive !== undefined) this.groups.set(kind.kind, kind.exclusive)
@@ -622,16 +639,39 @@ export class JobRunner {
   }
 
   /**
-   * Claims due jobs into the free slots and starts them. With kinds that leave slots to
-   * others or share them out, one at a time: which kinds (and shares) may still take a slot
-   * changes with each claim.
+   * Claims due jobs into the free slots and starts them: the runner's shared slots, then
+   * each pool of a kind's own (`pool_slots`).
    */
   private async claimAndRun(): Promise<void> {
-    let free = this.options.concurrency_max - this.running.size
-    const oneAtATime = [...this.kinds.values()].some((kind) => kind.slots_left_to_others
-      || kind.share_running_max)
+    // One claim at a time here (a tick's and a freed slot's): each counts the free slots it
+    // fills, and two at once would both fill them.
+    while (this.claiming) await this.claiming.catch(() => undefined)
+    this.claiming = this.claimAll()
+    try {
+      await this.claiming
+    } finally {
+      this.claiming = undefined
+    }
+  }
+
+  private async claimAll(): Promise<void> {
+    await this.claimCommon()
+    for (const kind of this.kinds.values()) {
+      if (kind.pool_slots !== undefined) await this.claimPool(kind)
+    }
+  }
+
+  /**
+   * The runner's shared slots (`concurrency_max`). With kinds that leave slots to others or
+   * share them out, one at a time: which kinds (and shares) may still take a slot changes
+   * with each claim.
+   */
+  private async claimCommon(): Promise<void> {
+    const common = [...this.kinds.values()].filter((kind) => kind.pool_slots === undefined)
+    let free = this.options.concurrency_max - this.runningOf(common)
+    const oneAtATime = common.some((kind) => kind.slots_left_to_others || kind.share_running_max)
     while (free > 0) {
-      const kinds = [...this.kinds.values()].filter((kind) => this.hasRoomFor(kind))
+      const kinds = common.filter((kind) => this.hasRoomFor(kind))
       if (kinds.length === 0) return
       const rows = oneAtATime ? await this.claimOne(kinds) : await claimDue(this.db, this.owner,
         kinds.map((k) => k.kind), this.times(), free, this.groups)
@@ -639,6 +679,27 @@ export class JobRunner {
       for (const row of rows) this.launch(row)
       free -= rows.length
     }
+  }
+
+  /**
+   * A kind's own pool: its due jobs, in due order, or by share (claimSharedKinds) for a kind
+   * that shares its slots out, until the pool is full or none is due.
+   */
+  private async claimPool(kind: JobKind): Promise<void> {
+    for (;;) {
+      const free = this.slotsOf(kind) - this.runningOf([kind])
+      if (free <= 0) return
+      const rows = kind.share_running_max === undefined
+        ? await claimDue(this.db, this.owner, [kind.kind], this.times(), free, this.groups)
+        : [await this.claimSharedKinds([kind], undefined)].filter((row) => row !== undefined)
+      if (rows.length === 0) return
+      for (const row of rows) this.launch(row)
+    }
+  }
+
+  /** Jobs of these kinds running on this instance. */
+  private runningOf(kinds: readonly JobKind[]): number {
+    return kinds.reduce((n, kind) => n + (this.runningByKind.get(kind.kind) ?? 0), 0)
   }
 
   /**
@@ -675,6 +736,7 @@ export class JobRunner {
 
   /** This instance's slots for jobs of the kind. */
   private slotsOf(kind: JobKind): number {
+    if (kind.pool_slots !== undefined) return kind.pool_slots
     const left = kind.slots_left_to_others ?? 0
     return left === 0 ? this.options.concurrency_max
       : Math.max(1, this.options.concurrency_max - left)

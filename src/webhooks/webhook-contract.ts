@@ -46,6 +46,27 @@ export type OperatorDeliveryView = z.output<typeof operatorDeliveryView>
 
 const endpointReply = z.object({ url: z.string().nullable() })
 
+/** An endpoint's circuit breaker: failing (below the threshold), backed off, or paused. */
+export const endpoint_states = ['failing', 'backed_off', 'paused'] as const
+export type EndpointState = (typeof endpoint_states)[number]
+
+export const endpoints_page_limit_max = 200
+export const endpoints_page_limit_default = 50
+
+/** An endpoint whose latest attempts failed (the per-endpoint circuit breaker). */
+export const endpointHealthView = z.object({
+  partner_id: z.string(),
+  url: z.string(),
+  state: z.enum(endpoint_states),
+  /** Failed attempts in a row. */
+  failures: z.number(),
+  failing_since: timestamp,
+  backoff_until: timestamp.nullable(),
+  paused_at: timestamp.nullable(),
+  last_error: z.string().nullable(),
+})
+export type EndpointHealthView = z.output<typeof endpointHealthView>
+
 export const webhookOperations = {
   setEndpoint: operation({
     name: 'webhook_set_endpoint',
@@ -128,5 +149,36 @@ export const webhookOperations = {
     summary: "Send a partner's delivered or failed event again on the partner's behalf (a pending one is already on its way); audited as the operator's action.",
     request: z.strictObject({ event_id: uuid() }),
     response: z.object({ delivery: operatorDeliveryView }),
+  }),
+  // The per-endpoint circuit breaker (issue 45): endpoints that keep failing are backed off,
+  // then paused; operators see them here and resume them.
+  operatorEndpoints: operation({
+    name: 'ops_webhook_endpoints',
+    sdk: 'webhooks.endpoints',
+    subject: 'ops.webhook.endpoints',
+    permission: 'operator',
+    summary: `Webhook endpoints whose latest attempts failed (failing, backed_off or paused), longest failing first, optionally of one partner or state (limit default ${endpoints_page_limit_default}, max ${endpoints_page_limit_max}).`,
+    request: z.strictObject({
+      partner_id: uuid().optional(),
+      state: z.enum(endpoint_states,
+        { error: `must be one of ${endpoint_states.join(', ')}` }).optional(),
+      limit: pageLimit(endpoints_page_limit_max).optional(),
+    }),
+    response: z.object({ endpoints: z.array(endpointHealthView) }),
+  }),
+  operatorResumeEndpoint: operation({
+    name: 'ops_webhook_resume_endpoint',
+    sdk: 'webhooks.resumeEndpoint',
+    cli: { positionals: ['partner_id'] },
+    subject: 'ops.webhook.resume_endpoint',
+    permission: 'operator',
+    summary: "Resume a partner's backed-off or paused webhook endpoints (only `url`'s, when given): their waiting deliveries go out at once, in order, with a fresh retry window; audited as the operator's action.",
+    request: z.strictObject({
+      partner_id: uuid(),
+      url: z.string({ error: 'must be a string' }).min(1, { error: 'must not be empty' })
+        .max(webhook_url_length_max,
+          { error: `must be at most ${webhook_url_length_max} characters` }).optional(),
+    }),
+    response: z.object({ resumed: z.array(z.string()), lanes: z.number() }),
   }),
 }

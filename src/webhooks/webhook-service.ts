@@ -6,7 +6,13 @@ import type { Database } from '../schema.ts'
 import { assert, Invalid, NotFound } from '../errors.ts'
 import { isPartnerEventType, type EventDispatcher, type OutboxEvent } from '../events/index.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
-import { deliveries_page_limit_default, type DeliveryView, type OperatorDeliveryView } from './webhook-contract.ts'
+import {
+  deliveries_page_limit_default,
+  endpoints_page_limit_default,
+  type DeliveryView,
+  type EndpointHealthView,
+  type OperatorDeliveryView,
+} from './webhook-contract.ts'
 import { noteCommitTargets } from '../db/commit-hooks.ts'
 import type { WebhookSecrets } from './webhook-secrets.ts'
 import type { WebhookOutcome, WebhookSender } from './webhook-sender.ts'
@@ -23,12 +29,23 @@ import {
   markDelivered,
   pageAllDeliveries,
   pageDeliveries,
+  pendingLanes,
   saveEndpoint,
+  sortLanes,
   updateDelivery,
   type DeliveryRow,
   type Lane,
 } from './webhook-store.ts'
 import { checkEndpointUrl } from './url-policy.ts'
+import {
+  clearEndpointHealth,
+  endpointGate,
+  endpointState,
+  pageEndpointHealth,
+  recordEndpointOutcome,
+  type EndpointHealthRow,
+  type EndpointState,
+} from './webhook-breaker.ts'
 import { webhook_deliver_job_limits, type WebhookLimits } from './webhook-limits.ts'
 import { decodeSeqCursor, encodeSeqCursor, invalid_cursor_message } from '../contract/cursor.ts'
 
@@ -93,11 +110,11 @@ export class WebhookService {
       // error): these retries cover that, not the receiver.
       ...webhook_deliver_job_limits,
       lease_ms: webhookLeaseMs(options.limits),
-      // An attempt may wait on a partner's receiver for seconds: a slot always stays free
-      // for bulk payments, clearing and debit runs (a receiver that never answers would
-      // otherwise hold them all), and the delivery slots are shared out by partner, so such
-      // a receiver holds at most its partner's part of them and delays no one else's events.
-      slots_left_to_others: 1,
+      // An attempt waits on a partner's receiver, for seconds at worst: deliveries run in a
+      // pool of their own (hundreds), never in the slots of bulk payments, clearing and debit
+      // runs, and the pool is shared out by partner, so a receiver that never answers holds
+      // at most its partner's part of it and delays no one else's events.
+      pool_slots: options.limits.instance_slots,
       share_running_max: options.limits.partner_slots_max,
       run: (job) => this.attempt(String(job.payload.event_id), Number(job.payload.generation)),
     })
@@ -112,7 +129,63 @@ export class WebhookService {
     const refusal = await checkEndpointUrl(url, this.options.sandbox)
     if (refusal) throw Invalid.field('url', refusal)
     await saveEndpoint(this.db, partnerId, url, this.clock.now())
+    // Setting the endpoint (again) is the partner's word that it answers: its endpoints resume.
+    await this.resume(partnerId)
     return { url }
+  }
+
+  /** The operators' view of endpoints whose latest attempts failed, longest failing first. */
+  async listEndpoints(request: { partner_id?: string | undefined;
+      state?: EndpointState | undefined; limit?: number | undefined }): Promise<{
+      endpoints: EndpointHealthView[] }> {
+    const rows = await pageEndpointHealth(this.db, { partnerId: request.partner_id,
+      state: request.state, limit: request.limit ?? endpoints_page_limit_default },
+    this.options.limits.breaker)
+    return { endpoints: rows.map((row) => this.endpointView(row)) }
+  }
+
+  /**
+   * An operator resumes a partner's backed-off or paused endpoints (one URL's, when given):
+   * its waiting deliveries are sent at once, in order, with a fresh retry window.
+   */
+  async resumeEndpoint(request: { partner_id: string; url?: string | undefined }): Promise<{
+      resumed: string[]; lanes: number }> {
+    return this.resume(request.partner_id, request.url)
+  }
+
+  /**
+   * Forgets the failures of the partner's endpoints (of `url` only, when given) and gives
+   * each lane bound to one of them a job due now, its head a fresh retry window. The lanes
+   * are locked first (in the dispatcher's order), the breaker's rows after, as a run's
+   * settling does, so the two never wait on each other.
+   */
+  private async resume(partnerId: string, url?: string): Promise<{ resumed: string[];
+      lanes: number }> {
+    return this.db.transaction().execute(async (trx) => {
+      const lanes = await pendingLanes(trx, partnerId)
+      await lockLanes(trx, lanes)
+      const resumed = await clearEndpointHealth(trx, partnerId, url)
+      if (resumed.length === 0) return { resumed, lanes: 0 }
+      const partnerUrl = await endpointOf(trx, partnerId)
+      const now = this.clock.now()
+      let count = 0
+      for (const head of await laneHeads(trx, lanes)) {
+        if (url !== undefined && (head.endpoint_url ?? partnerUrl) !== url) continue
+        const fresh = { first_attempt_at: null, next_attempt_at: null }
+        await updateDelivery(trx, head.event_id, fresh, now)
+        await this.scheduleHead(trx, { ...head, ...fresh }, now)
+        count++
+      }
+      return { resumed, lanes: count }
+    })
+  }
+
+  private endpointView(row: EndpointHealthRow): EndpointHealthView {
+    const at = (date: Date | null) => (date ? formatTimestamp(date) : null)
+    return { partner_id: row.partner_id, url: row.url,
+      state: endpointState(row, this.options.limits.breaker), failures: row.failures,
+      failing_since: formatTimestamp(row.failing_since), backoff_until: at(row.backoff_until),
+      paused_at: at(row.paused_at), last_error: row.last_error }
   }
 
   async getEndpoint(partnerId: string): Promise<{ url: string | null }> {
@@ -196,6 +269,13 @@ export class WebhookService {
       return findDelivery(trx, eventId)
     })
     assert(row, `delivery of event ${eventId} vanished`)
+    // Asking for a redelivery is a word that the endpoint answers again: a backed-off or paused
+    // one resumes (its other waiting deliveries go out too).
+    const url = seen.endpoint_url ?? await endpointOf(this.db, partnerId)
+    if (url && !(await endpointGate(this.db, partnerId, url, this.clock.now())).open) {
+      await this.resume(partnerId, url)
+      return { delivery: deliveryView((await findDelivery(this.db, eventId))!) }
+    }
     return { delivery: deliveryView(row) }
   }
 
@@ -212,7 +292,7 @@ export class WebhookService {
     const lanes = new Map<string, Lane>()
     for (const { partner_id, resource_id } of partnerEvents) lanes.set(
       laneKey(partner_id, resource_id), { partner_id, resource_id })
-    await lockLanes(trx, [...lanes.values()])
+    await lockLanes(trx, sortLanes([...lanes.values()]))
     const endpoints = await endpointsOf(trx, partnerEvents.map((event) => event.partner_id))
     const now = this.clock.now()
     const deliveries = partnerEvents.map((event) => {
@@ -275,32 +355,68 @@ export class WebhookService {
     const head = await laneHead(this.db, delivery.partner_id, delivery.resource_id)
     if (head?.event_id !== eventId) return {
       skipped: 'waiting for an earlier event of the resource' }
+    const partnerUrl = await endpointOf(this.db, delivery.partner_id)
+    const url = delivery.endpoint_url ?? partnerUrl
+    // The endpoint's circuit breaker: a backed-off or paused endpoint is not attempted.
+    const gate = url === null ? { open: true as const }
+      : await endpointGate(this.db, delivery.partner_id, url, this.clock.now())
+    if (!gate.open) return { state: await this.putOff(delivery, generation,
+      gate.paused ? null : gate.until) }
     const queued = await laneQueue(this.db, delivery.partner_id, delivery.resource_id,
       String(delivery.seq), this.options.limits.run_deliveries_max - 1)
-    const partnerUrl = await endpointOf(this.db, delivery.partner_id)
-    const signers = (await this.secrets.signing(delivery.partner_id)).map(
+    const attempts = await this.send([delivery, ...queued], partnerUrl)
+    const state = await this.settle(delivery, generation, attempts)
+    const last = attempts.at(-1)!
+    return { state, sent: attempts.length, delivered: attempts.filter((a) => a.outcome.delivered)
+      .length, status_code: last.outcome.status_code }
+  }
+
+  /**
+   * A run's attempts: the deliveries in order over one session's connections, while each is
+   * delivered, to one endpoint (a delivery bound elsewhere heads the lane's next run, which
+   * asks that endpoint's breaker), and inside the run's time budget.
+   */
+  private async send(deliveries: DeliveryRow[], partnerUrl: string | null): Promise<Attempt[]> {
+    const first = deliveries[0]!
+    const url = first.endpoint_url ?? partnerUrl
+    const signers = (await this.secrets.signing(first.partner_id)).map(
       (secret) => new Webhook(secret))
     const session = this.sender.session()
     const started = Date.now()
     const attempts: Attempt[] = []
     try {
-      for (const next of [delivery, ...queued]) {
+      for (const next of deliveries) {
         // Room for one more attempt inside the job's lease, with a margin.
         if (attempts.length > 0 && Date.now() - started
           + this.options.limits.attempt_timeout_ms > this.runBudgetMs()) break
-        const url = next.endpoint_url ?? partnerUrl
+        if ((next.endpoint_url ?? partnerUrl) !== url) break
         const outcome = url ? await session.send(this.signed(next, url, signers))
           : { delivered: false, status_code: null, error: no_endpoint_error }
-        attempts.push({ delivery: next, outcome, final: url === null })
+        attempts.push({ delivery: next, url, outcome, final: url === null })
         if (!outcome.delivered) break
       }
     } finally {
       session.close()
     }
-    const state = await this.settle(delivery, generation, attempts)
-    const last = attempts.at(-1)!
-    return { state, sent: attempts.length, delivered: attempts.filter((a) => a.outcome.delivered)
-      .length, status_code: last.outcome.status_code }
+    return attempts
+  }
+
+  /**
+   * The lane's head waits for its endpoint: until `until` (backed off; a job of a new
+   * generation is due then), or, paused (`until` null), with no job until it is resumed.
+   * Nothing is attempted and no attempt counted.
+   */
+  private async putOff(seen: DeliveryRow, generation: number, until: Date | null): Promise<string> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockLane(trx, seen.partner_id, seen.resource_id)
+      const head = await findDelivery(trx, seen.event_id, { forUpdate: true })
+      if (!head || head.state !== 'pending' || head.generation !== generation) return 'superseded'
+      const now = this.clock.now()
+      await updateDelivery(trx, head.event_id, { next_attempt_at: until }, now)
+      if (until === null) return 'endpoint paused'
+      await this.scheduleHead(trx, { ...head, next_attempt_at: until }, now)
+      return 'endpoint backed off'
+    })
   }
 
   /** A run ends well inside the job's lease, so no other instance takes the job over meanwhile. */
@@ -349,6 +465,10 @@ export class WebhookService {
         state = delivery && delivery.state === 'pending' ? await this.recordFailure(trx, delivery,
           ending, now) : 'superseded'
       }
+      const url = attempts[0]?.url
+      if (url) await recordEndpointOutcome(trx, seen.partner_id, url, { delivered:
+        delivered.length > 0, error: ending ? ending.outcome.error ?? 'failed' : null }, now,
+        this.options.limits.breaker)
       await this.scheduleHead(trx, await laneHead(trx, seen.partner_id, seen.resource_id), now)
       return state
     })
@@ -379,6 +499,8 @@ export class WebhookService {
 
 interface Attempt {
   delivery: DeliveryRow
+  /** Where it was sent (null: nowhere, there is no endpoint). */
+  url: string | null
   outcome: WebhookOutcome
   /** Not worth a retry: there is no endpoint to send it to. */
   final: boolean

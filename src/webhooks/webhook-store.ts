@@ -25,9 +25,9 @@ export interface Lane {
 }
 
 /**
- * Takes several lanes' locks in one statement, in the order given. Only the event
- * dispatcher takes more than one, and one dispatcher works at a time, so no two callers
- * can wait on each other's lanes.
+ * Takes several lanes' locks in one statement, in the order given: the event dispatcher
+ * and a resumed endpoint take more than one, both in sortLanes' order, so neither waits on
+ * the other's lanes.
  */
 export async function lockLanes(trx: Kysely<Database>, lanes: readonly Lane[]): Promise<void> {
   assert(trx.isTransaction, 'a lane is locked inside a transaction')
@@ -120,6 +120,22 @@ export async function laneHead(db: Kysely<Database>, partnerId: string,
     .orderBy('seq')
     .limit(1)
     .executeTakeFirst()
+}
+
+/** The partner's lanes that have a pending delivery, in key order (the order to lock them in). */
+export async function pendingLanes(db: Kysely<Database>, partnerId: string): Promise<Lane[]> {
+  const rows = await db.selectFrom('webhook_deliveries').select('resource_id').distinct()
+    .where('partner_id', '=', partnerId).where('state', '=', 'pending').execute()
+  return sortLanes(rows.map((row) => ({ partner_id: partnerId, resource_id: row.resource_id })))
+}
+
+/**
+ * Lanes in the order every caller that locks several takes their locks in (the dispatcher,
+ * a resumed endpoint), so that two of them never wait on each other.
+ */
+export function sortLanes(lanes: Lane[]): Lane[] {
+  const key = (lane: Lane) => `${lane.partner_id}:${lane.resource_id}`
+  return lanes.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
 }
 
 /**

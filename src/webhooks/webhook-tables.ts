@@ -49,7 +49,27 @@ export interface WebhookDeliveriesTable {
   updated_at: Timestamp
 }
 
+/**
+ * An endpoint whose latest attempts failed (webhook-breaker.ts); a success removes its row, so a
+ * healthy endpoint has none.
+ */
+export interface WebhookEndpointHealthTable {
+  partner_id: string
+  url: string
+  /** Failed attempts in a row. */
+  failures: number
+  /** The first failure of the run. */
+  failing_since: Timestamp
+  /** Backed off: no attempt before this. */
+  backoff_until: NullableTimestamp
+  /** Paused: no attempt until it is resumed. */
+  paused_at: NullableTimestamp
+  last_error: ColumnType<string | null, string | null | undefined, string | null>
+  updated_at: Timestamp
+}
+
 export interface WebhookTables {
+  webhook_endpoint_health: WebhookEndpointHealthTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_secrets: WebhookSecretsTable
   webhook_deliveries: WebhookDeliveriesTable

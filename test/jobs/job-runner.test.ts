@@ -150,6 +150,51 @@ test('jobs - moving the bank clock far forward does not take a running job from 
   assert.equal(runs.length, 1)
 })
 
+// The runner polls once an hour here: its first tick (at start) claims every job below.
+test("jobs - a kind with a pool of its own runs that many at once, beside the runner's slots, which stay with the other kinds", { timeout: 30_000 }, async () => {
+  const runner = new JobRunner(tb.bank.database.db, tb.clock, log,
+    { poll_ms: 3_600_000, concurrency_max: 1, wall_clock: wall })
+  let openGate!: () => void
+  const gate = new Promise<void>((resolve) => (openGate = resolve))
+  const pool = 40
+  let waiting = 0
+  let allWaiting!: () => void
+  const full = new Promise<void>((resolve) => (allWaiting = resolve))
+  // A delivery-like kind whose runs wait (receivers that do not answer) until the gate opens.
+  const slow: JobKind = {
+    ...recordingKind(`test.pooled.${randomUUID()}`).kind,
+    pool_slots: pool,
+    run: async () => {
+      if (++waiting === pool) allWaiting()
+      await gate
+    },
+  }
+  let otherRan!: () => void
+  const other = new Promise<void>((resolve) => (otherRan = resolve))
+  const plain: JobKind = { ...recordingKind(`test.other.${randomUUID()}`).kind,
+    run: async () => otherRan() }
+  runner.register(slow)
+  runner.register(plain)
+  const db = tb.bank.database.db
+  const earlier = new Date(tb.clock.now().getTime() - 120_000)
+  // More waiting jobs than the pool has slots, all due before the other kind's job.
+  for (let i = 0; i < pool + 5; i++) await runner.enqueue(db, { kind: slow.kind, key: `s${i}`,
+    due_at: earlier })
+  await runner.enqueue(db, { kind: plain.kind, key: 'c' })
+  runner.start()
+  try {
+    await Promise.all([full, other])
+    assert.equal(waiting, pool, 'the pool is full, and no slow job took the runner\'s one slot')
+  } finally {
+    openGate()
+  }
+  await runner.stop()
+  assert.throws(() => runner.register({ ...slow, kind: 'test.pool.0', pool_slots: 0 }),
+    /a pool of at least 1 slot/)
+  assert.throws(() => runner.register({ ...slow, kind: 'test.pool.left', slots_left_to_others: 1 }),
+    /leaves no slots and is not exclusive/)
+})
+
 // The runner polls once an hour here, so every start below comes from a freed slot. (A slot
 // freed while a claim was under way used to stay empty until the next poll: this test then
 // hung, and failed at its time limit.)

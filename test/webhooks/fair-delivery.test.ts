@@ -1,21 +1,15 @@
 import assert from 'node:assert/strict'
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterEach, before, test } from 'node:test'
-import { Kysely, PostgresDialect } from 'kysely'
-import pg from 'pg'
-import { Webhook } from 'standardwebhooks'
-import type { Database } from '../../src/schema.ts'
-import { EventDispatcher } from '../../src/events/index.ts'
-import { JobRunner } from '../../src/jobs/job-runner.ts'
-import { createLogger } from '../../src/logger.ts'
-import { SecretBox } from '../../src/secrets/secret-box.ts'
-import { WebhookSecrets } from '../../src/webhooks/webhook-secrets.ts'
-import { HttpWebhookSender } from '../../src/webhooks/webhook-sender.ts'
-import { WebhookService } from '../../src/webhooks/webhook-service.ts'
 import { webhook_limits_default } from '../../src/webhooks/webhook-limits.ts'
-import { storage, useTestBank } from '../support/harness.ts'
+import { useTestBank } from '../support/harness.ts'
 import { appendCommitted, deliveryOf, onboardWithSecret, partnerEvent, resourceId, type WebhookPartner } from './helpers.ts'
+import {
+  answeringReceiver,
+  cleanUp,
+  hangingReceiver,
+  startInstance as startLiveInstance,
+  type Arrival,
+} from './live-instance.ts'
 
 // One partner's webhook receiver that accepts connections and never answers must cost only
 // that partner (issue 28). Delivery slots are shared out by partner: one partner's
@@ -30,19 +24,17 @@ import { appendCommitted, deliveryOf, onboardWithSecret, partnerEvent, resourceI
 // that the hanging receiver's requests stay open however slow the machine: the healthy
 // partners' events must all arrive while it still holds them (none has ended).
 
-const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100' } })
-const log = createLogger('silent')
+// A small delivery pool (BANK_WEBHOOK_CONCURRENCY), so a backlog can outnumber its slots.
+const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100',
+  BANK_WEBHOOK_CONCURRENCY: '3' } })
 /**
  * An attempt's time limit here: beyond the test's own, so a hanging request ends only when the test
  * ends it.
  */
 const hang_attempt_timeout_ms = 600_000
 
-/** Delivery slots of one instance: the runner's slots but the one webhooks leave to other work. */
-const slotsPerInstance = () => tb.config.jobsConcurrencyMax - 1
-
-/** What a test started and must stop: receivers, another instance. */
-const cleanups: Array<() => Promise<void>> = []
+/** Delivery slots of one instance: the pool of the job runner's that deliveries have. */
+const slotsPerInstance = () => tb.config.webhookConcurrency
 
 before(async () => {
   await tb.ready
@@ -54,90 +46,19 @@ before(async () => {
 afterEach(async () => {
   // Newest first: a hanging receiver ends (the attempts it holds fail at once) before the
   // instance holding them stops, and that instance before its connection pool.
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  await cleanUp()
 })
 
-interface Arrival {
-  id: string
-  body: { type: string; data: { payment_id?: string } }
-}
-
-/** A receiver that answers 200 to every webhook its partner's secret verifies. */
-async function answeringReceiver(secret: string) {
-  const arrivals: Arrival[] = []
-  const waiters: Array<() => void> = []
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = []
-    request.on('data', (chunk: Buffer) => chunks.push(chunk))
-    request.on('end', () => {
-      const header = (name: string) => String(request.headers[name] ?? '')
-      const body = new Webhook(secret).verify(Buffer.concat(chunks).toString('utf8'), {
-        'webhook-id': header('webhook-id'),
-        'webhook-timestamp': header('webhook-timestamp'),
-        'webhook-signature': header('webhook-signature'),
-      }) as Arrival['body']
-      arrivals.push({ id: header('webhook-id'), body })
-      response.writeHead(200).end('ok')
-      for (const wake of waiters.splice(0)) wake()
-    })
-  })
-  const url = await listen(server)
-  cleanups.push(() => closeServer(server))
-  return {
-    url,
-    arrivals,
-    /** Resolves once every one of these event ids has arrived. */
-    async all(ids: string[]): Promise<void> {
-      while (!ids.every((id) => arrivals.some((a) => a.id === id))) await new Promise<void>(
-        (resolve) => waiters.push(resolve))
-    },
-  }
-}
-
-/** A receiver that accepts every request and never answers, until end() closes them all. */
-async function hangingReceiver() {
-  const state = { open: 0, openMax: 0, received: 0, ended: 0 }
-  const waiters: Array<() => void> = []
-  const server = http.createServer((request, response) => {
-    state.received++
-    state.open++
-    state.openMax = Math.max(state.openMax, state.open)
-    response.on('close', () => {
-      state.open--
-      state.ended++
-    })
-    request.resume()
-    for (const wake of waiters.splice(0)) wake()
-  })
-  const url = await listen(server)
-  let ended = false
-  const end = async () => {
-    if (ended) return
-    ended = true
-    server.closeAllConnections()
-    await closeServer(server)
-  }
-  cleanups.push(end)
-  return {
-    url,
-    state,
-    /** Resolves once a request is being held open. */
-    async holding(): Promise<void> {
-      while (state.open === 0) await new Promise<void>((resolve) => waiters.push(resolve))
-    },
-    end,
-  }
-}
-
-function listen(server: http.Server): Promise<string> {
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`)),
-  )
-}
-
-function closeServer(server: http.Server): Promise<void> {
-  server.closeAllConnections()
-  return new Promise((resolve) => server.close(() => resolve()))
+/**
+ * An instance of the bank's delivery with the bank's settings but for its attempts, which
+ * wait as long as the test may (see above); with `ownPool` on PostgreSQL it has a connection
+ * pool of its own, as another process would.
+ */
+function startInstance(options: { ownPool: boolean }) {
+  return startLiveInstance(tb, { ...webhook_limits_default,
+    attempt_timeout_ms: hang_attempt_timeout_ms,
+    partner_slots_max: tb.config.webhookPartnerSlotsMax,
+    instance_slots: tb.config.webhookConcurrency }, options)
 }
 
 /** A partner whose endpoint is `url`. */
@@ -173,53 +94,6 @@ function assertLaneOrder(arrivals: Arrival[], lanes: string[][]): void {
   for (const lane of lanes) {
     assert.deepEqual(arrivals.filter((a) => lane.includes(a.id)).map((a) => a.id), lane,
       'a resource’s events arrive in order')
-  }
-}
-
-/**
- * An instance of the bank's delivery on the test bank's database: its own job runner (with
- * the bank's settings), outbox dispatcher and webhook service. With `ownPool` on PostgreSQL
- * it has a connection pool of its own, as another process would; PGlite is one connection,
- * shared one transaction at a time.
- */
-function startInstance(options: { ownPool: boolean }): {
-    nextTicks: (count: number) => Promise<void> } {
-  let db = tb.bank.database.db
-  if (options.ownPool && storage === 'postgres') {
-    const pool = new pg.Pool({ connectionString: tb.config.databaseUrl, max: 3 })
-    // pool.end() resolves before its sockets close: a late error from them is nobody's concern.
-    pool.on('error', () => {})
-    const own = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
-    cleanups.push(() => own.destroy())
-    db = own
-  }
-  const runner = new JobRunner(db, tb.clock, log, { poll_ms: tb.config.jobsPollMs,
-    concurrency_max: tb.config.jobsConcurrencyMax })
-  const events = new EventDispatcher(db)
-  let ticks = 0
-  const waiters: Array<() => void> = []
-  // The runner hands events over once per tick: counting those calls counts its ticks.
-  runner.dispatchEventsWith({
-    batchLimit: events.batchLimit,
-    dispatchPending: async () => {
-      ticks++
-      for (const wake of waiters.splice(0)) wake()
-      return events.dispatchPending()
-    },
-  })
-  const secrets = new WebhookSecrets(db, tb.clock,
-    new SecretBox({ key: tb.config.secretsKey, dataDir: tb.config.dataDir }))
-  const limits = { ...webhook_limits_default, attempt_timeout_ms: hang_attempt_timeout_ms,
-    partner_slots_max: tb.config.webhookPartnerSlotsMax }
-  new WebhookService(db, tb.clock, runner, events, secrets,
-    new HttpWebhookSender({ timeout_ms: limits.attempt_timeout_ms }), { sandbox: true, limits })
-  runner.start()
-  cleanups.push(() => runner.stop())
-  return {
-    async nextTicks(count) {
-      const target = ticks + count
-      while (ticks < target) await new Promise<void>((resolve) => waiters.push(resolve))
-    },
   }
 }
 

@@ -140,6 +140,13 @@ test('webhooks - a delivery still refused 24 hours after its first attempt is fa
   assert.equal(postsOf(eventId!).length, delivery.attempts, 'a failed delivery is not tried again')
   const failed = await partner.client.webhooks.listDeliveries({ event_type: 'payment.failed' })
   assert.ok(failed.deliveries.some((d) => d.event_id === eventId && d.state === 'failed'))
+  // A day of nothing but failures paused the endpoint (its circuit breaker); setting the
+  // endpoint again resumes it.
+  const { endpoints } = await tb.operator.webhooks.endpoints({ partner_id: partner.partnerId })
+  assert.deepEqual(endpoints.map((e) => [e.url, e.state]), [[receiver.url, 'paused']])
+  await partner.client.webhooks.setEndpoint({ url: receiver.url })
+  assert.deepEqual((await tb.operator.webhooks.endpoints({ partner_id: partner.partnerId }))
+    .endpoints, [])
 })
 
 test("webhooks - one resource's events arrive in order: a later event waits while an earlier one is retried", async () => {
