@@ -179,8 +179,11 @@ export async function buildImages(podman: Podman, dir: string): Promise<BuildTim
     run(podman, 'podman', ['build', '--network', 'host', '-t', image, '-f', file,
       '--build-arg', arg, context])
   const debian = `DEBIAN_IMAGE=${images.debian}`
-  await timed('debian', async () => run(podman, 'podman', ['import', await debianRootfs(podman),
-    images.debian]))
+  // An imported base already there is kept, so that the builds on it find their cached layers.
+  const has = await run(podman, 'podman', ['image', 'exists', images.debian]).then(() => true,
+    () => false)
+  await timed('debian', async () => has || run(podman, 'podman', ['import',
+    await debianRootfs(podman), images.debian]))
   await timed('node', () => build(images.node, path.join(deploy, 'node.Containerfile'),
     nodeContext(dir), debian))
   await timed('postgres', () => build(images.postgres,
@@ -200,8 +203,8 @@ export async function imageSize(podman: Podman, image: string): Promise<number> 
 export interface ComposeChanges {
   /** Each service's published ports, as `host:container`, in place of the file's. */
   ports?: Record<string, string[]>
-  /** Settings added to (or replacing) each service's environment that has one. */
-  environment?: Record<string, string>
+  /** Settings added to (or replacing) a service's environment, by service. */
+  environment?: Record<string, Record<string, string>>
 }
 
 /**
@@ -222,11 +225,11 @@ export function composeWithoutRegistry(source: string, changes: ComposeChanges =
     else if (/^nats:/.test(service.image ?? '')) service.image = images.nats
     const ports = changes.ports?.[name]
     if (ports) service.ports = ports
-    if (service.environment && changes.environment) {
-      service.environment = { ...service.environment, ...changes.environment }
-    }
+    const environment = changes.environment?.[name]
+    if (environment) service.environment = { ...service.environment, ...environment }
   }
-  return stringify(compose)
+  // YAML 1.1, as podman-compose's PyYAML reads it: `restart: "no"` stays a string, not false.
+  return stringify(compose, { version: '1.1' })
 }
 
 interface Service {
