@@ -63,21 +63,18 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /**
- * The settings of a partner's client: its id and credential and, when the bank is the
- * authority of its NATS server (`bank nats init`; `nats_creds` is null on an open server), its
- * own NATS user, written to a creds file (mode 0600) in a temporary directory: the operator's
- * NATS user does not reach partners' subjects. `remove` deletes the file.
+ * The partner's own NATS user, when the bank is the authority of its NATS server (`bank nats
+ * init`; `nats_creds` is null on an open server): NATS_CREDS naming a creds file (mode 0600)
+ * in a temporary directory, since the operator's NATS user does not reach partners'
+ * subjects. `remove` deletes the file.
  */
-export function partnerSettings(env: NodeJS.ProcessEnv, partner: { partner_id: string;
-    credential: { token: string }; nats_creds: string | null }) {
-  const settings = { ...env, BANK_PARTNER_ID: partner.partner_id,
-    BANK_PARTNER_TOKEN: partner.credential.token }
-  if (partner.nats_creds === null) return { env: settings, remove: () => {} }
+export function partnerNatsUser(natsCreds: string | null) {
+  if (natsCreds === null) return { env: {}, remove: () => {} }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'partner-creds-'))
   const file = path.join(dir, 'partner.creds')
-  fs.writeFileSync(file, partner.nats_creds, { mode: 0o600 })
-  return { env: { ...settings, NATS_CREDS: file },
-    remove: () => fs.rmSync(dir, { recursive: true, force: true }) }
+  fs.writeFileSync(file, natsCreds, { mode: 0o600 })
+  return { env: { NATS_CREDS: file }, remove: () => fs.rmSync(dir, { recursive: true,
+    force: true }) }
 }
 
 export interface OnboardedPartner {

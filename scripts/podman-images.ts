@@ -13,11 +13,11 @@ import { parse, stringify } from 'yaml'
 // build reaches the npm registry, and apt-get the Debian mirror; nothing else is fetched.
 // test/deploy/images.test.ts builds them and runs compose.yaml on them with podman-compose.
 //
-//   node --import tsx scripts/podman-images.ts [--storage <dir>]
+//   node --import tsx scripts/podman-images.ts [--storage <dir>] [--compose <file>]
 //
-// builds them into this machine's podman storage (or, with --storage, a private one in <dir>)
-// and prints their names and sizes; docs/operations.md, "Images without a registry", says
-// how compose.yaml then runs on them.
+// builds them into this machine's podman storage (or, with --storage, a private one in <dir>),
+// prints their names and sizes, and with --compose writes compose.yaml on these images to
+// <file>; docs/operations.md, "Images without a registry (podman)", says how it then runs.
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -41,10 +41,9 @@ export const podmanLimits = {
 
 /** The Debian packages the images need that this machine lacks (their commands missing). */
 export function missingTools(): string[] {
-  const tools: Array<[string, string]> = [['podman', 'podman'], ['podman-compose', 'podman-compose'],
-    ['debootstrap', 'debootstrap'], ['runc', 'runc']]
+  // Each command is its Debian package's name.
   const has = (command: string) => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0
-  return tools.filter(([command]) => !has(command)).map(([, pkg]) => pkg)
+  return ['podman', 'podman-compose', 'debootstrap', 'runc'].filter((command) => !has(command))
 }
 
 /** How podman runs: its environment, and where what it wrote goes. */
@@ -62,7 +61,9 @@ export interface Podman {
  */
 export function privatePodman(dir: string): Podman {
   const at = (name: string) => path.join(dir, name)
-  for (const name of ['storage', 'run', 'networks', 'tmp']) fs.mkdirSync(at(name), { recursive: true })
+  for (const name of ['storage', 'run', 'networks', 'tmp']) {
+    fs.mkdirSync(at(name), { recursive: true })
+  }
   const limits = [`nofile=${podmanLimits.nofile}:${podmanLimits.nofile}`,
     `nproc=${podmanLimits.nproc}:${podmanLimits.nproc}`]
   fs.writeFileSync(at('containers.conf'), [
@@ -239,11 +240,22 @@ interface Service {
   environment?: Record<string, string>
 }
 
-async function main(argv: string[]): Promise<void> {
-  const storage = argv[0] === '--storage' ? argv[1] : undefined
-  if (argv.length > 0 && !storage) {
-    throw new Error('usage: node --import tsx scripts/podman-images.ts [--storage <dir>]')
+const usage = 'usage: node --import tsx scripts/podman-images.ts [--storage <dir>] ' +
+  '[--compose <file>]'
+
+/** The options of the command line: --storage <dir>, --compose <file>. */
+function options(argv: string[]): { storage?: string; compose?: string } {
+  const found: { storage?: string; compose?: string } = {}
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, value] = [argv[i], argv[i + 1]]
+    if ((flag !== '--storage' && flag !== '--compose') || !value) throw new Error(usage)
+    found[flag === '--storage' ? 'storage' : 'compose'] = value
   }
+  return found
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { storage, compose } = options(argv)
   const missing = missingTools()
   if (missing.length > 0) throw new Error(`install from Debian first: ${missing.join(' ')}`)
   const dir = storage ? path.resolve(storage) : fs.mkdtempSync(path.join(os.tmpdir(), 'images-'))
@@ -255,6 +267,11 @@ async function main(argv: string[]): Promise<void> {
     const mb = (await imageSize(podman, image)) / 1e6
     console.log(`${image}  ${mb.toFixed(0)} MB  ${(times[name as keyof BuildTimes] / 1000)
       .toFixed(0)} s`)
+  }
+  if (compose) {
+    const source = fs.readFileSync(path.join(root, 'compose.yaml'), 'utf8')
+    fs.writeFileSync(compose, composeWithoutRegistry(source))
+    console.log(`wrote ${compose}: compose.yaml on these images`)
   }
   if (storage) {
     console.log(`podman with: CONTAINERS_CONF=${podman.env.CONTAINERS_CONF} ` +

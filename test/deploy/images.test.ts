@@ -32,7 +32,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 
 export const imageTestLimits = {
   /** Making the images: debootstrap (once a day), then the builds (npm ci, apt-get). */
-  build_timeout_ms: 480_000,
+  build_timeout_ms: 540_000,
   /** The composed stack's start and the first payment through it. */
   compose_timeout_ms: 240_000,
   poll_ms: 500,
@@ -130,6 +130,17 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
 const execIn = (service: string, ...command: string[]) =>
   run(podman, 'podman', ['exec', container(service), ...command])
 
+/** Both instances ready: their /readyz, on the published metrics ports, answers 200. */
+async function instancesReady(ports: number[]): Promise<void> {
+  for (const port of ports) {
+    await until(`the instance on ${port}`, async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/readyz`)
+      await response.body?.cancel()
+      return response.status === 200 ? true : undefined
+    })
+  }
+}
+
 test('images - compose.yaml runs on podman-compose and a first payment settles through it', {
   timeout: imageTestLimits.compose_timeout_ms + 60_000,
 }, async (t) => {
@@ -140,7 +151,8 @@ test('images - compose.yaml runs on podman-compose and a first payment settles t
   fs.writeFileSync(file, composeWithoutRegistry(fs.readFileSync(path.join(root, 'compose.yaml'),
     'utf8'), {
     ports: { 'nats': [`127.0.0.1:${ports.nats}:4222`],
-      'bank-1': [`127.0.0.1:${ports.metrics1}:9464`], 'bank-2': [`127.0.0.1:${ports.metrics2}:9464`] },
+      'bank-1': [`127.0.0.1:${ports.metrics1}:9464`],
+      'bank-2': [`127.0.0.1:${ports.metrics2}:9464`] },
     environment: { 'bank-1': { BANK_SANDBOX: 'true' }, 'bank-2': { BANK_SANDBOX: 'true' } },
   }))
   podman.env.BANK_SECRETS_KEY = Buffer.alloc(32, 7).toString('base64')
@@ -158,14 +170,7 @@ test('images - compose.yaml runs on podman-compose and a first payment settles t
     fs.writeFileSync(path.join(dir, name), await execIn('bank-1', 'cat', `/nats/${name}`),
       { mode: 0o600 })
   }
-  // Both instances ready (their /readyz, on the published metrics ports).
-  for (const port of [ports.metrics1, ports.metrics2]) {
-    await until(`the instance on ${port}`, async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/readyz`)
-      await response.body?.cancel()
-      return response.status === 200 ? true : undefined
-    })
-  }
+  await instancesReady([ports.metrics1, ports.metrics2])
   const up = Date.now()
   const lines: string[] = []
   const result = await firstPayment({ NATS_URL: `tls://127.0.0.1:${ports.nats}`,
