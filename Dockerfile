@@ -2,7 +2,11 @@
 # (scripts/build.mjs, in the build stage: dist/main.js, dist/cli/main.js and their chunks); the
 # image holds no TypeScript, and nothing is compiled at run time. The same image runs the operator CLI (bin/bank.js runs
 # dist/cli/main.js), e.g. compose.yaml's `bank nats init`.
-FROM node:20-bookworm-slim AS build
+# NODE_IMAGE: Node.js 20 on Debian bookworm. Without a registry, scripts/podman-images.ts makes
+# one from Debian's packages and this machine's Node.js and passes it here (docs/operations.md,
+# "Images without a registry").
+ARG NODE_IMAGE=node:20-bookworm-slim
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -11,7 +15,7 @@ COPY src ./src
 # --production: without the development entry (dist/dev/start.js, `npm start`).
 RUN node scripts/build.mjs --production
 
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 # `bank nats init` makes the NATS CA and server certificate with the openssl command.
 RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
 WORKDIR /app

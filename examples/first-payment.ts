@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { BankClient, OperatorClient, locateNatsUrl } from '../src/client/index.ts'
-import { rand, registrationNumber, requireSandbox, stepper, type Print } from './shared.ts'
+import {
+  partnerNatsUser, rand, registrationNumber, requireSandbox, stepper, type Print,
+} from './shared.ts'
 
 // From nothing to a settled EFT: the bank's operator onboards a partner and funds it; the
 // partner onboards a business customer and pays a supplier from the customer's account.
@@ -14,15 +16,18 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   const url = locateNatsUrl(env)
   step('Connect as the operator', `NATS ${url.value} (${url.from})`)
   let bank: BankClient | undefined
+  let natsUser = partnerNatsUser(null)
   try {
     // A sandbox only: in production the deposit below waits for a second operator.
     await requireSandbox(ops)
     const { partner, pool } = await onboardPartner(ops, step)
 
-    // From here on the partner calls the bank with its own credential. A partner's program
-    // would read them from BANK_PARTNER_ID and BANK_PARTNER_TOKEN; this one hands them over.
+    // From here on the partner calls the bank with its own credential (and, on a NATS server
+    // the bank is the authority of, as its own NATS user). A partner's program would read them
+    // from BANK_PARTNER_ID, BANK_PARTNER_TOKEN and NATS_CREDS; this one hands them over.
+    natsUser = partnerNatsUser(partner.nats_creds)
     bank = BankClient.fromEnv({ env: { ...env, BANK_PARTNER_ID: partner.partner_id,
-      BANK_PARTNER_TOKEN: partner.credential.token } })
+      BANK_PARTNER_TOKEN: partner.credential.token, ...natsUser.env } })
 
     const account = await openCustomerAccount(ops, bank, pool, step)
     const eft = await payASupplier(bank, account, step)
@@ -38,6 +43,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env, print: Print = 
   } finally {
     await bank?.close()
     await ops.close()
+    natsUser.remove()
   }
 }
 

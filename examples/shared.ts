@@ -1,4 +1,7 @@
 import { randomInt } from 'node:crypto'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { BankApiError, type OperatorClient } from '../src/client/index.ts'
 
 // What the examples share: printing, unique values (so that every example can run again
@@ -57,6 +60,21 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`gave up waiting ${limit_ms / 1000} s for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
+}
+
+/**
+ * The partner's own NATS user, when the bank is the authority of its NATS server (`bank nats
+ * init`; `nats_creds` is null on an open server): NATS_CREDS naming a creds file (mode 0600)
+ * in a temporary directory, since the operator's NATS user does not reach partners'
+ * subjects. `remove` deletes the file.
+ */
+export function partnerNatsUser(natsCreds: string | null) {
+  if (natsCreds === null) return { env: {}, remove: () => {} }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'partner-creds-'))
+  const file = path.join(dir, 'partner.creds')
+  fs.writeFileSync(file, natsCreds, { mode: 0o600 })
+  return { env: { NATS_CREDS: file }, remove: () => fs.rmSync(dir, { recursive: true,
+    force: true }) }
 }
 
 export interface OnboardedPartner {

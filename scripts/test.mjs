@@ -59,10 +59,11 @@ const committedDurationsFile = path.join(root, 'test', 'durations.json')
 // back ends by test/hardening/unstorable-text), the authentication and permission matrix (answered
 // before any store is read; the tenancy queries are the same SQL on both) — run on one back end
 // only (the last, PostgreSQL when there is one). Run directly, they run anywhere.
-const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz|malformed-input|fixed-headers|nats-isolation-startup|nats-cluster)\.|^test\/auth\/auth-matrix\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\.|^test\/metrics\/cpu-profile\.|^test\/client\/package-install\.|^test\/rails\/iso20022-|^test\/rails\/clearing-house/
+const storageIndependent = /^test\/(cli|docs|contract|compat)\/|^test\/calendar\/sa-calendar\.|^test\/config\.|^test\/hardening\/batch-isolation\.|^test\/transport\/(micro-protocol|fuzz|malformed-input|fixed-headers|nats-isolation-startup|nats-cluster)\.|^test\/auth\/auth-matrix\.|^test\/ledger\/ledger-cli\.|^test\/db\/pglite-dialect\.|^test\/metrics\/cpu-profile\.|^test\/client\/package-install\.|^test\/rails\/iso20022-|^test\/rails\/clearing-house|^test\/deploy\//
 // Files that get a process of their own: the fuzz test, which listens for unhandled errors
-// of the whole process.
-const ownProcess = /^test\/transport\/fuzz\./
+// of the whole process, and the images' test (test/deploy), which spends minutes waiting on
+// podman's builds and would hold a group's place meanwhile.
+const ownProcess = /^test\/transport\/fuzz\.|^test\/deploy\//
 // Files that test something on PostgreSQL only (they declare no tests on PGlite): on PGlite
 // they join a group rather than start a process for nothing.
 const postgresOnly = /^test\/chaos\/|^test\/hardening\/database-outage\./
@@ -72,7 +73,9 @@ const fileTimeoutMs = 240_000
 // The property test runs a model of the ledger through many random histories (about two
 // minutes of a loaded machine's time alone, in 2026-12): its own, longer limit, so that a slow
 // hour does not stop it half way.
-const longFiles = /^test\/property\//
+// The images' test (test/deploy) makes a Debian base with debootstrap once a day and builds
+// four images (about four minutes cold, three warm) before it composes them.
+const longFiles = /^test\/property\/|^test\/deploy\//
 const longFileTimeoutMs = 600_000
 // A group process is stopped after this long (BANK_TEST_PROCESS_TIMEOUT_MS, default an hour):
 // a last resort, since each file has its own limit and a process that outlives its last file

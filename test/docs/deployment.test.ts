@@ -72,7 +72,11 @@ test('deployment - compose.yaml runs PostgreSQL, NATS with JetStream and two ban
 test('deployment - the Dockerfile and the systemd unit start node on the compiled dist/main.js directly', () => {
   assert.ok(fs.existsSync(path.join(root, 'src/main.ts')))
   const dockerfile = read('Dockerfile')
-  assert.match(dockerfile, /^FROM node:20/m)
+  // Both stages run NODE_IMAGE: Docker Hub's Node.js 20 unless a build says otherwise (without a
+  // registry, scripts/podman-images.ts's base; test/deploy/images.test.ts builds and runs it).
+  assert.match(dockerfile, /^ARG NODE_IMAGE=node:20-bookworm-slim$/m)
+  assert.deepEqual([...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m) => m[1]),
+    ['${NODE_IMAGE}', '${NODE_IMAGE}'])
   assert.match(dockerfile, /^CMD \["node", "--max-semi-space-size=64", "dist\/main.js"\]$/m)
   // dist/ is built in a build stage (scripts/build.mjs, the service without the dev entry).
   assert.match(dockerfile, /^RUN node scripts\/build.mjs --production$/m)
