@@ -3,7 +3,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { after, test } from 'node:test'
+import { connect } from '@nats-io/transport-node'
 import { pino } from 'pino'
+import { findNatsServerBinary, startNatsServer } from '../../dev/nats-server.ts'
 import { startBank } from '../../src/app.ts'
 import type { Module } from '../../src/module.ts'
 import { modules } from '../../src/modules.ts'
@@ -29,12 +31,17 @@ test('capability - a folder and its line in the list of modules: table, service,
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bank-capability-'))
   dirs.push(dataDir)
   const group = `capability-${process.pid}`
+  // A NATS server of its own: the test bank's answer to subjects it does not serve (404, or
+  // 401 for a token it does not know) must not race the fixture bank's.
+  const nats = await startNatsServer({ binary: findNatsServerBinary()!,
+    storeDir: path.join(dataDir, 'nats') })
+  const nc = await connect({ servers: nats.url })
   const bank = await startBank({
     config: { ...tb.config, databaseUrl: undefined, dataDir, serviceName: group,
       queueGroup: group },
     clock: tb.clock,
     log: pino({ level: 'silent' }),
-    natsUrl: tb.natsUrl,
+    natsUrl: nats.url,
     pgliteDir: 'memory://',
     pgliteSeed: await pgliteSeed(),
     allowOpenNats: true,
@@ -44,22 +51,24 @@ test('capability - a folder and its line in the list of modules: table, service,
     const token = bank.bootstrapToken
     assert.ok(token, 'a fresh bank made its first operator')
     const added = await rawRequest(tb, 'ops.fixture.note.add', JSON.stringify({ text: 'hello' }),
-      { token })
+      { token }, nc)
     assert.equal(added.code, 200, JSON.stringify(added.body))
     assert.equal(added.body.text, 'hello')
     assert.equal(added.body.created_at, tb.clock.now().toISOString())
-    const counted = await rawRequest(tb, 'ops.fixture.note.count', '{}', { token })
+    const counted = await rawRequest(tb, 'ops.fixture.note.count', '{}', { token }, nc)
     assert.deepEqual(counted.body, { notes: 1, jobs: ['fixture_notes.tidy'] })
     // Its operations pass through the bank's one endpoint wrapper: validated like any other.
     const invalid = await rawRequest(tb, 'ops.fixture.note.add', JSON.stringify({ text: '' }),
-      { token })
+      { token }, nc)
     assert.equal(invalid.code, 400)
     assert.equal(invalid.body.error.type, 'invalid_request')
-    const unauthenticated = await rawRequest(tb, 'ops.fixture.note.add', '{"text":"x"}')
+    const unauthenticated = await rawRequest(tb, 'ops.fixture.note.add', '{"text":"x"}', {}, nc)
     assert.equal(unauthenticated.code, 401)
     assert.ok('notes' in bank.services, 'its service is one of the bank\'s services')
   } finally {
     await bank.stop()
+    await nc.close()
+    await nats.stop()
   }
 })
 
