@@ -225,22 +225,13 @@ export function serverConfig(input: {
   limits: ServerLimits
 }): string {
   const q = JSON.stringify
-  const { limits } = input
-  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`
   return [
     '# Written by `bank nats init`. The bank is the NATS authority: it signs every partner\'s',
     '# account and pushes it to this server\'s resolver, so nothing here changes when partners',
     '# are added, suspended or have credentials revoked. Every server of the deployment runs',
     '# this file (add a `cluster` block to join several).',
     `listen: ${q(input.listen)}`,
-    '# Every partner\'s account has limits of its own (connections, subscriptions, payload,',
-    '# JetStream), signed into its account JWT; these bound the server as a whole.',
-    `# Connections: room for ${limits.maxConnections} at ~64 KiB of server memory each, within a`,
-    '# quarter of this machine\'s memory (nats-server\'s default, 65,536, is the most).',
-    `max_connections: ${limits.maxConnections}`,
-    '# The largest message (headers included): a partner\'s account allows 784 KiB, its largest',
-    '# request (a bulk payment, 768 KiB, and its headers); the bank\'s replies may use the rest.',
-    `max_payload: ${limits.maxPayload}`,
+    ...clientLimitLines(input.limits),
     'tls {',
     `  cert_file: ${q(input.files.serverCert)}`,
     `  key_file: ${q(input.files.serverKey)}`,
@@ -260,6 +251,30 @@ export function serverConfig(input: {
     '}',
     'jetstream {',
     `  store_dir: ${q(input.files.jetstream)}`,
+    ...jetstreamLimitLines(input.limits),
+    '}',
+    '',
+  ].join('\n')
+}
+
+/** The server's bounds on all clients together, each with why (serverLimitsFor). */
+function clientLimitLines(limits: ServerLimits): string[] {
+  return [
+    '# Every partner\'s account has limits of its own (connections, subscriptions, payload,',
+    '# JetStream), signed into its account JWT; these bound the server as a whole.',
+    `# Connections: room for ${limits.maxConnections} at ~64 KiB of server memory each, within a`,
+    '# quarter of this machine\'s memory (nats-server\'s default, 65,536, is the most).',
+    `max_connections: ${limits.maxConnections}`,
+    '# The largest message (headers included): a partner\'s account allows 784 KiB, its largest',
+    '# request (a bulk payment, 768 KiB, and its headers); the bank\'s replies may use the rest.',
+    `max_payload: ${limits.maxPayload}`,
+  ]
+}
+
+/** JetStream's storage on this server, with why (serverLimitsFor). */
+function jetstreamLimitLines(limits: ServerLimits): string[] {
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`
+  return [
     `  # Half the disk space free at \`bank nats init\` (${gib(limits.maxFileStore)}): the rest is`,
     '  # PostgreSQL\'s, the logs\' and the system\'s. Partners\' JetStream disk quotas together',
     '  # should stay within it (`bank status` warns when they do not). Set it again if JetStream',
@@ -267,9 +282,7 @@ export function serverConfig(input: {
     `  max_file_store: ${limits.maxFileStore}`,
     `  # A quarter of this machine's memory (${gib(limits.maxMemoryStore)}).`,
     `  max_memory_store: ${limits.maxMemoryStore}`,
-    '}',
-    '',
-  ].join('\n')
+  ]
 }
 
 /** A private CA and a server certificate signed by it (ECDSA P-256), made with openssl. */

@@ -20,8 +20,11 @@ export interface NatsLimitsState {
 }
 
 export class NatsLimits {
-  /** Told after a change on this instance (the JetStream quota in `$SRV.INFO` is recounted). */
-  onChanged: (() => void) | undefined
+  /**
+   * Awaited after a change on this instance: the partners' JetStream quotas in its `$SRV.INFO`
+   * are recounted (jetstream-quota.ts), so `bank status` shows them once the change is answered.
+   */
+  onChanged: (() => Promise<void>) | undefined
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -46,7 +49,7 @@ export class NatsLimits {
     })
     // Stored and signed: a server that cannot be told now gets it when the bank reconnects.
     if (changed) await this.identity?.publishAccount(partnerId)
-    this.onChanged?.()
+    await this.onChanged?.()
     return this.of(partnerId)
   }
 

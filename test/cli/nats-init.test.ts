@@ -44,7 +44,8 @@ test('nats init - writes the server configuration, TLS files and the bank and op
   assert.doesNotMatch(config, /(?<![A-Z2-7])S[OA][A-Z2-7]{56}(?![A-Z2-7])/)
 
   // The server as a whole is bounded (connections, payload, JetStream), as first.limits says.
-  const setting = (name: string) => Number(new RegExp(`^\\s*${name}: (\\d+)$`, 'm').exec(config)?.[1])
+  const setting = (name: string) => Number(
+    new RegExp(`^\\s*${name}: (\\d+)$`, 'm').exec(config)?.[1])
   assert.deepEqual({ maxConnections: setting('max_connections'), maxPayload: setting('max_payload'),
     maxFileStore: setting('max_file_store'), maxMemoryStore: setting('max_memory_store') },
     first.limits)
@@ -56,7 +57,8 @@ test('nats init - writes the server configuration, TLS files and the bank and op
     '--jetstream-disk', String(3 * 1024 ** 3), '--jetstream-memory', String(512 * 1024 ** 2)],
     env))
   assert.match(fs.readFileSync(path.join(dir, 'nats-server.conf'), 'utf8'),
-    new RegExp(`max_file_store: ${3 * 1024 ** 3}\\n  .*\\n  max_memory_store: ${512 * 1024 ** 2}\\n`))
+    new RegExp(`max_file_store: ${3 * 1024 ** 3}\\n  .*\\n  max_memory_store: ${
+      512 * 1024 ** 2}\\n`))
   assert.equal(again.created, false)
   assert.equal(again.operator, first.operator)
   assert.equal(again.bankAccount, first.bankAccount)

@@ -6,6 +6,8 @@ import { before, test } from 'node:test'
 import { decode } from '@nats-io/jwt'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { connect, credsAuthenticator, headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node'
+import { statusCommand } from '../../src/cli/status.ts'
+import { quota_metadata } from '../../src/nats-identity/jetstream-quota.ts'
 import { partner_nats_limits_default, partnerAccountLimits } from '../../src/nats-identity/nats-claims.ts'
 import { accountOf } from '../../src/nats-identity/nats-identity-store.ts'
 import { natsConnectOptions } from '../../src/nats/nats-connect.ts'
@@ -86,12 +88,10 @@ async function rawPublish(subject: string, size: number): Promise<string> {
     const login = credsAuthenticator(new TextEncoder().encode(a.natsCreds!))(info.nonce)
     socket.write(`CONNECT ${JSON.stringify({ ...login, verbose: false, pedantic: false,
       protocol: 1, headers: true })}\r\nPING\r\n`)
-    // The server tells the logged-in client its account's limits in a new INFO.
+    // The server may tell the logged-in client its account's limits in a new INFO.
     let line = await nextLine(socket)
-    if (line.startsWith('INFO ')) {
-      assert.equal(JSON.parse(line.slice(5)).max_payload, partner_nats_limits_default.payload)
-      line = await nextLine(socket)
-    }
+    for (; line.startsWith('INFO '); line = await nextLine(socket)) assert.equal(
+      JSON.parse(line.slice(5)).max_payload, partner_nats_limits_default.payload)
     assert.equal(line, 'PONG')
     socket.write(`PUB ${subject} ${size}\r\n`)
     return await nextLine(socket)
@@ -146,11 +146,8 @@ test(name('payload flood: over 784 KiB the server closes the connection; a reque
   const h = natsHeaders()
   h.set('token', a.token)
   const subject = `svc.entity.${a.partnerId}.list-entities`
-  // Our client checks the limit the server advertises to A's connections; a hostile one
-  // does not: the server itself refuses such a message, on reading its size.
-  const nc = await connectA()
-  assert.equal(nc.info?.max_payload, partner_nats_limits_default.payload)
-  await nc.close()
+  // The server advertises A's limit to its connections (our client refuses to send more); a
+  // hostile client ignores it: the server itself refuses such a message, on reading its size.
   await whileBRequests(async () => {
     for (let i = 0; i < 10; i++) {
       assert.match(await rawPublish(subject, 900_000), /-ERR 'Maximum Payload Violation'/)
@@ -251,4 +248,28 @@ test(name('limits are refused out of range or beside reset; reset returns the ac
   // B's account never changed.
   assert.equal((await accountLimitsOf(b.partnerId)).conn, partner_nats_limits_default.connections)
   await b.client.entities.list({})
+})
+
+test(name("bank status warns when the partners' JetStream disk quotas add up to more than a server's max_file_store"), async () => {
+  const configured = Number(/max_file_store: (\d+)/.exec(
+    fs.readFileSync(tb.authority!.configFile, 'utf8'))?.[1])
+  const env = { NATS_URL: tb.natsUrl, NATS_CREDS: tb.authority!.operatorCredsFile,
+    NATS_TLS_CA: tb.authority!.caFile, BANK_SERVICE_NAME: tb.config.serviceName }
+  const status = async () => statusCommand.run({ positionals: [], flags: {} }, env)
+  for (const partner of [a, b]) await tb.operator.partners.limits({ partner_id: partner.partnerId,
+    jetstream_disk: 1024 ** 2 })
+  const metadata = tb.bank.micro.info().metadata
+  assert.equal(Number(metadata[quota_metadata.server]), configured, 'as bank nats init wrote it')
+  assert.equal(Number(metadata[quota_metadata.partners]), 2 * 1024 ** 2)
+  const fits = await status()
+  assert.deepEqual(fits.warnings, [])
+  assert.deepEqual((fits.result as { warnings: string[] }).warnings, [])
+
+  await tb.operator.partners.limits({ partner_id: a.partnerId, jetstream_disk: configured })
+  const over = await status()
+  assert.equal(over.warnings?.length, 1)
+  assert.match(over.warnings![0]!, /JetStream disk quotas add up to .*, more than the .* \(max_file_store\)/)
+  assert.deepEqual((over.result as { warnings: string[] }).warnings, over.warnings)
+  for (const partner of [a, b]) await tb.operator.partners.limits({ partner_id: partner.partnerId,
+    reset: true })
 })
