@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict'
 import fs from 'node:fs'
-import net from 'node:net'
-import tls from 'node:tls'
 import { before, test } from 'node:test'
 import { decode } from '@nats-io/jwt'
 import { jetstream, jetstreamManager } from '@nats-io/jetstream'
@@ -12,6 +10,7 @@ import { partner_nats_limits_default, partnerAccountLimits } from '../../src/nat
 import { accountOf } from '../../src/nats-identity/nats-identity-store.ts'
 import { natsConnectOptions } from '../../src/nats/nats-connect.ts'
 import { expectRefusal } from '../support/assertions.ts'
+import { announceMessage } from '../support/nats-raw.ts'
 import { businessEntity } from '../support/fixtures.ts'
 import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
 
@@ -75,47 +74,14 @@ async function accountLimitsOf(partnerId: string): Promise<Record<string, unknow
   return decode<{ limits: Record<string, unknown> }>(row.jwt).nats.limits ?? {}
 }
 
-/**
- * As A, below any client library: logs in over TLS with A's creds, then announces a message
- * of `size` bytes on `subject`; resolves with what the server answered to it.
- */
+/** As A, below any client library: what the server answers a message of `size` bytes. */
 async function rawPublish(subject: string, size: number): Promise<string> {
-  const plain = net.connect(tb.authority!.server.port, '127.0.0.1')
-  const info = JSON.parse((await nextLine(plain)).replace(/^INFO /, '')) as { nonce: string }
-  const socket = tls.connect({ socket: plain, ca: fs.readFileSync(tb.authority!.caFile),
-    servername: 'localhost' })
-  try {
-    const login = credsAuthenticator(new TextEncoder().encode(a.natsCreds!))(info.nonce)
-    socket.write(`CONNECT ${JSON.stringify({ ...login, verbose: false, pedantic: false,
-      protocol: 1, headers: true })}\r\nPING\r\n`)
-    // The server may tell the logged-in client its account's limits in a new INFO.
-    let line = await nextLine(socket)
-    for (; line.startsWith('INFO '); line = await nextLine(socket)) assert.equal(
-      JSON.parse(line.slice(5)).max_payload, partner_nats_limits_default.payload)
-    assert.equal(line, 'PONG')
-    socket.write(`PUB ${subject} ${size}\r\n`)
-    return await nextLine(socket)
-  } finally {
-    socket.destroy()
-  }
-}
-
-/** The next line the server sends (without its CRLF). */
-function nextLine(socket: net.Socket): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = ''
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString('utf8')
-      const end = text.indexOf('\r\n')
-      if (end === -1) return
-      socket.off('data', onData)
-      const rest = text.slice(end + 2)
-      if (rest) socket.unshift(Buffer.from(rest))
-      resolve(text.slice(0, end))
-    }
-    socket.on('data', onData)
-    socket.once('error', reject)
-  })
+  const login = { port: tb.authority!.server.port, caFile: tb.authority!.caFile,
+    creds: a.natsCreds! }
+  const { advertised, answer } = await announceMessage(login, subject, size)
+  // The server may tell the logged-in client its account's limits in a new INFO.
+  for (const info of advertised) assert.equal(info.max_payload, partner_nats_limits_default.payload)
+  return answer
 }
 
 /** The first error the server sends the connection (or what it closed with). */
