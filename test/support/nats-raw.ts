@@ -22,6 +22,8 @@ export interface RawLogin {
 export async function announceMessage(account: RawLogin, subject: string,
     size: number): Promise<{ advertised: Array<{ max_payload?: number }>; answer: string }> {
   const plain = net.connect(account.port, '127.0.0.1')
+  // A server that neither answers nor closes is not waited for long.
+  plain.setTimeout(10_000, () => plain.destroy())
   const info = JSON.parse((await nextLine(plain)).replace(/^INFO /, '')) as { nonce: string }
   const socket = tls.connect({ socket: plain, ca: fs.readFileSync(account.caFile),
     servername: 'localhost' })
@@ -56,11 +58,15 @@ function nextLine(socket: net.Socket): Promise<string> {
       if (end === -1) return
       socket.off('data', onData)
       socket.off('error', reject)
+      socket.off('close', onClose)
       const rest = text.slice(end + 2)
       if (rest) socket.unshift(Buffer.from(rest))
       resolve(text.slice(0, end))
     }
+    const onClose = () => reject(new Error(`the server closed the connection${
+      text ? ` after: ${text}` : ''}`))
     socket.on('data', onData)
     socket.once('error', reject)
+    socket.once('close', onClose)
   })
 }
