@@ -11,8 +11,7 @@ import { accountOf } from '../../src/nats-identity/nats-identity-store.ts'
 import { natsConnectOptions } from '../../src/nats/nats-connect.ts'
 import { expectRefusal } from '../support/assertions.ts'
 import { announceMessage } from '../support/nats-raw.ts'
-import { businessEntity } from '../support/fixtures.ts'
-import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
+import { rawRequest, twoPartners, useTestBank, type TestPartner } from '../support/harness.ts'
 
 // A partner flooding NATS, on the production set-up (the bank the NATS authority, `bank
 // nats init`'s configuration, TLS, issued creds): partner A sends oversized payloads, opens
@@ -26,12 +25,7 @@ let a: TestPartner
 let b: TestPartner
 let bEntity: string
 
-before(async () => {
-  await tb.ready
-  ;[a, b] = await Promise.all([onboardPartner(tb, { approve: true }),
-    onboardPartner(tb, { approve: true })])
-  bEntity = (await b.client.entities.create(businessEntity())).id
-})
+before(async () => ({ a, b, bEntity } = await twoPartners(tb)))
 
 const name = (behaviour: string) => `nats limits - ${behaviour}`
 
