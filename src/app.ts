@@ -18,6 +18,7 @@ import { createServices, type Services } from './services.ts'
 import { NatsDropbox } from './kyc/dropbox.ts'
 import { NatsIdentity } from './nats-identity/nats-identity.ts'
 import { natsIsolationProblem, open_nats_warning } from './nats-identity/nats-isolation.ts'
+import { watchJetStreamQuota } from './nats-identity/jetstream-quota.ts'
 import { card_decider_role, decisionTransport, partnerLinks, PartnerConnections, openSystemLink } from './nats-identity/nats-links.ts'
 import { requestOrigin } from './nats-identity/request-origin.ts'
 import { SecretBox } from './secrets/secret-box.ts'
@@ -111,7 +112,11 @@ export async function startBank(options: BankOptions): Promise<Bank> {
 
   void watchConnection(nc, log)
   shareAcrossInstances(nc, services)
-  const { micro, endpoints } = endpointService(options, { database, nc, services, identity })
+  const metadata = instanceMetadata(options, database.storage)
+  const { micro, endpoints } = endpointService(options, { nc, services, identity, metadata })
+  // The partners' JetStream quotas against the servers', for `bank status` (jetstream-quota.ts).
+  const stopQuota = systemLink
+    ? watchJetStreamQuota(systemLink, services.natsLimits, metadata, log) : undefined
   micro.start()
   await nc.flush()
   const servers = await serveHttp(config, { services, nc, db: database.db }, log)
@@ -121,6 +126,7 @@ export async function startBank(options: BankOptions): Promise<Bank> {
     // The service leaves the queue group first, at once: the caller may rely on that
     // having been sent when stop() returns its promise (the lifecycle tests flush after it).
     await micro.stop(config.shutdownGraceMs)
+    stopQuota?.()
     await servers.closeConsole()
     await servers.closeMetrics()
     await services.jobRunner.stop()
@@ -236,12 +242,21 @@ function shareAcrossInstances(nc: NatsConnection, services: Services) {
 }
 
 /**
+ * What the instance's `$SRV.INFO` shows of it (its storage, store and mode; the partners'
+ * JetStream quotas join it when the bank is the NATS authority).
+ */
+function instanceMetadata({ config, pgliteDir }: BankOptions,
+    storage: string): Record<string, string> {
+  return { storage, store: storeIdentity(config, pgliteDir), sandbox: String(config.sandbox) }
+}
+
+/**
  * The micro service with an endpoint for every operation (not started); throws when an
  * operation has no handler or the modules and the services disagree.
  */
-function endpointService(options: BankOptions, { database, nc, services, identity }: {
-  database: DatabaseHandle<Database>; nc: NatsConnection; services: Services
-  identity: NatsIdentity | undefined }) {
+function endpointService(options: BankOptions, { nc, services, identity, metadata }: {
+  nc: NatsConnection; services: Services; identity: NatsIdentity | undefined
+  metadata: Record<string, string> }) {
   const { config, log } = options
   const micro = new MicroService(
     nc,
@@ -250,8 +265,7 @@ function endpointService(options: BankOptions, { database, nc, services, identit
       version: serviceVersion,
       description: 'Partner banking service',
       queue: config.queueGroup,
-      metadata: { storage: database.storage, store: storeIdentity(config, options.pgliteDir),
-        sandbox: String(config.sandbox) },
+      metadata,
     },
     (error) => log.error({ err: error }, 'endpoint wrapper fault'),
   )

@@ -9,6 +9,8 @@ export interface LocalOutcome {
   result: unknown
   /** What `--format table` prints, when a flatter view reads better (default: `result`). */
   table?: unknown
+  /** What the operator should know beside it, printed on stderr (`bank: warning: …`). */
+  warnings?: string[]
 }
 
 export interface LocalCommand extends CliCommand {

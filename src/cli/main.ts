@@ -71,6 +71,7 @@ async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Pro
       })
       out.stdout(render(format === 'table' && outcome.table !== undefined ? outcome.table
         : outcome.result, format))
+      for (const warning of outcome.warnings ?? []) out.stderr(`bank: warning: ${warning}\n`)
       return
     }
     const contract = command as Command

@@ -12,7 +12,8 @@ import { refuseStoreInUse, withoutPassword } from './operator-create.ts'
 
 export const natsInitCommand: LocalCommand = {
   words: 'nats init',
-  usage: 'nats init --dir DIR [--listen HOST:PORT] [--names N1,N2]',
+  usage: 'nats init --dir DIR [--listen HOST:PORT] [--names N1,N2] [--jetstream-disk BYTES] ' +
+    '[--jetstream-memory BYTES]',
   summary:
     "Make the bank the NATS authority of its partners and write the NATS server's configuration, " +
       "its TLS certificate (from a CA it makes), the bank's credentials (bank.creds), a first " +
@@ -25,6 +26,12 @@ export const natsInitCommand: LocalCommand = {
       help: 'where the NATS server listens; default 127.0.0.1:4222' },
     { word: 'names', example: 'N1,N2', required: false,
       help: "the server certificate's DNS names and IP addresses; default localhost,127.0.0.1" },
+    { word: 'jetstream-disk', example: 'BYTES', required: false,
+      help: "each server's JetStream file storage (max_file_store); default half the disk " +
+        'space free in DIR' },
+    { word: 'jetstream-memory', example: 'BYTES', required: false,
+      help: "each server's JetStream memory storage (max_memory_store); default a quarter of " +
+        "this machine's memory" },
   ],
   notes:
     'Runs on this machine against the database itself (DATABASE_URL, else the PGlite store in ' +
@@ -48,6 +55,8 @@ export const natsInitCommand: LocalCommand = {
       ? args.flags.names.split(',').map((n) => n.trim()).filter(Boolean)
       : ['localhost', '127.0.0.1']
     if (names.some((name) => !/^[A-Za-z0-9.:*-]+$/.test(name))) throw new UsageError('--names takes DNS names and IP addresses, comma-separated')
+    const jetstreamDisk = bytesFlag(args.flags['jetstream-disk'], 'jetstream-disk')
+    const jetstreamMemory = bytesFlag(args.flags['jetstream-memory'], 'jetstream-memory')
     const { loadConfig } = await import('../config.ts')
     const { openDatabase, pgliteDirFor } = await import('../db/database.ts')
     const { migrations } = await import('../modules.ts')
@@ -63,7 +72,7 @@ export const natsInitCommand: LocalCommand = {
     try {
       const box = new SecretBox({ key: config.secretsKey, dataDir: config.dataDir })
       const result = await initNatsDeployment({ db: database.db, box, clock: systemClock,
-        dir: path.resolve(dir), listen, serverNames: names })
+        dir: path.resolve(dir), listen, serverNames: names, jetstreamDisk, jetstreamMemory })
       return {
         result: {
           ...result,
@@ -78,4 +87,13 @@ export const natsInitCommand: LocalCommand = {
       await database.close()
     }
   },
+}
+
+/** A flag's whole number of bytes, if given. */
+function bytesFlag(value: string | boolean | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || !/^\d{1,16}$/.test(value) || Number(value) < 1024 * 1024) {
+    throw new UsageError(`--${name} takes a whole number of bytes, at least 1048576 (1 MiB)`)
+  }
+  return Number(value)
 }

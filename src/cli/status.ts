@@ -2,6 +2,7 @@ import { connect, errors, type NatsConnection } from '@nats-io/transport-node'
 import { natsAuthFromEnv, natsConnectOptions, natsServerList } from '../nats/nats-connect.ts'
 import { natsUrl, UsageError } from './cli-context.ts'
 import type { LocalCommand, LocalOutcome } from './local-command.ts'
+import { quotaWarning } from '../nats-identity/jetstream-quota.ts'
 
 // `bank status`: every instance of the service that answers the NATS services protocol's
 // `$SRV.INFO.<name>` and `$SRV.STATS.<name>` (src/transport/nats/micro.ts publishes them):
@@ -9,7 +10,8 @@ import type { LocalCommand, LocalOutcome } from './local-command.ts'
 // has counted since it started, and the endpoints that answered with errors. With
 // `--endpoints`, every endpoint's counts (about 120 endpoints an instance: some 900 lines of
 // JSON, which used to be the default). It needs no credential: NATS answers these subjects to
-// anyone who may connect.
+// anyone who may connect. It warns (in `warnings`, and on stderr) when an instance that is the
+// NATS authority counts partners' JetStream disk quotas beyond a server's max_file_store.
 
 /** After the last reply, how long to wait for another instance's. */
 const reply_stall_ms = 500
@@ -92,15 +94,28 @@ export function outcome(service: string, nats: string, infos: Identity[], stats:
   const ids = [...new Set([...infos, ...stats].map((reply) => reply.id))]
   const instances = ids.map((id) => instanceOf(id, infos, stats, nowMs))
   instances.sort((a, b) => (a.started ?? '').localeCompare(b.started ?? ''))
-  if (!all) {
-    const short = instances.map(({ endpoints, ...instance }) => ({ ...instance,
-      endpoint_count: endpoints.length, endpoints_with_errors: withErrors(endpoints) }))
-    // For people: one row per instance, then one per endpoint that answered with errors.
-    const table = { service, nats, instances: instances.map(instanceRow),
-      endpoints_with_errors: instances.flatMap((instance) => withErrors(instance.endpoints).map(
-        (e) => ({ instance: instance.id, ...e }))) }
-    return { result: { service, nats, instances: short }, table }
-  }
+  const warnings = [...new Set(instances.map((i) => quotaWarning(i.metadata)).filter(
+    (w): w is string => w !== undefined))]
+  const shown = all ? instancesOutcome(service, nats, instances)
+    : shortOutcome(service, nats, instances)
+  return { result: { ...(shown.result as object), warnings }, table: shown.table, warnings }
+}
+
+/** In short: each instance with the endpoints that answered with errors. */
+function shortOutcome(service: string, nats: string,
+    instances: Array<ReturnType<typeof instanceOf>>): LocalOutcome {
+  const short = instances.map(({ endpoints, ...instance }) => ({ ...instance,
+    endpoint_count: endpoints.length, endpoints_with_errors: withErrors(endpoints) }))
+  // For people: one row per instance, then one per endpoint that answered with errors.
+  const table = { service, nats, instances: instances.map(instanceRow),
+    endpoints_with_errors: instances.flatMap((instance) => withErrors(instance.endpoints).map(
+      (e) => ({ instance: instance.id, ...e }))) }
+  return { result: { service, nats, instances: short }, table }
+}
+
+/** Each instance with every endpoint's counts. */
+function instancesOutcome(service: string, nats: string,
+    instances: Array<ReturnType<typeof instanceOf>>): LocalOutcome {
   // For people: one row per instance, then one per endpoint that has served a request.
   const table = {
     service,

@@ -17,16 +17,19 @@ export interface LimitServices {
   limits: LimitsService
 }
 
-// Request budgets: the per-credential token bucket and partners' limits.
+// Request budgets: the per-credential token bucket and partners' limits (their NATS
+// accounts' limits are nats-identity's, shown and set beside them).
 export const limitsModule: Module<LimitServices, RateLimitTables> = {
   name: 'limits',
-  services: (_s, { db, clock, config, given }) => {
+  needs: ['nats-identity'],
+  services: (s, { db, clock, config, given }) => {
     // Request budgets are wall-clock time, like job leases: the sandbox's moves do not refill
     // them.
     const limiter = new RateLimiter(databaseTokens(db), given.wallClock ?? systemClock,
       { ...rate_limiter_defaults, defaults: config.rateLimits,
         card_network: config.cardNetworkRateLimits })
-    return { limiter, limits: new LimitsService(db, clock, limiter, config.rateLimits) }
+    return { limiter, limits: new LimitsService(db, clock, limiter, config.rateLimits,
+      s.natsLimits) }
   },
   migrations: {
     '0021_rate_limits': rateLimitsMigration,

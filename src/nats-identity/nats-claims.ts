@@ -32,11 +32,64 @@ const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, w
 const no_jetstream = { mem_storage: 0, disk_storage: 0, streams: 0, consumer: 0 } as const
 
 /**
- * JetStream each partner's account may use for its dropboxes (bytes; streams and consumers
- * unbounded).
+ * What a partner's account may use of the NATS servers (docs/operations.md, "NATS limits per
+ * partner", says why each number): the bank's defaults, which an operator may change per
+ * partner (`bank partner limits`, nats_limits). Every one is enforced by nats-server itself.
  */
-export const partner_jetstream_default = { disk_storage: 10 * 1024 ** 3,
-  mem_storage: 256 * 1024 ** 2 } as const
+export interface PartnerNatsLimits {
+  /** Connections open at once in the account (its users' and the bank's readers' into it). */
+  connections: number
+  /** Subscriptions of each connection (nats-server applies an account's `subs` per connection). */
+  subscriptions: number
+  /** The largest message a connection of the account may publish, headers included (bytes). */
+  payload: number
+  /** JetStream file storage of the account (bytes): its KYC/KYB dropboxes. */
+  jetstream_disk: number
+  /** JetStream memory storage of the account (bytes). */
+  jetstream_memory: number
+  /** JetStream streams of the account (each dropbox bucket is one). */
+  jetstream_streams: number
+  /** Consumers of each of its streams (nats-server counts an account's limit per stream). */
+  jetstream_consumers: number
+}
+
+/**
+ * The largest request a partner sends: a bulk payment of 1,000 payments (786,432 bytes,
+ * bulk-contract.ts), with room for its headers (token, idempotency key, trace context).
+ */
+export const partner_payload_default = 786_432 + 16 * 1024
+
+export const partner_nats_limits_default: Readonly<PartnerNatsLimits> = {
+  connections: 64,
+  subscriptions: 1_000,
+  payload: partner_payload_default,
+  jetstream_disk: 10 * 1024 ** 3,
+  jetstream_memory: 256 * 1024 ** 2,
+  jetstream_streams: 10_000,
+  jetstream_consumers: 100,
+}
+
+/** The account claims' limits for a partner's limits (`imports`: how many it has). */
+export function partnerAccountLimits(limits: PartnerNatsLimits, imports: number) {
+  return {
+    conn: limits.connections,
+    subs: limits.subscriptions,
+    payload: limits.payload,
+    // nats-server does not enforce an account's `data` (bytes per second): a partner's rate
+    // is bounded by its request budget (429) and its payload, connections and subscriptions.
+    data: -1,
+    // No server of the bank's listens for leaf nodes; none of a partner's may connect.
+    leaf: 0,
+    // The partner's account exports nothing; its imports are the bank's to sign.
+    exports: 0,
+    imports,
+    wildcards: true,
+    disk_storage: limits.jetstream_disk,
+    mem_storage: limits.jetstream_memory,
+    streams: limits.jetstream_streams,
+    consumer: limits.jetstream_consumers,
+  }
+}
 
 /**
  * The subjects a partner's account imports from the bank: every operation naming that
@@ -132,6 +185,8 @@ export interface PartnerAccountState {
   revoked: Record<string, number>
   /** Suspended since this epoch second: every user of the account is refused and disconnected. */
   suspendedAt: number | null
+  /** What the account may use of the servers. */
+  limits: PartnerNatsLimits
 }
 
 export async function partnerAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'bank'>,
@@ -148,9 +203,7 @@ export async function partnerAccountJwt(keys: Pick<AuthorityKeys, 'signing' | 'b
   if (state.suspendedAt !== null) revocations['*'] = state.suspendedAt
   const claims: Partial<Account> = {
     imports,
-    // The partner's account exports nothing; its imports are the bank's to sign.
-    limits: { ...unlimited, exports: 0, imports: imports.length, ...partner_jetstream_default,
-      streams: -1, consumer: -1 },
+    limits: partnerAccountLimits(state.limits, imports.length),
     revocations,
   }
   return encodeAccount(`partner ${state.partnerId}`, account, claims, { signer: keys.signing })

@@ -64,3 +64,24 @@ export const cardNetworkNatsMigration: Migration = {
     `)
   },
 }
+
+// What an operator gave a partner's NATS account (nats-claims.ts, PartnerNatsLimits): a null
+// column is the bank's default, so a partner without a row has all of them. Every change is
+// signed into the partner's account JWT and pushed to the servers.
+export const natsLimitsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create table nats_limits (
+        partner_id uuid primary key references partners(id),
+        connections integer check (connections > 0),
+        subscriptions integer check (subscriptions > 0),
+        payload integer check (payload > 0),
+        jetstream_disk bigint check (jetstream_disk > 0),
+        jetstream_memory bigint check (jetstream_memory >= 0),
+        jetstream_streams integer check (jetstream_streams > 0),
+        jetstream_consumers integer check (jetstream_consumers > 0),
+        updated_at timestamptz not null
+      )
+    `)
+  },
+}

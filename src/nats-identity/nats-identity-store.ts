@@ -1,5 +1,6 @@
-import type { Insertable, Kysely, Selectable } from 'kysely'
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely'
 import type { Database } from '../schema.ts'
+import { partner_nats_limits_default, type PartnerNatsLimits } from './nats-claims.ts'
 import type { NatsAccountsTable, NatsAuthorityTable, NatsUsersTable } from './nats-identity-tables.ts'
 
 // The SQL of the NATS identity tables. Each function takes the executor to run on.
@@ -100,4 +101,46 @@ export async function partnerForUpdate(executor: Executor, partnerId: string): P
     id: string; suspended_at: Date | null } | undefined> {
   return executor.selectFrom('partners').select(['id', 'suspended_at']).where('id', '=', partnerId)
     .forUpdate().executeTakeFirst()
+}
+
+export type NatsLimitName = keyof PartnerNatsLimits
+export const nats_limit_names = Object.keys(partner_nats_limits_default) as NatsLimitName[]
+
+/** A partner's NATS limits in force, and which of them an operator gave it (the rest: defaults). */
+export async function natsLimitsOf(executor: Executor, partnerId: string): Promise<{
+    limits: PartnerNatsLimits; own: NatsLimitName[] }> {
+  const row = await executor.selectFrom('nats_limits').selectAll().where('partner_id', '=',
+    partnerId).executeTakeFirst()
+  const limits = { ...partner_nats_limits_default }
+  const own: NatsLimitName[] = []
+  for (const name of nats_limit_names) {
+    const value = row?.[name]
+    if (value === null || value === undefined) continue
+    limits[name] = Number(value)
+    own.push(name)
+  }
+  return { limits, own }
+}
+
+/** Gives the partner the limits named in `change`, keeping its others. */
+export async function setNatsLimits(executor: Executor, partnerId: string,
+    change: Partial<PartnerNatsLimits>, at: Date): Promise<void> {
+  await executor.insertInto('nats_limits').values({ partner_id: partnerId, ...change,
+    updated_at: at }).onConflict((oc) => oc.column('partner_id').doUpdateSet({ ...change,
+    updated_at: at })).execute()
+}
+
+/** Returns the partner to the bank's defaults. */
+export async function removeNatsLimits(executor: Executor, partnerId: string): Promise<void> {
+  await executor.deleteFrom('nats_limits').where('partner_id', '=', partnerId).execute()
+}
+
+/** The JetStream file storage of every partner's account together (bytes). */
+export async function partnersJetStreamDisk(executor: Executor): Promise<number> {
+  const row = await executor.selectFrom('nats_accounts')
+    .leftJoin('nats_limits', 'nats_limits.partner_id', 'nats_accounts.partner_id')
+    .select(sql<string>`coalesce(sum(coalesce(nats_limits.jetstream_disk, ${
+      partner_nats_limits_default.jetstream_disk}::bigint)), 0)`.as('total'))
+    .executeTakeFirst()
+  return Number(row?.total ?? 0)
 }

@@ -56,8 +56,26 @@ export interface NatsUsersTable {
   revoked_at: Timestamp | null
 }
 
+/**
+ * What an operator gave a partner's account of the NATS servers (0048): each null column is the
+ * bank's default (nats-claims.ts, partner_nats_limits_default); without a row, all are.
+ */
+export interface NatsLimitsTable {
+  partner_id: string
+  connections: number | null
+  subscriptions: number | null
+  payload: number | null
+  /** PostgreSQL's bigint reads back as a string. */
+  jetstream_disk: ColumnType<string | null, number | null, number | null>
+  jetstream_memory: ColumnType<string | null, number | null, number | null>
+  jetstream_streams: number | null
+  jetstream_consumers: number | null
+  updated_at: Timestamp
+}
+
 export interface NatsIdentityTables {
   nats_authority: NatsAuthorityTable
   nats_accounts: NatsAccountsTable
   nats_users: NatsUsersTable
+  nats_limits: NatsLimitsTable
 }

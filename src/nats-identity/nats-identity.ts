@@ -18,6 +18,7 @@ import {
   operator_user_permissions,
   partner_user_permissions,
   partnerAccountJwt,
+  partnerAccountLimits,
   type AuthorityKeys,
 } from './nats-claims.ts'
 import * as store from './nats-identity-store.ts'
@@ -103,8 +104,9 @@ export class NatsIdentity {
   async createPartnerAccount(trx: Kysely<Database>, partnerId: string): Promise<void> {
     const account = newAccountKey()
     const issuedAt = epochSecond(new Date())
+    const { limits } = await store.natsLimitsOf(trx, partnerId)
     const jwt = await partnerAccountJwt(this.keys, account,
-      { partnerId, entitySubjects: entitySubjects(), revoked: {}, suspendedAt: null })
+      { partnerId, entitySubjects: entitySubjects(), revoked: {}, suspendedAt: null, limits })
     await store.insertAccount(trx, {
       partner_id: partnerId,
       public_key: account.getPublicKey(),
@@ -244,12 +246,10 @@ export class NatsIdentity {
         if (!(await store.accountOf(trx, id))) await this.createPartnerAccount(trx, id)
       })
     }
-    // Accounts signed before the contract gained an entity-scoped operation import too little.
-    const expected = JSON.stringify(entitySubjects())
+    // Accounts signed before the contract gained an entity-scoped operation import too little;
+    // those signed before the bank set limits (or under other ones) are unlimited.
     for (const row of await store.allAccounts(this.db)) {
-      const imports = decode<{ imports?: Array<{ subject: string }> }>(row.jwt).nats.imports?.map(
-        (i) => i.subject).slice(1) ?? []
-      if (JSON.stringify(imports) === expected) continue
+      if (await this.signedAsStored(row)) continue
       await this.db.transaction().execute(async (trx) => {
         const account = await store.accountOf(trx, row.partner_id, true)
         if (account) await this.resign(trx, row.partner_id, account)
@@ -265,6 +265,17 @@ export class NatsIdentity {
     const rows = await store.allAccounts(this.db)
     for (const row of rows) await this.send(row.jwt)
     return rows.length
+  }
+
+  /** Whether an account's JWT has the imports of the contract and the partner's limits. */
+  private async signedAsStored(row: { partner_id: string; jwt: string }): Promise<boolean> {
+    const claims = decode<{ imports?: Array<{ subject: string }>; limits?: object }>(row.jwt).nats
+    const imports = claims.imports?.map((i) => i.subject).slice(1) ?? []
+    if (JSON.stringify(imports) !== JSON.stringify(entitySubjects())) return false
+    const { limits } = await store.natsLimitsOf(this.db, row.partner_id)
+    const expected = partnerAccountLimits(limits, (claims.imports ?? []).length)
+    const signed = (claims.limits ?? {}) as Record<string, unknown>
+    return Object.entries(expected).every(([key, value]) => signed[key] === value)
   }
 
   /** The partner of an account this instance has already looked up. */
@@ -304,8 +315,9 @@ export class NatsIdentity {
       Math.max(epochSecond(user.revoked_at), epochSecond(new Date()))
     const issuedAt = epochSecond(new Date())
     const suspendedAt = partner?.suspended_at ? issuedAt : null
+    const { limits } = await store.natsLimitsOf(trx, partnerId)
     const jwt = await partnerAccountJwt(this.keys, this.accountKey(account),
-      { partnerId, entitySubjects: entitySubjects(), revoked, suspendedAt })
+      { partnerId, entitySubjects: entitySubjects(), revoked, suspendedAt, limits })
     await store.updateAccountJwt(trx, partnerId, jwt, issuedAt)
   }
 

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { createAccount, createOperator, type KeyPair } from '@nats-io/nkeys'
 import type { Kysely } from 'kysely'
@@ -39,6 +40,10 @@ export interface NatsInitOptions {
   serverNames: string[]
   /** A name for the operator (shown by NATS tools). */
   operatorName?: string
+  /** JetStream's file storage on each server (bytes); default: serverLimitsFor's. */
+  jetstreamDisk?: number | undefined
+  /** JetStream's memory storage on each server (bytes); default: serverLimitsFor's. */
+  jetstreamMemory?: number | undefined
 }
 
 export interface NatsInitResult {
@@ -50,6 +55,8 @@ export interface NatsInitResult {
   systemAccount: string
   files: { config: string; ca: string; bank_creds: string; operator_creds: string;
     card_network_creds: string }
+  /** What nats-server.conf lets every server's clients and JetStream use. */
+  limits: ServerLimits
 }
 
 export async function initNatsDeployment(options: NatsInitOptions): Promise<NatsInitResult> {
@@ -72,8 +79,10 @@ export async function initNatsDeployment(options: NatsInitOptions): Promise<Nats
     [keys.operators.getPublicKey()]: await operatorsAccountJwt(keys),
     [cardNetwork.getPublicKey()]: await cardNetworkAccountJwt(keys, cardNetwork),
   }
+  const limits = serverLimitsFor({ diskBytes: availableBytes(dir), memoryBytes: os.totalmem() },
+    { maxFileStore: options.jetstreamDisk, maxMemoryStore: options.jetstreamMemory })
   fs.writeFileSync(files.config, serverConfig({ operatorJwt: identity.row.operator_jwt,
-    systemAccount: keys.system.getPublicKey(), preload, listen: options.listen, files }))
+    systemAccount: keys.system.getPublicKey(), preload, listen: options.listen, files, limits }))
   await writeUsers(identity, options.db, files)
   return {
     created,
@@ -84,7 +93,45 @@ export async function initNatsDeployment(options: NatsInitOptions): Promise<Nats
     systemAccount: keys.system.getPublicKey(),
     files: { config: files.config, ca: files.ca, bank_creds: files.bankCreds,
       operator_creds: files.operatorCreds, card_network_creds: files.cardNetworkCreds },
+    limits,
   }
+}
+
+/** What nats-server.conf lets clients and JetStream use on each server (serverConfig says why). */
+export interface ServerLimits {
+  maxConnections: number
+  maxPayload: number
+  maxFileStore: number
+  maxMemoryStore: number
+}
+
+const mib = 1024 ** 2
+/** Server memory a client connection is given room for (≈42 KB measured idle, and buffers). */
+const connection_bytes = 64 * 1024
+
+/**
+ * The servers' limits for a machine: connections within a quarter of its memory (from 1,024 to
+ * nats-server's own default of 65,536), 1 MiB messages, JetStream on half the disk space free
+ * where it stores (the rest is PostgreSQL's, the logs' and the system's) and a quarter of the
+ * memory. `given` overrides JetStream's.
+ */
+export function serverLimitsFor(machine: { diskBytes: number; memoryBytes: number },
+    given: { maxFileStore?: number | undefined; maxMemoryStore?: number | undefined } = {},
+): ServerLimits {
+  const floorMib = (bytes: number) => Math.floor(bytes / mib) * mib
+  return {
+    maxConnections: Math.min(65_536, Math.max(1_024,
+      Math.floor(machine.memoryBytes / 4 / connection_bytes))),
+    maxPayload: mib,
+    maxFileStore: given.maxFileStore ?? floorMib(machine.diskBytes / 2),
+    maxMemoryStore: given.maxMemoryStore ?? floorMib(machine.memoryBytes / 4),
+  }
+}
+
+/** The bytes free to an unprivileged writer on the file system holding `dir`. */
+function availableBytes(dir: string): number {
+  const stats = fs.statfsSync(dir)
+  return stats.bavail * stats.bsize
 }
 
 /** The files `bank nats init` writes into `dir`. */
@@ -175,6 +222,7 @@ export function serverConfig(input: {
   preload: Record<string, string>
   listen: string
   files: { serverCert: string; serverKey: string; resolver: string; jetstream: string }
+  limits: ServerLimits
 }): string {
   const q = JSON.stringify
   return [
@@ -183,6 +231,7 @@ export function serverConfig(input: {
     '# are added, suspended or have credentials revoked. Every server of the deployment runs',
     '# this file (add a `cluster` block to join several).',
     `listen: ${q(input.listen)}`,
+    ...clientLimitLines(input.limits),
     'tls {',
     `  cert_file: ${q(input.files.serverCert)}`,
     `  key_file: ${q(input.files.serverKey)}`,
@@ -202,9 +251,38 @@ export function serverConfig(input: {
     '}',
     'jetstream {',
     `  store_dir: ${q(input.files.jetstream)}`,
+    ...jetstreamLimitLines(input.limits),
     '}',
     '',
   ].join('\n')
+}
+
+/** The server's bounds on all clients together, each with why (serverLimitsFor). */
+function clientLimitLines(limits: ServerLimits): string[] {
+  return [
+    '# Every partner\'s account has limits of its own (connections, subscriptions, payload,',
+    '# JetStream), signed into its account JWT; these bound the server as a whole.',
+    `# Connections: room for ${limits.maxConnections} at ~64 KiB of server memory each, within a`,
+    '# quarter of this machine\'s memory (nats-server\'s default, 65,536, is the most).',
+    `max_connections: ${limits.maxConnections}`,
+    '# The largest message (headers included): a partner\'s account allows 784 KiB, its largest',
+    '# request (a bulk payment, 768 KiB, and its headers); the bank\'s replies may use the rest.',
+    `max_payload: ${limits.maxPayload}`,
+  ]
+}
+
+/** JetStream's storage on this server, with why (serverLimitsFor). */
+function jetstreamLimitLines(limits: ServerLimits): string[] {
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`
+  return [
+    `  # Half the disk space free at \`bank nats init\` (${gib(limits.maxFileStore)}): the rest is`,
+    '  # PostgreSQL\'s, the logs\' and the system\'s. Partners\' JetStream disk quotas together',
+    '  # should stay within it (`bank status` warns when they do not). Set it again if JetStream',
+    '  # gets a disk of its own (`bank nats init --jetstream-disk BYTES`).',
+    `  max_file_store: ${limits.maxFileStore}`,
+    `  # A quarter of this machine's memory (${gib(limits.maxMemoryStore)}).`,
+    `  max_memory_store: ${limits.maxMemoryStore}`,
+  ]
 }
 
 /** A private CA and a server certificate signed by it (ECDSA P-256), made with openssl. */

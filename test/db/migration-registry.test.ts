@@ -54,6 +54,7 @@ const shipped = [
   '0045_sandbox_partner_clocks',
   '0046_job_clock_partner',
   '0047_unclaimed_funds',
+  '0048_nats_limits',
   '0049_webhook_endpoint_health',
   '0050_approval_unclaimed',
 ]

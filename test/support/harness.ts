@@ -368,6 +368,18 @@ export async function onboardPartner(tb: TestBank,
   }
 }
 
+/**
+ * Two approved partners, A and B, on the bank (each on its own NATS account with
+ * `natsAuthority`), and a business entity of B's beside its root: the hostile-partner suites.
+ */
+export async function twoPartners(tb: TestBankHandle): Promise<{ a: TestPartner; b: TestPartner
+    bEntity: string }> {
+  await tb.ready
+  const [a, b] = await Promise.all([onboardPartner(tb, { approve: true }),
+    onboardPartner(tb, { approve: true })])
+  return { a, b, bEntity: (await b.client.entities.create(businessEntity())).id }
+}
+
 export function clientFor(tb: TestBank, partnerId: string, token: string): BankClient {
   return new BankClient({ connection: tb.nc, token, partnerId, timeoutMs: test_request_timeout_ms })
 }

@@ -14,7 +14,7 @@ import { SecretBox } from '../../src/secrets/secret-box.ts'
 import { luhnCheckDigit } from '../../src/contract/fields.ts'
 import { expectRefusal } from '../support/assertions.ts'
 import { businessEntity, userRequest } from '../support/fixtures.ts'
-import { onboardPartner, rawRequest, useTestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, twoPartners, useTestBank, type TestPartner } from '../support/harness.ts'
 import { kycNames, pdf, jpeg, publishMeta, putObjects } from '../kyc/helpers.ts'
 
 // A hostile partner on NATS set up as production runs it (the bank the NATS authority,
@@ -29,12 +29,7 @@ let a: TestPartner
 let b: TestPartner
 let bEntity: string
 
-before(async () => {
-  await tb.ready
-  ;[a, b] = await Promise.all([onboardPartner(tb, { approve: true }),
-    onboardPartner(tb, { approve: true })])
-  bEntity = (await b.client.entities.create(businessEntity())).id
-})
+before(async () => ({ a, b, bEntity } = await twoPartners(tb)))
 
 const name = (behaviour: string) => `nats isolation - ${behaviour}`
 
