@@ -107,13 +107,14 @@ export const moved_tables: readonly Move[] = [
 
 /**
  * Tables with a `partner_id` that stay with the partner (as its `partners` row does): its
- * configuration, and what it owes the bank (see above). `sandbox_partner_clocks` loses the
- * partner's row instead.
+ * configuration (its NATS limits among it; its webhook endpoint's circuit breaker too: a
+ * receiver backed off or paused is as broken after the reset as before), and what it owes
+ * the bank (see above). `sandbox_partner_clocks` loses the partner's row instead.
  */
 export const kept_tables: readonly string[] = [
-  'credentials', 'nats_accounts', 'nats_users', 'rate_limits',
-  'card_decision_settings', 'webhook_endpoints', 'webhook_secrets', 'partner_debts',
-  'sandbox_partner_clocks',
+  'credentials', 'nats_accounts', 'nats_users', 'rate_limits', 'nats_limits',
+  'card_decision_settings', 'webhook_endpoints', 'webhook_secrets', 'webhook_endpoint_health',
+  'partner_debts', 'sandbox_partner_clocks',
 ]
 
 /** What the reset needs of other capabilities. */
