@@ -47,8 +47,13 @@ export async function startAuthorityNats(
   let result
   try {
     const box = new SecretBox({ key: config.secretsKey, dataDir })
+    // nats-server reserves each partner account's JetStream quota out of its own store
+    // limits, and refuses JetStream to an account whose quota no longer fits; a test file
+    // onboards dozens of partners at 10 GiB each, far more than this machine's disk would be
+    // sized to, so the test servers get room for them (nothing is written near it).
     result = await initNatsDeployment({ db: database.db, box, clock: systemClock, dir,
-      listen: `127.0.0.1:${port}`, serverNames: ['localhost', '127.0.0.1'] })
+      listen: `127.0.0.1:${port}`, serverNames: ['localhost', '127.0.0.1'],
+      jetstreamDisk: 64 * 1024 ** 4, jetstreamMemory: 1024 ** 4 })
   } finally {
     await database.close()
   }
