@@ -431,12 +431,13 @@ class Model {
 
   /**
    * What a close counts as pending transactions: a payout held, a batch waiting for its PIN,
-   * and a verified batch not yet completed (its payments not yet written, or waiting for their
-   * rail: a refund may still come back).
+   * a verified batch not yet completed (its payments not yet written, or waiting for their
+   * rail: a refund may still come back), and a debit order's collection into the account
+   * under way with the debtor's bank (its money may still come in).
    */
   hasPending(): boolean {
     return this.pendingEft.length > 0 || this.batches.some((b) => b.status === 'pending_otp'
-      || b.status === 'processing')
+      || b.status === 'processing') || this.debit.orders.some((o) => o.status === 'processing')
   }
 
   /**
