@@ -26,8 +26,9 @@ import type { DebitModel, Money } from './debit-model.ts'
 //  - A close is refused with 422 `account_not_closable` naming, in this order, each obstacle:
 //    `pending_transactions` (a pending payout, a batch waiting for its PIN, a verified batch
 //    not yet completed: its payments not yet written or waiting for their rail, whose refunds
-//    would come back; a debit order's collection under way with the debtor's bank), `legal_holds` (any holding), `payout_missing` (a balance and no
-//    account named to take it); a successful payout that may still be returned is none.
+//    would come back; a debit order's collection under way with the debtor's bank),
+//    `legal_holds` (any holding), `payout_missing` (a balance and no account named to take
+//    it); a successful payout that may still be returned is none.
 //    Allowed, the whole balance goes in the same request to the entity's second account
 //    (internal, no fee, no fee row), the status becomes `closed`, and the scheduled debit
 //    orders that collect into it are cancelled (the customer keeps an open account, so its
