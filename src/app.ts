@@ -18,7 +18,7 @@ import { createServices, type Services } from './services.ts'
 import { NatsDropbox } from './kyc/dropbox.ts'
 import { NatsIdentity } from './nats-identity/nats-identity.ts'
 import { natsIsolationProblem, open_nats_warning } from './nats-identity/nats-isolation.ts'
-import { watchJetStreamQuota } from './nats-identity/jetstream-quota.ts'
+import { serversStorage, watchJetStreamQuota } from './nats-identity/jetstream-quota.ts'
 import { card_decider_role, decisionTransport, partnerLinks, PartnerConnections, openSystemLink } from './nats-identity/nats-links.ts'
 import { requestOrigin } from './nats-identity/request-origin.ts'
 import { SecretBox } from './secrets/secret-box.ts'
@@ -422,8 +422,12 @@ async function linkSystemAccount(identity: NatsIdentity, servers: string,
       `running the configuration \`bank nats init\` wrote?)`)
   })
   try {
+    // Partners onboarded before `bank nats init` get their accounts even past the servers'
+    // JetStream storage (`bank status` then warns); from here on, onboarding and raised quotas
+    // are held to it (jetstream-quota.ts).
     const made = await identity.ensurePartnerAccounts()
     const pushed = await identity.publishAll()
+    identity.storage = () => serversStorage(link)
     log.info({ accounts_made: made, accounts_pushed: pushed, bank_account: identity.bankAccount },
       'the bank is the NATS authority: partners are walled off in accounts of their own')
     return link

@@ -89,7 +89,8 @@ export const limitsOperations = {
       'connection), `payload` (bytes), `jetstream_disk`, `jetstream_memory` (bytes), ' +
       '`jetstream_streams` and `jetstream_consumers` (of each stream), each given alone or ' +
       'together, are signed into its account and pushed to the servers at once. `reset` ' +
-      "returns all of them to the bank's defaults.",
+      "returns all of them to the bank's defaults. A JetStream quota raised past what the " +
+      "servers' JetStream storage holds beside the other partners' quotas is refused (409).",
     request: z.strictObject({
       partner_id: uuid(),
       requests_per_second: z.int(wholeNumber).min(1).max(requests_per_second_max).optional(),

@@ -63,8 +63,8 @@ export const partner_nats_limits_default: Readonly<PartnerNatsLimits> = {
   connections: 64,
   subscriptions: 1_000,
   payload: partner_payload_default,
-  jetstream_disk: 10 * 1024 ** 3,
-  jetstream_memory: 256 * 1024 ** 2,
+  jetstream_disk: 1024 ** 3,
+  jetstream_memory: 64 * 1024 ** 2,
   jetstream_streams: 10_000,
   jetstream_consumers: 100,
 }

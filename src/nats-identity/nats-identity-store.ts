@@ -144,3 +144,22 @@ export async function partnersJetStreamDisk(executor: Executor): Promise<number>
     .executeTakeFirst()
   return Number(row?.total ?? 0)
 }
+
+/**
+ * The JetStream file and memory storage of every partner's account together (bytes), but for
+ * `except`'s.
+ */
+export async function partnersJetStream(executor: Executor,
+    except: string): Promise<{ disk: number; memory: number }> {
+  const row = await executor.selectFrom('nats_accounts')
+    .leftJoin('nats_limits', 'nats_limits.partner_id', 'nats_accounts.partner_id')
+    .where('nats_accounts.partner_id', '<>', except)
+    .select([
+      sql<string>`coalesce(sum(coalesce(nats_limits.jetstream_disk, ${
+        partner_nats_limits_default.jetstream_disk}::bigint)), 0)`.as('disk'),
+      sql<string>`coalesce(sum(coalesce(nats_limits.jetstream_memory, ${
+        partner_nats_limits_default.jetstream_memory}::bigint)), 0)`.as('memory'),
+    ])
+    .executeTakeFirst()
+  return { disk: Number(row?.disk ?? 0), memory: Number(row?.memory ?? 0) }
+}

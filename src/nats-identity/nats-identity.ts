@@ -20,8 +20,10 @@ import {
   partnerAccountJwt,
   partnerAccountLimits,
   type AuthorityKeys,
+  type PartnerNatsLimits,
 } from './nats-claims.ts'
 import * as store from './nats-identity-store.ts'
+import { assertQuotaFits, type JetStreamStorage } from './jetstream-quota.ts'
 
 // The bank as the NATS authority of its partners, once `bank nats init` has set it up: it
 // makes each partner's account when the partner is onboarded, issues and revokes the
@@ -56,6 +58,8 @@ export class NatsIdentity {
   private readonly partnerOfKey = new Map<string, string>()
   /** Set once the bank has a connection to the system account. */
   push: PushAccount | undefined
+  /** The servers' JetStream storage, asked through the system account once the bank has it. */
+  storage: (() => Promise<JetStreamStorage | undefined>) | undefined
 
   private constructor(
     private readonly db: Kysely<Database>,
@@ -105,6 +109,7 @@ export class NatsIdentity {
     const account = newAccountKey()
     const issuedAt = epochSecond(new Date())
     const { limits } = await store.natsLimitsOf(trx, partnerId)
+    await this.assertQuotaFits(trx, partnerId, limits)
     const jwt = await partnerAccountJwt(this.keys, account,
       { partnerId, entitySubjects: entitySubjects(), revoked: {}, suspendedAt: null, limits })
     await store.insertAccount(trx, {
@@ -220,6 +225,15 @@ export class NatsIdentity {
   async resignPartner(trx: Kysely<Database>, partnerId: string): Promise<void> {
     const account = await store.accountOf(trx, partnerId, true)
     if (account) await this.resign(trx, partnerId, account)
+  }
+
+  /**
+   * Refuses (409) JetStream quotas for the partner that the servers' storage cannot hold beside
+   * the other partners' (jetstream-quota.ts); in the transaction that gives them.
+   */
+  async assertQuotaFits(trx: Kysely<Database>, partnerId: string,
+      limits: PartnerNatsLimits): Promise<void> {
+    await assertQuotaFits(trx, await this.storage?.(), partnerId, limits)
   }
 
   /** Sends the partner's current account JWT to the servers. */

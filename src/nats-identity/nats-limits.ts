@@ -41,9 +41,16 @@ export class NatsLimits {
   async change(partnerId: string,
       change: Partial<PartnerNatsLimits> | 'reset'): Promise<NatsLimitsState> {
     const changed = await this.db.transaction().execute(async (trx) => {
+      const before = (await store.natsLimitsOf(trx, partnerId)).limits
       if (change === 'reset') await store.removeNatsLimits(trx, partnerId)
       else await store.setNatsLimits(trx, partnerId, change, this.clock.now())
       if (!this.identity || !(await store.accountOf(trx, partnerId))) return false
+      // A quota raised must fit the servers; one lowered always may be (jetstream-quota.ts).
+      const after = (await store.natsLimitsOf(trx, partnerId)).limits
+      if (after.jetstream_disk > before.jetstream_disk
+          || after.jetstream_memory > before.jetstream_memory) {
+        await this.identity.assertQuotaFits(trx, partnerId, after)
+      }
       await this.identity.resignPartner(trx, partnerId)
       return true
     })

@@ -18,7 +18,8 @@ export const partnerOnboardingOperations = {
     summary:
       'Onboard a partner: its root business entity (pending KYB), a first credential (read, ' +
       'write, payments; card_details is granted apart), its webhook signing secret and its NATS ' +
-        'credentials file (each shown in this reply only).',
+      'credentials file (each shown in this reply only). Refused (409) when its JetStream quotas ' +
+      "would not fit the servers' storage beside the other partners'.",
     request: z.strictObject({
       name: text(),
       email: email(),

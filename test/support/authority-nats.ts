@@ -47,10 +47,10 @@ export async function startAuthorityNats(
   let result
   try {
     const box = new SecretBox({ key: config.secretsKey, dataDir })
-    // nats-server reserves each partner account's JetStream quota out of its own store
-    // limits, and refuses JetStream to an account whose quota no longer fits; a test file
-    // onboards dozens of partners at 10 GiB each, far more than this machine's disk would be
-    // sized to, so the test servers get room for them (nothing is written near it).
+    // A test file onboards dozens of partners (1 GiB of JetStream disk each by default), more
+    // than this machine's free disk might let `bank nats init` size max_file_store for, and the
+    // bank refuses partners past it (jetstream-quota.ts); the test servers get room for them
+    // (nothing is written near it).
     result = await initNatsDeployment({ db: database.db, box, clock: systemClock, dir,
       listen: `127.0.0.1:${port}`, serverNames: ['localhost', '127.0.0.1'],
       jetstreamDisk: 64 * 1024 ** 4, jetstreamMemory: 1024 ** 4 })

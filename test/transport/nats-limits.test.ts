@@ -7,11 +7,11 @@ import { connect, credsAuthenticator, headers as natsHeaders, type NatsConnectio
 import { statusCommand } from '../../src/cli/status.ts'
 import { quota_metadata } from '../../src/nats-identity/jetstream-quota.ts'
 import { partner_nats_limits_default, partnerAccountLimits } from '../../src/nats-identity/nats-claims.ts'
-import { accountOf } from '../../src/nats-identity/nats-identity-store.ts'
+import { accountOf, setNatsLimits } from '../../src/nats-identity/nats-identity-store.ts'
 import { natsConnectOptions } from '../../src/nats/nats-connect.ts'
 import { expectRefusal } from '../support/assertions.ts'
 import { announceMessage } from '../support/nats-raw.ts'
-import { rawRequest, twoPartners, useTestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, rawRequest, twoPartners, useTestBank, type TestPartner } from '../support/harness.ts'
 
 // A partner flooding NATS, on the production set-up (the bank the NATS authority, `bank
 // nats init`'s configuration, TLS, issued creds): partner A sends oversized payloads, opens
@@ -210,22 +210,68 @@ test(name('limits are refused out of range or beside reset; reset returns the ac
   await b.client.entities.list({})
 })
 
+/** A server's JetStream storage as `bank nats init` wrote it into the configuration. */
+function configured(setting: 'max_file_store' | 'max_memory_store'): number {
+  const text = fs.readFileSync(tb.authority!.configFile, 'utf8')
+  return Number(new RegExp(`${setting}: (\\d+)`).exec(text)?.[1])
+}
+
+test(name('a JetStream quota the servers cannot hold beside the other partners\' is refused and changes nothing; so is a partner that would not fit'), async () => {
+  const limits = tb.operator.partners.limits
+  const disk = configured('max_file_store')
+  const signedBefore = await accountLimitsOf(a.partnerId)
+  for (const [field, value] of [['jetstream_disk', disk],
+      ['jetstream_memory', configured('max_memory_store')]] as const) {
+    const error = await expectRefusal(limits({ partner_id: a.partnerId, [field]: value }), 409)
+    assert.equal(error.type, 'conflict')
+    assert.match(error.message, new RegExp(`JetStream ${field.slice(10)} quotas would add up to`))
+    assert.equal((error.details?.[0] as { field: string }).field, field)
+  }
+  const after = await limits({ partner_id: a.partnerId })
+  assert.ok(!after.nats.own.includes('jetstream_disk') && !after.nats.own.includes(
+    'jetstream_memory'), 'nothing was stored')
+  assert.deepEqual(await accountLimitsOf(a.partnerId), signedBefore, 'nor signed')
+
+  // A takes all but half a default quota of what the others leave: a new partner cannot fit.
+  const others = await tb.bank.services.natsLimits.partnersJetStreamDisk()
+    - partner_nats_limits_default.jetstream_disk
+  await limits({ partner_id: a.partnerId,
+    jetstream_disk: disk - others - partner_nats_limits_default.jetstream_disk / 2 })
+  const partners = async () => (await tb.bank.database.db.selectFrom('partners')
+    .select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n
+  const count = await partners()
+  const refused = await expectRefusal(onboardPartner(tb), 409)
+  assert.match(refused.message, /JetStream disk quotas would add up to/)
+  assert.equal(await partners(), count, 'the partner was not onboarded')
+
+  // Once A's quota is lowered, the partner is onboarded, and its account has its JetStream.
+  await limits({ partner_id: a.partnerId, reset: true })
+  const c = await onboardPartner(tb)
+  const info = await (await jetstreamManager(c.nc)).getAccountInfo()
+  assert.equal(info.limits.max_storage, partner_nats_limits_default.jetstream_disk)
+  assert.equal(info.limits.max_memory, partner_nats_limits_default.jetstream_memory)
+})
+
 test(name("bank status warns when the partners' JetStream disk quotas add up to more than a server's max_file_store"), async () => {
-  const configured = Number(/max_file_store: (\d+)/.exec(
-    fs.readFileSync(tb.authority!.configFile, 'utf8'))?.[1])
+  const disk = configured('max_file_store')
   const env = { NATS_URL: tb.natsUrl, NATS_CREDS: tb.authority!.operatorCredsFile,
     NATS_TLS_CA: tb.authority!.caFile, BANK_SERVICE_NAME: tb.config.serviceName }
   const status = async () => statusCommand.run({ positionals: [], flags: {} }, env)
+  const natsLimits = tb.bank.services.natsLimits
   for (const partner of [a, b]) await tb.operator.partners.limits({ partner_id: partner.partnerId,
     jetstream_disk: 1024 ** 2 })
   const metadata = tb.bank.micro.info().metadata
-  assert.equal(Number(metadata[quota_metadata.server]), configured, 'as bank nats init wrote it')
-  assert.equal(Number(metadata[quota_metadata.partners]), 2 * 1024 ** 2)
+  assert.equal(Number(metadata[quota_metadata.server]), disk, 'as bank nats init wrote it')
+  assert.equal(Number(metadata[quota_metadata.partners]),
+    await natsLimits.partnersJetStreamDisk())
   const fits = await status()
   assert.deepEqual(fits.warnings, [])
   assert.deepEqual((fits.result as { warnings: string[] }).warnings, [])
 
-  await tb.operator.partners.limits({ partner_id: a.partnerId, jetstream_disk: configured })
+  // The bank refuses such quotas now; a store can still hold them from before (partners
+  // onboarded before \`bank nats init\`, servers made smaller since).
+  await setNatsLimits(tb.bank.database.db, a.partnerId, { jetstream_disk: disk }, new Date())
+  await natsLimits.onChanged?.()
   const over = await status()
   assert.equal(over.warnings?.length, 1)
   assert.match(over.warnings![0]!, /JetStream disk quotas add up to .*, more than the .* \(max_file_store\)/)
