@@ -29,6 +29,11 @@ export interface LeaseRequest {
    * burst).
    */
   leaseSeconds: number
+  /**
+   * The tokens the request waiting for this lease costs (1 to the burst): the lease takes at
+   * least that many when the bucket holds them.
+   */
+  cost: number
 }
 
 // The bucket's tokens now: what the last lease left, refilled at the rate for the time since
@@ -48,12 +53,13 @@ const granted = sql`least(excluded.leased, floor(${available}))::int`
  * tokens the other left: together they are never granted more than the bucket held.
  */
 export async function leaseTokens(db: Kysely<Database>, request: LeaseRequest): Promise<Lease> {
-  const { credentialId, partnerId, nowMs, defaults, leaseSeconds } = request
+  const { credentialId, partnerId, nowMs, defaults, leaseSeconds, cost } = request
   const { rows } = await sql<Lease>`
     insert into rate_buckets as b (credential_id, requests_per_second, burst, tokens, leased, refilled_ms)
     select ${credentialId}::uuid, l.rate, l.burst, l.burst - l.chunk, l.chunk, ${nowMs}::bigint
     from (
-      select rate, burst, least(burst, greatest(1, ceil(rate * ${leaseSeconds}::float8)))::int as chunk
+      select rate, burst,
+        least(burst, greatest(${cost}::int, ceil(rate * ${leaseSeconds}::float8)))::int as chunk
       from (
         select coalesce(r.requests_per_second, ${defaults.requests_per_second}::int) as rate,
                coalesce(r.burst, ${defaults.burst}::int) as burst

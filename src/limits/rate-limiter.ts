@@ -23,6 +23,16 @@ import { leaseTokens, type Lease, type LeaseRequest, type Limits } from './limit
 // Time is the injected clock (the bank's wall clock): with a clock that stands still
 // nothing refills, and all instances together take exactly `burst` requests.
 
+/**
+ * A request costs one token for each 64 KiB of it begun: a partner's budget bounds the bytes
+ * the bank reads and parses for it, not only its requests (a 768 KiB bulk payment costs 12).
+ */
+export const request_token_bytes = 64 * 1024
+
+/** The tokens a request of `bytes` costs. */
+export const requestCost = (bytes: number): number =>
+  Math.max(1, Math.ceil(bytes / request_token_bytes))
+
 export interface RateLimiterOptions {
   /**
    * The bank's limits, for credentials whose partner has none of its own (BANK_RATE_PER_SECOND,
@@ -97,22 +107,23 @@ export class RateLimiter {
   ) {}
 
   /**
-   * Spends one token of the caller's budget: returns nothing when a leased token was at hand,
-   * a promise when a lease must be taken first; throws (or rejects with) RateLimited when the
-   * budget is spent.
+   * Spends `cost` tokens of the caller's budget (requestCost; at most its burst): returns
+   * nothing when leased tokens were at hand, a promise when a lease must be taken first;
+   * throws (or rejects with) RateLimited when the budget is spent.
    */
-  take(caller: Caller): Promise<void> | undefined {
+  take(caller: Caller, cost = 1): Promise<void> | undefined {
     const bucket = this.buckets.get(caller.credentialId)
     if (bucket !== undefined && bucket.leasing === undefined) {
       const nowMs = this.clock.now().getTime()
-      if (bucket.tokens >= 1 && nowMs < bucket.expiresAtMs) {
-        bucket.tokens -= 1
+      const needed = Math.min(cost, bucket.limits.burst)
+      if (bucket.tokens >= needed && nowMs < bucket.expiresAtMs) {
+        bucket.tokens -= needed
         this.counted.taken++
         return undefined
       }
       if (nowMs < bucket.refusedUntilMs) throw this.refusal(bucket, nowMs)
     }
-    return this.takeLeased(caller)
+    return this.takeLeased(caller, cost)
   }
 
   /** What this instance let through, refused and leased since it started. */
@@ -133,19 +144,22 @@ export class RateLimiter {
 
   /**
    * Waits for a lease (one at a time per credential: requests arriving meanwhile share it),
-   * then takes a token from it. Each lease either grants a token, so at least one waiter
-   * goes on, or finds the bucket empty, so every waiter is refused: the loop ends.
+   * then takes `cost` tokens from it. Each lease either grants the cost of the request it was
+   * taken for, so at least one waiter goes on, or grants less and refuses until the rest will
+   * have refilled, so every waiter that it does not cover is refused: the loop ends.
    */
-  private async takeLeased(caller: Caller): Promise<void> {
+  private async takeLeased(caller: Caller, cost: number): Promise<void> {
     for (;;) {
       const bucket = this.bucketOf(caller)
-      bucket.leasing ??= this.lease(caller, bucket).finally(() => {
+      const needed = Math.min(cost, bucket.limits.burst)
+      bucket.leasing ??= this.lease(caller, bucket, needed).finally(() => {
         bucket.leasing = undefined
       })
       await bucket.leasing
       const nowMs = this.clock.now().getTime()
-      if (bucket.tokens >= 1 && nowMs < bucket.expiresAtMs) {
-        bucket.tokens -= 1
+      const taken = Math.min(cost, bucket.limits.burst)
+      if (bucket.tokens >= taken && nowMs < bucket.expiresAtMs) {
+        bucket.tokens -= taken
         this.counted.taken++
         return
       }
@@ -153,7 +167,7 @@ export class RateLimiter {
     }
   }
 
-  private async lease(caller: Caller, bucket: LocalBucket): Promise<void> {
+  private async lease(caller: Caller, bucket: LocalBucket, cost: number): Promise<void> {
     const nowMs = this.clock.now().getTime()
     this.counted.leases++
     const lease = await this.source.lease({
@@ -163,23 +177,26 @@ export class RateLimiter {
       defaults: (caller.role === 'card_network' ? this.options.card_network : undefined)
         ?? this.options.defaults,
       leaseSeconds: this.options.lease_ms / 1000,
+      cost,
     })
     bucket.limits = { requests_per_second: lease.requests_per_second, burst: lease.burst }
-    // Tokens still held here have lapsed (a lease is taken only when none is at hand).
+    // Tokens still held here have lapsed, or are fewer than the request needs: the new lease
+    // takes their place (what they were taken from the bucket is not given back).
     bucket.tokens = lease.leased
     // Counted from the answer, not the asking: a slow statement must not hand over tokens
     // already lapsed (the waiters would lease again and again, draining the bucket).
     bucket.expiresAtMs = this.clock.now().getTime() + this.options.lease_ttl_ms
-    // When it was empty, ask again once a whole chunk will have refilled: one statement per
-    // chunk of the rate, however hard the caller tries.
-    bucket.refusedUntilMs = lease.leased > 0 ? 0
-      : nowMs + ((this.chunkOf(lease) - lease.tokens) * 1000) / lease.requests_per_second
+    // When it held less than the request's cost, ask again once a whole chunk will have
+    // refilled: one statement per chunk of the rate, however hard the caller tries.
+    const needed = Math.min(cost, lease.burst)
+    bucket.refusedUntilMs = lease.leased >= needed ? 0
+      : nowMs + ((this.chunkOf(lease, needed) - lease.tokens) * 1000) / lease.requests_per_second
   }
 
   /** The tokens a lease asks for under these limits (as leaseTokens computes it). */
-  private chunkOf(limits: Limits): number {
+  private chunkOf(limits: Limits, cost: number): number {
     return Math.min(limits.burst,
-      Math.max(1, Math.ceil((limits.requests_per_second * this.options.lease_ms) / 1000)))
+      Math.max(cost, Math.ceil((limits.requests_per_second * this.options.lease_ms) / 1000)))
   }
 
   private bucketOf(caller: Caller): LocalBucket {

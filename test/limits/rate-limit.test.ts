@@ -5,7 +5,7 @@ import type { Caller } from '../../src/auth/credential-store.ts'
 import { ManualClock } from '../../src/clock.ts'
 import { loadConfig } from '../../src/config.ts'
 import { RateLimited } from '../../src/errors.ts'
-import { RateLimiter, databaseTokens, rate_limiter_defaults } from '../../src/limits/rate-limiter.ts'
+import { RateLimiter, databaseTokens, rate_limiter_defaults, requestCost } from '../../src/limits/rate-limiter.ts'
 import { createLogger } from '../../src/logger.ts'
 import { expectApiError } from '../support/assertions.ts'
 import { businessEntity } from '../support/fixtures.ts'
@@ -65,6 +65,28 @@ test('rate limits - over the burst a credential is refused with 429 rate_limited
   wall.advance(1)
   assert.deepEqual(await codesOf(3, () => listEntities(partner)), [200, 200, 429],
     'what refilled in 100 ms, and no more')
+})
+
+test('rate limits - a request costs a token for each 64 KiB of it begun: ten of 200 KiB spend the burst of 40; one larger than the burst costs the burst', async () => {
+  quietMinute()
+  const partner = await onboardPartner(tb)
+  const big = JSON.stringify({ padding: 'x'.repeat(200 * 1024 - 20) })
+  assert.equal(requestCost(Buffer.byteLength(big)), 4)
+  const subject = `svc.entity.${partner.partnerId}.list-entities`
+  // Each is refused for its size (400) after its tokens were taken, before its body was read.
+  assert.deepEqual(await codesOf(10, () => rawRequest(tb, subject, big,
+    { token: partner.token })), times(10, 400))
+  assertRateLimited(await listEntities(partner), 100)
+
+  // With a burst of 3, the same request costs the whole burst, once.
+  quietMinute()
+  const small = await onboardPartner(tb)
+  await tb.operator.partners.limits({ partner_id: small.partnerId, requests_per_second: 20,
+    burst: 3 })
+  quietMinute()
+  assert.equal((await rawRequest(tb, `svc.entity.${small.partnerId}.list-entities`, big,
+    { token: small.token })).code, 400)
+  assert.equal((await listEntities(small)).code, 429, 'the burst is spent')
 })
 
 test('rate limits - a refused request changes nothing: a partner\'s create makes no entity, an operator\'s deposit moves no money', async () => {

@@ -23,6 +23,7 @@ import type { Reply } from './micro.ts'
 import { FixedHeadersCache } from '../../nats/fixed-headers.ts'
 import type { RequestOrigin } from '../../nats-identity/request-origin.ts'
 import type { AuditedCall } from '../../audit/operator-audit.ts'
+import { requestCost } from '../../limits/rate-limiter.ts'
 
 // The one endpoint wrapper: decode, authenticate, check tenancy and permission, validate,
 // call the service, encode, map errors. Every operation goes through it, so none can
@@ -109,9 +110,10 @@ export interface EndpointDependencies {
   /**
    * The credential's request budget (limits/): nothing when a request may go on, a promise
    * when the budget must be asked of the database first; throws (or rejects) RateLimited
-   * when it is spent. Taken right after the credential is known, before anything is read.
+   * when it is spent. Taken right after the credential is known, before anything is read: a
+   * request costs a token for each 64 KiB of it begun (limits/rate-limiter.ts, requestCost).
    */
-  limiter?: { take(caller: Caller): Promise<void> | undefined } | undefined
+  limiter?: { take(caller: Caller, cost?: number): Promise<void> | undefined } | undefined
   /**
    * The operator audit (audit/operator-audit.ts): an audited `ops.` operation's handler runs
    * through it, so that its audit row commits with the handler's change.
@@ -154,7 +156,7 @@ export function wrapEndpoint(target: Endpoint, deps: EndpointDependencies): (
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
       context.caller = caller
       if (limiter) {
-        const waiting = limiter.take(caller)
+        const waiting = limiter.take(caller, requestCost(msg.data.length))
         if (waiting) await waiting
       }
       if (origin) {

@@ -12,6 +12,7 @@ import {
   type EndpointDependencies,
 } from './endpoint.ts'
 import type { Fallback, Reply } from './micro.ts'
+import { requestCost } from '../../limits/rate-limiter.ts'
 
 // Requests on the bank's subjects that no operation serves: answered 404 at once. Without an
 // answer a caller waits for its timeout, since a request that crossed an import into the
@@ -55,7 +56,7 @@ function unknownSubjectHandler(deps: EndpointDependencies): (msg: Msg) => Promis
     try {
       const caller = await deps.credentials.verify(credentialFrom(msg.headers))
       context.caller = caller
-      const waiting = deps.limiter?.take(caller)
+      const waiting = deps.limiter?.take(caller, requestCost(msg.data.length))
       if (waiting) await waiting
       const through = deps.origin?.check(caller, msg.headers)
       if (through) await through
