@@ -13,6 +13,7 @@ import {
   claimById,
   claimDue,
   claimShared,
+  claimSharedMany,
   findJobByKey,
   lockExclusiveClaims,
   finishRun,
@@ -25,6 +26,7 @@ import {
   type JobEnding,
   type JobRow,
   type JobTimes,
+  type SharedClaim,
 } from './job-store.ts'
 import type { JobView } from './jobs-contract.ts'
 import { jobView } from './job-view.ts'
@@ -689,9 +691,12 @@ export class JobRunner {
     for (;;) {
       const free = this.slotsOf(kind) - this.runningOf([kind])
       if (free <= 0) return
+      // A kind that shares its slots out takes one job of each share whose turn it is, as many
+      // shares as slots are free, per round (job-store.ts, claimSharedMany).
       const rows = kind.share_running_max === undefined
         ? await claimDue(this.db, this.owner, [kind.kind], this.times(), free, this.groups)
-        : [await this.claimSharedKinds([kind], undefined)].filter((row) => row !== undefined)
+        : await claimSharedMany(this.db, this.owner, this.sharedClaimOf(kind, undefined),
+          this.times(), free)
       if (rows.length === 0) return
       for (const row of rows) this.launch(row)
     }
@@ -726,12 +731,16 @@ export class JobRunner {
   private async claimSharedKinds(kinds: JobKind[],
       dueBefore: Date | undefined): Promise<JobRow | undefined> {
     for (const kind of kinds) {
-      const claim = { kind: kind.kind, running_max: kind.share_running_max!,
-        excluded: this.sharesAtLimit(kind), due_before: dueBefore }
-      const row = await claimShared(this.db, this.owner, claim, this.times())
+      const row = await claimShared(this.db, this.owner, this.sharedClaimOf(kind, dueBefore),
+        this.times())
       if (row) return row
     }
     return undefined
+  }
+
+  private sharedClaimOf(kind: JobKind, dueBefore: Date | undefined): SharedClaim {
+    return { kind: kind.kind, running_max: kind.share_running_max!,
+      excluded: this.sharesAtLimit(kind), due_before: dueBefore }
   }
 
   /** This instance's slots for jobs of the kind. */

@@ -239,43 +239,64 @@ interface ShareTurn {
  */
 export async function claimShared(db: Kysely<Database>, owner: string, claim: SharedClaim,
     times: Date | JobTimes): Promise<JobRow | undefined> {
+  return (await claimSharedMany(db, owner, claim, times, 1))[0]
+}
+
+/**
+ * Takes up to `count` jobs of a shared kind for `owner` in one transaction, one from each of
+ * the shares whose turn comes next (as claimShared takes one): a pool with many free slots
+ * fills them with one statement per round, not one transaction per job, so the shares that
+ * come after a crowd of others (hanging receivers' first deliveries) wait one round, not all
+ * of theirs.
+ */
+export async function claimSharedMany(db: Kysely<Database>, owner: string, claim: SharedClaim,
+    times: Date | JobTimes, count: number): Promise<JobRow[]> {
   const now = timesOf(times)
   return db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${sql.lit(shared_claim_lock_key)})`.execute(trx)
-    const turn = await nextShareTurn(trx, claim, now)
-    if (!turn
-      || (claim.due_before && turn.due_at.getTime() >= claim.due_before.getTime())) return undefined
-    // Its earliest job, queued and due or running under an expired lease; the update checks
-    // again, so a job that claimById took meanwhile is left alone.
+    const turns = (await nextShareTurns(trx, claim, now, count)).filter((turn) =>
+      !claim.due_before || turn.due_at.getTime() < claim.due_before.getTime())
+    if (turns.length === 0) return []
+    // Each share's earliest job, queued and due or running under an expired lease; the
+    // update checks again, so a job that claimById took meanwhile is left alone.
     const { rows } = await sql<JobRow>`
-      with next as (
-        select id from (
-          (select id, due_at from jobs
-            where kind = ${claim.kind} and share = ${turn.share} and state = 'queued' and due_at <= ${now.due}
-            order by due_at, id limit 1)
-          union all
-          (select id, due_at from jobs
-            where kind = ${claim.kind} and share = ${turn.share} and state = 'running' and lease_expires_at <= ${now.lease}
-            order by due_at, id limit 1)
-        ) candidates
-        order by due_at, id limit 1
+      with turn as (
+        select share, ord from unnest(${turns.map((t) => t.share)}::text[])
+          with ordinality as t(share, ord)
+      ),
+      next as (
+        select pick.id, turn.ord from turn cross join lateral (
+          select id, due_at from (
+            (select id, due_at from jobs
+              where kind = ${claim.kind} and share = turn.share and state = 'queued' and due_at <= ${now.due}
+              order by due_at, id limit 1)
+            union all
+            (select id, due_at from jobs
+              where kind = ${claim.kind} and share = turn.share and state = 'running' and lease_expires_at <= ${now.lease}
+              order by due_at, id limit 1)
+          ) candidates
+          order by due_at, id limit 1
+        ) pick
       )
       update jobs as j set ${takenBy(owner, now)}
       from next where j.id = next.id
         and ((j.state = 'queued' and j.due_at <= ${now.due}) or (j.state = 'running' and j.lease_expires_at <= ${now.lease}))
-      returning j.*`.execute(trx)
-    return rows[0]
+      returning j.*, next.ord`.execute(trx)
+    // In the turns' order (an update returns its rows in no set order).
+    return (rows as Array<JobRow & { ord: string | number }>)
+      .sort((x, y) => Number(x.ord) - Number(y.ord))
+      .map(({ ord: _ord, ...row }) => row as JobRow)
   })
 }
 
 /**
- * The share whose turn it is. `queued` walks the shares with queued jobs of the kind one
+ * The shares whose turn it is, in turn, at most `count`. `queued` walks the shares with queued jobs of the kind one
  * index probe each (jobs_share_queued: per share its earliest job), so the cost grows with
  * the number of shares, never with one share's backlog; `running` counts live leases
  * (jobs_share_running holds only running jobs).
  */
-async function nextShareTurn(trx: Kysely<Database>, claim: SharedClaim,
-    now: JobTimes): Promise<ShareTurn | undefined> {
+async function nextShareTurns(trx: Kysely<Database>, claim: SharedClaim,
+    now: JobTimes, count: number): Promise<ShareTurn[]> {
   const { rows } = await sql<ShareTurn>`
     with recursive queued as (
       (select share, due_at from jobs
@@ -309,8 +330,8 @@ async function nextShareTurn(trx: Kysely<Database>, claim: SharedClaim,
     where coalesce(running.running, 0) < ${claim.running_max}
       and not (due.share = any(${[...claim.excluded]}::text[]))
     order by 3, due.due_at, due.share
-    limit 1`.execute(trx)
-  return rows[0]
+    limit ${count}`.execute(trx)
+  return rows
 }
 
 /** Takes one job by id now, whatever its due time, unless another owner holds a live lease. */

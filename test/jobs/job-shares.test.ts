@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { before, test } from 'node:test'
 import { ManualClock } from '../../src/clock.ts'
 import { JobRunner, type JobContext, type JobKind } from '../../src/jobs/job-runner.ts'
-import { claimShared, findJobByKey } from '../../src/jobs/job-store.ts'
+import { claimShared, claimSharedMany, findJobByKey } from '../../src/jobs/job-store.ts'
 import { createLogger } from '../../src/logger.ts'
 import { useTestBank } from '../support/harness.ts'
 
@@ -82,6 +82,29 @@ test('jobs - a shared claim: the share with the fewest running first, none beyon
   assert.equal((await claim(kind, 'instance-x', 2))?.key, 'b2')
   assert.equal(await claim(kind, 'instance-x', 2), undefined,
     'a holds two, b and c have nothing left')
+})
+
+test('jobs - a shared claim of many takes, in one transaction, one job of each share whose turn comes, in turn, up to the count and within every limit', async () => {
+  const kind = sharedKind(1)
+  const runner = runnerWith(kind)
+  await enqueue(runner, kind, 'a', 4, 30)
+  await enqueue(runner, kind, 'b', 2, 20)
+  await enqueue(runner, kind, 'c', 1, 10)
+  await runner.enqueue(db(), { kind: kind.kind, key: 'd1', share: 'd',
+    due_at: new Date(tb.clock.now().getTime() + 60_000) })
+  const many = async (runningMax: number, count: number, owner = 'instance-x') =>
+    (await claimSharedMany(db(), owner, { kind: kind.kind, running_max: runningMax,
+      excluded: [] }, times(), count)).map((row) => row.key)
+  assert.deepEqual(await many(1, 2), ['a1', 'b1'], 'two asked: the two longest waiting')
+  assert.deepEqual(await many(1, 10, 'instance-y'), ['c1'],
+    'a and b are at their limit on any instance; d is not due')
+  assert.deepEqual(await many(1, 10), [])
+  assert.deepEqual(await many(2, 10), ['a2', 'b2'], 'one more of each, a first')
+  assert.deepEqual(await many(2, 10), [], 'a and b hold two, c has nothing left')
+  const running = await db().selectFrom('jobs').select(['key', 'lease_owner'])
+    .where('kind', '=', kind.kind).where('state', '=', 'running').orderBy('key').execute()
+  assert.deepEqual(running.map((r) => `${r.key}@${r.lease_owner}`), ['a1@instance-x',
+    'a2@instance-x', 'b1@instance-x', 'b2@instance-x', 'c1@instance-y'])
 })
 
 test('jobs - a shared claim skips the shares an instance excludes, and leaves a job that fell due after other work for later', async () => {
