@@ -290,8 +290,9 @@ export async function claimSharedMany(db: Kysely<Database>, owner: string, claim
 }
 
 /**
- * The shares whose turn it is, in turn, at most `count`. `queued` walks the shares with queued jobs of the kind one
- * index probe each (jobs_share_queued: per share its earliest job), so the cost grows with
+ * The shares whose turn it is, in turn, at most `count`. `queued` walks the shares with
+ * queued jobs of the kind one index probe each (jobs_share_queued: per share its earliest
+ * job), so the cost grows with
  * the number of shares, never with one share's backlog; `running` counts live leases
  * (jobs_share_running holds only running jobs).
  */
