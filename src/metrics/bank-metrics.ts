@@ -1,6 +1,6 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Database } from '../schema.ts'
 import type { Logger } from '../logger.ts'
@@ -111,6 +111,20 @@ export class BankMetrics {
         await metrics.tolerant(this, async () => {
           for (const row of await metrics.deliveryCounts()) this.set({ state: row.state },
             Number(row.n))
+        })
+      },
+    })
+    new Gauge({
+      name: 'bank_webhook_endpoints',
+      help: "Partners' webhook endpoints the circuit breaker holds, by state (failing, " +
+        'backed_off, paused), across every instance; a healthy endpoint is not counted.',
+      labelNames: ['state'],
+      registers: [this.registry],
+      async collect() {
+        await metrics.tolerant(this, async () => {
+          const counts = { failing: 0, backed_off: 0, paused: 0 }
+          for (const row of await metrics.endpointCounts()) counts[row.state] = Number(row.n)
+          for (const [state, n] of Object.entries(counts)) this.set({ state }, n)
         })
       },
     })
@@ -284,6 +298,20 @@ export class BankMetrics {
       .execute()
     return rows.map((row) => ({ kind: row.kind,
       age: (now.getTime() - new Date(row.due as unknown as string).getTime()) / 1000 }))
+  }
+
+  /**
+   * The breaker's endpoints by state (webhooks/webhook-breaker.ts): paused, else backed off
+   * while it has a backoff, else failing below the threshold.
+   */
+  private async endpointCounts(): Promise<Array<{ state: 'failing' | 'backed_off' | 'paused'
+      n: string | number }>> {
+    if (!this.db) return []
+    const state = sql<'failing' | 'backed_off' | 'paused'>`case when paused_at is not null
+      then 'paused' when backoff_until is not null then 'backed_off' else 'failing' end`
+    return this.db.selectFrom('webhook_endpoint_health')
+      .select([state.as('state'), (eb) => eb.fn.countAll<string>().as('n')])
+      .groupBy(state).execute()
   }
 
   private async deliveryCounts(): Promise<Array<{ state: string; n: string | number }>> {

@@ -168,7 +168,8 @@ function describe_database_away() {
     const f = await scrape(server.port)
     assert.equal(value(f, 'bank_business_metrics_up'), 0)
     for (const name of ['bank_pending_eft_count', 'bank_money_held_cents', 'bank_ledger_verify_ok',
-      'bank_review_queue', 'bank_jobs', 'bank_webhook_deliveries', 'bank_rail_refused_files']) {
+      'bank_review_queue', 'bank_jobs', 'bank_webhook_deliveries', 'bank_webhook_endpoints',
+      'bank_rail_refused_files']) {
       assert.deepEqual(f.get(name)?.samples, [], `${name} is left out`)
     }
     assert.ok(f.has('bank_process_cpu_user_seconds_total'), 'the process figures are served')

@@ -71,6 +71,7 @@ test('metrics - ledger batches, job queues and webhook deliveries are reported',
   assert.equal(families.get('bank_jobs')?.type, 'gauge')
   assert.equal(families.get('bank_jobs_oldest_due_age_seconds')?.type, 'gauge')
   assert.equal(families.get('bank_webhook_deliveries')?.type, 'gauge')
+  assert.equal(families.get('bank_webhook_endpoints')?.type, 'gauge')
   assert.ok(families.has('bank_process_cpu_user_seconds_total'), 'the process figures are included')
 })
 
