@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { afterEach, before, test } from 'node:test'
 import { webhook_breaker_default, webhook_limits_default, type WebhookLimits } from '../../src/webhooks/webhook-limits.ts'
+import { BankMetrics } from '../../src/metrics/bank-metrics.ts'
 import { useTestBank } from '../support/harness.ts'
 import { appendCommitted, deliveryOf, onboardWithSecret, partnerEvent, resourceId, type WebhookPartner } from './helpers.ts'
 import { answeringReceiver, cleanUp, hangingReceiver, startInstance, type Instance } from './live-instance.ts'
@@ -12,15 +13,17 @@ import { answeringReceiver, cleanUp, hangingReceiver, startInstance, type Instan
 // A healthy partner's events all arrive meanwhile, however many receivers hang.
 //
 // A live instance of the bank's delivery (live-instance.ts) polls every 100 ms against real
-// receivers on 127.0.0.1; its attempts give up after a short time limit (long enough that a
-// healthy receiver answers within it while PGlite's work holds up the process), so that
-// hanging receivers fail quickly. Backoffs and the day that pauses an endpoint pass on the
+// receivers on 127.0.0.1; its attempts give up after a short time limit, so that hanging
+// receivers fail quickly, yet long enough that a healthy receiver (served by this process)
+// answers within it while PGlite's work holds up the process on a loaded machine: an attempt
+// of the healthy partner's that timed out would wait for its retry on the bank's clock,
+// which only the test moves (1.5 s was too short under load: the test waited for it). Backoffs and the day that pauses an endpoint pass on the
 // bank's injected clock, which the tests move; what they check is states, never how long
 // anything took (bench/webhook-breaker.ts measures that).
 
 const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100' } })
 const limits = (breaker = webhook_breaker_default): WebhookLimits => ({
-  ...webhook_limits_default, attempt_timeout_ms: 1500, instance_slots: tb.config.webhookConcurrency,
+  ...webhook_limits_default, attempt_timeout_ms: 4000, instance_slots: tb.config.webhookConcurrency,
   partner_slots_max: tb.config.webhookPartnerSlotsMax, breaker })
 
 before(async () => {
@@ -96,6 +99,12 @@ for (const hangingCount of [3, 30]) {
     tb.clock.advance(25 * 3_600_000)
     await allIn(instance, stuck, 'paused')
     assert.equal(await endpointState(healthy), undefined, 'the healthy endpoint never failed')
+    // Operators see them counted (bank_webhook_endpoints), from the database, on any instance.
+    const metrics = new BankMetrics()
+    metrics.readFrom(tb.bank.database.db)
+    const gauge = (await metrics.registry.getSingleMetric('bank_webhook_endpoints')!.get()).values
+    const paused = gauge.find((v) => v.labels.state === 'paused')?.value ?? 0
+    assert.ok(paused >= hangingCount, `${paused} paused endpoints counted`)
     for (const id of [...first, ...later]) {
       assert.equal((await deliveryOf(healthy, id)).state === 'pending', false)
     }
