@@ -52,6 +52,14 @@ export const topologyLimits = {
   etcd_members: 3,
   /** JetStream replicas of every stream, bucket and object store kept on this cluster. */
   jetstream_replicas: 3,
+  /**
+   * In netns mode, how often a NATS server pings its routes (and clients), and how many
+   * unanswered pings end the connection: a route to a server cut off without a reset is
+   * dropped after about ping_interval x (ping_max + 1), instead of the 2 min x 2 of
+   * nats-server's defaults, during which messages routed to it are lost.
+   */
+  nats_ping_interval_s: 2,
+  nats_ping_max: 2,
 }
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url))
@@ -271,6 +279,10 @@ function natsConfig(layout: Layout, node: NatsNode): string {
     `server_name: ${node.name}`,
     `listen: ${own}:${node.port}`,
     `http: ${own}:${node.monitorPort}`,
+    ...(layout.net
+      ? [`ping_interval: "${topologyLimits.nats_ping_interval_s}s"`,
+        `ping_max: ${topologyLimits.nats_ping_max}`]
+      : []),
     `jetstream { store_dir: ${JSON.stringify(node.dir)}, max_memory_store: 268435456 }`,
     `cluster { name: bank-nats, listen: ${own}:${node.clusterPort}`,
     `  routes: [${routes.join(', ')}] }`,

@@ -17,6 +17,10 @@ import { chaosPass } from './pass.ts'
 // 2. A bank instance cut off from PostgreSQL (from HAProxy and both nodes). It must answer
 //    503 while it is away (never 500, never silence: the clients wait as long as it takes),
 //    say so on /readyz, and serve again by itself once the network is back.
+// 3. The NATS server the first bank instance is connected to cut off from the other two (the
+//    partners' clients are on the third). Requests routed to it before its routes are
+//    dropped are lost (504 after the client's 5 s, and sent again); then the other instance
+//    serves everything. Healed, the server rejoins the cluster by itself.
 // Each time nothing acknowledged may be lost or doubled and `ledger verify` must be clean.
 
 if (chaosPass) {
@@ -41,6 +45,10 @@ if (chaosPass) {
     load_503_min: 64,
     /** Each step of the instance's partition (away, 503s, back, serving) within this. */
     instance_step_ms: 30_000,
+    /** After a NATS partition is repaired, the load goes on for this long at least, … */
+    load_after_repair_ms: 15_000,
+    /** … and for this many further requests at most. */
+    load_after_repair: 1_500,
   }
 
   const cleanup = new Cleanup()
@@ -256,5 +264,62 @@ if (chaosPass) {
     const away = difference(atRepair, at.before_)
     faultRun.figures.instance_replies_until_ready = away
     return away
+  }
+
+  /** How many routes NATS server `name` has now, from its /routez. */
+  async function routes(topology: Topology, name: string): Promise<number> {
+    const node = topology.layout.nats.find((n) => n.name === name)!
+    const url = `http://${topology.host(name)}:${node.monitorPort}/routez`
+    const response = await fetch(url, { signal: AbortSignal.timeout(3_000) })
+    return ((await response.json()) as { num_routes: number }).num_routes
+  }
+
+  test(
+    'topology partitions - a NATS server cut off from its peers under transfers: its ' +
+      'routes are dropped, the other instance serves, it rejoins; nothing lost or doubled',
+    { timeout: topo.topologyFaultLimits.test_timeout_ms },
+    async (t) => {
+      if (!topo.topologyAvailable(t, true)) return
+      await topo.explained(run!.topology, () => natsCutOff())
+    },
+  )
+
+  async function natsCutOff(): Promise<void> {
+    const { topology, services } = run!
+    const faultRun: FaultRun = await topo.newFaultRun(run!, cleanup, false)
+    const [node, ...peers] = topology.layout.nats.map((n) => n.name) as [string, ...string[]]
+    const wait = topo.topologyFaultLimits.test_timeout_ms
+    let heal: () => void = () => undefined
+    cleanup.add(() => heal())
+    let cut = 0
+    let codes: Record<string, number> = {}
+    await runChaos({
+      name: 'topology: NATS server cut off from its peers',
+      bank: faultRun.bank,
+      databaseUrl: topology.databaseUrl,
+      services: () => services,
+      fault: (load) =>
+        topo.faultUnderLoad(faultRun, load, async () => {
+          heal = topology.cut(node, peers)
+          cut = performance.now()
+        }, async () => {
+          await until('the cut-off server has dropped its routes',
+            async () => ((await routes(topology, node)) === 0) || undefined, wait)
+          faultRun.figures.routes_dropped_ms = since(cut)
+          // The third server's view: a route it still holds to the cut-off server.
+          faultRun.figures.routes_of_third_at_repair = await routes(topology, peers.at(-1)!)
+          heal()
+          const healed = performance.now()
+          faultRun.figures.cut_ms = Math.round(healed - cut)
+          await until('the server is back in the cluster',
+            async () => ((await routes(topology, node)) === peers.length) || undefined, wait)
+          faultRun.figures.rejoined_ms = since(healed)
+          // The partition outlasts the load's own budget (chaosLimits.load_ms): the load
+          // goes on long enough to show that the bank serves after the repair.
+          load.deadline = Math.max(load.deadline, Date.now() + limits.load_after_repair_ms)
+          load.maxRequests = Math.max(load.maxRequests, load.requests + limits.load_after_repair)
+        }),
+    }).finally(() => (codes = topo.report('NATS server cut off from its peers', faultRun)))
+    assert.equal(codes['500'] ?? 0, 0, 'no internal errors')
   }
 }
