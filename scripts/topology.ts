@@ -467,7 +467,16 @@ export class Topology {
     createNetwork(net)
     // A test that dies must not leave the network behind: its processes get SIGKILL as it
     // exits (see `launch`), and a namespace is gone once the last process in it is.
-    if (!this.detached) process.once('exit', () => teardownNetwork(net))
+    if (!this.detached) process.once('exit', this.networkExitHook)
+  }
+
+  private readonly networkExitHook = () => this.removeNetwork()
+
+  /** Removes the netns mode's network (once its processes are gone); no-op on loopback. */
+  private removeNetwork(): void {
+    if (!this.layout.net) return
+    teardownNetwork(this.layout.net)
+    process.removeListener('exit', this.networkExitHook)
   }
 
   private file(name: string): string {
@@ -686,7 +695,7 @@ export class Topology {
     signalEach(pids, 'SIGKILL')
     const gone = async () => pids.every((p) => !alive(p)) || undefined
     await waitFor('the topology has died', gone, topologyLimits.stop_ms)
-    if (this.layout.net) teardownNetwork(this.layout.net)
+    this.removeNetwork()
     fs.rmSync(this.file('topology.json'), { force: true })
   }
 
@@ -707,7 +716,7 @@ export class Topology {
         await stopAll(orphans, 'SIGINT', 'postgres')
       }
     }
-    if (this.layout.net) teardownNetwork(this.layout.net)
+    this.removeNetwork()
     fs.rmSync(this.file('topology.json'), { force: true })
   }
 
