@@ -5,6 +5,15 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { findNatsServerBinary, freePort, natsAnswers } from '../dev/nats-server.ts'
+import {
+  createNetwork,
+  cutOff,
+  inNamespace,
+  missingNetnsPackages,
+  planNetwork,
+  teardownNetwork,
+  type NetworkLayout,
+} from './topology-netns.ts'
 
 // The production topology of docs/operations.md ("The highly available topology") on one
 // machine, for testing and for trying it: etcd (three members); PostgreSQL 15 as a primary
@@ -14,14 +23,18 @@ import { findNatsServerBinary, freePort, natsAnswers } from '../dev/nats-server.
 // and the bank's instances. Everything listens on loopback on free ports and keeps its files
 // in one directory; the machine's own PostgreSQL and NATS are never touched.
 //
-//   node --import tsx scripts/topology.ts up [dir]      start it (two bank instances), print
+//   node --import tsx scripts/topology.ts up [dir] [--netns]
+//                                                       start it (two bank instances), print
 //                                                       its addresses; it keeps running
 //   node --import tsx scripts/topology.ts status [dir]  who is primary, what answers
 //   node --import tsx scripts/topology.ts down [dir]    stop what `up` started, by process id
 //
 // The fault tests (test/chaos/topology-*.test.ts) use the same module without bank
-// instances and start the bank themselves. A process is only ever signalled by the id this
-// module recorded when it started it (in <dir>/topology.json), never by name.
+// instances and start the bank themselves. With `netns` (`up [dir] --netns`; the partition
+// tests), every node runs in a network namespace of its own with an address of its own
+// instead (scripts/topology-netns.ts), so that the network between nodes can be cut. A
+// process is only ever signalled by the id this module recorded when it started it (in
+// <dir>/topology.json), never by name.
 
 export const topologyLimits = {
   start_ms: 120_000,
@@ -39,6 +52,14 @@ export const topologyLimits = {
   etcd_members: 3,
   /** JetStream replicas of every stream, bucket and object store kept on this cluster. */
   jetstream_replicas: 3,
+  /**
+   * In netns mode, how often a NATS server pings its routes (and clients), and how many
+   * unanswered pings end the connection: a route to a server cut off without a reset is
+   * dropped after about ping_interval x (ping_max + 1), instead of the 2 min x 2 of
+   * nats-server's defaults, during which messages routed to it are lost.
+   */
+  nats_ping_interval_s: 2,
+  nats_ping_max: 2,
 }
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url))
@@ -73,6 +94,16 @@ export interface Layout {
   nats: NatsNode[]
   banks: Array<{ dataDir: string }>
   pids: Record<string, number>
+  /** With `netns`: each node's namespace and address (without: all on 127.0.0.1). */
+  net?: NetworkLayout
+}
+
+/** The bank instances that have a namespace of their own in `netns` mode. */
+export const netnsBankInstances = 2
+
+/** The address of node `name` (etcd1, pg1, haproxy, nats1, bank1, …): 127.0.0.1 on loopback. */
+export function hostOf(layout: Layout, name: string): string {
+  return layout.net?.nodes[name]?.address ?? '127.0.0.1'
 }
 
 /** Who the cluster's processes run as: `postgres` when we are root (PostgreSQL refuses root). */
@@ -120,14 +151,14 @@ export function missingPackages(): string[] {
 // ---------------------------------------------------------------- configuration files
 
 function etcdArgs(layout: Layout, member: EtcdMember): string[] {
-  const url = (port: number) => `http://127.0.0.1:${port}`
-  const cluster = layout.etcd.map((m) => `${m.name}=${url(m.peerPort)}`).join(',')
+  const url = (m: EtcdMember, port: number) => `http://${hostOf(layout, m.name)}:${port}`
+  const cluster = layout.etcd.map((m) => `${m.name}=${url(m, m.peerPort)}`).join(',')
   return [
     ...['--name', member.name, '--data-dir', path.join(layout.dir, member.name)],
-    ...['--listen-client-urls', url(member.clientPort)],
-    ...['--advertise-client-urls', url(member.clientPort)],
-    ...['--listen-peer-urls', url(member.peerPort)],
-    ...['--initial-advertise-peer-urls', url(member.peerPort)],
+    ...['--listen-client-urls', url(member, member.clientPort)],
+    ...['--advertise-client-urls', url(member, member.clientPort)],
+    ...['--listen-peer-urls', url(member, member.peerPort)],
+    ...['--initial-advertise-peer-urls', url(member, member.peerPort)],
     ...['--initial-cluster', cluster, '--initial-cluster-state', 'new'],
     ...['--initial-cluster-token', 'bank-etcd'],
     // Patroni talks to etcd through its v2 API (see patroniConfig).
@@ -167,14 +198,16 @@ export function clusterSettings() {
 }
 
 function patroniConfig(layout: Layout, node: PostgresNode): object {
+  const own = hostOf(layout, node.name)
   const address = (port: number) => ({
-    listen: `127.0.0.1:${port}`,
-    connect_address: `127.0.0.1:${port}`,
+    listen: `${own}:${port}`,
+    connect_address: `${own}:${port}`,
   })
+  const networks = ['127.0.0.1/32', ...(layout.net ? [`${layout.net.prefix}.0/24`] : [])]
   const hba = [
     'local all all trust',
-    'host all all 127.0.0.1/32 trust',
-    'host replication all 127.0.0.1/32 trust',
+    ...networks.map((n) => `host all all ${n} trust`),
+    ...networks.map((n) => `host replication all ${n} trust`),
   ]
   return {
     scope: 'bank',
@@ -186,7 +219,7 @@ function patroniConfig(layout: Layout, node: PostgresNode): object {
     // meanwhile, and the payments that standby acknowledged are rewound away (found by the
     // paused-primary fault test; fixed in Patroni 3.0.3). Through v2 it renews by
     // compare-and-set on its own name, so it finds the lock gone and steps down.
-    etcd: { hosts: layout.etcd.map((m) => `127.0.0.1:${m.clientPort}`) },
+    etcd: { hosts: layout.etcd.map((m) => `${hostOf(layout, m.name)}:${m.clientPort}`) },
     bootstrap: {
       dcs: clusterSettings(),
       initdb: [{ encoding: 'UTF8' }, { locale: 'C' }],
@@ -211,7 +244,9 @@ function patroniConfig(layout: Layout, node: PostgresNode): object {
 function haproxyConfig(layout: Layout): string {
   const check = topologyLimits.haproxy_check_interval_ms
   const servers = layout.postgres.map(
-    (n) => `  server ${n.name} 127.0.0.1:${n.pgPort} maxconn 200 check port ${n.restPort}`,
+    (n) =>
+      `  server ${n.name} ${hostOf(layout, n.name)}:${n.pgPort} maxconn 200 ` +
+      `check port ${n.restPort}`,
   )
   return [
     'global',
@@ -223,7 +258,7 @@ function haproxyConfig(layout: Layout): string {
     '  timeout server 30m',
     `  timeout check ${topologyLimits.haproxy_check_timeout_ms}ms`,
     'listen postgres_primary',
-    `  bind 127.0.0.1:${layout.haproxyPort}`,
+    `  bind ${hostOf(layout, 'haproxy')}:${layout.haproxyPort}`,
     // Patroni answers 200 on /primary only on the node that holds the leader lock.
     '  option httpchk OPTIONS /primary',
     '  http-check expect status 200',
@@ -238,13 +273,18 @@ function haproxyConfig(layout: Layout): string {
 function natsConfig(layout: Layout, node: NatsNode): string {
   const routes = layout.nats
     .filter((n) => n !== node)
-    .map((n) => `nats-route://127.0.0.1:${n.clusterPort}`)
+    .map((n) => `nats-route://${hostOf(layout, n.name)}:${n.clusterPort}`)
+  const own = hostOf(layout, node.name)
   return [
     `server_name: ${node.name}`,
-    `listen: 127.0.0.1:${node.port}`,
-    `http: 127.0.0.1:${node.monitorPort}`,
+    `listen: ${own}:${node.port}`,
+    `http: ${own}:${node.monitorPort}`,
+    ...(layout.net
+      ? [`ping_interval: "${topologyLimits.nats_ping_interval_s}s"`,
+        `ping_max: ${topologyLimits.nats_ping_max}`]
+      : []),
     `jetstream { store_dir: ${JSON.stringify(node.dir)}, max_memory_store: 268435456 }`,
-    `cluster { name: bank-nats, listen: 127.0.0.1:${node.clusterPort}`,
+    `cluster { name: bank-nats, listen: ${own}:${node.clusterPort}`,
     `  routes: [${routes.join(', ')}] }`,
     '',
   ].join('\n')
@@ -327,7 +367,7 @@ function bankEnvironment(layout: Layout, natsUrl: string, dataDir: string, first
   return {
     ...process.env,
     NATS_URL: natsUrl,
-    DATABASE_URL: `postgres://postgres@127.0.0.1:${layout.haproxyPort}/bank`,
+    DATABASE_URL: `postgres://postgres@${hostOf(layout, 'haproxy')}:${layout.haproxyPort}/bank`,
     BANK_DATA_DIR: dataDir,
     // Instances of one bank share its rail folder (the clearing house's files).
     BANK_RAIL_DIR: path.join(layout.dir, 'rail'),
@@ -345,6 +385,8 @@ export interface UpOptions {
   banks: number
   /** Whether the processes outlive this one (`up` from the command line). */
   detached: boolean
+  /** Each node in a network namespace of its own (scripts/topology-netns.ts), for partitions. */
+  netns?: boolean
 }
 
 export class Topology {
@@ -355,11 +397,42 @@ export class Topology {
 
   /** The bank's DATABASE_URL: through HAProxy, to whichever node is primary. */
   get databaseUrl(): string {
-    return `postgres://postgres@127.0.0.1:${this.layout.haproxyPort}/bank`
+    return `postgres://postgres@${this.host('haproxy')}:${this.layout.haproxyPort}/bank`
   }
 
   get natsUrls(): string[] {
-    return this.layout.nats.map((n) => `nats://127.0.0.1:${n.port}`)
+    return this.layout.nats.map((n) => `nats://${this.host(n.name)}:${n.port}`)
+  }
+
+  /** Node `name`'s address (127.0.0.1 on loopback). */
+  host(name: string): string {
+    return hostOf(this.layout, name)
+  }
+
+  /** A PostgreSQL node's own server, not through HAProxy. */
+  nodeUrl(node: PostgresNode, database = 'postgres'): string {
+    return `postgres://postgres@${this.host(node.name)}:${node.pgPort}/${database}`
+  }
+
+  /**
+   * What runs a command in node `name`'s namespace when put before it (`ip netns exec <ns>`,
+   * which becomes the command); on loopback, nothing.
+   */
+  namespacePrefix(name: string): string[] {
+    if (!this.layout.net) return []
+    const line = inNamespace(this.layout.net, name, '', [])
+    return [line.command, ...line.args.slice(0, -1)]
+  }
+
+  /**
+   * Cuts node `name` off from `peers` (netns mode only): every packet between them is
+   * dropped, both ways, without a reply. Returns the repair.
+   */
+  cut(name: string, peers: readonly string[]): () => void {
+    if (!this.layout.net) throw new Error('a partition needs the topology in netns mode')
+    const heal = cutOff(this.layout.net, name, peers)
+    this.save()
+    return heal
   }
 
   /** The topology `up` left running in `dir`. */
@@ -371,6 +444,7 @@ export class Topology {
   static async up(options: UpOptions): Promise<Topology> {
     const topology = new Topology(await allocate(options), options.detached)
     try {
+      topology.createNetwork()
       await topology.startEtcd()
       for (const node of topology.layout.postgres) topology.startPatroni(node)
       for (const node of topology.layout.nats) topology.startNats(node)
@@ -386,6 +460,25 @@ export class Topology {
     return topology
   }
 
+  /** The namespaces and bridge of netns mode, removed again when this process exits. */
+  private createNetwork(): void {
+    const net = this.layout.net
+    if (!net) return
+    createNetwork(net)
+    // A test that dies must not leave the network behind: its processes get SIGKILL as it
+    // exits (see `launch`), and a namespace is gone once the last process in it is.
+    if (!this.detached) process.once('exit', this.networkExitHook)
+  }
+
+  private readonly networkExitHook = () => this.removeNetwork()
+
+  /** Removes the netns mode's network (once its processes are gone); no-op on loopback. */
+  private removeNetwork(): void {
+    if (!this.layout.net) return
+    teardownNetwork(this.layout.net)
+    process.removeListener('exit', this.networkExitHook)
+  }
+
   private file(name: string): string {
     return path.join(this.layout.dir, name)
   }
@@ -397,13 +490,18 @@ export class Topology {
   /** Starts a process logging to logs/<name>.log and records its id. */
   private launch(name: string, command: string, args: string[], env?: NodeJS.ProcessEnv): number {
     const log = fs.openSync(this.file(`logs/${name}.log`), 'a')
-    const asOwner = name.startsWith('bank') ? {} : owner()
-    const child = spawn(command, args, {
+    const user = name.startsWith('bank') ? undefined : owner()
+    const net = this.layout.net
+    // In netns mode `ip netns exec` (as root) runs it, and `setpriv` makes it the user.
+    const line = net
+      ? inNamespace(net, name.replace(/^patroni-/, ''), command, args, user)
+      : { command, args }
+    const child = spawn(line.command, line.args, {
       cwd: name.startsWith('bank') ? repoRoot : this.layout.dir,
       stdio: ['ignore', log, log],
       detached: this.detached,
       env: env ?? process.env,
-      ...asOwner,
+      ...(net ? {} : user),
     })
     fs.closeSync(log)
     if (child.pid === undefined) throw new Error(`could not start ${command}`)
@@ -424,7 +522,7 @@ export class Topology {
   private async startEtcd(): Promise<void> {
     for (const member of this.layout.etcd) this.startEtcdMember(member)
     for (const member of this.layout.etcd) {
-      const health = `http://127.0.0.1:${member.clientPort}/health`
+      const health = `http://${this.host(member.name)}:${member.clientPort}/health`
       await waitFor(
         `${member.name} is healthy`,
         async () => ((await getJson(health)) as { health?: string }).health === 'true'
@@ -455,7 +553,7 @@ export class Topology {
     let failure: unknown
     for (const node of this.layout.postgres) {
       try {
-        const url = `http://127.0.0.1:${node.restPort}/cluster`
+        const url = `http://${this.host(node.name)}:${node.restPort}/cluster`
         return ((await getJson(url)) as { members: PatroniMember[] }).members
       } catch (error) {
         failure = error
@@ -489,7 +587,8 @@ export class Topology {
 
   async untilNatsClustered(): Promise<void> {
     for (const [i, url] of this.natsUrls.entries()) {
-      const monitor = `http://127.0.0.1:${this.layout.nats[i]!.monitorPort}`
+      const node = this.layout.nats[i]!
+      const monitor = `http://${this.host(node.name)}:${node.monitorPort}`
       await waitFor(
         'a NATS server answers',
         async () => (await natsAnswers(url, 500)) || undefined,
@@ -596,6 +695,7 @@ export class Topology {
     signalEach(pids, 'SIGKILL')
     const gone = async () => pids.every((p) => !alive(p)) || undefined
     await waitFor('the topology has died', gone, topologyLimits.stop_ms)
+    this.removeNetwork()
     fs.rmSync(this.file('topology.json'), { force: true })
   }
 
@@ -616,6 +716,7 @@ export class Topology {
         await stopAll(orphans, 'SIGINT', 'postgres')
       }
     }
+    this.removeNetwork()
     fs.rmSync(this.file('topology.json'), { force: true })
   }
 
@@ -719,6 +820,15 @@ async function allocate(options: UpOptions): Promise<Layout> {
     banks: [],
     pids: {},
   }
+  const names = [
+    ...Array.from({ length: topologyLimits.etcd_members }, (_, i) => `etcd${i + 1}`),
+    'pg1',
+    'pg2',
+    'haproxy',
+    ...Array.from({ length: topologyLimits.nats_nodes }, (_, i) => `nats${i + 1}`),
+    ...Array.from({ length: netnsBankInstances }, (_, i) => `bank${i + 1}`),
+  ]
+  if (options.netns) layout.net = planNetwork(names)
   for (let i = 1; i <= topologyLimits.etcd_members; i++) {
     layout.etcd.push({ name: `etcd${i}`, clientPort: await port(), peerPort: await port() })
   }
@@ -765,14 +875,15 @@ function writeFiles(layout: Layout): void {
 // ---------------------------------------------------------------- the command line
 
 async function main(argv: string[]): Promise<void> {
-  const [command, dirArg] = argv
+  const netns = argv.includes('--netns')
+  const [command, dirArg] = argv.filter((a) => a !== '--netns')
   const dir = path.resolve(dirArg ?? path.join(os.tmpdir(), 'partner-bank-topology'))
   if (command === 'up') {
-    const missing = missingPackages()
+    const missing = [...missingPackages(), ...(netns ? missingNetnsPackages() : [])]
     if (missing.length > 0)
       throw new Error(`install first: sudo apt-get install ${missing.join(' ')}`)
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const topology = await Topology.up({ dir, banks: 2, detached: true })
+    const topology = await Topology.up({ dir, banks: 2, detached: true, netns })
     const token = path.join(topology.layout.banks[0]!.dataDir, 'operator-token')
     console.log(
       [...(await topology.status()), `operator token: ${token}`, `logs: ${dir}/logs`].join('\n'),
@@ -783,7 +894,7 @@ async function main(argv: string[]): Promise<void> {
     await Topology.read(dir).down()
     console.log(`stopped; the files stay in ${dir}`)
   } else {
-    throw new Error('usage: node --import tsx scripts/topology.ts up|status|down [dir]')
+    throw new Error('usage: node --import tsx scripts/topology.ts up|status|down [dir] [--netns]')
   }
 }
 

@@ -104,6 +104,11 @@ export interface ServiceEnv {
   dataDir: string
   /** Further settings of the service (e.g. BANK_SANDBOX), over the defaults below. */
   settings?: Record<string, string>
+  /**
+   * A command that runs the service in turn and becomes it (`ip netns exec <ns>`: the
+   * topology's partition tests), so that the process id is still the service's own.
+   */
+  wrap?: string[]
 }
 
 /**
@@ -123,7 +128,8 @@ export class ServiceProcess {
   }
 
   static async start(env: ServiceEnv, cleanup: Cleanup): Promise<ServiceProcess> {
-    const child = spawn(process.execPath, serviceArgs, {
+    const [command, ...args] = [...(env.wrap ?? []), process.execPath, ...serviceArgs]
+    const child = spawn(command!, args, {
       cwd: repoRoot,
       env: serviceEnvironment(env),
       stdio: ['ignore', 'pipe', 'pipe'],

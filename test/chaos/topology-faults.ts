@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
+import { missingNetnsPackages } from '../../scripts/topology-netns.ts'
 import { missingPackages, Topology } from '../../scripts/topology.ts'
 import { codesSince, setUpPatientBank, since } from './database-faults.ts'
 import { setUpBank, type ChaosBank, type TransferLoad } from './load.ts'
@@ -19,17 +20,25 @@ export const topologyFaultLimits = {
   /** The topology's start, in the file's `before`. */
   start_timeout_ms: 120_000,
   bank_instances: 2,
+  /** In netns mode each instance serves /readyz on its own address, on this port. */
+  bank_metrics_port: 9464,
 }
 
 /** CI (or BANK_TEST_REQUIRE_TOPOLOGY=1) must have Patroni, etcd and HAProxy; elsewhere a note. */
 const required = process.env.CI === 'true' || process.env.BANK_TEST_REQUIRE_TOPOLOGY === '1'
 
-/** The Debian packages the topology needs that this machine lacks. */
-export const topologyMissing = missingPackages
+/** The Debian packages the topology needs that this machine lacks (netns mode: and more). */
+export function topologyMissing(netns = false): string[] {
+  return [...missingPackages(), ...(netns ? missingNetnsPackages() : [])]
+}
 
-/** Whether the topology can run here; when it cannot, fails in CI and says why elsewhere. */
-export function topologyAvailable(t: TestContext): boolean {
-  const missing = missingPackages()
+/**
+ * Whether the topology can run here; when it cannot, fails in CI and says why elsewhere.
+ * Netns mode (the partition tests) needs iproute2, nftables and root too.
+ */
+export function topologyAvailable(t: TestContext, netns = false): boolean {
+  const missing = topologyMissing(netns)
+  if (netns && process.getuid?.() !== 0) missing.push('(root, for network namespaces)')
   if (missing.length === 0) return true
   const message = `not run: the topology needs the Debian packages ${missing.join(', ')}`
   if (required) assert.fail(`${message}; CI=true or BANK_TEST_REQUIRE_TOPOLOGY=1 requires them`)
@@ -47,14 +56,17 @@ export interface TopologyRun {
 
 /**
  * The topology and two bank instances on it, killed outright when the file ends; `settings`
- * are further settings of both instances.
+ * are further settings of both instances. With `netns`, every node and each instance runs
+ * in a network namespace of its own (scripts/topology-netns.ts), each instance serving
+ * /readyz on its address (see `bankReadiness`).
  */
 export async function startTopology(
   cleanup: Cleanup,
   settings: Record<string, string> = {},
+  netns = false,
 ): Promise<TopologyRun> {
   const dir = tempDir(cleanup, 'bank-topology-')
-  const topology = await Topology.up({ dir, banks: 0, detached: false })
+  const topology = await Topology.up({ dir, banks: 0, detached: false, netns })
   cleanup.add(() => topology.kill())
   const dataDirs = topology.natsUrls
     .slice(0, topologyFaultLimits.bank_instances)
@@ -66,12 +78,34 @@ export async function startTopology(
   const services = await Promise.all(
     dataDirs.map((dataDir, i) => {
       const own = { BANK_RAIL_DIR: railDir, ...settings,
-        BANK_BOOTSTRAP_OPERATOR: i === 0 ? 'true' : 'false' }
+        BANK_BOOTSTRAP_OPERATOR: i === 0 ? 'true' : 'false', ...instanceNetwork(topology, i) }
       const env = { natsUrl: topology.natsUrls[i]!, databaseUrl: topology.databaseUrl, dataDir }
-      return ServiceProcess.start({ ...env, settings: own }, cleanup)
+      const wrap = topology.namespacePrefix(`bank${i + 1}`)
+      return ServiceProcess.start({ ...env, settings: own, wrap }, cleanup)
     }),
   )
   return { topology, services, operatorDataDir: dataDirs[0]! }
+}
+
+/** In netns mode, instance i's metrics (and /readyz) on its own address. */
+function instanceNetwork(topology: Topology, i: number): Record<string, string> {
+  if (!topology.layout.net) return {}
+  return {
+    BANK_METRICS_HOST: topology.host(`bank${i + 1}`),
+    BANK_METRICS_PORT: String(topologyFaultLimits.bank_metrics_port),
+  }
+}
+
+/** Whether bank instance i (netns mode) says it is ready: its /readyz answers 200. */
+export async function bankReady(topology: Topology, i: number): Promise<boolean> {
+  const url = `http://${topology.host(`bank${i + 1}`)}:${topologyFaultLimits.bank_metrics_port}/readyz`
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(3_000) })
+    await response.text()
+    return response.status === 200
+  } catch {
+    return false
+  }
 }
 
 /** One fault's run: a partner of its own (so that its transfers are told apart), its figures. */
