@@ -10,6 +10,7 @@ export const screeningMigration: Migration = {
     await runStatements(db, `
       create table screening_list_loads (
         id uuid primary key,
+        seq integer generated always as identity unique,
         source text not null check (source in ('un_consolidated', 'ofac_sdn')),
         list_date text,
         sha256 text not null,
@@ -24,8 +25,7 @@ export const screeningMigration: Migration = {
       );
       create unique index screening_list_loads_active on screening_list_loads (source)
         where active;
-      create index screening_list_loads_loaded on screening_list_loads (loaded_at desc, id);
-      create table screening_entries (
+            create table screening_entries (
         id uuid primary key,
         load_id uuid not null references screening_list_loads (id),
         position integer not null,

@@ -76,7 +76,7 @@ export class ScreeningStore {
   /** Loads, newest first. */
   async loads(limit: number): Promise<LoadRow[]> {
     return this.db.selectFrom('screening_list_loads').selectAll()
-      .orderBy('loaded_at', 'desc').orderBy('id', 'desc').limit(limit).execute()
+      .orderBy('seq', 'desc').limit(limit).execute()
   }
 
   async activeLoads(): Promise<LoadRow[]> {

@@ -1,3 +1,4 @@
+import type { Generated } from 'kysely'
 import type { Json, NullableTimestamp, Timestamp } from '../db/column-types.ts'
 import type { DateOfBirth, EntryDocument } from './list-entry.ts'
 
@@ -8,6 +9,8 @@ import type { DateOfBirth, EntryDocument } from './list-entry.ts'
 /** One load of one list: a version. At most one of each source is active. */
 export interface ScreeningListLoadsTable {
   id: string
+  /** The order of the loads: newest last. */
+  seq: Generated<number>
   /** `un_consolidated` or `ofac_sdn`. */
   source: string
   /** The list's own date: the UN's `dateGenerated`, OFAC's Publish_Date (YYYY-MM-DD). */
