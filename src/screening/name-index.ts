@@ -15,10 +15,13 @@ import { documentNumberKey, nameTokens, tokenKeys, type NameKind } from './name-
 // how much of the query is matched (by letters), lowered a little for the listed name's
 // tokens left unmatched (lists give more names than customers do: "Vladimir Putin" still
 // meets "Vladimir Vladimirovich Putin"). The names written together ("Abdulrahman") compete
-// with the token score; a one-token query never scores high against a name of more. A date of birth and an ID number move the score (see adjust).
+// with the token score where the token counts differ; a one-token query never scores high
+// against a name of more. A date of birth and an ID number move the score (see adjust).
 
 /** A list token nearer than this to a query token leads to the names it appears in. */
 const token_similarity_min = 0.8
+/** A list token in more names than this leads to them only when no rarer one leads anywhere. */
+const frequent_token_names = 250
 /** A pair of tokens less alike than this counts as unmatched in a name's score. */
 const pair_similarity_min = 0.75
 /** How much the listed name's unmatched tokens count against the score (0–1). */
@@ -138,9 +141,15 @@ export class NameIndex {
     return hits.sort((a, b) => b.score - a.score || a.entry - b.entry).slice(0, hits_max)
   }
 
-  /** The names the query's tokens lead to (through near list tokens) or its joined letters. */
+  /**
+   * The names the query's tokens lead to (through near list tokens) or its joined letters. A
+   * list token in more than `frequent_token_names` names ("trading", "holdings") leads
+   * nowhere while a rarer token of the query leads somewhere: it would hand thousands of
+   * names to score, and a name it shares alone scores low anyway. It still counts in scores.
+   */
   private candidates(queryTokens: string[]): Set<number> {
     const found = new Set<number>(this.joined.get(queryTokens.join('')) ?? [])
+    const frequent: number[] = []
     for (const token of new Set(queryTokens)) {
       const near = new Set<number>()
       for (const key of tokenKeys(token)) {
@@ -148,8 +157,13 @@ export class NameIndex {
       }
       for (const id of near) {
         if (similarity(token, this.tokens[id]!) < token_similarity_min) continue
-        for (const variant of this.postings[id]!) found.add(variant)
+        const names = this.postings[id]!
+        if (names.length > frequent_token_names) frequent.push(id)
+        else for (const variant of names) found.add(variant)
       }
+    }
+    if (found.size === 0) {
+      for (const id of frequent) for (const variant of this.postings[id]!) found.add(variant)
     }
     return found
   }

@@ -43,8 +43,9 @@ export function tokenKeys(token: string): string[] {
   }
   if (/^[a-z]{3,}$/.test(token)) {
     const [primary, secondary] = doubleMetaphone(token)
-    if (primary.length >= 2) keys.push(`~${primary}`)
-    if (secondary !== primary && secondary.length >= 2) keys.push(`~${secondary}`)
+    // Codes of fewer than 3 letters ("KK") are shared by too many names to tell any apart.
+    if (primary.length >= 3) keys.push(`~${primary}`)
+    if (secondary !== primary && secondary.length >= 3) keys.push(`~${secondary}`)
   }
   return keys
 }

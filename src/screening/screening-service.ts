@@ -16,13 +16,16 @@ import { ScreeningStore, type IndexedEntryRow, type LoadRow } from './screening-
 // them, `screen`. A load replaces its source's active version in one transaction and
 // enqueues the re-screening of every customer (`screening.rescreen`). Each instance keeps an
 // in-memory index of the active versions (name-index.ts); `screen` reads which versions are
-// active (one indexed query of a table of a few rows) and rebuilds its index when another
-// instance loaded a list since, so every instance answers from the same lists.
+// active (one indexed query of a table of a few rows, at most once a second) and rebuilds
+// its index when another instance loaded a list since, so every instance answers from the
+// same lists within a second of a load.
 //
 // The service is what onboarding, payouts and incoming payments will call (RULINGS,
 // "Financial crime controls"); none does yet.
 
 export const rescreen_job_kind = 'screening.rescreen'
+/** How often `screen` reads which versions are active (a load elsewhere is seen within it). */
+const version_check_ms = 1_000
 /** Parts of an upload left unfinished this long are dropped when another upload starts. */
 const stale_upload_ms = 24 * 60 * 60_000
 
@@ -94,6 +97,8 @@ export class ScreeningService {
   private readonly store: ScreeningStore
   private built: BuiltIndex | undefined
   private building: Promise<BuiltIndex> | undefined
+  /** When the active versions were last read (performance.now()). */
+  private checkedAt = Number.NEGATIVE_INFINITY
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -195,21 +200,28 @@ export class ScreeningService {
     })
     this.log.info({ load_id: id, source: header.source, list_date: header.list_date,
       entries: entries.length }, 'screening: list loaded')
-    await this.current().catch((error: unknown) =>
+    await this.current(true).catch((error: unknown) =>
       this.log.warn({ err: error }, 'screening: index not rebuilt; the next screening does'))
     const load = (await this.store.loadOfUpload(from.uploadId))!
     return { load: loadView(load), rescreen_job_id: jobId ?? null }
   }
 
-  /** The index of the active versions, rebuilt once when they changed. */
-  private async current(): Promise<BuiltIndex> {
+  /**
+   * The index of the active versions, rebuilt once when they changed. Which versions are
+   * active is read again at most every `version_check_ms` (a load on this instance rebuilds
+   * at once; one on another is seen here within that time).
+   */
+  private async current(fresh = false): Promise<BuiltIndex> {
+    const now = performance.now()
+    if (!fresh && this.built && now - this.checkedAt < version_check_ms) return this.built
     const version = await this.store.activeVersion()
+    this.checkedAt = now
     if (this.built?.version === version) return this.built
     if (!this.building) {
       this.building = this.build(version).finally(() => { this.building = undefined })
     }
     const built = await this.building
-    return built.version === version ? built : this.current()
+    return built.version === version ? built : this.current(true)
   }
 
   private async build(version: string): Promise<BuiltIndex> {

@@ -46,8 +46,9 @@ export class ScreeningStore {
       .values({ ...load, entry_count: entries.length, active: true, replaced_at: null })
       .execute()
     for (let from = 0; from < entries.length; from += entries_per_insert) {
-      await trx.insertInto('screening_entries').values(entries.slice(from, from + entries_per_insert)
-        .map((entry, i) => entryRow(load.id, from + i, entry))).execute()
+      const rows = entries.slice(from, from + entries_per_insert)
+        .map((entry, i) => entryRow(load.id, from + i, entry))
+      await trx.insertInto('screening_entries').values(rows).execute()
     }
     // History keeps every load's row; the entries of the active load and the one it replaced.
     const older = trx.selectFrom('screening_list_loads').select('id')

@@ -112,7 +112,8 @@ test('name index - an ID number the list gives raises the score, written with or
     .find((h) => h.ref === 'FXi.002')!
   assert.equal(withId.id_number, 'match')
   assert.equal(withId.score, Math.min(1, Math.round((near.score + 0.15) * 1000) / 1000))
-  const other = hits({ name: 'Abdul Qasimi', idNumber: 'X999' }, 0).find((h) => h.ref === 'FXi.002')!
+  const other = hits({ name: 'Abdul Qasimi', idNumber: 'X999' }, 0)
+    .find((h) => h.ref === 'FXi.002')!
   assert.equal(other.id_number, 'no_match')
   assert.equal(other.score, near.score)
   // A name unlike any on the list is still found by its document number, with its own score.
