@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Caller } from '../auth/credential-store.ts'
 import type { Clock } from '../clock.ts'
+import { isUniqueViolation } from '../db/errors.ts'
 import { Conflict, Invalid, Unprocessable } from '../errors.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import type { Logger } from '../logger.ts'
@@ -171,6 +172,15 @@ export class ScreeningService {
       const loaded = await this.load(contents, { uploadId: part.upload_id, sha256: part.sha256,
         caller })
       return { status: 'loaded', received: part.parts, parts: part.parts, ...loaded }
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error
+      // The last part sent twice at once: the first made the load. Or another load of the
+      // same list committed meanwhile: this one changed nothing and may be sent again.
+      const made = await this.store.loadOfUpload(part.upload_id)
+      if (made) return { status: 'loaded', received: part.parts, parts: part.parts,
+        load: loadView(made), rescreen_job_id: null }
+      throw new Conflict('another load of this list was made at the same time; nothing ' +
+        'changed: load the file again')
     } finally {
       await this.store.dropParts(this.db, part.upload_id)
     }

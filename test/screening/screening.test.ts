@@ -68,16 +68,26 @@ test('screening - the UN list uploaded in parts loads as the active version with
   assert.equal(hits[0]!.load_id, load.id)
 })
 
-test('screening - the last part sent again answers the same load; no second version is made', async () => {
+test('screening - the last part sent again, or twice at once, answers the same load; no second version is made', async () => {
   const bytes = fixture('un-consolidated.xml')
   const reply = await upload(bytes, 1)
   const again = await tb.operator.screening.upload({ upload_id: reply.upload_id, part: 0,
     parts: 1, sha256: sha(bytes), data: bytes.toString('base64') })
   assert.equal(again.status, 'loaded')
   assert.equal(again.load!.id, reply.load!.id)
-  unLoad = reply.load!.id
+  // The last part of a new upload sent twice at once: one load, answered to both.
+  const upload_id = randomUUID()
+  const last = { upload_id, part: 0, parts: 1, sha256: sha(bytes), data: bytes.toString('base64') }
+  const [a, b] = await Promise.all([tb.operator.screening.upload(last),
+    tb.operator.screening.upload(last)])
+  assert.deepEqual([a.status, b.status], ['loaded', 'loaded'])
+  assert.equal(a.load!.id, b.load!.id)
+  unLoad = a.load!.id
   const { loads } = await tb.operator.screening.lists({})
   assert.equal(loads.filter((l) => l.id === reply.load!.id).length, 1)
+  assert.equal(loads.filter((l) => l.id === a.load!.id).length, 1)
+  assert.deepEqual(loads.filter((l) => l.active && l.source === 'un_consolidated')
+    .map((l) => l.id), [a.load!.id])
 })
 
 test('screening - a new load of a list replaces its active version at once; the other list is untouched; lists shows every version newest first', async () => {
