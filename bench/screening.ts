@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     return performance.now() - started
   })
   console.log(JSON.stringify({ phase: 'screen_index_alone', queries: queryCount,
-    ...percentiles(alone) }))
+    ...percentiles(alone), heap_used_mb: Math.round(process.memoryUsage().heapUsed / 2 ** 20) }))
   index = undefined
   await throughService(file, asked)
 }
