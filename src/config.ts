@@ -124,6 +124,13 @@ export const settings = z.object({
    */
   BANK_DORMANT_AFTER_DAYS: z.coerce.number().int().min(1).max(3_650).default(365),
   /**
+   * Sanctions screening (docs/operators/financial-crime.md): a name whose score against a
+   * list entry reaches the review score is a hit; above the confirm score a hit looks
+   * confirmed, and clearing it takes a second operator. Scores run from 0 to 1.
+   */
+  BANK_SCREENING_REVIEW_SCORE: z.coerce.number().min(0.5).max(1).default(0.88),
+  BANK_SCREENING_CONFIRM_SCORE: z.coerce.number().min(0.5).max(1).default(0.97),
+  /**
    * Deposits and reversals above this many cents wait for a second operator (0: off). Default
    * R50,000.00 in production, off in the sandbox.
    */
@@ -274,6 +281,8 @@ export interface Config {
   railUnansweredAfterMinutes: number
   /** Days without customer activity after which an active account becomes dormant. */
   dormantAfterDays: number
+  /** Sanctions screening's scores (BANK_SCREENING_REVIEW_SCORE, _CONFIRM_SCORE). */
+  screening: { reviewScore: number; confirmScore: number }
   /**
    * An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail
    * again.
@@ -335,6 +344,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env,
   const natsProblems = natsAuthProblems(natsAuth)
   if (natsProblems.length > 0) throw new Error(`invalid configuration: ${natsProblems.join('; ')}`)
   checkBounds(s)
+  if (s.BANK_SCREENING_CONFIRM_SCORE < s.BANK_SCREENING_REVIEW_SCORE) throw new Error(
+    'invalid configuration: BANK_SCREENING_CONFIRM_SCORE must be at least ' +
+    'BANK_SCREENING_REVIEW_SCORE')
   const sandbox = s.BANK_SANDBOX === undefined ? !s.DATABASE_URL : s.BANK_SANDBOX === 'true'
   checkRailSftp(s)
   if (!sandbox && s.BANK_RAIL_SIMULATOR === 'true') {
@@ -538,6 +550,8 @@ function workConfig(s: Settings) {
     clearingChunkMax: s.BANK_CLEARING_CHUNK_MAX,
     railUnansweredAfterMinutes: s.BANK_RAIL_UNANSWERED_AFTER_MINUTES,
     dormantAfterDays: s.BANK_DORMANT_AFTER_DAYS,
+    screening: { reviewScore: s.BANK_SCREENING_REVIEW_SCORE,
+      confirmScore: s.BANK_SCREENING_CONFIRM_SCORE },
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
   }
 }

@@ -21,6 +21,7 @@ import { railsModule } from './rails/rails-module.ts'
 import { accountStatusModule } from './account-status/account-status-module.ts'
 import { reconciliationModule } from './reconciliation/reconciliation-module.ts'
 import { sandboxModule } from './sandbox/sandbox-module.ts'
+import { screeningModule } from './screening/screening-module.ts'
 import { statementsModule } from './statements/statements-module.ts'
 import { summaryModule } from './summary/summary-module.ts'
 import { transfersModule } from './transfers/transfers-module.ts'
@@ -54,6 +55,7 @@ export const modules = [
   railsModule,
   reconciliationModule,
   sandboxModule,
+  screeningModule,
   statementsModule,
   summaryModule,
   transfersModule,

@@ -1,11 +1,9 @@
 import fs from 'node:fs'
-import { natsAuthFromEnv, natsConnectOptions } from '../nats/nats-connect.ts'
 import { CommanderError } from 'commander'
-import { BankApiError, default_timeout_ms } from '../client/transport.ts'
+import { BankApiError } from '../client/transport.ts'
 import { JobFailedError } from '../client/job-follow.ts'
-import { OperatorClient } from '../client/operator-client.ts'
-import { operatorToken, otherCredential, UsageError } from './cli-context.ts'
-import { locateNatsUrl } from '../client/locate.ts'
+import { otherCredential, UsageError } from './cli-context.ts'
+import { operatorClient } from './operator-connection.ts'
 import { commands, type Command } from './commands.ts'
 import type { Args } from './command-spec.ts'
 import { withFlagNames } from './flag-names.ts'
@@ -15,6 +13,7 @@ import { operatorCreateCommand } from './operator-create.ts'
 import { natsInitCommand } from './nats-init.ts'
 import { cliProgram, exitCodeOf, withHelpForBareGroups, type CliCommand, type CliOutput } from './program.ts'
 import { statusCommand } from './status.ts'
+import { screeningLoadCommand } from './screening-load.ts'
 
 // `bank <command>`: calls the service's `ops.` subjects over NATS and prints JSON (or a
 // table with --format table). A few commands run locally (local-command.ts).
@@ -26,7 +25,8 @@ import { statusCommand } from './status.ts'
 
 export type { CliOutput } from './program.ts'
 
-const localCommands: LocalCommand[] = [statusCommand, operatorCreateCommand, natsInitCommand]
+const localCommands: LocalCommand[] = [statusCommand, operatorCreateCommand, natsInitCommand,
+  screeningLoadCommand]
 
 const processOutput: CliOutput = {
   stdout: (text) => void process.stdout.write(text),
@@ -46,19 +46,6 @@ class CommandLineError extends UsageError {
   ) {
     super(message)
   }
-}
-
-/** The CLI's client; `sources` lets a refusal name the setting it used (e.g. the token file). */
-function operatorClient(env: NodeJS.ProcessEnv): OperatorClient {
-  const url = locateNatsUrl(env)
-  const token = operatorToken(env)
-  return new OperatorClient({
-    servers: url.value,
-    token: token.value,
-    timeoutMs: default_timeout_ms,
-    login: natsConnectOptions(natsAuthFromEnv(env)),
-    sources: { servers: url.from, token: token.from },
-  })
 }
 
 async function main(argv: string[], env: NodeJS.ProcessEnv, out: CliOutput): Promise<number> {

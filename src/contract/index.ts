@@ -28,6 +28,7 @@ import {
 import { railsOpsOperations } from '../rails/rails-ops-contract.ts'
 import { reconciliationOperations } from '../reconciliation/reconciliation-contract.ts'
 import { statementOperations } from '../statements/statements-contract.ts'
+import { screeningOperations } from '../screening/screening-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -71,6 +72,7 @@ export const contract = {
   statements: statementOperations,
   rails: railsOpsOperations,
   reconciliation: reconciliationOperations,
+  screening: screeningOperations,
   operators: operatorOperations,
   natsIdentity: natsIdentityOperations,
   limits: limitsOperations,

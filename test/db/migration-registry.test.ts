@@ -57,6 +57,7 @@ const shipped = [
   '0048_nats_limits',
   '0049_webhook_endpoint_health',
   '0050_approval_unclaimed',
+  '0051_screening',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { allOperations, scopeOf, subjectFor, type Operation } from '../../src/contract/index.ts'
 import {
   onboardPartner,
@@ -786,6 +786,18 @@ const bodies: Record<string, BodyFactory> = {
   ops_rails_reconcile: () => ({ date: '2026-11-23' }),
   ops_rails_unanswered: (f) => ({ partner_id: f.partner.partnerId, payment_type: 'EFT',
     older_than_minutes: 0, limit: 10 }),
+  // Sanctions screening: a one-part upload of a one-entry UN list (each a new version).
+  ops_screening_upload: () => {
+    const list = Buffer.from('<CONSOLIDATED_LIST dateGenerated="2026-11-30T00:00:00Z">' +
+      '<INDIVIDUALS><INDIVIDUAL><FIRST_NAME>SAMPLE</FIRST_NAME><SECOND_NAME>PERSON' +
+      '</SECOND_NAME><REFERENCE_NUMBER>SMi.001</REFERENCE_NUMBER></INDIVIDUAL></INDIVIDUALS>' +
+      '<ENTITIES/></CONSOLIDATED_LIST>')
+    return { upload_id: randomUUID(), part: 0, parts: 1,
+      sha256: createHash('sha256').update(list).digest('hex'), data: list.toString('base64') }
+  },
+  ops_screening_lists: () => ({ limit: 10 }),
+  ops_screening_check: () => ({ name: 'Sample Person', kind: 'individual',
+    date_of_birth: '1970-01-01', id_number: 'A123456', threshold: 0.8 }),
   // Webhooks.
   // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent
   // anywhere.
