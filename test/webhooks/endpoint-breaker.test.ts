@@ -17,9 +17,9 @@ import { answeringReceiver, cleanUp, hangingReceiver, startInstance, type Instan
 // receivers fail quickly, yet long enough that a healthy receiver (served by this process)
 // answers within it while PGlite's work holds up the process on a loaded machine: an attempt
 // of the healthy partner's that timed out would wait for its retry on the bank's clock,
-// which only the test moves (1.5 s was too short under load: the test waited for it). Backoffs and the day that pauses an endpoint pass on the
-// bank's injected clock, which the tests move; what they check is states, never how long
-// anything took (bench/webhook-breaker.ts measures that).
+// which only the test moves (1.5 s was too short under load: the test waited for it).
+// Backoffs and the day that pauses an endpoint pass on the bank's injected clock, which the
+// tests move; what they check is states, never how long anything took (bench/webhook-breaker.ts measures that).
 
 const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100' } })
 const limits = (breaker = webhook_breaker_default): WebhookLimits => ({
