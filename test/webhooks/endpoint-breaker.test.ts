@@ -19,7 +19,8 @@ import { answeringReceiver, cleanUp, hangingReceiver, startInstance, type Instan
 // of the healthy partner's that timed out would wait for its retry on the bank's clock,
 // which only the test moves (1.5 s was too short under load: the test waited for it).
 // Backoffs and the day that pauses an endpoint pass on the bank's injected clock, which the
-// tests move; what they check is states, never how long anything took (bench/webhook-breaker.ts measures that).
+// tests move; what they check is states, never how long anything took
+// (bench/webhook-breaker.ts measures that).
 
 const tb = useTestBank({ env: { BANK_SANDBOX: 'true', BANK_JOBS_POLL_MS: '100' } })
 const limits = (breaker = webhook_breaker_default): WebhookLimits => ({
