@@ -57,6 +57,8 @@ export class MonitoringSweep {
       backoff_max_ms: monitoring_sweep_limits.backoff_max_ms,
       plan: (now) => [{ key: 'recurring', due_at: now }],
       next: (now) => new Date(now.getTime() + monitoring_sweep_limits.every_ms),
+      // A sandbox advance does not stop for it: the bank's next tick evaluates what moved.
+      skip_in_advance: true,
       run: async () => ({ ...(await this.run()) }),
     })
   }
@@ -99,15 +101,16 @@ export class MonitoringSweep {
     const cursor = await trx.selectFrom('monitoring_cursor').select('postings_id')
       .where('id', '=', 1).forUpdate().executeTakeFirstOrThrow()
     const from = BigInt(cursor.postings_id) - BigInt(monitoring_sweep_limits.overlap_ids)
+    const { rows: [top] } = await sql<{ id: string | null }>`
+      select max(id) as id from postings`.execute(trx)
+    const hi = top?.id ?? '0'
     const { rows: posted } = await sql<{ id: string; tx_id: string }>`
       select p.id, p.tx_id from postings as p
-      where p.id > ${from < 0n ? 0n : from} and p.account_id is not null
+      where p.id > ${from < 0n ? 0n : from} and p.id <= ${hi} and p.account_id is not null
         and p.tx_id is not null
         and not exists (select 1 from monitoring_evaluated as e where e.tx_id = p.tx_id)
       order by p.id limit ${limit}`.execute(trx)
-    const { rows: top } = await sql<{ id: string | null }>`
-      select max(id) as id from postings`.execute(trx)
-    const place = posted.length === limit ? posted.at(-1)!.id : top[0]?.id ?? '0'
+    const place = posted.length === limit ? posted.at(-1)!.id : hi
     if (BigInt(place) > BigInt(cursor.postings_id)) {
       await trx.updateTable('monitoring_cursor').set({ postings_id: String(place) })
         .where('id', '=', 1).execute()
@@ -126,6 +129,9 @@ export class MonitoringSweep {
   /** Joins the hit to an open alert of its rule and account, or opens one; true: opened. */
   private async record(trx: Transaction<Database>, m: Candidate, hit: RuleHit,
       params: Record<string, number>): Promise<boolean> {
+    // The customer's open case is locked first, as a decision locks it before its alerts: a
+    // sweep and a decision never wait on each other's locks in a circle.
+    const active = await lockOpenCase(trx, m.entity_id)
     const since = new Date(m.created_at.getTime() - hit.window_ms)
     const open = hit.window_ms === 0 ? undefined : await trx.selectFrom('monitoring_alerts')
       .select('id').where('account_id', '=', m.account_id).where('rule', '=', hit.rule)
@@ -139,7 +145,7 @@ export class MonitoringSweep {
       return false
     }
     const now = onPartnerClock(m.partner_id, () => this.clock.now())
-    const caseId = await openCaseOf(trx, m, now)
+    const caseId = active ?? await newCase(trx, m, now)
     const id = randomUUID()
     await trx.insertInto('monitoring_alerts').values({
       id, case_id: caseId, partner_id: m.partner_id, entity_id: m.entity_id,
@@ -213,13 +219,18 @@ async function linkTransactions(trx: Transaction<Database>, alertId: string,
     .onConflict((oc) => oc.columns(['alert_id', 'tx_id']).doNothing()).execute()
 }
 
-/** The customer's open case (locked), or a new one. */
-async function openCaseOf(trx: Transaction<Database>, m: Candidate, now: Date): Promise<string> {
+/** The customer's open case, locked; undefined when it has none. */
+async function lockOpenCase(trx: Transaction<Database>,
+    entityId: string): Promise<string | undefined> {
   const open = await trx.selectFrom('monitoring_cases').select('id')
-    .where('entity_id', '=', m.entity_id)
+    .where('entity_id', '=', entityId)
     .where('status', 'in', ['open', 'escalated', 'report_pending'])
     .forUpdate().executeTakeFirst()
-  if (open) return open.id
+  return open?.id
+}
+
+/** A new open case of the customer (one sweep at a time: none was open). */
+async function newCase(trx: Transaction<Database>, m: Candidate, now: Date): Promise<string> {
   const id = randomUUID()
   await trx.insertInto('monitoring_cases').values({
     id, partner_id: m.partner_id, entity_id: m.entity_id, status: 'open', assigned_to: null,

@@ -57,6 +57,8 @@ const shipped = [
   '0048_nats_limits',
   '0049_webhook_endpoint_health',
   '0050_approval_unclaimed',
+  '0055_monitoring',
+  '0056_approval_str_filing',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {
