@@ -7,8 +7,11 @@ export const monitoring_sweep_limits = {
   backoff_max_ms: 5 * 60_000,
   /** How often (bank time) the sweep looks for movements not yet evaluated. */
   every_ms: 15_000,
-  /** Movements one sweep transaction takes at most. */
-  batch_max: 500,
+  /**
+   * Movements one sweep transaction takes at most: short transactions (on PGlite one holds the
+   * only connection while it runs).
+   */
+  batch_max: 50,
   /**
    * Postings read again before the sweep's place: ids taken by transactions that committed
    * after a later id was read (a few hundred at the ledger's highest rates).

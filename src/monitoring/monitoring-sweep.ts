@@ -81,8 +81,10 @@ export class MonitoringSweep {
     const movements = (await movementsOf(trx, fresh)).sort((a, b) =>
       a.created_at.getTime() - b.created_at.getTime() || (a.seq < b.seq ? -1 : 1))
     const rules = await enabledRules(trx)
+    const histories = await historiesOf(trx, movements)
     for (const m of movements) {
-      const history = await historyOf(trx, m)
+      const history = histories.get(m.account_id)!.filter((r) => r.seq <= m.seq
+        && r.seq > m.seq - BigInt(history_rows_max))
       const hits = evaluate({ movement: m, history, account_created_at: m.account_created_at,
         rules })
       for (const hit of hits) {
@@ -190,14 +192,30 @@ async function movementsOf(trx: Transaction<Database>, ids: string[]): Promise<C
     account_created_at: new Date(row.account_created_at) }))
 }
 
-/** The account's last rows up to and including the movement, by seq. */
-async function historyOf(trx: Transaction<Database>, m: Candidate): Promise<MovementRow[]> {
-  const { rows } = await sql<RawMovement>`
-    select ${movement_columns} from transactions as t
-    where t.account_id = ${m.account_id} and t.seq <= ${m.seq}
-      and t.seq > ${m.seq - BigInt(history_rows_max)}
-    order by t.seq`.execute(trx)
-  return rows.map(movementOf)
+/**
+ * Each account's rows the batch's movements need, by seq: from `history_rows_max` rows before
+ * its first movement of the batch up to its last, in one statement (the ledger's index of an
+ * account's rows).
+ */
+async function historiesOf(trx: Transaction<Database>,
+    movements: Candidate[]): Promise<Map<string, MovementRow[]>> {
+  const ranges = new Map<string, { lo: bigint; hi: bigint }>()
+  for (const m of movements) {
+    const range = ranges.get(m.account_id)
+    ranges.set(m.account_id, { lo: range && range.lo < m.seq ? range.lo : m.seq,
+      hi: range && range.hi > m.seq ? range.hi : m.seq })
+  }
+  const histories = new Map<string, MovementRow[]>([...ranges.keys()].map((id) => [id, []]))
+  if (ranges.size === 0) return histories
+  const values = [...ranges].map(([id, r]) =>
+    sql`(${id}::uuid, ${r.lo - BigInt(history_rows_max)}::bigint, ${r.hi}::bigint)`)
+  const { rows } = await sql<RawMovement & { account_id: string }>`
+    select ${movement_columns}, t.account_id
+    from (values ${sql.join(values)}) as r (account_id, lo, hi)
+    join transactions as t on t.account_id = r.account_id and t.seq > r.lo and t.seq <= r.hi
+    order by t.account_id, t.seq`.execute(trx)
+  for (const row of rows) histories.get(row.account_id)!.push(movementOf(row))
+  return histories
 }
 
 /** The stored parameters of the enabled rules (a row that fails its schema is skipped). */
