@@ -73,8 +73,8 @@ test('monitoring - ten payments just under R5,000 in an hour open exactly one st
     txIds.push(await pay(c.accountId, 4_600 + i * 10))
     tb.clock.advance(5 * 60_000)
   }
-  const first = await tb.operator.monitoring.run({})
-  assert.ok(first.evaluated >= 11, 'the deposit and the ten payments were evaluated')
+  // (The `monitoring.sweep` job may have evaluated some already, as the clock moved.)
+  await tb.operator.monitoring.run({})
   const alerts = await alertsOf(c.entityId)
   assert.equal(alerts.length, 1)
   assert.equal(alerts[0]!.rule, 'structuring')
