@@ -217,7 +217,7 @@ async function monitoringFixture(tb: TestBank, partner: TestPartner, accountId: 
   const reportId = randomUUID()
   await db.insertInto('monitoring_reports').values({ id: reportId,
     case_id: await newCase(partner.rootEntityId, 'reported'), partner_id: partner.partnerId,
-    reference: 'STR-20261123-000001', report_code: 'STR', reason: 'Sample',
+    reference: `STR-SAMPLE-${reportId.slice(0, 8)}`, report_code: 'STR', reason: 'Sample',
     requested_by: 'sample', approved_by: 'sample', filed_at: now,
     xml: '<?xml version="1.0" encoding="UTF-8"?>\n<report/>\n' }).execute()
   const operator = await db.selectFrom('credentials').select('id').where('role', '=', 'operator')
