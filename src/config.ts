@@ -131,6 +131,15 @@ export const settings = z.object({
   BANK_SCREENING_REVIEW_SCORE: z.coerce.number().min(0.5).max(1).default(0.88),
   BANK_SCREENING_CONFIRM_SCORE: z.coerce.number().min(0.5).max(1).default(0.97),
   /**
+   * The bank as the FIC's goAML knows it, for suspicious-transaction reports: its reporting
+   * entity id (`rentity_id`), the goAML user who files (`reporting_user_code`) and the
+   * reporting office as `<address>, <city>`. A report is filed only when all three are set.
+   */
+  BANK_GOAML_RENTITY_ID: z.coerce.number().int().min(1).max(2_147_483_647).optional(),
+  BANK_GOAML_REPORTING_USER: z.string().min(4).max(50).optional(),
+  BANK_GOAML_LOCATION: z.string().regex(/^[^,]{1,100}, [^,]{1,100}$/,
+    { error: 'must be "<address>, <city>"' }).optional(),
+  /**
    * Deposits and reversals above this many cents wait for a second operator (0: off). Default
    * R50,000.00 in production, off in the sandbox.
    */
@@ -283,6 +292,8 @@ export interface Config {
   dormantAfterDays: number
   /** Sanctions screening's scores (BANK_SCREENING_REVIEW_SCORE, _CONFIRM_SCORE). */
   screening: { reviewScore: number; confirmScore: number }
+  /** The bank's goAML reporting entity, for suspicious-transaction reports (all or none set). */
+  goaml: { rentityId: number; reportingUser: string; address: string; city: string } | undefined
   /**
    * An RTC still Pending this long after it was taken lost its settle step; clearing asks the rail
    * again.
@@ -552,6 +563,7 @@ function workConfig(s: Settings) {
     dormantAfterDays: s.BANK_DORMANT_AFTER_DAYS,
     screening: { reviewScore: s.BANK_SCREENING_REVIEW_SCORE,
       confirmScore: s.BANK_SCREENING_CONFIRM_SCORE },
+    goaml: goamlOf(s.BANK_GOAML_RENTITY_ID, s.BANK_GOAML_REPORTING_USER, s.BANK_GOAML_LOCATION),
     rtcRecoveryAfterMs: s.BANK_RTC_RECOVERY_AFTER_MS,
   }
 }
@@ -563,6 +575,15 @@ function msSetting(min: number, max: number, fallback: number) {
 
 /** R50,000.00: the production default above which a deposit or reversal needs a second operator. */
 export const dual_control_cents_default = 5_000_000n
+
+function goamlOf(rentityId: number | undefined, reportingUser: string | undefined,
+    location: string | undefined): Config['goaml'] {
+  if (rentityId === undefined || reportingUser === undefined || location === undefined) {
+    return undefined
+  }
+  const [address, city] = location.split(', ') as [string, string]
+  return { rentityId, reportingUser, address, city }
+}
 
 function dualControlCents(setting: number | undefined, sandbox: boolean): bigint | undefined {
   if (setting === undefined) return sandbox ? undefined : dual_control_cents_default

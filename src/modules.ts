@@ -14,6 +14,7 @@ import { kycModule } from './kyc/kyc-module.ts'
 import { ledgerModule } from './ledger/ledger-module.ts'
 import { limitsModule } from './limits/limits-module.ts'
 import { moneyModule } from './money/money-module.ts'
+import { monitoringModule } from './monitoring/monitoring-module.ts'
 import { natsIdentityModule } from './nats-identity/nats-identity-module.ts'
 import { notifyModule } from './notify/notify-module.ts'
 import { partnersModule } from './partners/partners-module.ts'
@@ -49,6 +50,7 @@ export const modules = [
   ledgerModule,
   limitsModule,
   moneyModule,
+  monitoringModule,
   natsIdentityModule,
   notifyModule,
   partnersModule,

@@ -42,7 +42,7 @@ const auditEntry = z.object({
   result: z.string(),
 })
 
-const approvalKind = z.enum(['deposit', 'reversal', 'hold_release', 'unclaimed_pay'])
+const approvalKind = z.enum(['deposit', 'reversal', 'hold_release', 'unclaimed_pay', 'str_filing'])
 const approvalState = z.enum(['pending_approval', 'approved', 'rejected', 'expired'])
 
 export const approvalView = z.object({

@@ -120,6 +120,20 @@ export const auditCheckpointsMigration: Migration = {
 }
 
 /**
+ * Dual control also decides the filing of a suspicious-transaction report
+ * (monitoring/monitoring-reports.ts).
+ */
+export const approvalStrFilingMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      alter table approvals drop constraint approvals_kind_check;
+      alter table approvals add constraint approvals_kind_check
+        check (kind in ('deposit', 'reversal', 'hold_release', 'unclaimed_pay', 'str_filing'));
+    `)
+  },
+}
+
+/**
  * Dual control also decides an operator's payment of unclaimed funds
  * (account-status/unclaimed-funds-service.ts).
  */

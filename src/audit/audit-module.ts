@@ -9,6 +9,7 @@ import {
   auditChainsMigration,
   auditCheckpointsMigration,
   approvalKindsMigration,
+  approvalStrFilingMigration,
   approvalUnclaimedMigration,
   operatorAuditMigration,
 } from './audit-migration.ts'
@@ -44,6 +45,7 @@ export const auditModule: Module<AuditServices, AuditTables> = {
     '0032_audit_checkpoints': auditCheckpointsMigration,
     '0043_approval_kinds': approvalKindsMigration,
     '0050_approval_unclaimed': approvalUnclaimedMigration,
+    '0056_approval_str_filing': approvalStrFilingMigration,
   },
   limits: { audit_page_limit_default, audit_page_limit_max },
   endpoints: (s) => [

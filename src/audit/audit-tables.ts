@@ -32,7 +32,7 @@ export interface AuditChainHeadTable {
 export interface ApprovalsTable {
   id: string
   created_seq: Generated<string>
-  kind: 'deposit' | 'reversal' | 'hold_release' | 'unclaimed_pay'
+  kind: 'deposit' | 'reversal' | 'hold_release' | 'unclaimed_pay' | 'str_filing'
   account_id: string
   amount: ColumnType<bigint | string, bigint | string, bigint | string>
   request: Json<Record<string, unknown>>

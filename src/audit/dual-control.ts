@@ -20,7 +20,8 @@ import { noteCommitTargets } from '../db/commit-hooks.ts'
 // is expired: it can be neither approved nor rejected, and nothing moves. The money is
 // attributed to the requester (`added_by`); the approval names who allowed it. The release
 // of a legal hold above the threshold is decided the same way; what it does on approval is
-// its capability's (register).
+// its capability's (register), as is the filing of a suspicious-transaction report
+// (monitoring/monitoring-reports.ts), which always needs a second operator.
 
 type ApprovalRow = Selectable<ApprovalsTable>
 
@@ -46,8 +47,8 @@ export interface Approvable {
    * Does what was asked, in the approval's transaction, as the operator who asked for it;
    * answers the transaction it wrote, if any.
    */
-  approved(trx: Kysely<Database>, asked: Record<string, unknown>, requestedBy: string):
-    Promise<string | void>
+  approved(trx: Kysely<Database>, asked: Record<string, unknown>, requestedBy: string,
+    approvedBy: string): Promise<string | void>
 }
 
 export class DualControl {
@@ -177,7 +178,8 @@ export class DualControl {
       const other = this.approvables.get(row.kind)
       if (other) {
         noteCommitTargets(row.account_id)
-        const txId = await other.approved(trx, row.request, row.requested_by)
+        const txId = await other.approved(trx, row.request, row.requested_by,
+          caller.credentialId)
         return this.decide(trx, row, caller, 'approved', null, txId ?? null)
       }
       const moved =

@@ -51,6 +51,12 @@ const unaudited_reads: ReadonlySet<string> = new Set([
   'ops.kyc.list',
   'ops.kyc.show',
   'ops.ledger.verify',
+  // Monitoring's lists (rules, alerts, cases, reports filed); a case (the customer's money) and a
+  // report's XML are audited.
+  'ops.monitoring.alerts',
+  'ops.monitoring.cases',
+  'ops.monitoring.reports',
+  'ops.monitoring.rules',
   'ops.partner.list',
   'ops.partner.nats_users',
   'ops.payment.pending',

@@ -31,6 +31,7 @@ const kind_words: Record<Approval['kind'], string> = {
   reversal: 'reversal',
   hold_release: 'legal hold release',
   unclaimed_pay: 'payment of unclaimed funds',
+  str_filing: 'filing of a suspicious-transaction report',
 }
 
 /** What the requester asked, in words (the request's fields vary by kind). */

@@ -29,6 +29,7 @@ import { railsOpsOperations } from '../rails/rails-ops-contract.ts'
 import { reconciliationOperations } from '../reconciliation/reconciliation-contract.ts'
 import { statementOperations } from '../statements/statements-contract.ts'
 import { screeningOperations } from '../screening/screening-contract.ts'
+import { monitoringOperations } from '../monitoring/monitoring-contract.ts'
 import type { Operation } from './operation.ts'
 
 // The `operators` group: the `ops.` operations that came with operator onboarding. Each is
@@ -92,6 +93,7 @@ export const contract = {
   approvals: approvalOperations,
   consoleSessions: consoleSessionOperations,
   summary: summaryOperations,
+  monitoring: monitoringOperations,
 } as const
 
 export type Contract = typeof contract

@@ -98,6 +98,10 @@ export const moved_tables: readonly Move[] = [
   { table: 'kyc_submissions', stays: rootOwned },
   { table: 'kyc_documents', stays: rootOwned },
   { table: 'kyb_profiles', stays: (ids) => sql`entity_id = ${ids.root}::uuid` },
+  // Monitoring's alerts, cases and filed reports about the partner's customers.
+  { table: 'monitoring_cases', entity: true },
+  { table: 'monitoring_alerts', entity: true },
+  { table: 'monitoring_reports' },
   { table: 'events', count: 'events', set: () => sql`endpoint_url = null` },
   { table: 'webhook_deliveries', set: () => sql`endpoint_url = null,
     last_error = case when state = 'pending' then ${retired_delivery_error} else last_error end,

@@ -58,6 +58,8 @@ const shipped = [
   '0049_webhook_endpoint_health',
   '0050_approval_unclaimed',
   '0051_screening',
+  '0055_monitoring',
+  '0056_approval_str_filing',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

@@ -98,6 +98,11 @@ export interface OperationFixture {
    * operator) each decision uses once.
    */
   dualControl: { depositsToReverse: string[]; toApprove: string[]; toReject: string[] }
+  /**
+   * Monitoring: an open case of the partner's root entity (with an alert on the funding
+   * deposit), open cases each decision uses once, and a filed report.
+   */
+  monitoring: { caseId: string; toDecide: string[]; reportId: string; assignee: string }
   /** Cards on `accountId`, and requests, cards and authorizations each one-way sample uses once. */
   cards: CardFixture
 }
@@ -156,11 +161,10 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const dualControl = await dualControlFixture(tb, accountId)
   const cards = await cardFixture(tb, partner, accountId)
   return {
+    monitoring: await monitoringFixture(tb, partner, accountId, transactionId),
     cards,
     dualControl,
-    tb,
-    partner,
-    userId,
+    tb, partner, userId,
     accountId,
     revocableCredentialId: revocable.id,
     revocableNatsUserId: revocableNatsUser.id,
@@ -178,6 +182,47 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
     debit,
     kyc,
   }
+}
+
+const monitoring_pool = 25
+
+/**
+ * Monitoring's rows for the samples, written as the sweep and a filing would: the fixture's
+ * traffic trips no rule. The cases to decide are of customers of their own (ids only: a
+ * decision reads no more of the customer).
+ */
+async function monitoringFixture(tb: TestBank, partner: TestPartner, accountId: string,
+    txId: string): Promise<OperationFixture['monitoring']> {
+  const db = tb.bank.database.db
+  const now = tb.clock.now()
+  const newCase = async (entityId: string, status: 'open' | 'reported') => {
+    const id = randomUUID()
+    await db.insertInto('monitoring_cases').values({ id, partner_id: partner.partnerId,
+      entity_id: entityId, status, assigned_to: null, opened_at: now, updated_at: now,
+      decision: null, decision_reason: null, decided_by: null, decided_at: null,
+      approval_id: null }).execute()
+    const alertId = randomUUID()
+    await db.insertInto('monitoring_alerts').values({ id: alertId, case_id: id,
+      partner_id: partner.partnerId, entity_id: entityId, account_id: accountId,
+      rule: 'new_payee_large', params: JSON.stringify({ amount_cents: 1 }), detail: 'Sample',
+      status: status === 'open' ? 'open' : 'closed', opened_at: now, last_tx_at: now,
+      closed_at: status === 'open' ? null : now }).execute()
+    await db.insertInto('monitoring_alert_transactions').values({ alert_id: alertId,
+      tx_id: txId }).execute()
+    return id
+  }
+  const caseId = await newCase(partner.rootEntityId, 'open')
+  const toDecide: string[] = []
+  for (let i = 0; i < monitoring_pool; i++) toDecide.push(await newCase(randomUUID(), 'open'))
+  const reportId = randomUUID()
+  await db.insertInto('monitoring_reports').values({ id: reportId,
+    case_id: await newCase(partner.rootEntityId, 'reported'), partner_id: partner.partnerId,
+    reference: `STR-SAMPLE-${reportId.slice(0, 8)}`, report_code: 'STR', reason: 'Sample',
+    requested_by: 'sample', approved_by: 'sample', filed_at: now,
+    xml: '<?xml version="1.0" encoding="UTF-8"?>\n<report/>\n' }).execute()
+  const operator = await db.selectFrom('credentials').select('id').where('role', '=', 'operator')
+    .where('revoked_at', 'is', null).orderBy('created_seq').executeTakeFirstOrThrow()
+  return { caseId, toDecide, reportId, assignee: operator.id }
 }
 
 const unclaimed_pool = 25
@@ -890,6 +935,19 @@ const bodies: Record<string, BodyFactory> = {
     tx_id: takeOne(f.unclaimedTxIds.length > 0 ? f.unclaimedTxIds : [f.transactionId]),
     pay_to_account_id: f.accountId, reason: 'Sample payment of unclaimed funds' }),
   ops_account_transactions: (f) => ({ account_id: f.accountId, limit: 10 }),
+  ops_monitoring_rules: () => ({}),
+  ops_monitoring_rule_set: () => ({ rule: 'structuring', enabled: true }),
+  ops_monitoring_run: () => ({}),
+  ops_monitoring_alerts: () => ({ status: 'open', limit: 10 }),
+  ops_monitoring_cases: () => ({ status: 'open', limit: 10 }),
+  ops_monitoring_case: (f) => ({ case_id: f.monitoring.caseId }),
+  ops_monitoring_case_assign: (f) => ({ case_id: f.monitoring.caseId,
+    assignee: f.monitoring.assignee }),
+  ops_monitoring_case_note: (f) => ({ case_id: f.monitoring.caseId, text: 'Sample note' }),
+  ops_monitoring_case_decide: (f) => ({ case_id: takeOne(f.monitoring.toDecide),
+    decision: 'escalate', reason: 'Sample decision' }),
+  ops_monitoring_reports: () => ({ limit: 10 }),
+  ops_monitoring_report: (f) => ({ report_id: f.monitoring.reportId }),
   card_request: (f) => ({
     account_id: f.accountId,
     user_id: f.cards.holderId,

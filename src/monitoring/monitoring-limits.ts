@@ -1,0 +1,27 @@
+// Transaction monitoring's bounds (the rules' own parameters are stored and set by operators).
+
+export const monitoring_sweep_limits = {
+  attempts_max: 10,
+  lease_ms: 120_000,
+  backoff_base_ms: 5_000,
+  backoff_max_ms: 5 * 60_000,
+  /** How often (bank time) the sweep looks for movements not yet evaluated. */
+  every_ms: 15_000,
+  /**
+   * Movements one sweep transaction takes at most: short transactions (on PGlite one holds the
+   * only connection while it runs).
+   */
+  batch_max: 50,
+  /**
+   * Postings read again before the sweep's place: ids taken by transactions that committed
+   * after a later id was read (a few hundred at the ledger's highest rates).
+   */
+  overlap_ids: 5_000,
+  /** Pending payouts of this many days back are evaluated before they settle. */
+  pending_days: 3,
+} as const
+
+/** The most rows a list of alerts, cases or reports answers. */
+export const monitoring_page_max = 500
+/** The customer's recent money a case shows: its accounts' newest rows. */
+export const case_recent_rows = 20
