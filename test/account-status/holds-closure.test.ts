@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { OperatorClient } from '../../src/client/index.ts'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner, secondOperator } from '../support/harness.ts'
 import {
   accountNumberOf, balances, fund, internalBody, magic, newAccount, sast, transactionsOf,
   transferBody, txById,
@@ -36,9 +36,7 @@ before(async () => {
   tb.clock.set(sast('2026-11-23', '10:00'))
   p = await onboardPartner(tb, { approve: true })
   other = await onboardPartner(tb, { approve: true })
-  const issued = await tb.bank.services.credentials.issue(tb.bank.database.db,
-    { partnerId: null, permissions: [], label: 'checker' })
-  checker = new OperatorClient({ connection: tb.nc, token: issued.token })
+  checker = (await secondOperator(tb)).client
 })
 
 /** An account funded by deposits each within the dual-control threshold. */

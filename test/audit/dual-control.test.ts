@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { OperatorClient } from '../../src/client/index.ts'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner, secondOperator } from '../support/harness.ts'
 import { expectApiError } from '../support/assertions.ts'
 import { operatorCredentialId } from '../kyc/helpers.ts'
 import { balances, newAccount, transactionsOf, txById } from '../transfers/helpers.ts'
@@ -20,10 +20,9 @@ before(async () => {
   await tb.ready
   p = await onboardPartner(tb, { approve: true })
   maker = await operatorCredentialId(tb)
-  const issued = await tb.bank.services.credentials.issue(tb.bank.database.db,
-    { partnerId: null, permissions: [], label: 'checker' })
-  checker = new OperatorClient({ connection: tb.nc, token: issued.token })
-  checkerId = issued.id
+  const second = await secondOperator(tb)
+  checker = second.client
+  checkerId = second.id
 })
 
 test('dual control - at the threshold a deposit moves at once; above it, it waits and nothing moves', async () => {

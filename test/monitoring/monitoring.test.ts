@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { fileURLToPath } from 'node:url'
 import { before, test } from 'node:test'
 import { OperatorClient } from '../../src/client/index.ts'
-import { onboardPartner, useTestBank, type TestPartner } from '../support/harness.ts'
+import { onboardPartner, useTestBank, type TestPartner, secondOperator } from '../support/harness.ts'
 import { expectApiError } from '../support/assertions.ts'
 import { numberedPersonalEntity } from '../support/fixtures.ts'
 import { validateAgainstXsd } from '../support/xsd.ts'
@@ -25,9 +25,7 @@ before(async () => {
   await tb.ready
   p = await onboardPartner(tb, { approve: true })
   maker = await operatorCredentialId(tb)
-  const issued = await tb.bank.services.credentials.issue(tb.bank.database.db,
-    { partnerId: null, permissions: [], label: 'checker' })
-  checker = new OperatorClient({ connection: tb.nc, token: issued.token })
+  checker = (await secondOperator(tb)).client
 })
 
 /** A new approved personal customer with an account, funded with `rands`. */

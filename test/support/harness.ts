@@ -380,6 +380,18 @@ export async function twoPartners(tb: TestBankHandle): Promise<{ a: TestPartner;
   return { a, b, bEntity: (await b.client.entities.create(businessEntity())).id }
 }
 
+/**
+ * A second operator (the checker of dual control): a credential of its own, and a client that
+ * calls as it.
+ */
+export async function secondOperator(tb: TestBank): Promise<{ id: string; token: string
+    client: OperatorClient }> {
+  const issued = await tb.bank.services.credentials.issue(tb.bank.database.db,
+    { partnerId: null, permissions: [], label: 'checker' })
+  return { id: issued.id, token: issued.token, client: new OperatorClient({ connection: tb.nc,
+    token: issued.token, timeoutMs: test_request_timeout_ms }) }
+}
+
 export function clientFor(tb: TestBank, partnerId: string, token: string): BankClient {
   return new BankClient({ connection: tb.nc, token, partnerId, timeoutMs: test_request_timeout_ms })
 }
