@@ -169,6 +169,18 @@ export class IdempotencyKeyReused extends BankError {
  * Refused for the resource's state: 422, or the code the interface fixes for that refusal
  * (the table's `other_codes`: 400 for a bulk batch, 409 where the bank said 409 before).
  */
+/** A customer held for sanctions screening review (RULINGS "Financial crime controls"). */
+export class ScreeningHeld extends BankError {
+  constructor(entityId: string, status: 'review' | 'confirmed') {
+    super('screening_review', status === 'review'
+      ? `entity ${entityId} is held for the bank's sanctions screening review: no account ` +
+        'opens for it until the bank clears it'
+      : `entity ${entityId} is held by the bank after its sanctions screening: no account ` +
+        'opens for it', [{ field: 'entity_id', message: `screening ${status}`,
+      entity_id: entityId }])
+  }
+}
+
 export class InvalidState extends BankError {
   constructor(message: string, details: FieldIssue[] = [], code?: 400 | 409) {
     super('invalid_state', message, details, code)

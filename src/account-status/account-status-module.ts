@@ -10,6 +10,7 @@ import { Dormancy, dormancy_job_kind } from './dormancy.ts'
 import { AccountClosure } from './account-closure.ts'
 import { hold_expiry_job_kind, LegalHolds } from './legal-hold-service.ts'
 import { UnclaimedFunds } from './unclaimed-funds-service.ts'
+import { holdAccountsOnScreening } from './screening-holds.ts'
 
 /** What the module builds: its members of the bank's Services. */
 export interface AccountStatusServices {
@@ -32,7 +33,7 @@ const operator = { kind: 'operator' } as const
 // credits) by it.
 export const accountStatusModule: Module<AccountStatusServices, AccountStatusTables> = {
   name: 'account-status',
-  needs: ['ledger', 'events', 'jobs', 'audit', 'cards', 'debit'],
+  needs: ['ledger', 'events', 'jobs', 'audit', 'cards', 'debit', 'screening'],
   reads: {
     transactions: 'a read model: the dormancy job looks for each account\'s latest customer ' +
       'transaction by the ledger\'s own index of an account\'s rows',
@@ -45,6 +46,7 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
   },
   services: (s, { db, clock, config }) => {
     const accountStatus = new AccountStatusService(db, s.ledgerWriter, clock)
+    holdAccountsOnScreening(s.screeningReviews, accountStatus)
     const cancels = {
       cards: (trx: Kysely<Database>, id: string) => s.cards.cancelAllOf(trx, id),
       debitOrders: (trx: Kysely<Database>, id: string, reason: string) =>

@@ -63,32 +63,29 @@ export class AccountStatusService {
       reason: string,
       /** Checked under the lock: the change is made only while it holds (the dormancy job's). */
       still?: (trx: Kysely<Database>) => Promise<boolean>): Promise<AccountStatusView> {
+    return this.db.transaction().execute((trx) =>
+      this.changeIn(trx, actor, accountId, action, reason, still))
+  }
+
+  /** `change` in the caller's transaction (a screening review's freeze, with the review). */
+  async changeIn(trx: Kysely<Database>, actor: StatusActor, accountId: string,
+      action: StatusAction, reason: string,
+      still?: (trx: Kysely<Database>) => Promise<boolean>): Promise<AccountStatusView> {
     if (operator_only.has(action) && actor.kind !== 'operator') throw new Forbidden()
     if (action === 'dormant' && actor.kind !== 'system') throw new Forbidden()
-    return this.db.transaction().execute(async (trx) => {
-      const account = await lockAccount(trx, accountId)
-      if (!account || !visibleTo(actor, account.partner_id)) throw new NotFound('account')
-      if (still && !(await still(trx))) return this.viewIn(trx, accountId, account.status)
-      const last = await lastChange(trx, accountId)
-      const move = moves[action]
-      const from = account.status
-      // A partner's freeze that the bank repeats becomes the bank's (the partner cannot lift it).
-      const takeOver = action === 'freeze' && from === 'frozen' && actor.kind === 'operator'
-        && last?.changed_by === 'partner'
-      if (from === move.to && !takeOver) return this.viewIn(trx, accountId, from)
-      if (!move.from.includes(from) && !takeOver) {
-        throw new InvalidState(`the account is ${from}: it cannot be ${pastOf(action)}`)
-      }
-      if (action === 'unfreeze' && actor.kind === 'partner' && last?.changed_by === 'operator') {
-        throw new Forbidden('the bank froze this account: only the bank can unfreeze it')
-      }
-      if (from !== move.to) {
-        await this.ledger.write(trx, accountStatusChange, { accountId, from, to: move.to })
-      }
-      const view = await recordChange(trx, { accountId, partnerId: account.partner_id, from,
-        to: move.to, reason, by: actor.kind, at: this.clock.now(), accountSeq: account.last_seq })
-      return { ...view, holds: await this.holdsOf(trx, accountId) }
-    })
+    const account = await lockAccount(trx, accountId)
+    if (!account || !visibleTo(actor, account.partner_id)) throw new NotFound('account')
+    if (still && !(await still(trx))) return this.viewIn(trx, accountId, account.status)
+    const last = await lastChange(trx, accountId)
+    const move = moves[action]
+    const from = account.status
+    if (!mayMove(actor, action, from, last)) return this.viewIn(trx, accountId, from)
+    if (from !== move.to) {
+      await this.ledger.write(trx, accountStatusChange, { accountId, from, to: move.to })
+    }
+    const view = await recordChange(trx, { accountId, partnerId: account.partner_id, from,
+      to: move.to, reason, by: actor.kind, at: this.clock.now(), accountSeq: account.last_seq })
+    return { ...view, holds: await this.holdsOf(trx, accountId) }
   }
 
   /** The account's legal holds now, as its status shows them. */
@@ -140,6 +137,27 @@ export async function recordChange(trx: Kysely<Database>,
       by: change.by, changed_at: view.changed_at },
   }])
   return view
+}
+
+/**
+ * Whether the change is made (false: the account has the status already); refuses what the
+ * actor may not do from `from`.
+ */
+function mayMove(actor: StatusActor, action: StatusAction, from: AccountStatus,
+    last: Change | undefined): boolean {
+  const move = moves[action]
+  // A partner's freeze that the bank repeats becomes the bank's (the partner cannot lift it).
+  const takeOver = action === 'freeze' && from === 'frozen' && actor.kind === 'operator'
+    && last?.changed_by === 'partner'
+  if (from === move.to && !takeOver) return false
+  if (!move.from.includes(from) && !takeOver) {
+    throw new InvalidState(`the account is ${from}: it cannot be ${pastOf(action)}`)
+  }
+  // Only the bank lifts a freeze the bank made (an operator's, or a screening review's).
+  if (action === 'unfreeze' && actor.kind === 'partner' && last && last.changed_by !== 'partner') {
+    throw new Forbidden('the bank froze this account: only the bank can unfreeze it')
+  }
+  return true
 }
 
 export function visibleTo(actor: StatusActor, partnerId: string): boolean {

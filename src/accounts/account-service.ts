@@ -5,7 +5,7 @@ import { luhnCheckDigit } from '../contract/fields.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import type { Database } from '../schema.ts'
 import type { EntityRow, EntityService } from '../entities/entity-service.ts'
-import { Invalid, NotFound, Unavailable } from '../errors.ts'
+import { Invalid, NotFound, ScreeningHeld, Unavailable } from '../errors.ts'
 import type { AccountCreated, AccountDetails } from './account-contract.ts'
 import { accountIdByNumber, accountIdsByNumbers, accountOf, accountsOfEntity, insertAccount, nextAccountNumberValue, partnerOfAccount, type AccountRow } from './account-store.ts'
 
@@ -32,6 +32,7 @@ export class AccountService {
   async create(partnerId: string, entityId: string): Promise<AccountCreated> {
     return this.db.transaction().execute(async (trx) => {
       const entity = await this.entities.get(partnerId, entityId, trx)
+      await this.assertNotHeld(trx, entity.id)
       if (entity.review_status !== 'approved') {
         throw new Invalid('the entity is not approved yet (KYB/KYC pending or rejected)', [
           { field: 'entity_id', message: 'entity is not approved' },
@@ -43,10 +44,12 @@ export class AccountService {
 
   /**
    * Opens an account for an entity whose approval the caller has checked. The root
-   * entity's first account is the partner's pool account (docs/guides/decisions.md).
+   * entity's first account is the partner's pool account (docs/guides/decisions.md). No
+   * account opens for an entity held by its sanctions screening (422 `screening_review`).
    */
   async open(executor: Kysely<Database>, entity: EntityRow,
       kind: AccountRow['kind']): Promise<AccountRow> {
+    await this.assertNotHeld(executor, entity.id)
     return insertAccount(executor, {
       id: randomUUID(),
       partner_id: entity.partner_id,
@@ -57,6 +60,12 @@ export class AccountService {
       metadata: JSON.stringify({ currency: 'ZAR', kind }),
       created_at: this.clock.now(),
     })
+  }
+
+  /** 422 `screening_review` while the entity is held by its sanctions screening. */
+  private async assertNotHeld(executor: Kysely<Database>, entityId: string): Promise<void> {
+    const screening = await this.entities.screeningStatus(entityId, executor)
+    if (screening !== 'clear') throw new ScreeningHeld(entityId, screening)
   }
 
   async byEntity(partnerId: string, entityId: string) {

@@ -49,6 +49,9 @@ export const errorTypes = {
     description: 'Well formed, but the bank cannot act on it: a debit order its mandate does not cover (`details` names each field), a statement too large to answer at once.' },
   account_not_active: { code: 422,
     description: "The account's status does not allow it: a debit from an account that is not `active` (frozen, blocked, dormant or closed), or a credit to one that is blocked or closed. `details` names the account and its status (`svc.account.<partner_id>.status` tells why)." },
+  screening_review: { code: 422,
+    description: "The customer is held for the bank's sanctions screening review: a name of the entity or of one of its users came close to a name on a sanctions list, and no account opens for the entity until the bank has cleared it (its accounts, if it has any, are frozen meanwhile). `details` names the `entity_id` (and the `user_id` when a user's name was the hit). The list and its entry are never told. The `Screening-Status` reply header of the entity's and the user's reads says where the review stands (`review`, `confirmed`, `clear`).",
+  },
   account_not_closable: { code: 422,
     description: 'The account cannot be closed yet: `details` names each obstacle (`pending_transactions`, `legal_holds`, `payout_missing`, `payout_refused`) with a message; remove them and ask again.' },
   too_many_attempts: { code: 429,
@@ -93,6 +96,9 @@ export interface ErrorDetail extends DuplicateOf {
   /** `account_not_active`: the account and its status. */
   account_id?: string
   status?: string
+  /** `screening_review`: the customer held (with `user_id` when a user was the hit). */
+  entity_id?: string
+  user_id?: string
   /** `account_not_closable`: what stands in the way. */
   obstacle?: string
 }

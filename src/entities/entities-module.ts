@@ -12,8 +12,10 @@ export interface EntityServices {
 // Entities: the owners of users and accounts. Its table came with 0001_foundation (operators).
 export const entitiesModule: Module<EntityServices, EntityTables> = {
   name: 'entities',
-  needs: ['users'],
-  services: (s, { db, clock }) => ({ entities: new EntityService(db, clock, s.users) }),
+  needs: ['users', 'screening'],
+  services: (s, { db, clock }) => ({
+    entities: new EntityService(db, clock, s.users, s.screeningReviews),
+  }),
   endpoints: (s) => [
     endpoint(contract.entities.create, (r, c) => s.entities.create(partnerOf(c), r)),
     endpoint(contract.entities.info, (r, c) => s.entities.info(partnerOf(c), r.entity_id)),

@@ -168,19 +168,27 @@ export const entityOperations = {
     name: 'entity_create',
     subject: 'svc.entity.<partner_id>.create',
     permission: 'write',
-    summary: 'Create a business or personal entity (a personal one also gets its single user).',
+    summary: 'Create a business or personal entity (a personal one also gets its single user). ' +
+      "The entity's names are screened against the sanctions lists: the reply header " +
+      '`Screening-Status` is `clear`, or `review` when a name came close to a listed one; the ' +
+      'entity is then held (no account opens for it, 422 `screening_review`) until the bank ' +
+      'clears it.',
     request: entityCreateRequest,
     // A personal entity's reply also names its automatic user (user_ready is then true).
     response: z.object({ id: z.string(), user_ready: z.boolean().optional(),
       user_id: z.string().optional() }),
+    replyHeaders: { screening_status: 'Screening-Status' },
   }),
   info: operation({
     name: 'entity_info',
     subject: 'svc.entity.<partner_id>.info',
     permission: 'read',
-    summary: 'Get one entity (its address is read with get_address).',
+    summary: 'Get one entity (its address is read with get_address). The reply header ' +
+      '`Screening-Status` says where its sanctions screening stands: `clear`, `review` (held ' +
+      'until the bank decides) or `confirmed` (held).',
     request: z.strictObject({ entity_id: uuid() }),
     response: entityInfo,
+    replyHeaders: { screening_status: 'Screening-Status' },
   }),
   list: operation({
     name: 'entity_list',

@@ -9,6 +9,8 @@ import { Conflict, Invalid, NotFound } from '../errors.ts'
 import type { z } from 'zod'
 import type { EntityCreateRequest, EntityInfo, EntityListItem, entityAddress } from './entity-contract.ts'
 import type { EntityHolders } from './entity-holders.ts'
+import { entityScreened } from '../screening/customer-names.ts'
+import type { ScreeningReviews, ScreeningStatus } from '../screening/screening-reviews.ts'
 
 type EntityAddress = z.output<typeof entityAddress>
 import {
@@ -35,23 +37,32 @@ export class EntityService {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly users: EntityHolders,
+    private readonly screening: ScreeningReviews,
   ) {}
 
+  /**
+   * Creates the entity (and a personal one's user) with its sanctions screening, in one
+   * transaction: a hit holds it in review (`screening_status: 'review'`).
+   */
   async create(partnerId: string, request: EntityCreateRequest): Promise<{
-      id: string; user_ready?: boolean; user_id?: string }> {
+      id: string; user_ready?: boolean; user_id?: string; screening_status: ScreeningStatus }> {
     const id = randomUUID()
     let userId: string | undefined
+    let screening: ScreeningStatus = 'clear'
     const now = this.clock.now()
     if (request.entity_type === 'personal') {
       const issues = futureDateIssues(request, now)
       if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join(
         '; '), issues)
     }
+    const checked = await this.screening.check({ partnerId, entityId: id, subject: 'entity',
+      subjectId: id, cause: 'create', screened: entityScreened(request) })
     try {
       await this.db.transaction().execute(async (trx) => {
         await this.insert(trx, partnerId, id, request, now, false)
         if (request.entity_type === 'personal') userId = await this.users.createHolder(trx,
           partnerId, id, request, now)
+        screening = (await this.screening.hold(trx, checked)).status
       })
     } catch (error) {
       if (isUniqueViolation(error)) {
@@ -61,7 +72,8 @@ export class EntityService {
       }
       throw error
     }
-    return userId === undefined ? { id } : { id, user_ready: true, user_id: userId }
+    return userId === undefined ? { id, screening_status: screening }
+      : { id, user_ready: true, user_id: userId, screening_status: screening }
   }
 
   /** Inserts an entity row; used by `create` and by partner onboarding (root entity). */
@@ -145,8 +157,15 @@ export class EntityService {
     return partnerOfEntity(this.db, entityId)
   }
 
-  async info(partnerId: string, entityId: string): Promise<EntityInfo> {
-    return toInfo(await this.get(partnerId, entityId))
+  async info(partnerId: string, entityId: string): Promise<EntityInfo & {
+      screening_status: ScreeningStatus }> {
+    const row = await this.get(partnerId, entityId)
+    return { ...toInfo(row), screening_status: await this.screeningStatus(entityId) }
+  }
+
+  /** Where the entity's sanctions screening stands (its users' reviews hold it too). */
+  async screeningStatus(entityId: string, executor: Executor = this.db): Promise<ScreeningStatus> {
+    return (await this.screening.heldStatus(executor, entityId)) ?? 'clear'
   }
 
   async list(partnerId: string): Promise<EntityListItem[]> {

@@ -102,6 +102,8 @@ export const moved_tables: readonly Move[] = [
   { table: 'monitoring_cases', entity: true },
   { table: 'monitoring_alerts', entity: true },
   { table: 'monitoring_reports' },
+  // Sanctions screening's reviews of the partner's customers and payments.
+  { table: 'screening_reviews', entity: true },
   { table: 'events', count: 'events', set: () => sql`endpoint_url = null` },
   { table: 'webhook_deliveries', set: () => sql`endpoint_url = null,
     last_error = case when state = 'pending' then ${retired_delivery_error} else last_error end,

@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { timestamp, uuid } from '../contract/fields.ts'
+import { pageCursor } from '../contract/cursor.ts'
+import { text, timestamp, uuid } from '../contract/fields.ts'
 import { operation } from '../contract/operation.ts'
 
 // Sanctions screening as operators call it: a list file uploaded part by part (what
@@ -45,6 +46,28 @@ const hit = z.object({
   name_score: z.number(),
   date_of_birth: z.enum(['match', 'year_match', 'mismatch', 'not_compared']),
   id_number: z.enum(['match', 'no_match', 'not_compared']),
+})
+
+const reviewStatus = z.enum(['open', 'clear_pending', 'cleared', 'confirmed'])
+
+const reviewView = z.object({
+  id: z.string(),
+  partner_id: z.string(),
+  entity_id: z.string(),
+  subject: z.enum(['entity', 'user', 'payout', 'incoming']),
+  subject_id: z.string(),
+  cause: z.enum(['create', 'update', 'rescreen', 'payout', 'incoming']),
+  screened: z.array(z.object({ name: z.string(), kind: z.enum(['individual', 'entity']),
+    date_of_birth: z.string().optional(), id_number: z.string().optional() })),
+  hits: z.array(hit),
+  top_score: z.number(),
+  status: reviewStatus,
+  needs_second_operator: z.boolean(),
+  opened_at: timestamp,
+  clear_requested_by: z.string().nullable(),
+  decided_by: z.string().nullable(),
+  decided_at: timestamp.nullable(),
+  reason: z.string().nullable(),
 })
 
 const base64Part = z.string().min(1).max(Math.ceil(upload_part_bytes_max / 3) * 4)
@@ -118,5 +141,51 @@ export const screeningOperations = {
       hits: z.array(hit),
     }),
     cli: { positionals: ['name'] },
+  }),
+  screeningReviews: operation({
+    name: 'ops_screening_reviews',
+    sdk: 'screening.reviews',
+    subject: 'ops.screening.reviews',
+    permission: 'operator',
+    summary: 'Screening reviews, newest first, filtered by status, partner and entity: each a ' +
+      "customer's (an entity's or a user's) or a payment's counterparty's name that came to " +
+      'the review score against a list, with its hits, held until an operator decides it. At ' +
+      'most `limit` (50 by default); `next_cursor` pages on.',
+    request: z.strictObject({
+      status: reviewStatus.optional(),
+      partner_id: uuid().optional(),
+      entity_id: uuid().optional(),
+      limit: z.number().int().min(1).max(500).optional(),
+      cursor: pageCursor().optional(),
+    }),
+    response: z.object({ reviews: z.array(reviewView), next_cursor: z.string().optional() }),
+  }),
+  screeningReview: operation({
+    name: 'ops_screening_review',
+    sdk: 'screening.review',
+    cli: { words: 'screening review show', positionals: ['review_id'] },
+    subject: 'ops.screening.review',
+    permission: 'operator',
+    summary: 'One screening review with its hits (the list entries, their scores and what the ' +
+      'date of birth and ID number did).',
+    request: z.strictObject({ review_id: uuid() }),
+    response: reviewView,
+  }),
+  screeningReviewDecide: operation({
+    name: 'ops_screening_review_decide',
+    sdk: 'screening.decide',
+    cli: { positionals: ['review_id', 'decision'] },
+    subject: 'ops.screening.review.decide',
+    permission: 'operator',
+    summary: 'Decides a screening review: `clear` (a false positive: the hold is lifted once ' +
+      "no other review holds the customer, and the accounts the review froze are unfrozen) or " +
+      '`confirm` (the customer is the listed one: it stays held and its accounts frozen, and ' +
+      'only an operator can unfreeze them). A review whose best score is at or above the ' +
+      'confirm score is cleared by two operators: the first one\'s `clear` makes it ' +
+      '`clear_pending`, another operator\'s `clear` clears it (the same operator again is 409). ' +
+      'Deciding a decided review the same way again answers it; the other way is 409.',
+    request: z.strictObject({ review_id: uuid(), decision: z.enum(['clear', 'confirm']),
+      reason: text(1, 2_000) }),
+    response: reviewView,
   }),
 }

@@ -21,8 +21,8 @@ import { ScreeningStore, type IndexedEntryRow, type LoadRow } from './screening-
 // its index when another instance loaded a list since, so every instance answers from the
 // same lists within a second of a load.
 //
-// The service is what onboarding, payouts and incoming payments will call (RULINGS,
-// "Financial crime controls"); none does yet.
+// Customers and payments are screened through ScreeningReviews (screening-reviews.ts), which
+// holds a hit for an operator's decision; the re-screening job is rescreening.ts.
 
 export const rescreen_job_kind = 'screening.rescreen'
 /** How often `screen` reads which versions are active (a load elsewhere is seen within it). */
@@ -109,16 +109,6 @@ export class ScreeningService {
     private readonly log: Logger,
   ) {
     this.store = new ScreeningStore(db)
-    jobs.register({
-      kind: rescreen_job_kind,
-      attempts_max: 5,
-      lease_ms: 120_000,
-      backoff_base_ms: 30_000,
-      backoff_max_ms: 30 * 60_000,
-      // The hook of a load: customer screening is not wired into onboarding yet, so there is
-      // nobody's screening to redo. The job records the load it was for.
-      run: async (job) => ({ load_id: job.payload.load_id ?? null, customers_screened: 0 }),
-    })
   }
 
   /**

@@ -57,7 +57,46 @@ export interface ScreeningUploadPartsTable {
   received_at: Timestamp
 }
 
+export type ReviewSubject = 'entity' | 'user' | 'payout' | 'incoming'
+export type ReviewCause = 'create' | 'update' | 'rescreen' | 'payout' | 'incoming'
+export type ReviewStatus = 'open' | 'clear_pending' | 'cleared' | 'confirmed'
+
+/** What was screened: the name, its kind and the facts that raise or lower a score. */
+export interface Screened {
+  name: string
+  kind: 'individual' | 'entity'
+  date_of_birth?: string | undefined
+  id_number?: string | undefined
+}
+
+/** A hit held for an operator's decision (screening-reviews.ts). */
+export interface ScreeningReviewsTable {
+  id: string
+  seq: Generated<string>
+  partner_id: string
+  /** The customer it holds: the entity itself, the user's entity, the payer's entity. */
+  entity_id: string
+  subject: ReviewSubject
+  /** The entity, user or transaction screened. */
+  subject_id: string
+  cause: ReviewCause
+  screened: Json<Screened[]>
+  /** The hits, best first (ScreeningHit). */
+  hits: Json<unknown[]>
+  top_score: number
+  status: ReviewStatus
+  opened_at: Timestamp
+  /** The first operator of a clearing that needs a second (a score above the confirm score). */
+  clear_requested_by: string | null
+  clear_requested_by_name: string | null
+  decided_by: string | null
+  decided_by_name: string | null
+  decided_at: NullableTimestamp
+  reason: string | null
+}
+
 export interface ScreeningTables {
+  screening_reviews: ScreeningReviewsTable
   screening_list_loads: ScreeningListLoadsTable
   screening_entries: ScreeningEntriesTable
   screening_upload_parts: ScreeningUploadPartsTable

@@ -153,26 +153,38 @@ export const userOperations = {
     name: 'user_create',
     subject: 'svc.user.<partner_id>.create',
     permission: 'write',
-    summary: 'Create a user of a business entity.',
+    summary: 'Create a user of a business entity.' +
+      " The user's names, date of birth and ID number are " +
+      'screened against the sanctions lists: the reply header `Screening-Status` is `clear`, or ' +
+      '`review` when they came close to a listed person; the user\'s entity is then held (its ' +
+      'accounts frozen, none opened: 422 `screening_review`) until the bank clears it.',
     request: userCreateRequest,
     response: z.object({ userId: z.string() }),
+    replyHeaders: { screening_status: 'Screening-Status' },
   }),
   update: operation({
     name: 'user_update',
     subject: 'svc.user.<partner_id>.update',
     permission: 'write',
     summary: "Change a user's details, the address a physical card needs included; only the " +
-      'fields given change.',
+      'fields given change. A change of name, date of birth or ID number is screened again.' +
+      " The user's names, date of birth and ID number are " +
+      'screened against the sanctions lists: the reply header `Screening-Status` is `clear`, or ' +
+      '`review` when they came close to a listed person; the user\'s entity is then held (its ' +
+      'accounts frozen, none opened: 422 `screening_review`) until the bank clears it.',
     request: userUpdateRequest,
     response: z.object({ userId: z.string() }),
+    replyHeaders: { screening_status: 'Screening-Status' },
   }),
   get: operation({
     name: 'user_get',
     subject: 'svc.user.<partner_id>.get',
     permission: 'read',
-    summary: 'Get one user.',
+    summary: 'Get one user. The reply header `Screening-Status` says where its sanctions ' +
+      'screening stands: `clear`, `review` or `confirmed`.',
     request: z.strictObject({ user_id: uuid() }),
     response: z.object({ user: userRecord }),
+    replyHeaders: { screening_status: 'Screening-Status' },
   }),
   getBirthDetails: operation({
     name: 'user_get_birth_details',

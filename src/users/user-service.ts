@@ -7,6 +7,9 @@ import type { KycStatus } from './user-tables.ts'
 import type { EntityHolders, HolderDetails } from '../entities/entity-holders.ts'
 import { entityOf } from '../entities/entity-store.ts'
 import { Invalid, InvalidState, NotFound } from '../errors.ts'
+import { personScreened } from '../screening/customer-names.ts'
+import type { CheckedSubject, ScreeningReviews,
+  ScreeningStatus } from '../screening/screening-reviews.ts'
 import { identityIssues, type UserCreateRequest, type UserRecord, type UserUpdateRequest } from './user-contract.ts'
 import { insertUser, submittedAtOr, updateEntityHolder, updateUser, userOf, usersOf, type UserChanges, type UserRow } from './user-store.ts'
 
@@ -20,9 +23,12 @@ export class UserService implements EntityHolders {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly screening: ScreeningReviews,
   ) {}
 
-  async create(partnerId: string, request: UserCreateRequest): Promise<{ userId: string }> {
+  /** Creates a user of a business entity with its sanctions screening, in one transaction. */
+  async create(partnerId: string, request: UserCreateRequest): Promise<{ userId: string;
+      screening_status: ScreeningStatus }> {
     // Read through the entities' store, not EntityService, which itself uses this service.
     const entity = await entityOf(this.db, partnerId, request.entity_id)
     if (!entity) throw new NotFound('entity')
@@ -39,10 +45,21 @@ export class UserService implements EntityHolders {
       ? { kyc_status: 'approved', kyc_submitted_at: now, kyc_reviewed_at: now, verified_at: now }
       : { kyc_status: 'not_started', kyc_submitted_at: null, kyc_reviewed_at: null,
         verified_at: null }
-    await insertUser(this.db, {
+    const checked = await this.checkUser({ partnerId, entityId: entity.id, userId: id,
+      cause: 'create', person: request })
+    return this.db.transaction().execute(async (trx) => {
+      await insertUser(trx, this.newUser(id, partnerId, entity.id, request, kyc, now))
+      return { userId: id, screening_status: await this.holdUser(trx, checked) }
+    })
+  }
+
+  private newUser(id: string, partnerId: string, entityId: string, request: UserCreateRequest,
+      kyc: Pick<UserRow, 'kyc_status' | 'kyc_submitted_at' | 'kyc_reviewed_at' | 'verified_at'>,
+      now: Date) {
+    return {
       id,
       partner_id: partnerId,
-      entity_id: entity.id,
+      entity_id: entityId,
       first_name: request.first_name,
       last_name: request.last_name,
       email: request.email,
@@ -62,8 +79,29 @@ export class UserService implements EntityHolders {
       ...kyc,
       created_at: now,
       updated_at: now,
-    })
-    return { userId: id }
+    }
+  }
+
+  /** Screens a user, before the transaction that writes it (screening-reviews.ts, `check`). */
+  private async checkUser(user: { partnerId: string; entityId: string; userId: string;
+      cause: 'create' | 'update'; person: Parameters<typeof personScreened>[0] })
+      : Promise<CheckedSubject> {
+    return this.screening.check({ partnerId: user.partnerId, entityId: user.entityId,
+      subject: 'user', subjectId: user.userId, cause: user.cause,
+      screened: personScreened(user.person) })
+  }
+
+  /** Holds a user whose screening hit (in the caller's transaction); where it stands. */
+  private async holdUser(trx: Executor, checked: CheckedSubject): Promise<ScreeningStatus> {
+    const outcome = await this.screening.hold(trx, checked)
+    return outcome.status === 'clear' ? this.screening.statusOf(trx, checked.subject.subjectId)
+      : outcome.status
+  }
+
+  /** Where the user's sanctions screening stands (its latest review's status, or clear). */
+  async screeningStatus(partnerId: string, userId: string): Promise<ScreeningStatus> {
+    await this.row(partnerId, userId)
+    return this.screening.statusOf(this.db, userId)
   }
 
   /**
@@ -118,10 +156,22 @@ export class UserService implements EntityHolders {
       : decision.reason, now))
   }
 
-  async update(partnerId: string, request: UserUpdateRequest): Promise<{ userId: string }> {
+  async update(partnerId: string, request: UserUpdateRequest): Promise<{ userId: string;
+      screening_status: ScreeningStatus }> {
     const { user_id, address, ...fields } = request
     // Stored as create stores it: the JSON of the address, which a physical card needs.
     const changes: UserChanges = address ? { ...fields, address: JSON.stringify(address) } : fields
+    // A change of a screened fact is screened before the transaction, on the facts as they
+    // will be (a concurrent update of the same user may change other facts: each is screened).
+    const renamed = (['first_name', 'last_name', 'date_of_birth', 'id_number'] as const)
+      .some((field) => fields[field] !== undefined)
+    const before = renamed ? await this.row(partnerId, user_id) : undefined
+    const checked = before && await this.checkUser({ partnerId, entityId: before.entity_id,
+      userId: user_id, cause: 'update', person: {
+        first_name: fields.first_name ?? before.first_name,
+        last_name: fields.last_name ?? before.last_name,
+        date_of_birth: fields.date_of_birth ?? before.date_of_birth,
+        id_number: fields.id_number ?? before.id_number } })
     return this.db.transaction().execute(async (trx) => {
       const current = await this.row(partnerId, user_id, trx, true)
       const issues = identityIssues({
@@ -133,7 +183,9 @@ export class UserService implements EntityHolders {
       if (issues.length > 0) throw new Invalid(issues.map((i) => `${i.field} ${i.message}`).join(
         '; '), issues)
       await updateUser(trx, user_id, { ...changes, updated_at: this.clock.now() })
-      return { userId: user_id }
+      const screening_status = checked ? await this.holdUser(trx, checked)
+        : await this.screening.statusOf(trx, user_id)
+      return { userId: user_id, screening_status }
     })
   }
 

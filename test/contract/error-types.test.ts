@@ -44,7 +44,8 @@ const sdkTypes: Record<BankApiErrorType, true> = {
   limit_exceeded: true, otp_invalid: true, otp_expired: true, unauthorized: true,
   forbidden: true, not_found: true, duplicate: true, idempotency_key_reused: true,
   conflict: true, invalid_state: true, unprocessable: true, account_not_active: true,
-  account_not_closable: true, too_many_attempts: true, rate_limited: true,
+  account_not_closable: true, screening_review: true, too_many_attempts: true,
+  rate_limited: true,
   internal_error: true, unavailable: true, timeout: true, error: true,
 }
 
@@ -52,7 +53,7 @@ test('error types - the refusals a partner can act on, each with its code', () =
   const required: Record<string, number> = {
     insufficient_funds: 400, limit_exceeded: 400, otp_invalid: 400, otp_expired: 400,
     not_found: 404, duplicate: 409, idempotency_key_reused: 409, invalid_state: 422,
-    account_not_active: 422, too_many_attempts: 429, rate_limited: 429,
+    account_not_active: 422, screening_review: 422, too_many_attempts: 429, rate_limited: 429,
   }
   for (const [type, code] of Object.entries(required)) {
     assert.equal(errorTypes[type as ErrorType]?.code, code, type)

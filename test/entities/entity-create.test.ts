@@ -27,7 +27,8 @@ test('entities - create business returns id and info has every business field', 
   const request = businessEntity({ name: 'Karoo Logistics (Pty) Ltd', trading_name: 'Karoo Freight',
     email: 'ops@karoo.example' })
   const created = await p.client.entities.create(request)
-  assert.deepEqual(Object.keys(created), ['id'])
+  // The body is the id; the SDK adds the Screening-Status reply header's value.
+  assert.deepEqual(Object.keys(created), ['id', 'screening_status'])
   assert.match(created.id, uuidPattern)
 
   const info = await p.client.entities.info({ entity_id: created.id })
@@ -39,6 +40,7 @@ test('entities - create business returns id and info has every business field', 
     entity_type: 'business',
     email: 'ops@karoo.example',
     approved: false,
+    screening_status: 'clear',
   })
 })
 
@@ -64,7 +66,7 @@ test('entities - create personal returns id and info has every personal field', 
   )
   assert.match(created.id, uuidPattern)
   // The reply also names the personal entity's automatic user.
-  assert.deepEqual(Object.keys(created), ['id', 'user_ready', 'user_id'])
+  assert.deepEqual(Object.keys(created), ['id', 'user_ready', 'user_id', 'screening_status'])
   assert.equal(created.user_ready, true)
   const { users } = await p.client.users.list({ entity_id: created.id })
   assert.deepEqual(users.map((u) => u.id), [created.user_id])
@@ -90,6 +92,7 @@ test('entities - create personal returns id and info has every personal field', 
     residency: 'citizen',
     title: 'Mr',
     permit_number: 'WP-1234',
+    screening_status: 'clear',
   })
 })
 

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { after, before, test } from 'node:test'
 import { rescreen_job_kind } from '../../src/screening/screening-service.ts'
 import { expectRefusal } from '../support/assertions.ts'
 import { useTestBank } from '../support/harness.ts'
+import { fixture, fixturePath, sha, uploadList } from './list-upload.ts'
 import { bankEnv, emptyDir, json, removeTempDirs, runBank } from '../cli/run-bank.ts'
 
 // Sanctions screening through a real bank: list files uploaded part by part
@@ -21,24 +22,7 @@ before(async () => {
 
 after(() => removeTempDirs())
 
-const fixturePath = (name: string) =>
-  new URL(`../fixtures/screening/${name}`, import.meta.url).pathname
-const fixture = (name: string) => fs.readFileSync(fixturePath(name))
-const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
-
-/** Uploads a file in `parts` parts and answers the last reply. */
-async function upload(bytes: Buffer, parts = 3) {
-  const size = Math.ceil(bytes.length / parts)
-  const upload_id = randomUUID()
-  const sha256 = sha(bytes)
-  let reply
-  for (let part = 0; part < parts; part++) {
-    reply = await tb.operator.screening.upload({ upload_id, part, parts, sha256,
-      data: bytes.subarray(part * size, (part + 1) * size).toString('base64') })
-    assert.equal(reply.status, part === parts - 1 ? 'loaded' : 'receiving')
-  }
-  return { ...reply!, upload_id }
-}
+const upload = (bytes: Buffer, parts = 3) => uploadList(tb, bytes, parts)
 
 /** A copy of OFAC's fixture with another Publish_Date and one more individual. */
 function ofacVersion2(): Buffer {

@@ -103,6 +103,8 @@ export interface OperationFixture {
    * deposit), open cases each decision uses once, and a filed report.
    */
   monitoring: { caseId: string; toDecide: string[]; reportId: string; assignee: string }
+  /** Screening: a review to read, and reviews (of customers of their own) each decision uses once. */
+  screening: { reviewId: string; toDecide: string[] }
   /** Cards on `accountId`, and requests, cards and authorizations each one-way sample uses once. */
   cards: CardFixture
 }
@@ -162,6 +164,7 @@ export async function prepareFixture(tb: TestBank): Promise<OperationFixture> {
   const cards = await cardFixture(tb, partner, accountId)
   return {
     monitoring: await monitoringFixture(tb, partner, accountId, transactionId),
+    screening: await screeningFixture(tb, partner),
     cards,
     dualControl,
     tb, partner, userId,
@@ -223,6 +226,30 @@ async function monitoringFixture(tb: TestBank, partner: TestPartner, accountId: 
   const operator = await db.selectFrom('credentials').select('id').where('role', '=', 'operator')
     .where('revoked_at', 'is', null).orderBy('created_seq').executeTakeFirstOrThrow()
   return { caseId, toDecide, reportId, assignee: operator.id }
+}
+
+/**
+ * Screening reviews for the samples, written as a hit would write them (the fixture loads no
+ * list): of customers of their own (ids only: a decision freezes their accounts, none).
+ */
+async function screeningFixture(tb: TestBank,
+    partner: TestPartner): Promise<OperationFixture['screening']> {
+  const db = tb.bank.database.db
+  const review = async () => {
+    const id = randomUUID()
+    const entityId = randomUUID()
+    await db.insertInto('screening_reviews').values({ id, partner_id: partner.partnerId,
+      entity_id: entityId, subject: 'entity', subject_id: entityId, cause: 'create',
+      screened: JSON.stringify([{ name: 'Sample Person', kind: 'individual' }]),
+      hits: JSON.stringify([]), top_score: 0.9, status: 'open', opened_at: tb.clock.now(),
+      clear_requested_by: null, clear_requested_by_name: null, decided_by: null,
+      decided_by_name: null, decided_at: null, reason: null }).execute()
+    return id
+  }
+  const reviewId = await review()
+  const toDecide: string[] = []
+  for (let i = 0; i < monitoring_pool; i++) toDecide.push(await review())
+  return { reviewId, toDecide }
 }
 
 const unclaimed_pool = 25
@@ -843,6 +870,10 @@ const bodies: Record<string, BodyFactory> = {
   ops_screening_lists: () => ({ limit: 10 }),
   ops_screening_check: () => ({ name: 'Sample Person', kind: 'individual',
     date_of_birth: '1970-01-01', id_number: 'A123456', threshold: 0.8 }),
+  ops_screening_reviews: (f) => ({ status: 'open', partner_id: f.partner.partnerId, limit: 10 }),
+  ops_screening_review: (f) => ({ review_id: f.screening.reviewId }),
+  ops_screening_review_decide: (f) => ({ review_id: takeOne(f.screening.toDecide),
+    decision: 'confirm', reason: 'Sample decision' }),
   // Webhooks.
   // `.invalid` never resolves: the endpoint passes the policy in either mode, and nothing is sent
   // anywhere.

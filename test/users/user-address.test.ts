@@ -39,7 +39,7 @@ test("user update - an address set by update lets a business's user have a physi
     'type')
   assert.match(refused.message, /user's update/)
   assert.deepEqual(await p.client.users.update({ user_id: holderId, address: holderAddress }),
-    { userId: holderId })
+    { userId: holderId, screening_status: 'clear' })
   const { id } = await p.client.cards.request(physical(accountId, holderId))
   await p.client.cards.respondToRequest({ entity_id: p.rootEntityId, account_id: accountId,
     initiator: approverId, request_id: id, approved: true })

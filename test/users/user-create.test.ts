@@ -27,7 +27,7 @@ test('user create - returns a userId and stores every field of the record', asyn
   const entityId = await newBusiness()
   const request = userRequest(entityId, { email: 'sipho.dlamini@acme.example' })
   const created = await p.client.users.create(request)
-  assert.deepEqual(Object.keys(created), ['userId'])
+  assert.deepEqual(Object.keys(created), ['userId', 'screening_status'], 'the SDK adds the header')
   assert.match(created.userId, uuidPattern)
 
   const { user } = await p.client.users.get({ user_id: created.userId })

@@ -22,7 +22,7 @@ test('user get - returns { user } with the record and no date_registered', async
   const { id: entityId } = await p.client.entities.create(businessEntity())
   const { userId } = await p.client.users.create(userRequest(entityId))
   const reply = await p.client.users.get({ user_id: userId })
-  assert.deepEqual(Object.keys(reply), ['user'])
+  assert.deepEqual(Object.keys(reply), ['user', 'screening_status'], 'the SDK adds the header')
   assert.equal(reply.user.id, userId)
   assert.equal(reply.user.entity_id, entityId)
   assert.equal('date_registered' in reply.user, false)
@@ -158,7 +158,7 @@ test('user operations - get and list need read; create and update need write', a
 
   const { userId: second } = await writeOnly.users.create(userRequest(entityId))
   assert.deepEqual(await writeOnly.users.update({ user_id: second, first_name: 'Writer' }),
-    { userId: second })
+    { userId: second, screening_status: 'clear' })
   await expectRefusal(writeOnly.users.get({ user_id: userId }), 403)
   await expectRefusal(writeOnly.users.list(), 403)
 

@@ -29,7 +29,7 @@ test('user update - only the fields given change, and updated_at moves', async (
   const before = await newUser()
   tb.clock.advance(5 * minute)
   const reply = await p.client.users.update({ user_id: before.id, first_name: 'Themba' })
-  assert.deepEqual(reply, { userId: before.id })
+  assert.deepEqual(reply, { userId: before.id, screening_status: 'clear' })
   const { user } = await p.client.users.get({ user_id: before.id })
   assert.deepEqual(user, { ...before, first_name: 'Themba', updated_at: iso(tb.clock.now()) })
   assert.notEqual(user.updated_at, user.created_at)

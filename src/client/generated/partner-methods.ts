@@ -399,7 +399,10 @@ export type SendVerificationEmailReply = ResponseOf<Contract['kyb']['sendVerific
 /** `bank.entities`: the entities methods of a `BankClient`. */
 export interface PartnerEntitiesMethods {
   /**
-   * Create a business or personal entity (a personal one also gets its single user).
+   * Create a business or personal entity (a personal one also gets its single user). The entity's
+   * names are screened against the sanctions lists: the reply header `Screening-Status` is `clear`,
+   * or `review` when a name came close to a listed one; the entity is then held (no account opens
+   * for it, 422 `screening_review`) until the bank clears it.
    *
    * Needs a credential with the `write` permission. Subject `svc.entity.<partner_id>.create`.
    *
@@ -425,7 +428,9 @@ export interface PartnerEntitiesMethods {
   create(request: CreateEntityRequest): Promise<CreatedEntity>
 
   /**
-   * Get one entity (its address is read with get_address).
+   * Get one entity (its address is read with get_address). The reply header `Screening-Status` says
+   * where its sanctions screening stands: `clear`, `review` (held until the bank decides) or
+   * `confirmed` (held).
    *
    * Needs a credential with the `read` permission. Subject `svc.entity.<partner_id>.info`.
    *
@@ -502,7 +507,10 @@ export interface PartnerEntitiesMethods {
 /** `bank.users`: the users methods of a `BankClient`. */
 export interface PartnerUsersMethods {
   /**
-   * Create a user of a business entity.
+   * Create a user of a business entity. The user's names, date of birth and ID number are screened
+   * against the sanctions lists: the reply header `Screening-Status` is `clear`, or `review` when
+   * they came close to a listed person; the user's entity is then held (its accounts frozen, none
+   * opened: 422 `screening_review`) until the bank clears it.
    *
    * Needs a credential with the `write` permission. Subject `svc.user.<partner_id>.create`.
    *
@@ -540,7 +548,11 @@ export interface PartnerUsersMethods {
 
   /**
    * Change a user's details, the address a physical card needs included; only the fields given
-   * change.
+   * change. A change of name, date of birth or ID number is screened again. The user's names, date
+   * of birth and ID number are screened against the sanctions lists: the reply header
+   * `Screening-Status` is `clear`, or `review` when they came close to a listed person; the user's
+   * entity is then held (its accounts frozen, none opened: 422 `screening_review`) until the bank
+   * clears it.
    *
    * Needs a credential with the `write` permission. Subject `svc.user.<partner_id>.update`.
    *
@@ -561,7 +573,8 @@ export interface PartnerUsersMethods {
   update(request: UpdateUserRequest): Promise<UpdatedUser>
 
   /**
-   * Get one user.
+   * Get one user. The reply header `Screening-Status` says where its sanctions screening stands:
+   * `clear`, `review` or `confirmed`.
    *
    * Needs a credential with the `read` permission. Subject `svc.user.<partner_id>.get`.
    *

@@ -1,0 +1,51 @@
+import type { Kysely } from 'kysely'
+import type { Database } from '../schema.ts'
+import type { ReviewChange, ScreeningReviews } from '../screening/screening-reviews.ts'
+import { lastChange, type AccountStatusService } from './account-status-service.ts'
+
+// What a customer's screening review does to its accounts (RULINGS "Financial crime
+// controls"): while the entity is held (a review of it or of one of its users undecided or
+// confirmed) its accounts are frozen by the bank (`system`, which a partner cannot lift),
+// in the review's own transaction; when the last review holding it is cleared, the accounts
+// that a screening froze (and nobody changed since) are unfrozen. A confirmed hit keeps them
+// frozen until an operator unfreezes them.
+
+export const screening_freeze_reason = "held for the bank's sanctions screening review"
+const screening_unfreeze_reason = "cleared by the bank's sanctions screening review"
+
+const system = { kind: 'system' } as const
+
+export function holdAccountsOnScreening(reviews: ScreeningReviews,
+    accountStatus: AccountStatusService): void {
+  reviews.listen(async (trx, change) => {
+    if (change.review.subject !== 'entity' && change.review.subject !== 'user') return
+    if (change.to === 'open' || change.to === 'confirmed') {
+      await freezeAll(trx, accountStatus, change)
+    } else if (change.to === 'cleared'
+      && !(await reviews.heldStatus(trx, change.review.entity_id))) {
+      await unfreezeScreened(trx, accountStatus, change.review.entity_id)
+    }
+  })
+}
+
+async function freezeAll(trx: Kysely<Database>, accountStatus: AccountStatusService,
+    change: ReviewChange): Promise<void> {
+  const accounts = await trx.selectFrom('accounts').select('id')
+    .where('entity_id', '=', change.review.entity_id)
+    .where('status', 'in', ['active', 'dormant']).orderBy('id').execute()
+  for (const account of accounts) {
+    await accountStatus.changeIn(trx, system, account.id, 'freeze', screening_freeze_reason)
+  }
+}
+
+async function unfreezeScreened(trx: Kysely<Database>, accountStatus: AccountStatusService,
+    entityId: string): Promise<void> {
+  const accounts = await trx.selectFrom('accounts').select('id')
+    .where('entity_id', '=', entityId).where('status', '=', 'frozen').orderBy('id').execute()
+  for (const account of accounts) {
+    const last = await lastChange(trx, account.id)
+    if (last?.changed_by !== 'system' || last.reason !== screening_freeze_reason) continue
+    await accountStatus.changeIn(trx, system, account.id, 'unfreeze',
+      screening_unfreeze_reason)
+  }
+}

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict'
+import { createHash, randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import type { TestBank } from '../support/harness.ts'
+
+// The sanctions list fixtures (made-up entries in the UN's and OFAC's XML formats) and their
+// upload through `ops.screening.upload`, part by part, as `bank screening load <file>` sends.
+
+export const fixturePath = (name: string) =>
+  new URL(`../fixtures/screening/${name}`, import.meta.url).pathname
+export const fixture = (name: string) => fs.readFileSync(fixturePath(name))
+export const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex')
+
+/** Uploads a file in `parts` parts and answers the last reply. */
+export async function uploadList(tb: TestBank, bytes: Buffer, parts = 3) {
+  const size = Math.ceil(bytes.length / parts)
+  const upload_id = randomUUID()
+  const sha256 = sha(bytes)
+  let reply
+  for (let part = 0; part < parts; part++) {
+    reply = await tb.operator.screening.upload({ upload_id, part, parts, sha256,
+      data: bytes.subarray(part * size, (part + 1) * size).toString('base64') })
+    assert.equal(reply.status, part === parts - 1 ? 'loaded' : 'receiving')
+  }
+  return { ...reply!, upload_id }
+}
