@@ -203,7 +203,7 @@ test('console cases - filing a report: asked by one operator, approved by anothe
   await page.getByRole('link', { name: 'Reports filed' }).click()
   await page.waitForURL(`${base}/cases/reports`)
   assert.match(await main(), new RegExp(`${reference}.*${caseId}`, 's'))
-  await accessible(page, 'case-reports')
+  await accessible(page, 'case-reports', false)
 })
 
 /** The signed-in browser's session cookie and the CSRF token its forms carry. */
