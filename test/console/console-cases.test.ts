@@ -222,7 +222,7 @@ function post(cookie: string, fields: Record<string, string>): RequestInit {
   }
 }
 
-test('console cases - an unknown case, another session\'s form token, an oversized note and an unknown decision are 4xx and change nothing', async () => {
+test('console cases - an unknown case, another form\'s CSRF token, an oversized note and an unknown decision are 4xx and change nothing', async () => {
   const { cookie, csrf } = await sessionOf(page)
   const other = await sessionOf(checkerPage)
   const unknown = '00000000-0000-4000-8000-000000000000'
@@ -238,6 +238,10 @@ test('console cases - an unknown case, another session\'s form token, an oversiz
   assert.equal((await send(`/cases/${unknown}/notes`, { csrf, text: 'lost' })).status, 404)
   const forged = await send(`/cases/${caseId}/notes`, { csrf: other.csrf, text: 'forged' })
   assert.equal(forged.status, 403, "the other operator's session's token")
+  const signInForm = await (await consoleFetch(`${base}/sign-in`)).text()
+  const preSession = /name="csrf" value="([^"]+)"/.exec(signInForm)![1]!
+  const signInToken = await send(`/cases/${caseId}/notes`, { csrf: preSession, text: 'forged' })
+  assert.equal(signInToken.status, 403, "the sign-in form's token")
   const long = await send(`/cases/${caseId}/notes`, { csrf, text: 'x'.repeat(2_001) })
   assert.equal(long.status, 400)
   assert.match(await long.text(), /at most 2000 characters/)
