@@ -45,6 +45,10 @@ function asked(a: Approval) {
       (<a href="/accounts/${a.account_id}#legal-holds">the account's holds</a>):
       ${field('reason')}`
   }
+  if (a.kind === 'str_filing') {
+    return html`File a report of case
+      <a href="/cases/${field('case_id')}" class="id">${field('case_id')}</a>: ${field('reason')}`
+  }
   if (a.kind === 'reversal') {
     return html`Reverse <span class="id">${field('tx_id')}</span>: ${field('reason')}`
   }

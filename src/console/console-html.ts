@@ -89,6 +89,7 @@ const nav: ReadonlyArray<[path: string, label: string]> = [
   ['/partners', 'Partners'],
   ['/kyc', 'KYC review'],
   ['/kyb', 'KYB review'],
+  ['/cases', 'Cases'],
   ['/payments', 'Payments'],
   ['/rails', 'Rails'],
   ['/webhooks', 'Webhooks'],

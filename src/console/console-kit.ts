@@ -1,5 +1,6 @@
 import type { OperatorClient } from '../client/operator-client.ts'
 import { href, html, type Html } from './console-html.ts'
+import type { SessionOperator } from './console-sessions.ts'
 
 // What the console's pages share: the reply types of the operator client, tables, filter
 // forms, pagers and one-button forms. Lists the bank returns whole are paged here, by
@@ -9,10 +10,14 @@ import { href, html, type Html } from './console-html.ts'
 export type Reply<F> = F extends (...args: never[]) => Promise<infer R> ? R : never
 export type Ops = OperatorClient
 
-/** What a page handler gets: the URL asked for, the operator's client and the CSRF token. */
+/**
+ * What a page handler gets: the URL asked for, the operator's client, who the operator is (the
+ * credential id the bank answered at sign-in) and the CSRF token.
+ */
 export interface PageRequest {
   url: URL
   client: OperatorClient
+  operator: SessionOperator
   csrf: string
 }
 

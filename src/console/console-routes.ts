@@ -3,6 +3,8 @@ import {
 } from './console-accounts.ts'
 import { closeAccount, placeHold, releaseHold } from './console-account-actions.ts'
 import { approvalsPage, decideApproval } from './console-approvals.ts'
+import { casesPage, reportDownload, reportsPage } from './console-cases.ts'
+import { addNote, assignCase, casePage, decideCase, decideFiling } from './console-case.ts'
 import type { Download, PageRequest, Rendered } from './console-kit.ts'
 import { ledgerCheckPage, overviewPage } from './console-overview.ts'
 import { decideKyb, kybQueuePage, kybReviewPage } from './console-kyb.ts'
@@ -71,6 +73,10 @@ export const get_routes: readonly GetRoute[] = [
   { path: exact('/kyb'), page: (r) => kybQueuePage(r) },
   { path: exact('/webhooks'), page: (r) => webhooksPage(r) },
   { path: exact(`/kyb/${id}`), page: (r, [e]) => kybReviewPage(r, e!) },
+  { path: exact('/cases'), page: (r) => casesPage(r) },
+  { path: exact('/cases/reports'), page: (r) => reportsPage(r) },
+  { path: exact(`/cases/reports/${id}/goaml`), page: (r, [p]) => reportDownload(r, p!) },
+  { path: exact(`/cases/${id}`), page: (r, [c]) => casePage(r, c!) },
 ]
 
 export const post_routes: readonly PostRoute[] = [
@@ -103,6 +109,17 @@ export const post_routes: readonly PostRoute[] = [
   { path: exact('/sandbox/card/settle'), act: (r, f) => cardSettle(r, f) },
   { path: exact('/sandbox/card/refund'), act: (r, f) => cardRefund(r, f) },
   { path: exact(`/kyb/${id}/decide`), act: (r, f, [e]) => decideKyb(r, f, e!) },
+  { path: exact(`/cases/${id}/notes`), act: (r, f, [c]) => addNote(r, f, c!) },
+  { path: exact(`/cases/${id}/assign`), act: (r, f, [c]) => assignCase(r, f, c!) },
+  { path: exact(`/cases/${id}/decide`), act: (r, f, [c]) => decideCase(r, f, c!) },
+  {
+    path: exact(`/cases/${id}/filing/approve`),
+    act: (r, f, [c]) => decideFiling(r, f, c!, true),
+  },
+  {
+    path: exact(`/cases/${id}/filing/reject`),
+    act: (r, f, [c]) => decideFiling(r, f, c!, false),
+  },
   { path: exact(`/webhooks/${id}/redeliver`), act: (r, f, [e]) => redeliver(r, f, e!) },
   {
     path: exact(`/webhooks/endpoints/${id}/resume`),

@@ -359,7 +359,7 @@ function render(r: Request, session: ConsoleSession, rendered: Rendered, status 
 }
 
 function pageRequest(r: Request, session: ConsoleSession): PageRequest {
-  return { url: r.url, client: session.client, csrf: session.csrf }
+  return { url: r.url, client: session.client, operator: session.operator, csrf: session.csrf }
 }
 
 function notFound(r: Request, session: ConsoleSession) {

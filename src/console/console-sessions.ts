@@ -25,10 +25,17 @@ export interface ConsoleSession {
   /** The token every form carries and every POST is checked against. */
   csrf: string
   client: OperatorClient
+  /** The operator as the bank knows them (its answer to the sign-in): credential id and label. */
+  operator: SessionOperator
   /** Whether the bank is a sandbox (it answered `ops.sandbox.clock` at sign-in): the banner. */
   sandbox: boolean
   createdAt: number
   seenAt: number
+}
+
+export interface SessionOperator {
+  credentialId: string
+  name: string
 }
 
 export interface SessionLimits {
@@ -78,8 +85,11 @@ export class ConsoleSessions {
       timeoutMs: this.timeoutMs,
     })
     const auditId = randomUUID()
+    let operator: SessionOperator
     try {
-      await client.console.signIn({ session_id: auditId, ...(address ? { address } : {}) })
+      const known = await client.console.signIn({ session_id: auditId,
+        ...(address ? { address } : {}) })
+      operator = { credentialId: known.credential_id, name: known.name }
     } catch (error) {
       await client.close()
       throw error
@@ -93,7 +103,7 @@ export class ConsoleSessions {
     const sandbox = await client.sandbox.clock({}).then(() => true, () => false)
     const at = this.now()
     const [id, csrf] = [randomToken(), randomToken()]
-    const session = { id, auditId, csrf, client, sandbox, createdAt: at, seenAt: at }
+    const session = { id, auditId, csrf, client, operator, sandbox, createdAt: at, seenAt: at }
     this.sessions.set(session.id, session)
     return session
   }

@@ -7,7 +7,8 @@ import { Invalid, InvalidState, NotFound } from '../errors.ts'
 import type { Database } from '../schema.ts'
 import { formatTimestamp } from '../contract/format.ts'
 import {
-  monitoring_page_limit_default, type AlertView, type CaseView, type MovementView, type NoteView,
+  alert_money_max, monitoring_page_limit_default, type AlertView, type CaseView,
+  type MovementView, type NoteView,
 } from './monitoring-contract.ts'
 import { ruleParams, type MonitoringRule } from './monitoring-rules-contract.ts'
 import { case_recent_rows } from './monitoring-limits.ts'
@@ -39,6 +40,8 @@ export interface CaseFilter {
   partner_id?: string | undefined
   assigned_to?: string | undefined
   older_than_hours?: number | undefined
+  /** A queue: the oldest first (else the newest). */
+  oldest_first?: boolean | undefined
   limit?: number | undefined
 }
 
@@ -90,7 +93,8 @@ export class MonitoringCases {
 
   async cases(filter: CaseFilter): Promise<{ cases: CaseView[] }> {
     let query = this.db.selectFrom('monitoring_cases').selectAll()
-      .orderBy('seq', 'desc').limit(filter.limit ?? monitoring_page_limit_default)
+      .orderBy('seq', filter.oldest_first ? 'asc' : 'desc')
+      .limit(filter.limit ?? monitoring_page_limit_default)
     if (filter.status) query = query.where('status', '=', filter.status)
     if (filter.partner_id) query = query.where('partner_id', '=', filter.partner_id)
     if (filter.assigned_to) query = query.where('assigned_to', '=', filter.assigned_to)
@@ -111,19 +115,21 @@ export class MonitoringCases {
     const row = await this.db.selectFrom('monitoring_cases').selectAll()
       .where('id', '=', caseId).executeTakeFirst()
     if (!row) throw new NotFound('case')
-    const [[view], { alerts }, notes, reports, customer, recent_money] = await Promise.all([
-      this.withCounts(this.db, [row]),
-      this.alerts({ case_id: caseId, limit: 500 }),
-      this.db.selectFrom('monitoring_case_notes').selectAll().where('case_id', '=', caseId)
-        .orderBy('seq').execute(),
-      this.db.selectFrom('monitoring_reports').selectAll().where('case_id', '=', caseId)
-        .orderBy('seq').execute(),
-      this.db.selectFrom('entities').select(['id as entity_id', 'name', 'entity_type'])
-        .where('id', '=', row.entity_id).executeTakeFirstOrThrow(),
-      recentMoney(this.db, row.entity_id),
-    ])
+    const [[view], { alerts }, notes, reports, customer, alert_money, recent_money] =
+      await Promise.all([
+        this.withCounts(this.db, [row]),
+        this.alerts({ case_id: caseId, limit: 500 }),
+        this.db.selectFrom('monitoring_case_notes').selectAll().where('case_id', '=', caseId)
+          .orderBy('seq').execute(),
+        this.db.selectFrom('monitoring_reports').selectAll().where('case_id', '=', caseId)
+          .orderBy('seq').execute(),
+        this.db.selectFrom('entities').select(['id as entity_id', 'name', 'entity_type'])
+          .where('id', '=', row.entity_id).executeTakeFirstOrThrow(),
+        alertMoney(this.db, caseId),
+        recentMoney(this.db, row.entity_id),
+      ])
     return { case: view!, customer, alerts, notes: notes.map(noteView),
-      reports: reports.map(reportView), recent_money }
+      reports: reports.map(reportView), alert_money, recent_money }
   }
 
   /** Assigns an undecided case to an operator (by credential id). */
@@ -238,11 +244,41 @@ export async function transactionsOf(db: Kysely<Database>,
   return map
 }
 
+interface MovementRow {
+  id: string
+  account_id: string
+  created_at: Date
+  tx_type: string
+  status: string
+  amount: string
+  credit: string
+  debit: string
+  recipient_name: string
+  recipient_account: string
+}
+
+function movementView(r: MovementRow): MovementView {
+  return { tx_id: r.id, account_id: r.account_id,
+    created_at: formatTimestamp(new Date(r.created_at)), tx_type: r.tx_type, status: r.status,
+    amount: String(r.amount), credit: String(r.credit), debit: String(r.debit),
+    recipient_name: r.recipient_name, recipient_account: r.recipient_account }
+}
+
+/** The movements the case's alerts hold, oldest first (each once), at most alert_money_max. */
+async function alertMoney(db: Kysely<Database>, caseId: string): Promise<MovementView[]> {
+  const { rows } = await sql<MovementRow>`
+    select t.id, t.account_id, t.created_at, t.tx_type, t.status, t.amount, t.credit, t.debit,
+      t.recipient_name, t.recipient_account
+    from transactions as t
+    where t.id in (select x.tx_id from monitoring_alert_transactions as x
+      join monitoring_alerts as a on a.id = x.alert_id where a.case_id = ${caseId})
+    order by t.created_at, t.id limit ${alert_money_max}`.execute(db)
+  return rows.map(movementView)
+}
+
 /** The customer's accounts' newest rows, newest first (each account by its own index). */
 async function recentMoney(db: Kysely<Database>, entityId: string): Promise<MovementView[]> {
-  const { rows } = await sql<{ id: string; account_id: string; created_at: Date; tx_type: string
-    status: string; amount: string; credit: string; debit: string; recipient_name: string
-    recipient_account: string; seq: string }>`
+  const { rows } = await sql<MovementRow & { seq: string }>`
     select t.id, t.account_id, t.created_at, t.tx_type, t.status, t.amount, t.credit, t.debit,
       t.recipient_name, t.recipient_account, t.seq
     from accounts as a cross join lateral (
@@ -250,8 +286,5 @@ async function recentMoney(db: Kysely<Database>, entityId: string): Promise<Move
       order by x.seq desc limit ${case_recent_rows}) as t
     where a.entity_id = ${entityId}
     order by t.created_at desc, t.seq desc limit ${case_recent_rows}`.execute(db)
-  return rows.map((r) => ({ tx_id: r.id, account_id: r.account_id,
-    created_at: formatTimestamp(new Date(r.created_at)), tx_type: r.tx_type, status: r.status,
-    amount: String(r.amount), credit: String(r.credit), debit: String(r.debit),
-    recipient_name: r.recipient_name, recipient_account: r.recipient_account }))
+  return rows.map(movementView)
 }

@@ -11,6 +11,8 @@ import { monitoringRules } from './monitoring-rules-contract.ts'
 
 export const monitoring_page_limit_default = 50
 const page_limit_max = 500
+/** The most movements of a case's alerts its page shows (`alert_money`). */
+export const alert_money_max = 200
 
 export const caseStatuses = ['open', 'escalated', 'report_pending', 'closed', 'reported'] as const
 export const caseDecisions = ['false_positive', 'escalate', 'report'] as const
@@ -174,11 +176,13 @@ export const monitoringOperations = {
     sdk: 'monitoring.cases',
     subject: 'ops.monitoring.cases',
     permission: 'operator',
-    summary: 'Monitoring cases (one open case per customer), newest first, filtered by ' +
-      'status, rule (a case with an alert of it), partner, assignee and age ' +
-      `(\`older_than_hours\`); at most \`limit\` (${monitoring_page_limit_default} by default).`,
+    summary: 'Monitoring cases (one open case per customer), newest first (oldest first with ' +
+      '`oldest_first`: a queue), filtered by status, rule (a case with an alert of it), ' +
+      'partner, assignee and age (`older_than_hours`); at most `limit` ' +
+      `(${monitoring_page_limit_default} by default).`,
     request: z.strictObject({
       status: z.enum(caseStatuses).optional(),
+      oldest_first: z.boolean().optional(),
       rule: rule.optional(),
       partner_id: uuid().optional(),
       assigned_to: uuid().optional(),
@@ -193,9 +197,10 @@ export const monitoringOperations = {
     cli: { words: 'monitoring case show', positionals: ['case_id'] },
     subject: 'ops.monitoring.case',
     permission: 'operator',
-    summary: "A case with its alerts, notes and reports, the customer's name and kind and the " +
-      "customer's recent money (its accounts' newest rows). Audited: it shows a customer's " +
-      'payments.',
+    summary: "A case with its alerts, notes and reports, the customer's name and kind, the " +
+      `movements its alerts hold (\`alert_money\`, oldest first, at most ${alert_money_max}) ` +
+      "and the customer's recent money (its accounts' newest rows). Audited: it shows a " +
+      "customer's payments.",
     request: caseId,
     response: z.object({
       case: caseView,
@@ -204,6 +209,7 @@ export const monitoringOperations = {
       alerts: z.array(alertView),
       notes: z.array(noteView),
       reports: z.array(reportView),
+      alert_money: z.array(movementView),
       recent_money: z.array(movementView),
     }),
   }),

@@ -34,7 +34,8 @@ before(async () => {
 })
 
 function pageRequest(path: string): PageRequest {
-  return { url: new URL(`http://console${path}`), client: tb.operator, csrf: 'unused' }
+  return { url: new URL(`http://console${path}`), client: tb.operator,
+    operator: { credentialId: 'unused', name: 'unused' }, csrf: 'unused' }
 }
 
 async function statement(query: string, accountId = account): Promise<Rendered | Download> {

@@ -179,11 +179,16 @@ test('monitoring - decisions: assign, note, escalate, close as false positive; a
     assert.deepEqual(detail.notes.map((n) => n.text), ['Called the customer: payroll run.', 'late'])
     assert.equal(detail.customer.entity_id, c.entityId)
     assert.equal(detail.recent_money.length, 3, 'the deposit and the two payments')
+    assert.deepEqual(detail.alert_money.map((m) => m.debit), ['10000', '10000'],
+      'the two payments the alert holds')
     assert.ok(detail.alerts.every((a) => a.status === 'closed'))
     await pay(c.accountId, 100)
     await tb.operator.monitoring.run({})
     const cases = await casesOf(c.entityId)
     assert.deepEqual(cases.map((k) => k.status), ['open', 'closed'])
+    const queue = (await tb.operator.monitoring.cases({ partner_id: p.partnerId,
+      oldest_first: true, limit: 500 })).cases.filter((k) => k.entity_id === c.entityId)
+    assert.deepEqual(queue.map((k) => k.status), ['closed', 'open'], 'a queue: oldest first')
     const trail = (await tb.operator.audit.list({ target: open.case_id })).entries
       .map((e) => e.action)
     assert.ok(trail.includes('monitoring.case.decide'))

@@ -179,7 +179,8 @@ test('reconciliation - a tampered statement of the day shows each break: an entr
 
   // The console's page of the day says the same.
   const page = await reconciliationPage({ url: new URL(`http://console/rails/reconciliation?date=${
-    day}`), client: tb.operator, csrf: 'unused' })
+    day}`), client: tb.operator, operator: { credentialId: 'unused', name: 'unused' },
+    csrf: 'unused' })
   const text = String(page.body)
   assert.match(text, /4 break\(s\)/)
   for (const kind of ['amount differs', 'duplicate entry', 'not in ledger', 'not in statement']) {
