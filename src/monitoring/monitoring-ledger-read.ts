@@ -109,7 +109,7 @@ export async function pendingPayouts(db: Kysely<Database>, since: Date,
     where t.status = 'Pending' and t.tx_payment_type in ('EFT', 'RTC')
       and t.created_at >= ${since}
       and not exists (select 1 from monitoring_evaluated as e where e.tx_id = t.id)
-    order by t.created_at limit ${limit}`.execute(db)
+    order by t.created_at, t.seq limit ${limit}`.execute(db)
   return rows.map((row) => row.id)
 }
 

@@ -11,7 +11,7 @@ export const monitoring_sweep_limits = {
    * Movements one sweep transaction takes at most: short transactions (on PGlite one holds the
    * only connection while it runs).
    */
-  batch_max: 50,
+  batch_max: 200,
   /** Pending payouts of this many days back are evaluated before they settle. */
   pending_days: 3,
   /** Pending payouts one sweep takes at most (the next sweep takes the rest). */
