@@ -65,12 +65,26 @@ export async function readPostings(trx: Transaction<Database>,
     await trx.updateTable('monitoring_cursor').set({ postings_id: place })
       .where('id', '=', 1).execute()
     if (xip.length > 0) {
-      await trx.insertInto('monitoring_open_ranges').values({ hi: place, lo, xids: xip,
-        seen: rows.map((r) => r.id) }).execute()
+      await rememberRange(trx, { hi: place, lo, xids: xip, seen: rows.map((r) => r.id) })
     }
   }
   const txIds = [...new Set([...rows, ...late].map((r) => r.tx_id))]
   return { txIds: await unclaimed(trx, txIds), more }
+}
+
+/**
+ * Remembers a range read while transactions were in progress. The same end was remembered
+ * before only when the place was moved back (an operator reading the ledger again): the two
+ * reads are merged, what either saw was evaluated.
+ */
+async function rememberRange(trx: Transaction<Database>,
+    range: { hi: string; lo: string; xids: string[]; seen: string[] }): Promise<void> {
+  await trx.insertInto('monitoring_open_ranges').values(range)
+    .onConflict((oc) => oc.column('hi').doUpdateSet({
+      lo: sql`least(monitoring_open_ranges.lo, excluded.lo)`,
+      xids: sql`array(select distinct unnest(monitoring_open_ranges.xids || excluded.xids))`,
+      seen: sql`array(select distinct unnest(monitoring_open_ranges.seen || excluded.seen))`,
+    })).execute()
 }
 
 /**
