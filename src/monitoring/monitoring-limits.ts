@@ -11,14 +11,11 @@ export const monitoring_sweep_limits = {
    * Movements one sweep transaction takes at most: short transactions (on PGlite one holds the
    * only connection while it runs).
    */
-  batch_max: 50,
-  /**
-   * Postings read again before the sweep's place: ids taken by transactions that committed
-   * after a later id was read (a few hundred at the ledger's highest rates).
-   */
-  overlap_ids: 5_000,
+  batch_max: 200,
   /** Pending payouts of this many days back are evaluated before they settle. */
   pending_days: 3,
+  /** Pending payouts one sweep takes at most (the next sweep takes the rest). */
+  pending_max: 10_000,
 } as const
 
 /** The most rows a list of alerts, cases or reports answers. */

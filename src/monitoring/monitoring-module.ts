@@ -4,6 +4,7 @@ import { endpoint } from '../transport/nats/endpoint.ts'
 import { MonitoringCases } from './monitoring-cases.ts'
 import { monitoringGauges } from './monitoring-metrics.ts'
 import { monitoringMigration } from './monitoring-migration.ts'
+import { monitoringWatermarkMigration } from './monitoring-watermark-migration.ts'
 import { MonitoringReports } from './monitoring-reports.ts'
 import { monitoring_sweep_job_kind, MonitoringSweep } from './monitoring-sweep.ts'
 import type { MonitoringTables } from './monitoring-tables.ts'
@@ -48,7 +49,8 @@ export const monitoringModule: Module<MonitoringServices, MonitoringTables> = {
         config.goaml, { name: config.serviceName, branchCode: config.rail.branchCode }),
     }
   },
-  migrations: { '0055_monitoring': monitoringMigration },
+  migrations: { '0055_monitoring': monitoringMigration,
+    '0057_monitoring_watermark': monitoringWatermarkMigration },
   limits: { monitoring_sweep: { ...monitoring_sweep_limits } },
   jobKinds: [monitoring_sweep_job_kind],
   endpoints: (s) => {

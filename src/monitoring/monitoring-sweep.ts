@@ -1,30 +1,38 @@
-import { randomUUID } from 'node:crypto'
 import { sql, type Kysely, type Transaction } from 'kysely'
-import { bankNow, onPartnerClock, type Clock } from '../clock.ts'
+import { bankNow, type Clock } from '../clock.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import type { Database } from '../schema.ts'
 import { ruleParams, type MonitoringRule, type RuleParams } from './monitoring-rules-contract.ts'
-import { evaluate, history_rows_max, type MovementRow, type RuleHit } from './monitoring-rules.ts'
+import { customer_movement_types, evaluate, history_rows_max,
+  type MovementRow } from './monitoring-rules.ts'
 import { monitoring_sweep_limits } from './monitoring-limits.ts'
+import { claimPending, pendingPayouts, pruneClaims, readPostings } from './monitoring-ledger-read.ts'
+import { HitRecorder, type Candidate } from './monitoring-recorder.ts'
 
 // Transaction monitoring runs off the payment path (RULINGS "Financial crime controls").
 // Transfers announce nothing through the outbox (an event per payment would be one more write
 // in the ledger writer's transaction), so the sweep reads the ledger behind it, through
-// indexes the ledger keeps anyway, and adds no work to a payment:
+// indexes the ledger keeps anyway, and adds no work to a payment (monitoring-ledger-read.ts):
 //
 //  - every posted movement: the postings after the sweep's place (`postings.id`, their
-//    primary key), from `overlap` ids before it, since a posting whose id was taken earlier
-//    may commit later than one read already;
+//    primary key), and those a range read earlier missed because their transaction was still
+//    in progress then (the read's snapshot says which);
 //  - payouts taken and not yet settled (an EFT waiting for its clearing cycle): the ledger's
-//    index of Pending rows, of the last days.
+//    index of Pending rows, of the last days, once per sweep.
 //
-// Each movement is evaluated once (`monitoring_evaluated`, claimed in the transaction that
-// records its alerts), by the rules' stored parameters over the account's recent rows. A hit
-// joins the open alert of the same rule and account when that alert's last movement is
-// within the rule's window (ten payments of a structuring pattern and the eleventh are one
-// alert); otherwise it opens an alert in the customer's open case, or a new case. The
+// Each movement is evaluated once, by the rules' stored parameters over the account's recent
+// rows (read once per batch for all the account's movements in it). A hit joins the open
+// alert of the same rule and account when that alert's last movement is within the rule's
+// window (ten payments of a structuring pattern and the eleventh are one alert); otherwise it
+// opens an alert in the customer's open case, or a new case (monitoring-recorder.ts). The
 // `monitoring.sweep` job runs it every few seconds of bank time, one sweep at a time across
 // instances (a transaction-scoped advisory lock); `ops.monitoring.run` runs it at once.
+//
+// Clocks: the rules' windows are measured between movements, on the times the ledger stamped
+// them (in the sandbox, the partner's own clock: movements of one account are all on its
+// partner's clock). Alerts and cases are the bank's work queue: opened, decided and aged on the
+// bank's clock (bankNow), like the age filters of the lists and the oldest-alert metric, so
+// an alert's age never depends on how far a sandbox partner moved its clock.
 
 export const monitoring_sweep_job_kind = 'monitoring.sweep'
 
@@ -34,13 +42,6 @@ export interface SweepReport {
   evaluated: number
   alerts_opened: number
   alerts_joined: number
-}
-
-interface Candidate extends MovementRow {
-  partner_id: string
-  account_id: string
-  entity_id: string
-  account_created_at: Date
 }
 
 export class MonitoringSweep {
@@ -66,107 +67,54 @@ export class MonitoringSweep {
   /** Evaluates every movement not yet evaluated, a batch per transaction. */
   async run(): Promise<SweepReport> {
     const report: SweepReport = { evaluated: 0, alerts_opened: 0, alerts_joined: 0 }
-    for (;;) {
-      const taken = await this.db.transaction().execute((trx) => this.batch(trx, report))
-      if (taken < monitoring_sweep_limits.batch_max) return report
-    }
-  }
-
-  /** One batch: how many candidates it took (fewer than a batch: none are left). */
-  private async batch(trx: Transaction<Database>, report: SweepReport): Promise<number> {
-    await sql`select pg_advisory_xact_lock(${sql.lit(sweep_lock_key)})`.execute(trx)
-    const ids = await this.candidates(trx)
-    if (ids.length === 0) return 0
-    const fresh = await claim(trx, ids, bankNow(this.clock))
-    const movements = (await movementsOf(trx, fresh)).sort((a, b) =>
-      a.created_at.getTime() - b.created_at.getTime() || (a.seq < b.seq ? -1 : 1))
-    const rules = await enabledRules(trx)
-    const histories = await historiesOf(trx, movements)
-    for (const m of movements) {
-      const history = histories.get(m.account_id)!.filter((r) => r.seq <= m.seq
-        && r.seq > m.seq - BigInt(history_rows_max))
-      const hits = evaluate({ movement: m, history, account_created_at: m.account_created_at,
-        rules })
-      for (const hit of hits) {
-        const opened = await this.record(trx, m, hit, rules[hit.rule]!)
-        if (opened) report.alerts_opened++
-        else report.alerts_joined++
-      }
-    }
-    report.evaluated += fresh.length
-    return ids.length
-  }
-
-  /** Postings after the sweep's place (and the overlap), and recent Pending payouts. */
-  private async candidates(trx: Transaction<Database>): Promise<string[]> {
-    const limit = monitoring_sweep_limits.batch_max
-    const cursor = await trx.selectFrom('monitoring_cursor').select('postings_id')
-      .where('id', '=', 1).forUpdate().executeTakeFirstOrThrow()
-    const from = BigInt(cursor.postings_id) - BigInt(monitoring_sweep_limits.overlap_ids)
-    const { rows: [top] } = await sql<{ id: string | null }>`
-      select max(id) as id from postings`.execute(trx)
-    const hi = top?.id ?? '0'
-    const { rows: posted } = await sql<{ id: string; tx_id: string }>`
-      select p.id, p.tx_id from postings as p
-      where p.id > ${from < 0n ? 0n : from} and p.id <= ${hi} and p.account_id is not null
-        and p.tx_id is not null
-        and not exists (select 1 from monitoring_evaluated as e where e.tx_id = p.tx_id)
-      order by p.id limit ${limit}`.execute(trx)
-    const place = posted.length === limit ? posted.at(-1)!.id : hi
-    if (BigInt(place) > BigInt(cursor.postings_id)) {
-      await trx.updateTable('monitoring_cursor').set({ postings_id: String(place) })
-        .where('id', '=', 1).execute()
-    }
     const since = new Date(bankNow(this.clock).getTime()
       - monitoring_sweep_limits.pending_days * 86_400_000)
-    const { rows: pending } = await sql<{ id: string }>`
-      select t.id from transactions as t
-      where t.status = 'Pending' and t.tx_payment_type in ('EFT', 'RTC')
-        and t.created_at >= ${since}
-        and not exists (select 1 from monitoring_evaluated as e where e.tx_id = t.id)
-      limit ${limit}`.execute(trx)
-    return [...new Set([...posted.map((r) => r.tx_id), ...pending.map((r) => r.id)])]
-  }
-
-  /** Joins the hit to an open alert of its rule and account, or opens one; true: opened. */
-  private async record(trx: Transaction<Database>, m: Candidate, hit: RuleHit,
-      params: Record<string, number>): Promise<boolean> {
-    // The customer's open case is locked first, as a decision locks it before its alerts: a
-    // sweep and a decision never wait on each other's locks in a circle.
-    const active = await lockOpenCase(trx, m.entity_id)
-    const since = new Date(m.created_at.getTime() - hit.window_ms)
-    const open = hit.window_ms === 0 ? undefined : await trx.selectFrom('monitoring_alerts')
-      .select('id').where('account_id', '=', m.account_id).where('rule', '=', hit.rule)
-      .where('status', '=', 'open').where('last_tx_at', '>=', since)
-      .orderBy('seq', 'desc').limit(1).forUpdate().executeTakeFirst()
-    if (open) {
-      await linkTransactions(trx, open.id, hit.tx_ids)
-      await trx.updateTable('monitoring_alerts')
-        .set({ last_tx_at: sql`greatest(last_tx_at, ${m.created_at})` })
-        .where('id', '=', open.id).execute()
-      return false
+    await pruneClaims(this.db, since)
+    const pending = await pendingPayouts(this.db, since, monitoring_sweep_limits.pending_max)
+    for (;;) {
+      const payouts = pending.splice(0, monitoring_sweep_limits.batch_max)
+      const more = await this.db.transaction().execute((trx) =>
+        this.batch(trx, payouts, report))
+      if (!more && pending.length === 0) return report
     }
-    const now = onPartnerClock(m.partner_id, () => this.clock.now())
-    const caseId = active ?? await newCase(trx, m, now)
-    const id = randomUUID()
-    await trx.insertInto('monitoring_alerts').values({
-      id, case_id: caseId, partner_id: m.partner_id, entity_id: m.entity_id,
-      account_id: m.account_id, rule: hit.rule, params: JSON.stringify(params),
-      detail: hit.detail, status: 'open', opened_at: now, last_tx_at: m.created_at,
-      closed_at: null,
-    }).execute()
-    await linkTransactions(trx, id, hit.tx_ids)
-    return true
   }
-}
 
-/** Marks the movements evaluated; answers those no sweep had evaluated before. */
-async function claim(trx: Transaction<Database>, ids: string[], now: Date): Promise<string[]> {
-  const rows = await trx.insertInto('monitoring_evaluated')
-    .values(ids.map((tx_id) => ({ tx_id, evaluated_at: now })))
-    .onConflict((oc) => oc.column('tx_id').doNothing())
-    .returning('tx_id').execute()
-  return rows.map((row) => row.tx_id)
+  /** One batch: the next postings and `payouts`; true when postings are left to read. */
+  private async batch(trx: Transaction<Database>, payouts: string[],
+      report: SweepReport): Promise<boolean> {
+    await sql`select pg_advisory_xact_lock(${sql.lit(sweep_lock_key)})`.execute(trx)
+    const now = bankNow(this.clock)
+    const posted = await readPostings(trx, monitoring_sweep_limits.batch_max)
+    const fresh = [...posted.txIds, ...await claimPending(trx, payouts, now)]
+    const movements = (await movementsOf(trx, fresh)).filter(isCustomerMovement).sort((a, b) =>
+      a.created_at.getTime() - b.created_at.getTime() || (a.seq < b.seq ? -1 : 1))
+    if (movements.length > 0) await this.evaluateAll(trx, movements, now, report)
+    report.evaluated += fresh.length
+    return posted.more
+  }
+
+  /** Evaluates the batch's movements in order and records their hits. */
+  private async evaluateAll(trx: Transaction<Database>, movements: Candidate[], now: Date,
+      report: SweepReport): Promise<void> {
+    const rules = await enabledRules(trx)
+    const histories = await historiesOf(trx, movements)
+    const hits = movements.map((m) => {
+      const history = histories.get(m.account_id)!.filter((r) => r.seq <= m.seq
+        && r.seq > m.seq - BigInt(history_rows_max))
+      return evaluate({ movement: m, history, account_created_at: m.account_created_at,
+        rules })
+    })
+    const recorder = new HitRecorder(trx, now)
+    await recorder.load(movements.filter((_, i) => hits[i]!.length > 0).map((m) => m.id))
+    for (const [i, m] of movements.entries()) {
+      for (const hit of hits[i]!) {
+        const outcome = await recorder.record(m, hit, rules[hit.rule]!)
+        if (outcome === 'opened') report.alerts_opened++
+        if (outcome === 'joined') report.alerts_joined++
+      }
+    }
+    await recorder.flush()
+  }
 }
 
 const movement_columns = sql`t.id, t.seq, t.created_at, t.tx_type, t.status, t.amount,
@@ -218,6 +166,14 @@ async function historiesOf(trx: Transaction<Database>,
   return histories
 }
 
+const counted = new Set<string>(customer_movement_types)
+const live = new Set(['Pending', 'Successful'])
+
+/** Whether a rule could fire on it at all (fees, reversals and refunds are not looked at). */
+function isCustomerMovement(m: Candidate): boolean {
+  return counted.has(m.tx_type) && live.has(m.status)
+}
+
 /** The stored parameters of the enabled rules (a row that fails its schema is skipped). */
 export async function enabledRules(db: Kysely<Database>): Promise<Partial<RuleParams>> {
   const rows = await db.selectFrom('monitoring_rules').selectAll().where('enabled', '=', true)
@@ -228,32 +184,4 @@ export async function enabledRules(db: Kysely<Database>): Promise<Partial<RulePa
     if (parsed?.success) rules[row.rule] = parsed.data
   }
   return rules as Partial<RuleParams>
-}
-
-async function linkTransactions(trx: Transaction<Database>, alertId: string,
-    txIds: string[]): Promise<void> {
-  await trx.insertInto('monitoring_alert_transactions')
-    .values(txIds.map((tx_id) => ({ alert_id: alertId, tx_id })))
-    .onConflict((oc) => oc.columns(['alert_id', 'tx_id']).doNothing()).execute()
-}
-
-/** The customer's open case, locked; undefined when it has none. */
-async function lockOpenCase(trx: Transaction<Database>,
-    entityId: string): Promise<string | undefined> {
-  const open = await trx.selectFrom('monitoring_cases').select('id')
-    .where('entity_id', '=', entityId)
-    .where('status', 'in', ['open', 'escalated', 'report_pending'])
-    .forUpdate().executeTakeFirst()
-  return open?.id
-}
-
-/** A new open case of the customer (one sweep at a time: none was open). */
-async function newCase(trx: Transaction<Database>, m: Candidate, now: Date): Promise<string> {
-  const id = randomUUID()
-  await trx.insertInto('monitoring_cases').values({
-    id, partner_id: m.partner_id, entity_id: m.entity_id, status: 'open', assigned_to: null,
-    opened_at: now, updated_at: now, decision: null, decision_reason: null, decided_by: null,
-    decided_at: null, approval_id: null,
-  }).execute()
-  return id
 }

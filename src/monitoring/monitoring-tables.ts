@@ -25,10 +25,24 @@ export interface MonitoringCursorTable {
   postings_id: string
 }
 
-/** A money movement (a transaction row) the rules have looked at: never evaluated twice. */
+/**
+ * A payout the rules looked at while it was Pending: its posting, when it settles, is not
+ * evaluated again. Pruned once the payout is out of the Pending window.
+ */
 export interface MonitoringEvaluatedTable {
   tx_id: string
   evaluated_at: Timestamp
+}
+
+/**
+ * Postings (ids after `lo` up to `hi`) read while the transactions `xids` (xid8) were in
+ * progress: read again once they have all finished, for the ids it did not see (`seen`).
+ */
+export interface MonitoringOpenRangesTable {
+  hi: string
+  lo: string
+  xids: string[]
+  seen: string[]
 }
 
 export interface MonitoringCasesTable {
@@ -96,6 +110,7 @@ export interface MonitoringTables {
   monitoring_rules: MonitoringRulesTable
   monitoring_cursor: MonitoringCursorTable
   monitoring_evaluated: MonitoringEvaluatedTable
+  monitoring_open_ranges: MonitoringOpenRangesTable
   monitoring_cases: MonitoringCasesTable
   monitoring_alerts: MonitoringAlertsTable
   monitoring_alert_transactions: MonitoringAlertTransactionsTable

@@ -60,6 +60,7 @@ const shipped = [
   '0051_screening',
   '0055_monitoring',
   '0056_approval_str_filing',
+  '0057_monitoring_watermark',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {

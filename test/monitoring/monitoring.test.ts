@@ -260,6 +260,32 @@ test('monitoring - the rules are stored and set by operators; bad input is refus
     report_id: '00000000-0000-4000-8000-000000000000' }), 404)
 })
 
+test('monitoring - alerts and cases are opened and aged on the bank\'s clock, also for a sandbox partner whose clock is ahead', async () => {
+  const ahead = await onboardPartner(tb, { approve: true })
+  await ahead.client.sandbox.advance({ seconds: 2 * day_ms / 1000 })
+  const entity = await ahead.client.entities.create(numberedPersonalEntity())
+  await tb.operator.entities.review({ entity_id: entity.id, decision: 'approve' })
+  const { account_id } = await ahead.client.accounts.create({ entity_id: entity.id })
+  await fund(tb, account_id, 5_000_000)
+  const { tx_id } = await ahead.client.accounts.transfer(transferBody(account_id,
+    { amount: 3_000_000, account_number: '62000000888' }))
+  const stamped = (await ahead.client.accounts.getTransaction({ tx_id })).transaction.date
+  assert.ok(new Date(stamped).getTime() >= tb.clock.now().getTime() + 2 * day_ms,
+    'the payment is stamped on the partner\'s clock')
+  await tb.operator.monitoring.run({})
+  const opened = tb.clock.now().toISOString()
+  const listed = async (older_than_hours: number) => (await tb.operator.monitoring.alerts({
+    partner_id: ahead.partnerId, older_than_hours })).alerts
+  const [alert] = await listed(0)
+  assert.equal(alert?.rule, 'new_payee_large')
+  assert.equal(new Date(alert.opened_at).toISOString(), opened)
+  const [kase] = (await tb.operator.monitoring.cases({ partner_id: ahead.partnerId })).cases
+  assert.equal(new Date(kase!.opened_at).toISOString(), opened)
+  assert.deepEqual(await listed(1), [], 'an hour old only an hour later, on the bank\'s clock')
+  tb.clock.advance(60 * 60_000)
+  assert.equal((await listed(1)).length, 1)
+})
+
 test('monitoring - metrics: alerts open and the age of the oldest', async () => {
   const registry = tb.bank.services.metrics.registry
   const value = async (name: string) =>
