@@ -58,6 +58,7 @@ const shipped = [
   '0049_webhook_endpoint_health',
   '0050_approval_unclaimed',
   '0051_screening',
+  '0052_screening_reviews',
   '0055_monitoring',
   '0056_approval_str_filing',
   '0057_monitoring_watermark',
