@@ -6,6 +6,7 @@ import { screeningMigration } from './screening-migration.ts'
 import { screeningReviewMigration } from './screening-review-migration.ts'
 import { ScreeningReviews } from './screening-reviews.ts'
 import { Rescreening } from './rescreening.ts'
+import { screeningMetrics } from './screening-metrics.ts'
 import type { ScreeningTables } from './screening-tables.ts'
 
 /** What the module builds: its members of the bank's Services. */
@@ -29,7 +30,8 @@ export const screeningModule: Module<ScreeningServices, ScreeningTables> = {
       'page by page',
   },
   services: (s, { db, clock, config, log }) => {
-    const screening = new ScreeningService(db, clock, config.screening, s.jobRunner, log)
+    const screening = new ScreeningService(db, clock, config.screening, s.jobRunner, log,
+      screeningMetrics(s.metrics, db, clock))
     // Built at start so that the first screening does not wait for it; a failure is logged
     // and the first screening builds it instead.
     screening.warm().catch((error: unknown) =>

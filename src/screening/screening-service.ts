@@ -10,6 +10,7 @@ import type { Database } from '../schema.ts'
 import type { EntryKind, ListEntry, ListSource } from './list-entry.ts'
 import { NameIndex, type DobOutcome, type DocumentOutcome } from './name-index.ts'
 import type { NameKind } from './name-tokens.ts'
+import type { ScreeningTiming } from './screening-metrics.ts'
 import { ListRefused, SanctionsListReader } from './sanctions-list-read.ts'
 import { ScreeningStore, type IndexedEntryRow, type LoadRow } from './screening-store.ts'
 
@@ -107,6 +108,7 @@ export class ScreeningService {
     readonly settings: ScreeningSettings,
     private readonly jobs: JobRunner,
     private readonly log: Logger,
+    private readonly timing?: ScreeningTiming,
   ) {
     this.store = new ScreeningStore(db)
   }
@@ -117,8 +119,11 @@ export class ScreeningService {
    */
   async screen(request: ScreenRequest, threshold = this.settings.reviewScore)
       : Promise<ScreeningHit[]> {
+    const started = performance.now()
     const { index, entries } = await this.current()
-    return index.screen(request, threshold).map((hit) => {
+    const found = index.screen(request, threshold)
+    this.timing?.observe((performance.now() - started) / 1000)
+    return found.map((hit) => {
       const entry = entries[hit.entry]!
       return { entry_id: entry.id, source: entry.source, list_ref: entry.list_ref,
         load_id: entry.load_id, kind: entry.kind, matched_name: hit.matched_name,

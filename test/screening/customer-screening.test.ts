@@ -168,6 +168,21 @@ test('customer screening - a list load re-screens every customer in the backgrou
   assert.equal((info as { screening_status?: string }).screening_status, 'review')
 })
 
+test('customer screening - metrics: screenings timed, reviews undecided and the age of the oldest', async () => {
+  const registry = tb.bank.services.metrics.registry
+  const values = async (name: string) => (await registry.getSingleMetric(name)!.get()).values
+  const count = (await values('bank_screening_seconds'))
+    .find((v) => (v as { metricName?: string }).metricName === 'bank_screening_seconds_count')
+  assert.ok(Number(count?.value) >= 5, 'every screening is timed')
+  const { reviews } = await tb.operator.screening.reviews({ limit: 500 })
+  const undecided = reviews.filter((r) => r.status === 'open' || r.status === 'clear_pending')
+  assert.ok(undecided.length > 0)
+  assert.equal((await values('bank_screening_reviews_undecided'))[0]?.value, undecided.length)
+  tb.clock.advance(60_000)
+  assert.ok(Number((await values('bank_screening_oldest_undecided_review_age_seconds'))[0]
+    ?.value) >= 60)
+})
+
 test('customer screening - bad decisions are refused and change nothing; another partner cannot see a review', async () => {
   await expectRefusal(tb.operator.screening.decide({ review_id: crypto.randomUUID(),
     decision: 'clear', reason: 'x' }), 'not_found')
