@@ -103,7 +103,7 @@ export interface OperationFixture {
    * deposit), open cases each decision uses once, and a filed report.
    */
   monitoring: { caseId: string; toDecide: string[]; reportId: string; assignee: string }
-  /** Screening: a review to read, and reviews (of customers of their own) each decision uses once. */
+  /** Screening: a review to read, and reviews (of customers of their own) decisions use once. */
   screening: { reviewId: string; toDecide: string[] }
   /** Cards on `accountId`, and requests, cards and authorizations each one-way sample uses once. */
   cards: CardFixture
