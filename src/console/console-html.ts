@@ -89,6 +89,7 @@ const nav: ReadonlyArray<[path: string, label: string]> = [
   ['/partners', 'Partners'],
   ['/kyc', 'KYC review'],
   ['/kyb', 'KYB review'],
+  ['/screening', 'Screening'],
   ['/cases', 'Cases'],
   ['/payments', 'Payments'],
   ['/rails', 'Rails'],

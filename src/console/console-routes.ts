@@ -4,6 +4,7 @@ import {
 import { closeAccount, placeHold, releaseHold } from './console-account-actions.ts'
 import { approvalsPage, decideApproval } from './console-approvals.ts'
 import { casesPage, reportDownload, reportsPage } from './console-cases.ts'
+import { decideReview, screeningPage, screeningReviewPage } from './console-screening.ts'
 import { addNote, assignCase, casePage, decideCase, decideFiling } from './console-case.ts'
 import type { Download, PageRequest, Rendered } from './console-kit.ts'
 import { ledgerCheckPage, overviewPage } from './console-overview.ts'
@@ -77,6 +78,8 @@ export const get_routes: readonly GetRoute[] = [
   { path: exact('/cases/reports'), page: (r) => reportsPage(r) },
   { path: exact(`/cases/reports/${id}/goaml`), page: (r, [p]) => reportDownload(r, p!) },
   { path: exact(`/cases/${id}`), page: (r, [c]) => casePage(r, c!) },
+  { path: exact('/screening'), page: (r) => screeningPage(r) },
+  { path: exact(`/screening/${id}`), page: (r, [v]) => screeningReviewPage(r, v!) },
 ]
 
 export const post_routes: readonly PostRoute[] = [
@@ -112,6 +115,7 @@ export const post_routes: readonly PostRoute[] = [
   { path: exact(`/cases/${id}/notes`), act: (r, f, [c]) => addNote(r, f, c!) },
   { path: exact(`/cases/${id}/assign`), act: (r, f, [c]) => assignCase(r, f, c!) },
   { path: exact(`/cases/${id}/decide`), act: (r, f, [c]) => decideCase(r, f, c!) },
+  { path: exact(`/screening/${id}/decide`), act: (r, f, [v]) => decideReview(r, f, v!) },
   {
     path: exact(`/cases/${id}/filing/approve`),
     act: (r, f, [c]) => decideFiling(r, f, c!, true),
