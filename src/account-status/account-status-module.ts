@@ -46,7 +46,7 @@ export const accountStatusModule: Module<AccountStatusServices, AccountStatusTab
   },
   services: (s, { db, clock, config }) => {
     const accountStatus = new AccountStatusService(db, s.ledgerWriter, clock)
-    holdAccountsOnScreening(s.screeningReviews, accountStatus)
+    holdAccountsOnScreening(s.screeningReviews, accountStatus, clock)
     const cancels = {
       cards: (trx: Kysely<Database>, id: string) => s.cards.cancelAllOf(trx, id),
       debitOrders: (trx: Kysely<Database>, id: string, reason: string) =>

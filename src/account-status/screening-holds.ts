@@ -1,4 +1,7 @@
 import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.ts'
+import { formatTimestamp } from '../contract/format.ts'
+import { appendEvents } from '../events/event-outbox.ts'
 import type { Database } from '../schema.ts'
 import type { ReviewChange, ScreeningReviews } from '../screening/screening-reviews.ts'
 import { lastChange, type AccountStatusService } from './account-status-service.ts'
@@ -8,7 +11,9 @@ import { lastChange, type AccountStatusService } from './account-status-service.
 // confirmed) its accounts are frozen by the bank (`system`, which a partner cannot lift),
 // in the review's own transaction; when the last review holding it is cleared, the accounts
 // that a screening froze (and nobody changed since) are unfrozen. A confirmed hit keeps them
-// frozen until an operator unfreezes them.
+// frozen until an operator unfreezes them. Each change of where the customer stands is
+// announced to its partner (`entity.screening_changed`: `review`, `confirmed`, `clear`; never
+// the list's entry).
 
 export const screening_freeze_reason = "held for the bank's sanctions screening review"
 const screening_unfreeze_reason = "cleared by the bank's sanctions screening review"
@@ -16,15 +21,22 @@ const screening_unfreeze_reason = "cleared by the bank's sanctions screening rev
 const system = { kind: 'system' } as const
 
 export function holdAccountsOnScreening(reviews: ScreeningReviews,
-    accountStatus: AccountStatusService): void {
+    accountStatus: AccountStatusService, clock: Clock): void {
   reviews.listen(async (trx, change) => {
-    if (change.review.subject !== 'entity' && change.review.subject !== 'user') return
+    const { review } = change
+    if (review.subject !== 'entity' && review.subject !== 'user') return
+    if (change.to === 'clear_pending') return
+    const held = await reviews.heldStatus(trx, review.entity_id)
     if (change.to === 'open' || change.to === 'confirmed') {
       await freezeAll(trx, accountStatus, change)
-    } else if (change.to === 'cleared'
-      && !(await reviews.heldStatus(trx, change.review.entity_id))) {
-      await unfreezeScreened(trx, accountStatus, change.review.entity_id)
+    } else if (!held) {
+      await unfreezeScreened(trx, accountStatus, review.entity_id)
     }
+    const at = clock.now()
+    await appendEvents(trx, [{ type: 'entity.screening_changed', partner_id: review.partner_id,
+      resource_id: review.entity_id, occurred_at: at, data: { entity_id: review.entity_id,
+        user_id: review.subject === 'user' ? review.subject_id : null,
+        status: held ?? 'clear', changed_at: formatTimestamp(at) } }])
   })
 }
 

@@ -39,6 +39,7 @@ export const partnerEventTypes = [
   'card.transaction.reversed',
   'card.transaction.refunded',
   'account.statement_ready',
+  'entity.screening_changed',
 ] as const
 
 /** Events the bank announces to itself only; they never become webhooks. */

@@ -79,6 +79,12 @@ test('customer screening - a listed business is held in review at onboarding: no
   const approved = await tb.operator.entities.review({ entity_id: created.id,
     decision: 'approve' })
   assert.ok(approved.account, 'the first account opens once cleared')
+  const events = await tb.bank.database.db.selectFrom('events').select(['type', 'data'])
+    .where('resource_id', '=', created.id).where('type', '=', 'entity.screening_changed')
+    .orderBy('seq').execute()
+  assert.deepEqual(events.map((e) => (e.data as { status: string }).status), ['review', 'clear'],
+    'the partner hears of the hold and of its end, not of the first clearing asked')
+  assert.ok(!JSON.stringify(events).includes('990003'), 'never the list entry')
   const after = await p.client.entities.info({ entity_id: created.id })
   assert.equal((after as { screening_status?: string }).screening_status, 'clear')
 })
