@@ -75,7 +75,9 @@ const fileTimeoutMs = 240_000
 // hour does not stop it half way.
 // The images' test (test/deploy) makes a Debian base with debootstrap once a day and builds
 // four images (about four minutes cold, three warm) before it composes them.
-const longFiles = /^test\/property\/|^test\/deploy\//
+// The recurring debit orders' test walks a sandbox clock through a year of collections (2.5
+// minutes of a quiet machine's time on PGlite; a loaded one took it past four).
+const longFiles = /^test\/property\/|^test\/deploy\/|^test\/debit\/collection-recurring\./
 const longFileTimeoutMs = 600_000
 // A group process is stopped after this long (BANK_TEST_PROCESS_TIMEOUT_MS, default an hour):
 // a last resort, since each file has its own limit and a process that outlives its last file
