@@ -139,10 +139,16 @@ export class ScreeningReviews {
     return { status: 'review', reviewId: row!.id }
   }
 
-  /** Whether the entity is held (a review of it or its users undecided or confirmed). */
+  /**
+   * Whether the entity is held: a review of it or its users undecided, or any review naming
+   * it confirmed (a payment's too). A payment's undecided review holds that payment only.
+   */
   async heldStatus(db: Kysely<Database>, entityId: string): Promise<HeldStatus | undefined> {
     const rows = await db.selectFrom('screening_reviews').select('status')
-      .where('entity_id', '=', entityId).where('status', '<>', 'cleared').execute()
+      .where('entity_id', '=', entityId).where('status', '<>', 'cleared')
+      .where((eb) => eb.or([eb('subject', 'in', ['entity', 'user']),
+        eb('status', '=', 'confirmed')]))
+      .execute()
     if (rows.some((row) => row.status === 'confirmed')) return 'confirmed'
     return rows.length > 0 ? 'review' : undefined
   }
@@ -151,6 +157,16 @@ export class ScreeningReviews {
   async assertNotHeld(db: Kysely<Database>, entityId: string): Promise<void> {
     const held = await this.heldStatus(db, entityId)
     if (held) throw new ScreeningHeld(entityId, held)
+  }
+
+  /** The subjects among these (payments of one kind) whose review is undecided. */
+  async undecidedOf(db: Kysely<Database>, subject: ReviewSubject,
+      subjectIds: readonly string[]): Promise<Set<string>> {
+    if (subjectIds.length === 0) return new Set()
+    const rows = await db.selectFrom('screening_reviews').select('subject_id')
+      .where('subject', '=', subject).where('subject_id', 'in', subjectIds)
+      .where('status', 'in', undecided).execute()
+    return new Set(rows.map((row) => row.subject_id))
   }
 
   /** Where a subject (entity, user, payment) stands: its latest review's status, or clear. */
