@@ -15,13 +15,15 @@ import type { ReviewCause, ReviewStatus, ReviewSubject, Screened,
 // review until an operator decides it. The review is written in the transaction that writes
 // what was screened (the entity, the user, the payment), so nothing screened is ever stored
 // without its review. An entity is *held* while a review of it or of one of its users is
-// undecided (`open`, `clear_pending`) or `confirmed`: no account opens for it (accounts'
-// `open` asks `heldStatus`), and what listens to the reviews (the account-status module)
-// freezes its accounts while it is held and lifts that freeze when the last review is
-// cleared. Clearing a review whose best score is at or above the confirm score takes two
-// operators: the first asks (`clear_pending`), another clears. A hit on an entry an operator
-// has cleared for the same subject before does not open a review again (a re-screening, an
-// update that leaves the name as it was).
+// undecided (`open`, `clear_pending`), or any review naming it (a payment's too) is
+// `confirmed`: no account opens for it (accounts' `open` asks `heldStatus`), and what
+// listens to the reviews (the account-status module) freezes its accounts while it is held
+// and lifts that freeze when the last review is cleared. A payment's undecided review holds
+// that payment only (transfers' and incoming's listeners). Clearing a review whose best
+// score is at or above the confirm score takes two operators: the first asks
+// (`clear_pending`), another clears. A hit on an entry an operator has cleared for the same
+// subject before does not open a review again (a re-screening, an update that leaves the
+// name as it was).
 
 export type ReviewRow = Selectable<ScreeningReviewsTable>
 export type HeldStatus = 'review' | 'confirmed'
