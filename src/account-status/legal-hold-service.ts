@@ -8,7 +8,7 @@ import { Invalid, InvalidState, NotFound } from '../errors.ts'
 import { appendEvents } from '../events/event-outbox.ts'
 import type { JobRunner } from '../jobs/job-runner.ts'
 import {
-  legalHoldPlace, legalHoldRelease, legalHoldRows, type LegalHoldRow,
+  legalHoldPlace, legalHoldPlaceAvailable, legalHoldRelease, legalHoldRows, type LegalHoldRow,
 } from '../ledger/legal-holds.ts'
 import type { ComposedWriter } from '../ledger/ledger-writer.ts'
 import type { Database } from '../schema.ts'
@@ -80,6 +80,32 @@ export class LegalHolds {
       await announce(trx, 'account.hold_placed', row, now)
       return holdViewOf(row)
     })
+  }
+
+  /**
+   * The bank's own hold (`placed_by: system`) of up to `amount`, as much as the account has
+   * available, in the caller's transaction: a credit held for a sanctions screening review.
+   * Undefined when nothing was available to hold.
+   */
+  async placeBySystem(trx: Kysely<Database>, hold: { account_id: string; partner_id: string;
+      amount: bigint; reference: string }): Promise<HoldView | undefined> {
+    const amount = await this.ledger.write(trx, legalHoldPlaceAvailable,
+      { accountId: hold.account_id, amount: hold.amount })
+    if (amount === 0n) return undefined
+    const now = this.clock.now()
+    const row = await legalHoldRows.insert(trx, { ...hold, amount, expires_at: null,
+      placed_by: 'system', now })
+    noteCommitTargets(row.id, row.account_id)
+    await announce(trx, 'account.hold_placed', row, now)
+    return holdViewOf(row)
+  }
+
+  /** Releases the account's holds with this reference by the bank, in the caller's transaction. */
+  async releaseBySystem(trx: Kysely<Database>, accountId: string, reference: string,
+      reason: string): Promise<number> {
+    const holds = await legalHoldRows.lockReferenced(trx, accountId, reference)
+    for (const hold of holds) await this.releaseIn(trx, hold.id, 'system', reason)
+    return holds.length
   }
 
   /**

@@ -13,7 +13,9 @@ import { lastChange, type AccountStatusService } from './account-status-service.
 // that a screening froze (and nobody changed since) are unfrozen. A confirmed hit keeps them
 // frozen until an operator unfreezes them. Each change of where the customer stands is
 // announced to its partner (`entity.screening_changed`: `review`, `confirmed`, `clear`; never
-// the list's entry).
+// the list's entry). A payment's review (a payout's recipient, an incoming payment's payer)
+// holds only that payment while undecided; confirmed, it freezes the entity's accounts (and
+// holds the entity) as a customer's confirmed hit does.
 
 export const screening_freeze_reason = "held for the bank's sanctions screening review"
 const screening_unfreeze_reason = "cleared by the bank's sanctions screening review"
@@ -24,7 +26,9 @@ export function holdAccountsOnScreening(reviews: ScreeningReviews,
     accountStatus: AccountStatusService, clock: Clock): void {
   reviews.listen(async (trx, change) => {
     const { review } = change
-    if (review.subject !== 'entity' && review.subject !== 'user') return
+    const customer = review.subject === 'entity' || review.subject === 'user'
+    // A payment's review changes where its customer stands only once it is confirmed.
+    if (!customer && change.to !== 'confirmed') return
     if (change.to === 'clear_pending') return
     const held = await reviews.heldStatus(trx, review.entity_id)
     if (change.to === 'open' || change.to === 'confirmed') {

@@ -2,6 +2,7 @@ import type { Module } from '../module.ts'
 import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf } from '../transport/nats/endpoint.ts'
 import { IncomingPayments } from './incoming-service.ts'
+import { IncomingScreening } from './incoming-screening.ts'
 import type { IncomingTables } from './incoming-tables.ts'
 import { incomingPaymentsMigration } from './incoming-migration.ts'
 
@@ -14,11 +15,14 @@ export interface IncomingServices {
 // Incoming payments: other banks' credits to the bank's accounts, through the ISO rail.
 export const incomingModule: Module<IncomingServices, IncomingTables> = {
   name: 'incoming',
-  needs: ['ledger', 'accounts', 'rails', 'events'],
-  services: (s, { db, clock, config }) => ({
-    incoming: new IncomingPayments(db, s.ledgerWriter, s.accounts, s.isoRail, s.clearingHouse,
-      clock, config.rail.branchCode),
-  }),
+  needs: ['ledger', 'accounts', 'rails', 'events', 'screening', 'account-status'],
+  services: (s, { db, clock, config }) => {
+    // Payers screened against the sanctions lists (incoming-screening.ts).
+    const screening = new IncomingScreening(s.screeningReviews, s.legalHolds, s.accounts)
+    screening.listen()
+    return { incoming: new IncomingPayments(db, s.ledgerWriter, s.accounts, s.isoRail,
+      s.clearingHouse, clock, config.rail.branchCode, screening) }
+  },
   migrations: { '0037_incoming_payments': incomingPaymentsMigration },
   endpoints: (s) => [
     endpoint(contract.incoming.details, (r, c) => s.incoming.details(partnerOf(c), r.tx_id)),

@@ -16,6 +16,7 @@ import type { IncomingOutcome, IsoRail } from '../rails/iso-rail.ts'
 import type { IncomingCredit } from '../rails/iso20022/pacs008-read.ts'
 import { reason_codes } from '../rails/iso20022/reason-codes.ts'
 import type { Database } from '../schema.ts'
+import type { IncomingScreening, ScreenedPayers } from './incoming-screening.ts'
 import type { IncomingDetails, SandboxIncomingReply, SandboxIncomingRequest }
   from './incoming-types.ts'
 
@@ -44,12 +45,19 @@ export class IncomingPayments {
     private readonly clock: Clock,
     /** The bank's own branch code: the CdtrAgt of the credits that are the bank's. */
     private readonly branchCode: string,
+    private readonly screening: IncomingScreening,
   ) {
-    iso.handleIncoming((trx, messageId, credits) => this.book(trx, messageId, credits))
+    iso.handleIncoming<ScreenedPayers>(
+      (trx, messageId, credits, screened) => this.book(trx, messageId, credits, screened),
+      (credits) => screening.check(credits))
   }
 
-  /** Books a message's credits not seen before; names those to send back. */
-  async book(trx: Db, messageId: string, credits: IncomingCredit[]): Promise<IncomingOutcome> {
+  /**
+   * Books a message's credits not seen before; names those to send back. A credit whose
+   * payer hit the sanctions lists (`screened`, before the transaction) is held in review.
+   */
+  async book(trx: Db, messageId: string, credits: IncomingCredit[],
+      screened: ScreenedPayers = new Map()): Promise<IncomingOutcome> {
     const { toBook, returns } = await this.route(trx, await this.unseen(trx, credits))
     const entries: IncomingCreditEntry[] = toBook.map(({ credit, accountId, txId }) => ({
       txId, accountId, amount: credit.amount, paymentType: credit.payment_type,
@@ -69,6 +77,7 @@ export class IncomingPayments {
       returns.push({ credit: entry.credit, reason_code: code, text: reason_codes[code].text })
       return []
     })
+    await this.screening.hold(trx, screened, credited)
     const now = this.clock.now()
     const rows = [
       ...credited.map(({ credit, accountId, txId, partner_id }) => ({

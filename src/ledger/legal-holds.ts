@@ -75,6 +75,24 @@ export const legalHoldPlace: JournalKind<{ accountId: string; amount: bigint }, 
   },
 }
 
+/**
+ * Places a hold of up to `amount` on the account, as much of it as its available balance
+ * covers (a credit held for a sanctions screening review, part of which may have gone to a
+ * debt of its partner): answers the amount held, 0 when none is available.
+ */
+export const legalHoldPlaceAvailable: JournalKind<{ accountId: string; amount: bigint },
+    bigint> = {
+  name: 'account.hold_place_available',
+  accountsOf: (h) => [h.accountId],
+  record(journal: Journal, h) {
+    const available = journal.available(h.accountId)
+    const amount = available < h.amount ? available : h.amount
+    if (amount <= 0n) return 0n
+    assert(journal.tryHold(h.accountId, amount), 'an available amount is held')
+    return amount
+  },
+}
+
 /** Releases a hold's amount from the account's held money. */
 export const legalHoldRelease: JournalKind<{ accountId: string; amount: bigint }, void> = {
   name: 'account.hold_release',
@@ -114,6 +132,15 @@ export const legalHoldRows = {
       .executeTakeFirst()
     assert(row, `hold ${holdId} was released already`)
     return withCents(row)
+  },
+
+  /** The account's holds still holding with this reference, locked. */
+  async lockReferenced(trx: Db, accountId: string,
+      reference: string): Promise<LegalHoldRow[]> {
+    const rows = await trx.selectFrom('legal_holds').selectAll()
+      .where('account_id', '=', accountId).where('reference', '=', reference)
+      .where('released_at', 'is', null).orderBy('id').forUpdate().execute()
+    return rows.map(withCents)
   },
 
   /** The account's holds, newest first: only those still holding unless `all`. */

@@ -106,8 +106,14 @@ export interface IncomingOutcome {
  * Books another bank's credits to the bank's accounts in the message's transaction (each
  * end-to-end id once) and names those to send back (an unknown account: AC01).
  */
-export type IncomingHandler = (trx: Kysely<Database>, messageId: string,
-  credits: IncomingCredit[]) => Promise<IncomingOutcome>
+export type IncomingHandler<C = unknown> = (trx: Kysely<Database>, messageId: string,
+  credits: IncomingCredit[], checked: C) => Promise<IncomingOutcome>
+
+/**
+ * What is asked of an incoming message's credits before its transaction opens (their payers'
+ * sanctions screening, which reads on a connection of its own): handed to the handler.
+ */
+export type IncomingCheck<C> = (credits: IncomingCredit[]) => Promise<C>
 
 /**
  * A statement (camt.053) or notification (camt.054) of the bank's account at the clearing
@@ -208,6 +214,7 @@ export class IsoRail {
   private readonly statusHandlers = new Map<PayoutSource, StatusHandler>()
   private returnHandler: ReturnHandler | undefined
   private incomingHandler: IncomingHandler | undefined
+  private incomingCheck: IncomingCheck<unknown> | undefined
   private statementHandler: StatementHandler | undefined
 
   /** The clearing house's statements of the bank's account are recorded by one handler. */
@@ -217,9 +224,10 @@ export class IsoRail {
   }
 
   /** Another bank's credits to the bank's accounts are booked by one handler. */
-  handleIncoming(handler: IncomingHandler): void {
+  handleIncoming<C>(handler: IncomingHandler<C>, check?: IncomingCheck<C>): void {
     assert(this.incomingHandler === undefined, 'incoming credits are handled twice')
-    this.incomingHandler = handler
+    this.incomingHandler = handler as IncomingHandler
+    this.incomingCheck = check
   }
 
   /** The capability whose payouts `source` names books their status reports' answers. */
@@ -283,9 +291,10 @@ export class IsoRail {
    * those it sends back, to be written into outbound/ after the transaction commits.
    */
   private async applyIncoming(trx: Kysely<Database>,
-      message: Extract<InboundMessage, { kind: 'incoming' }>): Promise<number> {
+      message: Extract<InboundMessage, { kind: 'incoming' }>, checked: unknown): Promise<number> {
     assert(this.incomingHandler, 'no handler books incoming credits')
-    const outcome = await this.incomingHandler(trx, message.message_id, message.credits)
+    const outcome = await this.incomingHandler(trx, message.message_id, message.credits,
+      checked)
     if (outcome.returns.length === 0) return outcome.credited
     const messageId = bankMessageId()
     const now = this.clock.now()
@@ -310,6 +319,9 @@ export class IsoRail {
   /** Applies one message; false when it must wait (a return of a payment not yet settled). */
   private async apply(message: InboundMessage, summary: InboundSummary): Promise<boolean> {
     const counts = { settled: 0, failed: 0, invalid: 0, returned: 0, credited: 0 }
+    // Before the transaction: the payers' screening reads on a connection of its own.
+    const checked = message.kind === 'incoming' ? await this.incomingCheck?.(message.credits)
+      : undefined
     try {
       await this.db.transaction().execute(async (trx) => {
         if (!(await this.recordApplied(trx, message))) return
@@ -325,7 +337,7 @@ export class IsoRail {
           return
         }
         if (message.kind === 'incoming') {
-          counts.credited += await this.applyIncoming(trx, message)
+          counts.credited += await this.applyIncoming(trx, message, checked)
           return
         }
         if (message.kind === 'statement') {

@@ -15,13 +15,15 @@ import type { ReviewCause, ReviewStatus, ReviewSubject, Screened,
 // review until an operator decides it. The review is written in the transaction that writes
 // what was screened (the entity, the user, the payment), so nothing screened is ever stored
 // without its review. An entity is *held* while a review of it or of one of its users is
-// undecided (`open`, `clear_pending`) or `confirmed`: no account opens for it (accounts'
-// `open` asks `heldStatus`), and what listens to the reviews (the account-status module)
-// freezes its accounts while it is held and lifts that freeze when the last review is
-// cleared. Clearing a review whose best score is at or above the confirm score takes two
-// operators: the first asks (`clear_pending`), another clears. A hit on an entry an operator
-// has cleared for the same subject before does not open a review again (a re-screening, an
-// update that leaves the name as it was).
+// undecided (`open`, `clear_pending`), or any review naming it (a payment's too) is
+// `confirmed`: no account opens for it (accounts' `open` asks `heldStatus`), and what
+// listens to the reviews (the account-status module) freezes its accounts while it is held
+// and lifts that freeze when the last review is cleared. A payment's undecided review holds
+// that payment only (transfers' and incoming's listeners). Clearing a review whose best
+// score is at or above the confirm score takes two operators: the first asks
+// (`clear_pending`), another clears. A hit on an entry an operator has cleared for the same
+// subject before does not open a review again (a re-screening, an update that leaves the
+// name as it was).
 
 export type ReviewRow = Selectable<ScreeningReviewsTable>
 export type HeldStatus = 'review' | 'confirmed'
@@ -139,10 +141,16 @@ export class ScreeningReviews {
     return { status: 'review', reviewId: row!.id }
   }
 
-  /** Whether the entity is held (a review of it or its users undecided or confirmed). */
+  /**
+   * Whether the entity is held: a review of it or its users undecided, or any review naming
+   * it confirmed (a payment's too). A payment's undecided review holds that payment only.
+   */
   async heldStatus(db: Kysely<Database>, entityId: string): Promise<HeldStatus | undefined> {
     const rows = await db.selectFrom('screening_reviews').select('status')
-      .where('entity_id', '=', entityId).where('status', '<>', 'cleared').execute()
+      .where('entity_id', '=', entityId).where('status', '<>', 'cleared')
+      .where((eb) => eb.or([eb('subject', 'in', ['entity', 'user']),
+        eb('status', '=', 'confirmed')]))
+      .execute()
     if (rows.some((row) => row.status === 'confirmed')) return 'confirmed'
     return rows.length > 0 ? 'review' : undefined
   }
@@ -151,6 +159,16 @@ export class ScreeningReviews {
   async assertNotHeld(db: Kysely<Database>, entityId: string): Promise<void> {
     const held = await this.heldStatus(db, entityId)
     if (held) throw new ScreeningHeld(entityId, held)
+  }
+
+  /** The subjects among these (payments of one kind) whose review is undecided. */
+  async undecidedOf(db: Kysely<Database>, subject: ReviewSubject,
+      subjectIds: readonly string[]): Promise<Set<string>> {
+    if (subjectIds.length === 0) return new Set()
+    const rows = await db.selectFrom('screening_reviews').select('subject_id')
+      .where('subject', '=', subject).where('subject_id', 'in', subjectIds)
+      .where('status', 'in', undecided).execute()
+    return new Set(rows.map((row) => row.subject_id))
   }
 
   /** Where a subject (entity, user, payment) stands: its latest review's status, or clear. */

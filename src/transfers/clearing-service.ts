@@ -19,6 +19,7 @@ import type {
   InboundSummary, IsoRail, OutgoingTransfer, PayoutReturn, PayoutStatus, SettledCounts,
 } from '../rails/iso-rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
+import type { PayoutScreening } from './payout-screening.ts'
 import { payoutReturns, payoutSettlements, type PendingPayout } from '../ledger/payment-journals.ts'
 import {
   clearing_job_limits, rail_inbound_job_limits, rtc_recovery_job_limits,
@@ -59,6 +60,12 @@ export interface ClearingRails {
 /** Payouts an answer's transaction books at a time (a report may answer a whole file). */
 const answers_chunk = 1000
 
+/** A page of pending payouts to send (none held in review) and where the next starts. */
+interface PayoutPage {
+  work: PendingPayoutWork[]
+  after: PayoutCursor
+}
+
 export interface ClearingOptions {
   cyclesSast: number[]
   chunkMax: number
@@ -79,6 +86,8 @@ export class ClearingService {
     private readonly options: ClearingOptions,
     private readonly log: Logger,
     private readonly rails: ClearingRails,
+    /** Payouts in a sanctions screening review are not sent (payout-screening.ts). */
+    private readonly screening: Pick<PayoutScreening, 'heldOf'>,
   ) {
     rails.iso.handleStatuses('transfer', (trx, statuses) => this.settleAnswers(trx, statuses))
     rails.iso.handleReturns((trx, returns) => this.reverseReturned(trx, returns))
@@ -220,12 +229,11 @@ export class ClearingService {
     const settlementDate = toSast(cutoff).date
     let after: PayoutCursor | undefined
     for (;;) {
-      const page = await this.pendingPayouts('EFT', cutoff, after)
-      if (page.length === 0) return
-      const last = page.at(-1)!
-      after = { created_at: last.created_at, tx_id: last.payout.tx_id }
-      const sent = await this.rails.iso.submitted(page.map((w) => w.payout.tx_id))
-      const fresh = page.filter((w) => !sent.has(w.payout.tx_id))
+      const page = await this.unheld(await this.pendingPayouts('EFT', cutoff, after))
+      if (page === undefined) return
+      after = page.after
+      const sent = await this.rails.iso.submitted(page.work.map((w) => w.payout.tx_id))
+      const fresh = page.work.filter((w) => !sent.has(w.payout.tx_id))
       if (fresh.length === 0) continue
       const sendable = await this.refuseUnsendable(fresh, await this.transfersOf(fresh), report)
       if (sendable.length === 0) continue
@@ -316,14 +324,13 @@ export class ClearingService {
     const before = new Date(this.clock.now().getTime() - this.options.rtcRecoveryAfterMs)
     let after: PayoutCursor | undefined
     for (;;) {
-      const chunk = await this.pendingPayouts('RTC', before, after)
-      if (chunk.length === 0) return
-      const last = chunk.at(-1)!
-      after = { created_at: last.created_at, tx_id: last.payout.tx_id }
+      const chunk = await this.unheld(await this.pendingPayouts('RTC', before, after))
+      if (chunk === undefined) return
+      after = chunk.after
       const outcomes = new Map<string, RailOutcome | undefined>()
-      for (const c of chunk) outcomes.set(c.payout.tx_id,
+      for (const c of chunk.work) outcomes.set(c.payout.tx_id,
         await this.payRealTime(c.payout.account_id, c.payment))
-      const answered = chunk.filter((c) => outcomes.get(c.payout.tx_id))
+      const answered = chunk.work.filter((c) => outcomes.get(c.payout.tx_id))
       if (answered.length === 0) continue
       const counts = { settled: 0, failed: 0, invalid: 0 }
       await this.settleChunk(answered, (id) => outcomes.get(id), counts)
@@ -350,6 +357,18 @@ export class ClearingService {
       return { status: 'invalid', reason: `the payment cannot be sent on the rail: ${why}` }
     }
     return this.rails.iso.payRealTime(transfer)
+  }
+
+  /**
+   * A page of pending payouts without those held in a screening review, with the page's
+   * cursor (its last payout, held or not); undefined at the end.
+   */
+  private async unheld(page: PendingPayoutWork[]): Promise<PayoutPage | undefined> {
+    const last = page.at(-1)
+    if (!last) return undefined
+    const held = await this.screening.heldOf(this.db, page.map((w) => w.payout.tx_id))
+    const work = held.size === 0 ? page : page.filter((w) => !held.has(w.payout.tx_id))
+    return { work, after: { created_at: last.created_at, tx_id: last.payout.tx_id } }
   }
 
   private pendingPayouts(paymentType: 'EFT' | 'RTC', takenBefore: Date,

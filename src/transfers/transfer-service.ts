@@ -25,6 +25,8 @@ import {
 import { newRowId } from '../ledger/row-id.ts'
 import type { RailOutcome, RailPayment } from '../rails/rail.ts'
 import type { PaymentAdvices } from './payment-advice.ts'
+import type { PayoutScreening } from './payout-screening.ts'
+import type { CheckedSubject } from '../screening/screening-reviews.ts'
 import type { PaymentAdviceRow } from './payment-advice-store.ts'
 import type {
   InternalTransferRequest,
@@ -45,6 +47,9 @@ import { checkPaymentLimit, type PaymentType } from './transfer-limits.ts'
 // An internal payment (to another account of this bank) needs no rail: it is taken and
 // posted in full in step 1, both accounts locked in the same batch (ledger/payment-journals.ts).
 // Both kinds share the clientTxId keys, so a key used for one is a duplicate for the other.
+// A payout's recipient is screened against the sanctions lists before step 1; a hit is held
+// in review with the payment, which stays Pending and is not sent until it is decided
+// (payout-screening.ts).
 
 export { limits } from './transfer-limits.ts'
 export type { TransferResult }
@@ -80,7 +85,11 @@ type Taken = PendingPayout | InternalPaid
  * A payment as transfers ask the ledger to take it: its journal, and the advice its recipient asked
  * for.
  */
-type Payment = PaymentJob & { advice: { email: string; name: string } | undefined }
+type Payment = PaymentJob & {
+  advice: { email: string; name: string } | undefined
+  /** A payout whose recipient hit the sanctions lists: its review, held with it. */
+  screened?: CheckedSubject
+}
 
 interface Settlement {
   payout: PendingPayout
@@ -104,8 +113,9 @@ export class TransferService {
     advices: PaymentAdvices,
     writer: LedgerWriter<Kysely<Database>>,
     private readonly settings: TransferSettings,
+    private readonly screening: PayoutScreening,
   ) {
-    this.reserver = writer.payments(paymentKind(advices))
+    this.reserver = writer.payments(paymentKind(advices, screening))
     this.settler = writer.settlements(settlementKind(advices))
   }
 
@@ -119,10 +129,16 @@ export class TransferService {
       paymentType,
       branch_code: request.branch_code,
     })
+    // Screened before it is taken, outside any transaction (payout-screening.ts); a hit is
+    // held in review with the payment, which stays Pending and is not sent.
+    const screened = await this.screening.check(job.partnerId, job.accountId, job.txId,
+      request.name)
+    if (screened) job.screened = screened
     const taken = await this.reserver.submit(job)
     assert(taken.payment_type !== 'INTERNAL', 'a payout is reserved as a payout')
     const amountText = String(request.amount)
-    if (paymentType === 'EFT') return { tx_id: taken.tx_id, amount: amountText, status: 'Pending' }
+    const pending = { tx_id: taken.tx_id, amount: amountText, status: 'Pending' as const }
+    if (paymentType === 'EFT' || screened) return pending
     const outcome = await this.payRealTime(taken.account_id, {
       tx_id: taken.tx_id,
       payment_type: 'RTC',
@@ -133,7 +149,7 @@ export class TransferService {
       ref: request.ref,
     })
     // No answer within the bound: Pending until the RTC recovery learns the outcome.
-    if (!outcome) return { tx_id: taken.tx_id, amount: amountText, status: 'Pending' }
+    if (!outcome) return pending
     const status = await this.settle({ payout: taken, outcome })
     return { tx_id: taken.tx_id, amount: amountText, status }
   }
@@ -219,7 +235,8 @@ export class TransferService {
 }
 
 /** Payments as the ledger writer takes them: journals, keys, and advices committed with them. */
-function paymentKind(advices: PaymentAdvices): PaymentKind<Payment, Taken, Kysely<Database>> {
+function paymentKind(advices: PaymentAdvices,
+    screening: PayoutScreening): PaymentKind<Payment, Taken, Kysely<Database>> {
   return {
     name: 'reserve',
     accountsOf,
@@ -233,19 +250,23 @@ function paymentKind(advices: PaymentAdvices): PaymentKind<Payment, Taken, Kysel
       if (job.kind !== 'internal') return undefined
       return { account: job.payeeAccountId, tx_id: job.payeeTxId }
     },
-    // Advices commit with their payments; an internal payment is Successful already.
+    // Advices and screening reviews commit with their payments; an internal payment is
+    // Successful already.
     alongside: (taken, now) => {
       const rows: PaymentAdviceRow[] = []
       const paidNow: string[] = []
+      const held: CheckedSubject[] = []
       for (const { payment, value } of taken) {
         const { txId: tx_id, partnerId: partner_id, advice } = payment
         if (advice) rows.push({ tx_id, partner_id, ...advice, created_at: now })
         if (value.payment_type === 'INTERNAL') paidNow.push(value.tx_id)
+        if (payment.screened) held.push(payment.screened)
       }
-      if (rows.length === 0 && paidNow.length === 0) return undefined
+      if (rows.length === 0 && paidNow.length === 0 && held.length === 0) return undefined
       return async (trx) => {
         await advices.record(trx, rows)
         await advices.paid(trx, paidNow)
+        await screening.hold(trx, held)
       }
     },
   }

@@ -3,6 +3,7 @@ import { ClearingService } from './clearing-service.ts'
 import { PaymentAdvices } from './payment-advice.ts'
 import { TransactionService } from './transaction-service.ts'
 import { TransferService } from './transfer-service.ts'
+import { PayoutScreening } from './payout-screening.ts'
 import { TransferKeyExpiry } from './transfer-key-expiry.ts'
 import type { TransferTables } from './transfer-tables.ts'
 import { contract } from '../contract/index.ts'
@@ -38,13 +39,16 @@ export interface TransferServices {
 // came with 0002_ledger (ledger).
 export const transfersModule: Module<TransferServices, TransferTables> = {
   name: 'transfers',
-  needs: ['rails', 'accounts', 'entities', 'notify', 'jobs', 'ledger'],
+  needs: ['rails', 'accounts', 'entities', 'notify', 'jobs', 'ledger', 'screening'],
   services: (s, { db, clock, config, log }) => {
     const { accounts, entities } = s
     const advices = new PaymentAdvices(db, clock, s.jobRunner, s.notifier, {
       payerName: async (partnerId, accountId) => (
         await entities.get(partnerId, (await accounts.get(partnerId, accountId)).entity_id)).name,
     })
+    // Payout recipients screened against the sanctions lists (payout-screening.ts).
+    const screening = new PayoutScreening(s.screeningReviews, accounts)
+    screening.listen(s.ledgerWriter)
     const payees = { accountIdByNumber: (n: string) => accounts.idByNumber(n) }
     const clearing = new ClearingService(db, clock, s.ledgerWriter, s.calendar, s.rail,
       s.jobRunner, advices, {
@@ -60,10 +64,10 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
           return new Map([...numbers].map(([id, n]) => [id, {
             account_number: n.account_number, name: names.get(n.entity_id) ?? n.account_number }]))
         },
-      })
+      }, screening)
     const transfers = new TransferService(clock, s.calendar,
       (accountId, payment) => clearing.payRealTime(accountId, payment), payees, advices,
-      s.ledgerWriter, { fees: config.fees, log })
+      s.ledgerWriter, { fees: config.fees, log }, screening)
     return {
       transfers, clearing, advices,
       transactions: new TransactionService(db, accounts),

@@ -1,0 +1,74 @@
+import type { Kysely } from 'kysely'
+import { pendingPayoutsByIds } from '../ledger/ledger-store.ts'
+import type { ComposedWriter } from '../ledger/ledger-writer.ts'
+import { payoutSettlements } from '../ledger/payment-journals.ts'
+import type { Database } from '../schema.ts'
+import type { CheckedSubject, ReviewChange, ScreeningReviews }
+  from '../screening/screening-reviews.ts'
+
+// Payout recipients screened against the sanctions lists (RULINGS "Financial crime
+// controls": "A payout hit → the payment stays `Pending` in review"). The recipient's name is
+// screened as an individual and as an entity, before the payment is taken and outside any
+// transaction (`ScreeningReviews.check`). A payout without a hit (nearly all) takes exactly
+// the path it took before: the in-memory screen is all it adds. On a hit the paying
+// account's entity is read (the review names it) and the review is written in the payment's
+// own transaction (the payment desk's `alongside`), so the payment is never stored without
+// it. While its review is undecided the clearing cycle does not send it and the RTC recovery
+// does not pay it (`heldOf`). Cleared, it goes on as any Pending payout: an EFT in the next
+// cycle, an RTC by the RTC recovery. Confirmed, it fails (its hold released: the money stays
+// with the payer) in the decision's transaction; the account-status module freezes the
+// paying entity's accounts (account-status/screening-holds.ts).
+
+/** The reason a confirmed payout fails with: never the list entry. */
+export const screening_failed_reason = "refused by the bank's sanctions screening"
+
+export class PayoutScreening {
+  constructor(
+    private readonly reviews: ScreeningReviews,
+    private readonly accounts: {
+      get(partnerId: string, accountId: string): Promise<{ entity_id: string }>
+    },
+  ) {}
+
+  /**
+   * Screens a payout's recipient: undefined without a hit (the common case, nothing else
+   * read); with one, the subject to hold in the payment's transaction. A paying account
+   * that is not the partner's is not found (404), as the payment desk would answer.
+   */
+  async check(partnerId: string, accountId: string, txId: string,
+      name: string): Promise<CheckedSubject | undefined> {
+    const screened = [{ name, kind: 'individual' as const }, { name, kind: 'entity' as const }]
+    const hits = await this.reviews.hitsOf(screened)
+    if (hits.length === 0) return undefined
+    const { entity_id: entityId } = await this.accounts.get(partnerId, accountId)
+    return { subject: { partnerId, entityId, subject: 'payout', subjectId: txId,
+      cause: 'payout', screened }, hits }
+  }
+
+  /** Writes the payouts' reviews in their payments' transaction. */
+  async hold(trx: Kysely<Database>, checked: readonly CheckedSubject[]): Promise<void> {
+    for (const one of checked) await this.reviews.hold(trx, one)
+  }
+
+  /** The payouts among these whose review is undecided: not to be sent yet. */
+  heldOf(db: Kysely<Database>, txIds: readonly string[]): Promise<Set<string>> {
+    return this.reviews.undecidedOf(db, 'payout', txIds)
+  }
+
+  /** Fails a payout when its review is confirmed, in the decision's transaction. */
+  listen(ledger: ComposedWriter): void {
+    this.reviews.listen(async (trx, change) => {
+      if (change.review.subject !== 'payout' || change.to !== 'confirmed') return
+      await failPayout(trx, ledger, change)
+    })
+  }
+}
+
+async function failPayout(trx: Kysely<Database>, ledger: ComposedWriter,
+    change: ReviewChange): Promise<void> {
+  const work = await pendingPayoutsByIds(trx, [change.review.subject_id])
+  if (work.length === 0) return
+  // Settled under the account's lock only while still Pending (payoutSettlements).
+  await ledger.write(trx, payoutSettlements, work.map(({ payout }) => ({ payout,
+    outcome: { status: 'failed' as const, reason: screening_failed_reason } })))
+}
