@@ -26,6 +26,8 @@ import { migrations } from '../src/modules.ts'
 import type { Database } from '../src/schema.ts'
 import { NameIndex } from '../src/screening/name-index.ts'
 import { ScreeningService } from '../src/screening/screening-service.ts'
+import { ScreeningReviews } from '../src/screening/screening-reviews.ts'
+import { Rescreening } from '../src/screening/rescreening.ts'
 import { SanctionsListReader } from '../src/screening/sanctions-list-read.ts'
 import type { ListEntry } from '../src/screening/list-entry.ts'
 
@@ -189,6 +191,8 @@ async function throughService(file: Buffer, asked: ReturnType<typeof queries>): 
     const jobs = new JobRunner(handle.db, systemClock, log, { poll_ms: 1000, concurrency_max: 1 })
     const service = new ScreeningService(handle.db, systemClock,
       { reviewScore: 0.88, confirmScore: 0.97 }, jobs, log)
+    // A load enqueues the re-screening of every customer (none here): its kind is registered.
+    new Rescreening(handle.db, new ScreeningReviews(handle.db, systemClock, service), jobs, log)
     const caller = { role: 'operator' as const, credentialId: 'bench', label: 'bench',
       partnerId: null, permissions: new Set<never>() }
     await timed('load_parse_write_index', () => service.load([file], { uploadId: randomUUID(),
