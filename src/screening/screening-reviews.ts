@@ -127,7 +127,7 @@ export class ScreeningReviews {
     const cleared = await clearedEntries(trx, subject.subjectId)
     if (hits.every((hit) => cleared.has(entryKey(hit)))) return { status: 'clear' }
     const now = bankNow(this.clock)
-    const { rows: [row] } = await sql<ReviewRow>`
+    const { rows: [row] } = await sql<ReviewRow & { inserted: boolean }>`
       insert into screening_reviews (id, partner_id, entity_id, subject, subject_id, cause,
         screened, hits, top_score, status, opened_at)
       values (${randomUUID()}, ${subject.partnerId}, ${subject.entityId}, ${subject.subject},
@@ -136,9 +136,11 @@ export class ScreeningReviews {
       on conflict (subject, subject_id) where status in ('open', 'clear_pending')
       do update set hits = excluded.hits, screened = excluded.screened,
         top_score = excluded.top_score
-      returning *`.execute(trx)
-    await this.tell(trx, { review: row!, to: 'open' })
-    return { status: 'review', reviewId: row!.id }
+      returning *, (xmax = 0) as inserted`.execute(trx)
+    // Listeners hear of a new review; new hits joining an undecided one change nothing they did.
+    const { inserted, ...review } = row!
+    if (inserted) await this.tell(trx, { review, to: 'open' })
+    return { status: 'review', reviewId: review.id }
   }
 
   /**
