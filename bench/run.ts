@@ -43,11 +43,15 @@
 //--max-semi-space-size=64), BANK_DB_POOL_MAX (10), BENCH_PAGING_ROWS,
 // BENCH_DEBIT_ORDERS, BENCH_DATABASE_TEMPLATE (a database to copy instead of starting empty),
 // BENCH_RESULTS_FILE (where to write the results instead; for runs
-// that are compared, not kept), and BENCH_PHASES: a comma-separated subset of
+// that are compared, not kept), BENCH_SCREENING_LIST (a seeded sanctions list of this many
+// entries, bench/screening-list.ts, loaded before the phases: every payout's recipient is
+// screened against it; 0, the default: no list), BENCH_RECIPIENT_NAMES (the transfers pay
+// this many distinct recipient names in turn; 1, the default: all pay 'Bench Recipient',
+// whose screening the bank remembers), and BENCH_PHASES: a comma-separated subset of
 // echo,spread,hot,card-hot,card-spread,bulk,debit,paging to run (default all; for short
 // runs while developing). Each rate's latencies: p50, p90 and p99.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
+import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -65,6 +69,7 @@ import type { BenchCards } from './card-phases.ts'
 import { debitPhase } from './debit-phase.ts'
 import { Meter, type SpanCost } from './meter.ts'
 import { benchPayment } from './payment.ts'
+import { benchList, word } from './screening-list.ts'
 import { timedRun } from './timed-run.ts'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -73,6 +78,8 @@ const in_flight = Number(process.env.BENCH_IN_FLIGHT ?? 128)
 const phase_ms = Number(process.env.BENCH_PHASE_MS ?? 10_000)
 const warmup_ms = Number(process.env.BENCH_WARMUP_MS ?? 2_000)
 const accounts_count = Number(process.env.BENCH_ACCOUNTS ?? 1000)
+const screening_list_entries = Number(process.env.BENCH_SCREENING_LIST ?? 0)
+const recipient_names = Math.max(1, Number(process.env.BENCH_RECIPIENT_NAMES ?? 1))
 /**
  * Request budgets of the bench's credentials: the most the bank allows, far above any rate it
  * reaches.
@@ -154,6 +161,7 @@ async function main(): Promise<void> {
     const operator = new OperatorClient({ connection: nc, token, timeoutMs: 60_000 })
     const bench: BenchRun = { ...(await setUp(nc, operator)), nc, operator, meter, token,
       dbUrl: dbUrl.toString(), profiler: profilerOf(services, profileDir) }
+    if (screening_list_entries > 0) await loadScreeningList(operator)
     const results = await transferPhases(bench, template)
     await otherPhases(bench, results)
     report(results, profileDir, bench.profiler.files())
@@ -296,7 +304,10 @@ async function transferPhases(bench: BenchRun, template: string | undefined) {
       perOperation('echo', m.out.cost!, echoResult.completed, { echo: true }))
   }
   let next = 0
-  const transfer = (accountId: string) => client.accounts.transfer(benchPayment(accountId))
+  const names = recipientNames()
+  let paid = 0
+  const transfer = (accountId: string) => client.accounts.transfer({
+    ...benchPayment(accountId), name: names[paid++ % names.length]! })
   if (phases.has('spread')) {
     const m = meteredBy(meter, profiler.start)
     const spread = await drive(() => transfer(accounts[next++ % accounts.length]!), m.hooks)
@@ -326,6 +337,28 @@ async function transferPhases(bench: BenchRun, template: string | undefined) {
   return results
 }
 
+/** BENCH_SCREENING_LIST: the seeded list, uploaded as `bank screening load` sends a file. */
+async function loadScreeningList(operator: OperatorClient): Promise<void> {
+  const { file } = benchList(screening_list_entries)
+  const part_bytes = 192 * 1024
+  const parts = Math.ceil(file.length / part_bytes)
+  const upload_id = randomUUID()
+  const sha256 = createHash('sha256').update(file).digest('hex')
+  const started = performance.now()
+  for (let part = 0; part < parts; part++) {
+    await operator.screening.upload({ upload_id, part, parts, sha256,
+      data: file.subarray(part * part_bytes, (part + 1) * part_bytes).toString('base64') })
+  }
+  console.log(`screening list: ${screening_list_entries} entries, ${file.length} bytes, ` +
+    `loaded in ${Math.round(performance.now() - started)} ms`)
+}
+
+/** BENCH_RECIPIENT_NAMES: the recipients' names the transfers pay in turn. */
+function recipientNames(): string[] {
+  if (recipient_names === 1) return ['Bench Recipient']
+  return Array.from({ length: recipient_names }, () => `${word()} ${word()}`)
+}
+
 /** What the results say of the run itself: when, on what, with which settings and phases. */
 function resultsHeading(accounts: number): Record<string, unknown> {
   const results: Record<string, unknown> = {
@@ -341,6 +374,8 @@ function resultsHeading(accounts: number): Record<string, unknown> {
       'per batch)',
   }
   if (phases.size < allPhases.length) results.phases = [...phases].join(',')
+  if (screening_list_entries > 0) results.screening_list_entries = screening_list_entries
+  if (recipient_names > 1) results.recipient_names = recipient_names
   return results
 }
 

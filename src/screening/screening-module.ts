@@ -57,7 +57,7 @@ export const screeningModule: Module<ScreeningServices, ScreeningTables> = {
         dateOfBirth: r.date_of_birth, idNumber: r.id_number }, threshold)
       const lists = (await s.screening.activeLists()).map((l) =>
         ({ source: l.source, load_id: l.id, list_date: l.list_date }))
-      return { threshold, lists, hits }
+      return { threshold, lists, hits: [...hits] }
     }),
     endpoint(contract.screening.screeningReviews, (r) => s.screeningReviews.list({ ...r,
       limit: r.limit ?? 50 })),

@@ -94,9 +94,9 @@ export class ScreeningReviews {
   /** The hits of the subject's names, best first, one per list entry. */
   async hitsOf(screened: readonly Screened[]): Promise<ScreeningHit[]> {
     const best = new Map<string, ScreeningHit>()
-    for (const one of screened) {
-      const hits = await this.screening.screen({ name: one.name, kind: one.kind,
-        dateOfBirth: one.date_of_birth, idNumber: one.id_number })
+    const answers = await this.screening.screenAll(screened.map((one) => ({ name: one.name,
+      kind: one.kind, dateOfBirth: one.date_of_birth, idNumber: one.id_number })))
+    for (const hits of answers) {
       for (const hit of hits) {
         const seen = best.get(hit.entry_id)
         if (!seen || seen.score < hit.score) best.set(hit.entry_id, hit)

@@ -28,6 +28,11 @@ import { ScreeningStore, type IndexedEntryRow, type LoadRow } from './screening-
 export const rescreen_job_kind = 'screening.rescreen'
 /** How often `screen` reads which versions are active (a load elsewhere is seen within it). */
 const version_check_ms = 1_000
+/**
+ * Screenings remembered per index, so that a payee paid again is not screened again; when
+ * full they are forgotten all at once (a new index starts empty too).
+ */
+const remembered_max = 20_000
 /** Parts of an upload left unfinished this long are dropped when another upload starts. */
 const stale_upload_ms = 24 * 60 * 60_000
 
@@ -93,6 +98,8 @@ interface BuiltIndex {
   version: string
   index: NameIndex
   entries: IndexedEntryRow[]
+  /** Answers given from this index, by threshold and request (see `remember`). */
+  remembered: Map<string, readonly ScreeningHit[]>
 }
 
 export class ScreeningService {
@@ -118,12 +125,41 @@ export class ScreeningService {
    * by default), best first.
    */
   async screen(request: ScreenRequest, threshold = this.settings.reviewScore)
-      : Promise<ScreeningHit[]> {
-    const started = performance.now()
-    const { index, entries } = await this.current()
-    const found = index.screen(request, threshold)
-    this.timing?.observe((performance.now() - started) / 1000)
-    return found.map((hit) => {
+      : Promise<readonly ScreeningHit[]> {
+    const [hits] = await this.screenAll([request], threshold)
+    return hits!
+  }
+
+  /**
+   * `screen` for several names against one reading of the active lists (a payout's
+   * recipient as a person and as a business). With no list loaded there is nothing to
+   * screen against: every answer is empty and no screening is timed. A request answered
+   * before from the same lists at the same threshold is answered again from memory.
+   */
+  async screenAll(requests: readonly ScreenRequest[], threshold = this.settings.reviewScore)
+      : Promise<(readonly ScreeningHit[])[]> {
+    let started = performance.now()
+    const built = await this.current()
+    if (built.index.size === 0) return requests.map(() => no_hits)
+    return requests.map((request) => {
+      const key = `${threshold}\u0000${request.kind}\u0000${request.dateOfBirth ?? ''}\u0000` +
+        `${request.idNumber ?? ''}\u0000${request.name}`
+      let hits = built.remembered.get(key)
+      if (!hits) {
+        hits = this.hitsIn(built, request, threshold)
+        remember(built.remembered, key, hits)
+      }
+      // Each name's own time (the first one's with the version check).
+      const now = performance.now()
+      this.timing?.observe((now - started) / 1000)
+      started = now
+      return hits
+    })
+  }
+
+  private hitsIn({ index, entries }: BuiltIndex, request: ScreenRequest,
+      threshold: number): ScreeningHit[] {
+    return index.screen(request, threshold).map((hit) => {
       const entry = entries[hit.entry]!
       return { entry_id: entry.id, source: entry.source, list_ref: entry.list_ref,
         load_id: entry.load_id, kind: entry.kind, matched_name: hit.matched_name,
@@ -234,11 +270,20 @@ export class ScreeningService {
     const entries = await this.store.activeEntries()
     const index = new NameIndex()
     for (const entry of entries) index.add(entry)
-    this.built = { version, index, entries }
+    this.built = { version, index, entries, remembered: new Map() }
     this.log.info({ entries: entries.length, ms: Math.round(performance.now() - started) },
       'screening: index built')
     return this.built
   }
+}
+
+const no_hits: readonly ScreeningHit[] = Object.freeze([])
+
+/** Keeps an answer, forgetting all the others first when `remembered_max` are kept. */
+function remember(remembered: Map<string, readonly ScreeningHit[]>, key: string,
+    hits: readonly ScreeningHit[]): void {
+  if (remembered.size >= remembered_max) remembered.clear()
+  remembered.set(key, hits)
 }
 
 /** The list a file holds, read piece by piece; refused (422) when it is neither list. */

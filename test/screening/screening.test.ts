@@ -90,7 +90,9 @@ test('screening - a new load of a list replaces its active version at once; the 
   assert.ok(old.replaced_at)
   assert.deepEqual(loads.filter((l) => l.active).map((l) => l.id).sort(),
     [second.id, unLoad].sort())
-  const checked = await tb.operator.screening.check({ name: 'Lerato Nkosi van Wyk' })
+  // The very name screened before the load: its answer then (no hit) is not remembered
+  // past the load.
+  const checked = await tb.operator.screening.check({ name: 'Lerato Nkosi-van Wyk' })
   assert.equal(checked.hits[0]!.list_ref, '990006')
   assert.equal(checked.hits[0]!.load_id, second.id)
   assert.deepEqual(checked.lists.map((l) => l.source).sort(), ['ofac_sdn', 'un_consolidated'])
