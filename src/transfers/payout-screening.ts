@@ -19,7 +19,9 @@ import type { Screened } from '../screening/screening-tables.ts'
 // does not pay it (`heldOf`). Cleared, it goes on as any Pending payout: an EFT in the next
 // cycle, an RTC by the RTC recovery. Confirmed, it fails (its hold released: the money stays
 // with the payer) in the decision's transaction; the account-status module freezes the
-// paying entity's accounts (account-status/screening-holds.ts).
+// paying entity's accounts (account-status/screening-holds.ts). A bulk batch's payments are
+// screened the same way when they become payouts (bulk/bulk-processing.ts: `checkAll`,
+// `hold`, `heldOf`), and go on or fail by `onDecided`, since their rows are bulk/'s.
 
 /** The reason a confirmed payout fails with: never the list entry. */
 export const screening_failed_reason = "refused by the bank's sanctions screening"
@@ -76,15 +78,17 @@ export class PayoutScreening {
 
   /** Fails a payout when its review is confirmed, in the decision's transaction. */
   listen(ledger: ComposedWriter): void {
-    this.onDecided(async (trx, change) => {
-      if (change.to === 'confirmed') await failPayout(trx, ledger, change)
+    this.reviews.listen(async (trx, change) => {
+      if (change.review.subject !== 'payout' || change.to !== 'confirmed') return
+      await failPayout(trx, ledger, change)
     })
   }
 
   /**
    * Hears each decision (`cleared`, `confirmed`) of a payout's review, in the decision's
    * transaction: how payouts kept elsewhere than transfers' rows (a bulk batch's payments)
-   * go on or fail.
+   * go on or fail. It hears it before the listeners that lock accounts (the freeze of a
+   * confirmed hit), so a lock its payouts take before their accounts' (a batch's) comes first.
    */
   onDecided(listener: (trx: Kysely<Database>, change: ReviewChange & {
       to: 'cleared' | 'confirmed' }) => Promise<void>): void {
@@ -93,7 +97,7 @@ export class PayoutScreening {
       if (change.to === 'cleared' || change.to === 'confirmed') {
         await listener(trx, { ...change, to: change.to })
       }
-    })
+    }, { first: true })
   }
 }
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { onboardPartner, secondOperator, useTestBank, type TestPartner } from '../support/harness.ts'
+import {
+  onboardPartner, secondOperator, useTestBank, type TestPartner,
+} from '../support/harness.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
 import { fixture, uploadList } from '../screening/list-upload.ts'
 import { balances, fund, newAccount, sast, txById } from '../transfers/helpers.ts'
