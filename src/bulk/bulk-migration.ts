@@ -61,3 +61,13 @@ export const bulkPaymentsMigration: Migration = {
     `)
   },
 }
+
+// A payment found by its ledger transaction: a screening review names the payment by its
+// tx_id, and its decision fails the payment or sends it on (bulk-processing.ts).
+export const bulkPaymentTxIdsMigration: Migration = {
+  async up(db: Kysely<any>) {
+    await runStatements(db, `
+      create index bulk_payment_items_tx_id on bulk_payment_items (tx_id) where tx_id is not null
+    `)
+  },
+}

@@ -7,7 +7,7 @@ import { contract } from '../contract/index.ts'
 import { endpoint, partnerOf, subjectEntity } from '../transport/nats/endpoint.ts'
 import { bulk_otp_expiry_job_kind } from './bulk-service.ts'
 import { bulk_process_job_kind, bulk_eft_cycle_job_kind } from './bulk-processing.ts'
-import { bulkPaymentsMigration } from './bulk-migration.ts'
+import { bulkPaymentsMigration, bulkPaymentTxIdsMigration } from './bulk-migration.ts'
 import { pinBudgetMigration } from './pin-budget-migration.ts'
 import { bulk_limits } from './bulk-contract.ts'
 import { bulk_eft_cycle_job_limits, bulk_otp_expiry_job_limits, bulk_process_job_limits } from './bulk-limits.ts'
@@ -39,12 +39,14 @@ export const bulkModule: Module<BulkServices, BulkTables> = {
     })
     const bulkProcessing = new BulkProcessing(db, s.ledgerWriter, s.jobRunner, s.advices,
       s.events, s.isoRail, (accountIds) => s.clearing.payersOf(accountIds),
-      (accountId, payment, batchId) => s.clearing.payRealTime(accountId, payment, 'bulk', batchId))
+      (accountId, payment, batchId) => s.clearing.payRealTime(accountId, payment, 'bulk', batchId),
+      s.payoutScreening)
     return { bulk, bulkProcessing }
   },
   migrations: {
     '0007_bulk_payments': bulkPaymentsMigration,
     '0020_bulk_pin_budget': pinBudgetMigration,
+    '0053_bulk_payment_tx_ids': bulkPaymentTxIdsMigration,
   },
   limits: {
     // The request bounds live in the contract, which the SDK checks too.

@@ -11,10 +11,15 @@ import type { IsoRail, OutgoingTransfer, PayoutStatus, SettledCounts } from '../
 import { toSast } from '../calendar/sa-calendar.ts'
 import type { PaymentAdvices } from '../transfers/payment-advice.ts'
 import { paymentRows, paymentSettlements, type PaymentRow } from '../ledger/bulk-journals.ts'
-import { batchByUuid, batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemsOf, setItemTxIds, updateBatch, type BatchRow, type ItemRow } from './bulk-store.ts'
+import {
+  batchByUuid, batchByUuidForUpdate, batchesWithOpenEfts, finishItems, itemByTxId, itemsOf,
+  setItemTxIds, updateBatch, type BatchCursor, type BatchRow, type ItemRow,
+} from './bulk-store.ts'
 import { batchView, paymentView } from './bulk-view.ts'
 import { newRowId } from '../ledger/row-id.ts'
 import { bulk_process_job_limits, bulk_eft_cycle_job_limits } from './bulk-limits.ts'
+import { screening_failed_reason, type PayoutScreening } from '../transfers/payout-screening.ts'
+import type { CheckedSubject } from '../screening/screening-reviews.ts'
 
 // Paying out a verified batch, as jobs (src/jobs):
 //  - `bulk.process` (one per batch, enqueued by verify): gives every payment its own
@@ -29,6 +34,17 @@ import { bulk_process_job_limits, bulk_eft_cycle_job_limits } from './bulk-limit
 // those still `processing`, and the rail is idempotent by tx_id, so a run cut short and
 // run again from the start pays nothing twice. The batch is `completed` in the
 // transaction that books its last payment.
+//
+// Each payment's recipient is screened against the sanctions lists as a single payout's is
+// (transfers/payout-screening.ts), when the payment becomes a payout: `bulk.process` gives
+// the payments their transaction ids and screens their names before the transaction that
+// writes their rows (outside it: the screening reads the lists on its own connection), and
+// a hit's review is written in that transaction. A payment in an undecided review stays
+// `processing` (its row `Pending`) and is neither paid (RTC) nor sent with a cycle (EFT);
+// the rest of the batch goes on. Cleared, an EFT goes with the next cycle and an RTC with
+// a `bulk.process` run the clearing enqueues; confirmed, it fails in the decision's
+// transaction (refunded as a payment the rail refused), and the account-status module
+// freezes the paying entity's accounts.
 
 export const bulk_process_job_kind = 'bulk.process'
 export const bulk_eft_cycle_job_kind = 'bulk.eft_cycle'
@@ -51,7 +67,23 @@ export class BulkProcessing {
     /** Pays an RTC through the gateway (clearing-service.ts payRealTime). */
     private readonly payRealTime: (accountId: string, payment: RailPayment,
       batchId: string) => Promise<RailOutcome | undefined>,
+    /** The recipients' sanctions screening (transfers/payout-screening.ts). */
+    private readonly screening: Pick<PayoutScreening, 'checkAll' | 'hold' | 'heldOf'
+      | 'onDecided'>,
   ) {
+    screening.onDecided(async (trx, change) => {
+      const item = await itemByTxId(trx, change.review.subject_id)
+      if (!item || item.status !== 'processing') return
+      if (change.to === 'confirmed') {
+        await this.bookIn(trx, item.batch_id, new Map([[item.tx_id!, { status: 'failed',
+          reason: screening_failed_reason }]]))
+      } else if (item.real_time) {
+        // An RTC waits for no cycle: a run of the batch's processing pays it.
+        await jobs.enqueue(trx, { kind: bulk_process_job_kind,
+          key: `${item.batch_id}:cleared:${change.review.id}`,
+          payload: { batch_id: item.batch_id } })
+      }
+    })
     iso.handleStatuses('bulk', (trx, statuses) => this.bookAnswers(trx, statuses))
     jobs.register({
       kind: bulk_process_job_kind,
@@ -73,10 +105,11 @@ export class BulkProcessing {
   }
 
   async process(batchId: string): Promise<Record<string, unknown>> {
-    const batch = await this.createPaymentRows(batchId)
+    const screened = await this.screen(batchId)
+    const batch = await this.createPaymentRows(batchId, screened)
     if (!batch) return { skipped: true }
-    const open = (await itemsOf(this.db, batchId)).filter((i) => i.real_time
-      && i.status === 'processing' && i.tx_id)
+    const open = await this.unheld((await itemsOf(this.db, batchId)).filter((i) => i.real_time
+      && i.status === 'processing' && i.tx_id))
     let paid = 0
     for (let start = 0; start < open.length; start += bulk_settle_chunk_max) {
       const chunk = open.slice(start, start + bulk_settle_chunk_max)
@@ -96,8 +129,33 @@ export class BulkProcessing {
     return { rtc_booked: paid }
   }
 
-  /** One transaction: every payment still without a ledger row gets one (idempotent). */
-  private async createPaymentRows(batchId: string): Promise<BatchRow | undefined> {
+  /**
+   * Before the payments' rows are written: each payment still without one is given its
+   * transaction id, and its recipient screened (outside any transaction).
+   */
+  private async screen(batchId: string): Promise<Screened> {
+    const batch = await batchByUuid(this.db, batchId)
+    if (batch?.status !== 'processing') return { txIds: new Map(), checked: [] }
+    const items = (await itemsOf(this.db, batchId)).filter((i) => i.status === 'processing'
+      && i.tx_id === null)
+    const txIds = new Map(items.map((item) => [item.position, newRowId()]))
+    const checked = await this.screening.checkAll(batch.partner_id, batch.account_id,
+      items.map((item) => ({ txId: txIds.get(item.position)!, name: item.name })))
+    return { txIds, checked }
+  }
+
+  /** The payments among these not held in a screening review. */
+  private async unheld(items: ItemRow[]): Promise<ItemRow[]> {
+    const held = await this.screening.heldOf(this.db, items.map((i) => i.tx_id!))
+    return held.size === 0 ? items : items.filter((i) => !held.has(i.tx_id!))
+  }
+
+  /**
+   * One transaction: every payment still without a ledger row gets one (idempotent), with
+   * the id it was screened under, and the reviews of its hits.
+   */
+  private async createPaymentRows(batchId: string,
+      screened: Screened): Promise<BatchRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
       const batch = await batchByUuidForUpdate(trx, batchId)
       assert(batch, `processing job for missing batch ${batchId}`)
@@ -105,9 +163,18 @@ export class BulkProcessing {
       const items = (await itemsOf(trx, batchId)).filter((i) => i.status === 'processing'
         && i.tx_id === null)
       if (items.length === 0) return batch
-      const given = items.map((item) => ({ item, tx_id: newRowId() }))
+      const given = items.map((item) => {
+        const txId = screened.txIds.get(item.position)
+        // Read before this transaction, and a payment never loses its row: never missing.
+        assert(txId, `batch ${batchId}: payment ${item.position} was not screened`)
+        return { item, tx_id: txId }
+      })
       const rows = given.map(({ item, tx_id }) => paymentRow(batch, item, tx_id))
       const now = await this.ledger.write(trx, paymentRows, rows)
+      // A run cut short after screening wrote some rows: only this write's payments are held.
+      const written = new Set(given.map((g) => g.tx_id))
+      await this.screening.hold(trx, screened.checked.filter((c) =>
+        written.has(c.subject.subjectId)))
       await setItemTxIds(trx, batchId,
         given.map(({ item, tx_id }) => ({ position: item.position, tx_id })))
       const advised = given.filter(({ item }) => item.notification_email)
@@ -125,16 +192,14 @@ export class BulkProcessing {
    */
   async eftCycle(cutoff: Date): Promise<Record<string, unknown>> {
     let sent = 0
-    const done = new Set<string>()
+    let after: BatchCursor | undefined
     await this.iso.writeUnwritten()
     for (;;) {
-      const batchIds = (await batchesWithOpenEfts(this.db, cutoff, eft_cycle_batches_max)).filter(
-        (id) => !done.has(id))
-      if (batchIds.length === 0) break
-      for (const batchId of batchIds) {
-        done.add(batchId)
-        sent += await this.sendEfts(batchId, toSast(cutoff).date)
-      }
+      const page = await batchesWithOpenEfts(this.db, cutoff, eft_cycle_batches_max, after)
+      const last = page.at(-1)
+      if (!last) break
+      for (const { id } of page) sent += await this.sendEfts(id, toSast(cutoff).date)
+      after = last
     }
     const answered = this.iso.answersAtOnce && sent > 0 ? await this.iso.exchange() : undefined
     return { eft_sent: sent, ...(answered ? { eft_booked: answered.settled + answered.failed
@@ -145,8 +210,8 @@ export class BulkProcessing {
   private async sendEfts(batchId: string, settlementDate: string): Promise<number> {
     const batch = await batchByUuid(this.db, batchId)
     if (!batch || batch.status !== 'processing') return 0
-    const open = (await itemsOf(this.db, batchId)).filter((i) => !i.real_time
-      && i.status === 'processing' && i.tx_id)
+    const open = await this.unheld((await itemsOf(this.db, batchId)).filter((i) => !i.real_time
+      && i.status === 'processing' && i.tx_id))
     const already = await this.iso.submitted(open.map((i) => i.tx_id!))
     const fresh = open.filter((i) => !already.has(i.tx_id!))
     if (fresh.length === 0) return 0
@@ -252,6 +317,15 @@ export class BulkProcessing {
     await appendEvents(trx, events)
     return { paid: paidTxIds.length, failed: finished.length - paidTxIds.length }
   }
+}
+
+/**
+ * What `bulk.process` screened before writing the payments' rows: the transaction id given
+ * to each payment (by position) and the subjects with a hit.
+ */
+interface Screened {
+  txIds: Map<number, string>
+  checked: CheckedSubject[]
 }
 
 /** A payment of a batch as the ledger writes its own row (its money left in the funding row). */

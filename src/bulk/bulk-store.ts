@@ -103,12 +103,23 @@ export async function finishItems(
     where i.batch_id = ${batchId} and i.position = v.position`.execute(trx)
 }
 
-/** Batches still paying out whose EFT payments wait for a clearing cycle (verified by `before`). */
-export async function batchesWithOpenEfts(db: Executor, before: Date,
-    limit: number): Promise<string[]> {
-  const rows = await db
+/** Where a page of batches with open EFTs ended: its last batch's verify time and id. */
+export interface BatchCursor {
+  verified_at: Date
+  id: string
+}
+
+/**
+ * Batches still paying out whose EFT payments wait for a clearing cycle (verified by
+ * `before`), oldest verified first, a page after `after`: paged by position rather than by
+ * what was sent, so batches whose open EFTs cannot go yet (held in a screening review, or
+ * sent and not answered) never hide the ones after them.
+ */
+export async function batchesWithOpenEfts(db: Executor, before: Date, limit: number,
+    after?: BatchCursor): Promise<Array<{ id: string; verified_at: Date }>> {
+  let query = db
     .selectFrom('bulk_payments as b')
-    .select('b.id')
+    .select(['b.id', 'b.verified_at'])
     .where('b.status', '=', 'processing')
     .where('b.verified_at', '<=', before)
     .where((eb) =>
@@ -122,8 +133,16 @@ export async function batchesWithOpenEfts(db: Executor, before: Date,
           .where('i.tx_id', 'is not', null),
       ),
     )
-    .orderBy('b.verified_at')
-    .limit(limit)
-    .execute()
-  return rows.map((r) => r.id)
+  if (after) {
+    query = query.where((eb) => eb.or([eb('b.verified_at', '>', after.verified_at),
+      eb.and([eb('b.verified_at', '=', after.verified_at), eb('b.id', '>', after.id)])]))
+  }
+  const rows = await query.orderBy('b.verified_at').orderBy('b.id').limit(limit).execute()
+  return rows.map((r) => ({ id: r.id, verified_at: r.verified_at! }))
+}
+
+/** The payment of a batch that has this ledger transaction, if any. */
+export async function itemByTxId(db: Executor, txId: string): Promise<ItemRow | undefined> {
+  return db.selectFrom('bulk_payment_items').selectAll().where('tx_id', '=', txId)
+    .executeTakeFirst()
 }

@@ -19,7 +19,7 @@ import type { ReviewCause, ReviewStatus, ReviewSubject, Screened,
 // `confirmed`: no account opens for it (accounts' `open` asks `heldStatus`), and what
 // listens to the reviews (the account-status module) freezes its accounts while it is held
 // and lifts that freeze when the last review is cleared. A payment's undecided review holds
-// that payment only (transfers' and incoming's listeners). Clearing a review whose best
+// that payment only (transfers', bulk's and incoming's listeners). Clearing a review whose best
 // score is at or above the confirm score takes two operators: the first asks
 // (`clear_pending`), another clears. A hit on an entry an operator has cleared for the same
 // subject before does not open a review again (a re-screening, an update that leaves the
@@ -86,9 +86,15 @@ export class ScreeningReviews {
     private readonly screening: ScreeningService,
   ) {}
 
-  /** Hears every change of a review, in its transaction (a failure undoes the change). */
-  listen(listener: ReviewListener): void {
-    this.listeners.push(listener)
+  /**
+   * Hears every change of a review, in its transaction (a failure undoes the change).
+   * `first` puts the listener before those already there: one that must take a lock of its
+   * own before any account's (a bulk batch's row) hears the change before the listeners that
+   * lock accounts (a freeze).
+   */
+  listen(listener: ReviewListener, options: { first?: boolean } = {}): void {
+    if (options.first) this.listeners.unshift(listener)
+    else this.listeners.push(listener)
   }
 
   /** The hits of the subject's names, best first, one per list entry. */

@@ -33,6 +33,8 @@ export interface TransferServices {
   advices: PaymentAdvices
   /** The daily deletion of expired clientTxIds (`transfers.key_expiry`). */
   transferKeyExpiry: TransferKeyExpiry
+  /** Payout recipients' sanctions screening, for transfers and bulk payments. */
+  payoutScreening: PayoutScreening
 }
 
 // Transfers: EFT/RTC payouts, settlement, clearing, payment advices. Its `transfer_keys`
@@ -69,7 +71,7 @@ export const transfersModule: Module<TransferServices, TransferTables> = {
       (accountId, payment) => clearing.payRealTime(accountId, payment), payees, advices,
       s.ledgerWriter, { fees: config.fees, log }, screening)
     return {
-      transfers, clearing, advices,
+      transfers, clearing, advices, payoutScreening: screening,
       transactions: new TransactionService(db, accounts),
       transferKeyExpiry: new TransferKeyExpiry(s.ledger, clock, s.jobRunner,
         config.transferKeyWindowMs),

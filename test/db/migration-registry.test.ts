@@ -59,6 +59,7 @@ const shipped = [
   '0050_approval_unclaimed',
   '0051_screening',
   '0052_screening_reviews',
+  '0053_bulk_payment_tx_ids',
   '0055_monitoring',
   '0056_approval_str_filing',
   '0057_monitoring_watermark',
