@@ -46,7 +46,7 @@ export const bulkModule: Module<BulkServices, BulkTables> = {
   migrations: {
     '0007_bulk_payments': bulkPaymentsMigration,
     '0020_bulk_pin_budget': pinBudgetMigration,
-    '0053_bulk_payment_tx_ids': bulkPaymentTxIdsMigration,
+    '0058_bulk_payment_tx_ids': bulkPaymentTxIdsMigration,
   },
   limits: {
     // The request bounds live in the contract, which the SDK checks too.

@@ -59,10 +59,10 @@ const shipped = [
   '0050_approval_unclaimed',
   '0051_screening',
   '0052_screening_reviews',
-  '0053_bulk_payment_tx_ids',
   '0055_monitoring',
   '0056_approval_str_filing',
   '0057_monitoring_watermark',
+  '0058_bulk_payment_tx_ids',
 ]
 
 test('migration registry - the modules declare exactly the shipped migrations, in order', () => {
