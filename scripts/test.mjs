@@ -77,7 +77,11 @@ const fileTimeoutMs = 240_000
 // four images (about four minutes cold, three warm) before it composes them.
 // The recurring debit orders' test walks a sandbox clock through a year of collections (2.5
 // minutes of a quiet machine's time on PGlite; a loaded one took it past four).
-const longFiles = /^test\/property\/|^test\/deploy\/|^test\/debit\/collection-recurring\./
+// The guides' test runs every page's commands, the debit-order guide's two months of
+// sandbox advances among them (160 s in all on CI; a loaded machine took that one past 144 s
+// and the file past four minutes).
+const longFiles =
+  /^test\/property\/|^test\/deploy\/|^test\/debit\/collection-recurring\.|^test\/docs\/guides\./
 const longFileTimeoutMs = 600_000
 // A group process is stopped after this long (BANK_TEST_PROCESS_TIMEOUT_MS, default an hour):
 // a last resort, since each file has its own limit and a process that outlives its last file
