@@ -37,9 +37,9 @@ function lighterHook(harness) {
         return
       }
       const test = executionAsyncResource()?.[testOf]
-      if (test !== undefined && resource !== null && typeof resource === 'object') {
-        resource[testOf] = test
-      }
+      // An error thrown here would end the process: a resource that takes no property (one
+      // frozen by its maker) stays unmarked, and an error it throws is nobody's test's.
+      if (test !== undefined && Object.isExtensible(resource)) resource[testOf] = test
     },
   })
   return {
