@@ -125,6 +125,15 @@ interface Program extends RunningProgram {
   output(): string
 }
 
+/**
+ * Every program still running when this process ends is stopped: a page cut short by its time
+ * limit does not get to stop its own, and one left running held its port for the next run.
+ */
+const running = new Set<ChildProcess>()
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
 /** Starts a `ts` block as `node --import tsx <file>.ts` in the bank's directory. */
 function startProgram(block: Block, dir: string, env: Record<string, string>): Program {
   const fixture = fixtureOf(block)
@@ -136,6 +145,8 @@ function startProgram(block: Block, dir: string, env: Record<string, string>): P
     env: programEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
+  running.add(child)
+  child.once('exit', () => running.delete(child))
   let stdout = ''
   let stderr = ''
   const waiting: { text: string; resolve(line: string): void }[] = []
