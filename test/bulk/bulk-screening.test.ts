@@ -4,7 +4,7 @@ import {
   onboardPartner, secondOperator, useTestBank, type TestPartner,
 } from '../support/harness.ts'
 import { assertLedgerClean } from '../support/assertions.ts'
-import { fixture, uploadList } from '../screening/list-upload.ts'
+import { clearReview, fixture, uploadList } from '../screening/list-upload.ts'
 import { balances, fund, newAccount, sast, txById } from '../transfers/helpers.ts'
 import { batchBody, otpOf, payment } from './helpers.ts'
 
@@ -72,13 +72,8 @@ async function reviewsOf(p: TestPartner) {
 }
 
 /** Clears a review (a second operator's too when its score asks for one). */
-async function clear(reviewId: string) {
-  const first = await tb.operator.screening.decide({ review_id: reviewId, decision: 'clear',
-    reason: 'Another person of that name: a local contractor' })
-  if (first.status === 'cleared') return first
-  return checker.client.screening.decide({ review_id: reviewId, decision: 'clear',
-    reason: 'Agreed: a false positive' })
-}
+const clear = (reviewId: string) => clearReview(tb, checker, reviewId,
+  'Another person of that name: a local contractor')
 
 /** Every event the partner is told of, as stored for delivery. */
 async function eventsOf(p: TestPartner) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { assertLedgerClean, expectApiError } from '../support/assertions.ts'
 import { onboardPartner, secondOperator, useTestBank, type TestPartner } from '../support/harness.ts'
-import { fixture, uploadList } from '../screening/list-upload.ts'
+import { clearReview, fixture, uploadList } from '../screening/list-upload.ts'
 import { balances, fund, newAccount, transferBody, txById } from './helpers.ts'
 
 // Payout recipients screened against the sanctions lists through a real bank (RULINGS
@@ -34,13 +34,8 @@ async function reviewOf(txId: string, partner = p) {
 }
 
 /** Clears a review (a second operator's too when its score asks for one). */
-async function clear(reviewId: string) {
-  const first = await tb.operator.screening.decide({ review_id: reviewId, decision: 'clear',
-    reason: 'Another person of that name: the recipient is a local supplier' })
-  if (first.status === 'cleared') return first
-  return checker.client.screening.decide({ review_id: reviewId, decision: 'clear',
-    reason: 'Agreed: a false positive' })
-}
+const clear = (reviewId: string) => clearReview(tb, checker, reviewId,
+  'Another person of that name: the recipient is a local supplier')
 
 test('payout screening - an EFT to a listed recipient is taken but stays Pending in review, is not sent, and the partner never sees the list entry', async () => {
   const account = await newAccount(p)
