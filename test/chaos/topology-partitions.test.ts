@@ -296,6 +296,15 @@ if (chaosPass) {
     return away
   }
 
+  /**
+   * Lets the load go on for as long as the test waits (past its own budget,
+   * chaosLimits.load_ms), and after that long enough to show that the bank serves.
+   */
+  function keepLoadingOn(load: TransferLoad): void {
+    load.deadline = Math.max(load.deadline, Date.now() + limits.load_after_repair_ms)
+    load.maxRequests = Math.max(load.maxRequests, load.requests + limits.load_after_repair)
+  }
+
   /** How many routes NATS server `name` has now, from its /routez. */
   async function routes(topology: Topology, name: string): Promise<number> {
     const node = topology.layout.nats.find((n) => n.name === name)!
@@ -334,12 +343,8 @@ if (chaosPass) {
           cut = performance.now()
         }, async () => {
           // The partition may outlast the load's own budget (chaosLimits.load_ms; the routes
-          // took 11 s to drop in some runs, 29 s in others): the load goes on for as long as
-          // the test waits, and after the repair long enough to show that the bank serves.
-          const keepLoading = () => {
-            load.deadline = Math.max(load.deadline, Date.now() + limits.load_after_repair_ms)
-            load.maxRequests = Math.max(load.maxRequests, load.requests + limits.load_after_repair)
-          }
+          // took 11 s to drop in some runs, 29 s in others).
+          const keepLoading = () => keepLoadingOn(load)
           await until('the cut-off server has dropped its routes', async () =>
             (keepLoading(), (await routes(topology, node)) === 0) || undefined, wait)
           faultRun.figures.routes_dropped_ms = since(cut)
@@ -510,26 +515,33 @@ if (chaosPass) {
     let heal: () => void = () => undefined
     cleanup.add(() => heal())
     let healed = 0
+    let cutAt = 0
     await runChaos({
       name: 'topology: primary cut off but from its standby',
       bank: faultRun.bank,
       databaseUrl: topology.databaseUrl,
       services: () => services,
+      // The partition lasts until the lease has run out and the standby has had a loop to act
+      // on that; writes are back only after the repair.
       fault: (load) =>
-        // The partition lasts until the lease has run out and the standby has had a loop
-        // to act on that; writes are back only after the repair.
         topo.faultUnderLoad(faultRun, load, async () => {
           const cut = performance.now()
           watch = watchPrimaries(topology, primary, cut)
           heal = topology.cut(primary.name,
             everyoneBut(topology, primary.name).filter((n) => n !== standby.name))
+          cutAt = Date.now()
           await failsafeHeld(topology, faultRun, { primary, standby, cut })
           heal()
           healed = performance.now()
           faultRun.figures.cut_ms = Math.round(healed - cut)
         }, async () => {
           faultRun.figures.writes_back_after_repair_ms = since(healed)
+          await untilStrandedGone(topology, primary, load, { faultRun, cutAt, healed })
         }),
+    }).catch((error: unknown) => {
+      Object.assign(faultRun.figures, watch?.seen)
+      topo.report('primary cut off but from its standby (failed)', faultRun)
+      throw error
     })
     const seen = await watch!.stop()
     const now = await topology.primary()
@@ -543,6 +555,30 @@ if (chaosPass) {
     assert.equal(seen.both_primary, 0, 'never two primaries at once (no split brain)')
     assert.equal(codes['500'] ?? 0, 0, 'no internal errors')
     assert.equal(codes['504'] ?? 0, 0, 'every request was answered by the bank')
+  }
+
+  /**
+   * Sessions on `node` of the bank's still inside a transaction whose last statement came
+   * before `at` (epoch ms): transactions in flight at the cut. HAProxy dropped their client
+   * while the network was cut, PostgreSQL never heard of it, and they hold their row locks
+   * until PostgreSQL's idle-in-transaction timeout (BANK_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS)
+   * ends them; meanwhile transfers on those accounts give up waiting (503).
+   */
+  const stranded = (topology: Topology, node: PostgresNode, at: number) =>
+    withClient(topology.nodeUrl(node), async (c) => Number((await c.query<{ n: string }>(
+      `select count(*) as n from pg_stat_activity where datname = 'bank'
+         and state like 'idle in transaction%' and state_change < to_timestamp($1 / 1000.0)`,
+      [at])).rows[0]!.n))
+
+  /** Until the transactions stranded at the cut are gone, the load going on meanwhile. */
+  async function untilStrandedGone(topology: Topology, node: PostgresNode, load: TransferLoad,
+    at: { faultRun: FaultRun; cutAt: number; healed: number }): Promise<void> {
+    const { figures } = at.faultRun
+    figures.stranded_at_writes_back = await stranded(topology, node, at.cutAt)
+    await until('the transactions stranded at the cut are gone', async () =>
+      (keepLoadingOn(load), (await stranded(topology, node, at.cutAt)) === 0) || undefined,
+    topo.topologyFaultLimits.test_timeout_ms)
+    figures.stranded_gone_after_repair_ms = since(at.healed)
   }
 
   /**
