@@ -397,7 +397,7 @@ if (chaosPass) {
           heal = topology.cut(member.name, everyoneBut(topology, member.name))
           cut = performance.now()
           cutAt = Date.now()
-        }, () => etcdAwayAndBack(topology, faultRun, { member, other, cut, cutAt, heal })),
+        }, () => etcdAwayAndBack(topology, load, faultRun, { member, other, cut, cutAt, heal })),
     })
     const seen = await watch!.stop()
     const now = await topology.primary()
@@ -419,37 +419,39 @@ if (chaosPass) {
    * it), and again a ttl later; then the network back, and until the member follows the same
    * leader as the others.
    */
-  async function etcdAwayAndBack(topology: Topology, faultRun: FaultRun, at: {
-    member: { name: string; id: string }; other: string; cut: number; cutAt: number
-    heal: () => void }): Promise<void> {
+  async function etcdAwayAndBack(topology: Topology, load: TransferLoad, faultRun: FaultRun,
+    at: { member: { name: string; id: string }; other: string; cut: number; cutAt: number
+      heal: () => void }): Promise<void> {
     const { figures } = faultRun
     const { member, other } = at
-    const wait = topo.topologyFaultLimits.test_timeout_ms
+    // Unhindered, the load would reach its request budget during the partition.
+    const waitUntil = <T>(what: string, check: () => Promise<T | undefined>) =>
+      until(what, () => (keepLoadingOn(load), check()), topo.topologyFaultLimits.test_timeout_ms)
     const status = (name: string) => topo.etcdStatus(topology, name)
-    await until('the other members have a new leader', async () => {
+    await waitUntil('the other members have a new leader', async () => {
       const { leader } = await status(other)
       return (leader !== '0' && leader !== member.id) || undefined
-    }, wait)
+    })
     figures.new_etcd_leader_ms = since(at.cut)
-    await until('the cut-off member knows no leader', async () =>
-      (await status(member.name)).leader === '0' || undefined, wait)
+    await waitUntil('the cut-off member knows no leader', async () =>
+      (await status(member.name)).leader === '0' || undefined)
     figures.member_leaderless_ms = since(at.cut)
     const ttl = clusterSettings().ttl * 1000
-    await until('the leader lease was renewed after the cut', async () =>
-      ((await topo.leaseExpiry(topology, other)) ?? 0) > at.cutAt + ttl || undefined, wait)
+    await waitUntil('the leader lease was renewed after the cut', async () =>
+      ((await topo.leaseExpiry(topology, other)) ?? 0) > at.cutAt + ttl || undefined)
     figures.lease_renewed_ms = since(at.cut)
     // Renewed again more than a ttl after the cut: every lease from before it has run out
     // by then, and the primary still holds one.
-    await until('the lease was renewed a ttl after the cut', async () =>
-      ((await topo.leaseExpiry(topology, other)) ?? 0) > at.cutAt + 2 * ttl || undefined, wait)
+    await waitUntil('the lease was renewed a ttl after the cut', async () =>
+      ((await topo.leaseExpiry(topology, other)) ?? 0) > at.cutAt + 2 * ttl || undefined)
     figures.etcd_term_at_repair = (await status(other)).term
     at.heal()
     const healed = performance.now()
     figures.cut_ms = Math.round(healed - at.cut)
-    await until('the member is back in the cluster', async () => {
+    await waitUntil('the member is back in the cluster', async () => {
       const [back, rest] = await Promise.all([status(member.name), status(other)])
       return (back.leader !== '0' && back.leader === rest.leader) || undefined
-    }, wait)
+    })
     figures.rejoined_ms = since(healed)
     const after_ = await status(other)
     Object.assign(figures, { etcd_term_after: after_.term,
@@ -504,6 +506,10 @@ if (chaosPass) {
     },
   )
 
+  /**
+   * The partition lasts until the lease has run out and the standby has had a loop to act on
+   * that (failsafeHeld); writes are back only after the repair.
+   */
   async function primaryCutOffButStandby(): Promise<void> {
     const { topology, services } = run!
     const primary = await topology.primary()
@@ -521,8 +527,6 @@ if (chaosPass) {
       bank: faultRun.bank,
       databaseUrl: topology.databaseUrl,
       services: () => services,
-      // The partition lasts until the lease has run out and the standby has had a loop to act
-      // on that; writes are back only after the repair.
       fault: (load) =>
         topo.faultUnderLoad(faultRun, load, async () => {
           const cut = performance.now()
@@ -534,6 +538,7 @@ if (chaosPass) {
           heal()
           healed = performance.now()
           faultRun.figures.cut_ms = Math.round(healed - cut)
+          keepLoadingOn(load)
         }, async () => {
           faultRun.figures.writes_back_after_repair_ms = since(healed)
           await untilStrandedGone(topology, primary, load, { faultRun, cutAt, healed })
@@ -543,8 +548,7 @@ if (chaosPass) {
       topo.report('primary cut off but from its standby (failed)', faultRun)
       throw error
     })
-    const seen = await watch!.stop()
-    const now = await topology.primary()
+    const [seen, now] = [await watch!.stop(), await topology.primary()]
     Object.assign(faultRun.figures, { primary_after: now?.name, ...seen })
     await topo.untilStandbyBack(topology, faultRun, healed)
     const codes = topo.report('primary cut off but from its standby', faultRun)
