@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import type { TestContext } from 'node:test'
 import { missingNetnsPackages } from '../../scripts/topology-netns.ts'
-import { missingPackages, Topology } from '../../scripts/topology.ts'
+import { missingPackages, Topology, type PostgresNode } from '../../scripts/topology.ts'
 import { codesSince, setUpPatientBank, since } from './database-faults.ts'
 import { setUpBank, type ChaosBank, type TransferLoad } from './load.ts'
 import { Cleanup, ServiceProcess, tempDir, until } from './processes.ts'
@@ -196,4 +196,61 @@ export function report(name: string, run: FaultRun): Record<string, number> {
     JSON.stringify({ scenario: name, ...run.figures, codes_from_fault: codes }),
   )
   return codes ?? {}
+}
+
+/** An etcd member's own view of the cluster, from its /v3/maintenance/status. */
+export interface EtcdStatus {
+  /** Its own id, and its leader's: '0' (or absent) while it knows of none. */
+  member: string
+  leader: string
+  term: number
+}
+
+export async function etcdStatus(topology: Topology, name: string): Promise<EtcdStatus> {
+  const member = topology.layout.etcd.find((m) => m.name === name)!
+  const url = `http://${topology.host(name)}:${member.clientPort}/v3/maintenance/status`
+  const response = await fetch(url, { method: 'POST', body: '{}',
+    signal: AbortSignal.timeout(2_000) })
+  const body = (await response.json()) as {
+    header: { member_id: string }; leader?: string; raftTerm?: string }
+  return { member: body.header.member_id, leader: body.leader ?? '0',
+    term: Number(body.raftTerm ?? 0) }
+}
+
+/** The etcd member that is the leader now (the one whose own id is its leader's), and its id. */
+export async function etcdLeader(topology: Topology): Promise<{ name: string; id: string }> {
+  for (const { name } of topology.layout.etcd) {
+    const status = await etcdStatus(topology, name)
+    if (status.member === status.leader) return { name, id: status.member }
+  }
+  throw new Error('etcd has no leader')
+}
+
+/**
+ * When Patroni's leader lease runs out (epoch ms), as member `name` of etcd holds it (through
+ * the v2 API Patroni uses); undefined when there is no lease (it ran out).
+ */
+export async function leaseExpiry(topology: Topology, name: string): Promise<number | undefined> {
+  const member = topology.layout.etcd.find((m) => m.name === name)!
+  const url = `http://${topology.host(name)}:${member.clientPort}/v2/keys/service/bank/leader`
+  const response = await fetch(url, { signal: AbortSignal.timeout(2_000) })
+  const body = (await response.json()) as { node?: { expiration?: string } }
+  if (response.status === 404) return undefined
+  if (!body.node?.expiration) throw new Error(`no lease in ${JSON.stringify(body)}`)
+  return Date.parse(body.node.expiration)
+}
+
+/** What a node's Patroni says of itself (its REST API's /patroni). */
+export interface PatroniState {
+  role: string
+  timeline?: number
+  failsafe_mode_is_active?: boolean
+  /** When it last read etcd, in whole epoch seconds. */
+  dcs_last_seen?: number
+}
+
+export async function patroniState(topology: Topology, node: PostgresNode): Promise<PatroniState> {
+  const url = `http://${topology.host(node.name)}:${node.restPort}/patroni`
+  const response = await fetch(url, { signal: AbortSignal.timeout(2_000) })
+  return (await response.json()) as PatroniState
 }
