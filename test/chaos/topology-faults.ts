@@ -183,7 +183,11 @@ export async function explained<T>(topology: Topology, fn: () => Promise<T>): Pr
   } catch (error) {
     const status = await topology.status().catch((e: Error) => [`status: ${e.message}`])
     const report = `\n${status.join('\n')}\n${topology.logTails()}`
-    if (error instanceof Error) error.message += report
+    if (error instanceof Error) {
+      error.message += report
+      // The reporter prints the stack, whose first line was made from the message before.
+      if (error.stack) error.stack += report
+    }
     throw error
   }
 }
